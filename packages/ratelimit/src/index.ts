@@ -1,0 +1,5 @@
+/**
+ * @packageDocumentation
+ * Work in progress: see the package README.
+ */
+export {}

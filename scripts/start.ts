@@ -1,0 +1,109 @@
+/**
+ * `npm start`: runs every Gatehouse service on embedded defaults (no PostgreSQL or Redis needed),
+ * prefixes each service's log lines with its name, and stops them all on Ctrl-C.
+ *
+ * Each service plugs itself in below with the settings that make it self-contained. The user's
+ * environment is passed through, but the embedded defaults listed here win, so that the two
+ * services' shared variable names (both read `PORT`) cannot collide. To run one service with your
+ * own settings, start its binary directly (`npx gatehouse-auth`, `npx gatehouse-ratelimit`).
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
+
+interface Service {
+  /** Prefix of its log lines. */
+  name: string
+  /** Path of the package bin, relative to the repository root. */
+  bin: string
+  args: string[]
+  /** Embedded defaults; these override the caller's environment. */
+  env: Record<string, string>
+  /** One line each: what runs where. */
+  endpoints: string[]
+}
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+
+/** The stack. Service issues add their entry here. */
+const services: Service[] = []
+
+const colors = [36, 35, 33, 32, 34]
+const useColor = process.stdout.isTTY && process.env.NO_COLOR === undefined
+const width = Math.max(0, ...services.map((s) => s.name.length))
+
+function prefix(name: string, index: number): string {
+  const label = `${name.padEnd(width)} |`
+  return useColor ? `\u001b[${String(colors[index % colors.length])}m${label}\u001b[0m` : label
+}
+
+function pipeLines(stream: NodeJS.ReadableStream, out: NodeJS.WriteStream, label: string): void {
+  createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => {
+    out.write(`${label} ${line}\n`)
+  })
+}
+
+if (services.length === 0) {
+  console.log('gatehouse: no services to start yet.')
+  process.exit(0)
+}
+
+const children = new Map<string, ChildProcess>()
+let stopping = false
+let exitCode = 0
+
+console.log('gatehouse: starting the stack on embedded defaults:')
+for (const service of services) {
+  for (const endpoint of service.endpoints) console.log(`  ${service.name}: ${endpoint}`)
+}
+console.log('Press Ctrl-C to stop.\n')
+
+services.forEach((service, index) => {
+  const bin = join(root, service.bin)
+  if (!existsSync(bin)) {
+    console.error(`gatehouse: ${service.bin} is missing; run "npm install" first.`)
+    process.exit(1)
+  }
+  const child = spawn(process.execPath, [bin, ...service.args], {
+    cwd: root,
+    env: { ...process.env, ...service.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  children.set(service.name, child)
+  const label = prefix(service.name, index)
+  pipeLines(child.stdout, process.stdout, label)
+  pipeLines(child.stderr, process.stderr, label)
+  child.on('exit', (code, signal) => {
+    children.delete(service.name)
+    if (!stopping) {
+      console.error(
+        `gatehouse: ${service.name} exited (${signal ?? `code ${String(code)}`}); stopping the others.`,
+      )
+      exitCode = 1
+      stopAll()
+    }
+    if (children.size === 0) {
+      console.log('gatehouse: all services stopped.')
+      process.exit(exitCode)
+    }
+  })
+})
+
+function stopAll(): void {
+  stopping = true
+  for (const child of children.values()) child.kill('SIGTERM')
+  // A service that does not drain in time is killed.
+  setTimeout(() => {
+    for (const child of children.values()) child.kill('SIGKILL')
+  }, 15_000).unref()
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (stopping) return
+    console.log(`\ngatehouse: ${signal} received, stopping ${String(children.size)} service(s)…`)
+    stopAll()
+  })
+}

@@ -1,0 +1,24 @@
+/**
+ * Test helpers shared by the Gatehouse packages: real services on loopback, isolated per test
+ * file, and a fake clock. See CONTRIBUTING.md, "How tests reach real services".
+ *
+ * @packageDocumentation
+ */
+export { FakeClock, type Clock } from './clock.js'
+export { getFreePort, probeTcp, waitFor, type WaitForOptions } from './net.js'
+export { startProcess, type ManagedProcess } from './process.js'
+export {
+  adminDatabaseUrl,
+  createTestDatabase,
+  createTestSchema,
+  type TestDatabase,
+} from './postgres.js'
+export {
+  ping,
+  redisKeyPrefix,
+  sharedRedisUrl,
+  startRedisServer,
+  type StartRedisOptions,
+  type TestRedisServer,
+} from './redis.js'
+export { startMemcached, type TestMemcached } from './memcached.js'

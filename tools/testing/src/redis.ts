@@ -1,0 +1,104 @@
+import { randomUUID } from 'node:crypto'
+import { getFreePort, probeTcp, waitFor } from './net.js'
+import { startProcess, type ManagedProcess } from './process.js'
+
+/**
+ * A unique Redis key prefix for one test file or test, so tests can share the machine's Redis
+ * (127.0.0.1:6379) without seeing each other's keys.
+ *
+ * @param label Readable part of the prefix, such as the test file's name.
+ * @returns A string like `test:ratelimit:1f0c…:` (ends with a colon).
+ */
+export function redisKeyPrefix(label = 'gatehouse'): string {
+  return `test:${label}:${randomUUID()}:`
+}
+
+/**
+ * The shared Redis of the machine, for tests that only need a key prefix:
+ * `TEST_REDIS_URL`, default `redis://127.0.0.1:6379`.
+ */
+export function sharedRedisUrl(env: NodeJS.ProcessEnv = process.env): string {
+  return env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
+}
+
+/** A `redis-server` of a test's own, on a random loopback port. */
+export interface TestRedisServer {
+  readonly host: string
+  readonly port: number
+  /** `redis://127.0.0.1:<port>` */
+  readonly url: string
+  /** `127.0.0.1:<port>`, the `host:port` form envoy-style settings use. */
+  readonly hostPort: string
+  /** Stops the server (SIGTERM) and waits for it to exit. */
+  stop(): Promise<void>
+  /** Kills the server abruptly (SIGKILL), as a crash would. */
+  kill(): Promise<void>
+  /** Starts it again on the same port (after `stop` or `kill`); resolves when it answers PING. */
+  restart(): Promise<void>
+}
+
+/** Options of {@link startRedisServer}. */
+export interface StartRedisOptions {
+  /** Extra `redis-server` arguments, such as `['--requirepass', 'secret']`. */
+  args?: readonly string[]
+  /** Executable. @default 'redis-server' */
+  command?: string
+}
+
+/**
+ * Starts an own `redis-server` on a random loopback port, without persistence, and resolves once
+ * it answers `PING`. Use it where a test needs isolation beyond a key prefix (FLUSHALL, killing
+ * and restarting the server, authentication).
+ *
+ * @throws {Error} When `redis-server` is missing or does not come up within 10 s.
+ */
+export async function startRedisServer(options: StartRedisOptions = {}): Promise<TestRedisServer> {
+  const host = '127.0.0.1'
+  const port = await getFreePort(host)
+  const command = options.command ?? 'redis-server'
+  const args = [
+    '--bind',
+    host,
+    '--port',
+    String(port),
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    ...(options.args ?? []),
+  ]
+  let current: ManagedProcess | undefined
+  const launch = async (): Promise<void> => {
+    const started = await startProcess(command, args)
+    current = started
+    await waitFor(() => ping(host, port), {
+      what: `redis-server on port ${String(port)} (output: ${started.output()})`,
+    })
+  }
+  await launch()
+  return {
+    host,
+    port,
+    url: `redis://${host}:${String(port)}`,
+    hostPort: `${host}:${String(port)}`,
+    stop: async () => current?.stop('SIGTERM'),
+    kill: async () => current?.stop('SIGKILL'),
+    restart: async () => {
+      await current?.stop('SIGTERM')
+      await launch()
+    },
+  }
+}
+
+/**
+ * Sends one inline `PING` and resolves true on `+PONG` (or a NOAUTH error, which also proves the
+ * server is up), false on any failure. Never rejects.
+ */
+export async function ping(host: string, port: number): Promise<boolean> {
+  return probeTcp(
+    host,
+    port,
+    'PING\r\n',
+    (reply) => reply.startsWith('+PONG') || reply.startsWith('-NOAUTH'),
+  )
+}

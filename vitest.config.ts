@@ -1,0 +1,31 @@
+import { defineConfig } from 'vitest/config'
+
+// Tests run on sources: the `dev-source` export condition maps `@gatehouse/*` to `src/index.ts`.
+const conditions = ['dev-source']
+
+export default defineConfig({
+  resolve: { conditions },
+  ssr: { resolve: { conditions } },
+  test: {
+    reporters: ['default', ['json', { outputFile: 'reports/vitest.json' }]],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['packages/*/src/**/*.test.ts', 'tools/*/src/**/*.test.ts'],
+          testTimeout: 10_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['packages/*/test/**/*.test.ts', 'tools/*/test/**/*.test.ts'],
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
+        },
+      },
+    ],
+  },
+})
