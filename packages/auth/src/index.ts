@@ -1,5 +1,44 @@
 /**
+ * `@gatehouse/auth`: a user authentication and management server on PostgreSQL, wire-compatible
+ * with Supabase Auth (GoTrue), so that `@supabase/auth-js` works against it unchanged.
+ *
  * @packageDocumentation
- * Work in progress: see the package README.
  */
-export {}
+export { createAuthApp, type AuthApp } from './app.js'
+export { buildServer, type ServerDeps } from './server.js'
+export { runCli, parseArgs, serviceRoleKey, USAGE, type CliIo } from './cli.js'
+export { systemClock, type Clock } from './clock.js'
+export {
+  ConfigError,
+  EXTERNAL_PROVIDERS,
+  loadSettings,
+  splitRequiredCharacters,
+  type ExternalProvider,
+  type LogLevel,
+  type Settings,
+} from './conf/settings.js'
+export { parseEnvFile } from './conf/env-file.js'
+export { DurationError, parseGoDuration } from './conf/duration.js'
+export { JwtKeys, JwtKeyError, type JwtKeyConfig, type SigningAlgorithm } from './crypto/jwt.js'
+export {
+  BCRYPT_COST,
+  checkPasswordStrength,
+  hashPassword,
+  verifyPassword,
+  type PasswordPolicy,
+  type WeakPassword,
+  type WeakPasswordReason,
+} from './crypto/password.js'
+export { generateRefreshToken, isWellFormedRefreshToken } from './crypto/refresh-token.js'
+export { HttpError } from './api/errors/http-error.js'
+export { ERROR_CODES, type ErrorCode } from './api/errors/error-codes.js'
+export { toOAuthError, type OAuthErrorBody, type OAuthErrorCode } from './api/errors/oauth-error.js'
+export { NoopMailer, type Mailer, type MailKind, type MailMessage } from './mailer/mailer.js'
+export { NoSmsProvider, type SmsChannel, type SmsProvider } from './sms/sms-provider.js'
+export { NoCaptcha, type CaptchaResult, type CaptchaVerifier } from './security/captcha.js'
+export { NoLimiter, type LimitedOperation, type Limiter } from './limiter/limiter.js'
+export type { OAuthProvider, ProviderTokens, ProviderUserData } from './provider/oauth-provider.js'
+export { tableNames, type Db, type Queryable, type Tables, type Tx } from './storage/db.js'
+export { openDb } from './storage/open.js'
+export { migrate, readMigrations, MIGRATIONS_DIR, type Migration } from './storage/migrate.js'
+export { createLogger, REDACT_PATHS } from './logger.js'

@@ -1,0 +1,22 @@
+import type { Clock } from '../clock.js'
+import type { Settings } from '../conf/settings.js'
+import type { JwtKeys } from '../crypto/jwt.js'
+import type { Limiter } from '../limiter/limiter.js'
+import type { Mailer } from '../mailer/mailer.js'
+import type { CaptchaVerifier } from '../security/captcha.js'
+import type { SmsProvider } from '../sms/sms-provider.js'
+import type { Db } from '../storage/db.js'
+import type { TokenService } from '../tokens/service.js'
+
+/** What every route group needs: settings and the injected services. Built by `buildServer`. */
+export interface AppContext {
+  readonly settings: Settings
+  readonly db: Db
+  readonly clock: Clock
+  readonly keys: JwtKeys
+  readonly tokens: TokenService
+  readonly mailer: Mailer
+  readonly sms: SmsProvider
+  readonly captcha: CaptchaVerifier
+  readonly limiter: Limiter
+}

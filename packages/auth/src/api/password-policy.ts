@@ -1,0 +1,20 @@
+import type { Settings } from '../conf/settings.js'
+import { checkPasswordStrength, isTooLong } from '../crypto/password.js'
+import { HttpError, validationFailed } from './errors/http-error.js'
+
+/**
+ * Applies the password rules of sign-up and password changes: at most 72 bytes (400
+ * `validation_failed` "Password cannot be longer than 72 characters"), then the policy (422
+ * `weak_password` with `weak_password.reasons`).
+ *
+ * @throws {@link HttpError} As described.
+ */
+export function enforcePasswordPolicy(settings: Settings, password: string): void {
+  if (isTooLong(password)) throw validationFailed('Password cannot be longer than 72 characters')
+  const weak = checkPasswordStrength(password, settings.password)
+  if (weak) {
+    throw new HttpError(422, 'weak_password', weak.message, {
+      extra: { weak_password: { reasons: weak.reasons } },
+    })
+  }
+}

@@ -1,0 +1,167 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { createAuthApp } from './app.js'
+import { ConfigError, loadSettings, type Settings } from './conf/settings.js'
+import { parseEnvFile } from './conf/env-file.js'
+import type { JwtKeys } from './crypto/jwt.js'
+import { createLogger } from './logger.js'
+import { migrate } from './storage/migrate.js'
+import { openDb } from './storage/open.js'
+
+/** Usage text of `gatehouse-auth --help`. */
+export const USAGE = `Usage: gatehouse-auth [serve|migrate] [--env-file <path>]
+
+Supabase-Auth-compatible user authentication server.
+
+Commands:
+  serve      apply pending database migrations, then serve the API (default)
+  migrate    apply pending database migrations, then exit
+
+Options:
+  --env-file <path>  read settings from this file (default: ./.env when present);
+                     environment variables win over the file
+  -h, --help         show this help
+
+Settings are named AUTHSVC_<NAME> (GOTRUE_<NAME> is accepted too); PORT, DATABASE_URL and
+LOG_LEVEL are also read without a prefix. Required: SITE_URL, API_EXTERNAL_URL, JWT_SECRET
+(unless JWT_KEYS has a signing key), DB_DRIVER=postgres, DATABASE_URL (postgres://… or
+pglite://<dir> | pglite://memory). See the package README for every setting.
+`
+
+/** Where the CLI writes and how it ends; `process` in production, fakes in tests. */
+export interface CliIo {
+  out(line: string): void
+  err(line: string): void
+  /** Called with a callback to run on SIGTERM/SIGINT. */
+  onSignal(handler: (signal: string) => void): void
+}
+
+interface ParsedArgs {
+  command: 'serve' | 'migrate' | 'help'
+  envFile: string | undefined
+  error?: string
+}
+
+/** Parses the command line (without `node` and the script). */
+export function parseArgs(argv: readonly string[]): ParsedArgs {
+  const parsed: ParsedArgs = { command: 'serve', envFile: undefined }
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]
+    if (arg === '-h' || arg === '--help' || arg === 'help') parsed.command = 'help'
+    else if (arg === 'serve' || arg === 'migrate') {
+      if (parsed.command !== 'help') parsed.command = arg
+    } else if (arg === '--env-file') {
+      parsed.envFile = argv[++i]
+      if (parsed.envFile === undefined) parsed.error = '--env-file needs a path'
+    } else if (arg?.startsWith('--env-file=')) parsed.envFile = arg.slice('--env-file='.length)
+    else parsed.error = `unknown argument "${String(arg)}"`
+  }
+  return parsed
+}
+
+/**
+ * The variables settings are read from: the `.env` file (if any) overlaid with the environment.
+ *
+ * @throws {Error} When an explicitly named file cannot be read.
+ */
+export function readEnvironment(
+  env: Readonly<Record<string, string | undefined>>,
+  envFile: string | undefined,
+): Record<string, string | undefined> {
+  const path = envFile ?? '.env'
+  if (envFile === undefined && !existsSync(path)) return { ...env }
+  return { ...parseEnvFile(readFileSync(path, 'utf8')), ...env }
+}
+
+/**
+ * A `service_role` JWT for development: what the Supabase CLI prints as the service key.
+ *
+ * @param nowSeconds Unix time of `iat`; the key is valid for ten years.
+ */
+export async function serviceRoleKey(keys: JwtKeys, nowSeconds: number): Promise<string> {
+  return keys.sign({
+    role: 'service_role',
+    iss: 'gatehouse',
+    iat: nowSeconds,
+    exp: nowSeconds + 315_360_000,
+  })
+}
+
+function displayUrl(settings: Settings, port: number): string {
+  const host = ['0.0.0.0', '::', ''].includes(settings.apiHost) ? '127.0.0.1' : settings.apiHost
+  return `http://${host.includes(':') ? `[${host}]` : host}:${String(port)}`
+}
+
+/**
+ * Runs `gatehouse-auth`.
+ *
+ * @returns The exit code (for `serve`: once the server has stopped after a signal).
+ */
+export async function runCli(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+  io: CliIo,
+): Promise<number> {
+  const args = parseArgs(argv)
+  if (args.error !== undefined) {
+    io.err(`gatehouse-auth: ${args.error}\n\n${USAGE}`)
+    return 2
+  }
+  if (args.command === 'help') {
+    io.out(USAGE)
+    return 0
+  }
+  let settings: Settings
+  try {
+    settings = loadSettings(readEnvironment(env, args.envFile))
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      io.err(`gatehouse-auth: ${error.message}`)
+      return 2
+    }
+    io.err(`gatehouse-auth: ${error instanceof Error ? error.message : String(error)}`)
+    return 2
+  }
+  if (args.command === 'migrate') {
+    const db = await openDb(settings.db.url, settings.db.namespace, settings.db.maxPoolSize)
+    try {
+      const applied = await migrate(db)
+      io.out(
+        applied.length === 0
+          ? 'migrations: up to date'
+          : `migrations applied: ${applied.join(', ')}`,
+      )
+      return 0
+    } finally {
+      await db.close()
+    }
+  }
+  const logger = createLogger(settings.log)
+  const app = await createAuthApp(settings, { logger })
+  const stopped = new Promise<number>((resolve) => {
+    let stopping = false
+    io.onSignal((signal) => {
+      if (stopping) return
+      stopping = true
+      logger.info({ signal }, 'shutting down')
+      app.close().then(
+        () => {
+          logger.flush()
+          resolve(0)
+        },
+        (error: unknown) => {
+          logger.error({ err: error }, 'shutdown failed')
+          resolve(1)
+        },
+      )
+    })
+  })
+  await app.server.listen({ host: settings.apiHost, port: settings.port })
+  const address = app.server.server.address()
+  const port = typeof address === 'object' && address !== null ? address.port : settings.port
+  io.out(`gatehouse-auth: listening on ${displayUrl(settings, port)} (database: ${app.db.kind})`)
+  if (app.db.kind === 'pglite') {
+    const key = await serviceRoleKey(app.keys, Math.floor(Date.now() / 1000))
+    io.out(`gatehouse-auth: development service_role key (admin API): ${key}`)
+  }
+  return stopped
+}

@@ -1,0 +1,198 @@
+import { createSecretKey, type KeyObject } from 'node:crypto'
+import {
+  SignJWT,
+  decodeProtectedHeader,
+  importJWK,
+  jwtVerify,
+  type JWK,
+  type JWTPayload,
+  type CryptoKey,
+} from 'jose'
+import type { Clock } from '../clock.js'
+
+/** Algorithms accepted for keys in `JWT_KEYS`. */
+export type SigningAlgorithm = 'RS256' | 'RS512' | 'ES256' | 'ES512' | 'EdDSA' | 'HS256'
+
+const ALGORITHMS: readonly SigningAlgorithm[] = [
+  'RS256',
+  'RS512',
+  'ES256',
+  'ES512',
+  'EdDSA',
+  'HS256',
+]
+const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'] as const
+
+/** Configuration of {@link JwtKeys}: `JWT_SECRET`, `JWT_KEY_ID` and `JWT_KEYS`. */
+export interface JwtKeyConfig {
+  readonly secret: string
+  readonly keyId: string
+  readonly keys: readonly Readonly<Record<string, unknown>>[]
+}
+
+/** Thrown by {@link JwtKeys.load} when `JWT_KEYS` cannot be used. */
+export class JwtKeyError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'JwtKeyError'
+  }
+}
+
+interface LoadedKey {
+  readonly kid: string
+  readonly alg: SigningAlgorithm
+  readonly sign: boolean
+  readonly privateKey: CryptoKey | Uint8Array | KeyObject
+  readonly verifyKey: CryptoKey | Uint8Array | KeyObject
+  readonly publicJwk: JWK | undefined
+}
+
+function defaultAlg(jwk: Record<string, unknown>): SigningAlgorithm | undefined {
+  if (typeof jwk.alg === 'string') {
+    return (ALGORITHMS as readonly string[]).includes(jwk.alg)
+      ? (jwk.alg as SigningAlgorithm)
+      : undefined
+  }
+  switch (jwk.kty) {
+    case 'RSA':
+      return 'RS256'
+    case 'EC':
+      return jwk.crv === 'P-521' ? 'ES512' : 'ES256'
+    case 'OKP':
+      return 'EdDSA'
+    case 'oct':
+      return 'HS256'
+    default:
+      return undefined
+  }
+}
+
+/**
+ * The server's signing and verification keys: HS256 with `JWT_SECRET`, and asymmetric keys
+ * (RS256 by default, ES256, EdDSA) from `JWT_KEYS`, whose public halves are published at
+ * `/.well-known/jwks.json`.
+ *
+ * @see ../reference §3 (upstream `internal/conf/jwk.go`)
+ */
+export class JwtKeys {
+  readonly #secret: KeyObject | undefined
+  readonly #keyId: string
+  readonly #byKid: ReadonlyMap<string, LoadedKey>
+  readonly #signing: LoadedKey | undefined
+
+  private constructor(config: JwtKeyConfig, keys: LoadedKey[]) {
+    this.#secret = config.secret === '' ? undefined : createSecretKey(Buffer.from(config.secret))
+    this.#keyId = config.keyId
+    this.#byKid = new Map(keys.map((k) => [k.kid, k]))
+    const signers = keys.filter((k) => k.sign)
+    this.#signing = signers[0]
+  }
+
+  /**
+   * Imports the configured keys.
+   *
+   * @throws {@link JwtKeyError} When a JWK cannot be imported, has no usable algorithm, when
+   *   several keys are marked for signing, or when no key can sign.
+   */
+  static async load(config: JwtKeyConfig): Promise<JwtKeys> {
+    const loaded: LoadedKey[] = []
+    const declaresOps = config.keys.some((k) => Array.isArray(k.key_ops))
+    for (const [index, raw] of config.keys.entries()) {
+      const jwk = { ...raw }
+      const alg = defaultAlg(jwk)
+      if (alg === undefined) {
+        throw new JwtKeyError(`JWT_KEYS[${String(index)}]: unsupported key type or algorithm`)
+      }
+      const ops = Array.isArray(jwk.key_ops) ? (jwk.key_ops as unknown[]) : []
+      const sign = declaresOps ? ops.includes('sign') : index === 0
+      const kid = typeof jwk.kid === 'string' && jwk.kid !== '' ? jwk.kid : `key-${String(index)}`
+      delete jwk.key_ops
+      delete jwk.use
+      let privateKey: CryptoKey | Uint8Array
+      let publicJwk: JWK | undefined
+      let verifyKey: CryptoKey | Uint8Array
+      try {
+        privateKey = await importJWK(jwk as JWK, alg)
+        if (jwk.kty === 'oct') {
+          verifyKey = privateKey
+        } else {
+          const pub: Record<string, unknown> = { ...jwk }
+          for (const member of PRIVATE_MEMBERS) Reflect.deleteProperty(pub, member)
+          verifyKey = await importJWK(pub as JWK, alg)
+          publicJwk = { ...(pub as JWK), kid, alg, use: 'sig', key_ops: ['verify'] }
+        }
+      } catch (error) {
+        throw new JwtKeyError(`JWT_KEYS[${String(index)}]: cannot import the key`, { cause: error })
+      }
+      loaded.push({ kid, alg, sign, privateKey, verifyKey, publicJwk })
+    }
+    if (loaded.filter((k) => k.sign).length > 1) {
+      throw new JwtKeyError('JWT_KEYS: exactly one key may have "sign" in key_ops')
+    }
+    const keys = new JwtKeys(config, loaded)
+    if (keys.#signing === undefined && keys.#secret === undefined) {
+      throw new JwtKeyError('no signing key: set JWT_SECRET or a JWT_KEYS key with "sign"')
+    }
+    return keys
+  }
+
+  /** Algorithm of new tokens (the signing JWK's, else HS256). */
+  get signingAlgorithm(): SigningAlgorithm {
+    return this.#signing?.alg ?? 'HS256'
+  }
+
+  /** The JWKS document: public halves of the asymmetric keys (symmetric keys are never listed). */
+  jwks(): { keys: JWK[] } {
+    const keys: JWK[] = []
+    for (const key of this.#byKid.values()) if (key.publicJwk) keys.push(key.publicJwk)
+    return { keys }
+  }
+
+  /**
+   * Signs claims as a compact JWS.
+   *
+   * @param claims The payload; not modified.
+   */
+  async sign(claims: JWTPayload): Promise<string> {
+    const signing = this.#signing
+    if (signing) {
+      return new SignJWT(claims)
+        .setProtectedHeader({ alg: signing.alg, kid: signing.kid, typ: 'JWT' })
+        .sign(signing.privateKey)
+    }
+    const header: { alg: 'HS256'; typ: 'JWT'; kid?: string } = { alg: 'HS256', typ: 'JWT' }
+    if (this.#keyId !== '') header.kid = this.#keyId
+    return new SignJWT(claims).setProtectedHeader(header).sign(this.#secret as KeyObject)
+  }
+
+  /**
+   * Verifies a compact JWS: a `kid` naming a `JWT_KEYS` key selects it, otherwise HS256 with
+   * `JWT_SECRET`. `exp` is checked when present (against `clock`), not required.
+   *
+   * @returns The payload.
+   * @throws {Error} With jose's message when the token cannot be parsed or verified.
+   */
+  async verify(token: string, clock: Clock): Promise<JWTPayload> {
+    const header = decodeProtectedHeader(token)
+    const byKid =
+      typeof header.kid === 'string' && header.kid !== this.#keyId
+        ? this.#byKid.get(header.kid)
+        : undefined
+    let key: CryptoKey | Uint8Array | KeyObject
+    let alg: string
+    if (byKid) {
+      key = byKid.verifyKey
+      alg = byKid.alg
+    } else if (this.#secret && header.alg === 'HS256') {
+      key = this.#secret
+      alg = 'HS256'
+    } else {
+      throw new Error('no key matches the token')
+    }
+    const { payload } = await jwtVerify(token, key, {
+      algorithms: [alg],
+      currentDate: new Date(clock.now()),
+    })
+    return payload
+  }
+}

@@ -1,0 +1,53 @@
+import { randomUUID } from 'node:crypto'
+import type { Queryable } from '../storage/db.js'
+
+/** Authentication methods recorded in `mfa_amr_claims` and the JWT's `amr` claim. */
+export type AuthenticationMethod =
+  | 'password'
+  | 'otp'
+  | 'oauth'
+  | 'magiclink'
+  | 'recovery'
+  | 'invite'
+  | 'email/signup'
+  | 'email_change'
+  | 'anonymous'
+  | 'sso/saml'
+
+/** One `amr` claim entry: method and Unix time in seconds. */
+export interface AmrEntry {
+  method: string
+  timestamp: number
+}
+
+/**
+ * Records (or refreshes) an authentication method on a session.
+ *
+ * @param now Epoch milliseconds.
+ */
+export async function addAmrClaim(
+  tx: Queryable,
+  sessionId: string,
+  method: AuthenticationMethod,
+  now: number,
+): Promise<void> {
+  await tx.query(
+    `INSERT INTO ${tx.t.mfaAmrClaims} (id, session_id, created_at, updated_at, authentication_method)
+     VALUES ($1, $2, $3, $3, $4)
+     ON CONFLICT (session_id, authentication_method) DO UPDATE SET updated_at = EXCLUDED.updated_at`,
+    [randomUUID(), sessionId, new Date(now), method],
+  )
+}
+
+/** The session's `amr` entries, newest first (upstream's order). */
+export async function listAmrClaims(tx: Queryable, sessionId: string): Promise<AmrEntry[]> {
+  const { rows } = await tx.query<{ authentication_method: string; updated_at: Date }>(
+    `SELECT authentication_method, updated_at FROM ${tx.t.mfaAmrClaims}
+     WHERE session_id = $1 ORDER BY updated_at DESC`,
+    [sessionId],
+  )
+  return rows.map((r) => ({
+    method: r.authentication_method,
+    timestamp: Math.floor(r.updated_at.getTime() / 1000),
+  }))
+}

@@ -1,0 +1,66 @@
+import { randomUUID } from 'node:crypto'
+import type { Queryable } from '../storage/db.js'
+
+/** Audit actions this server records (upstream `models/audit_log_entry.go`). */
+export type AuditAction =
+  | 'login'
+  | 'logout'
+  | 'user_signedup'
+  | 'user_invited'
+  | 'user_repeated_signup'
+  | 'user_confirmation_requested'
+  | 'user_modified'
+  | 'user_updated_password'
+  | 'user_deleted'
+  | 'token_refreshed'
+  | 'token_revoked'
+
+const LOG_TYPES: Readonly<Record<AuditAction, string>> = {
+  login: 'account',
+  logout: 'account',
+  user_signedup: 'team',
+  user_invited: 'team',
+  user_repeated_signup: 'user',
+  user_confirmation_requested: 'user',
+  user_modified: 'user',
+  user_updated_password: 'user',
+  user_deleted: 'team',
+  token_refreshed: 'token',
+  token_revoked: 'token',
+}
+
+/** Who did it: the acting user (or an admin token's subject). */
+export interface AuditActor {
+  id: string
+  /** Email, else phone. */
+  username: string
+  /** `user_metadata.full_name`, when present. */
+  name?: string
+}
+
+/**
+ * Appends an audit-log entry; call it inside the transaction of the change it records.
+ *
+ * @param now Epoch milliseconds.
+ * @param ip Client IP (up to 64 characters kept).
+ */
+export async function addAuditLogEntry(
+  tx: Queryable,
+  e: { actor: AuditActor; action: AuditAction; traits?: Record<string, unknown>; ip: string },
+  now: number,
+): Promise<void> {
+  const payload: Record<string, unknown> = {
+    actor_id: e.actor.id,
+    actor_via_sso: false,
+    actor_username: e.actor.username,
+    action: e.action,
+    log_type: LOG_TYPES[e.action],
+  }
+  if (e.actor.name !== undefined) payload.actor_name = e.actor.name
+  if (e.traits !== undefined) payload.traits = e.traits
+  await tx.query(
+    `INSERT INTO ${tx.t.auditLogEntries} (instance_id, id, payload, created_at, ip_address)
+     VALUES ('00000000-0000-0000-0000-000000000000', $1, $2::json, $3, $4)`,
+    [randomUUID(), JSON.stringify(payload), new Date(now), e.ip.slice(0, 64)],
+  )
+}

@@ -1,0 +1,136 @@
+import { randomUUID } from 'node:crypto'
+import type { Queryable } from '../storage/db.js'
+import { asObject, isoOrUndefined, type JsonObject } from './json.js'
+
+/** A row of `identities`: one sign-in method of a user (`email`, `phone`, an OAuth provider). */
+export interface Identity {
+  id: string
+  providerId: string
+  userId: string
+  identityData: JsonObject
+  provider: string
+  lastSignInAt: Date | null
+  createdAt: Date
+  updatedAt: Date
+  email: string
+}
+
+interface IdentityRow {
+  id: string
+  provider_id: string
+  user_id: string
+  identity_data: unknown
+  provider: string
+  last_sign_in_at: Date | null
+  created_at: Date | null
+  updated_at: Date | null
+  email: string | null
+}
+
+const COLUMNS =
+  'id, provider_id, user_id, identity_data, provider, last_sign_in_at, created_at, updated_at, email'
+
+function fromRow(r: IdentityRow): Identity {
+  return {
+    id: r.id,
+    providerId: r.provider_id,
+    userId: r.user_id,
+    identityData: asObject(r.identity_data),
+    provider: r.provider,
+    lastSignInAt: r.last_sign_in_at,
+    createdAt: r.created_at ?? new Date(0),
+    updatedAt: r.updated_at ?? new Date(0),
+    email: r.email ?? '',
+  }
+}
+
+/**
+ * Inserts an identity.
+ *
+ * @param now Epoch milliseconds for `created_at`, `updated_at` and `last_sign_in_at`.
+ */
+export async function insertIdentity(
+  tx: Queryable,
+  i: { providerId: string; userId: string; provider: string; identityData: JsonObject },
+  now: number,
+): Promise<Identity> {
+  const { rows } = await tx.query<IdentityRow>(
+    `INSERT INTO ${tx.t.identities}
+       (id, provider_id, user_id, identity_data, provider, last_sign_in_at, created_at, updated_at)
+     VALUES ($1, $2, $3, $4::jsonb, $5, $6, $6, $6) RETURNING ${COLUMNS}`,
+    [
+      randomUUID(),
+      i.providerId,
+      i.userId,
+      JSON.stringify(i.identityData),
+      i.provider,
+      new Date(now),
+    ],
+  )
+  return fromRow(rows[0] as IdentityRow)
+}
+
+/** The identities of a user, oldest first. */
+export async function findIdentitiesByUser(tx: Queryable, userId: string): Promise<Identity[]> {
+  const { rows } = await tx.query<IdentityRow>(
+    `SELECT ${COLUMNS} FROM ${tx.t.identities} WHERE user_id = $1 ORDER BY created_at, id`,
+    [userId],
+  )
+  return rows.map(fromRow)
+}
+
+/** The identities of several users, grouped by user id. */
+export async function findIdentitiesByUsers(
+  tx: Queryable,
+  userIds: readonly string[],
+): Promise<Map<string, Identity[]>> {
+  const map = new Map<string, Identity[]>()
+  if (userIds.length === 0) return map
+  const { rows } = await tx.query<IdentityRow>(
+    `SELECT ${COLUMNS} FROM ${tx.t.identities} WHERE user_id = ANY($1::uuid[])
+     ORDER BY created_at, id`,
+    [userIds],
+  )
+  for (const row of rows) {
+    const list = map.get(row.user_id) ?? []
+    list.push(fromRow(row))
+    map.set(row.user_id, list)
+  }
+  return map
+}
+
+/**
+ * Merges fields into `identity_data` of the user's identity of one provider (for example the
+ * `email_verified` flag, or a new email).
+ */
+export async function updateIdentityData(
+  tx: Queryable,
+  userId: string,
+  provider: string,
+  data: JsonObject,
+  now: number,
+): Promise<void> {
+  await tx.query(
+    `UPDATE ${tx.t.identities} SET identity_data = identity_data || $3::jsonb, updated_at = $4
+     WHERE user_id = $1 AND provider = $2`,
+    [userId, provider, JSON.stringify(data), new Date(now)],
+  )
+}
+
+/** Identity JSON as upstream (`models/identity.go`). */
+export function identityToJson(i: Identity): Record<string, unknown> {
+  const json: Record<string, unknown> = {
+    identity_id: i.id,
+    id: i.providerId,
+    user_id: i.userId,
+    identity_data: i.identityData,
+    provider: i.provider,
+    last_sign_in_at: isoOrUndefined(i.lastSignInAt),
+    created_at: i.createdAt.toISOString(),
+    updated_at: i.updatedAt.toISOString(),
+    email: i.email === '' ? undefined : i.email,
+  }
+  for (const key of Object.keys(json))
+    if (json[key] === undefined) Reflect.deleteProperty(json, key)
+  return json
+}

@@ -1,0 +1,112 @@
+import type { Queryable } from '../storage/db.js'
+
+/** Authenticator assurance level of a session. */
+export type Aal = 'aal1' | 'aal2' | 'aal3'
+
+/** A row of `sessions`. */
+export interface Session {
+  id: string
+  userId: string
+  createdAt: Date
+  updatedAt: Date
+  aal: Aal
+  notAfter: Date | null
+}
+
+interface SessionRow {
+  id: string
+  user_id: string
+  created_at: Date | null
+  updated_at: Date | null
+  aal: Aal | null
+  not_after: Date | null
+}
+
+function fromRow(r: SessionRow): Session {
+  return {
+    id: r.id,
+    userId: r.user_id,
+    createdAt: r.created_at ?? new Date(0),
+    updatedAt: r.updated_at ?? new Date(0),
+    aal: r.aal ?? 'aal1',
+    notAfter: r.not_after,
+  }
+}
+
+/** Client details recorded on a session. */
+export interface SessionClient {
+  /** `User-Agent` header, or `''`. */
+  userAgent: string
+  /** Client IP address, or `''`. */
+  ip: string
+}
+
+/**
+ * Inserts a session at `aal1`.
+ *
+ * @param now Epoch milliseconds for the timestamps.
+ */
+export async function insertSession(
+  tx: Queryable,
+  s: { id: string; userId: string },
+  client: SessionClient,
+  now: number,
+): Promise<Session> {
+  const { rows } = await tx.query<SessionRow>(
+    `INSERT INTO ${tx.t.sessions} (id, user_id, created_at, updated_at, aal, user_agent, ip)
+     VALUES ($1, $2, $3, $3, 'aal1', NULLIF($4, ''), NULLIF($5, '')::inet)
+     RETURNING id, user_id, created_at, updated_at, aal, not_after`,
+    [s.id, s.userId, new Date(now), client.userAgent, validIp(client.ip)],
+  )
+  return fromRow(rows[0] as SessionRow)
+}
+
+function validIp(ip: string): string {
+  return /^[0-9a-fA-F:.]+$/.test(ip) && ip.length <= 45 ? ip : ''
+}
+
+/** The session with this id, or `undefined`. */
+export async function findSessionById(tx: Queryable, id: string): Promise<Session | undefined> {
+  const { rows } = await tx.query<SessionRow>(
+    `SELECT id, user_id, created_at, updated_at, aal, not_after FROM ${tx.t.sessions} WHERE id = $1`,
+    [id],
+  )
+  return rows[0] ? fromRow(rows[0]) : undefined
+}
+
+/** Records a refresh on the session: `refreshed_at`, `updated_at`, user agent and IP. */
+export async function touchSession(
+  tx: Queryable,
+  id: string,
+  client: SessionClient,
+  now: number,
+): Promise<void> {
+  await tx.query(
+    `UPDATE ${tx.t.sessions} SET refreshed_at = $2::timestamptz AT TIME ZONE 'UTC', updated_at = $2,
+       user_agent = COALESCE(NULLIF($3, ''), user_agent), ip = COALESCE(NULLIF($4, '')::inet, ip)
+     WHERE id = $1`,
+    [id, new Date(now), client.userAgent, validIp(client.ip)],
+  )
+}
+
+/**
+ * Deletes sessions of a user (their refresh tokens and AMR claims go with them, by cascade).
+ *
+ * @param scope `all`, `only` (the given session) or `except` (all but the given session).
+ * @returns How many sessions were deleted.
+ */
+export async function deleteSessions(
+  tx: Queryable,
+  userId: string,
+  scope: 'all' | 'only' | 'except',
+  sessionId?: string,
+): Promise<number> {
+  const condition =
+    scope === 'all' ? '' : scope === 'only' ? ' AND id = $2' : ' AND id IS DISTINCT FROM $2'
+  const params = scope === 'all' ? [userId] : [userId, sessionId ?? null]
+  const { rowCount } = await tx.query(
+    `DELETE FROM ${tx.t.sessions} WHERE user_id = $1${condition}`,
+    params,
+  )
+  return rowCount
+}

@@ -1,0 +1,383 @@
+import type { Queryable } from '../storage/db.js'
+import { UserNotFoundError } from './errors.js'
+import { asObject, isoOrUndefined, type JsonObject } from './json.js'
+import { identityToJson, type Identity } from './identity.js'
+
+/** A row of `users`, in camelCase. */
+export interface User {
+  id: string
+  aud: string
+  role: string
+  /** Lower-cased; `''` when none (NULL in the table). */
+  email: string
+  encryptedPassword: string
+  emailConfirmedAt: Date | null
+  invitedAt: Date | null
+  confirmationToken: string
+  confirmationSentAt: Date | null
+  recoverySentAt: Date | null
+  emailChange: string
+  emailChangeSentAt: Date | null
+  lastSignInAt: Date | null
+  appMetadata: JsonObject
+  userMetadata: JsonObject
+  createdAt: Date
+  updatedAt: Date
+  /** E.164 digits without `+`; `''` when none. */
+  phone: string
+  phoneConfirmedAt: Date | null
+  phoneChange: string
+  phoneChangeSentAt: Date | null
+  confirmedAt: Date | null
+  bannedUntil: Date | null
+  reauthenticationSentAt: Date | null
+  isSsoUser: boolean
+  deletedAt: Date | null
+  isAnonymous: boolean
+}
+
+const COLUMNS = `id, aud, role, email, encrypted_password, email_confirmed_at, invited_at,
+  confirmation_token, confirmation_sent_at, recovery_sent_at, email_change, email_change_sent_at,
+  last_sign_in_at, raw_app_meta_data, raw_user_meta_data, created_at, updated_at, phone,
+  phone_confirmed_at, phone_change, phone_change_sent_at, confirmed_at, banned_until,
+  reauthentication_sent_at, is_sso_user, deleted_at, is_anonymous`
+
+interface UserRow {
+  id: string
+  aud: string | null
+  role: string | null
+  email: string | null
+  encrypted_password: string | null
+  email_confirmed_at: Date | null
+  invited_at: Date | null
+  confirmation_token: string | null
+  confirmation_sent_at: Date | null
+  recovery_sent_at: Date | null
+  email_change: string | null
+  email_change_sent_at: Date | null
+  last_sign_in_at: Date | null
+  raw_app_meta_data: unknown
+  raw_user_meta_data: unknown
+  created_at: Date | null
+  updated_at: Date | null
+  phone: string | null
+  phone_confirmed_at: Date | null
+  phone_change: string | null
+  phone_change_sent_at: Date | null
+  confirmed_at: Date | null
+  banned_until: Date | null
+  reauthentication_sent_at: Date | null
+  is_sso_user: boolean
+  deleted_at: Date | null
+  is_anonymous: boolean
+}
+
+function fromRow(r: UserRow): User {
+  return {
+    id: r.id,
+    aud: r.aud ?? '',
+    role: r.role ?? '',
+    email: r.email ?? '',
+    encryptedPassword: r.encrypted_password ?? '',
+    emailConfirmedAt: r.email_confirmed_at,
+    invitedAt: r.invited_at,
+    confirmationToken: r.confirmation_token ?? '',
+    confirmationSentAt: r.confirmation_sent_at,
+    recoverySentAt: r.recovery_sent_at,
+    emailChange: r.email_change ?? '',
+    emailChangeSentAt: r.email_change_sent_at,
+    lastSignInAt: r.last_sign_in_at,
+    appMetadata: asObject(r.raw_app_meta_data),
+    userMetadata: asObject(r.raw_user_meta_data),
+    createdAt: r.created_at ?? new Date(0),
+    updatedAt: r.updated_at ?? new Date(0),
+    phone: r.phone ?? '',
+    phoneConfirmedAt: r.phone_confirmed_at,
+    phoneChange: r.phone_change ?? '',
+    phoneChangeSentAt: r.phone_change_sent_at,
+    confirmedAt: r.confirmed_at,
+    bannedUntil: r.banned_until,
+    reauthenticationSentAt: r.reauthentication_sent_at,
+    isSsoUser: r.is_sso_user,
+    deletedAt: r.deleted_at,
+    isAnonymous: r.is_anonymous,
+  }
+}
+
+/** Whether the user is banned at `now` (epoch ms). */
+export function isBanned(user: User, now: number): boolean {
+  return user.bannedUntil !== null && user.bannedUntil.getTime() > now
+}
+
+/** Fields of a new user; see {@link insertUser}. */
+export type NewUser = Pick<
+  User,
+  | 'id'
+  | 'aud'
+  | 'role'
+  | 'email'
+  | 'phone'
+  | 'encryptedPassword'
+  | 'appMetadata'
+  | 'userMetadata'
+  | 'emailConfirmedAt'
+  | 'phoneConfirmedAt'
+  | 'invitedAt'
+  | 'confirmationToken'
+  | 'confirmationSentAt'
+  | 'bannedUntil'
+  | 'isAnonymous'
+> & { createdAt: Date }
+
+/**
+ * Inserts a user (`instance_id` is the nil UUID, as upstream).
+ *
+ * @returns The stored user.
+ */
+export async function insertUser(tx: Queryable, u: NewUser): Promise<User> {
+  const { rows } = await tx.query<UserRow>(
+    `INSERT INTO ${tx.t.users} (instance_id, id, aud, role, email, phone, encrypted_password,
+       raw_app_meta_data, raw_user_meta_data, email_confirmed_at, phone_confirmed_at, invited_at,
+       confirmation_token, confirmation_sent_at, banned_until, is_anonymous, is_super_admin,
+       created_at, updated_at)
+     VALUES ('00000000-0000-0000-0000-000000000000', $1, $2, $3, NULLIF($4, ''), NULLIF($5, ''), $6,
+       $7::jsonb, $8::jsonb, $9, $10, $11, $12, $13, $14, $15, false, $16, $16)
+     RETURNING ${COLUMNS}`,
+    [
+      u.id,
+      u.aud,
+      u.role,
+      u.email,
+      u.phone,
+      u.encryptedPassword,
+      JSON.stringify(u.appMetadata),
+      JSON.stringify(u.userMetadata),
+      u.emailConfirmedAt,
+      u.phoneConfirmedAt,
+      u.invitedAt,
+      u.confirmationToken,
+      u.confirmationSentAt,
+      u.bannedUntil,
+      u.isAnonymous,
+      u.createdAt,
+    ],
+  )
+  return fromRow(rows[0] as UserRow)
+}
+
+/** The user with this id, or `undefined`. */
+export async function findUserById(
+  tx: Queryable,
+  id: string,
+  forUpdate = false,
+): Promise<User | undefined> {
+  const { rows } = await tx.query<UserRow>(
+    `SELECT ${COLUMNS} FROM ${tx.t.users} WHERE id = $1${forUpdate ? ' FOR UPDATE' : ''}`,
+    [id],
+  )
+  return rows[0] ? fromRow(rows[0]) : undefined
+}
+
+/**
+ * The user with this id.
+ *
+ * @throws {@link UserNotFoundError} When there is none.
+ */
+export async function getUserById(tx: Queryable, id: string, forUpdate = false): Promise<User> {
+  const user = await findUserById(tx, id, forUpdate)
+  if (!user) throw new UserNotFoundError()
+  return user
+}
+
+/** The non-SSO user with this (lower-cased) email in `aud`, or `undefined`. */
+export async function findUserByEmail(
+  tx: Queryable,
+  email: string,
+  aud: string,
+): Promise<User | undefined> {
+  const { rows } = await tx.query<UserRow>(
+    `SELECT ${COLUMNS} FROM ${tx.t.users}
+     WHERE email = $1 AND aud = $2 AND is_sso_user = false LIMIT 1`,
+    [email.toLowerCase(), aud],
+  )
+  return rows[0] ? fromRow(rows[0]) : undefined
+}
+
+/** Whether any non-SSO user has this email, in any audience (the unique index spans them). */
+export async function emailTaken(tx: Queryable, email: string): Promise<boolean> {
+  const { rows } = await tx.query(
+    `SELECT 1 FROM ${tx.t.users} WHERE email = $1 AND is_sso_user = false LIMIT 1`,
+    [email.toLowerCase()],
+  )
+  return rows.length > 0
+}
+
+/** The user with this phone (digits, no `+`) in `aud`, or `undefined`. */
+export async function findUserByPhone(
+  tx: Queryable,
+  phone: string,
+  aud: string,
+): Promise<User | undefined> {
+  const { rows } = await tx.query<UserRow>(
+    `SELECT ${COLUMNS} FROM ${tx.t.users} WHERE phone = $1 AND aud = $2 LIMIT 1`,
+    [phone, aud],
+  )
+  return rows[0] ? fromRow(rows[0]) : undefined
+}
+
+/** Whether any user has this phone. */
+export async function phoneTaken(tx: Queryable, phone: string): Promise<boolean> {
+  const { rows } = await tx.query(`SELECT 1 FROM ${tx.t.users} WHERE phone = $1 LIMIT 1`, [phone])
+  return rows.length > 0
+}
+
+/** Columns {@link updateUser} can set, in camelCase. */
+export type UserChanges = Partial<
+  Pick<
+    User,
+    | 'aud'
+    | 'role'
+    | 'email'
+    | 'phone'
+    | 'encryptedPassword'
+    | 'appMetadata'
+    | 'userMetadata'
+    | 'emailConfirmedAt'
+    | 'phoneConfirmedAt'
+    | 'bannedUntil'
+    | 'lastSignInAt'
+    | 'confirmationToken'
+    | 'confirmationSentAt'
+    | 'isAnonymous'
+  >
+>
+
+const CHANGE_COLUMNS: Readonly<Record<keyof UserChanges, [string, string]>> = {
+  aud: ['aud', ''],
+  role: ['role', ''],
+  email: ['email', 'nullif'],
+  phone: ['phone', 'nullif'],
+  encryptedPassword: ['encrypted_password', ''],
+  appMetadata: ['raw_app_meta_data', 'jsonb'],
+  userMetadata: ['raw_user_meta_data', 'jsonb'],
+  emailConfirmedAt: ['email_confirmed_at', ''],
+  phoneConfirmedAt: ['phone_confirmed_at', ''],
+  bannedUntil: ['banned_until', ''],
+  lastSignInAt: ['last_sign_in_at', ''],
+  confirmationToken: ['confirmation_token', ''],
+  confirmationSentAt: ['confirmation_sent_at', ''],
+  isAnonymous: ['is_anonymous', ''],
+}
+
+/**
+ * Updates some columns of a user and sets `updated_at`.
+ *
+ * @param now Epoch milliseconds for `updated_at`.
+ * @returns The updated user.
+ * @throws {@link UserNotFoundError} When the user does not exist.
+ */
+export async function updateUser(
+  tx: Queryable,
+  id: string,
+  changes: UserChanges,
+  now: number,
+): Promise<User> {
+  const sets: string[] = []
+  const params: unknown[] = [id, new Date(now)]
+  for (const [key, value] of Object.entries(changes) as [string, unknown][]) {
+    if (value === undefined) continue
+    const [column, kind] = CHANGE_COLUMNS[key as keyof UserChanges]
+    params.push(kind === 'jsonb' ? JSON.stringify(value) : value)
+    const ref = `$${String(params.length)}`
+    sets.push(
+      `${column} = ${kind === 'jsonb' ? `${ref}::jsonb` : kind === 'nullif' ? `NULLIF(${ref}, '')` : ref}`,
+    )
+  }
+  const { rows } = await tx.query<UserRow>(
+    `UPDATE ${tx.t.users} SET ${[...sets, 'updated_at = $2'].join(', ')} WHERE id = $1
+     RETURNING ${COLUMNS}`,
+    params,
+  )
+  if (!rows[0]) throw new UserNotFoundError()
+  return fromRow(rows[0])
+}
+
+/** Deletes a user; identities, sessions and refresh tokens go with it (cascade). */
+export async function deleteUser(tx: Queryable, id: string): Promise<void> {
+  await tx.query(`DELETE FROM ${tx.t.users} WHERE id = $1`, [id])
+}
+
+/** Options of {@link listUsers}. */
+export interface ListUsersOptions {
+  aud: string
+  /** 1-based page. */
+  page: number
+  perPage: number
+  /** Case-insensitive substring of email, phone or `full_name`; empty for all. */
+  filter: string
+  /** Sort column and direction. */
+  sort: {
+    column: 'created_at' | 'email' | 'phone' | 'updated_at' | 'last_sign_in_at'
+    desc: boolean
+  }
+}
+
+/**
+ * A page of users of an audience, and the total count matching the filter.
+ */
+export async function listUsers(
+  tx: Queryable,
+  o: ListUsersOptions,
+): Promise<{ users: User[]; total: number }> {
+  const where = `aud = $1 AND ($2 = '' OR email ILIKE $3 OR phone ILIKE $3
+    OR raw_user_meta_data ->> 'full_name' ILIKE $3)`
+  const like = `%${o.filter.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+  const count = await tx.query<{ n: string | number }>(
+    `SELECT count(*)::int AS n FROM ${tx.t.users} WHERE ${where}`,
+    [o.aud, o.filter, like],
+  )
+  const { rows } = await tx.query<UserRow>(
+    `SELECT ${COLUMNS} FROM ${tx.t.users} WHERE ${where}
+     ORDER BY ${o.sort.column} ${o.sort.desc ? 'DESC' : 'ASC'} NULLS LAST, id
+     LIMIT $4 OFFSET $5`,
+    [o.aud, o.filter, like, o.perPage, (o.page - 1) * o.perPage],
+  )
+  return { users: rows.map(fromRow), total: Number(count.rows[0]?.n ?? 0) }
+}
+
+/**
+ * The user as upstream's JSON (`models/user.go`): timestamps RFC 3339, null ones omitted,
+ * `email`/`phone` as `""` when absent.
+ */
+export function userToJson(user: User, identities: readonly Identity[]): Record<string, unknown> {
+  const json: Record<string, unknown> = {
+    id: user.id,
+    aud: user.aud,
+    role: user.role,
+    email: user.email,
+    email_confirmed_at: isoOrUndefined(user.emailConfirmedAt),
+    invited_at: isoOrUndefined(user.invitedAt),
+    phone: user.phone,
+    phone_confirmed_at: isoOrUndefined(user.phoneConfirmedAt),
+    confirmation_sent_at: isoOrUndefined(user.confirmationSentAt),
+    confirmed_at: isoOrUndefined(user.confirmedAt),
+    recovery_sent_at: isoOrUndefined(user.recoverySentAt),
+    new_email: user.emailChange === '' ? undefined : user.emailChange,
+    email_change_sent_at: isoOrUndefined(user.emailChangeSentAt),
+    new_phone: user.phoneChange === '' ? undefined : user.phoneChange,
+    phone_change_sent_at: isoOrUndefined(user.phoneChangeSentAt),
+    reauthentication_sent_at: isoOrUndefined(user.reauthenticationSentAt),
+    last_sign_in_at: isoOrUndefined(user.lastSignInAt),
+    app_metadata: user.appMetadata,
+    user_metadata: user.userMetadata,
+    identities: identities.map(identityToJson),
+    created_at: user.createdAt.toISOString(),
+    updated_at: user.updatedAt.toISOString(),
+    banned_until: isoOrUndefined(user.bannedUntil),
+    deleted_at: isoOrUndefined(user.deletedAt),
+    is_anonymous: user.isAnonymous,
+  }
+  for (const key of Object.keys(json))
+    if (json[key] === undefined) Reflect.deleteProperty(json, key)
+  return json
+}

@@ -1,0 +1,54 @@
+import { mkdirSync } from 'node:fs'
+import { PGlite, type Transaction } from '@electric-sql/pglite'
+import { tableNames, type Db, type Queryable, type Tables, type Tx } from './db.js'
+
+function wrap(target: PGlite | Transaction, t: Tables): Queryable {
+  return {
+    t,
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- see Queryable.query
+    query: async <R>(text: string, params: readonly unknown[] = []) => {
+      const result = await target.query<R>(text, params as unknown[])
+      return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length }
+    },
+    exec: async (script: string) => {
+      await target.exec(script)
+    },
+  }
+}
+
+/**
+ * The data directory named by a `pglite://` URL, or `undefined` for `pglite://memory`.
+ *
+ * @param url `pglite://memory`, `pglite://relative/dir` or `pglite:///absolute/dir`.
+ */
+export function pgliteDataDir(url: string): string | undefined {
+  const rest = url.slice('pglite://'.length)
+  return rest === '' || rest === 'memory' ? undefined : decodeURIComponent(rest)
+}
+
+/**
+ * Opens an embedded PostgreSQL (PGlite, in this process) for a `pglite://` URL. One connection:
+ * statements and transactions are serialised by PGlite.
+ *
+ * @param url `pglite://<dir>` (created if missing) or `pglite://memory`.
+ * @param namespace `DB_NAMESPACE` table prefix.
+ */
+export async function openPglite(url: string, namespace: string): Promise<Db> {
+  const dir = pgliteDataDir(url)
+  if (dir !== undefined) mkdirSync(dir, { recursive: true })
+  const lite = await PGlite.create(dir === undefined ? {} : { dataDir: dir })
+  const t = tableNames(namespace)
+  const base = wrap(lite, t)
+  return {
+    kind: 'pglite',
+    t,
+    query: base.query,
+    exec: base.exec,
+    async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+      return lite.transaction((tx) => fn(wrap(tx, t)))
+    },
+    async close() {
+      await lite.close()
+    },
+  }
+}

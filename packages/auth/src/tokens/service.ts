@@ -1,0 +1,324 @@
+import { randomUUID } from 'node:crypto'
+import type { JWTPayload } from 'jose'
+import { HttpError } from '../api/errors/http-error.js'
+import type { Clock } from '../clock.js'
+import type { Settings } from '../conf/settings.js'
+import type { JwtKeys } from '../crypto/jwt.js'
+import { generateRefreshToken } from '../crypto/refresh-token.js'
+import {
+  addAmrClaim,
+  listAmrClaims,
+  type AmrEntry,
+  type AuthenticationMethod,
+} from '../models/amr-claim.js'
+import { addAuditLogEntry, type AuditActor } from '../models/audit-log.js'
+import { findIdentitiesByUser } from '../models/identity.js'
+import {
+  findActiveTokenOfSession,
+  findRefreshTokenForUpdate,
+  insertRefreshToken,
+  revokeRefreshToken,
+  revokeTokenFamily,
+} from '../models/refresh-token.js'
+import {
+  findSessionById,
+  insertSession,
+  touchSession,
+  type Session,
+  type SessionClient,
+} from '../models/session.js'
+import { findUserById, isBanned, updateUser, userToJson, type User } from '../models/user.js'
+import type { Db, Queryable } from '../storage/db.js'
+
+/** The session response of `/token` (upstream `AccessTokenResponse`). */
+export interface TokenResponse {
+  access_token: string
+  token_type: 'bearer'
+  /** Seconds until `expires_at`. */
+  expires_in: number
+  /** Unix time (seconds) the access token expires. */
+  expires_at: number
+  refresh_token: string
+  user: Record<string, unknown>
+  weak_password?: { reasons: string[] }
+}
+
+/** Request details recorded with a session and in audit entries. */
+export interface RequestContext extends SessionClient {
+  /** Audience of the request (`X-JWT-AUD` header, else `JWT_AUD`). */
+  aud: string
+}
+
+/** Everything needed to sign an access token, gathered inside a transaction. */
+interface PendingTokens {
+  user: User
+  session: Session
+  refreshToken: string
+  amr: AmrEntry[]
+  userJson: Record<string, unknown>
+}
+
+/** The actor of an audit entry for a user. */
+export function auditActor(user: User): AuditActor {
+  const name = user.userMetadata.full_name
+  return {
+    id: user.id,
+    username: user.email !== '' ? user.email : user.phone,
+    ...(typeof name === 'string' ? { name } : {}),
+  }
+}
+
+const LOCK_NOT_AVAILABLE = '55P03'
+
+function isLockTimeout(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === LOCK_NOT_AVAILABLE
+}
+
+type RefreshOutcome = { kind: 'ok'; pending: PendingTokens } | { kind: 'reused' }
+
+/**
+ * Issues sessions, access tokens (JWTs with upstream's claims) and refresh tokens, and runs the
+ * refresh-token grant with rotation, reuse interval and reuse detection.
+ *
+ * @see ../reference §3 (claims) and §4 (refresh algorithm)
+ */
+export class TokenService {
+  private readonly settings: Settings
+  private readonly keys: JwtKeys
+  private readonly clock: Clock
+
+  constructor(settings: Settings, keys: JwtKeys, clock: Clock) {
+    this.settings = settings
+    this.keys = keys
+    this.clock = clock
+  }
+
+  /**
+   * The claims of an access token (upstream `AccessTokenClaims`): `aud, exp, iat, iss?, sub,
+   * email, phone, app_metadata, user_metadata, role, aal, amr, session_id, is_anonymous`.
+   *
+   * @param nowSeconds Unix time in seconds used for `iat`.
+   */
+  claimsFor(user: User, session: Session, amr: AmrEntry[], nowSeconds: number): JWTPayload {
+    const claims: JWTPayload = {
+      aud: user.aud,
+      exp: nowSeconds + this.settings.jwt.exp,
+      iat: nowSeconds,
+    }
+    if (this.settings.jwt.issuer !== '') claims.iss = this.settings.jwt.issuer
+    return {
+      ...claims,
+      sub: user.id,
+      email: user.email,
+      phone: user.phone,
+      app_metadata: user.appMetadata,
+      user_metadata: user.userMetadata,
+      role: user.role,
+      aal: session.aal,
+      amr,
+      session_id: session.id,
+      is_anonymous: user.isAnonymous,
+    }
+  }
+
+  /**
+   * Starts a session for a user inside `tx`: a `sessions` row, its first refresh token, an AMR
+   * claim, `last_sign_in_at` and a `login` audit entry (unless `audit` is false).
+   *
+   * @returns Data to pass to {@link finish} after the transaction commits.
+   */
+  async startSession(
+    tx: Queryable,
+    user: User,
+    method: AuthenticationMethod,
+    ctx: RequestContext,
+    audit = true,
+  ): Promise<PendingTokens> {
+    const now = this.clock.now()
+    const session = await insertSession(tx, { id: randomUUID(), userId: user.id }, ctx, now)
+    const refresh = await insertRefreshToken(
+      tx,
+      { token: generateRefreshToken(), userId: user.id, sessionId: session.id, parent: '' },
+      now,
+    )
+    await addAmrClaim(tx, session.id, method, now)
+    const updated = await updateUser(tx, user.id, { lastSignInAt: new Date(now) }, now)
+    if (audit) {
+      await addAuditLogEntry(
+        tx,
+        {
+          actor: auditActor(updated),
+          action: 'login',
+          traits: { provider: providerOf(method, user) },
+          ip: ctx.ip,
+        },
+        now,
+      )
+    }
+    const identities = await findIdentitiesByUser(tx, user.id)
+    return {
+      user: updated,
+      session,
+      refreshToken: refresh.token,
+      amr: await listAmrClaims(tx, session.id),
+      userJson: userToJson(updated, identities),
+    }
+  }
+
+  /** Signs the access token and assembles the token response. */
+  async finish(pending: PendingTokens): Promise<TokenResponse> {
+    const nowSeconds = Math.floor(this.clock.now() / 1000)
+    const claims = this.claimsFor(pending.user, pending.session, pending.amr, nowSeconds)
+    const exp = claims.exp as number
+    return {
+      access_token: await this.keys.sign(claims),
+      token_type: 'bearer',
+      expires_in: exp - nowSeconds,
+      expires_at: exp,
+      refresh_token: pending.refreshToken,
+      user: pending.userJson,
+    }
+  }
+
+  /**
+   * The refresh-token grant. In one transaction that locks the presented token's row:
+   * - unknown → 400 `refresh_token_not_found`; banned user → 400 `user_banned`; no session → 400
+   *   `session_not_found`; session past `not_after` → 400 `session_expired`;
+   * - active → revoked, and a child token (same session, `parent` = it) is issued;
+   * - revoked, and the session's active token is its child → that child is returned again (a
+   *   client that lost the response retries; also what parallel refreshes of one token get);
+   * - revoked, rotation on, within `SECURITY_REFRESH_TOKEN_REUSE_INTERVAL` of its revocation →
+   *   a new child is issued;
+   * - revoked otherwise → with rotation on, every token of its family is revoked (committed);
+   *   400 `refresh_token_already_used` either way.
+   *
+   * @throws {@link HttpError} As listed; 409 `conflict` when the row stays locked for 5 s.
+   */
+  async refresh(db: Db, presented: string, ctx: RequestContext): Promise<TokenResponse> {
+    let outcome: RefreshOutcome
+    try {
+      outcome = await db.transaction((tx) => this.#refreshInTx(tx, presented, ctx))
+    } catch (error) {
+      if (isLockTimeout(error)) {
+        throw new HttpError(
+          409,
+          'conflict',
+          'There is a concurrent request on this refresh token.',
+          {
+            cause: error,
+          },
+        )
+      }
+      throw error
+    }
+    if (outcome.kind === 'reused') {
+      throw new HttpError(400, 'refresh_token_already_used', 'Invalid Refresh Token: Already Used')
+    }
+    return this.finish(outcome.pending)
+  }
+
+  async #refreshInTx(
+    tx: Queryable,
+    presented: string,
+    ctx: RequestContext,
+  ): Promise<RefreshOutcome> {
+    const now = this.clock.now()
+    await tx.query(`SET LOCAL lock_timeout = '5s'`)
+    const token = await findRefreshTokenForUpdate(tx, presented)
+    if (!token) {
+      throw new HttpError(
+        400,
+        'refresh_token_not_found',
+        'Invalid Refresh Token: Refresh Token Not Found',
+      )
+    }
+    const user = await findUserById(tx, token.userId)
+    if (!user) {
+      throw new HttpError(
+        400,
+        'refresh_token_not_found',
+        'Invalid Refresh Token: Refresh Token Not Found',
+      )
+    }
+    if (isBanned(user, now)) {
+      throw new HttpError(400, 'user_banned', 'Invalid Refresh Token: User Banned')
+    }
+    const session =
+      token.sessionId === null ? undefined : await findSessionById(tx, token.sessionId)
+    if (!session) {
+      throw new HttpError(400, 'session_not_found', 'Invalid Refresh Token: No Valid Session Found')
+    }
+    if (session.notAfter !== null && now > session.notAfter.getTime()) {
+      throw new HttpError(400, 'session_expired', 'Invalid Refresh Token: Session Expired')
+    }
+    let issued: string | undefined
+    if (token.revoked) {
+      const active = await findActiveTokenOfSession(tx, session.id)
+      if (active && active.parent === token.token) {
+        issued = active.token
+      } else {
+        const security = this.settings.security
+        const reuseEnds = token.updatedAt.getTime() + security.refreshTokenReuseInterval * 1000
+        if (!security.refreshTokenRotationEnabled || now > reuseEnds) {
+          if (security.refreshTokenRotationEnabled) {
+            await revokeTokenFamily(tx, token, now)
+            await addAuditLogEntry(
+              tx,
+              {
+                actor: auditActor(user),
+                action: 'token_revoked',
+                traits: { reason: 'reuse' },
+                ip: ctx.ip,
+              },
+              now,
+            )
+          }
+          return { kind: 'reused' }
+        }
+      }
+    }
+    if (issued === undefined) {
+      if (!token.revoked) {
+        await revokeRefreshToken(tx, token.id, now)
+        await addAuditLogEntry(
+          tx,
+          { actor: auditActor(user), action: 'token_revoked', ip: ctx.ip },
+          now,
+        )
+      }
+      const child = await insertRefreshToken(
+        tx,
+        {
+          token: generateRefreshToken(),
+          userId: user.id,
+          sessionId: session.id,
+          parent: token.token,
+        },
+        now,
+      )
+      await addAuditLogEntry(
+        tx,
+        { actor: auditActor(user), action: 'token_refreshed', ip: ctx.ip },
+        now,
+      )
+      issued = child.token
+    }
+    await touchSession(tx, session.id, ctx, now)
+    const identities = await findIdentitiesByUser(tx, user.id)
+    return {
+      kind: 'ok',
+      pending: {
+        user,
+        session,
+        refreshToken: issued,
+        amr: await listAmrClaims(tx, session.id),
+        userJson: userToJson(user, identities),
+      },
+    }
+  }
+}
+
+function providerOf(method: AuthenticationMethod, user: User): string {
+  if (method === 'password') return user.email !== '' ? 'email' : 'phone'
+  return method
+}

@@ -1,0 +1,156 @@
+import { createTestSchema, FakeClock, type TestDatabase } from '@gatehouse/testing'
+import type { LightMyRequestResponse } from 'fastify'
+import {
+  createAuthApp,
+  loadSettings,
+  serviceRoleKey,
+  type AuthApp,
+  type Clock,
+  type Settings,
+} from '@gatehouse/auth'
+
+/** A user as the API renders it (the fields tests read). */
+export interface UserJson {
+  id: string
+  aud: string
+  role: string
+  email: string
+  phone: string
+  app_metadata: Record<string, unknown>
+  user_metadata: Record<string, unknown>
+  identities: Record<string, unknown>[]
+  last_sign_in_at?: string
+  confirmation_sent_at?: string
+  banned_until?: string
+  [key: string]: unknown
+}
+
+/** A token response. */
+export interface TokenJson {
+  access_token: string
+  refresh_token: string
+  token_type: string
+  expires_in: number
+  expires_at: number
+  user: UserJson
+  weak_password?: { reasons: string[] }
+}
+
+/** Any error shape: legacy, 2024-01-01 or OAuth. */
+export interface ErrorJson {
+  code: number | string
+  error_code: string
+  msg: string
+  message: string
+  error: string
+  error_description: string
+}
+
+/** A response body in tests: every field a test may read (runtime assertions check them). */
+export type Reply = TokenJson & UserJson & ErrorJson & { users: UserJson[] }
+
+/** An injected response whose `json()` is typed as {@link Reply}. */
+export type TestResponse = Omit<LightMyRequestResponse, 'json'> & { json(): Reply }
+
+/** The HS256 secret of test servers. */
+export const TEST_JWT_SECRET = 'test-secret-with-at-least-32-characters!!'
+
+/** A running test server on its own PostgreSQL schema. */
+export interface TestServer {
+  readonly app: AuthApp
+  readonly settings: Settings
+  readonly database: TestDatabase
+  /** A `service_role` JWT for the admin API. */
+  readonly serviceKey: string
+  /** `http://127.0.0.1:<port>` once {@link TestServer.listen} resolved. */
+  url: string
+  listen(): Promise<string>
+  close(): Promise<void>
+  /** JSON request through `inject`; `body` objects are sent as JSON. */
+  request(
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+    url: string,
+    options?: { body?: unknown; token?: string; headers?: Record<string, string> },
+  ): Promise<TestResponse>
+}
+
+/** Variables every test server gets; `overrides` win. */
+export function testEnv(
+  databaseUrl: string,
+  overrides: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    AUTHSVC_SITE_URL: 'http://localhost:3000',
+    AUTHSVC_API_EXTERNAL_URL: 'http://127.0.0.1:9999',
+    AUTHSVC_JWT_SECRET: TEST_JWT_SECRET,
+    AUTHSVC_DB_DRIVER: 'postgres',
+    DATABASE_URL: databaseUrl,
+    AUTHSVC_JWT_AUD: 'authenticated',
+    AUTHSVC_JWT_DEFAULT_GROUP_NAME: 'authenticated',
+    AUTHSVC_MAILER_AUTOCONFIRM: 'true',
+    ...overrides,
+  }
+}
+
+/**
+ * Starts a server (not listening; use `request`, or `listen()` for real HTTP) on a fresh schema.
+ *
+ * @param label Names the schema.
+ * @param overrides Settings variables.
+ * @param clock Time source. @default a {@link FakeClock} at the real current time
+ */
+export async function startTestServer(
+  label: string,
+  overrides: Record<string, string> = {},
+  clock: Clock = new FakeClock(Date.now()),
+): Promise<TestServer> {
+  const database = await createTestSchema(`auth_${label}`)
+  const settings = loadSettings(testEnv(database.url, overrides))
+  const app = await createAuthApp(settings, { clock })
+  const serviceKey = await serviceRoleKey(app.keys, Math.floor(clock.now() / 1000))
+  const server: TestServer = {
+    app,
+    settings,
+    database,
+    serviceKey,
+    url: '',
+    async listen() {
+      await app.server.listen({ host: '127.0.0.1', port: 0 })
+      const address = app.server.server.address()
+      if (address === null || typeof address === 'string') throw new Error('no address')
+      server.url = `http://127.0.0.1:${String(address.port)}`
+      return server.url
+    },
+    async close() {
+      await app.close()
+      await database.drop()
+    },
+    async request(method, url, options = {}) {
+      const headers: Record<string, string> = { ...options.headers }
+      if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`
+      let payload: string | undefined
+      if (options.body !== undefined) {
+        payload = typeof options.body === 'string' ? options.body : JSON.stringify(options.body)
+        headers['content-type'] ??= 'application/json'
+      }
+      return app.server.inject({
+        method,
+        url,
+        headers,
+        ...(payload === undefined ? {} : { payload }),
+      })
+    },
+  }
+  return server
+}
+
+/** Signs a user up (auto-confirm on) and returns the token response. */
+export async function signUp(
+  server: TestServer,
+  email: string,
+  password = 'password123',
+): Promise<TokenJson> {
+  const res = await server.request('POST', '/signup', { body: { email, password } })
+  if (res.statusCode !== 200) throw new Error(`signup failed: ${res.body}`)
+  return res.json()
+}
