@@ -1,5 +1,57 @@
 /**
+ * `@gatehouse/oauth2`: an OAuth 2.0 / 2.1 client with the Ruby `oauth2` gem's API in TypeScript,
+ * plus PKCE and OpenID Connect sign-in (discovery, ID token validation, UserInfo).
+ *
  * @packageDocumentation
- * Work in progress: see the package README.
  */
-export {}
+export { Client } from './client.js'
+export type {
+  ClientOptions,
+  Clock,
+  HttpVerb,
+  RequestOptions,
+  ResolvedClientOptions,
+  TokenMethod,
+  TokenParams,
+} from './client.js'
+export { AccessToken } from './access-token.js'
+export type {
+  AccessTokenHash,
+  AccessTokenOptions,
+  ModeOption,
+  TokenMode,
+  TokenRequestOptions,
+} from './access-token.js'
+export { Response } from './response.js'
+export type { ParseOption, ResponseHeaders, ResponseInit, ResponseOptions } from './response.js'
+export { ConnectionError, OAuth2Error, TimeoutError } from './error.js'
+export type { OAuth2ErrorCode, OAuth2ErrorFields, OAuth2ErrorOptions } from './error.js'
+export { SnakyHash, snakeCase } from './snaky-hash.js'
+export { configure } from './config.js'
+export type { Configuration, Parser } from './config.js'
+export { pkce, pkceChallenge } from './pkce.js'
+export type { Pkce } from './pkce.js'
+export { CLIENT_ASSERTION_TYPE } from './authenticator.js'
+export type { AuthScheme, BasicAuthEncoding } from './authenticator.js'
+export { ConnectionBuilder } from './connection.js'
+export type {
+  ConnectionOptions,
+  FetchLike,
+  HttpMethod,
+  HttpRequest,
+  HttpResponse,
+  Middleware,
+  RequestEncoding,
+  TlsOptions,
+  Transport,
+} from './connection.js'
+export type { Logger } from './debug.js'
+export type { SigningAlgorithm, SigningKey, SigningOptions } from './jwt.js'
+export type { AuthorizationServerMetadata, IdTokenClaims, VerifyIdTokenOptions } from './oidc.js'
+export { JWT_BEARER_GRANT_TYPE } from './strategy/assertion.js'
+export type { Assertion, AssertionClaims } from './strategy/assertion.js'
+export type { AuthCode, AuthCodeTokenParams, AuthorizeParams } from './strategy/auth-code.js'
+export type { ClientCredentials } from './strategy/client-credentials.js'
+export type { Implicit } from './strategy/implicit.js'
+export type { Password } from './strategy/password.js'
+export type { Params, ParamValue } from './url.js'

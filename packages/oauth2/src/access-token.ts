@@ -1,0 +1,550 @@
+import { invalidType, invalidValue, isRecord, show } from './args.js'
+import type { Client, HttpVerb, RequestOptions } from './client.js'
+import { OAuth2Error } from './error.js'
+import type { IdTokenClaims, VerifyIdTokenOptions } from './oidc.js'
+import type { Response } from './response.js'
+import { snakeCase } from './snaky-hash.js'
+
+/** Where a token goes on a resource request. */
+export type TokenMode = 'header' | 'query' | 'body'
+
+/**
+ * How a token is sent: one {@link TokenMode} for every verb, a function of the verb, or a map
+ * from verb to mode (verbs not in the map use `'header'`).
+ */
+export type ModeOption =
+  TokenMode | ((verb: HttpVerb) => TokenMode) | Readonly<Partial<Record<HttpVerb, TokenMode>>>
+
+/**
+ * Options and fields of an {@link AccessToken}. Wire fields keep their RFC names (`refresh_token`,
+ * `expires_in`, `expires_at`); library options are camelCase; every other key is an extra field of
+ * the token response and ends up in {@link AccessToken.params}.
+ */
+export interface AccessTokenOptions {
+  /** The refresh token. */
+  readonly refresh_token?: string | null | undefined
+  /** Lifetime in seconds from now (number or numeric string); `0` means it never expires. */
+  readonly expires_in?: number | string | null | undefined
+  /** Expiry as epoch seconds, or an ISO-8601 timestamp; wins over `expires_in`. */
+  readonly expires_at?: number | string | null | undefined
+  /** Legacy name of `expires_in` (some providers send `expires`). */
+  readonly expires?: number | string | null | undefined
+  /** Seconds subtracted from the expiry, so the token counts as expired that much earlier. */
+  readonly expiresLatency?: number | undefined
+  /** The field of a token response that holds the token, when it is not `access_token`. */
+  readonly tokenName?: string | undefined
+  /** How the token is sent. @default 'header' */
+  readonly mode?: ModeOption | undefined
+  /** The `Authorization` value; `%s` is replaced by the token. @default 'Bearer %s' */
+  readonly headerFormat?: string | undefined
+  /** The query or body parameter of the `query` and `body` modes. @default 'access_token' */
+  readonly paramName?: string | undefined
+  readonly [field: string]: unknown
+}
+
+/** What {@link AccessToken.toHash} returns and {@link AccessToken.fromHash} reads back. */
+export interface AccessTokenHash {
+  readonly access_token: string
+  readonly refresh_token?: string | undefined
+  /** Epoch seconds, `expiresLatency` already subtracted. */
+  readonly expires_at?: number | undefined
+  readonly mode: ModeOption
+  readonly headerFormat: string
+  readonly paramName: string
+  readonly tokenName?: string | undefined
+  readonly [field: string]: unknown
+}
+
+/** Request options of the {@link AccessToken} request methods. */
+export type TokenRequestOptions = Omit<RequestOptions, 'raiseErrors'> & {
+  readonly raiseErrors?: boolean
+}
+
+/** Token-like fields, in the order {@link AccessToken.fromHash} picks from them. */
+const TOKEN_KEYS = ['access_token', 'id_token', 'token', 'accessToken', 'idToken'] as const
+const MODES: readonly TokenMode[] = ['header', 'query', 'body']
+const OPTION_KEYS = new Set([
+  'refresh_token',
+  'expires_in',
+  'expires_at',
+  'expires',
+  'expiresLatency',
+  'tokenName',
+  'mode',
+  'headerFormat',
+  'paramName',
+])
+
+/** Ruby's `to_i`: leading integer of a string, else 0. */
+function toInt(value: unknown): number {
+  if (typeof value === 'number') return Math.trunc(value)
+  if (typeof value === 'string') {
+    const n = Number.parseInt(value.trim(), 10)
+    return Number.isNaN(n) ? 0 : n
+  }
+  return 0
+}
+
+/** Epoch seconds from epoch seconds or an ISO-8601 timestamp (the gem's `convert_expires_at`). */
+function toEpochSeconds(value: unknown): number {
+  if (typeof value === 'string' && !/^\s*-?\d+(\.\d+)?\s*$/.test(value)) {
+    const ms = Date.parse(value)
+    if (!Number.isNaN(ms)) return Math.floor(ms / 1000)
+  }
+  return toInt(value)
+}
+
+function checkMode(mode: unknown): ModeOption {
+  if (typeof mode === 'function') return mode as (verb: HttpVerb) => TokenMode
+  if (typeof mode === 'string') {
+    if (!(MODES as readonly string[]).includes(mode)) {
+      throw invalidValue(
+        'opts.mode',
+        `must be 'header', 'query', 'body', a function or a map (got '${mode}')`,
+      )
+    }
+    return mode as TokenMode
+  }
+  if (isRecord(mode)) {
+    for (const [verb, m] of Object.entries(mode)) {
+      if (!(MODES as readonly unknown[]).includes(m)) {
+        throw invalidValue(`opts.mode.${verb}`, `must be 'header', 'query' or 'body'`)
+      }
+    }
+    return mode
+  }
+  throw invalidType('opts.mode', "'header', 'query', 'body', a function or a map", mode)
+}
+
+/**
+ * An access token bound to a {@link Client} (the gem's `OAuth2::AccessToken`): sends itself on
+ * resource requests, tracks its expiry, refreshes and revokes itself.
+ *
+ * The token and refresh token are never shown by `util.inspect` or `JSON.stringify`; use
+ * {@link AccessToken.toHash} to persist a token.
+ *
+ * @example
+ * ```ts
+ * import { AccessToken, type Client } from '@gatehouse/oauth2'
+ * let client!: Client
+ * const stored = { access_token: 'abc', refresh_token: 'def', expires_at: 1_900_000_000 }
+ * let token = AccessToken.fromHash(client, stored)
+ * if (token.expired()) token = await token.refresh()
+ * const me = await token.get('/api/me')
+ * ```
+ */
+export class AccessToken {
+  /** The client the token was issued to (used for requests, refresh and revocation). */
+  readonly client: Client
+  /** Extra fields of the token response (`scope`, `token_type`, `id_token`, ...). */
+  readonly params: Record<string, unknown>
+  /** Lifetime in seconds as given by the server, if any. */
+  readonly expiresIn: number | undefined
+  /** Expiry as epoch seconds (`expiresLatency` already subtracted), if the token expires. */
+  readonly expiresAt: number | undefined
+  /** Seconds subtracted from the expiry. */
+  readonly expiresLatency: number | undefined
+  /** How the token is sent on requests. */
+  readonly mode: ModeOption
+  /** `Authorization` header template (`%s` = token). */
+  readonly headerFormat: string
+  /** Parameter name of the `query` and `body` modes. */
+  readonly paramName: string
+  /** The response field the token was read from, when given. */
+  readonly tokenName: string | undefined
+  /** The token response this token was built from (set by `Client#getToken`). */
+  response: Response | undefined
+  readonly #token: string
+  #refreshToken: string | undefined
+
+  /**
+   * @param client The client the token belongs to.
+   * @param token The access token string (`null`/`undefined` give `''`).
+   * @param opts Wire fields, options and extra fields (see {@link AccessTokenOptions}).
+   * @throws {OAuth2Error} `no_token` when both token and refresh token are empty and the client's
+   *   `raiseErrors` is on.
+   * @throws {TypeError} `ERR_INVALID_ARG_TYPE`/`ERR_INVALID_ARG_VALUE` for bad arguments.
+   */
+  constructor(client: Client, token: string | null | undefined, opts: AccessTokenOptions = {}) {
+    if (!isRecord(client) || typeof (client as { request?: unknown }).request !== 'function') {
+      throw invalidType('client', 'a Client', client)
+    }
+    if (token !== null && token !== undefined && typeof token !== 'string') {
+      throw invalidType('token', 'a string', token)
+    }
+    if (!isRecord(opts)) throw invalidType('opts', 'an object', opts)
+    this.client = client
+    this.#token = token ?? ''
+    const refresh = opts.refresh_token
+    if (refresh !== undefined && refresh !== null && typeof refresh !== 'string') {
+      throw invalidType('opts.refresh_token', 'a string', refresh)
+    }
+    this.#refreshToken = refresh ?? undefined
+    const expiresIn = opts.expires_in ?? opts.expires
+    this.expiresIn = expiresIn === undefined || expiresIn === null ? undefined : toInt(expiresIn)
+    const latency = opts.expiresLatency
+    if (latency !== undefined && (typeof latency !== 'number' || !Number.isFinite(latency))) {
+      throw invalidType('opts.expiresLatency', 'a number of seconds', latency)
+    }
+    this.expiresLatency = latency === undefined ? undefined : Math.trunc(latency)
+    let expiresAt =
+      opts.expires_at === undefined || opts.expires_at === null
+        ? undefined
+        : toEpochSeconds(opts.expires_at)
+    if (expiresAt === undefined && this.expiresIn !== undefined && this.expiresIn !== 0) {
+      expiresAt = this.#now() + this.expiresIn
+    }
+    if (expiresAt !== undefined && this.expiresLatency !== undefined)
+      expiresAt -= this.expiresLatency
+    this.expiresAt = expiresAt
+    this.mode = checkMode(opts.mode ?? 'header')
+    this.headerFormat = optionalString('opts.headerFormat', opts.headerFormat) ?? 'Bearer %s'
+    this.paramName = optionalString('opts.paramName', opts.paramName) ?? 'access_token'
+    this.tokenName = optionalString('opts.tokenName', opts.tokenName)
+    this.response = undefined
+    const params: Record<string, unknown> = {}
+    for (const key of Object.keys(opts)) if (!OPTION_KEYS.has(key)) params[key] = opts[key]
+    this.params = params
+    if (this.#token === '' && (this.#refreshToken ?? '') === '') {
+      if (client.options.raiseErrors) {
+        throw new OAuth2Error({
+          error: 'no_token',
+          error_description: `AccessToken has no token; fields are: ${Object.keys(opts).join(', ') || 'none'}`,
+        })
+      }
+      if (!client.config.silenceNoTokensWarning) {
+        client.logger.warn('AccessToken has no token and no refresh token')
+      }
+    }
+  }
+
+  /** The access token string. */
+  get token(): string {
+    return this.#token
+  }
+
+  /** The refresh token, if any. */
+  get refreshToken(): string | undefined {
+    return this.#refreshToken
+  }
+
+  #now(): number {
+    return Math.floor(this.client.clock.now() / 1000)
+  }
+
+  /**
+   * Builds a token from a hash such as a token response or {@link AccessToken.toHash}'s output
+   * (the gem's `from_hash`). The token is read from `tokenName` when given, else from the first of
+   * `access_token`, `id_token`, `token`, `accessToken`, `idToken`; only that field is removed, the
+   * others stay in {@link AccessToken.params}.
+   *
+   * @param client The client the token belongs to.
+   * @param hash Fields and options (see {@link AccessTokenOptions}).
+   * @throws {OAuth2Error} `no_token`, as the constructor.
+   */
+  static fromHash<T extends typeof AccessToken>(
+    this: T,
+    client: Client,
+    hash: Readonly<Record<string, unknown>>,
+  ): InstanceType<T> {
+    if (!isRecord(hash)) throw invalidType('hash', 'an object', hash)
+    const fresh: Record<string, unknown> = { ...hash }
+    const tokenName = fresh.tokenName
+    let key: string | undefined
+    if (typeof tokenName === 'string') {
+      key = [tokenName, snakeCase(tokenName)].find((k) => Object.hasOwn(fresh, k))
+      if (key === undefined && isRecord(client) && !client.config.silenceNoTokensWarning) {
+        client.logger.warn(`AccessToken.fromHash: tokenName ${tokenName} was not found`)
+      }
+    } else {
+      const present = TOKEN_KEYS.filter((k) => Object.hasOwn(fresh, k) && fresh[k] != null)
+      key = present[0]
+      if (present.length > 1 && isRecord(client) && !client.config.silenceExtraTokensWarning) {
+        client.logger.warn(
+          `AccessToken.fromHash: more than one token-like field (${present.join(', ')}); using ${String(key)}`,
+        )
+      }
+    }
+    const { [key ?? '']: token, ...rest } = key === undefined ? { '': undefined, ...fresh } : fresh
+    if (token !== undefined && token !== null && typeof token !== 'string') {
+      throw invalidType(`hash.${String(key)}`, 'a string', token)
+    }
+    return new this(client, token, key === undefined ? fresh : rest) as InstanceType<T>
+  }
+
+  /**
+   * Builds a token from a form-encoded string such as the fragment of an implicit-grant callback
+   * (`access_token=...&expires_in=3600`); the gem's `from_kvform`.
+   *
+   * @throws {OAuth2Error} `no_token`, as the constructor.
+   */
+  static fromKvform<T extends typeof AccessToken>(
+    this: T,
+    client: Client,
+    kvform: string,
+  ): InstanceType<T> {
+    if (typeof kvform !== 'string') throw invalidType('kvform', 'a string', kvform)
+    const hash: Record<string, unknown> = {}
+    for (const [k, v] of new URLSearchParams(kvform.replace(/^[#?]/, ''))) {
+      const prev = hash[k]
+      hash[k] =
+        prev === undefined ? v : Array.isArray(prev) ? [...(prev as unknown[]), v] : [prev, v]
+    }
+    return this.fromHash(client, hash)
+  }
+
+  /** Whether the token has an expiry. */
+  expires(): boolean {
+    return this.expiresAt !== undefined
+  }
+
+  /**
+   * Whether the token has expired: its expiry (minus `expiresLatency`) is now or in the past
+   * (expiring exactly now counts as expired). Uses the client's clock.
+   */
+  expired(): boolean {
+    return this.expiresAt !== undefined && this.expiresAt <= this.#now()
+  }
+
+  /**
+   * Gets a new token with the refresh token (RFC 6749 §6). The new token keeps this token's
+   * options (mode, header format, param name, token name, latency), and this refresh token when
+   * the server sends none. This token is not changed.
+   *
+   * @param params Extra parameters (`scope`, ...) and `headers`.
+   * @param accessTokenOpts Options of the new token (override the kept ones).
+   * @returns The new token.
+   * @throws {OAuth2Error} `no_refresh_token` when there is no refresh token; or the server's error.
+   * @see https://www.rfc-editor.org/rfc/rfc6749#section-6
+   */
+  async refresh(
+    params: Readonly<Record<string, unknown>> = {},
+    accessTokenOpts: AccessTokenOptions = {},
+  ): Promise<AccessToken> {
+    const refreshToken = this.#refreshToken
+    if (refreshToken === undefined || refreshToken === '') {
+      throw new OAuth2Error({
+        error: 'no_refresh_token',
+        error_description: 'A refresh_token is not available',
+      })
+    }
+    const next = await this.client.getToken(
+      { ...params, grant_type: 'refresh_token', refresh_token: refreshToken },
+      { ...this.#options(), ...accessTokenOpts },
+    )
+    if ((next.#refreshToken ?? '') === '') next.#refreshToken = refreshToken
+    return next
+  }
+
+  #options(): AccessTokenOptions {
+    return {
+      mode: this.mode,
+      headerFormat: this.headerFormat,
+      paramName: this.paramName,
+      ...(this.tokenName === undefined ? {} : { tokenName: this.tokenName }),
+      ...(this.expiresLatency === undefined ? {} : { expiresLatency: this.expiresLatency }),
+    }
+  }
+
+  /**
+   * Revokes the token at the client's revocation endpoint (RFC 7009). Without `token_type_hint`
+   * the access token is revoked (or the refresh token when there is no access token).
+   *
+   * @param params `token_type_hint` (`'access_token'` or `'refresh_token'`), extra parameters,
+   *   `headers`, `tokenMethod`.
+   * @returns The revocation response.
+   * @throws {OAuth2Error} `unrevocable_token` for a bad hint or a missing token; or the server's
+   *   error.
+   * @see https://www.rfc-editor.org/rfc/rfc7009#section-2.1
+   */
+  async revoke(params: Readonly<Record<string, unknown>> = {}): Promise<Response> {
+    const { token_type_hint: hint, ...rest } = params
+    let value: string | undefined
+    let kind: 'access_token' | 'refresh_token' | undefined
+    if (hint === 'access_token') [value, kind] = [this.#token, hint]
+    else if (hint === 'refresh_token') [value, kind] = [this.#refreshToken, hint]
+    else if (hint === undefined || hint === null) {
+      if (this.#token !== '') [value, kind] = [this.#token, 'access_token']
+      else if ((this.#refreshToken ?? '') !== '')
+        [value, kind] = [this.#refreshToken, 'refresh_token']
+    } else {
+      throw new OAuth2Error({
+        error: 'unrevocable_token',
+        error_description: "token_type_hint must be undefined, 'access_token' or 'refresh_token'",
+      })
+    }
+    if (value === undefined || value === '') {
+      throw new OAuth2Error({
+        error: 'unrevocable_token',
+        error_description: `${kind ?? 'unknown token type'} is not available for revoking`,
+      })
+    }
+    return this.client.revokeToken(value, kind, rest)
+  }
+
+  /** The mode for `verb`, resolving functions and maps. */
+  #modeFor(verb: HttpVerb): TokenMode {
+    const mode = this.mode
+    let resolved: unknown
+    if (typeof mode === 'function') resolved = mode(verb)
+    else if (typeof mode === 'string') resolved = mode
+    else resolved = mode[verb] ?? 'header'
+    if (!(MODES as readonly unknown[]).includes(resolved)) {
+      throw invalidValue(
+        'mode',
+        `resolved to ${show(resolved)} for ${verb}; must be 'header', 'query' or 'body'`,
+      )
+    }
+    return resolved as TokenMode
+  }
+
+  /** The `Authorization` header this token sends in `header` mode. */
+  headers(): Record<string, string> {
+    return { Authorization: this.headerFormat.replace('%s', this.#token) }
+  }
+
+  /**
+   * Sends a request with this token attached per its mode (the gem's `request`).
+   *
+   * @param verb HTTP verb.
+   * @param path Path relative to the client's `site`, or an absolute URL (not checked: never pass
+   *   an untrusted URL, the token would go there).
+   * @param opts `params` (query), `body`, `headers`, `snaky`, `parse`, `raiseErrors`.
+   * @returns The response.
+   * @throws {OAuth2Error} For 400-599 responses when `raiseErrors` is on.
+   */
+  async request(
+    verb: HttpVerb,
+    path: string | URL,
+    opts: TokenRequestOptions = {},
+  ): Promise<Response> {
+    if (!isRecord(opts)) throw invalidType('opts', 'an object', opts)
+    const mode = this.#modeFor(verb.toLowerCase() as HttpVerb)
+    let next: RequestOptions = opts
+    switch (mode) {
+      case 'header': {
+        // The token's header replaces any Authorization the caller passed.
+        const headers: Record<string, string> = {}
+        for (const [k, v] of Object.entries(opts.headers ?? {})) {
+          if (k.toLowerCase() !== 'authorization') headers[k] = v
+        }
+        headers.authorization = this.headerFormat.replace('%s', this.#token)
+        next = { ...opts, headers }
+        break
+      }
+      case 'query':
+        next = { ...opts, params: { ...opts.params, [this.paramName]: this.#token } }
+        break
+      case 'body': {
+        const body = opts.body
+        if (body === undefined || isRecord(body)) {
+          next = { ...opts, body: { ...body, [this.paramName]: this.#token } }
+        } else if (typeof body === 'string') {
+          next = { ...opts, body: `${body}&${this.paramName}=${this.#token}` }
+        } else {
+          throw invalidType('opts.body', "an object or string in 'body' mode", body)
+        }
+        break
+      }
+    }
+    return this.client.request(verb, path, next)
+  }
+
+  /** `GET` with the token. See {@link AccessToken.request}. */
+  get(path: string | URL, opts?: TokenRequestOptions): Promise<Response> {
+    return this.request('get', path, opts)
+  }
+
+  /** `POST` with the token. See {@link AccessToken.request}. */
+  post(path: string | URL, opts?: TokenRequestOptions): Promise<Response> {
+    return this.request('post', path, opts)
+  }
+
+  /** `PUT` with the token. See {@link AccessToken.request}. */
+  put(path: string | URL, opts?: TokenRequestOptions): Promise<Response> {
+    return this.request('put', path, opts)
+  }
+
+  /** `PATCH` with the token. See {@link AccessToken.request}. */
+  patch(path: string | URL, opts?: TokenRequestOptions): Promise<Response> {
+    return this.request('patch', path, opts)
+  }
+
+  /** `DELETE` with the token. See {@link AccessToken.request}. */
+  delete(path: string | URL, opts?: TokenRequestOptions): Promise<Response> {
+    return this.request('delete', path, opts)
+  }
+
+  /**
+   * Verifies the `id_token` of the token response (OpenID Connect Core §3.1.3.7) and returns its
+   * claims. See {@link Client.verifyIdToken}.
+   *
+   * @throws {OAuth2Error} `invalid_id_token` when the response has no `id_token` or it is invalid.
+   */
+  async idToken(options: VerifyIdTokenOptions = {}): Promise<IdTokenClaims> {
+    const idToken =
+      this.params.id_token ?? (this.tokenName === 'id_token' ? this.#token : undefined)
+    if (typeof idToken !== 'string' || idToken === '') {
+      throw new OAuth2Error({
+        error: 'invalid_id_token',
+        error_description: 'the token response has no id_token',
+      })
+    }
+    return this.client.verifyIdToken(idToken, options)
+  }
+
+  /**
+   * The token as a plain object for storage (the gem's `to_hash`): extra fields, `access_token`,
+   * `refresh_token`, `expires_at` (epoch seconds, latency already subtracted), `mode`,
+   * `headerFormat`, `paramName` and `tokenName`. {@link AccessToken.fromHash} restores it.
+   */
+  toHash(): AccessTokenHash {
+    return {
+      ...this.params,
+      access_token: this.#token,
+      ...(this.#refreshToken === undefined ? {} : { refresh_token: this.#refreshToken }),
+      ...(this.expiresAt === undefined ? {} : { expires_at: this.expiresAt }),
+      mode: this.mode,
+      headerFormat: this.headerFormat,
+      paramName: this.paramName,
+      ...(this.tokenName === undefined ? {} : { tokenName: this.tokenName }),
+    }
+  }
+
+  /** A view with secrets filtered, for `JSON.stringify` and `util.inspect`. */
+  #safeView(): Record<string, unknown> {
+    const label = this.client.config.filteredLabel
+    const filtered = new Set(this.client.config.filteredDebugKeys.map((k) => k.toLowerCase()))
+    const params: Record<string, unknown> = {}
+    for (const [k, v] of Object.entries(this.params))
+      params[k] = filtered.has(k.toLowerCase()) ? label : v
+    return {
+      token: label,
+      refreshToken: this.#refreshToken === undefined ? undefined : label,
+      expiresIn: this.expiresIn,
+      expiresAt: this.expiresAt,
+      expiresLatency: this.expiresLatency,
+      mode: typeof this.mode === 'function' ? '[Function]' : this.mode,
+      headerFormat: this.headerFormat,
+      paramName: this.paramName,
+      tokenName: this.tokenName,
+      params,
+    }
+  }
+
+  /** The token without secrets (token and refresh token filtered). Use {@link AccessToken.toHash} to persist. */
+  toJSON(): Record<string, unknown> {
+    return this.#safeView()
+  }
+
+  /** `util.inspect` output without secrets. */
+  [Symbol.for('nodejs.util.inspect.custom')](): unknown {
+    return Object.assign(Object.create({ constructor: AccessToken }) as object, this.#safeView())
+  }
+}
+
+function optionalString(name: string, value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined
+  if (typeof value !== 'string') throw invalidType(name, 'a string', value)
+  return value
+}

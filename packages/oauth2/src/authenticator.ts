@@ -1,0 +1,129 @@
+import { invalidValue } from './args.js'
+import { importSigningKey, signJwt, type SigningOptions } from './jwt.js'
+import { formUrlEncode } from './url.js'
+
+/** How the client authenticates to the token endpoint (RFC 6749 §2.3, RFC 7523, RFC 8705). */
+export type AuthScheme = 'basic_auth' | 'request_body' | 'tls_client_auth' | 'private_key_jwt'
+
+/** All {@link AuthScheme} values. @internal */
+export const AUTH_SCHEMES: readonly AuthScheme[] = [
+  'basic_auth',
+  'request_body',
+  'tls_client_auth',
+  'private_key_jwt',
+]
+
+/**
+ * How `basic_auth` encodes id and secret before Base64: `'form'` applies
+ * `application/x-www-form-urlencoded` to each (RFC 6749 §2.3.1, what oidc-provider and most
+ * servers expect); `'raw'` sends them as they are (the Ruby gem's behaviour).
+ */
+export type BasicAuthEncoding = 'form' | 'raw'
+
+/** `client_assertion_type` of RFC 7523 §2.2. */
+export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer'
+
+/** Lifetime of a `private_key_jwt` assertion, seconds. */
+const ASSERTION_LIFETIME = 60
+
+function base64(text: string): string {
+  const bytes = new TextEncoder().encode(text)
+  let binary = ''
+  for (const byte of bytes) binary += String.fromCharCode(byte)
+  return btoa(binary)
+}
+
+/**
+ * Adds client authentication to a token, revocation or introspection request (the gem's
+ * `OAuth2::Authenticator`). Holds the secret; never prints it.
+ *
+ * @internal
+ */
+export class Authenticator {
+  readonly #id: string
+  readonly #secret: string | undefined
+  readonly #scheme: AuthScheme
+  readonly #encoding: BasicAuthEncoding
+  readonly #privateKey: SigningOptions | undefined
+  readonly #now: () => number
+  #key: ReturnType<typeof importSigningKey> | undefined
+
+  constructor(
+    id: string,
+    secret: string | undefined,
+    scheme: AuthScheme,
+    options: {
+      basicAuthEncoding: BasicAuthEncoding
+      privateKey: SigningOptions | undefined
+      now: () => number
+    },
+  ) {
+    this.#id = id
+    this.#secret = secret
+    this.#scheme = scheme
+    this.#encoding = options.basicAuthEncoding
+    this.#privateKey = options.privateKey
+    this.#now = options.now
+  }
+
+  /** The `Authorization` value for HTTP Basic, per the configured encoding. */
+  basicAuthHeader(): string {
+    const enc = this.#encoding === 'form' ? formUrlEncode : (s: string) => s
+    return `Basic ${base64(`${enc(this.#id)}:${enc(this.#secret ?? '')}`)}`
+  }
+
+  /**
+   * Adds credentials to `params` and `headers` (both mutated; caller values win).
+   *
+   * @param audience The token endpoint URL (`aud` of a `private_key_jwt` assertion).
+   */
+  async apply(
+    params: Record<string, unknown>,
+    headers: Record<string, string>,
+    audience: string,
+  ): Promise<void> {
+    switch (this.#scheme) {
+      case 'basic_auth':
+        if (!('authorization' in headers)) headers.authorization = this.basicAuthHeader()
+        return
+      case 'request_body':
+        params.client_id ??= this.#id
+        if (this.#secret !== undefined) params.client_secret ??= this.#secret
+        return
+      case 'tls_client_auth':
+        params.client_id ??= this.#id
+        return
+      case 'private_key_jwt':
+        if (params.client_assertion !== undefined) return
+        params.client_assertion_type = CLIENT_ASSERTION_TYPE
+        params.client_assertion = await this.#assertion(audience)
+        return
+    }
+  }
+
+  /** Builds the RFC 7523 §2.2 client assertion: iss = sub = client_id, aud, jti, iat, exp. */
+  async #assertion(audience: string): Promise<string> {
+    const options = this.#privateKey
+    if (options === undefined) {
+      throw invalidValue(
+        'options.privateKey',
+        "is required for authScheme 'private_key_jwt' unless params carry client_assertion",
+      )
+    }
+    this.#key ??= importSigningKey('options.privateKey', options)
+    const key = await this.#key
+    const now = Math.floor(this.#now() / 1000)
+    return signJwt(
+      {
+        iss: this.#id,
+        sub: this.#id,
+        aud: audience,
+        jti: crypto.randomUUID(),
+        iat: now,
+        exp: now + ASSERTION_LIFETIME,
+      },
+      options,
+      key,
+    )
+  }
+}

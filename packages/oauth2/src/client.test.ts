@@ -1,0 +1,678 @@
+import { inspect } from 'node:util'
+import { decodeProtectedHeader, exportJWK, generateKeyPair, jwtVerify } from 'jose'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { FakeServer } from '../test/support/fake-server.js'
+import { Client } from './client.js'
+import { ConnectionError, OAuth2Error, TimeoutError } from './error.js'
+import { SnakyHash } from './snaky-hash.js'
+import { FakeClock } from '@gatehouse/testing'
+
+const argError = (
+  code: 'ERR_INVALID_ARG_TYPE' | 'ERR_INVALID_ARG_VALUE',
+  message: string,
+): unknown =>
+  expect.objectContaining({
+    name: 'TypeError',
+    code,
+    message: expect.stringContaining(message) as unknown,
+  }) as unknown
+
+describe('Client construction', () => {
+  it('applies the gem defaults', () => {
+    const client = new Client('id', 'secret')
+    expect(client.options).toMatchObject({
+      authorizeUrl: 'oauth/authorize',
+      tokenUrl: 'oauth/token',
+      revokeUrl: 'oauth/revoke',
+      tokenMethod: 'post',
+      authScheme: 'basic_auth',
+      raiseErrors: true,
+      maxRedirects: 5,
+      requirePkce: false,
+    })
+    expect(client.id).toBe('id')
+    expect(client.secret).toBe('secret')
+  })
+
+  it('does not mutate the options it is given', () => {
+    const options = Object.freeze({ site: 'https://a.example', connectionOpts: Object.freeze({}) })
+    expect(() => new Client('id', 's', options)).not.toThrow()
+  })
+
+  it('rejects bad arguments with coded TypeErrors naming the argument', () => {
+    expect(() => new Client(1 as unknown as string, 's')).toThrow(
+      argError('ERR_INVALID_ARG_TYPE', '"clientId"'),
+    )
+    expect(() => new Client('id', 5 as unknown as string)).toThrow(
+      argError('ERR_INVALID_ARG_TYPE', '"clientSecret"'),
+    )
+    expect(() => new Client('id', 's', 'x' as never)).toThrow(
+      argError('ERR_INVALID_ARG_TYPE', '"options"'),
+    )
+    expect(() => new Client('id', 's', { authScheme: 'digest' as never })).toThrow(
+      argError('ERR_INVALID_ARG_VALUE', '"options.authScheme" must be one of'),
+    )
+    expect(() => new Client('id', 's', { tokenMethod: 'put' as never })).toThrow(
+      argError('ERR_INVALID_ARG_VALUE', '"options.tokenMethod"'),
+    )
+    expect(() => new Client('id', 's', { maxRedirects: -1 })).toThrow(
+      argError('ERR_INVALID_ARG_TYPE', '"options.maxRedirects"'),
+    )
+    expect(() => new Client('id', 's', { site: 'not a url' })).toThrow(
+      argError('ERR_INVALID_ARG_VALUE', '"options.site"'),
+    )
+    expect(() => new Client('id', 's', { connectionOpts: { timeout: 0 } })).toThrow(
+      argError('ERR_INVALID_ARG_TYPE', '"options.connectionOpts.timeout"'),
+    )
+    expect(() => new Client('id', 's', { logger: {} as never })).toThrow(
+      argError('ERR_INVALID_ARG_TYPE', '"options.logger"'),
+    )
+    expect(
+      () => new Client('id', 's', { privateKey: { key: 'k', algorithm: 'none' as never } }),
+    ).toThrow(argError('ERR_INVALID_ARG_VALUE', '"options.privateKey.algorithm"'))
+  })
+
+  it('never shows the secret or keys through util.inspect or JSON.stringify', () => {
+    const client = new Client('my-id', 'super-secret-value', {
+      site: 'https://a.example',
+      authScheme: 'private_key_jwt',
+      privateKey: { key: '-----BEGIN PRIVATE KEY-----\nKEYDATA', algorithm: 'RS256' },
+      connectionOpts: { tls: { cert: 'CERT', key: 'TLS-KEY-DATA' } },
+    })
+    for (const text of [inspect(client, { depth: 10 }), JSON.stringify(client)]) {
+      expect(text).toContain('my-id')
+      expect(text).toContain('[FILTERED]')
+      expect(text).not.toContain('super-secret-value')
+      expect(text).not.toContain('KEYDATA')
+      expect(text).not.toContain('TLS-KEY-DATA')
+    }
+  })
+})
+
+describe('URL building', () => {
+  it('puts relative URLs under the site path, leading-slash URLs at the host root, absolute URLs as given', () => {
+    const nested = new Client('id', 's', { site: 'https://auth.example/tenant' })
+    expect(nested.tokenUrl()).toBe('https://auth.example/tenant/oauth/token')
+    const slash = new Client('id', 's', { site: 'https://auth.example/tenant', tokenUrl: '/token' })
+    expect(slash.tokenUrl()).toBe('https://auth.example/token')
+    const absolute = new Client('id', 's', {
+      site: 'https://auth.example',
+      tokenUrl: 'https://other.example/t',
+    })
+    expect(absolute.tokenUrl()).toBe('https://other.example/t')
+  })
+
+  it('builds authorize URLs with client_id, response_type, redirect_uri, sorted keys and %20 spaces', () => {
+    const client = new Client('client id', 's', {
+      site: 'https://auth.example/base/',
+      redirect_uri: 'https://app.example/cb',
+    })
+    expect(client.authCode.authorizeUrl({ scope: 'openid profile', state: 'a!b' })).toBe(
+      'https://auth.example/base/oauth/authorize?client_id=client%20id&redirect_uri=https%3A%2F%2Fapp.example%2Fcb&response_type=code&scope=openid%20profile&state=a%21b',
+    )
+    expect(client.implicit.authorizeUrl({ redirect_uri: 'https://other/cb' })).toBe(
+      'https://auth.example/base/oauth/authorize?client_id=client%20id&redirect_uri=https%3A%2F%2Fother%2Fcb&response_type=token',
+    )
+    expect(client.authorizeUrl()).toBe(
+      'https://auth.example/base/oauth/authorize?redirect_uri=https%3A%2F%2Fapp.example%2Fcb',
+    )
+  })
+
+  it('keeps query parameters already in the endpoint URL', () => {
+    const client = new Client('id', 's', {
+      site: 'https://a.example',
+      authorizeUrl: '/auth?tenant=t1&z=1',
+    })
+    expect(client.authCode.authorizeUrl({ z: '2' })).toBe(
+      'https://a.example/auth?client_id=id&response_type=code&tenant=t1&z=2',
+    )
+  })
+
+  it('refuses client_secret in authorization URLs and enforces requirePkce', () => {
+    const client = new Client('id', 's', { site: 'https://a.example', requirePkce: true })
+    expect(() => client.authCode.authorizeUrl({ client_secret: 'x' })).toThrow(
+      argError('ERR_INVALID_ARG_VALUE', '"params.client_secret"'),
+    )
+    expect(() => client.implicit.authorizeUrl({ client_secret: 'x' })).toThrow(TypeError)
+    expect(() => client.authCode.authorizeUrl({ state: 's' })).toThrow(
+      argError('ERR_INVALID_ARG_VALUE', '"params.code_challenge" is required'),
+    )
+    expect(() =>
+      client.authCode.authorizeUrl({ code_challenge: 'c', code_challenge_method: 'plain' }),
+    ).toThrow(argError('ERR_INVALID_ARG_VALUE', '"params.code_challenge_method"'))
+    expect(
+      client.authCode.authorizeUrl({ code_challenge: 'c', code_challenge_method: 'S256' }),
+    ).toContain('code_challenge=c&code_challenge_method=S256')
+  })
+
+  it('needs a site for relative URLs', () => {
+    expect(() => new Client('id', 's').tokenUrl()).toThrow(
+      argError('ERR_INVALID_ARG_TYPE', '"site"'),
+    )
+  })
+})
+
+describe('Client#request', () => {
+  let server: FakeServer
+  let other: FakeServer
+  let client: Client
+
+  beforeEach(async () => {
+    server = await FakeServer.start()
+    other = await FakeServer.start()
+    client = new Client('id', 'secret', { site: `${server.url}/api` })
+  })
+
+  afterEach(async () => {
+    await Promise.all([server.close(), other.close()])
+    server.assertDone()
+    other.assertDone()
+  })
+
+  it('sends params, headers and a form body; parses the JSON response', async () => {
+    server.on('POST', '/api/things', { status: 201, body: { thingId: 7 } })
+    const response = await client.request('post', 'things', {
+      params: { b: '2', a: 'x y' },
+      headers: { 'X-Trace': 't1' },
+      body: { name: 'n', tags: ['a', 'b'] },
+    })
+    expect(response.status).toBe(201)
+    expect(response.parsed).toEqual(new SnakyHash({ thing_id: 7 }))
+    expect(response.headers['content-type']).toBe('application/json')
+    const req = server.last()
+    expect(req.url).toBe('/api/things?a=x%20y&b=2')
+    expect(req.headers['x-trace']).toBe('t1')
+    expect(req.headers['content-type']).toBe('application/x-www-form-urlencoded')
+    expect(req.body).toBe('name=n&tags=a&tags=b')
+  })
+
+  it('encodes object bodies as JSON when the Content-Type says so or the builder asks for JSON', async () => {
+    server.on('PUT', '/api/a', { body: '' }).on('PATCH', '/api/b', { body: '' })
+    await client.request('put', 'a', {
+      headers: { 'Content-Type': 'application/json' },
+      body: { x: 1 },
+    })
+    expect(server.last().body).toBe('{"x":1}')
+    const jsonClient = new Client('id', 's', { site: `${server.url}/api` }, (c) =>
+      c.request('json'),
+    )
+    await jsonClient.request('PATCH', 'b', { body: { y: [1] } })
+    expect(server.last().headers['content-type']).toBe('application/json')
+    expect(server.last().body).toBe('{"y":[1]}')
+  })
+
+  it('sends connectionOpts headers and runs builder middleware in order', async () => {
+    server.on('GET', '/api/m', { body: 'ok', headers: { 'content-type': 'text/plain' } })
+    const seen: string[] = []
+    const c = new Client(
+      'id',
+      's',
+      { site: `${server.url}/api`, connectionOpts: { headers: { 'User-Agent': 'gh' } } },
+      (b) =>
+        b
+          .use(async (req, next) => {
+            seen.push('outer')
+            req.headers['x-mw'] = '1'
+            const res = await next(req)
+            return { ...res, body: `${res.body}!` }
+          })
+          .use(async (req, next) => {
+            seen.push('inner')
+            return next(req)
+          }),
+    )
+    const response = await c.request('get', 'm')
+    expect(response.body).toBe('ok!')
+    expect(seen).toEqual(['outer', 'inner'])
+    expect(server.last().headers['user-agent']).toBe('gh')
+    expect(server.last().headers['x-mw']).toBe('1')
+  })
+
+  it('uses an injected fetch', async () => {
+    server.on('GET', '/api/f', { body: { ok: true } })
+    const calls: string[] = []
+    const c = new Client('id', 's', {
+      site: `${server.url}/api`,
+      fetch: async (url, init) => {
+        calls.push(`${init.method} ${url}`)
+        return fetch(url, init)
+      },
+    })
+    expect((await c.request('get', 'f')).parsed).toEqual(new SnakyHash({ ok: true }))
+    expect(calls).toEqual([`GET ${server.url}/api/f`])
+  })
+
+  it.each([301, 302, 307])('follows %i keeping the verb and body', async (status) => {
+    server.on('POST', '/api/old', { status, headers: { location: '/api/new?x=1' } })
+    server.on('POST', '/api/new', (req) => ({ body: { got: req.body, q: req.query.get('x') } }))
+    const response = await client.request('post', 'old', { body: 'a=1' })
+    expect(response.parsed).toEqual(new SnakyHash({ got: 'a=1', q: '1' }))
+  })
+
+  it('turns a 303 into a GET without body', async () => {
+    server.on('POST', '/api/form', { status: 303, headers: { location: 'done' } })
+    server.on('GET', '/api/done', (req) => ({
+      body: { body: req.body, type: req.headers['content-type'] ?? null },
+    }))
+    const response = await client.request('post', 'form', { body: { a: '1' } })
+    expect(response.parsed).toEqual(new SnakyHash({ body: '', type: null }))
+  })
+
+  it('keeps Authorization on same-origin redirects and drops it on cross-origin ones', async () => {
+    server.on('GET', '/api/a', { status: 302, headers: { location: `${server.url}/api/b` } })
+    server.on('GET', '/api/b', { status: 302, headers: { location: `${other.url}/c` } })
+    other.on('GET', '/c', { body: 'end', headers: { 'content-type': 'text/plain' } })
+    await client.request('get', 'a', { headers: { AUTHORIZATION: 'Bearer t' } })
+    expect(server.requests.map((r) => r.headers.authorization)).toEqual(['Bearer t', 'Bearer t'])
+    expect(other.last().headers.authorization).toBeUndefined()
+  })
+
+  it('keeps a protocol-relative Location on the current origin', async () => {
+    server.on('GET', '/api/a', { status: 302, headers: { location: `//evil.example/x` } })
+    server.on('GET', '///evil.example/x', { body: 'stayed' })
+    expect((await client.request('get', 'a')).body).toBe('stayed')
+  })
+
+  it('returns the 3xx once maxRedirects is reached, and 308 as is', async () => {
+    const c = new Client('id', 's', { site: server.url, maxRedirects: 1 })
+    server.on('GET', '/r1', { status: 302, headers: { location: '/r2' } })
+    server.on('GET', '/r2', { status: 302, headers: { location: '/r3' } })
+    expect((await c.request('get', '/r1')).status).toBe(302)
+    server.on('GET', '/p', { status: 308, headers: { location: '/q' } })
+    expect((await c.request('get', '/p')).status).toBe(308)
+  })
+
+  it('throws missing_location for a redirect without Location', async () => {
+    server.on('GET', '/api/r', { status: 301 })
+    await expect(client.request('get', 'r')).rejects.toMatchObject({
+      name: 'OAuth2Error',
+      code: 'missing_location',
+      message: 'Got 301 status code, but no Location header was present',
+    })
+  })
+
+  it('throws OAuth2Error for 400-599, or sets response.error with raiseErrors false', async () => {
+    const body = { error: 'invalid_token', error_description: 'expired' }
+    server.on('GET', '/api/e', { status: 401, body }, 3)
+    const error = await client.request('get', 'e').catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(OAuth2Error)
+    expect(error).toMatchObject({
+      code: 'invalid_token',
+      description: 'expired',
+      response: { status: 401 },
+    })
+    const response = await client.request('get', 'e', { raiseErrors: false })
+    expect(response.status).toBe(401)
+    expect(response.error?.code).toBe('invalid_token')
+    const lenient = new Client('id', 's', { site: `${server.url}/api`, raiseErrors: false })
+    expect((await lenient.request('get', 'e')).error).toBeInstanceOf(OAuth2Error)
+  })
+
+  it('throws unhandled_status outside 200-599 regardless of raiseErrors', async () => {
+    server.on('GET', '/api/odd', { status: 600 })
+    await expect(client.request('get', 'odd', { raiseErrors: false })).rejects.toMatchObject({
+      code: 'unhandled_status',
+      message: 'Unhandled status code value of 600',
+    })
+  })
+
+  it('maps connection failures to ConnectionError', async () => {
+    const closed = await FakeServer.start()
+    await closed.close()
+    const c = new Client('id', 's', { site: closed.url })
+    await expect(c.request('get', '/x')).rejects.toBeInstanceOf(ConnectionError)
+    const viaFetch = new Client('id', 's', { site: closed.url, fetch })
+    await expect(viaFetch.request('get', '/x')).rejects.toBeInstanceOf(ConnectionError)
+  })
+
+  it('maps timeouts to TimeoutError (undici and fetch)', async () => {
+    server.on(
+      'GET',
+      '/api/slow',
+      () =>
+        new Promise((resolve) =>
+          setTimeout(() => {
+            resolve({ body: 'late' })
+          }, 400),
+        ),
+      2,
+    )
+    const c = new Client('id', 's', { site: `${server.url}/api`, connectionOpts: { timeout: 50 } })
+    await expect(c.request('get', 'slow')).rejects.toBeInstanceOf(TimeoutError)
+    const f = new Client('id', 's', {
+      site: `${server.url}/api`,
+      fetch,
+      connectionOpts: { timeout: 50 },
+    })
+    await expect(f.request('get', 'slow')).rejects.toBeInstanceOf(TimeoutError)
+  })
+
+  it('rejects bad arguments', async () => {
+    await expect(client.request('fetch' as never, 'x')).rejects.toThrow(
+      argError('ERR_INVALID_ARG_VALUE', '"verb"'),
+    )
+    await expect(client.request('get', 5 as never)).rejects.toThrow(
+      argError('ERR_INVALID_ARG_TYPE', '"url"'),
+    )
+    await expect(client.request('get', 'x', { params: { a: {} } })).rejects.toThrow(
+      argError('ERR_INVALID_ARG_TYPE', '"params.a"'),
+    )
+  })
+})
+
+describe('Client#getToken and client authentication', () => {
+  let server: FakeServer
+  const tokenBody = {
+    access_token: 'at',
+    token_type: 'Bearer',
+    expires_in: 3600,
+    refresh_token: 'rt',
+  }
+
+  beforeEach(async () => {
+    server = await FakeServer.start()
+  })
+
+  afterEach(async () => {
+    await server.close()
+    server.assertDone()
+  })
+
+  it('posts a form with HTTP Basic (form-encoded per RFC 6749 §2.3.1) and builds the token', async () => {
+    server.on('POST', '/oauth/token', { body: tokenBody })
+    const client = new Client('id:1', 'a+b%2Fc d', { site: server.url })
+    const token = await client.getToken({ grant_type: 'client_credentials', scope: 'a b' })
+    expect(token.token).toBe('at')
+    expect(token.refreshToken).toBe('rt')
+    expect(token.params).toEqual({ token_type: 'Bearer' })
+    expect(token.response?.status).toBe(200)
+    const req = server.last()
+    expect(req.body).toBe('grant_type=client_credentials&scope=a%20b')
+    expect(req.headers['content-type']).toBe('application/x-www-form-urlencoded')
+    expect(Buffer.from(req.headers.authorization!.slice(6), 'base64').toString()).toBe(
+      'id%3A1:a%2Bb%252Fc+d',
+    )
+  })
+
+  it('sends raw Basic credentials with basicAuthEncoding raw (the gem)', async () => {
+    server.on('POST', '/oauth/token', { body: tokenBody })
+    const client = new Client('id', 'a+b c', { site: server.url, basicAuthEncoding: 'raw' })
+    await client.clientCredentials.getToken()
+    expect(server.last().headers.authorization).toBe(
+      `Basic ${Buffer.from('id:a+b c').toString('base64')}`,
+    )
+  })
+
+  it('lets a caller Authorization header win over Basic', async () => {
+    server.on('POST', '/oauth/token', { body: tokenBody })
+    const client = new Client('id', 's', { site: server.url })
+    await client.clientCredentials.getToken({ headers: { Authorization: 'Custom x' } })
+    expect(server.last().headers.authorization).toBe('Custom x')
+  })
+
+  it('request_body sends client_id and client_secret in the form (caller params win)', async () => {
+    server.on('POST', '/oauth/token', { body: tokenBody }, 2)
+    const client = new Client('id', 'sec', { site: server.url, authScheme: 'request_body' })
+    await client.clientCredentials.getToken({ resource: 'https://api.example' })
+    expect(server.last().form).toEqual({
+      client_id: 'id',
+      client_secret: 'sec',
+      grant_type: 'client_credentials',
+      resource: 'https://api.example',
+    })
+    expect(server.last().headers.authorization).toBeUndefined()
+    await client.clientCredentials.getToken({ client_id: 'other' })
+    expect(server.last().form.client_id).toBe('other')
+  })
+
+  it('tls_client_auth sends only client_id', async () => {
+    server.on('POST', '/oauth/token', { body: tokenBody })
+    const client = new Client('id', 'sec', { site: server.url, authScheme: 'tls_client_auth' })
+    await client.clientCredentials.getToken()
+    expect(server.last().form).toEqual({ client_id: 'id', grant_type: 'client_credentials' })
+    expect(server.last().headers.authorization).toBeUndefined()
+  })
+
+  it('private_key_jwt builds the RFC 7523 §2.2 client assertion', async () => {
+    server.on('POST', '/oauth/token', { body: tokenBody })
+    const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true })
+    const clock = new FakeClock(Date.UTC(2030, 0, 1))
+    const client = new Client('cid', undefined, {
+      site: server.url,
+      authScheme: 'private_key_jwt',
+      privateKey: { key: await exportJWK(privateKey), algorithm: 'ES256', kid: 'k1' },
+      clock,
+    })
+    await client.clientCredentials.getToken()
+    const form = server.last().form
+    expect(form.client_assertion_type).toBe(
+      'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+    )
+    expect(decodeProtectedHeader(form.client_assertion!)).toMatchObject({ alg: 'ES256', kid: 'k1' })
+    const { payload } = await jwtVerify(form.client_assertion!, publicKey, {
+      currentDate: new Date(clock.now()),
+    })
+    expect(payload).toMatchObject({
+      iss: 'cid',
+      sub: 'cid',
+      aud: `${server.url}/oauth/token`,
+      iat: clock.nowSeconds(),
+    })
+    expect(payload.exp).toBe(clock.nowSeconds() + 60)
+    expect(typeof payload.jti).toBe('string')
+    expect(server.last().headers.authorization).toBeUndefined()
+  })
+
+  it('private_key_jwt without a key needs a caller assertion', async () => {
+    server.on('POST', '/oauth/token', { body: tokenBody })
+    const client = new Client('cid', undefined, { site: server.url, authScheme: 'private_key_jwt' })
+    await expect(client.clientCredentials.getToken()).rejects.toThrow(
+      argError('ERR_INVALID_ARG_VALUE', '"options.privateKey"'),
+    )
+    await client.clientCredentials.getToken({
+      client_assertion: 'mine',
+      client_assertion_type: 'x',
+    })
+    expect(server.last().form).toMatchObject({
+      client_assertion: 'mine',
+      client_assertion_type: 'x',
+    })
+  })
+
+  it('sends params in the query for tokenMethod get and post_with_query_string', async () => {
+    server
+      .on('GET', '/oauth/token', { body: tokenBody })
+      .on('POST', '/oauth/token', { body: tokenBody })
+    const client = new Client('id', 's', { site: server.url, tokenMethod: 'get' })
+    await client.clientCredentials.getToken({ scope: 'x' })
+    expect(server.requests[0]!.url).toBe('/oauth/token?grant_type=client_credentials&scope=x')
+    await client.clientCredentials.getToken({ tokenMethod: 'post_with_query_string' })
+    expect(server.last().method).toBe('POST')
+    expect(server.last().url).toBe('/oauth/token?grant_type=client_credentials')
+    expect(server.last().body).toBe('')
+  })
+
+  it('sends JSON when the caller sets Content-Type: application/json; reserved keys never go on the wire', async () => {
+    server.on('POST', '/oauth/token', { body: tokenBody })
+    const client = new Client('id', 's', { site: server.url })
+    await client.getToken({
+      grant_type: 'x',
+      headers: { 'Content-Type': 'application/json' },
+      snaky: true,
+      parse: 'json',
+      tokenName: 'access_token',
+    })
+    expect(JSON.parse(server.last().body)).toEqual({ grant_type: 'x' })
+  })
+
+  it('lets accessTokenOpts override response fields, and reads tokenName from params', async () => {
+    server.on(
+      'POST',
+      '/oauth/token',
+      { body: { accessToken: 'camel', custom_token: 'ct', expires_in: 10 } },
+      2,
+    )
+    const client = new Client('id', 's', { site: server.url })
+    const a = await client.getToken({ grant_type: 'x' }, { expires_in: 99, mode: 'query' })
+    expect(a.token).toBe('camel')
+    expect(a.expiresIn).toBe(99)
+    expect(a.mode).toBe('query')
+    const b = await client.getToken({ grant_type: 'x', tokenName: 'customToken' })
+    expect(b.token).toBe('ct')
+    expect(b.params.access_token).toBe('camel')
+  })
+
+  it('keeps provider keys with snaky false and uses snakyHashClass', async () => {
+    class Mine extends SnakyHash {}
+    server.on('POST', '/oauth/token', { body: { accessToken: 'x', extraField: 1 } }, 2)
+    const client = new Client('id', 's', { site: server.url })
+    const plain = await client.getToken({ grant_type: 'x', snaky: false })
+    expect(plain.token).toBe('x')
+    expect(plain.params).toEqual({ extraField: 1 })
+    const mine = await client.getToken({ grant_type: 'x', snakyHashClass: Mine })
+    expect(mine.response?.parsed).toBeInstanceOf(Mine)
+  })
+
+  it('parses form token responses', async () => {
+    server.on('POST', '/oauth/token', {
+      body: 'access_token=f&expires_in=60',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    })
+    const token = await new Client('id', 's', { site: server.url }).getToken({ grant_type: 'x' })
+    expect(token.token).toBe('f')
+    expect(token.expiresIn).toBe(60)
+  })
+
+  it.each([
+    ['HTML', '<html>no</html>', 'text/html'],
+    ['a JSON array', '[1,2]', 'application/json'],
+    ['an empty JSON object', '{}', 'application/json'],
+    ['invalid JSON', '{"access_token":', 'application/json'],
+  ])('throws invalid_token_response with the body for %s', async (_name, body, type) => {
+    server.on('POST', '/oauth/token', { body, headers: { 'content-type': type } })
+    const error = await new Client('id', 's', { site: server.url })
+      .getToken({ grant_type: 'x' })
+      .catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(OAuth2Error)
+    expect(error).toMatchObject({ code: 'invalid_token_response', body })
+    expect((error as Error).message).toContain(body)
+  })
+
+  it('throws the server error even with raiseErrors false', async () => {
+    server.on('POST', '/oauth/token', { status: 400, body: { error: 'invalid_grant' } })
+    const client = new Client('id', 's', { site: server.url, raiseErrors: false })
+    await expect(client.authCode.getToken('bad')).rejects.toMatchObject({ code: 'invalid_grant' })
+  })
+
+  it('revokes with a form POST (RFC 7009) or the gem query string', async () => {
+    server.on('POST', '/oauth/revoke', { status: 200 }, 2)
+    const client = new Client('id', 's', { site: server.url })
+    const response = await client.revokeToken('tok', 'refresh_token', { extra: '1' })
+    expect(response.status).toBe(200)
+    expect(server.last().form).toEqual({
+      extra: '1',
+      token: 'tok',
+      token_type_hint: 'refresh_token',
+    })
+    expect(server.last().headers.authorization).toMatch(/^Basic /)
+    await client.revokeToken('tok', undefined, { tokenMethod: 'post_with_query_string' })
+    expect(server.last().url).toBe('/oauth/revoke?token=tok')
+  })
+
+  it('introspects with client authentication', async () => {
+    server.on('POST', '/oauth/introspect', { body: { active: true, scope: 'a' } })
+    const response = await new Client('id', 's', { site: server.url }).introspectToken(
+      'tok',
+      'access_token',
+    )
+    expect(response.parsed).toEqual(new SnakyHash({ active: true, scope: 'a' }))
+    expect(server.last().form).toEqual({ token: 'tok', token_type_hint: 'access_token' })
+  })
+})
+
+describe('debug logging', () => {
+  let server: FakeServer
+
+  beforeEach(async () => {
+    server = await FakeServer.start()
+  })
+
+  afterEach(async () => {
+    vi.unstubAllEnvs()
+    await server.close()
+    server.assertDone()
+  })
+
+  const capture = () => {
+    const lines: string[] = []
+    return {
+      lines,
+      logger: { debug: (m: string) => lines.push(m), warn: (m: string) => lines.push(`WARN ${m}`) },
+    }
+  }
+
+  it('logs nothing unless OAUTH_DEBUG is true', async () => {
+    vi.stubEnv('OAUTH_DEBUG', 'false')
+    server.on('POST', '/oauth/token', { body: { access_token: 'at' } })
+    const { lines, logger } = capture()
+    await new Client('id', 's', { site: server.url, logger }).clientCredentials.getToken()
+    expect(lines).toEqual([])
+  })
+
+  it('logs requests and responses with filtered secrets in headers, query, form and JSON', async () => {
+    vi.stubEnv('OAUTH_DEBUG', 'TRUE')
+    server.on('POST', '/oauth/token', {
+      body: {
+        access_token: 'AT-SECRET',
+        refresh_token: 'RT-SECRET',
+        nested: { id_token: 'ID-SECRET' },
+        scope: 'api',
+      },
+    })
+    server.on('GET', '/oauth/token', { body: 'ok', headers: { 'content-type': 'text/plain' } })
+    const { lines, logger } = capture()
+    const client = new Client('id', 'CLIENT-SECRET', {
+      site: server.url,
+      logger,
+      authScheme: 'request_body',
+    })
+    await client.password.getToken('ann', 'PASSWORD-SECRET', { code_verifier: 'CV-SECRET' })
+    await client.request('get', '/oauth/token', { params: { token: 'Q-SECRET', keep: 'visible' } })
+    const text = lines.join('\n')
+    expect(text).toContain('request: POST')
+    expect(text).toContain('response: Status 200')
+    expect(text).toContain('scope')
+    expect(text).toContain('keep=visible')
+    expect(text).toContain('[FILTERED]')
+    for (const secret of [
+      'AT-SECRET',
+      'RT-SECRET',
+      'ID-SECRET',
+      'CLIENT-SECRET',
+      'CV-SECRET',
+      'Q-SECRET',
+    ]) {
+      expect(text).not.toContain(secret)
+    }
+  })
+
+  it('filters Authorization and configured keys', async () => {
+    vi.stubEnv('OAUTH_DEBUG', 'true')
+    const { configure } = await import('./config.js')
+    const previous = configure({ filteredDebugKeys: ['password'], filteredLabel: '<hidden>' })
+    try {
+      server.on('POST', '/oauth/token', { body: { access_token: 'AT-SECRET' } })
+      const { lines, logger } = capture()
+      await new Client('id', 'BASIC-SECRET', { site: server.url, logger }).password.getToken(
+        'ann',
+        'PW-SECRET',
+      )
+      const text = lines.join('\n')
+      expect(text).toContain('<hidden>')
+      expect(text).toContain('username=ann')
+      expect(text).not.toMatch(/PW-SECRET|AT-SECRET|Basic /)
+    } finally {
+      configure(previous)
+    }
+  })
+})

@@ -1,0 +1,151 @@
+import type { Response } from './response.js'
+
+/**
+ * The library-wide settings of {@link configure} (the gem's `OAuth2.configure`). This module
+ * holds the package's only global state; clients take a snapshot when they are constructed.
+ */
+
+/** Library-wide settings. */
+export interface Configuration {
+  /**
+   * Silences the warning issued when a token response has more than one token-like field
+   * (`access_token`, `id_token`, `token`, ...).
+   *
+   * @default true
+   */
+  readonly silenceExtraTokensWarning: boolean
+  /**
+   * Silences the warning issued when no token is found in a token response.
+   *
+   * @default true
+   */
+  readonly silenceNoTokensWarning: boolean
+  /**
+   * Shown instead of secret values in inspected objects and debug output.
+   *
+   * @default '[FILTERED]'
+   */
+  readonly filteredLabel: string
+  /**
+   * Keys whose values are replaced by {@link Configuration.filteredLabel} in debug output (headers,
+   * query, form and JSON bodies), compared case-insensitively. `Authorization` is always filtered.
+   *
+   * @default ['access_token', 'refresh_token', 'id_token', 'client_secret', 'assertion', 'code_verifier', 'token']
+   */
+  readonly filteredDebugKeys: readonly string[]
+}
+
+const DEFAULTS: Configuration = Object.freeze({
+  silenceExtraTokensWarning: true,
+  silenceNoTokensWarning: true,
+  filteredLabel: '[FILTERED]',
+  filteredDebugKeys: Object.freeze([
+    'access_token',
+    'refresh_token',
+    'id_token',
+    'client_secret',
+    'assertion',
+    'code_verifier',
+    'token',
+  ]),
+})
+
+const state = { current: DEFAULTS }
+
+/**
+ * Changes library-wide settings (the gem's `OAuth2.configure`). Clients and access tokens read the
+ * settings when they are created, so call this before creating them.
+ *
+ * @param settings The settings to change; the others keep their values.
+ * @returns The settings in force before the call, so they can be restored with
+ *   `configure(previous)`.
+ * @throws {TypeError} `ERR_INVALID_ARG_TYPE` when a setting has the wrong type.
+ *
+ * @example
+ * ```ts
+ * import { configure } from '@gatehouse/oauth2'
+ * configure({ filteredDebugKeys: ['client_assertion'], silenceNoTokensWarning: false })
+ * ```
+ */
+export function configure(settings: Partial<Configuration>): Configuration {
+  if (typeof settings !== 'object' || (settings as unknown) === null) {
+    throw Object.assign(new TypeError('"settings" must be an object'), {
+      code: 'ERR_INVALID_ARG_TYPE',
+    })
+  }
+  const previous = state.current
+  const next = { ...previous, ...settings }
+  for (const key of ['silenceExtraTokensWarning', 'silenceNoTokensWarning'] as const) {
+    if (typeof next[key] !== 'boolean') throw settingType(key, 'a boolean')
+  }
+  if (typeof next.filteredLabel !== 'string') throw settingType('filteredLabel', 'a string')
+  if (
+    !Array.isArray(next.filteredDebugKeys) ||
+    !next.filteredDebugKeys.every((k) => typeof k === 'string')
+  ) {
+    throw settingType('filteredDebugKeys', 'an array of strings')
+  }
+  // Extending the list (the gem's `filtered_debug_keys += [...]`) keeps the built-in keys.
+  const keys = new Set([...DEFAULTS.filteredDebugKeys, ...next.filteredDebugKeys])
+  state.current = Object.freeze({ ...next, filteredDebugKeys: Object.freeze([...keys]) })
+  return previous
+}
+
+function settingType(key: string, expected: string): TypeError {
+  return Object.assign(new TypeError(`"settings.${key}" must be ${expected}`), {
+    code: 'ERR_INVALID_ARG_TYPE',
+  })
+}
+
+/** The settings in force now (a frozen snapshot). @internal */
+export function currentConfiguration(): Configuration {
+  return state.current
+}
+
+/**
+ * Whether debug logging is on: only when the environment variable `OAUTH_DEBUG` is `true`
+ * (case-insensitive), as in the gem. Runtimes without `process.env` never log.
+ *
+ * @internal
+ */
+export function debugEnabled(
+  env: Readonly<Record<string, string | undefined>> | undefined = (
+    globalThis as { process?: { env?: Record<string, string | undefined> } }
+  ).process?.env,
+): boolean {
+  return env?.OAUTH_DEBUG?.toLowerCase() === 'true'
+}
+
+/**
+ * A body parser: receives the body string and the response, returns the parsed value. Register
+ * one with `Response.registerParser`.
+ */
+export type Parser = (body: string, response: Response) => unknown
+
+/** A registered parser and the MIME types it handles. @internal */
+export interface ParserEntry {
+  readonly key: string
+  readonly mimeTypes: readonly string[]
+  readonly parser: Parser
+}
+
+const parsers = {
+  byKey: new Map<string, ParserEntry>(),
+  byMime: new Map<string, ParserEntry>(),
+}
+
+/** Adds or replaces a parser (see `Response.registerParser`). @internal */
+export function registerParser(entry: ParserEntry): void {
+  parsers.byKey.set(entry.key, entry)
+  for (const mime of entry.mimeTypes) parsers.byMime.set(mime.toLowerCase(), entry)
+}
+
+/** The parser registered under `key`. @internal */
+export function parserByKey(key: string): ParserEntry | undefined {
+  return parsers.byKey.get(key)
+}
+
+/** The parser registered for a MIME type (lowercase, without parameters). @internal */
+export function parserByMime(mime: string): ParserEntry | undefined {
+  return parsers.byMime.get(mime)
+}

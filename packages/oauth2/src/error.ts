@@ -1,0 +1,189 @@
+import { Response } from './response.js'
+
+/**
+ * Error codes: the RFC 6749 §5.2 / RFC 7009 / RFC 6750 ones a server sends in `error`, and the
+ * ones this library sets itself when there is no server error to report. Any other string a server
+ * sends is passed through.
+ */
+export type OAuth2ErrorCode =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unauthorized_client'
+  | 'unsupported_grant_type'
+  | 'invalid_scope'
+  | 'access_denied'
+  | 'unsupported_response_type'
+  | 'server_error'
+  | 'temporarily_unavailable'
+  | 'unsupported_token_type'
+  | 'invalid_token'
+  | 'insufficient_scope'
+  /** The token response was not a non-empty JSON object or form. */
+  | 'invalid_token_response'
+  /** A token has neither an access token nor a refresh token (and `raiseErrors` is on). */
+  | 'no_token'
+  /** `refresh()` was called on a token without a refresh token. */
+  | 'no_refresh_token'
+  /** `revoke()` was called without the token it should revoke, or with a bad hint. */
+  | 'unrevocable_token'
+  /** A redirect had no `Location` header. */
+  | 'missing_location'
+  /** The server answered with a status outside 200-599. */
+  | 'unhandled_status'
+  /** An ID token failed validation (signature, `iss`, `aud`, `azp`, `exp`, `iat`, `nonce`, `auth_time`). */
+  | 'invalid_id_token'
+  /** Discovery metadata is missing, malformed, or for another issuer. */
+  | 'invalid_metadata'
+  /** The UserInfo response was not a JSON object, or its `sub` did not match. */
+  | 'invalid_userinfo'
+
+/** Fields of an error built without a response (the gem's `OAuth2::Error.new(hash)`). */
+export interface OAuth2ErrorFields {
+  /** The error code (`error` in RFC 6749 §5.2). */
+  readonly error?: string | undefined
+  /** A human-readable description (`error_description`). */
+  readonly error_description?: string | undefined
+  readonly [field: string]: unknown
+}
+
+/** Options of the {@link OAuth2Error} constructor. */
+export interface OAuth2ErrorOptions {
+  /** Replaces the message built from code, description and body. */
+  readonly message?: string
+  /** Overrides the code read from the response body. */
+  readonly code?: OAuth2ErrorCode
+  /** Overrides the description read from the response body. */
+  readonly description?: string
+  /** The underlying error. */
+  readonly cause?: unknown
+}
+
+/**
+ * An error reported by the authorization or resource server, or a token that cannot be used.
+ *
+ * Thrown by `Client#request` (and everything built on it) for responses with status 400-599 when
+ * `raiseErrors` is on (the default); with `raiseErrors` off it is set as `response.error` instead.
+ * `code` and `description` come from the standard `error` and `error_description` fields of the
+ * body (RFC 6749 §5.2). The message is `"<code>: <description>"` followed by a newline and the
+ * body, or just the body when the body carries neither (the gem's format).
+ *
+ * For example, this exchange throws an `OAuth2Error` with `code` `invalid_grant`:
+ * ```
+ * HTTP/1.1 400 Bad Request
+ * Content-Type: application/json
+ *
+ * {"error":"invalid_grant","error_description":"grant request is invalid"}
+ * ```
+ *
+ * @example
+ * ```ts
+ * import { OAuth2Error, type Client } from '@gatehouse/oauth2'
+ * let client!: Client
+ * try {
+ *   await client.authCode.getToken('code', { redirect_uri: 'https://app.example/cb' })
+ * } catch (error) {
+ *   if (error instanceof OAuth2Error && error.code === 'invalid_grant') {
+ *     // start the authorization again
+ *   }
+ * }
+ * ```
+ */
+export class OAuth2Error extends Error {
+  /** The `error` field of the body, or a code of this library (see {@link OAuth2ErrorCode}). */
+  readonly code: OAuth2ErrorCode | (string & {}) | undefined
+  /** The `error_description` field of the body. */
+  readonly description: string | undefined
+  /** The HTTP response, when the error came from one. */
+  readonly response: Response | undefined
+  /** The response body, or the JSON of the fields the error was built from. */
+  readonly body: string
+
+  /**
+   * @param source The response (code and description are read from its parsed body) or the error
+   *   fields.
+   * @param options Overrides and the cause.
+   */
+  constructor(source: Response | OAuth2ErrorFields, options: OAuth2ErrorOptions = {}) {
+    let code: string | undefined
+    let description: string | undefined
+    let body: string
+    let response: Response | undefined
+    if (source instanceof Response) {
+      response = source
+      body = source.body
+      const parsed = safeParsed(source)
+      if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) {
+        const fields = parsed as Record<string, unknown>
+        code = asString(fields.error)
+        description = asString(fields.error_description)
+      }
+    } else {
+      code = asString(source.error)
+      description = asString(source.error_description)
+      body = JSON.stringify(source)
+    }
+    code = options.code ?? code
+    description = options.description ?? description
+    super(options.message ?? errorMessage(code, description, body), { cause: options.cause })
+    this.name = 'OAuth2Error'
+    this.code = code
+    this.description = description
+    this.response = response
+    this.body = body
+  }
+}
+
+function asString(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined
+  return typeof value === 'string' ? value : JSON.stringify(value)
+}
+
+/** A body that fails to parse still makes an error; only its code and description are lost. */
+function safeParsed(response: Response): unknown {
+  try {
+    return response.parsed
+  } catch {
+    return undefined
+  }
+}
+
+function errorMessage(code: string | undefined, description: string | undefined, body: string) {
+  if (code === undefined && description === undefined) return body
+  const head = `${code === undefined ? '' : `${code}: `}${description ?? ''}`
+  return `${head}\n${body}`
+}
+
+/**
+ * The connection to the server failed (refused, reset, DNS, TLS handshake); the gem's
+ * `OAuth2::ConnectionError`. The message is the transport's; `cause` is the transport's error.
+ */
+export class ConnectionError extends Error {
+  /** Always `ERR_OAUTH2_CONNECTION`. */
+  readonly code = 'ERR_OAUTH2_CONNECTION'
+  /**
+   * @param message The transport's message.
+   * @param options `cause`: the transport's error.
+   */
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'ConnectionError'
+  }
+}
+
+/**
+ * The server did not answer within `connectionOpts.timeout`; the gem's `OAuth2::TimeoutError`.
+ * Not a subclass of {@link ConnectionError} (as in the gem): catch both for "transport failed".
+ */
+export class TimeoutError extends Error {
+  /** Always `ERR_OAUTH2_TIMEOUT`. */
+  readonly code = 'ERR_OAUTH2_TIMEOUT'
+  /**
+   * @param message The transport's message.
+   * @param options `cause`: the transport's error.
+   */
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'TimeoutError'
+  }
+}

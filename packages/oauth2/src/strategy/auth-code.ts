@@ -1,0 +1,96 @@
+import type { AccessToken, AccessTokenOptions } from '../access-token.js'
+import { assertRecord, assertString, invalidValue } from '../args.js'
+import type { Client, TokenParams } from '../client.js'
+
+/** Parameters of an authorization request (RFC 6749 §4.1.1, RFC 7636 §4.3, OIDC Core §3.1.2.1). */
+export interface AuthorizeParams {
+  readonly redirect_uri?: string
+  readonly scope?: string
+  readonly state?: string
+  readonly code_challenge?: string
+  readonly code_challenge_method?: 'S256' | 'plain' | (string & {})
+  /** OpenID Connect replay protection; check it with `verifyIdToken(…, { nonce })`. */
+  readonly nonce?: string
+  readonly [param: string]: unknown
+}
+
+/** Parameters of an authorization code exchange (RFC 6749 §4.1.3, RFC 7636 §4.5). */
+export interface AuthCodeTokenParams extends TokenParams {
+  readonly redirect_uri?: string
+  readonly code_verifier?: string
+}
+
+/**
+ * The Authorization Code grant (RFC 6749 §4.1), with PKCE (RFC 7636); reach it as
+ * `client.authCode`.
+ *
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.1
+ */
+export class AuthCode {
+  readonly #client: Client
+
+  /** @param client The client. */
+  constructor(client: Client) {
+    this.#client = client
+  }
+
+  /**
+   * The URL to send the user's browser to: the client's authorize endpoint with `response_type=code`,
+   * `client_id`, the client's `redirect_uri` (if set) and `params` (which win), sorted by key.
+   *
+   * @throws {TypeError} `ERR_INVALID_ARG_VALUE` when `params` holds `client_secret` (it must never
+   *   reach a browser), or when the client has `requirePkce` and `code_challenge` or
+   *   `code_challenge_method` is missing.
+   */
+  authorizeUrl(params: AuthorizeParams = {}): string {
+    assertRecord('params', params)
+    if (Object.hasOwn(params, 'client_secret')) {
+      throw invalidValue('params.client_secret', 'must not be sent to the authorization endpoint')
+    }
+    if (this.#client.options.requirePkce) {
+      if (typeof params.code_challenge !== 'string' || params.code_challenge === '') {
+        throw invalidValue('params.code_challenge', 'is required (requirePkce): use pkce()')
+      }
+      if (params.code_challenge_method !== 'S256') {
+        throw invalidValue('params.code_challenge_method', "must be 'S256' (requirePkce)")
+      }
+    }
+    return this.#client.authorizeUrl({
+      response_type: 'code',
+      client_id: this.#client.id,
+      ...params,
+    })
+  }
+
+  /**
+   * Exchanges an authorization code for a token (RFC 6749 §4.1.3): sends `grant_type`, `code`,
+   * the client's `redirect_uri` and `params` (which win).
+   *
+   * @param code The `code` of the callback.
+   * @param params `redirect_uri`, `code_verifier`, `headers`, extra parameters.
+   * @param accessTokenOpts Options of the token (override response fields).
+   * @throws {TypeError} `ERR_INVALID_ARG_VALUE` when the client has `requirePkce` and
+   *   `code_verifier` is missing.
+   * @throws {OAuth2Error} The server's error, or `invalid_token_response`.
+   */
+  async getToken(
+    code: string,
+    params: AuthCodeTokenParams = {},
+    accessTokenOpts?: AccessTokenOptions,
+  ): Promise<AccessToken> {
+    assertString('code', code)
+    assertRecord('params', params)
+    if (this.#client.options.requirePkce && typeof params.code_verifier !== 'string') {
+      throw invalidValue('params.code_verifier', 'is required (requirePkce)')
+    }
+    return this.#client.getToken(
+      {
+        grant_type: 'authorization_code',
+        code,
+        ...this.#client.redirectionParams(),
+        ...params,
+      },
+      accessTokenOpts,
+    )
+  }
+}

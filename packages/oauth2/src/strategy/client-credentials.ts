@@ -1,0 +1,32 @@
+import type { AccessToken, AccessTokenOptions } from '../access-token.js'
+import { assertRecord } from '../args.js'
+import type { Client, TokenParams } from '../client.js'
+
+/**
+ * The Client Credentials grant (RFC 6749 §4.4); reach it as `client.clientCredentials`.
+ *
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.4
+ */
+export class ClientCredentials {
+  readonly #client: Client
+
+  /** @param client The client. */
+  constructor(client: Client) {
+    this.#client = client
+  }
+
+  /**
+   * Gets a token for the client itself. `grant_type` is always `client_credentials`.
+   *
+   * @param params `scope`, `resource` (RFC 8707), `headers`, extra parameters.
+   * @param accessTokenOpts Options of the token.
+   * @throws {OAuth2Error} The server's error.
+   */
+  async getToken(
+    params: TokenParams = {},
+    accessTokenOpts?: AccessTokenOptions,
+  ): Promise<AccessToken> {
+    assertRecord('params', params)
+    return this.#client.getToken({ ...params, grant_type: 'client_credentials' }, accessTokenOpts)
+  }
+}

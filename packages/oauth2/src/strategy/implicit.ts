@@ -1,0 +1,37 @@
+import { assertRecord, invalidValue } from '../args.js'
+import type { Client } from '../client.js'
+import type { AuthorizeParams } from './auth-code.js'
+
+/**
+ * The Implicit grant (RFC 6749 §4.2); reach it as `client.implicit`. Omitted from OAuth 2.1: kept
+ * for 2.0 compatibility. The token comes back in the callback's fragment: read it with
+ * `AccessToken.fromKvform(client, fragment)`.
+ *
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.2
+ */
+export class Implicit {
+  readonly #client: Client
+
+  /** @param client The client. */
+  constructor(client: Client) {
+    this.#client = client
+  }
+
+  /**
+   * The URL to send the user's browser to, with `response_type=token`, `client_id`, the client's
+   * `redirect_uri` and `params` (which win).
+   *
+   * @throws {TypeError} `ERR_INVALID_ARG_VALUE` when `params` holds `client_secret`.
+   */
+  authorizeUrl(params: AuthorizeParams = {}): string {
+    assertRecord('params', params)
+    if (Object.hasOwn(params, 'client_secret')) {
+      throw invalidValue('params.client_secret', 'must not be sent to the authorization endpoint')
+    }
+    return this.#client.authorizeUrl({
+      response_type: 'token',
+      client_id: this.#client.id,
+      ...params,
+    })
+  }
+}

@@ -1,0 +1,42 @@
+import type { AccessToken, AccessTokenOptions } from '../access-token.js'
+import { assertRecord, assertString } from '../args.js'
+import type { Client, TokenParams } from '../client.js'
+
+/**
+ * The Resource Owner Password Credentials grant (RFC 6749 §4.3); reach it as `client.password`.
+ * Omitted from OAuth 2.1: kept for 2.0 compatibility.
+ *
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.3
+ */
+export class Password {
+  readonly #client: Client
+
+  /** @param client The client. */
+  constructor(client: Client) {
+    this.#client = client
+  }
+
+  /**
+   * Gets a token for a username and password.
+   *
+   * @param username The resource owner's username.
+   * @param password The resource owner's password.
+   * @param params `scope`, `headers`, extra parameters.
+   * @param accessTokenOpts Options of the token.
+   * @throws {OAuth2Error} The server's error.
+   */
+  async getToken(
+    username: string,
+    password: string,
+    params: TokenParams = {},
+    accessTokenOpts?: AccessTokenOptions,
+  ): Promise<AccessToken> {
+    assertString('username', username)
+    assertString('password', password)
+    assertRecord('params', params)
+    return this.#client.getToken(
+      { grant_type: 'password', username, password, ...params },
+      accessTokenOpts,
+    )
+  }
+}
