@@ -187,8 +187,8 @@ export class TokenService {
    * - active → revoked, and a child token (same session, `parent` = it) is issued;
    * - revoked, and the session's active token is its child → that child is returned again (a
    *   client that lost the response retries; also what parallel refreshes of one token get);
-   * - revoked, rotation on, within `SECURITY_REFRESH_TOKEN_REUSE_INTERVAL` of its revocation →
-   *   a new child is issued;
+   * - revoked, rotation on, within `SECURITY_REFRESH_TOKEN_REUSE_INTERVAL` of its revocation, and
+   *   the family still has an active token → a new child is issued;
    * - revoked otherwise → with rotation on, every token of its family is revoked (committed);
    *   400 `refresh_token_already_used` either way.
    *
@@ -259,8 +259,9 @@ export class TokenService {
       } else {
         const security = this.settings.security
         const reuseEnds = token.updatedAt.getTime() + security.refreshTokenReuseInterval * 1000
-        if (!security.refreshTokenRotationEnabled || now > reuseEnds) {
-          if (security.refreshTokenRotationEnabled) {
+        // No active token left means the family was already revoked for reuse: never revive it.
+        if (!active || !security.refreshTokenRotationEnabled || now > reuseEnds) {
+          if (active && security.refreshTokenRotationEnabled) {
             await revokeTokenFamily(tx, token, now)
             await addAuditLogEntry(
               tx,
