@@ -1,21 +1,12 @@
 import { inspect } from 'node:util'
 import { decodeProtectedHeader, exportJWK, generateKeyPair, jwtVerify } from 'jose'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { argError } from '../test/support/expect.js'
 import { FakeServer } from '../test/support/fake-server.js'
 import { Client } from './client.js'
 import { ConnectionError, OAuth2Error, TimeoutError } from './error.js'
 import { SnakyHash } from './snaky-hash.js'
 import { FakeClock } from '@gatehouse/testing'
-
-const argError = (
-  code: 'ERR_INVALID_ARG_TYPE' | 'ERR_INVALID_ARG_VALUE',
-  message: string,
-): unknown =>
-  expect.objectContaining({
-    name: 'TypeError',
-    code,
-    message: expect.stringContaining(message) as unknown,
-  }) as unknown
 
 describe('Client construction', () => {
   it('applies the gem defaults', () => {
