@@ -1,0 +1,122 @@
+import { describe, expect, it } from 'vitest'
+import { ConfigError, loadSettings, splitRequiredCharacters } from './settings.js'
+
+const REQUIRED = {
+  AUTHSVC_SITE_URL: 'http://localhost:3000',
+  AUTHSVC_API_EXTERNAL_URL: 'http://localhost:9999',
+  AUTHSVC_JWT_SECRET: 'secret',
+  AUTHSVC_DB_DRIVER: 'postgres',
+  DATABASE_URL: 'postgres://localhost/db',
+}
+
+function problems(env: Record<string, string>): readonly string[] {
+  try {
+    loadSettings(env)
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems
+    throw error
+  }
+  return []
+}
+
+describe('loadSettings', () => {
+  it('applies upstream defaults', () => {
+    const s = loadSettings(REQUIRED)
+    expect(s.port).toBe(8081)
+    expect(s.jwt).toMatchObject({
+      exp: 3600,
+      adminRoles: ['service_role', 'supabase_admin'],
+      adminGroupName: 'admin',
+    })
+    expect(s.password).toEqual({ minLength: 6, requiredCharacters: [] })
+    expect(s.security).toEqual({
+      refreshTokenRotationEnabled: true,
+      refreshTokenReuseInterval: 0,
+      updatePasswordRequireReauthentication: false,
+    })
+    expect(s.external).toMatchObject({
+      emailEnabled: true,
+      phoneEnabled: false,
+      anonymousUsersEnabled: false,
+    })
+    expect(s.db).toEqual({
+      driver: 'postgres',
+      url: 'postgres://localhost/db',
+      maxPoolSize: 0,
+      namespace: '',
+    })
+    expect(s.log).toEqual({ level: 'info', file: '' })
+    expect(Object.isFrozen(s.jwt)).toBe(true)
+  })
+
+  it('lists every problem in one error', () => {
+    expect(problems({ AUTHSVC_DB_DRIVER: 'mysql', AUTHSVC_JWT_EXP: 'soon', PORT: 'x' })).toEqual([
+      'AUTHSVC_SITE_URL: required',
+      'AUTHSVC_API_EXTERNAL_URL: required',
+      'AUTHSVC_DB_DRIVER: must be postgres (got "mysql")',
+      'AUTHSVC_DB_DATABASE_URL (or DATABASE_URL): required',
+      'AUTHSVC_JWT_SECRET: required unless AUTHSVC_JWT_KEYS holds a signing key',
+      'PORT: must be an integer of at least 0 (got "x")',
+      'AUTHSVC_JWT_EXP: must be an integer of at least 1 (got "soon")',
+    ])
+  })
+
+  it('never echoes secret values in problems', () => {
+    const list = problems({ ...REQUIRED, DATABASE_URL: 'mysql://user:pw@host/db' })
+    expect(list).toEqual(['DATABASE_URL: must start with postgres://, postgresql:// or pglite://'])
+    expect(list.join()).not.toContain('pw@host')
+  })
+
+  it('accepts GOTRUE_ names and prefers AUTHSVC_ ones; unprefixed PORT/DATABASE_URL/LOG_LEVEL', () => {
+    const s = loadSettings({
+      GOTRUE_SITE_URL: 'http://site',
+      GOTRUE_API_EXTERNAL_URL: 'http://api',
+      GOTRUE_JWT_SECRET: 'gotrue',
+      AUTHSVC_JWT_SECRET: 'authsvc',
+      GOTRUE_DB_DRIVER: 'postgres',
+      DATABASE_URL: 'pglite://memory',
+      PORT: '9999',
+      LOG_LEVEL: 'debug',
+      GOTRUE_JWT_EXP: '60',
+    })
+    expect(s).toMatchObject({ siteUrl: 'http://site', port: 9999, log: { level: 'debug' } })
+    expect(s.jwt).toMatchObject({ secret: 'authsvc', exp: 60 })
+    expect(s.db.url).toBe('pglite://memory')
+    expect(loadSettings({ ...REQUIRED, PORT: '1', AUTHSVC_API_PORT: '2' }).port).toBe(2)
+  })
+
+  it('parses the reuse interval as seconds or a Go duration', () => {
+    const env = { ...REQUIRED, AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '10' }
+    expect(loadSettings(env).security.refreshTokenReuseInterval).toBe(10)
+    env.AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL = '1m30s'
+    expect(loadSettings(env).security.refreshTokenReuseInterval).toBe(90)
+  })
+
+  it('does not require JWT_SECRET when JWT_KEYS is set, and checks its shape', () => {
+    const env: Record<string, string> = {
+      ...REQUIRED,
+      AUTHSVC_JWT_SECRET: '',
+      AUTHSVC_JWT_KEYS: '[{"kty":"RSA"}]',
+    }
+    expect(loadSettings(env).jwt.keys).toHaveLength(1)
+    env.AUTHSVC_JWT_KEYS = '[1]'
+    expect(problems(env)).toContain('AUTHSVC_JWT_KEYS: key 0 is not a JWK (an object with "kty")')
+  })
+
+  it('raises PASSWORD_MIN_LENGTH below 6 to 6 and checks DB_NAMESPACE', () => {
+    expect(loadSettings({ ...REQUIRED, AUTHSVC_PASSWORD_MIN_LENGTH: '3' }).password.minLength).toBe(
+      6,
+    )
+    expect(problems({ ...REQUIRED, AUTHSVC_DB_NAMESPACE: 'Bad-Name' })).toEqual([
+      'AUTHSVC_DB_NAMESPACE: must be lower-case letters, digits and underscores (got "Bad-Name")',
+    ])
+  })
+})
+
+describe('splitRequiredCharacters', () => {
+  it('splits on colons and keeps escaped ones', () => {
+    expect(splitRequiredCharacters('abc:ABC:0-9')).toEqual(['abc', 'ABC', '0-9'])
+    expect(splitRequiredCharacters('ab\\:c:!?')).toEqual(['ab:c', '!?'])
+    expect(splitRequiredCharacters('')).toEqual([])
+  })
+})

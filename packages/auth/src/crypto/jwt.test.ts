@@ -1,0 +1,73 @@
+import { FakeClock } from '@gatehouse/testing'
+import { exportJWK, generateKeyPair, SignJWT } from 'jose'
+import { describe, expect, it } from 'vitest'
+import { JwtKeyError, JwtKeys } from './jwt.js'
+
+const clock = new FakeClock(Date.UTC(2026, 0, 1))
+const now = Math.floor(clock.now() / 1000)
+
+describe('JwtKeys', () => {
+  it('signs and verifies HS256 with JWT_SECRET (kid from JWT_KEY_ID)', async () => {
+    const keys = await JwtKeys.load({ secret: 's3cret', keyId: 'main', keys: [] })
+    const token = await keys.sign({ sub: 'x', exp: now + 60 })
+    expect(JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString())).toEqual({
+      alg: 'HS256',
+      typ: 'JWT',
+      kid: 'main',
+    })
+    expect((await keys.verify(token, clock)).sub).toBe('x')
+    expect(keys.jwks()).toEqual({ keys: [] })
+  })
+
+  it('checks exp against the injected clock, and accepts tokens without exp', async () => {
+    const keys = await JwtKeys.load({ secret: 's3cret', keyId: '', keys: [] })
+    const expired = await keys.sign({ sub: 'x', exp: now - 1 })
+    await expect(keys.verify(expired, clock)).rejects.toThrow(/exp/)
+    const forever = await keys.sign({ role: 'service_role' })
+    expect((await keys.verify(forever, clock)).role).toBe('service_role')
+  })
+
+  it('rejects tokens signed by someone else and alg=none', async () => {
+    const keys = await JwtKeys.load({ secret: 's3cret', keyId: '', keys: [] })
+    const other = await new SignJWT({ sub: 'x' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .sign(new TextEncoder().encode('other'))
+    await expect(keys.verify(other, clock)).rejects.toThrow()
+    const none = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from('{"sub":"x"}').toString('base64url')}.`
+    await expect(keys.verify(none, clock)).rejects.toThrow()
+  })
+
+  it.each(['RS256', 'ES256', 'EdDSA'] as const)(
+    'signs with a %s JWK and still verifies HS256',
+    async (alg) => {
+      const { privateKey } = await generateKeyPair(alg, { extractable: true })
+      const jwk = { ...(await exportJWK(privateKey)), kid: 'k1' }
+      const keys = await JwtKeys.load({ secret: 's3cret', keyId: '', keys: [jwk] })
+      expect(keys.signingAlgorithm).toBe(alg)
+      const token = await keys.sign({ sub: 'x' })
+      expect((await keys.verify(token, clock)).sub).toBe('x')
+      const [published] = keys.jwks().keys
+      expect(published).toMatchObject({ kid: 'k1', alg, use: 'sig', key_ops: ['verify'] })
+      expect(published).not.toHaveProperty('d')
+      const legacy = await new SignJWT({ sub: 'old' })
+        .setProtectedHeader({ alg: 'HS256' })
+        .sign(new TextEncoder().encode('s3cret'))
+      expect((await keys.verify(legacy, clock)).sub).toBe('old')
+    },
+  )
+
+  it('refuses two signing keys and a configuration without any', async () => {
+    const a = {
+      ...(await exportJWK((await generateKeyPair('ES256', { extractable: true })).privateKey)),
+      key_ops: ['sign'],
+    }
+    const b = {
+      ...(await exportJWK((await generateKeyPair('ES256', { extractable: true })).privateKey)),
+      key_ops: ['sign'],
+    }
+    await expect(JwtKeys.load({ secret: '', keyId: '', keys: [a, b] })).rejects.toThrow(JwtKeyError)
+    await expect(JwtKeys.load({ secret: '', keyId: '', keys: [] })).rejects.toThrow(
+      /no signing key/,
+    )
+  })
+})

@@ -1,0 +1,116 @@
+import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { createTestSchema, getFreePort, waitFor, type TestDatabase } from '@gatehouse/testing'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { runCli, type CliIo } from '@gatehouse/auth'
+import { testEnv } from '../helpers.js'
+
+const BIN = fileURLToPath(new URL('../../bin/gatehouse-auth.js', import.meta.url))
+
+function fakeIo() {
+  const out: string[] = []
+  const err: string[] = []
+  let handler: ((signal: string) => void) | undefined
+  const io: CliIo = {
+    out: (line) => out.push(line),
+    err: (line) => err.push(line),
+    onSignal: (h) => {
+      handler = h
+    },
+  }
+  return { io, out, err, signal: (name: string) => handler?.(name) }
+}
+
+describe('gatehouse-auth CLI', () => {
+  let schema: TestDatabase
+
+  beforeAll(async () => {
+    schema = await createTestSchema('auth_cli')
+  })
+  afterAll(async () => {
+    await schema.drop()
+  })
+
+  it('prints help', async () => {
+    const { io, out } = fakeIo()
+    expect(await runCli(['--help'], {}, io)).toBe(0)
+    expect(out.join('\n')).toContain('Usage: gatehouse-auth [serve|migrate]')
+  })
+
+  it('lists every configuration problem and exits 2', async () => {
+    const { io, err } = fakeIo()
+    expect(await runCli(['migrate'], { AUTHSVC_DB_DRIVER: 'sqlite' }, io)).toBe(2)
+    const message = err.join('\n')
+    expect(message).toContain('AUTHSVC_SITE_URL: required')
+    expect(message).toContain('AUTHSVC_API_EXTERNAL_URL: required')
+    expect(message).toContain('AUTHSVC_DB_DRIVER: must be postgres (got "sqlite")')
+    expect(message).toContain('AUTHSVC_JWT_SECRET: required unless')
+  })
+
+  it('rejects unknown arguments', async () => {
+    const { io, err } = fakeIo()
+    expect(await runCli(['--bogus'], {}, io)).toBe(2)
+    expect(err[0]).toContain('unknown argument "--bogus"')
+  })
+
+  it('migrate applies migrations once', async () => {
+    const first = fakeIo()
+    expect(await runCli(['migrate'], testEnv(schema.url), first.io)).toBe(0)
+    expect(first.out).toEqual(['migrations applied: 0001'])
+    const second = fakeIo()
+    expect(await runCli(['migrate'], testEnv(schema.url), second.io)).toBe(0)
+    expect(second.out).toEqual(['migrations: up to date'])
+  })
+
+  it('serve listens, then stops on a signal', async () => {
+    const port = await getFreePort()
+    const { io, out, signal } = fakeIo()
+    const env = testEnv(schema.url, {
+      PORT: String(port),
+      AUTHSVC_API_HOST: '127.0.0.1',
+      LOG_LEVEL: 'error',
+    })
+    const running = runCli([], env, io)
+    await waitFor(() => out.some((line) => line.includes('listening on')), { what: 'the server' })
+    expect(out[0]).toBe(
+      `gatehouse-auth: listening on http://127.0.0.1:${String(port)} (database: postgres)`,
+    )
+    const res = await fetch(`http://127.0.0.1:${String(port)}/health`)
+    expect(res.status).toBe(200)
+    signal('SIGTERM')
+    expect(await running).toBe(0)
+  })
+
+  it('the executable serves embedded PGlite, prints a service_role key, and exits on SIGTERM', async () => {
+    const port = await getFreePort()
+    const child = spawn(process.execPath, [BIN], {
+      env: {
+        ...process.env,
+        ...testEnv('pglite://memory', {
+          PORT: String(port),
+          AUTHSVC_API_HOST: '127.0.0.1',
+          LOG_LEVEL: 'error',
+        }),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let output = ''
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
+    try {
+      await waitFor(() => output.includes('service_role key'), {
+        timeout: 20_000,
+        what: `the executable (${output})`,
+      })
+      const key = /service_role key \(admin API\): (\S+)/.exec(output)![1]!
+      const res = await fetch(`http://127.0.0.1:${String(port)}/admin/users`, {
+        headers: { authorization: `Bearer ${key}` },
+      })
+      expect(res.status).toBe(200)
+    } finally {
+      child.kill('SIGTERM')
+    }
+    expect(await exited).toBe(0)
+  })
+})
