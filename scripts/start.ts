@@ -28,7 +28,29 @@ interface Service {
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 
 /** The stack. Service issues add their entry here. */
-const services: Service[] = []
+const services: Service[] = [
+  {
+    name: 'auth',
+    bin: 'packages/auth/bin/gatehouse-auth.js',
+    args: ['serve'],
+    env: {
+      // Embedded PostgreSQL (PGlite) in the repository's gitignored .data/ directory.
+      DATABASE_URL: 'pglite://.data/auth',
+      AUTHSVC_DB_DRIVER: 'postgres',
+      AUTHSVC_SITE_URL: 'http://localhost:3000',
+      AUTHSVC_API_EXTERNAL_URL: 'http://127.0.0.1:9999',
+      AUTHSVC_API_HOST: '127.0.0.1',
+      PORT: '9999',
+      AUTHSVC_MAILER_AUTOCONFIRM: 'true',
+      AUTHSVC_JWT_SECRET: 'gatehouse-development-jwt-secret-not-for-production',
+      AUTHSVC_JWT_AUD: 'authenticated',
+      AUTHSVC_JWT_DEFAULT_GROUP_NAME: 'authenticated',
+    },
+    endpoints: [
+      'Supabase-Auth-compatible API on http://127.0.0.1:9999 (PGlite in .data/auth, mail auto-confirm on; the service_role key is printed below)',
+    ],
+  },
+]
 
 const colors = [36, 35, 33, 32, 34]
 const useColor = process.stdout.isTTY && process.env.NO_COLOR === undefined
