@@ -1,5 +1,74 @@
 /**
+ * `@gatehouse/ratelimit`: a rate limit service wire-compatible with envoyproxy/ratelimit (gRPC
+ * `envoy.service.ratelimit.v3`, HTTP `/json`, its YAML configuration and its Redis keys).
+ *
+ * The executable is `gatehouse-ratelimit` (see the README for every environment variable); this
+ * module exports the building blocks for embedding and testing.
+ *
  * @packageDocumentation
- * Work in progress: see the package README.
  */
-export {}
+export {
+  buildRateLimitApp,
+  type AppDeps,
+  type ListeningAddresses,
+  type RateLimitApp,
+} from './app.js'
+export { systemClock, type Clock } from './clock.js'
+export {
+  RateLimitConfig,
+  type ConfigFile,
+  type LoadConfigOptions,
+  type RateLimit,
+} from './config/config.js'
+export { RateLimitConfigError } from './config/errors.js'
+export {
+  BackendError,
+  type CounterStore,
+  type IncrementOp,
+  type RateLimitCache,
+  type ReadOp,
+} from './limiter/cache.js'
+export { generateCacheKey, type CacheKey } from './limiter/cache-key.js'
+export {
+  FixedWindowRateLimitCache,
+  decideStatus,
+  hitsAddends,
+  nearLimitThreshold,
+  type FixedWindowOptions,
+} from './limiter/fixed-window.js'
+export { LocalCache } from './limiter/local-cache.js'
+export { UNIT_SECONDS, secondsUntilReset, unitSeconds, windowStart } from './limiter/units.js'
+export { MemoryCounterStore, type MemoryStoreOptions } from './memory/memory-store.js'
+export {
+  JsonRequestError,
+  formatJsonRateLimitResponse,
+  parseJsonRateLimitRequest,
+  type JsonRequestErrorCode,
+} from './protocol/json.js'
+export {
+  decodeRateLimitRequest,
+  decodeRateLimitResponse,
+  encodeRateLimitRequest,
+  encodeRateLimitResponse,
+  WireFormatError,
+} from './protocol/protobuf.js'
+export type * from './protocol/types.js'
+export { FileConfigProvider, type FileProviderOptions } from './provider/file-provider.js'
+export type { ConfigProvider, ConfigUpdate, ConfigUpdateListener } from './provider/provider.js'
+export { RedisCounterStore, type RedisStoreOptions } from './redis/redis-store.js'
+export { HealthChecker, type HealthComponent } from './server/health.js'
+export { healthServiceDefinition, rateLimitServiceDefinition } from './server/grpc.js'
+export {
+  RateLimitService,
+  ShouldRateLimitError,
+  UNLIMITED_REMAINING,
+  type ServiceOptions,
+} from './service/service.js'
+export {
+  ConfigError,
+  loadSettings,
+  type RedisSettings,
+  type Settings,
+} from './settings/settings.js'
+export { StatsManager, sanitizeStatName, type RateLimitStats } from './stats/manager.js'
+export { StatsStore, type Counter, type Gauge, type StatsSink, type Timer } from './stats/store.js'

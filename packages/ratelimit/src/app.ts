@@ -1,0 +1,282 @@
+/**
+ * Wiring: builds every part of the service from settings (the one place where implementations
+ * are chosen) and returns it not yet listening. `main.ts` calls {@link RateLimitApp.listen};
+ * tests do the same with port 0.
+ *
+ * @module
+ */
+import type { Server as GrpcServer } from '@grpc/grpc-js'
+import type { Server as HttpServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { Writable } from 'node:stream'
+import type { Logger } from 'pino'
+import { systemClock, type Clock } from './clock.js'
+import type { CounterStore } from './limiter/cache.js'
+import { FixedWindowRateLimitCache } from './limiter/fixed-window.js'
+import { LocalCache } from './limiter/local-cache.js'
+import { createLogger } from './logging.js'
+import { MemoryCounterStore } from './memory/memory-store.js'
+import { FileConfigProvider } from './provider/file-provider.js'
+import type { ConfigProvider, ConfigUpdate } from './provider/provider.js'
+import { RedisCounterStore } from './redis/redis-store.js'
+import { buildDebugServer } from './server/debug.js'
+import { bindGrpcServer, buildGrpcServer, shutdownGrpcServer } from './server/grpc.js'
+import { HealthChecker } from './server/health.js'
+import { buildHttpServer } from './server/http.js'
+import { RateLimitService } from './service/service.js'
+import type { Settings } from './settings/settings.js'
+import { StatsManager } from './stats/manager.js'
+import { NullSink, StatsdSink, StreamSink } from './stats/sinks.js'
+import { StatsStore, type StatsSink } from './stats/store.js'
+
+/** Optional replacements for the real dependencies (tests, embedding). */
+export interface AppDeps {
+  /** @default the system clock */
+  readonly clock?: Clock
+  /** @default a pino logger from LOG_LEVEL / LOG_FORMAT on standard error */
+  readonly logger?: Logger
+  /** Counter backend instead of the one `BACKEND_TYPE` selects. */
+  readonly store?: CounterStore
+  /** Configuration source instead of the FILE provider. */
+  readonly provider?: ConfigProvider
+  /** Stats sink instead of the one the settings select. */
+  readonly statsSink?: StatsSink
+  /** Where the stdout stats sink writes. @default process.stdout */
+  readonly stdout?: Writable
+  /** Random source for the expiration jitter. @default Math.random */
+  readonly random?: () => number
+}
+
+/** Where the servers listen. */
+export interface ListeningAddresses {
+  /** HTTP port. */
+  readonly http: number
+  /** gRPC port (0 when on a unix socket). */
+  readonly grpc: number
+  /** Debug port. */
+  readonly debug: number
+}
+
+/** The assembled service. */
+export interface RateLimitApp {
+  readonly settings: Readonly<Settings>
+  readonly logger: Logger
+  readonly service: RateLimitService
+  readonly health: HealthChecker
+  readonly stats: StatsStore
+  readonly statsManager: StatsManager
+  readonly store: CounterStore
+  readonly provider: ConfigProvider
+  readonly grpcServer: GrpcServer
+  readonly httpServer: HttpServer
+  readonly debugServer: HttpServer
+  /**
+   * Loads the initial configuration (waits for it unless `FORCE_START_WITHOUT_INITIAL_CONFIG`),
+   * starts the backend health probe and stats flushing, and binds the three listeners.
+   *
+   * @throws {Error} When a listener cannot bind.
+   */
+  listen(): Promise<ListeningAddresses>
+  /**
+   * Graceful stop (SIGTERM): health turns unhealthy, listeners stop accepting, in-flight calls
+   * finish (up to `drainTimeoutMs`), then the backend closes and stats are flushed.
+   */
+  close(drainTimeoutMs?: number): Promise<void>
+  /** Sends pending stats to the sink now. */
+  flushStats(): void
+}
+
+function buildStore(
+  settings: Readonly<Settings>,
+  clock: Clock,
+  logger: Logger,
+  health: HealthChecker,
+): CounterStore {
+  if (settings.backendType === 'memory') return new MemoryCounterStore({ clock })
+  return new RedisCounterStore({
+    main: settings.redis,
+    perSecond: settings.redisPerSecond ? settings.redisPerSecondSettings : undefined,
+    logger,
+    onConnectionsChange: settings.redisHealthCheckActiveConnection
+      ? (ready) => {
+          health.set('backend', ready > 0)
+        }
+      : undefined,
+  })
+}
+
+function buildSink(settings: Readonly<Settings>, clock: Clock, stdout: Writable): StatsSink {
+  if (settings.disableStats) return new NullSink()
+  if (settings.useStatsd) return new StatsdSink(settings.statsdHost, settings.statsdPort)
+  return new StreamSink(stdout, clock)
+}
+
+function closeHttp(server: HttpServer, timeoutMs: number): Promise<void> {
+  if (!server.listening) return Promise.resolve()
+  return new Promise((resolve) => {
+    const poll = setInterval(() => {
+      server.closeIdleConnections()
+    }, 50)
+    const force = setTimeout(() => {
+      server.closeAllConnections()
+    }, timeoutMs)
+    server.close(() => {
+      clearInterval(poll)
+      clearTimeout(force)
+      resolve()
+    })
+    server.closeIdleConnections()
+  })
+}
+
+function listenHttp(server: HttpServer, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, host, () => {
+      server.off('error', reject)
+      resolve((server.address() as AddressInfo).port)
+    })
+  })
+}
+
+/**
+ * Builds the service. Nothing listens and no configuration is read until
+ * {@link RateLimitApp.listen}; the Redis connections are opened here (in the background).
+ *
+ * @throws {Error} When the Redis TLS files cannot be read or the Redis address is malformed.
+ */
+export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = {}): RateLimitApp {
+  const clock = deps.clock ?? systemClock
+  const logger =
+    deps.logger ?? createLogger({ level: settings.logLevel, format: settings.logFormat })
+  const stats = new StatsStore({ extraTags: settings.extraTags })
+  const statsManager = new StatsManager(stats)
+  const health = new HealthChecker({ configComponent: settings.healthyWithAtLeastOneConfigLoaded })
+  const store = deps.store ?? buildStore(settings, clock, logger, health)
+  const cache = new FixedWindowRateLimitCache({
+    store,
+    clock,
+    localCache:
+      settings.localCacheSizeInBytes > 0
+        ? new LocalCache(settings.localCacheSizeInBytes, clock, stats)
+        : undefined,
+    nearLimitRatio: settings.nearLimitRatio,
+    cacheKeyPrefix: settings.cacheKeyPrefix,
+    expirationJitterMaxSeconds: settings.expirationJitterMaxSeconds,
+    stopCacheKeyIncrementWhenOverlimit: settings.stopCacheKeyIncrementWhenOverlimit,
+    random: deps.random,
+  })
+  const service = new RateLimitService(
+    { cache, stats: statsManager, logger },
+    {
+      globalShadowMode: settings.shadowMode,
+      quotaMode: settings.quotaMode,
+      responseDynamicMetadata: settings.responseDynamicMetadata,
+      mergeDomainConfig: settings.mergeDomainConfig,
+      responseHeaders: settings.limitResponseHeadersEnabled
+        ? {
+            limit: settings.limitLimitHeader,
+            remaining: settings.limitRemainingHeader,
+            reset: settings.limitResetHeader,
+          }
+        : undefined,
+    },
+  )
+  const provider =
+    deps.provider ??
+    new FileConfigProvider({
+      root: settings.runtimeRoot,
+      subdirectory: settings.runtimeSubdirectory,
+      appDirectory: settings.runtimeAppDirectory,
+      ignoreDotFiles: settings.runtimeIgnoreDotFiles,
+      watchRoot: settings.runtimeWatchRoot,
+      logger,
+    })
+  const sink = deps.statsSink ?? buildSink(settings, clock, deps.stdout ?? process.stdout)
+  const grpcServer = buildGrpcServer(
+    { service, health, stats, logger },
+    {
+      maxConnectionAgeMs: settings.grpcMaxConnectionAgeMs,
+      maxConnectionAgeGraceMs: settings.grpcMaxConnectionAgeGraceMs,
+    },
+  )
+  const httpServer = buildHttpServer({ service, health, logger })
+  const debugServer = buildDebugServer({ service, stats })
+
+  let flushTimer: NodeJS.Timeout | undefined
+  let closed = false
+  const flushStats = (): void => {
+    sink.flush(stats.collect())
+  }
+  const onUpdate = (update: ConfigUpdate): void => {
+    if ('error' in update) {
+      statsManager.service.configLoadError.add()
+      logger.error(`Error loading new configuration: ${update.error.message}`)
+      return
+    }
+    const error = service.loadConfig(update.files)
+    if (error === undefined) health.set('config', (service.config?.domains.length ?? 0) > 0)
+  }
+
+  return {
+    settings,
+    logger,
+    service,
+    health,
+    stats,
+    statsManager,
+    store,
+    provider,
+    grpcServer,
+    httpServer,
+    debugServer,
+    flushStats,
+    async listen() {
+      store.ready().then(
+        () => {
+          health.set('backend', true)
+        },
+        (error: unknown) => {
+          if (!closed) logger.error(`backend never became ready: ${(error as Error).message}`)
+        },
+      )
+      const started = provider.start(onUpdate)
+      if (settings.forceStartWithoutInitialConfig) {
+        started.catch((error: unknown) => {
+          logger.error(`configuration provider failed: ${(error as Error).message}`)
+        })
+      } else {
+        logger.info('Waiting for initial ratelimit config update event')
+        await started
+      }
+      flushTimer = setInterval(flushStats, settings.statsFlushIntervalMs)
+      flushTimer.unref()
+      const grpcAddress =
+        settings.grpcUds !== ''
+          ? `unix:${settings.grpcUds}`
+          : `${settings.grpcHost}:${String(settings.grpcPort)}`
+      const [grpc, http, debug] = await Promise.all([
+        bindGrpcServer(grpcServer, grpcAddress),
+        listenHttp(httpServer, settings.port, settings.host),
+        listenHttp(debugServer, settings.debugPort, settings.debugHost),
+      ])
+      logger.info(`listening: http ${String(http)}, grpc ${grpcAddress}, debug ${String(debug)}`)
+      return { http, grpc, debug }
+    },
+    async close(drainTimeoutMs = 10_000) {
+      if (closed) return
+      closed = true
+      health.set('sigterm', false)
+      await provider.stop()
+      await Promise.all([
+        shutdownGrpcServer(grpcServer, drainTimeoutMs),
+        closeHttp(httpServer, drainTimeoutMs),
+        closeHttp(debugServer, 0),
+      ])
+      clearInterval(flushTimer)
+      await store.close()
+      flushStats()
+      await sink.close()
+    },
+  }
+}

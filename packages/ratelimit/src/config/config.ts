@@ -1,0 +1,324 @@
+/**
+ * The loaded rate limit configuration: a tree of descriptors per domain, built from YAML files,
+ * and the matching algorithm that finds the limit for a request descriptor. Semantics and error
+ * texts are upstream's (`src/config/config_impl.go`).
+ *
+ * @module
+ */
+import type { Descriptor, JsonObject, Unit } from '../protocol/types.js'
+import { UNITS } from '../protocol/types.js'
+import type { RateLimitStats, StatsManager } from '../stats/manager.js'
+import { RateLimitConfigError } from './errors.js'
+import { parseConfigFile, type YamlDescriptor } from './yaml.js'
+import { compileWildcard, matchWildcard, type WildcardPattern } from './wildcard.js'
+
+/**
+ * A limit that applies to a request descriptor: from a configured `rate_limit` block, or made up
+ * from the descriptor's own `limit` override.
+ */
+export interface RateLimit {
+  /** Full key of the rule, e.g. `domain.key1_value1.subkey1` (for `/rlconfig`). */
+  readonly fullKey: string
+  readonly requestsPerUnit: number
+  /** `UNKNOWN` only for unlimited rules. */
+  readonly unit: Unit
+  /** Answer OK with remaining 4294967295 without touching the store. */
+  readonly unlimited: boolean
+  /** Over-limit results are reported as OK (and counted as `shadow_mode`). */
+  readonly shadowMode: boolean
+  /** Over-limit fails the request only if every quota descriptor is over. */
+  readonly quotaMode: boolean
+  /** The rule's `name` (for `replaces`), or undefined. */
+  readonly name: string | undefined
+  /** Names of rules this one replaces. */
+  readonly replaces: readonly string[]
+  /** Free-form metadata returned in dynamic metadata. */
+  readonly metadata: JsonObject | undefined
+  /** Where this limit's counters go. */
+  readonly stats: RateLimitStats
+  /**
+   * Per request entry: the `share_threshold` value pattern to use in the cache key instead of
+   * the request's value (undefined entries use the request's value).
+   */
+  readonly sharePatterns: readonly (string | undefined)[] | undefined
+}
+
+/** One configuration file: its config key (used in error texts) and its text. */
+export interface ConfigFile {
+  readonly name: string
+  readonly content: string
+}
+
+interface DescriptorNode {
+  /** `key` or `key_value`. */
+  readonly finalKey: string
+  readonly key: string
+  readonly value: string
+  readonly limit: RateLimit | undefined
+  readonly children: Map<string, DescriptorNode>
+  readonly wildcards: { readonly pattern: WildcardPattern; readonly node: DescriptorNode }[]
+  readonly detailedMetric: boolean
+  readonly valueToMetric: boolean
+  readonly shareThreshold: boolean
+}
+
+function newNode(finalKey = '', key = '', value = ''): DescriptorNode {
+  return {
+    finalKey,
+    key,
+    value,
+    limit: undefined,
+    children: new Map(),
+    wildcards: [],
+    detailedMetric: false,
+    valueToMetric: false,
+    shareThreshold: false,
+  }
+}
+
+const UNIT_BY_NAME: ReadonlyMap<string, Unit> = new Map(UNITS.map((unit) => [unit, unit]))
+
+/** Options of {@link RateLimitConfig.load}. */
+export interface LoadConfigOptions {
+  /** Creates the per-key counters. */
+  readonly stats: StatsManager
+  /** `MERGE_DOMAIN_CONFIG`: several files may define descriptors of one domain. @default false */
+  readonly mergeDomainConfig?: boolean
+}
+
+/**
+ * A loaded, immutable configuration. Create with {@link RateLimitConfig.load}; a failed load
+ * throws and leaves any previous configuration untouched.
+ */
+export class RateLimitConfig {
+  readonly #domains: Map<string, DescriptorNode>
+  readonly #stats: StatsManager
+
+  private constructor(domains: Map<string, DescriptorNode>, stats: StatsManager) {
+    this.#domains = domains
+    this.#stats = stats
+  }
+
+  /**
+   * Parses, validates and builds a configuration from files, in the order given.
+   *
+   * @throws {@link RateLimitConfigError} With upstream's `<name>: <problem>` text for the first
+   *   problem found.
+   */
+  static load(files: readonly ConfigFile[], options: LoadConfigOptions): RateLimitConfig {
+    const domains = new Map<string, DescriptorNode>()
+    for (const file of files) {
+      const root = parseConfigFile(file.name, file.content)
+      if (root.domain === '')
+        throw new RateLimitConfigError(file.name, 'config file cannot have empty domain')
+      let domainNode = domains.get(root.domain)
+      if (domainNode !== undefined) {
+        if (options.mergeDomainConfig !== true) {
+          throw new RateLimitConfigError(
+            file.name,
+            `duplicate domain '${root.domain}' in config file`,
+          )
+        }
+      } else {
+        domainNode = newNode(root.domain)
+        domains.set(root.domain, domainNode)
+      }
+      loadDescriptors(file.name, domainNode, `${root.domain}.`, root.descriptors, options.stats)
+    }
+    return new RateLimitConfig(domains, options.stats)
+  }
+
+  /** Domains in this configuration. */
+  get domains(): readonly string[] {
+    return [...this.#domains.keys()]
+  }
+
+  /**
+   * Finds the limit for one request descriptor (upstream `GetLimit`).
+   *
+   * Unknown domain: counts `<domain>.domain_not_found` and returns undefined. A descriptor
+   * `limit` override applies without a config match (the domain must exist). Otherwise the
+   * entries walk the tree: at each level `key_value` beats the first matching wildcard, which
+   * beats the bare `key`; only a rule on the node matched by the **last** entry counts.
+   *
+   * @returns The limit, or undefined when nothing applies (the descriptor is then allowed).
+   */
+  getLimit(domain: string, descriptor: Descriptor): RateLimit | undefined {
+    const root = this.#domains.get(domain)
+    if (root === undefined) {
+      this.#stats.domainNotFound(domain).add()
+      return undefined
+    }
+    const entries = descriptor.entries
+    if (descriptor.limit !== undefined) {
+      const key = entries.map((e) => (e.value === '' ? e.key : `${e.key}_${e.value}`))
+      const fullKey = [domain, ...key].join('.')
+      return {
+        fullKey,
+        requestsPerUnit: descriptor.limit.requestsPerUnit,
+        unit: descriptor.limit.unit,
+        unlimited: false,
+        shadowMode: false,
+        quotaMode: false,
+        name: undefined,
+        replaces: [],
+        metadata: undefined,
+        stats: this.#stats.rateLimitStats(fullKey),
+        sharePatterns: undefined,
+      }
+    }
+
+    let node = root
+    let result: RateLimit | undefined
+    let leaf: DescriptorNode | undefined
+    let sharePatterns: (string | undefined)[] | undefined
+    let valueToMetric = false
+    const metricParts: string[] = []
+    const last = entries.length - 1
+    for (const [i, entry] of entries.entries()) {
+      const keyValue = `${entry.key}_${entry.value}`
+      let next = node.children.get(keyValue)
+      let part: string
+      if (next !== undefined) {
+        part = next.finalKey
+      } else {
+        for (const wildcard of node.wildcards) {
+          if (matchWildcard(wildcard.pattern, keyValue)) {
+            next = wildcard.node
+            break
+          }
+        }
+        if (next !== undefined) {
+          if (next.shareThreshold) {
+            sharePatterns ??= []
+            sharePatterns[i] = next.value
+            part = next.finalKey
+          } else part = next.valueToMetric ? keyValue : next.finalKey
+        } else {
+          next = node.children.get(entry.key)
+          if (next === undefined) break
+          part = next.valueToMetric ? keyValue : next.finalKey
+        }
+      }
+      if (next.valueToMetric) valueToMetric = true
+      metricParts.push(part)
+      if (next.limit !== undefined && i === last) {
+        result = next.limit
+        leaf = next
+      }
+      if (next.children.size === 0) break
+      node = next
+    }
+    if (result === undefined || leaf === undefined) return undefined
+
+    let statsKey: string | undefined
+    if (leaf.detailedMetric) {
+      statsKey = [
+        domain,
+        ...entries.map((e, i) => `${e.key}_${sharePatterns?.[i] ?? e.value}`),
+      ].join('.')
+    } else if (valueToMetric) {
+      statsKey = [domain, ...metricParts].join('.')
+    }
+    if (statsKey === undefined && sharePatterns === undefined) return result
+    return {
+      ...result,
+      stats: statsKey === undefined ? result.stats : this.#stats.rateLimitStats(statsKey),
+      sharePatterns,
+    }
+  }
+
+  /**
+   * The configuration as text, one line per rule (upstream `Dump()`, used by `/rlconfig`):
+   * `<fullKey>: unit=<UNIT> requests_per_unit=<n>, shadow_mode: <bool>, quota_mode: <bool>`.
+   */
+  dump(): string {
+    let out = ''
+    const visit = (node: DescriptorNode): void => {
+      for (const child of node.children.values()) {
+        const limit = child.limit
+        if (limit !== undefined) {
+          const unit = limit.unlimited ? 'UNKNOWN' : limit.unit
+          const rpu = limit.unlimited ? 0 : limit.requestsPerUnit
+          out += `${limit.fullKey}: unit=${unit} requests_per_unit=${String(rpu)}, shadow_mode: ${String(limit.shadowMode)}, quota_mode: ${String(limit.quotaMode)}\n`
+        }
+        visit(child)
+      }
+    }
+    for (const root of this.#domains.values()) visit(root)
+    return out
+  }
+}
+
+function loadDescriptors(
+  fileName: string,
+  parent: DescriptorNode,
+  parentKey: string,
+  descriptors: readonly YamlDescriptor[],
+  stats: StatsManager,
+): void {
+  for (const d of descriptors) {
+    if (d.key === '') throw new RateLimitConfigError(fileName, 'descriptor has empty key')
+    const finalKey = d.value === '' ? d.key : `${d.key}_${d.value}`
+    const fullKey = parentKey + finalKey
+    if (parent.children.has(finalKey)) {
+      throw new RateLimitConfigError(fileName, `duplicate descriptor composite key '${fullKey}'`)
+    }
+    let limit: RateLimit | undefined
+    if (d.rateLimit !== undefined) {
+      const rl = d.rateLimit
+      const unit = UNIT_BY_NAME.get(rl.unit.toUpperCase())
+      const validUnit = unit !== undefined && unit !== 'UNKNOWN'
+      if (rl.unlimited) {
+        if (validUnit) {
+          throw new RateLimitConfigError(
+            fileName,
+            'should not specify rate limit unit when unlimited',
+          )
+        }
+      } else if (!validUnit) {
+        throw new RateLimitConfigError(fileName, `invalid rate limit unit '${rl.unit}'`)
+      }
+      for (const replace of rl.replaces) {
+        if (replace.name === '') {
+          throw new RateLimitConfigError(fileName, 'should not have an empty replaces entry')
+        }
+        if (replace.name === rl.name) {
+          throw new RateLimitConfigError(
+            fileName,
+            'replaces should not contain name of same descriptor',
+          )
+        }
+      }
+      limit = {
+        fullKey,
+        requestsPerUnit: rl.requestsPerUnit,
+        unit: unit ?? 'UNKNOWN',
+        unlimited: rl.unlimited,
+        shadowMode: d.shadowMode,
+        quotaMode: d.quotaMode,
+        name: rl.name === '' ? undefined : rl.name,
+        replaces: rl.replaces.map((r) => r.name),
+        metadata: d.metadata,
+        stats: stats.rateLimitStats(fullKey),
+        sharePatterns: undefined,
+      }
+    }
+    if (d.shareThreshold && !d.value.includes('*')) {
+      throw new RateLimitConfigError(
+        fileName,
+        `share_threshold can only be used with wildcard values (containing '*'), but found key '${finalKey}'`,
+      )
+    }
+    const node: DescriptorNode = {
+      ...newNode(finalKey, d.key, d.value),
+      limit,
+      detailedMetric: d.detailedMetric,
+      valueToMetric: d.valueToMetric,
+      shareThreshold: d.shareThreshold,
+    }
+    loadDescriptors(fileName, node, `${fullKey}.`, d.descriptors, stats)
+    parent.children.set(finalKey, node)
+    if (finalKey.includes('*')) parent.wildcards.push({ pattern: compileWildcard(finalKey), node })
+  }
+}

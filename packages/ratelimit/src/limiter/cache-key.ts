@@ -1,0 +1,44 @@
+import type { RateLimit } from '../config/config.js'
+import type { Descriptor } from '../protocol/types.js'
+import { unitSeconds } from './units.js'
+
+/** The store key of one descriptor's counter in the current window. */
+export interface CacheKey {
+  /** Empty when the descriptor has no limit (nothing is stored). */
+  readonly key: string
+  /** True for SECOND limits, which go to the per-second store when one is configured. */
+  readonly perSecond: boolean
+}
+
+const NO_KEY: CacheKey = { key: '', perSecond: false }
+
+/**
+ * Builds the counter key exactly as upstream (`src/limiter/cache_key.go`), so Gatehouse and
+ * envoy's ratelimit can share one Redis:
+ * `prefix + domain + "_" + Σ(key + "_" + value + "_") + windowStart`, where `windowStart` is
+ * `now` (epoch seconds) rounded down to the unit's length, and a `share_threshold` entry uses its
+ * pattern instead of the value. Every request entry is used, with its actual value.
+ *
+ * @param prefix `CACHE_KEY_PREFIX`.
+ * @param nowSeconds Current time, epoch seconds (integer).
+ * @returns `{ key: '' }` when `limit` is undefined.
+ * @example `domain_key_value_1234`, `prefix:domain_key2_value2_subkey2_subvalue2_1200`
+ */
+export function generateCacheKey(
+  prefix: string,
+  domain: string,
+  descriptor: Descriptor,
+  limit: RateLimit | undefined,
+  nowSeconds: number,
+): CacheKey {
+  if (limit === undefined) return NO_KEY
+  let key = `${prefix}${domain}_`
+  const patterns = limit.sharePatterns
+  const entries = descriptor.entries
+  for (const [i, entry] of entries.entries()) {
+    key += `${entry.key}_${patterns?.[i] ?? entry.value}_`
+  }
+  const divider = unitSeconds(limit.unit)
+  key += String(Math.floor(nowSeconds / divider) * divider)
+  return { key, perSecond: limit.unit === 'SECOND' }
+}

@@ -1,0 +1,79 @@
+/**
+ * The backend seam. {@link RateLimitCache} is what the service calls (upstream's
+ * `limiter.RateLimitCache`); {@link CounterStore} is the small part a key-value store has to
+ * provide (Redis, memory, later memcache) so that the fixed-window logic lives in one place
+ * (`fixed-window.ts`).
+ *
+ * @module
+ */
+import type { RateLimit } from '../config/config.js'
+import type { DescriptorStatus, RateLimitRequest } from '../protocol/types.js'
+
+/** Decides a whole request against a backend. */
+export interface RateLimitCache {
+  /**
+   * Counts the hits of every descriptor that has a limit and decides each one.
+   *
+   * @param request The request (its descriptors and hits_addend).
+   * @param limits One entry per descriptor, same order; undefined = no limit (status OK, nothing
+   *   stored).
+   * @returns One status per descriptor, in request order.
+   * @throws {@link BackendError} When the store fails; the service turns it into an error answer
+   *   and counts `should_rate_limit.redis_error`.
+   */
+  doLimit(
+    request: RateLimitRequest,
+    limits: readonly (RateLimit | undefined)[],
+  ): Promise<DescriptorStatus[]>
+}
+
+/** One `INCRBY key addend` + `EXPIRE key expireSeconds` pair. */
+export interface IncrementOp {
+  readonly key: string
+  /** Hits to add (0 = read only). */
+  readonly addend: number
+  /** Lifetime set on the key, in seconds (the window plus jitter). */
+  readonly expireSeconds: number
+  /** Send to the per-second store when there is one. */
+  readonly perSecond: boolean
+}
+
+/** A key to read (for `STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT`). */
+export interface ReadOp {
+  readonly key: string
+  readonly perSecond: boolean
+}
+
+/** The counter operations a backend provides. */
+export interface CounterStore {
+  /**
+   * Applies all increments in one round trip per underlying connection (Redis: one pipeline).
+   *
+   * @returns The value of each key after its increment, in `ops` order.
+   * @throws {@link BackendError} When the store fails or cannot be reached.
+   */
+  increment(ops: readonly IncrementOp[]): Promise<number[]>
+  /**
+   * Reads the current values (missing key = 0).
+   *
+   * @throws {@link BackendError} When the store fails or cannot be reached.
+   */
+  get(ops: readonly ReadOp[]): Promise<number[]>
+  /** Resolves once the store answers (Redis: PING), for the health component. */
+  ready(): Promise<void>
+  /** Closes connections. */
+  close(): Promise<void>
+}
+
+/**
+ * A failure of the key-value store. The message is the store client's error text, which is
+ * what upstream returns to the caller.
+ */
+export class BackendError extends Error {
+  /** Stable machine-readable code. */
+  readonly code = 'ERR_BACKEND'
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'BackendError'
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * Logging with pino, configured from `LOG_LEVEL` and `LOG_FORMAT` (upstream uses logrus):
+ * `json` writes objects with `@timestamp`, `@message` and `level`; `text` (the default) writes
+ * logrus-style `time="…" level=… msg="…"` lines. Logs go to standard error.
+ *
+ * @module
+ */
+import { Writable } from 'node:stream'
+import { pino, type Logger } from 'pino'
+import type { LogLevel } from './settings/settings.js'
+
+/** Logrus level names, as upstream prints them. */
+const LOGRUS_LEVELS: Readonly<Record<string, string>> = {
+  trace: 'trace',
+  debug: 'debug',
+  info: 'info',
+  warn: 'warning',
+  error: 'error',
+  fatal: 'fatal',
+}
+
+function textLine(line: string): string {
+  try {
+    const record = JSON.parse(line) as Record<string, unknown>
+    const { '@timestamp': time, '@message': msg, level, ...rest } = record
+    let out = `time=${JSON.stringify(time)} level=${String(level)} msg=${JSON.stringify(msg ?? '')}`
+    for (const [key, value] of Object.entries(rest)) out += ` ${key}=${JSON.stringify(value)}`
+    return `${out}\n`
+  } catch {
+    return line
+  }
+}
+
+/**
+ * Creates the service logger.
+ *
+ * @param destination Where lines go. @default process.stderr
+ */
+export function createLogger(
+  options: { level: LogLevel; format: 'text' | 'json' },
+  destination: Writable = process.stderr,
+): Logger {
+  const stream =
+    options.format === 'json'
+      ? destination
+      : new Writable({
+          write(chunk: Buffer, _encoding, callback) {
+            destination.write(
+              chunk
+                .toString('utf8')
+                .split('\n')
+                .filter((l) => l !== '')
+                .map(textLine)
+                .join(''),
+            )
+            callback()
+          },
+        })
+  return pino(
+    {
+      level: options.level,
+      base: undefined,
+      messageKey: '@message',
+      timestamp: () => `,"@timestamp":"${new Date().toISOString()}"`,
+      formatters: { level: (label) => ({ level: LOGRUS_LEVELS[label] ?? label }) },
+      redact: ['*.password', '*.auth', 'password', 'auth'],
+    },
+    stream,
+  )
+}

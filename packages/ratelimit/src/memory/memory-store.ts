@@ -1,0 +1,95 @@
+import type { Clock } from '../clock.js'
+import type { CounterStore, IncrementOp, ReadOp } from '../limiter/cache.js'
+
+interface Slot {
+  value: number
+  /** Epoch milliseconds. */
+  expiresAt: number
+}
+
+/** Options of {@link MemoryCounterStore}. */
+export interface MemoryStoreOptions {
+  /** Time source for key expiry. */
+  readonly clock: Clock
+  /**
+   * How often expired keys are swept, in milliseconds (real time; expiry itself follows
+   * `clock`). 0 disables the timer (keys are then only dropped when touched). @default 10000
+   */
+  readonly sweepIntervalMs?: number
+}
+
+/**
+ * The in-process backend (`BACKEND_TYPE=memory`, a Gatehouse addition): the same `INCRBY` +
+ * `EXPIRE` semantics as Redis, kept in a `Map`. Counters are per process, so it suits a single
+ * instance (and `npm start`).
+ */
+export class MemoryCounterStore implements CounterStore {
+  readonly #slots = new Map<string, Slot>()
+  readonly #clock: Clock
+  readonly #timer: NodeJS.Timeout | undefined
+
+  constructor(options: MemoryStoreOptions) {
+    this.#clock = options.clock
+    const interval = options.sweepIntervalMs ?? 10_000
+    if (interval > 0) {
+      this.#timer = setInterval(() => {
+        this.sweep()
+      }, interval)
+      this.#timer.unref()
+    }
+  }
+
+  /** Number of live keys (expired ones may linger until swept). */
+  get size(): number {
+    return this.#slots.size
+  }
+
+  /** Drops every expired key. */
+  sweep(): void {
+    const now = this.#clock.now()
+    for (const [key, slot] of this.#slots) if (slot.expiresAt <= now) this.#slots.delete(key)
+  }
+
+  #live(key: string, now: number): Slot | undefined {
+    const slot = this.#slots.get(key)
+    if (slot !== undefined && slot.expiresAt <= now) {
+      this.#slots.delete(key)
+      return undefined
+    }
+    return slot
+  }
+
+  /** {@inheritDoc CounterStore.increment} */
+  increment(ops: readonly IncrementOp[]): Promise<number[]> {
+    const now = this.#clock.now()
+    const results = ops.map((op) => {
+      let slot = this.#live(op.key, now)
+      if (slot === undefined) {
+        slot = { value: 0, expiresAt: 0 }
+        this.#slots.set(op.key, slot)
+      }
+      slot.value += op.addend
+      slot.expiresAt = now + op.expireSeconds * 1000
+      return slot.value
+    })
+    return Promise.resolve(results)
+  }
+
+  /** {@inheritDoc CounterStore.get} */
+  get(ops: readonly ReadOp[]): Promise<number[]> {
+    const now = this.#clock.now()
+    return Promise.resolve(ops.map((op) => this.#live(op.key, now)?.value ?? 0))
+  }
+
+  /** {@inheritDoc CounterStore.ready} */
+  ready(): Promise<void> {
+    return Promise.resolve()
+  }
+
+  /** {@inheritDoc CounterStore.close} */
+  close(): Promise<void> {
+    if (this.#timer !== undefined) clearInterval(this.#timer)
+    this.#slots.clear()
+    return Promise.resolve()
+  }
+}

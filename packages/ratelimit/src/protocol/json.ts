@@ -1,0 +1,238 @@
+/**
+ * The proto3 JSON mapping of the rate limit messages, as used by the HTTP `/json` endpoint.
+ *
+ * Input follows Go's `protojson.Unmarshal`: field names in lowerCamelCase or as in the `.proto`
+ * (snake_case), enums by name or number, 64-bit integers as numbers or strings, `null` meaning
+ * "not set", and any unknown field, duplicate field or wrong type rejected. Output follows
+ * `protojson.Marshal`: lowerCamelCase, enum names, zero values omitted, durations as `"58s"`,
+ * fields in declaration order.
+ *
+ * @module
+ */
+import { isUtf8 } from 'node:buffer'
+import {
+  unitFromNumber,
+  type Descriptor,
+  type DescriptorStatus,
+  type Entry,
+  type RateLimitOverride,
+  type RateLimitRequest,
+  type RateLimitResponse,
+  type Unit,
+} from './types.js'
+
+/** Why a `/json` body could not be read. */
+export type JsonRequestErrorCode =
+  'ERR_EMPTY_BODY' | 'ERR_INVALID_UTF8' | 'ERR_INVALID_JSON' | 'ERR_INVALID_MESSAGE'
+
+/** Thrown when a `/json` request body is not a valid proto3 JSON `RateLimitRequest`. */
+export class JsonRequestError extends Error {
+  /** Stable machine-readable reason. */
+  readonly code: JsonRequestErrorCode
+  constructor(code: JsonRequestErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'JsonRequestError'
+    this.code = code
+  }
+}
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
+
+function invalid(message: string): JsonRequestError {
+  return new JsonRequestError('ERR_INVALID_MESSAGE', message)
+}
+
+/**
+ * Returns the fields of a JSON object keyed by their proto name, rejecting unknown and duplicate
+ * fields. `names` maps each accepted spelling (JSON name and proto name) to the proto name.
+ */
+function fieldsOf(
+  value: Json,
+  message: string,
+  names: Readonly<Record<string, string>>,
+): Map<string, Json> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw invalid(`${message}: expected a JSON object`)
+  }
+  const fields = new Map<string, Json>()
+  for (const [key, v] of Object.entries(value)) {
+    const name = Object.hasOwn(names, key) ? names[key] : undefined
+    if (name === undefined) throw invalid(`${message}: unknown field "${key}"`)
+    if (fields.has(name)) throw invalid(`${message}: duplicate field "${key}"`)
+    fields.set(name, v)
+  }
+  return fields
+}
+
+function readString(value: Json | undefined, field: string): string {
+  if (value === undefined || value === null) return ''
+  if (typeof value !== 'string') throw invalid(`invalid value for string field ${field}`)
+  return value
+}
+
+function readInteger(value: Json | undefined, field: string, max: number): number {
+  if (value === undefined || value === null) return 0
+  let n: number
+  if (typeof value === 'number') n = value
+  else if (typeof value === 'string' && /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/.test(value))
+    n = Number(value)
+  else throw invalid(`invalid value for integer field ${field}`)
+  if (!Number.isInteger(n) || n < 0 || n > max)
+    throw invalid(`invalid value for integer field ${field}`)
+  return n
+}
+
+function readList(value: Json | undefined, field: string): Json[] {
+  if (value === undefined || value === null) return []
+  if (!Array.isArray(value)) throw invalid(`invalid value for repeated field ${field}`)
+  return value
+}
+
+const OVERRIDE_UNITS: readonly Unit[] = [
+  'UNKNOWN',
+  'SECOND',
+  'MINUTE',
+  'HOUR',
+  'DAY',
+  'MONTH',
+  'YEAR',
+]
+
+function readUnit(value: Json | undefined): Unit {
+  if (value === undefined || value === null) return 'UNKNOWN'
+  if (typeof value === 'string') {
+    const unit = OVERRIDE_UNITS.find((name) => name === value)
+    if (unit === undefined) throw invalid(`invalid value for enum field unit: "${value}"`)
+    return unit
+  }
+  if (typeof value === 'number' && Number.isInteger(value) && Math.abs(value) <= 2 ** 31) {
+    return unitFromNumber(value)
+  }
+  throw invalid('invalid value for enum field unit')
+}
+
+const ENTRY_FIELDS = { key: 'key', value: 'value' }
+const OVERRIDE_FIELDS = {
+  requestsPerUnit: 'requests_per_unit',
+  requests_per_unit: 'requests_per_unit',
+  unit: 'unit',
+}
+const DESCRIPTOR_FIELDS = {
+  entries: 'entries',
+  limit: 'limit',
+  hitsAddend: 'hits_addend',
+  hits_addend: 'hits_addend',
+}
+const REQUEST_FIELDS = {
+  domain: 'domain',
+  descriptors: 'descriptors',
+  hitsAddend: 'hits_addend',
+  hits_addend: 'hits_addend',
+}
+
+function readEntry(value: Json): Entry {
+  const fields = fieldsOf(value, 'RateLimitDescriptor.Entry', ENTRY_FIELDS)
+  return {
+    key: readString(fields.get('key'), 'key'),
+    value: readString(fields.get('value'), 'value'),
+  }
+}
+
+function readOverride(value: Json): RateLimitOverride {
+  const fields = fieldsOf(value, 'RateLimitDescriptor.RateLimitOverride', OVERRIDE_FIELDS)
+  return {
+    requestsPerUnit: readInteger(fields.get('requests_per_unit'), 'requests_per_unit', 2 ** 32 - 1),
+    unit: readUnit(fields.get('unit')),
+  }
+}
+
+function readDescriptor(value: Json): Descriptor {
+  const fields = fieldsOf(value, 'RateLimitDescriptor', DESCRIPTOR_FIELDS)
+  const limit = fields.get('limit')
+  const hitsAddend = fields.get('hits_addend')
+  return {
+    entries: readList(fields.get('entries'), 'entries').map(readEntry),
+    limit: limit === undefined || limit === null ? undefined : readOverride(limit),
+    hitsAddend:
+      hitsAddend === undefined || hitsAddend === null
+        ? undefined
+        : readInteger(hitsAddend, 'hits_addend', Number.MAX_SAFE_INTEGER),
+  }
+}
+
+/**
+ * Parses a `/json` request body.
+ *
+ * @param body Raw request bytes (must be UTF-8).
+ * @throws {@link JsonRequestError} On an empty body, invalid UTF-8, malformed JSON, unknown or
+ *   duplicate fields, or values of the wrong type.
+ */
+export function parseJsonRateLimitRequest(body: Buffer): RateLimitRequest {
+  if (body.length === 0) throw new JsonRequestError('ERR_EMPTY_BODY', 'request body is empty')
+  if (!isUtf8(body))
+    throw new JsonRequestError('ERR_INVALID_UTF8', 'request body is not valid UTF-8')
+  let json: Json
+  try {
+    json = JSON.parse(body.toString('utf8')) as Json
+  } catch (error) {
+    throw new JsonRequestError(
+      'ERR_INVALID_JSON',
+      `request body is not valid JSON: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    )
+  }
+  const fields = fieldsOf(json, 'RateLimitRequest', REQUEST_FIELDS)
+  return {
+    domain: readString(fields.get('domain'), 'domain'),
+    descriptors: readList(fields.get('descriptors'), 'descriptors').map(readDescriptor),
+    hitsAddend: readInteger(fields.get('hits_addend'), 'hits_addend', 2 ** 32 - 1),
+  }
+}
+
+function statusJson(status: DescriptorStatus): string {
+  const parts: string[] = []
+  if (status.code !== 'UNKNOWN') parts.push(`"code":"${status.code}"`)
+  const limit = status.currentLimit
+  if (limit !== undefined) {
+    const limitParts: string[] = []
+    if (limit.name !== undefined && limit.name !== '')
+      limitParts.push(`"name":${JSON.stringify(limit.name)}`)
+    if (limit.requestsPerUnit !== 0)
+      limitParts.push(`"requestsPerUnit":${String(limit.requestsPerUnit)}`)
+    if (limit.unit !== 'UNKNOWN') limitParts.push(`"unit":"${limit.unit}"`)
+    parts.push(`"currentLimit":{${limitParts.join(',')}}`)
+  }
+  if (status.limitRemaining !== 0) parts.push(`"limitRemaining":${String(status.limitRemaining)}`)
+  if (status.durationUntilReset !== undefined) {
+    parts.push(`"durationUntilReset":"${String(status.durationUntilReset)}s"`)
+  }
+  return `{${parts.join(',')}}`
+}
+
+/**
+ * Serializes a response in the proto3 JSON mapping (what `/json` returns).
+ *
+ * @returns Compact JSON text.
+ */
+export function formatJsonRateLimitResponse(response: RateLimitResponse): string {
+  const parts: string[] = []
+  if (response.overallCode !== 'UNKNOWN') parts.push(`"overallCode":"${response.overallCode}"`)
+  if (response.statuses.length > 0) {
+    parts.push(`"statuses":[${response.statuses.map(statusJson).join(',')}]`)
+  }
+  if (response.responseHeadersToAdd.length > 0) {
+    const headers = response.responseHeadersToAdd.map((h) => {
+      const fields: string[] = []
+      if (h.key !== '') fields.push(`"key":${JSON.stringify(h.key)}`)
+      if (h.value !== '') fields.push(`"value":${JSON.stringify(h.value)}`)
+      return `{${fields.join(',')}}`
+    })
+    parts.push(`"responseHeadersToAdd":[${headers.join(',')}]`)
+  }
+  if (response.dynamicMetadata !== undefined) {
+    parts.push(`"dynamicMetadata":${JSON.stringify(response.dynamicMetadata)}`)
+  }
+  return `{${parts.join(',')}}`
+}

@@ -1,0 +1,538 @@
+/**
+ * Protobuf encoding of the rate limit messages, byte-compatible with envoy's
+ * `envoy.service.ratelimit.v3` (`proto/` holds the matching `.proto` files). Field numbers:
+ * `RateLimitRequest{domain=1, descriptors=2, hits_addend=3}`,
+ * `RateLimitDescriptor{entries=1, limit=2, hits_addend=3 (UInt64Value)}`, `Entry{key=1, value=2}`,
+ * `RateLimitOverride{requests_per_unit=1, unit=2}`,
+ * `RateLimitResponse{overall_code=1, statuses=2, response_headers_to_add=3, dynamic_metadata=6}`,
+ * `DescriptorStatus{code=1, current_limit=2, limit_remaining=3, duration_until_reset=4}`,
+ * `RateLimit{requests_per_unit=1, unit=2, name=3}`, `HeaderValue{key=1, value=2}`.
+ *
+ * @module
+ */
+import {
+  CODE_NUMBERS,
+  UNIT_NUMBERS,
+  unitFromNumber,
+  type Code,
+  type CurrentLimit,
+  type Descriptor,
+  type DescriptorStatus,
+  type Entry,
+  type HeaderValue,
+  type JsonObject,
+  type JsonValue,
+  type RateLimitOverride,
+  type RateLimitRequest,
+  type RateLimitResponse,
+} from './types.js'
+import { lenFieldSize, utf8Length, varintFieldSize, WIRE, WireReader, WireWriter } from './wire.js'
+
+export { WireFormatError } from './wire.js'
+
+const CODES: readonly Code[] = ['UNKNOWN', 'OK', 'OVER_LIMIT']
+
+function codeFromNumber(value: number): Code {
+  return CODES[value] ?? 'UNKNOWN'
+}
+
+// ---------------------------------------------------------------------------------------------
+// Request
+
+function readEntry(r: WireReader, stop: number): Entry {
+  let key = ''
+  let value = ''
+  while (r.pos < stop) {
+    const [field, type] = r.tag()
+    if (field === 1 && type === WIRE.LEN) key = r.string()
+    else if (field === 2 && type === WIRE.LEN) value = r.string()
+    else r.skip(type)
+  }
+  return { key, value }
+}
+
+function readOverride(r: WireReader, stop: number): RateLimitOverride {
+  let requestsPerUnit = 0
+  let unit = 0
+  while (r.pos < stop) {
+    const [field, type] = r.tag()
+    if (field === 1 && type === WIRE.VARINT) requestsPerUnit = r.uint32()
+    else if (field === 2 && type === WIRE.VARINT) unit = r.int32()
+    else r.skip(type)
+  }
+  return { requestsPerUnit, unit: unitFromNumber(unit) }
+}
+
+function readUInt64Value(r: WireReader, stop: number): number {
+  let value = 0
+  while (r.pos < stop) {
+    const [field, type] = r.tag()
+    if (field === 1 && type === WIRE.VARINT) value = r.varint()
+    else r.skip(type)
+  }
+  return value
+}
+
+function readDescriptor(r: WireReader, stop: number): Descriptor {
+  const entries: Entry[] = []
+  let limit: RateLimitOverride | undefined
+  let hitsAddend: number | undefined
+  while (r.pos < stop) {
+    const [field, type] = r.tag()
+    if (type !== WIRE.LEN || field > 3) {
+      r.skip(type)
+      continue
+    }
+    const end = r.delimited()
+    if (field === 1) entries.push(readEntry(r, end))
+    else if (field === 2) limit = readOverride(r, end)
+    else hitsAddend = readUInt64Value(r, end)
+    r.pos = end
+  }
+  return { entries, limit, hitsAddend }
+}
+
+/**
+ * Decodes a serialized `envoy.service.ratelimit.v3.RateLimitRequest`.
+ *
+ * @throws {@link WireFormatError} On malformed data or invalid UTF-8 in a string field.
+ */
+export function decodeRateLimitRequest(buf: Buffer): RateLimitRequest {
+  const r = new WireReader(buf)
+  let domain = ''
+  const descriptors: Descriptor[] = []
+  let hitsAddend = 0
+  while (r.more()) {
+    const [field, type] = r.tag()
+    if (field === 1 && type === WIRE.LEN) domain = r.string()
+    else if (field === 2 && type === WIRE.LEN) {
+      const end = r.delimited()
+      descriptors.push(readDescriptor(r, end))
+      r.pos = end
+    } else if (field === 3 && type === WIRE.VARINT) hitsAddend = r.uint32()
+    else r.skip(type)
+  }
+  return { domain, descriptors, hitsAddend }
+}
+
+function entrySize(entry: Entry): number {
+  let size = 0
+  if (entry.key !== '') size += lenFieldSize(utf8Length(entry.key))
+  if (entry.value !== '') size += lenFieldSize(utf8Length(entry.value))
+  return size
+}
+
+function overrideSize(limit: RateLimitOverride): number {
+  let size = 0
+  if (limit.requestsPerUnit !== 0) size += varintFieldSize(limit.requestsPerUnit)
+  if (limit.unit !== 'UNKNOWN') size += varintFieldSize(UNIT_NUMBERS[limit.unit])
+  return size
+}
+
+function descriptorSize(d: Descriptor): number {
+  let size = 0
+  for (const entry of d.entries) size += lenFieldSize(entrySize(entry))
+  if (d.limit !== undefined) size += lenFieldSize(overrideSize(d.limit))
+  if (d.hitsAddend !== undefined) {
+    size += lenFieldSize(d.hitsAddend === 0 ? 0 : varintFieldSize(d.hitsAddend))
+  }
+  return size
+}
+
+/** Encodes a `RateLimitRequest` (used by the command-line client and the benchmark). */
+export function encodeRateLimitRequest(request: RateLimitRequest): Buffer {
+  const sizes = request.descriptors.map(descriptorSize)
+  let size = 0
+  if (request.domain !== '') size += lenFieldSize(utf8Length(request.domain))
+  for (const s of sizes) size += lenFieldSize(s)
+  if (request.hitsAddend !== 0) size += varintFieldSize(request.hitsAddend)
+  const w = new WireWriter(size)
+  if (request.domain !== '') w.string(1, request.domain, utf8Length(request.domain))
+  request.descriptors.forEach((d, i) => {
+    w.tag(2, WIRE.LEN)
+    w.varint(sizes[i] ?? 0)
+    for (const entry of d.entries) {
+      w.tag(1, WIRE.LEN)
+      w.varint(entrySize(entry))
+      if (entry.key !== '') w.string(1, entry.key, utf8Length(entry.key))
+      if (entry.value !== '') w.string(2, entry.value, utf8Length(entry.value))
+    }
+    if (d.limit !== undefined) {
+      w.tag(2, WIRE.LEN)
+      w.varint(overrideSize(d.limit))
+      if (d.limit.requestsPerUnit !== 0) {
+        w.tag(1, WIRE.VARINT)
+        w.varint(d.limit.requestsPerUnit)
+      }
+      if (d.limit.unit !== 'UNKNOWN') {
+        w.tag(2, WIRE.VARINT)
+        w.varint(UNIT_NUMBERS[d.limit.unit])
+      }
+    }
+    if (d.hitsAddend !== undefined) {
+      w.tag(3, WIRE.LEN)
+      if (d.hitsAddend === 0) w.varint(0)
+      else {
+        w.varint(varintFieldSize(d.hitsAddend))
+        w.tag(1, WIRE.VARINT)
+        w.varint(d.hitsAddend)
+      }
+    }
+  })
+  if (request.hitsAddend !== 0) {
+    w.tag(3, WIRE.VARINT)
+    w.varint(request.hitsAddend)
+  }
+  return w.buf
+}
+
+// ---------------------------------------------------------------------------------------------
+// google.protobuf.Struct
+
+function valueSize(value: JsonValue): number {
+  // null_value = 0 (NULL_VALUE) and booleans: tag + one byte; numbers: tag + 8 bytes.
+  if (value === null || typeof value === 'boolean') return 2
+  if (typeof value === 'number') return 9
+  if (typeof value === 'string') return lenFieldSize(utf8Length(value))
+  return Array.isArray(value) ? lenFieldSize(listSize(value)) : lenFieldSize(structSize(value))
+}
+
+function listSize(list: readonly JsonValue[]): number {
+  let size = 0
+  for (const v of list) size += lenFieldSize(valueSize(v))
+  return size
+}
+
+function fieldEntrySize(key: string, value: JsonValue): number {
+  return lenFieldSize(utf8Length(key)) + lenFieldSize(valueSize(value))
+}
+
+function structSize(struct: JsonObject): number {
+  let size = 0
+  for (const [key, value] of Object.entries(struct))
+    size += lenFieldSize(fieldEntrySize(key, value))
+  return size
+}
+
+function writeValue(w: WireWriter, value: JsonValue): void {
+  if (value === null) {
+    w.tag(1, WIRE.VARINT)
+    w.varint(0)
+  } else if (typeof value === 'number') {
+    w.tag(2, WIRE.I64)
+    w.double(value)
+  } else if (typeof value === 'string') {
+    w.string(3, value, utf8Length(value))
+  } else if (typeof value === 'boolean') {
+    w.tag(4, WIRE.VARINT)
+    w.varint(value ? 1 : 0)
+  } else if (Array.isArray(value)) {
+    w.tag(6, WIRE.LEN)
+    w.varint(listSize(value))
+    for (const v of value) {
+      w.tag(1, WIRE.LEN)
+      w.varint(valueSize(v))
+      writeValue(w, v)
+    }
+  } else {
+    w.tag(5, WIRE.LEN)
+    w.varint(structSize(value))
+    writeStructFields(w, value)
+  }
+}
+
+function writeStructFields(w: WireWriter, struct: JsonObject): void {
+  for (const [key, value] of Object.entries(struct)) {
+    w.tag(1, WIRE.LEN)
+    w.varint(fieldEntrySize(key, value))
+    w.string(1, key, utf8Length(key))
+    w.tag(2, WIRE.LEN)
+    w.varint(valueSize(value))
+    writeValue(w, value)
+  }
+}
+
+function readValue(r: WireReader, stop: number): JsonValue {
+  let value: JsonValue = null
+  while (r.pos < stop) {
+    const [field, type] = r.tag()
+    if (field === 1 && type === WIRE.VARINT) {
+      r.varint()
+      value = null
+    } else if (field === 2 && type === WIRE.I64) value = r.double()
+    else if (field === 3 && type === WIRE.LEN) value = r.string()
+    else if (field === 4 && type === WIRE.VARINT) value = r.varint() !== 0
+    else if ((field === 5 || field === 6) && type === WIRE.LEN) {
+      const end = r.delimited()
+      value = field === 5 ? readStruct(r, end) : readList(r, end)
+      r.pos = end
+    } else r.skip(type)
+  }
+  return value
+}
+
+function readList(r: WireReader, stop: number): JsonValue[] {
+  const list: JsonValue[] = []
+  while (r.pos < stop) {
+    const [field, type] = r.tag()
+    if (field === 1 && type === WIRE.LEN) {
+      const end = r.delimited()
+      list.push(readValue(r, end))
+      r.pos = end
+    } else r.skip(type)
+  }
+  return list
+}
+
+function readStruct(r: WireReader, stop: number): JsonObject {
+  const struct: JsonObject = {}
+  while (r.pos < stop) {
+    const [field, type] = r.tag()
+    if (field !== 1 || type !== WIRE.LEN) {
+      r.skip(type)
+      continue
+    }
+    const end = r.delimited()
+    let key = ''
+    let value: JsonValue = null
+    while (r.pos < end) {
+      const [f, t] = r.tag()
+      if (f === 1 && t === WIRE.LEN) key = r.string()
+      else if (f === 2 && t === WIRE.LEN) {
+        const valueEnd = r.delimited()
+        value = readValue(r, valueEnd)
+        r.pos = valueEnd
+      } else r.skip(t)
+    }
+    struct[key] = value
+    r.pos = end
+  }
+  return struct
+}
+
+// ---------------------------------------------------------------------------------------------
+// Response
+
+function currentLimitSize(limit: CurrentLimit): number {
+  let size = 0
+  if (limit.requestsPerUnit !== 0) size += varintFieldSize(limit.requestsPerUnit)
+  if (limit.unit !== 'UNKNOWN') size += varintFieldSize(UNIT_NUMBERS[limit.unit])
+  if (limit.name !== undefined && limit.name !== '') size += lenFieldSize(utf8Length(limit.name))
+  return size
+}
+
+function durationSize(seconds: number): number {
+  return seconds === 0 ? 0 : varintFieldSize(seconds)
+}
+
+function statusSize(status: DescriptorStatus): number {
+  let size = 0
+  if (status.code !== 'UNKNOWN') size += 2
+  if (status.currentLimit !== undefined) size += lenFieldSize(currentLimitSize(status.currentLimit))
+  if (status.limitRemaining !== 0) size += varintFieldSize(status.limitRemaining)
+  if (status.durationUntilReset !== undefined) {
+    size += lenFieldSize(durationSize(status.durationUntilReset))
+  }
+  return size
+}
+
+function headerSize(header: HeaderValue): number {
+  let size = 0
+  if (header.key !== '') size += lenFieldSize(utf8Length(header.key))
+  if (header.value !== '') size += lenFieldSize(utf8Length(header.value))
+  return size
+}
+
+/** Encodes a `RateLimitResponse` (the server side of `ShouldRateLimit`). */
+export function encodeRateLimitResponse(response: RateLimitResponse): Buffer {
+  const statusSizes = response.statuses.map(statusSize)
+  const headerSizes = response.responseHeadersToAdd.map(headerSize)
+  let size = response.overallCode === 'UNKNOWN' ? 0 : 2
+  for (const s of statusSizes) size += lenFieldSize(s)
+  for (const s of headerSizes) size += lenFieldSize(s)
+  const metadataSize =
+    response.dynamicMetadata === undefined ? -1 : structSize(response.dynamicMetadata)
+  if (metadataSize >= 0) size += lenFieldSize(metadataSize)
+
+  const w = new WireWriter(size)
+  if (response.overallCode !== 'UNKNOWN') {
+    w.tag(1, WIRE.VARINT)
+    w.varint(CODE_NUMBERS[response.overallCode])
+  }
+  response.statuses.forEach((status, i) => {
+    w.tag(2, WIRE.LEN)
+    w.varint(statusSizes[i] ?? 0)
+    if (status.code !== 'UNKNOWN') {
+      w.tag(1, WIRE.VARINT)
+      w.varint(CODE_NUMBERS[status.code])
+    }
+    const limit = status.currentLimit
+    if (limit !== undefined) {
+      w.tag(2, WIRE.LEN)
+      w.varint(currentLimitSize(limit))
+      if (limit.requestsPerUnit !== 0) {
+        w.tag(1, WIRE.VARINT)
+        w.varint(limit.requestsPerUnit)
+      }
+      if (limit.unit !== 'UNKNOWN') {
+        w.tag(2, WIRE.VARINT)
+        w.varint(UNIT_NUMBERS[limit.unit])
+      }
+      if (limit.name !== undefined && limit.name !== '') {
+        w.string(3, limit.name, utf8Length(limit.name))
+      }
+    }
+    if (status.limitRemaining !== 0) {
+      w.tag(3, WIRE.VARINT)
+      w.varint(status.limitRemaining)
+    }
+    if (status.durationUntilReset !== undefined) {
+      w.tag(4, WIRE.LEN)
+      w.varint(durationSize(status.durationUntilReset))
+      if (status.durationUntilReset !== 0) {
+        w.tag(1, WIRE.VARINT)
+        w.varint(status.durationUntilReset)
+      }
+    }
+  })
+  response.responseHeadersToAdd.forEach((header, i) => {
+    w.tag(3, WIRE.LEN)
+    w.varint(headerSizes[i] ?? 0)
+    if (header.key !== '') w.string(1, header.key, utf8Length(header.key))
+    if (header.value !== '') w.string(2, header.value, utf8Length(header.value))
+  })
+  if (response.dynamicMetadata !== undefined) {
+    w.tag(6, WIRE.LEN)
+    w.varint(metadataSize)
+    writeStructFields(w, response.dynamicMetadata)
+  }
+  return w.buf
+}
+
+function readCurrentLimit(r: WireReader, stop: number): CurrentLimit {
+  let requestsPerUnit = 0
+  let unit = 0
+  let name: string | undefined
+  while (r.pos < stop) {
+    const [field, type] = r.tag()
+    if (field === 1 && type === WIRE.VARINT) requestsPerUnit = r.uint32()
+    else if (field === 2 && type === WIRE.VARINT) unit = r.int32()
+    else if (field === 3 && type === WIRE.LEN) name = r.string()
+    else r.skip(type)
+  }
+  return { requestsPerUnit, unit: unitFromNumber(unit), ...(name === undefined ? {} : { name }) }
+}
+
+function readDurationSeconds(r: WireReader, stop: number): number {
+  let seconds = 0
+  while (r.pos < stop) {
+    const [field, type] = r.tag()
+    if (field === 1 && type === WIRE.VARINT) seconds = r.varint()
+    else r.skip(type)
+  }
+  return seconds
+}
+
+function readStatus(r: WireReader, stop: number): DescriptorStatus {
+  let code: Code = 'UNKNOWN'
+  let currentLimit: CurrentLimit | undefined
+  let limitRemaining = 0
+  let durationUntilReset: number | undefined
+  while (r.pos < stop) {
+    const [field, type] = r.tag()
+    if (field === 1 && type === WIRE.VARINT) code = codeFromNumber(r.int32())
+    else if (field === 3 && type === WIRE.VARINT) limitRemaining = r.uint32()
+    else if ((field === 2 || field === 4) && type === WIRE.LEN) {
+      const end = r.delimited()
+      if (field === 2) currentLimit = readCurrentLimit(r, end)
+      else durationUntilReset = readDurationSeconds(r, end)
+      r.pos = end
+    } else r.skip(type)
+  }
+  return { code, currentLimit, limitRemaining, durationUntilReset }
+}
+
+/**
+ * Decodes a serialized `RateLimitResponse` (client side).
+ *
+ * @throws {@link WireFormatError} On malformed data.
+ */
+export function decodeRateLimitResponse(buf: Buffer): RateLimitResponse {
+  const r = new WireReader(buf)
+  let overallCode: Code = 'UNKNOWN'
+  const statuses: DescriptorStatus[] = []
+  const responseHeadersToAdd: HeaderValue[] = []
+  let dynamicMetadata: JsonObject | undefined
+  while (r.more()) {
+    const [field, type] = r.tag()
+    if (field === 1 && type === WIRE.VARINT) overallCode = codeFromNumber(r.int32())
+    else if ((field === 2 || field === 3 || field === 6) && type === WIRE.LEN) {
+      const end = r.delimited()
+      if (field === 2) statuses.push(readStatus(r, end))
+      else if (field === 3) {
+        const entry = readEntry(r, end)
+        responseHeadersToAdd.push({ key: entry.key, value: entry.value })
+      } else dynamicMetadata = readStruct(r, end)
+      r.pos = end
+    } else r.skip(type)
+  }
+  return { overallCode, statuses, responseHeadersToAdd, dynamicMetadata }
+}
+
+// ---------------------------------------------------------------------------------------------
+// grpc.health.v1
+
+/** `grpc.health.v1.HealthCheckResponse.ServingStatus` numbers. */
+export const SERVING_STATUS = {
+  UNKNOWN: 0,
+  SERVING: 1,
+  NOT_SERVING: 2,
+  SERVICE_UNKNOWN: 3,
+} as const
+
+/** Name of a health serving status. */
+export type ServingStatus = keyof typeof SERVING_STATUS
+
+/** Decodes `grpc.health.v1.HealthCheckRequest{service = 1}` and returns the service name. */
+export function decodeHealthCheckRequest(buf: Buffer): string {
+  const r = new WireReader(buf)
+  let service = ''
+  while (r.more()) {
+    const [field, type] = r.tag()
+    if (field === 1 && type === WIRE.LEN) service = r.string()
+    else r.skip(type)
+  }
+  return service
+}
+
+/** Encodes `grpc.health.v1.HealthCheckRequest{service = 1}`. */
+export function encodeHealthCheckRequest(service: string): Buffer {
+  const length = utf8Length(service)
+  const w = new WireWriter(service === '' ? 0 : lenFieldSize(length))
+  if (service !== '') w.string(1, service, length)
+  return w.buf
+}
+
+/** Encodes `grpc.health.v1.HealthCheckResponse{status = 1}`. */
+export function encodeHealthCheckResponse(status: ServingStatus): Buffer {
+  const value = SERVING_STATUS[status]
+  const w = new WireWriter(value === 0 ? 0 : 2)
+  if (value !== 0) {
+    w.tag(1, WIRE.VARINT)
+    w.varint(value)
+  }
+  return w.buf
+}
+
+/** Decodes `grpc.health.v1.HealthCheckResponse{status = 1}`. */
+export function decodeHealthCheckResponse(buf: Buffer): ServingStatus {
+  const r = new WireReader(buf)
+  let value = 0
+  while (r.more()) {
+    const [field, type] = r.tag()
+    if (field === 1 && type === WIRE.VARINT) value = r.int32()
+    else r.skip(type)
+  }
+  const names = Object.keys(SERVING_STATUS) as ServingStatus[]
+  return names.find((name) => SERVING_STATUS[name] === value) ?? 'UNKNOWN'
+}

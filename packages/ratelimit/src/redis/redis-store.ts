@@ -1,0 +1,277 @@
+/**
+ * The Redis backend (`REDIS_TYPE=single`) on ioredis: one pipeline per request and connection of
+ * `INCRBY key n` + `EXPIRE key ttl` per descriptor (upstream `fixed_cache_impl.go`), with SECOND
+ * limits routed to a second Redis when `REDIS_PERSECOND=true`. Connections fail fast while Redis
+ * is down (the call gets the client's error, as upstream) and reconnect in the background, so the
+ * service serves again as soon as Redis is back.
+ *
+ * @module
+ */
+import { readFileSync } from 'node:fs'
+import type { ConnectionOptions } from 'node:tls'
+import { Redis, type RedisOptions } from 'ioredis'
+import type { Logger } from 'pino'
+import { BackendError, type CounterStore, type IncrementOp, type ReadOp } from '../limiter/cache.js'
+import type { RedisSettings } from '../settings/settings.js'
+
+/**
+ * Turns connection settings into ioredis options (and the URL, for `redis://` forms).
+ *
+ * @throws {Error} When a TLS file cannot be read or a tcp address is not `host:port`.
+ */
+export function redisClientOptions(settings: RedisSettings): {
+  url?: string
+  options: RedisOptions
+} {
+  const options: RedisOptions = {
+    connectTimeout: settings.timeoutMs,
+    commandTimeout: settings.timeoutMs,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    enableAutoPipelining: true,
+    retryStrategy: (times: number) => Math.min(100 * times, 2000),
+    lazyConnect: true,
+  }
+  if (settings.auth !== '') {
+    const at = settings.auth.indexOf(':')
+    if (at >= 0) {
+      options.username = settings.auth.slice(0, at)
+      options.password = settings.auth.slice(at + 1)
+    } else options.password = settings.auth
+  }
+  const isUrl = /^rediss?:\/\//.test(settings.url)
+  if (settings.tls || settings.url.startsWith('rediss://')) {
+    const tls: ConnectionOptions = {}
+    if (settings.tlsCaCert !== '') tls.ca = readFileSync(settings.tlsCaCert)
+    if (settings.tlsClientCert !== '') tls.cert = readFileSync(settings.tlsClientCert)
+    if (settings.tlsClientKey !== '') tls.key = readFileSync(settings.tlsClientKey)
+    if (settings.tlsSkipHostnameVerification) tls.checkServerIdentity = () => undefined
+    options.tls = tls
+  }
+  if (isUrl) return { url: settings.url, options }
+  if (settings.socketType === 'unix') return { options: { ...options, path: settings.url } }
+  const match = /^\[?([^\]]*)\]?:(\d+)$/.exec(settings.url)
+  if (match === null)
+    throw new Error(`REDIS_URL: expected host:port for a tcp socket (got "${settings.url}")`)
+  return {
+    options: { ...options, host: match[1] === '' ? '127.0.0.1' : match[1], port: Number(match[2]) },
+  }
+}
+
+/** Masks `user:password@` in a URL for logs (upstream `MaskCredentialsInUrl`). */
+export function maskCredentials(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, '//*****@')
+}
+
+/** A pool of connections to one Redis, used round-robin. */
+class RedisPool {
+  readonly clients: Redis[]
+  readonly label: string
+  #next = 0
+
+  constructor(settings: RedisSettings, label: string, logger: Logger, onChange: () => void) {
+    this.label = label
+    const { url, options } = redisClientOptions(settings)
+    const where = maskCredentials(settings.url)
+    this.clients = Array.from({ length: settings.poolSize }, () => {
+      const client = url === undefined ? new Redis(options) : new Redis(url, options)
+      let wasReady = false
+      client.on('ready', () => {
+        if (!wasReady) logger.info(`connected to ${label} redis at ${where}`)
+        wasReady = true
+        onChange()
+      })
+      client.on('close', () => {
+        if (wasReady) logger.warn(`lost connection to ${label} redis at ${where}; reconnecting`)
+        wasReady = false
+        onChange()
+      })
+      client.on('error', (error: Error) => {
+        logger.debug(`${label} redis: ${error.message}`)
+      })
+      client.connect().catch(() => {
+        // Reported by the 'error' event; ioredis keeps reconnecting.
+      })
+      return client
+    })
+  }
+
+  client(): Redis {
+    const index = this.#next
+    this.#next = (index + 1) % this.clients.length
+    return this.clients[index] ?? this.first
+  }
+
+  /** The first connection (there is always at least one). */
+  get first(): Redis {
+    const [client] = this.clients
+    if (client === undefined) throw new Error('empty redis pool')
+    return client
+  }
+
+  readyCount(): number {
+    return this.clients.filter((c) => c.status === 'ready').length
+  }
+}
+
+/** Options of {@link RedisCounterStore}. */
+export interface RedisStoreOptions {
+  /** The main Redis. */
+  readonly main: RedisSettings
+  /** The per-second Redis (`REDIS_PERSECOND=true`), or undefined. */
+  readonly perSecond?: RedisSettings | undefined
+  readonly logger: Logger
+  /** Called when the number of ready connections changes (for the active-connection health check). */
+  readonly onConnectionsChange?: (ready: number) => void
+}
+
+function toBackendError(error: unknown): BackendError {
+  const message = error instanceof Error ? error.message : String(error)
+  return new BackendError(message, { cause: error })
+}
+
+async function execPipeline(
+  client: Redis,
+  build: (p: ReturnType<Redis['pipeline']>) => void,
+): Promise<unknown[]> {
+  const pipeline = client.pipeline()
+  build(pipeline)
+  let replies: [Error | null, unknown][] | null
+  try {
+    replies = await pipeline.exec()
+  } catch (error) {
+    throw toBackendError(error)
+  }
+  if (replies === null) throw new BackendError('redis pipeline was discarded')
+  return replies.map(([error, value]) => {
+    if (error !== null) throw toBackendError(error)
+    return value
+  })
+}
+
+/** The Redis {@link CounterStore}. */
+export class RedisCounterStore implements CounterStore {
+  readonly #main: RedisPool
+  readonly #perSecond: RedisPool | undefined
+  readonly #logger: Logger
+  #closed = false
+
+  /** @throws {Error} When TLS files cannot be read or the address is malformed. */
+  constructor(options: RedisStoreOptions) {
+    this.#logger = options.logger
+    const notify = (): void => {
+      options.onConnectionsChange?.(this.readyConnections())
+    }
+    this.#main = new RedisPool(options.main, 'main', options.logger, notify)
+    this.#perSecond =
+      options.perSecond === undefined
+        ? undefined
+        : new RedisPool(options.perSecond, 'per-second', options.logger, notify)
+  }
+
+  /** Connections currently ready, over both pools. */
+  readyConnections(): number {
+    return this.#main.readyCount() + (this.#perSecond?.readyCount() ?? 0)
+  }
+
+  async #run<T extends { perSecond: boolean }>(
+    ops: readonly T[],
+    build: (p: ReturnType<Redis['pipeline']>, op: T) => void,
+    repliesPerOp: number,
+  ): Promise<unknown[]> {
+    const perSecond = this.#perSecond
+    if (perSecond === undefined || !ops.some((op) => op.perSecond)) {
+      return execPipeline(this.#main.client(), (p) => {
+        for (const op of ops) build(p, op)
+      })
+    }
+    const mainOps = ops.filter((op) => !op.perSecond)
+    const secondOps = ops.filter((op) => op.perSecond)
+    const [mainReplies, secondReplies] = await Promise.all([
+      mainOps.length === 0
+        ? Promise.resolve([])
+        : execPipeline(this.#main.client(), (p) => {
+            for (const op of mainOps) build(p, op)
+          }),
+      execPipeline(perSecond.client(), (p) => {
+        for (const op of secondOps) build(p, op)
+      }),
+    ])
+    // Put the replies back in `ops` order.
+    const out: unknown[] = []
+    let m = 0
+    let s = 0
+    for (const op of ops) {
+      const source = op.perSecond ? secondReplies : mainReplies
+      const index = op.perSecond ? s++ : m++
+      for (let k = 0; k < repliesPerOp; k++) out.push(source[index * repliesPerOp + k])
+    }
+    return out
+  }
+
+  /** {@inheritDoc CounterStore.increment} */
+  async increment(ops: readonly IncrementOp[]): Promise<number[]> {
+    const replies = await this.#run(
+      ops,
+      (p, op) => {
+        p.incrby(op.key, op.addend)
+        p.expire(op.key, op.expireSeconds)
+      },
+      2,
+    )
+    return ops.map((_, i) => Number(replies[i * 2]))
+  }
+
+  /** {@inheritDoc CounterStore.get} */
+  async get(ops: readonly ReadOp[]): Promise<number[]> {
+    const replies = await this.#run(
+      ops,
+      (p, op) => {
+        p.get(op.key)
+      },
+      1,
+    )
+    return replies.map((value) => (value === null ? 0 : Number(value)))
+  }
+
+  /**
+   * Resolves once every instance answers `PING` with `PONG` (upstream's startup check). Until a
+   * connection is up it only polls the client state every 100 ms, so it costs no network traffic
+   * (ioredis itself reconnects with backoff); rejects only after {@link close}.
+   */
+  async ready(): Promise<void> {
+    const pools = [this.#main, ...(this.#perSecond === undefined ? [] : [this.#perSecond])]
+    for (;;) {
+      if (this.#closed) throw new BackendError('redis store closed')
+      try {
+        for (const pool of pools) {
+          const client = pool.first
+          if (client.status !== 'ready') {
+            throw new BackendError(`${pool.label} redis is not connected yet`)
+          }
+          await client.ping()
+        }
+        return
+      } catch (error) {
+        this.#logger.debug(`redis not ready: ${(error as Error).message}`)
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+
+  /** {@inheritDoc CounterStore.close} */
+  async close(): Promise<void> {
+    this.#closed = true
+    const clients = [...this.#main.clients, ...(this.#perSecond?.clients ?? [])]
+    await Promise.all(
+      clients.map(async (client) => {
+        try {
+          if (client.status === 'ready') await client.quit()
+          else client.disconnect()
+        } catch {
+          client.disconnect()
+        }
+      }),
+    )
+  }
+}

@@ -1,0 +1,204 @@
+/**
+ * The gRPC server: `envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit` and
+ * `grpc.health.v1.Health` (`Check`, `Watch`), on @grpc/grpc-js with the hand-written codec of
+ * `protocol/protobuf.ts`. Service errors are returned as status UNKNOWN with upstream's message.
+ *
+ * @module
+ */
+import * as grpc from '@grpc/grpc-js'
+import type { Logger } from 'pino'
+import {
+  decodeHealthCheckRequest,
+  decodeRateLimitRequest,
+  decodeRateLimitResponse,
+  encodeHealthCheckRequest,
+  encodeHealthCheckResponse,
+  encodeRateLimitRequest,
+  encodeRateLimitResponse,
+  decodeHealthCheckResponse,
+  type ServingStatus,
+} from '../protocol/protobuf.js'
+import type { RateLimitRequest, RateLimitResponse } from '../protocol/types.js'
+import { ShouldRateLimitError, type RateLimitService } from '../service/service.js'
+import type { StatsStore } from '../stats/store.js'
+import type { HealthChecker } from './health.js'
+
+/** Full method path of `ShouldRateLimit`. */
+export const SHOULD_RATE_LIMIT_PATH = '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit'
+
+/** The rate limit service definition, with our protobuf codec (usable by clients too). */
+export const rateLimitServiceDefinition = {
+  ShouldRateLimit: {
+    path: SHOULD_RATE_LIMIT_PATH,
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: encodeRateLimitRequest,
+    requestDeserialize: decodeRateLimitRequest,
+    responseSerialize: encodeRateLimitResponse,
+    responseDeserialize: decodeRateLimitResponse,
+    originalName: 'shouldRateLimit',
+  },
+} satisfies grpc.ServiceDefinition
+
+/** The `grpc.health.v1.Health` service definition. */
+export const healthServiceDefinition = {
+  Check: {
+    path: '/grpc.health.v1.Health/Check',
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: encodeHealthCheckRequest,
+    requestDeserialize: decodeHealthCheckRequest,
+    responseSerialize: encodeHealthCheckResponse,
+    responseDeserialize: decodeHealthCheckResponse,
+  },
+  Watch: {
+    path: '/grpc.health.v1.Health/Watch',
+    requestStream: false,
+    responseStream: true,
+    requestSerialize: encodeHealthCheckRequest,
+    requestDeserialize: decodeHealthCheckRequest,
+    responseSerialize: encodeHealthCheckResponse,
+    responseDeserialize: decodeHealthCheckResponse,
+  },
+} satisfies grpc.ServiceDefinition
+
+/** Health service names answered: `""` (the whole server) and `"ratelimit"` (upstream's). */
+const HEALTH_SERVICES = new Set(['', 'ratelimit'])
+
+/** Dependencies of {@link buildGrpcServer}. */
+export interface GrpcServerDeps {
+  readonly service: RateLimitService
+  readonly health: HealthChecker
+  readonly stats: StatsStore
+  readonly logger: Logger
+}
+
+/** Options of {@link buildGrpcServer}. */
+export interface GrpcServerOptions {
+  /** `GRPC_MAX_CONNECTION_AGE` in milliseconds (grpc-js adds ±10% jitter). */
+  readonly maxConnectionAgeMs: number
+  /** `GRPC_MAX_CONNECTION_AGE_GRACE` in milliseconds. */
+  readonly maxConnectionAgeGraceMs: number
+}
+
+/** Per-method server stats: `ratelimit_server.<Method>.total_requests` and `.response_time` (ms). */
+function methodStats(stats: StatsStore, method: string): { begin(): () => void } {
+  const total = stats.counter(`ratelimit_server.${method}.total_requests`)
+  const time = stats.timer(`ratelimit_server.${method}.response_time`)
+  return {
+    begin() {
+      total.add()
+      const start = performance.now()
+      return () => {
+        time.record(performance.now() - start)
+      }
+    },
+  }
+}
+
+/**
+ * Maps a service failure to a gRPC status: {@link ShouldRateLimitError} → UNKNOWN with its
+ * message (as upstream), anything else → INTERNAL.
+ */
+export function toGrpcError(error: unknown, logger: Logger): Partial<grpc.StatusObject> {
+  if (error instanceof ShouldRateLimitError) {
+    return { code: grpc.status.UNKNOWN, details: error.message }
+  }
+  logger.error({ err: error }, 'unexpected error in ShouldRateLimit')
+  return { code: grpc.status.INTERNAL, details: 'internal error' }
+}
+
+/**
+ * Builds the gRPC server (not yet bound).
+ *
+ * @returns A grpc-js server with both services registered.
+ */
+export function buildGrpcServer(deps: GrpcServerDeps, options: GrpcServerOptions): grpc.Server {
+  const { service, health, logger } = deps
+  const server = new grpc.Server({
+    'grpc.max_connection_age_ms': Math.min(options.maxConnectionAgeMs, 2 ** 31 - 1),
+    'grpc.max_connection_age_grace_ms': Math.min(options.maxConnectionAgeGraceMs, 2 ** 31 - 1),
+  })
+  const shouldStats = methodStats(deps.stats, 'ShouldRateLimit')
+  const checkStats = methodStats(deps.stats, 'Check')
+
+  server.addService(rateLimitServiceDefinition, {
+    ShouldRateLimit(
+      call: grpc.ServerUnaryCall<RateLimitRequest, RateLimitResponse>,
+      callback: grpc.sendUnaryData<RateLimitResponse>,
+    ) {
+      const end = shouldStats.begin()
+      service.shouldRateLimit(call.request).then(
+        (response) => {
+          end()
+          callback(null, response)
+        },
+        (error: unknown) => {
+          end()
+          callback(toGrpcError(error, logger))
+        },
+      )
+    },
+  })
+
+  const statusOf = (name: string): ServingStatus | undefined =>
+    HEALTH_SERVICES.has(name) ? (health.healthy() ? 'SERVING' : 'NOT_SERVING') : undefined
+
+  server.addService(healthServiceDefinition, {
+    Check(
+      call: grpc.ServerUnaryCall<string, ServingStatus>,
+      callback: grpc.sendUnaryData<ServingStatus>,
+    ) {
+      const end = checkStats.begin()
+      const status = statusOf(call.request)
+      end()
+      if (status === undefined)
+        callback({ code: grpc.status.NOT_FOUND, details: 'unknown service' })
+      else callback(null, status)
+    },
+    Watch(call: grpc.ServerWritableStream<string, ServingStatus>) {
+      const name = call.request
+      call.write(statusOf(name) ?? 'SERVICE_UNKNOWN')
+      if (!HEALTH_SERVICES.has(name)) return
+      const unsubscribe = health.subscribe((healthy) => {
+        call.write(healthy ? 'SERVING' : 'NOT_SERVING')
+      })
+      call.on('cancelled', unsubscribe)
+      call.on('close', unsubscribe)
+    },
+  })
+  return server
+}
+
+/**
+ * Binds a gRPC server.
+ *
+ * @param address `host:port` or `unix:/path`.
+ * @returns The bound port (0 for unix sockets).
+ */
+export function bindGrpcServer(server: grpc.Server, address: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (error, port) => {
+      if (error !== null) reject(error)
+      else resolve(port)
+    })
+  })
+}
+
+/**
+ * Stops accepting calls and resolves when in-flight calls have finished, or forces the
+ * shutdown after `timeoutMs`.
+ */
+export function shutdownGrpcServer(server: grpc.Server, timeoutMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      server.forceShutdown()
+      resolve()
+    }, timeoutMs)
+    timer.unref()
+    server.tryShutdown(() => {
+      clearTimeout(timer)
+      resolve()
+    })
+  })
+}

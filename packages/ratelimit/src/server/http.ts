@@ -1,0 +1,136 @@
+/**
+ * The HTTP server on `HOST:PORT` (upstream `server_impl.go`): `/json` takes a proto3 JSON
+ * `RateLimitRequest` with any method and answers 200 (OK) or 429 (OVER_LIMIT) with the JSON
+ * response, or 400 `Bad Request` for unreadable requests and service errors; `/healthcheck`
+ * answers 200 `OK` or 500. Other paths: Go's `404 page not found`.
+ *
+ * The wire stays upstream's; as an addition, every error answer carries
+ * `x-gatehouse-error-code` (machine-readable) and `x-gatehouse-error` (the reason).
+ *
+ * @module
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { Logger } from 'pino'
+import {
+  formatJsonRateLimitResponse,
+  JsonRequestError,
+  parseJsonRateLimitRequest,
+} from '../protocol/json.js'
+import { ShouldRateLimitError, type RateLimitService } from '../service/service.js'
+import type { HealthChecker } from './health.js'
+
+/** Largest `/json` body accepted, in bytes. */
+export const MAX_JSON_BODY_BYTES = 4 * 1024 * 1024
+
+/** Dependencies of {@link buildHttpServer}. */
+export interface HttpServerDeps {
+  readonly service: RateLimitService
+  readonly health: HealthChecker
+  readonly logger: Logger
+}
+
+function headerSafe(text: string): string {
+  return text.replace(/[^\x20-\x7e]/g, '?').slice(0, 300)
+}
+
+function sendText(
+  res: ServerResponse,
+  status: number,
+  body: string,
+  error?: { code: string; message: string },
+): void {
+  const headers: Record<string, string> = {
+    'content-type': 'text/plain; charset=utf-8',
+    'x-content-type-options': 'nosniff',
+    'content-length': String(Buffer.byteLength(body)),
+  }
+  if (error !== undefined) {
+    headers['x-gatehouse-error-code'] = error.code
+    headers['x-gatehouse-error'] = headerSafe(error.message)
+  }
+  res.writeHead(status, headers)
+  res.end(body)
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    let tooLarge = false
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length
+      if (size > MAX_JSON_BODY_BYTES) tooLarge = true
+      else chunks.push(chunk)
+    })
+    req.on('end', () => {
+      resolve(tooLarge ? undefined : Buffer.concat(chunks, size))
+    })
+    req.on('error', reject)
+  })
+}
+
+async function handleJson(
+  req: IncomingMessage,
+  res: ServerResponse,
+  deps: HttpServerDeps,
+): Promise<void> {
+  const body = await readBody(req)
+  if (body === undefined) {
+    sendText(res, 413, 'Request Entity Too Large\n', {
+      code: 'ERR_BODY_TOO_LARGE',
+      message: `request body exceeds ${String(MAX_JSON_BODY_BYTES)} bytes`,
+    })
+    return
+  }
+  let response
+  try {
+    response = await deps.service.shouldRateLimit(parseJsonRateLimitRequest(body))
+  } catch (error) {
+    if (error instanceof JsonRequestError || error instanceof ShouldRateLimitError) {
+      deps.logger.debug(`/json: ${error.message}`)
+      sendText(res, 400, 'Bad Request\n', { code: error.code, message: error.message })
+      return
+    }
+    throw error
+  }
+  const json = formatJsonRateLimitResponse(response)
+  const status =
+    response.overallCode === 'OK' ? 200 : response.overallCode === 'OVER_LIMIT' ? 429 : 500
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(json)),
+  })
+  res.end(json)
+}
+
+/**
+ * Builds the HTTP server (not yet listening).
+ */
+export function buildHttpServer(deps: HttpServerDeps): Server {
+  const server = createServer((req, res) => {
+    const url = req.url ?? '/'
+    const query = url.indexOf('?')
+    const path = query < 0 ? url : url.slice(0, query)
+    if (path === '/json') {
+      handleJson(req, res, deps).catch((error: unknown) => {
+        deps.logger.error({ err: error }, '/json failed')
+        if (!res.headersSent) {
+          sendText(res, 500, 'Internal Server Error\n', {
+            code: 'ERR_INTERNAL',
+            message: 'internal error',
+          })
+        } else res.destroy()
+      })
+      return
+    }
+    req.resume()
+    if (path === '/healthcheck') {
+      if (deps.health.healthy()) sendText(res, 200, 'OK')
+      else sendText(res, 500, '')
+      return
+    }
+    sendText(res, 404, '404 page not found\n')
+  })
+  server.keepAliveTimeout = 65_000
+  return server
+}

@@ -1,0 +1,311 @@
+import { FakeClock } from '@gatehouse/testing'
+import { pino } from 'pino'
+import { describe, expect, it } from 'vitest'
+import { upstreamFixture } from '../../test/fixtures.js'
+import { BackendError, type CounterStore } from '../limiter/cache.js'
+import { FixedWindowRateLimitCache } from '../limiter/fixed-window.js'
+import { MemoryCounterStore } from '../memory/memory-store.js'
+import type { Descriptor, RateLimitRequest } from '../protocol/types.js'
+import { StatsManager } from '../stats/manager.js'
+import { StatsStore } from '../stats/store.js'
+import {
+  RateLimitService,
+  ShouldRateLimitError,
+  UNLIMITED_REMAINING,
+  type ServiceOptions,
+} from './service.js'
+
+const logger = pino({ level: 'silent' })
+
+function setup(
+  options: ServiceOptions = {},
+  content = upstreamFixture('examples/example.yaml'),
+  store?: CounterStore,
+) {
+  const clock = new FakeClock(Date.UTC(2026, 0, 1, 0, 0, 30))
+  const stats = new StatsStore()
+  const manager = new StatsManager(stats)
+  const cache = new FixedWindowRateLimitCache({
+    store: store ?? new MemoryCounterStore({ clock, sweepIntervalMs: 0 }),
+    clock,
+    expirationJitterMaxSeconds: 0,
+  })
+  const service = new RateLimitService({ cache, stats: manager, logger }, options)
+  expect(service.loadConfig([{ name: 'example.yaml', content }])).toBeUndefined()
+  const counter = (name: string) => stats.snapshot().find((s) => s.name === name)?.value ?? 0
+  return { service, clock, counter }
+}
+
+const d = (...pairs: [string, string][]): Descriptor => ({
+  entries: pairs.map(([key, value]) => ({ key, value })),
+})
+const req = (...descriptors: Descriptor[]): RateLimitRequest => ({
+  domain: 'rl',
+  descriptors,
+  hitsAddend: 0,
+})
+
+async function errorOf(promise: Promise<unknown>): Promise<ShouldRateLimitError> {
+  try {
+    await promise
+  } catch (error) {
+    expect(error).toBeInstanceOf(ShouldRateLimitError)
+    return error as ShouldRateLimitError
+  }
+  throw new Error('expected a ShouldRateLimitError')
+}
+
+describe('RateLimitService.shouldRateLimit', () => {
+  it('rejects empty domains, empty descriptor lists and a missing configuration with upstream texts', async () => {
+    const { service, counter } = setup()
+    expect(
+      (
+        await errorOf(
+          service.shouldRateLimit({ domain: '', descriptors: [d(['a', 'b'])], hitsAddend: 0 }),
+        )
+      ).message,
+    ).toBe('rate limit domain must not be empty')
+    expect((await errorOf(service.shouldRateLimit(req()))).message).toBe(
+      'rate limit descriptor list must not be empty',
+    )
+    const empty = new RateLimitService({
+      cache: new FixedWindowRateLimitCache({
+        store: new MemoryCounterStore({ clock: new FakeClock(), sweepIntervalMs: 0 }),
+        clock: new FakeClock(),
+      }),
+      stats: new StatsManager(new StatsStore()),
+      logger,
+    })
+    expect((await errorOf(empty.shouldRateLimit(req(d(['a', 'b']))))).message).toBe(
+      'no rate limit configuration loaded',
+    )
+    expect(counter('ratelimit.service.call.should_rate_limit.service_error')).toBe(2)
+  })
+
+  it('answers statuses in request order, OVER_LIMIT when any descriptor is over', async () => {
+    const { service } = setup()
+    const request = req(d(['foo', 'x']), d(['unknown', 'x']), d(['foo', 'x'], ['bar', 'bkthomps']))
+    const first = await service.shouldRateLimit(request)
+    expect(first.overallCode).toBe('OK')
+    expect(
+      first.statuses.map((s) => [s.code, s.currentLimit?.requestsPerUnit, s.limitRemaining]),
+    ).toEqual([
+      ['OK', 2, 1],
+      ['OK', undefined, 0],
+      ['OK', 1, 0],
+    ])
+    expect(first.statuses[0]!.durationUntilReset).toBe(30)
+    const second = await service.shouldRateLimit(request)
+    expect(second.overallCode).toBe('OVER_LIMIT')
+    expect(second.statuses.map((s) => s.code)).toEqual(['OK', 'OK', 'OVER_LIMIT'])
+    expect(second.statuses[2]!.currentLimit).toEqual({
+      name: 'bkthomps',
+      requestsPerUnit: 1,
+      unit: 'MINUTE',
+    })
+  })
+
+  it("drops limits named in a matched rule's replaces (and does not count them)", async () => {
+    const { service, counter } = setup()
+    const request = req(
+      d(['source_cluster', 'proxy'], ['destination_cluster', 'bkthomps']),
+      d(['foo', 'x'], ['bar', 'bkthomps']),
+    )
+    const codes: string[][] = []
+    for (let i = 0; i < 3; i++) {
+      const r = await service.shouldRateLimit(request)
+      codes.push([
+        r.overallCode,
+        ...r.statuses.map((s) => `${s.code}:${String(s.currentLimit?.requestsPerUnit)}`),
+      ])
+    }
+    expect(codes).toEqual([
+      ['OK', 'OK:2', 'OK:undefined'],
+      ['OK', 'OK:2', 'OK:undefined'],
+      ['OVER_LIMIT', 'OVER_LIMIT:2', 'OK:undefined'],
+    ])
+    expect(counter('ratelimit.service.rate_limit.rl.foo.bar_bkthomps.total_hits')).toBe(0)
+    // Without the replacing rule the named one applies again.
+    const alone = await service.shouldRateLimit(req(d(['foo', 'x'], ['bar', 'bkthomps'])))
+    expect(alone.statuses[0]!.currentLimit?.requestsPerUnit).toBe(1)
+  })
+
+  it('lets a replacing rule lift a zero limit', async () => {
+    const { service } = setup()
+    expect(
+      (await service.shouldRateLimit(req(d(['foo', 'x'], ['bar', 'banned'])))).overallCode,
+    ).toBe('OVER_LIMIT')
+    const lifted = await service.shouldRateLimit(
+      req(
+        d(['foo', 'x'], ['bar', 'banned']),
+        d(['source_cluster', 'proxy'], ['destination_cluster', 'override']),
+      ),
+    )
+    expect(lifted.overallCode).toBe('OK')
+  })
+
+  it('answers unlimited rules without counting', async () => {
+    const { service, counter } = setup()
+    const r = await service.shouldRateLimit(
+      req(d(['qux', 'anything']), d(['foo', 'x'], ['bay', 'y'])),
+    )
+    expect(r.statuses).toEqual([
+      { code: 'OK', limitRemaining: UNLIMITED_REMAINING },
+      { code: 'OK', limitRemaining: UNLIMITED_REMAINING },
+    ])
+    expect(counter('ratelimit.service.rate_limit.rl.qux.total_hits')).toBe(0)
+  })
+
+  it('reports shadow-mode rules as OK but counts shadow_mode', async () => {
+    const { service, counter } = setup()
+    const request = req(d(['foo', 'x'], ['baz', 'shady']))
+    for (let i = 0; i < 5; i++) {
+      const r = await service.shouldRateLimit(request)
+      expect(r.overallCode).toBe('OK')
+    }
+    expect(counter('ratelimit.service.rate_limit.rl.foo.baz_shady.over_limit')).toBe(2)
+    expect(counter('ratelimit.service.rate_limit.rl.foo.baz_shady.shadow_mode')).toBe(2)
+  })
+
+  it('fails quota descriptors only when all of them are over', async () => {
+    const { service } = setup()
+    const both = req(d(['service', 'service_1']), d(['service', 'service_2']))
+    expect((await service.shouldRateLimit(both)).overallCode).toBe('OK')
+    const second = await service.shouldRateLimit(both)
+    expect(second.statuses.map((s) => s.code)).toEqual(['OVER_LIMIT', 'OK'])
+    expect(second.overallCode).toBe('OK')
+    expect((await service.shouldRateLimit(both)).overallCode).toBe('OVER_LIMIT')
+  })
+
+  it('applies QUOTA_MODE to every descriptor', async () => {
+    const { service } = setup({ quotaMode: true })
+    const request = req(d(['foo', 'x']), d(['qux', 'y']))
+    for (let i = 0; i < 3; i++) await service.shouldRateLimit(request)
+    const r = await service.shouldRateLimit(request)
+    expect(r.statuses[0]!.code).toBe('OVER_LIMIT')
+    expect(r.overallCode).toBe('OVER_LIMIT')
+    const mixed = await service.shouldRateLimit(req(d(['foo', 'x']), d(['unspec', 'z'])))
+    expect(mixed.overallCode).toBe('OK')
+  })
+
+  it('overrides the overall code in global SHADOW_MODE', async () => {
+    const { service, counter } = setup({ globalShadowMode: true })
+    const request = req(d(['foo', 'x'], ['bar', 'bkthomps']))
+    await service.shouldRateLimit(request)
+    const r = await service.shouldRateLimit(request)
+    expect(r.overallCode).toBe('OK')
+    expect(r.statuses[0]!.code).toBe('OVER_LIMIT')
+    expect(counter('ratelimit.service.global_shadow_mode')).toBe(1)
+  })
+
+  it('adds RateLimit-* headers for the tightest limit, or the last over-limit one', async () => {
+    const headers = {
+      limit: 'RateLimit-Limit',
+      remaining: 'RateLimit-Remaining',
+      reset: 'RateLimit-Reset',
+    }
+    const { service } = setup({ responseHeaders: headers })
+    const r = await service.shouldRateLimit(
+      req(d(['foo', 'x']), d(['foo', 'x'], ['bar', 'y']), d(['qux', 'q'])),
+    )
+    expect(r.responseHeadersToAdd).toEqual([
+      { key: 'RateLimit-Limit', value: '2' },
+      { key: 'RateLimit-Remaining', value: '1' },
+      { key: 'RateLimit-Reset', value: '30' },
+    ])
+    await service.shouldRateLimit(req(d(['foo', 'z'])))
+    const over = await service.shouldRateLimit(
+      req(d(['foo', 'z'], ['bar', 'y']), d(['foo', 'z']), d(['foo', 'w'])),
+    )
+    expect(over.responseHeadersToAdd[0]).toEqual({ key: 'RateLimit-Limit', value: '2' })
+    expect(over.responseHeadersToAdd[1]).toEqual({ key: 'RateLimit-Remaining', value: '0' })
+    expect((await service.shouldRateLimit(req(d(['qux', 'q'])))).responseHeadersToAdd).toEqual([])
+  })
+
+  it('honours descriptor hits_addend (0 = check only) and the request hits_addend', async () => {
+    const { service } = setup()
+    const check = await service.shouldRateLimit(req({ ...d(['foo', 'a']), hitsAddend: 0 }))
+    expect(check.statuses[0]).toMatchObject({ code: 'OK', limitRemaining: 2 })
+    const big = await service.shouldRateLimit({
+      domain: 'rl',
+      descriptors: [d(['foo', 'a'])],
+      hitsAddend: 3,
+    })
+    expect(big.statuses[0]!.code).toBe('OVER_LIMIT')
+  })
+
+  it('applies descriptor limit overrides and rejects an UNKNOWN unit instead of crashing', async () => {
+    const { service, counter } = setup()
+    const override = {
+      ...d(['anything', 'x']),
+      limit: { requestsPerUnit: 1, unit: 'SECOND' as const },
+    }
+    expect((await service.shouldRateLimit(req(override))).statuses[0]).toMatchObject({
+      code: 'OK',
+      currentLimit: { requestsPerUnit: 1, unit: 'SECOND' },
+    })
+    expect((await service.shouldRateLimit(req(override))).overallCode).toBe('OVER_LIMIT')
+    const bad = { ...d(['anything', 'x']), limit: { requestsPerUnit: 1, unit: 'UNKNOWN' as const } }
+    expect((await errorOf(service.shouldRateLimit(req(bad)))).message).toBe(
+      'descriptor 0: rate limit override must have a unit other than UNKNOWN',
+    )
+    expect(counter('ratelimit.service.call.should_rate_limit.service_error')).toBe(1)
+  })
+
+  it('starts a new window when the clock rolls over', async () => {
+    const { service, clock } = setup()
+    const request = req(d(['foo', 'x'], ['bar', 'bkthomps']))
+    expect((await service.shouldRateLimit(request)).overallCode).toBe('OK')
+    expect((await service.shouldRateLimit(request)).overallCode).toBe('OVER_LIMIT')
+    clock.advance(29_000)
+    expect((await service.shouldRateLimit(request)).overallCode).toBe('OVER_LIMIT')
+    clock.advance(1_000)
+    const next = await service.shouldRateLimit(request)
+    expect(next.overallCode).toBe('OK')
+    expect(next.statuses[0]!.durationUntilReset).toBe(60)
+  })
+
+  it('returns dynamic metadata of passed descriptors', async () => {
+    const { service } = setup({ responseDynamicMetadata: true })
+    const r = await service.shouldRateLimit({
+      domain: 'rl',
+      descriptors: [d(['service', 'service_1']), { ...d(['service', 'service_2']), hitsAddend: 1 }],
+      hitsAddend: 1,
+    })
+    expect(r.dynamicMetadata).toEqual({
+      domain: 'rl',
+      descriptors: [
+        { entries: ['service=service_1'] },
+        { entries: ['service=service_2'], hitsAddend: 1 },
+      ],
+      hitsAddend: 1,
+      metadata: { service_with_quota: { name: 'service_1' } },
+    })
+  })
+
+  it('turns backend failures into redis_error', async () => {
+    const failing: CounterStore = {
+      increment: () => Promise.reject(new BackendError('connect ECONNREFUSED 127.0.0.1:1')),
+      get: () => Promise.resolve([]),
+      ready: () => Promise.resolve(),
+      close: () => Promise.resolve(),
+    }
+    const { service, counter } = setup({}, upstreamFixture('examples/example.yaml'), failing)
+    const error = await errorOf(service.shouldRateLimit(req(d(['foo', 'x']))))
+    expect(error).toMatchObject({
+      type: 'redis_error',
+      message: 'connect ECONNREFUSED 127.0.0.1:1',
+    })
+    expect(counter('ratelimit.service.call.should_rate_limit.redis_error')).toBe(1)
+  })
+
+  it('keeps the previous configuration when a reload fails', () => {
+    const { service, counter } = setup()
+    const before = service.config
+    const error = service.loadConfig([{ name: 'bad.yaml', content: 'domain: x\nbogus: 1\n' }])
+    expect(error?.message).toBe("bad.yaml: config error, unknown key 'bogus'")
+    expect(service.config).toBe(before)
+    expect(counter('ratelimit.service.config_load_error')).toBe(1)
+    expect(counter('ratelimit.service.config_load_success')).toBe(1)
+  })
+})

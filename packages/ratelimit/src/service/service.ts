@@ -1,0 +1,298 @@
+/**
+ * `ShouldRateLimit`: validates a request, finds each descriptor's limit in the current
+ * configuration snapshot, asks the backend, and builds the response (overall code, quota mode,
+ * `RateLimit-*` headers, global shadow mode, dynamic metadata). Upstream: `src/service/ratelimit.go`.
+ *
+ * @module
+ */
+import type { Logger } from 'pino'
+import { RateLimitConfig, type ConfigFile, type RateLimit } from '../config/config.js'
+import { BackendError, type RateLimitCache } from '../limiter/cache.js'
+import type {
+  DescriptorStatus,
+  HeaderValue,
+  JsonObject,
+  JsonValue,
+  RateLimitRequest,
+  RateLimitResponse,
+} from '../protocol/types.js'
+import type { StatsManager } from '../stats/manager.js'
+
+/** `limit_remaining` of an unlimited descriptor: the largest uint32. */
+export const UNLIMITED_REMAINING = 4_294_967_295
+
+/** What kind of failure a {@link ShouldRateLimitError} is; also its stat name. */
+export type ShouldRateLimitErrorType = 'service_error' | 'redis_error'
+
+/**
+ * A request that could not be decided. The message is upstream's text (e.g.
+ * `rate limit domain must not be empty`); gRPC returns it with status UNKNOWN, `/json` with 400.
+ * Counted as `ratelimit.service.call.should_rate_limit.<type>`.
+ */
+export class ShouldRateLimitError extends Error {
+  /** Stable machine-readable code. */
+  readonly code: 'ERR_SERVICE' | 'ERR_BACKEND'
+  /** The stat the failure is counted under. */
+  readonly type: ShouldRateLimitErrorType
+  constructor(type: ShouldRateLimitErrorType, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'ShouldRateLimitError'
+    this.type = type
+    this.code = type === 'redis_error' ? 'ERR_BACKEND' : 'ERR_SERVICE'
+  }
+}
+
+/** Response behaviour switches (settings). */
+export interface ServiceOptions {
+  /** `SHADOW_MODE`: an over-limit overall result is answered OK. @default false */
+  readonly globalShadowMode?: boolean
+  /** `QUOTA_MODE`: every descriptor is a quota descriptor. @default false */
+  readonly quotaMode?: boolean
+  /** `RESPONSE_DYNAMIC_METADATA`. @default false */
+  readonly responseDynamicMetadata?: boolean
+  /** `LIMIT_RESPONSE_HEADERS_ENABLED` and the header names; undefined = no headers. */
+  readonly responseHeaders?:
+    { readonly limit: string; readonly remaining: string; readonly reset: string } | undefined
+  /** `MERGE_DOMAIN_CONFIG`. @default false */
+  readonly mergeDomainConfig?: boolean
+}
+
+/** Dependencies of {@link RateLimitService}. */
+export interface ServiceDeps {
+  readonly cache: RateLimitCache
+  readonly stats: StatsManager
+  readonly logger: Logger
+}
+
+/** Listener of configuration changes (health, debug). */
+export type ConfigListener = (config: RateLimitConfig) => void
+
+/** The decision service. Holds the current configuration snapshot. */
+export class RateLimitService {
+  readonly #cache: RateLimitCache
+  readonly #stats: StatsManager
+  readonly #logger: Logger
+  readonly #options: ServiceOptions
+  readonly #listeners: ConfigListener[] = []
+  #config: RateLimitConfig | undefined
+
+  constructor(deps: ServiceDeps, options: ServiceOptions = {}) {
+    this.#cache = deps.cache
+    this.#stats = deps.stats
+    this.#logger = deps.logger
+    this.#options = options
+  }
+
+  /** The current configuration, or undefined before the first successful load. */
+  get config(): RateLimitConfig | undefined {
+    return this.#config
+  }
+
+  /** Calls `listener` after every successful (re)load. */
+  onConfig(listener: ConfigListener): void {
+    this.#listeners.push(listener)
+  }
+
+  /**
+   * Loads a full set of configuration files (a provider update). On success the new snapshot
+   * replaces the old one and `config_load_success` is counted; on failure the previous snapshot
+   * stays, `config_load_error` is counted and the error is logged.
+   *
+   * @returns The error, or undefined on success.
+   */
+  loadConfig(files: readonly ConfigFile[]): Error | undefined {
+    let config: RateLimitConfig
+    try {
+      config = RateLimitConfig.load(files, {
+        stats: this.#stats,
+        mergeDomainConfig: this.#options.mergeDomainConfig ?? false,
+      })
+    } catch (error) {
+      this.#stats.service.configLoadError.add()
+      this.#logger.error(`Error loading new configuration: ${(error as Error).message}`)
+      return error as Error
+    }
+    this.#config = config
+    this.#stats.service.configLoadSuccess.add()
+    this.#logger.info(
+      `Successfully loaded new configuration (${String(config.domains.length)} domain(s))`,
+    )
+    for (const listener of this.#listeners) listener(config)
+    return undefined
+  }
+
+  /**
+   * Decides a request.
+   *
+   * @throws {@link ShouldRateLimitError} `service_error` for an empty domain, no descriptors, no
+   *   configuration loaded, or an invalid descriptor override/hits_addend; `redis_error` when the
+   *   backend fails.
+   */
+  async shouldRateLimit(request: RateLimitRequest): Promise<RateLimitResponse> {
+    const limits = this.#limitsFor(request)
+    const count = request.descriptors.length
+    const unlimited = limits.unlimited
+    let statuses: DescriptorStatus[]
+    try {
+      statuses = await this.#cache.doLimit(request, limits.limits)
+    } catch (error) {
+      if (error instanceof BackendError) {
+        this.#stats.service.redisError.add()
+        throw new ShouldRateLimitError('redis_error', error.message, { cause: error })
+      }
+      throw error
+    }
+
+    const globalQuota = this.#options.quotaMode === true
+    let failedRateLimit = 0
+    let quotaTotal = 0
+    let failedQuota = 0
+    const passed: RateLimit[] = []
+    for (let i = 0; i < count; i++) {
+      if (unlimited?.[i] === true) {
+        statuses[i] = { code: 'OK', limitRemaining: UNLIMITED_REMAINING }
+        continue
+      }
+      const limit = limits.limits[i]
+      const quota = limit !== undefined && (globalQuota || limit.quotaMode)
+      if (quota) quotaTotal++
+      if (statuses[i]?.code === 'OVER_LIMIT') {
+        if (quota) failedQuota++
+        else failedRateLimit++
+      } else if (limit !== undefined) passed.push(limit)
+    }
+    let overallCode: 'OK' | 'OVER_LIMIT' =
+      failedRateLimit > 0 || (quotaTotal > 0 && quotaTotal === failedQuota) ? 'OVER_LIMIT' : 'OK'
+
+    const responseHeadersToAdd = this.#headers(statuses, limits.limits, globalQuota)
+    if (this.#options.globalShadowMode === true && overallCode === 'OVER_LIMIT') {
+      overallCode = 'OK'
+      this.#stats.service.globalShadowMode.add()
+    }
+    return {
+      overallCode,
+      statuses,
+      responseHeadersToAdd,
+      dynamicMetadata:
+        this.#options.responseDynamicMetadata === true
+          ? dynamicMetadata(request, passed)
+          : undefined,
+    }
+  }
+
+  #serviceError(message: string): ShouldRateLimitError {
+    this.#stats.service.serviceError.add()
+    return new ShouldRateLimitError('service_error', message)
+  }
+
+  #limitsFor(request: RateLimitRequest): {
+    limits: (RateLimit | undefined)[]
+    unlimited: boolean[] | undefined
+  } {
+    if (request.domain === '') throw this.#serviceError('rate limit domain must not be empty')
+    if (request.descriptors.length === 0) {
+      throw this.#serviceError('rate limit descriptor list must not be empty')
+    }
+    const config = this.#config
+    if (config === undefined) throw this.#serviceError('no rate limit configuration loaded')
+
+    const limits: (RateLimit | undefined)[] = []
+    let unlimited: boolean[] | undefined
+    let replacing: Set<string> | undefined
+    request.descriptors.forEach((descriptor, i) => {
+      if (descriptor.hitsAddend !== undefined && descriptor.hitsAddend > Number.MAX_SAFE_INTEGER) {
+        throw this.#serviceError(
+          `descriptor ${String(i)}: hits_addend must not exceed ${String(Number.MAX_SAFE_INTEGER)}`,
+        )
+      }
+      let limit = config.getLimit(request.domain, descriptor)
+      if (limit !== undefined) {
+        if (limit.unit === 'UNKNOWN' && !limit.unlimited) {
+          throw this.#serviceError(
+            `descriptor ${String(i)}: rate limit override must have a unit other than UNKNOWN`,
+          )
+        }
+        if (limit.replaces.length > 0) {
+          replacing ??= new Set()
+          for (const name of limit.replaces) replacing.add(name)
+        }
+        if (limit.unlimited) {
+          unlimited ??= []
+          unlimited[i] = true
+          limit = undefined
+        }
+      }
+      limits.push(limit)
+    })
+    if (replacing !== undefined) {
+      for (let i = 0; i < limits.length; i++) {
+        const name = limits[i]?.name
+        if (name !== undefined && replacing.has(name)) limits[i] = undefined
+      }
+    }
+    return { limits, unlimited }
+  }
+
+  #headers(
+    statuses: readonly DescriptorStatus[],
+    limits: readonly (RateLimit | undefined)[],
+    globalQuota: boolean,
+  ): HeaderValue[] {
+    const names = this.#options.responseHeaders
+    if (names === undefined) return []
+    // The smallest remaining (first wins ties), unless a non-quota descriptor is over its
+    // limit: then the last such one.
+    let smallest: DescriptorStatus | undefined
+    let lastOver: DescriptorStatus | undefined
+    for (const [i, status] of statuses.entries()) {
+      if (status.currentLimit === undefined) continue
+      const quota = globalQuota || limits[i]?.quotaMode === true
+      if (status.code === 'OVER_LIMIT' && !quota) lastOver = status
+      if (smallest === undefined || status.limitRemaining < smallest.limitRemaining)
+        smallest = status
+    }
+    const chosen = lastOver ?? smallest
+    if (chosen?.currentLimit === undefined) return []
+    return [
+      { key: names.limit, value: String(chosen.currentLimit.requestsPerUnit) },
+      { key: names.remaining, value: String(chosen.limitRemaining) },
+      { key: names.reset, value: String(chosen.durationUntilReset ?? 0) },
+    ]
+  }
+}
+
+function mergeInto(target: JsonObject, source: JsonObject): void {
+  for (const [key, value] of Object.entries(source)) {
+    const existing = target[key]
+    if (existing === undefined) target[key] = structuredClone(value)
+    else if (isObject(existing) && isObject(value)) mergeInto(existing, value)
+  }
+}
+
+function isObject(value: JsonValue | undefined): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function dynamicMetadata(request: RateLimitRequest, passed: readonly RateLimit[]): JsonObject {
+  const out: JsonObject = {
+    domain: request.domain,
+    descriptors: request.descriptors.map((d) => {
+      const entry: JsonObject = { entries: d.entries.map((e) => `${e.key}=${e.value}`) }
+      if (d.limit !== undefined) {
+        entry.limit = `requests_per_unit:${String(d.limit.requestsPerUnit)} unit:${d.limit.unit}`
+      }
+      if (d.hitsAddend !== undefined) entry.hitsAddend = d.hitsAddend
+      return entry
+    }),
+  }
+  if (request.hitsAddend !== 0) out.hitsAddend = request.hitsAddend
+  const metadata: JsonObject = {}
+  let any = false
+  for (const limit of passed) {
+    if (limit.metadata === undefined) continue
+    mergeInto(metadata, limit.metadata)
+    any = true
+  }
+  if (any) out.metadata = metadata
+  return out
+}

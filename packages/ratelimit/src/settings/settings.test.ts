@@ -1,0 +1,182 @@
+import { describe, expect, it } from 'vitest'
+import { parseGoDuration } from './env.js'
+import { ConfigError, loadSettings } from './settings.js'
+
+function problemsOf(env: Record<string, string>): readonly string[] {
+  try {
+    loadSettings(env)
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError)
+    return (error as ConfigError).problems
+  }
+  return []
+}
+
+describe('loadSettings', () => {
+  it('has upstream defaults', () => {
+    const s = loadSettings({})
+    expect(s).toMatchObject({
+      host: '0.0.0.0',
+      port: 8080,
+      grpcHost: '0.0.0.0',
+      grpcPort: 8081,
+      grpcUds: '',
+      debugHost: '0.0.0.0',
+      debugPort: 6070,
+      grpcMaxConnectionAgeMs: 86_400_000,
+      grpcMaxConnectionAgeGraceMs: 3_600_000,
+      logLevel: 'warn',
+      logFormat: 'text',
+      runtimeRoot: '/srv/runtime_data/current',
+      runtimeSubdirectory: '',
+      runtimeAppDirectory: 'config',
+      runtimeIgnoreDotFiles: false,
+      runtimeWatchRoot: true,
+      mergeDomainConfig: false,
+      forceStartWithoutInitialConfig: false,
+      healthyWithAtLeastOneConfigLoaded: false,
+      useStatsd: true,
+      statsdHost: 'localhost',
+      statsdPort: 8125,
+      extraTags: {},
+      statsFlushIntervalMs: 10_000,
+      disableStats: false,
+      backendType: 'redis',
+      expirationJitterMaxSeconds: 300,
+      localCacheSizeInBytes: 0,
+      nearLimitRatio: 0.8,
+      cacheKeyPrefix: '',
+      stopCacheKeyIncrementWhenOverlimit: false,
+      limitResponseHeadersEnabled: false,
+      limitLimitHeader: 'RateLimit-Limit',
+      limitRemainingHeader: 'RateLimit-Remaining',
+      limitResetHeader: 'RateLimit-Reset',
+      shadowMode: false,
+      quotaMode: false,
+      responseDynamicMetadata: false,
+      redisPerSecond: false,
+      redisHealthCheckActiveConnection: false,
+    })
+    expect(s.redis).toMatchObject({
+      socketType: 'unix',
+      type: 'single',
+      url: '/var/run/nutcracker/ratelimit.sock',
+      poolSize: 10,
+      auth: '',
+      tls: false,
+      timeoutMs: 10_000,
+    })
+    expect(s.redisPerSecondSettings.url).toBe('/var/run/nutcracker/ratelimitpersecond.sock')
+    expect(Object.isFrozen(s)).toBe(true)
+  })
+
+  it('accepts both REDIS_* and KVSTORE_* spellings', () => {
+    const a = loadSettings({
+      REDIS_SOCKET_TYPE: 'tcp',
+      REDIS_URL: 'localhost:6379',
+      REDIS_PERSECOND: 'true',
+      REDIS_PERSECOND_URL: '/tmp/s.sock',
+    })
+    const b = loadSettings({
+      KVSTORE_SOCKET_TYPE: 'tcp',
+      KVSTORE_URL: 'localhost:6379',
+      KVSTORE_PERSECOND: 'true',
+      KVSTORE_PERSECOND_URL: '/tmp/s.sock',
+    })
+    expect(b).toEqual(a)
+    expect(a.redis).toMatchObject({ socketType: 'tcp', url: 'localhost:6379' })
+    expect(a.redisPerSecond).toBe(true)
+    expect(loadSettings({ KVSTORE_AUTH: 'user:pw' }).redis.auth).toBe('user:pw')
+  })
+
+  it('parses Go booleans, durations, maps and the memory backend', () => {
+    const s = loadSettings({
+      USE_STATSD: 'F',
+      SHADOW_MODE: '1',
+      GRPC_MAX_CONNECTION_AGE: '1h30m',
+      STATS_FLUSH_INTERVAL: '150ms',
+      EXTRA_TAGS: 'b:2,a:1',
+      BACKEND_TYPE: 'memory',
+      LOG_LEVEL: 'debug',
+      LOG_FORMAT: 'json',
+    })
+    expect(s).toMatchObject({
+      useStatsd: false,
+      shadowMode: true,
+      grpcMaxConnectionAgeMs: 5_400_000,
+      statsFlushIntervalMs: 150,
+      extraTags: { a: '1', b: '2' },
+      backendType: 'memory',
+      logLevel: 'debug',
+      logFormat: 'json',
+    })
+  })
+
+  it('lists every problem in one error', () => {
+    const problems = problemsOf({
+      PORT: 'eighty',
+      USE_STATSD: 'maybe',
+      NEAR_LIMIT_RATIO: '1.5',
+      STATS_FLUSH_INTERVAL: '10 seconds',
+      REDIS_URL: 'a',
+      KVSTORE_URL: 'b',
+      BACKEND_TYPE: 'memcache',
+      REDIS_TYPE: 'cluster',
+      LOG_LEVEL: 'loud',
+      CONFIG_TYPE: 'XML',
+      REDIS_AUTH: 'secret',
+      REDIS_SOCKET_TYPE: 'tcp',
+    })
+    expect([...problems].sort()).toEqual(
+      [
+        'LOG_LEVEL: must be one of trace, debug, info, warn, error, fatal, panic (got "loud")',
+        'CONFIG_TYPE: Invalid setting for ConfigType: XML',
+        'BACKEND_TYPE: memcache is not supported by this version of Gatehouse (got "memcache")',
+        'REDIS_TYPE: only "single" is supported by this version (got "cluster")',
+        'REDIS_URL and KVSTORE_URL are both set, to different values; set one',
+        'REDIS_URL: must be host:port or a redis:// URL for a tcp socket (got "a")',
+        'PORT: must be an integer from 0 to 65535 (got "eighty")',
+        'STATS_FLUSH_INTERVAL: must be a non-negative Go duration such as 10s, 1m30s or 150ms (got "10 seconds")',
+        'NEAR_LIMIT_RATIO: must be a number from 0 to 1 (got "1.5")',
+        'USE_STATSD: must be a boolean (true/false/1/0) (got "maybe")',
+      ].sort(),
+    )
+    const message = (() => {
+      try {
+        loadSettings({ PORT: 'x', REDIS_AUTH: 'secret' })
+      } catch (error) {
+        return (error as Error).message
+      }
+      return ''
+    })()
+    expect(message).toBe('invalid settings:\n  PORT: must be an integer from 0 to 65535 (got "x")')
+    expect(message).not.toContain('secret')
+  })
+
+  it('rejects features of later versions instead of ignoring them', () => {
+    expect(
+      problemsOf({ USE_PROMETHEUS: 'true', TRACING_ENABLED: 'true', CONFIG_TYPE: 'GRPC_XDS_SOTW' }),
+    ).toEqual([
+      'CONFIG_TYPE: GRPC_XDS_SOTW is not supported by this version of Gatehouse (got "GRPC_XDS_SOTW")',
+      'USE_PROMETHEUS: the Prometheus sink is not supported by this version of Gatehouse (got "true")',
+      'TRACING_ENABLED: tracing is not supported by this version of Gatehouse (got "true")',
+    ])
+  })
+})
+
+describe('parseGoDuration', () => {
+  it.each([
+    ['0', 0],
+    ['10s', 10_000],
+    ['1h30m', 5_400_000],
+    ['150us', 0.15],
+    ['1.5s', 1500],
+    ['2m0.5s', 120_500],
+  ])('%s → %s ms', (text, ms) => {
+    expect(parseGoDuration(text)).toBe(ms)
+  })
+
+  it.each(['', 's', '10', '10 s', '1x', 'h1'])('rejects %j', (text) => {
+    expect(parseGoDuration(text)).toBeUndefined()
+  })
+})
