@@ -1,0 +1,29 @@
+/* eslint-disable no-console -- examples print what they get */
+// Debug logging (OAUTH_DEBUG=true), global configuration, and the connection builder.
+import { Client, configure } from '@gatehouse/oauth2'
+
+configure({
+  filteredDebugKeys: ['client_assertion'], // added to the built-in list
+  filteredLabel: '[REDACTED]',
+  silenceExtraTokensWarning: false,
+})
+
+// Any object with debug() and warn() taking a string: console, a pino logger, ...
+const logger = console
+const client = new Client(
+  'id',
+  'secret',
+  { site: 'https://auth.example.com', logger, fetch: globalThis.fetch },
+  (connection) => {
+    connection.request('json') // object bodies as JSON instead of a form
+    connection.use(async (request, next) => {
+      request.headers['x-correlation-id'] = crypto.randomUUID()
+      const response = await next(request)
+      logger.debug(`oauth2 response ${String(response.status)}`)
+      return response
+    })
+  },
+)
+// With OAUTH_DEBUG=true every request/response is logged through `logger.debug`, with
+// Authorization, tokens, secrets and code_verifier replaced by the filtered label.
+console.log(JSON.stringify(client)) // the secret is shown as [REDACTED]
