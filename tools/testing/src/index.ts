@@ -6,7 +6,7 @@
  */
 export { FakeClock, type Clock } from './clock.js'
 export { getFreePort, probeTcp, waitFor, type WaitForOptions } from './net.js'
-export { startProcess, type ManagedProcess } from './process.js'
+export { startProcess, type ManagedProcess, type StartProcessOptions } from './process.js'
 export {
   adminDatabaseUrl,
   createTestDatabase,

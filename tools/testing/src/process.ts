@@ -9,6 +9,14 @@ export interface ManagedProcess {
   stop(signal?: NodeJS.Signals): Promise<void>
 }
 
+/** Options of {@link startProcess}. */
+export interface StartProcessOptions {
+  /** Environment of the child. @default process.env */
+  env?: NodeJS.ProcessEnv
+  /** Working directory of the child. @default process.cwd() */
+  cwd?: string
+}
+
 /**
  * Spawns `command` with `args`, collecting its output and making sure it dies with the test
  * process even if a test forgets to stop it.
@@ -18,8 +26,13 @@ export interface ManagedProcess {
 export async function startProcess(
   command: string,
   args: readonly string[],
+  options: StartProcessOptions = {},
 ): Promise<ManagedProcess> {
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(command, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(options.env === undefined ? {} : { env: options.env }),
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+  })
   let output = ''
   const collect = (chunk: Buffer): void => {
     output = (output + chunk.toString('utf8')).slice(-16_384)

@@ -165,9 +165,9 @@ describe('protobuf codec against protobufjs and the .proto files', () => {
   })
 
   it('encodes health messages', () => {
-    expect(decodeHealthCheckRequest(Buffer.from([0x0a, 0x09, ...Buffer.from('ratelimit')]))).toBe(
-      'ratelimit',
-    )
+    expect(
+      decodeHealthCheckRequest(Buffer.from([0x0a, 0x09, ...Buffer.from('ratelimit')])),
+    ).toEqual({ service: 'ratelimit' })
     expect(encodeHealthCheckResponse('SERVING')).toEqual(Buffer.from([0x08, 0x01]))
     expect(encodeHealthCheckResponse('UNKNOWN')).toEqual(Buffer.alloc(0))
   })

@@ -493,8 +493,13 @@ export const SERVING_STATUS = {
 /** Name of a health serving status. */
 export type ServingStatus = keyof typeof SERVING_STATUS
 
-/** Decodes `grpc.health.v1.HealthCheckRequest{service = 1}` and returns the service name. */
-export function decodeHealthCheckRequest(buf: Buffer): string {
+/** `grpc.health.v1.HealthCheckRequest`. */
+export interface HealthCheckRequest {
+  readonly service: string
+}
+
+/** Decodes `grpc.health.v1.HealthCheckRequest{service = 1}`. */
+export function decodeHealthCheckRequest(buf: Buffer): HealthCheckRequest {
   const r = new WireReader(buf)
   let service = ''
   while (r.more()) {
@@ -502,11 +507,11 @@ export function decodeHealthCheckRequest(buf: Buffer): string {
     if (field === 1 && type === WIRE.LEN) service = r.string()
     else r.skip(type)
   }
-  return service
+  return { service }
 }
 
 /** Encodes `grpc.health.v1.HealthCheckRequest{service = 1}`. */
-export function encodeHealthCheckRequest(service: string): Buffer {
+export function encodeHealthCheckRequest({ service }: HealthCheckRequest): Buffer {
   const length = utf8Length(service)
   const w = new WireWriter(service === '' ? 0 : lenFieldSize(length))
   if (service !== '') w.string(1, service, length)

@@ -16,6 +16,8 @@ import {
   encodeRateLimitRequest,
   encodeRateLimitResponse,
   decodeHealthCheckResponse,
+  WireFormatError,
+  type HealthCheckRequest,
   type ServingStatus,
 } from '../protocol/protobuf.js'
 import type { RateLimitRequest, RateLimitResponse } from '../protocol/types.js'
@@ -37,6 +39,26 @@ export const rateLimitServiceDefinition = {
     responseSerialize: encodeRateLimitResponse,
     responseDeserialize: decodeRateLimitResponse,
     originalName: 'shouldRateLimit',
+  },
+} satisfies grpc.ServiceDefinition
+
+/** A request whose bytes could not be decoded (answered with INTERNAL, as Go does). */
+interface UndecodableRequest {
+  readonly decodeError: WireFormatError
+}
+
+/** The server's copy of the definition: undecodable requests reach the handler. */
+const serverRateLimitDefinition = {
+  ShouldRateLimit: {
+    ...rateLimitServiceDefinition.ShouldRateLimit,
+    requestDeserialize: (buf: Buffer): RateLimitRequest | UndecodableRequest => {
+      try {
+        return decodeRateLimitRequest(buf)
+      } catch (error) {
+        if (error instanceof WireFormatError) return { decodeError: error }
+        throw error
+      }
+    },
   },
 } satisfies grpc.ServiceDefinition
 
@@ -122,13 +144,23 @@ export function buildGrpcServer(deps: GrpcServerDeps, options: GrpcServerOptions
   const shouldStats = methodStats(deps.stats, 'ShouldRateLimit')
   const checkStats = methodStats(deps.stats, 'Check')
 
-  server.addService(rateLimitServiceDefinition, {
+  server.addService(serverRateLimitDefinition, {
     ShouldRateLimit(
-      call: grpc.ServerUnaryCall<RateLimitRequest, RateLimitResponse>,
+      call: grpc.ServerUnaryCall<RateLimitRequest | UndecodableRequest, RateLimitResponse>,
       callback: grpc.sendUnaryData<RateLimitResponse>,
     ) {
       const end = shouldStats.begin()
-      service.shouldRateLimit(call.request).then(
+      const request = call.request
+      if ('decodeError' in request) {
+        end()
+        // Go's gRPC server answers a message it cannot unmarshal like this.
+        callback({
+          code: grpc.status.INTERNAL,
+          details: `grpc: error unmarshalling request: ${request.decodeError.message}`,
+        })
+        return
+      }
+      service.shouldRateLimit(request).then(
         (response) => {
           end()
           callback(null, response)
@@ -146,18 +178,18 @@ export function buildGrpcServer(deps: GrpcServerDeps, options: GrpcServerOptions
 
   server.addService(healthServiceDefinition, {
     Check(
-      call: grpc.ServerUnaryCall<string, ServingStatus>,
+      call: grpc.ServerUnaryCall<HealthCheckRequest, ServingStatus>,
       callback: grpc.sendUnaryData<ServingStatus>,
     ) {
       const end = checkStats.begin()
-      const status = statusOf(call.request)
+      const status = statusOf(call.request.service)
       end()
       if (status === undefined)
         callback({ code: grpc.status.NOT_FOUND, details: 'unknown service' })
       else callback(null, status)
     },
-    Watch(call: grpc.ServerWritableStream<string, ServingStatus>) {
-      const name = call.request
+    Watch(call: grpc.ServerWritableStream<HealthCheckRequest, ServingStatus>) {
+      const name = call.request.service
       call.write(statusOf(name) ?? 'SERVICE_UNKNOWN')
       if (!HEALTH_SERVICES.has(name)) return
       const unsubscribe = health.subscribe((healthy) => {

@@ -1,0 +1,128 @@
+/**
+ * Starts the service in-process for integration tests: a temporary runtime directory with the
+ * given config files, settings from an env map (loopback, port 0, memory backend and
+ * RUNTIME_WATCH_ROOT=false unless overridden), a fake clock, and clients for gRPC (through the
+ * proto files), HTTP and the debug port.
+ */
+import { FakeClock } from '@gatehouse/testing'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { pino } from 'pino'
+import { buildRateLimitApp, type AppDeps, type RateLimitApp } from '../src/app.js'
+import { loadSettings } from '../src/settings/settings.js'
+import { NullSink } from '../src/stats/sinks.js'
+import { protoClient, type ProtoClient } from './proto.js'
+
+/** Options of {@link startService}. */
+export interface StartOptions {
+  /** Environment overrides (settings). */
+  readonly env?: Record<string, string>
+  /** Config files by path relative to the app directory (`config/`). */
+  readonly files?: Record<string, string>
+  /** Start time of the fake clock. */
+  readonly now?: number
+  /** Extra dependencies. */
+  readonly deps?: AppDeps
+}
+
+/** An HTTP answer. */
+export interface HttpAnswer {
+  readonly status: number
+  readonly headers: Headers
+  readonly text: string
+}
+
+/** A running service. */
+export interface Harness {
+  readonly app: RateLimitApp
+  readonly clock: FakeClock
+  /** The runtime root (RUNTIME_ROOT). */
+  readonly root: string
+  /** The app directory holding the config files. */
+  readonly configDir: string
+  readonly grpcAddress: string
+  readonly httpUrl: string
+  readonly debugUrl: string
+  readonly client: ProtoClient
+  /** POSTs a body to `/json`. */
+  json(body: string | Buffer | object): Promise<HttpAnswer>
+  /** GETs a path of the HTTP (default) or debug server. */
+  get(path: string, server?: 'http' | 'debug'): Promise<HttpAnswer>
+  /** Current value of a counter or gauge (0 when absent). */
+  stat(name: string): number
+  /** Writes (or replaces) a config file. */
+  writeConfig(path: string, content: string): void
+  close(): Promise<void>
+}
+
+/** Starts the service. */
+export async function startService(options: StartOptions = {}): Promise<Harness> {
+  const root = mkdtempSync(join(tmpdir(), 'gatehouse-ratelimit-'))
+  const configDir = join(root, 'config')
+  mkdirSync(configDir, { recursive: true })
+  const writeConfig = (path: string, content: string): void => {
+    mkdirSync(dirname(join(configDir, path)), { recursive: true })
+    writeFileSync(join(configDir, path), content)
+  }
+  for (const [path, content] of Object.entries(options.files ?? {})) writeConfig(path, content)
+
+  const settings = loadSettings({
+    HOST: '127.0.0.1',
+    PORT: '0',
+    GRPC_HOST: '127.0.0.1',
+    GRPC_PORT: '0',
+    DEBUG_HOST: '127.0.0.1',
+    DEBUG_PORT: '0',
+    BACKEND_TYPE: 'memory',
+    RUNTIME_ROOT: root,
+    RUNTIME_WATCH_ROOT: 'false',
+    USE_STATSD: 'false',
+    EXPIRATION_JITTER_MAX_SECONDS: '0',
+    ...options.env,
+  })
+  const clock = new FakeClock(options.now ?? Date.UTC(2026, 0, 1, 0, 0, 0))
+  const app = buildRateLimitApp(settings, {
+    clock,
+    logger: pino({ level: 'silent' }),
+    statsSink: new NullSink(),
+    ...options.deps,
+  })
+  const ports = await app.listen()
+  const grpcAddress =
+    settings.grpcUds !== '' ? `unix:${settings.grpcUds}` : `127.0.0.1:${String(ports.grpc)}`
+  const httpUrl = `http://127.0.0.1:${String(ports.http)}`
+  const debugUrl = `http://127.0.0.1:${String(ports.debug)}`
+  const client = protoClient(grpcAddress)
+  const answer = async (response: Response): Promise<HttpAnswer> => ({
+    status: response.status,
+    headers: response.headers,
+    text: await response.text(),
+  })
+  return {
+    app,
+    clock,
+    root,
+    configDir,
+    grpcAddress,
+    httpUrl,
+    debugUrl,
+    client,
+    writeConfig,
+    json: async (body) =>
+      answer(
+        await fetch(`${httpUrl}/json`, {
+          method: 'POST',
+          body: typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body),
+        }),
+      ),
+    get: async (path, server = 'http') =>
+      answer(await fetch(`${server === 'http' ? httpUrl : debugUrl}${path}`)),
+    stat: (name) => app.stats.snapshot().find((s) => s.name === name)?.value ?? 0,
+    close: async () => {
+      client.close()
+      await app.close(2000)
+      rmSync(root, { recursive: true, force: true })
+    },
+  }
+}

@@ -1,0 +1,179 @@
+import { getFreePort, startProcess, waitFor, ping, type ManagedProcess } from '@gatehouse/testing'
+import { execFile } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { upstreamFixture } from '../fixtures.js'
+
+const PACKAGE = fileURLToPath(new URL('../../', import.meta.url))
+const TSX = ['--import', 'tsx', '--conditions', 'dev-source']
+const run = promisify(execFile)
+
+/** Runs the executable from source (as the bin does from dist) with `env`. */
+function spawnService(env: Record<string, string>): Promise<ManagedProcess> {
+  return startProcess(process.execPath, [...TSX, join(PACKAGE, 'src/main.ts')], {
+    env: { ...process.env, ...env },
+  })
+}
+
+function exitCode(p: ManagedProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    if (p.child.exitCode !== null) resolve(p.child.exitCode)
+    else
+      p.child.once('exit', (code) => {
+        resolve(code)
+      })
+  })
+}
+
+describe('the gatehouse-ratelimit executable', () => {
+  let root: string
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), 'ratelimit-exe-'))
+    mkdirSync(join(root, 'config'))
+    writeFileSync(join(root, 'config', 'basic.yaml'), upstreamFixture('integration/basic.yaml'))
+  })
+  afterAll(() => {
+    rmSync(root, { recursive: true, force: true })
+  })
+
+  it('exits 1 listing every invalid setting', async () => {
+    const p = await spawnService({ PORT: 'eighty', NEAR_LIMIT_RATIO: '2', BACKEND_TYPE: 'memory' })
+    expect(await exitCode(p)).toBe(1)
+    expect(p.output()).toContain(
+      'gatehouse-ratelimit: invalid settings:\n  PORT: must be an integer from 0 to 65535 (got "eighty")\n  NEAR_LIMIT_RATIO: must be a number from 0 to 1 (got "2")',
+    )
+  })
+
+  it('serves, answers the CLI client, logs JSON, and exits 0 on SIGTERM', async () => {
+    const [port, grpcPort, debugPort] = await Promise.all([
+      getFreePort(),
+      getFreePort(),
+      getFreePort(),
+    ])
+    const p = await spawnService({
+      BACKEND_TYPE: 'memory',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      GRPC_HOST: '127.0.0.1',
+      GRPC_PORT: String(grpcPort),
+      DEBUG_HOST: '127.0.0.1',
+      DEBUG_PORT: String(debugPort),
+      RUNTIME_ROOT: root,
+      RUNTIME_WATCH_ROOT: 'false',
+      USE_STATSD: 'false',
+      STATS_FLUSH_INTERVAL: '100ms',
+      LOG_LEVEL: 'info',
+      LOG_FORMAT: 'json',
+    })
+    try {
+      await waitFor(
+        async () => (await fetch(`http://127.0.0.1:${String(port)}/healthcheck`)).status === 200,
+        {
+          what: `the service to listen (output: ${p.output()})`,
+          timeout: 20_000,
+        },
+      )
+      const { stdout } = await run(process.execPath, [
+        ...TSX,
+        join(PACKAGE, 'src/client-cli.ts'),
+        '-dial_string',
+        `127.0.0.1:${String(grpcPort)}`,
+        '-domain',
+        'basic',
+        '-descriptors',
+        'one_per_minute=cli',
+      ])
+      expect(stdout).toContain(
+        `dial string: 127.0.0.1:${String(grpcPort)}\ndomain: basic\ndescriptors: [one_per_minute=cli]\n`,
+      )
+      expect(stdout).toMatch(
+        /response: \{"overallCode":"OK","statuses":\[\{"code":"OK","currentLimit":\{"requestsPerUnit":1,"unit":"MINUTE"\}/,
+      )
+      // Stats reach standard output in gostats' logging-sink shape.
+      await waitFor(() => p.output().includes('"msg":"flushing counter"'), {
+        what: 'a stats flush',
+      })
+      const logLine = p
+        .output()
+        .split('\n')
+        .find((line) => line.includes('Successfully loaded new configuration'))
+      const record = JSON.parse(logLine ?? '{}') as Record<string, unknown>
+      expect(record).toMatchObject({
+        level: 'info',
+        '@message': 'Successfully loaded new configuration (1 domain(s))',
+      })
+      expect(typeof record['@timestamp']).toBe('string')
+      p.child.kill('SIGTERM')
+      expect(await exitCode(p)).toBe(0)
+    } finally {
+      await p.stop('SIGKILL')
+    }
+  })
+
+  it('drains an in-flight call on SIGTERM before exiting 0', async () => {
+    const redisPort = await getFreePort()
+    const redis = await startProcess('redis-server', [
+      '--bind',
+      '127.0.0.1',
+      '--port',
+      String(redisPort),
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+    ])
+    await waitFor(() => ping('127.0.0.1', redisPort), { what: 'redis' })
+    const [port, grpcPort, debugPort] = await Promise.all([
+      getFreePort(),
+      getFreePort(),
+      getFreePort(),
+    ])
+    const p = await spawnService({
+      REDIS_SOCKET_TYPE: 'tcp',
+      REDIS_URL: `127.0.0.1:${String(redisPort)}`,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      GRPC_HOST: '127.0.0.1',
+      GRPC_PORT: String(grpcPort),
+      DEBUG_HOST: '127.0.0.1',
+      DEBUG_PORT: String(debugPort),
+      RUNTIME_ROOT: root,
+      RUNTIME_WATCH_ROOT: 'false',
+      DISABLE_STATS: 'true',
+    })
+    try {
+      await waitFor(
+        async () => (await fetch(`http://127.0.0.1:${String(port)}/healthcheck`)).status === 200,
+        {
+          what: `the service to be healthy (output: ${p.output()})`,
+          timeout: 20_000,
+        },
+      )
+      // Freeze Redis so the next call stays in flight.
+      redis.child.kill('SIGSTOP')
+      const inFlight = fetch(`http://127.0.0.1:${String(port)}/json`, {
+        method: 'POST',
+        body: JSON.stringify({
+          domain: 'basic',
+          descriptors: [{ entries: [{ key: 'key1', value: 'drain' }] }],
+        }),
+      })
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      p.child.kill('SIGTERM')
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      expect(p.child.exitCode).toBeNull()
+      redis.child.kill('SIGCONT')
+      const answer = await inFlight
+      expect(answer.status).toBe(200)
+      expect(await exitCode(p)).toBe(0)
+    } finally {
+      redis.child.kill('SIGCONT')
+      await p.stop('SIGKILL')
+      await redis.stop()
+    }
+  })
+})

@@ -1,0 +1,70 @@
+import { startRedisServer, waitFor, type TestRedisServer } from '@gatehouse/testing'
+import * as grpc from '@grpc/grpc-js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { upstreamFixture } from '../fixtures.js'
+import { startService, type Harness } from '../harness.js'
+
+describe('Redis killed and restarted mid-run', () => {
+  let server: TestRedisServer
+  let h: Harness
+  const request = { domain: 'basic', descriptors: [{ entries: [{ key: 'key1', value: 'fault' }] }] }
+
+  beforeAll(async () => {
+    server = await startRedisServer()
+    h = await startService({
+      files: { 'basic.yaml': upstreamFixture('integration/basic.yaml') },
+      env: {
+        BACKEND_TYPE: 'redis',
+        REDIS_SOCKET_TYPE: 'tcp',
+        REDIS_URL: server.hostPort,
+        REDIS_TIMEOUT: '2s',
+      },
+    })
+    await waitFor(() => h.app.health.healthy(), { what: 'healthy' })
+  })
+  afterAll(async () => {
+    await h.close()
+    await server.stop()
+  })
+
+  it('fails calls like upstream while Redis is down and serves again once it is back', async () => {
+    expect((await h.client.shouldRateLimit(request)).overallCode).toBe('OK')
+
+    await server.kill()
+    const failure = await waitFor(
+      async () => {
+        try {
+          await h.client.shouldRateLimit(request)
+          return false
+        } catch (error) {
+          return error as grpc.ServiceError
+        }
+      },
+      { what: 'calls to fail while Redis is down' },
+    )
+    expect(failure.code).toBe(grpc.status.UNKNOWN)
+    expect(failure.details).not.toBe('')
+    expect(h.stat('ratelimit.service.call.should_rate_limit.redis_error')).toBeGreaterThan(0)
+    const http = await h.json(request)
+    expect([http.status, http.text, http.headers.get('x-gatehouse-error-code')]).toEqual([
+      400,
+      'Bad Request\n',
+      'ERR_BACKEND',
+    ])
+
+    await server.restart()
+    const answer = await waitFor(
+      async () => {
+        try {
+          return await h.client.shouldRateLimit(request)
+        } catch {
+          return undefined
+        }
+      },
+      { what: 'calls to succeed after Redis restarted', timeout: 15_000 },
+    )
+    // The restarted server is empty: counting starts again.
+    expect(answer.statuses?.[0]).toMatchObject({ code: 'OK', limitRemaining: 49 })
+    expect((await h.json(request)).status).toBe(200)
+  })
+})

@@ -1,0 +1,325 @@
+import {
+  getFreePort,
+  redisKeyPrefix,
+  sharedRedisUrl,
+  startRedisServer,
+  waitFor,
+  type TestRedisServer,
+} from '@gatehouse/testing'
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Redis } from 'ioredis'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { upstreamFixture } from '../fixtures.js'
+import { startService, type Harness } from '../harness.js'
+
+const NOW = Date.UTC(2026, 0, 1, 0, 0, 10)
+const NOW_S = NOW / 1000
+const minuteStart = Math.floor(NOW_S / 60) * 60
+const basic = {
+  'basic.yaml': upstreamFixture('integration/basic.yaml'),
+  'another.yaml': upstreamFixture('integration/another.yaml'),
+}
+const one = (key: string, value: string) => ({ entries: [{ key, value }] })
+
+async function healthy(h: Harness): Promise<void> {
+  await waitFor(() => h.app.health.healthy(), { what: 'the backend to become healthy' })
+}
+
+describe('Redis backend on the shared Redis (upstream-compatible keys)', () => {
+  const prefix = redisKeyPrefix('ratelimit')
+  let h: Harness
+  let redis: Redis
+
+  beforeAll(async () => {
+    redis = new Redis(sharedRedisUrl())
+    h = await startService({
+      files: basic,
+      now: NOW,
+      env: {
+        BACKEND_TYPE: 'redis',
+        REDIS_SOCKET_TYPE: 'tcp',
+        REDIS_URL: sharedRedisUrl(),
+        CACHE_KEY_PREFIX: prefix,
+        EXPIRATION_JITTER_MAX_SECONDS: '300',
+        REDIS_POOL_SIZE: '2',
+      },
+    })
+    await healthy(h)
+  })
+  afterAll(async () => {
+    await h.close()
+    const keys = await redis.keys(`${prefix}*`)
+    if (keys.length > 0) await redis.del(...keys)
+    redis.disconnect()
+  })
+
+  it('stores counters under upstream cache keys with INCRBY and EXPIRE (window + jitter)', async () => {
+    const answer = await h.client.shouldRateLimit({
+      domain: 'basic',
+      descriptors: [one('one_per_minute', 'redis')],
+    })
+    expect(answer.overallCode).toBe('OK')
+    const key = `${prefix}basic_one_per_minute_redis_${String(minuteStart)}`
+    expect(await redis.get(key)).toBe('1')
+    const ttl = await redis.ttl(key)
+    expect(ttl).toBeGreaterThanOrEqual(59)
+    expect(ttl).toBeLessThan(360)
+    expect(
+      (
+        await h.client.shouldRateLimit({
+          domain: 'basic',
+          descriptors: [one('one_per_minute', 'redis')],
+        })
+      ).overallCode,
+    ).toBe('OVER_LIMIT')
+    expect(await redis.get(key)).toBe('2')
+  })
+
+  it('continues counters written by another instance (or by upstream) on the same Redis', async () => {
+    const key = `${prefix}another_key2_shared_${String(minuteStart)}`
+    await redis.set(key, '18', 'EX', 60)
+    const answer = await h.client.shouldRateLimit({
+      domain: 'another',
+      descriptors: [one('key2', 'shared')],
+    })
+    expect(answer.statuses?.[0]?.limitRemaining).toBe(1)
+    expect(await redis.get(key)).toBe('19')
+  })
+
+  it('puts every descriptor of a request in one pipeline, in request order', async () => {
+    const answer = await h.client.shouldRateLimit({
+      domain: 'another',
+      descriptors: [one('key3', 'multi'), one('nothing', 'x'), one('key4', 'multi')],
+    })
+    expect(answer.statuses?.map((s) => [s.code, s.currentLimit?.unit, s.limitRemaining])).toEqual([
+      ['OK', 'HOUR', 9],
+      ['OK', undefined, undefined],
+      ['OK', 'DAY', 19],
+    ])
+    expect(
+      await redis.get(`${prefix}another_key3_multi_${String(Math.floor(NOW_S / 3600) * 3600)}`),
+    ).toBe('1')
+    expect(
+      await redis.get(`${prefix}another_key4_multi_${String(Math.floor(NOW_S / 86400) * 86400)}`),
+    ).toBe('1')
+  })
+
+  it('moves to a new key when the window rolls over', async () => {
+    const request = { domain: 'basic', descriptors: [one('one_per_minute', 'roll')] }
+    await h.client.shouldRateLimit(request)
+    expect((await h.client.shouldRateLimit(request)).overallCode).toBe('OVER_LIMIT')
+    h.clock.advance(60_000)
+    try {
+      expect((await h.client.shouldRateLimit(request)).overallCode).toBe('OK')
+      expect(
+        await redis.get(`${prefix}basic_one_per_minute_roll_${String(minuteStart + 60)}`),
+      ).toBe('1')
+    } finally {
+      h.clock.set(NOW)
+    }
+  })
+})
+
+describe('Redis backend options', () => {
+  it('skips Redis for keys in the local over-limit cache and stops counting with STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT', async () => {
+    const prefix = redisKeyPrefix('ratelimit-local')
+    const redis = new Redis(sharedRedisUrl())
+    const h = await startService({
+      files: basic,
+      now: NOW,
+      env: {
+        BACKEND_TYPE: 'redis',
+        REDIS_URL: sharedRedisUrl(),
+        CACHE_KEY_PREFIX: prefix,
+        LOCAL_CACHE_SIZE_IN_BYTES: '1000000',
+        STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT: 'true',
+        REDIS_POOL_SIZE: '1',
+      },
+    })
+    try {
+      await healthy(h)
+      const request = {
+        domain: 'basic',
+        descriptors: [one('one_per_minute', 'local'), one('key1_local', 'k')],
+      }
+      expect((await h.client.shouldRateLimit(request)).overallCode).toBe('OK')
+      expect((await h.client.shouldRateLimit(request)).overallCode).toBe('OVER_LIMIT')
+      expect((await h.client.shouldRateLimit(request)).overallCode).toBe('OVER_LIMIT')
+      const key = `${prefix}basic_one_per_minute_local_${String(minuteStart)}`
+      // The second call would exceed: only that key was incremented; the third never reached Redis.
+      expect(await redis.get(key)).toBe('2')
+      expect(await redis.get(`${prefix}basic_key1_local_k_${String(NOW_S)}`)).toBe('1')
+      expect(
+        h.stat('ratelimit.service.rate_limit.basic.one_per_minute.over_limit_with_local_cache'),
+      ).toBe(1)
+      expect(h.stat('ratelimit.localcache.hitCount')).toBe(1)
+    } finally {
+      await h.close()
+      const keys = await redis.keys(`${prefix}*`)
+      if (keys.length > 0) await redis.del(...keys)
+      redis.disconnect()
+    }
+  })
+
+  it('routes SECOND limits to the per-second Redis (REDIS_PERSECOND)', async () => {
+    const [main, perSecond] = await Promise.all([startRedisServer(), startRedisServer()])
+    const h = await startService({
+      files: basic,
+      now: NOW,
+      env: {
+        BACKEND_TYPE: 'redis',
+        KVSTORE_SOCKET_TYPE: 'tcp',
+        KVSTORE_URL: main.hostPort,
+        KVSTORE_PERSECOND: 'true',
+        KVSTORE_PERSECOND_SOCKET_TYPE: 'tcp',
+        KVSTORE_PERSECOND_URL: perSecond.hostPort,
+      },
+    })
+    const a = new Redis(main.url)
+    const b = new Redis(perSecond.url)
+    try {
+      await healthy(h)
+      await h.client.shouldRateLimit({
+        domain: 'basic',
+        descriptors: [one('key1', 'x'), one('one_per_minute', 'y')],
+      })
+      expect(await a.keys('*')).toEqual([`basic_one_per_minute_y_${String(minuteStart)}`])
+      expect(await b.keys('*')).toEqual([`basic_key1_x_${String(NOW_S)}`])
+    } finally {
+      a.disconnect()
+      b.disconnect()
+      await h.close()
+      await Promise.all([main.stop(), perSecond.stop()])
+    }
+  })
+
+  it('authenticates with REDIS_AUTH and connects over a unix socket', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ratelimit-redis-'))
+    const socket = join(dir, 'redis.sock')
+    const server = await startRedisServer({
+      args: ['--requirepass', 'sekret', '--unixsocket', socket, '--unixsocketperm', '700'],
+    })
+    const h = await startService({
+      files: basic,
+      now: NOW,
+      env: {
+        BACKEND_TYPE: 'redis',
+        REDIS_SOCKET_TYPE: 'unix',
+        REDIS_URL: socket,
+        REDIS_AUTH: 'sekret',
+      },
+    })
+    const check = new Redis({ path: socket, password: 'sekret' })
+    try {
+      await healthy(h)
+      expect(
+        (await h.client.shouldRateLimit({ domain: 'basic', descriptors: [one('key1', 'unix')] }))
+          .overallCode,
+      ).toBe('OK')
+      expect(await check.get(`basic_key1_unix_${String(NOW_S)}`)).toBe('1')
+    } finally {
+      check.disconnect()
+      await h.close()
+      await server.stop()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('connects over TLS with a client certificate and a private CA', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ratelimit-tls-'))
+    const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' })
+    ssl(
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=test-ca',
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.crt',
+    )
+    for (const name of ['server', 'client']) {
+      ssl(
+        'req',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-subj',
+        `/CN=${name}`,
+        '-keyout',
+        `${name}.key`,
+        '-out',
+        `${name}.csr`,
+      )
+      ssl(
+        'x509',
+        '-req',
+        '-in',
+        `${name}.csr`,
+        '-CA',
+        'ca.crt',
+        '-CAkey',
+        'ca.key',
+        '-CAcreateserial',
+        '-days',
+        '1',
+        '-out',
+        `${name}.crt`,
+      )
+    }
+    const tlsPort = await getFreePort()
+    let server: TestRedisServer | undefined
+    let h: Harness | undefined
+    try {
+      server = await startRedisServer({
+        args: [
+          '--tls-port',
+          String(tlsPort),
+          '--tls-cert-file',
+          join(dir, 'server.crt'),
+          '--tls-key-file',
+          join(dir, 'server.key'),
+          '--tls-ca-cert-file',
+          join(dir, 'ca.crt'),
+          '--tls-auth-clients',
+          'yes',
+        ],
+      })
+      h = await startService({
+        files: basic,
+        now: NOW,
+        env: {
+          BACKEND_TYPE: 'redis',
+          REDIS_SOCKET_TYPE: 'tcp',
+          REDIS_URL: `127.0.0.1:${String(tlsPort)}`,
+          REDIS_TLS: 'true',
+          REDIS_TLS_CACERT: join(dir, 'ca.crt'),
+          REDIS_TLS_CLIENT_CERT: join(dir, 'client.crt'),
+          REDIS_TLS_CLIENT_KEY: join(dir, 'client.key'),
+          // The server certificate names "server", not 127.0.0.1: verify the chain only.
+          REDIS_TLS_SKIP_HOSTNAME_VERIFICATION: 'true',
+        },
+      })
+      await healthy(h)
+      expect(
+        (await h.client.shouldRateLimit({ domain: 'basic', descriptors: [one('key1', 'tls')] }))
+          .overallCode,
+      ).toBe('OK')
+      const check = new Redis(server.url)
+      expect(await check.get(`basic_key1_tls_${String(NOW_S)}`)).toBe('1')
+      check.disconnect()
+    } finally {
+      await h?.close()
+      await server?.stop()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})

@@ -1,0 +1,131 @@
+import { waitFor } from '@gatehouse/testing'
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { startService } from '../harness.js'
+
+const config = (domain: string, requestsPerUnit: number) => `domain: ${domain}
+descriptors:
+  - key: key1
+    rate_limit:
+      unit: minute
+      requests_per_unit: ${String(requestsPerUnit)}
+`
+const request = (domain: string) => ({
+  domain,
+  descriptors: [{ entries: [{ key: 'key1', value: 'v' }] }],
+})
+/** A check-only request (descriptor hits_addend 0): reads the remaining count without counting. */
+const peek = (domain: string) => ({
+  domain,
+  descriptors: [{ entries: [{ key: 'key1', value: 'v' }], hitsAddend: { value: 0 } }],
+})
+
+describe('hot reload of configuration files', () => {
+  it('reloads on write, create, chmod and remove with RUNTIME_WATCH_ROOT=false, keeping the last good config', async () => {
+    const h = await startService({ files: { 'a.yaml': config('reload', 5) } })
+    try {
+      const remaining = async (domain = 'reload') =>
+        (await h.client.shouldRateLimit(peek(domain))).statuses?.[0]?.limitRemaining
+      await h.client.shouldRateLimit(request('reload'))
+      expect(await remaining()).toBe(4)
+
+      // write: a new limit
+      h.writeConfig('a.yaml', config('reload', 100))
+      await waitFor(async () => (await remaining()) === 99, { what: 'the edited limit' })
+      expect(h.stat('ratelimit.service.config_load_success')).toBeGreaterThanOrEqual(2)
+
+      // create: a new domain in a nested directory (config key "sub.b.yaml")
+      h.writeConfig('sub/b.yaml', config('other', 3))
+      await waitFor(async () => (await remaining('other')) === 3, { what: 'the new file' })
+      await h.client.shouldRateLimit(request('other'))
+
+      // an invalid edit keeps the previous configuration and counts config_load_error
+      h.writeConfig('sub/b.yaml', 'domain: other\nnonsense: 1\n')
+      await waitFor(() => h.stat('ratelimit.service.config_load_error') >= 1, {
+        what: 'a failed reload',
+      })
+      expect(await remaining('other')).toBe(2)
+
+      // chmod triggers a reload too
+      h.writeConfig('sub/b.yaml', config('other', 4))
+      await waitFor(async () => (await remaining('other')) === 3, { what: 'the fixed file' })
+      const successes = h.stat('ratelimit.service.config_load_success')
+      chmodSync(join(h.configDir, 'sub/b.yaml'), 0o600)
+      await waitFor(() => h.stat('ratelimit.service.config_load_success') > successes, {
+        what: 'a reload after chmod',
+      })
+
+      // remove: the domain is gone
+      rmSync(join(h.configDir, 'sub'), { recursive: true })
+      await waitFor(() => h.app.service.config?.domains.includes('other') === false, {
+        what: 'the removed file',
+      })
+      expect((await h.client.shouldRateLimit(request('other'))).statuses).toEqual([{ code: 'OK' }])
+    } finally {
+      await h.close()
+    }
+  })
+
+  it('names files relative to the app directory in errors', async () => {
+    const h = await startService({
+      files: { 'a.yaml': config('x', 1), 'nested/bad.yaml': 'domain: x\n' },
+    })
+    try {
+      expect(h.app.service.config).toBeUndefined()
+      expect(h.stat('ratelimit.service.config_load_error')).toBe(1)
+      const error = h.app.service.loadConfig([{ name: 'nested.bad.yaml', content: 'domain:\n' }])
+      expect(error?.message).toBe('nested.bad.yaml: config file cannot have empty domain')
+      // Without a configuration every call fails like upstream.
+      await expect(h.client.shouldRateLimit(request('x'))).rejects.toMatchObject({
+        details: 'no rate limit configuration loaded',
+      })
+    } finally {
+      await h.close()
+    }
+  })
+
+  it('reloads when the runtime root symlink is swapped (RUNTIME_WATCH_ROOT=true) and ignores dot files', async () => {
+    const base = mkdtempSync(join(tmpdir(), 'gatehouse-ratelimit-swap-'))
+    const v1 = join(base, 'v1')
+    const v2 = join(base, 'v2')
+    for (const [dir, limit] of [
+      [v1, 5],
+      [v2, 50],
+    ] as const) {
+      mkdirSync(join(dir, 'config'), { recursive: true })
+      writeFileSync(join(dir, 'config', 'swap.yaml'), config('swap', limit))
+      writeFileSync(join(dir, 'config', '.hidden.yaml'), 'not: valid yaml: at all')
+    }
+    symlinkSync(v1, join(base, 'current'))
+    const h2 = await startService({
+      env: {
+        RUNTIME_ROOT: join(base, 'current'),
+        RUNTIME_WATCH_ROOT: 'true',
+        RUNTIME_IGNOREDOTFILES: 'true',
+      },
+    })
+    try {
+      const remaining = async () =>
+        (await h2.client.shouldRateLimit(peek('swap'))).statuses?.[0]?.limitRemaining
+      expect(await remaining()).toBe(5)
+      // In this mode a reload is triggered by swapping the root.
+      symlinkSync(v2, join(base, 'next'))
+      renameSync(join(base, 'next'), join(base, 'current'))
+      await waitFor(async () => (await remaining()) === 50, { what: 'the swapped root' })
+      expect(h2.stat('ratelimit.service.config_load_error')).toBe(0)
+    } finally {
+      await h2.close()
+      rmSync(base, { recursive: true, force: true })
+    }
+  })
+})
