@@ -50,6 +50,33 @@ const services: Service[] = [
       'Supabase-Auth-compatible API on http://127.0.0.1:9999 (PGlite in .data/auth, mail auto-confirm on; the service_role key is printed below)',
     ],
   },
+  {
+    name: 'ratelimit',
+    bin: 'packages/ratelimit/bin/gatehouse-ratelimit.js',
+    args: [],
+    env: {
+      // In-process counters and the example config (edit it while running: it reloads on save).
+      BACKEND_TYPE: 'memory',
+      RUNTIME_ROOT: 'packages/ratelimit/examples',
+      RUNTIME_SUBDIRECTORY: '',
+      RUNTIME_APPDIRECTORY: 'config',
+      RUNTIME_WATCH_ROOT: 'false',
+      USE_STATSD: 'false',
+      STATS_FLUSH_INTERVAL: '60s',
+      HOST: '127.0.0.1',
+      PORT: '8080',
+      GRPC_HOST: '127.0.0.1',
+      GRPC_PORT: '8081',
+      DEBUG_HOST: '127.0.0.1',
+      DEBUG_PORT: '6070',
+      LOG_LEVEL: 'info',
+    },
+    endpoints: [
+      'Envoy rate limit service (gRPC envoy.service.ratelimit.v3) on 127.0.0.1:8081, memory backend, config packages/ratelimit/examples/config/',
+      'rate limit HTTP: POST http://127.0.0.1:8080/json, GET http://127.0.0.1:8080/healthcheck',
+      'rate limit debug: http://127.0.0.1:6070/ (/rlconfig, /stats, /debug/pprof/profile)',
+    ],
+  },
 ]
 
 const colors = [36, 35, 33, 32, 34]
