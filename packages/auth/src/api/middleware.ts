@@ -2,8 +2,10 @@ import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from
 import type { JWTPayload } from 'jose'
 import type { Settings } from '../conf/settings.js'
 import type { AuditActor } from '../models/audit-log.js'
+import type { Identity } from '../models/identity.js'
 import { findSessionById, type Session } from '../models/session.js'
-import { findUserById, isBanned, type User } from '../models/user.js'
+import { findUserContext } from '../models/user-context.js'
+import { isBanned, type User } from '../models/user.js'
 import type { AppContext } from './context.js'
 import { isUuid } from './body.js'
 import { HttpError } from './errors/http-error.js'
@@ -12,6 +14,8 @@ import { HttpError } from './errors/http-error.js'
 export interface Authenticated {
   readonly claims: JWTPayload
   readonly user: User
+  /** The user's identities. */
+  readonly identities: Identity[]
   /** The session named by `session_id`, when the token has one. */
   readonly session: Session | undefined
 }
@@ -104,29 +108,28 @@ export function requireAuthentication(ctx: AppContext): preHandlerAsyncHookHandl
       throw new HttpError(403, 'bad_jwt', 'invalid claim: missing sub claim')
     }
     if (!isUuid(sub)) throw new HttpError(400, 'bad_jwt', 'invalid claim: sub claim must be a UUID')
-    const user = await findUserById(ctx.db, sub)
-    if (!user) {
-      throw new HttpError(403, 'user_not_found', 'User from sub claim in JWT does not exist')
-    }
-    let session: Session | undefined
     const sessionId = claims.session_id
+    let wantedSession: string | null = null
     if (sessionId !== undefined && sessionId !== null && sessionId !== '') {
       if (typeof sessionId !== 'string' || !isUuid(sessionId)) {
         throw new HttpError(403, 'bad_jwt', 'invalid claim: session_id claim must be a UUID')
       }
-      if (sessionId !== NIL_UUID) {
-        session = await findSessionById(ctx.db, sessionId)
-        if (!session) {
-          throw new HttpError(
-            403,
-            'session_not_found',
-            'Session from session_id claim in JWT does not exist',
-          )
-        }
-      }
+      if (sessionId !== NIL_UUID) wantedSession = sessionId
+    }
+    const found = await findUserContext(ctx.db, sub, wantedSession)
+    if (!found) {
+      throw new HttpError(403, 'user_not_found', 'User from sub claim in JWT does not exist')
+    }
+    const { user, identities, session } = found
+    if (wantedSession !== null && !session) {
+      throw new HttpError(
+        403,
+        'session_not_found',
+        'Session from session_id claim in JWT does not exist',
+      )
     }
     if (isBanned(user, ctx.clock.now())) throw new HttpError(403, 'user_banned', 'User is banned')
-    request.authenticated = { claims, user, session }
+    request.authenticated = { claims, user, identities, session }
   }
 }
 

@@ -39,12 +39,12 @@ export function userRoutes(app: FastifyInstance, ctx: AppContext): void {
   const auth = requireAuthentication(ctx)
 
   app.get('/user', { preHandler: auth }, async (request, reply) => {
-    const { claims, user } = authOf(request)
+    const { claims, user, identities } = authOf(request)
     const fromToken = tokenAudience(claims)
     if (fromToken === undefined || requestAudience(request, settings, claims) !== fromToken) {
       throw validationFailed("Token audience doesn't match request audience")
     }
-    return reply.send(userToJson(user, await findIdentitiesByUser(ctx.db, user.id)))
+    return reply.send(userToJson(user, identities))
   })
 
   app.put('/user', { preHandler: auth }, async (request, reply) => {

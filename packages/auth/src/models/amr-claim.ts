@@ -39,6 +39,28 @@ export async function addAmrClaim(
   )
 }
 
+/**
+ * SQL of a scalar subquery returning the `amr` entries of `sessionExpr` as a JSON array (newest
+ * first); read it with {@link amrFromJson}.
+ *
+ * @internal
+ */
+export function amrJsonSql(table: string, sessionExpr: string): string {
+  return `(SELECT coalesce(json_agg(json_build_object('method', authentication_method,
+      'timestamp', floor(extract(epoch FROM updated_at))::bigint) ORDER BY updated_at DESC), '[]'::json)
+    FROM ${table} WHERE session_id = ${sessionExpr})`
+}
+
+/** @internal Reads the JSON of {@link amrJsonSql}. */
+export function amrFromJson(value: unknown): AmrEntry[] {
+  const list = typeof value === 'string' ? (JSON.parse(value) as unknown) : value
+  if (!Array.isArray(list)) return []
+  return (list as { method: unknown; timestamp: unknown }[]).map((e) => ({
+    method: String(e.method),
+    timestamp: Number(e.timestamp),
+  }))
+}
+
 /** The session's `amr` entries, newest first (upstream's order). */
 export async function listAmrClaims(tx: Queryable, sessionId: string): Promise<AmrEntry[]> {
   const { rows } = await tx.query<{ authentication_method: string; updated_at: Date }>(

@@ -38,17 +38,16 @@ export interface AuditActor {
   name?: string
 }
 
-/**
- * Appends an audit-log entry; call it inside the transaction of the change it records.
- *
- * @param now Epoch milliseconds.
- * @param ip Client IP (up to 64 characters kept).
- */
-export async function addAuditLogEntry(
-  tx: Queryable,
-  e: { actor: AuditActor; action: AuditAction; traits?: Record<string, unknown>; ip: string },
-  now: number,
-): Promise<void> {
+/** One audit-log entry before it is stored. */
+export interface AuditEntry {
+  actor: AuditActor
+  action: AuditAction
+  traits?: Record<string, unknown>
+  ip: string
+}
+
+/** The `payload` JSON of an entry (upstream's shape). */
+export function auditPayload(e: AuditEntry): Record<string, unknown> {
   const payload: Record<string, unknown> = {
     actor_id: e.actor.id,
     actor_via_sso: false,
@@ -58,6 +57,17 @@ export async function addAuditLogEntry(
   }
   if (e.actor.name !== undefined) payload.actor_name = e.actor.name
   if (e.traits !== undefined) payload.traits = e.traits
+  return payload
+}
+
+/**
+ * Appends an audit-log entry; call it inside the transaction of the change it records.
+ *
+ * @param now Epoch milliseconds.
+ * @param ip Client IP (up to 64 characters kept).
+ */
+export async function addAuditLogEntry(tx: Queryable, e: AuditEntry, now: number): Promise<void> {
+  const payload = auditPayload(e)
   await tx.query(
     `INSERT INTO ${tx.t.auditLogEntries} (instance_id, id, payload, created_at, ip_address)
      VALUES ('00000000-0000-0000-0000-000000000000', $1, $2::json, $3, $4)`,

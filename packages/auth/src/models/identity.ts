@@ -70,6 +70,37 @@ export async function insertIdentity(
   return fromRow(rows[0] as IdentityRow)
 }
 
+/**
+ * SQL of a scalar subquery returning the identities of `userExpr` as a JSON array, for queries
+ * that fetch a user and its identities in one round trip; read it with {@link identitiesFromJson}.
+ *
+ * @internal
+ */
+export function identitiesJsonSql(table: string, userExpr: string): string {
+  return `(SELECT coalesce(json_agg(i ORDER BY i.created_at, i.id), '[]'::json)
+    FROM (SELECT ${COLUMNS} FROM ${table} WHERE user_id = ${userExpr}) i)`
+}
+
+/** @internal Reads the JSON of {@link identitiesJsonSql}. */
+export function identitiesFromJson(value: unknown): Identity[] {
+  const list = typeof value === 'string' ? (JSON.parse(value) as unknown) : value
+  if (!Array.isArray(list)) return []
+  return (list as Record<string, unknown>[]).map((r) => {
+    const date = (v: unknown): Date | null => (typeof v === 'string' ? new Date(v) : null)
+    return fromRow({
+      id: String(r.id),
+      provider_id: String(r.provider_id),
+      user_id: String(r.user_id),
+      identity_data: r.identity_data,
+      provider: String(r.provider),
+      last_sign_in_at: date(r.last_sign_in_at),
+      created_at: date(r.created_at),
+      updated_at: date(r.updated_at),
+      email: typeof r.email === 'string' ? r.email : null,
+    })
+  })
+}
+
 /** The identities of a user, oldest first. */
 export async function findIdentitiesByUser(tx: Queryable, userId: string): Promise<Identity[]> {
   const { rows } = await tx.query<IdentityRow>(

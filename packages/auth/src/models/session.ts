@@ -22,6 +22,36 @@ interface SessionRow {
   not_after: Date | null
 }
 
+/** @internal Session columns of a joined query, named `s_<column>`; read with {@link sessionFromPrefixed}. */
+export function prefixedSessionColumns(alias: string): string {
+  return ['id', 'user_id', 'created_at', 'updated_at', 'aal', 'not_after']
+    .map((c) => `${alias}.${c} AS s_${c}`)
+    .join(', ')
+}
+
+/** @internal The columns of {@link prefixedSessionColumns}. */
+export interface PrefixedSessionRow {
+  s_id: string | null
+  s_user_id: string | null
+  s_created_at: Date | null
+  s_updated_at: Date | null
+  s_aal: Aal | null
+  s_not_after: Date | null
+}
+
+/** @internal The session of a joined row, or `undefined` when the join found none. */
+export function sessionFromPrefixed(r: PrefixedSessionRow): Session | undefined {
+  if (r.s_id === null) return undefined
+  return fromRow({
+    id: r.s_id,
+    user_id: r.s_user_id ?? '',
+    created_at: r.s_created_at,
+    updated_at: r.s_updated_at,
+    aal: r.s_aal,
+    not_after: r.s_not_after,
+  })
+}
+
 function fromRow(r: SessionRow): Session {
   return {
     id: r.id,
@@ -61,7 +91,8 @@ export async function insertSession(
   return fromRow(rows[0] as SessionRow)
 }
 
-function validIp(ip: string): string {
+/** @internal `ip` if it looks like an IP address (for the `inet` column), else `''`. */
+export function validIp(ip: string): string {
   return /^[0-9a-fA-F:.]+$/.test(ip) && ip.length <= 45 ? ip : ''
 }
 

@@ -42,7 +42,8 @@ const COLUMNS = `id, aud, role, email, encrypted_password, email_confirmed_at, i
   phone_confirmed_at, phone_change, phone_change_sent_at, confirmed_at, banned_until,
   reauthentication_sent_at, is_sso_user, deleted_at, is_anonymous`
 
-interface UserRow {
+/** @internal A `users` row as the driver returns it. */
+export interface UserRow {
   id: string
   aud: string | null
   role: string | null
@@ -70,6 +71,22 @@ interface UserRow {
   is_sso_user: boolean
   deleted_at: Date | null
   is_anonymous: boolean
+}
+
+/**
+ * The user columns for a query that joins other tables: each qualified with `alias`.
+ *
+ * @internal
+ */
+export function userColumns(alias: string): string {
+  return COLUMNS.split(',')
+    .map((c) => `${alias}.${c.trim()}`)
+    .join(', ')
+}
+
+/** @internal Maps a `users` row. */
+export function userFromRow(r: UserRow): User {
+  return fromRow(r)
 }
 
 function fromRow(r: UserRow): User {

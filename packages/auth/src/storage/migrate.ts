@@ -43,6 +43,8 @@ export async function migrate(db: Db, migrations?: readonly Migration[]): Promis
   const list = migrations ?? (await readMigrations())
   const prefix = db.t.users.slice(0, -'users'.length)
   return db.transaction(async (tx) => {
+    // Wait as long as another instance needs to finish migrating.
+    await tx.query('SET LOCAL lock_timeout = 0')
     await tx.query(`SELECT pg_advisory_xact_lock(hashtext($1 || current_schema()))`, [
       `gatehouse-auth:migrate:${prefix}:`,
     ])

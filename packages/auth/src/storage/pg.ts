@@ -1,6 +1,9 @@
 import pg from 'pg'
 import { tableNames, type Db, type Queryable, type Tables, type Tx } from './db.js'
 
+/** `lock_timeout` of every pooled connection, in milliseconds (upstream retries for 5 s). */
+export const LOCK_TIMEOUT_MS = 5000
+
 function wrap(client: pg.Pool | pg.PoolClient, t: Tables): Queryable {
   return {
     t,
@@ -31,6 +34,10 @@ export function openPostgres(url: string, namespace: string, maxPoolSize: number
   })
   // An idle client that loses its connection must not crash the process; the next query reports.
   pool.on('error', () => undefined)
+  // A refresh that waits more than 5 s for a token's row lock fails (409) instead of piling up.
+  pool.on('connect', (client) => {
+    client.query(`SET lock_timeout = '${String(LOCK_TIMEOUT_MS)}ms'`).catch(() => undefined)
+  })
   const t = tableNames(namespace)
   const base = wrap(pool, t)
   return {

@@ -15,19 +15,13 @@ import { addAuditLogEntry, type AuditActor } from '../models/audit-log.js'
 import { findIdentitiesByUser } from '../models/identity.js'
 import {
   findActiveTokenOfSession,
-  findRefreshTokenForUpdate,
   insertRefreshToken,
-  revokeRefreshToken,
+  lockRefreshToken,
   revokeTokenFamily,
+  rotateRefreshToken,
 } from '../models/refresh-token.js'
-import {
-  findSessionById,
-  insertSession,
-  touchSession,
-  type Session,
-  type SessionClient,
-} from '../models/session.js'
-import { findUserById, isBanned, updateUser, userToJson, type User } from '../models/user.js'
+import { insertSession, touchSession, type Session, type SessionClient } from '../models/session.js'
+import { isBanned, updateUser, userToJson, type User } from '../models/user.js'
 import type { Db, Queryable } from '../storage/db.js'
 
 /** The session response of `/token` (upstream `AccessTokenResponse`). */
@@ -223,39 +217,32 @@ export class TokenService {
     ctx: RequestContext,
   ): Promise<RefreshOutcome> {
     const now = this.clock.now()
-    await tx.query(`SET LOCAL lock_timeout = '5s'`)
-    const token = await findRefreshTokenForUpdate(tx, presented)
-    if (!token) {
+    const locked = await lockRefreshToken(tx, presented)
+    if (!locked?.user) {
       throw new HttpError(
         400,
         'refresh_token_not_found',
         'Invalid Refresh Token: Refresh Token Not Found',
       )
     }
-    const user = await findUserById(tx, token.userId)
-    if (!user) {
-      throw new HttpError(
-        400,
-        'refresh_token_not_found',
-        'Invalid Refresh Token: Refresh Token Not Found',
-      )
-    }
+    const { token, user, session } = locked
     if (isBanned(user, now)) {
       throw new HttpError(400, 'user_banned', 'Invalid Refresh Token: User Banned')
     }
-    const session =
-      token.sessionId === null ? undefined : await findSessionById(tx, token.sessionId)
     if (!session) {
       throw new HttpError(400, 'session_not_found', 'Invalid Refresh Token: No Valid Session Found')
     }
     if (session.notAfter !== null && now > session.notAfter.getTime()) {
       throw new HttpError(400, 'session_expired', 'Invalid Refresh Token: Session Expired')
     }
+    const actor = auditActor(user)
     let issued: string | undefined
     if (token.revoked) {
+      // A fresh statement: it sees what a concurrent refresh of this token just committed.
       const active = await findActiveTokenOfSession(tx, session.id)
       if (active && active.parent === token.token) {
         issued = active.token
+        await touchSession(tx, session.id, ctx, now)
       } else {
         const security = this.settings.security
         const reuseEnds = token.updatedAt.getTime() + security.refreshTokenReuseInterval * 1000
@@ -265,12 +252,7 @@ export class TokenService {
             await revokeTokenFamily(tx, token, now)
             await addAuditLogEntry(
               tx,
-              {
-                actor: auditActor(user),
-                action: 'token_revoked',
-                traits: { reason: 'reuse' },
-                ip: ctx.ip,
-              },
+              { actor, action: 'token_revoked', traits: { reason: 'reuse' }, ip: ctx.ip },
               now,
             )
           }
@@ -278,42 +260,26 @@ export class TokenService {
         }
       }
     }
-    if (issued === undefined) {
-      if (!token.revoked) {
-        await revokeRefreshToken(tx, token.id, now)
-        await addAuditLogEntry(
-          tx,
-          { actor: auditActor(user), action: 'token_revoked', ip: ctx.ip },
-          now,
-        )
-      }
-      const child = await insertRefreshToken(
-        tx,
-        {
-          token: generateRefreshToken(),
-          userId: user.id,
-          sessionId: session.id,
-          parent: token.token,
-        },
-        now,
-      )
-      await addAuditLogEntry(
-        tx,
-        { actor: auditActor(user), action: 'token_refreshed', ip: ctx.ip },
-        now,
-      )
-      issued = child.token
-    }
-    await touchSession(tx, session.id, ctx, now)
-    const identities = await findIdentitiesByUser(tx, user.id)
+    issued ??= await rotateRefreshToken(
+      tx,
+      {
+        parent: token,
+        child: generateRefreshToken(),
+        sessionId: session.id,
+        client: ctx,
+        revokedAudit: { actor, action: 'token_revoked', ip: ctx.ip },
+        refreshedAudit: { actor, action: 'token_refreshed', ip: ctx.ip },
+      },
+      now,
+    )
     return {
       kind: 'ok',
       pending: {
         user,
         session,
         refreshToken: issued,
-        amr: await listAmrClaims(tx, session.id),
-        userJson: userToJson(user, identities),
+        amr: locked.amr,
+        userJson: userToJson(user, locked.identities),
       },
     }
   }

@@ -46,6 +46,16 @@ function normalise(error: unknown): HttpError {
     default:
       break
   }
+  if ((error as { code?: unknown } | null)?.code === '55P03') {
+    return new HttpError(
+      409,
+      'conflict',
+      'The request conflicts with a concurrent one; try again.',
+      {
+        cause: error,
+      },
+    )
+  }
   if (typeof fastifyError?.statusCode === 'number' && fastifyError.statusCode < 500) {
     return new HttpError(
       fastifyError.statusCode,

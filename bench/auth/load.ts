@@ -1,0 +1,112 @@
+/**
+ * A small closed-loop load generator: `concurrency` workers each run `task` back to back until the
+ * time is up; completions, failures and latencies are counted.
+ */
+import { Agent, request } from 'node:http'
+import { percentile } from '../lib/report.js'
+
+/** Outcome of one load phase. */
+export interface LoadResult {
+  /** Completed operations per second. */
+  rate: number
+  ok: number
+  failed: number
+  /** Latency percentiles in milliseconds. */
+  p50: number
+  p99: number
+  /** First failure message, if any. */
+  firstError?: string
+}
+
+/**
+ * Runs `task(worker)` in `concurrency` parallel loops for `durationMs` after `warmupMs` (not
+ * counted).
+ */
+export async function runLoad(
+  concurrency: number,
+  durationMs: number,
+  warmupMs: number,
+  task: (worker: number) => Promise<void>,
+): Promise<LoadResult> {
+  const start = performance.now()
+  const measureFrom = start + warmupMs
+  const end = measureFrom + durationMs
+  let ok = 0
+  let failed = 0
+  let firstError: string | undefined
+  const latencies: number[] = []
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, worker) => {
+      while (performance.now() < end) {
+        const t0 = performance.now()
+        try {
+          await task(worker)
+          const t1 = performance.now()
+          // Throughput counts completions inside the window, whenever they started.
+          if (t1 >= measureFrom && t1 <= end) {
+            ok++
+            latencies.push(t1 - t0)
+          }
+        } catch (error) {
+          failed++
+          firstError ??= error instanceof Error ? error.message : String(error)
+        }
+      }
+    }),
+  )
+  return {
+    rate: ok / (durationMs / 1000),
+    ok,
+    failed,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    ...(firstError === undefined ? {} : { firstError }),
+  }
+}
+
+/** A keep-alive HTTP/1.1 JSON client for one origin. */
+export class JsonClient {
+  readonly #agent: Agent
+  readonly #host: string
+  readonly #port: number
+
+  constructor(host: string, port: number, sockets: number) {
+    this.#agent = new Agent({ keepAlive: true, maxSockets: sockets })
+    this.#host = host
+    this.#port = port
+  }
+
+  /**
+   * Sends a request and resolves with the parsed JSON body.
+   *
+   * @throws {Error} On a non-2xx status (with the body) or a network error.
+   */
+  send<T>(method: string, path: string, body?: unknown, token?: string): Promise<T> {
+    const payload = body === undefined ? undefined : JSON.stringify(body)
+    const headers: Record<string, string> = {}
+    if (payload !== undefined) headers['content-type'] = 'application/json'
+    if (token !== undefined) headers.authorization = `Bearer ${token}`
+    return new Promise<T>((resolve, reject) => {
+      const req = request(
+        { host: this.#host, port: this.#port, method, path, headers, agent: this.#agent },
+        (res) => {
+          const chunks: Buffer[] = []
+          res.on('data', (chunk: Buffer) => chunks.push(chunk))
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8')
+            const status = res.statusCode ?? 0
+            if (status < 200 || status >= 300) reject(new Error(`${String(status)} ${text}`))
+            else resolve(JSON.parse(text) as T)
+          })
+          res.on('error', reject)
+        },
+      )
+      req.on('error', reject)
+      req.end(payload)
+    })
+  }
+
+  close(): void {
+    this.#agent.destroy()
+  }
+}

@@ -1,0 +1,47 @@
+import type { Queryable } from '../storage/db.js'
+import { identitiesFromJson, identitiesJsonSql, type Identity } from './identity.js'
+import {
+  prefixedSessionColumns,
+  sessionFromPrefixed,
+  type PrefixedSessionRow,
+  type Session,
+} from './session.js'
+import { userColumns, userFromRow, type User, type UserRow } from './user.js'
+
+/** A user with its identities and, when asked for, one of its sessions. */
+export interface UserContext {
+  readonly user: User
+  readonly identities: Identity[]
+  /** The session named in the lookup, or `undefined` when none was named or it does not exist. */
+  readonly session: Session | undefined
+}
+
+type Row = UserRow & PrefixedSessionRow & { identities_json: unknown }
+
+/**
+ * Loads what an authenticated request needs in one round trip: the user, its identities and the
+ * session of the token's `session_id`.
+ *
+ * @param sessionId The token's `session_id`, or `null`.
+ * @returns `undefined` when the user does not exist.
+ */
+export async function findUserContext(
+  q: Queryable,
+  userId: string,
+  sessionId: string | null,
+): Promise<UserContext | undefined> {
+  const { rows } = await q.query<Row>(
+    `SELECT ${userColumns('u')}, ${identitiesJsonSql(q.t.identities, 'u.id')} AS identities_json,
+       ${prefixedSessionColumns('s')}
+     FROM ${q.t.users} u LEFT JOIN ${q.t.sessions} s ON s.id = $2::uuid
+     WHERE u.id = $1`,
+    [userId, sessionId],
+  )
+  const row = rows[0]
+  if (!row) return undefined
+  return {
+    user: userFromRow(row),
+    identities: identitiesFromJson(row.identities_json),
+    session: sessionFromPrefixed(row),
+  }
+}
