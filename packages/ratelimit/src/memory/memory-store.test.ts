@@ -1,0 +1,43 @@
+import { FakeClock } from '@gatehouse/testing'
+import { describe, expect, it } from 'vitest'
+import { MemoryCounterStore } from './memory-store.js'
+
+describe('MemoryCounterStore', () => {
+  it('increments, refreshes the TTL on every hit and expires keys by the clock', async () => {
+    const clock = new FakeClock(0)
+    const store = new MemoryCounterStore({ clock, sweepIntervalMs: 0 })
+    expect(
+      await store.increment([{ key: 'a', addend: 2, expireSeconds: 10, perSecond: false }]),
+    ).toEqual([2])
+    clock.advance(9_000)
+    expect(
+      await store.increment([{ key: 'a', addend: 0, expireSeconds: 10, perSecond: false }]),
+    ).toEqual([2])
+    clock.advance(9_999)
+    expect(
+      await store.get([
+        { key: 'a', perSecond: false },
+        { key: 'b', perSecond: true },
+      ]),
+    ).toEqual([2, 0])
+    clock.advance(1)
+    expect(await store.get([{ key: 'a', perSecond: false }])).toEqual([0])
+    expect(
+      await store.increment([{ key: 'a', addend: 1, expireSeconds: 10, perSecond: false }]),
+    ).toEqual([1])
+    await store.close()
+  })
+
+  it('sweeps expired keys', async () => {
+    const clock = new FakeClock(0)
+    const store = new MemoryCounterStore({ clock, sweepIntervalMs: 0 })
+    await store.increment([
+      { key: 'short', addend: 1, expireSeconds: 1, perSecond: true },
+      { key: 'long', addend: 1, expireSeconds: 60, perSecond: false },
+    ])
+    clock.advance(1_000)
+    store.sweep()
+    expect(store.size).toBe(1)
+    await store.close()
+  })
+})

@@ -1,0 +1,118 @@
+import { FakeClock, waitFor } from '@gatehouse/testing'
+import { createServer, type Socket } from 'node:net'
+import { PassThrough } from 'node:stream'
+import { describe, expect, it } from 'vitest'
+import { sanitizeStatName, StatsManager } from './manager.js'
+import { StatsdSink, StreamSink, statsdLine } from './sinks.js'
+import { StatsStore } from './store.js'
+
+describe('StatsStore', () => {
+  it('flushes counter deltas (skipping zero), every gauge and the timer samples', () => {
+    const store = new StatsStore()
+    const c = store.counter('ratelimit.service.config_load_success')
+    store.counter('ratelimit.idle')
+    store.gauge('ratelimit.localcache.entryCount').set(3)
+    c.add(2)
+    store.timer('ratelimit_server.ShouldRateLimit.response_time').record(1.5)
+    expect(store.collect()).toEqual([
+      { name: 'ratelimit.service.config_load_success', type: 'counter', value: 2 },
+      { name: 'ratelimit.localcache.entryCount', type: 'gauge', value: 3 },
+      {
+        name: 'ratelimit_server.ShouldRateLimit.response_time',
+        type: 'timer',
+        value: 1.5,
+        sampleRate: 1,
+      },
+    ])
+    c.add()
+    expect(store.collect()).toEqual([
+      { name: 'ratelimit.service.config_load_success', type: 'counter', value: 1 },
+      { name: 'ratelimit.localcache.entryCount', type: 'gauge', value: 3 },
+    ])
+    expect(c.value()).toBe(3)
+  })
+
+  it('samples timers beyond 1000 values per interval', () => {
+    const store = new StatsStore()
+    const t = store.timer('t')
+    for (let i = 0; i < 4000; i++) t.record(i)
+    const flushed = store.collect()
+    expect(flushed).toHaveLength(1000)
+    expect(flushed[0]?.sampleRate).toBe(0.25)
+  })
+
+  it('appends EXTRA_TAGS, sorted, to ratelimit.* names only', () => {
+    const store = new StatsStore({ extraTags: { zone: 'b', app: 'x' } })
+    store.counter('ratelimit.service.config_load_success').add()
+    store.counter('ratelimit_server.ShouldRateLimit.total_requests').add()
+    expect(store.snapshot().map((s) => s.name)).toEqual([
+      'ratelimit.service.config_load_success.__app=x.__zone=b',
+      'ratelimit_server.ShouldRateLimit.total_requests',
+    ])
+  })
+})
+
+describe('StatsManager', () => {
+  it('names per-key stats as upstream and sanitizes keys', () => {
+    const manager = new StatsManager(new StatsStore())
+    const stats = manager.rateLimitStats('domain.remote_address_10.1.2.3|x:y')
+    expect(stats.key).toBe('domain.remote_address_10_1_2_3_x_y')
+    stats.nearLimit.add()
+    expect(manager.store.snapshot().map((s) => s.name)).toContain(
+      'ratelimit.service.rate_limit.domain.remote_address_10_1_2_3_x_y.near_limit',
+    )
+    expect(manager.rateLimitStats('domain.remote_address_10.1.2.3|x:y')).toBe(stats)
+    expect(sanitizeStatName('a.b')).toBe('a.b')
+  })
+})
+
+describe('sinks', () => {
+  it('formats statsd lines', () => {
+    expect(statsdLine({ name: 'a.b', type: 'counter', value: 3 })).toBe('a.b:3|c\n')
+    expect(statsdLine({ name: 'a.b', type: 'gauge', value: 7 })).toBe('a.b:7|g\n')
+    expect(statsdLine({ name: 'a.b', type: 'timer', value: 1.5, sampleRate: 1 })).toBe(
+      'a.b:1.500000|ms\n',
+    )
+    expect(statsdLine({ name: 'a.b', type: 'timer', value: 2, sampleRate: 0.5 })).toBe(
+      'a.b:2.000000|ms|@0.500000\n',
+    )
+  })
+
+  it('writes gostats logging-sink JSON lines to a stream', () => {
+    const out = new PassThrough()
+    const chunks: string[] = []
+    out.on('data', (chunk: Buffer) => chunks.push(chunk.toString()))
+    new StreamSink(out, new FakeClock(1_712_345_678_123)).flush([
+      { name: 'ratelimit.x.total_hits', type: 'counter', value: 1 },
+    ])
+    expect(chunks.join('')).toBe(
+      '{"level":"debug","ts":1712345678.123,"logger":"gostats.loggingsink","msg":"flushing counter","json":{"name":"ratelimit.x.total_hits","type":"counter","value":"1.000000"}}\n' +
+        '{"level":"debug","ts":1712345678.123,"logger":"gostats.loggingsink","msg":"flushing all stats","json":{"type":"all stats","value":"0.000000"}}\n',
+    )
+  })
+
+  it('sends to statsd over TCP, buffering while it is not reachable yet', async () => {
+    let received = ''
+    const sockets: Socket[] = []
+    const server = createServer((socket) => {
+      sockets.push(socket)
+      socket.on('data', (chunk) => (received += chunk.toString()))
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const { port } = server.address() as { port: number }
+    const sink = new StatsdSink('127.0.0.1', port)
+    sink.flush([{ name: 'ratelimit.a', type: 'counter', value: 2 }])
+    await waitFor(() => received.includes('ratelimit.a:2|c\n'), { what: 'the first line' })
+    sink.flush([{ name: 'ratelimit.b', type: 'gauge', value: 1 }])
+    await waitFor(() => received.includes('ratelimit.b:1|g\n'), { what: 'the second line' })
+    await sink.close()
+    for (const s of sockets) s.destroy()
+    await new Promise((resolve) => server.close(resolve))
+  })
+
+  it('never throws when statsd is down', async () => {
+    const sink = new StatsdSink('127.0.0.1', 1)
+    sink.flush([{ name: 'ratelimit.a', type: 'counter', value: 2 }])
+    await sink.close()
+  })
+})
