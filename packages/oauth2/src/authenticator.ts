@@ -47,6 +47,7 @@ export class Authenticator {
   readonly #privateKey: SigningOptions | undefined
   readonly #now: () => number
   #key: ReturnType<typeof importSigningKey> | undefined
+  #basic: string | undefined
 
   constructor(
     id: string,
@@ -68,20 +69,24 @@ export class Authenticator {
 
   /** The `Authorization` value for HTTP Basic, per the configured encoding. */
   basicAuthHeader(): string {
-    const enc = this.#encoding === 'form' ? formUrlEncode : (s: string) => s
-    return `Basic ${base64(`${enc(this.#id)}:${enc(this.#secret ?? '')}`)}`
+    if (this.#basic === undefined) {
+      const enc = this.#encoding === 'form' ? formUrlEncode : (s: string) => s
+      this.#basic = `Basic ${base64(`${enc(this.#id)}:${enc(this.#secret ?? '')}`)}`
+    }
+    return this.#basic
   }
 
   /**
-   * Adds credentials to `params` and `headers` (both mutated; caller values win).
+   * Adds credentials to `params` and `headers` (both mutated; caller values win). Synchronous
+   * except for `private_key_jwt`, which returns a promise (it signs).
    *
    * @param audience The token endpoint URL (`aud` of a `private_key_jwt` assertion).
    */
-  async apply(
+  apply(
     params: Record<string, unknown>,
     headers: Record<string, string>,
     audience: string,
-  ): Promise<void> {
+  ): Promise<void> | undefined {
     switch (this.#scheme) {
       case 'basic_auth':
         if (!('authorization' in headers)) headers.authorization = this.basicAuthHeader()
@@ -95,9 +100,10 @@ export class Authenticator {
         return
       case 'private_key_jwt':
         if (params.client_assertion !== undefined) return
-        params.client_assertion_type = CLIENT_ASSERTION_TYPE
-        params.client_assertion = await this.#assertion(audience)
-        return
+        return this.#assertion(audience).then((assertion) => {
+          params.client_assertion_type = CLIENT_ASSERTION_TYPE
+          params.client_assertion = assertion
+        })
     }
   }
 

@@ -136,6 +136,17 @@ describe('URL building', () => {
     ).toContain('code_challenge=c&code_challenge_method=S256')
   })
 
+  it('follows a changed site', () => {
+    const client = new Client('id', 's', { site: 'https://a.example' })
+    expect(client.tokenUrl()).toBe('https://a.example/oauth/token')
+    client.site = 'https://b.example/x'
+    expect(client.tokenUrl()).toBe('https://b.example/x/oauth/token')
+    expect(client.tokenUrl({ a: '1' })).toBe('https://b.example/x/oauth/token?a=1')
+    expect(() => {
+      client.site = 5 as never
+    }).toThrow(argError('ERR_INVALID_ARG_TYPE', '"site"'))
+  })
+
   it('needs a site for relative URLs', () => {
     expect(() => new Client('id', 's').tokenUrl()).toThrow(
       argError('ERR_INVALID_ARG_TYPE', '"site"'),

@@ -315,6 +315,7 @@ export class Client {
   readonly #encoding: RequestEncoding
   readonly #defaultHeaders: Readonly<Record<string, string>>
   #verifier: IdTokenVerifier | undefined
+  #tokenUrl: string | undefined
 
   /**
    * @param clientId The client identifier.
@@ -406,6 +407,7 @@ export class Client {
       throw invalidType('site', 'a string or URL', value)
     }
     this.#site = value === undefined ? undefined : String(value)
+    this.#tokenUrl = undefined
   }
 
   /**
@@ -478,7 +480,11 @@ export class Client {
 
   /** The token endpoint URL, with optional query `params`. */
   tokenUrl(params?: Readonly<Record<string, unknown>>): string {
-    return withQuery(resolveUrl(this.#site, this.options.tokenUrl), params)
+    if (params !== undefined)
+      return withQuery(resolveUrl(this.#site, this.options.tokenUrl), params)
+    // Token requests are the hot path: resolve once per site.
+    this.#tokenUrl ??= resolveUrl(this.#site, this.options.tokenUrl).href
+    return this.#tokenUrl
   }
 
   /** The revocation endpoint URL, with optional query `params`. */
@@ -637,7 +643,8 @@ export class Client {
     lowerHeaders('params.headers', params.headers, headers)
     const tokenMethod = params.tokenMethod ?? defaultMethod
     assertOneOf('params.tokenMethod', tokenMethod, TOKEN_METHODS)
-    await this.#authenticator.apply(wire, headers, this.tokenUrl())
+    const pending = this.#authenticator.apply(wire, headers, this.tokenUrl())
+    if (pending !== undefined) await pending
     const common = {
       headers,
       snaky: params.snaky as boolean | undefined,

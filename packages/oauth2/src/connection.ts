@@ -215,16 +215,13 @@ export function undiciTransport(options: ConnectionOptions): {
     } else if (tls !== undefined) {
       dispatcher = new undici.Agent({ connect })
     }
-    const common = {
-      dispatcher,
-      headersTimeout: timeout,
-      bodyTimeout: timeout,
-    }
     send = async (request) => {
       try {
         // undici's own header/body timeouts tick at about one second; a signal is exact.
         const response = await undici.request(request.url, {
-          ...common,
+          dispatcher,
+          headersTimeout: timeout,
+          bodyTimeout: timeout,
           method: request.method,
           headers: request.headers,
           body: request.body,
