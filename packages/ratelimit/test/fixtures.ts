@@ -1,14 +1,13 @@
 /**
  * Paths of test inputs: upstream's fixtures (kept outside the repository, in
- * `/work/shared/fixtures/envoy-ratelimit/`) and our own (`test/fixtures/`).
+ * `shared/fixtures/envoy-ratelimit/`, found by `sharedFixturesDir`) and our own (`test/fixtures/`).
  */
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import { sharedFixturesDir } from '@gatehouse/testing'
 
 /** Directory of envoyproxy/ratelimit's own test configs (config/, integration/, examples/). */
-export const UPSTREAM_FIXTURES = fileURLToPath(
-  new URL('../../../../shared/fixtures/envoy-ratelimit/', import.meta.url),
-)
+export const UPSTREAM_FIXTURES = sharedFixturesDir('envoy-ratelimit')
 
 /** Directory of this package's own fixtures. */
 export const OWN_FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url))

@@ -5,6 +5,7 @@
  * @packageDocumentation
  */
 export { FakeClock, type Clock } from './clock.js'
+export { sharedFixturesDir } from './fixtures.js'
 export { getFreePort, probeTcp, waitFor, type WaitForOptions } from './net.js'
 export { startProcess, type ManagedProcess, type StartProcessOptions } from './process.js'
 export {

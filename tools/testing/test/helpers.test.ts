@@ -6,6 +6,7 @@ import {
   createTestSchema,
   ping,
   redisKeyPrefix,
+  sharedFixturesDir,
   startMemcached,
   startRedisServer,
   waitFor,
@@ -96,5 +97,14 @@ describe('waitFor', () => {
         { timeout: 30, interval: 5, what: 'a miracle' },
       ),
     ).rejects.toThrow('waiting for a miracle: nope')
+  })
+})
+
+describe('sharedFixturesDir', () => {
+  it('finds upstream fixtures outside the repository, or names where it looked', () => {
+    expect(sharedFixturesDir('envoy-ratelimit')).toMatch(/fixtures\/envoy-ratelimit\/$/)
+    expect(() =>
+      sharedFixturesDir('no-such-set', { GATEHOUSE_SHARED_DIR: '/nonexistent' }),
+    ).toThrow(/set GATEHOUSE_SHARED_DIR\. Looked in: \/nonexistent\/fixtures\/no-such-set/)
   })
 })
