@@ -1,4 +1,4 @@
-import { createSecretKey, type KeyObject } from 'node:crypto'
+import { webcrypto } from 'node:crypto'
 import {
   SignJWT,
   decodeProtectedHeader,
@@ -42,8 +42,8 @@ interface LoadedKey {
   readonly kid: string
   readonly alg: SigningAlgorithm
   readonly sign: boolean
-  readonly privateKey: CryptoKey | Uint8Array | KeyObject
-  readonly verifyKey: CryptoKey | Uint8Array | KeyObject
+  readonly privateKey: CryptoKey | Uint8Array
+  readonly verifyKey: CryptoKey | Uint8Array
   readonly publicJwk: JWK | undefined
 }
 
@@ -75,13 +75,13 @@ function defaultAlg(jwk: Record<string, unknown>): SigningAlgorithm | undefined 
  * @see ../reference §3 (upstream `internal/conf/jwk.go`)
  */
 export class JwtKeys {
-  readonly #secret: KeyObject | undefined
+  readonly #secret: CryptoKey | undefined
   readonly #keyId: string
   readonly #byKid: ReadonlyMap<string, LoadedKey>
   readonly #signing: LoadedKey | undefined
 
-  private constructor(config: JwtKeyConfig, keys: LoadedKey[]) {
-    this.#secret = config.secret === '' ? undefined : createSecretKey(Buffer.from(config.secret))
+  private constructor(config: JwtKeyConfig, secret: CryptoKey | undefined, keys: LoadedKey[]) {
+    this.#secret = secret
     this.#keyId = config.keyId
     this.#byKid = new Map(keys.map((k) => [k.kid, k]))
     const signers = keys.filter((k) => k.sign)
@@ -129,7 +129,18 @@ export class JwtKeys {
     if (loaded.filter((k) => k.sign).length > 1) {
       throw new JwtKeyError('JWT_KEYS: exactly one key may have "sign" in key_ops')
     }
-    const keys = new JwtKeys(config, loaded)
+    // A WebCrypto key is imported once; jose would otherwise convert the secret on every call.
+    const secret =
+      config.secret === ''
+        ? undefined
+        : await webcrypto.subtle.importKey(
+            'raw',
+            new TextEncoder().encode(config.secret),
+            { name: 'HMAC', hash: 'SHA-256' },
+            false,
+            ['sign', 'verify'],
+          )
+    const keys = new JwtKeys(config, secret, loaded)
     if (keys.#signing === undefined && keys.#secret === undefined) {
       throw new JwtKeyError('no signing key: set JWT_SECRET or a JWT_KEYS key with "sign"')
     }
@@ -162,7 +173,7 @@ export class JwtKeys {
     }
     const header: { alg: 'HS256'; typ: 'JWT'; kid?: string } = { alg: 'HS256', typ: 'JWT' }
     if (this.#keyId !== '') header.kid = this.#keyId
-    return new SignJWT(claims).setProtectedHeader(header).sign(this.#secret as KeyObject)
+    return new SignJWT(claims).setProtectedHeader(header).sign(this.#secret as CryptoKey)
   }
 
   /**
@@ -178,7 +189,7 @@ export class JwtKeys {
       typeof header.kid === 'string' && header.kid !== this.#keyId
         ? this.#byKid.get(header.kid)
         : undefined
-    let key: CryptoKey | Uint8Array | KeyObject
+    let key: CryptoKey | Uint8Array
     let alg: string
     if (byKid) {
       key = byKid.verifyKey

@@ -1,6 +1,6 @@
 import type { Queryable } from '../storage/db.js'
 import { UserNotFoundError } from './errors.js'
-import { asObject, isoOrUndefined, type JsonObject } from './json.js'
+import { asObject, type JsonObject } from './json.js'
 import { identityToJson, type Identity } from './identity.js'
 
 /** A row of `users`, in camelCase. */
@@ -372,29 +372,30 @@ export function userToJson(user: User, identities: readonly Identity[]): Record<
     aud: user.aud,
     role: user.role,
     email: user.email,
-    email_confirmed_at: isoOrUndefined(user.emailConfirmedAt),
-    invited_at: isoOrUndefined(user.invitedAt),
-    phone: user.phone,
-    phone_confirmed_at: isoOrUndefined(user.phoneConfirmedAt),
-    confirmation_sent_at: isoOrUndefined(user.confirmationSentAt),
-    confirmed_at: isoOrUndefined(user.confirmedAt),
-    recovery_sent_at: isoOrUndefined(user.recoverySentAt),
-    new_email: user.emailChange === '' ? undefined : user.emailChange,
-    email_change_sent_at: isoOrUndefined(user.emailChangeSentAt),
-    new_phone: user.phoneChange === '' ? undefined : user.phoneChange,
-    phone_change_sent_at: isoOrUndefined(user.phoneChangeSentAt),
-    reauthentication_sent_at: isoOrUndefined(user.reauthenticationSentAt),
-    last_sign_in_at: isoOrUndefined(user.lastSignInAt),
-    app_metadata: user.appMetadata,
-    user_metadata: user.userMetadata,
-    identities: identities.map(identityToJson),
-    created_at: user.createdAt.toISOString(),
-    updated_at: user.updatedAt.toISOString(),
-    banned_until: isoOrUndefined(user.bannedUntil),
-    deleted_at: isoOrUndefined(user.deletedAt),
-    is_anonymous: user.isAnonymous,
   }
-  for (const key of Object.keys(json))
-    if (json[key] === undefined) Reflect.deleteProperty(json, key)
+  const at = (key: string, value: Date | null): void => {
+    if (value !== null) json[key] = value.toISOString()
+  }
+  at('email_confirmed_at', user.emailConfirmedAt)
+  at('invited_at', user.invitedAt)
+  json.phone = user.phone
+  at('phone_confirmed_at', user.phoneConfirmedAt)
+  at('confirmation_sent_at', user.confirmationSentAt)
+  at('confirmed_at', user.confirmedAt)
+  at('recovery_sent_at', user.recoverySentAt)
+  if (user.emailChange !== '') json.new_email = user.emailChange
+  at('email_change_sent_at', user.emailChangeSentAt)
+  if (user.phoneChange !== '') json.new_phone = user.phoneChange
+  at('phone_change_sent_at', user.phoneChangeSentAt)
+  at('reauthentication_sent_at', user.reauthenticationSentAt)
+  at('last_sign_in_at', user.lastSignInAt)
+  json.app_metadata = user.appMetadata
+  json.user_metadata = user.userMetadata
+  json.identities = identities.map(identityToJson)
+  json.created_at = user.createdAt.toISOString()
+  json.updated_at = user.updatedAt.toISOString()
+  at('banned_until', user.bannedUntil)
+  at('deleted_at', user.deletedAt)
+  json.is_anonymous = user.isAnonymous
   return json
 }

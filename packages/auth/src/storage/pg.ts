@@ -1,15 +1,43 @@
+import { createHash } from 'node:crypto'
 import pg from 'pg'
 import { tableNames, type Db, type Queryable, type Tables, type Tx } from './db.js'
 
 /** `lock_timeout` of every pooled connection, in milliseconds (upstream retries for 5 s). */
 export const LOCK_TIMEOUT_MS = 5000
 
+/**
+ * Adds `-c lock_timeout=…` to the connection's startup `options`, keeping any given ones (such as
+ * a `search_path`): a refresh that waits more than 5 s for a token's row lock fails with 409
+ * instead of piling up.
+ */
+function withLockTimeout(url: string): string {
+  try {
+    const parsed = new URL(url)
+    const options = parsed.searchParams.get('options')
+    const timeout = `-c lock_timeout=${String(LOCK_TIMEOUT_MS)}`
+    parsed.searchParams.set('options', options ? `${options} ${timeout}` : timeout)
+    return parsed.toString()
+  } catch {
+    return url
+  }
+}
+
+/** A stable prepared-statement name for a SQL text. */
+function statementName(text: string): string {
+  return `gh_${createHash('sha1').update(text).digest('base64url')}`
+}
+
 function wrap(client: pg.Pool | pg.PoolClient, t: Tables): Queryable {
   return {
     t,
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- see Queryable.query
     query: async <R>(text: string, params: readonly unknown[] = []) => {
-      const result = await client.query(text, params as unknown[])
+      // Named statements are parsed and planned once per connection (our SQL texts are fixed).
+      const result = await client.query({
+        name: statementName(text),
+        text,
+        values: params as unknown[],
+      })
       return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 }
     },
     exec: async (script: string) => {
@@ -28,16 +56,13 @@ function wrap(client: pg.Pool | pg.PoolClient, t: Tables): Queryable {
  */
 export function openPostgres(url: string, namespace: string, maxPoolSize: number): Db {
   const pool = new pg.Pool({
-    connectionString: url,
+    connectionString: withLockTimeout(url),
     max: maxPoolSize > 0 ? maxPoolSize : 10_000,
     idleTimeoutMillis: 30_000,
   })
   // An idle client that loses its connection must not crash the process; the next query reports.
   pool.on('error', () => undefined)
-  // A refresh that waits more than 5 s for a token's row lock fails (409) instead of piling up.
-  pool.on('connect', (client) => {
-    client.query(`SET lock_timeout = '${String(LOCK_TIMEOUT_MS)}ms'`).catch(() => undefined)
-  })
+
   const t = tableNames(namespace)
   const base = wrap(pool, t)
   return {
