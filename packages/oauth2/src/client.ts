@@ -711,18 +711,21 @@ export class Client {
     tokenTypeHint?: string,
     params: TokenParams = {},
   ): Promise<Response> {
+    return this.#tokenOperation(this.revokeUrl(), token, tokenTypeHint, params)
+  }
+
+  /** Sends `token` (and its hint) to a client-authenticated endpoint (RFC 7009, RFC 7662). */
+  async #tokenOperation(
+    url: string,
+    token: string,
+    tokenTypeHint: string | undefined,
+    params: TokenParams,
+  ): Promise<Response> {
     assertString('token', token)
     if (tokenTypeHint !== undefined) assertString('tokenTypeHint', tokenTypeHint)
     assertRecord('params', params)
-    return this.#endpointRequest(
-      this.revokeUrl(),
-      {
-        ...params,
-        token,
-        ...(tokenTypeHint === undefined ? {} : { token_type_hint: tokenTypeHint }),
-      },
-      'post',
-    )
+    const hint = tokenTypeHint === undefined ? {} : { token_type_hint: tokenTypeHint }
+    return this.#endpointRequest(url, { ...params, token, ...hint }, 'post')
   }
 
   /**
@@ -740,18 +743,8 @@ export class Client {
     tokenTypeHint?: string,
     params: TokenParams = {},
   ): Promise<Response> {
-    assertString('token', token)
-    if (tokenTypeHint !== undefined) assertString('tokenTypeHint', tokenTypeHint)
-    assertRecord('params', params)
-    return this.#endpointRequest(
-      withQuery(resolveUrl(this.#site, this.options.introspectUrl), undefined),
-      {
-        ...params,
-        token,
-        ...(tokenTypeHint === undefined ? {} : { token_type_hint: tokenTypeHint }),
-      },
-      'post',
-    )
+    const url = resolveUrl(this.#site, this.options.introspectUrl).href
+    return this.#tokenOperation(url, token, tokenTypeHint, params)
   }
 
   /**

@@ -21,6 +21,26 @@ export interface AuthCodeTokenParams extends TokenParams {
 }
 
 /**
+ * An authorization URL for `responseType` with `client_id` and `params` (which win); refuses
+ * `client_secret`, which must never reach a browser.
+ *
+ * @internal
+ */
+export function authorizeUrlFor(
+  client: Client,
+  responseType: string,
+  params: AuthorizeParams,
+  check?: (params: AuthorizeParams) => void,
+): string {
+  assertRecord('params', params)
+  if (Object.hasOwn(params, 'client_secret')) {
+    throw invalidValue('params.client_secret', 'must not be sent to the authorization endpoint')
+  }
+  check?.(params)
+  return client.authorizeUrl({ response_type: responseType, client_id: client.id, ...params })
+}
+
+/**
  * The Authorization Code grant (RFC 6749 §4.1), with PKCE (RFC 7636); reach it as
  * `client.authCode`.
  *
@@ -43,22 +63,15 @@ export class AuthCode {
    *   `code_challenge_method` is missing.
    */
   authorizeUrl(params: AuthorizeParams = {}): string {
-    assertRecord('params', params)
-    if (Object.hasOwn(params, 'client_secret')) {
-      throw invalidValue('params.client_secret', 'must not be sent to the authorization endpoint')
-    }
-    if (this.#client.options.requirePkce) {
-      if (typeof params.code_challenge !== 'string' || params.code_challenge === '') {
+    const requirePkce = this.#client.options.requirePkce
+    return authorizeUrlFor(this.#client, 'code', params, (p) => {
+      if (!requirePkce) return
+      if (typeof p.code_challenge !== 'string' || p.code_challenge === '') {
         throw invalidValue('params.code_challenge', 'is required (requirePkce): use pkce()')
       }
-      if (params.code_challenge_method !== 'S256') {
+      if (p.code_challenge_method !== 'S256') {
         throw invalidValue('params.code_challenge_method', "must be 'S256' (requirePkce)")
       }
-    }
-    return this.#client.authorizeUrl({
-      response_type: 'code',
-      client_id: this.#client.id,
-      ...params,
     })
   }
 

@@ -1,6 +1,5 @@
-import { assertRecord, invalidValue } from '../args.js'
 import type { Client } from '../client.js'
-import type { AuthorizeParams } from './auth-code.js'
+import { authorizeUrlFor, type AuthorizeParams } from './auth-code.js'
 
 /**
  * The Implicit grant (RFC 6749 §4.2); reach it as `client.implicit`. Omitted from OAuth 2.1: kept
@@ -24,14 +23,6 @@ export class Implicit {
    * @throws {TypeError} `ERR_INVALID_ARG_VALUE` when `params` holds `client_secret`.
    */
   authorizeUrl(params: AuthorizeParams = {}): string {
-    assertRecord('params', params)
-    if (Object.hasOwn(params, 'client_secret')) {
-      throw invalidValue('params.client_secret', 'must not be sent to the authorization endpoint')
-    }
-    return this.#client.authorizeUrl({
-      response_type: 'token',
-      client_id: this.#client.id,
-      ...params,
-    })
+    return authorizeUrlFor(this.#client, 'token', params)
   }
 }
