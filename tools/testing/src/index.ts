@@ -23,3 +23,8 @@ export {
   type TestRedisServer,
 } from './redis.js'
 export { startMemcached, type TestMemcached } from './memcached.js'
+export {
+  createTestCertificates,
+  type TestCertificates,
+  type TestCertificatesOptions,
+} from './certs.js'

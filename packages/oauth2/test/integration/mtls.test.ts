@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Client, ConnectionError } from '@gatehouse/oauth2'
-import { generateCertificates, type TestCertificates } from '../support/certs.js'
+import { createTestCertificates, type TestCertificates } from '@gatehouse/testing'
 import { FakeServer } from '../support/fake-server.js'
 
 describe('tls_client_auth (RFC 8705) against an HTTPS server that requires a client certificate', () => {
@@ -8,7 +8,7 @@ describe('tls_client_auth (RFC 8705) against an HTTPS server that requires a cli
   let server: FakeServer
 
   beforeAll(async () => {
-    certs = generateCertificates('client-1')
+    certs = createTestCertificates({ clientCN: 'client-1' })
     server = await FakeServer.start({
       cert: certs.serverCert,
       key: certs.serverKey,
