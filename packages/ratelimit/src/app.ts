@@ -5,7 +5,6 @@
  *
  * @module
  */
-import type { Server as GrpcServer } from '@grpc/grpc-js'
 import type { Server as HttpServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Writable } from 'node:stream'
@@ -21,6 +20,7 @@ import type { ConfigProvider, ConfigUpdate } from './provider/provider.js'
 import { RedisCounterStore } from './redis/redis-store.js'
 import { buildDebugServer } from './server/debug.js'
 import { bindGrpcServer, buildGrpcServer, shutdownGrpcServer } from './server/grpc.js'
+import { buildNativeGrpcServer, listenNativeGrpc } from './server/grpc-native.js'
 import { HealthChecker } from './server/health.js'
 import { buildHttpServer } from './server/http.js'
 import { RateLimitService } from './service/service.js'
@@ -47,6 +47,41 @@ export interface AppDeps {
   readonly random?: () => number
 }
 
+/** A gRPC server of either implementation. */
+export interface GrpcListener {
+  /** `native` or `grpc-js`. */
+  readonly implementation: 'native' | 'grpc-js'
+  /** Binds `host:port` or `unix:/path`; resolves with the port (0 for unix sockets). */
+  listen(address: string): Promise<number>
+  /** Stops accepting and waits for in-flight calls, at most `timeoutMs`. */
+  shutdown(timeoutMs: number): Promise<void>
+}
+
+function buildGrpcListener(
+  settings: Readonly<Settings>,
+  deps: Parameters<typeof buildGrpcServer>[0],
+): GrpcListener {
+  const options = {
+    maxConnectionAgeMs: settings.grpcMaxConnectionAgeMs,
+    maxConnectionAgeGraceMs: settings.grpcMaxConnectionAgeGraceMs,
+  }
+  if (settings.grpcServerImplementation === 'grpc-js') {
+    const server = buildGrpcServer(deps, options)
+    return {
+      implementation: 'grpc-js',
+      listen: (address) => bindGrpcServer(server, address),
+      shutdown: (timeoutMs) => shutdownGrpcServer(server, timeoutMs),
+    }
+  }
+  const native = buildNativeGrpcServer(deps, options)
+  return {
+    implementation: 'native',
+    listen: (address) => listenNativeGrpc(native.server, address),
+    shutdown: (timeoutMs) =>
+      native.server.listening ? native.shutdown(timeoutMs) : Promise.resolve(),
+  }
+}
+
 /** Where the servers listen. */
 export interface ListeningAddresses {
   /** HTTP port. */
@@ -67,7 +102,8 @@ export interface RateLimitApp {
   readonly statsManager: StatsManager
   readonly store: CounterStore
   readonly provider: ConfigProvider
-  readonly grpcServer: GrpcServer
+  /** The gRPC server (`GRPC_SERVER_IMPLEMENTATION`). */
+  readonly grpcServer: GrpcListener
   readonly httpServer: HttpServer
   readonly debugServer: HttpServer
   /**
@@ -193,13 +229,7 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
       logger,
     })
   const sink = deps.statsSink ?? buildSink(settings, clock, deps.stdout ?? process.stdout)
-  const grpcServer = buildGrpcServer(
-    { service, health, stats, logger },
-    {
-      maxConnectionAgeMs: settings.grpcMaxConnectionAgeMs,
-      maxConnectionAgeGraceMs: settings.grpcMaxConnectionAgeGraceMs,
-    },
-  )
+  const grpcServer = buildGrpcListener(settings, { service, health, stats, logger })
   const httpServer = buildHttpServer({ service, health, logger })
   const debugServer = buildDebugServer({ service, stats })
 
@@ -256,7 +286,7 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
           ? `unix:${settings.grpcUds}`
           : `${settings.grpcHost}:${String(settings.grpcPort)}`
       const [grpc, http, debug] = await Promise.all([
-        bindGrpcServer(grpcServer, grpcAddress),
+        grpcServer.listen(grpcAddress),
         listenHttp(httpServer, settings.port, settings.host),
         listenHttp(debugServer, settings.debugPort, settings.debugHost),
       ])
@@ -269,7 +299,7 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
       health.set('sigterm', false)
       await provider.stop()
       await Promise.all([
-        shutdownGrpcServer(grpcServer, drainTimeoutMs),
+        grpcServer.shutdown(drainTimeoutMs),
         closeHttp(httpServer, drainTimeoutMs),
         closeHttp(debugServer, 0),
       ])

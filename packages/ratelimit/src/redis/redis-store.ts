@@ -68,6 +68,7 @@ class RedisPool {
   readonly clients: Redis[]
   readonly label: string
   #next = 0
+  #rotating = false
 
   constructor(settings: RedisSettings, label: string, logger: Logger, onChange: () => void) {
     this.label = label
@@ -96,10 +97,20 @@ class RedisPool {
     })
   }
 
+  /**
+   * The connection for the current event-loop turn. All requests of one turn use the same
+   * connection, so ioredis auto-pipelining sends their commands in one write; the next turn
+   * moves on to the next connection.
+   */
   client(): Redis {
-    const index = this.#next
-    this.#next = (index + 1) % this.clients.length
-    return this.clients[index] ?? this.first
+    if (!this.#rotating && this.clients.length > 1) {
+      this.#rotating = true
+      setImmediate(() => {
+        this.#rotating = false
+        this.#next = (this.#next + 1) % this.clients.length
+      })
+    }
+    return this.clients[this.#next] ?? this.first
   }
 
   /** The first connection (there is always at least one). */
@@ -130,23 +141,21 @@ function toBackendError(error: unknown): BackendError {
   return new BackendError(message, { cause: error })
 }
 
-async function execPipeline(
+/**
+ * Sends every op's commands on one connection in this tick. With ioredis auto-pipelining, all
+ * commands issued in one tick (this request's and concurrent requests') leave in a single write,
+ * so one request's `INCRBY` + `EXPIRE` pairs always travel together, in order.
+ */
+async function sendAll<T>(
   client: Redis,
-  build: (p: ReturnType<Redis['pipeline']>) => void,
+  ops: readonly T[],
+  send: (client: Redis, op: T) => Promise<unknown>[],
 ): Promise<unknown[]> {
-  const pipeline = client.pipeline()
-  build(pipeline)
-  let replies: [Error | null, unknown][] | null
   try {
-    replies = await pipeline.exec()
+    return await Promise.all(ops.flatMap((op) => send(client, op)))
   } catch (error) {
     throw toBackendError(error)
   }
-  if (replies === null) throw new BackendError('redis pipeline was discarded')
-  return replies.map(([error, value]) => {
-    if (error !== null) throw toBackendError(error)
-    return value
-  })
 }
 
 /** The Redis {@link CounterStore}. */
@@ -176,26 +185,18 @@ export class RedisCounterStore implements CounterStore {
 
   async #run<T extends { perSecond: boolean }>(
     ops: readonly T[],
-    build: (p: ReturnType<Redis['pipeline']>, op: T) => void,
+    send: (client: Redis, op: T) => Promise<unknown>[],
     repliesPerOp: number,
   ): Promise<unknown[]> {
     const perSecond = this.#perSecond
     if (perSecond === undefined || !ops.some((op) => op.perSecond)) {
-      return execPipeline(this.#main.client(), (p) => {
-        for (const op of ops) build(p, op)
-      })
+      return sendAll(this.#main.client(), ops, send)
     }
     const mainOps = ops.filter((op) => !op.perSecond)
     const secondOps = ops.filter((op) => op.perSecond)
     const [mainReplies, secondReplies] = await Promise.all([
-      mainOps.length === 0
-        ? Promise.resolve([])
-        : execPipeline(this.#main.client(), (p) => {
-            for (const op of mainOps) build(p, op)
-          }),
-      execPipeline(perSecond.client(), (p) => {
-        for (const op of secondOps) build(p, op)
-      }),
+      mainOps.length === 0 ? Promise.resolve([]) : sendAll(this.#main.client(), mainOps, send),
+      sendAll(perSecond.client(), secondOps, send),
     ])
     // Put the replies back in `ops` order.
     const out: unknown[] = []
@@ -213,10 +214,7 @@ export class RedisCounterStore implements CounterStore {
   async increment(ops: readonly IncrementOp[]): Promise<number[]> {
     const replies = await this.#run(
       ops,
-      (p, op) => {
-        p.incrby(op.key, op.addend)
-        p.expire(op.key, op.expireSeconds)
-      },
+      (client, op) => [client.incrby(op.key, op.addend), client.expire(op.key, op.expireSeconds)],
       2,
     )
     return ops.map((_, i) => Number(replies[i * 2]))
@@ -224,13 +222,7 @@ export class RedisCounterStore implements CounterStore {
 
   /** {@inheritDoc CounterStore.get} */
   async get(ops: readonly ReadOp[]): Promise<number[]> {
-    const replies = await this.#run(
-      ops,
-      (p, op) => {
-        p.get(op.key)
-      },
-      1,
-    )
+    const replies = await this.#run(ops, (client, op) => [client.get(op.key)], 1)
     return replies.map((value) => (value === null ? 0 : Number(value)))
   }
 

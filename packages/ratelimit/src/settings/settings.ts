@@ -73,6 +73,11 @@ export interface Settings {
   readonly grpcMaxConnectionAgeMs: number
   /** `GRPC_MAX_CONNECTION_AGE_GRACE`, milliseconds. @default 1h */
   readonly grpcMaxConnectionAgeGraceMs: number
+  /**
+   * `GRPC_SERVER_IMPLEMENTATION` (Gatehouse addition): `native` (a lean gRPC server on
+   * node:http2, the default) or `grpc-js` (@grpc/grpc-js). Same wire behaviour.
+   */
+  readonly grpcServerImplementation: 'native' | 'grpc-js'
   /** `LOG_LEVEL`. @default 'warn' */
   readonly logLevel: LogLevel
   /** `LOG_FORMAT`: `json` gives `@timestamp`, `@message`, `level`. @default 'text' */
@@ -271,6 +276,10 @@ export function loadSettings(
     grpcUds: r.string('GRPC_UDS', ''),
     grpcMaxConnectionAgeMs: r.duration('GRPC_MAX_CONNECTION_AGE', '24h'),
     grpcMaxConnectionAgeGraceMs: r.duration('GRPC_MAX_CONNECTION_AGE_GRACE', '1h'),
+    grpcServerImplementation: r.oneOf('GRPC_SERVER_IMPLEMENTATION', 'native', [
+      'native',
+      'grpc-js',
+    ]),
     logLevel: logLevel ?? 'warn',
     logFormat: r.oneOf('LOG_FORMAT', 'text', ['text', 'json']),
     configType: 'FILE',

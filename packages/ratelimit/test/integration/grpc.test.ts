@@ -1,4 +1,5 @@
 import * as grpc from '@grpc/grpc-js'
+import { waitFor } from '@gatehouse/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { upstreamFixture } from '../fixtures.js'
 import { startService, type Harness } from '../harness.js'
@@ -24,233 +25,280 @@ async function grpcError(promise: Promise<unknown>): Promise<grpc.ServiceError> 
   throw new Error('expected a gRPC error')
 }
 
-describe('gRPC ShouldRateLimit (memory backend, proto-generated client)', () => {
-  let h: Harness
+describe.each(['native', 'grpc-js'])(
+  'gRPC ShouldRateLimit on the %s server (memory backend, proto-generated client)',
+  (implementation) => {
+    let h: Harness
 
-  beforeAll(async () => {
-    h = await startService({
-      files: {
-        'basic.yaml': upstreamFixture('integration/basic.yaml'),
-        'example.yaml': upstreamFixture('examples/example.yaml'),
-        'wildcard.yaml': upstreamFixture('config/wildcard.yaml'),
-        'share.yaml': upstreamFixture('integration/share_threshold.yaml'),
-      },
-      env: { LIMIT_RESPONSE_HEADERS_ENABLED: 'true' },
-      now: Date.UTC(2026, 0, 1, 0, 0, 15),
-    })
-  })
-  afterAll(async () => {
-    await h.close()
-  })
-
-  it('answers OK then OVER_LIMIT with the current limit, remaining and reset', async () => {
-    const request = { domain: 'basic', descriptors: [entries(['one_per_minute', 'grpc-a'])] }
-    const first = await h.client.shouldRateLimit(request)
-    expect(first).toEqual({
-      overallCode: 'OK',
-      statuses: [
-        {
-          code: 'OK',
-          currentLimit: { requestsPerUnit: 1, unit: 'MINUTE' },
-          durationUntilReset: { seconds: 45 },
+    beforeAll(async () => {
+      h = await startService({
+        files: {
+          'basic.yaml': upstreamFixture('integration/basic.yaml'),
+          'example.yaml': upstreamFixture('examples/example.yaml'),
+          'wildcard.yaml': upstreamFixture('config/wildcard.yaml'),
+          'share.yaml': upstreamFixture('integration/share_threshold.yaml'),
         },
-      ],
-      responseHeadersToAdd: [
-        { key: 'RateLimit-Limit', value: '1' },
-        { key: 'RateLimit-Remaining', value: '0' },
-        { key: 'RateLimit-Reset', value: '45' },
-      ],
+        env: { LIMIT_RESPONSE_HEADERS_ENABLED: 'true', GRPC_SERVER_IMPLEMENTATION: implementation },
+        now: Date.UTC(2026, 0, 1, 0, 0, 15),
+      })
     })
-    const second = await h.client.shouldRateLimit(request)
-    expect(codes(second)).toEqual(['OVER_LIMIT', 'OVER_LIMIT'])
-    // A different value of a value-less rule has its own counter.
-    expect(
-      codes(
-        await h.client.shouldRateLimit({
-          domain: 'basic',
-          descriptors: [entries(['one_per_minute', 'grpc-b'])],
-        }),
-      ),
-    ).toEqual(['OK', 'OK'])
-  })
-
-  it('rolls the window over with the clock', async () => {
-    const request = { domain: 'basic', descriptors: [entries(['one_per_minute', 'roll'])] }
-    await h.client.shouldRateLimit(request)
-    expect((await h.client.shouldRateLimit(request)).overallCode).toBe('OVER_LIMIT')
-    h.clock.advance(45_000)
-    const next = await h.client.shouldRateLimit(request)
-    expect(next.overallCode).toBe('OK')
-    expect(next.statuses?.[0]?.durationUntilReset).toEqual({ seconds: 60 })
-    h.clock.set(Date.UTC(2026, 0, 1, 0, 0, 15))
-  })
-
-  it('applies replaces, shadow mode and unlimited rules', async () => {
-    const replaced = {
-      domain: 'rl',
-      descriptors: [
-        entries(['source_cluster', 'proxy'], ['destination_cluster', 'bkthomps']),
-        entries(['foo', 'g'], ['bar', 'bkthomps']),
-      ],
-    }
-    expect(codes(await h.client.shouldRateLimit(replaced))).toEqual(['OK', 'OK', 'OK'])
-    const second = await h.client.shouldRateLimit(replaced)
-    expect(second.statuses?.[1]).toEqual({ code: 'OK' })
-    expect(codes(await h.client.shouldRateLimit(replaced))).toEqual([
-      'OVER_LIMIT',
-      'OVER_LIMIT',
-      'OK',
-    ])
-
-    const shady = { domain: 'rl', descriptors: [entries(['foo', 'g'], ['baz', 'shady'])] }
-    for (let i = 0; i < 4; i++)
-      expect((await h.client.shouldRateLimit(shady)).overallCode).toBe('OK')
-    expect(h.stat('ratelimit.service.rate_limit.rl.foo.baz_shady.shadow_mode')).toBe(1)
-
-    const unlimited = await h.client.shouldRateLimit({
-      domain: 'rl',
-      descriptors: [entries(['qux', 'x'])],
+    afterAll(async () => {
+      await h.close()
     })
-    expect(unlimited.statuses).toEqual([{ code: 'OK', limitRemaining: 4294967295 }])
-  })
 
-  it('matches wildcards and shares counters with share_threshold', async () => {
-    const wild = (value: string) => ({
-      domain: 'test-domain',
-      descriptors: [entries(['midWild', value])],
+    it('answers OK then OVER_LIMIT with the current limit, remaining and reset', async () => {
+      const request = { domain: 'basic', descriptors: [entries(['one_per_minute', 'grpc-a'])] }
+      const first = await h.client.shouldRateLimit(request)
+      expect(first).toEqual({
+        overallCode: 'OK',
+        statuses: [
+          {
+            code: 'OK',
+            currentLimit: { requestsPerUnit: 1, unit: 'MINUTE' },
+            durationUntilReset: { seconds: 45 },
+          },
+        ],
+        responseHeadersToAdd: [
+          { key: 'RateLimit-Limit', value: '1' },
+          { key: 'RateLimit-Remaining', value: '0' },
+          { key: 'RateLimit-Reset', value: '45' },
+        ],
+      })
+      const second = await h.client.shouldRateLimit(request)
+      expect(codes(second)).toEqual(['OVER_LIMIT', 'OVER_LIMIT'])
+      // A different value of a value-less rule has its own counter.
+      expect(
+        codes(
+          await h.client.shouldRateLimit({
+            domain: 'basic',
+            descriptors: [entries(['one_per_minute', 'grpc-b'])],
+          }),
+        ),
+      ).toEqual(['OK', 'OK'])
     })
-    expect(
-      (await h.client.shouldRateLimit(wild('bar-x-b'))).statuses?.[0]?.currentLimit
-        ?.requestsPerUnit,
-    ).toBe(20)
-    expect((await h.client.shouldRateLimit(wild('nope'))).statuses).toEqual([{ code: 'OK' }])
 
-    const file = (name: string) => ({
-      domain: 'share-threshold-test',
-      descriptors: [entries(['files', `files/${name}`])],
+    it('rolls the window over with the clock', async () => {
+      const request = { domain: 'basic', descriptors: [entries(['one_per_minute', 'roll'])] }
+      await h.client.shouldRateLimit(request)
+      expect((await h.client.shouldRateLimit(request)).overallCode).toBe('OVER_LIMIT')
+      h.clock.advance(45_000)
+      const next = await h.client.shouldRateLimit(request)
+      expect(next.overallCode).toBe('OK')
+      expect(next.statuses?.[0]?.durationUntilReset).toEqual({ seconds: 60 })
+      h.clock.set(Date.UTC(2026, 0, 1, 0, 0, 15))
     })
-    const separate = (name: string) => ({
-      domain: 'share-threshold-test',
-      descriptors: [entries(['files_no_share', `files_no_share/${name}`])],
-    })
-    for (let i = 0; i < 10; i++) await h.client.shouldRateLimit(file(`f${String(i)}.txt`))
-    expect((await h.client.shouldRateLimit(file('other.txt'))).overallCode).toBe('OVER_LIMIT')
-    for (let i = 0; i < 10; i++) await h.client.shouldRateLimit(separate(`f${String(i)}.txt`))
-    expect((await h.client.shouldRateLimit(separate('other.txt'))).overallCode).toBe('OK')
-    expect(
-      h.stat('ratelimit.service.rate_limit.share-threshold-test.files_files/*.total_hits'),
-    ).toBe(11)
-  })
 
-  it('honours hits_addend on the request and per descriptor, and descriptor overrides', async () => {
-    const r = await h.client.shouldRateLimit({
-      domain: 'basic',
-      descriptors: [
-        { ...entries(['key1', 'addend']), hitsAddend: { value: 0 } },
-        entries(['key1', 'addend2']),
-      ],
-      hitsAddend: 30,
-    })
-    expect(r.statuses?.map((s) => s.limitRemaining)).toEqual([50, 20])
-    const override = {
-      domain: 'basic',
-      descriptors: [{ ...entries(['anything', 'o']), limit: { requestsPerUnit: 2, unit: 'HOUR' } }],
-    }
-    expect((await h.client.shouldRateLimit(override)).statuses?.[0]?.currentLimit).toEqual({
-      requestsPerUnit: 2,
-      unit: 'HOUR',
-    })
-  })
+    it('applies replaces, shadow mode and unlimited rules', async () => {
+      const replaced = {
+        domain: 'rl',
+        descriptors: [
+          entries(['source_cluster', 'proxy'], ['destination_cluster', 'bkthomps']),
+          entries(['foo', 'g'], ['bar', 'bkthomps']),
+        ],
+      }
+      expect(codes(await h.client.shouldRateLimit(replaced))).toEqual(['OK', 'OK', 'OK'])
+      const second = await h.client.shouldRateLimit(replaced)
+      expect(second.statuses?.[1]).toEqual({ code: 'OK' })
+      expect(codes(await h.client.shouldRateLimit(replaced))).toEqual([
+        'OVER_LIMIT',
+        'OVER_LIMIT',
+        'OK',
+      ])
 
-  it('returns upstream errors as status UNKNOWN and counts them', async () => {
-    const before = h.stat('ratelimit.service.call.should_rate_limit.service_error')
-    const empty = await grpcError(
-      h.client.shouldRateLimit({ domain: '', descriptors: [entries(['a', 'b'])] }),
-    )
-    expect(empty.code).toBe(grpc.status.UNKNOWN)
-    expect(empty.details).toBe('rate limit domain must not be empty')
-    const none = await grpcError(h.client.shouldRateLimit({ domain: 'basic', descriptors: [] }))
-    expect(none.details).toBe('rate limit descriptor list must not be empty')
-    const unknownUnit = await grpcError(
-      h.client.shouldRateLimit({
+      const shady = { domain: 'rl', descriptors: [entries(['foo', 'g'], ['baz', 'shady'])] }
+      for (let i = 0; i < 4; i++)
+        expect((await h.client.shouldRateLimit(shady)).overallCode).toBe('OK')
+      expect(h.stat('ratelimit.service.rate_limit.rl.foo.baz_shady.shadow_mode')).toBe(1)
+
+      const unlimited = await h.client.shouldRateLimit({
+        domain: 'rl',
+        descriptors: [entries(['qux', 'x'])],
+      })
+      expect(unlimited.statuses).toEqual([{ code: 'OK', limitRemaining: 4294967295 }])
+    })
+
+    it('matches wildcards and shares counters with share_threshold', async () => {
+      const wild = (value: string) => ({
+        domain: 'test-domain',
+        descriptors: [entries(['midWild', value])],
+      })
+      expect(
+        (await h.client.shouldRateLimit(wild('bar-x-b'))).statuses?.[0]?.currentLimit
+          ?.requestsPerUnit,
+      ).toBe(20)
+      expect((await h.client.shouldRateLimit(wild('nope'))).statuses).toEqual([{ code: 'OK' }])
+
+      const file = (name: string) => ({
+        domain: 'share-threshold-test',
+        descriptors: [entries(['files', `files/${name}`])],
+      })
+      const separate = (name: string) => ({
+        domain: 'share-threshold-test',
+        descriptors: [entries(['files_no_share', `files_no_share/${name}`])],
+      })
+      for (let i = 0; i < 10; i++) await h.client.shouldRateLimit(file(`f${String(i)}.txt`))
+      expect((await h.client.shouldRateLimit(file('other.txt'))).overallCode).toBe('OVER_LIMIT')
+      for (let i = 0; i < 10; i++) await h.client.shouldRateLimit(separate(`f${String(i)}.txt`))
+      expect((await h.client.shouldRateLimit(separate('other.txt'))).overallCode).toBe('OK')
+      expect(
+        h.stat('ratelimit.service.rate_limit.share-threshold-test.files_files/*.total_hits'),
+      ).toBe(11)
+    })
+
+    it('honours hits_addend on the request and per descriptor, and descriptor overrides', async () => {
+      const r = await h.client.shouldRateLimit({
         domain: 'basic',
-        descriptors: [{ ...entries(['a', 'b']), limit: { requestsPerUnit: 1 } }],
-      }),
-    )
-    expect(unknownUnit.code).toBe(grpc.status.UNKNOWN)
-    expect(unknownUnit.details).toBe(
-      'descriptor 0: rate limit override must have a unit other than UNKNOWN',
-    )
-    expect(h.stat('ratelimit.service.call.should_rate_limit.service_error')).toBe(before + 3)
-  })
-
-  it('answers unknown domains and descriptors without entries with OK', async () => {
-    expect(
-      await h.client.shouldRateLimit({ domain: 'nowhere', descriptors: [entries(['a', 'b'])] }),
-    ).toEqual({
-      overallCode: 'OK',
-      statuses: [{ code: 'OK' }],
+        descriptors: [
+          { ...entries(['key1', 'addend']), hitsAddend: { value: 0 } },
+          entries(['key1', 'addend2']),
+        ],
+        hitsAddend: 30,
+      })
+      expect(r.statuses?.map((s) => s.limitRemaining)).toEqual([50, 20])
+      const override = {
+        domain: 'basic',
+        descriptors: [
+          { ...entries(['anything', 'o']), limit: { requestsPerUnit: 2, unit: 'HOUR' } },
+        ],
+      }
+      expect((await h.client.shouldRateLimit(override)).statuses?.[0]?.currentLimit).toEqual({
+        requestsPerUnit: 2,
+        unit: 'HOUR',
+      })
     })
-    expect(h.stat('ratelimit.service.rate_limit.nowhere.domain_not_found')).toBe(1)
-    expect(
-      (await h.client.shouldRateLimit({ domain: 'basic', descriptors: [{}] })).statuses,
-    ).toEqual([{ code: 'OK' }])
-  })
 
-  it('handles huge descriptors', async () => {
-    const many = {
-      domain: 'basic',
-      descriptors: [
-        { entries: Array.from({ length: 5000 }, (_, i) => ({ key: `k${String(i)}`, value: 'v' })) },
-      ],
-    }
-    expect((await h.client.shouldRateLimit(many)).statuses).toEqual([{ code: 'OK' }])
-    const long = { domain: 'basic', descriptors: [entries(['key1', 'x'.repeat(1_000_000)])] }
-    expect((await h.client.shouldRateLimit(long)).statuses?.[0]?.limitRemaining).toBe(49)
-    const tooBig = { domain: 'basic', descriptors: [entries(['key1', 'x'.repeat(5_000_000)])] }
-    expect((await grpcError(h.client.shouldRateLimit(tooBig))).code).toBe(
-      grpc.status.RESOURCE_EXHAUSTED,
-    )
-  })
+    it('returns upstream errors as status UNKNOWN and counts them', async () => {
+      const before = h.stat('ratelimit.service.call.should_rate_limit.service_error')
+      const empty = await grpcError(
+        h.client.shouldRateLimit({ domain: '', descriptors: [entries(['a', 'b'])] }),
+      )
+      expect(empty.code).toBe(grpc.status.UNKNOWN)
+      expect(empty.details).toBe('rate limit domain must not be empty')
+      const none = await grpcError(h.client.shouldRateLimit({ domain: 'basic', descriptors: [] }))
+      expect(none.details).toBe('rate limit descriptor list must not be empty')
+      const unknownUnit = await grpcError(
+        h.client.shouldRateLimit({
+          domain: 'basic',
+          descriptors: [{ ...entries(['a', 'b']), limit: { requestsPerUnit: 1 } }],
+        }),
+      )
+      expect(unknownUnit.code).toBe(grpc.status.UNKNOWN)
+      expect(unknownUnit.details).toBe(
+        'descriptor 0: rate limit override must have a unit other than UNKNOWN',
+      )
+      expect(h.stat('ratelimit.service.call.should_rate_limit.service_error')).toBe(before + 3)
+    })
 
-  it('rejects strings that are not UTF-8 like Go does, without crashing', async () => {
-    const Client = grpc.makeGenericClientConstructor({}, 'Raw')
-    const raw = new Client(h.grpcAddress, grpc.credentials.createInsecure())
-    const send = (bytes: Buffer) =>
-      new Promise<grpc.ServiceError | null>((resolve) => {
+    it('answers unknown domains and descriptors without entries with OK', async () => {
+      expect(
+        await h.client.shouldRateLimit({ domain: 'nowhere', descriptors: [entries(['a', 'b'])] }),
+      ).toEqual({
+        overallCode: 'OK',
+        statuses: [{ code: 'OK' }],
+      })
+      expect(h.stat('ratelimit.service.rate_limit.nowhere.domain_not_found')).toBe(1)
+      expect(
+        (await h.client.shouldRateLimit({ domain: 'basic', descriptors: [{}] })).statuses,
+      ).toEqual([{ code: 'OK' }])
+    })
+
+    it('handles huge descriptors', async () => {
+      const many = {
+        domain: 'basic',
+        descriptors: [
+          {
+            entries: Array.from({ length: 5000 }, (_, i) => ({ key: `k${String(i)}`, value: 'v' })),
+          },
+        ],
+      }
+      expect((await h.client.shouldRateLimit(many)).statuses).toEqual([{ code: 'OK' }])
+      const long = { domain: 'basic', descriptors: [entries(['key1', 'x'.repeat(1_000_000)])] }
+      expect((await h.client.shouldRateLimit(long)).statuses?.[0]?.limitRemaining).toBe(49)
+      const tooBig = { domain: 'basic', descriptors: [entries(['key1', 'x'.repeat(5_000_000)])] }
+      expect((await grpcError(h.client.shouldRateLimit(tooBig))).code).toBe(
+        grpc.status.RESOURCE_EXHAUSTED,
+      )
+    })
+
+    it('rejects strings that are not UTF-8 like Go does, without crashing', async () => {
+      const Client = grpc.makeGenericClientConstructor({}, 'Raw')
+      const raw = new Client(h.grpcAddress, grpc.credentials.createInsecure())
+      const send = (bytes: Buffer) =>
+        new Promise<grpc.ServiceError | null>((resolve) => {
+          raw.makeUnaryRequest(
+            '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit',
+            (b: Buffer) => b,
+            (b: Buffer) => b,
+            bytes,
+            (error) => {
+              resolve(error)
+            },
+          )
+        })
+      const invalid = await send(Buffer.from([0x0a, 0x02, 0xc3, 0x28]))
+      expect(invalid?.code).toBe(grpc.status.INTERNAL)
+      expect(invalid?.details).toBe(
+        'grpc: error unmarshalling request: proto: string field contains invalid UTF-8',
+      )
+      const garbage = await send(Buffer.from([0xff, 0xff, 0xff]))
+      expect(garbage?.code).toBe(grpc.status.INTERNAL)
+      raw.close()
+      expect(
+        (
+          await h.client.shouldRateLimit({
+            domain: 'basic',
+            descriptors: [entries(['key1', 'after'])],
+          })
+        ).overallCode,
+      ).toBe('OK')
+    })
+
+    it('serves grpc.health.v1 for "" and "ratelimit"', async () => {
+      expect(await h.client.check('')).toBe('SERVING')
+      expect(await h.client.check('ratelimit')).toBe('SERVING')
+      expect((await grpcError(h.client.check('other'))).code).toBe(grpc.status.NOT_FOUND)
+      expect(h.stat('ratelimit_server.ShouldRateLimit.total_requests')).toBeGreaterThan(10)
+      expect(h.stat('ratelimit_server.Check.total_requests')).toBe(3)
+    })
+
+    it('streams health changes on Watch', async () => {
+      const Client = grpc.makeGenericClientConstructor({}, 'Raw')
+      const raw = new Client(h.grpcAddress, grpc.credentials.createInsecure())
+      const call = raw.makeServerStreamRequest(
+        '/grpc.health.v1.Health/Watch',
+        (b: Buffer) => b,
+        (b: Buffer) => b,
+        Buffer.from([0x0a, 0x09, ...Buffer.from('ratelimit')]),
+      )
+      const seen: string[] = []
+      call.on('data', (b: Buffer) => seen.push(b.toString('hex')))
+      call.on('error', () => undefined)
+      await waitFor(() => seen.length === 1, { what: 'the first status' })
+      h.app.health.set('backend', false)
+      await waitFor(() => seen.length === 2, { what: 'the change' })
+      h.app.health.set('backend', true)
+      await waitFor(() => seen.length === 3, { what: 'the recovery' })
+      expect(seen).toEqual(['0801', '0802', '0801'])
+      call.cancel()
+      raw.close()
+    })
+
+    it('answers unknown methods with UNIMPLEMENTED', async () => {
+      const Client = grpc.makeGenericClientConstructor({}, 'Raw')
+      const raw = new Client(h.grpcAddress, grpc.credentials.createInsecure())
+      const error = await new Promise<grpc.ServiceError | null>((resolve) => {
         raw.makeUnaryRequest(
-          '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit',
+          '/envoy.service.ratelimit.v2.RateLimitService/ShouldRateLimit',
           (b: Buffer) => b,
           (b: Buffer) => b,
-          bytes,
-          (error) => {
-            resolve(error)
+          Buffer.alloc(0),
+          (e) => {
+            resolve(e)
           },
         )
       })
-    const invalid = await send(Buffer.from([0x0a, 0x02, 0xc3, 0x28]))
-    expect(invalid?.code).toBe(grpc.status.INTERNAL)
-    expect(invalid?.details).toBe(
-      'grpc: error unmarshalling request: proto: string field contains invalid UTF-8',
-    )
-    const garbage = await send(Buffer.from([0xff, 0xff, 0xff]))
-    expect(garbage?.code).toBe(grpc.status.INTERNAL)
-    raw.close()
-    expect(
-      (
-        await h.client.shouldRateLimit({
-          domain: 'basic',
-          descriptors: [entries(['key1', 'after'])],
-        })
-      ).overallCode,
-    ).toBe('OK')
-  })
-
-  it('serves grpc.health.v1 for "" and "ratelimit"', async () => {
-    expect(await h.client.check('')).toBe('SERVING')
-    expect(await h.client.check('ratelimit')).toBe('SERVING')
-    expect((await grpcError(h.client.check('other'))).code).toBe(grpc.status.NOT_FOUND)
-    expect(h.stat('ratelimit_server.ShouldRateLimit.total_requests')).toBeGreaterThan(10)
-    expect(h.stat('ratelimit_server.Check.total_requests')).toBe(3)
-  })
-})
+      expect(error?.code).toBe(grpc.status.UNIMPLEMENTED)
+      raw.close()
+    })
+  },
+)

@@ -1,0 +1,339 @@
+/**
+ * Benchmark of @gatehouse/ratelimit with the Redis backend: decisions/s and p50/p99 latency over
+ * gRPC (driven by h2load) and over HTTP `/json` (driven by wrk) at several concurrencies, side by
+ * side with the physical baseline (raw ioredis pipelines of INCRBY+EXPIRE, `baseline.ts`), all
+ * against one own redis-server in the same run.
+ *
+ * Usage (from the repository root, after `npx tsc -b packages/ratelimit`):
+ *   npx tsx bench/ratelimit/run.ts [--seconds 10] [--runs 3] [--concurrency 1,50,200]
+ *     [--label default] [--env KEY=VALUE]... [--write]
+ *
+ * `--env` passes settings to the service (e.g. `--env REDIS_POOL_SIZE=1`); `--write` stores the
+ * markdown table in bench/RESULTS.md under "## ratelimit".
+ */
+import { getFreePort, ping, startProcess, waitFor, type ManagedProcess } from '@gatehouse/testing'
+import { execFile } from 'node:child_process'
+import { cpus } from 'node:os'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { encodeRateLimitRequest } from '../../packages/ratelimit/src/protocol/protobuf.js'
+
+const run = promisify(execFile)
+const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+
+interface Options {
+  seconds: number
+  runs: number
+  concurrency: number[]
+  label: string
+  env: Record<string, string>
+  write: boolean
+}
+
+function parseArgs(argv: string[]): Options {
+  const options: Options = {
+    seconds: 10,
+    runs: 3,
+    concurrency: [1, 50, 200],
+    label: 'default',
+    env: {},
+    write: false,
+  }
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]
+    const value = (): string => argv[++i] ?? ''
+    if (arg === '--seconds') options.seconds = Number(value())
+    else if (arg === '--runs') options.runs = Number(value())
+    else if (arg === '--concurrency') options.concurrency = value().split(',').map(Number)
+    else if (arg === '--label') options.label = value()
+    else if (arg === '--write') options.write = true
+    else if (arg === '--env') {
+      const [k = '', ...v] = value().split('=')
+      options.env[k] = v.join('=')
+    } else throw new Error(`unknown argument ${String(arg)}`)
+  }
+  return options
+}
+
+interface Sample {
+  rps: number
+  p50: number
+  p99: number
+}
+
+const DOMAIN = 'bench'
+const CONFIG = `domain: ${DOMAIN}
+descriptors:
+  - key: client_id
+    rate_limit:
+      unit: hour
+      requests_per_unit: 4000000000
+`
+const REQUEST = {
+  domain: DOMAIN,
+  descriptors: [{ entries: [{ key: 'client_id', value: 'bench-client' }] }],
+  hitsAddend: 0,
+}
+
+function quantile(sorted: number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? 0
+}
+
+async function baseline(redisPort: number, c: number, seconds: number): Promise<Sample> {
+  const { stdout } = await run(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(ROOT, 'bench/ratelimit/baseline.ts'),
+      String(redisPort),
+      String(c),
+      String(seconds),
+      'bench_client_id_bench-client_0',
+    ],
+    { cwd: ROOT },
+  )
+  return JSON.parse(stdout.trim()) as Sample
+}
+
+async function grpcLoad(port: number, c: number, seconds: number, dir: string): Promise<Sample> {
+  const streams = Math.min(c, 10)
+  const connections = Math.ceil(c / streams)
+  const log = join(dir, `h2load-${String(c)}.log`)
+  const { stdout } = await run('h2load', [
+    '-D',
+    String(seconds),
+    '--warm-up-time',
+    '2',
+    '-c',
+    String(connections),
+    '-m',
+    String(streams),
+    '-t',
+    '1',
+    '-d',
+    join(dir, 'request.grpc'),
+    '-H',
+    'content-type: application/grpc',
+    '-H',
+    'te: trailers',
+    '--log-file',
+    log,
+    `http://127.0.0.1:${String(port)}/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit`,
+  ])
+  const failed = /(\d+) failed/.exec(stdout)?.[1]
+  if (failed !== '0') throw new Error(`h2load reported failures:\n${stdout}`)
+  const rps = Number(/finished in [\d.]+s, ([\d.]+) req\/s/.exec(stdout)?.[1] ?? NaN)
+  const times = readFileSync(log, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => Number(line.split('\t')[2]) / 1000)
+    .sort((a, b) => a - b)
+  return { rps, p50: quantile(times, 0.5), p99: quantile(times, 0.99) }
+}
+
+function wrkMs(text: string, label: string): number {
+  const match = new RegExp(`${label}%\\s+([\\d.]+)(us|ms|s)`).exec(text)
+  if (match === null) return NaN
+  const value = Number(match[1])
+  return match[2] === 'us' ? value / 1000 : match[2] === 's' ? value * 1000 : value
+}
+
+async function httpLoad(port: number, c: number, seconds: number, dir: string): Promise<Sample> {
+  const url = `http://127.0.0.1:${String(port)}/json`
+  const script = join(dir, 'post.lua')
+  await run('wrk', ['-t1', `-c${String(c)}`, '-d2s', '-s', script, url]) // warm-up
+  const { stdout } = await run('wrk', [
+    '-t1',
+    `-c${String(c)}`,
+    `-d${String(seconds)}s`,
+    '--latency',
+    '-s',
+    script,
+    url,
+  ])
+  if (/Non-2xx/.test(stdout)) throw new Error(`wrk saw errors:\n${stdout}`)
+  return {
+    rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1] ?? NaN),
+    p50: wrkMs(stdout, '50'),
+    p99: wrkMs(stdout, '99'),
+  }
+}
+
+async function startRedis(): Promise<{ port: number; process: ManagedProcess }> {
+  const port = await getFreePort()
+  const process = await startProcess('redis-server', [
+    '--bind',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+  ])
+  await waitFor(() => ping('127.0.0.1', port), { what: 'redis-server' })
+  return { port, process }
+}
+
+async function startService(redisPort: number, dir: string, env: Record<string, string>) {
+  const [http, grpc, debug] = await Promise.all([getFreePort(), getFreePort(), getFreePort()])
+  const service = await startProcess(
+    process.execPath,
+    [join(ROOT, 'packages/ratelimit/bin/gatehouse-ratelimit.js')],
+    {
+      env: {
+        ...process.env,
+        REDIS_SOCKET_TYPE: 'tcp',
+        REDIS_URL: `127.0.0.1:${String(redisPort)}`,
+        RUNTIME_ROOT: dir,
+        RUNTIME_WATCH_ROOT: 'false',
+        DISABLE_STATS: 'true',
+        HOST: '127.0.0.1',
+        PORT: String(http),
+        GRPC_HOST: '127.0.0.1',
+        GRPC_PORT: String(grpc),
+        DEBUG_HOST: '127.0.0.1',
+        DEBUG_PORT: String(debug),
+        ...env,
+      },
+    },
+  )
+  await waitFor(
+    async () => (await fetch(`http://127.0.0.1:${String(http)}/healthcheck`)).status === 200,
+    {
+      what: `the service (${service.output()})`,
+      timeout: 30_000,
+    },
+  )
+  return { http, grpc, debug, service }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.floor(sorted.length / 2)] ?? NaN
+}
+
+function fmt(values: number[], digits = 0): string {
+  const min = Math.min(...values)
+  const max = Math.max(...values)
+  return `${median(values).toFixed(digits)} (${min.toFixed(digits)}–${max.toFixed(digits)})`
+}
+
+async function main(): Promise<void> {
+  const options = parseArgs(process.argv.slice(2))
+  const dir = mkdtempSync(join(tmpdir(), 'ratelimit-bench-'))
+  mkdirSync(join(dir, 'config'))
+  writeFileSync(join(dir, 'config', 'bench.yaml'), CONFIG)
+  const message = encodeRateLimitRequest(REQUEST)
+  const frame = Buffer.alloc(5 + message.length)
+  frame.writeUInt32BE(message.length, 1)
+  message.copy(frame, 5)
+  writeFileSync(join(dir, 'request.grpc'), frame)
+  writeFileSync(
+    join(dir, 'post.lua'),
+    `wrk.method = "POST"\nwrk.body = '${JSON.stringify(REQUEST)}'\nwrk.headers["Content-Type"] = "application/json"\n`,
+  )
+
+  const results = new Map<string, Sample[]>()
+  const add = (key: string, sample: Sample): void => {
+    results.set(key, [...(results.get(key) ?? []), sample])
+    console.error(
+      `${key}: ${sample.rps.toFixed(0)}/s p50 ${sample.p50.toFixed(2)} ms p99 ${sample.p99.toFixed(2)} ms`,
+    )
+  }
+  const redis = await startRedis()
+  try {
+    for (let r = 0; r < options.runs; r++) {
+      const svc = await startService(redis.port, dir, options.env)
+      try {
+        for (const c of options.concurrency) {
+          add(`baseline ${String(c)}`, await baseline(redis.port, c, options.seconds))
+          add(`grpc ${String(c)}`, await grpcLoad(svc.grpc, c, options.seconds, dir))
+          add(`http ${String(c)}`, await httpLoad(svc.http, c, options.seconds, dir))
+        }
+        const stats = await (await fetch(`http://127.0.0.1:${String(svc.debug)}/stats`)).text()
+        const errors = /should_rate_limit\.redis_error: (\d+)/.exec(stats)?.[1]
+        if (errors !== '0') throw new Error(`the service counted redis errors: ${String(errors)}`)
+      } finally {
+        await svc.service.stop()
+      }
+    }
+  } finally {
+    await redis.process.stop()
+    rmSync(dir, { recursive: true, force: true })
+  }
+
+  const rows: string[] = []
+  for (const c of options.concurrency) {
+    const base = results.get(`baseline ${String(c)}`) ?? []
+    for (const mode of ['grpc', 'http'] as const) {
+      const samples = results.get(`${mode} ${String(c)}`) ?? []
+      const ratios = samples.map((s, i) => s.rps / (base[i]?.rps ?? NaN))
+      rows.push(
+        `| ${mode === 'grpc' ? 'gRPC (h2load)' : 'HTTP /json (wrk)'} | ${String(c)} | ${fmt(samples.map((s) => s.rps))} | ${fmt(
+          samples.map((s) => s.p50),
+          2,
+        )} | ${fmt(
+          samples.map((s) => s.p99),
+          2,
+        )} | ${fmt(base.map((s) => s.rps))} | ${fmt(ratios.map((x) => x * 100))}% |`,
+      )
+    }
+  }
+  const table = [
+    `Label: **${options.label}**${
+      Object.keys(options.env).length > 0
+        ? ` (${Object.entries(options.env)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(', ')})`
+        : ''
+    }; ${String(options.runs)} runs of ${String(options.seconds)} s per cell; median (min–max).`,
+    '',
+    '| path | concurrency | decisions/s | p50 ms | p99 ms | baseline pipelines/s | ratio |',
+    '|---|---|---|---|---|---|---|',
+    ...rows,
+  ].join('\n')
+  console.log(table)
+  if (options.write) writeResults(table, options)
+}
+
+function writeResults(table: string, options: Options): void {
+  const path = join(ROOT, 'bench/RESULTS.md')
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch {
+    text = '# Benchmark results\n'
+  }
+  const cpu = cpus()[0]?.model ?? 'unknown CPU'
+  const header = `### ${new Date().toISOString().slice(0, 10)}, ${options.label}\n\nMachine: ${String(cpus().length)} × ${cpu}, Node ${process.version}, ${execFileSyncVersion()}.\nCommand: \`npx tsx bench/ratelimit/run.ts --seconds ${String(options.seconds)} --runs ${String(options.runs)} --concurrency ${options.concurrency.join(',')} --label ${options.label}${Object.entries(
+    options.env,
+  )
+    .map(([k, v]) => ` --env ${k}=${v}`)
+    .join('')} --write\`\n\n`
+  const marker = '## ratelimit'
+  const start = text.indexOf(marker)
+  if (start < 0) text = `${text.trimEnd()}\n\n${marker}\n\n${header}${table}\n`
+  else {
+    const next = text.indexOf('\n## ', start + marker.length)
+    const section = next < 0 ? text.slice(start) : text.slice(start, next)
+    const updated = `${section.trimEnd()}\n\n${header}${table}\n`
+    text = text.slice(0, start) + updated + (next < 0 ? '' : text.slice(next))
+  }
+  writeFileSync(path, text)
+}
+
+function execFileSyncVersion(): string {
+  try {
+    const redis = readFileSync('/proc/version', 'utf8').split(' ').slice(0, 3).join(' ')
+    return redis
+  } catch {
+    return 'unknown kernel'
+  }
+}
+
+await main()

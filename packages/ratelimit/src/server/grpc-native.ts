@@ -1,0 +1,375 @@
+/**
+ * A lean gRPC server on `node:http2` for the two services this package answers
+ * (`envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit` and `grpc.health.v1.Health`),
+ * without @grpc/grpc-js's per-call machinery (interceptors, metadata objects, channelz). It speaks
+ * the gRPC over HTTP/2 wire protocol directly: length-prefixed messages, `grpc-status` /
+ * `grpc-message` trailers (or trailers-only responses for errors), `GOAWAY` after
+ * `GRPC_MAX_CONNECTION_AGE` (±10% jitter) and a hard close after the grace period.
+ *
+ * Behaviour on the wire matches the grpc-js server of `grpc.ts` (same codec, same statuses and
+ * messages), which remains available with `GRPC_SERVER_IMPLEMENTATION=grpc-js`.
+ *
+ * @module
+ */
+import {
+  constants,
+  createServer,
+  type Http2Server,
+  type Http2Session,
+  type IncomingHttpHeaders,
+  type ServerHttp2Stream,
+} from 'node:http2'
+import type { Logger } from 'pino'
+import {
+  decodeHealthCheckRequest,
+  decodeRateLimitRequest,
+  encodeHealthCheckResponse,
+  encodeRateLimitResponse,
+  type ServingStatus,
+} from '../protocol/protobuf.js'
+import { WireFormatError } from '../protocol/wire.js'
+import { ShouldRateLimitError, type RateLimitService } from '../service/service.js'
+import type { StatsStore } from '../stats/store.js'
+import type { HealthChecker } from './health.js'
+
+/** gRPC status codes used here. */
+export const GRPC_STATUS = {
+  OK: 0,
+  UNKNOWN: 2,
+  NOT_FOUND: 5,
+  RESOURCE_EXHAUSTED: 8,
+  UNIMPLEMENTED: 12,
+  INTERNAL: 13,
+} as const
+
+/** Largest accepted request message (grpc-js' and grpc-go's default), in bytes. */
+export const MAX_RECEIVE_MESSAGE_BYTES = 4 * 1024 * 1024
+
+const SHOULD_RATE_LIMIT = '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit'
+const HEALTH_CHECK = '/grpc.health.v1.Health/Check'
+const HEALTH_WATCH = '/grpc.health.v1.Health/Watch'
+const HEALTH_SERVICES = new Set(['', 'ratelimit'])
+
+const RESPONSE_HEADERS = {
+  [constants.HTTP2_HEADER_STATUS]: 200,
+  [constants.HTTP2_HEADER_CONTENT_TYPE]: 'application/grpc',
+}
+const OK_TRAILERS = { 'grpc-status': '0' }
+
+/** Dependencies of {@link buildNativeGrpcServer}. */
+export interface NativeGrpcDeps {
+  readonly service: RateLimitService
+  readonly health: HealthChecker
+  readonly stats: StatsStore
+  readonly logger: Logger
+}
+
+/** Options of {@link buildNativeGrpcServer}. */
+export interface NativeGrpcOptions {
+  /** `GRPC_MAX_CONNECTION_AGE` in milliseconds. */
+  readonly maxConnectionAgeMs: number
+  /** `GRPC_MAX_CONNECTION_AGE_GRACE` in milliseconds. */
+  readonly maxConnectionAgeGraceMs: number
+}
+
+/** The server plus a graceful shutdown. */
+export interface NativeGrpcServer {
+  readonly server: Http2Server
+  /** Stops accepting, sends GOAWAY to every connection and waits for in-flight calls (or `timeoutMs`, then closes them). */
+  shutdown(timeoutMs: number): Promise<void>
+}
+
+/**
+ * Percent-encodes a status message as gRPC requires for `grpc-message`: bytes outside printable
+ * ASCII, and `%`, become `%XX` of their UTF-8 encoding.
+ */
+export function grpcMessage(message: string): string {
+  let out = ''
+  for (const byte of Buffer.from(message, 'utf8')) {
+    out +=
+      byte >= 0x20 && byte <= 0x7e && byte !== 0x25
+        ? String.fromCharCode(byte)
+        : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`
+  }
+  return out
+}
+
+function frame(message: Buffer): Buffer {
+  const out = Buffer.allocUnsafe(5 + message.length)
+  out[0] = 0
+  out.writeUInt32BE(message.length, 1)
+  message.copy(out, 5)
+  return out
+}
+
+function sendError(stream: ServerHttp2Stream, code: number, message: string): void {
+  if (stream.destroyed || stream.closed) return
+  if (stream.headersSent) {
+    stream.close(constants.NGHTTP2_INTERNAL_ERROR)
+    return
+  }
+  stream.respond(
+    {
+      ...RESPONSE_HEADERS,
+      'grpc-status': String(code),
+      'grpc-message': grpcMessage(message),
+    },
+    { endStream: true },
+  )
+}
+
+function sendMessage(stream: ServerHttp2Stream, message: Buffer): void {
+  if (stream.destroyed || stream.closed) return
+  stream.respond(RESPONSE_HEADERS, { waitForTrailers: true })
+  stream.once('wantTrailers', () => {
+    stream.sendTrailers(OK_TRAILERS)
+  })
+  stream.end(frame(message))
+}
+
+/**
+ * Reads the single request message of a unary call.
+ *
+ * @returns The message bytes, or undefined after answering an error.
+ */
+function readUnary(stream: ServerHttp2Stream, done: (message: Buffer) => void): void {
+  const chunks: Buffer[] = []
+  let size = 0
+  let failed = false
+  stream.on('data', (chunk: Buffer) => {
+    if (failed) return
+    size += chunk.length
+    if (size > MAX_RECEIVE_MESSAGE_BYTES + 5) {
+      failed = true
+      sendError(
+        stream,
+        GRPC_STATUS.RESOURCE_EXHAUSTED,
+        `Received message larger than max (${String(size - 5)} vs. ${String(MAX_RECEIVE_MESSAGE_BYTES)})`,
+      )
+      return
+    }
+    chunks.push(chunk)
+  })
+  stream.on('end', () => {
+    if (failed) return
+    const body = chunks.length === 1 ? (chunks[0] ?? Buffer.alloc(0)) : Buffer.concat(chunks, size)
+    if (body.length < 5) {
+      sendError(stream, GRPC_STATUS.UNIMPLEMENTED, 'Received no request message for a unary method')
+      return
+    }
+    if (body[0] !== 0) {
+      sendError(
+        stream,
+        GRPC_STATUS.UNIMPLEMENTED,
+        'compressed messages are not supported (send grpc-encoding identity)',
+      )
+      return
+    }
+    const length = body.readUInt32BE(1)
+    if (length !== body.length - 5) {
+      sendError(
+        stream,
+        GRPC_STATUS.UNIMPLEMENTED,
+        'a unary method takes exactly one request message',
+      )
+      return
+    }
+    done(body.subarray(5))
+  })
+}
+
+/**
+ * Builds the lean gRPC server (not yet listening).
+ */
+export function buildNativeGrpcServer(
+  deps: NativeGrpcDeps,
+  options: NativeGrpcOptions,
+): NativeGrpcServer {
+  const { service, health, logger } = deps
+  const shouldTotal = deps.stats.counter('ratelimit_server.ShouldRateLimit.total_requests')
+  const shouldTime = deps.stats.timer('ratelimit_server.ShouldRateLimit.response_time')
+  const checkTotal = deps.stats.counter('ratelimit_server.Check.total_requests')
+  const checkTime = deps.stats.timer('ratelimit_server.Check.response_time')
+  const sessions = new Set<Http2Session>()
+
+  const statusOf = (name: string): ServingStatus | undefined =>
+    HEALTH_SERVICES.has(name) ? (health.healthy() ? 'SERVING' : 'NOT_SERVING') : undefined
+
+  const shouldRateLimit = (stream: ServerHttp2Stream, bytes: Buffer): void => {
+    shouldTotal.add()
+    const start = performance.now()
+    let request
+    try {
+      request = decodeRateLimitRequest(bytes)
+    } catch (error) {
+      if (!(error instanceof WireFormatError)) throw error
+      sendError(stream, GRPC_STATUS.INTERNAL, `grpc: error unmarshalling request: ${error.message}`)
+      return
+    }
+    service.shouldRateLimit(request).then(
+      (response) => {
+        shouldTime.record(performance.now() - start)
+        sendMessage(stream, encodeRateLimitResponse(response))
+      },
+      (error: unknown) => {
+        shouldTime.record(performance.now() - start)
+        if (error instanceof ShouldRateLimitError)
+          sendError(stream, GRPC_STATUS.UNKNOWN, error.message)
+        else {
+          logger.error({ err: error }, 'unexpected error in ShouldRateLimit')
+          sendError(stream, GRPC_STATUS.INTERNAL, 'internal error')
+        }
+      },
+    )
+  }
+
+  const check = (stream: ServerHttp2Stream, bytes: Buffer): void => {
+    checkTotal.add()
+    const start = performance.now()
+    let name: string
+    try {
+      name = decodeHealthCheckRequest(bytes).service
+    } catch (error) {
+      sendError(
+        stream,
+        GRPC_STATUS.INTERNAL,
+        `grpc: error unmarshalling request: ${(error as Error).message}`,
+      )
+      return
+    }
+    const status = statusOf(name)
+    checkTime.record(performance.now() - start)
+    if (status === undefined) sendError(stream, GRPC_STATUS.NOT_FOUND, 'unknown service')
+    else sendMessage(stream, encodeHealthCheckResponse(status))
+  }
+
+  const watch = (stream: ServerHttp2Stream, bytes: Buffer): void => {
+    let name: string
+    try {
+      name = decodeHealthCheckRequest(bytes).service
+    } catch (error) {
+      sendError(
+        stream,
+        GRPC_STATUS.INTERNAL,
+        `grpc: error unmarshalling request: ${(error as Error).message}`,
+      )
+      return
+    }
+    stream.respond(RESPONSE_HEADERS, { waitForTrailers: true })
+    stream.once('wantTrailers', () => {
+      stream.sendTrailers(OK_TRAILERS)
+    })
+    stream.write(frame(encodeHealthCheckResponse(statusOf(name) ?? 'SERVICE_UNKNOWN')))
+    if (!HEALTH_SERVICES.has(name)) return
+    const unsubscribe = health.subscribe((healthy) => {
+      if (!stream.closed)
+        stream.write(frame(encodeHealthCheckResponse(healthy ? 'SERVING' : 'NOT_SERVING')))
+    })
+    stream.once('close', unsubscribe)
+  }
+
+  const server = createServer({ maxSessionMemory: 64 })
+  server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => {
+    stream.on('error', () => {
+      // Client resets and broken connections end the call; nothing to answer.
+    })
+    const path = headers[constants.HTTP2_HEADER_PATH]
+    const contentType = String(headers[constants.HTTP2_HEADER_CONTENT_TYPE] ?? '')
+    if (
+      headers[constants.HTTP2_HEADER_METHOD] !== 'POST' ||
+      !contentType.startsWith('application/grpc')
+    ) {
+      stream.respond({ [constants.HTTP2_HEADER_STATUS]: 415 }, { endStream: true })
+      return
+    }
+    const handler =
+      path === SHOULD_RATE_LIMIT
+        ? shouldRateLimit
+        : path === HEALTH_CHECK
+          ? check
+          : path === HEALTH_WATCH
+            ? watch
+            : undefined
+    if (handler === undefined) {
+      stream.resume()
+      sendError(stream, GRPC_STATUS.UNIMPLEMENTED, `unknown method ${String(path)}`)
+      return
+    }
+    readUnary(stream, (bytes) => {
+      try {
+        handler(stream, bytes)
+      } catch (error) {
+        logger.error({ err: error }, 'gRPC handler failed')
+        sendError(stream, GRPC_STATUS.INTERNAL, 'internal error')
+      }
+    })
+  })
+  server.on('session', (session: Http2Session) => {
+    sessions.add(session)
+    session.on('error', () => {
+      // A broken connection; its streams are reported closed.
+    })
+    session.once('close', () => {
+      sessions.delete(session)
+      clearTimeout(ageTimer)
+      clearTimeout(graceTimer)
+    })
+    let graceTimer: NodeJS.Timeout | undefined
+    const age = options.maxConnectionAgeMs * (0.9 + Math.random() * 0.2)
+    const ageTimer = setTimeout(
+      () => {
+        // GOAWAY: the client opens a new connection for new calls; running calls get the grace.
+        session.close()
+        graceTimer = setTimeout(() => {
+          session.destroy()
+        }, options.maxConnectionAgeGraceMs)
+        graceTimer.unref()
+      },
+      Math.min(age, 2 ** 31 - 1),
+    )
+    ageTimer.unref()
+  })
+
+  return {
+    server,
+    shutdown: (timeoutMs) =>
+      new Promise<void>((resolve) => {
+        // GOAWAY to every connection: running calls finish, then the connections close.
+        const force = setTimeout(() => {
+          for (const session of sessions) session.destroy()
+        }, timeoutMs)
+        force.unref()
+        server.close(() => {
+          clearTimeout(force)
+          resolve()
+        })
+        for (const session of sessions) session.close()
+      }),
+  }
+}
+
+/**
+ * Binds the lean server.
+ *
+ * @param address `host:port` or `unix:/path`.
+ * @returns The bound port (0 for unix sockets).
+ */
+export function listenNativeGrpc(server: Http2Server, address: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject)
+    const done = (): void => {
+      server.off('error', reject)
+      const bound = server.address()
+      resolve(typeof bound === 'object' && bound !== null ? bound.port : 0)
+    }
+    if (address.startsWith('unix:')) server.listen(address.slice('unix:'.length), done)
+    else {
+      const at = address.lastIndexOf(':')
+      server.listen(
+        Number(address.slice(at + 1)),
+        address.slice(0, at).replace(/^\[|\]$/g, ''),
+        done,
+      )
+    }
+  })
+}
