@@ -160,7 +160,7 @@ function parseJson(body: string): unknown {
   return JSON.parse(body) as unknown
 }
 
-/** Parses a form; repeated keys give arrays. */
+/** Parses a form; repeated keys give arrays. @internal */
 export function parseForm(body: string): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = Object.create(null) as Record<
     string,
