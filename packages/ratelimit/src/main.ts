@@ -1,17 +1,21 @@
 /**
  * The `gatehouse-ratelimit` executable: reads settings from the environment, builds the service,
  * listens, and stops gracefully on SIGTERM/SIGINT/SIGHUP (health turns unhealthy, in-flight calls
- * drain, exit 0). Invalid settings: one message listing every problem, exit 1. Runs when imported.
+ * drain, exit 0). Invalid settings: one message listing every problem, exit 1. With
+ * `RATELIMIT_WORKERS` > 1 the primary process forks that many workers sharing the ports and
+ * forwards signals to them. Runs when imported.
  *
  * @module
  */
-import { buildRateLimitApp } from './app.js'
-import { ConfigError, loadSettings } from './settings/settings.js'
+import cluster from 'node:cluster'
+import { buildRateLimitApp, type RateLimitApp } from './app.js'
+import { ConfigError, loadSettings, type Settings } from './settings/settings.js'
 
-async function main(): Promise<void> {
-  let settings
+const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const
+
+function readSettings(): Readonly<Settings> {
   try {
-    settings = loadSettings(process.env)
+    return loadSettings(process.env)
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(`gatehouse-ratelimit: ${error.message}`)
@@ -19,7 +23,11 @@ async function main(): Promise<void> {
     }
     throw error
   }
-  let app
+}
+
+/** Runs the service in this process. */
+async function serve(settings: Readonly<Settings>): Promise<void> {
+  let app: RateLimitApp
   try {
     app = buildRateLimitApp(settings)
   } catch (error) {
@@ -39,10 +47,11 @@ async function main(): Promise<void> {
       },
     )
   }
-  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const)
+  for (const signal of SIGNALS) {
     process.on(signal, () => {
       stop(signal)
     })
+  }
   try {
     await app.listen()
   } catch (error) {
@@ -52,4 +61,30 @@ async function main(): Promise<void> {
   }
 }
 
-await main()
+/** Forks the workers, replaces any that die, and passes signals on. */
+function supervise(workers: number): void {
+  let stopping = false
+  let failed = false
+  for (let i = 0; i < workers; i++) cluster.fork()
+  cluster.on('exit', (worker, code, signal) => {
+    if (!stopping) {
+      console.error(
+        `gatehouse-ratelimit: worker ${String(worker.process.pid)} exited (${signal || `code ${String(code)}`}); starting another`,
+      )
+      cluster.fork()
+      return
+    }
+    if (code !== 0) failed = true
+    if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(failed ? 1 : 0)
+  })
+  for (const signal of SIGNALS) {
+    process.on(signal, () => {
+      stopping = true
+      for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal)
+    })
+  }
+}
+
+const settings = readSettings()
+if (settings.workers > 1 && cluster.isPrimary) supervise(settings.workers)
+else await serve(settings)

@@ -343,8 +343,12 @@ function headerSize(header: HeaderValue): number {
   return size
 }
 
-/** Encodes a `RateLimitResponse` (the server side of `ShouldRateLimit`). */
-export function encodeRateLimitResponse(response: RateLimitResponse): Buffer {
+/**
+ * Encodes a `RateLimitResponse` (the server side of `ShouldRateLimit`).
+ *
+ * @param grpcFrame Prefix the 5-byte gRPC message header (saves a copy on the lean server).
+ */
+export function encodeRateLimitResponse(response: RateLimitResponse, grpcFrame = false): Buffer {
   const statusSizes = response.statuses.map(statusSize)
   const headerSizes = response.responseHeadersToAdd.map(headerSize)
   let size = response.overallCode === 'UNKNOWN' ? 0 : 2
@@ -354,7 +358,7 @@ export function encodeRateLimitResponse(response: RateLimitResponse): Buffer {
     response.dynamicMetadata === undefined ? -1 : structSize(response.dynamicMetadata)
   if (metadataSize >= 0) size += lenFieldSize(metadataSize)
 
-  const w = new WireWriter(size)
+  const w = new WireWriter(size, grpcFrame)
   if (response.overallCode !== 'UNKNOWN') {
     w.tag(1, WIRE.VARINT)
     w.varint(CODE_NUMBERS[response.overallCode])

@@ -193,9 +193,17 @@ export class WireWriter {
   readonly buf: Buffer
   pos = 0
 
-  /** @param size Exact size of the message in bytes. */
-  constructor(size: number) {
-    this.buf = Buffer.allocUnsafe(size)
+  /**
+   * @param size Exact size of the message in bytes.
+   * @param grpcFrame Reserve and fill the 5-byte gRPC message prefix (not compressed, length).
+   */
+  constructor(size: number, grpcFrame = false) {
+    if (grpcFrame) {
+      this.buf = Buffer.allocUnsafe(size + 5)
+      this.buf[0] = 0
+      this.buf.writeUInt32BE(size, 1)
+      this.pos = 5
+    } else this.buf = Buffer.allocUnsafe(size)
   }
 
   /** Writes a varint (`value` ≥ 0, exact up to 2^53). */

@@ -118,13 +118,16 @@ function sendError(stream: ServerHttp2Stream, code: number, message: string): vo
   )
 }
 
-function sendMessage(stream: ServerHttp2Stream, message: Buffer): void {
+/** Sends one already framed message and the OK trailers. */
+function sendFramed(stream: ServerHttp2Stream, framed: Buffer): void {
   if (stream.destroyed || stream.closed) return
   stream.respond(RESPONSE_HEADERS, { waitForTrailers: true })
-  stream.once('wantTrailers', () => {
-    stream.sendTrailers(OK_TRAILERS)
-  })
-  stream.end(frame(message))
+  stream.once('wantTrailers', sendOkTrailers)
+  stream.end(framed)
+}
+
+function sendOkTrailers(this: ServerHttp2Stream): void {
+  this.sendTrailers(OK_TRAILERS)
 }
 
 /**
@@ -209,7 +212,7 @@ export function buildNativeGrpcServer(
     service.shouldRateLimit(request).then(
       (response) => {
         shouldTime.record(performance.now() - start)
-        sendMessage(stream, encodeRateLimitResponse(response))
+        sendFramed(stream, encodeRateLimitResponse(response, true))
       },
       (error: unknown) => {
         shouldTime.record(performance.now() - start)
@@ -240,7 +243,7 @@ export function buildNativeGrpcServer(
     const status = statusOf(name)
     checkTime.record(performance.now() - start)
     if (status === undefined) sendError(stream, GRPC_STATUS.NOT_FOUND, 'unknown service')
-    else sendMessage(stream, encodeHealthCheckResponse(status))
+    else sendFramed(stream, frame(encodeHealthCheckResponse(status)))
   }
 
   const watch = (stream: ServerHttp2Stream, bytes: Buffer): void => {

@@ -153,6 +153,13 @@ describe('loadSettings', () => {
     expect(message).not.toContain('secret')
   })
 
+  it('requires the Redis backend for several workers', () => {
+    expect(problemsOf({ RATELIMIT_WORKERS: '2', BACKEND_TYPE: 'memory' })).toEqual([
+      'RATELIMIT_WORKERS: must be 1 with BACKEND_TYPE=memory (in-process counters are not shared between workers) (got "2")',
+    ])
+    expect(loadSettings({ RATELIMIT_WORKERS: '2' }).workers).toBe(2)
+  })
+
   it('rejects features of later versions instead of ignoring them', () => {
     expect(
       problemsOf({ USE_PROMETHEUS: 'true', TRACING_ENABLED: 'true', CONFIG_TYPE: 'GRPC_XDS_SOTW' }),

@@ -78,6 +78,11 @@ export interface Settings {
    * node:http2, the default) or `grpc-js` (@grpc/grpc-js). Same wire behaviour.
    */
   readonly grpcServerImplementation: 'native' | 'grpc-js'
+  /**
+   * `RATELIMIT_WORKERS` (Gatehouse addition): processes serving the same ports (node:cluster), to
+   * use more than one core. Requires the Redis backend. @default 1
+   */
+  readonly workers: number
   /** `LOG_LEVEL`. @default 'warn' */
   readonly logLevel: LogLevel
   /** `LOG_FORMAT`: `json` gives `@timestamp`, `@message`, `level`. @default 'text' */
@@ -280,6 +285,7 @@ export function loadSettings(
       'native',
       'grpc-js',
     ]),
+    workers: r.int('RATELIMIT_WORKERS', 1, 1, 64),
     logLevel: logLevel ?? 'warn',
     logFormat: r.oneOf('LOG_FORMAT', 'text', ['text', 'json']),
     configType: 'FILE',
@@ -317,6 +323,13 @@ export function loadSettings(
       ['REDIS_HEALTH_CHECK_ACTIVE_CONNECTION', 'KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION'],
       false,
     ),
+  }
+  if (settings.workers > 1 && settings.backendType === 'memory') {
+    r.invalid(
+      'RATELIMIT_WORKERS',
+      'must be 1 with BACKEND_TYPE=memory (in-process counters are not shared between workers)',
+      String(settings.workers),
+    )
   }
   if (settings.statsFlushIntervalMs <= 0) {
     r.invalid('STATS_FLUSH_INTERVAL', 'must be greater than zero', String(env.STATS_FLUSH_INTERVAL))

@@ -1,4 +1,12 @@
-import { getFreePort, startProcess, waitFor, ping, type ManagedProcess } from '@gatehouse/testing'
+import {
+  getFreePort,
+  ping,
+  redisKeyPrefix,
+  sharedRedisUrl,
+  startProcess,
+  waitFor,
+  type ManagedProcess,
+} from '@gatehouse/testing'
 import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -107,6 +115,52 @@ describe('the gatehouse-ratelimit executable', () => {
         '@message': 'Successfully loaded new configuration (1 domain(s))',
       })
       expect(typeof record['@timestamp']).toBe('string')
+      p.child.kill('SIGTERM')
+      expect(await exitCode(p)).toBe(0)
+    } finally {
+      await p.stop('SIGKILL')
+    }
+  })
+
+  it('runs several workers on the same ports (RATELIMIT_WORKERS) and stops them all on SIGTERM', async () => {
+    const [port, grpcPort, debugPort] = await Promise.all([
+      getFreePort(),
+      getFreePort(),
+      getFreePort(),
+    ])
+    const p = await spawnService({
+      RATELIMIT_WORKERS: '2',
+      REDIS_URL: sharedRedisUrl(),
+      CACHE_KEY_PREFIX: redisKeyPrefix('ratelimit-workers'),
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      GRPC_HOST: '127.0.0.1',
+      GRPC_PORT: String(grpcPort),
+      DEBUG_HOST: '127.0.0.1',
+      DEBUG_PORT: String(debugPort),
+      RUNTIME_ROOT: root,
+      RUNTIME_WATCH_ROOT: 'false',
+      DISABLE_STATS: 'true',
+    })
+    try {
+      await waitFor(
+        async () => (await fetch(`http://127.0.0.1:${String(port)}/healthcheck`)).status === 200,
+        {
+          what: `the workers to listen (output: ${p.output()})`,
+          timeout: 20_000,
+        },
+      )
+      const body = JSON.stringify({
+        domain: 'basic',
+        descriptors: [{ entries: [{ key: 'one_per_minute', value: 'workers' }] }],
+      })
+      const statuses: number[] = []
+      for (let i = 0; i < 4; i++)
+        statuses.push(
+          (await fetch(`http://127.0.0.1:${String(port)}/json`, { method: 'POST', body })).status,
+        )
+      // The counter lives in Redis, so it is shared by both workers.
+      expect(statuses).toEqual([200, 429, 429, 429])
       p.child.kill('SIGTERM')
       expect(await exitCode(p)).toBe(0)
     } finally {
