@@ -1,24 +1,24 @@
 /**
  * Auth server benchmark (bench/auth/README.md): password sign-ins/s, refresh rotations/s and
  * GET /user req/s at concurrency 50 against real PostgreSQL, each next to its physical baseline
- * measured in the same run.
+ * measured in the same run. Figure and baseline alternate in rounds, so that both see the same
+ * background load on a shared machine; the ratio of each round is reported for the spread.
  */
 import { execFileSync, spawn } from 'node:child_process'
-import { webcrypto } from 'node:crypto'
-import { writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { randomUUID, webcrypto } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { createTestDatabase, getFreePort, waitFor } from '@gatehouse/testing'
 import bcrypt from 'bcrypt'
 import { jwtVerify } from 'jose'
 import pg from 'pg'
-import { machineInfo, markdownTable, type ResultRow } from '../lib/report.js'
+import { machineInfo, markdownTable, ratio, type ResultRow } from '../lib/report.js'
 import { JsonClient, runLoad, type LoadResult } from './load.js'
+import { randomRequestsScript, refreshChainScript, runWrk } from './wrk.js'
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50)
-const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 8000)
-const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 1500)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+const SLICE_MS = Number(process.env.BENCH_SLICE_MS ?? 4000)
+const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 1000)
 /** bcrypt-bound phases have seconds of latency at c=50: let the pipeline fill first. */
 const SLOW_WARMUP_MS = Math.max(WARMUP_MS, 5000)
 const JWT_SECRET = 'bench-secret-bench-secret-bench-secret!'
@@ -31,79 +31,61 @@ interface Tokens {
   user: { id: string }
 }
 
-/** One request of a {@link wrk} run. */
-interface WrkRequest {
-  method: string
-  path: string
-  headers: Record<string, string>
-  body?: string
+/** Totals of one figure or baseline over all rounds. */
+interface Series {
+  ok: number
+  seconds: number
+  rounds: number[]
+  failed: number
+  firstError?: string
 }
 
-function luaString(value: string): string {
-  return JSON.stringify(value)
+function add(series: Series, r: LoadResult, ms: number): void {
+  series.ok += r.ok
+  series.seconds += ms / 1000
+  series.rounds.push(r.rate)
+  series.failed += r.failed
+  if (r.firstError !== undefined) series.firstError ??= r.firstError
 }
 
 /**
- * Runs `wrk` (one thread, `CONCURRENCY` connections) with a Lua script whose `request()` picks a
- * random entry of `requests`, after a warm-up run; non-2xx responses count as failures.
+ * Alternates `baseline` and `figure` slices for {@link ROUNDS} rounds.
+ *
+ * @returns Both series; each round's ratio is `figure.rounds[i] / baseline.rounds[i]`.
  */
-function wrk(port: number, requests: readonly WrkRequest[]): LoadResult {
-  const host = `127.0.0.1:${String(port)}`
-  const format = (r: WrkRequest): string => {
-    const headers = Object.entries({ Host: host, ...r.headers })
-      .map(([name, value]) => `[${luaString(name)}] = ${luaString(value)}`)
-      .join(', ')
-    const body = r.body === undefined ? 'nil' : luaString(r.body)
-    return `reqs[#reqs + 1] = wrk.format(${luaString(r.method)}, ${luaString(r.path)}, {${headers}}, ${body})`
+async function compare(
+  label: string,
+  baseline: () => Promise<LoadResult>,
+  figure: () => Promise<LoadResult>,
+): Promise<{ figure: Series; baseline: Series }> {
+  const result = {
+    figure: { ok: 0, seconds: 0, rounds: [], failed: 0 } as Series,
+    baseline: { ok: 0, seconds: 0, rounds: [], failed: 0 } as Series,
   }
-  const lua = [
-    'local reqs = {}',
-    ...requests.map(format),
-    'request = function() return reqs[math.random(#reqs)] end',
-    'local reported = false',
-    'response = function(status, headers, body)',
-    '  if status >= 300 and not reported then reported = true; io.write("BAD " .. status .. " " .. body .. "\\n") end',
-    'end',
-    'done = function(summary, latency, requests)',
-    '  local e = summary.errors',
-    '  io.write(string.format("WRK %d %d %d %f %f\\n", summary.requests,',
-    '    e.status + e.connect + e.read + e.write + e.timeout, summary.duration,',
-    '    latency:percentile(50) / 1000, latency:percentile(99) / 1000))',
-    'end',
-  ].join('\n')
-  const script = join(tmpdir(), `gatehouse-bench-auth-${String(process.pid)}.lua`)
-  writeFileSync(script, lua)
-  const args = (ms: number): string[] => [
-    '-t1',
-    `-c${String(CONCURRENCY)}`,
-    `-d${String(Math.ceil(ms / 1000))}s`,
-    '--timeout',
-    '30s',
-    '-s',
-    script,
-    `http://${host}`,
-  ]
-  execFileSync('wrk', args(WARMUP_MS))
-  const out = execFileSync('wrk', args(DURATION_MS)).toString()
-  const m = /WRK (\d+) (\d+) (\d+) (\S+) (\S+)/.exec(out)
-  if (!m) throw new Error(`unexpected wrk output: ${out}`)
-  const bad = /BAD (.*)/.exec(out)?.[1]
-  const total = Number(m[1])
-  const failed = Number(m[2])
-  const seconds = Number(m[3]) / 1e6
-  return {
-    rate: (total - failed) / seconds,
-    ok: total - failed,
-    failed,
-    p50: Number(m[4]),
-    p99: Number(m[5]),
-    ...(bad === undefined ? {} : { firstError: bad }),
+  for (let round = 0; round < ROUNDS; round++) {
+    add(result.baseline, await baseline(), SLICE_MS)
+    add(result.figure, await figure(), SLICE_MS)
+    const b = result.baseline.rounds[round] ?? 0
+    const f = result.figure.rounds[round] ?? 0
+    console.log(
+      `${label} round ${String(round + 1)}: ${f.toFixed(0)}/s vs ${b.toFixed(0)}/s = ${ratio(f, b)}`,
+    )
   }
+  for (const [name, s] of Object.entries(result)) {
+    if (s.failed > 0)
+      console.log(`  ${label} ${name}: ${String(s.failed)} failed (${s.firstError ?? ''})`)
+  }
+  return result
 }
 
-function describe(label: string, r: LoadResult): string {
-  const errors = r.failed > 0 ? `, ${String(r.failed)} failed (${r.firstError ?? ''})` : ''
-  return `${label}: ${r.rate.toFixed(0)}/s (p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms${errors})`
+function rate(s: Series): number {
+  return s.ok / s.seconds
+}
+
+function spread(c: { figure: Series; baseline: Series }): string {
+  const ratios = c.figure.rounds.map((f, i) => f / (c.baseline.rounds[i] ?? Number.NaN))
+  const pct = (x: number): string => `${String(Math.round(x * 100))}%`
+  return `${pct(Math.min(...ratios))}–${pct(Math.max(...ratios))}`
 }
 
 async function main(): Promise<void> {
@@ -116,11 +98,12 @@ async function main(): Promise<void> {
   )
   const database = await createTestDatabase('bench_auth')
   const port = await getFreePort()
+  const host = `127.0.0.1:${String(port)}`
   const server = spawn(process.execPath, [`${root}packages/auth/bin/gatehouse-auth.js`], {
     env: {
       ...process.env,
       AUTHSVC_SITE_URL: 'http://localhost:3000',
-      AUTHSVC_API_EXTERNAL_URL: `http://127.0.0.1:${String(port)}`,
+      AUTHSVC_API_EXTERNAL_URL: `http://${host}`,
       AUTHSVC_JWT_SECRET: JWT_SECRET,
       AUTHSVC_DB_DRIVER: 'postgres',
       DATABASE_URL: database.url,
@@ -128,6 +111,8 @@ async function main(): Promise<void> {
       PORT: String(port),
       AUTHSVC_MAILER_AUTOCONFIRM: 'true',
       AUTHSVC_JWT_AUD: 'authenticated',
+      // The same number of connections as the baselines' pool (PostgreSQL allows 100 in all).
+      AUTHSVC_DB_MAX_POOL_SIZE: String(CONCURRENCY),
       LOG_LEVEL: 'error',
     },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -151,6 +136,7 @@ async function main(): Promise<void> {
         }),
       ),
     )
+    const userIds = users.map((u) => u.user.id)
     const hash = (
       await pool.query<{ encrypted_password: string }>(
         'SELECT encrypted_password FROM users LIMIT 1',
@@ -158,69 +144,95 @@ async function main(): Promise<void> {
     ).rows[0]!.encrypted_password
 
     // 1. Password sign-ins vs bcrypt verifications on all cores (libuv pool, as the server).
-    const bcryptBase = await runLoad(CONCURRENCY, DURATION_MS, SLOW_WARMUP_MS, async () => {
-      if (!(await bcrypt.compare(PASSWORD, hash))) throw new Error('bcrypt mismatch')
-    })
-    console.log(describe('bcrypt.compare (cost 10)', bcryptBase))
-    // The HTTP client's cost is negligible at this rate; its loops stay warm between phases.
-    const signIns = await runLoad(CONCURRENCY, DURATION_MS, SLOW_WARMUP_MS, async (w) => {
-      await http.send<Tokens>('POST', '/token?grant_type=password', {
-        email: `bench${String(w)}@example.com`,
-        password: PASSWORD,
-      })
-    })
-    console.log(describe('POST /token password', signIns))
-
-    // 2. Refresh rotations vs the raw pg transaction (SELECT … FOR UPDATE + UPDATE + INSERT).
-    const chains = users.map((u) => u.refresh_token)
-    const refreshes = await runLoad(CONCURRENCY, DURATION_MS, WARMUP_MS, async (w) => {
-      const next = await http.send<Tokens>('POST', '/token?grant_type=refresh_token', {
-        refresh_token: chains[w],
-      })
-      chains[w] = next.refresh_token
-    })
-    console.log(describe('POST /token refresh_token', refreshes))
-    const rawChains = (
-      await Promise.all(
-        Array.from({ length: CONCURRENCY }, (_, w) =>
-          http.send<Tokens>('POST', '/token?grant_type=password', {
+    const signIn = await compare(
+      'sign-in',
+      () =>
+        runLoad(CONCURRENCY, SLICE_MS, SLOW_WARMUP_MS, async () => {
+          if (!(await bcrypt.compare(PASSWORD, hash))) throw new Error('bcrypt mismatch')
+        }),
+      () =>
+        runLoad(CONCURRENCY, SLICE_MS, SLOW_WARMUP_MS, async (w) => {
+          await http.send<Tokens>('POST', '/token?grant_type=password', {
             email: `bench${String(w)}@example.com`,
             password: PASSWORD,
-          }),
-        ),
+          })
+        }),
+    )
+
+    // 2. Refresh rotations vs the raw pg transaction (SELECT … FOR UPDATE + UPDATE + INSERT).
+    // Every slice starts from fresh sessions, seeded with SQL (one token chain per connection).
+    const seedChains = async (): Promise<string[]> => {
+      const owners = [...userIds, ...userIds]
+      const tokens = owners.map(() => randomUUID().replaceAll('-', '').slice(0, 12))
+      await pool.query(
+        `WITH s AS (
+           INSERT INTO sessions (id, user_id, created_at, updated_at, aal)
+           SELECT gen_random_uuid(), u, now(), now(), 'aal1' FROM unnest($1::uuid[]) AS u
+           RETURNING id, user_id
+         ), n AS (SELECT id, user_id, row_number() OVER () AS i FROM s),
+         a AS (
+           INSERT INTO mfa_amr_claims (id, session_id, created_at, updated_at, authentication_method)
+           SELECT gen_random_uuid(), id, now(), now(), 'password' FROM n
+         )
+         INSERT INTO refresh_tokens (instance_id, token, user_id, revoked, created_at, updated_at, session_id)
+         SELECT '00000000-0000-0000-0000-000000000000', ($2::text[])[i], user_id::text, false, now(), now(), id FROM n`,
+        [owners, tokens],
       )
-    ).map((t) => t.refresh_token)
+      return tokens
+    }
+    const warmChains = await seedChains()
+    runWrk(
+      host,
+      CONCURRENCY,
+      WARMUP_MS,
+      refreshChainScript(host, '/token?grant_type=refresh_token', warmChains),
+    )
     let counter = 0
-    const rawRefresh = await runLoad(CONCURRENCY, DURATION_MS, WARMUP_MS, async (w) => {
-      const client = await pool.connect()
-      try {
-        await client.query('BEGIN')
-        const { rows } = await client.query<{ id: string; user_id: string; session_id: string }>(
-          'SELECT id, user_id, session_id FROM refresh_tokens WHERE token = $1 FOR UPDATE',
-          [rawChains[w]],
-        )
-        const row = rows[0]
-        if (!row) throw new Error('raw token not found')
-        await client.query(
-          'UPDATE refresh_tokens SET revoked = true, updated_at = now() WHERE id = $1',
-          [row.id],
-        )
-        const next = `raw${String(w)}x${String(counter++)}`.padEnd(12, 'x')
-        await client.query(
-          `INSERT INTO refresh_tokens (token, user_id, revoked, created_at, updated_at, parent, session_id)
-           VALUES ($1, $2, false, now(), now(), $3, $4)`,
-          [next, row.user_id, rawChains[w], row.session_id],
-        )
-        await client.query('COMMIT')
-        rawChains[w] = next
-      } catch (error) {
-        await client.query('ROLLBACK')
-        throw error
-      } finally {
-        client.release()
-      }
-    })
-    console.log(describe('raw pg rotation transaction', rawRefresh))
+    const refresh = await compare(
+      'refresh',
+      async () => {
+        const chains = await seedChains()
+        return runLoad(CONCURRENCY, SLICE_MS, WARMUP_MS, async (w) => {
+          const client = await pool.connect()
+          try {
+            await client.query('BEGIN')
+            const { rows } = await client.query<{
+              id: string
+              user_id: string
+              session_id: string
+            }>('SELECT id, user_id, session_id FROM refresh_tokens WHERE token = $1 FOR UPDATE', [
+              chains[w],
+            ])
+            const row = rows[0]
+            if (!row) throw new Error('raw token not found')
+            await client.query(
+              'UPDATE refresh_tokens SET revoked = true, updated_at = now() WHERE id = $1',
+              [row.id],
+            )
+            const next = `r${String(counter++)}`.padStart(12, '0')
+            await client.query(
+              `INSERT INTO refresh_tokens (token, user_id, revoked, created_at, updated_at, parent, session_id)
+               VALUES ($1, $2, false, now(), now(), $3, $4)`,
+              [next, row.user_id, chains[w], row.session_id],
+            )
+            await client.query('COMMIT')
+            chains[w] = next
+          } catch (error) {
+            await client.query('ROLLBACK')
+            throw error
+          } finally {
+            client.release()
+          }
+        })
+      },
+      async () =>
+        runWrk(
+          host,
+          CONCURRENCY,
+          SLICE_MS,
+          refreshChainScript(host, '/token?grant_type=refresh_token', await seedChains()),
+        ),
+    )
 
     // 3. GET /user vs JWT verification plus one primary-key SELECT.
     const access = (
@@ -233,15 +245,6 @@ async function main(): Promise<void> {
         ),
       )
     ).map((t) => t.access_token)
-    const getUser = wrk(
-      port,
-      access.map((token) => ({
-        method: 'GET',
-        path: '/user',
-        headers: { Authorization: `Bearer ${token}` },
-      })),
-    )
-    console.log(describe('GET /user', getUser))
     const key = await webcrypto.subtle.importKey(
       'raw',
       new TextEncoder().encode(JWT_SECRET),
@@ -249,39 +252,56 @@ async function main(): Promise<void> {
       false,
       ['verify'],
     )
-    const rawUser = await runLoad(CONCURRENCY, DURATION_MS, WARMUP_MS, async (w) => {
-      const { payload } = await jwtVerify(access[w]!, key, { algorithms: ['HS256'] })
-      const { rows } = await pool.query('SELECT * FROM users WHERE id = $1', [payload.sub])
-      if (rows.length !== 1) throw new Error('user not found')
-    })
-    console.log(describe('JWT verify + PK SELECT', rawUser))
+    const userScript = randomRequestsScript(
+      host,
+      access.map((token) => ({
+        method: 'GET',
+        path: '/user',
+        headers: { Authorization: `Bearer ${token}` },
+      })),
+    )
+    runWrk(host, CONCURRENCY, WARMUP_MS, userScript)
+    const getUser = await compare(
+      'GET /user',
+      () =>
+        runLoad(CONCURRENCY, SLICE_MS, WARMUP_MS, async (w) => {
+          const { payload } = await jwtVerify(access[w]!, key, { algorithms: ['HS256'] })
+          const { rows } = await pool.query('SELECT * FROM users WHERE id = $1', [payload.sub])
+          if (rows.length !== 1) throw new Error('user not found')
+        }),
+      () => Promise.resolve(runWrk(host, CONCURRENCY, SLICE_MS, userScript)),
+    )
 
+    const c = String(CONCURRENCY)
     const rows: ResultRow[] = [
       {
-        figure: `password sign-ins/s, c=${String(CONCURRENCY)}`,
-        value: signIns.rate,
+        figure: `password sign-ins/s, c=${c} (rounds ${spread(signIn)})`,
+        value: rate(signIn.figure),
         baseline: 'bcrypt (cost 10) verifications/s, all cores',
-        baselineValue: bcryptBase.rate,
+        baselineValue: rate(signIn.baseline),
         unit: '/s',
       },
       {
-        figure: `refresh rotations/s, c=${String(CONCURRENCY)}`,
-        value: refreshes.rate,
+        figure: `refresh rotations/s, c=${c} (rounds ${spread(refresh)})`,
+        value: rate(refresh.figure),
         baseline: 'raw pg SELECT FOR UPDATE + UPDATE + INSERT transaction',
-        baselineValue: rawRefresh.rate,
+        baselineValue: rate(refresh.baseline),
         unit: '/s',
       },
       {
-        figure: `GET /user req/s, c=${String(CONCURRENCY)}`,
-        value: getUser.rate,
+        figure: `GET /user req/s, c=${c} (rounds ${spread(getUser)})`,
+        value: rate(getUser.figure),
         baseline: 'jose HS256 verify + one PK SELECT (pg)',
-        baselineValue: rawUser.rate,
+        baselineValue: rate(getUser.baseline),
         unit: '/s',
       },
     ]
     console.log(`\n${new Date().toISOString()} — ${machineInfo()}\n`)
     console.log(markdownTable(rows))
   } finally {
+    const errors = serverOut.split('\n').filter((line) => line.includes('"level":50'))
+    if (errors.length > 0)
+      console.log(`server errors (${String(errors.length)}), first: ${errors[0] ?? ''}`)
     http.close()
     await pool.end()
     server.kill('SIGTERM')

@@ -106,6 +106,22 @@ async function userJson(tx: Queryable, id: string): Promise<Record<string, unkno
   return userToJson(user, await findIdentitiesByUser(tx, id))
 }
 
+async function assertEmailFree(tx: Queryable, email: string): Promise<void> {
+  if (await emailTaken(tx, email)) {
+    throw new HttpError(
+      422,
+      'email_exists',
+      'A user with this email address has already been registered',
+    )
+  }
+}
+
+async function assertPhoneFree(tx: Queryable, phone: string): Promise<void> {
+  if (await phoneTaken(tx, phone)) {
+    throw new HttpError(422, 'phone_exists', 'Phone number already registered by another user')
+  }
+}
+
 function userIdParam(request: FastifyRequest): string {
   const id = (request.params as { user_id?: string }).user_id ?? ''
   if (!isUuid(id)) throw new HttpError(404, 'validation_failed', 'user_id must be an UUID')
@@ -183,16 +199,8 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
         : await hashPassword(password === '' ? randomPassword() : password)
     const json = await ctx.db.transaction(async (tx) => {
       const now = ctx.clock.now()
-      if (email !== '' && (await emailTaken(tx, email))) {
-        throw new HttpError(
-          422,
-          'email_exists',
-          'A user with this email address has already been registered',
-        )
-      }
-      if (phone !== '' && (await phoneTaken(tx, phone))) {
-        throw new HttpError(422, 'phone_exists', 'Phone number already registered by another user')
-      }
+      if (email !== '') await assertEmailFree(tx, email)
+      if (phone !== '') await assertPhoneFree(tx, phone)
       const providers = [...(email !== '' ? ['email'] : []), ...(phone !== '' ? ['phone'] : [])]
       const userMetadata = obj(body, 'user_metadata') ?? {}
       const appMetadata = {
@@ -213,11 +221,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
         userMetadata,
         emailConfirmedAt: email !== '' && emailConfirm ? new Date(now) : null,
         phoneConfirmedAt: phone !== '' && phoneConfirm ? new Date(now) : null,
-        invitedAt: null,
-        confirmationToken: '',
-        confirmationSentAt: null,
         bannedUntil: ban === undefined || ban === null ? null : new Date(now + ban),
-        isAnonymous: false,
         createdAt: new Date(now),
       })
       if (email !== '') {
@@ -276,24 +280,12 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
       const user = await loadTarget(tx, id)
       const update: UserChanges = { ...changes.fields }
       if (changes.email !== undefined && changes.email !== user.email) {
-        if (await emailTaken(tx, changes.email)) {
-          throw new HttpError(
-            422,
-            'email_exists',
-            'A user with this email address has already been registered',
-          )
-        }
+        await assertEmailFree(tx, changes.email)
         update.email = changes.email
         await updateIdentityData(tx, id, 'email', { email: changes.email }, now)
       }
       if (changes.phone !== undefined && changes.phone !== user.phone) {
-        if (await phoneTaken(tx, changes.phone)) {
-          throw new HttpError(
-            422,
-            'phone_exists',
-            'Phone number already registered by another user',
-          )
-        }
+        await assertPhoneFree(tx, changes.phone)
         update.phone = changes.phone
         await updateIdentityData(tx, id, 'phone', { phone: changes.phone }, now)
       }

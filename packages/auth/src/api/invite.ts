@@ -52,17 +52,9 @@ export function inviteRoutes(app: FastifyInstance, ctx: AppContext): void {
           aud: rc.aud,
           role: settings.jwt.defaultGroupName,
           email,
-          phone: '',
-          encryptedPassword: '',
           appMetadata: { provider: 'email', providers: ['email'] },
           userMetadata: identityData,
-          emailConfirmedAt: null,
-          phoneConfirmedAt: null,
           invitedAt: new Date(now),
-          confirmationToken: '',
-          confirmationSentAt: null,
-          bannedUntil: null,
-          isAnonymous: false,
           createdAt: new Date(now),
         })
         await insertIdentity(

@@ -126,25 +126,27 @@ export function isBanned(user: User, now: number): boolean {
   return user.bannedUntil !== null && user.bannedUntil.getTime() > now
 }
 
-/** Fields of a new user; see {@link insertUser}. */
-export type NewUser = Pick<
-  User,
-  | 'id'
-  | 'aud'
-  | 'role'
-  | 'email'
-  | 'phone'
-  | 'encryptedPassword'
-  | 'appMetadata'
-  | 'userMetadata'
-  | 'emailConfirmedAt'
-  | 'phoneConfirmedAt'
-  | 'invitedAt'
-  | 'confirmationToken'
-  | 'confirmationSentAt'
-  | 'bannedUntil'
-  | 'isAnonymous'
-> & { createdAt: Date }
+/**
+ * Fields of a new user; see {@link insertUser}. Only `id`, `aud`, `role` and `createdAt` are
+ * required: text fields default to `''`, metadata to `{}`, timestamps to `null`, `isAnonymous` to
+ * false.
+ */
+export type NewUser = Pick<User, 'id' | 'aud' | 'role' | 'createdAt'> &
+  Partial<
+    Pick<
+      User,
+      | 'email'
+      | 'phone'
+      | 'encryptedPassword'
+      | 'appMetadata'
+      | 'userMetadata'
+      | 'emailConfirmedAt'
+      | 'phoneConfirmedAt'
+      | 'invitedAt'
+      | 'bannedUntil'
+      | 'isAnonymous'
+    >
+  >
 
 /**
  * Inserts a user (`instance_id` is the nil UUID, as upstream).
@@ -164,18 +166,18 @@ export async function insertUser(tx: Queryable, u: NewUser): Promise<User> {
       u.id,
       u.aud,
       u.role,
-      u.email,
-      u.phone,
-      u.encryptedPassword,
-      JSON.stringify(u.appMetadata),
-      JSON.stringify(u.userMetadata),
-      u.emailConfirmedAt,
-      u.phoneConfirmedAt,
-      u.invitedAt,
-      u.confirmationToken,
-      u.confirmationSentAt,
-      u.bannedUntil,
-      u.isAnonymous,
+      u.email ?? '',
+      u.phone ?? '',
+      u.encryptedPassword ?? '',
+      JSON.stringify(u.appMetadata ?? {}),
+      JSON.stringify(u.userMetadata ?? {}),
+      u.emailConfirmedAt ?? null,
+      u.phoneConfirmedAt ?? null,
+      u.invitedAt ?? null,
+      '',
+      null,
+      u.bannedUntil ?? null,
+      u.isAnonymous ?? false,
       u.createdAt,
     ],
   )
