@@ -43,6 +43,30 @@ export interface RateLimit {
   readonly sharePatterns: readonly (string | undefined)[] | undefined
 }
 
+/**
+ * Builds a {@link RateLimit}; fields not given take their neutral value (not unlimited, no
+ * shadow or quota mode, no name, no replaces, no metadata, no share patterns).
+ */
+export function newRateLimit(
+  fullKey: string,
+  stats: RateLimitStats,
+  fields: Partial<Omit<RateLimit, 'fullKey' | 'stats'>> &
+    Pick<RateLimit, 'requestsPerUnit' | 'unit'>,
+): RateLimit {
+  return {
+    fullKey,
+    unlimited: false,
+    shadowMode: false,
+    quotaMode: false,
+    name: undefined,
+    replaces: [],
+    metadata: undefined,
+    sharePatterns: undefined,
+    ...fields,
+    stats,
+  }
+}
+
 /** One configuration file: its config key (used in error texts) and its text. */
 export interface ConfigFile {
   readonly name: string
@@ -153,19 +177,10 @@ export class RateLimitConfig {
     if (descriptor.limit !== undefined) {
       const key = entries.map((e) => (e.value === '' ? e.key : `${e.key}_${e.value}`))
       const fullKey = [domain, ...key].join('.')
-      return {
-        fullKey,
+      return newRateLimit(fullKey, this.#stats.rateLimitStats(fullKey), {
         requestsPerUnit: descriptor.limit.requestsPerUnit,
         unit: descriptor.limit.unit,
-        unlimited: false,
-        shadowMode: false,
-        quotaMode: false,
-        name: undefined,
-        replaces: [],
-        metadata: undefined,
-        stats: this.#stats.rateLimitStats(fullKey),
-        sharePatterns: undefined,
-      }
+      })
     }
 
     let node = root
@@ -290,8 +305,7 @@ function loadDescriptors(
           )
         }
       }
-      limit = {
-        fullKey,
+      limit = newRateLimit(fullKey, stats.rateLimitStats(fullKey), {
         requestsPerUnit: rl.requestsPerUnit,
         unit: unit ?? 'UNKNOWN',
         unlimited: rl.unlimited,
@@ -300,9 +314,7 @@ function loadDescriptors(
         name: rl.name === '' ? undefined : rl.name,
         replaces: rl.replaces.map((r) => r.name),
         metadata: d.metadata,
-        stats: stats.rateLimitStats(fullKey),
-        sharePatterns: undefined,
-      }
+      })
     }
     if (d.shareThreshold && !d.value.includes('*')) {
       throw new RateLimitConfigError(

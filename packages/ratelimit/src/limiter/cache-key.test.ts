@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { RateLimit } from '../config/config.js'
+import { newRateLimit, type RateLimit } from '../config/config.js'
 import type { Descriptor, Unit } from '../protocol/types.js'
 import { StatsManager } from '../stats/manager.js'
 import { StatsStore } from '../stats/store.js'
@@ -9,19 +9,7 @@ import { secondsUntilReset, unitSeconds, windowStart } from './units.js'
 const stats = new StatsManager(new StatsStore()).rateLimitStats('x')
 
 function limit(unit: Unit, sharePatterns?: (string | undefined)[]): RateLimit {
-  return {
-    fullKey: 'x',
-    requestsPerUnit: 1,
-    unit,
-    unlimited: false,
-    shadowMode: false,
-    quotaMode: false,
-    name: undefined,
-    replaces: [],
-    metadata: undefined,
-    stats,
-    sharePatterns,
-  }
+  return newRateLimit('x', stats, { requestsPerUnit: 1, unit, sharePatterns })
 }
 
 function d(...pairs: [string, string][]): Descriptor {

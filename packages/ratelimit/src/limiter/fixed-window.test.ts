@@ -1,6 +1,6 @@
 import { FakeClock } from '@gatehouse/testing'
 import { describe, expect, it } from 'vitest'
-import type { RateLimit } from '../config/config.js'
+import { newRateLimit, type RateLimit } from '../config/config.js'
 import type { Descriptor, RateLimitRequest, Unit } from '../protocol/types.js'
 import { StatsManager, type RateLimitStats } from '../stats/manager.js'
 import { StatsStore } from '../stats/store.js'
@@ -47,20 +47,7 @@ function rule(
   unit: Unit = 'SECOND',
   extra: Partial<RateLimit> = {},
 ): RateLimit {
-  return {
-    fullKey: stats.key,
-    requestsPerUnit,
-    unit,
-    unlimited: false,
-    shadowMode: false,
-    quotaMode: false,
-    name: undefined,
-    replaces: [],
-    metadata: undefined,
-    stats,
-    sharePatterns: undefined,
-    ...extra,
-  }
+  return newRateLimit(stats.key, stats, { requestsPerUnit, unit, ...extra })
 }
 
 interface Counts {

@@ -69,19 +69,22 @@ export function decideStatus(input: DecisionInput): Decision {
       ? { requestsPerUnit: rpu, unit: limit.unit }
       : { name: limit.name, requestsPerUnit: rpu, unit: limit.unit }
 
+  // Over the limit: OVER_LIMIT with nothing remaining, reported OK for shadow-mode rules.
+  const over = (overLimit: boolean): Decision => ({
+    status: {
+      code: limit.shadowMode ? 'OK' : 'OVER_LIMIT',
+      currentLimit,
+      limitRemaining: 0,
+      durationUntilReset,
+    },
+    overLimit,
+  })
+
   if (localCacheHit) {
     stats.overLimit.add(hitsAddend)
     stats.overLimitWithLocalCache.add(hitsAddend)
     if (limit.shadowMode) stats.shadowMode.add(hitsAddend)
-    return {
-      status: {
-        code: limit.shadowMode ? 'OK' : 'OVER_LIMIT',
-        currentLimit,
-        limitRemaining: 0,
-        durationUntilReset,
-      },
-      overLimit: false,
-    }
+    return over(false)
   }
 
   // Go computes before in uint64: a "negative" before wraps to a huge number.
@@ -94,15 +97,7 @@ export function decideStatus(input: DecisionInput): Decision {
       stats.nearLimit.add(rpu - Math.max(near, before))
     }
     if (limit.shadowMode) stats.shadowMode.add(before >= rpu ? hitsAddend : after - rpu)
-    return {
-      status: {
-        code: limit.shadowMode ? 'OK' : 'OVER_LIMIT',
-        currentLimit,
-        limitRemaining: 0,
-        durationUntilReset,
-      },
-      overLimit: true,
-    }
+    return over(true)
   }
   if (after > near) stats.nearLimit.add(before >= near ? hitsAddend : after - near)
   stats.withinLimit.add(hitsAddend)

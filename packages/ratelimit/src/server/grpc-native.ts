@@ -226,20 +226,25 @@ export function buildNativeGrpcServer(
     )
   }
 
-  const check = (stream: ServerHttp2Stream, bytes: Buffer): void => {
-    checkTotal.add()
-    const start = performance.now()
-    let name: string
+  /** The requested service name, or undefined after answering INTERNAL for bad bytes. */
+  const healthService = (stream: ServerHttp2Stream, bytes: Buffer): string | undefined => {
     try {
-      name = decodeHealthCheckRequest(bytes).service
+      return decodeHealthCheckRequest(bytes).service
     } catch (error) {
       sendError(
         stream,
         GRPC_STATUS.INTERNAL,
         `grpc: error unmarshalling request: ${(error as Error).message}`,
       )
-      return
+      return undefined
     }
+  }
+
+  const check = (stream: ServerHttp2Stream, bytes: Buffer): void => {
+    checkTotal.add()
+    const start = performance.now()
+    const name = healthService(stream, bytes)
+    if (name === undefined) return
     const status = statusOf(name)
     checkTime.record(performance.now() - start)
     if (status === undefined) sendError(stream, GRPC_STATUS.NOT_FOUND, 'unknown service')
@@ -247,17 +252,8 @@ export function buildNativeGrpcServer(
   }
 
   const watch = (stream: ServerHttp2Stream, bytes: Buffer): void => {
-    let name: string
-    try {
-      name = decodeHealthCheckRequest(bytes).service
-    } catch (error) {
-      sendError(
-        stream,
-        GRPC_STATUS.INTERNAL,
-        `grpc: error unmarshalling request: ${(error as Error).message}`,
-      )
-      return
-    }
+    const name = healthService(stream, bytes)
+    if (name === undefined) return
     stream.respond(RESPONSE_HEADERS, { waitForTrailers: true })
     stream.once('wantTrailers', () => {
       stream.sendTrailers(OK_TRAILERS)

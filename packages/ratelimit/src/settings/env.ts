@@ -91,20 +91,21 @@ export class EnvReader {
     return fallback
   }
 
-  /** An integer setting within `[min, max]`. */
-  int(
+  #numeric(
     names: string | readonly string[],
     fallback: number,
-    min = 0,
-    max = Number.MAX_SAFE_INTEGER,
+    [min, max]: readonly [number, number],
+    kind: 'integer' | 'number',
   ): number {
     const found = this.raw(names)
     if (found === undefined) return fallback
-    const value = /^[-+]?\d+$/.test(found.value) ? Number(found.value) : NaN
-    if (!Number.isSafeInteger(value) || value < min || value > max) {
+    const pattern = kind === 'integer' ? /^[-+]?\d+$/ : /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/
+    const value = pattern.test(found.value) ? Number(found.value) : NaN
+    const valid = kind === 'integer' ? Number.isSafeInteger(value) : Number.isFinite(value)
+    if (!valid || value < min || value > max) {
       this.#problem(
         found.name,
-        `must be an integer from ${String(min)} to ${String(max)}`,
+        `must be ${kind === 'integer' ? 'an integer' : 'a number'} from ${String(min)} to ${String(max)}`,
         found.value,
       )
       return fallback
@@ -112,22 +113,19 @@ export class EnvReader {
     return value
   }
 
+  /** An integer setting within `[min, max]`. */
+  int(
+    names: string | readonly string[],
+    fallback: number,
+    min = 0,
+    max = Number.MAX_SAFE_INTEGER,
+  ): number {
+    return this.#numeric(names, fallback, [min, max], 'integer')
+  }
+
   /** A decimal number within `[min, max]`. */
   number(names: string | readonly string[], fallback: number, min: number, max: number): number {
-    const found = this.raw(names)
-    if (found === undefined) return fallback
-    const value = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(found.value)
-      ? Number(found.value)
-      : NaN
-    if (!Number.isFinite(value) || value < min || value > max) {
-      this.#problem(
-        found.name,
-        `must be a number from ${String(min)} to ${String(max)}`,
-        found.value,
-      )
-      return fallback
-    }
-    return value
+    return this.#numeric(names, fallback, [min, max], 'number')
   }
 
   /** A TCP port (0..65535). */

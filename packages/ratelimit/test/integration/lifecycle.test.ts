@@ -27,6 +27,26 @@ function spawnService(env: Record<string, string>): Promise<ManagedProcess> {
   })
 }
 
+/** Free loopback ports for the three listeners and the runtime settings, as env. */
+async function loopbackEnv(root: string) {
+  const [port, grpcPort, debugPort] = await Promise.all([
+    getFreePort(),
+    getFreePort(),
+    getFreePort(),
+  ])
+  const env = {
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    GRPC_HOST: '127.0.0.1',
+    GRPC_PORT: String(grpcPort),
+    DEBUG_HOST: '127.0.0.1',
+    DEBUG_PORT: String(debugPort),
+    RUNTIME_ROOT: root,
+    RUNTIME_WATCH_ROOT: 'false',
+  }
+  return { port, grpcPort, env }
+}
+
 function exitCode(p: ManagedProcess): Promise<number | null> {
   return new Promise((resolve) => {
     if (p.child.exitCode !== null) resolve(p.child.exitCode)
@@ -57,21 +77,10 @@ describe('the gatehouse-ratelimit executable', () => {
   })
 
   it('serves, answers the CLI client, logs JSON, and exits 0 on SIGTERM', async () => {
-    const [port, grpcPort, debugPort] = await Promise.all([
-      getFreePort(),
-      getFreePort(),
-      getFreePort(),
-    ])
+    const { port, grpcPort, env } = await loopbackEnv(root)
     const p = await spawnService({
+      ...env,
       BACKEND_TYPE: 'memory',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      GRPC_HOST: '127.0.0.1',
-      GRPC_PORT: String(grpcPort),
-      DEBUG_HOST: '127.0.0.1',
-      DEBUG_PORT: String(debugPort),
-      RUNTIME_ROOT: root,
-      RUNTIME_WATCH_ROOT: 'false',
       USE_STATSD: 'false',
       STATS_FLUSH_INTERVAL: '100ms',
       LOG_LEVEL: 'info',
@@ -123,23 +132,12 @@ describe('the gatehouse-ratelimit executable', () => {
   })
 
   it('runs several workers on the same ports (RATELIMIT_WORKERS) and stops them all on SIGTERM', async () => {
-    const [port, grpcPort, debugPort] = await Promise.all([
-      getFreePort(),
-      getFreePort(),
-      getFreePort(),
-    ])
+    const { port, env } = await loopbackEnv(root)
     const p = await spawnService({
+      ...env,
       RATELIMIT_WORKERS: '2',
       REDIS_URL: sharedRedisUrl(),
       CACHE_KEY_PREFIX: redisKeyPrefix('ratelimit-workers'),
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      GRPC_HOST: '127.0.0.1',
-      GRPC_PORT: String(grpcPort),
-      DEBUG_HOST: '127.0.0.1',
-      DEBUG_PORT: String(debugPort),
-      RUNTIME_ROOT: root,
-      RUNTIME_WATCH_ROOT: 'false',
       DISABLE_STATS: 'true',
     })
     try {
@@ -181,22 +179,11 @@ describe('the gatehouse-ratelimit executable', () => {
       'no',
     ])
     await waitFor(() => ping('127.0.0.1', redisPort), { what: 'redis' })
-    const [port, grpcPort, debugPort] = await Promise.all([
-      getFreePort(),
-      getFreePort(),
-      getFreePort(),
-    ])
+    const { port, env } = await loopbackEnv(root)
     const p = await spawnService({
+      ...env,
       REDIS_SOCKET_TYPE: 'tcp',
       REDIS_URL: `127.0.0.1:${String(redisPort)}`,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      GRPC_HOST: '127.0.0.1',
-      GRPC_PORT: String(grpcPort),
-      DEBUG_HOST: '127.0.0.1',
-      DEBUG_PORT: String(debugPort),
-      RUNTIME_ROOT: root,
-      RUNTIME_WATCH_ROOT: 'false',
       DISABLE_STATS: 'true',
     })
     try {

@@ -24,6 +24,11 @@ const basic = {
 }
 const one = (key: string, value: string) => ({ entries: [{ key, value }] })
 
+async function deleteKeys(redis: Redis, prefix: string): Promise<void> {
+  const keys = await redis.keys(`${prefix}*`)
+  if (keys.length > 0) await redis.del(...keys)
+}
+
 async function healthy(h: Harness): Promise<void> {
   await waitFor(() => h.app.health.healthy(), { what: 'the backend to become healthy' })
 }
@@ -51,8 +56,7 @@ describe('Redis backend on the shared Redis (upstream-compatible keys)', () => {
   })
   afterAll(async () => {
     await h.close()
-    const keys = await redis.keys(`${prefix}*`)
-    if (keys.length > 0) await redis.del(...keys)
+    await deleteKeys(redis, prefix)
     redis.disconnect()
   })
 
@@ -158,8 +162,7 @@ describe('Redis backend options', () => {
       expect(h.stat('ratelimit.localcache.hitCount')).toBe(1)
     } finally {
       await h.close()
-      const keys = await redis.keys(`${prefix}*`)
-      if (keys.length > 0) await redis.del(...keys)
+      await deleteKeys(redis, prefix)
       redis.disconnect()
     }
   })
