@@ -11,7 +11,7 @@
  * `--env` passes settings to the service (e.g. `--env REDIS_POOL_SIZE=1`); `--write` stores the
  * markdown table in bench/RESULTS.md under "## ratelimit".
  */
-import { getFreePort, ping, startProcess, waitFor, type ManagedProcess } from '@gatehouse/testing'
+import { getFreePort, startProcess, startRedisServer, waitFor } from '@gatehouse/testing'
 import { execFile } from 'node:child_process'
 import { cpus } from 'node:os'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -163,22 +163,6 @@ async function httpLoad(port: number, c: number, seconds: number, dir: string): 
   }
 }
 
-async function startRedis(): Promise<{ port: number; process: ManagedProcess }> {
-  const port = await getFreePort()
-  const process = await startProcess('redis-server', [
-    '--bind',
-    '127.0.0.1',
-    '--port',
-    String(port),
-    '--save',
-    '',
-    '--appendonly',
-    'no',
-  ])
-  await waitFor(() => ping('127.0.0.1', port), { what: 'redis-server' })
-  return { port, process }
-}
-
 async function startService(redisPort: number, dir: string, env: Record<string, string>) {
   const [http, grpc, debug] = await Promise.all([getFreePort(), getFreePort(), getFreePort()])
   const service = await startProcess(
@@ -245,7 +229,7 @@ async function main(): Promise<void> {
       `${key}: ${sample.rps.toFixed(0)}/s p50 ${sample.p50.toFixed(2)} ms p99 ${sample.p99.toFixed(2)} ms`,
     )
   }
-  const redis = await startRedis()
+  const redis = await startRedisServer()
   try {
     for (let r = 0; r < options.runs; r++) {
       const svc = await startService(redis.port, dir, options.env)
@@ -263,7 +247,7 @@ async function main(): Promise<void> {
       }
     }
   } finally {
-    await redis.process.stop()
+    await redis.stop()
     rmSync(dir, { recursive: true, force: true })
   }
 
