@@ -225,13 +225,21 @@ async function main(): Promise<void> {
           }
         })
       },
-      async () =>
+      async () => {
+        // Warm up like the baseline slice does, on chains of its own.
         runWrk(
+          host,
+          CONCURRENCY,
+          WARMUP_MS,
+          refreshChainScript(host, '/token?grant_type=refresh_token', await seedChains()),
+        )
+        return runWrk(
           host,
           CONCURRENCY,
           SLICE_MS,
           refreshChainScript(host, '/token?grant_type=refresh_token', await seedChains()),
-        ),
+        )
+      },
     )
 
     // 3. GET /user vs JWT verification plus one primary-key SELECT.
@@ -269,7 +277,10 @@ async function main(): Promise<void> {
           const { rows } = await pool.query('SELECT * FROM users WHERE id = $1', [payload.sub])
           if (rows.length !== 1) throw new Error('user not found')
         }),
-      () => Promise.resolve(runWrk(host, CONCURRENCY, SLICE_MS, userScript)),
+      () => {
+        runWrk(host, CONCURRENCY, WARMUP_MS, userScript)
+        return Promise.resolve(runWrk(host, CONCURRENCY, SLICE_MS, userScript))
+      },
     )
 
     const c = String(CONCURRENCY)

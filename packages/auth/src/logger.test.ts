@@ -1,3 +1,6 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { describe, expect, it } from 'vitest'
 import { createLogger } from './logger.js'
@@ -24,5 +27,26 @@ describe('createLogger', () => {
     expect(line).toContain('"msg":"hello"')
     for (const secret of ['abc.def.ghi', 'hunter2', 'hunter3', 'abcdefghijkl'])
       expect(line).not.toContain(secret)
+  })
+
+  it('appends JSON lines to LOG_FILE', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'gatehouse-auth-log-'))
+    try {
+      const file = join(dir, 'logs', 'auth.log')
+      const logger = createLogger({ level: 'warn', file })
+      logger.info('hidden')
+      logger.warn({ password: 'hunter2' }, 'shown')
+      logger.flush()
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      const lines = (await readFile(file, 'utf8')).trim().split('\n')
+      expect(lines).toHaveLength(1)
+      expect(JSON.parse(lines[0]!)).toMatchObject({
+        level: 40,
+        msg: 'shown',
+        password: '[redacted]',
+      })
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
   })
 })

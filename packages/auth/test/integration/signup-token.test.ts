@@ -192,6 +192,17 @@ describe('POST /signup and POST /token (password grant)', () => {
     })
   })
 
+  it("parses a JSON body sent with curl's default form content type, as upstream", async () => {
+    const res = await server.app.server.inject({
+      method: 'POST',
+      url: '/signup',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: JSON.stringify({ email: 'curl@example.com', password: 'secret123' }),
+    })
+    expect(res.statusCode).toBe(200)
+    expect(res.json<Reply>().user.email).toBe('curl@example.com')
+  })
+
   it('ignores unknown fields', async () => {
     const res = await server.request('POST', '/signup', {
       body: { email: 'extra@example.com', password: 'secret123', favourite_colour: 'green' },

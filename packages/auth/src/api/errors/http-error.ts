@@ -48,8 +48,3 @@ export function validationFailed(message: string): HttpError {
 export function badJson(detail: string): HttpError {
   return new HttpError(400, 'bad_json', `Could not parse request body as JSON: ${detail}`)
 }
-
-/** 500 `unexpected_failure` with a public message and a private cause. */
-export function internalError(message: string, cause?: unknown): HttpError {
-  return new HttpError(500, 'unexpected_failure', message, { cause })
-}
