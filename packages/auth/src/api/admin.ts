@@ -224,29 +224,36 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
         bannedUntil: ban === undefined || ban === null ? null : new Date(now + ban),
         createdAt: new Date(now),
       })
-      if (email !== '') {
-        await insertIdentity(
-          tx,
-          {
-            providerId: id,
-            userId: id,
-            provider: 'email',
-            identityData: { sub: id, email, email_verified: emailConfirm, phone_verified: false },
-          },
-          now,
-        )
-      }
-      if (phone !== '') {
-        await insertIdentity(
-          tx,
-          {
-            providerId: id,
-            userId: id,
-            provider: 'phone',
-            identityData: { sub: id, phone, email_verified: false, phone_verified: phoneConfirm },
-          },
-          now,
-        )
+      const identities = [
+        ...(email !== ''
+          ? [
+              {
+                provider: 'email',
+                identityData: {
+                  sub: id,
+                  email,
+                  email_verified: emailConfirm,
+                  phone_verified: false,
+                },
+              },
+            ]
+          : []),
+        ...(phone !== ''
+          ? [
+              {
+                provider: 'phone',
+                identityData: {
+                  sub: id,
+                  phone,
+                  email_verified: false,
+                  phone_verified: phoneConfirm,
+                },
+              },
+            ]
+          : []),
+      ]
+      for (const identity of identities) {
+        await insertIdentity(tx, { providerId: id, userId: id, ...identity }, now)
       }
       await addAuditLogEntry(
         tx,

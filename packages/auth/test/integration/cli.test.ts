@@ -112,5 +112,5 @@ describe('gatehouse-auth CLI', () => {
       child.kill('SIGTERM')
     }
     expect(await exited).toBe(0)
-  })
+  }, 60_000)
 })

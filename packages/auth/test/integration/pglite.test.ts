@@ -57,5 +57,5 @@ describe('embedded PGlite', () => {
     } finally {
       await app.close()
     }
-  })
+  }, 90_000)
 })
