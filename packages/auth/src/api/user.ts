@@ -23,7 +23,14 @@ export function mergeMetadata(
   const merged: Record<string, unknown> = { ...current }
   for (const [key, value] of Object.entries(data)) {
     if (value === null) Reflect.deleteProperty(merged, key)
-    else merged[key] = value
+    // defineProperty: a "__proto__" key is stored as data, never as the object's prototype.
+    else
+      Object.defineProperty(merged, key, {
+        value,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      })
   }
   return merged
 }
