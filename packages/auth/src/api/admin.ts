@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { parseGoDuration } from '../conf/duration.js'
 import { hashPassword } from '../crypto/password.js'
 import { addAuditLogEntry } from '../models/audit-log.js'
@@ -277,7 +277,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
     return reply.send(userToJson(user, await findIdentitiesByUser(ctx.db, id)))
   })
 
-  app.put('/admin/users/:user_id', { preHandler: admin }, async (request, reply) => {
+  const updateHandler = async (request: FastifyRequest, reply: FastifyReply) => {
     const id = userIdParam(request)
     const body = jsonBody(request)
     const rc = requestContext(request, settings)
@@ -325,7 +325,10 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
       return userJson(tx, id)
     })
     return reply.send(json)
-  })
+  }
+  // The spec lists POST and PUT for updates; upstream has PUT only. Both are served.
+  app.put('/admin/users/:user_id', { preHandler: admin }, updateHandler)
+  app.post('/admin/users/:user_id', { preHandler: admin }, updateHandler)
 
   app.delete('/admin/users/:user_id', { preHandler: admin }, async (request, reply) => {
     const id = userIdParam(request)

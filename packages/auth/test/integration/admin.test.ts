@@ -194,6 +194,19 @@ describe('admin users API and /invite', () => {
     expect(weak.json().error_code).toBe('weak_password')
   })
 
+  it('also accepts POST /admin/users/<id> for updates, as the spec lists', async () => {
+    const created = await server.request('POST', '/admin/users', {
+      token: server.serviceKey,
+      body: { email: 'post-update@example.com' },
+    })
+    const res = await server.request('POST', `/admin/users/${created.json().id}`, {
+      token: server.serviceKey,
+      body: { role: 'editor' },
+    })
+    expect(res.statusCode).toBe(200)
+    expect(res.json().role).toBe('editor')
+  })
+
   it('answers unknown and malformed ids with 404', async () => {
     const bad = await server.request('GET', '/admin/users/not-a-uuid', { token: server.serviceKey })
     expect(bad.json()).toEqual({
