@@ -26,8 +26,8 @@ export function tokenHash(emailOrPhone: string, otp: string): string {
  * @param kind `confirmation` or `invite` for email; phone users get an SMS.
  * @param redirectTo Validated redirect target.
  * @returns The updated user.
- * @throws {@link HttpError} 422 `sms_send_failed`-style `unexpected_failure` when the SMS
- *   provider refuses; 500 when the mailer fails.
+ * @throws {@link HttpError} 422 `sms_send_failed` when the SMS provider refuses; 500 when the
+ *   mailer fails.
  */
 export async function sendConfirmation(
   ctx: AppContext,
@@ -58,8 +58,8 @@ export async function sendConfirmation(
       await ctx.sms.sendMessage(user.phone, `Your code is ${otp}`, 'sms', otp)
     } catch (error) {
       throw new HttpError(
-        500,
-        'unexpected_failure',
+        422,
+        'sms_send_failed',
         `Error sending confirmation OTP to provider: ${error instanceof Error ? error.message : 'failed'}`,
         { cause: error },
       )

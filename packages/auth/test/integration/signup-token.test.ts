@@ -92,6 +92,26 @@ describe('POST /signup and POST /token (password grant)', () => {
     })
   })
 
+  it('reports sms_send_failed when a phone confirmation cannot be sent', async () => {
+    const phoneOnly = await startTestServer('signup_sms', {
+      AUTHSVC_EXTERNAL_PHONE_ENABLED: 'true',
+      AUTHSVC_MAILER_AUTOCONFIRM: 'false',
+    })
+    try {
+      const res = await phoneOnly.request('POST', '/signup', {
+        body: { phone: '+15550199', password: 'secret123' },
+      })
+      expect(res.statusCode).toBe(422)
+      expect(res.json()).toEqual({
+        code: 422,
+        error_code: 'sms_send_failed',
+        msg: 'Error sending confirmation OTP to provider: no SMS provider is configured',
+      })
+    } finally {
+      await phoneOnly.close()
+    }
+  })
+
   it('without auto-confirm returns the user and no session, and sign-in says email not confirmed', async () => {
     const res = await confirmOff.request('POST', '/signup', {
       body: { email: 'pending@example.com', password: 'secret123' },

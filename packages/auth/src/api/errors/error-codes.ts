@@ -35,6 +35,7 @@ export const ERROR_CODES = [
   'over_email_send_rate_limit',
   'over_sms_send_rate_limit',
   'captcha_failed',
+  'sms_send_failed',
   'reauthentication_needed',
   'reauthentication_not_valid',
   'conflict',
