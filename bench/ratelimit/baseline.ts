@@ -6,6 +6,7 @@
  * Usage: tsx bench/ratelimit/baseline.ts <redis port> <concurrency> <seconds> <key>
  */
 import { Redis } from 'ioredis'
+import { percentile } from '../lib/report.js'
 
 const [portText = '6379', concurrencyText = '1', secondsText = '10', key = 'bench_key'] =
   process.argv.slice(2)
@@ -34,12 +35,15 @@ async function runFor(
   return { count, latencies }
 }
 
-await runFor(2000, false) // warm-up
+await runFor(500, false) // warm-up
 const start = performance.now()
 const { count, latencies } = await runFor(seconds * 1000, true)
 const elapsed = (performance.now() - start) / 1000
-latencies.sort((a, b) => a - b)
-const pick = (q: number): number =>
-  latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * q))] ?? 0
-console.log(JSON.stringify({ rps: count / elapsed, p50: pick(0.5), p99: pick(0.99) }))
+console.log(
+  JSON.stringify({
+    rps: count / elapsed,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+  }),
+)
 redis.disconnect()

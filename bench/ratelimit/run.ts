@@ -5,7 +5,7 @@
  * against one own redis-server in the same run.
  *
  * Usage (from the repository root, after `npx tsc -b packages/ratelimit`):
- *   npx tsx bench/ratelimit/run.ts [--seconds 10] [--runs 3] [--concurrency 1,50,200]
+ *   npx tsx bench/ratelimit/run.ts [--seconds 10] [--slices 5] [--concurrency 1,50,200]
  *     [--label default] [--env KEY=VALUE]... [--write]
  *
  * `--env` passes settings to the service (e.g. `--env REDIS_POOL_SIZE=1`); `--write` stores the
@@ -13,20 +13,20 @@
  */
 import { getFreePort, startProcess, startRedisServer, waitFor } from '@gatehouse/testing'
 import { execFile } from 'node:child_process'
-import { cpus } from 'node:os'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { encodeRateLimitRequest } from '../../packages/ratelimit/src/protocol/protobuf.js'
+import { machineInfo, percentile } from '../lib/report.js'
 
 const run = promisify(execFile)
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
 interface Options {
   seconds: number
-  runs: number
+  slices: number
   concurrency: number[]
   label: string
   env: Record<string, string>
@@ -36,7 +36,7 @@ interface Options {
 function parseArgs(argv: string[]): Options {
   const options: Options = {
     seconds: 10,
-    runs: 3,
+    slices: 5,
     concurrency: [1, 50, 200],
     label: 'default',
     env: {},
@@ -46,7 +46,7 @@ function parseArgs(argv: string[]): Options {
     const arg = argv[i]
     const value = (): string => argv[++i] ?? ''
     if (arg === '--seconds') options.seconds = Number(value())
-    else if (arg === '--runs') options.runs = Number(value())
+    else if (arg === '--slices') options.slices = Number(value())
     else if (arg === '--concurrency') options.concurrency = value().split(',').map(Number)
     else if (arg === '--label') options.label = value()
     else if (arg === '--write') options.write = true
@@ -78,10 +78,6 @@ const REQUEST = {
   hitsAddend: 0,
 }
 
-function quantile(sorted: number[], q: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? 0
-}
-
 async function baseline(redisPort: number, c: number, seconds: number): Promise<Sample> {
   const { stdout } = await run(
     process.execPath,
@@ -107,7 +103,7 @@ async function grpcLoad(port: number, c: number, seconds: number, dir: string): 
     '-D',
     String(seconds),
     '--warm-up-time',
-    '2',
+    '1',
     '-c',
     String(connections),
     '-m',
@@ -131,8 +127,7 @@ async function grpcLoad(port: number, c: number, seconds: number, dir: string): 
     .trim()
     .split('\n')
     .map((line) => Number(line.split('\t')[2]) / 1000)
-    .sort((a, b) => a - b)
-  return { rps, p50: quantile(times, 0.5), p99: quantile(times, 0.99) }
+  return { rps, p50: percentile(times, 50), p99: percentile(times, 99) }
 }
 
 function wrkMs(text: string, label: string): number {
@@ -145,7 +140,6 @@ function wrkMs(text: string, label: string): number {
 async function httpLoad(port: number, c: number, seconds: number, dir: string): Promise<Sample> {
   const url = `http://127.0.0.1:${String(port)}/json`
   const script = join(dir, 'post.lua')
-  await run('wrk', ['-t1', `-c${String(c)}`, '-d2s', '-s', script, url]) // warm-up
   const { stdout } = await run('wrk', [
     '-t1',
     `-c${String(c)}`,
@@ -230,23 +224,26 @@ async function main(): Promise<void> {
     )
   }
   const redis = await startRedisServer()
+  const svc = await startService(redis.port, dir, options.env)
   try {
-    for (let r = 0; r < options.runs; r++) {
-      const svc = await startService(redis.port, dir, options.env)
-      try {
-        for (const c of options.concurrency) {
-          add(`baseline ${String(c)}`, await baseline(redis.port, c, options.seconds))
-          add(`grpc ${String(c)}`, await grpcLoad(svc.grpc, c, options.seconds, dir))
-          add(`http ${String(c)}`, await httpLoad(svc.http, c, options.seconds, dir))
-        }
-        const stats = await (await fetch(`http://127.0.0.1:${String(svc.debug)}/stats`)).text()
-        const errors = /should_rate_limit\.redis_error: (\d+)/.exec(stats)?.[1]
-        if (errors !== '0') throw new Error(`the service counted redis errors: ${String(errors)}`)
-      } finally {
-        await svc.service.stop()
+    for (const c of options.concurrency) {
+      // Warm-up of every path at this concurrency (not recorded).
+      await baseline(redis.port, c, 1)
+      await grpcLoad(svc.grpc, c, 1, dir)
+      await httpLoad(svc.http, c, 1, dir)
+      // Interleaved slices: each service slice is compared with the baseline slice next to it, so
+      // both see the same background load.
+      for (let slice = 0; slice < options.slices; slice++) {
+        add(`baseline ${String(c)}`, await baseline(redis.port, c, options.seconds))
+        add(`grpc ${String(c)}`, await grpcLoad(svc.grpc, c, options.seconds, dir))
+        add(`http ${String(c)}`, await httpLoad(svc.http, c, options.seconds, dir))
       }
     }
+    const stats = await (await fetch(`http://127.0.0.1:${String(svc.debug)}/stats`)).text()
+    const errors = /should_rate_limit\.redis_error: (\d+)/.exec(stats)?.[1]
+    if (errors !== '0') throw new Error(`the service counted redis errors: ${String(errors)}`)
   } finally {
+    await svc.service.stop()
     await redis.stop()
     rmSync(dir, { recursive: true, force: true })
   }
@@ -264,21 +261,22 @@ async function main(): Promise<void> {
         )} | ${fmt(
           samples.map((s) => s.p99),
           2,
-        )} | ${fmt(base.map((s) => s.rps))} | ${fmt(ratios.map((x) => x * 100))}% |`,
+        )} | ${fmt(base.map((s) => s.rps))} | ${fmt(
+          base.map((s) => s.p50),
+          2,
+        )} / ${fmt(
+          base.map((s) => s.p99),
+          2,
+        )} | ${fmt(ratios.map((x) => x * 100))}% |`,
       )
     }
   }
+  const settings = Object.entries(options.env).map(([k, v]) => `${k}=${v}`)
   const table = [
-    `Label: **${options.label}**${
-      Object.keys(options.env).length > 0
-        ? ` (${Object.entries(options.env)
-            .map(([k, v]) => `${k}=${v}`)
-            .join(', ')})`
-        : ''
-    }; ${String(options.runs)} runs of ${String(options.seconds)} s per cell; median (min–max).`,
+    `Service settings: ${settings.length > 0 ? settings.join(', ') : 'defaults'}. ${String(options.slices)} interleaved slices of ${String(options.seconds)} s per path and concurrency (baseline, gRPC, HTTP, baseline, …); median (min–max) over the slices; the ratio is taken per slice against the baseline slice next to it.`,
     '',
-    '| path | concurrency | decisions/s | p50 ms | p99 ms | baseline pipelines/s | ratio |',
-    '|---|---|---|---|---|---|---|',
+    '| path | concurrency | decisions/s | p50 ms | p99 ms | baseline pipelines/s | baseline p50 / p99 ms | ratio |',
+    '|---|---|---|---|---|---|---|---|',
     ...rows,
   ].join('\n')
   console.log(table)
@@ -287,37 +285,24 @@ async function main(): Promise<void> {
 
 function writeResults(table: string, options: Options): void {
   const path = join(ROOT, 'bench/RESULTS.md')
-  let text: string
-  try {
-    text = readFileSync(path, 'utf8')
-  } catch {
-    text = '# Benchmark results\n'
-  }
-  const cpu = cpus()[0]?.model ?? 'unknown CPU'
-  const header = `### ${new Date().toISOString().slice(0, 10)}, ${options.label}\n\nMachine: ${String(cpus().length)} × ${cpu}, Node ${process.version}, ${execFileSyncVersion()}.\nCommand: \`npx tsx bench/ratelimit/run.ts --seconds ${String(options.seconds)} --runs ${String(options.runs)} --concurrency ${options.concurrency.join(',')} --label ${options.label}${Object.entries(
+  const text = readFileSync(path, 'utf8')
+  const command = `npx tsx bench/ratelimit/run.ts --seconds ${String(options.seconds)} --slices ${String(options.slices)} --concurrency ${options.concurrency.join(',')} --label "${options.label}"${Object.entries(
     options.env,
   )
     .map(([k, v]) => ` --env ${k}=${v}`)
-    .join('')} --write\`\n\n`
-  const marker = '## ratelimit'
+    .join('')} --write`
+  const entry = `### ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC — ${options.label}\n\n- **Machine:** ${machineInfo()}; load average at start ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(
+      ' / ',
+    )} (other engineers' test suites share the 2 cores).\n- **Command:** \`${command}\`\n\n${table}\n`
+  const marker = '## ratelimit\n'
   const start = text.indexOf(marker)
-  if (start < 0) text = `${text.trimEnd()}\n\n${marker}\n\n${header}${table}\n`
-  else {
-    const next = text.indexOf('\n## ', start + marker.length)
-    const section = next < 0 ? text.slice(start) : text.slice(start, next)
-    const updated = `${section.trimEnd()}\n\n${header}${table}\n`
-    text = text.slice(0, start) + updated + (next < 0 ? '' : text.slice(next))
-  }
-  writeFileSync(path, text)
-}
-
-function execFileSyncVersion(): string {
-  try {
-    const redis = readFileSync('/proc/version', 'utf8').split(' ').slice(0, 3).join(' ')
-    return redis
-  } catch {
-    return 'unknown kernel'
-  }
+  const updated =
+    start < 0
+      ? `${text.trimEnd()}\n\n${marker}\n${entry}`
+      : `${text.slice(0, start + marker.length)}\n${entry}${text.slice(start + marker.length)}`
+  writeFileSync(path, updated)
 }
 
 await main()

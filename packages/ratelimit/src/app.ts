@@ -108,9 +108,10 @@ export interface RateLimitApp {
   readonly debugServer: HttpServer
   /**
    * Loads the initial configuration (waits for it unless `FORCE_START_WITHOUT_INITIAL_CONFIG`),
-   * starts the backend health probe and stats flushing, and binds the three listeners.
+   * waits until the backend answers (as upstream does; the `backend` health component turns
+   * healthy then), starts stats flushing, and binds the three listeners.
    *
-   * @throws {Error} When a listener cannot bind.
+   * @throws {Error} When a listener cannot bind, or {@link close} was called while waiting.
    */
   listen(): Promise<ListeningAddresses>
   /**
@@ -262,14 +263,9 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
     debugServer,
     flushStats,
     async listen() {
-      store.ready().then(
-        () => {
-          health.set('backend', true)
-        },
-        (error: unknown) => {
-          if (!closed) logger.error(`backend never became ready: ${(error as Error).message}`)
-        },
-      )
+      const backendReady = store.ready().then(() => {
+        health.set('backend', true)
+      })
       const started = provider.start(onUpdate)
       if (settings.forceStartWithoutInitialConfig) {
         started.catch((error: unknown) => {
@@ -279,6 +275,9 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
         logger.info('Waiting for initial ratelimit config update event')
         await started
       }
+      // Like upstream, listen only once the store answers (so no call fails just for starting).
+      logger.info('Waiting for the backend to answer')
+      await backendReady
       flushTimer = setInterval(flushStats, settings.statsFlushIntervalMs)
       flushTimer.unref()
       const grpcAddress =

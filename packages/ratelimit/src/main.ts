@@ -55,6 +55,7 @@ async function serve(settings: Readonly<Settings>): Promise<void> {
   try {
     await app.listen()
   } catch (error) {
+    if (stopping) return // SIGTERM while waiting for the backend: close() exits.
     app.logger.fatal({ err: error }, `cannot start: ${(error as Error).message}`)
     await app.close(0).catch(() => undefined)
     process.exit(1)
