@@ -34,10 +34,10 @@ async function serve(settings: Readonly<Settings>): Promise<void> {
     console.error(`gatehouse-ratelimit: cannot start: ${(error as Error).message}`)
     process.exit(1)
   }
-  let stopping = false
+  const state = { stopping: false }
   const stop = (signal: string): void => {
-    if (stopping) return
-    stopping = true
+    if (state.stopping) return
+    state.stopping = true
     app.logger.warn(`${signal} received, draining and shutting down`)
     app.close().then(
       () => process.exit(0),
@@ -55,7 +55,7 @@ async function serve(settings: Readonly<Settings>): Promise<void> {
   try {
     await app.listen()
   } catch (error) {
-    if (stopping) return // SIGTERM while waiting for the backend: close() exits.
+    if (state.stopping) return // SIGTERM while waiting for the backend: close() exits.
     app.logger.fatal({ err: error }, `cannot start: ${(error as Error).message}`)
     await app.close(0).catch(() => undefined)
     process.exit(1)
