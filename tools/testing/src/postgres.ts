@@ -38,6 +38,30 @@ async function withAdmin<T>(adminUrl: string, fn: (client: pg.Client) => Promise
 }
 
 /**
+ * Runs `create` on the admin connection and returns a {@link TestDatabase} whose `drop()` runs
+ * `dropSql` once.
+ */
+async function createThrowaway(
+  adminUrl: string,
+  name: string,
+  createSql: string,
+  dropSql: string,
+  url: URL,
+): Promise<TestDatabase> {
+  await withAdmin(adminUrl, (client) => client.query(createSql))
+  let dropped = false
+  return {
+    name,
+    url: url.toString(),
+    async drop() {
+      if (dropped) return
+      dropped = true
+      await withAdmin(adminUrl, (client) => client.query(dropSql))
+    },
+  }
+}
+
+/**
  * Creates a fresh, empty database (`gh_test_<label>_<random>`) and returns its URL. Call `drop()`
  * in `afterAll`.
  *
@@ -49,27 +73,22 @@ export async function createTestDatabase(
   adminUrl = adminDatabaseUrl(),
 ): Promise<TestDatabase> {
   const name = uniqueName(label)
-  await withAdmin(adminUrl, (client) => client.query(`CREATE DATABASE "${name}"`))
   const url = new URL(adminUrl)
   url.pathname = `/${name}`
-  let dropped = false
-  return {
+  return createThrowaway(
+    adminUrl,
     name,
-    url: url.toString(),
-    async drop() {
-      if (dropped) return
-      dropped = true
-      await withAdmin(adminUrl, (client) =>
-        client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`),
-      )
-    },
-  }
+    `CREATE DATABASE "${name}"`,
+    `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`,
+    url,
+  )
 }
 
 /**
  * Creates a fresh schema (`gh_test_<label>_<random>`) in the admin database and returns a URL
  * whose connections use it as `search_path` (better-auth's trick). Cheaper than a database.
  *
+ * @param label Readable part of the name, such as the test file's name.
  * @throws {Error} When PostgreSQL cannot be reached at {@link adminDatabaseUrl}.
  */
 export async function createTestSchema(
@@ -77,17 +96,13 @@ export async function createTestSchema(
   adminUrl = adminDatabaseUrl(),
 ): Promise<TestDatabase> {
   const name = uniqueName(label)
-  await withAdmin(adminUrl, (client) => client.query(`CREATE SCHEMA "${name}"`))
   const url = new URL(adminUrl)
   url.searchParams.set('options', `-c search_path=${name}`)
-  let dropped = false
-  return {
+  return createThrowaway(
+    adminUrl,
     name,
-    url: url.toString(),
-    async drop() {
-      if (dropped) return
-      dropped = true
-      await withAdmin(adminUrl, (client) => client.query(`DROP SCHEMA IF EXISTS "${name}" CASCADE`))
-    },
-  }
+    `CREATE SCHEMA "${name}"`,
+    `DROP SCHEMA IF EXISTS "${name}" CASCADE`,
+    url,
+  )
 }
