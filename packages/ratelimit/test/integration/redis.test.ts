@@ -6,13 +6,12 @@ import {
   waitFor,
   type TestRedisServer,
 } from '@gatehouse/testing'
-import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { upstreamFixture } from '../fixtures.js'
+import { OWN_FIXTURES, upstreamFixture } from '../fixtures.js'
 import { startService, type Harness } from '../harness.js'
 
 const NOW = Date.UTC(2026, 0, 1, 0, 0, 10)
@@ -232,52 +231,7 @@ describe('Redis backend options', () => {
   })
 
   it('connects over TLS with a client certificate and a private CA', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'ratelimit-tls-'))
-    const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' })
-    ssl(
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=test-ca',
-      '-keyout',
-      'ca.key',
-      '-out',
-      'ca.crt',
-    )
-    for (const name of ['server', 'client']) {
-      ssl(
-        'req',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-subj',
-        `/CN=${name}`,
-        '-keyout',
-        `${name}.key`,
-        '-out',
-        `${name}.csr`,
-      )
-      ssl(
-        'x509',
-        '-req',
-        '-in',
-        `${name}.csr`,
-        '-CA',
-        'ca.crt',
-        '-CAkey',
-        'ca.key',
-        '-CAcreateserial',
-        '-days',
-        '1',
-        '-out',
-        `${name}.crt`,
-      )
-    }
+    const dir = join(OWN_FIXTURES, 'tls')
     const tlsPort = await getFreePort()
     let server: TestRedisServer | undefined
     let h: Harness | undefined
@@ -322,7 +276,6 @@ describe('Redis backend options', () => {
     } finally {
       await h?.close()
       await server?.stop()
-      rmSync(dir, { recursive: true, force: true })
     }
   })
 })
