@@ -25,7 +25,11 @@ export function redisClientOptions(settings: RedisSettings): {
 } {
   const options: RedisOptions = {
     connectTimeout: settings.timeoutMs,
-    commandTimeout: settings.timeoutMs,
+    // Upstream's REDIS_TIMEOUT is radix's read/write timeout: a connection that has commands in
+    // flight and receives nothing for that long is closed (its calls fail) and reconnected.
+    // ioredis' socketTimeout is that, with one timer per round trip; commandTimeout would arm and
+    // clear a timer per command (two per decision), a measurable share of the CPU per decision.
+    socketTimeout: settings.timeoutMs,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     enableAutoPipelining: true,

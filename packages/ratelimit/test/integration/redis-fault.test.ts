@@ -1,5 +1,6 @@
 import { startRedisServer, waitFor, type TestRedisServer } from '@gatehouse/testing'
 import * as grpc from '@grpc/grpc-js'
+import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { upstreamFixture } from '../fixtures.js'
 import { startService, type Harness } from '../harness.js'
@@ -66,5 +67,58 @@ describe('Redis killed and restarted mid-run', () => {
     // The restarted server is empty: counting starts again.
     expect(answer.statuses?.[0]).toMatchObject({ code: 'OK', limitRemaining: 49 })
     expect((await h.json(request)).status).toBe(200)
+  })
+})
+
+describe('Redis that stops answering (REDIS_TIMEOUT)', () => {
+  let server: TestRedisServer
+  let h: Harness
+  const request = { domain: 'basic', descriptors: [{ entries: [{ key: 'key1', value: 'hang' }] }] }
+
+  beforeAll(async () => {
+    server = await startRedisServer()
+    h = await startService({
+      files: { 'basic.yaml': upstreamFixture('integration/basic.yaml') },
+      env: {
+        BACKEND_TYPE: 'redis',
+        REDIS_SOCKET_TYPE: 'tcp',
+        REDIS_URL: server.hostPort,
+        REDIS_TIMEOUT: '300ms',
+      },
+    })
+    await waitFor(() => h.app.health.healthy(), { what: 'healthy' })
+  })
+  afterAll(async () => {
+    await h.close()
+    await server.stop()
+  })
+
+  it('fails the call after REDIS_TIMEOUT without an answer and serves again', async () => {
+    expect((await h.client.shouldRateLimit(request)).overallCode).toBe('OK')
+    const admin = new Redis(server.url)
+    try {
+      // Write commands (INCRBY) wait far longer than REDIS_TIMEOUT; the connection is not answered.
+      await admin.call('CLIENT', 'PAUSE', '5000', 'WRITE')
+      const error = await h.client.shouldRateLimit(request).then(
+        () => undefined,
+        (e: unknown) => e as grpc.ServiceError,
+      )
+      expect(error?.code).toBe(grpc.status.UNKNOWN)
+      expect(h.stat('ratelimit.service.call.should_rate_limit.redis_error')).toBe(1)
+      await admin.call('CLIENT', 'UNPAUSE')
+    } finally {
+      admin.disconnect()
+    }
+    const answer = await waitFor(
+      async () => {
+        try {
+          return await h.client.shouldRateLimit(request)
+        } catch {
+          return undefined
+        }
+      },
+      { what: 'calls to succeed after Redis answers again', timeout: 15_000 },
+    )
+    expect(answer.overallCode).toBe('OK')
   })
 })
