@@ -67,6 +67,7 @@ export {
 export {
   ConfigError,
   loadSettings,
+  type HostInfo,
   type RedisSettings,
   type Settings,
 } from './settings/settings.js'

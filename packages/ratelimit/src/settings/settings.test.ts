@@ -160,6 +160,18 @@ describe('loadSettings', () => {
     expect(loadSettings({ RATELIMIT_WORKERS: '2' }).workers).toBe(2)
   })
 
+  it('defaults to two workers with the Redis backend on two or more cores, else one', () => {
+    const workers = (env: Record<string, string>, availableCores?: number): number =>
+      loadSettings(env, { availableCores }).workers
+    expect(workers({}, 2)).toBe(2)
+    expect(workers({}, 8)).toBe(2)
+    expect(workers({}, 1)).toBe(1)
+    expect(workers({})).toBe(1)
+    expect(workers({ BACKEND_TYPE: 'memory' }, 8)).toBe(1)
+    expect(workers({ RATELIMIT_WORKERS: '1' }, 8)).toBe(1)
+    expect(workers({ RATELIMIT_WORKERS: '4' }, 2)).toBe(4)
+  })
+
   it('rejects features of later versions instead of ignoring them', () => {
     expect(
       problemsOf({ USE_PROMETHEUS: 'true', TRACING_ENABLED: 'true', CONFIG_TYPE: 'GRPC_XDS_SOTW' }),

@@ -80,7 +80,8 @@ export interface Settings {
   readonly grpcServerImplementation: 'native' | 'grpc-js'
   /**
    * `RATELIMIT_WORKERS` (Gatehouse addition): processes serving the same ports (node:cluster), to
-   * use more than one core. Requires the Redis backend. @default 1
+   * use more than one core. More than 1 requires the Redis backend. @default 2 with the Redis
+   * backend on a host with at least 2 cores ({@link HostInfo.availableCores}), else 1
    */
   readonly workers: number
   /** `LOG_LEVEL`. @default 'warn' */
@@ -225,15 +226,23 @@ function unsupported(r: EnvReader, name: string, feature: string): void {
     r.invalid(name, `${feature} is not supported by this version of Gatehouse`, 'true')
 }
 
+/** Facts about the host that some defaults depend on, passed in so that {@link loadSettings} stays pure. */
+export interface HostInfo {
+  /** CPU cores this process may use (`os.availableParallelism()`). @default 1 */
+  readonly availableCores?: number
+}
+
 /**
- * Reads and validates every setting. Pure: reads only `env`.
+ * Reads and validates every setting. Pure: reads only `env` and `host`.
  *
  * @param env Environment variables. @default process.env
+ * @param host The host's cores (for the `RATELIMIT_WORKERS` default). @default one core
  * @returns Frozen settings.
  * @throws {@link ConfigError} Listing every invalid or unsupported variable at once.
  */
 export function loadSettings(
   env: Readonly<Record<string, string | undefined>> = process.env,
+  host: HostInfo = {},
 ): Readonly<Settings> {
   const r = new EnvReader(env)
 
@@ -285,7 +294,14 @@ export function loadSettings(
       'native',
       'grpc-js',
     ]),
-    workers: r.int('RATELIMIT_WORKERS', 1, 1, 64),
+    // Two processes by default where they can run in parallel: measured on 2 cores, about 1.5x
+    // the decisions/s of one (bench/RESULTS.md). The memory backend's counters are per process.
+    workers: r.int(
+      'RATELIMIT_WORKERS',
+      backendType === 'redis' && (host.availableCores ?? 1) >= 2 ? 2 : 1,
+      1,
+      64,
+    ),
     logLevel: logLevel ?? 'warn',
     logFormat: r.oneOf('LOG_FORMAT', 'text', ['text', 'json']),
     configType: 'FILE',

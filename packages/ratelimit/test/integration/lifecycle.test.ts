@@ -9,6 +9,7 @@ import {
 } from '@gatehouse/testing'
 import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs'
+import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -163,6 +164,27 @@ describe('the gatehouse-ratelimit executable', () => {
       expect(await exitCode(p)).toBe(0)
     } finally {
       await p.stop('SIGKILL')
+    }
+  })
+
+  it('stops with exit 1 when a worker cannot start, instead of restarting it in a loop', async () => {
+    const { env } = await loopbackEnv(root)
+    const busy = createServer()
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve))
+    const address = busy.address()
+    const p = await spawnService({
+      ...env,
+      PORT: String(typeof address === 'object' && address !== null ? address.port : 0),
+      RATELIMIT_WORKERS: '2',
+      REDIS_URL: sharedRedisUrl(),
+      DISABLE_STATS: 'true',
+    })
+    try {
+      expect(await exitCode(p)).toBe(1)
+      expect(p.output()).toContain('before serving; stopping')
+    } finally {
+      await p.stop('SIGKILL')
+      busy.close()
     }
   })
 
