@@ -5,27 +5,44 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { upstreamFixture } from '../fixtures.js'
 import { startService, type Harness } from '../harness.js'
 
-describe('Redis killed and restarted mid-run', () => {
-  let server: TestRedisServer
-  let h: Harness
-  const request = { domain: 'basic', descriptors: [{ entries: [{ key: 'key1', value: 'fault' }] }] }
-
+/**
+ * Starts an own redis-server and the service on it (REDIS_TIMEOUT = `timeout`) before the
+ * describe block's tests and stops both after; returns a getter for them.
+ */
+function ownRedisService(timeout: string): () => { server: TestRedisServer; h: Harness } {
+  let server: TestRedisServer | undefined
+  let h: Harness | undefined
   beforeAll(async () => {
     server = await startRedisServer()
-    h = await startService({
+    const started = await startService({
       files: { 'basic.yaml': upstreamFixture('integration/basic.yaml') },
       env: {
         BACKEND_TYPE: 'redis',
         REDIS_SOCKET_TYPE: 'tcp',
         REDIS_URL: server.hostPort,
-        REDIS_TIMEOUT: '2s',
+        REDIS_TIMEOUT: timeout,
       },
     })
-    await waitFor(() => h.app.health.healthy(), { what: 'healthy' })
+    h = started
+    await waitFor(() => started.app.health.healthy(), { what: 'healthy' })
   })
   afterAll(async () => {
-    await h.close()
-    await server.stop()
+    await h?.close()
+    await server?.stop()
+  })
+  return () => {
+    if (server === undefined || h === undefined) throw new Error('not started')
+    return { server, h }
+  }
+}
+
+describe('Redis killed and restarted mid-run', () => {
+  const own = ownRedisService('2s')
+  let server: TestRedisServer
+  let h: Harness
+  const request = { domain: 'basic', descriptors: [{ entries: [{ key: 'key1', value: 'fault' }] }] }
+  beforeAll(() => {
+    ;({ server, h } = own())
   })
 
   it('fails calls like upstream while Redis is down and serves again once it is back', async () => {
@@ -71,26 +88,12 @@ describe('Redis killed and restarted mid-run', () => {
 })
 
 describe('Redis that stops answering (REDIS_TIMEOUT)', () => {
+  const own = ownRedisService('300ms')
   let server: TestRedisServer
   let h: Harness
   const request = { domain: 'basic', descriptors: [{ entries: [{ key: 'key1', value: 'hang' }] }] }
-
-  beforeAll(async () => {
-    server = await startRedisServer()
-    h = await startService({
-      files: { 'basic.yaml': upstreamFixture('integration/basic.yaml') },
-      env: {
-        BACKEND_TYPE: 'redis',
-        REDIS_SOCKET_TYPE: 'tcp',
-        REDIS_URL: server.hostPort,
-        REDIS_TIMEOUT: '300ms',
-      },
-    })
-    await waitFor(() => h.app.health.healthy(), { what: 'healthy' })
-  })
-  afterAll(async () => {
-    await h.close()
-    await server.stop()
+  beforeAll(() => {
+    ;({ server, h } = own())
   })
 
   it('fails the call after REDIS_TIMEOUT without an answer and serves again', async () => {
