@@ -13,7 +13,7 @@
 import cluster from 'node:cluster'
 import { availableParallelism } from 'node:os'
 import { buildRateLimitApp, type RateLimitApp } from './app.js'
-import { ConfigError, loadSettings, type Settings } from './settings/settings.js'
+import { ConfigError, loadSettings, settingsDefaults, type Settings } from './settings/settings.js'
 
 const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const
 /** What a worker tells the primary once all its listeners are bound. */
@@ -111,6 +111,32 @@ function supervise(workers: number): void {
   }
 }
 
+/** `--help`: what the service is and every variable it reads, with its default. */
+function usage(): string {
+  const rows = [...settingsDefaults({ availableCores: availableParallelism() })]
+  const width = 40
+  return [
+    'Usage: gatehouse-ratelimit',
+    '',
+    "Rate limit service compatible with envoyproxy/ratelimit: Envoy's envoy.service.ratelimit.v3",
+    'gRPC API, HTTP POST /json and GET /healthcheck, a debug server, YAML configs and Redis keys.',
+    'Configured only by environment variables (upstream names; KVSTORE_* and REDIS_* spellings',
+    'both accepted). SIGTERM or SIGINT drains in-flight calls and exits 0.',
+    '',
+    'Environment variables (default):',
+    ...rows.map(
+      ([name, fallback]) => `  ${name.padEnd(width)}  ${fallback === '' ? '(none)' : fallback}`,
+    ),
+    '',
+    'Full reference: the @gatehouse/ratelimit README.',
+    '',
+  ].join('\n')
+}
+
+if (process.argv.includes('--help') || process.argv.includes('-h')) {
+  process.stdout.write(usage())
+  process.exit(0)
+}
 const settings = readSettings()
 if (settings.workers > 1 && cluster.isPrimary) supervise(settings.workers)
 else await serve(settings)

@@ -48,6 +48,11 @@ export function parseGoDuration(text: string): number | undefined {
 /** Reads variables from an environment, remembering each problem as `NAME: problem (got "…")`. */
 export class EnvReader {
   readonly problems: string[] = []
+  /**
+   * Every setting read through a typed method, in reading order: its names joined with ` | `
+   * (all spellings of one setting) mapped to its default as text. Feeds `--help`.
+   */
+  readonly defaults = new Map<string, string>()
   readonly #env: Readonly<Record<string, string | undefined>>
 
   constructor(env: Readonly<Record<string, string | undefined>>) {
@@ -72,17 +77,24 @@ export class EnvReader {
     return found
   }
 
+  #see(names: string | readonly string[], fallback: string | number | boolean): void {
+    const key = typeof names === 'string' ? names : names.join(' | ')
+    if (!this.defaults.has(key)) this.defaults.set(key, String(fallback))
+  }
+
   #problem(name: string, problem: string, value: string, secret = false): void {
     this.problems.push(secret ? `${name}: ${problem}` : `${name}: ${problem} (got "${value}")`)
   }
 
   /** A string setting. */
   string(names: string | readonly string[], fallback: string): string {
+    this.#see(names, fallback)
     return this.raw(names)?.value ?? fallback
   }
 
   /** A boolean setting (Go `ParseBool` spellings). */
   bool(names: string | readonly string[], fallback: boolean): boolean {
+    this.#see(names, fallback)
     const found = this.raw(names)
     if (found === undefined) return fallback
     if (TRUE.has(found.value)) return true
@@ -97,6 +109,7 @@ export class EnvReader {
     [min, max]: readonly [number, number],
     kind: 'integer' | 'number',
   ): number {
+    this.#see(names, fallback)
     const found = this.raw(names)
     if (found === undefined) return fallback
     const pattern = kind === 'integer' ? /^[-+]?\d+$/ : /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/
@@ -139,6 +152,7 @@ export class EnvReader {
    * @returns Milliseconds.
    */
   duration(names: string | readonly string[], fallback: string): number {
+    this.#see(names, fallback)
     const found = this.raw(names)
     const text = found?.value ?? fallback
     const ms = parseGoDuration(text)
@@ -159,6 +173,7 @@ export class EnvReader {
     fallback: T,
     allowed: readonly T[],
   ): T {
+    this.#see(names, fallback)
     const found = this.raw(names)
     if (found === undefined) return fallback
     const match = allowed.find((a) => a.toLowerCase() === found.value.toLowerCase())
@@ -171,6 +186,7 @@ export class EnvReader {
 
   /** A `k1:v1,k2:v2` map (envconfig map syntax, as `EXTRA_TAGS`). */
   map(names: string | readonly string[]): Record<string, string> {
+    this.#see(names, '')
     const found = this.raw(names)
     const out: Record<string, string> = {}
     if (found === undefined) return out

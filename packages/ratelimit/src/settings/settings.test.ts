@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { parseGoDuration } from './env.js'
-import { ConfigError, loadSettings } from './settings.js'
+import { ConfigError, loadSettings, settingsDefaults } from './settings.js'
 
 function problemsOf(env: Record<string, string>): readonly string[] {
   try {
@@ -197,5 +197,17 @@ describe('parseGoDuration', () => {
 
   it.each(['', 's', '10', '10 s', '1x', 'h1'])('rejects %j', (text) => {
     expect(parseGoDuration(text)).toBeUndefined()
+  })
+})
+
+describe('settingsDefaults', () => {
+  it('lists every variable read, each spelling of one setting together, with upstream defaults', () => {
+    const defaults = settingsDefaults({ availableCores: 2 })
+    expect(defaults.get('PORT')).toBe('8080')
+    expect(defaults.get('GRPC_PORT')).toBe('8081')
+    expect(defaults.get('REDIS_URL | KVSTORE_URL')).toBe('/var/run/nutcracker/ratelimit.sock')
+    expect(defaults.get('EXPIRATION_JITTER_MAX_SECONDS')).toBe('300')
+    expect(defaults.get('RATELIMIT_WORKERS')).toBe('2')
+    expect(settingsDefaults().get('RATELIMIT_WORKERS')).toBe('1')
   })
 })

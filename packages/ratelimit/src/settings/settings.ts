@@ -244,8 +244,23 @@ export function loadSettings(
   env: Readonly<Record<string, string | undefined>> = process.env,
   host: HostInfo = {},
 ): Readonly<Settings> {
-  const r = new EnvReader(env)
+  return readSettings(new EnvReader(env), host)
+}
 
+/**
+ * Every environment variable the service reads, with its default as text (empty when it has
+ * none), in the order of the settings: what `gatehouse-ratelimit --help` prints. Names of one
+ * setting's spellings are joined with ` | ` (`REDIS_URL | KVSTORE_URL`).
+ *
+ * @param host The host's cores, for defaults that depend on them. @default one core
+ */
+export function settingsDefaults(host: HostInfo = {}): ReadonlyMap<string, string> {
+  const reader = new EnvReader({})
+  readSettings(reader, host)
+  return reader.defaults
+}
+
+function readSettings(r: EnvReader, host: HostInfo): Readonly<Settings> {
   const logLevelText = r.string('LOG_LEVEL', 'WARN')
   const logLevel = LOG_LEVELS[logLevelText.toLowerCase()]
   if (logLevel === undefined) {
@@ -348,7 +363,11 @@ export function loadSettings(
     )
   }
   if (settings.statsFlushIntervalMs <= 0) {
-    r.invalid('STATS_FLUSH_INTERVAL', 'must be greater than zero', String(env.STATS_FLUSH_INTERVAL))
+    r.invalid(
+      'STATS_FLUSH_INTERVAL',
+      'must be greater than zero',
+      r.string('STATS_FLUSH_INTERVAL', ''),
+    )
   }
   if (r.problems.length > 0) throw new ConfigError([...new Set(r.problems)])
   return Object.freeze({
