@@ -13,7 +13,11 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'unit',
-          include: ['packages/*/src/**/*.test.ts', 'tools/*/src/**/*.test.ts'],
+          include: [
+            'packages/*/src/**/*.test.ts',
+            'tools/*/src/**/*.test.ts',
+            'scripts/**/*.test.ts',
+          ],
           testTimeout: 10_000,
         },
       },
