@@ -13,6 +13,7 @@
 import cluster from 'node:cluster'
 import { availableParallelism } from 'node:os'
 import { buildRateLimitApp, type RateLimitApp } from './app.js'
+import { workerExitVerdict } from './server/workers.js'
 import { ConfigError, loadSettings, settingsDefaults, type Settings } from './settings/settings.js'
 
 const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const
@@ -71,14 +72,14 @@ async function serve(settings: Readonly<Settings>): Promise<void> {
 
 /** Forks the workers, replaces any that die once serving, and passes signals on. */
 function supervise(workers: number): void {
-  let stopping = false
+  let stopSignal: NodeJS.Signals | undefined
   let failed = false
   if (workers >= availableParallelism()) {
     cluster.setupPrimary({ execArgv: [...process.execArgv, '--single-threaded-gc'] })
   }
   const listening = new Set<number>()
   const stopAll = (signal: NodeJS.Signals): void => {
-    stopping = true
+    stopSignal ??= signal
     for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal)
   }
   for (let i = 0; i < workers; i++) cluster.fork()
@@ -87,21 +88,31 @@ function supervise(workers: number): void {
   })
   cluster.on('exit', (worker, code, signal) => {
     const how = signal || `code ${String(code)}`
-    if (!stopping && !listening.has(worker.id)) {
-      // It could not start (its error is on standard error): restarting would loop.
-      console.error(
-        `gatehouse-ratelimit: worker ${String(worker.process.pid)} exited (${how}) before serving; stopping`,
-      )
-      failed = true
-      stopAll('SIGTERM')
-    } else if (!stopping) {
-      console.error(
-        `gatehouse-ratelimit: worker ${String(worker.process.pid)} exited (${how}); starting another`,
-      )
-      cluster.fork()
-      return
+    const verdict = workerExitVerdict({
+      stopping: stopSignal !== undefined,
+      stopSignal,
+      serving: listening.has(worker.id),
+      code,
+      signal: signal as NodeJS.Signals | null,
+    })
+    if (verdict.failed) failed = true
+    switch (verdict.action) {
+      case 'restart':
+        console.error(
+          `gatehouse-ratelimit: worker ${String(worker.process.pid)} exited (${how}); starting another`,
+        )
+        cluster.fork()
+        return
+      case 'stop':
+        // It could not start (its error is on standard error): restarting would loop.
+        console.error(
+          `gatehouse-ratelimit: worker ${String(worker.process.pid)} exited (${how}) before serving; stopping`,
+        )
+        stopAll('SIGTERM')
+        break
+      case 'drained':
+        break
     }
-    if (code !== 0) failed = true
     if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(failed ? 1 : 0)
   })
   for (const signal of SIGNALS) {
