@@ -37,6 +37,7 @@ export const requirements: readonly Requirement[] = [
   },
   { command: 'redis-cli', debianPackage: 'redis-tools', neededBy: 'checking the shared Redis' },
   { command: 'memcached', debianPackage: 'memcached', neededBy: 'the ratelimit memcache tests' },
+  { command: 'openssl', debianPackage: 'openssl', neededBy: 'TLS test certificates' },
   { command: 'pg_ctlcluster', debianPackage: 'postgresql', neededBy: 'the shared PostgreSQL' },
 ]
 
