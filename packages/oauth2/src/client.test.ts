@@ -136,6 +136,29 @@ describe('URL building', () => {
     ).toContain('code_challenge=c&code_challenge_method=S256')
   })
 
+  it.each([
+    ['//evil.example/t'],
+    ['/\\evil.example/t'],
+    ['/\t/evil.example/t'],
+    ['/\n/evil.example/t'],
+    ['\\\\evil.example/t'],
+    ['\\/evil.example/t'],
+    [' //evil.example/t'],
+    ['\t//evil.example/t'],
+  ])('keeps %j on the site origin, normalising as WHATWG URL does', (path) => {
+    const client = new Client('id', 's', {
+      site: 'https://auth.example/base',
+      tokenUrl: path,
+      authorizeUrl: path,
+    })
+    expect(new URL(client.tokenUrl()).origin).toBe('https://auth.example')
+    expect(new URL(client.authorizeUrl()).origin).toBe('https://auth.example')
+    expect(
+      new URL(new Client('id', 's', { site: 'https://auth.example', revokeUrl: path }).revokeUrl())
+        .origin,
+    ).toBe('https://auth.example')
+  })
+
   it('follows a changed site', () => {
     const client = new Client('id', 's', { site: 'https://a.example' })
     expect(client.tokenUrl()).toBe('https://a.example/oauth/token')
@@ -275,6 +298,22 @@ describe('Client#request', () => {
     expect((await client.request('get', 'a')).body).toBe('stayed')
   })
 
+  it.each([['/\\'], ['/\t/'], ['\\\\'], ['\\/']])(
+    'keeps a Location of %j + host on the current origin (WHATWG normalisation)',
+    async (prefix) => {
+      const host = new URL(other.url).host
+      server.on('GET', '/api/a', { status: 302, headers: { location: `${prefix}${host}/x` } })
+      server.on('GET', `///${host}/x`, { body: 'stayed' })
+      expect((await client.request('get', 'a')).body).toBe('stayed')
+    },
+  )
+
+  it('keeps a request path of /\\host on the site origin', async () => {
+    const host = new URL(other.url).host
+    server.on('GET', `///${host}/x`, { body: 'stayed' })
+    expect((await client.request('get', `/\\${host}/x`)).body).toBe('stayed')
+  })
+
   it('returns the 3xx once maxRedirects is reached, and 308 as is', async () => {
     const c = new Client('id', 's', { site: server.url, maxRedirects: 1 })
     server.on('GET', '/r1', { status: 302, headers: { location: '/r2' } })
@@ -284,12 +323,18 @@ describe('Client#request', () => {
     expect((await c.request('get', '/p')).status).toBe(308)
   })
 
-  it('throws missing_location for a redirect without Location', async () => {
+  it('throws missing_location for a redirect without a Location or with an invalid one', async () => {
     server.on('GET', '/api/r', { status: 301 })
     await expect(client.request('get', 'r')).rejects.toMatchObject({
       name: 'OAuth2Error',
       code: 'missing_location',
       message: 'Got 301 status code, but no Location header was present',
+    })
+    server.on('GET', '/api/bad', { status: 302, headers: { location: 'http://[::1' } })
+    await expect(client.request('get', 'bad')).rejects.toMatchObject({
+      name: 'OAuth2Error',
+      code: 'missing_location',
+      message: 'Got 302 status code, but the Location header is not a valid URL',
     })
   })
 

@@ -45,7 +45,7 @@ import { AuthCode } from './strategy/auth-code.js'
 import { ClientCredentials } from './strategy/client-credentials.js'
 import { Implicit } from './strategy/implicit.js'
 import { Password } from './strategy/password.js'
-import { encodeParams, resolveUrl, withQuery, type Params } from './url.js'
+import { encodeParams, resolveLocation, resolveUrl, withQuery, type Params } from './url.js'
 
 /** HTTP verbs of {@link Client.request}, lowercase (uppercase is accepted too). */
 export type HttpVerb = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'head' | 'options'
@@ -580,9 +580,13 @@ export class Client {
           })
         }
         const current = new URL(target)
-        const next = location.startsWith('//')
-          ? new URL(`${current.origin}/${location}`)
-          : new URL(location, current)
+        const next = resolveLocation(location, current)
+        if (next === undefined) {
+          throw new OAuth2Error(response, {
+            code: 'missing_location',
+            message: `Got ${String(status)} status code, but the Location header is not a valid URL`,
+          })
+        }
         if (status === 303) {
           method = 'GET'
           body = undefined

@@ -27,7 +27,7 @@ export type OAuth2ErrorCode =
   | 'no_refresh_token'
   /** `revoke()` was called without the token it should revoke, or with a bad hint. */
   | 'unrevocable_token'
-  /** A redirect had no `Location` header. */
+  /** A redirect had no `Location` header, or one that is not a URL. */
   | 'missing_location'
   /** The server answered with a status outside 200-599. */
   | 'unhandled_status'

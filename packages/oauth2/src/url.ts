@@ -91,25 +91,61 @@ export function encodeParams(params: Readonly<Record<string, unknown>>, prefix?:
 }
 
 const ABSOLUTE = /^[a-z][a-z\d+.-]*:/i
+/** Characters the WHATWG URL parser strips or treats as `/` (tested first to keep the common case cheap). */
+// eslint-disable-next-line no-control-regex -- the C0 controls the WHATWG parser strips
+const PARSER_IGNORED = /[\u0000-\u0020\\]/
+/** Two leading slashes after WHATWG's normalisation (`\` counts as `/` in special URLs). */
+const PROTOCOL_RELATIVE = /^[/\\]{2}/
+
+/**
+ * What the WHATWG URL parser actually reads of a reference: leading and trailing C0 controls and
+ * spaces stripped, every tab and newline removed. So `' //host'` and `'/\t/host'` are seen as
+ * `//host` by the checks below, as the parser will see them.
+ *
+ * @internal
+ */
+export function whatwgTrim(ref: string): string {
+  if (!PARSER_IGNORED.test(ref)) return ref
+  // eslint-disable-next-line no-control-regex -- the C0 controls the WHATWG parser strips
+  return ref.replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, '').replace(/[\t\n\r]/g, '')
+}
 
 /**
  * Resolves `path` against `base` with the gem's (Faraday's) rules: an absolute URL is used as
  * given; a path with a leading `/` starts at the host root; any other path goes under the path of
  * `base` (a `/` is added to it first). A protocol-relative `//host/path` stays on the origin of
- * `base`.
+ * `base`, also when spelled so that the WHATWG parser reads it as one (`/\host`, `/\t/host`,
+ * `\\host`, leading spaces).
  *
  * @internal
  */
 export function resolveUrl(base: string | undefined, path: string): URL {
-  if (ABSOLUTE.test(path)) return new URL(path)
+  const ref = whatwgTrim(path)
+  if (ABSOLUTE.test(ref)) return new URL(ref)
   if (base === undefined || base === '') {
     throw invalidType('site', 'set (a base URL) to use the relative URL', path)
   }
   const root = new URL(base)
-  if (path.startsWith('//')) return new URL(`${root.origin}/${path}`)
-  if (path.startsWith('/')) return new URL(path, root)
+  if (PROTOCOL_RELATIVE.test(ref)) return new URL(`${root.origin}/${ref}`)
+  if (ref.startsWith('/') || ref.startsWith('\\')) return new URL(ref, root)
   if (!root.pathname.endsWith('/')) root.pathname += '/'
-  return new URL(path, root)
+  return new URL(ref, root)
+}
+
+/**
+ * Resolves a redirect's `Location` against the current URL; a protocol-relative `//host/path`
+ * (in any spelling the WHATWG parser reads as one) stays on the current origin, as in the gem.
+ *
+ * @returns The URL, or `undefined` when `location` is not a valid URL reference.
+ * @internal
+ */
+export function resolveLocation(location: string, current: URL): URL | undefined {
+  const ref = whatwgTrim(location)
+  try {
+    return PROTOCOL_RELATIVE.test(ref) ? new URL(`${current.origin}/${ref}`) : new URL(ref, current)
+  } catch {
+    return undefined
+  }
 }
 
 /**
