@@ -56,7 +56,7 @@ describe('Client construction', () => {
       argError('ERR_INVALID_ARG_TYPE', '"options.connectionOpts.timeout"'),
     )
     expect(() => new Client('id', 's', { logger: {} as never })).toThrow(
-      argError('ERR_INVALID_ARG_TYPE', '"options.logger"'),
+      argError('ERR_INVALID_ARG_TYPE', '"options.logger" must be a value with debug() and warn()'),
     )
     expect(
       () => new Client('id', 's', { privateKey: { key: 'k', algorithm: 'none' as never } }),
@@ -700,6 +700,37 @@ describe('debug logging', () => {
       'Q-SECRET',
     ]) {
       expect(text).not.toContain(secret)
+    }
+  })
+
+  it('accepts any logger with callable debug and warn: a function with those methods, a class instance', async () => {
+    vi.stubEnv('OAUTH_DEBUG', 'true')
+    server.on('GET', '/a', { body: 'ok', headers: { 'content-type': 'text/plain' } }, 2)
+    const lines: string[] = []
+    const fnLogger = Object.assign(() => undefined, {
+      debug: (m: string) => lines.push(`fn ${m}`),
+      warn: (m: string) => lines.push(`fn WARN ${m}`),
+    })
+    await new Client('id', 's', { site: server.url, logger: fnLogger }).request('get', '/a')
+    class Sink {
+      readonly #prefix = 'cls'
+      debug(m: string) {
+        lines.push(`${this.#prefix} ${m}`)
+      }
+      warn(m: string) {
+        lines.push(`${this.#prefix} WARN ${m}`)
+      }
+    }
+    await new Client('id', 's', { site: server.url, logger: new Sink() }).request('get', '/a')
+    expect(lines).toContain(`fn request: GET ${server.url}/a`)
+    expect(lines).toContain(`cls request: GET ${server.url}/a`)
+    for (const bad of [{}, { debug() {} }, () => undefined, null, 'console']) {
+      expect(() => new Client('id', 's', { logger: bad as never })).toThrow(
+        argError(
+          'ERR_INVALID_ARG_TYPE',
+          '"options.logger" must be a value with debug() and warn()',
+        ),
+      )
     }
   })
 

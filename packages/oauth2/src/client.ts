@@ -94,7 +94,12 @@ export interface ClientOptions {
   readonly raiseErrors?: boolean | undefined
   /** Redirects followed before the 3xx response is returned as is. @default 5 */
   readonly maxRedirects?: number | undefined
-  /** Receives debug output (`OAUTH_DEBUG=true`) and enabled warnings. @default console */
+  /**
+   * Receives debug output (`OAUTH_DEBUG=true`) and enabled warnings: any value with callable
+   * `debug` and `warn` (an object, a class instance, a function with those methods).
+   *
+   * @default console
+   */
   readonly logger?: Logger | undefined
   /** Send requests with this `fetch` instead of undici (other runtimes, tests). */
   readonly fetch?: FetchLike | undefined
@@ -200,6 +205,13 @@ function lowerHeaders(name: string, headers: unknown, into: Record<string, strin
   }
 }
 
+/** Any value with callable `debug` and `warn`: an object, a class instance, or a function with those methods. */
+function isLogger(value: unknown): value is Logger {
+  if ((typeof value !== 'object' || value === null) && typeof value !== 'function') return false
+  const candidate = value as { debug?: unknown; warn?: unknown }
+  return typeof candidate.debug === 'function' && typeof candidate.warn === 'function'
+}
+
 function optionalUrlString(name: string, value: unknown): string | undefined {
   if (value === undefined) return undefined
   if (typeof value !== 'string') throw invalidType(name, 'a string', value)
@@ -247,12 +259,9 @@ function checkOptions(options: ClientOptions): void {
   if (max !== undefined && (!Number.isInteger(max) || max < 0)) {
     throw invalidType('options.maxRedirects', 'a non-negative integer', max)
   }
-  const { logger } = options
-  if (
-    logger !== undefined &&
-    (!isRecord(logger) || typeof logger.debug !== 'function' || typeof logger.warn !== 'function')
-  ) {
-    throw invalidType('options.logger', 'an object with debug() and warn()', logger)
+  const logger: unknown = options.logger
+  if (logger !== undefined && !isLogger(logger)) {
+    throw invalidType('options.logger', 'a value with debug() and warn() methods', logger)
   }
   if (options.fetch !== undefined && typeof options.fetch !== 'function') {
     throw invalidType('options.fetch', 'a function', options.fetch)

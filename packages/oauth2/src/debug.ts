@@ -3,7 +3,9 @@ import type { HttpRequest, HttpResponse, Middleware } from './connection.js'
 import { encodePairs } from './url.js'
 
 /**
- * Where debug output and warnings go. `console` and pino loggers fit.
+ * Where debug output and warnings go: any value with callable `debug` and `warn` (an object, a
+ * class instance, or a function with those methods). `console` and pino loggers fit. The methods
+ * are called on the logger (`logger.debug(line)`), so class methods keep their `this`.
  *
  * The library writes nothing unless `OAUTH_DEBUG=true` (debug output) or a warning is enabled with
  * {@link configure} (`silenceExtraTokensWarning` / `silenceNoTokensWarning`).
