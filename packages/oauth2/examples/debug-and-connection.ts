@@ -3,12 +3,13 @@
 import { Client, configure } from '@gatehouse/oauth2'
 
 configure({
-  filteredDebugKeys: ['client_assertion'], // added to the built-in list
+  filteredDebugKeys: ['x-tenant-key'], // added to the built-in list
   filteredLabel: '[REDACTED]',
   silenceExtraTokensWarning: false,
 })
 
-// Any object with debug() and warn() taking a string: console, a pino logger, ...
+// Any value with debug() and warn() taking a string: console, a pino logger, a function with
+// those methods, ...
 const logger = console
 const client = new Client(
   'id',
@@ -25,5 +26,6 @@ const client = new Client(
   },
 )
 // With OAUTH_DEBUG=true every request/response is logged through `logger.debug`, with
-// Authorization, tokens, secrets and code_verifier replaced by the filtered label.
+// Authorization, Proxy-Authorization, cookies, connectionOpts headers, URL userinfo, tokens,
+// secrets, passwords, codes, assertions and code_verifier replaced by the filtered label.
 console.log(JSON.stringify(client)) // the secret is shown as [REDACTED]

@@ -68,14 +68,22 @@ describe('Client construction', () => {
       site: 'https://a.example',
       authScheme: 'private_key_jwt',
       privateKey: { key: '-----BEGIN PRIVATE KEY-----\nKEYDATA', algorithm: 'RS256' },
-      connectionOpts: { tls: { cert: 'CERT', key: 'TLS-KEY-DATA' } },
+      connectionOpts: {
+        tls: { cert: 'CERT', key: 'TLS-KEY-DATA' },
+        headers: { 'X-Api-Key': 'APIKEY-SECRET' },
+        proxy: 'http://proxy-user:PROXY-PASSWORD@proxy.example:3128',
+      },
     })
     for (const text of [inspect(client, { depth: 10 }), JSON.stringify(client)]) {
       expect(text).toContain('my-id')
       expect(text).toContain('[FILTERED]')
+      expect(text).toContain('X-Api-Key')
+      expect(text).toContain('proxy.example:3128')
       expect(text).not.toContain('super-secret-value')
       expect(text).not.toContain('KEYDATA')
       expect(text).not.toContain('TLS-KEY-DATA')
+      expect(text).not.toContain('APIKEY-SECRET')
+      expect(text).not.toContain('PROXY-PASSWORD')
     }
   })
 })
@@ -698,6 +706,72 @@ describe('debug logging', () => {
       'CLIENT-SECRET',
       'CV-SECRET',
       'Q-SECRET',
+    ]) {
+      expect(text).not.toContain(secret)
+    }
+  })
+
+  it('filters password, code, client_assertion, proxy-authorization, cookies, URL userinfo, configured headers and Location secrets', async () => {
+    vi.stubEnv('OAUTH_DEBUG', 'true')
+    server.on('POST', '/oauth/token', { body: { access_token: 'AT-SECRET' } }, 3)
+    server.on('GET', '/r', {
+      status: 302,
+      headers: {
+        location: '/cb?code=LOC-CODE-SECRET&state=visible-state#access_token=FRAG-SECRET',
+        'set-cookie': 'sid=SETCOOKIE-SECRET; HttpOnly',
+      },
+    })
+    server.on('GET', '/cb', {
+      body: '{"access_token":"TEXT-JSON-SECRET","scope":"visible-scope"}',
+      headers: { 'content-type': 'text/plain' },
+    })
+    server.on('GET', '/u', {
+      body: 'access_token=TEXT-FORM-SECRET&expires=3600',
+      headers: { 'content-type': 'text/plain; charset=utf-8' },
+    })
+    const { lines, logger } = capture()
+    const client = new Client('id', 'BASIC-SECRET', {
+      site: server.url,
+      logger,
+      connectionOpts: { headers: { 'X-Api-Key': 'APIKEY-SECRET' } },
+    })
+    await client.password.getToken('ann', 'PW-SECRET')
+    await client.authCode.getToken('CODE-SECRET', { code_verifier: 'CV-SECRET' })
+    await client.getToken({
+      grant_type: 'client_credentials',
+      client_assertion: 'CA-SECRET',
+      client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+    })
+    await client.request('get', '/r', {
+      headers: {
+        'Proxy-Authorization': 'Basic PROXY-SECRET',
+        Cookie: 'sid=COOKIE-SECRET',
+        'X-Trace': 'visible-trace',
+      },
+    })
+    const { host } = new URL(server.url)
+    await client.request('get', `http://USERNAME-SECRET:USERINFO-SECRET@${host}/u`)
+    const text = lines.join('\n')
+    for (const visible of ['username=ann', 'visible-trace', 'visible-state', 'visible-scope']) {
+      expect(text).toContain(visible)
+    }
+    for (const secret of [
+      'BASIC-SECRET',
+      'AT-SECRET',
+      'PW-SECRET',
+      'CODE-SECRET',
+      'CV-SECRET',
+      'CA-SECRET',
+      'PROXY-SECRET',
+      'COOKIE-SECRET',
+      'SETCOOKIE-SECRET',
+      'LOC-CODE-SECRET',
+      'FRAG-SECRET',
+      'TEXT-JSON-SECRET',
+      'TEXT-FORM-SECRET',
+      'USERNAME-SECRET',
+      'USERINFO-SECRET',
+      'APIKEY-SECRET',
     ]) {
       expect(text).not.toContain(secret)
     }

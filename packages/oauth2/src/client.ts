@@ -28,7 +28,7 @@ import {
   type RequestEncoding,
   type Transport,
 } from './connection.js'
-import { debugLogging, type Logger } from './debug.js'
+import { DebugFilter, debugLogging, type Logger } from './debug.js'
 import { OAuth2Error } from './error.js'
 import { SIGNING_ALGORITHMS, type SigningOptions } from './jwt.js'
 import {
@@ -395,7 +395,9 @@ export class Client {
       }
     }
     const middleware = [...builder.middleware]
-    if (debugEnabled()) middleware.push(debugLogging(this.logger, this.config))
+    if (debugEnabled()) {
+      middleware.push(debugLogging(this.logger, this.config, Object.keys(defaultHeaders)))
+    }
     this.#send = compose(middleware, transport)
     this.#close = close
     this.#encoding = builder.encoding
@@ -852,7 +854,8 @@ export class Client {
   toJSON(): Record<string, unknown> {
     const label = this.config.filteredLabel
     const { connectionOpts, ...rest } = this.options
-    const tls = connectionOpts.tls
+    const { tls, headers, proxy } = connectionOpts
+    const filter = new DebugFilter(this.config)
     return {
       id: this.id,
       secret: this.#secret === undefined ? undefined : label,
@@ -864,6 +867,11 @@ export class Client {
         ...(tls === undefined
           ? {}
           : { tls: { ...tls, ...(tls.key === undefined ? {} : { key: label }) } }),
+        // Configured headers may carry API keys; a proxy URL may carry a password.
+        ...(headers === undefined
+          ? {}
+          : { headers: Object.fromEntries(Object.keys(headers).map((k) => [k, label])) }),
+        ...(proxy === undefined ? {} : { proxy: filter.url(proxy) }),
       },
       privateKey: this.#authenticatorHasKey() ? label : undefined,
     }

@@ -6,7 +6,10 @@ import { configure, currentConfiguration, debugEnabled } from './config.js'
 describe('configure', () => {
   it('returns the previous settings, extends the filtered keys and is snapshotted by clients', () => {
     const before = new Client('id', 's')
-    const previous = configure({ filteredDebugKeys: ['client_assertion'], filteredLabel: 'X' })
+    const previous = configure({
+      filteredDebugKeys: ['client_assertion', 'x-tenant-key'],
+      filteredLabel: 'X',
+    })
     try {
       expect(previous.filteredLabel).toBe('[FILTERED]')
       expect(currentConfiguration().filteredDebugKeys).toEqual([
@@ -17,7 +20,10 @@ describe('configure', () => {
         'assertion',
         'code_verifier',
         'token',
+        'password',
+        'code',
         'client_assertion',
+        'x-tenant-key',
       ])
       expect(before.config.filteredLabel).toBe('[FILTERED]')
       expect(new Client('id', 's').config.filteredLabel).toBe('X')

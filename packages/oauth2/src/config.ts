@@ -28,9 +28,12 @@ export interface Configuration {
   readonly filteredLabel: string
   /**
    * Keys whose values are replaced by {@link Configuration.filteredLabel} in debug output (headers,
-   * query, form and JSON bodies), compared case-insensitively. `Authorization` is always filtered.
+   * query strings, fragments, form and JSON bodies), compared case-insensitively. The list is
+   * extensible: {@link configure} adds the keys it is given to the built-in ones (which cannot be
+   * removed). Also always filtered: the `Authorization`, `Proxy-Authorization`, `Cookie` and
+   * `Set-Cookie` headers, the headers of `connectionOpts.headers`, and URL userinfo.
    *
-   * @default ['access_token', 'refresh_token', 'id_token', 'client_secret', 'assertion', 'code_verifier', 'token']
+   * @default ['access_token', 'refresh_token', 'id_token', 'client_secret', 'assertion', 'code_verifier', 'token', 'password', 'code', 'client_assertion']
    */
   readonly filteredDebugKeys: readonly string[]
 }
@@ -47,6 +50,9 @@ const DEFAULTS: Configuration = Object.freeze({
     'assertion',
     'code_verifier',
     'token',
+    'password',
+    'code',
+    'client_assertion',
   ]),
 })
 

@@ -1,6 +1,6 @@
 import type { Configuration } from './config.js'
 import type { HttpRequest, HttpResponse, Middleware } from './connection.js'
-import { encodePairs } from './url.js'
+import { encodeComponent } from './url.js'
 
 /**
  * Where debug output and warnings go: any value with callable `debug` and `warn` (an object, a
@@ -17,13 +17,42 @@ export interface Logger {
   warn(message: string): void
 }
 
-/** Replaces values of filtered keys in headers, query strings, forms and JSON. @internal */
+/**
+ * Headers whose values never appear in debug output, whatever the configuration: credentials
+ * (`Authorization`, `Proxy-Authorization`) and cookies.
+ */
+const ALWAYS_FILTERED_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'set-cookie']
+/** Response headers that carry a URL (its userinfo, query and fragment are filtered). */
+const URL_HEADERS = new Set(['location', 'content-location'])
+/** A body that looks like a form (`k=v&k2=v2`), for types that are neither form nor JSON. */
+const FORM_LIKE = /^[\w.~%+-]+=[^&\s]*(?:&[\w.~%+-]+=[^&\s]*)*$/
+/** The userinfo of an absolute URL: `scheme://` then everything up to `@` before the host ends. */
+const USERINFO = /^([a-z][a-z\d+.-]*:\/\/)[^/?#]*@/i
+
+/**
+ * Replaces secrets in debug output (the gem's sanitizer, extended): values of filtered keys in
+ * headers, query strings, fragments, forms and JSON; the userinfo of URLs; the always-filtered
+ * headers (`Authorization`, `Proxy-Authorization`, `Cookie`, `Set-Cookie`) and the headers
+ * configured on the connection. Bodies of other types are filtered as JSON or form when they parse
+ * as one.
+ *
+ * @internal
+ */
 export class DebugFilter {
   readonly #keys: ReadonlySet<string>
   readonly #label: string
 
-  constructor(config: Configuration) {
-    this.#keys = new Set([...config.filteredDebugKeys, 'authorization'].map((k) => k.toLowerCase()))
+  /**
+   * @param config `filteredDebugKeys` (keys of headers, parameters and JSON) and `filteredLabel`.
+   * @param configuredHeaders Names of the headers configured on the connection
+   *   (`connectionOpts.headers`): their values are filtered too.
+   */
+  constructor(config: Configuration, configuredHeaders: readonly string[] = []) {
+    this.#keys = new Set(
+      [...config.filteredDebugKeys, ...ALWAYS_FILTERED_HEADERS, ...configuredHeaders].map((k) =>
+        k.toLowerCase(),
+      ),
+    )
     this.#label = config.filteredLabel
   }
 
@@ -33,22 +62,38 @@ export class DebugFilter {
 
   headers(headers: Readonly<Record<string, string>>): Record<string, string> {
     const out: Record<string, string> = {}
-    for (const [k, v] of Object.entries(headers)) out[k] = this.#filtered(k) ? this.#label : v
+    for (const [k, v] of Object.entries(headers)) {
+      if (this.#filtered(k)) out[k] = this.#label
+      else if (URL_HEADERS.has(k.toLowerCase())) out[k] = this.url(v)
+      else out[k] = v
+    }
     return out
   }
 
+  /** A URL (absolute or relative) with its userinfo, and filtered query and fragment keys, replaced. */
   url(url: string): string {
-    const parsed = new URL(url)
-    if (parsed.search === '') return url
-    parsed.search = this.form(parsed.search.slice(1))
-    return parsed.href
+    let rest = url.replace(USERINFO, `$1${this.#label}@`)
+    let fragment = ''
+    const hash = rest.indexOf('#')
+    if (hash !== -1) {
+      fragment = `#${this.form(rest.slice(hash + 1))}`
+      rest = rest.slice(0, hash)
+    }
+    const query = rest.indexOf('?')
+    if (query === -1) return rest + fragment
+    return `${rest.slice(0, query)}?${this.form(rest.slice(query + 1))}${fragment}`
   }
 
+  /** A form or query string, sorted, with filtered values replaced by the (unencoded) label. */
   form(body: string): string {
     const pairs: [string, string][] = []
-    for (const [k, v] of new URLSearchParams(body))
-      pairs.push([k, this.#filtered(k) ? this.#label : v])
-    return encodePairs(pairs)
+    for (const [k, v] of new URLSearchParams(body)) pairs.push([k, v])
+    pairs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    return pairs
+      .map(
+        ([k, v]) => `${encodeComponent(k)}=${this.#filtered(k) ? this.#label : encodeComponent(v)}`,
+      )
+      .join('&')
   }
 
   json(value: unknown): unknown {
@@ -65,13 +110,17 @@ export class DebugFilter {
     const text = typeof body === 'string' ? body : new TextDecoder().decode(body)
     const type = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? ''
     if (type === 'application/x-www-form-urlencoded') return this.form(text)
-    if (type === 'application/json' || type.endsWith('+json')) {
+    const json = type === 'application/json' || type.endsWith('+json')
+    // Providers send tokens as text/plain or text/html too: filter whatever parses.
+    const start = text.trimStart()[0]
+    if (json || start === '{' || start === '[') {
       try {
         return JSON.stringify(this.json(JSON.parse(text)))
       } catch {
-        return text
+        if (json) return text
       }
     }
+    if (FORM_LIKE.test(text.trim())) return this.form(text.trim())
     return text
   }
 }
@@ -82,8 +131,12 @@ export class DebugFilter {
  *
  * @internal
  */
-export function debugLogging(logger: Logger, config: Configuration): Middleware {
-  const filter = new DebugFilter(config)
+export function debugLogging(
+  logger: Logger,
+  config: Configuration,
+  configuredHeaders: readonly string[] = [],
+): Middleware {
+  const filter = new DebugFilter(config, configuredHeaders)
   const logRequest = (request: HttpRequest): void => {
     logger.debug(`request: ${request.method} ${filter.url(request.url)}`)
     logger.debug(`request: ${JSON.stringify(filter.headers(request.headers))}`)
