@@ -309,6 +309,29 @@ describe('AccessToken requests, refresh and revoke', () => {
     expect(fresh.refreshToken).toBe('rt2')
   })
 
+  it('with raiseErrors false, refresh returns the error token (the gem) and throws only when there is no token to return', async () => {
+    const lenient = setup({ site: server.url, raiseErrors: false }).client
+    server.on('POST', '/oauth/token', { status: 400, body: { error: 'invalid_grant' } })
+    const errored = await new AccessToken(lenient, 'old', { refresh_token: 'rt' }).refresh()
+    expect(errored.token).toBe('')
+    expect(errored.refreshToken).toBe('rt')
+    expect(errored.response?.error?.code).toBe('invalid_grant')
+    server.on('POST', '/oauth/token', {
+      status: 502,
+      body: '<h1>bad gateway</h1>',
+      headers: { 'content-type': 'text/html' },
+    })
+    const error = await new AccessToken(lenient, 'old', { refresh_token: 'rt' })
+      .refresh()
+      .catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(OAuth2Error)
+    expect(error).toMatchObject({
+      code: 'invalid_token_response',
+      response: { status: 502 },
+      body: '<h1>bad gateway</h1>',
+    })
+  })
+
   it('refresh without a refresh token throws no_refresh_token', async () => {
     await expect(new AccessToken(client, 'at').refresh()).rejects.toMatchObject({
       code: 'no_refresh_token',

@@ -1,6 +1,6 @@
 import { invalidType, invalidValue, isRecord, show } from './args.js'
 import type { Client, HttpVerb, RequestOptions } from './client.js'
-import { OAuth2Error } from './error.js'
+import { invalidTokenResponse, OAuth2Error } from './error.js'
 import type { IdTokenClaims, VerifyIdTokenOptions } from './oidc.js'
 import type { Response } from './response.js'
 import { snakeCase } from './snaky-hash.js'
@@ -135,7 +135,7 @@ function checkMode(mode: unknown): ModeOption {
  */
 export class AccessToken {
   /** The client the token was issued to (used for requests, refresh and revocation). */
-  readonly client: Client
+  readonly client: Client<boolean>
   /** Extra fields of the token response (`scope`, `token_type`, `id_token`, ...). */
   readonly params: Record<string, unknown>
   /** Lifetime in seconds as given by the server, if any. */
@@ -165,7 +165,11 @@ export class AccessToken {
    *   `raiseErrors` is on.
    * @throws {TypeError} `ERR_INVALID_ARG_TYPE`/`ERR_INVALID_ARG_VALUE` for bad arguments.
    */
-  constructor(client: Client, token: string | null | undefined, opts: AccessTokenOptions = {}) {
+  constructor(
+    client: Client<boolean>,
+    token: string | null | undefined,
+    opts: AccessTokenOptions = {},
+  ) {
     if (!isRecord(client) || typeof (client as { request?: unknown }).request !== 'function') {
       throw invalidType('client', 'a Client', client)
     }
@@ -244,7 +248,7 @@ export class AccessToken {
    */
   static fromHash<T extends typeof AccessToken>(
     this: T,
-    client: Client,
+    client: Client<boolean>,
     hash: Readonly<Record<string, unknown>>,
   ): InstanceType<T> {
     if (!isRecord(hash)) throw invalidType('hash', 'an object', hash)
@@ -280,7 +284,7 @@ export class AccessToken {
    */
   static fromKvform<T extends typeof AccessToken>(
     this: T,
-    client: Client,
+    client: Client<boolean>,
     kvform: string,
   ): InstanceType<T> {
     if (typeof kvform !== 'string') throw invalidType('kvform', 'a string', kvform)
@@ -313,8 +317,11 @@ export class AccessToken {
    *
    * @param params Extra parameters (`scope`, ...) and `headers`.
    * @param accessTokenOpts Options of the new token (override the kept ones).
-   * @returns The new token.
-   * @throws {OAuth2Error} `no_refresh_token` when there is no refresh token; or the server's error.
+   * @returns The new token. With the client's `raiseErrors: false` and an error response, the
+   *   token built from it (as `getToken`; `response.error` is set, this refresh token is kept).
+   * @throws {OAuth2Error} `no_refresh_token` when there is no refresh token; the server's error
+   *   (with `raiseErrors`); `invalid_token_response` when the response holds no token, also with
+   *   `raiseErrors: false` (there is nothing to return; the gem fails with a `NoMethodError`).
    * @see https://www.rfc-editor.org/rfc/rfc6749#section-6
    */
   async refresh(
@@ -328,10 +335,12 @@ export class AccessToken {
         error_description: 'A refresh_token is not available',
       })
     }
-    const next = await this.client.getToken(
+    const { response, token: next } = await this.client.requestToken(
       { ...params, grant_type: 'refresh_token', refresh_token: refreshToken },
       { ...this.#options(), ...accessTokenOpts },
     )
+    // Only with raiseErrors: false: there is no token to return (the gem fails on nil here).
+    if (next === undefined) throw invalidTokenResponse(response)
     if ((next.#refreshToken ?? '') === '') next.#refreshToken = refreshToken
     return next
   }

@@ -3,6 +3,7 @@ import { decodeProtectedHeader, exportJWK, generateKeyPair, jwtVerify } from 'jo
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { argError } from '../test/support/expect.js'
 import { FakeServer } from '../test/support/fake-server.js'
+import { AccessToken } from './access-token.js'
 import { Client } from './client.js'
 import { ConnectionError, OAuth2Error, TimeoutError } from './error.js'
 import { SnakyHash } from './snaky-hash.js'
@@ -613,10 +614,52 @@ describe('Client#getToken and client authentication', () => {
     expect((error as Error).message).toContain(body)
   })
 
-  it('throws the server error even with raiseErrors false', async () => {
-    server.on('POST', '/oauth/token', { status: 400, body: { error: 'invalid_grant' } })
+  it('with raiseErrors false, returns a token whose response carries the server error (the gem)', async () => {
+    const body = { error: 'invalid_grant', error_description: 'bad code' }
+    server.on('POST', '/oauth/token', { status: 400, body }, 2)
+    const warnings: string[] = []
+    const client = new Client('id', 's', {
+      site: server.url,
+      raiseErrors: false,
+      logger: { debug: () => undefined, warn: (m) => warnings.push(m) },
+    })
+    const token = await client.authCode.getToken('bad')
+    expect(token).toBeInstanceOf(AccessToken)
+    expect(token?.token).toBe('')
+    expect(token?.params).toEqual(body)
+    expect(token?.response?.status).toBe(400)
+    expect(token?.response?.error).toBeInstanceOf(OAuth2Error)
+    expect(token?.response?.error).toMatchObject({ code: 'invalid_grant', description: 'bad code' })
+    const viaGetToken = await client.getToken({ grant_type: 'client_credentials' })
+    expect(viaGetToken?.response?.error?.code).toBe('invalid_grant')
+    expect(warnings).toEqual([])
+  })
+
+  it.each([
+    ['HTML', 200, '<html>no</html>', 'text/html'],
+    ['a JSON array', 200, '[1,2]', 'application/json'],
+    ['an empty JSON object', 200, '{}', 'application/json'],
+    ['invalid JSON', 200, '{"access_token":', 'application/json'],
+    ['a 503 with an HTML body', 503, '<h1>down</h1>', 'text/html'],
+  ])(
+    'with raiseErrors false, resolves undefined for %s (the gem returns nil)',
+    async (_name, status, body, type) => {
+      server.on('POST', '/oauth/token', { status, body, headers: { 'content-type': type } })
+      const client = new Client('id', 's', { site: server.url, raiseErrors: false })
+      await expect(client.clientCredentials.getToken()).resolves.toBeUndefined()
+    },
+  )
+
+  it('with raiseErrors false, revocation and introspection return the error response', async () => {
+    const body = { error: 'invalid_client' }
+    server.on('POST', '/oauth/revoke', { status: 401, body })
+    server.on('POST', '/oauth/introspect', { status: 401, body })
     const client = new Client('id', 's', { site: server.url, raiseErrors: false })
-    await expect(client.authCode.getToken('bad')).rejects.toMatchObject({ code: 'invalid_grant' })
+    const revoked = await client.revokeToken('tok')
+    expect(revoked.status).toBe(401)
+    expect(revoked.error?.code).toBe('invalid_client')
+    const introspected = await client.introspectToken('tok')
+    expect(introspected.error?.code).toBe('invalid_client')
   })
 
   it('revokes with a form POST (RFC 7009) or the gem query string', async () => {

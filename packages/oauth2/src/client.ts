@@ -29,7 +29,7 @@ import {
   type Transport,
 } from './connection.js'
 import { DebugFilter, debugLogging, type Logger } from './debug.js'
-import { OAuth2Error } from './error.js'
+import { invalidTokenResponse, OAuth2Error } from './error.js'
 import { SIGNING_ALGORITHMS, type SigningOptions } from './jwt.js'
 import {
   fetchMetadata,
@@ -90,7 +90,12 @@ export interface ClientOptions {
   readonly basicAuthEncoding?: BasicAuthEncoding | undefined
   /** HTTP connection options: `timeout` (ms), `headers`, `proxy`, `tls`. */
   readonly connectionOpts?: ConnectionOptions | undefined
-  /** Throw {@link OAuth2Error} for 400-599 responses (else set `response.error`). @default true */
+  /**
+   * Throw {@link OAuth2Error} for 400-599 responses (else set `response.error` and return, also
+   * from `getToken`, `revokeToken` and `introspectToken`; see {@link TokenResult}).
+   *
+   * @default true
+   */
   readonly raiseErrors?: boolean | undefined
   /** Redirects followed before the 3xx response is returned as is. @default 5 */
   readonly maxRedirects?: number | undefined
@@ -171,6 +176,21 @@ export interface TokenParams {
   /** The response field holding the token (see `AccessToken.fromHash`). */
   readonly tokenName?: string | undefined
   readonly [param: string]: unknown
+}
+
+/**
+ * What `getToken` resolves with, by the client's `raiseErrors`: always an {@link AccessToken} when
+ * errors are raised (the default); with `raiseErrors: false`, the token built from an error
+ * response (its `response.error` is set) or `undefined` when the response holds no token at all
+ * (the gem's `nil`). A client whose `raiseErrors` is not known statically gets the union.
+ */
+export type TokenResult<RaiseErrors extends boolean> = RaiseErrors extends true
+  ? AccessToken
+  : AccessToken | undefined
+
+/** The options of a client whose `raiseErrors` is the type parameter (for inference). */
+export type ClientOptionsFor<RaiseErrors extends boolean> = ClientOptions & {
+  readonly raiseErrors?: RaiseErrors | undefined
 }
 
 const TOKEN_METHODS: readonly TokenMethod[] = ['post', 'get', 'post_with_query_string']
@@ -304,8 +324,11 @@ function checkOptions(options: ClientOptions): void {
  * const token = await client.clientCredentials.getToken({ scope: 'api' })
  * const response = await token.get('/api/things')
  * ```
+ *
+ * @typeParam RaiseErrors The `raiseErrors` option, inferred from the options (`true` when absent):
+ *   it decides whether `getToken` may resolve `undefined` (see {@link TokenResult}).
  */
-export class Client {
+export class Client<RaiseErrors extends boolean = true> {
   /** The client identifier (`client_id`). */
   readonly id: string
   /** Options after defaults. */
@@ -337,7 +360,7 @@ export class Client {
   constructor(
     clientId: string,
     clientSecret: string | null | undefined,
-    options: ClientOptions = {},
+    options: ClientOptionsFor<RaiseErrors> = {},
     buildConnection?: (connection: ConnectionBuilder) => void,
   ) {
     assertString('clientId', clientId)
@@ -437,13 +460,13 @@ export class Client {
    * @see https://openid.net/specs/openid-connect-discovery-1_0.html#ProviderConfig
    * @see https://www.rfc-editor.org/rfc/rfc8414#section-3
    */
-  static async discover(
+  static async discover<RaiseErrors extends boolean = true>(
     issuer: string,
     clientId: string,
     clientSecret?: string | null,
-    options: ClientOptions = {},
+    options: ClientOptionsFor<RaiseErrors> = {},
     buildConnection?: (connection: ConnectionBuilder) => void,
-  ): Promise<Client> {
+  ): Promise<Client<RaiseErrors>> {
     assertString('issuer', issuer)
     if (!URL.canParse(issuer))
       throw invalidValue('issuer', `must be an absolute URL (got '${issuer}')`)
@@ -504,7 +527,7 @@ export class Client {
   }
 
   /** The Authorization Code grant (with PKCE). */
-  get authCode(): AuthCode {
+  get authCode(): AuthCode<RaiseErrors> {
     return new AuthCode(this)
   }
 
@@ -514,17 +537,17 @@ export class Client {
   }
 
   /** The Resource Owner Password Credentials grant (OAuth 2.0 only). */
-  get password(): Password {
+  get password(): Password<RaiseErrors> {
     return new Password(this)
   }
 
   /** The Client Credentials grant. */
-  get clientCredentials(): ClientCredentials {
+  get clientCredentials(): ClientCredentials<RaiseErrors> {
     return new ClientCredentials(this)
   }
 
   /** The JWT Bearer grant (RFC 7523). */
-  get assertion(): Assertion {
+  get assertion(): Assertion<RaiseErrors> {
     return new Assertion(this)
   }
 
@@ -665,7 +688,7 @@ export class Client {
       snaky: params.snaky as boolean | undefined,
       snakyHashClass: params.snakyHashClass as typeof SnakyHash | undefined,
       parse: params.parse as ParseOption | undefined,
-      raiseErrors: true,
+      raiseErrors: this.options.raiseErrors,
     }
     if (tokenMethod === 'post') return this.request('post', url, { ...common, body: wire })
     return this.request(tokenMethod === 'get' ? 'get' : 'post', url, { ...common, params: wire })
@@ -676,36 +699,61 @@ export class Client {
    * `authScheme`, parameters per `tokenMethod`, then builds the token from the parsed response
    * merged with `accessTokenOpts` (which win).
    *
-   * Unlike the gem, a failed token request always throws, even with `raiseErrors: false`, because
-   * there is no token to return.
+   * With `raiseErrors: false` nothing is thrown for the server's answer, as in the gem: an error
+   * response whose body is a JSON object or form gives a token built from it (empty `token`,
+   * fields in `params`) whose `response.error` holds the {@link OAuth2Error}; any other body
+   * (HTML, an array, `{}`, invalid JSON, also on 2xx) resolves `undefined`.
    *
    * @param params Wire parameters (`grant_type`, ...) and the reserved keys of {@link TokenParams}.
    * @param accessTokenOpts Options and fields of the token.
-   * @returns The token; `token.response` is the token response.
-   * @throws {OAuth2Error} The server's error; `invalid_token_response` when the body is not a
-   *   non-empty JSON object or form.
+   * @returns The token (see {@link TokenResult}); `token.response` is the token response.
+   * @throws {OAuth2Error} With `raiseErrors` (the default): the server's error (400-599);
+   *   `invalid_token_response` when the body is not a non-empty JSON object or form. Always:
+   *   `unhandled_status` for a status outside 200-599.
+   * @throws {ConnectionError} When the connection fails.
+   * @throws {TimeoutError} When `connectionOpts.timeout` elapses.
+   * @throws {TypeError} `ERR_INVALID_ARG_TYPE`/`ERR_INVALID_ARG_VALUE` for bad arguments.
    * @see https://www.rfc-editor.org/rfc/rfc6749#section-5
    */
   async getToken(
     params: TokenParams,
     accessTokenOpts: AccessTokenOptions = {},
-  ): Promise<AccessToken> {
+  ): Promise<TokenResult<RaiseErrors>> {
+    const { token } = await this.requestToken(params, accessTokenOpts)
+    return token as TokenResult<RaiseErrors>
+  }
+
+  /**
+   * {@link Client.getToken} that also hands back the response when there is no token (for
+   * `AccessToken#refresh`).
+   *
+   * @internal
+   */
+  async requestToken(
+    params: TokenParams,
+    accessTokenOpts: AccessTokenOptions = {},
+  ): Promise<{ response: Response; token: AccessToken | undefined }> {
     if (!isRecord(params)) throw invalidType('params', 'an object', params)
     if (!isRecord(accessTokenOpts))
       throw invalidType('accessTokenOpts', 'an object', accessTokenOpts)
+    const raiseErrors = this.options.raiseErrors
     const response = await this.#endpointRequest(this.tokenUrl(), params, this.options.tokenMethod)
     let data: unknown
     try {
       data = response.parsed
     } catch (error) {
-      throw invalidTokenResponse(response, error)
+      if (raiseErrors) throw invalidTokenResponse(response, error)
+      return { response, token: undefined }
     }
-    if (!isRecord(data) || Object.keys(data).length === 0) throw invalidTokenResponse(response)
+    if (!isRecord(data) || Object.keys(data).length === 0) {
+      if (raiseErrors) throw invalidTokenResponse(response)
+      return { response, token: undefined }
+    }
     const fields = { ...data, ...accessTokenOpts }
     if (typeof params.tokenName === 'string') fields.tokenName ??= params.tokenName
     const token = this.options.accessTokenClass.fromHash(this, fields)
     token.response = response
-    return token
+    return { response, token }
   }
 
   /**
@@ -717,8 +765,8 @@ export class Client {
    * @param token The token to revoke.
    * @param tokenTypeHint `'access_token'` or `'refresh_token'`.
    * @param params Extra parameters, `headers`, `tokenMethod`.
-   * @returns The response (any 2xx is success).
-   * @throws {OAuth2Error} The server's error.
+   * @returns The response (any 2xx is success; with `raiseErrors: false`, check `response.error`).
+   * @throws {OAuth2Error} The server's error (with `raiseErrors`, the default).
    * @see https://www.rfc-editor.org/rfc/rfc7009#section-2.1
    */
   async revokeToken(
@@ -749,8 +797,9 @@ export class Client {
    * @param token The token.
    * @param tokenTypeHint `'access_token'` or `'refresh_token'`.
    * @param params Extra parameters, `headers`.
-   * @returns The response; `parsed.active` tells whether the token is active.
-   * @throws {OAuth2Error} The server's error.
+   * @returns The response; `parsed.active` tells whether the token is active (with
+   *   `raiseErrors: false`, check `response.error` first).
+   * @throws {OAuth2Error} The server's error (with `raiseErrors`, the default).
    * @see https://www.rfc-editor.org/rfc/rfc7662#section-2.1
    */
   async introspectToken(
@@ -885,12 +934,4 @@ export class Client {
   [Symbol.for('nodejs.util.inspect.custom')](): unknown {
     return Object.assign(Object.create({ constructor: Client }) as object, this.toJSON())
   }
-}
-
-function invalidTokenResponse(response: Response, cause?: unknown): OAuth2Error {
-  return new OAuth2Error(response, {
-    code: 'invalid_token_response',
-    description: 'the token response is not a JSON object or form',
-    cause,
-  })
 }

@@ -187,3 +187,17 @@ export class TimeoutError extends Error {
     this.name = 'TimeoutError'
   }
 }
+
+/**
+ * The `invalid_token_response` error: a token response that holds no token (not a non-empty JSON
+ * object or form).
+ *
+ * @internal
+ */
+export function invalidTokenResponse(response: Response, cause?: unknown): OAuth2Error {
+  return new OAuth2Error(response, {
+    code: 'invalid_token_response',
+    description: 'the token response is not a JSON object or form',
+    cause,
+  })
+}

@@ -7,12 +7,14 @@
 export { Client } from './client.js'
 export type {
   ClientOptions,
+  ClientOptionsFor,
   Clock,
   HttpVerb,
   RequestOptions,
   ResolvedClientOptions,
   TokenMethod,
   TokenParams,
+  TokenResult,
 } from './client.js'
 export { AccessToken } from './access-token.js'
 export type {

@@ -1,7 +1,7 @@
 import type { JWTPayload } from 'jose'
-import type { AccessToken, AccessTokenOptions } from '../access-token.js'
+import type { AccessTokenOptions } from '../access-token.js'
 import { assertRecord, invalidType, isRecord } from '../args.js'
-import type { Client, TokenParams } from '../client.js'
+import type { Client, TokenParams, TokenResult } from '../client.js'
 import { importSigningKey, signJwt, type SigningOptions } from '../jwt.js'
 
 /** `grant_type` of the JWT bearer grant (RFC 7523 §2.1). */
@@ -22,11 +22,11 @@ export interface AssertionClaims extends JWTPayload {
  *
  * @see https://www.rfc-editor.org/rfc/rfc7523#section-2.1
  */
-export class Assertion {
-  readonly #client: Client
+export class Assertion<RaiseErrors extends boolean = true> {
+  readonly #client: Client<RaiseErrors>
 
   /** @param client The client. */
-  constructor(client: Client) {
+  constructor(client: Client<RaiseErrors>) {
     this.#client = client
   }
 
@@ -39,14 +39,15 @@ export class Assertion {
    * @param params `scope`, `headers`, extra parameters.
    * @param accessTokenOpts Options of the token.
    * @throws {TypeError} `ERR_INVALID_ARG_TYPE`/`ERR_INVALID_ARG_VALUE` for bad claims or keys.
-   * @throws {OAuth2Error} The server's error.
+   * @returns The token; with `raiseErrors: false`, see {@link Client.getToken}.
+   * @throws {OAuth2Error} The server's error (with `raiseErrors`, the default).
    */
   async getToken(
     claims: AssertionClaims,
     signing: SigningOptions,
     params: TokenParams = {},
     accessTokenOpts?: AccessTokenOptions,
-  ): Promise<AccessToken> {
+  ): Promise<TokenResult<RaiseErrors>> {
     if (!isRecord(claims)) throw invalidType('claims', 'an object', claims)
     const exp: unknown = claims.exp
     if (exp !== undefined && typeof exp !== 'number') {

@@ -1,6 +1,6 @@
-import type { AccessToken, AccessTokenOptions } from '../access-token.js'
+import type { AccessTokenOptions } from '../access-token.js'
 import { assertRecord, assertString, invalidValue } from '../args.js'
-import type { Client, TokenParams } from '../client.js'
+import type { Client, TokenParams, TokenResult } from '../client.js'
 
 /** Parameters of an authorization request (RFC 6749 §4.1.1, RFC 7636 §4.3, OIDC Core §3.1.2.1). */
 export interface AuthorizeParams {
@@ -27,7 +27,7 @@ export interface AuthCodeTokenParams extends TokenParams {
  * @internal
  */
 export function authorizeUrlFor(
-  client: Client,
+  client: Client<boolean>,
   responseType: string,
   params: AuthorizeParams,
   check?: (params: AuthorizeParams) => void,
@@ -46,11 +46,11 @@ export function authorizeUrlFor(
  *
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.1
  */
-export class AuthCode {
-  readonly #client: Client
+export class AuthCode<RaiseErrors extends boolean = true> {
+  readonly #client: Client<RaiseErrors>
 
   /** @param client The client. */
-  constructor(client: Client) {
+  constructor(client: Client<RaiseErrors>) {
     this.#client = client
   }
 
@@ -84,13 +84,15 @@ export class AuthCode {
    * @param accessTokenOpts Options of the token (override response fields).
    * @throws {TypeError} `ERR_INVALID_ARG_VALUE` when the client has `requirePkce` and
    *   `code_verifier` is missing.
-   * @throws {OAuth2Error} The server's error, or `invalid_token_response`.
+   * @returns The token; with `raiseErrors: false`, see {@link Client.getToken}.
+   * @throws {OAuth2Error} The server's error, or `invalid_token_response` (with `raiseErrors`, the
+   *   default).
    */
   async getToken(
     code: string,
     params: AuthCodeTokenParams = {},
     accessTokenOpts?: AccessTokenOptions,
-  ): Promise<AccessToken> {
+  ): Promise<TokenResult<RaiseErrors>> {
     assertString('code', code)
     assertRecord('params', params)
     if (this.#client.options.requirePkce && typeof params.code_verifier !== 'string') {

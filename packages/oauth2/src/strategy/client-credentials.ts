@@ -1,17 +1,17 @@
-import type { AccessToken, AccessTokenOptions } from '../access-token.js'
+import type { AccessTokenOptions } from '../access-token.js'
 import { assertRecord } from '../args.js'
-import type { Client, TokenParams } from '../client.js'
+import type { Client, TokenParams, TokenResult } from '../client.js'
 
 /**
  * The Client Credentials grant (RFC 6749 §4.4); reach it as `client.clientCredentials`.
  *
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.4
  */
-export class ClientCredentials {
-  readonly #client: Client
+export class ClientCredentials<RaiseErrors extends boolean = true> {
+  readonly #client: Client<RaiseErrors>
 
   /** @param client The client. */
-  constructor(client: Client) {
+  constructor(client: Client<RaiseErrors>) {
     this.#client = client
   }
 
@@ -20,12 +20,13 @@ export class ClientCredentials {
    *
    * @param params `scope`, `resource` (RFC 8707), `headers`, extra parameters.
    * @param accessTokenOpts Options of the token.
-   * @throws {OAuth2Error} The server's error.
+   * @returns The token; with `raiseErrors: false`, see {@link Client.getToken}.
+   * @throws {OAuth2Error} The server's error (with `raiseErrors`, the default).
    */
   async getToken(
     params: TokenParams = {},
     accessTokenOpts?: AccessTokenOptions,
-  ): Promise<AccessToken> {
+  ): Promise<TokenResult<RaiseErrors>> {
     assertRecord('params', params)
     return this.#client.getToken({ ...params, grant_type: 'client_credentials' }, accessTokenOpts)
   }

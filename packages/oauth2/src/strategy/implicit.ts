@@ -9,10 +9,10 @@ import { authorizeUrlFor, type AuthorizeParams } from './auth-code.js'
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.2
  */
 export class Implicit {
-  readonly #client: Client
+  readonly #client: Client<boolean>
 
   /** @param client The client. */
-  constructor(client: Client) {
+  constructor(client: Client<boolean>) {
     this.#client = client
   }
 

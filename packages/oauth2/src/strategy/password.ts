@@ -1,6 +1,6 @@
-import type { AccessToken, AccessTokenOptions } from '../access-token.js'
+import type { AccessTokenOptions } from '../access-token.js'
 import { assertRecord, assertString } from '../args.js'
-import type { Client, TokenParams } from '../client.js'
+import type { Client, TokenParams, TokenResult } from '../client.js'
 
 /**
  * The Resource Owner Password Credentials grant (RFC 6749 §4.3); reach it as `client.password`.
@@ -8,11 +8,11 @@ import type { Client, TokenParams } from '../client.js'
  *
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.3
  */
-export class Password {
-  readonly #client: Client
+export class Password<RaiseErrors extends boolean = true> {
+  readonly #client: Client<RaiseErrors>
 
   /** @param client The client. */
-  constructor(client: Client) {
+  constructor(client: Client<RaiseErrors>) {
     this.#client = client
   }
 
@@ -23,14 +23,15 @@ export class Password {
    * @param password The resource owner's password.
    * @param params `scope`, `headers`, extra parameters.
    * @param accessTokenOpts Options of the token.
-   * @throws {OAuth2Error} The server's error.
+   * @returns The token; with `raiseErrors: false`, see {@link Client.getToken}.
+   * @throws {OAuth2Error} The server's error (with `raiseErrors`, the default).
    */
   async getToken(
     username: string,
     password: string,
     params: TokenParams = {},
     accessTokenOpts?: AccessTokenOptions,
-  ): Promise<AccessToken> {
+  ): Promise<TokenResult<RaiseErrors>> {
     assertString('username', username)
     assertString('password', password)
     assertRecord('params', params)

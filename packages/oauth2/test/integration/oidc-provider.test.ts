@@ -6,7 +6,7 @@ import {
   OAuth2Error,
   pkce,
   SnakyHash,
-  type ClientOptions,
+  type ClientOptionsFor,
 } from '@gatehouse/oauth2'
 import {
   authorize,
@@ -28,7 +28,7 @@ describe('against a real oidc-provider', () => {
     await op.stop()
   })
 
-  const webClient = (options: ClientOptions = {}) =>
+  const webClient = (options: ClientOptionsFor<true> = {}) =>
     Client.discover(op.issuer, 'web-app', WEB_SECRET, {
       redirect_uri: REDIRECT_URI,
       requirePkce: true,
