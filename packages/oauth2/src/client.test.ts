@@ -688,6 +688,140 @@ describe('Client#getToken and client authentication', () => {
   })
 })
 
+describe('redirects never replay credentials', () => {
+  let server: FakeServer
+  let other: FakeServer
+
+  beforeEach(async () => {
+    server = await FakeServer.start()
+    other = await FakeServer.start()
+  })
+
+  afterEach(async () => {
+    await Promise.all([server.close(), other.close()])
+    // `other` has no expectations: any request that reached it fails here.
+    server.assertDone()
+    other.assertDone()
+  })
+
+  it.each([301, 302, 303, 307, 308])(
+    'does not follow a %i from the token endpoint, cross-origin or not: redirect_not_followed',
+    async (status) => {
+      server.on('POST', '/oauth/token', { status, headers: { location: `${other.url}/steal` } })
+      server.on('POST', '/oauth/token', { status, headers: { location: '/oauth/token2' } })
+      const client = new Client('id', 'CLIENT-SECRET', {
+        site: server.url,
+        authScheme: 'request_body',
+      })
+      for (let i = 0; i < 2; i++) {
+        const error = await client.password.getToken('ann', 'PW').catch((e: unknown) => e)
+        expect(error).toBeInstanceOf(OAuth2Error)
+        expect(error).toMatchObject({ code: 'redirect_not_followed', response: { status } })
+        expect((error as OAuth2Error).description).toContain('tokenUrl')
+      }
+    },
+  )
+
+  it('does not follow redirects of refresh, revocation and introspection; with raiseErrors false returns the 3xx with response.error', async () => {
+    const location = { location: `${other.url}/steal` }
+    server.on('POST', '/oauth/token', { status: 307, headers: location }, 2)
+    server.on('POST', '/oauth/revoke', { status: 307, headers: location }, 2)
+    server.on('POST', '/oauth/introspect', { status: 302, headers: location }, 2)
+    const strict = new Client('id', 's', { site: server.url })
+    await expect(
+      new AccessToken(strict, 'at', { refresh_token: 'RT' }).refresh(),
+    ).rejects.toMatchObject({ code: 'redirect_not_followed' })
+    await expect(strict.revokeToken('tok')).rejects.toMatchObject({
+      code: 'redirect_not_followed',
+    })
+    await expect(strict.introspectToken('tok')).rejects.toMatchObject({
+      code: 'redirect_not_followed',
+    })
+    const lenient = new Client('id', 's', { site: server.url, raiseErrors: false })
+    await expect(lenient.clientCredentials.getToken()).resolves.toBeUndefined()
+    const revoked = await lenient.revokeToken('tok')
+    expect(revoked.status).toBe(307)
+    expect(revoked.error?.code).toBe('redirect_not_followed')
+    const introspected = await lenient.introspectToken('tok')
+    expect(introspected.status).toBe(302)
+    expect(introspected.error?.code).toBe('redirect_not_followed')
+  })
+
+  it('strips Authorization, Proxy-Authorization, cookies, configured and caller headers on a cross-origin hop', async () => {
+    const client = new Client('id', 's', {
+      site: server.url,
+      connectionOpts: { headers: { 'X-Api-Key': 'key', 'User-Agent': 'ua' } },
+    })
+    server.on('GET', '/a', { status: 302, headers: { location: '/b' } })
+    server.on('GET', '/b', { status: 302, headers: { location: `${other.url}/c` } })
+    other.on('GET', '/c', { body: 'end', headers: { 'content-type': 'text/plain' } })
+    const token = new AccessToken(client, 'AT')
+    const response = await token.get('/a', {
+      headers: {
+        'Proxy-Authorization': 'Basic cHJveHk=',
+        Cookie: 'sid=1',
+        'X-Custom': 'c',
+      },
+    })
+    expect(response.body).toBe('end')
+    for (const request of server.requests) {
+      expect(request.headers).toMatchObject({
+        authorization: 'Bearer AT',
+        'proxy-authorization': 'Basic cHJveHk=',
+        cookie: 'sid=1',
+        'x-api-key': 'key',
+        'x-custom': 'c',
+      })
+    }
+    const crossed = other.last().headers
+    for (const name of [
+      'authorization',
+      'proxy-authorization',
+      'cookie',
+      'x-api-key',
+      'x-custom',
+    ]) {
+      expect(crossed[name]).toBeUndefined()
+    }
+  })
+
+  it('turns a cross-origin 303 into a bare GET', async () => {
+    server.on('POST', '/form', { status: 303, headers: { location: `${other.url}/done` } })
+    other.on('GET', '/done', { body: 'ok', headers: { 'content-type': 'text/plain' } })
+    const client = new Client('id', 's', { site: server.url })
+    await client.request('post', '/form', {
+      body: { secret_field: 'S' },
+      headers: { Authorization: 'Bearer AT' },
+    })
+    expect(other.last().body).toBe('')
+    expect(other.last().headers.authorization).toBeUndefined()
+    expect(other.last().headers['content-type']).toBeUndefined()
+  })
+
+  it.each([301, 302, 307])(
+    'does not carry a body (here the token in body mode) to another origin on a %i',
+    async (status) => {
+      server.on('POST', '/api', { status, headers: { location: `${other.url}/api` } }, 2)
+      const client = new Client('id', 's', { site: server.url })
+      const token = new AccessToken(client, 'BODY-TOKEN', { mode: 'body' })
+      const error = await token.post('/api', { body: { a: '1' } }).catch((e: unknown) => e)
+      expect(error).toMatchObject({ code: 'redirect_not_followed', response: { status } })
+      const lenient = new Client('id', 's', { site: server.url, raiseErrors: false })
+      const response = await new AccessToken(lenient, 'BODY-TOKEN', { mode: 'body' }).post('/api')
+      expect(response.status).toBe(status)
+      expect(response.error?.code).toBe('redirect_not_followed')
+    },
+  )
+
+  it('does not follow a Location that is not http(s)', async () => {
+    server.on('GET', '/a', { status: 302, headers: { location: 'file:///etc/passwd' } })
+    const client = new Client('id', 's', { site: server.url })
+    await expect(client.request('get', '/a')).rejects.toMatchObject({
+      code: 'redirect_not_followed',
+    })
+  })
+})
+
 describe('debug logging', () => {
   let server: FakeServer
 

@@ -215,6 +215,21 @@ const RESERVED_TOKEN_KEYS = new Set([
 ])
 const SYSTEM_CLOCK: Clock = { now: () => Date.now() }
 
+/** An endpoint whose requests carry credentials, and the option that sets its URL. */
+interface Endpoint {
+  readonly name: string
+  readonly option: string
+}
+const TOKEN_ENDPOINT: Endpoint = { name: 'token endpoint', option: 'tokenUrl' }
+const REVOCATION_ENDPOINT: Endpoint = { name: 'revocation endpoint', option: 'revokeUrl' }
+const INTROSPECTION_ENDPOINT: Endpoint = { name: 'introspection endpoint', option: 'introspectUrl' }
+
+/** ` (Location: <origin><path>)`, without query or fragment (they may carry secrets). */
+function describeLocation(location: string | undefined, current: string): string {
+  const url = location === undefined ? undefined : resolveLocation(location, new URL(current))
+  return url === undefined ? '' : ` (Location: ${url.origin}${url.pathname})`
+}
+
 function lowerHeaders(name: string, headers: unknown, into: Record<string, string>): void {
   if (headers === undefined) return
   if (!isRecord(headers)) throw invalidType(name, 'an object', headers)
@@ -558,23 +573,43 @@ export class Client<RaiseErrors extends boolean = true> {
    *   or absolute (used as given, no allow-list: never pass untrusted URLs to a token-bearing
    *   request).
    * - Redirects: 301, 302, 303 and 307 are followed up to `maxRedirects` (then the 3xx is
-   *   returned); 303 becomes a GET without body; `Authorization` is dropped when the redirect
-   *   leaves the origin. 308 is returned as is.
+   *   returned); 303 becomes a GET without body. 308 is returned as is. Unlike the gem, a hop to
+   *   another origin carries no header that was configured or given (`Authorization`,
+   *   `Proxy-Authorization`, `Cookie`, `connectionOpts.headers`, `opts.headers`), and these
+   *   redirects are not followed (`redirect_not_followed`): to another origin with a body (307, or
+   *   301/302 of a request with a body), from `https:` to `http:`, or to a scheme other than
+   *   `http:`/`https:`.
    * - Status: 200-399 resolve; 400-599 throw {@link OAuth2Error} (or set `response.error` with
-   *   `raiseErrors: false`); anything else throws `unhandled_status`.
+   *   `raiseErrors: false`, also for redirects not followed); anything else throws
+   *   `unhandled_status`.
    *
    * @param verb HTTP verb.
    * @param url Path or absolute URL.
    * @param opts Query, body, headers, parsing and error options.
    * @returns The response.
-   * @throws {OAuth2Error} As described above; `missing_location` for a redirect without Location.
+   * @throws {OAuth2Error} As described above; `missing_location` for a redirect without a valid
+   *   Location.
    * @throws {ConnectionError} When the connection fails.
    * @throws {TimeoutError} When `connectionOpts.timeout` elapses.
    */
-  async request(
+  request(
     verb: HttpVerb | Uppercase<HttpVerb>,
     url: string | URL,
     opts: RequestOptions = {},
+  ): Promise<Response> {
+    // Not async: no extra promise on the hot path; #request rejects rather than throws.
+    return this.#request(verb, url, opts, undefined)
+  }
+
+  /**
+   * {@link Client.request}; for an `endpoint` (token, revocation, introspection), no redirect is
+   * followed: the request carries client credentials, grants or tokens.
+   */
+  async #request(
+    verb: HttpVerb | Uppercase<HttpVerb>,
+    url: string | URL,
+    opts: RequestOptions,
+    endpoint: Endpoint | undefined,
   ): Promise<Response> {
     let method = typeof verb === 'string' ? VERBS[verb.toLowerCase()] : undefined
     if (method === undefined) {
@@ -604,8 +639,22 @@ export class Client<RaiseErrors extends boolean = true> {
       const raw = await this.#send(request)
       const response = new Response(raw, responseOptions)
       const status = raw.status
-      if (REDIRECTS.has(status)) {
-        if (redirects >= this.options.maxRedirects) return response
+      if (status >= 200 && status < 300) return response
+      if (status >= 300 && status < 400) {
+        const refuse = (description: string): Response => {
+          const error = new OAuth2Error(response, { code: 'redirect_not_followed', description })
+          if (raiseErrors) throw error
+          response.error = error
+          return response
+        }
+        if (endpoint !== undefined) {
+          return refuse(
+            `the ${endpoint.name} answered ${String(status)}${describeLocation(raw.headers.location, target)}; ` +
+              `requests that carry client credentials, grants or tokens are never redirected: ` +
+              `set ${endpoint.option} to the endpoint's final URL`,
+          )
+        }
+        if (!REDIRECTS.has(status) || redirects >= this.options.maxRedirects) return response
         const location = raw.headers.location
         if (location === undefined || location === '') {
           throw new OAuth2Error(response, {
@@ -621,6 +670,15 @@ export class Client<RaiseErrors extends boolean = true> {
             message: `Got ${String(status)} status code, but the Location header is not a valid URL`,
           })
         }
+        if (next.protocol !== 'http:' && next.protocol !== 'https:') {
+          return refuse(`${String(status)} to a ${next.protocol} URL: only http(s) is followed`)
+        }
+        if (current.protocol === 'https:' && next.protocol === 'http:') {
+          return refuse(
+            `${String(status)} from ${current.origin} to ${next.origin} would leave https: ` +
+              `never followed`,
+          )
+        }
         if (status === 303) {
           method = 'GET'
           body = undefined
@@ -628,14 +686,20 @@ export class Client<RaiseErrors extends boolean = true> {
           delete headers['content-type']
           delete headers['content-length']
         }
-        if (next.origin !== current.origin && headers.authorization !== undefined) {
-          headers = { ...headers }
-          delete headers.authorization
+        if (next.origin !== current.origin) {
+          if (body !== undefined) {
+            return refuse(
+              `${String(status)} to ${next.origin} would send the request body to another ` +
+                `origin: not followed (send the request there yourself if you trust it)`,
+            )
+          }
+          // Nothing configured or given travels to another origin: credentials, cookies,
+          // connectionOpts.headers, opts.headers. Middleware runs again for the new request.
+          headers = {}
         }
         target = next.href
         continue
       }
-      if (status >= 200 && status < 400) return response
       if (status >= 400 && status < 600) {
         const error = new OAuth2Error(response)
         if (raiseErrors) throw error
@@ -673,6 +737,7 @@ export class Client<RaiseErrors extends boolean = true> {
     url: string,
     params: Readonly<Record<string, unknown>>,
     defaultMethod: TokenMethod,
+    endpoint: Endpoint,
   ) {
     const wire: Record<string, unknown> = {}
     for (const key of Object.keys(params))
@@ -690,8 +755,10 @@ export class Client<RaiseErrors extends boolean = true> {
       parse: params.parse as ParseOption | undefined,
       raiseErrors: this.options.raiseErrors,
     }
-    if (tokenMethod === 'post') return this.request('post', url, { ...common, body: wire })
-    return this.request(tokenMethod === 'get' ? 'get' : 'post', url, { ...common, params: wire })
+    if (tokenMethod === 'post')
+      return this.#request('post', url, { ...common, body: wire }, endpoint)
+    const verb = tokenMethod === 'get' ? 'get' : 'post'
+    return this.#request(verb, url, { ...common, params: wire }, endpoint)
   }
 
   /**
@@ -737,7 +804,12 @@ export class Client<RaiseErrors extends boolean = true> {
     if (!isRecord(accessTokenOpts))
       throw invalidType('accessTokenOpts', 'an object', accessTokenOpts)
     const raiseErrors = this.options.raiseErrors
-    const response = await this.#endpointRequest(this.tokenUrl(), params, this.options.tokenMethod)
+    const response = await this.#endpointRequest(
+      this.tokenUrl(),
+      params,
+      this.options.tokenMethod,
+      TOKEN_ENDPOINT,
+    )
     let data: unknown
     try {
       data = response.parsed
@@ -774,7 +846,7 @@ export class Client<RaiseErrors extends boolean = true> {
     tokenTypeHint?: string,
     params: TokenParams = {},
   ): Promise<Response> {
-    return this.#tokenOperation(this.revokeUrl(), token, tokenTypeHint, params)
+    return this.#tokenOperation(this.revokeUrl(), token, tokenTypeHint, params, REVOCATION_ENDPOINT)
   }
 
   /** Sends `token` (and its hint) to a client-authenticated endpoint (RFC 7009, RFC 7662). */
@@ -783,12 +855,13 @@ export class Client<RaiseErrors extends boolean = true> {
     token: string,
     tokenTypeHint: string | undefined,
     params: TokenParams,
+    endpoint: Endpoint,
   ): Promise<Response> {
     assertString('token', token)
     if (tokenTypeHint !== undefined) assertString('tokenTypeHint', tokenTypeHint)
     assertRecord('params', params)
     const hint = tokenTypeHint === undefined ? {} : { token_type_hint: tokenTypeHint }
-    return this.#endpointRequest(url, { ...params, token, ...hint }, 'post')
+    return this.#endpointRequest(url, { ...params, token, ...hint }, 'post', endpoint)
   }
 
   /**
@@ -808,7 +881,7 @@ export class Client<RaiseErrors extends boolean = true> {
     params: TokenParams = {},
   ): Promise<Response> {
     const url = resolveUrl(this.#site, this.options.introspectUrl).href
-    return this.#tokenOperation(url, token, tokenTypeHint, params)
+    return this.#tokenOperation(url, token, tokenTypeHint, params, INTROSPECTION_ENDPOINT)
   }
 
   /**

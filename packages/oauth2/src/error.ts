@@ -29,6 +29,12 @@ export type OAuth2ErrorCode =
   | 'unrevocable_token'
   /** A redirect had no `Location` header, or one that is not a URL. */
   | 'missing_location'
+  /**
+   * A redirect was not followed: any 3xx of a token, revocation or introspection request (they
+   * carry credentials), or a resource request's redirect from `https:` to `http:`, to a scheme
+   * other than http(s), or to another origin with a body.
+   */
+  | 'redirect_not_followed'
   /** The server answered with a status outside 200-599. */
   | 'unhandled_status'
   /** An ID token failed validation (signature, `iss`, `aud`, `azp`, `exp`, `iat`, `nonce`, `auth_time`). */
