@@ -486,20 +486,27 @@ export class AccessToken {
 
   /**
    * Verifies the `id_token` of the token response (OpenID Connect Core §3.1.3.7) and returns its
-   * claims. See {@link Client.verifyIdToken}.
+   * claims, checking its `at_hash` (when present) against this access token. See
+   * {@link Client.verifyIdToken}.
+   *
+   * @param options `nonce` (required when the authorization request carried one), `maxAge`,
+   *   `clockTolerance`, `code`.
    *
    * @throws {OAuth2Error} `invalid_id_token` when the response has no `id_token` or it is invalid.
    */
   async idToken(options: VerifyIdTokenOptions = {}): Promise<IdTokenClaims> {
-    const idToken =
-      this.params.id_token ?? (this.tokenName === 'id_token' ? this.#token : undefined)
+    const fromParams = this.params.id_token
+    const idToken = fromParams ?? (this.tokenName === 'id_token' ? this.#token : undefined)
     if (typeof idToken !== 'string' || idToken === '') {
       throw new OAuth2Error({
         error: 'invalid_id_token',
         error_description: 'the token response has no id_token',
       })
     }
-    return this.client.verifyIdToken(idToken, options)
+    if (!isRecord(options)) throw invalidType('options', 'an object', options)
+    // The access token issued with the ID token is what its at_hash covers.
+    const accessToken = fromParams !== undefined && this.#token !== '' ? this.#token : undefined
+    return this.client.verifyIdToken(idToken, { accessToken, ...options })
   }
 
   /**

@@ -34,6 +34,7 @@ import { SIGNING_ALGORITHMS, type SigningOptions } from './jwt.js'
 import {
   fetchMetadata,
   IdTokenVerifier,
+  isSecureUrl,
   type AuthorizationServerMetadata,
   type IdTokenClaims,
   type VerifyIdTokenOptions,
@@ -465,13 +466,15 @@ export class Client<RaiseErrors extends boolean = true> {
    * `revokeUrl`, `introspectUrl`, `userinfoUrl`) and `metadata` (for ID token validation).
    *
    * @param issuer The issuer identifier, e.g. `https://auth.example`; must equal the metadata's
-   *   `issuer` exactly.
+   *   `issuer` exactly, and be https (http only on a loopback host, for development).
    * @param clientId The client identifier.
    * @param clientSecret The client secret, if any.
    * @param options Other client options (endpoint options are overridden by the metadata).
    * @param buildConnection The connection builder callback.
    * @throws {OAuth2Error} `invalid_metadata` when no document is found, it is not a JSON object,
    *   or its `issuer` differs.
+   * @throws {TypeError} `ERR_INVALID_ARG_VALUE` when `issuer` is not a URL, or not https outside
+   *   loopback hosts.
    * @see https://openid.net/specs/openid-connect-discovery-1_0.html#ProviderConfig
    * @see https://www.rfc-editor.org/rfc/rfc8414#section-3
    */
@@ -485,6 +488,12 @@ export class Client<RaiseErrors extends boolean = true> {
     assertString('issuer', issuer)
     if (!URL.canParse(issuer))
       throw invalidValue('issuer', `must be an absolute URL (got '${issuer}')`)
+    if (!isSecureUrl(issuer)) {
+      throw invalidValue(
+        'issuer',
+        `must be an https URL; http only on a loopback host: localhost, 127.0.0.1, [::1] (got '${issuer}')`,
+      )
+    }
     const probe = new this(clientId, clientSecret, { ...options, site: issuer }, buildConnection)
     let metadata: AuthorizationServerMetadata
     try {
@@ -885,17 +894,22 @@ export class Client<RaiseErrors extends boolean = true> {
   }
 
   /**
-   * Verifies an ID token (OpenID Connect Core §3.1.3.7): signature with the provider's JWKS
-   * (fetched from `jwks_uri`, cached, refetched on an unknown `kid`) or, for HS*, the client
-   * secret; `iss` equals the metadata's issuer; `aud` contains the client id; `azp` (required with
-   * several audiences) equals it; `exp` and `iat` present and valid; `nonce` and `auth_time`
-   * (with `maxAge`) when asked. Needs `metadata` (from {@link Client.discover}).
+   * Verifies an ID token (OpenID Connect Core §3.1.3.7): `alg` is one of the provider's
+   * `id_token_signing_alg_values_supported` (RS256 when the metadata has none; never `none`);
+   * signature with the provider's JWKS (fetched from `jwks_uri`, cached, refetched on an unknown
+   * `kid`) or, for HS*, the client secret; `iss` equals the metadata's issuer, which must be https
+   * (http only on loopback hosts), as must `jwks_uri`; `aud` contains the client id; `azp`
+   * (required with several audiences) equals it; `exp` and `iat` present and valid; `nonce` equals
+   * `options.nonce`, and a token carrying a `nonce` is refused without one; `at_hash` and `c_hash`,
+   * when present, match `options.accessToken` and `options.code` (§3.1.3.6, §3.3.2.11);
+   * `auth_time` with `maxAge`. Needs `metadata` (from {@link Client.discover}).
    *
    * @param idToken The compact JWS.
-   * @param options `nonce`, `maxAge` (seconds), `clockTolerance` (seconds).
+   * @param options `nonce`, `maxAge` (seconds), `clockTolerance` (seconds), `accessToken`, `code`.
    * @returns The claims.
    * @throws {OAuth2Error} `invalid_id_token` on any failed check; `invalid_metadata` without
-   *   metadata.
+   *   metadata, or with an insecure issuer or `jwks_uri`, or malformed algorithms.
+   * @throws {TypeError} `ERR_INVALID_ARG_TYPE` for bad options.
    * @see https://openid.net/specs/openid-connect-core-1_0.html#IDTokenValidation
    */
   async verifyIdToken(idToken: string, options: VerifyIdTokenOptions = {}): Promise<IdTokenClaims> {

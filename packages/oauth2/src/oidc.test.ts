@@ -46,9 +46,12 @@ describe('OpenID Connect', () => {
     keys: [{ ...(await exportJWK(key.publicKey)), kid, alg: 'RS256', use: 'sig' }],
   })
 
-  const discovered = async () => {
-    server.on('GET', '/.well-known/openid-configuration', { body: metadata() })
-    return Client.discover(issuer, 'client-1', 'client-secret-client-secret-1234', { clock })
+  const secretText = 'client-secret-client-secret-1234'
+  const secret = new TextEncoder().encode(secretText)
+
+  const discovered = async (extra: Record<string, unknown> = {}) => {
+    server.on('GET', '/.well-known/openid-configuration', { body: { ...metadata(), ...extra } })
+    return Client.discover(issuer, 'client-1', secretText, { clock })
   }
 
   beforeEach(async () => {
@@ -143,8 +146,8 @@ describe('OpenID Connect', () => {
     expect(error).toMatchObject({ code: 'invalid_id_token' })
   })
 
-  it('accepts several audiences with azp, a fresh auth_time, and HS256 tokens signed with the client secret', async () => {
-    const client = await discovered()
+  it('accepts several audiences with azp, a fresh auth_time, and HS256 tokens signed with the client secret when the provider advertises HS256', async () => {
+    const client = await discovered({ id_token_signing_alg_values_supported: ['RS256', 'HS256'] })
     server.on('GET', '/jwks', { body: await jwks() })
     await expect(
       client.verifyIdToken(
@@ -152,10 +155,134 @@ describe('OpenID Connect', () => {
         { maxAge: 60 },
       ),
     ).resolves.toMatchObject({ azp: 'client-1' })
-    const secret = new TextEncoder().encode('client-secret-client-secret-1234')
     await expect(client.verifyIdToken(await sign({}, 'x', secret, 'HS256'))).resolves.toMatchObject(
       { sub: 'alice' },
     )
+  })
+
+  it('pins alg to the advertised algorithms (RS256 when none are advertised)', async () => {
+    const rs256Only = await discovered()
+    const hs = await rs256Only
+      .verifyIdToken(await sign({}, 'x', secret, 'HS256'))
+      .catch((e: unknown) => e)
+    expect(hs).toBeInstanceOf(OAuth2Error)
+    expect(hs).toMatchObject({ code: 'invalid_id_token' })
+    expect((hs as OAuth2Error).description).toContain('HS256')
+    const es256Only = await discovered({ id_token_signing_alg_values_supported: ['ES256'] })
+    await expect(es256Only.verifyIdToken(await sign({}))).rejects.toMatchObject({
+      code: 'invalid_id_token',
+    })
+    server.on('GET', '/.well-known/openid-configuration', {
+      body: { ...metadata(), id_token_signing_alg_values_supported: 'RS256' },
+    })
+    const malformed = await Client.discover(issuer, 'client-1', 's', { clock })
+    await expect(malformed.verifyIdToken(await sign({}))).rejects.toMatchObject({
+      code: 'invalid_metadata',
+    })
+  })
+
+  it('refuses an ID token with a nonce when no nonce is expected (the authorization request carried one)', async () => {
+    const client = await discovered()
+    server.on('GET', '/jwks', { body: await jwks() })
+    const error = await client.verifyIdToken(await sign({ nonce: 'n1' })).catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'invalid_id_token' })
+    expect((error as OAuth2Error).description).toContain('nonce')
+    await expect(
+      client.verifyIdToken(await sign({ nonce: 'n1' }), { nonce: 'n1' }),
+    ).resolves.toMatchObject({ nonce: 'n1' })
+  })
+
+  it('checks at_hash and c_hash (left half of the alg hash, base64url) when present', async () => {
+    const client = await discovered({ id_token_signing_alg_values_supported: ['RS256', 'HS512'] })
+    server.on('GET', '/jwks', { body: await jwks() })
+    const half = async (hash: string, value: string) => {
+      const digest = new Uint8Array(
+        await crypto.subtle.digest(hash, new TextEncoder().encode(value)),
+      )
+      return Buffer.from(digest.subarray(0, digest.length / 2)).toString('base64url')
+    }
+    const atHash = await half('SHA-256', 'AT-1')
+    const cHash = await half('SHA-256', 'CODE-1')
+    const good = await sign({ at_hash: atHash, c_hash: cHash })
+    await expect(
+      client.verifyIdToken(good, { accessToken: 'AT-1', code: 'CODE-1' }),
+    ).resolves.toMatchObject({ at_hash: atHash })
+    for (const options of [
+      { accessToken: 'AT-2', code: 'CODE-1' },
+      { accessToken: 'AT-1', code: 'CODE-2' },
+      { code: 'CODE-1' },
+      { accessToken: 'AT-1' },
+    ]) {
+      await expect(client.verifyIdToken(good, options)).rejects.toMatchObject({
+        code: 'invalid_id_token',
+      })
+    }
+    await expect(
+      client.verifyIdToken(await sign({ at_hash: 5 }), { accessToken: 'AT-1' }),
+    ).rejects.toMatchObject({ code: 'invalid_id_token' })
+    const hs512 = await sign({ at_hash: await half('SHA-512', 'AT-1') }, 'x', secret, 'HS512')
+    await expect(client.verifyIdToken(hs512, { accessToken: 'AT-1' })).resolves.toMatchObject({
+      sub: 'alice',
+    })
+    await expect(
+      client.verifyIdToken(
+        await sign({ at_hash: await half('SHA-256', 'AT-1') }, 'x', secret, 'HS512'),
+        { accessToken: 'AT-1' },
+      ),
+    ).rejects.toMatchObject({ code: 'invalid_id_token' })
+    // token.idToken() checks at_hash against its own access token.
+    const token = new AccessToken(client, 'AT-1', { id_token: await sign({ at_hash: atHash }) })
+    await expect(token.idToken()).resolves.toMatchObject({ sub: 'alice' })
+    const swapped = new AccessToken(client, 'OTHER', { id_token: await sign({ at_hash: atHash }) })
+    await expect(swapped.idToken()).rejects.toMatchObject({ code: 'invalid_id_token' })
+  })
+
+  it('requires an https issuer (and jwks_uri) except on loopback hosts', async () => {
+    await expect(Client.discover('http://auth.example', 'c')).rejects.toThrow(
+      expect.objectContaining({
+        code: 'ERR_INVALID_ARG_VALUE',
+        message: expect.stringContaining('https') as unknown,
+      }),
+    )
+    const remote = new Client('client-1', secretText, {
+      metadata: { issuer: 'http://auth.example', jwks_uri: 'https://auth.example/jwks' },
+    })
+    await expect(remote.verifyIdToken(await sign({}))).rejects.toMatchObject({
+      code: 'invalid_metadata',
+    })
+    const plainJwks = new Client('client-1', secretText, {
+      metadata: { issuer: 'https://auth.example', jwks_uri: 'http://auth.example/jwks' },
+    })
+    await expect(plainJwks.verifyIdToken(await sign({}))).rejects.toMatchObject({
+      code: 'invalid_metadata',
+    })
+    for (const loopback of ['http://localhost:1', 'http://[::1]:1', 'http://127.0.0.2:1']) {
+      const client = new Client('client-1', secretText, {
+        clock,
+        metadata: { issuer: loopback, id_token_signing_alg_values_supported: ['HS256'] },
+      })
+      await expect(
+        client.verifyIdToken(await sign({ iss: loopback }, 'x', secret, 'HS256')),
+      ).resolves.toMatchObject({ iss: loopback })
+    }
+  })
+
+  it('rejects bad verification options with coded TypeErrors', async () => {
+    const client = await discovered()
+    for (const [options, name] of [
+      [{ nonce: 5 }, 'options.nonce'],
+      [{ maxAge: -1 }, 'options.maxAge'],
+      [{ clockTolerance: 'x' }, 'options.clockTolerance'],
+      [{ accessToken: {} }, 'options.accessToken'],
+      [{ code: 1 }, 'options.code'],
+    ] as const) {
+      await expect(client.verifyIdToken('a.b.c', options as never)).rejects.toThrow(
+        expect.objectContaining({
+          name: 'TypeError',
+          message: expect.stringContaining(`"${name}"`) as unknown,
+        }),
+      )
+    }
   })
 
   it('verifies the id_token of a token response through token.idToken()', async () => {

@@ -1,4 +1,5 @@
 import {
+  base64url,
   createLocalJWKSet,
   decodeProtectedHeader,
   errors,
@@ -8,7 +9,7 @@ import {
   type JWTPayload,
   type FlattenedJWSInput,
 } from 'jose'
-import { isRecord, show } from './args.js'
+import { invalidType, isRecord, show } from './args.js'
 import { OAuth2Error } from './error.js'
 import type { Response } from './response.js'
 
@@ -34,12 +35,75 @@ export interface AuthorizationServerMetadata {
 
 /** Options of `Client#verifyIdToken`. */
 export interface VerifyIdTokenOptions {
-  /** The `nonce` sent with the authorization request; the token must carry the same. */
+  /**
+   * The `nonce` sent with the authorization request; the token must carry the same. Without it, a
+   * token that carries a `nonce` is refused: its authorization request had one, which the caller
+   * must check (OIDC Core §3.1.3.7 step 11).
+   */
   readonly nonce?: string | undefined
   /** Seconds; when given, `auth_time` is required and must be at most this old. */
   readonly maxAge?: number | undefined
   /** Seconds of clock skew tolerated for `exp`, `iat`, `nbf` and `auth_time`. @default 0 */
   readonly clockTolerance?: number | undefined
+  /**
+   * The access token issued with the ID token, checked against `at_hash` (OIDC Core §3.1.3.6,
+   * §3.2.2.9). Required when the token has `at_hash`; `token.idToken()` passes its own.
+   */
+  readonly accessToken?: string | undefined
+  /**
+   * The authorization code returned with the ID token (hybrid flow), checked against `c_hash`
+   * (OIDC Core §3.3.2.11). Required when the token has `c_hash`.
+   */
+  readonly code?: string | undefined
+}
+
+/** The default of `id_token_signing_alg_values_supported` when the metadata has none (OIDC Discovery §3). */
+const DEFAULT_ID_TOKEN_ALGS: readonly string[] = ['RS256']
+
+function isLoopbackHost(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(hostname)
+}
+
+/**
+ * Whether `url` may identify an issuer or serve its keys: `https:`, or `http:` on a loopback host
+ * (`localhost`, `127.0.0.0/8`, `[::1]`) for development and tests.
+ *
+ * @internal
+ */
+export function isSecureUrl(url: string): boolean {
+  if (!URL.canParse(url)) return false
+  const { protocol, hostname } = new URL(url)
+  return protocol === 'https:' || (protocol === 'http:' && isLoopbackHost(hostname))
+}
+
+/** The SHA-2 digest of a JWS alg, for `at_hash`/`c_hash` (OIDC Core §3.1.3.6); EdDSA is Ed25519 in jose. */
+function hashOf(alg: string): string | undefined {
+  if (alg.endsWith('256') && alg !== 'ES256K') return 'SHA-256'
+  if (alg.endsWith('384')) return 'SHA-384'
+  if (alg.endsWith('512') || alg === 'EdDSA' || alg === 'Ed25519') return 'SHA-512'
+  return undefined
+}
+
+/** base64url of the left-most half of the alg's hash of `value` (`at_hash`, `c_hash`). */
+async function leftHalfHash(alg: string, value: string): Promise<string> {
+  const hash = hashOf(alg)
+  if (hash === undefined)
+    throw invalidIdToken(`at_hash and c_hash cannot be checked for alg ${alg}`)
+  const digest = new Uint8Array(await crypto.subtle.digest(hash, new TextEncoder().encode(value)))
+  return base64url.encode(digest.subarray(0, digest.length / 2))
+}
+
+function checkVerifyOptions(options: VerifyIdTokenOptions): void {
+  for (const key of ['nonce', 'accessToken', 'code'] as const) {
+    const value: unknown = options[key]
+    if (value !== undefined && typeof value !== 'string')
+      throw invalidType(`options.${key}`, 'a string', value)
+  }
+  for (const key of ['maxAge', 'clockTolerance'] as const) {
+    const value: unknown = options[key]
+    if (value !== undefined && (typeof value !== 'number' || !(value >= 0) || value === Infinity))
+      throw invalidType(`options.${key}`, 'a non-negative number of seconds', value)
+  }
 }
 
 /** Claims of a verified ID token (OpenID Connect Core §2). */
@@ -193,9 +257,11 @@ export class JwksCache {
 }
 
 /**
- * Verifies ID tokens of one client (OpenID Connect Core §3.1.3.7): signature (JWKS from
- * `jwks_uri`, or the client secret for HS*), `iss`, `aud`, `azp`, `exp`, `iat`, `nonce`,
- * `auth_time` with `maxAge`.
+ * Verifies ID tokens of one client (OpenID Connect Core §3.1.3.7): `alg` among the provider's
+ * `id_token_signing_alg_values_supported` (RS256 when absent), signature (JWKS from `jwks_uri`, or
+ * the client secret for HS*), `iss`, `aud`, `azp`, `exp`, `iat`, `nonce` (also refused when
+ * present but not expected), `at_hash`/`c_hash` when present, `auth_time` with `maxAge`. The
+ * issuer and `jwks_uri` must be https (http only on loopback hosts).
  *
  * @internal
  */
@@ -203,11 +269,38 @@ export class IdTokenVerifier {
   readonly #host: OidcHost
   readonly #metadata: AuthorizationServerMetadata
   readonly #jwks: JwksCache | undefined
+  readonly #algorithms: readonly string[]
 
+  /**
+   * @throws {OAuth2Error} `invalid_metadata` for an issuer or `jwks_uri` that is not https (or
+   *   http on a loopback host), or a malformed `id_token_signing_alg_values_supported`.
+   */
   constructor(host: OidcHost, metadata: AuthorizationServerMetadata) {
     this.#host = host
     this.#metadata = metadata
+    if (!isSecureUrl(metadata.issuer)) {
+      throw invalidMetadata(
+        `issuer '${metadata.issuer}' must be an https URL (http only on a loopback host)`,
+      )
+    }
+    const advertised: unknown = metadata.id_token_signing_alg_values_supported
+    if (
+      advertised !== undefined &&
+      (!Array.isArray(advertised) || !advertised.every((a) => typeof a === 'string'))
+    ) {
+      throw invalidMetadata('id_token_signing_alg_values_supported is not an array of strings')
+    }
+    // An unsigned token is never accepted, whatever the provider says.
+    this.#algorithms = (advertised ?? DEFAULT_ID_TOKEN_ALGS).filter((a) => a !== 'none')
+    if (this.#algorithms.length === 0) {
+      throw invalidMetadata('id_token_signing_alg_values_supported lists no signing algorithm')
+    }
     const jwksUri = metadata.jwks_uri
+    if (jwksUri !== undefined && !isSecureUrl(jwksUri)) {
+      throw invalidMetadata(
+        `jwks_uri '${jwksUri}' must be an https URL (http only on a loopback host)`,
+      )
+    }
     this.#jwks =
       jwksUri === undefined
         ? undefined
@@ -228,6 +321,7 @@ export class IdTokenVerifier {
   }
 
   async verify(idToken: string, options: VerifyIdTokenOptions): Promise<IdTokenClaims> {
+    checkVerifyOptions(options)
     const clientId = this.#host.id
     const tolerance = options.clockTolerance ?? 0
     let alg: string | undefined
@@ -236,16 +330,23 @@ export class IdTokenVerifier {
     } catch (error) {
       throw invalidIdToken('not a JWS', error)
     }
+    if (alg === undefined || !this.#algorithms.includes(alg)) {
+      throw invalidIdToken(
+        `alg ${String(alg)} is not one the provider signs ID tokens with ` +
+          `(id_token_signing_alg_values_supported: ${this.#algorithms.join(', ')})`,
+      )
+    }
     let payload: JWTPayload
     try {
       const common = {
         issuer: this.#metadata.issuer,
         audience: clientId,
+        algorithms: [alg],
         currentDate: new Date(this.#host.clock.now()),
         clockTolerance: tolerance,
         requiredClaims: ['iss', 'sub', 'aud', 'exp', 'iat'],
       }
-      if (alg?.startsWith('HS')) {
+      if (alg.startsWith('HS')) {
         const secret = this.#host.secret
         if (secret === undefined)
           throw invalidIdToken(`${alg} ID token but the client has no secret`)
@@ -275,6 +376,13 @@ export class IdTokenVerifier {
     if (options.nonce !== undefined && payload.nonce !== options.nonce) {
       throw invalidIdToken('nonce mismatch')
     }
+    if (options.nonce === undefined && payload.nonce !== undefined) {
+      throw invalidIdToken(
+        'the ID token carries a nonce, so its authorization request had one: pass it as options.nonce',
+      )
+    }
+    await checkHash(payload, 'at_hash', alg, options.accessToken, 'options.accessToken')
+    await checkHash(payload, 'c_hash', alg, options.code, 'options.code')
     if (options.maxAge !== undefined) {
       const authTime = payload.auth_time
       if (typeof authTime !== 'number') throw invalidIdToken('auth_time is required with maxAge')
@@ -284,5 +392,24 @@ export class IdTokenVerifier {
       }
     }
     return payload as IdTokenClaims
+  }
+}
+
+/** Checks `at_hash` or `c_hash` when the token has it (OIDC Core §3.1.3.6, §3.3.2.11). */
+async function checkHash(
+  payload: JWTPayload,
+  claim: 'at_hash' | 'c_hash',
+  alg: string,
+  value: string | undefined,
+  option: string,
+): Promise<void> {
+  const expected = payload[claim]
+  if (expected === undefined) return
+  if (typeof expected !== 'string') throw invalidIdToken(`${claim} is not a string`)
+  if (value === undefined) {
+    throw invalidIdToken(`the ID token has ${claim}: pass the value it covers as ${option}`)
+  }
+  if ((await leftHalfHash(alg, value)) !== expected) {
+    throw invalidIdToken(`${claim} does not match ${option}`)
   }
 }

@@ -84,6 +84,28 @@ describe('against a real oidc-provider', () => {
     expect(info.sub).toBe('alice')
   })
 
+  it('pins the ID token alg to the advertised ones and requires the nonce the authorization request carried', async () => {
+    const client = await webClient()
+    expect(client.options.metadata?.id_token_signing_alg_values_supported).not.toContain('HS256')
+    const { code, code_verifier, nonce } = await signIn(client)
+    const token = await client.authCode.getToken(code, { code_verifier })
+    const error = await token.idToken().catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(OAuth2Error)
+    expect(error).toMatchObject({ code: 'invalid_id_token' })
+    expect((error as OAuth2Error).description).toContain('nonce')
+    const now = Math.floor(Date.now() / 1000)
+    const forged = await new SignJWT({ sub: 'mallory', nonce })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setIssuer(op.issuer)
+      .setAudience('web-app')
+      .setIssuedAt(now)
+      .setExpirationTime(now + 300)
+      .sign(new TextEncoder().encode(WEB_SECRET))
+    await expect(client.verifyIdToken(forged, { nonce })).rejects.toMatchObject({
+      code: 'invalid_id_token',
+    })
+  })
+
   it('refreshes, introspects and revokes (revoking the access token revokes the grant)', async () => {
     const client = await webClient()
     const { code, code_verifier } = await signIn(client)
