@@ -98,7 +98,10 @@ export interface ClientOptions {
    * @default true
    */
   readonly raiseErrors?: boolean | undefined
-  /** Redirects followed before the 3xx response is returned as is. @default 5 */
+  /**
+   * Redirects of resource requests followed before the 3xx response is returned as is (token,
+   * revocation and introspection requests are never redirected). @default 5
+   */
   readonly maxRedirects?: number | undefined
   /**
    * Receives debug output (`OAUTH_DEBUG=true`) and enabled warnings: any value with callable
@@ -784,7 +787,8 @@ export class Client<RaiseErrors extends boolean = true> {
    * @param accessTokenOpts Options and fields of the token.
    * @returns The token (see {@link TokenResult}); `token.response` is the token response.
    * @throws {OAuth2Error} With `raiseErrors` (the default): the server's error (400-599);
-   *   `invalid_token_response` when the body is not a non-empty JSON object or form. Always:
+   *   `invalid_token_response` when the body is not a non-empty JSON object or form;
+   *   `redirect_not_followed` for any 3xx (token requests are never redirected). Always:
    *   `unhandled_status` for a status outside 200-599.
    * @throws {ConnectionError} When the connection fails.
    * @throws {TimeoutError} When `connectionOpts.timeout` elapses.
