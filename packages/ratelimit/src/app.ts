@@ -232,7 +232,7 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
   const sink = deps.statsSink ?? buildSink(settings, clock, deps.stdout ?? process.stdout)
   const grpcServer = buildGrpcListener(settings, { service, health, stats, logger })
   const httpServer = buildHttpServer({ service, health, logger })
-  const debugServer = buildDebugServer({ service, stats })
+  const debugServer = buildDebugServer({ service, stats, logger })
 
   let flushTimer: NodeJS.Timeout | undefined
   let closed = false

@@ -8,13 +8,17 @@
  */
 import { createServer, type Server, type ServerResponse } from 'node:http'
 import { Session } from 'node:inspector'
+import type { Logger } from 'pino'
 import type { RateLimitService } from '../service/service.js'
 import type { StatsStore } from '../stats/store.js'
+import { guardRequests } from './guard.js'
 
 /** Dependencies of {@link buildDebugServer}. */
 export interface DebugServerDeps {
   readonly service: RateLimitService
   readonly stats: StatsStore
+  /** Where failures of the handlers are logged. */
+  readonly logger: Logger
 }
 
 const ENDPOINTS: Readonly<Record<string, string>> = {
@@ -64,62 +68,80 @@ export async function recordCpuProfile(seconds: number): Promise<string> {
   }
 }
 
-/** Builds the debug server (not yet listening). */
+/** The request target as a URL, or undefined when it cannot be parsed (e.g. `http://[/`). */
+function parseTarget(target: string): URL | undefined {
+  try {
+    return new URL(target, 'http://debug')
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Builds the debug server (not yet listening). A request target that is not a valid URL is
+ * answered with 400; anything a handler throws is logged and answered with 500.
+ */
 export function buildDebugServer(deps: DebugServerDeps): Server {
   let profiling = false
-  return createServer((req, res) => {
-    req.resume()
-    const url = new URL(req.url ?? '/', 'http://debug')
-    switch (url.pathname) {
-      case '/rlconfig':
-        text(res, 200, deps.service.config?.dump() ?? '')
-        return
-      case '/stats':
-        text(
-          res,
-          200,
-          deps.stats
-            .snapshot()
-            .map((s) => `${s.name}: ${String(s.value)}\n`)
-            .join(''),
-        )
-        return
-      case '/debug/pprof/':
-        text(res, 200, 'profile: CPU profile; ?seconds=N (default 30), V8 .cpuprofile format\n')
-        return
-      case '/debug/pprof/profile': {
-        const seconds = Number(url.searchParams.get('seconds') ?? '30')
-        if (!Number.isFinite(seconds) || seconds <= 0 || seconds > MAX_PROFILE_SECONDS) {
-          text(res, 400, `seconds must be a number from 1 to ${String(MAX_PROFILE_SECONDS)}\n`)
-          return
-        }
-        if (profiling) {
-          text(res, 409, 'a profile is already being recorded\n')
-          return
-        }
-        profiling = true
-        recordCpuProfile(seconds).then(
-          (profile) => {
-            profiling = false
-            res.writeHead(200, {
-              'content-type': 'application/json',
-              'content-disposition': 'attachment; filename="ratelimit.cpuprofile"',
-            })
-            res.end(profile)
-          },
-          (error: unknown) => {
-            profiling = false
-            text(res, 500, `could not record a profile: ${(error as Error).message}\n`)
-          },
-        )
+  return createServer(
+    guardRequests('debug', deps.logger, (req, res) => {
+      req.resume()
+      const url = parseTarget(req.url ?? '/')
+      if (url === undefined) {
+        text(res, 400, 'malformed request target\n')
         return
       }
-      default: {
-        const lines = Object.entries(ENDPOINTS)
-          .sort(([a], [b]) => (a < b ? -1 : 1))
-          .map(([path, help]) => `${path}: ${help}\n`)
-        text(res, 200, lines.join(''))
+      switch (url.pathname) {
+        case '/rlconfig':
+          text(res, 200, deps.service.config?.dump() ?? '')
+          return
+        case '/stats':
+          text(
+            res,
+            200,
+            deps.stats
+              .snapshot()
+              .map((s) => `${s.name}: ${String(s.value)}\n`)
+              .join(''),
+          )
+          return
+        case '/debug/pprof/':
+          text(res, 200, 'profile: CPU profile; ?seconds=N (default 30), V8 .cpuprofile format\n')
+          return
+        case '/debug/pprof/profile': {
+          const seconds = Number(url.searchParams.get('seconds') ?? '30')
+          if (!Number.isFinite(seconds) || seconds <= 0 || seconds > MAX_PROFILE_SECONDS) {
+            text(res, 400, `seconds must be a number from 1 to ${String(MAX_PROFILE_SECONDS)}\n`)
+            return
+          }
+          if (profiling) {
+            text(res, 409, 'a profile is already being recorded\n')
+            return
+          }
+          profiling = true
+          recordCpuProfile(seconds).then(
+            (profile) => {
+              profiling = false
+              res.writeHead(200, {
+                'content-type': 'application/json',
+                'content-disposition': 'attachment; filename="ratelimit.cpuprofile"',
+              })
+              res.end(profile)
+            },
+            (error: unknown) => {
+              profiling = false
+              text(res, 500, `could not record a profile: ${(error as Error).message}\n`)
+            },
+          )
+          return
+        }
+        default: {
+          const lines = Object.entries(ENDPOINTS)
+            .sort(([a], [b]) => (a < b ? -1 : 1))
+            .map(([path, help]) => `${path}: ${help}\n`)
+          text(res, 200, lines.join(''))
+        }
       }
-    }
-  })
+    }),
+  )
 }

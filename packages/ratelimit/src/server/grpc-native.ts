@@ -94,6 +94,12 @@ export function grpcMessage(message: string): string {
   return out
 }
 
+/** `Check` for `/grpc.health.v1.Health/Check` (for logs). */
+function methodName(path: string | string[] | undefined): string {
+  const text = String(path)
+  return text.slice(text.lastIndexOf('/') + 1)
+}
+
 function frame(message: Buffer): Buffer {
   const out = Buffer.allocUnsafe(5 + message.length)
   out[0] = 0
@@ -195,6 +201,16 @@ export function buildNativeGrpcServer(
   const checkTime = deps.stats.timer('ratelimit_server.Check.response_time')
   const sessions = new Set<Http2Session>()
 
+  /** Last resort: a handler failed unexpectedly (a bug). Logged; the call ends with INTERNAL. */
+  const fail = (stream: ServerHttp2Stream, method: string, error: unknown): void => {
+    logger.error({ err: error }, `unexpected error in ${method}`)
+    try {
+      sendError(stream, GRPC_STATUS.INTERNAL, 'internal error')
+    } catch {
+      stream.destroy()
+    }
+  }
+
   const statusOf = (name: string): ServingStatus | undefined =>
     HEALTH_SERVICES.has(name) ? (health.healthy() ? 'SERVING' : 'NOT_SERVING') : undefined
 
@@ -212,16 +228,17 @@ export function buildNativeGrpcServer(
     service.shouldRateLimit(request).then(
       (response) => {
         shouldTime.record(performance.now() - start)
-        sendFramed(stream, encodeRateLimitResponse(response, true))
+        try {
+          sendFramed(stream, encodeRateLimitResponse(response, true))
+        } catch (error) {
+          fail(stream, 'ShouldRateLimit', error)
+        }
       },
       (error: unknown) => {
         shouldTime.record(performance.now() - start)
         if (error instanceof ShouldRateLimitError)
           sendError(stream, GRPC_STATUS.UNKNOWN, error.message)
-        else {
-          logger.error({ err: error }, 'unexpected error in ShouldRateLimit')
-          sendError(stream, GRPC_STATUS.INTERNAL, 'internal error')
-        }
+        else fail(stream, 'ShouldRateLimit', error)
       },
     )
   }
@@ -267,8 +284,7 @@ export function buildNativeGrpcServer(
     stream.once('close', unsubscribe)
   }
 
-  const server = createServer({ maxSessionMemory: 64 })
-  server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => {
+  const onStream = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders): void => {
     stream.on('error', () => {
       // Client resets and broken connections end the call; nothing to answer.
     })
@@ -298,10 +314,18 @@ export function buildNativeGrpcServer(
       try {
         handler(stream, bytes)
       } catch (error) {
-        logger.error({ err: error }, 'gRPC handler failed')
-        sendError(stream, GRPC_STATUS.INTERNAL, 'internal error')
+        fail(stream, methodName(path), error)
       }
     })
+  }
+
+  const server = createServer({ maxSessionMemory: 64 })
+  server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => {
+    try {
+      onStream(stream, headers)
+    } catch (error) {
+      fail(stream, methodName(headers[constants.HTTP2_HEADER_PATH]), error)
+    }
   })
   server.on('session', (session: Http2Session) => {
     sessions.add(session)

@@ -126,7 +126,19 @@ export function toGrpcError(error: unknown, logger: Logger): Partial<grpc.Status
   if (error instanceof ShouldRateLimitError) {
     return { code: grpc.status.UNKNOWN, details: error.message }
   }
-  logger.error({ err: error }, 'unexpected error in ShouldRateLimit')
+  return internalError(logger, 'ShouldRateLimit', error)
+}
+
+/**
+ * The last-resort answer to a handler that failed unexpectedly (a bug): logged, and answered
+ * INTERNAL `internal error` as the lean server does.
+ */
+function internalError(
+  logger: Logger,
+  method: string,
+  error: unknown,
+): Partial<grpc.StatusObject> & { code: grpc.status; details: string } {
+  logger.error({ err: error }, `unexpected error in ${method}`)
   return { code: grpc.status.INTERNAL, details: 'internal error' }
 }
 
@@ -160,7 +172,15 @@ export function buildGrpcServer(deps: GrpcServerDeps, options: GrpcServerOptions
         })
         return
       }
-      service.shouldRateLimit(request).then(
+      let pending: Promise<RateLimitResponse>
+      try {
+        pending = service.shouldRateLimit(request)
+      } catch (error) {
+        end()
+        callback(toGrpcError(error, logger))
+        return
+      }
+      pending.then(
         (response) => {
           end()
           callback(null, response)
@@ -182,21 +202,32 @@ export function buildGrpcServer(deps: GrpcServerDeps, options: GrpcServerOptions
       callback: grpc.sendUnaryData<ServingStatus>,
     ) {
       const end = checkStats.begin()
-      const status = statusOf(call.request.service)
+      let status: ServingStatus | undefined
+      try {
+        status = statusOf(call.request.service)
+      } catch (error) {
+        end()
+        callback(internalError(logger, 'Check', error))
+        return
+      }
       end()
       if (status === undefined)
         callback({ code: grpc.status.NOT_FOUND, details: 'unknown service' })
       else callback(null, status)
     },
     Watch(call: grpc.ServerWritableStream<HealthCheckRequest, ServingStatus>) {
-      const name = call.request.service
-      call.write(statusOf(name) ?? 'SERVICE_UNKNOWN')
-      if (!HEALTH_SERVICES.has(name)) return
-      const unsubscribe = health.subscribe((healthy) => {
-        call.write(healthy ? 'SERVING' : 'NOT_SERVING')
-      })
-      call.on('cancelled', unsubscribe)
-      call.on('close', unsubscribe)
+      try {
+        const name = call.request.service
+        call.write(statusOf(name) ?? 'SERVICE_UNKNOWN')
+        if (!HEALTH_SERVICES.has(name)) return
+        const unsubscribe = health.subscribe((healthy) => {
+          call.write(healthy ? 'SERVING' : 'NOT_SERVING')
+        })
+        call.on('cancelled', unsubscribe)
+        call.on('close', unsubscribe)
+      } catch (error) {
+        call.emit('error', internalError(logger, 'Watch', error))
+      }
     },
   })
   return server

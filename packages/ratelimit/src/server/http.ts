@@ -17,6 +17,7 @@ import {
   parseJsonRateLimitRequest,
 } from '../protocol/json.js'
 import { ShouldRateLimitError, type RateLimitService } from '../service/service.js'
+import { guardRequests } from './guard.js'
 import type { HealthChecker } from './health.js'
 
 /** Largest `/json` body accepted, in bytes. */
@@ -104,33 +105,24 @@ async function handleJson(
 }
 
 /**
- * Builds the HTTP server (not yet listening).
+ * Builds the HTTP server (not yet listening). Anything a handler throws is logged and answered
+ * with 500 (`x-gatehouse-error-code: ERR_INTERNAL`); the server keeps serving.
  */
 export function buildHttpServer(deps: HttpServerDeps): Server {
-  const server = createServer((req, res) => {
-    const url = req.url ?? '/'
-    const query = url.indexOf('?')
-    const path = query < 0 ? url : url.slice(0, query)
-    if (path === '/json') {
-      handleJson(req, res, deps).catch((error: unknown) => {
-        deps.logger.error({ err: error }, '/json failed')
-        if (!res.headersSent) {
-          sendText(res, 500, 'Internal Server Error\n', {
-            code: 'ERR_INTERNAL',
-            message: 'internal error',
-          })
-        } else res.destroy()
-      })
-      return
-    }
-    req.resume()
-    if (path === '/healthcheck') {
-      if (deps.health.healthy()) sendText(res, 200, 'OK')
-      else sendText(res, 500, '')
-      return
-    }
-    sendText(res, 404, '404 page not found\n')
-  })
+  const server = createServer(
+    guardRequests('http', deps.logger, (req, res): Promise<void> | undefined => {
+      const url = req.url ?? '/'
+      const query = url.indexOf('?')
+      const path = query < 0 ? url : url.slice(0, query)
+      if (path === '/json') return handleJson(req, res, deps)
+      req.resume()
+      if (path === '/healthcheck') {
+        if (deps.health.healthy()) sendText(res, 200, 'OK')
+        else sendText(res, 500, '')
+      } else sendText(res, 404, '404 page not found\n')
+      return undefined
+    }),
+  )
   server.keepAliveTimeout = 65_000
   return server
 }

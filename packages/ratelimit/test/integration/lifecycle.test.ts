@@ -9,7 +9,7 @@ import {
 } from '@gatehouse/testing'
 import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { connect, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -45,7 +45,27 @@ async function loopbackEnv(root: string) {
     RUNTIME_ROOT: root,
     RUNTIME_WATCH_ROOT: 'false',
   }
-  return { port, grpcPort, env }
+  return { port, grpcPort, debugPort, env }
+}
+
+/**
+ * Sends raw bytes to a loopback port and resolves with everything the server sends back until it
+ * closes the connection (or `''` when the connection fails).
+ */
+function rawExchange(port: number, request: string): Promise<string> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = []
+    const socket = connect(port, '127.0.0.1', () => {
+      socket.end(request)
+    })
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk))
+    socket.on('error', () => {
+      resolve('')
+    })
+    socket.on('close', () => {
+      resolve(Buffer.concat(chunks).toString('latin1'))
+    })
+  })
 }
 
 function exitCode(p: ManagedProcess): Promise<number | null> {
@@ -202,6 +222,29 @@ describe('the gatehouse-ratelimit executable', () => {
     } finally {
       await p.stop('SIGKILL')
       busy.close()
+    }
+  })
+
+  it('survives unparsable request targets on every port (400 on the debug port)', async () => {
+    const { port, grpcPort, debugPort, env } = await loopbackEnv(root)
+    const p = await spawnService({ ...env, BACKEND_TYPE: 'memory', DISABLE_STATS: 'true' })
+    try {
+      await waitFor(
+        async () => (await fetch(`http://127.0.0.1:${String(port)}/healthcheck`)).status === 200,
+        { what: `the service to listen (output: ${p.output()})`, timeout: 20_000 },
+      )
+      const hostile = 'GET http://[/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'
+      const debug = await rawExchange(debugPort, hostile)
+      expect(debug).toMatch(/^HTTP\/1\.1 400 /)
+      expect(debug).toContain('malformed request target')
+      expect(await rawExchange(port, hostile)).toMatch(/^HTTP\/1\.1 404 /)
+      await rawExchange(grpcPort, hostile)
+      // Still serving on every port.
+      expect((await fetch(`http://127.0.0.1:${String(port)}/healthcheck`)).status).toBe(200)
+      expect((await fetch(`http://127.0.0.1:${String(debugPort)}/rlconfig`)).status).toBe(200)
+      expect(p.child.exitCode).toBeNull()
+    } finally {
+      await p.stop('SIGKILL')
     }
   })
 
