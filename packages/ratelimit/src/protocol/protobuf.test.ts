@@ -164,6 +164,65 @@ describe('protobuf codec against protobufjs and the .proto files', () => {
     expect(() => decodeRateLimitRequest(Buffer.from([0x0b]))).toThrow(WireFormatError)
   })
 
+  it('checks every nested length against its enclosing message, not the whole buffer', () => {
+    /** A length-delimited field (payload under 128 bytes). */
+    const field = (number: number, payload: Buffer | number[]): Buffer =>
+      Buffer.concat([Buffer.from([(number << 3) | 2, payload.length]), Buffer.from(payload)])
+    const invalid = new WireFormatError('proto: cannot parse invalid wire-format data')
+    const request = (entry: Buffer | number[]): Buffer =>
+      Buffer.concat([
+        field(2, field(1, entry)),
+        // Bytes after the descriptor, which a nested length must not reach into.
+        field(1, Buffer.from('domain-after-the-descriptor')),
+      ])
+    // Entry.key claims 5 bytes; its entry holds 1.
+    expect(() => decodeRateLimitRequest(request([0x0a, 0x05, 0x6b]))).toThrow(invalid)
+    // The same with an unknown length-delimited field, which is skipped.
+    expect(() => decodeRateLimitRequest(request([0x2a, 0x05, 0x6b]))).toThrow(invalid)
+    // A varint and a fixed64 running past the end of the entry.
+    expect(() => decodeRateLimitRequest(request([0x28, 0x80]))).toThrow(invalid)
+    expect(() => decodeRateLimitRequest(request([0x29, 0, 0, 0]))).toThrow(invalid)
+    // The override's requests_per_unit varint, and the descriptor hits_addend's value.
+    expect(() => decodeRateLimitRequest(field(2, field(2, [0x08, 0x80])))).toThrow(invalid)
+    expect(() =>
+      decodeRateLimitRequest(Buffer.concat([field(2, field(3, [0x08])), Buffer.from([0x05])])),
+    ).toThrow(invalid)
+    // Well-formed nesting still decodes.
+    expect(decodeRateLimitRequest(request([0x0a, 0x01, 0x6b])).descriptors).toEqual([
+      { entries: [{ key: 'k', value: '' }], limit: undefined, hitsAddend: undefined },
+    ])
+  })
+
+  it('does not let every entry claim a string beyond itself (memory amplification)', () => {
+    // 200 entries of 6 bytes, each claiming a 16450-byte key that runs over the following
+    // entries into a padding field. The varint C2 80 01 (16450) is valid UTF-8, so checked
+    // against the whole buffer every claim decoded: 200 strings of 16 KB from 34 KB of input.
+    const entry = Buffer.from([0x0a, 0x04, 0x0a, 0xc2, 0x80, 0x01])
+    const entries = Buffer.concat(Array.from({ length: 200 }, () => entry))
+    const bytes = Buffer.concat([
+      Buffer.from([0x12, 0x80 | (entries.length & 0x7f), entries.length >> 7]),
+      entries,
+      // Unknown field 15, 32834 bytes (varint C2 80 02, valid UTF-8 too).
+      Buffer.from([0x7a, 0xc2, 0x80, 0x02]),
+      Buffer.alloc(32_834, 'a'),
+    ])
+    expect(() => decodeRateLimitRequest(bytes)).toThrow(
+      new WireFormatError('proto: cannot parse invalid wire-format data'),
+    )
+  })
+
+  it('checks nested lengths in responses and google.protobuf.Struct too', () => {
+    const invalid = new WireFormatError('proto: cannot parse invalid wire-format data')
+    // A status whose current_limit.name claims more bytes than the status holds.
+    const status = Buffer.from([0x12, 0x04, 0x12, 0x02, 0x1a, 0x09])
+    const header = Buffer.from([0x1a, 0x08, 0x0a, 0x06, ...Buffer.from('abcdef')])
+    expect(() => decodeRateLimitResponse(Buffer.concat([status, header]))).toThrow(invalid)
+    // dynamic_metadata: a Struct field whose key runs past the field entry.
+    const struct = Buffer.from([0x32, 0x04, 0x0a, 0x02, 0x0a, 0x06])
+    const codes = Buffer.from([0x08, 0x01, 0x08, 0x01, 0x08, 0x01, 0x08, 0x01])
+    expect(() => decodeRateLimitResponse(Buffer.concat([struct, codes]))).toThrow(invalid)
+  })
+
   it('encodes health messages', () => {
     expect(
       decodeHealthCheckRequest(Buffer.from([0x0a, 0x09, ...Buffer.from('ratelimit')])),

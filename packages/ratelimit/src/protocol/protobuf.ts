@@ -39,10 +39,10 @@ function codeFromNumber(value: number): Code {
 // ---------------------------------------------------------------------------------------------
 // Request
 
-function readEntry(r: WireReader, stop: number): Entry {
+function readEntry(r: WireReader): Entry {
   let key = ''
   let value = ''
-  while (r.pos < stop) {
+  while (r.more()) {
     const [field, type] = r.tag()
     if (field === 1 && type === WIRE.LEN) key = r.string()
     else if (field === 2 && type === WIRE.LEN) value = r.string()
@@ -51,10 +51,10 @@ function readEntry(r: WireReader, stop: number): Entry {
   return { key, value }
 }
 
-function readOverride(r: WireReader, stop: number): RateLimitOverride {
+function readOverride(r: WireReader): RateLimitOverride {
   let requestsPerUnit = 0
   let unit = 0
-  while (r.pos < stop) {
+  while (r.more()) {
     const [field, type] = r.tag()
     if (field === 1 && type === WIRE.VARINT) requestsPerUnit = r.uint32()
     else if (field === 2 && type === WIRE.VARINT) unit = r.int32()
@@ -63,9 +63,9 @@ function readOverride(r: WireReader, stop: number): RateLimitOverride {
   return { requestsPerUnit, unit: unitFromNumber(unit) }
 }
 
-function readUInt64Value(r: WireReader, stop: number): number {
+function readUInt64Value(r: WireReader): number {
   let value = 0
-  while (r.pos < stop) {
+  while (r.more()) {
     const [field, type] = r.tag()
     if (field === 1 && type === WIRE.VARINT) value = r.varint()
     else r.skip(type)
@@ -73,21 +73,21 @@ function readUInt64Value(r: WireReader, stop: number): number {
   return value
 }
 
-function readDescriptor(r: WireReader, stop: number): Descriptor {
+function readDescriptor(r: WireReader): Descriptor {
   const entries: Entry[] = []
   let limit: RateLimitOverride | undefined
   let hitsAddend: number | undefined
-  while (r.pos < stop) {
+  while (r.more()) {
     const [field, type] = r.tag()
     if (type !== WIRE.LEN || field > 3) {
       r.skip(type)
       continue
     }
-    const end = r.delimited()
-    if (field === 1) entries.push(readEntry(r, end))
-    else if (field === 2) limit = readOverride(r, end)
-    else hitsAddend = readUInt64Value(r, end)
-    r.pos = end
+    const outer = r.enter()
+    if (field === 1) entries.push(readEntry(r))
+    else if (field === 2) limit = readOverride(r)
+    else hitsAddend = readUInt64Value(r)
+    r.leave(outer)
   }
   return { entries, limit, hitsAddend }
 }
@@ -106,9 +106,9 @@ export function decodeRateLimitRequest(buf: Buffer): RateLimitRequest {
     const [field, type] = r.tag()
     if (field === 1 && type === WIRE.LEN) domain = r.string()
     else if (field === 2 && type === WIRE.LEN) {
-      const end = r.delimited()
-      descriptors.push(readDescriptor(r, end))
-      r.pos = end
+      const outer = r.enter()
+      descriptors.push(readDescriptor(r))
+      r.leave(outer)
     } else if (field === 3 && type === WIRE.VARINT) hitsAddend = r.uint32()
     else r.skip(type)
   }
@@ -252,9 +252,9 @@ function writeStructFields(w: WireWriter, struct: JsonObject): void {
   }
 }
 
-function readValue(r: WireReader, stop: number): JsonValue {
+function readValue(r: WireReader): JsonValue {
   let value: JsonValue = null
-  while (r.pos < stop) {
+  while (r.more()) {
     const [field, type] = r.tag()
     if (field === 1 && type === WIRE.VARINT) {
       r.varint()
@@ -263,49 +263,49 @@ function readValue(r: WireReader, stop: number): JsonValue {
     else if (field === 3 && type === WIRE.LEN) value = r.string()
     else if (field === 4 && type === WIRE.VARINT) value = r.varint() !== 0
     else if ((field === 5 || field === 6) && type === WIRE.LEN) {
-      const end = r.delimited()
-      value = field === 5 ? readStruct(r, end) : readList(r, end)
-      r.pos = end
+      const outer = r.enter()
+      value = field === 5 ? readStruct(r) : readList(r)
+      r.leave(outer)
     } else r.skip(type)
   }
   return value
 }
 
-function readList(r: WireReader, stop: number): JsonValue[] {
+function readList(r: WireReader): JsonValue[] {
   const list: JsonValue[] = []
-  while (r.pos < stop) {
+  while (r.more()) {
     const [field, type] = r.tag()
     if (field === 1 && type === WIRE.LEN) {
-      const end = r.delimited()
-      list.push(readValue(r, end))
-      r.pos = end
+      const outer = r.enter()
+      list.push(readValue(r))
+      r.leave(outer)
     } else r.skip(type)
   }
   return list
 }
 
-function readStruct(r: WireReader, stop: number): JsonObject {
+function readStruct(r: WireReader): JsonObject {
   const struct: JsonObject = {}
-  while (r.pos < stop) {
+  while (r.more()) {
     const [field, type] = r.tag()
     if (field !== 1 || type !== WIRE.LEN) {
       r.skip(type)
       continue
     }
-    const end = r.delimited()
+    const outer = r.enter()
     let key = ''
     let value: JsonValue = null
-    while (r.pos < end) {
+    while (r.more()) {
       const [f, t] = r.tag()
       if (f === 1 && t === WIRE.LEN) key = r.string()
       else if (f === 2 && t === WIRE.LEN) {
-        const valueEnd = r.delimited()
-        value = readValue(r, valueEnd)
-        r.pos = valueEnd
+        const fieldEnd = r.enter()
+        value = readValue(r)
+        r.leave(fieldEnd)
       } else r.skip(t)
     }
     struct[key] = value
-    r.pos = end
+    r.leave(outer)
   }
   return struct
 }
@@ -413,11 +413,11 @@ export function encodeRateLimitResponse(response: RateLimitResponse, grpcFrame =
   return w.buf
 }
 
-function readCurrentLimit(r: WireReader, stop: number): CurrentLimit {
+function readCurrentLimit(r: WireReader): CurrentLimit {
   let requestsPerUnit = 0
   let unit = 0
   let name: string | undefined
-  while (r.pos < stop) {
+  while (r.more()) {
     const [field, type] = r.tag()
     if (field === 1 && type === WIRE.VARINT) requestsPerUnit = r.uint32()
     else if (field === 2 && type === WIRE.VARINT) unit = r.int32()
@@ -427,9 +427,9 @@ function readCurrentLimit(r: WireReader, stop: number): CurrentLimit {
   return { requestsPerUnit, unit: unitFromNumber(unit), ...(name === undefined ? {} : { name }) }
 }
 
-function readDurationSeconds(r: WireReader, stop: number): number {
+function readDurationSeconds(r: WireReader): number {
   let seconds = 0
-  while (r.pos < stop) {
+  while (r.more()) {
     const [field, type] = r.tag()
     if (field === 1 && type === WIRE.VARINT) seconds = r.varint()
     else r.skip(type)
@@ -437,20 +437,20 @@ function readDurationSeconds(r: WireReader, stop: number): number {
   return seconds
 }
 
-function readStatus(r: WireReader, stop: number): DescriptorStatus {
+function readStatus(r: WireReader): DescriptorStatus {
   let code: Code = 'UNKNOWN'
   let currentLimit: CurrentLimit | undefined
   let limitRemaining = 0
   let durationUntilReset: number | undefined
-  while (r.pos < stop) {
+  while (r.more()) {
     const [field, type] = r.tag()
     if (field === 1 && type === WIRE.VARINT) code = codeFromNumber(r.int32())
     else if (field === 3 && type === WIRE.VARINT) limitRemaining = r.uint32()
     else if ((field === 2 || field === 4) && type === WIRE.LEN) {
-      const end = r.delimited()
-      if (field === 2) currentLimit = readCurrentLimit(r, end)
-      else durationUntilReset = readDurationSeconds(r, end)
-      r.pos = end
+      const outer = r.enter()
+      if (field === 2) currentLimit = readCurrentLimit(r)
+      else durationUntilReset = readDurationSeconds(r)
+      r.leave(outer)
     } else r.skip(type)
   }
   return { code, currentLimit, limitRemaining, durationUntilReset }
@@ -471,13 +471,13 @@ export function decodeRateLimitResponse(buf: Buffer): RateLimitResponse {
     const [field, type] = r.tag()
     if (field === 1 && type === WIRE.VARINT) overallCode = codeFromNumber(r.int32())
     else if ((field === 2 || field === 3 || field === 6) && type === WIRE.LEN) {
-      const end = r.delimited()
-      if (field === 2) statuses.push(readStatus(r, end))
+      const outer = r.enter()
+      if (field === 2) statuses.push(readStatus(r))
       else if (field === 3) {
-        const entry = readEntry(r, end)
+        const entry = readEntry(r)
         responseHeadersToAdd.push({ key: entry.key, value: entry.value })
-      } else dynamicMetadata = readStruct(r, end)
-      r.pos = end
+      } else dynamicMetadata = readStruct(r)
+      r.leave(outer)
     } else r.skip(type)
   }
   return { overallCode, statuses, responseHeadersToAdd, dynamicMetadata }

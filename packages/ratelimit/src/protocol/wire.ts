@@ -23,11 +23,17 @@ export class WireFormatError extends Error {
   }
 }
 
-/** Reads protobuf fields from a byte range. */
+/**
+ * Reads protobuf fields from a byte range. Nested messages are read between {@link enter} and
+ * {@link leave}: while inside, `end` is the nested message's end, so every length, varint and
+ * skip is checked against the enclosing message rather than the whole buffer (as protobuf does;
+ * a string claiming bytes beyond its message is invalid wire-format data).
+ */
 export class WireReader {
   readonly buf: Buffer
   pos: number
-  readonly end: number
+  /** End (exclusive) of the message being read: the buffer's, or a nested message's. */
+  end: number
 
   /**
    * @param buf Bytes to read.
@@ -98,13 +104,36 @@ export class WireReader {
   /**
    * Reads a length prefix and returns the end of the delimited range.
    *
-   * @throws {@link WireFormatError} When the range runs past the end.
+   * @throws {@link WireFormatError} When the range runs past the end of the current message.
    */
   delimited(): number {
     const length = this.varint()
     const stop = this.pos + length
     if (stop > this.end) throw new WireFormatError('proto: cannot parse invalid wire-format data')
     return stop
+  }
+
+  /**
+   * Reads a length prefix and enters the nested message it delimits: until {@link leave},
+   * {@link more} and every read stop at its end.
+   *
+   * @returns The enclosing message's end, to hand to {@link leave}.
+   * @throws {@link WireFormatError} When the nested message runs past the current one.
+   */
+  enter(): number {
+    const stop = this.delimited()
+    const outer = this.end
+    this.end = stop
+    return outer
+  }
+
+  /**
+   * Leaves a nested message entered with {@link enter}: moves past its end and restores the
+   * enclosing message's end.
+   */
+  leave(outer: number): void {
+    this.pos = this.end
+    this.end = outer
   }
 
   /**

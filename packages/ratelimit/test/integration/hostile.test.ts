@@ -5,7 +5,7 @@
 import * as grpc from '@grpc/grpc-js'
 import { Writable } from 'node:stream'
 import { pino } from 'pino'
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { upstreamFixture } from '../fixtures.js'
 import { startService, type Harness } from '../harness.js'
 
@@ -98,3 +98,48 @@ describe('last-resort guards around request handlers', () => {
     },
   )
 })
+
+/** Sends raw request bytes to ShouldRateLimit; resolves with the error (null on success). */
+function rawShouldRateLimit(address: string, bytes: Buffer): Promise<grpc.ServiceError | null> {
+  const Client = grpc.makeGenericClientConstructor({}, 'Raw')
+  const raw = new Client(address, grpc.credentials.createInsecure())
+  return new Promise((resolve) => {
+    raw.makeUnaryRequest(
+      '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit',
+      (b: Buffer) => b,
+      (b: Buffer) => b,
+      bytes,
+      (error) => {
+        raw.close()
+        resolve(error)
+      },
+    )
+  })
+}
+
+describe.each(['native', 'grpc-js'])(
+  'hostile request bytes on the %s gRPC server',
+  (implementation) => {
+    let h: Harness
+    beforeAll(async () => {
+      h = await startService({ files: basic, env: { GRPC_SERVER_IMPLEMENTATION: implementation } })
+    })
+    afterAll(async () => {
+      await h.close()
+    })
+
+    it('rejects a nested length that runs past its enclosing message, as Go does', async () => {
+      // descriptor { entry { key: claims 16450 bytes, the entry holds 0 } } + 16450 bytes of padding
+      const bytes = Buffer.concat([
+        Buffer.from([0x12, 0x06, 0x0a, 0x04, 0x0a, 0xc2, 0x80, 0x01]),
+        Buffer.from([0x7a, 0xc2, 0x80, 0x01]),
+        Buffer.alloc(16_450, 'a'),
+      ])
+      const error = await rawShouldRateLimit(h.grpcAddress, bytes)
+      expect(error?.code).toBe(grpc.status.INTERNAL)
+      expect(error?.details).toBe(
+        'grpc: error unmarshalling request: proto: cannot parse invalid wire-format data',
+      )
+    })
+  },
+)
