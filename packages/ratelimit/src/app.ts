@@ -210,6 +210,11 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
       quotaMode: settings.quotaMode,
       responseDynamicMetadata: settings.responseDynamicMetadata,
       mergeDomainConfig: settings.mergeDomainConfig,
+      requestLimits: {
+        maxDescriptors: settings.maxDescriptorsPerRequest,
+        maxEntries: settings.maxEntriesPerDescriptor,
+        maxEntryBytes: settings.maxDescriptorEntryBytes,
+      },
       responseHeaders: settings.limitResponseHeadersEnabled
         ? {
             limit: settings.limitLimitHeader,

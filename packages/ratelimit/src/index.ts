@@ -46,6 +46,12 @@ export {
   type JsonRequestErrorCode,
 } from './protocol/json.js'
 export {
+  DEFAULT_REQUEST_LIMITS,
+  RequestLimitError,
+  checkRequestLimits,
+  type RequestLimits,
+} from './protocol/limits.js'
+export {
   decodeRateLimitRequest,
   decodeRateLimitResponse,
   encodeRateLimitRequest,
@@ -63,6 +69,8 @@ export {
   ShouldRateLimitError,
   UNLIMITED_REMAINING,
   type ServiceOptions,
+  type ShouldRateLimitErrorCode,
+  type ShouldRateLimitErrorType,
 } from './service/service.js'
 export {
   ConfigError,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { formatJsonRateLimitResponse, JsonRequestError, parseJsonRateLimitRequest } from './json.js'
+import { RequestLimitError } from './limits.js'
 
 const parse = (text: string | Buffer) =>
   parseJsonRateLimitRequest(typeof text === 'string' ? Buffer.from(text) : text)
@@ -63,6 +64,43 @@ describe('proto3 JSON request parsing', () => {
     ['{"__proto__":{}}', 'ERR_INVALID_MESSAGE'],
   ])('rejects %j with %s', (body, code) => {
     expect(codeOf(body)).toBe(code)
+  })
+
+  it('refuses requests beyond the caps, counting key and value length in UTF-8 bytes', () => {
+    const limits = { maxDescriptors: 2, maxEntries: 2, maxEntryBytes: 4 }
+    const parseWith = (body: object) =>
+      parseJsonRateLimitRequest(Buffer.from(JSON.stringify(body)), limits)
+    const entries = (...pairs: [string, string][]) => ({
+      entries: pairs.map(([key, value]) => ({ key, value })),
+    })
+    expect(
+      parseWith({ descriptors: [entries(['k', 'ééé'.slice(0, 2)], ['kkkk', 'v']), entries()] })
+        .descriptors,
+    ).toHaveLength(2)
+    expect(() => parseWith({ descriptors: [{}, {}, {}] })).toThrow(
+      new RequestLimitError(
+        'rate limit request has more than 2 descriptors (MAX_DESCRIPTORS_PER_REQUEST=2)',
+      ),
+    )
+    expect(() =>
+      parseWith({ descriptors: [{}, entries(['a', ''], ['b', ''], ['c', ''])] }),
+    ).toThrow(
+      new RequestLimitError('descriptor 1 has more than 2 entries (MAX_ENTRIES_PER_DESCRIPTOR=2)'),
+    )
+    expect(() => parseWith({ descriptors: [entries(['k', 'ééé'])] })).toThrow(
+      new RequestLimitError(
+        'descriptor 0, entry 0: value is longer than 4 bytes (MAX_DESCRIPTOR_ENTRY_BYTES=4)',
+      ),
+    )
+    expect(() => parseWith({ descriptors: [entries(['k', ''], ['kkkkk', ''])] })).toThrow(
+      new RequestLimitError(
+        'descriptor 0, entry 1: key is longer than 4 bytes (MAX_DESCRIPTOR_ENTRY_BYTES=4)',
+      ),
+    )
+    // No caps unless given.
+    expect(
+      parse(JSON.stringify({ descriptors: Array.from({ length: 100 }, () => ({})) })).descriptors,
+    ).toHaveLength(100)
   })
 
   it('rejects bodies that are not UTF-8', () => {

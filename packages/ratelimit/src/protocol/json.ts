@@ -11,6 +11,13 @@
  */
 import { isUtf8 } from 'node:buffer'
 import {
+  entryTooLong,
+  longerThan,
+  tooManyDescriptors,
+  tooManyEntries,
+  type RequestLimits,
+} from './limits.js'
+import {
   unitFromNumber,
   type Descriptor,
   type DescriptorStatus,
@@ -130,12 +137,22 @@ const REQUEST_FIELDS = {
   hits_addend: 'hits_addend',
 }
 
-function readEntry(value: Json): Entry {
+/** No caps: what {@link parseJsonRateLimitRequest} applies unless given others. */
+const UNLIMITED: RequestLimits = {
+  maxDescriptors: Infinity,
+  maxEntries: Infinity,
+  maxEntryBytes: Infinity,
+}
+
+function readEntry(value: Json, limits: RequestLimits, descriptor: number, index: number): Entry {
   const fields = fieldsOf(value, 'RateLimitDescriptor.Entry', ENTRY_FIELDS)
-  return {
-    key: readString(fields.get('key'), 'key'),
-    value: readString(fields.get('value'), 'value'),
+  const key = readString(fields.get('key'), 'key')
+  if (longerThan(key, limits.maxEntryBytes)) throw entryTooLong(limits, descriptor, index, 'key')
+  const text = readString(fields.get('value'), 'value')
+  if (longerThan(text, limits.maxEntryBytes)) {
+    throw entryTooLong(limits, descriptor, index, 'value')
   }
+  return { key, value: text }
 }
 
 function readOverride(value: Json): RateLimitOverride {
@@ -146,12 +163,14 @@ function readOverride(value: Json): RateLimitOverride {
   }
 }
 
-function readDescriptor(value: Json): Descriptor {
+function readDescriptor(value: Json, limits: RequestLimits, index: number): Descriptor {
   const fields = fieldsOf(value, 'RateLimitDescriptor', DESCRIPTOR_FIELDS)
   const limit = fields.get('limit')
   const hitsAddend = fields.get('hits_addend')
+  const entries = readList(fields.get('entries'), 'entries')
+  if (entries.length > limits.maxEntries) throw tooManyEntries(limits, index)
   return {
-    entries: readList(fields.get('entries'), 'entries').map(readEntry),
+    entries: entries.map((entry, i) => readEntry(entry, limits, index, i)),
     limit: limit === undefined || limit === null ? undefined : readOverride(limit),
     hitsAddend:
       hitsAddend === undefined || hitsAddend === null
@@ -164,10 +183,15 @@ function readDescriptor(value: Json): Descriptor {
  * Parses a `/json` request body.
  *
  * @param body Raw request bytes (must be UTF-8).
+ * @param limits Caps on descriptors, entries and entry lengths. @default no caps
  * @throws {@link JsonRequestError} On an empty body, invalid UTF-8, malformed JSON, unknown or
  *   duplicate fields, or values of the wrong type.
+ * @throws {@link RequestLimitError} At the first cap exceeded.
  */
-export function parseJsonRateLimitRequest(body: Buffer): RateLimitRequest {
+export function parseJsonRateLimitRequest(
+  body: Buffer,
+  limits: RequestLimits = UNLIMITED,
+): RateLimitRequest {
   if (body.length === 0) throw new JsonRequestError('ERR_EMPTY_BODY', 'request body is empty')
   if (!isUtf8(body))
     throw new JsonRequestError('ERR_INVALID_UTF8', 'request body is not valid UTF-8')
@@ -184,9 +208,11 @@ export function parseJsonRateLimitRequest(body: Buffer): RateLimitRequest {
     )
   }
   const fields = fieldsOf(json, 'RateLimitRequest', REQUEST_FIELDS)
+  const descriptors = readList(fields.get('descriptors'), 'descriptors')
+  if (descriptors.length > limits.maxDescriptors) throw tooManyDescriptors(limits)
   return {
     domain: readString(fields.get('domain'), 'domain'),
-    descriptors: readList(fields.get('descriptors'), 'descriptors').map(readDescriptor),
+    descriptors: descriptors.map((descriptor, i) => readDescriptor(descriptor, limits, i)),
     hitsAddend: readInteger(fields.get('hits_addend'), 'hits_addend', 2 ** 32 - 1),
   }
 }

@@ -8,6 +8,7 @@ import {
   encodeRateLimitRequest,
   encodeRateLimitResponse,
 } from './protobuf.js'
+import { RequestLimitError } from './limits.js'
 import type { RateLimitResponse } from './types.js'
 import { WireFormatError } from './wire.js'
 
@@ -221,6 +222,39 @@ describe('protobuf codec against protobufjs and the .proto files', () => {
     const struct = Buffer.from([0x32, 0x04, 0x0a, 0x02, 0x0a, 0x06])
     const codes = Buffer.from([0x08, 0x01, 0x08, 0x01, 0x08, 0x01, 0x08, 0x01])
     expect(() => decodeRateLimitResponse(Buffer.concat([struct, codes]))).toThrow(invalid)
+  })
+
+  it('refuses requests beyond the caps while decoding, counting lengths in UTF-8 bytes', () => {
+    const limits = { maxDescriptors: 2, maxEntries: 2, maxEntryBytes: 4 }
+    const decode = (request: object) => decodeRateLimitRequest(serializeRequest(request), limits)
+    const entries = (...pairs: [string, string][]) => ({
+      entries: pairs.map(([key, value]) => ({ key, value })),
+    })
+    expect(
+      decode({ domain: 'd', descriptors: [entries(['k', 'éé'], ['kkkk', 'v']), entries()] })
+        .descriptors,
+    ).toHaveLength(2)
+    expect(() => decode({ descriptors: [{}, {}, {}] })).toThrow(
+      new RequestLimitError(
+        'rate limit request has more than 2 descriptors (MAX_DESCRIPTORS_PER_REQUEST=2)',
+      ),
+    )
+    expect(() => decode({ descriptors: [{}, entries(['a', ''], ['b', ''], ['c', ''])] })).toThrow(
+      new RequestLimitError('descriptor 1 has more than 2 entries (MAX_ENTRIES_PER_DESCRIPTOR=2)'),
+    )
+    expect(() => decode({ descriptors: [entries(['k', 'ééé'])] })).toThrow(
+      new RequestLimitError(
+        'descriptor 0, entry 0: value is longer than 4 bytes (MAX_DESCRIPTOR_ENTRY_BYTES=4)',
+      ),
+    )
+    expect(() => decode({ descriptors: [entries(['k', ''], ['kkkkk', ''])] })).toThrow(
+      new RequestLimitError(
+        'descriptor 0, entry 1: key is longer than 4 bytes (MAX_DESCRIPTOR_ENTRY_BYTES=4)',
+      ),
+    )
+    // No caps unless given.
+    const many = serializeRequest({ descriptors: Array.from({ length: 100 }, () => ({})) })
+    expect(decodeRateLimitRequest(many).descriptors).toHaveLength(100)
   })
 
   it('encodes health messages', () => {

@@ -26,6 +26,7 @@ import {
   type RateLimitRequest,
   type RateLimitResponse,
 } from './types.js'
+import { entryTooLong, tooManyDescriptors, tooManyEntries, type RequestLimits } from './limits.js'
 import { lenFieldSize, utf8Length, varintFieldSize, WIRE, WireReader, WireWriter } from './wire.js'
 
 export { WireFormatError } from './wire.js'
@@ -38,6 +39,36 @@ function codeFromNumber(value: number): Code {
 
 // ---------------------------------------------------------------------------------------------
 // Request
+
+/** No caps: what {@link decodeRateLimitRequest} applies unless given others. */
+const UNLIMITED: RequestLimits = {
+  maxDescriptors: Infinity,
+  maxEntries: Infinity,
+  maxEntryBytes: Infinity,
+}
+
+/** Reads a request entry, refusing a key or value longer than the cap before decoding it. */
+function readRequestEntry(
+  r: WireReader,
+  limits: RequestLimits,
+  descriptor: number,
+  index: number,
+): Entry {
+  let key = ''
+  let value = ''
+  while (r.more()) {
+    const [field, type] = r.tag()
+    if ((field === 1 || field === 2) && type === WIRE.LEN) {
+      const stop = r.delimited()
+      if (stop - r.pos > limits.maxEntryBytes) {
+        throw entryTooLong(limits, descriptor, index, field === 1 ? 'key' : 'value')
+      }
+      if (field === 1) key = r.text(stop)
+      else value = r.text(stop)
+    } else r.skip(type)
+  }
+  return { key, value }
+}
 
 function readEntry(r: WireReader): Entry {
   let key = ''
@@ -73,7 +104,7 @@ function readUInt64Value(r: WireReader): number {
   return value
 }
 
-function readDescriptor(r: WireReader): Descriptor {
+function readDescriptor(r: WireReader, limits: RequestLimits, index: number): Descriptor {
   const entries: Entry[] = []
   let limit: RateLimitOverride | undefined
   let hitsAddend: number | undefined
@@ -84,8 +115,10 @@ function readDescriptor(r: WireReader): Descriptor {
       continue
     }
     const outer = r.enter()
-    if (field === 1) entries.push(readEntry(r))
-    else if (field === 2) limit = readOverride(r)
+    if (field === 1) {
+      if (entries.length >= limits.maxEntries) throw tooManyEntries(limits, index)
+      entries.push(readRequestEntry(r, limits, index, entries.length))
+    } else if (field === 2) limit = readOverride(r)
     else hitsAddend = readUInt64Value(r)
     r.leave(outer)
   }
@@ -95,9 +128,15 @@ function readDescriptor(r: WireReader): Descriptor {
 /**
  * Decodes a serialized `envoy.service.ratelimit.v3.RateLimitRequest`.
  *
+ * @param limits Caps on descriptors, entries and entry lengths, checked while decoding so that
+ *   nothing beyond them is allocated. @default no caps
  * @throws {@link WireFormatError} On malformed data or invalid UTF-8 in a string field.
+ * @throws {@link RequestLimitError} At the first cap exceeded.
  */
-export function decodeRateLimitRequest(buf: Buffer): RateLimitRequest {
+export function decodeRateLimitRequest(
+  buf: Buffer,
+  limits: RequestLimits = UNLIMITED,
+): RateLimitRequest {
   const r = new WireReader(buf)
   let domain = ''
   const descriptors: Descriptor[] = []
@@ -106,8 +145,9 @@ export function decodeRateLimitRequest(buf: Buffer): RateLimitRequest {
     const [field, type] = r.tag()
     if (field === 1 && type === WIRE.LEN) domain = r.string()
     else if (field === 2 && type === WIRE.LEN) {
+      if (descriptors.length >= limits.maxDescriptors) throw tooManyDescriptors(limits)
       const outer = r.enter()
-      descriptors.push(readDescriptor(r))
+      descriptors.push(readDescriptor(r, limits, descriptors.length))
       r.leave(outer)
     } else if (field === 3 && type === WIRE.VARINT) hitsAddend = r.uint32()
     else r.skip(type)

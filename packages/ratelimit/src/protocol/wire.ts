@@ -142,7 +142,16 @@ export class WireReader {
    * @throws {@link WireFormatError} When the bytes are not valid UTF-8 (Go's message).
    */
   string(): string {
-    const stop = this.delimited()
+    return this.text(this.delimited())
+  }
+
+  /**
+   * Decodes the UTF-8 string from the current position to `stop` (an end returned by
+   * {@link delimited}, which callers may check first) and moves past it.
+   *
+   * @throws {@link WireFormatError} When the bytes are not valid UTF-8 (Go's message).
+   */
+  text(stop: number): string {
     const start = this.pos
     this.pos = stop
     const { buf } = this

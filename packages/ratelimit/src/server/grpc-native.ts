@@ -27,6 +27,7 @@ import {
   encodeRateLimitResponse,
   type ServingStatus,
 } from '../protocol/protobuf.js'
+import { RequestLimitError } from '../protocol/limits.js'
 import { WireFormatError } from '../protocol/wire.js'
 import { ShouldRateLimitError, type RateLimitService } from '../service/service.js'
 import type { StatsStore } from '../stats/store.js'
@@ -195,6 +196,7 @@ export function buildNativeGrpcServer(
   options: NativeGrpcOptions,
 ): NativeGrpcServer {
   const { service, health, logger } = deps
+  const requestLimits = service.requestLimits
   const shouldTotal = deps.stats.counter('ratelimit_server.ShouldRateLimit.total_requests')
   const shouldTime = deps.stats.timer('ratelimit_server.ShouldRateLimit.response_time')
   const checkTotal = deps.stats.counter('ratelimit_server.Check.total_requests')
@@ -219,8 +221,12 @@ export function buildNativeGrpcServer(
     const start = performance.now()
     let request
     try {
-      request = decodeRateLimitRequest(bytes)
+      request = decodeRateLimitRequest(bytes, requestLimits)
     } catch (error) {
+      if (error instanceof RequestLimitError) {
+        sendError(stream, GRPC_STATUS.UNKNOWN, service.refuse(error).message)
+        return
+      }
       if (!(error instanceof WireFormatError)) throw error
       sendError(stream, GRPC_STATUS.INTERNAL, `grpc: error unmarshalling request: ${error.message}`)
       return

@@ -20,6 +20,7 @@ import {
   type HealthCheckRequest,
   type ServingStatus,
 } from '../protocol/protobuf.js'
+import { RequestLimitError, type RequestLimits } from '../protocol/limits.js'
 import type { RateLimitRequest, RateLimitResponse } from '../protocol/types.js'
 import { ShouldRateLimitError, type RateLimitService } from '../service/service.js'
 import type { StatsStore } from '../stats/store.js'
@@ -42,25 +43,35 @@ export const rateLimitServiceDefinition = {
   },
 } satisfies grpc.ServiceDefinition
 
-/** A request whose bytes could not be decoded (answered with INTERNAL, as Go does). */
+/**
+ * A request whose bytes could not be decoded (answered with INTERNAL, as Go does) or that
+ * exceeds a cap (answered as a service error).
+ */
 interface UndecodableRequest {
-  readonly decodeError: WireFormatError
+  readonly decodeError: WireFormatError | RequestLimitError
 }
 
-/** The server's copy of the definition: undecodable requests reach the handler. */
-const serverRateLimitDefinition = {
-  ShouldRateLimit: {
-    ...rateLimitServiceDefinition.ShouldRateLimit,
-    requestDeserialize: (buf: Buffer): RateLimitRequest | UndecodableRequest => {
-      try {
-        return decodeRateLimitRequest(buf)
-      } catch (error) {
-        if (error instanceof WireFormatError) return { decodeError: error }
-        throw error
-      }
+/**
+ * The server's copy of the definition: requests are decoded with the service's caps, and
+ * undecodable or refused ones reach the handler.
+ */
+function serverRateLimitDefinition(limits: RequestLimits) {
+  return {
+    ShouldRateLimit: {
+      ...rateLimitServiceDefinition.ShouldRateLimit,
+      requestDeserialize: (buf: Buffer): RateLimitRequest | UndecodableRequest => {
+        try {
+          return decodeRateLimitRequest(buf, limits)
+        } catch (error) {
+          if (error instanceof WireFormatError || error instanceof RequestLimitError) {
+            return { decodeError: error }
+          }
+          throw error
+        }
+      },
     },
-  },
-} satisfies grpc.ServiceDefinition
+  } satisfies grpc.ServiceDefinition
+}
 
 /** The `grpc.health.v1.Health` service definition. */
 export const healthServiceDefinition = {
@@ -156,7 +167,7 @@ export function buildGrpcServer(deps: GrpcServerDeps, options: GrpcServerOptions
   const shouldStats = methodStats(deps.stats, 'ShouldRateLimit')
   const checkStats = methodStats(deps.stats, 'Check')
 
-  server.addService(serverRateLimitDefinition, {
+  server.addService(serverRateLimitDefinition(service.requestLimits), {
     ShouldRateLimit(
       call: grpc.ServerUnaryCall<RateLimitRequest | UndecodableRequest, RateLimitResponse>,
       callback: grpc.sendUnaryData<RateLimitResponse>,
@@ -165,10 +176,15 @@ export function buildGrpcServer(deps: GrpcServerDeps, options: GrpcServerOptions
       const request = call.request
       if ('decodeError' in request) {
         end()
+        const error = request.decodeError
+        if (error instanceof RequestLimitError) {
+          callback({ code: grpc.status.UNKNOWN, details: service.refuse(error).message })
+          return
+        }
         // Go's gRPC server answers a message it cannot unmarshal like this.
         callback({
           code: grpc.status.INTERNAL,
-          details: `grpc: error unmarshalling request: ${request.decodeError.message}`,
+          details: `grpc: error unmarshalling request: ${error.message}`,
         })
         return
       }

@@ -16,6 +16,7 @@ import {
   JsonRequestError,
   parseJsonRateLimitRequest,
 } from '../protocol/json.js'
+import { RequestLimitError } from '../protocol/limits.js'
 import { ShouldRateLimitError, type RateLimitService } from '../service/service.js'
 import { guardRequests } from './guard.js'
 import type { HealthChecker } from './health.js'
@@ -85,8 +86,11 @@ async function handleJson(
   }
   let response
   try {
-    response = await deps.service.shouldRateLimit(parseJsonRateLimitRequest(body))
-  } catch (error) {
+    response = await deps.service.shouldRateLimit(
+      parseJsonRateLimitRequest(body, deps.service.requestLimits),
+    )
+  } catch (caught) {
+    const error = caught instanceof RequestLimitError ? deps.service.refuse(caught) : caught
     if (error instanceof JsonRequestError || error instanceof ShouldRateLimitError) {
       deps.logger.debug(`/json: ${error.message}`)
       sendText(res, 400, 'Bad Request\n', { code: error.code, message: error.message })

@@ -234,6 +234,50 @@ describe('RateLimitService.shouldRateLimit', () => {
     expect(big.statuses[0]!.code).toBe('OVER_LIMIT')
   })
 
+  it('refuses requests beyond the caps as counted service errors (ERR_REQUEST_TOO_LARGE)', async () => {
+    const { service, counter } = setup({
+      requestLimits: { maxDescriptors: 2, maxEntries: 1, maxEntryBytes: 3 },
+    })
+    expect(service.requestLimits).toEqual({ maxDescriptors: 2, maxEntries: 1, maxEntryBytes: 3 })
+    expect(
+      (await service.shouldRateLimit(req(d(['foo', 'abc']), d(['foo', 'é'])))).statuses,
+    ).toHaveLength(2)
+    const cases: [RateLimitRequest, string][] = [
+      [
+        req(d(['a', 'b']), d(['a', 'b']), d(['a', 'b'])),
+        'rate limit request has more than 2 descriptors (MAX_DESCRIPTORS_PER_REQUEST=2)',
+      ],
+      [
+        req(d(['a', 'b'], ['c', 'd'])),
+        'descriptor 0 has more than 1 entries (MAX_ENTRIES_PER_DESCRIPTOR=1)',
+      ],
+      [
+        req(d(['foo', 'x']), d(['foo', 'éé'])),
+        'descriptor 1, entry 0: value is longer than 3 bytes (MAX_DESCRIPTOR_ENTRY_BYTES=3)',
+      ],
+      [
+        req(d(['fooo', 'x'])),
+        'descriptor 0, entry 0: key is longer than 3 bytes (MAX_DESCRIPTOR_ENTRY_BYTES=3)',
+      ],
+    ]
+    for (const [request, message] of cases) {
+      const error = await errorOf(service.shouldRateLimit(request))
+      expect(error).toMatchObject({ message, type: 'service_error', code: 'ERR_REQUEST_TOO_LARGE' })
+    }
+    expect(counter('ratelimit.service.call.should_rate_limit.service_error')).toBe(4)
+  })
+
+  it('caps requests at 64 descriptors of 32 entries of 4096-byte keys and values by default', async () => {
+    const { service } = setup()
+    expect(service.requestLimits).toEqual({
+      maxDescriptors: 64,
+      maxEntries: 32,
+      maxEntryBytes: 4096,
+    })
+    const many = req(...Array.from({ length: 65 }, () => d(['foo', 'x'])))
+    expect((await errorOf(service.shouldRateLimit(many))).code).toBe('ERR_REQUEST_TOO_LARGE')
+  })
+
   it('applies descriptor limit overrides and rejects an UNKNOWN unit instead of crashing', async () => {
     const { service, counter } = setup()
     const override = {

@@ -8,6 +8,12 @@
 import type { Logger } from 'pino'
 import { RateLimitConfig, type ConfigFile, type RateLimit } from '../config/config.js'
 import { BackendError, type RateLimitCache } from '../limiter/cache.js'
+import {
+  checkRequestLimits,
+  DEFAULT_REQUEST_LIMITS,
+  type RequestLimitError,
+  type RequestLimits,
+} from '../protocol/limits.js'
 import type {
   DescriptorStatus,
   HeaderValue,
@@ -25,20 +31,35 @@ export const UNLIMITED_REMAINING = 4_294_967_295
 export type ShouldRateLimitErrorType = 'service_error' | 'redis_error'
 
 /**
+ * Machine-readable code of a {@link ShouldRateLimitError}: `ERR_BACKEND` (the store failed),
+ * `ERR_REQUEST_TOO_LARGE` (a cap of {@link RequestLimits} exceeded) or `ERR_SERVICE` (any other
+ * request the service refuses).
+ */
+export type ShouldRateLimitErrorCode = 'ERR_SERVICE' | 'ERR_BACKEND' | 'ERR_REQUEST_TOO_LARGE'
+
+/**
  * A request that could not be decided. The message is upstream's text (e.g.
  * `rate limit domain must not be empty`); gRPC returns it with status UNKNOWN, `/json` with 400.
  * Counted as `ratelimit.service.call.should_rate_limit.<type>`.
  */
 export class ShouldRateLimitError extends Error {
   /** Stable machine-readable code. */
-  readonly code: 'ERR_SERVICE' | 'ERR_BACKEND'
+  readonly code: ShouldRateLimitErrorCode
   /** The stat the failure is counted under. */
   readonly type: ShouldRateLimitErrorType
-  constructor(type: ShouldRateLimitErrorType, message: string, options?: { cause?: unknown }) {
+  /**
+   * @param options.code Overrides the code derived from `type` (`ERR_BACKEND` for
+   *   `redis_error`, else `ERR_SERVICE`).
+   */
+  constructor(
+    type: ShouldRateLimitErrorType,
+    message: string,
+    options?: { cause?: unknown; code?: ShouldRateLimitErrorCode },
+  ) {
     super(message, options)
     this.name = 'ShouldRateLimitError'
     this.type = type
-    this.code = type === 'redis_error' ? 'ERR_BACKEND' : 'ERR_SERVICE'
+    this.code = options?.code ?? (type === 'redis_error' ? 'ERR_BACKEND' : 'ERR_SERVICE')
   }
 }
 
@@ -55,6 +76,12 @@ export interface ServiceOptions {
     { readonly limit: string; readonly remaining: string; readonly reset: string } | undefined
   /** `MERGE_DOMAIN_CONFIG`. @default false */
   readonly mergeDomainConfig?: boolean
+  /**
+   * Caps on what one request may carry (`MAX_DESCRIPTORS_PER_REQUEST`,
+   * `MAX_ENTRIES_PER_DESCRIPTOR`, `MAX_DESCRIPTOR_ENTRY_BYTES`). @default
+   * {@link DEFAULT_REQUEST_LIMITS}
+   */
+  readonly requestLimits?: RequestLimits
 }
 
 /** Dependencies of {@link RateLimitService}. */
@@ -74,6 +101,7 @@ export class RateLimitService {
   readonly #logger: Logger
   readonly #options: ServiceOptions
   readonly #listeners: ConfigListener[] = []
+  readonly #requestLimits: RequestLimits
   #config: RateLimitConfig | undefined
 
   constructor(deps: ServiceDeps, options: ServiceOptions = {}) {
@@ -81,6 +109,27 @@ export class RateLimitService {
     this.#stats = deps.stats
     this.#logger = deps.logger
     this.#options = options
+    this.#requestLimits = options.requestLimits ?? DEFAULT_REQUEST_LIMITS
+  }
+
+  /** The caps on what one request may carry; the servers decode requests with them. */
+  get requestLimits(): RequestLimits {
+    return this.#requestLimits
+  }
+
+  /**
+   * Refuses a request that exceeds a cap (found while decoding it): counts it as
+   * `should_rate_limit.service_error`, as every refused request is.
+   *
+   * @returns The error to answer with (code `ERR_REQUEST_TOO_LARGE`).
+   */
+  refuse(error: RequestLimitError): ShouldRateLimitError {
+    this.#stats.service.serviceError.add()
+    this.#logger.debug(`request refused: ${error.message}`)
+    return new ShouldRateLimitError('service_error', error.message, {
+      cause: error,
+      code: 'ERR_REQUEST_TOO_LARGE',
+    })
   }
 
   /** The current configuration, or undefined before the first successful load. */
@@ -124,9 +173,9 @@ export class RateLimitService {
   /**
    * Decides a request.
    *
-   * @throws {@link ShouldRateLimitError} `service_error` for an empty domain, no descriptors, no
-   *   configuration loaded, or an invalid descriptor override/hits_addend; `redis_error` when the
-   *   backend fails.
+   * @throws {@link ShouldRateLimitError} `service_error` for an empty domain, no descriptors, a
+   *   request beyond {@link requestLimits}, no configuration loaded, or an invalid descriptor
+   *   override/hits_addend; `redis_error` when the backend fails.
    */
   async shouldRateLimit(request: RateLimitRequest): Promise<RateLimitResponse> {
     const limits = this.#limitsFor(request)
@@ -193,6 +242,8 @@ export class RateLimitService {
     if (request.descriptors.length === 0) {
       throw this.#serviceError('rate limit descriptor list must not be empty')
     }
+    const excess = checkRequestLimits(request, this.#requestLimits)
+    if (excess !== undefined) throw this.refuse(excess)
     const config = this.#config
     if (config === undefined) throw this.#serviceError('no rate limit configuration loaded')
 

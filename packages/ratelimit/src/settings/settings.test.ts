@@ -70,6 +70,36 @@ describe('loadSettings', () => {
     expect(Object.isFrozen(s)).toBe(true)
   })
 
+  it('reads the request caps, with defaults', () => {
+    expect(loadSettings({})).toMatchObject({
+      maxDescriptorsPerRequest: 64,
+      maxEntriesPerDescriptor: 32,
+      maxDescriptorEntryBytes: 4096,
+    })
+    expect(
+      loadSettings({
+        MAX_DESCRIPTORS_PER_REQUEST: '8',
+        MAX_ENTRIES_PER_DESCRIPTOR: '4',
+        MAX_DESCRIPTOR_ENTRY_BYTES: '65536',
+      }),
+    ).toMatchObject({
+      maxDescriptorsPerRequest: 8,
+      maxEntriesPerDescriptor: 4,
+      maxDescriptorEntryBytes: 65_536,
+    })
+    expect(
+      problemsOf({
+        MAX_DESCRIPTORS_PER_REQUEST: '0',
+        MAX_ENTRIES_PER_DESCRIPTOR: 'many',
+        MAX_DESCRIPTOR_ENTRY_BYTES: '5000000',
+      }),
+    ).toEqual([
+      'MAX_DESCRIPTORS_PER_REQUEST: must be an integer from 1 to 100000 (got "0")',
+      'MAX_ENTRIES_PER_DESCRIPTOR: must be an integer from 1 to 100000 (got "many")',
+      'MAX_DESCRIPTOR_ENTRY_BYTES: must be an integer from 1 to 4194304 (got "5000000")',
+    ])
+  })
+
   it('accepts both REDIS_* and KVSTORE_* spellings', () => {
     const a = loadSettings({
       REDIS_SOCKET_TYPE: 'tcp',

@@ -84,6 +84,20 @@ export interface Settings {
    * backend on a host with at least 2 cores ({@link HostInfo.availableCores}), else 1
    */
   readonly workers: number
+  /**
+   * `MAX_DESCRIPTORS_PER_REQUEST` (Gatehouse addition): descriptors one request may carry; more
+   * is refused as a service error. @default 64
+   */
+  readonly maxDescriptorsPerRequest: number
+  /**
+   * `MAX_ENTRIES_PER_DESCRIPTOR` (Gatehouse addition): entries one descriptor may carry. @default 32
+   */
+  readonly maxEntriesPerDescriptor: number
+  /**
+   * `MAX_DESCRIPTOR_ENTRY_BYTES` (Gatehouse addition): longest descriptor entry key, and longest
+   * value, in UTF-8 bytes. @default 4096
+   */
+  readonly maxDescriptorEntryBytes: number
   /** `LOG_LEVEL`. @default 'warn' */
   readonly logLevel: LogLevel
   /** `LOG_FORMAT`: `json` gives `@timestamp`, `@message`, `level`. @default 'text' */
@@ -317,6 +331,9 @@ function readSettings(r: EnvReader, host: HostInfo): Readonly<Settings> {
       1,
       64,
     ),
+    maxDescriptorsPerRequest: r.int('MAX_DESCRIPTORS_PER_REQUEST', 64, 1, 100_000),
+    maxEntriesPerDescriptor: r.int('MAX_ENTRIES_PER_DESCRIPTOR', 32, 1, 100_000),
+    maxDescriptorEntryBytes: r.int('MAX_DESCRIPTOR_ENTRY_BYTES', 4096, 1, 4 * 1024 * 1024),
     logLevel: logLevel ?? 'warn',
     logFormat: r.oneOf('LOG_FORMAT', 'text', ['text', 'json']),
     configType: 'FILE',

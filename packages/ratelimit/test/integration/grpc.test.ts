@@ -202,7 +202,17 @@ describe.each(['native', 'grpc-js'])(
       ).toEqual([{ code: 'OK' }])
     })
 
-    it('handles huge descriptors', async () => {
+    it('decides requests up to the default caps and refuses larger ones', async () => {
+      const atCaps = {
+        domain: 'basic',
+        descriptors: [
+          {
+            entries: Array.from({ length: 32 }, (_, i) => ({ key: `k${String(i)}`, value: 'v' })),
+          },
+          entries(['key1', 'x'.repeat(4096)]),
+        ],
+      }
+      expect((await h.client.shouldRateLimit(atCaps)).statuses?.[1]?.limitRemaining).toBe(49)
       const many = {
         domain: 'basic',
         descriptors: [
@@ -211,9 +221,16 @@ describe.each(['native', 'grpc-js'])(
           },
         ],
       }
-      expect((await h.client.shouldRateLimit(many)).statuses).toEqual([{ code: 'OK' }])
+      expect(await grpcError(h.client.shouldRateLimit(many))).toMatchObject({
+        code: grpc.status.UNKNOWN,
+        details: 'descriptor 0 has more than 32 entries (MAX_ENTRIES_PER_DESCRIPTOR=32)',
+      })
       const long = { domain: 'basic', descriptors: [entries(['key1', 'x'.repeat(1_000_000)])] }
-      expect((await h.client.shouldRateLimit(long)).statuses?.[0]?.limitRemaining).toBe(49)
+      expect(await grpcError(h.client.shouldRateLimit(long))).toMatchObject({
+        code: grpc.status.UNKNOWN,
+        details:
+          'descriptor 0, entry 0: value is longer than 4096 bytes (MAX_DESCRIPTOR_ENTRY_BYTES=4096)',
+      })
       const tooBig = { domain: 'basic', descriptors: [entries(['key1', 'x'.repeat(5_000_000)])] }
       expect((await grpcError(h.client.shouldRateLimit(tooBig))).code).toBe(
         grpc.status.RESOURCE_EXHAUSTED,

@@ -143,3 +143,97 @@ describe.each(['native', 'grpc-js'])(
     })
   },
 )
+
+describe('caps on what one request may carry', () => {
+  let h: Harness
+  const env = {
+    MAX_DESCRIPTORS_PER_REQUEST: '3',
+    MAX_ENTRIES_PER_DESCRIPTOR: '2',
+    MAX_DESCRIPTOR_ENTRY_BYTES: '8',
+  }
+  const entry = (key: string, value: string) => ({ key, value })
+  const request = (...descriptors: { key: string; value: string }[][]) => ({
+    domain: 'basic',
+    descriptors: descriptors.map((entries) => ({ entries })),
+  })
+  const atTheCaps = request(
+    [entry('key1', '12345678'), entry('k', 'v')],
+    [entry('key1', 'a')],
+    [entry('key1', 'b')],
+  )
+  const over: [string, object, string][] = [
+    [
+      'descriptors',
+      request([entry('key1', 'a')], [entry('key1', 'b')], [entry('key1', 'c')], [entry('a', 'd')]),
+      'rate limit request has more than 3 descriptors (MAX_DESCRIPTORS_PER_REQUEST=3)',
+    ],
+    [
+      'entries',
+      request([entry('key1', 'a')], [entry('a', 'b'), entry('c', 'd'), entry('e', 'f')]),
+      'descriptor 1 has more than 2 entries (MAX_ENTRIES_PER_DESCRIPTOR=2)',
+    ],
+    [
+      'value bytes',
+      request([entry('key1', 'é'.repeat(5))]),
+      'descriptor 0, entry 0: value is longer than 8 bytes (MAX_DESCRIPTOR_ENTRY_BYTES=8)',
+    ],
+    [
+      'key bytes',
+      request([entry('key1', 'a')], [entry('a', 'b'), entry('123456789', 'c')]),
+      'descriptor 1, entry 1: key is longer than 8 bytes (MAX_DESCRIPTOR_ENTRY_BYTES=8)',
+    ],
+  ]
+
+  describe.each(['native', 'grpc-js'])('on the %s gRPC server', (implementation) => {
+    beforeAll(async () => {
+      h = await startService({
+        files: basic,
+        env: { ...env, GRPC_SERVER_IMPLEMENTATION: implementation },
+      })
+    })
+    afterAll(async () => {
+      await h.close()
+    })
+
+    it('decides requests at the caps', async () => {
+      expect((await h.client.shouldRateLimit(atTheCaps)).statuses).toHaveLength(3)
+    })
+
+    it.each(over)(
+      'answers UNKNOWN with a clear message beyond the %s cap, counted as service_error',
+      async (_what, body, message) => {
+        const before = h.stat('ratelimit.service.call.should_rate_limit.service_error')
+        const error = await grpcError(h.client.shouldRateLimit(body))
+        expect(error.code).toBe(grpc.status.UNKNOWN)
+        expect(error.details).toBe(message)
+        expect(h.stat('ratelimit.service.call.should_rate_limit.service_error')).toBe(before + 1)
+      },
+    )
+  })
+
+  describe('on HTTP /json', () => {
+    beforeAll(async () => {
+      h = await startService({ files: basic, env })
+    })
+    afterAll(async () => {
+      await h.close()
+    })
+
+    it('decides requests at the caps', async () => {
+      expect((await h.json(atTheCaps)).status).toBe(200)
+    })
+
+    it.each(over)(
+      'answers 400 with a clear message beyond the %s cap, counted as service_error',
+      async (_what, body, message) => {
+        const before = h.stat('ratelimit.service.call.should_rate_limit.service_error')
+        const answer = await h.json(body)
+        expect(answer.status).toBe(400)
+        expect(answer.text).toBe('Bad Request\n')
+        expect(answer.headers.get('x-gatehouse-error-code')).toBe('ERR_REQUEST_TOO_LARGE')
+        expect(answer.headers.get('x-gatehouse-error')).toBe(message)
+        expect(h.stat('ratelimit.service.call.should_rate_limit.service_error')).toBe(before + 1)
+      },
+    )
+  })
+})

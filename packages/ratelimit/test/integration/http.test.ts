@@ -123,16 +123,22 @@ describe('HTTP /json, /healthcheck and the debug server (memory backend)', () =>
     )
   })
 
-  it('handles huge descriptors and rejects oversized bodies with 413', async () => {
-    const many = {
+  it('decides up to the default caps, refuses more with 400 and oversized bodies with 413', async () => {
+    const descriptors = (count: number) => ({
       domain: 'basic',
-      descriptors: Array.from({ length: 2000 }, (_, i) => ({
+      descriptors: Array.from({ length: count }, (_, i) => ({
         entries: [{ key: 'key1', value: `v${String(i)}` }],
       })),
-    }
-    const answer = await h.json(many)
+    })
+    const answer = await h.json(descriptors(64))
     expect(answer.status).toBe(200)
-    expect((JSON.parse(answer.text) as { statuses: unknown[] }).statuses).toHaveLength(2000)
+    expect((JSON.parse(answer.text) as { statuses: unknown[] }).statuses).toHaveLength(64)
+    const many = await h.json(descriptors(2000))
+    expect(many.status).toBe(400)
+    expect(many.headers.get('x-gatehouse-error-code')).toBe('ERR_REQUEST_TOO_LARGE')
+    expect(many.headers.get('x-gatehouse-error')).toBe(
+      'rate limit request has more than 64 descriptors (MAX_DESCRIPTORS_PER_REQUEST=64)',
+    )
     const tooLarge = await h.json({
       domain: 'basic',
       descriptors: [{ entries: [{ key: 'key1', value: 'x'.repeat(5 * 1024 * 1024) }] }],
