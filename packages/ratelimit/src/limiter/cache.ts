@@ -27,6 +27,21 @@ export interface RateLimitCache {
   ): Promise<DescriptorStatus[]>
 }
 
+/**
+ * The highest value a store keeps in a counter: 2^52. A store that finds a counter above it
+ * brings it back (Redis: `DECRBY` of the excess), which changes no decision (limits are uint32).
+ * Each request adds at most {@link MAX_HITS_ADDEND} per descriptor, so counters and `INCRBY`
+ * replies stay below 2^53 (exact in a JS number), and Redis' 64-bit `INCRBY` can never overflow:
+ * that would take millions of requests in flight at once.
+ */
+export const COUNTER_CEILING = 2 ** 52
+
+/**
+ * The largest `hits_addend` a descriptor may carry: 4294967295, the range of the request's own
+ * `hits_addend` (uint32). The descriptor's field is a UInt64Value; larger values are refused.
+ */
+export const MAX_HITS_ADDEND = 4_294_967_295
+
 /** One `INCRBY key addend` + `EXPIRE key expireSeconds` pair. */
 export interface IncrementOp {
   readonly key: string
@@ -48,6 +63,7 @@ export interface ReadOp {
 export interface CounterStore {
   /**
    * Applies all increments in one round trip per underlying connection (Redis: one pipeline).
+   * Counters are kept at or below {@link COUNTER_CEILING}.
    *
    * @returns The value of each key after its increment, in `ops` order.
    * @throws {@link BackendError} When the store fails or cannot be reached.

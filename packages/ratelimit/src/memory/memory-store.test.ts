@@ -40,4 +40,12 @@ describe('MemoryCounterStore', () => {
     expect(store.size).toBe(1)
     await store.close()
   })
+
+  it('keeps counters at or below 2^52, like the Redis store', async () => {
+    const store = new MemoryCounterStore({ clock: new FakeClock(0), sweepIntervalMs: 0 })
+    const op = { key: 'a', addend: 2 ** 51, expireSeconds: 10, perSecond: false }
+    expect(await store.increment([op, op])).toEqual([2 ** 51, 2 ** 52])
+    expect(await store.increment([op])).toEqual([2 ** 52])
+    await store.close()
+  })
 })

@@ -1,5 +1,10 @@
 import type { Clock } from '../clock.js'
-import type { CounterStore, IncrementOp, ReadOp } from '../limiter/cache.js'
+import {
+  COUNTER_CEILING,
+  type CounterStore,
+  type IncrementOp,
+  type ReadOp,
+} from '../limiter/cache.js'
 
 interface Slot {
   value: number
@@ -68,7 +73,7 @@ export class MemoryCounterStore implements CounterStore {
         slot = { value: 0, expiresAt: 0 }
         this.#slots.set(op.key, slot)
       }
-      slot.value += op.addend
+      slot.value = Math.min(slot.value + op.addend, COUNTER_CEILING)
       slot.expiresAt = now + op.expireSeconds * 1000
       return slot.value
     })

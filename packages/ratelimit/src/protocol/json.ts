@@ -175,7 +175,8 @@ function readDescriptor(value: Json, limits: RequestLimits, index: number): Desc
     hitsAddend:
       hitsAddend === undefined || hitsAddend === null
         ? undefined
-        : readInteger(hitsAddend, 'hits_addend', Number.MAX_SAFE_INTEGER),
+        : // Any uint64 is a valid UInt64Value; the service refuses more than it can count.
+          readInteger(hitsAddend, 'hits_addend', 2 ** 64 - 1),
   }
 }
 

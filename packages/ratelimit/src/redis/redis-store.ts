@@ -11,7 +11,13 @@ import { readFileSync } from 'node:fs'
 import type { ConnectionOptions } from 'node:tls'
 import { Redis, type RedisOptions } from 'ioredis'
 import type { Logger } from 'pino'
-import { BackendError, type CounterStore, type IncrementOp, type ReadOp } from '../limiter/cache.js'
+import {
+  BackendError,
+  COUNTER_CEILING,
+  type CounterStore,
+  type IncrementOp,
+  type ReadOp,
+} from '../limiter/cache.js'
 import type { RedisSettings } from '../settings/settings.js'
 
 /**
@@ -214,7 +220,25 @@ export class RedisCounterStore implements CounterStore {
       (client, op) => [client.incrby(op.key, op.addend), client.expire(op.key, op.expireSeconds)],
       2,
     )
-    return ops.map((_, i) => Number(replies[i * 2]))
+    return ops.map((op, i) => {
+      const after = Number(replies[i * 2])
+      if (after > COUNTER_CEILING) this.#lower(op, after - COUNTER_CEILING)
+      return after
+    })
+  }
+
+  /**
+   * Brings a counter above {@link COUNTER_CEILING} back to it (`DECRBY`, so concurrent
+   * increments are kept), in the background: the decision does not depend on it.
+   */
+  #lower(op: IncrementOp, excess: number): void {
+    const pool = op.perSecond && this.#perSecond !== undefined ? this.#perSecond : this.#main
+    pool
+      .client()
+      .decrby(op.key, excess)
+      .catch((error: unknown) => {
+        this.#logger.debug(`could not lower counter ${op.key}: ${(error as Error).message}`)
+      })
   }
 
   /** {@inheritDoc CounterStore.get} */

@@ -278,6 +278,21 @@ describe('RateLimitService.shouldRateLimit', () => {
     expect((await errorOf(service.shouldRateLimit(many))).code).toBe('ERR_REQUEST_TOO_LARGE')
   })
 
+  it('refuses a descriptor hits_addend above 4294967295 (uint32, like the request field)', async () => {
+    const { service, counter } = setup()
+    const at = await service.shouldRateLimit(req({ ...d(['foo', 'a']), hitsAddend: 4_294_967_295 }))
+    expect(at.overallCode).toBe('OVER_LIMIT')
+    const error = await errorOf(
+      service.shouldRateLimit(req({ ...d(['foo', 'a']), hitsAddend: 4_294_967_296 })),
+    )
+    expect(error).toMatchObject({
+      message: 'descriptor 0: hits_addend must not exceed 4294967295',
+      type: 'service_error',
+      code: 'ERR_SERVICE',
+    })
+    expect(counter('ratelimit.service.call.should_rate_limit.service_error')).toBe(1)
+  })
+
   it('applies descriptor limit overrides and rejects an UNKNOWN unit instead of crashing', async () => {
     const { service, counter } = setup()
     const override = {

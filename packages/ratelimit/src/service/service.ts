@@ -7,7 +7,7 @@
  */
 import type { Logger } from 'pino'
 import { RateLimitConfig, type ConfigFile, type RateLimit } from '../config/config.js'
-import { BackendError, type RateLimitCache } from '../limiter/cache.js'
+import { BackendError, MAX_HITS_ADDEND, type RateLimitCache } from '../limiter/cache.js'
 import {
   checkRequestLimits,
   DEFAULT_REQUEST_LIMITS,
@@ -251,9 +251,9 @@ export class RateLimitService {
     let unlimited: boolean[] | undefined
     let replacing: Set<string> | undefined
     request.descriptors.forEach((descriptor, i) => {
-      if (descriptor.hitsAddend !== undefined && descriptor.hitsAddend > Number.MAX_SAFE_INTEGER) {
+      if (descriptor.hitsAddend !== undefined && descriptor.hitsAddend > MAX_HITS_ADDEND) {
         throw this.#serviceError(
-          `descriptor ${String(i)}: hits_addend must not exceed ${String(Number.MAX_SAFE_INTEGER)}`,
+          `descriptor ${String(i)}: hits_addend must not exceed ${String(MAX_HITS_ADDEND)}`,
         )
       }
       let limit = config.getLimit(request.domain, descriptor)

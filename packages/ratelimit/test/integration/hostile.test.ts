@@ -237,3 +237,51 @@ describe('caps on what one request may carry', () => {
     )
   })
 })
+
+describe('hits_addend bound (uint32, as the request field)', () => {
+  const addend = (value: number | string) => ({
+    domain: 'basic',
+    descriptors: [{ entries: [{ key: 'key1', value: 'addend' }], hitsAddend: { value } }],
+  })
+  const message = 'descriptor 0: hits_addend must not exceed 4294967295'
+
+  it.each(['native', 'grpc-js'])(
+    'accepts 4294967295 and refuses more on the %s gRPC server, counted as service_error',
+    async (implementation) => {
+      const h = await startService({
+        files: basic,
+        env: { GRPC_SERVER_IMPLEMENTATION: implementation },
+      })
+      try {
+        expect((await h.client.shouldRateLimit(addend(4_294_967_295))).overallCode).toBe(
+          'OVER_LIMIT',
+        )
+        for (const value of [4_294_967_296, 2 ** 53, '18446744073709551615']) {
+          expect(await grpcError(h.client.shouldRateLimit(addend(value)))).toMatchObject({
+            code: grpc.status.UNKNOWN,
+            details: message,
+          })
+        }
+        expect(h.stat('ratelimit.service.call.should_rate_limit.service_error')).toBe(3)
+      } finally {
+        await h.close()
+      }
+    },
+  )
+
+  it('refuses more than 4294967295 on /json with 400, up to the largest uint64', async () => {
+    const h = await startService({ files: basic })
+    try {
+      for (const value of ['4294967296', '18446744073709551615']) {
+        const answer = await h.json(
+          `{"domain":"basic","descriptors":[{"entries":[{"key":"key1","value":"a"}],"hitsAddend":"${value}"}]}`,
+        )
+        expect(answer.status).toBe(400)
+        expect(answer.headers.get('x-gatehouse-error-code')).toBe('ERR_SERVICE')
+        expect(answer.headers.get('x-gatehouse-error')).toBe(message)
+      }
+    } finally {
+      await h.close()
+    }
+  })
+})

@@ -59,6 +59,21 @@ describe('Redis backend on the shared Redis (upstream-compatible keys)', () => {
     redis.disconnect()
   })
 
+  it('keeps counters at or below 2^52 so that INCRBY can never overflow', async () => {
+    const key = `${prefix}basic_one_per_minute_ceiling_${String(minuteStart)}`
+    // As if a year-long window had been flooded with the largest hits_addend.
+    await redis.set(key, '4503599627370501', 'EX', 600) // 2^52 + 5
+    const answer = await h.client.shouldRateLimit({
+      domain: 'basic',
+      descriptors: [{ ...one('one_per_minute', 'ceiling'), hitsAddend: { value: 4_294_967_295 } }],
+    })
+    expect(answer.overallCode).toBe('OVER_LIMIT')
+    await waitFor(async () => (await redis.get(key)) === String(2 ** 52), {
+      what: 'the counter to be brought back to 2^52',
+    })
+    expect(await redis.ttl(key)).toBeGreaterThan(0)
+  })
+
   it('stores counters under upstream cache keys with INCRBY and EXPIRE (window + jitter)', async () => {
     const answer = await h.client.shouldRateLimit({
       domain: 'basic',
