@@ -128,8 +128,15 @@ function buildStore(
   clock: Clock,
   logger: Logger,
   health: HealthChecker,
+  stats: StatsStore,
 ): CounterStore {
-  if (settings.backendType === 'memory') return new MemoryCounterStore({ clock })
+  if (settings.backendType === 'memory') {
+    return new MemoryCounterStore({
+      clock,
+      maxKeys: settings.memoryMaxKeys,
+      evictions: stats.counter('ratelimit.memory.evicted_keys'),
+    })
+  }
   return new RedisCounterStore({
     main: settings.redis,
     perSecond: settings.redisPerSecond ? settings.redisPerSecondSettings : undefined,
@@ -189,7 +196,7 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
   const stats = new StatsStore({ extraTags: settings.extraTags })
   const statsManager = new StatsManager(stats)
   const health = new HealthChecker({ configComponent: settings.healthyWithAtLeastOneConfigLoaded })
-  const store = deps.store ?? buildStore(settings, clock, logger, health)
+  const store = deps.store ?? buildStore(settings, clock, logger, health, stats)
   const cache = new FixedWindowRateLimitCache({
     store,
     clock,

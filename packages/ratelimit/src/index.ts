@@ -38,7 +38,11 @@ export {
 } from './limiter/fixed-window.js'
 export { LocalCache } from './limiter/local-cache.js'
 export { UNIT_SECONDS, secondsUntilReset, unitSeconds, windowStart } from './limiter/units.js'
-export { MemoryCounterStore, type MemoryStoreOptions } from './memory/memory-store.js'
+export {
+  DEFAULT_MEMORY_MAX_KEYS,
+  MemoryCounterStore,
+  type MemoryStoreOptions,
+} from './memory/memory-store.js'
 export {
   JsonRequestError,
   formatJsonRateLimitResponse,

@@ -1,5 +1,6 @@
 import { FakeClock } from '@gatehouse/testing'
 import { describe, expect, it } from 'vitest'
+import { StatsStore } from '../stats/store.js'
 import { MemoryCounterStore } from './memory-store.js'
 
 describe('MemoryCounterStore', () => {
@@ -46,6 +47,35 @@ describe('MemoryCounterStore', () => {
     const op = { key: 'a', addend: 2 ** 51, expireSeconds: 10, perSecond: false }
     expect(await store.increment([op, op])).toEqual([2 ** 51, 2 ** 52])
     expect(await store.increment([op])).toEqual([2 ** 52])
+    await store.close()
+  })
+
+  it('keeps at most maxKeys counters, evicting the least recently incremented', async () => {
+    const clock = new FakeClock(0)
+    const evictions = new StatsStore().counter('evictions')
+    const store = new MemoryCounterStore({ clock, sweepIntervalMs: 0, maxKeys: 3, evictions })
+    const hit = (key: string, expireSeconds = 60) =>
+      store.increment([{ key, addend: 1, expireSeconds, perSecond: false }])
+    await hit('a')
+    await hit('b')
+    await hit('c')
+    await hit('a') // a is now the most recent; b the least
+    await hit('d')
+    expect(store.size).toBe(3)
+    expect(evictions.value()).toBe(1)
+    const read = (key: string) => store.get([{ key, perSecond: false }])
+    expect(await read('b')).toEqual([0])
+    expect(await read('a')).toEqual([2])
+    // The least recently used key makes room; if it had expired, that is no eviction.
+    await hit('short', 1)
+    expect(evictions.value()).toBe(2) // c
+    await hit('a')
+    await hit('d')
+    clock.advance(1_000)
+    await hit('e')
+    expect(evictions.value()).toBe(2)
+    expect(await read('short')).toEqual([0])
+    expect(store.size).toBe(3)
     await store.close()
   })
 })

@@ -5,6 +5,7 @@ import {
   type IncrementOp,
   type ReadOp,
 } from '../limiter/cache.js'
+import type { Counter } from '../stats/store.js'
 
 interface Slot {
   value: number
@@ -21,20 +22,35 @@ export interface MemoryStoreOptions {
    * `clock`). 0 disables the timer (keys are then only dropped when touched). @default 10000
    */
   readonly sweepIntervalMs?: number
+  /**
+   * Most counters kept (`MEMORY_MAX_KEYS`): a new key beyond it evicts the least recently
+   * incremented one, whose count restarts from zero. @default 100000
+   */
+  readonly maxKeys?: number
+  /** Counts the evictions of live keys (`ratelimit.memory.evicted_keys`). */
+  readonly evictions?: Counter | undefined
 }
+
+/** Default of {@link MemoryStoreOptions.maxKeys}. */
+export const DEFAULT_MEMORY_MAX_KEYS = 100_000
 
 /**
  * The in-process backend (`BACKEND_TYPE=memory`, a Gatehouse addition): the same `INCRBY` +
- * `EXPIRE` semantics as Redis, kept in a `Map`. Counters are per process, so it suits a single
- * instance (and `npm start`).
+ * `EXPIRE` semantics as Redis, kept in a `Map` in least-recently-incremented order and bounded
+ * by {@link MemoryStoreOptions.maxKeys}. Counters are per process, so it suits a single instance
+ * (and `npm start`).
  */
 export class MemoryCounterStore implements CounterStore {
   readonly #slots = new Map<string, Slot>()
   readonly #clock: Clock
   readonly #timer: NodeJS.Timeout | undefined
+  readonly #maxKeys: number
+  readonly #evictions: Counter | undefined
 
   constructor(options: MemoryStoreOptions) {
     this.#clock = options.clock
+    this.#maxKeys = options.maxKeys ?? DEFAULT_MEMORY_MAX_KEYS
+    this.#evictions = options.evictions
     const interval = options.sweepIntervalMs ?? 10_000
     if (interval > 0) {
       this.#timer = setInterval(() => {
@@ -70,14 +86,24 @@ export class MemoryCounterStore implements CounterStore {
     const results = ops.map((op) => {
       let slot = this.#live(op.key, now)
       if (slot === undefined) {
+        if (this.#slots.size >= this.#maxKeys) this.#evictOldest(now)
         slot = { value: 0, expiresAt: 0 }
-        this.#slots.set(op.key, slot)
-      }
+      } else this.#slots.delete(op.key) // re-inserted below: most recently used last
+      this.#slots.set(op.key, slot)
       slot.value = Math.min(slot.value + op.addend, COUNTER_CEILING)
       slot.expiresAt = now + op.expireSeconds * 1000
       return slot.value
     })
     return Promise.resolve(results)
+  }
+
+  /** Drops the least recently incremented key (counted unless it had expired anyway). */
+  #evictOldest(now: number): void {
+    const oldest = this.#slots.entries().next().value
+    if (oldest === undefined) return
+    const [key, slot] = oldest
+    this.#slots.delete(key)
+    if (slot.expiresAt > now) this.#evictions?.add()
   }
 
   /** {@inheritDoc CounterStore.get} */

@@ -70,6 +70,14 @@ describe('loadSettings', () => {
     expect(Object.isFrozen(s)).toBe(true)
   })
 
+  it('reads MEMORY_MAX_KEYS, 100000 by default', () => {
+    expect(loadSettings({}).memoryMaxKeys).toBe(100_000)
+    expect(loadSettings({ MEMORY_MAX_KEYS: '5' }).memoryMaxKeys).toBe(5)
+    expect(problemsOf({ MEMORY_MAX_KEYS: '0' })).toEqual([
+      'MEMORY_MAX_KEYS: must be an integer from 1 to 100000000 (got "0")',
+    ])
+  })
+
   it('reads the request caps, with defaults', () => {
     expect(loadSettings({})).toMatchObject({
       maxDescriptorsPerRequest: 64,

@@ -137,6 +137,11 @@ export interface Settings {
 
   /** `BACKEND_TYPE`: `redis` (default) or `memory` (Gatehouse addition). */
   readonly backendType: 'redis' | 'memory'
+  /**
+   * `MEMORY_MAX_KEYS` (Gatehouse addition): most counters the memory backend keeps; beyond it the
+   * least recently incremented is evicted. @default 100000
+   */
+  readonly memoryMaxKeys: number
   /** `EXPIRATION_JITTER_MAX_SECONDS`. @default 300 */
   readonly expirationJitterMaxSeconds: number
   /** `LOCAL_CACHE_SIZE_IN_BYTES`; 0 disables. @default 0 */
@@ -352,6 +357,7 @@ function readSettings(r: EnvReader, host: HostInfo): Readonly<Settings> {
     statsFlushIntervalMs: r.duration('STATS_FLUSH_INTERVAL', '10s'),
     disableStats: r.bool('DISABLE_STATS', false),
     backendType,
+    memoryMaxKeys: r.int('MEMORY_MAX_KEYS', 100_000, 1, 100_000_000),
     expirationJitterMaxSeconds: r.int('EXPIRATION_JITTER_MAX_SECONDS', 300),
     localCacheSizeInBytes: r.int('LOCAL_CACHE_SIZE_IN_BYTES', 0),
     nearLimitRatio: r.number('NEAR_LIMIT_RATIO', 0.8, 0, 1),

@@ -285,3 +285,28 @@ describe('hits_addend bound (uint32, as the request field)', () => {
     }
   })
 })
+
+describe('the memory backend key cap (MEMORY_MAX_KEYS)', () => {
+  it('keeps at most MEMORY_MAX_KEYS counters, evicting the least recently used, and counts evictions', async () => {
+    const h = await startService({ files: basic, env: { MEMORY_MAX_KEYS: '2' } })
+    try {
+      const hit = async (value: string) =>
+        (
+          await h.client.shouldRateLimit({
+            domain: 'basic',
+            descriptors: [{ entries: [{ key: 'one_per_minute', value }] }],
+          })
+        ).overallCode
+      expect(await hit('a')).toBe('OK')
+      expect(await hit('b')).toBe('OK')
+      expect(await hit('a')).toBe('OVER_LIMIT')
+      expect(await hit('c')).toBe('OK') // evicts b, the least recently used
+      expect(h.stat('ratelimit.memory.evicted_keys')).toBe(1)
+      expect(await hit('a')).toBe('OVER_LIMIT')
+      expect(await hit('b')).toBe('OK') // its counter was evicted
+      expect((await h.get('/stats', 'debug')).text).toContain('ratelimit.memory.evicted_keys: 2\n')
+    } finally {
+      await h.close()
+    }
+  })
+})
