@@ -194,7 +194,7 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
   const logger =
     deps.logger ?? createLogger({ level: settings.logLevel, format: settings.logFormat })
   const stats = new StatsStore({ extraTags: settings.extraTags })
-  const statsManager = new StatsManager(stats)
+  const statsManager = new StatsManager(stats, { maxDynamicKeys: settings.statsMaxDynamicKeys })
   const health = new HealthChecker({ configComponent: settings.healthyWithAtLeastOneConfigLoaded })
   const store = deps.store ?? buildStore(settings, clock, logger, health, stats)
   const cache = new FixedWindowRateLimitCache({

@@ -83,5 +83,12 @@ export {
   type RedisSettings,
   type Settings,
 } from './settings/settings.js'
-export { StatsManager, sanitizeStatName, type RateLimitStats } from './stats/manager.js'
+export {
+  DEFAULT_MAX_DYNAMIC_STATS_KEYS,
+  MAX_DYNAMIC_STATS_KEY_LENGTH,
+  StatsManager,
+  sanitizeStatName,
+  type RateLimitStats,
+  type StatsManagerOptions,
+} from './stats/manager.js'
 export { StatsStore, type Counter, type Gauge, type StatsSink, type Timer } from './stats/store.js'

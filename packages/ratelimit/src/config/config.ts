@@ -160,7 +160,7 @@ export class RateLimitConfig {
   /**
    * Finds the limit for one request descriptor (upstream `GetLimit`).
    *
-   * Unknown domain: counts `<domain>.domain_not_found` and returns undefined. A descriptor
+   * Unknown domain: counts `domain_not_found` and returns undefined. A descriptor
    * `limit` override applies without a config match (the domain must exist). Otherwise the
    * entries walk the tree: at each level `key_value` beats the first matching wildcard, which
    * beats the bare `key`; only a rule on the node matched by the **last** entry counts.
@@ -170,14 +170,14 @@ export class RateLimitConfig {
   getLimit(domain: string, descriptor: Descriptor): RateLimit | undefined {
     const root = this.#domains.get(domain)
     if (root === undefined) {
-      this.#stats.domainNotFound(domain).add()
+      this.#stats.domainNotFound().add()
       return undefined
     }
     const entries = descriptor.entries
     if (descriptor.limit !== undefined) {
       const key = entries.map((e) => (e.value === '' ? e.key : `${e.key}_${e.value}`))
       const fullKey = [domain, ...key].join('.')
-      return newRateLimit(fullKey, this.#stats.rateLimitStats(fullKey), {
+      return newRateLimit(fullKey, this.#stats.requestStats(domain, fullKey), {
         requestsPerUnit: descriptor.limit.requestsPerUnit,
         unit: descriptor.limit.unit,
       })
@@ -238,7 +238,7 @@ export class RateLimitConfig {
     if (statsKey === undefined && sharePatterns === undefined) return result
     return {
       ...result,
-      stats: statsKey === undefined ? result.stats : this.#stats.rateLimitStats(statsKey),
+      stats: statsKey === undefined ? result.stats : this.#stats.requestStats(domain, statsKey),
       sharePatterns,
     }
   }

@@ -70,6 +70,14 @@ describe('loadSettings', () => {
     expect(Object.isFrozen(s)).toBe(true)
   })
 
+  it('reads STATS_MAX_DYNAMIC_KEYS, 1000 by default', () => {
+    expect(loadSettings({}).statsMaxDynamicKeys).toBe(1000)
+    expect(loadSettings({ STATS_MAX_DYNAMIC_KEYS: '0' }).statsMaxDynamicKeys).toBe(0)
+    expect(problemsOf({ STATS_MAX_DYNAMIC_KEYS: '-1' })).toEqual([
+      'STATS_MAX_DYNAMIC_KEYS: must be an integer from 0 to 1000000 (got "-1")',
+    ])
+  })
+
   it('reads MEMORY_MAX_KEYS, 100000 by default', () => {
     expect(loadSettings({}).memoryMaxKeys).toBe(100_000)
     expect(loadSettings({ MEMORY_MAX_KEYS: '5' }).memoryMaxKeys).toBe(5)

@@ -134,6 +134,12 @@ export interface Settings {
   readonly statsFlushIntervalMs: number
   /** `DISABLE_STATS`. @default false */
   readonly disableStats: boolean
+  /**
+   * `STATS_MAX_DYNAMIC_KEYS` (Gatehouse addition): stat keys made from request values (limit
+   * overrides, `detailed_metric`, `value_to_metric`) that get their own stats; later ones are
+   * counted under `<domain>.stats_overflow`. @default 1000
+   */
+  readonly statsMaxDynamicKeys: number
 
   /** `BACKEND_TYPE`: `redis` (default) or `memory` (Gatehouse addition). */
   readonly backendType: 'redis' | 'memory'
@@ -356,6 +362,7 @@ function readSettings(r: EnvReader, host: HostInfo): Readonly<Settings> {
     extraTags: r.map('EXTRA_TAGS'),
     statsFlushIntervalMs: r.duration('STATS_FLUSH_INTERVAL', '10s'),
     disableStats: r.bool('DISABLE_STATS', false),
+    statsMaxDynamicKeys: r.int('STATS_MAX_DYNAMIC_KEYS', 1000, 0, 1_000_000),
     backendType,
     memoryMaxKeys: r.int('MEMORY_MAX_KEYS', 100_000, 1, 100_000_000),
     expirationJitterMaxSeconds: r.int('EXPIRATION_JITTER_MAX_SECONDS', 300),

@@ -7,21 +7,27 @@
 import { Socket } from 'node:net'
 import type { Writable } from 'node:stream'
 import type { Clock } from '../clock.js'
+import { STATSD_ILLEGAL } from './manager.js'
 import type { FlushedStat, StatsSink } from './store.js'
 
-/** Formats one stat as a statsd line: `name:value|c`, `|g`, or `|ms` (with `|@rate`). */
+/**
+ * Formats one stat as a statsd line: `name:value|c`, `|g`, or `|ms` (with `|@rate`). Characters
+ * a statsd name cannot hold (`:`, `|`, control characters) become `_`, so every stat is exactly
+ * one line whatever its name.
+ */
 export function statsdLine(stat: FlushedStat): string {
+  const name = stat.name.replace(STATSD_ILLEGAL, '_')
   switch (stat.type) {
     case 'counter':
-      return `${stat.name}:${String(stat.value)}|c\n`
+      return `${name}:${String(stat.value)}|c\n`
     case 'gauge':
-      return `${stat.name}:${String(stat.value)}|g\n`
+      return `${name}:${String(stat.value)}|g\n`
     case 'timer': {
       const rate =
         stat.sampleRate !== undefined && stat.sampleRate < 1
           ? `|@${stat.sampleRate.toFixed(6)}`
           : ''
-      return `${stat.name}:${stat.value.toFixed(6)}|ms${rate}\n`
+      return `${name}:${stat.value.toFixed(6)}|ms${rate}\n`
     }
   }
 }

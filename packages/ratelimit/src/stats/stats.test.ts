@@ -41,6 +41,12 @@ describe('StatsStore', () => {
     expect(flushed[0]?.sampleRate).toBe(0.25)
   })
 
+  it('replaces ".", ":" and "|" in EXTRA_TAGS values, as gostats does', () => {
+    const store = new StatsStore({ extraTags: { v: '1.2:3|4\n' } })
+    store.counter('ratelimit.x').add()
+    expect(store.snapshot()[0]?.name).toBe('ratelimit.x.__v=1_2_3_4_')
+  })
+
   it('appends EXTRA_TAGS, sorted, to ratelimit.* names only', () => {
     const store = new StatsStore({ extraTags: { zone: 'b', app: 'x' } })
     store.counter('ratelimit.service.config_load_success').add()
@@ -64,9 +70,42 @@ describe('StatsManager', () => {
     expect(manager.rateLimitStats('domain.remote_address_10.1.2.3|x:y')).toBe(stats)
     expect(sanitizeStatName('a.b')).toBe('a.b')
   })
+
+  it('replaces control characters too, so that a key cannot start a statsd line', () => {
+    expect(sanitizeStatName('d.k_a\nb\r\tc\u0000d\u007fe')).toBe('d.k_a_b__c_d_e')
+  })
+
+  it('bounds stat keys made from request values, then counts them per domain', () => {
+    const manager = new StatsManager(new StatsStore(), { maxDynamicKeys: 2 })
+    const configured = manager.rateLimitStats('d.rule')
+    expect(manager.requestStats('d', 'd.rule')).toBe(configured) // known keys cost nothing
+    expect(manager.requestStats('d', 'd.k_1').key).toBe('d.k_1')
+    expect(manager.requestStats('d', 'd.k_2').key).toBe('d.k_2')
+    expect(manager.requestStats('d', 'd.k_1').key).toBe('d.k_1')
+    expect(manager.requestStats('d', 'd.k_3').key).toBe('d.stats_overflow')
+    expect(manager.requestStats('e', 'e.k_3').key).toBe('e.stats_overflow')
+    const roomy = new StatsManager(new StatsStore())
+    expect(roomy.requestStats('d', `d.k_${'x'.repeat(252)}`).key).toBe(`d.k_${'x'.repeat(252)}`)
+    expect(roomy.requestStats('d', `d.k_${'x'.repeat(253)}`).key).toBe('d.stats_overflow')
+  })
+
+  it('counts every unknown domain under one name', () => {
+    const manager = new StatsManager(new StatsStore())
+    manager.domainNotFound().add()
+    manager.domainNotFound().add()
+    expect(manager.store.snapshot()).toContainEqual({
+      name: 'ratelimit.service.rate_limit.domain_not_found',
+      type: 'counter',
+      value: 2,
+    })
+  })
 })
 
 describe('sinks', () => {
+  it('never lets a name add a statsd line', () => {
+    expect(statsdLine({ name: 'a\nb:c|d', type: 'counter', value: 1 })).toBe('a_b_c_d:1|c\n')
+  })
+
   it('formats statsd lines', () => {
     expect(statsdLine({ name: 'a.b', type: 'counter', value: 3 })).toBe('a.b:3|c\n')
     expect(statsdLine({ name: 'a.b', type: 'gauge', value: 7 })).toBe('a.b:7|g\n')

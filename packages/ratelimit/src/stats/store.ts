@@ -86,7 +86,8 @@ class TimerImpl implements Timer {
 /** Options of {@link StatsStore}. */
 export interface StatsStoreOptions {
   /**
-   * Tags appended to every `ratelimit.*` name as `.__k=v`, sorted by key (envoy's `EXTRA_TAGS`).
+   * Tags appended to every `ratelimit.*` name as `.__k=v`, sorted by key (envoy's `EXTRA_TAGS`;
+   * `.`, `:`, `|` and control characters in values become `_`, as gostats does).
    */
   extraTags?: Readonly<Record<string, string>>
 }
@@ -105,7 +106,9 @@ export class StatsStore {
     const tags = Object.entries(options.extraTags ?? {}).sort(([a], [b]) =>
       a < b ? -1 : a > b ? 1 : 0,
     )
-    this.#suffix = tags.map(([k, v]) => `.__${k}=${v}`).join('')
+    // Tag values as gostats' ReplaceChars leaves them: `.`, `:` and `|` become `_` (and control
+    // characters too, which gostats lets through).
+    this.#suffix = tags.map(([k, v]) => `.__${k}=${v.replace(/[.:|\p{Cc}]/gu, '_')}`).join('')
   }
 
   #name(name: string): string {

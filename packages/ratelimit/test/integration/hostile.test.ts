@@ -3,6 +3,8 @@
  * serving, and what a request may hold in memory is bounded.
  */
 import * as grpc from '@grpc/grpc-js'
+import { waitFor } from '@gatehouse/testing'
+import { createServer, type AddressInfo, type Socket } from 'node:net'
 import { Writable } from 'node:stream'
 import { pino } from 'pino'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
@@ -307,6 +309,95 @@ describe('the memory backend key cap (MEMORY_MAX_KEYS)', () => {
       expect((await h.get('/stats', 'debug')).text).toContain('ratelimit.memory.evicted_keys: 2\n')
     } finally {
       await h.close()
+    }
+  })
+})
+
+describe('stats made from request data', () => {
+  it('counts unknown domains under one name, not one stat per domain', async () => {
+    const h = await startService({ files: basic })
+    try {
+      for (const domain of ['nowhere', 'elsewhere', 'x'.repeat(100)]) {
+        await h.client.shouldRateLimit({
+          domain,
+          descriptors: [{ entries: [{ key: 'key1', value: 'v' }] }],
+        })
+      }
+      const names = h.app.stats.snapshot().map((s) => s.name)
+      expect(names.filter((n) => n.includes('domain_not_found'))).toEqual([
+        'ratelimit.service.rate_limit.domain_not_found',
+      ])
+      expect(h.stat('ratelimit.service.rate_limit.domain_not_found')).toBe(3)
+    } finally {
+      await h.close()
+    }
+  })
+
+  it('keeps at most STATS_MAX_DYNAMIC_KEYS stat keys made from request values, then one per domain', async () => {
+    const h = await startService({ files: basic, env: { STATS_MAX_DYNAMIC_KEYS: '2' } })
+    try {
+      const override = (value: string) =>
+        h.client.shouldRateLimit({
+          domain: 'basic',
+          descriptors: [
+            {
+              entries: [{ key: 'user', value }],
+              limit: { requestsPerUnit: 10, unit: 'MINUTE' },
+            },
+          ],
+        })
+      for (let i = 0; i < 50; i++) await override(`u${String(i)}`)
+      await override('u0')
+      await override('y'.repeat(300)) // too long for its own stats, even with room
+      const totals = h.app.stats
+        .snapshot()
+        .filter((s) => s.name.endsWith('.total_hits') && s.value > 0)
+        .map((s) => [s.name, s.value])
+      expect(totals).toEqual([
+        ['ratelimit.service.rate_limit.basic.stats_overflow.total_hits', 49],
+        ['ratelimit.service.rate_limit.basic.user_u0.total_hits', 2],
+        ['ratelimit.service.rate_limit.basic.user_u1.total_hits', 1],
+      ])
+    } finally {
+      await h.close()
+    }
+  })
+
+  it('cannot inject statsd lines through a descriptor value', async () => {
+    let received = ''
+    const sockets: Socket[] = []
+    const statsd = createServer((socket) => {
+      sockets.push(socket)
+      socket.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')))
+    })
+    await new Promise<void>((resolve) => statsd.listen(0, '127.0.0.1', resolve))
+    const { port } = statsd.address() as AddressInfo
+    const h = await startService({
+      files: basic,
+      env: { USE_STATSD: 'true', STATSD_HOST: '127.0.0.1', STATSD_PORT: String(port) },
+      deps: { statsSink: undefined },
+    })
+    try {
+      await h.client.shouldRateLimit({
+        domain: 'basic',
+        descriptors: [
+          {
+            entries: [{ key: 'user', value: 'x\nratelimit.injected:1000|c\r\nmore' }],
+            limit: { requestsPerUnit: 10, unit: 'MINUTE' },
+          },
+        ],
+      })
+      h.app.flushStats()
+      await waitFor(() => received.includes('.within_limit:1|c\n'), { what: 'the flush' })
+      const lines = received.split('\n').filter(Boolean)
+      expect(lines.every((line) => /^[^:|\s]+:[\d.]+\|(c|g|ms)(\|@[\d.]+)?$/.test(line))).toBe(true)
+      expect(lines).toContain(
+        'ratelimit.service.rate_limit.basic.user_x_ratelimit.injected_1000_c__more.within_limit:1|c',
+      )
+    } finally {
+      await h.close()
+      for (const socket of sockets) socket.destroy()
+      await new Promise((resolve) => statsd.close(resolve))
     }
   })
 })
