@@ -436,6 +436,55 @@ descriptors:
   })
 })
 
+/** A "billion laughs" document: `levels` anchors, each a list of nine aliases of the previous. */
+function aliasBomb(levels: number): string {
+  const lines = ['a0: &a0 [x, x, x, x, x, x, x, x, x]']
+  for (let i = 1; i <= levels; i++) {
+    const previous = `*a${String(i - 1)}`
+    lines.push(
+      `a${String(i)}: &a${String(i)} [${Array.from({ length: 9 }, () => previous).join(', ')}]`,
+    )
+  }
+  return `${lines.join('\n')}\n`
+}
+
+describe('YAML aliases', () => {
+  it('refuses a document that is mostly alias expansion, as yaml.v2 does (no exponential work)', () => {
+    // 4.8 million nodes once expanded, from 360 bytes.
+    const content = aliasBomb(6)
+    expect(content.length).toBeLessThan(400)
+    expect(messageOf(() => load([{ name: 'bomb.yaml', content }]))).toBe(
+      'bomb.yaml: error loading config file: yaml: document contains excessive aliasing',
+    )
+  })
+
+  it('refuses an anchor that contains itself with yaml.v2 text', () => {
+    expect(messageOf(() => load([{ name: 'self.yaml', content: 'domain: &a [*a]\n' }]))).toBe(
+      "self.yaml: error loading config file: yaml: anchor 'a' value contains itself",
+    )
+  })
+
+  it('still expands ordinary aliases and merge keys', () => {
+    const rules = Array.from(
+      { length: 300 },
+      (_, i) => `  - key: k${String(i)}\n    rate_limit: *standard\n`,
+    ).join('')
+    const content =
+      'domain: d\ndescriptors:\n  - key: base\n    rate_limit: &standard {unit: minute, requests_per_unit: 7}\n' +
+      '  - key: merged\n    rate_limit:\n      <<: *standard\n      requests_per_unit: 9\n' +
+      rules
+    const { config } = load([{ name: 'aliases.yaml', content }])
+    expect(config.getLimit('d', d(['k299', 'x']))).toMatchObject({
+      requestsPerUnit: 7,
+      unit: 'MINUTE',
+    })
+    expect(config.getLimit('d', d(['merged', 'x']))).toMatchObject({
+      requestsPerUnit: 9,
+      unit: 'MINUTE',
+    })
+  })
+})
+
 describe('dump (/rlconfig)', () => {
   it('prints one line per rule in upstream format', () => {
     const { config } = load([upstream('basic_config.yaml')])

@@ -14,6 +14,8 @@ import {
   isSeq,
   LineCounter,
   parseAllDocuments,
+  visit,
+  type Alias,
   type Document,
   type Node as YamlLibNode,
 } from 'yaml'
@@ -117,23 +119,85 @@ function classifyNumber(value: number, text: string): ScalarTag {
   }
 }
 
-function toGeneric(node: unknown, doc: Document, lines: LineCounter, depth = 0): GNode {
+/**
+ * yaml.v2's limit on alias expansion (`allowedAliasRatio` in its `decode.go`): once more than
+ * 100 of more than 1000 decoded nodes come from aliases, the share of nodes decoded through
+ * aliases may be at most 99% for documents up to 400,000 nodes, falling linearly to 10% at
+ * 4,000,000. A "billion laughs" file is refused after a few thousand nodes instead of expanding
+ * exponentially, while ordinary aliases (a shared `rate_limit`) stay far below the ratio.
+ */
+function allowedAliasRatio(decodes: number): number {
+  if (decodes <= 400_000) return 0.99
+  if (decodes >= 4_000_000) return 0.1
+  return 0.99 - 0.89 * ((decodes - 400_000) / 3_600_000)
+}
+
+/** State of one document's conversion: anchors resolved once, and yaml.v2's alias accounting. */
+interface Walk {
+  readonly lines: LineCounter
+  /** The node each alias refers to (the last node with its anchor before it). */
+  readonly targets: ReadonlyMap<Alias, unknown>
+  /** Aliases being expanded (an alias met again inside its own value is a cycle). */
+  readonly expanding: Set<Alias>
+  decodes: number
+  aliased: number
+  aliasDepth: number
+}
+
+/**
+ * Resolves every alias of a document in one pass, in document order (what `Alias.resolve` does
+ * per alias with a walk of the whole document each time).
+ */
+function resolveAliases(doc: Document): Map<Alias, unknown> {
+  const anchors = new Map<string, unknown>()
+  const targets = new Map<Alias, unknown>()
+  visit(doc, {
+    Node(_key, node) {
+      if (isAlias(node)) targets.set(node, anchors.get(node.source))
+      else if (node.anchor !== undefined) anchors.set(node.anchor, node)
+    },
+  })
+  return targets
+}
+
+function toGeneric(node: unknown, walk: Walk, depth = 0): GNode {
   if (depth > 200) throw new Error('yaml: exceeded max depth')
-  if (isAlias(node)) return toGeneric(node.resolve(doc), doc, lines, depth + 1)
+  walk.decodes++
+  if (walk.aliasDepth > 0) walk.aliased++
+  if (
+    walk.aliased > 100 &&
+    walk.decodes > 1000 &&
+    walk.aliased / walk.decodes > allowedAliasRatio(walk.decodes)
+  ) {
+    throw new Error('yaml: document contains excessive aliasing')
+  }
+  if (isAlias(node)) {
+    if (walk.expanding.has(node)) {
+      throw new Error(`yaml: anchor '${node.source}' value contains itself`)
+    }
+    walk.expanding.add(node)
+    walk.aliasDepth++
+    try {
+      return toGeneric(walk.targets.get(node), walk, depth + 1)
+    } finally {
+      walk.aliasDepth--
+      walk.expanding.delete(node)
+    }
+  }
   const offset = (node as YamlLibNode | undefined)?.range?.[0] ?? 0
-  const line = lines.linePos(offset).line
+  const line = walk.lines.linePos(offset).line
   if (isMap(node)) {
     const explicit: (readonly [GNode, GNode])[] = []
     const merged: (readonly [GNode, GNode])[] = []
     for (const pair of node.items) {
-      const key = toGeneric(pair.key, doc, lines, depth + 1)
+      const key = toGeneric(pair.key, walk, depth + 1)
       if (key.kind === 'scalar' && key.text === '<<' && isScalar(pair.key)) {
-        const source = toGeneric(pair.value, doc, lines, depth + 1)
+        const source = toGeneric(pair.value, walk, depth + 1)
         const sources = source.kind === 'seq' ? source.items : [source]
         for (const s of sources) if (s.kind === 'map') merged.push(...s.pairs)
         continue
       }
-      explicit.push([key, toGeneric(pair.value, doc, lines, depth + 1)])
+      explicit.push([key, toGeneric(pair.value, walk, depth + 1)])
     }
     // Later pairs win (as yaml.v2 does for a Go map); explicit keys beat merged ones.
     const byKey = new Map<string, readonly [GNode, GNode]>()
@@ -144,7 +208,7 @@ function toGeneric(node: unknown, doc: Document, lines: LineCounter, depth = 0):
     return {
       kind: 'seq',
       line,
-      items: node.items.map((item) => toGeneric(item, doc, lines, depth + 1)),
+      items: node.items.map((item) => toGeneric(item, walk, depth + 1)),
     }
   }
   if (isScalar(node)) {
@@ -443,7 +507,14 @@ export function parseConfigFile(name: string, content: string): YamlRoot {
     root =
       doc === undefined
         ? { kind: 'scalar', line: 1, tag: 'null', value: null, text: '' }
-        : toGeneric(doc.contents, doc, lineCounter)
+        : toGeneric(doc.contents, {
+            lines: lineCounter,
+            targets: resolveAliases(doc),
+            expanding: new Set(),
+            decodes: 0,
+            aliased: 0,
+            aliasDepth: 0,
+          })
   } catch (error) {
     fail(name, `error loading config file: ${(error as Error).message}`)
   }

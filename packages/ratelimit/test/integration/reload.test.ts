@@ -10,6 +10,8 @@ import {
 } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Writable } from 'node:stream'
+import { pino } from 'pino'
 import { describe, expect, it } from 'vitest'
 import { startService } from '../harness.js'
 
@@ -71,6 +73,41 @@ describe('hot reload of configuration files', () => {
         what: 'the removed file',
       })
       expect((await h.client.shouldRateLimit(request('other'))).statuses).toEqual([{ code: 'OK' }])
+    } finally {
+      await h.close()
+    }
+  })
+
+  it('refuses a YAML alias bomb on reload and keeps the last good configuration', async () => {
+    const lines: string[] = []
+    const logger = pino(
+      { level: 'error' },
+      new Writable({
+        write(chunk: Buffer, _encoding, callback) {
+          lines.push(chunk.toString('utf8'))
+          callback()
+        },
+      }),
+    )
+    const h = await startService({ files: { 'a.yaml': config('bomb', 5) }, deps: { logger } })
+    try {
+      await h.client.shouldRateLimit(request('bomb'))
+      const bomb = ['domain: &a0 [x, x, x, x, x, x, x, x, x]']
+      for (let i = 1; i <= 6; i++) {
+        bomb.push(
+          `descriptors: &a${String(i)} [${Array(9)
+            .fill(`*a${String(i - 1)}`)
+            .join(', ')}]`,
+        )
+      }
+      h.writeConfig('a.yaml', `${bomb.join('\n')}\n`)
+      await waitFor(() => h.stat('ratelimit.service.config_load_error') === 1, {
+        what: 'the failed reload',
+      })
+      expect(lines.join('')).toContain(
+        'Error loading new configuration: a.yaml: error loading config file: yaml: document contains excessive aliasing',
+      )
+      expect((await h.client.shouldRateLimit(peek('bomb'))).statuses?.[0]?.limitRemaining).toBe(4)
     } finally {
       await h.close()
     }
