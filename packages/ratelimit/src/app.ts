@@ -64,6 +64,9 @@ function buildGrpcListener(
   const options = {
     maxConnectionAgeMs: settings.grpcMaxConnectionAgeMs,
     maxConnectionAgeGraceMs: settings.grpcMaxConnectionAgeGraceMs,
+    maxConnectionIdleMs: settings.grpcMaxConnectionIdleMs,
+    maxConcurrentStreams: settings.grpcMaxConcurrentStreams,
+    maxCallDurationMs: settings.grpcMaxCallDurationMs,
   }
   if (settings.grpcServerImplementation === 'grpc-js') {
     const server = buildGrpcServer(deps, options)

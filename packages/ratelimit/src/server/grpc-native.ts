@@ -6,6 +6,12 @@
  * `grpc-message` trailers (or trailers-only responses for errors), `GOAWAY` after
  * `GRPC_MAX_CONNECTION_AGE` (±10% jitter) and a hard close after the grace period.
  *
+ * Limits, as the grpc-js server applies them: at most `GRPC_MAX_CONCURRENT_STREAMS` calls per
+ * connection; every call ends with DEADLINE_EXCEEDED at the earlier of its `grpc-timeout` and
+ * `GRPC_MAX_CALL_DURATION` (so an unfinished request cannot hold its bytes); a connection with
+ * no call for `GRPC_MAX_CONNECTION_IDLE` gets GOAWAY. Deadlines and idleness are checked by one
+ * timer per server, so a call costs a map insertion and removal, not a timer.
+ *
  * Behaviour on the wire matches the grpc-js server of `grpc.ts` (same codec, same statuses and
  * messages), which remains available with `GRPC_SERVER_IMPLEMENTATION=grpc-js`.
  *
@@ -37,6 +43,7 @@ import type { HealthChecker } from './health.js'
 export const GRPC_STATUS = {
   OK: 0,
   UNKNOWN: 2,
+  DEADLINE_EXCEEDED: 4,
   NOT_FOUND: 5,
   RESOURCE_EXHAUSTED: 8,
   UNIMPLEMENTED: 12,
@@ -71,6 +78,50 @@ export interface NativeGrpcOptions {
   readonly maxConnectionAgeMs: number
   /** `GRPC_MAX_CONNECTION_AGE_GRACE` in milliseconds. */
   readonly maxConnectionAgeGraceMs: number
+  /** `GRPC_MAX_CONNECTION_IDLE` in milliseconds; 0 never closes idle connections. @default 0 */
+  readonly maxConnectionIdleMs?: number
+  /** `GRPC_MAX_CONCURRENT_STREAMS`. @default 100 */
+  readonly maxConcurrentStreams?: number
+  /** `GRPC_MAX_CALL_DURATION` in milliseconds. @default 10000 */
+  readonly maxCallDurationMs?: number
+}
+
+/** How often deadlines and idle connections are checked, in milliseconds. */
+const HOUSEKEEPING_MS = 50
+
+/**
+ * Parses a `grpc-timeout` header (1 to 8 digits and a unit: `H`, `M`, `S`, `m`, `u`, `n`) the
+ * way grpc-js does, so that both servers accept the same values.
+ *
+ * @returns Milliseconds, or undefined when the value is not a timeout.
+ */
+export function parseGrpcTimeout(value: string): number | undefined {
+  // The form clients send (`250m`), without a regular expression: Envoy sends one per call.
+  const last = value.length - 1
+  const unit = last >= 1 && last <= 8 ? TIMEOUT_UNITS_MS[value.charAt(last)] : undefined
+  if (unit !== undefined) {
+    let digits = 0
+    let i = 0
+    for (; i < last; i++) {
+      const digit = value.charCodeAt(i) - 48
+      if (digit < 0 || digit > 9) break
+      digits = digits * 10 + digit
+    }
+    if (i === last) return Math.floor(digits * unit)
+  }
+  // Anything else as grpc-js reads it (the first digits-and-unit anywhere in the value).
+  const match = /(\d{1,8})\s*([HMSmun])/.exec(value)
+  if (match === null) return undefined
+  return Math.floor(Number(match[1]) * (TIMEOUT_UNITS_MS[match[2] ?? ''] ?? 0))
+}
+
+const TIMEOUT_UNITS_MS: Readonly<Record<string, number>> = {
+  H: 3_600_000,
+  M: 60_000,
+  S: 1000,
+  m: 1,
+  u: 0.001,
+  n: 0.000_001,
 }
 
 /** The server plus a graceful shutdown. */
@@ -109,8 +160,14 @@ function frame(message: Buffer): Buffer {
   return out
 }
 
+/**
+ * Ends a call with an error status (a trailers-only response). Nothing happens when the call was
+ * already answered (e.g. after its deadline); a call whose answer has begun is reset. When the
+ * request is not complete, the stream is then reset with NO_ERROR (RFC 9113 §8.1), so that the
+ * client stops sending and what it sent is released.
+ */
 function sendError(stream: ServerHttp2Stream, code: number, message: string): void {
-  if (stream.destroyed || stream.closed) return
+  if (stream.destroyed || stream.closed || stream.writableEnded) return
   if (stream.headersSent) {
     stream.close(constants.NGHTTP2_INTERNAL_ERROR)
     return
@@ -123,11 +180,12 @@ function sendError(stream: ServerHttp2Stream, code: number, message: string): vo
     },
     { endStream: true },
   )
+  if (!stream.readableEnded) stream.close(constants.NGHTTP2_NO_ERROR)
 }
 
-/** Sends one already framed message and the OK trailers. */
+/** Sends one already framed message and the OK trailers (unless the call was answered). */
 function sendFramed(stream: ServerHttp2Stream, framed: Buffer): void {
-  if (stream.destroyed || stream.closed) return
+  if (stream.destroyed || stream.closed || stream.headersSent) return
   stream.respond(RESPONSE_HEADERS, { waitForTrailers: true })
   stream.once('wantTrailers', sendOkTrailers)
   stream.end(framed)
@@ -151,6 +209,7 @@ function readUnary(stream: ServerHttp2Stream, done: (message: Buffer) => void): 
     size += chunk.length
     if (size > MAX_RECEIVE_MESSAGE_BYTES + 5) {
       failed = true
+      chunks.length = 0
       sendError(
         stream,
         GRPC_STATUS.RESOURCE_EXHAUSTED,
@@ -197,6 +256,21 @@ export function buildNativeGrpcServer(
 ): NativeGrpcServer {
   const { service, health, logger } = deps
   const requestLimits = service.requestLimits
+  const maxCallDurationMs = options.maxCallDurationMs ?? 10_000
+  const maxIdleMs = options.maxConnectionIdleMs ?? 0
+  /**
+   * Calls not answered yet, with their deadline (`performance.now()` milliseconds): the earlier
+   * of the client's `grpc-timeout` and `GRPC_MAX_CALL_DURATION`. Answers remove their call; the
+   * housekeeping timer ends the overdue ones and forgets the ones the client reset.
+   */
+  const deadlines = new Map<ServerHttp2Stream, number>()
+  /** `Health/Watch` calls being served (they keep their connection busy). */
+  const watching = new Set<ServerHttp2Stream>()
+  /** Watch calls whose `grpc-timeout` passed: their trailers say DEADLINE_EXCEEDED. */
+  const expiredWatches = new WeakSet<ServerHttp2Stream>()
+  /** Per connection: when it last started a call and was last seen with one in flight. */
+  const activity = new Map<Http2Session, { lastCall: number; lastBusy: number }>()
+  let housekeeping: NodeJS.Timeout | undefined
   const shouldTotal = deps.stats.counter('ratelimit_server.ShouldRateLimit.total_requests')
   const shouldTime = deps.stats.timer('ratelimit_server.ShouldRateLimit.response_time')
   const checkTotal = deps.stats.counter('ratelimit_server.Check.total_requests')
@@ -234,6 +308,7 @@ export function buildNativeGrpcServer(
     service.shouldRateLimit(request).then(
       (response) => {
         shouldTime.record(performance.now() - start)
+        deadlines.delete(stream)
         try {
           sendFramed(stream, encodeRateLimitResponse(response, true))
         } catch (error) {
@@ -242,6 +317,7 @@ export function buildNativeGrpcServer(
       },
       (error: unknown) => {
         shouldTime.record(performance.now() - start)
+        deadlines.delete(stream)
         if (error instanceof ShouldRateLimitError)
           sendError(stream, GRPC_STATUS.UNKNOWN, error.message)
         else fail(stream, 'ShouldRateLimit', error)
@@ -270,16 +346,31 @@ export function buildNativeGrpcServer(
     if (name === undefined) return
     const status = statusOf(name)
     checkTime.record(performance.now() - start)
+    deadlines.delete(stream)
     if (status === undefined) sendError(stream, GRPC_STATUS.NOT_FOUND, 'unknown service')
     else sendFramed(stream, frame(encodeHealthCheckResponse(status)))
   }
 
-  const watch = (stream: ServerHttp2Stream, bytes: Buffer): void => {
+  /**
+   * `Health/Watch`: the current status, then every change, until the client cancels or its own
+   * `grpc-timeout` passes (`GRPC_MAX_CALL_DURATION` bounds only the wait for the request).
+   */
+  const watch = (stream: ServerHttp2Stream, bytes: Buffer, clientTimeout: boolean): void => {
     const name = healthService(stream, bytes)
     if (name === undefined) return
+    if (!clientTimeout) deadlines.delete(stream)
+    watching.add(stream)
+    stream.once('close', () => watching.delete(stream))
     stream.respond(RESPONSE_HEADERS, { waitForTrailers: true })
     stream.once('wantTrailers', () => {
-      stream.sendTrailers(OK_TRAILERS)
+      stream.sendTrailers(
+        expiredWatches.has(stream)
+          ? {
+              'grpc-status': String(GRPC_STATUS.DEADLINE_EXCEEDED),
+              'grpc-message': 'Deadline exceeded',
+            }
+          : OK_TRAILERS,
+      )
     })
     stream.write(frame(encodeHealthCheckResponse(statusOf(name) ?? 'SERVICE_UNKNOWN')))
     if (!HEALTH_SERVICES.has(name)) return
@@ -288,6 +379,51 @@ export function buildNativeGrpcServer(
         stream.write(frame(encodeHealthCheckResponse(healthy ? 'SERVING' : 'NOT_SERVING')))
     })
     stream.once('close', unsubscribe)
+  }
+
+  /** Ends a call whose deadline passed with DEADLINE_EXCEEDED, as grpc-js does. */
+  const expire = (stream: ServerHttp2Stream): void => {
+    if (watching.has(stream)) {
+      expiredWatches.add(stream)
+      stream.end()
+    } else sendError(stream, GRPC_STATUS.DEADLINE_EXCEEDED, 'Deadline exceeded')
+  }
+
+  /**
+   * Every {@link HOUSEKEEPING_MS}: ends overdue calls, forgets calls the client reset, and sends
+   * GOAWAY to connections that have had no call for `GRPC_MAX_CONNECTION_IDLE`. Runs while
+   * there are connections.
+   */
+  const houseKeep = (): void => {
+    const now = performance.now()
+    const busy = new Set<Http2Session | undefined>()
+    for (const [stream, deadline] of deadlines) {
+      if (stream.destroyed || stream.closed || (stream.headersSent && !watching.has(stream))) {
+        deadlines.delete(stream) // reset by the client, or being answered
+      } else if (deadline <= now) {
+        deadlines.delete(stream)
+        try {
+          expire(stream)
+        } catch (error) {
+          fail(stream, 'deadline', error)
+        }
+      } else busy.add(stream.session)
+    }
+    for (const stream of watching) busy.add(stream.session)
+    for (const [session, state] of activity) {
+      if (busy.has(session)) state.lastBusy = now
+      else if (
+        maxIdleMs > 0 &&
+        !session.closed &&
+        now - Math.max(state.lastCall, state.lastBusy) >= maxIdleMs
+      ) {
+        session.close() // GOAWAY; nothing is in flight
+      }
+    }
+    if (activity.size === 0 && deadlines.size === 0) {
+      clearInterval(housekeeping)
+      housekeeping = undefined
+    }
   }
 
   const onStream = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders): void => {
@@ -316,16 +452,38 @@ export function buildNativeGrpcServer(
       sendError(stream, GRPC_STATUS.UNIMPLEMENTED, `unknown method ${String(path)}`)
       return
     }
+    const now = performance.now()
+    let timeout = maxCallDurationMs
+    const timeoutHeader = headers['grpc-timeout']
+    if (timeoutHeader !== undefined) {
+      const requested = parseGrpcTimeout(String(timeoutHeader))
+      if (requested === undefined) {
+        stream.resume()
+        sendError(
+          stream,
+          GRPC_STATUS.INTERNAL,
+          `Invalid grpc-timeout value "${String(timeoutHeader)}"`,
+        )
+        return
+      }
+      if (requested < timeout) timeout = requested
+    }
+    deadlines.set(stream, now + timeout)
+    const state = activity.get(stream.session as Http2Session)
+    if (state !== undefined) state.lastCall = now
     readUnary(stream, (bytes) => {
       try {
-        handler(stream, bytes)
+        handler(stream, bytes, timeoutHeader !== undefined)
       } catch (error) {
         fail(stream, methodName(path), error)
       }
     })
   }
 
-  const server = createServer({ maxSessionMemory: 64 })
+  const server = createServer({
+    maxSessionMemory: 64,
+    settings: { maxConcurrentStreams: options.maxConcurrentStreams ?? 100 },
+  })
   server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => {
     try {
       onStream(stream, headers)
@@ -335,11 +493,18 @@ export function buildNativeGrpcServer(
   })
   server.on('session', (session: Http2Session) => {
     sessions.add(session)
+    const now = performance.now()
+    activity.set(session, { lastCall: now, lastBusy: now })
+    if (housekeeping === undefined) {
+      housekeeping = setInterval(houseKeep, HOUSEKEEPING_MS)
+      housekeeping.unref()
+    }
     session.on('error', () => {
       // A broken connection; its streams are reported closed.
     })
     session.once('close', () => {
       sessions.delete(session)
+      activity.delete(session)
       clearTimeout(ageTimer)
       clearTimeout(graceTimer)
     })
@@ -370,6 +535,8 @@ export function buildNativeGrpcServer(
         force.unref()
         server.close(() => {
           clearTimeout(force)
+          clearInterval(housekeeping)
+          housekeeping = undefined
           resolve()
         })
         for (const session of sessions) session.close()

@@ -70,6 +70,36 @@ describe('loadSettings', () => {
     expect(Object.isFrozen(s)).toBe(true)
   })
 
+  it('reads the gRPC server limits, with defaults', () => {
+    expect(loadSettings({})).toMatchObject({
+      grpcMaxConnectionIdleMs: 300_000,
+      grpcMaxConcurrentStreams: 100,
+      grpcMaxCallDurationMs: 10_000,
+    })
+    expect(
+      loadSettings({
+        GRPC_MAX_CONNECTION_IDLE: '0',
+        GRPC_MAX_CONCURRENT_STREAMS: '1000',
+        GRPC_MAX_CALL_DURATION: '250ms',
+      }),
+    ).toMatchObject({
+      grpcMaxConnectionIdleMs: 0,
+      grpcMaxConcurrentStreams: 1000,
+      grpcMaxCallDurationMs: 250,
+    })
+    expect(
+      problemsOf({
+        GRPC_MAX_CONNECTION_IDLE: 'soon',
+        GRPC_MAX_CONCURRENT_STREAMS: '0',
+        GRPC_MAX_CALL_DURATION: '0s',
+      }),
+    ).toEqual([
+      'GRPC_MAX_CONNECTION_IDLE: must be a non-negative Go duration such as 10s, 1m30s or 150ms (got "soon")',
+      'GRPC_MAX_CONCURRENT_STREAMS: must be an integer from 1 to 2147483647 (got "0")',
+      'GRPC_MAX_CALL_DURATION: must be greater than zero (got "0s")',
+    ])
+  })
+
   it('reads STATS_MAX_DYNAMIC_KEYS, 1000 by default', () => {
     expect(loadSettings({}).statsMaxDynamicKeys).toBe(1000)
     expect(loadSettings({ STATS_MAX_DYNAMIC_KEYS: '0' }).statsMaxDynamicKeys).toBe(0)

@@ -74,6 +74,22 @@ export interface Settings {
   /** `GRPC_MAX_CONNECTION_AGE_GRACE`, milliseconds. @default 1h */
   readonly grpcMaxConnectionAgeGraceMs: number
   /**
+   * `GRPC_MAX_CONNECTION_IDLE` (Gatehouse addition; grpc-go's `MaxConnectionIdle`), milliseconds:
+   * a connection without calls for this long gets GOAWAY; 0 never. @default 5m
+   */
+  readonly grpcMaxConnectionIdleMs: number
+  /**
+   * `GRPC_MAX_CONCURRENT_STREAMS` (Gatehouse addition): calls one connection may have open at
+   * once (HTTP/2 `SETTINGS_MAX_CONCURRENT_STREAMS`). @default 100
+   */
+  readonly grpcMaxConcurrentStreams: number
+  /**
+   * `GRPC_MAX_CALL_DURATION` (Gatehouse addition), milliseconds: the longest a call may take,
+   * from its headers to its answer, whatever its `grpc-timeout`; then DEADLINE_EXCEEDED. A
+   * `Health/Watch` is bound by it only until its request arrives. @default 10s
+   */
+  readonly grpcMaxCallDurationMs: number
+  /**
    * `GRPC_SERVER_IMPLEMENTATION` (Gatehouse addition): `native` (a lean gRPC server on
    * node:http2, the default) or `grpc-js` (@grpc/grpc-js). Same wire behaviour.
    */
@@ -330,6 +346,9 @@ function readSettings(r: EnvReader, host: HostInfo): Readonly<Settings> {
     grpcUds: r.string('GRPC_UDS', ''),
     grpcMaxConnectionAgeMs: r.duration('GRPC_MAX_CONNECTION_AGE', '24h'),
     grpcMaxConnectionAgeGraceMs: r.duration('GRPC_MAX_CONNECTION_AGE_GRACE', '1h'),
+    grpcMaxConnectionIdleMs: r.duration('GRPC_MAX_CONNECTION_IDLE', '5m'),
+    grpcMaxConcurrentStreams: r.int('GRPC_MAX_CONCURRENT_STREAMS', 100, 1, 2 ** 31 - 1),
+    grpcMaxCallDurationMs: r.duration('GRPC_MAX_CALL_DURATION', '10s'),
     grpcServerImplementation: r.oneOf('GRPC_SERVER_IMPLEMENTATION', 'native', [
       'native',
       'grpc-js',
@@ -390,6 +409,13 @@ function readSettings(r: EnvReader, host: HostInfo): Readonly<Settings> {
       'RATELIMIT_WORKERS',
       'must be 1 with BACKEND_TYPE=memory (in-process counters are not shared between workers)',
       String(settings.workers),
+    )
+  }
+  if (settings.grpcMaxCallDurationMs <= 0) {
+    r.invalid(
+      'GRPC_MAX_CALL_DURATION',
+      'must be greater than zero',
+      r.string('GRPC_MAX_CALL_DURATION', ''),
     )
   }
   if (settings.statsFlushIntervalMs <= 0) {

@@ -3,11 +3,18 @@
  * serving, and what a request may hold in memory is bounded.
  */
 import * as grpc from '@grpc/grpc-js'
-import { waitFor } from '@gatehouse/testing'
+import { startRedisServer, waitFor, type TestRedisServer } from '@gatehouse/testing'
+import {
+  connect as connectHttp2,
+  type ClientHttp2Session,
+  type IncomingHttpHeaders,
+  type OutgoingHttpHeaders,
+} from 'node:http2'
 import { createServer, type AddressInfo, type Socket } from 'node:net'
 import { Writable } from 'node:stream'
 import { pino } from 'pino'
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { Redis } from 'ioredis'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { upstreamFixture } from '../fixtures.js'
 import { startService, type Harness } from '../harness.js'
 
@@ -401,3 +408,237 @@ describe('stats made from request data', () => {
     }
   })
 })
+
+/** What a raw HTTP/2 gRPC call got back. */
+interface RawAnswer {
+  /** `grpc-status` from the trailers (or a trailers-only response). */
+  readonly status: string | undefined
+  /** `grpc-message`, percent-decoded. */
+  readonly message: string | undefined
+}
+
+/**
+ * A gRPC call made frame by frame with node:http2, so that a test can send an incomplete
+ * message, a `grpc-timeout` the client does not enforce itself, or nothing at all.
+ */
+function rawGrpcCall(
+  session: ClientHttp2Session,
+  path: string,
+  options: {
+    headers?: OutgoingHttpHeaders
+    body?: Buffer
+    end?: boolean
+    /** Resolve only once the stream is closed (with `end: false`: once the server resets it). */
+    untilClosed?: boolean
+  } = {},
+): Promise<RawAnswer> {
+  const stream = session.request({
+    ':method': 'POST',
+    ':path': path,
+    'content-type': 'application/grpc',
+    te: 'trailers',
+    ...options.headers,
+  })
+  if (options.body !== undefined) stream.write(options.body)
+  if (options.end !== false) stream.end()
+  return new Promise((resolve) => {
+    let status: string | undefined
+    let message: string | undefined
+    const take = (headers: IncomingHttpHeaders): void => {
+      if (headers['grpc-status'] !== undefined) status = String(headers['grpc-status'])
+      if (headers['grpc-message'] !== undefined) {
+        message = decodeURIComponent(String(headers['grpc-message']))
+      }
+    }
+    stream.on('response', take)
+    stream.on('trailers', take)
+    stream.on('error', () => undefined)
+    stream.resume()
+    // The server's end of the stream (our side may still be open), or a reset.
+    const finish = (): void => {
+      resolve({ status, message })
+    }
+    if (options.untilClosed !== true) stream.on('end', finish)
+    stream.on('close', finish)
+  })
+}
+
+/** A gRPC length prefix announcing `length` bytes. */
+function messagePrefix(length: number): Buffer {
+  const prefix = Buffer.alloc(5)
+  prefix.writeUInt32BE(length, 1)
+  return prefix
+}
+
+const SHOULD_RATE_LIMIT = '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit'
+
+describe.each(['native', 'grpc-js'])('gRPC server limits on the %s server', (implementation) => {
+  let h: Harness
+  let session: ClientHttp2Session
+  beforeAll(async () => {
+    h = await startService({
+      files: basic,
+      env: {
+        GRPC_SERVER_IMPLEMENTATION: implementation,
+        GRPC_MAX_CALL_DURATION: '300ms',
+        GRPC_MAX_CONCURRENT_STREAMS: '5',
+      },
+    })
+  })
+  beforeEach(() => {
+    session = connectHttp2(`http://${h.grpcAddress}`)
+    session.on('error', () => undefined)
+  })
+  afterEach(() => {
+    session.destroy()
+  })
+  afterAll(async () => {
+    await h.close()
+  })
+
+  it('ends calls whose request never completes at GRPC_MAX_CALL_DURATION with DEADLINE_EXCEEDED', async () => {
+    // 1 MiB of a 4 MiB message, then nothing: each such call held its bytes for ever.
+    const partial = Buffer.concat([messagePrefix(4 * 1024 * 1024 - 16), Buffer.alloc(1 << 20)])
+    // The server also resets each stream (NO_ERROR), so the client stops sending and what it
+    // sent is released: these resolve only once the server closed the streams.
+    const calls = Array.from({ length: 4 }, () =>
+      rawGrpcCall(session, SHOULD_RATE_LIMIT, { body: partial, end: false, untilClosed: true }),
+    )
+    for (const answer of await Promise.all(calls)) {
+      expect(answer).toEqual({
+        status: String(grpc.status.DEADLINE_EXCEEDED),
+        message: 'Deadline exceeded',
+      })
+    }
+    // The same through a grpc-js client that opens a call and never sends its message.
+    const Client = grpc.makeGenericClientConstructor({}, 'Raw')
+    const raw = new Client(h.grpcAddress, grpc.credentials.createInsecure())
+    const error = await new Promise<grpc.ServiceError>((resolve) => {
+      raw.makeClientStreamRequest(
+        SHOULD_RATE_LIMIT,
+        (b: Buffer) => b,
+        (b: Buffer) => b,
+        (e) => {
+          if (e !== null) resolve(e)
+        },
+      )
+    })
+    raw.close()
+    expect(error).toMatchObject({
+      code: grpc.status.DEADLINE_EXCEEDED,
+      details: 'Deadline exceeded',
+    })
+    // Complete calls are unaffected.
+    expect(
+      (
+        await h.client.shouldRateLimit({
+          domain: 'basic',
+          descriptors: [{ entries: [{ key: 'key1', value: 'v' }] }],
+        })
+      ).overallCode,
+    ).toBe('OK')
+  })
+
+  it('honours a shorter grpc-timeout from the client', async () => {
+    const answer = await rawGrpcCall(session, SHOULD_RATE_LIMIT, {
+      headers: { 'grpc-timeout': '50m' },
+      body: messagePrefix(100),
+      end: false,
+      untilClosed: true,
+    })
+    expect(answer).toEqual({
+      status: String(grpc.status.DEADLINE_EXCEEDED),
+      message: 'Deadline exceeded',
+    })
+  })
+
+  it('refuses an invalid grpc-timeout with INTERNAL, as grpc-js does', async () => {
+    const answer = await rawGrpcCall(session, '/grpc.health.v1.Health/Check', {
+      headers: { 'grpc-timeout': 'soon' },
+      body: messagePrefix(0),
+    })
+    expect(answer).toEqual({
+      status: String(grpc.status.INTERNAL),
+      message: 'Invalid grpc-timeout value "soon"',
+    })
+  })
+
+  it('advertises GRPC_MAX_CONCURRENT_STREAMS', async () => {
+    // The server's SETTINGS frame comes before any answer.
+    await rawGrpcCall(session, '/grpc.health.v1.Health/Check', { body: messagePrefix(0) })
+    expect(session.remoteSettings.maxConcurrentStreams).toBe(5)
+  })
+})
+
+describe.each(['native', 'grpc-js'])('idle connections on the %s gRPC server', (implementation) => {
+  it('sends GOAWAY once a connection has had no call for GRPC_MAX_CONNECTION_IDLE', async () => {
+    const h = await startService({
+      files: basic,
+      env: { GRPC_SERVER_IMPLEMENTATION: implementation, GRPC_MAX_CONNECTION_IDLE: '200ms' },
+    })
+    const session = connectHttp2(`http://${h.grpcAddress}`)
+    session.on('error', () => undefined)
+    try {
+      const goaway = new Promise<void>((resolve) => {
+        session.once('goaway', () => {
+          resolve()
+        })
+      })
+      const answer = await rawGrpcCall(session, '/grpc.health.v1.Health/Check', {
+        body: messagePrefix(0),
+      })
+      expect(answer.status).toBe('0')
+      await goaway
+    } finally {
+      session.destroy()
+      await h.close()
+    }
+  })
+})
+
+describe.each(['native', 'grpc-js'])(
+  'a backend that stops answering, on the %s gRPC server',
+  (implementation) => {
+    let server: TestRedisServer
+    let h: Harness
+    beforeAll(async () => {
+      server = await startRedisServer()
+      h = await startService({
+        files: basic,
+        env: {
+          GRPC_SERVER_IMPLEMENTATION: implementation,
+          GRPC_MAX_CALL_DURATION: '300ms',
+          BACKEND_TYPE: 'redis',
+          REDIS_SOCKET_TYPE: 'tcp',
+          REDIS_URL: server.hostPort,
+          REDIS_TIMEOUT: '30s',
+        },
+      })
+      await waitFor(() => h.app.health.healthy(), { what: 'healthy' })
+    })
+    afterAll(async () => {
+      await h.close()
+      await server.stop()
+    })
+
+    it('ends the call at GRPC_MAX_CALL_DURATION with DEADLINE_EXCEEDED', async () => {
+      const admin = new Redis(server.url)
+      try {
+        await admin.call('CLIENT', 'PAUSE', '3000', 'WRITE')
+        const error = await grpcError(
+          h.client.shouldRateLimit({
+            domain: 'basic',
+            descriptors: [{ entries: [{ key: 'key1', value: 'paused' }] }],
+          }),
+        )
+        expect(error).toMatchObject({
+          code: grpc.status.DEADLINE_EXCEEDED,
+          details: 'Deadline exceeded',
+        })
+      } finally {
+        await admin.call('CLIENT', 'UNPAUSE').catch(() => undefined)
+        admin.disconnect()
+      }
+    })
+  },
+)
