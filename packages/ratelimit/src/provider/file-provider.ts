@@ -8,6 +8,11 @@
  * - `RUNTIME_WATCH_ROOT=false`: on any write, create, chmod or remove inside the app directory;
  *   keys are relative to it, e.g. `basic.yaml`.
  *
+ * A missing app directory at start gives an empty configuration (with a warning); once a
+ * configuration was delivered, a reload that finds no app directory is an error, so the service
+ * keeps the last good configuration (and counts `config_load_error`) instead of dropping every
+ * limit.
+ *
  * @module
  */
 import { watch, type FSWatcher } from 'node:fs'
@@ -59,6 +64,7 @@ export class FileConfigProvider implements ConfigProvider {
   #timer: NodeJS.Timeout | undefined
   #listener: ConfigUpdateListener | undefined
   #stopped = false
+  #delivered = false
   #loading: Promise<void> = Promise.resolve()
 
   constructor(options: FileProviderOptions) {
@@ -74,7 +80,9 @@ export class FileConfigProvider implements ConfigProvider {
   /**
    * Reads every file now.
    *
-   * @returns The files sorted by config key, or the error that prevented reading them.
+   * @returns The files sorted by config key, or the error that prevented reading them. A
+   *   missing app directory gives no files before the first delivery to the listener, and an
+   *   error after it (a reload must not drop every limit).
    */
   async readAll(): Promise<{ files: ConfigFile[] } | { error: Error }> {
     const o = this.#options
@@ -84,6 +92,13 @@ export class FileConfigProvider implements ConfigProvider {
       await walk(this.appDirectoryPath, o.ignoreDotFiles, paths)
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+        if (this.#delivered) {
+          return {
+            error: new Error(
+              `runtime directory ${this.appDirectoryPath} does not exist; keeping the last configuration`,
+            ),
+          }
+        }
         o.logger.warn(
           `runtime directory ${this.appDirectoryPath} does not exist; no configuration loaded`,
         )
@@ -116,7 +131,9 @@ export class FileConfigProvider implements ConfigProvider {
     this.#loading = this.#loading.then(async () => {
       if (this.#stopped) return
       const update = await this.readAll()
-      if (this.#isRunning()) this.#listener?.(update)
+      if (!this.#isRunning()) return
+      if ('files' in update) this.#delivered = true
+      this.#listener?.(update)
     })
     return this.#loading
   }

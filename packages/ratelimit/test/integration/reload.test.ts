@@ -113,6 +113,57 @@ describe('hot reload of configuration files', () => {
     }
   })
 
+  it('keeps the last good configuration when the config directory disappears (RUNTIME_WATCH_ROOT=false)', async () => {
+    const h = await startService({ files: { 'a.yaml': config('gone', 5) } })
+    try {
+      await h.client.shouldRateLimit(request('gone'))
+      rmSync(h.configDir, { recursive: true })
+      await waitFor(() => h.stat('ratelimit.service.config_load_error') >= 1, {
+        what: 'the failed reload',
+      })
+      expect(h.stat('ratelimit.service.config_load_success')).toBe(1)
+      expect(h.app.service.config?.domains).toEqual(['gone'])
+      expect((await h.client.shouldRateLimit(peek('gone'))).statuses?.[0]?.limitRemaining).toBe(4)
+    } finally {
+      await h.close()
+    }
+  })
+
+  it('keeps the last good configuration when the root is swapped to one without it (RUNTIME_WATCH_ROOT=true)', async () => {
+    const base = mkdtempSync(join(tmpdir(), 'gatehouse-ratelimit-gone-'))
+    for (const [dir, limit] of [
+      ['v1', 5],
+      ['v3', 30],
+    ] as const) {
+      mkdirSync(join(base, dir, 'config'), { recursive: true })
+      writeFileSync(join(base, dir, 'config', 'swap.yaml'), config('swap', limit))
+    }
+    mkdirSync(join(base, 'v2')) // a deployment without the config directory
+    symlinkSync(join(base, 'v1'), join(base, 'current'))
+    const swap = (version: string): void => {
+      symlinkSync(join(base, version), join(base, 'next'))
+      renameSync(join(base, 'next'), join(base, 'current'))
+    }
+    const h = await startService({
+      env: { RUNTIME_ROOT: join(base, 'current'), RUNTIME_WATCH_ROOT: 'true' },
+    })
+    try {
+      const remaining = async () =>
+        (await h.client.shouldRateLimit(peek('swap'))).statuses?.[0]?.limitRemaining
+      expect(await remaining()).toBe(5)
+      swap('v2')
+      await waitFor(() => h.stat('ratelimit.service.config_load_error') === 1, {
+        what: 'the failed reload',
+      })
+      expect(await remaining()).toBe(5)
+      swap('v3')
+      await waitFor(async () => (await remaining()) === 30, { what: 'the next good root' })
+    } finally {
+      await h.close()
+      rmSync(base, { recursive: true, force: true })
+    }
+  })
+
   it('names files relative to the app directory in errors', async () => {
     const h = await startService({
       files: { 'a.yaml': config('x', 1), 'nested/bad.yaml': 'domain: x\n' },
