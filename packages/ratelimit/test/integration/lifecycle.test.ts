@@ -225,7 +225,7 @@ describe('the gatehouse-ratelimit executable', () => {
     }
   })
 
-  it('survives unparsable request targets on every port (400 on the debug port)', async () => {
+  it('survives unparsable request targets on every port, answering 400 on HTTP ones', async () => {
     const { port, grpcPort, debugPort, env } = await loopbackEnv(root)
     const p = await spawnService({ ...env, BACKEND_TYPE: 'memory', DISABLE_STATS: 'true' })
     try {
@@ -237,7 +237,7 @@ describe('the gatehouse-ratelimit executable', () => {
       const debug = await rawExchange(debugPort, hostile)
       expect(debug).toMatch(/^HTTP\/1\.1 400 /)
       expect(debug).toContain('malformed request target')
-      expect(await rawExchange(port, hostile)).toMatch(/^HTTP\/1\.1 404 /)
+      expect(await rawExchange(port, hostile)).toMatch(/^HTTP\/1\.1 400 /)
       await rawExchange(grpcPort, hostile)
       // Still serving on every port.
       expect((await fetch(`http://127.0.0.1:${String(port)}/healthcheck`)).status).toBe(200)
