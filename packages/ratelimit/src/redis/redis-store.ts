@@ -237,7 +237,8 @@ export class RedisCounterStore implements CounterStore {
       .client()
       .decrby(op.key, excess)
       .catch((error: unknown) => {
-        this.#logger.debug(`could not lower counter ${op.key}: ${(error as Error).message}`)
+        // Not the key: it holds descriptor values, which may be secrets (API keys, tokens).
+        this.#logger.debug(`could not lower a counter above 2^52: ${(error as Error).message}`)
       })
   }
 

@@ -146,6 +146,11 @@ export function grpcMessage(message: string): string {
   return out
 }
 
+/** Client resets and broken connections end the call; nothing to answer (one shared listener). */
+function ignoreStreamError(): void {
+  // Nothing to do.
+}
+
 /** `Check` for `/grpc.health.v1.Health/Check` (for logs). */
 function methodName(path: string | string[] | undefined): string {
   const text = String(path)
@@ -427,9 +432,7 @@ export function buildNativeGrpcServer(
   }
 
   const onStream = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders): void => {
-    stream.on('error', () => {
-      // Client resets and broken connections end the call; nothing to answer.
-    })
+    stream.on('error', ignoreStreamError)
     const path = headers[constants.HTTP2_HEADER_PATH]
     const contentType = String(headers[constants.HTTP2_HEADER_CONTENT_TYPE] ?? '')
     if (
