@@ -92,6 +92,15 @@ export function testEnv(
   }
 }
 
+/** Options of {@link startTestServer}. */
+export interface TestServerOptions {
+  /**
+   * Query parameters added to the server's connection string, such as `application_name` (to
+   * find its backends in `pg_stat_activity`).
+   */
+  connectionParams?: Record<string, string>
+}
+
 /**
  * Starts a server (not listening; use `request`, or `listen()` for real HTTP) on a fresh schema.
  *
@@ -103,9 +112,14 @@ export async function startTestServer(
   label: string,
   overrides: Record<string, string> = {},
   clock: Clock = new FakeClock(Date.now()),
+  options: TestServerOptions = {},
 ): Promise<TestServer> {
   const database = await createTestSchema(`auth_${label}`)
-  const settings = loadSettings(testEnv(database.url, overrides))
+  const url = new URL(database.url)
+  for (const [name, value] of Object.entries(options.connectionParams ?? {})) {
+    url.searchParams.set(name, value)
+  }
+  const settings = loadSettings(testEnv(url.toString(), overrides))
   const app = await createAuthApp(settings, { clock })
   const serviceKey = await serviceRoleKey(app.keys, Math.floor(clock.now() / 1000))
   const server: TestServer = {

@@ -61,6 +61,26 @@ export function auditPayload(e: AuditEntry): Record<string, unknown> {
 }
 
 /**
+ * SQL of an expression building the same `payload` as {@link auditPayload} for an entry without
+ * traits whose actor is a user (`auditActor` in `tokens/service.ts`), from the `users` columns of
+ * `alias` (`id`, `email`, `phone`, `raw_user_meta_data`). For statements that write an entry
+ * about a user they have only just read, in the same round trip.
+ *
+ * @param alias Table or CTE alias whose columns are the user's.
+ * @param action A constant action (inlined as a literal).
+ * @internal
+ */
+export function auditPayloadSql(alias: string, action: AuditAction): string {
+  const name = `${alias}.raw_user_meta_data -> 'full_name'`
+  const common = `'actor_id', ${alias}.id, 'actor_via_sso', false,
+    'actor_username', COALESCE(NULLIF(${alias}.email, ''), ${alias}.phone, ''),
+    'action', '${action}', 'log_type', '${LOG_TYPES[action]}'`
+  return `CASE WHEN jsonb_typeof(${name}) = 'string'
+    THEN json_build_object(${common}, 'actor_name', ${name} #>> '{}')
+    ELSE json_build_object(${common}) END`
+}
+
+/**
  * Appends an audit-log entry; call it inside the transaction of the change it records.
  *
  * @param now Epoch milliseconds.

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
-import type { Queryable } from '../storage/db.js'
+import type { Queryable, Tables } from '../storage/db.js'
 import { amrFromJson, amrJsonSql, type AmrEntry } from './amr-claim.js'
-import { auditPayload, type AuditEntry } from './audit-log.js'
+import { auditPayload, auditPayloadSql, type AuditEntry } from './audit-log.js'
 import { identitiesFromJson, identitiesJsonSql, type Identity } from './identity.js'
 import {
   prefixedSessionColumns,
@@ -120,13 +120,13 @@ export async function revokeTokenFamily(
   return rowCount
 }
 
-/** A locked refresh token with everything the grant needs; see {@link lockRefreshToken}. */
+/** A refresh token with everything the grant needs; see {@link lockRefreshToken}. */
 export interface LockedRefreshToken {
   readonly token: RefreshToken
   /** The token's user, or `undefined` when it no longer exists. */
   readonly user: User | undefined
   readonly identities: Identity[]
-  /** The token's session, or `undefined` when it no longer exists. */
+  /** The token's session, or `undefined` when it has none (then nothing is locked). */
   readonly session: Session | undefined
   /** The session's `amr` entries, newest first. */
   readonly amr: AmrEntry[]
@@ -147,32 +147,27 @@ type LockedRow = UserRow &
   }
 
 /**
- * Looks a token up and locks its row until the transaction ends, so that concurrent refreshes of
- * one token run one after the other, and reads its user, identities, session and AMR claims in
- * the same round trip.
+ * The `SELECT` of a token with its user, identities, session and AMR claims (one row).
  *
- * @returns `undefined` when no such token exists.
+ * With `lock`, the session row and then the token row are locked (`FOR UPDATE OF s, r`, in that
+ * order: the order of every path that changes a session's tokens, such as logout deleting the
+ * session and its tokens by cascade), so a session's refreshes run one after the other, and the
+ * locked rows are read as they are once the lock is granted (a session-less token is not found).
+ * Without it, nothing is locked and a session-less token is found with NULL session columns.
  */
-export async function lockRefreshToken(
-  tx: Queryable,
-  token: string,
-): Promise<LockedRefreshToken | undefined> {
-  const t = tx.t
-  const { rows } = await tx.query<LockedRow>(
-    `SELECT r.id::text AS rt_id, r.token AS rt_token, r.user_id AS rt_user_id, r.revoked AS rt_revoked,
-       r.created_at AS rt_created_at, r.updated_at AS rt_updated_at, r.parent AS rt_parent,
-       r.session_id AS rt_session_id, ${userColumns('u')},
+function tokenSelectSql(t: Tables, lock: boolean): string {
+  return `SELECT r.id::text AS rt_id, r.token AS rt_token, r.user_id AS rt_user_id,
+       r.revoked AS rt_revoked, r.created_at AS rt_created_at, r.updated_at AS rt_updated_at,
+       r.parent AS rt_parent, r.session_id AS rt_session_id, ${userColumns('u')},
        ${identitiesJsonSql(t.identities, 'u.id')} AS identities_json,
        ${prefixedSessionColumns('s')}, ${amrJsonSql(t.mfaAmrClaims, 's.id')} AS amr_json
      FROM ${t.refreshTokens} r
+       ${lock ? 'JOIN' : 'LEFT JOIN'} ${t.sessions} s ON s.id = r.session_id
        LEFT JOIN ${t.users} u ON u.id = r.user_id::uuid
-       LEFT JOIN ${t.sessions} s ON s.id = r.session_id
-     WHERE r.token = $1
-     FOR UPDATE OF r`,
-    [token],
-  )
-  const row = rows[0]
-  if (!row) return undefined
+     WHERE r.token = $1${lock ? '\n     FOR UPDATE OF s, r' : ''}`
+}
+
+function lockedFromRow(row: LockedRow): LockedRefreshToken {
   return {
     token: fromRow({
       id: row.rt_id,
@@ -188,6 +183,112 @@ export async function lockRefreshToken(
     identities: identitiesFromJson(row.identities_json),
     session: sessionFromPrefixed(row),
     amr: amrFromJson(row.amr_json),
+  }
+}
+
+/**
+ * Looks a token up with its user, identities, session and AMR claims, locking its session's row
+ * and then its own until the transaction ends: every refresh of one session (and reuse
+ * detection revoking its tokens) runs one after the other. A token without a session is read
+ * without a lock (the grant refuses it).
+ *
+ * @returns `undefined` when no such token exists.
+ */
+export async function lockRefreshToken(
+  tx: Queryable,
+  token: string,
+): Promise<LockedRefreshToken | undefined> {
+  const locked = await tx.query<LockedRow>(tokenSelectSql(tx.t, true), [token])
+  const row =
+    locked.rows[0] ?? (await tx.query<LockedRow>(tokenSelectSql(tx.t, false), [token])).rows[0]
+  return row ? lockedFromRow(row) : undefined
+}
+
+/** A token rotated by {@link rotateActiveRefreshToken}: its user and session, and the child. */
+export interface RotatedRefreshToken extends LockedRefreshToken {
+  readonly user: User
+  readonly session: Session
+  /** The child token's value. */
+  readonly child: string
+}
+
+/** What {@link rotateActiveRefreshToken} needs besides the presented token. */
+export interface RotationRequest {
+  /** The new token's value. */
+  readonly child: string
+  readonly client: SessionClient
+  /** Client IP for the audit entries (up to 64 characters kept). */
+  readonly ip: string
+}
+
+/**
+ * The common refresh in one statement, outside any transaction (a single round trip): locks the
+ * token's session and the token (as {@link lockRefreshToken}), and when the token is active, its
+ * user exists and is not banned and the session has not passed `not_after`, revokes it, inserts
+ * its child, appends the `token_revoked` and `token_refreshed` audit entries and records the
+ * refresh on the session. Anything else (unknown, revoked, banned, expired) changes nothing and
+ * is left to the transactional path, which decides with the same rules.
+ *
+ * @param now Epoch milliseconds.
+ * @returns The token's data and the child's value, or `undefined` when nothing was rotated.
+ */
+export async function rotateActiveRefreshToken(
+  db: Queryable,
+  token: string,
+  r: RotationRequest,
+  now: number,
+): Promise<RotatedRefreshToken | undefined> {
+  const t = db.t
+  const nil = '00000000-0000-0000-0000-000000000000'
+  const { rows } = await db.query<LockedRow & { child_token: string | null }>(
+    `WITH locked AS MATERIALIZED (
+       ${tokenSelectSql(t, true)}
+     ), ok AS (
+       SELECT * FROM locked
+       WHERE rt_revoked IS NOT TRUE AND id IS NOT NULL
+         AND (banned_until IS NULL OR banned_until <= $2)
+         AND (s_not_after IS NULL OR s_not_after >= $2)
+     ), revoked AS (
+       UPDATE ${t.refreshTokens} SET revoked = true, updated_at = $2
+       WHERE id = (SELECT rt_id::bigint FROM ok) AND revoked IS NOT TRUE RETURNING id
+     ), child AS (
+       INSERT INTO ${t.refreshTokens}
+         (instance_id, token, user_id, revoked, created_at, updated_at, parent, session_id)
+       SELECT '${nil}', $3, rt_user_id, false, $2, $2, rt_token, rt_session_id FROM ok
+       RETURNING token
+     ), audit AS (
+       INSERT INTO ${t.auditLogEntries} (instance_id, id, payload, created_at, ip_address)
+       SELECT '${nil}'::uuid, $4::uuid, ${auditPayloadSql('ok', 'token_revoked')}, $2, $6
+       FROM ok, revoked
+       UNION ALL
+       SELECT '${nil}'::uuid, $5::uuid, ${auditPayloadSql('ok', 'token_refreshed')}, $2, $6
+       FROM ok
+     ), touched AS (
+       UPDATE ${t.sessions} SET refreshed_at = $2::timestamptz AT TIME ZONE 'UTC', updated_at = $2,
+         user_agent = COALESCE(NULLIF($7, ''), user_agent), ip = COALESCE(NULLIF($8, '')::inet, ip)
+       WHERE id = (SELECT s_id FROM ok)
+     )
+     SELECT locked.*, (SELECT token FROM child) AS child_token FROM locked`,
+    [
+      token,
+      new Date(now),
+      r.child,
+      randomUUID(),
+      randomUUID(),
+      r.ip.slice(0, 64),
+      r.client.userAgent,
+      validIp(r.client.ip),
+    ],
+  )
+  const row = rows[0]
+  if (!row?.child_token) return undefined
+  const locked = lockedFromRow(row)
+  // A child is only inserted for a token with a user and a session.
+  return {
+    ...locked,
+    user: locked.user as User,
+    session: locked.session as Session,
+    child: row.child_token,
   }
 }
 

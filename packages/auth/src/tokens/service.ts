@@ -18,7 +18,9 @@ import {
   insertRefreshToken,
   lockRefreshToken,
   revokeTokenFamily,
+  rotateActiveRefreshToken,
   rotateRefreshToken,
+  type LockedRefreshToken,
 } from '../models/refresh-token.js'
 import { insertSession, touchSession, type Session, type SessionClient } from '../models/session.js'
 import { isBanned, updateUser, userToJson, type User } from '../models/user.js'
@@ -175,23 +177,37 @@ export class TokenService {
   }
 
   /**
-   * The refresh-token grant. In one transaction that locks the presented token's row:
+   * The refresh-token grant. All refreshes of one session are serialised by a lock on the
+   * session's row (taken before the token's, the order of every path that changes a session's
+   * tokens), so that a rotation and a replay of an older token of the same session never
+   * interleave. An active token is rotated in one statement (one round trip); every other case
+   * runs in a transaction holding the same locks:
    * - unknown → 400 `refresh_token_not_found`; banned user → 400 `user_banned`; no session → 400
    *   `session_not_found`; session past `not_after` → 400 `session_expired`;
    * - active → revoked, and a child token (same session, `parent` = it) is issued;
-   * - revoked, and the session's active token is its child → that child is returned again (a
-   *   client that lost the response retries; also what parallel refreshes of one token get);
-   * - revoked, rotation on, within `SECURITY_REFRESH_TOKEN_REUSE_INTERVAL` of its revocation, and
-   *   the family still has an active token → a new child is issued;
-   * - revoked otherwise → with rotation on, every token of its family is revoked (committed);
-   *   400 `refresh_token_already_used` either way.
+   * - revoked less than `SECURITY_REFRESH_TOKEN_REUSE_INTERVAL` ago, and the session's active
+   *   token is its child → that child is returned again (a client that lost the response
+   *   retries; also what parallel refreshes of one token get);
+   * - revoked less than the reuse interval ago, rotation on, and the session still has an active
+   *   token → a new child is issued;
+   * - revoked otherwise → with rotation on, every token of the session is revoked (committed);
+   *   400 `refresh_token_already_used` either way. A session without active tokens (revoked for
+   *   reuse) is never revived.
    *
-   * @throws {@link HttpError} As listed; 409 `conflict` when the row stays locked for 5 s.
+   * @throws {@link HttpError} As listed; 409 `conflict` when a lock stays taken for 5 s.
    */
   async refresh(db: Db, presented: string, ctx: RequestContext): Promise<TokenResponse> {
     let outcome: RefreshOutcome
     try {
-      outcome = await db.transaction((tx) => this.#refreshInTx(tx, presented, ctx))
+      const rotated = await rotateActiveRefreshToken(
+        db,
+        presented,
+        { child: generateRefreshToken(), client: ctx, ip: ctx.ip },
+        this.clock.now(),
+      )
+      outcome = rotated
+        ? { kind: 'ok', pending: pendingOf(rotated, rotated.user, rotated.session, rotated.child) }
+        : await db.transaction((tx) => this.#refreshInTx(tx, presented, ctx))
     } catch (error) {
       if (isLockTimeout(error)) {
         throw new HttpError(
@@ -236,31 +252,30 @@ export class TokenService {
       throw new HttpError(400, 'session_expired', 'Invalid Refresh Token: Session Expired')
     }
     const actor = auditActor(user)
-    let issued: string | undefined
     if (token.revoked) {
-      // A fresh statement: it sees what a concurrent refresh of this token just committed.
+      // The session is locked: this sees every refresh of it that came before.
       const active = await findActiveTokenOfSession(tx, session.id)
-      if (active && active.parent === token.token) {
-        issued = active.token
+      const security = this.settings.security
+      const inInterval =
+        now <= token.updatedAt.getTime() + security.refreshTokenReuseInterval * 1000
+      if (active && inInterval && active.parent === token.token) {
         await touchSession(tx, session.id, ctx, now)
-      } else {
-        const security = this.settings.security
-        const reuseEnds = token.updatedAt.getTime() + security.refreshTokenReuseInterval * 1000
-        // No active token left means the family was already revoked for reuse: never revive it.
-        if (!active || !security.refreshTokenRotationEnabled || now > reuseEnds) {
-          if (active && security.refreshTokenRotationEnabled) {
-            await revokeTokenFamily(tx, token, now)
-            await addAuditLogEntry(
-              tx,
-              { actor, action: 'token_revoked', traits: { reason: 'reuse' }, ip: ctx.ip },
-              now,
-            )
-          }
-          return { kind: 'reused' }
+        return { kind: 'ok', pending: pendingOf(locked, user, session, active.token) }
+      }
+      // No active token left means the family was already revoked for reuse: never revive it.
+      if (!active || !inInterval || !security.refreshTokenRotationEnabled) {
+        if (active && security.refreshTokenRotationEnabled) {
+          await revokeTokenFamily(tx, token, now)
+          await addAuditLogEntry(
+            tx,
+            { actor, action: 'token_revoked', traits: { reason: 'reuse' }, ip: ctx.ip },
+            now,
+          )
         }
+        return { kind: 'reused' }
       }
     }
-    issued ??= await rotateRefreshToken(
+    const issued = await rotateRefreshToken(
       tx,
       {
         parent: token,
@@ -272,16 +287,23 @@ export class TokenService {
       },
       now,
     )
-    return {
-      kind: 'ok',
-      pending: {
-        user,
-        session,
-        refreshToken: issued,
-        amr: locked.amr,
-        userJson: userToJson(user, locked.identities),
-      },
-    }
+    return { kind: 'ok', pending: pendingOf(locked, user, session, issued) }
+  }
+}
+
+/** The tokens to sign for a refreshed session. */
+function pendingOf(
+  locked: LockedRefreshToken,
+  user: User,
+  session: Session,
+  refreshToken: string,
+): PendingTokens {
+  return {
+    user,
+    session,
+    refreshToken,
+    amr: locked.amr,
+    userJson: userToJson(user, locked.identities),
   }
 }
 

@@ -65,13 +65,49 @@ describe('refresh-token rotation', () => {
     ])
   })
 
-  it('returns the same child again when the parent is retried (lost response)', async () => {
+  it("a rotation's audit entries name the actor as the sign-up's entry does", async () => {
+    const res = await server.request('POST', '/signup', {
+      body: { email: 'actor@example.com', password: 'password123', data: { full_name: 'Ada L' } },
+    })
+    const session = res.json()
+    await refresh(server, session.refresh_token)
+    const { rows } = await server.app.db.query<{ payload: Record<string, unknown> }>(
+      `SELECT payload FROM ${server.app.db.t.auditLogEntries}
+       WHERE payload->>'actor_id' = $1 ORDER BY payload->>'action'`,
+      [session.user.id],
+    )
+    const actor = {
+      actor_id: session.user.id,
+      actor_via_sso: false,
+      actor_username: 'actor@example.com',
+      actor_name: 'Ada L',
+    }
+    expect(rows.map((r) => r.payload)).toEqual([
+      { ...actor, action: 'token_refreshed', log_type: 'token' },
+      { ...actor, action: 'token_revoked', log_type: 'token' },
+      { ...actor, action: 'user_signedup', log_type: 'team', traits: { provider: 'email' } },
+    ])
+  })
+
+  it('returns the same child again when the parent is retried within the reuse interval (lost response)', async () => {
     const session = await signUp(server, 'retry@example.com')
     const first = (await refresh(server, session.refresh_token)).json()
-    clock.advance(60_000)
+    clock.advance(9_000)
     const again = await refresh(server, session.refresh_token)
     expect(again.statusCode).toBe(200)
     expect(again.json().refresh_token).toBe(first.refresh_token)
+  })
+
+  /** @see issue 8, item 6: "return the active child" is bounded to the reuse interval. */
+  it('a parent presented after the reuse interval is reuse, even while its child is active', async () => {
+    const session = await signUp(server, 'retry-late@example.com')
+    const child = (await refresh(server, session.refresh_token)).json().refresh_token
+    clock.advance(11_000)
+    const late = await refresh(server, session.refresh_token)
+    expect(late.statusCode).toBe(400)
+    expect(late.json().error_code).toBe('refresh_token_already_used')
+    expect((await tokenRows(server, session.user.id)).every((r) => r.revoked)).toBe(true)
+    expect((await refresh(server, child)).json().error_code).toBe('refresh_token_already_used')
   })
 
   it('parallel refreshes of one token all get the same child: the family never forks', async () => {
