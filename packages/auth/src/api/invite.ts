@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { addAuditLogEntry } from '../models/audit-log.js'
 import { findIdentitiesByUser, insertIdentity } from '../models/identity.js'
-import { findUserByEmail, insertUser, userToJson } from '../models/user.js'
+import { findUserOwningEmail, insertUser, userToJson } from '../models/user.js'
 import { jsonBody, obj, queryParam, str, validateEmail } from './body.js'
 import { sendConfirmation } from './confirmation.js'
 import type { AppContext } from './context.js'
@@ -16,7 +16,8 @@ export const INVITE_ROLES: readonly string[] = ['service_role', 'svc_admin']
 
 /**
  * `POST /invite`: creates a password-less user with `invited_at` and sends an invite (a
- * confirmed existing user → 422 `email_exists`; an unconfirmed one is invited again).
+ * confirmed existing user, or one of another audience → 422 `email_exists`; an unconfirmed one
+ * is invited again).
  *
  * @see ../reference §1.3 "POST /invite"
  */
@@ -30,8 +31,9 @@ export function inviteRoutes(app: FastifyInstance, ctx: AppContext): void {
     const redirectTo = redirectTarget(settings, queryParam(request, 'redirect_to'))
     const json = await ctx.db.transaction(async (tx) => {
       const now = ctx.clock.now()
-      let user = await findUserByEmail(tx, email, rc.aud)
-      if (user && user.emailConfirmedAt !== null) {
+      // The email is unique across audiences: one taken in another audience is taken.
+      let user = await findUserOwningEmail(tx, email)
+      if (user && (user.emailConfirmedAt !== null || user.aud !== rc.aud)) {
         throw new HttpError(
           422,
           'email_exists',

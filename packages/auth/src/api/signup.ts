@@ -4,9 +4,10 @@ import { hashPassword } from '../crypto/password.js'
 import { addAuditLogEntry } from '../models/audit-log.js'
 import { insertIdentity, findIdentitiesByUser } from '../models/identity.js'
 import {
-  findUserByEmail,
-  findUserByPhone,
+  findUserOwningEmail,
+  findUserOwningPhone,
   insertUser,
+  isUniqueViolation,
   userToJson,
   type User,
 } from '../models/user.js'
@@ -25,7 +26,9 @@ const CHANNELS = new Set(['sms', 'whatsapp'])
 
 /**
  * The fake user returned for a duplicate sign-up so that existence is not revealed (upstream
- * `sanitizeUser`): a random id, the request's data, nothing confirmed, no identities.
+ * `sanitizeUser`): a random id, the request's audience and data, nothing confirmed, no
+ * identities. Used for confirmed and unconfirmed accounts alike, in any audience: the account's
+ * own record (id, metadata) is never returned.
  */
 function fauxUser(
   provider: 'email' | 'phone',
@@ -139,88 +142,99 @@ export function signupRoutes(app: FastifyInstance, ctx: AppContext): void {
     const redirectTo = redirectTarget(settings, queryParam(request, 'redirect_to'))
     const encryptedPassword = await hashPassword(password)
 
-    const result = await ctx.db.transaction(async (tx) => {
-      const now = ctx.clock.now()
-      const existing =
-        provider === 'email'
-          ? await findUserByEmail(tx, email, rc.aud)
-          : await findUserByPhone(tx, phone, rc.aud)
-      if (existing) {
-        const confirmed =
+    /**
+     * The answer to a sign-up of an email or phone that is taken: the faux user (or, for a phone
+     * under SMS auto-confirm, 400 as the spec says). Never the account itself.
+     */
+    const duplicate = () => {
+      if (provider === 'phone' && settings.sms.autoconfirm) {
+        throw new HttpError(400, 'user_already_exists', 'User already registered')
+      }
+      return {
+        kind: 'user' as const,
+        json: fauxUser(provider, email, phone, rc.aud, data, ctx.clock.now()),
+      }
+    }
+
+    let result
+    try {
+      result = await ctx.db.transaction(async (tx) => {
+        const now = ctx.clock.now()
+        // Emails and phones are unique across audiences: a client-chosen X-JWT-AUD must not turn
+        // a duplicate into a new user (and a unique violation).
+        const existing =
           provider === 'email'
-            ? existing.emailConfirmedAt !== null
-            : existing.phoneConfirmedAt !== null
-        if (confirmed) {
-          if (provider === 'phone' && settings.sms.autoconfirm) {
-            throw new HttpError(400, 'user_already_exists', 'User already registered')
+            ? await findUserOwningEmail(tx, email)
+            : await findUserOwningPhone(tx, phone)
+        if (existing) {
+          const answer = duplicate() // before anything is sent: it may be an error
+          const confirmed =
+            provider === 'email'
+              ? existing.emailConfirmedAt !== null
+              : existing.phoneConfirmedAt !== null
+          if (existing.aud === rc.aud && !confirmed) {
+            // The owner lost the confirmation: send it again (the account is not changed).
+            await sendConfirmation(ctx, tx, existing, 'confirmation', redirectTo)
           }
           await addAuditLogEntry(
             tx,
             {
               actor: auditActor(existing),
-              action: 'user_repeated_signup',
+              action:
+                existing.aud === rc.aud && !confirmed
+                  ? 'user_confirmation_requested'
+                  : 'user_repeated_signup',
               traits: { provider },
               ip: rc.ip,
             },
             now,
           )
-          return {
-            kind: 'user' as const,
-            json: fauxUser(provider, email, phone, rc.aud, data, now),
-          }
+          return answer
         }
-        const resent = await sendConfirmation(ctx, tx, existing, 'confirmation', redirectTo)
+        const id = randomUUID()
+        const identityData = {
+          ...data,
+          sub: id,
+          ...(provider === 'email' ? { email } : { phone }),
+          email_verified: provider === 'email' && autoconfirm,
+          phone_verified: provider === 'phone' && autoconfirm,
+        }
+        let user: User = await insertUser(tx, {
+          id,
+          aud: rc.aud,
+          role: settings.jwt.defaultGroupName,
+          email: provider === 'email' ? email : '',
+          phone: provider === 'phone' ? phone : '',
+          encryptedPassword,
+          appMetadata: { provider, providers: [provider] },
+          userMetadata: identityData,
+          emailConfirmedAt: provider === 'email' && autoconfirm ? new Date(now) : null,
+          phoneConfirmedAt: provider === 'phone' && autoconfirm ? new Date(now) : null,
+          createdAt: new Date(now),
+        })
+        await insertIdentity(tx, { providerId: id, userId: id, provider, identityData }, now)
         await addAuditLogEntry(
           tx,
-          {
-            actor: auditActor(resent),
-            action: 'user_confirmation_requested',
-            traits: { provider },
-            ip: rc.ip,
-          },
+          { actor: auditActor(user), action: 'user_signedup', traits: { provider }, ip: rc.ip },
           now,
         )
+        if (autoconfirm) {
+          return {
+            kind: 'session' as const,
+            pending: await ctx.tokens.startSession(tx, user, 'password', rc, false),
+          }
+        }
+        user = await sendConfirmation(ctx, tx, user, 'confirmation', redirectTo)
         return {
           kind: 'user' as const,
-          json: userToJson(resent, await findIdentitiesByUser(tx, resent.id)),
+          json: userToJson(user, await findIdentitiesByUser(tx, id)),
         }
-      }
-      const id = randomUUID()
-      const identityData = {
-        ...data,
-        sub: id,
-        ...(provider === 'email' ? { email } : { phone }),
-        email_verified: provider === 'email' && autoconfirm,
-        phone_verified: provider === 'phone' && autoconfirm,
-      }
-      let user: User = await insertUser(tx, {
-        id,
-        aud: rc.aud,
-        role: settings.jwt.defaultGroupName,
-        email: provider === 'email' ? email : '',
-        phone: provider === 'phone' ? phone : '',
-        encryptedPassword,
-        appMetadata: { provider, providers: [provider] },
-        userMetadata: identityData,
-        emailConfirmedAt: provider === 'email' && autoconfirm ? new Date(now) : null,
-        phoneConfirmedAt: provider === 'phone' && autoconfirm ? new Date(now) : null,
-        createdAt: new Date(now),
       })
-      await insertIdentity(tx, { providerId: id, userId: id, provider, identityData }, now)
-      await addAuditLogEntry(
-        tx,
-        { actor: auditActor(user), action: 'user_signedup', traits: { provider }, ip: rc.ip },
-        now,
-      )
-      if (autoconfirm) {
-        return {
-          kind: 'session' as const,
-          pending: await ctx.tokens.startSession(tx, user, 'password', rc, false),
-        }
-      }
-      user = await sendConfirmation(ctx, tx, user, 'confirmation', redirectTo)
-      return { kind: 'user' as const, json: userToJson(user, await findIdentitiesByUser(tx, id)) }
-    })
+    } catch (error) {
+      // A concurrent sign-up took the email or phone between our lookup and our insert.
+      if (!isUniqueViolation(error)) throw error
+      result = duplicate()
+    }
     if (result.kind === 'session') return reply.send(await ctx.tokens.finish(result.pending))
     return reply.send(result.json)
   })

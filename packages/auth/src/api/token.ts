@@ -51,10 +51,11 @@ async function passwordGrant(
   } else {
     throw validationFailed('missing email or phone')
   }
-  if (user && isBanned(user, ctx.clock.now()))
-    throw new HttpError(400, 'user_banned', 'User is banned')
+  // The hash (or the dummy one) is always checked first: who does not know the password learns
+  // nothing about the account, not even that it is banned.
   const ok = await verifyPassword(password, user?.encryptedPassword || DUMMY_HASH)
   if (!user || user.encryptedPassword === '' || !ok) throw invalidCredentials()
+  if (isBanned(user, ctx.clock.now())) throw new HttpError(400, 'user_banned', 'User is banned')
   if (email !== '' && user.emailConfirmedAt === null) {
     throw new HttpError(400, 'email_not_confirmed', 'Email not confirmed')
   }

@@ -222,6 +222,32 @@ export async function findUserByEmail(
   return rows[0] ? fromRow(rows[0]) : undefined
 }
 
+/**
+ * The non-SSO user holding this (lower-cased) email in any audience: the one a new user with
+ * this email would collide with (the unique index spans audiences), or `undefined`.
+ */
+export async function findUserOwningEmail(tx: Queryable, email: string): Promise<User | undefined> {
+  const { rows } = await tx.query<UserRow>(
+    `SELECT ${COLUMNS} FROM ${tx.t.users} WHERE email = $1 AND is_sso_user = false LIMIT 1`,
+    [email.toLowerCase()],
+  )
+  return rows[0] ? fromRow(rows[0]) : undefined
+}
+
+/** The user holding this phone (digits, no `+`) in any audience (it is unique), or `undefined`. */
+export async function findUserOwningPhone(tx: Queryable, phone: string): Promise<User | undefined> {
+  const { rows } = await tx.query<UserRow>(
+    `SELECT ${COLUMNS} FROM ${tx.t.users} WHERE phone = $1 LIMIT 1`,
+    [phone],
+  )
+  return rows[0] ? fromRow(rows[0]) : undefined
+}
+
+/** Whether a statement failed on a unique index or constraint (SQLSTATE 23505). */
+export function isUniqueViolation(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === '23505'
+}
+
 /** Whether any non-SSO user has this email, in any audience (the unique index spans them). */
 export async function emailTaken(tx: Queryable, email: string): Promise<boolean> {
   const { rows } = await tx.query(

@@ -293,4 +293,24 @@ describe('admin users API and /invite', () => {
     })
     expect(again.statusCode).toBe(200)
   })
+
+  /** @see issue 8, item 7: an email is unique across audiences. */
+  it('refuses to invite an email taken in another audience with 422, not a 500', async () => {
+    const created = await server.request('POST', '/admin/users', {
+      token: server.serviceKey,
+      body: { email: 'other-aud@example.com', password: 'secret123' },
+    })
+    expect(created.statusCode).toBe(200)
+    const res = await server.request('POST', '/invite', {
+      token: server.serviceKey,
+      body: { email: 'other-aud@example.com' },
+      headers: { 'x-jwt-aud': 'another-audience' },
+    })
+    expect(res.statusCode).toBe(422)
+    expect(res.json()).toEqual({
+      code: 422,
+      error_code: 'email_exists',
+      msg: 'A user with this email address has already been registered',
+    })
+  })
 })

@@ -1,5 +1,8 @@
+import { randomBytes } from 'node:crypto'
+import { adminDatabaseUrl, waitFor } from '@gatehouse/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { decodeJwt } from 'jose'
+import pg from 'pg'
 import { signUp, startTestServer, type Reply, type TestServer } from '../helpers.js'
 
 const V2024 = { 'x-supabase-api-version': '2024-01-01' }
@@ -338,16 +341,135 @@ describe('POST /signup and POST /token (password grant)', () => {
     })
   })
 
-  it('reports banned users before checking the password', async () => {
+  /** @see issue 8, item 7: a ban is reported only to someone who knows the password. */
+  it('reports a ban only after the password was checked', async () => {
     const { user } = await signUp(server, 'banned@example.com', 'secret123')
     const ban = await server.request('PUT', `/admin/users/${user.id}`, {
       token: server.serviceKey,
       body: { ban_duration: '24h' },
     })
     expect(ban.statusCode).toBe(200)
-    const res = await server.request('POST', '/token?grant_type=password', {
+    const wrong = await server.request('POST', '/token?grant_type=password', {
       body: { email: 'banned@example.com', password: 'wrong' },
     })
-    expect(res.json()).toEqual({ code: 400, error_code: 'user_banned', msg: 'User is banned' })
+    expect(wrong.json()).toEqual({
+      code: 400,
+      error_code: 'invalid_credentials',
+      msg: 'Invalid login credentials',
+    })
+    const right = await server.request('POST', '/token?grant_type=password', {
+      body: { email: 'banned@example.com', password: 'secret123' },
+    })
+    expect(right.json()).toEqual({ code: 400, error_code: 'user_banned', msg: 'User is banned' })
+  })
+})
+
+/** @see issue 8, item 7 (enumeration and disclosure on sign-up) */
+describe('duplicate sign-ups reveal nothing', () => {
+  const applicationName = `gh_signup_dup_${randomBytes(4).toString('hex')}`
+  let server: TestServer
+
+  beforeAll(async () => {
+    server = await startTestServer(
+      'signup_dup',
+      { AUTHSVC_MAILER_AUTOCONFIRM: 'false' },
+      undefined,
+      { connectionParams: { application_name: applicationName } },
+    )
+  })
+  afterAll(async () => {
+    await server.close()
+  })
+
+  async function confirmationToken(id: string): Promise<string> {
+    const { rows } = await server.app.db.query<{ confirmation_token: string }>(
+      `SELECT confirmation_token FROM ${server.app.db.t.users} WHERE id = $1`,
+      [id],
+    )
+    return rows[0]!.confirmation_token
+  }
+
+  it('a duplicate email under another X-JWT-AUD is answered as any duplicate, not with a 500', async () => {
+    const first = await server.request('POST', '/signup', {
+      body: { email: 'aud-dup@example.com', password: 'secret123' },
+    })
+    expect(first.statusCode).toBe(200)
+    const res = await server.request('POST', '/signup', {
+      body: { email: 'aud-dup@example.com', password: 'secret123', data: { x: 1 } },
+      headers: { 'x-jwt-aud': 'another-audience' },
+    })
+    expect(res.statusCode).toBe(200)
+    const body = res.json()
+    expect(body.id).not.toBe(first.json().id)
+    expect(body).toMatchObject({
+      email: 'aud-dup@example.com',
+      aud: 'another-audience',
+      user_metadata: { x: 1 },
+      identities: [],
+    })
+  })
+
+  it('a duplicate of an unconfirmed account re-sends the confirmation but never returns the account', async () => {
+    const first = await server.request('POST', '/signup', {
+      body: {
+        email: 'pending-dup@example.com',
+        password: 'secret123',
+        data: { plan: 'plan-platinum-7' },
+      },
+    })
+    expect(first.statusCode).toBe(200)
+    const real = first.json()
+    const sentBefore = await confirmationToken(real.id)
+    const res = await server.request('POST', '/signup', {
+      body: { email: 'pending-dup@example.com', password: 'other-secret1' },
+    })
+    expect(res.statusCode).toBe(200)
+    const body = res.json()
+    expect(body.id).not.toBe(real.id)
+    expect(body).toMatchObject({
+      email: 'pending-dup@example.com',
+      user_metadata: {},
+      identities: [],
+    })
+    expect(JSON.stringify(body)).not.toContain(real.id)
+    expect(JSON.stringify(body)).not.toContain('plan-platinum-7')
+    expect(await confirmationToken(real.id)).not.toBe(sentBefore)
+  })
+
+  it('a sign-up racing another of the same email is answered as a duplicate, not with a 500', async () => {
+    // A transaction of the test takes the email first and commits only once the sign-up waits.
+    const holder = new pg.Client({ connectionString: server.database.url })
+    await holder.connect()
+    const observer = new pg.Client({ connectionString: adminDatabaseUrl() })
+    await observer.connect()
+    try {
+      await holder.query('BEGIN')
+      await holder.query(
+        `INSERT INTO ${server.app.db.t.users} (instance_id, id, aud, role, email, created_at, updated_at)
+         VALUES ('00000000-0000-0000-0000-000000000000', gen_random_uuid(), 'authenticated', '',
+           'race-dup@example.com', now(), now())`,
+      )
+      const signup = server.request('POST', '/signup', {
+        body: { email: 'race-dup@example.com', password: 'secret123' },
+      })
+      await waitFor(
+        async () => {
+          const { rows } = await observer.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity
+             WHERE application_name = $1 AND wait_event_type = 'Lock'`,
+            [applicationName],
+          )
+          return rows[0]?.n === 1
+        },
+        { what: 'the sign-up waiting on the email' },
+      )
+      await holder.query('COMMIT')
+      const res = await signup
+      expect(res.statusCode).toBe(200)
+      expect(res.json()).toMatchObject({ email: 'race-dup@example.com', identities: [] })
+    } finally {
+      await holder.end()
+      await observer.end()
+    }
   })
 })
