@@ -25,6 +25,10 @@ Settings are named AUTHSVC_<NAME> (GOTRUE_<NAME> is accepted too); PORT, DATABAS
 LOG_LEVEL are also read without a prefix. Required: SITE_URL, API_EXTERNAL_URL, JWT_SECRET
 (unless JWT_KEYS has a signing key), DB_DRIVER=postgres, DATABASE_URL (postgres://… or
 pglite://<dir> | pglite://memory). See the package README for every setting.
+
+Limits (default):
+  PASSWORD_HASH_CONCURRENCY  bcrypt hashes and checks at once (0: one per CPU core)
+  PASSWORD_HASH_QUEUE_SIZE   bcrypt hashes and checks waiting; beyond: 429 (100)
 `
 
 /** Where the CLI writes and how it ends; `process` in production, fakes in tests. */

@@ -5,7 +5,7 @@
  * @packageDocumentation
  */
 export { createAuthApp, type AuthApp } from './app.js'
-export { buildServer, type ServerDeps } from './server.js'
+export { buildServer, passwordHasherFor, type ServerDeps } from './server.js'
 export { runCli, parseArgs, serviceRoleKey, USAGE, type CliIo } from './cli.js'
 export { systemClock, type Clock } from './clock.js'
 export {
@@ -29,6 +29,12 @@ export {
   type WeakPassword,
   type WeakPasswordReason,
 } from './crypto/password.js'
+export {
+  PasswordHasher,
+  PasswordHashingBusyError,
+  type PasswordHasherOptions,
+  type PasswordHashing,
+} from './crypto/password-hasher.js'
 export { generateRefreshToken, isWellFormedRefreshToken } from './crypto/refresh-token.js'
 export { HttpError } from './api/errors/http-error.js'
 export { ERROR_CODES, type ErrorCode } from './api/errors/error-codes.js'

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { availableParallelism } from 'node:os'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import { adminRoutes } from './api/admin.js'
@@ -17,6 +18,7 @@ import { userRoutes } from './api/user.js'
 import { systemClock, type Clock } from './clock.js'
 import type { Settings } from './conf/settings.js'
 import type { JwtKeys } from './crypto/jwt.js'
+import { PasswordHasher } from './crypto/password-hasher.js'
 import { NoLimiter, type Limiter } from './limiter/limiter.js'
 import { NoopMailer, type Mailer } from './mailer/mailer.js'
 import { NoCaptcha, type CaptchaVerifier } from './security/captcha.js'
@@ -40,6 +42,25 @@ export interface ServerDeps {
   readonly limiter?: Limiter
   /** @default no logging */
   readonly logger?: Logger
+  /** @default {@link passwordHasherFor} the settings (bcrypt, bounded) */
+  readonly passwordHasher?: PasswordHasher
+}
+
+/**
+ * The bcrypt runner of `PASSWORD_HASH_CONCURRENCY` (0: one slot per CPU core) and
+ * `PASSWORD_HASH_QUEUE_SIZE`.
+ *
+ * @param cores CPU cores for a concurrency of 0. @default os.availableParallelism()
+ */
+export function passwordHasherFor(
+  settings: Settings,
+  cores: number = availableParallelism(),
+): PasswordHasher {
+  const { hashConcurrency, hashQueueSize } = settings.password
+  return new PasswordHasher({
+    concurrency: hashConcurrency > 0 ? hashConcurrency : Math.max(1, cores),
+    queueSize: hashQueueSize,
+  })
 }
 
 /**
@@ -76,6 +97,7 @@ export function buildServer(settings: Settings, deps: ServerDeps): FastifyInstan
     clock,
     keys: deps.keys,
     tokens: new TokenService(settings, deps.keys, clock),
+    passwords: deps.passwordHasher ?? passwordHasherFor(settings),
     mailer: deps.mailer ?? new NoopMailer(),
     sms: deps.sms ?? new NoSmsProvider(),
     captcha: deps.captcha ?? new NoCaptcha(),

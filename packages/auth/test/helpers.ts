@@ -6,6 +6,7 @@ import {
   serviceRoleKey,
   type AuthApp,
   type Clock,
+  type ServerDeps,
   type Settings,
 } from '@gatehouse/auth'
 
@@ -99,6 +100,8 @@ export interface TestServerOptions {
    * find its backends in `pg_stat_activity`).
    */
   connectionParams?: Record<string, string>
+  /** Services passed to the server (mailer, password hashing, …). */
+  deps?: Partial<Omit<ServerDeps, 'db' | 'keys' | 'clock'>>
 }
 
 /**
@@ -120,7 +123,7 @@ export async function startTestServer(
     url.searchParams.set(name, value)
   }
   const settings = loadSettings(testEnv(url.toString(), overrides))
-  const app = await createAuthApp(settings, { clock })
+  const app = await createAuthApp(settings, { ...options.deps, clock })
   const serviceKey = await serviceRoleKey(app.keys, Math.floor(clock.now() / 1000))
   const server: TestServer = {
     app,

@@ -1,7 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { parseGoDuration } from '../conf/duration.js'
-import { hashPassword } from '../crypto/password.js'
 import { addAuditLogEntry } from '../models/audit-log.js'
 import {
   findIdentitiesByUser,
@@ -196,7 +195,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
     const encryptedPassword =
       passwordHash !== ''
         ? passwordHash
-        : await hashPassword(password === '' ? randomPassword() : password)
+        : await ctx.passwords.hash(password === '' ? randomPassword() : password)
     const json = await ctx.db.transaction(async (tx) => {
       const now = ctx.clock.now()
       if (email !== '') await assertEmailFree(tx, email)
@@ -391,7 +390,7 @@ async function adminChanges(ctx: AppContext, body: Body): Promise<AdminChanges> 
   if (body.password !== undefined && body.password !== null) {
     const password = str(body, 'password')
     enforcePasswordPolicy(ctx.settings, password)
-    changes.fields.encryptedPassword = await hashPassword(password)
+    changes.fields.encryptedPassword = await ctx.passwords.hash(password)
   }
   changes.userMetadata = obj(body, 'user_metadata')
   changes.appMetadata = obj(body, 'app_metadata')

@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js'
 import type { Settings } from '../conf/settings.js'
 import type { JwtKeys } from '../crypto/jwt.js'
+import type { PasswordHasher } from '../crypto/password-hasher.js'
 import type { Limiter } from '../limiter/limiter.js'
 import type { Mailer } from '../mailer/mailer.js'
 import type { CaptchaVerifier } from '../security/captcha.js'
@@ -15,6 +16,8 @@ export interface AppContext {
   readonly clock: Clock
   readonly keys: JwtKeys
   readonly tokens: TokenService
+  /** bcrypt with bounded concurrency: every password hash and check goes through it. */
+  readonly passwords: PasswordHasher
   readonly mailer: Mailer
   readonly sms: SmsProvider
   readonly captcha: CaptchaVerifier

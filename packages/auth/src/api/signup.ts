@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
-import { hashPassword } from '../crypto/password.js'
 import { addAuditLogEntry } from '../models/audit-log.js'
 import { insertIdentity, findIdentitiesByUser } from '../models/identity.js'
 import {
@@ -140,7 +139,7 @@ export function signupRoutes(app: FastifyInstance, ctx: AppContext): void {
     const autoconfirm =
       provider === 'email' ? settings.mailer.autoconfirm : settings.sms.autoconfirm
     const redirectTo = redirectTarget(settings, queryParam(request, 'redirect_to'))
-    const encryptedPassword = await hashPassword(password)
+    const encryptedPassword = await ctx.passwords.hash(password)
 
     /**
      * The answer to a sign-up of an email or phone that is taken: the faux user (or, for a phone

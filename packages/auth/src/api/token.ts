@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { verifyPassword, checkPasswordStrength } from '../crypto/password.js'
+import { checkPasswordStrength } from '../crypto/password.js'
 import { isWellFormedRefreshToken } from '../crypto/refresh-token.js'
 import { findUserByEmail, findUserByPhone, isBanned, type User } from '../models/user.js'
 import type { TokenResponse } from '../tokens/service.js'
@@ -53,7 +53,7 @@ async function passwordGrant(
   }
   // The hash (or the dummy one) is always checked first: who does not know the password learns
   // nothing about the account, not even that it is banned.
-  const ok = await verifyPassword(password, user?.encryptedPassword || DUMMY_HASH)
+  const ok = await ctx.passwords.verify(password, user?.encryptedPassword || DUMMY_HASH)
   if (!user || user.encryptedPassword === '' || !ok) throw invalidCredentials()
   if (isBanned(user, ctx.clock.now())) throw new HttpError(400, 'user_banned', 'User is banned')
   if (email !== '' && user.emailConfirmedAt === null) {

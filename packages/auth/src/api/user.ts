@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify'
-import { hashPassword, verifyPassword } from '../crypto/password.js'
 import { addAuditLogEntry } from '../models/audit-log.js'
 import { findIdentitiesByUser } from '../models/identity.js'
 import { deleteSessions } from '../models/session.js'
@@ -98,7 +97,7 @@ export function userRoutes(app: FastifyInstance, ctx: AppContext): void {
       }
       if (
         user.encryptedPassword !== '' &&
-        (await verifyPassword(password, user.encryptedPassword))
+        (await ctx.passwords.verify(password, user.encryptedPassword))
       ) {
         throw new HttpError(
           422,
@@ -106,7 +105,7 @@ export function userRoutes(app: FastifyInstance, ctx: AppContext): void {
           'New password should be different from the old password.',
         )
       }
-      encryptedPassword = await hashPassword(password)
+      encryptedPassword = await ctx.passwords.hash(password)
     }
     const updated = await ctx.db.transaction(async (tx) => {
       const now = ctx.clock.now()

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { passwordHasherFor } from '../server.js'
 import { ConfigError, loadSettings, splitRequiredCharacters } from './settings.js'
 
 const REQUIRED = {
@@ -28,7 +29,12 @@ describe('loadSettings', () => {
       adminRoles: ['service_role', 'supabase_admin'],
       adminGroupName: 'admin',
     })
-    expect(s.password).toEqual({ minLength: 6, requiredCharacters: [] })
+    expect(s.password).toEqual({
+      minLength: 6,
+      requiredCharacters: [],
+      hashConcurrency: 0,
+      hashQueueSize: 100,
+    })
     expect(s.security).toEqual({
       refreshTokenRotationEnabled: true,
       refreshTokenReuseInterval: 0,
@@ -101,6 +107,22 @@ describe('loadSettings', () => {
     expect(loadSettings(env).jwt.keys).toHaveLength(1)
     env.AUTHSVC_JWT_KEYS = '[1]'
     expect(problems(env)).toContain('AUTHSVC_JWT_KEYS: key 0 is not a JWK (an object with "kty")')
+  })
+
+  it('reads the password hashing bounds (0 concurrency: one per core)', () => {
+    const settings = loadSettings({
+      ...REQUIRED,
+      AUTHSVC_PASSWORD_HASH_CONCURRENCY: '3',
+      AUTHSVC_PASSWORD_HASH_QUEUE_SIZE: '0',
+    })
+    expect(settings.password).toMatchObject({ hashConcurrency: 3, hashQueueSize: 0 })
+    const hasher = passwordHasherFor(settings)
+    expect([hasher.concurrency, hasher.queueSize]).toEqual([3, 0])
+    const byCores = passwordHasherFor(loadSettings(REQUIRED), 6)
+    expect([byCores.concurrency, byCores.queueSize]).toEqual([6, 100])
+    expect(problems({ ...REQUIRED, AUTHSVC_PASSWORD_HASH_QUEUE_SIZE: '-1' })).toEqual([
+      'AUTHSVC_PASSWORD_HASH_QUEUE_SIZE: must be an integer of at least 0 (got "-1")',
+    ])
   })
 
   it('raises PASSWORD_MIN_LENGTH below 6 to 6 and checks DB_NAMESPACE', () => {

@@ -92,6 +92,16 @@ export interface Settings {
     readonly minLength: number
     /** `PASSWORD_REQUIRED_CHARACTERS`, split into sets (`:` separates, `\:` is a literal colon). */
     readonly requiredCharacters: readonly string[]
+    /**
+     * `PASSWORD_HASH_CONCURRENCY`: bcrypt hashes and checks run at once; 0 means one per CPU core
+     * (`os.availableParallelism()`). @default 0
+     */
+    readonly hashConcurrency: number
+    /**
+     * `PASSWORD_HASH_QUEUE_SIZE`: hashes and checks waiting for a slot; beyond it requests get 429
+     * `over_request_rate_limit`. @default 100
+     */
+    readonly hashQueueSize: number
   }
   readonly security: {
     /** `SECURITY_REFRESH_TOKEN_ROTATION_ENABLED`: reuse detection. @default true */
@@ -148,7 +158,8 @@ const LOG_LEVELS: readonly LogLevel[] = [
   'debug',
   'trace',
 ]
-const SECRET_NAMES = /SECRET|PASSWORD|KEYS|DATABASE_URL/
+/** Settings whose values are never echoed in errors (the password hashing bounds are not secret). */
+const SECRET_NAMES = /SECRET|PASSWORD(?!_HASH_)|KEYS|DATABASE_URL/
 
 /** Reads variables by their spec name, trying `AUTHSVC_`, then `GOTRUE_`, then unprefixed aliases. */
 class EnvReader {
@@ -385,6 +396,8 @@ export function loadSettings(env: Readonly<Record<string, string | undefined>>):
     password: {
       minLength: Math.max(6, r.int('PASSWORD_MIN_LENGTH', 6, 0)),
       requiredCharacters: splitRequiredCharacters(r.string('PASSWORD_REQUIRED_CHARACTERS', '')),
+      hashConcurrency: r.int('PASSWORD_HASH_CONCURRENCY', 0, 0),
+      hashQueueSize: r.int('PASSWORD_HASH_QUEUE_SIZE', 100, 0),
     },
     security: {
       refreshTokenRotationEnabled: r.bool('SECURITY_REFRESH_TOKEN_ROTATION_ENABLED', true),

@@ -25,12 +25,17 @@ export async function hashPassword(password: string, cost: number = BCRYPT_COST)
  * @param hash The stored `encrypted_password` (`$2a$`, `$2b$` or `$2y$`).
  */
 export async function verifyPassword(password: string, hash: string): Promise<boolean> {
-  if (!/^\$2[aby]\$\d\d\$/.test(hash)) return false
+  if (!isBcryptHash(hash)) return false
   try {
     return await bcrypt.compare(password, hash)
   } catch {
     return false
   }
+}
+
+/** Whether a stored `encrypted_password` looks like a bcrypt hash (`$2a$`, `$2b$`, `$2y$`). */
+export function isBcryptHash(hash: string): boolean {
+  return /^\$2[aby]\$\d\d\$/.test(hash)
 }
 
 /** Whether a password exceeds bcrypt's {@link MAX_PASSWORD_BYTES}. */

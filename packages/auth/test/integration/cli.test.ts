@@ -37,6 +37,14 @@ describe('gatehouse-auth CLI', () => {
     expect(out.join('\n')).toContain('Usage: gatehouse-auth [serve|migrate]')
   })
 
+  it('--help lists the limits with their defaults', async () => {
+    const { io, out } = fakeIo()
+    expect(await runCli(['--help'], {}, io)).toBe(0)
+    const help = out.join('\n')
+    expect(help).toMatch(/PASSWORD_HASH_CONCURRENCY .*\(0: one per CPU core\)/)
+    expect(help).toMatch(/PASSWORD_HASH_QUEUE_SIZE .*\(100\)/)
+  })
+
   it('lists every configuration problem and exits 2', async () => {
     const { io, err } = fakeIo()
     expect(await runCli(['migrate'], { AUTHSVC_DB_DRIVER: 'sqlite' }, io)).toBe(2)

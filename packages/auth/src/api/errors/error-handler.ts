@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { PasswordHashingBusyError } from '../../crypto/password-hasher.js'
 import { HttpError } from './http-error.js'
 import { toOAuthError } from './oauth-error.js'
 
@@ -25,6 +26,12 @@ export const OAUTH_ERRORS = Symbol('oauth errors')
 
 function normalise(error: unknown): HttpError {
   if (error instanceof HttpError) return error
+  if (error instanceof PasswordHashingBusyError) {
+    return new HttpError(429, 'over_request_rate_limit', error.message, {
+      cause: error,
+      headers: { 'retry-after': '1' },
+    })
+  }
   const fastifyError = error as Partial<FastifyError> | null
   switch (fastifyError?.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
