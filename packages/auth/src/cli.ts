@@ -27,6 +27,7 @@ LOG_LEVEL are also read without a prefix. Required: SITE_URL, API_EXTERNAL_URL, 
 pglite://<dir> | pglite://memory). See the package README for every setting.
 
 Limits (default):
+  API_MAX_REQUEST_DURATION   longest a request may take; then 504 (10s)
   PASSWORD_HASH_CONCURRENCY  bcrypt hashes and checks at once (0: one per CPU core)
   PASSWORD_HASH_QUEUE_SIZE   bcrypt hashes and checks waiting; beyond: 429 (100)
 `

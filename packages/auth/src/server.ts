@@ -6,6 +6,7 @@ import { adminRoutes } from './api/admin.js'
 import { BODY_LIMIT, registerBodyParser } from './api/body.js'
 import type { AppContext } from './api/context.js'
 import { registerCors } from './api/cors.js'
+import { registerRequestDeadline } from './api/deadline.js'
 import { registerErrorHandler } from './api/errors/error-handler.js'
 import { healthRoutes } from './api/health.js'
 import { inviteRoutes } from './api/invite.js'
@@ -83,6 +84,9 @@ export function buildServer(settings: Settings, deps: ServerDeps): FastifyInstan
       requestIdLogLabel: 'request_id',
     }),
     bodyLimit: BODY_LIMIT,
+    // API_MAX_REQUEST_DURATION also bounds receiving the request (a client trickling its body);
+    // the whole request is cut by registerRequestDeadline.
+    requestTimeout: settings.apiMaxRequestDuration,
     requestIdHeader:
       settings.requestIdHeader === '' ? false : settings.requestIdHeader.toLowerCase(),
     genReqId: () => randomUUID(),
@@ -104,6 +108,7 @@ export function buildServer(settings: Settings, deps: ServerDeps): FastifyInstan
     limiter: deps.limiter ?? new NoLimiter(),
   }
   registerAuthDecorators(app)
+  registerRequestDeadline(app, settings.apiMaxRequestDuration)
   registerBodyParser(app)
   registerErrorHandler(app)
   registerCors(app)

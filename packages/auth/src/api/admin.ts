@@ -195,7 +195,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
     const encryptedPassword =
       passwordHash !== ''
         ? passwordHash
-        : await ctx.passwords.hash(password === '' ? randomPassword() : password)
+        : await ctx.passwords.hash(password === '' ? randomPassword() : password, request.deadline)
     const json = await ctx.db.transaction(async (tx) => {
       const now = ctx.clock.now()
       if (email !== '') await assertEmailFree(tx, email)
@@ -280,7 +280,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
     const id = userIdParam(request)
     const body = jsonBody(request)
     const rc = requestContext(request, settings)
-    const changes = await adminChanges(ctx, body)
+    const changes = await adminChanges(ctx, body, request.deadline)
     const json = await ctx.db.transaction(async (tx) => {
       const now = ctx.clock.now()
       const user = await loadTarget(tx, id)
@@ -377,7 +377,11 @@ interface AdminChanges {
 }
 
 /** Validates a `PUT /admin/users/<id>` body before the transaction (hashing included). */
-async function adminChanges(ctx: AppContext, body: Body): Promise<AdminChanges> {
+async function adminChanges(
+  ctx: AppContext,
+  body: Body,
+  signal: AbortSignal,
+): Promise<AdminChanges> {
   const changes: AdminChanges = { fields: {} }
   const role = str(body, 'role')
   if (role !== '') changes.fields.role = role
@@ -390,7 +394,7 @@ async function adminChanges(ctx: AppContext, body: Body): Promise<AdminChanges> 
   if (body.password !== undefined && body.password !== null) {
     const password = str(body, 'password')
     enforcePasswordPolicy(ctx.settings, password)
-    changes.fields.encryptedPassword = await ctx.passwords.hash(password)
+    changes.fields.encryptedPassword = await ctx.passwords.hash(password, signal)
   }
   changes.userMetadata = obj(body, 'user_metadata')
   changes.appMetadata = obj(body, 'app_metadata')

@@ -139,7 +139,7 @@ export function signupRoutes(app: FastifyInstance, ctx: AppContext): void {
     const autoconfirm =
       provider === 'email' ? settings.mailer.autoconfirm : settings.sms.autoconfirm
     const redirectTo = redirectTarget(settings, queryParam(request, 'redirect_to'))
-    const encryptedPassword = await ctx.passwords.hash(password)
+    const encryptedPassword = await ctx.passwords.hash(password, request.deadline)
 
     /**
      * The answer to a sign-up of an email or phone that is taken: the faux user (or, for a phone

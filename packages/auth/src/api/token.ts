@@ -53,7 +53,11 @@ async function passwordGrant(
   }
   // The hash (or the dummy one) is always checked first: who does not know the password learns
   // nothing about the account, not even that it is banned.
-  const ok = await ctx.passwords.verify(password, user?.encryptedPassword || DUMMY_HASH)
+  const ok = await ctx.passwords.verify(
+    password,
+    user?.encryptedPassword || DUMMY_HASH,
+    request.deadline,
+  )
   if (!user || user.encryptedPassword === '' || !ok) throw invalidCredentials()
   if (isBanned(user, ctx.clock.now())) throw new HttpError(400, 'user_banned', 'User is banned')
   if (email !== '' && user.emailConfirmedAt === null) {

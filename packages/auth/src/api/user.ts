@@ -97,7 +97,7 @@ export function userRoutes(app: FastifyInstance, ctx: AppContext): void {
       }
       if (
         user.encryptedPassword !== '' &&
-        (await ctx.passwords.verify(password, user.encryptedPassword))
+        (await ctx.passwords.verify(password, user.encryptedPassword, request.deadline))
       ) {
         throw new HttpError(
           422,
@@ -105,7 +105,7 @@ export function userRoutes(app: FastifyInstance, ctx: AppContext): void {
           'New password should be different from the old password.',
         )
       }
-      encryptedPassword = await ctx.passwords.hash(password)
+      encryptedPassword = await ctx.passwords.hash(password, request.deadline)
     }
     const updated = await ctx.db.transaction(async (tx) => {
       const now = ctx.clock.now()

@@ -109,6 +109,18 @@ describe('loadSettings', () => {
     expect(problems(env)).toContain('AUTHSVC_JWT_KEYS: key 0 is not a JWK (an object with "kty")')
   })
 
+  it('reads API_MAX_REQUEST_DURATION as seconds or a Go duration (default 10 s, 0 = none)', () => {
+    expect(loadSettings(REQUIRED).apiMaxRequestDuration).toBe(10_000)
+    const duration = (value: string) =>
+      loadSettings({ ...REQUIRED, AUTHSVC_API_MAX_REQUEST_DURATION: value }).apiMaxRequestDuration
+    expect([duration('30'), duration('1m30s'), duration('250ms'), duration('0')]).toEqual([
+      30_000, 90_000, 250, 0,
+    ])
+    expect(problems({ ...REQUIRED, GOTRUE_API_MAX_REQUEST_DURATION: 'soon' })).toEqual([
+      'GOTRUE_API_MAX_REQUEST_DURATION: must be a number of seconds or a duration such as 10s (got "soon")',
+    ])
+  })
+
   it('reads the password hashing bounds (0 concurrency: one per core)', () => {
     const settings = loadSettings({
       ...REQUIRED,

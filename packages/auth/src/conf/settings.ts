@@ -45,6 +45,11 @@ export interface Settings {
   readonly apiHost: string
   /** `PORT` (no prefix) or `API_PORT`: listen port. @default 8081 */
   readonly port: number
+  /**
+   * `API_MAX_REQUEST_DURATION`: longest a request may take, in milliseconds (set as seconds or a
+   * Go duration such as `10s`); then 504 `request_timeout`. 0 means no limit. @default 10000
+   */
+  readonly apiMaxRequestDuration: number
   /** `REQUEST_ID_HEADER`: incoming header whose value becomes the request id. @default '' */
   readonly requestIdHeader: string
   /** `RATE_LIMIT_HEADER`: header identifying the client for rate limits (trusted proxy). */
@@ -304,6 +309,20 @@ function reuseInterval(reader: EnvReader): number {
   return 0
 }
 
+function maxRequestDuration(reader: EnvReader): number {
+  const [shown, value] = reader.lookup('API_MAX_REQUEST_DURATION')
+  if (value === undefined) return 10_000
+  if (/^\d+$/.test(value)) return Number(value) * 1000
+  try {
+    const ms = parseGoDuration(value)
+    if (ms >= 0) return Math.ceil(ms)
+  } catch {
+    // reported below
+  }
+  reader.problem(shown, 'must be a number of seconds or a duration such as 10s', value)
+  return 10_000
+}
+
 function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
     Object.freeze(value)
@@ -372,6 +391,7 @@ export function loadSettings(env: Readonly<Record<string, string | undefined>>):
     apiExternalUrl,
     apiHost: r.string('API_HOST', '0.0.0.0'),
     port: r.int('API_PORT', 8081, 0, ['PORT']),
+    apiMaxRequestDuration: maxRequestDuration(r),
     requestIdHeader: r.string('REQUEST_ID_HEADER', ''),
     rateLimitHeader: r.string('RATE_LIMIT_HEADER', ''),
     svcForwardedForEnabled: r.bool('SECURITY_SVC_FORWARDED_FOR_ENABLED', false),

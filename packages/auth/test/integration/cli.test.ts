@@ -43,6 +43,7 @@ describe('gatehouse-auth CLI', () => {
     const help = out.join('\n')
     expect(help).toMatch(/PASSWORD_HASH_CONCURRENCY .*\(0: one per CPU core\)/)
     expect(help).toMatch(/PASSWORD_HASH_QUEUE_SIZE .*\(100\)/)
+    expect(help).toMatch(/API_MAX_REQUEST_DURATION .*\(10s\)/)
   })
 
   it('lists every configuration problem and exits 2', async () => {

@@ -1,0 +1,69 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { HttpError } from './errors/http-error.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /**
+     * Aborted when the request runs out of `API_MAX_REQUEST_DURATION` or its client goes away
+     * before the answer: work for it that has not started yet (a queued password check) is
+     * dropped. Set by {@link registerRequestDeadline}.
+     */
+    readonly deadline: AbortSignal
+  }
+}
+
+/** Upstream's answer to a request that ran out of time (`timeoutMiddleware`). */
+export function requestTimeoutError(): HttpError {
+  return new HttpError(
+    504,
+    'request_timeout',
+    'Processing this request timed out, please retry after a moment.',
+  )
+}
+
+/**
+ * Cuts every request at `maxDurationMs` (upstream `API_MAX_REQUEST_DURATION`): if no answer was
+ * sent by then, 504 `request_timeout` is sent and `request.deadline` aborts; the handler's work
+ * goes on but its late answer is dropped. `request.deadline` also aborts when the client closes
+ * the connection before the answer.
+ *
+ * Fastify's own `handlerTimeout` and `request.signal` are not used: on Node 20 they react to the
+ * request's `close` event, which fires as soon as a body has been read, so a POST's signal aborts
+ * (and its timer is cleared) before the handler runs.
+ *
+ * @param maxDurationMs Milliseconds; 0 for no limit (`deadline` then only follows the client).
+ */
+export function registerRequestDeadline(app: FastifyInstance, maxDurationMs: number): void {
+  const controllers = new WeakMap<FastifyRequest, AbortController>()
+  const controllerOf = (request: FastifyRequest): AbortController => {
+    let controller = controllers.get(request)
+    if (!controller) {
+      controller = new AbortController()
+      controllers.set(request, controller)
+    }
+    return controller
+  }
+  app.decorateRequest('deadline', {
+    getter(this: FastifyRequest) {
+      return controllerOf(this).signal
+    },
+  })
+  app.addHook('onRequest', (request, reply, done) => {
+    const res = reply.raw
+    const timer =
+      maxDurationMs > 0
+        ? setTimeout(() => {
+            const error = requestTimeoutError()
+            controllerOf(request).abort(error)
+            if (!reply.sent) reply.send(error)
+          }, maxDurationMs)
+        : undefined
+    res.once('close', () => {
+      clearTimeout(timer)
+      if (!res.writableFinished) {
+        controllerOf(request).abort(new Error('the client closed the connection'))
+      }
+    })
+    done()
+  })
+}

@@ -1,0 +1,122 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { waitFor } from '@gatehouse/testing'
+import { hashPassword, PasswordHasher, verifyPassword, type Mailer } from '@gatehouse/auth'
+import { startTestServer, type TestServer } from '../helpers.js'
+
+/**
+ * Every request ends within `API_MAX_REQUEST_DURATION` (upstream: 10 s, then 504). The work is
+ * held open by the test (a mail that is never sent, a password check that never finishes), so
+ * only the deadline can end the request.
+ *
+ * @see issue 8, item 9 (request timeout)
+ */
+describe('request timeout', () => {
+  let server: TestServer
+  // Each test's mail and password checks wait for its gate, opened after the test.
+  let release: () => void = () => undefined
+  let held = Promise.resolve()
+  const stuckMailer: Mailer = {
+    send: () => held,
+  }
+  const hasher = new PasswordHasher(
+    { concurrency: 1, queueSize: 5 },
+    {
+      hash: (password) => hashPassword(password),
+      async verify(password, hash) {
+        await held
+        return verifyPassword(password, hash)
+      },
+    },
+  )
+
+  beforeEach(() => {
+    held = new Promise((resolve) => {
+      release = resolve
+    })
+  })
+  afterEach(async () => {
+    release()
+    await waitFor(() => hasher.running + hasher.queued === 0, { what: 'the checks to end' })
+  })
+
+  beforeAll(async () => {
+    server = await startTestServer(
+      'timeout',
+      { AUTHSVC_API_MAX_REQUEST_DURATION: '300ms', AUTHSVC_MAILER_AUTOCONFIRM: 'false' },
+      undefined,
+      { deps: { mailer: stuckMailer, passwordHasher: hasher } },
+    )
+    await server.listen()
+  })
+
+  /** A JSON POST over real HTTP (the request's body is read before the work starts). */
+  async function post(path: string, body: unknown, headers: Record<string, string> = {}) {
+    const res = await fetch(`${server.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    })
+    return { statusCode: res.status, body: (await res.json()) as Record<string, unknown> }
+  }
+  afterAll(async () => {
+    await server.close()
+  })
+
+  it('answers 504 request_timeout when the work does not finish in time', async () => {
+    const res = await post('/signup', { email: 'slow-mail@example.com', password: 'secret123' })
+    expect(res.statusCode).toBe(504)
+    expect(res.body).toEqual({
+      code: 504,
+      error_code: 'request_timeout',
+      msg: 'Processing this request timed out, please retry after a moment.',
+      error_id: expect.any(String) as unknown,
+    })
+    const modern = await post(
+      '/signup',
+      { email: 'slow-mail-2@example.com', password: 'secret123' },
+      { 'x-supabase-api-version': '2024-01-01' },
+    )
+    expect(modern.body).toEqual({
+      code: 'request_timeout',
+      message: 'Processing this request timed out, please retry after a moment.',
+    })
+  }, 10_000)
+
+  it('drops the queued password check of a request that timed out', async () => {
+    await server.app.db.query(
+      `INSERT INTO ${server.app.db.t.users} (instance_id, id, aud, role, email, encrypted_password,
+         email_confirmed_at, created_at, updated_at)
+       VALUES ('00000000-0000-0000-0000-000000000000', gen_random_uuid(), 'authenticated', '',
+         'queued@example.com', $1, now(), now(), now())`,
+      [await hashPassword('secret123')],
+    )
+    const signIn = () =>
+      post('/token?grant_type=password', { email: 'queued@example.com', password: 'secret123' })
+    const first = signIn()
+    await waitFor(() => hasher.running === 1, { what: 'the first check to run' })
+    const second = signIn()
+    await waitFor(() => hasher.queued === 1, { what: 'the second check to queue' })
+    const [a, b] = await Promise.all([first, second])
+    expect([a.statusCode, b.statusCode]).toEqual([504, 504])
+    expect(hasher.queued).toBe(0)
+  }, 10_000)
+
+  it('drops the queued password check of a client that hung up', async () => {
+    const body = JSON.stringify({ email: 'queued@example.com', password: 'secret123' })
+    const hangUp = new AbortController()
+    const first = post('/token?grant_type=password', JSON.parse(body))
+    await waitFor(() => hasher.running === 1, { what: 'the first check to run' })
+    const gone = fetch(`${server.url}/token?grant_type=password`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+      signal: hangUp.signal,
+    }).catch((error: unknown) => error)
+    await waitFor(() => hasher.queued === 1, { what: 'the second check to queue' })
+    hangUp.abort()
+    await gone
+    await waitFor(() => hasher.queued === 0, { what: 'the queued check to be dropped' })
+    expect(hasher.running).toBe(1)
+    expect((await first).statusCode).toBe(504)
+  }, 10_000)
+})
