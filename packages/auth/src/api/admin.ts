@@ -38,7 +38,7 @@ import {
 import type { AppContext } from './context.js'
 import { HttpError, validationFailed } from './errors/http-error.js'
 import { adminActor, requireAdmin } from './middleware.js'
-import { enforcePasswordPolicy } from './password-policy.js'
+import { enforcePasswordLength, enforcePasswordPolicy } from './password-policy.js'
 import { requestContext } from './request-context.js'
 import { mergeMetadata } from './user.js'
 
@@ -179,6 +179,8 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
     if (password !== '' && passwordHash !== '') {
       throw validationFailed('Only a password or a password hash should be provided')
     }
+    // No strength check on create (upstream), but never a password bcrypt would truncate.
+    enforcePasswordLength(password)
     if (passwordHash !== '' && !/^\$2[aby]\$\d\d\$.{53}$/.test(passwordHash)) {
       throw validationFailed('Invalid password hash format')
     }

@@ -3,6 +3,17 @@ import { checkPasswordStrength, isTooLong } from '../crypto/password.js'
 import { HttpError, validationFailed } from './errors/http-error.js'
 
 /**
+ * Refuses a password bcrypt would truncate: more than 72 bytes (UTF-8) is 400
+ * `validation_failed` "Password cannot be longer than 72 characters" (upstream's wording). Every
+ * path that sets a password applies it, the admin API included (which checks no strength).
+ *
+ * @throws {@link HttpError} As described.
+ */
+export function enforcePasswordLength(password: string): void {
+  if (isTooLong(password)) throw validationFailed('Password cannot be longer than 72 characters')
+}
+
+/**
  * Applies the password rules of sign-up and password changes: at most 72 bytes (400
  * `validation_failed` "Password cannot be longer than 72 characters"), then the policy (422
  * `weak_password` with `weak_password.reasons`).
@@ -10,7 +21,7 @@ import { HttpError, validationFailed } from './errors/http-error.js'
  * @throws {@link HttpError} As described.
  */
 export function enforcePasswordPolicy(settings: Settings, password: string): void {
-  if (isTooLong(password)) throw validationFailed('Password cannot be longer than 72 characters')
+  enforcePasswordLength(password)
   const weak = checkPasswordStrength(password, settings.password)
   if (weak) {
     throw new HttpError(422, 'weak_password', weak.message, {

@@ -294,6 +294,39 @@ describe('admin users API and /invite', () => {
     expect(again.statusCode).toBe(200)
   })
 
+  /** @see issue 8, item 9: bcrypt ignores bytes after the 72nd, so longer passwords are refused. */
+  it('refuses passwords over 72 bytes on create and update (UTF-8 bytes, not characters)', async () => {
+    const tooLong = 'é'.repeat(37) // 37 characters, 74 bytes
+    const expected = {
+      code: 400,
+      error_code: 'validation_failed',
+      msg: 'Password cannot be longer than 72 characters',
+    }
+    const created = await server.request('POST', '/admin/users', {
+      token: server.serviceKey,
+      body: { email: 'long-pw@example.com', password: tooLong, email_confirm: true },
+    })
+    expect(created.json()).toEqual(expected)
+    const ok = await server.request('POST', '/admin/users', {
+      token: server.serviceKey,
+      body: { email: 'long-pw@example.com', password: 'é'.repeat(36), email_confirm: true },
+    })
+    expect(ok.statusCode).toBe(200)
+    const updated = await server.request('PUT', `/admin/users/${ok.json().id}`, {
+      token: server.serviceKey,
+      body: { password: tooLong },
+    })
+    expect(updated.json()).toEqual(expected)
+    const login = await server.request('POST', '/token?grant_type=password', {
+      body: { email: 'long-pw@example.com', password: 'é'.repeat(36) },
+    })
+    const self = await server.request('PUT', '/user', {
+      token: login.json().access_token,
+      body: { password: tooLong },
+    })
+    expect(self.json()).toEqual(expected)
+  })
+
   /** @see issue 8, item 7: an email is unique across audiences. */
   it('refuses to invite an email taken in another audience with 422, not a 500', async () => {
     const created = await server.request('POST', '/admin/users', {
