@@ -178,10 +178,12 @@ export class JwtKeys {
 
   /**
    * Verifies a compact JWS: a `kid` naming a `JWT_KEYS` key selects it, otherwise HS256 with
-   * `JWT_SECRET`. `exp` is checked when present (against `clock`), not required.
+   * `JWT_SECRET`. `exp` is required and checked against `clock` (upstream only checks it when
+   * present; a token without one would be valid forever, so it is refused).
    *
    * @returns The payload.
-   * @throws {Error} With jose's message when the token cannot be parsed or verified.
+   * @throws {Error} With jose's message when the token cannot be parsed or verified, for example
+   *   `missing required "exp" claim`.
    */
   async verify(token: string, clock: Clock): Promise<JWTPayload> {
     const header = decodeProtectedHeader(token)
@@ -203,6 +205,7 @@ export class JwtKeys {
     const { payload } = await jwtVerify(token, key, {
       algorithms: [alg],
       currentDate: new Date(clock.now()),
+      requiredClaims: ['exp'],
     })
     return payload
   }

@@ -6,7 +6,10 @@ import { startTestServer, TEST_JWT_SECRET, type TestServer } from '../helpers.js
 const secret = new TextEncoder().encode(TEST_JWT_SECRET)
 
 function roleKey(role: string): Promise<string> {
-  return new SignJWT({ role }).setProtectedHeader({ alg: 'HS256' }).sign(secret)
+  return new SignJWT({ role })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setExpirationTime(Math.floor(Date.now() / 1000) + 3600)
+    .sign(secret)
 }
 
 describe('admin users API and /invite', () => {

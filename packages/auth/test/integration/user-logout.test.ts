@@ -1,5 +1,5 @@
 import { FakeClock } from '@gatehouse/testing'
-import { SignJWT } from 'jose'
+import { decodeJwt, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { signUp, startTestServer, TEST_JWT_SECRET, type TestServer } from '../helpers.js'
 
@@ -61,6 +61,7 @@ describe('GET/PUT /user and POST /logout', () => {
 
     const nobody = await new SignJWT({ sub: crypto.randomUUID() })
       .setProtectedHeader({ alg: 'HS256' })
+      .setExpirationTime(Math.floor(clock.now() / 1000) + 600)
       .sign(secret)
     expect((await server.request('GET', '/user', { token: nobody })).json()).toEqual({
       code: 403,
@@ -70,6 +71,7 @@ describe('GET/PUT /user and POST /logout', () => {
 
     const noSub = await new SignJWT({ role: 'authenticated' })
       .setProtectedHeader({ alg: 'HS256' })
+      .setExpirationTime(Math.floor(clock.now() / 1000) + 600)
       .sign(secret)
     expect((await server.request('GET', '/user', { token: noSub })).json()).toMatchObject({
       code: 403,
@@ -94,6 +96,23 @@ describe('GET/PUT /user and POST /logout', () => {
     const expired = await server.request('GET', '/user', { token: live.access_token })
     expect(expired.statusCode).toBe(403)
     expect(expired.json().error_code).toBe('bad_jwt')
+  })
+
+  /** @see issue 8, item 9: a token without `exp` would be a credential that never expires. */
+  it('refuses bearer tokens without exp, user and admin alike', async () => {
+    const session = await signUp(server, 'no-exp@example.com')
+    const { exp: _exp, ...claims } = decodeJwt(session.access_token)
+    const forever = await new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).sign(secret)
+    const expected = {
+      code: 403,
+      error_code: 'bad_jwt',
+      msg: 'invalid JWT: unable to parse or verify signature, missing required "exp" claim',
+    }
+    expect((await server.request('GET', '/user', { token: forever })).json()).toEqual(expected)
+    const admin = await new SignJWT({ role: 'service_role' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .sign(secret)
+    expect((await server.request('GET', '/admin/users', { token: admin })).json()).toEqual(expected)
   })
 
   it('checks the X-JWT-AUD header against the token audience', async () => {
