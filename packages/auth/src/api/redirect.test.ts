@@ -5,7 +5,7 @@ import { isRedirectUrlValid } from './redirect.js'
 const settings = loadSettings({
   AUTHSVC_SITE_URL: 'https://app.example.com',
   AUTHSVC_API_EXTERNAL_URL: 'https://auth.example.com',
-  AUTHSVC_JWT_SECRET: 's',
+  AUTHSVC_JWT_SECRET: 'a-secret-of-thirty-two-bytes-or-more',
   AUTHSVC_DB_DRIVER: 'postgres',
   DATABASE_URL: 'pglite://memory',
   AUTHSVC_URI_ALLOW_LIST: 'https://*.preview.example.com/**,http://localhost:3000/cb',

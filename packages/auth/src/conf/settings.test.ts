@@ -5,7 +5,7 @@ import { ConfigError, loadSettings, splitRequiredCharacters } from './settings.j
 const REQUIRED = {
   AUTHSVC_SITE_URL: 'http://localhost:3000',
   AUTHSVC_API_EXTERNAL_URL: 'http://localhost:9999',
-  AUTHSVC_JWT_SECRET: 'secret',
+  AUTHSVC_JWT_SECRET: 'a-secret-of-thirty-two-bytes-or-more',
   AUTHSVC_DB_DRIVER: 'postgres',
   DATABASE_URL: 'postgres://localhost/db',
 }
@@ -77,8 +77,8 @@ describe('loadSettings', () => {
     const s = loadSettings({
       GOTRUE_SITE_URL: 'http://site',
       GOTRUE_API_EXTERNAL_URL: 'http://api',
-      GOTRUE_JWT_SECRET: 'gotrue',
-      AUTHSVC_JWT_SECRET: 'authsvc',
+      GOTRUE_JWT_SECRET: 'gotrue-secret-of-thirty-two-bytes-or-more',
+      AUTHSVC_JWT_SECRET: 'authsvc-secret-of-thirty-two-bytes-or-more',
       GOTRUE_DB_DRIVER: 'postgres',
       DATABASE_URL: 'pglite://memory',
       PORT: '9999',
@@ -86,7 +86,7 @@ describe('loadSettings', () => {
       GOTRUE_JWT_EXP: '60',
     })
     expect(s).toMatchObject({ siteUrl: 'http://site', port: 9999, log: { level: 'debug' } })
-    expect(s.jwt).toMatchObject({ secret: 'authsvc', exp: 60 })
+    expect(s.jwt).toMatchObject({ secret: 'authsvc-secret-of-thirty-two-bytes-or-more', exp: 60 })
     expect(s.db.url).toBe('pglite://memory')
     expect(loadSettings({ ...REQUIRED, PORT: '1', AUTHSVC_API_PORT: '2' }).port).toBe(2)
   })
@@ -96,6 +96,23 @@ describe('loadSettings', () => {
     expect(loadSettings(env).security.refreshTokenReuseInterval).toBe(10)
     env.AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL = '1m30s'
     expect(loadSettings(env).security.refreshTokenReuseInterval).toBe(90)
+  })
+
+  /** @see issue 8, item 9: a short HS256 secret can be brute-forced from any issued token. */
+  it('refuses a JWT_SECRET shorter than 32 bytes, without echoing it', () => {
+    expect(problems({ ...REQUIRED, AUTHSVC_JWT_SECRET: 'short-secret' })).toEqual([
+      'AUTHSVC_JWT_SECRET: must be at least 32 bytes long (got a value)',
+    ])
+    expect(
+      problems({ ...REQUIRED, GOTRUE_JWT_SECRET: 'x'.repeat(31), AUTHSVC_JWT_SECRET: '' }),
+    ).toEqual(['GOTRUE_JWT_SECRET: must be at least 32 bytes long (got a value)'])
+    expect(
+      loadSettings({ ...REQUIRED, AUTHSVC_JWT_SECRET: 'x'.repeat(32) }).jwt.secret,
+    ).toHaveLength(32)
+    // Also when JWT_KEYS signs: the secret still verifies HS256 tokens.
+    expect(
+      problems({ ...REQUIRED, AUTHSVC_JWT_SECRET: 'short', AUTHSVC_JWT_KEYS: '[{"kty":"RSA"}]' }),
+    ).toEqual(['AUTHSVC_JWT_SECRET: must be at least 32 bytes long (got a value)'])
   })
 
   it('does not require JWT_SECRET when JWT_KEYS is set, and checks its shape', () => {

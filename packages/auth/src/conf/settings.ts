@@ -73,7 +73,10 @@ export interface Settings {
     readonly file: string
   }
   readonly jwt: {
-    /** `JWT_SECRET`: HS256 signing secret; required unless `JWT_KEYS` holds a signing key. */
+    /**
+     * `JWT_SECRET`: HS256 signing secret, at least {@link MIN_JWT_SECRET_BYTES} bytes; required
+     * unless `JWT_KEYS` holds a signing key.
+     */
     readonly secret: string
     /** `JWT_EXP`: access-token lifetime in seconds. @default 3600 */
     readonly exp: number
@@ -163,6 +166,9 @@ const LOG_LEVELS: readonly LogLevel[] = [
   'debug',
   'trace',
 ]
+/** Shortest `JWT_SECRET` accepted, in bytes (UTF-8): 256 bits, the HMAC-SHA-256 key size. */
+export const MIN_JWT_SECRET_BYTES = 32
+
 /** Settings whose values are never echoed in errors (the password hashing bounds are not secret). */
 const SECRET_NAMES = /SECRET|PASSWORD(?!_HASH_)|KEYS|DATABASE_URL/
 
@@ -375,9 +381,12 @@ export function loadSettings(env: Readonly<Record<string, string | undefined>>):
   }
 
   const keys = parseKeys(r)
-  const jwtSecret = r.string('JWT_SECRET', '')
+  const [secretName, jwtSecret = ''] = r.lookup('JWT_SECRET')
   if (jwtSecret === '' && keys.length === 0) {
     r.problem('AUTHSVC_JWT_SECRET', 'required unless AUTHSVC_JWT_KEYS holds a signing key')
+  } else if (jwtSecret !== '' && Buffer.byteLength(jwtSecret, 'utf8') < MIN_JWT_SECRET_BYTES) {
+    // HS256 with a short secret can be brute-forced offline from any token the server issued.
+    r.problem(secretName, `must be at least ${String(MIN_JWT_SECRET_BYTES)} bytes long`, jwtSecret)
   }
 
   const providers = {} as Record<ExternalProvider, boolean>

@@ -56,6 +56,13 @@ describe('gatehouse-auth CLI', () => {
     expect(message).toContain('AUTHSVC_JWT_SECRET: required unless')
   })
 
+  it('refuses to start with a JWT_SECRET shorter than 32 bytes', async () => {
+    const { io, err } = fakeIo()
+    expect(await runCli([], testEnv(schema.url, { AUTHSVC_JWT_SECRET: 'too-short' }), io)).toBe(2)
+    expect(err.join('\n')).toContain('AUTHSVC_JWT_SECRET: must be at least 32 bytes long')
+    expect(err.join('\n')).not.toContain('too-short')
+  })
+
   it('rejects unknown arguments', async () => {
     const { io, err } = fakeIo()
     expect(await runCli(['--bogus'], {}, io)).toBe(2)
