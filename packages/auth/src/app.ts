@@ -5,7 +5,7 @@ import type { Settings } from './conf/settings.js'
 import { JwtKeys } from './crypto/jwt.js'
 import { buildServer, type ServerDeps } from './server.js'
 import type { Db } from './storage/db.js'
-import { migrate } from './storage/migrate.js'
+import { migrate, readMigrations } from './storage/migrate.js'
 import { openDb } from './storage/open.js'
 
 /** A ready server with the database it owns. */
@@ -13,6 +13,11 @@ export interface AuthApp {
   readonly server: FastifyInstance
   readonly db: Db
   readonly keys: JwtKeys
+  /**
+   * Whether this start created the database's schema (it applied the first migration): an
+   * in-memory database always, a PGlite directory or a PostgreSQL schema only the first time.
+   */
+  readonly freshDatabase: boolean
   /** Closes the server (draining requests), then the database. */
   close(): Promise<void>
 }
@@ -30,8 +35,11 @@ export async function createAuthApp(
 ): Promise<AuthApp> {
   const keys = await JwtKeys.load(settings.jwt)
   const db = await openDb(settings.db.url, settings.db.namespace, settings.db.maxPoolSize)
+  let freshDatabase: boolean
   try {
-    await migrate(db)
+    const migrations = await readMigrations()
+    const applied = await migrate(db, migrations)
+    freshDatabase = migrations[0] !== undefined && applied.includes(migrations[0].version)
   } catch (error) {
     await db.close()
     throw error
@@ -41,6 +49,7 @@ export async function createAuthApp(
     server,
     db,
     keys,
+    freshDatabase,
     async close() {
       await server.close()
       await db.close()

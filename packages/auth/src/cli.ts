@@ -164,9 +164,15 @@ export async function runCli(
   const address = app.server.server.address()
   const port = typeof address === 'object' && address !== null ? address.port : settings.port
   io.out(`gatehouse-auth: listening on ${displayUrl(settings, port)} (database: ${app.db.kind})`)
-  if (app.db.kind === 'pglite') {
+  // A lasting admin credential on standard output: only for an embedded database this start
+  // created (in memory, or a new data directory), never again for one that may hold real users.
+  if (app.db.kind === 'pglite' && app.freshDatabase) {
     const key = await serviceRoleKey(app.keys, Math.floor(Date.now() / 1000))
     io.out(`gatehouse-auth: development service_role key (admin API): ${key}`)
+  } else if (app.db.kind === 'pglite') {
+    io.out(
+      'gatehouse-auth: the development service_role key is printed only when the embedded database is created',
+    )
   }
   return stopped
 }

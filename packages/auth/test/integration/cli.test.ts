@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createTestSchema, getFreePort, waitFor, type TestDatabase } from '@gatehouse/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -96,6 +99,41 @@ describe('gatehouse-auth CLI', () => {
     signal('SIGTERM')
     expect(await running).toBe(0)
   })
+
+  /** @see issue 8, item 9: a lasting admin credential is not printed on every start. */
+  it('prints the development service_role key only when the embedded database is created', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'gatehouse-auth-cli-'))
+    try {
+      const start = async () => {
+        const port = await getFreePort()
+        const { io, out, signal } = fakeIo()
+        const env = testEnv(`pglite://${dir}`, {
+          PORT: String(port),
+          AUTHSVC_API_HOST: '127.0.0.1',
+          LOG_LEVEL: 'error',
+        })
+        const running = runCli([], env, io)
+        await waitFor(() => out.some((line) => line.includes('listening on')), {
+          timeout: 30_000,
+          what: 'the server',
+        })
+        signal('SIGTERM')
+        expect(await running).toBe(0)
+        return out.join('\n')
+      }
+      const first = await start()
+      expect(first).toMatch(/service_role key \(admin API\): \S+\.\S+\.\S+/)
+      const second = await start()
+      expect(second).toContain('listening on')
+      expect(second).not.toMatch(/service_role key \(admin API\)/)
+      expect(second).not.toMatch(/eyJ/)
+      expect(second).toContain(
+        'the development service_role key is printed only when the embedded database is created',
+      )
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  }, 90_000)
 
   it('the executable serves embedded PGlite, prints a service_role key, and exits on SIGTERM', async () => {
     const port = await getFreePort()
