@@ -30,6 +30,7 @@ Limits (default):
   API_MAX_REQUEST_DURATION   longest a request may take; then 504 (10s)
   PASSWORD_HASH_CONCURRENCY  bcrypt hashes and checks at once (0: one per CPU core)
   PASSWORD_HASH_QUEUE_SIZE   bcrypt hashes and checks waiting; beyond: 429 (100)
+  DB_MAX_POOL_SIZE           PostgreSQL connections (0: half of what the server allows)
 `
 
 /** Where the CLI writes and how it ends; `process` in production, fakes in tests. */

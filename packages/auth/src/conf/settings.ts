@@ -61,7 +61,10 @@ export interface Settings {
     readonly driver: 'postgres'
     /** `DATABASE_URL` (no prefix) or `DB_DATABASE_URL`: `postgres://…`, `pglite://<dir>` or `pglite://memory`. */
     readonly url: string
-    /** `DB_MAX_POOL_SIZE`: maximum open connections; 0 means no limit of ours. @default 0 */
+    /**
+     * `DB_MAX_POOL_SIZE`: maximum open connections; 0 means none set here, so the pool takes half
+     * of what the server lets this login open (`derivedPoolSize` in `storage/pg.ts`). @default 0
+     */
     readonly maxPoolSize: number
     /** `DB_NAMESPACE`: table-name prefix (`<ns>_users`); empty for none. @default '' */
     readonly namespace: string

@@ -46,6 +46,11 @@ export interface Db extends Queryable {
   /** `postgres` or `pglite`, for logs. */
   readonly kind: 'postgres' | 'pglite'
   /**
+   * Connections this database opens at most (`DB_MAX_POOL_SIZE`, or the size derived from the
+   * server's limits when that is 0; 1 for PGlite). Requests beyond it wait for a free one.
+   */
+  readonly maxConnections: number
+  /**
    * Runs `fn` inside `BEGIN … COMMIT` on one connection; rolls back and rethrows when `fn` throws.
    * Multi-statement writes and their audit-log entries always go through here.
    */

@@ -8,7 +8,9 @@ import { openPostgres } from './pg.js'
  *
  * @param url `DATABASE_URL`.
  * @param namespace `DB_NAMESPACE`.
- * @param maxPoolSize `DB_MAX_POOL_SIZE` (0 = no limit of ours; ignored by PGlite).
+ * @param maxPoolSize `DB_MAX_POOL_SIZE` (0 = derived from the server's limits; ignored by PGlite).
+ * @throws {Error} When PostgreSQL cannot be reached (its limits are read at once when
+ *   `maxPoolSize` is 0).
  */
 export async function openDb(url: string, namespace: string, maxPoolSize: number): Promise<Db> {
   if (url.startsWith('pglite://')) return openPglite(url, namespace)

@@ -46,20 +46,79 @@ function wrap(client: pg.Pool | pg.PoolClient, t: Tables): Queryable {
   }
 }
 
+/** What PostgreSQL lets one login open; see {@link derivedPoolSize}. */
+export interface ConnectionLimits {
+  /** `max_connections`. */
+  readonly maxConnections: number
+  /** `superuser_reserved_connections` plus `reserved_connections` (PostgreSQL 16+). */
+  readonly reserved: number
+  /** The role's `CONNECTION LIMIT`, or -1 for none. */
+  readonly roleLimit: number
+  /** The database's `CONNECTION LIMIT`, or -1 for none. */
+  readonly databaseLimit: number
+}
+
+/**
+ * The pool size used when `DB_MAX_POOL_SIZE` is 0: half of what PostgreSQL lets this login open
+ * (the least of `max_connections` less the reserved slots, the role's and the database's
+ * `CONNECTION LIMIT`), at least 1. The other half is left to other clients (migrations, admin
+ * sessions, a second instance); requests beyond the pool wait for a connection instead of
+ * failing with "too many connections".
+ */
+export function derivedPoolSize(limits: ConnectionLimits): number {
+  const allowed = [limits.maxConnections - limits.reserved]
+  if (limits.roleLimit >= 0) allowed.push(limits.roleLimit)
+  if (limits.databaseLimit >= 0) allowed.push(limits.databaseLimit)
+  return Math.max(1, Math.floor(Math.min(...allowed) / 2))
+}
+
+/** Reads the {@link ConnectionLimits} of a connection string's login (one short connection). */
+async function readConnectionLimits(connectionString: string): Promise<ConnectionLimits> {
+  const client = new pg.Client({ connectionString })
+  await client.connect()
+  try {
+    const { rows } = await client.query<{
+      max_connections: number
+      reserved: number
+      role_limit: number | null
+      database_limit: number | null
+    }>(
+      `SELECT current_setting('max_connections')::int AS max_connections,
+         current_setting('superuser_reserved_connections')::int
+           + coalesce(current_setting('reserved_connections', true), '0')::int AS reserved,
+         (SELECT rolconnlimit FROM pg_roles WHERE rolname = current_user) AS role_limit,
+         (SELECT datconnlimit FROM pg_database WHERE datname = current_database()) AS database_limit`,
+    )
+    const row = rows[0]
+    return {
+      maxConnections: row?.max_connections ?? 100,
+      reserved: row?.reserved ?? 3,
+      roleLimit: row?.role_limit ?? -1,
+      databaseLimit: row?.database_limit ?? -1,
+    }
+  } finally {
+    await client.end()
+  }
+}
+
 /**
  * Opens a pooled PostgreSQL connection through `pg`. Connections are made lazily.
  *
  * @param url `postgres://…` connection string (`options=-c search_path=…` selects the schema).
  * @param namespace `DB_NAMESPACE` table prefix.
- * @param maxPoolSize `DB_MAX_POOL_SIZE`; 0 means no limit of ours (pg's pool needs a number, so
- *   a large one is used).
+ * @param maxPoolSize `DB_MAX_POOL_SIZE`; 0 means no limit of ours, so the pool is sized from the
+ *   server's limits ({@link derivedPoolSize}, read through one short connection now).
+ * @throws {Error} When `maxPoolSize` is 0 and the server cannot be reached.
  */
-export function openPostgres(url: string, namespace: string, maxPoolSize: number): Db {
-  const pool = new pg.Pool({
-    connectionString: withLockTimeout(url),
-    max: maxPoolSize > 0 ? maxPoolSize : 10_000,
-    idleTimeoutMillis: 30_000,
-  })
+export async function openPostgres(
+  url: string,
+  namespace: string,
+  maxPoolSize: number,
+): Promise<Db> {
+  const connectionString = withLockTimeout(url)
+  const max =
+    maxPoolSize > 0 ? maxPoolSize : derivedPoolSize(await readConnectionLimits(connectionString))
+  const pool = new pg.Pool({ connectionString, max, idleTimeoutMillis: 30_000 })
   // An idle client that loses its connection must not crash the process; the next query reports.
   pool.on('error', () => undefined)
 
@@ -67,6 +126,7 @@ export function openPostgres(url: string, namespace: string, maxPoolSize: number
   const base = wrap(pool, t)
   return {
     kind: 'postgres',
+    maxConnections: max,
     t,
     query: base.query,
     exec: base.exec,

@@ -41,6 +41,7 @@ export async function openPglite(url: string, namespace: string): Promise<Db> {
   const base = wrap(lite, t)
   return {
     kind: 'pglite',
+    maxConnections: 1,
     t,
     query: base.query,
     exec: base.exec,

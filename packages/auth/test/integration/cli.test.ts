@@ -47,6 +47,7 @@ describe('gatehouse-auth CLI', () => {
     expect(help).toMatch(/PASSWORD_HASH_CONCURRENCY .*\(0: one per CPU core\)/)
     expect(help).toMatch(/PASSWORD_HASH_QUEUE_SIZE .*\(100\)/)
     expect(help).toMatch(/API_MAX_REQUEST_DURATION .*\(10s\)/)
+    expect(help).toMatch(/DB_MAX_POOL_SIZE .*\(0: half of what the server allows\)/)
   })
 
   it('lists every configuration problem and exits 2', async () => {
