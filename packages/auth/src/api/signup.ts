@@ -231,7 +231,7 @@ export function signupRoutes(app: FastifyInstance, ctx: AppContext): void {
       })
     } catch (error) {
       // A concurrent sign-up took the email or phone between our lookup and our insert.
-      if (!isUniqueViolation(error)) throw error
+      if (!isUniqueViolation(error, ctx.db.t.users)) throw error
       result = duplicate()
     }
     if (result.kind === 'session') return reply.send(await ctx.tokens.finish(result.pending))

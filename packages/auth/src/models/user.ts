@@ -243,9 +243,13 @@ export async function findUserOwningPhone(tx: Queryable, phone: string): Promise
   return rows[0] ? fromRow(rows[0]) : undefined
 }
 
-/** Whether a statement failed on a unique index or constraint (SQLSTATE 23505). */
-export function isUniqueViolation(error: unknown): boolean {
-  return (error as { code?: unknown } | null)?.code === '23505'
+/**
+ * Whether a statement failed on a unique index or constraint (SQLSTATE 23505) of `table`, when
+ * the driver names the table (both `pg` and PGlite do).
+ */
+export function isUniqueViolation(error: unknown, table: string): boolean {
+  const e = error as { code?: unknown; table?: unknown } | null
+  return e?.code === '23505' && (e.table === undefined || e.table === table)
 }
 
 /** Whether any non-SSO user has this email, in any audience (the unique index spans them). */
