@@ -47,7 +47,7 @@ const services: Service[] = [
       AUTHSVC_JWT_DEFAULT_GROUP_NAME: 'authenticated',
     },
     endpoints: [
-      'Supabase-Auth-compatible API on http://127.0.0.1:9999 (PGlite in .data/auth, mail auto-confirm on; the service_role key is printed below)',
+      'Supabase-Auth-compatible API on http://127.0.0.1:9999 (PGlite in .data/auth, mail auto-confirm on; a service_role key is printed below on the first start: delete .data/auth for a new one)',
     ],
   },
   {
