@@ -1,3 +1,4 @@
+import { invalidType } from './args.js'
 import type { Response } from './response.js'
 
 /**
@@ -75,32 +76,26 @@ const state = { current: DEFAULTS }
  */
 export function configure(settings: Partial<Configuration>): Configuration {
   if (typeof settings !== 'object' || (settings as unknown) === null) {
-    throw Object.assign(new TypeError('"settings" must be an object'), {
-      code: 'ERR_INVALID_ARG_TYPE',
-    })
+    throw invalidType('settings', 'an object', settings)
   }
   const previous = state.current
   const next = { ...previous, ...settings }
   for (const key of ['silenceExtraTokensWarning', 'silenceNoTokensWarning'] as const) {
-    if (typeof next[key] !== 'boolean') throw settingType(key, 'a boolean')
+    if (typeof next[key] !== 'boolean') throw invalidType(`settings.${key}`, 'a boolean', next[key])
   }
-  if (typeof next.filteredLabel !== 'string') throw settingType('filteredLabel', 'a string')
+  if (typeof next.filteredLabel !== 'string') {
+    throw invalidType('settings.filteredLabel', 'a string', next.filteredLabel)
+  }
   if (
     !Array.isArray(next.filteredDebugKeys) ||
     !next.filteredDebugKeys.every((k) => typeof k === 'string')
   ) {
-    throw settingType('filteredDebugKeys', 'an array of strings')
+    throw invalidType('settings.filteredDebugKeys', 'an array of strings', next.filteredDebugKeys)
   }
   // Extending the list (the gem's `filtered_debug_keys += [...]`) keeps the built-in keys.
   const keys = new Set([...DEFAULTS.filteredDebugKeys, ...next.filteredDebugKeys])
   state.current = Object.freeze({ ...next, filteredDebugKeys: Object.freeze([...keys]) })
   return previous
-}
-
-function settingType(key: string, expected: string): TypeError {
-  return Object.assign(new TypeError(`"settings.${key}" must be ${expected}`), {
-    code: 'ERR_INVALID_ARG_TYPE',
-  })
 }
 
 /** The settings in force now (a frozen snapshot). @internal */

@@ -1,4 +1,5 @@
 import type { Dispatcher } from 'undici'
+import { invalidType, invalidValue } from './args.js'
 import { ConnectionError, TimeoutError } from './error.js'
 
 /** HTTP request methods the client sends. */
@@ -108,9 +109,7 @@ export class ConnectionBuilder {
   request(encoding: RequestEncoding): this {
     const value: unknown = encoding
     if (value !== 'form' && value !== 'json') {
-      throw Object.assign(new TypeError(`"encoding" must be 'form' or 'json'`), {
-        code: 'ERR_INVALID_ARG_VALUE',
-      })
+      throw invalidValue('encoding', "must be 'form' or 'json'")
     }
     this.encoding = encoding
     return this
@@ -119,9 +118,7 @@ export class ConnectionBuilder {
   /** Appends a middleware; the first added sees the request first. */
   use(middleware: Middleware): this {
     if (typeof middleware !== 'function') {
-      throw Object.assign(new TypeError('"middleware" must be a function'), {
-        code: 'ERR_INVALID_ARG_TYPE',
-      })
+      throw invalidType('middleware', 'a function', middleware)
     }
     this.middleware.push(middleware)
     return this
@@ -130,9 +127,7 @@ export class ConnectionBuilder {
   /** Sends requests with `fetch` (any WHATWG-compatible implementation). */
   adapter(fetch: FetchLike): this {
     if (typeof fetch !== 'function') {
-      throw Object.assign(new TypeError('"fetch" must be a function'), {
-        code: 'ERR_INVALID_ARG_TYPE',
-      })
+      throw invalidType('fetch', 'a function', fetch)
     }
     this.transport = fetchTransport(fetch, undefined)
     return this

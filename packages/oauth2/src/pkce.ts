@@ -1,3 +1,5 @@
+import { invalidValue } from './args.js'
+
 /** A PKCE pair (RFC 7636): send the challenge with the authorization request, keep the verifier. */
 export interface Pkce {
   /** Send with the token request (`code_verifier`); keep it secret until then. */
@@ -99,9 +101,9 @@ export function base64url(bytes: Uint8Array): string {
  */
 export function pkceChallenge(codeVerifier: string): string {
   if (typeof codeVerifier !== 'string' || !/^[A-Za-z0-9\-._~]{43,128}$/.test(codeVerifier)) {
-    throw Object.assign(
-      new TypeError('"codeVerifier" must be 43-128 characters of [A-Za-z0-9-._~] (RFC 7636 §4.1)'),
-      { code: 'ERR_INVALID_ARG_VALUE' },
+    throw invalidValue(
+      'codeVerifier',
+      'must be 43-128 characters of [A-Za-z0-9-._~] (RFC 7636 §4.1)',
     )
   }
   return base64url(sha256(new TextEncoder().encode(codeVerifier)))

@@ -1,3 +1,5 @@
+import { invalidValue } from './args.js'
+
 /**
  * Converts a key to snake_case the way the `snaky_hash` gem does: trim, spaces to `_`, `::` to
  * `/`, `ABCd` to `AB_Cd`, `aB` to `a_B`, `-` to `_`, squeeze `_`, lowercase.
@@ -153,9 +155,7 @@ export class SnakyHash {
   ): InstanceType<T> {
     const raw: unknown = text ? JSON.parse(text) : {}
     if (!isPlainObject(raw)) {
-      throw Object.assign(new TypeError('"text" must be the JSON of an object'), {
-        code: 'ERR_INVALID_ARG_VALUE',
-      })
+      throw invalidValue('text', 'must be the JSON of an object')
     }
     const hashes = mapHashes(raw, (h) => this.loadHash(h), 'top-down')
     return new this(
