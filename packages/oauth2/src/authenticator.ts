@@ -1,3 +1,4 @@
+import { base64url } from 'jose'
 import { invalidValue } from './args.js'
 import { importSigningKey, signJwt, type SigningOptions } from './jwt.js'
 import { formUrlEncode } from './url.js'
@@ -26,11 +27,13 @@ export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-typ
 /** Lifetime of a `private_key_jwt` assertion, seconds. */
 const ASSERTION_LIFETIME = 60
 
+/** Base64 (RFC 4648 §4, padded) of the UTF-8 bytes of `text`: jose's base64url, standard alphabet. */
 function base64(text: string): string {
-  const bytes = new TextEncoder().encode(text)
-  let binary = ''
-  for (const byte of bytes) binary += String.fromCharCode(byte)
-  return btoa(binary)
+  const url = base64url.encode(text)
+  return url
+    .replaceAll('-', '+')
+    .replaceAll('_', '/')
+    .padEnd(Math.ceil(url.length / 4) * 4, '=')
 }
 
 /**

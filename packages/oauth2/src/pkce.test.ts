@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { pkce, pkceChallenge, sha256 } from './pkce.js'
+import { sha256 } from '@noble/hashes/sha2.js'
+import { pkce, pkceChallenge } from './pkce.js'
 
 describe('pkce', () => {
   it('computes the RFC 7636 Appendix B challenge', () => {
