@@ -1,6 +1,7 @@
 import { base64url } from 'jose'
 import { invalidValue } from './args.js'
 import { importSigningKey, signJwt, type SigningOptions } from './jwt.js'
+import type { Random } from './random.js'
 import { formUrlEncode } from './url.js'
 
 /** How the client authenticates to the token endpoint (RFC 6749 §2.3, RFC 7523, RFC 8705). */
@@ -49,6 +50,7 @@ export class Authenticator {
   readonly #encoding: BasicAuthEncoding
   readonly #privateKey: SigningOptions | undefined
   readonly #now: () => number
+  readonly #random: Random
   #key: ReturnType<typeof importSigningKey> | undefined
   #basic: string | undefined
 
@@ -60,6 +62,7 @@ export class Authenticator {
       basicAuthEncoding: BasicAuthEncoding
       privateKey: SigningOptions | undefined
       now: () => number
+      random: Random
     },
   ) {
     this.#id = id
@@ -68,6 +71,7 @@ export class Authenticator {
     this.#encoding = options.basicAuthEncoding
     this.#privateKey = options.privateKey
     this.#now = options.now
+    this.#random = options.random
   }
 
   /** The `Authorization` value for HTTP Basic, per the configured encoding. */
@@ -127,7 +131,7 @@ export class Authenticator {
         iss: this.#id,
         sub: this.#id,
         aud: audience,
-        jti: crypto.randomUUID(),
+        jti: this.#random.uuid(),
         iat: now,
         exp: now + ASSERTION_LIFETIME,
       },

@@ -15,6 +15,7 @@ import {
   type AuthScheme,
   type BasicAuthEncoding,
 } from './authenticator.js'
+import { systemClock, type Clock } from './clock.js'
 import { currentConfiguration, debugEnabled, type Configuration } from './config.js'
 import {
   compose,
@@ -39,6 +40,7 @@ import {
   type IdTokenClaims,
   type VerifyIdTokenOptions,
 } from './oidc.js'
+import { systemRandom } from './random.js'
 import { Response, type ParseOption } from './response.js'
 import type { SnakyHash } from './snaky-hash.js'
 import { Assertion } from './strategy/assertion.js'
@@ -57,11 +59,6 @@ export type HttpVerb = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'head' | 'o
  * the query of a POST.
  */
 export type TokenMethod = 'post' | 'get' | 'post_with_query_string'
-
-/** A source of the current time as epoch milliseconds (inject a fake one in tests). */
-export interface Clock {
-  now(): number
-}
 
 /** Options of {@link Client}. Library options are camelCase; wire names keep their RFC spelling. */
 export interface ClientOptions {
@@ -217,7 +214,6 @@ const RESERVED_TOKEN_KEYS = new Set([
   'tokenMethod',
   'tokenName',
 ])
-const SYSTEM_CLOCK: Clock = { now: () => Date.now() }
 
 /** An endpoint whose requests carry credentials, and the option that sets its URL. */
 interface Endpoint {
@@ -393,7 +389,7 @@ export class Client<RaiseErrors extends boolean = true> {
     this.id = clientId
     this.#secret = clientSecret ?? undefined
     this.config = currentConfiguration()
-    this.clock = options.clock ?? SYSTEM_CLOCK
+    this.clock = options.clock ?? systemClock
     this.logger = options.logger ?? console
     this.#site = options.site === undefined ? undefined : String(options.site)
     const connectionOpts = options.connectionOpts ?? {}
@@ -419,6 +415,7 @@ export class Client<RaiseErrors extends boolean = true> {
       basicAuthEncoding: this.options.basicAuthEncoding,
       privateKey: options.privateKey,
       now: () => this.clock.now(),
+      random: systemRandom,
     })
     const defaultHeaders: Record<string, string> = {}
     lowerHeaders('options.connectionOpts.headers', connectionOpts.headers, defaultHeaders)

@@ -8,7 +8,6 @@ export { Client } from './client.js'
 export type {
   ClientOptions,
   ClientOptionsFor,
-  Clock,
   HttpVerb,
   RequestOptions,
   ResolvedClientOptions,
@@ -16,6 +15,7 @@ export type {
   TokenParams,
   TokenResult,
 } from './client.js'
+export type { Clock } from './clock.js'
 export { AccessToken } from './access-token.js'
 export type {
   AccessTokenHash,

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { sha256 } from '@noble/hashes/sha2.js'
-import { pkce, pkceChallenge } from './pkce.js'
+import { pkce, pkceChallenge, pkceFrom } from './pkce.js'
 
 describe('pkce', () => {
   it('computes the RFC 7636 Appendix B challenge', () => {
@@ -26,6 +26,15 @@ describe('pkce', () => {
     expect(a.code_challenge_method).toBe('S256')
     expect(a.code_challenge).toBe(createHash('sha256').update(a.code_verifier).digest('base64url'))
     expect(a.code_verifier).not.toBe(b.code_verifier)
+  })
+
+  it('takes the verifier bytes from the injected random source', () => {
+    const zeros = { bytes: (length: number) => new Uint8Array(length), uuid: () => '' }
+    const pair = pkceFrom(zeros)
+    expect(pair.code_verifier).toBe('A'.repeat(43))
+    expect(pair.code_challenge).toBe(
+      createHash('sha256').update(pair.code_verifier).digest('base64url'),
+    )
   })
 
   it('rejects verifiers outside RFC 7636 §4.1', () => {

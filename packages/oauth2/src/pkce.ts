@@ -1,6 +1,7 @@
 import { sha256 } from '@noble/hashes/sha2.js'
 import { base64url } from 'jose'
 import { invalidValue } from './args.js'
+import { systemRandom, type Random } from './random.js'
 
 /** A PKCE pair (RFC 7636): send the challenge with the authorization request, keep the verifier. */
 export interface Pkce {
@@ -32,7 +33,7 @@ export function pkceChallenge(codeVerifier: string): string {
 
 /**
  * Creates a PKCE pair (RFC 7636): a verifier of 32 random bytes (43 characters, base64url) and its
- * S256 challenge. Synchronous; uses `crypto.getRandomValues`.
+ * S256 challenge. Synchronous; the bytes come from `crypto.getRandomValues`.
  *
  * @returns `{ code_verifier, code_challenge, code_challenge_method: 'S256' }`, named as on the wire.
  * @see https://www.rfc-editor.org/rfc/rfc7636#section-4
@@ -48,7 +49,12 @@ export function pkceChallenge(codeVerifier: string): string {
  * ```
  */
 export function pkce(): Pkce {
-  const code_verifier = base64url.encode(crypto.getRandomValues(new Uint8Array(32)))
+  return pkceFrom(systemRandom)
+}
+
+/** {@link pkce} with the verifier's bytes from `random`. @internal */
+export function pkceFrom(random: Random): Pkce {
+  const code_verifier = base64url.encode(random.bytes(32))
   return {
     code_verifier,
     code_challenge: pkceChallenge(code_verifier),
