@@ -1,10 +1,21 @@
+/**
+ * The package's global state, all of it, and the environment it reads. The Ruby gem keeps the same
+ * things process-wide (`OAuth2.config`, `OAuth2::Response.register_parser`), so this is the one
+ * exception to "no module-level mutable state"; everything else is per client.
+ *
+ * | global                    | set by                       | read                                                              |
+ * | ------------------------- | ---------------------------- | ----------------------------------------------------------------- |
+ * | `globals.configuration`   | {@link configure}            | when a `Client` is created: it keeps a snapshot (`client.config`) |
+ * | `globals.parsersByKey`    | `Response.registerParser`    | when a body is parsed (`parse: key`), by every client             |
+ * | `globals.parsersByMime`   | `Response.registerParser`    | when a body is parsed by Content-Type, by every client            |
+ * | `OAUTH_DEBUG` (env)       | the process environment      | when a `Client` is created ({@link debugEnabled})                 |
+ *
+ * The built-in parsers (JSON, form, text) live in `response.ts` and never change.
+ *
+ * @module
+ */
 import { invalidType } from './args.js'
 import type { Response } from './response.js'
-
-/**
- * The library-wide settings of {@link configure} (the gem's `OAuth2.configure`). This module
- * holds the package's only global state; clients take a snapshot when they are constructed.
- */
 
 /** Library-wide settings. */
 export interface Configuration {
@@ -57,7 +68,19 @@ const DEFAULTS: Configuration = Object.freeze({
   ]),
 })
 
-const state = { current: DEFAULTS }
+/** A body parser added with `Response.registerParser`, and the MIME types it handles. @internal */
+export interface ParserEntry {
+  readonly key: string
+  readonly mimeTypes: readonly string[]
+  readonly parser: Parser
+}
+
+/** The package's only mutable module state: see the table at the top of this file. */
+const globals = {
+  configuration: DEFAULTS,
+  parsersByKey: new Map<string, ParserEntry>(),
+  parsersByMime: new Map<string, ParserEntry>(),
+}
 
 /**
  * Changes library-wide settings (the gem's `OAuth2.configure`). Clients and access tokens read the
@@ -78,7 +101,7 @@ export function configure(settings: Partial<Configuration>): Configuration {
   if (typeof settings !== 'object' || (settings as unknown) === null) {
     throw invalidType('settings', 'an object', settings)
   }
-  const previous = state.current
+  const previous = globals.configuration
   const next = { ...previous, ...settings }
   for (const key of ['silenceExtraTokensWarning', 'silenceNoTokensWarning'] as const) {
     if (typeof next[key] !== 'boolean') throw invalidType(`settings.${key}`, 'a boolean', next[key])
@@ -94,13 +117,13 @@ export function configure(settings: Partial<Configuration>): Configuration {
   }
   // Extending the list (the gem's `filtered_debug_keys += [...]`) keeps the built-in keys.
   const keys = new Set([...DEFAULTS.filteredDebugKeys, ...next.filteredDebugKeys])
-  state.current = Object.freeze({ ...next, filteredDebugKeys: Object.freeze([...keys]) })
+  globals.configuration = Object.freeze({ ...next, filteredDebugKeys: Object.freeze([...keys]) })
   return previous
 }
 
 /** The settings in force now (a frozen snapshot). @internal */
 export function currentConfiguration(): Configuration {
-  return state.current
+  return globals.configuration
 }
 
 /**
@@ -123,30 +146,18 @@ export function debugEnabled(
  */
 export type Parser = (body: string, response: Response) => unknown
 
-/** A registered parser and the MIME types it handles. @internal */
-export interface ParserEntry {
-  readonly key: string
-  readonly mimeTypes: readonly string[]
-  readonly parser: Parser
-}
-
-const parsers = {
-  byKey: new Map<string, ParserEntry>(),
-  byMime: new Map<string, ParserEntry>(),
-}
-
 /** Adds or replaces a parser (see `Response.registerParser`). @internal */
 export function registerParser(entry: ParserEntry): void {
-  parsers.byKey.set(entry.key, entry)
-  for (const mime of entry.mimeTypes) parsers.byMime.set(mime.toLowerCase(), entry)
+  globals.parsersByKey.set(entry.key, entry)
+  for (const mime of entry.mimeTypes) globals.parsersByMime.set(mime.toLowerCase(), entry)
 }
 
 /** The parser registered under `key`. @internal */
 export function parserByKey(key: string): ParserEntry | undefined {
-  return parsers.byKey.get(key)
+  return globals.parsersByKey.get(key)
 }
 
 /** The parser registered for a MIME type (lowercase, without parameters). @internal */
 export function parserByMime(mime: string): ParserEntry | undefined {
-  return parsers.byMime.get(mime)
+  return globals.parsersByMime.get(mime)
 }
