@@ -1,6 +1,6 @@
 import { invalidType, invalidValue, isRecord, show } from './args.js'
 import type { Client, HttpVerb, RequestOptions } from './client.js'
-import { invalidTokenResponse, OAuth2Error } from './error.js'
+import { invalidTokenResponse, libraryError } from './error.js'
 import type { IdTokenClaims, VerifyIdTokenOptions } from './oidc.js'
 import type { Response } from './response.js'
 import { snakeCase } from './snaky-hash.js'
@@ -211,10 +211,10 @@ export class AccessToken {
     this.params = params
     if (this.#token === '' && (this.#refreshToken ?? '') === '') {
       if (client.options.raiseErrors) {
-        throw new OAuth2Error({
-          error: 'no_token',
-          error_description: `AccessToken has no token; fields are: ${Object.keys(opts).join(', ') || 'none'}`,
-        })
+        throw libraryError(
+          'no_token',
+          `AccessToken has no token; fields are: ${Object.keys(opts).join(', ') || 'none'}`,
+        )
       }
       if (!client.config.silenceNoTokensWarning) {
         client.logger.warn('AccessToken has no token and no refresh token')
@@ -330,10 +330,7 @@ export class AccessToken {
   ): Promise<AccessToken> {
     const refreshToken = this.#refreshToken
     if (refreshToken === undefined || refreshToken === '') {
-      throw new OAuth2Error({
-        error: 'no_refresh_token',
-        error_description: 'A refresh_token is not available',
-      })
+      throw libraryError('no_refresh_token', 'A refresh_token is not available')
     }
     const { response, token: next } = await this.client.requestToken(
       { ...params, grant_type: 'refresh_token', refresh_token: refreshToken },
@@ -377,16 +374,16 @@ export class AccessToken {
       else if ((this.#refreshToken ?? '') !== '')
         [value, kind] = [this.#refreshToken, 'refresh_token']
     } else {
-      throw new OAuth2Error({
-        error: 'unrevocable_token',
-        error_description: "token_type_hint must be undefined, 'access_token' or 'refresh_token'",
-      })
+      throw libraryError(
+        'unrevocable_token',
+        "token_type_hint must be undefined, 'access_token' or 'refresh_token'",
+      )
     }
     if (value === undefined || value === '') {
-      throw new OAuth2Error({
-        error: 'unrevocable_token',
-        error_description: `${kind ?? 'unknown token type'} is not available for revoking`,
-      })
+      throw libraryError(
+        'unrevocable_token',
+        `${kind ?? 'unknown token type'} is not available for revoking`,
+      )
     }
     return this.client.revokeToken(value, kind, rest)
   }
@@ -498,10 +495,7 @@ export class AccessToken {
     const fromParams = this.params.id_token
     const idToken = fromParams ?? (this.tokenName === 'id_token' ? this.#token : undefined)
     if (typeof idToken !== 'string' || idToken === '') {
-      throw new OAuth2Error({
-        error: 'invalid_id_token',
-        error_description: 'the token response has no id_token',
-      })
+      throw libraryError('invalid_id_token', 'the token response has no id_token')
     }
     if (!isRecord(options)) throw invalidType('options', 'an object', options)
     // The access token issued with the ID token is what its at_hash covers.

@@ -11,8 +11,8 @@ export type ArgumentErrorCode = 'ERR_INVALID_ARG_TYPE' | 'ERR_INVALID_ARG_VALUE'
 /** A `TypeError` with a Node-style `code`. @internal */
 export type ArgumentError = TypeError & { code: ArgumentErrorCode }
 
-function coded(message: string, code: ArgumentErrorCode): ArgumentError {
-  const error = new TypeError(message) as ArgumentError
+function coded(message: string, code: ArgumentErrorCode, cause?: unknown): ArgumentError {
+  const error = new TypeError(message, cause === undefined ? undefined : { cause }) as ArgumentError
   error.code = code
   return error
 }
@@ -29,9 +29,14 @@ export function invalidType(name: string, expected: string, actual: unknown): Ar
   return coded(`"${name}" must be ${expected} (got ${describe(actual)})`, 'ERR_INVALID_ARG_TYPE')
 }
 
-/** `"name" <problem>`, code `ERR_INVALID_ARG_VALUE`. @internal */
-export function invalidValue(name: string, problem: string): ArgumentError {
-  return coded(`"${name}" ${problem}`, 'ERR_INVALID_ARG_VALUE')
+/**
+ * `"name" <problem>`, code `ERR_INVALID_ARG_VALUE`; `cause` is the error that showed the problem
+ * (for example jose's, for a key it cannot use).
+ *
+ * @internal
+ */
+export function invalidValue(name: string, problem: string, cause?: unknown): ArgumentError {
+  return coded(`"${name}" ${problem}`, 'ERR_INVALID_ARG_VALUE', cause)
 }
 
 /** True for `{}`-like objects (not arrays, not null). @internal */

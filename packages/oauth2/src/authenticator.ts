@@ -127,6 +127,7 @@ export class Authenticator {
     const key = await this.#key
     const now = Math.floor(this.#now() / 1000)
     return signJwt(
+      'options.privateKey',
       {
         iss: this.#id,
         sub: this.#id,

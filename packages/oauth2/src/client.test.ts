@@ -90,6 +90,20 @@ describe('Client construction', () => {
 })
 
 describe('URL building', () => {
+  it('reports a URL the WHATWG parser refuses as an argument error naming its option', async () => {
+    const client = new Client('id', 's', { site: 'https://auth.example', tokenUrl: 'http://[x' })
+    expect(() => client.tokenUrl()).toThrow(
+      argError('ERR_INVALID_ARG_VALUE', '"options.tokenUrl" is not a valid absolute URL'),
+    )
+    await expect(client.request('get', 'https://[x/')).rejects.toThrow(
+      argError('ERR_INVALID_ARG_VALUE', '"url" is not a valid absolute URL'),
+    )
+    client.site = 'not a url'
+    expect(() => client.authorizeUrl()).toThrow(
+      argError('ERR_INVALID_ARG_VALUE', `"site" must be an absolute URL (got 'not a url')`),
+    )
+  })
+
   it('puts relative URLs under the site path, leading-slash URLs at the host root, absolute URLs as given', () => {
     const nested = new Client('id', 's', { site: 'https://auth.example/tenant' })
     expect(nested.tokenUrl()).toBe('https://auth.example/tenant/oauth/token')

@@ -30,7 +30,7 @@ import {
   type Transport,
 } from './connection.js'
 import { DebugFilter, debugLogging, type Logger } from './debug.js'
-import { invalidTokenResponse, OAuth2Error } from './error.js'
+import { invalidTokenResponse, libraryError, OAuth2Error } from './error.js'
 import { SIGNING_ALGORITHMS, type SigningOptions } from './jwt.js'
 import {
   fetchMetadata,
@@ -530,7 +530,7 @@ export class Client<RaiseErrors extends boolean = true> {
    */
   authorizeUrl(params: Readonly<Record<string, unknown>> = {}): string {
     assertRecord('params', params)
-    return withQuery(resolveUrl(this.#site, this.options.authorizeUrl), {
+    return withQuery(resolveUrl(this.#site, this.options.authorizeUrl, 'options.authorizeUrl'), {
       ...this.redirectionParams(),
       ...params,
     })
@@ -539,15 +539,15 @@ export class Client<RaiseErrors extends boolean = true> {
   /** The token endpoint URL, with optional query `params`. */
   tokenUrl(params?: Readonly<Record<string, unknown>>): string {
     if (params !== undefined)
-      return withQuery(resolveUrl(this.#site, this.options.tokenUrl), params)
+      return withQuery(resolveUrl(this.#site, this.options.tokenUrl, 'options.tokenUrl'), params)
     // Token requests are the hot path: resolve once per site.
-    this.#tokenUrl ??= resolveUrl(this.#site, this.options.tokenUrl).href
+    this.#tokenUrl ??= resolveUrl(this.#site, this.options.tokenUrl, 'options.tokenUrl').href
     return this.#tokenUrl
   }
 
   /** The revocation endpoint URL, with optional query `params`. */
   revokeUrl(params?: Readonly<Record<string, unknown>>): string {
-    return withQuery(resolveUrl(this.#site, this.options.revokeUrl), params)
+    return withQuery(resolveUrl(this.#site, this.options.revokeUrl, 'options.revokeUrl'), params)
   }
 
   /** The Authorization Code grant (with PKCE). */
@@ -890,7 +890,7 @@ export class Client<RaiseErrors extends boolean = true> {
     tokenTypeHint?: string,
     params: TokenParams = {},
   ): Promise<Response> {
-    const url = resolveUrl(this.#site, this.options.introspectUrl).href
+    const url = resolveUrl(this.#site, this.options.introspectUrl, 'options.introspectUrl').href
     return this.#tokenOperation(url, token, tokenTypeHint, params, INTROSPECTION_ENDPOINT)
   }
 
@@ -918,11 +918,10 @@ export class Client<RaiseErrors extends boolean = true> {
     assertRecord('options', options)
     const metadata = this.options.metadata
     if (metadata === undefined) {
-      throw new OAuth2Error({
-        error: 'invalid_metadata',
-        error_description:
-          'verifyIdToken needs the server metadata: use Client.discover() or options.metadata',
-      })
+      throw libraryError(
+        'invalid_metadata',
+        'verifyIdToken needs the server metadata: use Client.discover() or options.metadata',
+      )
     }
     this.#verifier ??= new IdTokenVerifier(this, metadata)
     return this.#verifier.verify(idToken, options)
@@ -944,10 +943,10 @@ export class Client<RaiseErrors extends boolean = true> {
   ): Promise<Record<string, unknown>> {
     const url = this.options.userinfoUrl ?? this.options.metadata?.userinfo_endpoint
     if (url === undefined) {
-      throw new OAuth2Error({
-        error: 'invalid_metadata',
-        error_description: 'no UserInfo endpoint: use Client.discover() or options.userinfoUrl',
-      })
+      throw libraryError(
+        'invalid_metadata',
+        'no UserInfo endpoint: use Client.discover() or options.userinfoUrl',
+      )
     }
     let response: Response
     if (token instanceof AccessToken) response = await token.get(url, { raiseErrors: true })

@@ -1,3 +1,20 @@
+/**
+ * The package's error vocabulary, all of it:
+ *
+ * - {@link OAuth2Error}, the base of everything the server or this library reports about an
+ *   exchange or a token, with `code` from {@link OAuth2ErrorCode} (callers `switch` on it).
+ *   Library errors are built by {@link libraryError} or from a response, never with a free string.
+ * - {@link ConnectionError} (`ERR_OAUTH2_CONNECTION`) and {@link TimeoutError}
+ *   (`ERR_OAUTH2_TIMEOUT`): the transport failed. Siblings of `OAuth2Error`, as in the gem.
+ * - Coded `TypeError`s (`ERR_INVALID_ARG_TYPE`, `ERR_INVALID_ARG_VALUE`) for bad arguments, all
+ *   built in `args.ts`; errors of jose or `node:crypto` about a caller's key are wrapped there too.
+ *
+ * Let through on purpose, as the gem does: the `SyntaxError` of `Response#parsed` and
+ * `SnakyHash.load` for invalid JSON, and whatever the caller's own callbacks throw (middleware,
+ * parsers, `mode` functions, `fetch`).
+ *
+ * @module
+ */
 import { Response } from './response.js'
 
 /**
@@ -192,6 +209,21 @@ export class TimeoutError extends Error {
     super(message, options)
     this.name = 'TimeoutError'
   }
+}
+
+/**
+ * An error of this library's own, with no response to read it from (the gem's
+ * `OAuth2::Error.new(error: …, error_description: …)`): `code` must be one of
+ * {@link OAuth2ErrorCode}; the body is the JSON of `error` and `error_description`.
+ *
+ * @internal
+ */
+export function libraryError(
+  code: OAuth2ErrorCode,
+  description: string,
+  cause?: unknown,
+): OAuth2Error {
+  return new OAuth2Error({ error: code, error_description: description }, { cause })
 }
 
 /**

@@ -53,7 +53,7 @@ const PEM = /^-----BEGIN ([A-Z ]+)-----/
  * Checks `options` and turns its key into something jose signs with.
  *
  * @throws {TypeError} `ERR_INVALID_ARG_TYPE`/`ERR_INVALID_ARG_VALUE` naming `name.algorithm` or
- *   `name.key`.
+ *   `name.key` (also when jose or `node:crypto` cannot read the key; theirs is the `cause`).
  * @internal
  */
 export async function importSigningKey(name: string, options: unknown): Promise<ImportedKey> {
@@ -75,10 +75,14 @@ export async function importSigningKey(name: string, options: unknown): Promise<
       if (!symmetric) throw invalidValue(`${name}.key`, `must be a PEM private key for ${alg}`)
       return new TextEncoder().encode(key)
     }
-    if (pem[1] === 'PRIVATE KEY') return importPKCS8(key, alg, { extractable: false })
-    // PKCS#1 / SEC1 PEM: Node's crypto reads them; other runtimes need PKCS#8.
-    const crypto = await import('node:crypto')
-    return crypto.createPrivateKey(key)
+    try {
+      if (pem[1] === 'PRIVATE KEY') return await importPKCS8(key, alg, { extractable: false })
+      // PKCS#1 / SEC1 PEM: Node's crypto reads them; other runtimes need PKCS#8.
+      const crypto = await import('node:crypto')
+      return crypto.createPrivateKey(key)
+    } catch (error) {
+      throw unusableKey(name, alg, error)
+    }
   }
   if (key instanceof Uint8Array) {
     if (!symmetric) throw invalidValue(`${name}.key`, `must be a private key for ${alg}, not bytes`)
@@ -91,18 +95,32 @@ export async function importSigningKey(name: string, options: unknown): Promise<
 /**
  * Signs `claims` as a compact JWS with the `typ` `JWT`.
  *
+ * @param name The name of the signing options in error messages (`signing`, `options.privateKey`).
+ * @throws {TypeError} `ERR_INVALID_ARG_VALUE` naming `name.key` when jose cannot sign with the key
+ *   (jose's error is the `cause`).
  * @internal
  */
 export async function signJwt(
+  name: string,
   claims: JWTPayload,
   options: { algorithm: string; kid?: string | undefined },
   key: ImportedKey,
 ): Promise<string> {
-  return new SignJWT(claims)
-    .setProtectedHeader({
-      alg: options.algorithm,
-      typ: 'JWT',
-      ...(options.kid === undefined ? {} : { kid: options.kid }),
-    })
-    .sign(key)
+  try {
+    return await new SignJWT(claims)
+      .setProtectedHeader({
+        alg: options.algorithm,
+        typ: 'JWT',
+        ...(options.kid === undefined ? {} : { kid: options.kid }),
+      })
+      .sign(key)
+  } catch (error) {
+    throw unusableKey(name, options.algorithm, error)
+  }
+}
+
+/** A key jose or `node:crypto` refused, as an argument error (their message names no key material). */
+function unusableKey(name: string, alg: string, cause: unknown) {
+  const reason = cause instanceof Error ? `: ${cause.message}` : ''
+  return invalidValue(`${name}.key`, `is not a usable ${alg} private key${reason}`, cause)
 }

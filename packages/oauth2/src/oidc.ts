@@ -10,7 +10,7 @@ import {
   type FlattenedJWSInput,
 } from 'jose'
 import { invalidType, isRecord, show } from './args.js'
-import { OAuth2Error } from './error.js'
+import { libraryError, OAuth2Error } from './error.js'
 import type { Response } from './response.js'
 
 /**
@@ -130,11 +130,11 @@ export interface OidcHost {
 }
 
 function invalidMetadata(description: string, cause?: unknown): OAuth2Error {
-  return new OAuth2Error({ error: 'invalid_metadata', error_description: description }, { cause })
+  return libraryError('invalid_metadata', description, cause)
 }
 
 function invalidIdToken(description: string, cause?: unknown): OAuth2Error {
-  return new OAuth2Error({ error: 'invalid_id_token', error_description: description }, { cause })
+  return libraryError('invalid_id_token', description, cause)
 }
 
 /**

@@ -1,4 +1,4 @@
-import { invalidType } from './args.js'
+import { invalidType, invalidValue } from './args.js'
 
 /** A value of a query or form parameter; `undefined` and `null` leave the parameter out. */
 export type ParamValue =
@@ -117,15 +117,30 @@ export function whatwgTrim(ref: string): string {
  * `base`, also when spelled so that the WHATWG parser reads it as one (`/\host`, `/\t/host`,
  * `\\host`, leading spaces).
  *
+ * @param name The option or argument `path` came from, for the error message.
+ * @throws {TypeError} `ERR_INVALID_ARG_VALUE` for an absolute `path` or a `base` that is not a URL;
+ *   `ERR_INVALID_ARG_TYPE` for a relative `path` without `base`.
  * @internal
  */
-export function resolveUrl(base: string | undefined, path: string): URL {
+export function resolveUrl(base: string | undefined, path: string, name = 'url'): URL {
   const ref = whatwgTrim(path)
-  if (ABSOLUTE.test(ref)) return new URL(ref)
+  if (ABSOLUTE.test(ref)) {
+    try {
+      return new URL(ref)
+    } catch (error) {
+      // Not shown: a URL may carry a secret in its query.
+      throw invalidValue(name, 'is not a valid absolute URL', error)
+    }
+  }
   if (base === undefined || base === '') {
     throw invalidType('site', 'set (a base URL) to use the relative URL', path)
   }
-  const root = new URL(base)
+  let root: URL
+  try {
+    root = new URL(base)
+  } catch (error) {
+    throw invalidValue('site', `must be an absolute URL (got '${base}')`, error)
+  }
   if (PROTOCOL_RELATIVE.test(ref)) return new URL(`${root.origin}/${ref}`)
   if (ref.startsWith('/') || ref.startsWith('\\')) return new URL(ref, root)
   if (!root.pathname.endsWith('/')) root.pathname += '/'

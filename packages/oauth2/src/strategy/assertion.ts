@@ -55,7 +55,7 @@ export class Assertion<RaiseErrors extends boolean = true> {
     }
     assertRecord('params', params)
     const key = await importSigningKey('signing', signing)
-    const assertion = await signJwt(claims, signing, key)
+    const assertion = await signJwt('signing', claims, signing, key)
     return this.#client.getToken(
       { grant_type: JWT_BEARER_GRANT_TYPE, assertion, ...params },
       accessTokenOpts,

@@ -162,5 +162,19 @@ describe('grant strategies', () => {
         ),
       ).rejects.toThrow(argError(undefined, '"claims.exp"'))
     })
+
+    it("turns a key jose cannot use into an argument error with jose's as the cause", async () => {
+      const pem = '-----BEGIN PRIVATE KEY-----\nnot a key\n-----END PRIVATE KEY-----'
+      const broken = client.assertion.getToken(claims, { algorithm: 'RS256', key: pem })
+      await expect(broken).rejects.toThrow(
+        argError('ERR_INVALID_ARG_VALUE', '"signing.key" is not a usable RS256 private key'),
+      )
+      await expect(broken).rejects.toHaveProperty('cause', expect.any(Error))
+      const ec = await generateKeyPair('ES256', { extractable: true })
+      const mismatched = { algorithm: 'RS256' as const, key: await exportJWK(ec.privateKey) }
+      await expect(client.assertion.getToken(claims, mismatched)).rejects.toThrow(
+        argError('ERR_INVALID_ARG_VALUE', '"signing.key" is not a usable RS256 private key'),
+      )
+    })
   })
 })
