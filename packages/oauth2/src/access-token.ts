@@ -1,7 +1,8 @@
 import { invalidType, invalidValue, isRecord, show } from './args.js'
-import type { Client, HttpVerb, RequestOptions } from './client.js'
+import type { Client } from './client.js'
 import { invalidTokenResponse, libraryError } from './error.js'
-import type { IdTokenClaims, VerifyIdTokenOptions } from './oidc.js'
+import type { IdTokenClaims, VerifyIdTokenOptions } from './oidc/id-token.js'
+import type { HttpVerb, RequestOptions } from './requester.js'
 import type { Response } from './response.js'
 import { snakeCase } from './snaky-hash.js'
 

@@ -1,5 +1,7 @@
 import type { Dispatcher } from 'undici'
 import { invalidType, invalidValue } from './args.js'
+import { debugEnabled, type Configuration } from './config.js'
+import { debugLogging, type Logger } from './debug.js'
 import { ConnectionError, TimeoutError } from './error.js'
 
 /** HTTP request methods the client sends. */
@@ -250,4 +252,52 @@ export function undiciTransport(options: ConnectionOptions): {
 /** Composes middleware around a transport (first middleware outermost). @internal */
 export function compose(middleware: readonly Middleware[], transport: Transport): Transport {
   return middleware.reduceRight<Transport>((next, mw) => (request) => mw(request, next), transport)
+}
+
+/** A client's connection, opened once by the `Client` constructor. @internal */
+export interface Connection {
+  /** The transport inside the middleware (the builder's, then debug logging). */
+  readonly send: Transport
+  /** Releases the connection pool the client created (undici with `tls` or `proxy`). */
+  readonly close: () => Promise<void>
+  /** How object bodies are encoded. */
+  readonly encoding: RequestEncoding
+}
+
+/**
+ * Opens a client's connection (the gem's Faraday connection): runs `buildConnection` on a
+ * {@link ConnectionBuilder}; the transport is the builder's adapter, else `options.fetch`, else
+ * undici; the builder's middleware wraps it, with debug logging innermost when `OAUTH_DEBUG` is on.
+ *
+ * @internal
+ */
+export function openConnection(
+  options: {
+    readonly connectionOpts: ConnectionOptions
+    readonly fetch: FetchLike | undefined
+    readonly logger: Logger
+    readonly config: Configuration
+    /** Names of `connectionOpts.headers`: their values are filtered from debug output. */
+    readonly configuredHeaders: readonly string[]
+  },
+  buildConnection: ((connection: ConnectionBuilder) => void) | undefined,
+): Connection {
+  const builder = new ConnectionBuilder()
+  buildConnection?.(builder)
+  let transport = builder.transport
+  let close = async (): Promise<void> => {}
+  if (transport === undefined) {
+    if (options.fetch !== undefined) {
+      transport = fetchTransport(options.fetch, options.connectionOpts.timeout)
+    } else {
+      const undici = undiciTransport(options.connectionOpts)
+      transport = undici.transport
+      close = undici.close
+    }
+  }
+  const middleware = [...builder.middleware]
+  if (debugEnabled()) {
+    middleware.push(debugLogging(options.logger, options.config, options.configuredHeaders))
+  }
+  return { send: compose(middleware, transport), close, encoding: builder.encoding }
 }

@@ -8,13 +8,11 @@ export { Client } from './client.js'
 export type {
   ClientOptions,
   ClientOptionsFor,
-  HttpVerb,
-  RequestOptions,
   ResolvedClientOptions,
   TokenMethod,
-  TokenParams,
-  TokenResult,
-} from './client.js'
+} from './client-options.js'
+export type { HttpVerb, RequestOptions } from './requester.js'
+export type { TokenParams, TokenResult } from './token-endpoint.js'
 export type { Clock } from './clock.js'
 export { AccessToken } from './access-token.js'
 export type {
@@ -49,7 +47,8 @@ export type {
 } from './connection.js'
 export type { Logger } from './debug.js'
 export type { SigningAlgorithm, SigningKey, SigningOptions } from './jwt.js'
-export type { AuthorizationServerMetadata, IdTokenClaims, VerifyIdTokenOptions } from './oidc.js'
+export type { IdTokenClaims, VerifyIdTokenOptions } from './oidc/id-token.js'
+export type { AuthorizationServerMetadata } from './oidc/metadata.js'
 export { JWT_BEARER_GRANT_TYPE } from './strategy/assertion.js'
 export type { Assertion, AssertionClaims } from './strategy/assertion.js'
 export type { AuthCode, AuthCodeTokenParams, AuthorizeParams } from './strategy/auth-code.js'

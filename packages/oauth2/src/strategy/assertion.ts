@@ -1,7 +1,8 @@
 import type { JWTPayload } from 'jose'
 import type { AccessTokenOptions } from '../access-token.js'
 import { assertRecord, invalidType, isRecord } from '../args.js'
-import type { Client, TokenParams, TokenResult } from '../client.js'
+import type { Client } from '../client.js'
+import type { TokenParams, TokenResult } from '../token-endpoint.js'
 import { importSigningKey, signJwt, type SigningOptions } from '../jwt.js'
 
 /** `grant_type` of the JWT bearer grant (RFC 7523 §2.1). */

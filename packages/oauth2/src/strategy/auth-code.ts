@@ -1,6 +1,7 @@
 import type { AccessTokenOptions } from '../access-token.js'
 import { assertRecord, assertString, invalidValue } from '../args.js'
-import type { Client, TokenParams, TokenResult } from '../client.js'
+import type { Client } from '../client.js'
+import type { TokenParams, TokenResult } from '../token-endpoint.js'
 
 /** Parameters of an authorization request (RFC 6749 §4.1.1, RFC 7636 §4.3, OIDC Core §3.1.2.1). */
 export interface AuthorizeParams {

@@ -1,6 +1,7 @@
 import type { AccessTokenOptions } from '../access-token.js'
 import { assertRecord } from '../args.js'
-import type { Client, TokenParams, TokenResult } from '../client.js'
+import type { Client } from '../client.js'
+import type { TokenParams, TokenResult } from '../token-endpoint.js'
 
 /**
  * The Client Credentials grant (RFC 6749 §4.4); reach it as `client.clientCredentials`.

@@ -1,6 +1,7 @@
 import type { AccessTokenOptions } from '../access-token.js'
 import { assertRecord, assertString } from '../args.js'
-import type { Client, TokenParams, TokenResult } from '../client.js'
+import type { Client } from '../client.js'
+import type { TokenParams, TokenResult } from '../token-endpoint.js'
 
 /**
  * The Resource Owner Password Credentials grant (RFC 6749 §4.3); reach it as `client.password`.

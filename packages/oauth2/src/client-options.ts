@@ -1,0 +1,234 @@
+import { AccessToken } from './access-token.js'
+import {
+  assertOneOf,
+  assertOptionalBoolean,
+  assertRecord,
+  invalidType,
+  invalidValue,
+  isRecord,
+} from './args.js'
+import { AUTH_SCHEMES, type AuthScheme, type BasicAuthEncoding } from './authenticator.js'
+import type { Clock } from './clock.js'
+import type { ConnectionOptions, FetchLike } from './connection.js'
+import type { Logger } from './debug.js'
+import { SIGNING_ALGORITHMS, type SigningOptions } from './jwt.js'
+import type { AuthorizationServerMetadata } from './oidc/metadata.js'
+
+/**
+ * How token requests carry their parameters: `'post'` as a form body (JSON when the caller sets
+ * `Content-Type: application/json`), `'get'` in the query of a GET, `'post_with_query_string'` in
+ * the query of a POST.
+ */
+export type TokenMethod = 'post' | 'get' | 'post_with_query_string'
+
+/** Options of {@link Client}. Library options are camelCase; wire names keep their RFC spelling. */
+export interface ClientOptions {
+  /** Base URL of the provider, e.g. `https://auth.example/tenant`. */
+  readonly site?: string | URL | undefined
+  /** Authorization endpoint, relative to `site` or absolute. @default 'oauth/authorize' */
+  readonly authorizeUrl?: string | undefined
+  /** Token endpoint, relative to `site` or absolute. @default 'oauth/token' */
+  readonly tokenUrl?: string | undefined
+  /** Revocation endpoint (RFC 7009). @default 'oauth/revoke' */
+  readonly revokeUrl?: string | undefined
+  /** Introspection endpoint (RFC 7662). @default 'oauth/introspect' */
+  readonly introspectUrl?: string | undefined
+  /** UserInfo endpoint (OIDC Core §5.3); set by {@link Client.discover}. */
+  readonly userinfoUrl?: string | undefined
+  /** Redirect URI added to authorization URLs and code exchanges. */
+  readonly redirect_uri?: string | undefined
+  /** How token requests carry parameters. @default 'post' */
+  readonly tokenMethod?: TokenMethod | undefined
+  /** Client authentication at the token endpoint. @default 'basic_auth' */
+  readonly authScheme?: AuthScheme | undefined
+  /**
+   * Encoding of id and secret in `basic_auth`: `'form'` (RFC 6749 §2.3.1) or `'raw'` (the gem).
+   *
+   * @default 'form'
+   */
+  readonly basicAuthEncoding?: BasicAuthEncoding | undefined
+  /** HTTP connection options: `timeout` (ms), `headers`, `proxy`, `tls`. */
+  readonly connectionOpts?: ConnectionOptions | undefined
+  /**
+   * Throw {@link OAuth2Error} for 400-599 responses (else set `response.error` and return, also
+   * from `getToken`, `revokeToken` and `introspectToken`; see {@link TokenResult}).
+   *
+   * @default true
+   */
+  readonly raiseErrors?: boolean | undefined
+  /**
+   * Redirects of resource requests followed before the 3xx response is returned as is (token,
+   * revocation and introspection requests are never redirected). @default 5
+   */
+  readonly maxRedirects?: number | undefined
+  /**
+   * Receives debug output (`OAUTH_DEBUG=true`) and enabled warnings: any value with callable
+   * `debug` and `warn` (an object, a class instance, a function with those methods).
+   *
+   * @default console
+   */
+  readonly logger?: Logger | undefined
+  /** Send requests with this `fetch` instead of undici (other runtimes, tests). */
+  readonly fetch?: FetchLike | undefined
+  /** Key for `private_key_jwt`: `{ key, algorithm, kid? }`. */
+  readonly privateKey?: SigningOptions | undefined
+  /** Refuse authorization-code URLs without a S256 `code_challenge` and exchanges without a `code_verifier` (OAuth 2.1). @default false */
+  readonly requirePkce?: boolean | undefined
+  /** Metadata of the authorization server (set by {@link Client.discover}); used for OIDC. */
+  readonly metadata?: AuthorizationServerMetadata | undefined
+  /** The class of tokens built by `getToken`. @default AccessToken */
+  readonly accessTokenClass?: typeof AccessToken | undefined
+  /** Time source for token expiry and assertions (epoch ms). @default Date */
+  readonly clock?: Clock | undefined
+}
+
+/** Options after defaults; what {@link Client.options} holds. */
+export interface ResolvedClientOptions {
+  readonly site: string | undefined
+  readonly authorizeUrl: string
+  readonly tokenUrl: string
+  readonly revokeUrl: string
+  readonly introspectUrl: string
+  readonly userinfoUrl: string | undefined
+  readonly redirect_uri: string | undefined
+  readonly tokenMethod: TokenMethod
+  readonly authScheme: AuthScheme
+  readonly basicAuthEncoding: BasicAuthEncoding
+  readonly connectionOpts: ConnectionOptions
+  readonly raiseErrors: boolean
+  readonly maxRedirects: number
+  readonly requirePkce: boolean
+  readonly metadata: AuthorizationServerMetadata | undefined
+  readonly accessTokenClass: typeof AccessToken
+}
+
+/** The options of a client whose `raiseErrors` is the type parameter (for inference). */
+export type ClientOptionsFor<RaiseErrors extends boolean> = ClientOptions & {
+  readonly raiseErrors?: RaiseErrors | undefined
+}
+
+/** All {@link TokenMethod} values. @internal */
+export const TOKEN_METHODS: readonly TokenMethod[] = ['post', 'get', 'post_with_query_string']
+const BASIC_ENCODINGS: readonly BasicAuthEncoding[] = ['form', 'raw']
+
+/** Any value with callable `debug` and `warn`: an object, a class instance, or a function with those methods. */
+function isLogger(value: unknown): value is Logger {
+  if ((typeof value !== 'object' || value === null) && typeof value !== 'function') return false
+  const candidate = value as { debug?: unknown; warn?: unknown }
+  return typeof candidate.debug === 'function' && typeof candidate.warn === 'function'
+}
+
+function optionalUrlString(name: string, value: unknown): string | undefined {
+  if (value === undefined) return undefined
+  if (typeof value !== 'string') throw invalidType(name, 'a string', value)
+  return value
+}
+
+/**
+ * Checks the options of `new Client` (types and values; the headers of `connectionOpts` are checked
+ * when the client lowercases them).
+ *
+ * @throws {TypeError} `ERR_INVALID_ARG_TYPE`/`ERR_INVALID_ARG_VALUE` naming the option.
+ * @internal
+ */
+export function checkOptions(options: ClientOptions): void {
+  assertRecord('options', options)
+  for (const key of [
+    'authorizeUrl',
+    'tokenUrl',
+    'revokeUrl',
+    'introspectUrl',
+    'userinfoUrl',
+    'redirect_uri',
+  ]) {
+    optionalUrlString(`options.${key}`, (options as Record<string, unknown>)[key])
+  }
+  const { site } = options
+  if (site !== undefined && typeof site !== 'string' && !(site instanceof URL)) {
+    throw invalidType('options.site', 'a string or URL', site)
+  }
+  if (typeof site === 'string' && site !== '' && !URL.canParse(site)) {
+    throw invalidValue('options.site', `must be an absolute URL (got '${site}')`)
+  }
+  if (options.tokenMethod !== undefined)
+    assertOneOf('options.tokenMethod', options.tokenMethod, TOKEN_METHODS)
+  if (options.authScheme !== undefined)
+    assertOneOf('options.authScheme', options.authScheme, AUTH_SCHEMES)
+  if (options.basicAuthEncoding !== undefined) {
+    assertOneOf('options.basicAuthEncoding', options.basicAuthEncoding, BASIC_ENCODINGS)
+  }
+  assertRecord('options.connectionOpts', options.connectionOpts)
+  const timeout = options.connectionOpts?.timeout
+  if (timeout !== undefined && (typeof timeout !== 'number' || !(timeout > 0))) {
+    throw invalidType(
+      'options.connectionOpts.timeout',
+      'a positive number of milliseconds',
+      timeout,
+    )
+  }
+  assertOptionalBoolean('options.raiseErrors', options.raiseErrors)
+  assertOptionalBoolean('options.requirePkce', options.requirePkce)
+  const max = options.maxRedirects
+  if (max !== undefined && (!Number.isInteger(max) || max < 0)) {
+    throw invalidType('options.maxRedirects', 'a non-negative integer', max)
+  }
+  const logger: unknown = options.logger
+  if (logger !== undefined && !isLogger(logger)) {
+    throw invalidType('options.logger', 'a value with debug() and warn() methods', logger)
+  }
+  if (options.fetch !== undefined && typeof options.fetch !== 'function') {
+    throw invalidType('options.fetch', 'a function', options.fetch)
+  }
+  if (
+    options.clock !== undefined &&
+    (!isRecord(options.clock) || typeof options.clock.now !== 'function')
+  ) {
+    throw invalidType('options.clock', 'an object with now()', options.clock)
+  }
+  const { privateKey } = options
+  if (privateKey !== undefined) {
+    if (!isRecord(privateKey)) throw invalidType('options.privateKey', 'an object', privateKey)
+    if (!(SIGNING_ALGORITHMS as readonly unknown[]).includes(privateKey.algorithm)) {
+      throw invalidValue(
+        'options.privateKey.algorithm',
+        `must be one of ${SIGNING_ALGORITHMS.join(', ')}`,
+      )
+    }
+  }
+  if (
+    options.metadata !== undefined &&
+    (!isRecord(options.metadata) || typeof options.metadata.issuer !== 'string')
+  ) {
+    throw invalidType('options.metadata', 'an object with issuer', options.metadata)
+  }
+}
+
+/**
+ * The options after defaults, frozen (what `client.options` holds).
+ *
+ * @param site The site as a string (the client keeps it apart, as it may change).
+ * @internal
+ */
+export function resolveOptions(
+  options: ClientOptions,
+  site: string | undefined,
+): ResolvedClientOptions {
+  return Object.freeze({
+    site,
+    authorizeUrl: options.authorizeUrl ?? 'oauth/authorize',
+    tokenUrl: options.tokenUrl ?? 'oauth/token',
+    revokeUrl: options.revokeUrl ?? 'oauth/revoke',
+    introspectUrl: options.introspectUrl ?? 'oauth/introspect',
+    userinfoUrl: options.userinfoUrl,
+    redirect_uri: options.redirect_uri,
+    tokenMethod: options.tokenMethod ?? 'post',
+    authScheme: options.authScheme ?? 'basic_auth',
+    basicAuthEncoding: options.basicAuthEncoding ?? 'form',
+    connectionOpts: options.connectionOpts ?? {},
+    raiseErrors: options.raiseErrors ?? true,
+    maxRedirects: options.maxRedirects ?? 5,
+    requirePkce: options.requirePkce ?? false,
+    metadata: options.metadata,
+    accessTokenClass: options.accessTokenClass ?? AccessToken,
+  })
+}

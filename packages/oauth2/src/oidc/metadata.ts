@@ -1,0 +1,153 @@
+import { assertString, invalidValue, isRecord, show } from '../args.js'
+import type { ClientOptions } from '../client-options.js'
+import { libraryError } from '../error.js'
+import type { Response } from '../response.js'
+
+/**
+ * Authorization server metadata (RFC 8414 §2, OpenID Connect Discovery §3), as returned by
+ * `Client.discover`. Field names as on the wire.
+ */
+export interface AuthorizationServerMetadata {
+  readonly issuer: string
+  readonly authorization_endpoint?: string
+  readonly token_endpoint?: string
+  readonly revocation_endpoint?: string
+  readonly introspection_endpoint?: string
+  readonly userinfo_endpoint?: string
+  readonly jwks_uri?: string
+  readonly end_session_endpoint?: string
+  readonly scopes_supported?: readonly string[]
+  readonly code_challenge_methods_supported?: readonly string[]
+  readonly token_endpoint_auth_methods_supported?: readonly string[]
+  readonly id_token_signing_alg_values_supported?: readonly string[]
+  readonly [field: string]: unknown
+}
+
+/** What the OIDC helpers need from the client. @internal */
+export interface OidcHost {
+  readonly id: string
+  readonly secret: string | undefined
+  readonly clock: { now(): number }
+  request(verb: 'get', url: string, opts: { snaky: false; raiseErrors: boolean }): Promise<Response>
+}
+
+function isLoopbackHost(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(hostname)
+}
+
+/**
+ * Whether `url` may identify an issuer or serve its keys: `https:`, or `http:` on a loopback host
+ * (`localhost`, `127.0.0.0/8`, `[::1]`) for development and tests.
+ *
+ * @internal
+ */
+export function isSecureUrl(url: string): boolean {
+  if (!URL.canParse(url)) return false
+  const { protocol, hostname } = new URL(url)
+  return protocol === 'https:' || (protocol === 'http:' && isLoopbackHost(hostname))
+}
+
+/**
+ * Checks the `issuer` argument of `Client.discover`: an absolute URL, https (http only on a
+ * loopback host).
+ *
+ * @throws {TypeError} `ERR_INVALID_ARG_TYPE`/`ERR_INVALID_ARG_VALUE` naming `issuer`.
+ * @internal
+ */
+export function checkIssuer(issuer: unknown): asserts issuer is string {
+  assertString('issuer', issuer)
+  if (!URL.canParse(issuer))
+    throw invalidValue('issuer', `must be an absolute URL (got '${issuer}')`)
+  if (!isSecureUrl(issuer)) {
+    throw invalidValue(
+      'issuer',
+      `must be an https URL; http only on a loopback host: localhost, 127.0.0.1, [::1] (got '${issuer}')`,
+    )
+  }
+}
+
+/**
+ * The discovery documents to try, in order: OpenID Connect Discovery §4
+ * (`<issuer>/.well-known/openid-configuration`), then RFC 8414 §3.1
+ * (`<origin>/.well-known/oauth-authorization-server<path>`).
+ *
+ * @internal
+ */
+export function discoveryUrls(issuer: string): string[] {
+  const url = new URL(issuer)
+  const path = url.pathname.replace(/\/$/, '')
+  return [
+    `${url.origin}${path}/.well-known/openid-configuration`,
+    `${url.origin}/.well-known/oauth-authorization-server${path}`,
+  ]
+}
+
+/**
+ * Fetches and checks the metadata of `issuer`: the document must be a JSON object whose `issuer`
+ * equals the given one exactly (OIDC Discovery §4.3, RFC 8414 §3.3).
+ *
+ * @internal
+ */
+export async function fetchMetadata(
+  host: OidcHost,
+  issuer: string,
+): Promise<AuthorizationServerMetadata> {
+  let last: Response | undefined
+  for (const url of discoveryUrls(issuer)) {
+    const response = await host.request('get', url, { snaky: false, raiseErrors: false })
+    if (response.status !== 200) {
+      last = response
+      continue
+    }
+    let parsed: unknown
+    try {
+      parsed = response.parsed
+    } catch (error) {
+      throw libraryError('invalid_metadata', `${url} is not JSON`, error)
+    }
+    if (!isRecord(parsed)) throw libraryError('invalid_metadata', `${url} is not a JSON object`)
+    if (parsed.issuer !== issuer) {
+      throw libraryError(
+        'invalid_metadata',
+        `${url} is for issuer ${show(parsed.issuer)}, not '${issuer}'`,
+      )
+    }
+    for (const key of Object.keys(parsed)) {
+      if (key.endsWith('_endpoint') || key === 'jwks_uri') {
+        const value = parsed[key]
+        if (typeof value !== 'string' || !URL.canParse(value)) {
+          throw libraryError('invalid_metadata', `${key} of ${url} is not a URL`)
+        }
+      }
+    }
+    return parsed as AuthorizationServerMetadata
+  }
+  throw libraryError(
+    'invalid_metadata',
+    `no discovery document for ${issuer} (last status ${String(last?.status)})`,
+  )
+}
+
+/**
+ * The options of a discovered client: `options` with `site` set to the issuer, the `metadata`, and
+ * the endpoints the metadata names (`authorizeUrl`, `tokenUrl`, `revokeUrl`, `introspectUrl`,
+ * `userinfoUrl`; an endpoint it does not name keeps the option's value).
+ *
+ * @internal
+ */
+export function discoveredOptions<O extends ClientOptions>(
+  options: O,
+  issuer: string,
+  metadata: AuthorizationServerMetadata,
+): O {
+  return {
+    ...options,
+    site: issuer,
+    metadata,
+    authorizeUrl: metadata.authorization_endpoint ?? options.authorizeUrl,
+    tokenUrl: metadata.token_endpoint ?? options.tokenUrl,
+    revokeUrl: metadata.revocation_endpoint ?? options.revokeUrl,
+    introspectUrl: metadata.introspection_endpoint ?? options.introspectUrl,
+    userinfoUrl: metadata.userinfo_endpoint ?? options.userinfoUrl,
+  }
+}
