@@ -213,6 +213,12 @@ describe('AccessToken.fromHash / fromKvform / toHash', () => {
     expect(token.expiresAt).toBe(clock.nowSeconds() + 3600)
     expect(token.params).toEqual({ state: 'xyz', token_type: 'bearer' })
   })
+
+  it('reads repeated keys as arrays and keys named like Object members as plain fields', () => {
+    const { client } = setup()
+    const token = AccessToken.fromKvform(client, 'access_token=a&scope=x&scope=y&constructor=c')
+    expect(token.params).toEqual({ scope: ['x', 'y'], constructor: 'c' })
+  })
 })
 
 describe('AccessToken requests, refresh and revoke', () => {

@@ -3,7 +3,7 @@ import type { Client } from './client.js'
 import { invalidTokenResponse, libraryError } from './error.js'
 import type { IdTokenClaims, VerifyIdTokenOptions } from './oidc/id-token.js'
 import type { HttpVerb, RequestOptions } from './requester.js'
-import type { Response } from './response.js'
+import { parseForm, type Response } from './response.js'
 import { snakeCase } from './snaky-hash.js'
 
 /** Where a token goes on a resource request. */
@@ -289,13 +289,7 @@ export class AccessToken {
     kvform: string,
   ): InstanceType<T> {
     if (typeof kvform !== 'string') throw invalidType('kvform', 'a string', kvform)
-    const hash: Record<string, unknown> = {}
-    for (const [k, v] of new URLSearchParams(kvform.replace(/^[#?]/, ''))) {
-      const prev = hash[k]
-      hash[k] =
-        prev === undefined ? v : Array.isArray(prev) ? [...(prev as unknown[]), v] : [prev, v]
-    }
-    return this.fromHash(client, hash)
+    return this.fromHash(client, parseForm(kvform.replace(/^[#?]/, '')))
   }
 
   /** Whether the token has an expiry. */

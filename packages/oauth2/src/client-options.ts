@@ -11,7 +11,7 @@ import { AUTH_SCHEMES, type AuthScheme, type BasicAuthEncoding } from './authent
 import type { Clock } from './clock.js'
 import type { ConnectionOptions, FetchLike } from './connection.js'
 import type { Logger } from './debug.js'
-import { SIGNING_ALGORITHMS, type SigningOptions } from './jwt.js'
+import { assertSigningAlgorithm, type SigningOptions } from './jwt.js'
 import type { AuthorizationServerMetadata } from './oidc/metadata.js'
 
 /**
@@ -188,12 +188,7 @@ export function checkOptions(options: ClientOptions): void {
   const { privateKey } = options
   if (privateKey !== undefined) {
     if (!isRecord(privateKey)) throw invalidType('options.privateKey', 'an object', privateKey)
-    if (!(SIGNING_ALGORITHMS as readonly unknown[]).includes(privateKey.algorithm)) {
-      throw invalidValue(
-        'options.privateKey.algorithm',
-        `must be one of ${SIGNING_ALGORITHMS.join(', ')}`,
-      )
-    }
+    assertSigningAlgorithm('options.privateKey.algorithm', privateKey.algorithm)
   }
   if (
     options.metadata !== undefined &&

@@ -1,6 +1,6 @@
 import type { Configuration } from './config.js'
 import type { HttpRequest, HttpResponse, Middleware } from './connection.js'
-import { encodeComponent } from './url.js'
+import { byKey, encodeComponent } from './url.js'
 
 /**
  * Where debug output and warnings go: any value with callable `debug` and `warn` (an object, a
@@ -88,7 +88,7 @@ export class DebugFilter {
   form(body: string): string {
     const pairs: [string, string][] = []
     for (const [k, v] of new URLSearchParams(body)) pairs.push([k, v])
-    pairs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    pairs.sort(byKey)
     return pairs
       .map(
         ([k, v]) => `${encodeComponent(k)}=${this.#filtered(k) ? this.#label : encodeComponent(v)}`,

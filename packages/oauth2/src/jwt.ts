@@ -47,6 +47,21 @@ export interface SigningOptions {
 
 type ImportedKey = Uint8Array | JWK | KeyObject | CryptoKey
 
+/**
+ * Asserts that `value` is one of {@link SIGNING_ALGORITHMS}.
+ *
+ * @throws {TypeError} `ERR_INVALID_ARG_VALUE` naming `name`.
+ * @internal
+ */
+export function assertSigningAlgorithm(
+  name: string,
+  value: unknown,
+): asserts value is SigningAlgorithm {
+  if (!(SIGNING_ALGORITHMS as readonly unknown[]).includes(value)) {
+    throw invalidValue(name, `must be one of ${SIGNING_ALGORITHMS.join(', ')} (got ${show(value)})`)
+  }
+}
+
 const PEM = /^-----BEGIN ([A-Z ]+)-----/
 
 /**
@@ -59,12 +74,7 @@ const PEM = /^-----BEGIN ([A-Z ]+)-----/
 export async function importSigningKey(name: string, options: unknown): Promise<ImportedKey> {
   if (!isRecord(options)) throw invalidType(name, 'an object with algorithm and key', options)
   const { algorithm, key, kid } = options
-  if (!(SIGNING_ALGORITHMS as readonly unknown[]).includes(algorithm)) {
-    throw invalidValue(
-      `${name}.algorithm`,
-      `must be one of ${SIGNING_ALGORITHMS.join(', ')} (got ${show(algorithm)})`,
-    )
-  }
+  assertSigningAlgorithm(`${name}.algorithm`, algorithm)
   if (kid !== undefined && typeof kid !== 'string')
     throw invalidType(`${name}.kid`, 'a string', kid)
   const alg = algorithm as string

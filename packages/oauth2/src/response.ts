@@ -7,7 +7,7 @@ import {
   type ParserEntry,
 } from './config.js'
 import type { OAuth2Error } from './error.js'
-import { SnakyHash } from './snaky-hash.js'
+import { isPlainObject, SnakyHash } from './snaky-hash.js'
 
 /** Response headers: lowercase names; repeated headers joined with `, `. */
 export type ResponseHeaders = Readonly<Record<string, string>>
@@ -117,7 +117,7 @@ export class Response {
         (typeof parse === 'string' ? entryByKey(parse) : undefined) ?? parserFor(this.contentType)
       raw = entry === undefined ? this.body : entry.parser(this.body, this)
     }
-    if (snaky && isObject(raw) && !(raw instanceof SnakyHash)) return new snakyHashClass(raw)
+    if (snaky && isPlainObject(raw) && !(raw instanceof SnakyHash)) return new snakyHashClass(raw)
     return raw
   }
 
@@ -146,12 +146,6 @@ export class Response {
     if (key === 'automatic') throw invalidValue('key', "must not be 'automatic'")
     registerParser({ key, mimeTypes: list, parser })
   }
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false
-  const proto: unknown = Object.getPrototypeOf(value)
-  return proto === Object.prototype || proto === null
 }
 
 /** Parses JSON; an empty body stays `''` (the gem's rule). */

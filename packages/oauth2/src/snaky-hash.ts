@@ -20,7 +20,8 @@ export function snakeCase(key: string): string {
     .toLowerCase()
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
+/** True for objects made by `{}`, JSON or `Object.create(null)` (not arrays, class instances). @internal */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false
   const proto: unknown = Object.getPrototypeOf(value)
   return proto === Object.prototype || proto === null

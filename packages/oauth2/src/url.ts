@@ -69,6 +69,11 @@ export function paramPairs(
   return pairs
 }
 
+/** Orders `[key, value]` pairs by key, by UTF-16 code units (Faraday's sort). @internal */
+export function byKey(a: readonly [string, string], b: readonly [string, string]): number {
+  return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0
+}
+
 /**
  * Encodes pairs as a query string or form body, sorted by key (Faraday's default encoder), spaces
  * as `%20`.
@@ -76,7 +81,7 @@ export function paramPairs(
  * @internal
  */
 export function encodePairs(pairs: [string, string][]): string {
-  pairs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+  pairs.sort(byKey)
   let out = ''
   for (const [key, value] of pairs) {
     if (out !== '') out += '&'
