@@ -84,21 +84,37 @@ export interface ClientOptions {
 
 /** Options after defaults; what {@link Client.options} holds. */
 export interface ResolvedClientOptions {
+  /** The site when the client was created, as a string (see `Client#site` for the current one). */
   readonly site: string | undefined
+  /** Authorization endpoint (see {@link ClientOptions.authorizeUrl}). */
   readonly authorizeUrl: string
+  /** Token endpoint (see {@link ClientOptions.tokenUrl}). */
   readonly tokenUrl: string
+  /** Revocation endpoint (see {@link ClientOptions.revokeUrl}). */
   readonly revokeUrl: string
+  /** Introspection endpoint (see {@link ClientOptions.introspectUrl}). */
   readonly introspectUrl: string
+  /** UserInfo endpoint, if set (see {@link ClientOptions.userinfoUrl}). */
   readonly userinfoUrl: string | undefined
+  /** Redirect URI, if set (see {@link ClientOptions.redirect_uri}). */
   readonly redirect_uri: string | undefined
+  /** How token requests carry parameters (see {@link ClientOptions.tokenMethod}). */
   readonly tokenMethod: TokenMethod
+  /** Client authentication (see {@link ClientOptions.authScheme}). */
   readonly authScheme: AuthScheme
+  /** Encoding of `basic_auth` credentials (see {@link ClientOptions.basicAuthEncoding}). */
   readonly basicAuthEncoding: BasicAuthEncoding
+  /** HTTP connection options (see {@link ClientOptions.connectionOpts}). */
   readonly connectionOpts: ConnectionOptions
+  /** Whether error responses throw (see {@link ClientOptions.raiseErrors}). */
   readonly raiseErrors: boolean
+  /** Redirects of resource requests followed (see {@link ClientOptions.maxRedirects}). */
   readonly maxRedirects: number
+  /** Whether PKCE is required (see {@link ClientOptions.requirePkce}). */
   readonly requirePkce: boolean
+  /** Authorization server metadata, if known (see {@link ClientOptions.metadata}). */
   readonly metadata: AuthorizationServerMetadata | undefined
+  /** Class of the tokens `getToken` builds (see {@link ClientOptions.accessTokenClass}). */
   readonly accessTokenClass: typeof AccessToken
 }
 

@@ -1,5 +1,6 @@
 /** A source of the current time as epoch milliseconds (inject a fake one in tests). */
 export interface Clock {
+  /** The current time, epoch milliseconds. */
   now(): number
 }
 
