@@ -1,8 +1,8 @@
 /**
  * The package's error vocabulary, all of it:
  *
- * - {@link OAuth2Error}, the base of everything the server or this library reports about an
- *   exchange or a token, with `code` from {@link OAuth2ErrorCode} (callers `switch` on it).
+ * - {@link OAuth2Error}, for everything the server or this library reports about an exchange
+ *   or a token, with `code` from {@link OAuth2ErrorCode} (callers `switch` on it).
  *   Library errors are built by {@link libraryError} or from a response, never with a free string.
  * - {@link ConnectionError} (`ERR_OAUTH2_CONNECTION`) and {@link TimeoutError}
  *   (`ERR_OAUTH2_TIMEOUT`): the transport failed. Siblings of `OAuth2Error`, as in the gem.

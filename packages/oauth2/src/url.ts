@@ -132,9 +132,9 @@ export function resolveUrl(base: string | undefined, path: string, name = 'url')
   if (ABSOLUTE.test(ref)) {
     try {
       return new URL(ref)
-    } catch (error) {
-      // Not shown: a URL may carry a secret in its query.
-      throw invalidValue(name, 'is not a valid absolute URL', error)
+    } catch {
+      // Neither shown nor kept as the cause (Node's error holds it): its query may carry a secret.
+      throw invalidValue(name, 'is not a valid absolute URL')
     }
   }
   if (base === undefined || base === '') {
