@@ -1,11 +1,13 @@
 /**
  * Logging with pino, configured from `LOG_LEVEL` and `LOG_FORMAT` (upstream uses logrus):
  * `json` writes objects with `@timestamp`, `@message` and `level`; `text` (the default) writes
- * logrus-style `time="…" level=… msg="…"` lines. Logs go to standard error.
+ * logrus-style `time="…" level=… msg="…"` lines. Logs go to standard error. Secrets are censored
+ * with the redaction list both servers share (`REDACT_PATHS` of `@gatehouse/settings`).
  *
  * @module
  */
 import { Writable } from 'node:stream'
+import { REDACT_CENSOR, REDACT_PATHS } from '@gatehouse/settings'
 import { pino, type Logger } from 'pino'
 import type { LogLevel } from './settings/settings.js'
 
@@ -63,7 +65,7 @@ export function createLogger(
       messageKey: '@message',
       timestamp: () => `,"@timestamp":"${new Date().toISOString()}"`,
       formatters: { level: (label) => ({ level: LOGRUS_LEVELS[label] ?? label }) },
-      redact: ['*.password', '*.auth', 'password', 'auth'],
+      redact: { paths: [...REDACT_PATHS], censor: REDACT_CENSOR },
     },
     stream,
   )

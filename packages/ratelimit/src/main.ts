@@ -1,7 +1,7 @@
 /**
  * The `gatehouse-ratelimit` executable: reads settings from the environment, builds the service,
  * listens, and stops gracefully on SIGTERM/SIGINT/SIGHUP (health turns unhealthy, in-flight calls
- * drain, exit 0). Invalid settings: one message listing every problem, exit 1. With
+ * drain, exit 0). Invalid settings: one message listing every problem, exit 2. With
  * `RATELIMIT_WORKERS` > 1 the primary process forks that many workers sharing the ports and
  * forwards signals to them; when the workers fill the host's cores they run with V8's
  * single-threaded GC (helper threads would only compete with the other workers; measured: about
@@ -12,9 +12,10 @@
  */
 import cluster from 'node:cluster'
 import { availableParallelism } from 'node:os'
+import { SETTINGS_EXIT_STATUS, SettingsError } from '@gatehouse/settings'
 import { buildRateLimitApp, type RateLimitApp } from './app.js'
 import { workerExitVerdict } from './server/workers.js'
-import { ConfigError, loadSettings, settingsDefaults, type Settings } from './settings/settings.js'
+import { loadSettings, settingsTable, type Settings } from './settings/settings.js'
 
 const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const
 /** What a worker tells the primary once all its listeners are bound. */
@@ -24,9 +25,9 @@ function readSettings(): Readonly<Settings> {
   try {
     return loadSettings(process.env, { availableCores: availableParallelism() })
   } catch (error) {
-    if (error instanceof ConfigError) {
+    if (error instanceof SettingsError) {
       console.error(`gatehouse-ratelimit: ${error.message}`)
-      process.exit(1)
+      process.exit(SETTINGS_EXIT_STATUS)
     }
     throw error
   }
@@ -124,20 +125,17 @@ function supervise(workers: number): void {
 
 /** `--help`: what the service is and every variable it reads, with its default. */
 function usage(): string {
-  const rows = [...settingsDefaults({ availableCores: availableParallelism() })]
-  const width = 40
   return [
     'Usage: gatehouse-ratelimit',
     '',
     "Rate limit service compatible with envoyproxy/ratelimit: Envoy's envoy.service.ratelimit.v3",
     'gRPC API, HTTP POST /json and GET /healthcheck, a debug server, YAML configs and Redis keys.',
     'Configured only by environment variables (upstream names; KVSTORE_* and REDIS_* spellings',
-    'both accepted). SIGTERM or SIGINT drains in-flight calls and exits 0.',
+    'both accepted); invalid values stop it at once, listing every problem (exit status 2).',
+    'SIGTERM or SIGINT drains in-flight calls and exits 0.',
     '',
     'Environment variables (default):',
-    ...rows.map(
-      ([name, fallback]) => `  ${name.padEnd(width)}  ${fallback === '' ? '(none)' : fallback}`,
-    ),
+    ...settingsTable.help({ availableCores: availableParallelism() }),
     '',
     'Full reference: the @gatehouse/ratelimit README.',
     '',

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest'
-import { parseGoDuration } from './env.js'
 import { ConfigError, loadSettings, settingsDefaults } from './settings.js'
 
 function problemsOf(env: Record<string, string>): readonly string[] {
@@ -256,23 +255,6 @@ describe('loadSettings', () => {
       'USE_PROMETHEUS: the Prometheus sink is not supported by this version of Gatehouse (got "true")',
       'TRACING_ENABLED: tracing is not supported by this version of Gatehouse (got "true")',
     ])
-  })
-})
-
-describe('parseGoDuration', () => {
-  it.each([
-    ['0', 0],
-    ['10s', 10_000],
-    ['1h30m', 5_400_000],
-    ['150us', 0.15],
-    ['1.5s', 1500],
-    ['2m0.5s', 120_500],
-  ])('%s → %s ms', (text, ms) => {
-    expect(parseGoDuration(text)).toBe(ms)
-  })
-
-  it.each(['', 's', '10', '10 s', '1x', 'h1'])('rejects %j', (text) => {
-    expect(parseGoDuration(text)).toBeUndefined()
   })
 })
 

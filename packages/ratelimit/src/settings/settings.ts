@@ -1,24 +1,32 @@
 /**
  * Service settings from environment variables, with upstream's names and defaults
- * (envoyproxy/ratelimit `src/settings/settings.go`). The key-value store's variables are
- * accepted both as `REDIS_*` (upstream) and `KVSTORE_*` (the spec's spelling).
+ * (envoyproxy/ratelimit `src/settings/settings.go`): one field table, {@link settingsTable}, gives
+ * the loader, its problems and `--help`. The key-value store's variables are accepted both as
+ * `REDIS_*` (upstream) and `KVSTORE_*` (the spec's spelling).
  *
  * @module
  */
-import { EnvReader } from './env.js'
+import {
+  SettingsError,
+  bool,
+  decimal,
+  defineSettings,
+  duration,
+  field,
+  group,
+  integer,
+  invalid,
+  map,
+  oneOf,
+  port,
+  text,
+} from '@gatehouse/settings'
 
-/** Thrown by {@link loadSettings}; lists every problem, one per line. */
-export class ConfigError extends Error {
-  /** Stable machine-readable code. */
-  readonly code = 'ERR_INVALID_SETTINGS'
-  /** Each problem as `NAME: problem (got "…")`. */
-  readonly problems: readonly string[]
-  constructor(problems: readonly string[]) {
-    super(`invalid settings:\n  ${problems.join('\n  ')}`)
-    this.name = 'ConfigError'
-    this.problems = problems
-  }
-}
+/**
+ * Thrown by {@link loadSettings}: the toolkit's `SettingsError` (`code` `ERR_INVALID_SETTINGS`,
+ * every problem in `problems`), under the name this package has always exported.
+ */
+export { SettingsError as ConfigError }
 
 /** Log levels (logrus names, as upstream's `LOG_LEVEL`). */
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal'
@@ -201,53 +209,18 @@ export interface Settings {
   readonly redisHealthCheckActiveConnection: boolean
 }
 
-function names(suffix: string, perSecond: boolean): [string, string] {
-  const infix = perSecond ? 'PERSECOND_' : ''
-  return [`REDIS_${infix}${suffix}`, `KVSTORE_${infix}${suffix}`]
+/** Facts about the host that some defaults depend on, passed in so that {@link loadSettings} stays pure. */
+export interface HostInfo {
+  /** CPU cores this process may use (`os.availableParallelism()`). @default 1 */
+  readonly availableCores?: number
 }
 
-function readRedis(r: EnvReader, perSecond: boolean, main?: RedisSettings): RedisSettings {
-  const n = (suffix: string): [string, string] => names(suffix, perSecond)
-  const type = r.oneOf(n('TYPE'), 'SINGLE', ['SINGLE', 'SENTINEL', 'CLUSTER'])
-  if (type !== 'SINGLE') {
-    r.invalid(n('TYPE')[0], 'only "single" is supported by this version', type.toLowerCase())
-  }
-  const socketType = r.oneOf(n('SOCKET_TYPE'), 'unix', ['tcp', 'unix'])
-  const url = r.string(
-    n('URL'),
-    perSecond
-      ? '/var/run/nutcracker/ratelimitpersecond.sock'
-      : '/var/run/nutcracker/ratelimit.sock',
-  )
-  if (socketType === 'tcp' && !/^rediss?:\/\//.test(url) && !/^(\[[^\]]*\]|[^:]*):\d+$/.test(url)) {
-    r.invalid(
-      r.raw(n('URL'))?.name ?? n('URL')[0],
-      'must be host:port or a redis:// URL for a tcp socket',
-      url,
-    )
-  }
-  return {
-    socketType,
-    type: 'single',
-    url,
-    poolSize: r.int(n('POOL_SIZE'), 10, 1, 1000),
-    auth: r.string(n('AUTH'), ''),
-    tls: r.bool(n('TLS'), false),
-    tlsClientCert: r.string(n('TLS_CLIENT_CERT'), main?.tlsClientCert ?? ''),
-    tlsClientKey: r.string(n('TLS_CLIENT_KEY'), main?.tlsClientKey ?? ''),
-    tlsCaCert: r.string(n('TLS_CACERT'), main?.tlsCaCert ?? ''),
-    tlsSkipHostnameVerification: r.bool(
-      n('TLS_SKIP_HOSTNAME_VERIFICATION'),
-      main?.tlsSkipHostnameVerification ?? false,
-    ),
-    timeoutMs: r.duration(n('TIMEOUT'), '10s'),
-    poolOnEmptyBehavior: r.oneOf(n('POOL_ON_EMPTY_BEHAVIOR'), 'CREATE', [
-      'CREATE',
-      'ERROR',
-      'WAIT',
-    ]),
-    pipelineWindowMs: r.duration(n('PIPELINE_WINDOW'), '0'),
-  }
+/** A Gatehouse refusal of a feature of a later version, instead of ignoring it. */
+const unsupported = (feature: string) => `${feature} is not supported by this version of Gatehouse`
+
+/** A boolean variable that may only be false: its feature is not in this version. */
+function laterFeature(name: string, feature: string) {
+  return bool(name, { default: 'false', check: (on) => (on ? unsupported(feature) : undefined) })
 }
 
 const LOG_LEVELS: Readonly<Record<string, LogLevel>> = {
@@ -261,17 +234,177 @@ const LOG_LEVELS: Readonly<Record<string, LogLevel>> = {
   panic: 'fatal',
 }
 
-/** Turns a true boolean setting of a feature this version lacks into a problem. */
-function unsupported(r: EnvReader, name: string, feature: string): void {
-  if (r.bool(name, false))
-    r.invalid(name, `${feature} is not supported by this version of Gatehouse`, 'true')
+/** The fields of one Redis instance: `REDIS_*` = `KVSTORE_*`, or `REDIS_PERSECOND_*` = `KVSTORE_PERSECOND_*`. */
+function redisFields(perSecond: boolean) {
+  const infix = perSecond ? 'PERSECOND_' : ''
+  const kv = (suffix: string): [string, string] => [
+    `REDIS_${infix}${suffix}`,
+    `KVSTORE_${infix}${suffix}`,
+  ]
+  return group({
+    socketType: oneOf(kv('SOCKET_TYPE'), ['tcp', 'unix'], { default: 'unix' }),
+    type: field(
+      kv('TYPE'),
+      (value) => {
+        const type = value.toLowerCase()
+        if (type === 'single') return type
+        if (type === 'sentinel' || type === 'cluster') {
+          return invalid('only "single" is supported by this version')
+        }
+        return invalid('must be one of SINGLE, SENTINEL, CLUSTER')
+      },
+      { default: 'SINGLE' },
+    ),
+    url: text(kv('URL'), {
+      default: `/var/run/nutcracker/ratelimit${perSecond ? 'persecond' : ''}.sock`,
+    }),
+    poolSize: integer(kv('POOL_SIZE'), { default: '10', min: 1, max: 1000 }),
+    auth: text(kv('AUTH'), { secret: true }),
+    tls: bool(kv('TLS'), { default: 'false' }),
+    // The per-second instance's TLS files default to the main instance's (computed below).
+    tlsClientCert: text(kv('TLS_CLIENT_CERT')),
+    tlsClientKey: text(kv('TLS_CLIENT_KEY')),
+    tlsCaCert: text(kv('TLS_CACERT')),
+    tlsSkipHostnameVerification: bool(kv('TLS_SKIP_HOSTNAME_VERIFICATION'), { default: 'false' }),
+    timeoutMs: duration(kv('TIMEOUT'), { default: '10s' }),
+    poolOnEmptyBehavior: oneOf(kv('POOL_ON_EMPTY_BEHAVIOR'), ['CREATE', 'ERROR', 'WAIT'], {
+      default: 'CREATE',
+    }),
+    pipelineWindowMs: duration(kv('PIPELINE_WINDOW'), { default: '0' }),
+  })
 }
 
-/** Facts about the host that some defaults depend on, passed in so that {@link loadSettings} stays pure. */
-export interface HostInfo {
-  /** CPU cores this process may use (`os.availableParallelism()`). @default 1 */
-  readonly availableCores?: number
-}
+/**
+ * Every variable the service reads, in `--help` order, with its default written once: the
+ * {@link Settings} fields (same keys), plus the switches of features of later versions.
+ */
+export const settingsTable = defineSettings(
+  {
+    host: text('HOST', { default: '0.0.0.0' }),
+    port: port('PORT', { default: '8080' }),
+    debugHost: text('DEBUG_HOST', { default: '0.0.0.0' }),
+    debugPort: port('DEBUG_PORT', { default: '6070' }),
+    grpcHost: text('GRPC_HOST', { default: '0.0.0.0' }),
+    grpcPort: port('GRPC_PORT', { default: '8081' }),
+    grpcUds: text('GRPC_UDS'),
+    grpcMaxConnectionAgeMs: duration('GRPC_MAX_CONNECTION_AGE', { default: '24h' }),
+    grpcMaxConnectionAgeGraceMs: duration('GRPC_MAX_CONNECTION_AGE_GRACE', { default: '1h' }),
+    grpcMaxConnectionIdleMs: duration('GRPC_MAX_CONNECTION_IDLE', { default: '5m' }),
+    grpcMaxConcurrentStreams: integer('GRPC_MAX_CONCURRENT_STREAMS', {
+      default: '100',
+      min: 1,
+      max: 2 ** 31 - 1,
+    }),
+    grpcMaxCallDurationMs: duration('GRPC_MAX_CALL_DURATION', { default: '10s', positive: true }),
+    grpcServerImplementation: oneOf('GRPC_SERVER_IMPLEMENTATION', ['native', 'grpc-js'], {
+      default: 'native',
+    }),
+    // Default computed below: two processes where they can run in parallel.
+    workers: integer('RATELIMIT_WORKERS', { min: 1, max: 64 }),
+    maxDescriptorsPerRequest: integer('MAX_DESCRIPTORS_PER_REQUEST', {
+      default: '64',
+      min: 1,
+      max: 100_000,
+    }),
+    maxEntriesPerDescriptor: integer('MAX_ENTRIES_PER_DESCRIPTOR', {
+      default: '32',
+      min: 1,
+      max: 100_000,
+    }),
+    maxDescriptorEntryBytes: integer('MAX_DESCRIPTOR_ENTRY_BYTES', {
+      default: '4096',
+      min: 1,
+      max: 4 * 1024 * 1024,
+    }),
+    logLevel: field(
+      'LOG_LEVEL',
+      (value) =>
+        LOG_LEVELS[value.toLowerCase()] ??
+        invalid('must be one of trace, debug, info, warn, error, fatal, panic'),
+      { default: 'WARN' },
+    ),
+    logFormat: oneOf('LOG_FORMAT', ['text', 'json'], { default: 'text' }),
+    configType: field(
+      'CONFIG_TYPE',
+      (value) => {
+        const type = value.toUpperCase()
+        if (type === 'FILE') return type
+        if (type === 'GRPC_XDS_SOTW') return invalid(unsupported('GRPC_XDS_SOTW'))
+        return invalid(`Invalid setting for ConfigType: ${value}`, { echo: false })
+      },
+      { default: 'FILE' },
+    ),
+    later: group({
+      usePrometheus: laterFeature('USE_PROMETHEUS', 'the Prometheus sink'),
+      useDogStatsd: laterFeature('USE_DOG_STATSD', 'the DogStatsD sink'),
+      tracingEnabled: laterFeature('TRACING_ENABLED', 'tracing'),
+      grpcServerUseTls: laterFeature('GRPC_SERVER_USE_TLS', 'gRPC server TLS'),
+    }),
+    forceStartWithoutInitialConfig: bool('FORCE_START_WITHOUT_INITIAL_CONFIG', {
+      default: 'false',
+    }),
+    runtimeRoot: text('RUNTIME_ROOT', { default: '/srv/runtime_data/current' }),
+    runtimeSubdirectory: text('RUNTIME_SUBDIRECTORY'),
+    runtimeAppDirectory: text('RUNTIME_APPDIRECTORY', { default: 'config' }),
+    runtimeIgnoreDotFiles: bool('RUNTIME_IGNOREDOTFILES', { default: 'false' }),
+    runtimeWatchRoot: bool('RUNTIME_WATCH_ROOT', { default: 'true' }),
+    mergeDomainConfig: bool('MERGE_DOMAIN_CONFIG', { default: 'false' }),
+    healthyWithAtLeastOneConfigLoaded: bool('HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED', {
+      default: 'false',
+    }),
+    useStatsd: bool('USE_STATSD', { default: 'true' }),
+    statsdHost: text('STATSD_HOST', { default: 'localhost' }),
+    statsdPort: port('STATSD_PORT', { default: '8125' }),
+    extraTags: map('EXTRA_TAGS'),
+    statsFlushIntervalMs: duration('STATS_FLUSH_INTERVAL', { default: '10s', positive: true }),
+    disableStats: bool('DISABLE_STATS', { default: 'false' }),
+    statsMaxDynamicKeys: integer('STATS_MAX_DYNAMIC_KEYS', { default: '1000', max: 1_000_000 }),
+    backendType: field(
+      'BACKEND_TYPE',
+      (value) => {
+        const type = value.toLowerCase()
+        if (type === 'redis' || type === 'memory') return type
+        return invalid(type === 'memcache' ? unsupported('memcache') : 'must be redis or memory')
+      },
+      { default: 'redis' },
+    ),
+    memoryMaxKeys: integer('MEMORY_MAX_KEYS', { default: '100000', min: 1, max: 100_000_000 }),
+    expirationJitterMaxSeconds: integer('EXPIRATION_JITTER_MAX_SECONDS', { default: '300' }),
+    localCacheSizeInBytes: integer('LOCAL_CACHE_SIZE_IN_BYTES', { default: '0' }),
+    nearLimitRatio: decimal('NEAR_LIMIT_RATIO', { default: '0.8', min: 0, max: 1 }),
+    cacheKeyPrefix: text('CACHE_KEY_PREFIX'),
+    stopCacheKeyIncrementWhenOverlimit: bool('STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT', {
+      default: 'false',
+    }),
+    limitResponseHeadersEnabled: bool('LIMIT_RESPONSE_HEADERS_ENABLED', { default: 'false' }),
+    limitLimitHeader: text('LIMIT_LIMIT_HEADER', { default: 'RateLimit-Limit' }),
+    limitRemainingHeader: text('LIMIT_REMAINING_HEADER', { default: 'RateLimit-Remaining' }),
+    limitResetHeader: text('LIMIT_RESET_HEADER', { default: 'RateLimit-Reset' }),
+    shadowMode: bool('SHADOW_MODE', { default: 'false' }),
+    quotaMode: bool('QUOTA_MODE', { default: 'false' }),
+    responseDynamicMetadata: bool('RESPONSE_DYNAMIC_METADATA', { default: 'false' }),
+    redis: redisFields(false),
+    redisPerSecond: bool(['REDIS_PERSECOND', 'KVSTORE_PERSECOND'], { default: 'false' }),
+    redisPerSecondSettings: redisFields(true),
+    redisHealthCheckActiveConnection: bool(
+      ['REDIS_HEALTH_CHECK_ACTIVE_CONNECTION', 'KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION'],
+      { default: 'false' },
+    ),
+  },
+  {
+    computedDefaults: (v, host: HostInfo | undefined) => ({
+      // Two processes by default where they can run in parallel: measured on 2 cores, about 1.5x
+      // the decisions/s of one (bench/RESULTS.md). The memory backend's counters are per process.
+      workers: v.backendType === 'redis' && (host?.availableCores ?? 1) >= 2 ? '2' : '1',
+      redisPerSecondSettings: {
+        tlsClientCert: v.redis.tlsClientCert,
+        tlsClientKey: v.redis.tlsClientKey,
+        tlsCaCert: v.redis.tlsCaCert,
+        tlsSkipHostnameVerification: String(v.redis.tlsSkipHostnameVerification),
+      },
+    }),
+  },
+)
 
 /**
  * Reads and validates every setting. Pure: reads only `env` and `host`.
@@ -285,7 +418,26 @@ export function loadSettings(
   env: Readonly<Record<string, string | undefined>> = process.env,
   host: HostInfo = {},
 ): Readonly<Settings> {
-  return readSettings(new EnvReader(env), host)
+  const read = settingsTable.read(env, host)
+  const { later: _later, ...settings } = read.values
+  const { fields } = settingsTable
+  for (const key of ['redis', 'redisPerSecondSettings'] as const) {
+    const { socketType, url } = settings[key]
+    if (
+      socketType === 'tcp' &&
+      !/^rediss?:\/\//.test(url) &&
+      !/^(\[[^\]]*\]|[^:]*):\d+$/.test(url)
+    ) {
+      read.report(fields[key].fields.url, 'must be host:port or a redis:// URL for a tcp socket')
+    }
+  }
+  if (settings.workers > 1 && settings.backendType === 'memory') {
+    read.report(
+      fields.workers,
+      'must be 1 with BACKEND_TYPE=memory (in-process counters are not shared between workers)',
+    )
+  }
+  return read.finish(settings satisfies Settings)
 }
 
 /**
@@ -296,140 +448,5 @@ export function loadSettings(
  * @param host The host's cores, for defaults that depend on them. @default one core
  */
 export function settingsDefaults(host: HostInfo = {}): ReadonlyMap<string, string> {
-  const reader = new EnvReader({})
-  readSettings(reader, host)
-  return reader.defaults
-}
-
-function readSettings(r: EnvReader, host: HostInfo): Readonly<Settings> {
-  const logLevelText = r.string('LOG_LEVEL', 'WARN')
-  const logLevel = LOG_LEVELS[logLevelText.toLowerCase()]
-  if (logLevel === undefined) {
-    r.invalid(
-      'LOG_LEVEL',
-      'must be one of trace, debug, info, warn, error, fatal, panic',
-      logLevelText,
-    )
-  }
-  const configType = r.string('CONFIG_TYPE', 'FILE')
-  if (configType.toUpperCase() === 'GRPC_XDS_SOTW') {
-    r.invalid(
-      'CONFIG_TYPE',
-      'GRPC_XDS_SOTW is not supported by this version of Gatehouse',
-      configType,
-    )
-  } else if (configType.toUpperCase() !== 'FILE') {
-    r.invalid('CONFIG_TYPE', `Invalid setting for ConfigType: ${configType}`)
-  }
-  const backendText = r.string('BACKEND_TYPE', 'redis').toLowerCase()
-  let backendType: 'redis' | 'memory' = 'redis'
-  if (backendText === 'memory') backendType = 'memory'
-  else if (backendText === 'memcache') {
-    r.invalid('BACKEND_TYPE', 'memcache is not supported by this version of Gatehouse', backendText)
-  } else if (backendText !== 'redis') {
-    r.invalid('BACKEND_TYPE', 'must be redis or memory', backendText)
-  }
-  unsupported(r, 'USE_PROMETHEUS', 'the Prometheus sink')
-  unsupported(r, 'USE_DOG_STATSD', 'the DogStatsD sink')
-  unsupported(r, 'TRACING_ENABLED', 'tracing')
-  unsupported(r, 'GRPC_SERVER_USE_TLS', 'gRPC server TLS')
-
-  const redis = readRedis(r, false)
-  const redisPerSecond = r.bool(['REDIS_PERSECOND', 'KVSTORE_PERSECOND'], false)
-  const settings: Settings = {
-    host: r.string('HOST', '0.0.0.0'),
-    port: r.port('PORT', 8080),
-    debugHost: r.string('DEBUG_HOST', '0.0.0.0'),
-    debugPort: r.port('DEBUG_PORT', 6070),
-    grpcHost: r.string('GRPC_HOST', '0.0.0.0'),
-    grpcPort: r.port('GRPC_PORT', 8081),
-    grpcUds: r.string('GRPC_UDS', ''),
-    grpcMaxConnectionAgeMs: r.duration('GRPC_MAX_CONNECTION_AGE', '24h'),
-    grpcMaxConnectionAgeGraceMs: r.duration('GRPC_MAX_CONNECTION_AGE_GRACE', '1h'),
-    grpcMaxConnectionIdleMs: r.duration('GRPC_MAX_CONNECTION_IDLE', '5m'),
-    grpcMaxConcurrentStreams: r.int('GRPC_MAX_CONCURRENT_STREAMS', 100, 1, 2 ** 31 - 1),
-    grpcMaxCallDurationMs: r.duration('GRPC_MAX_CALL_DURATION', '10s'),
-    grpcServerImplementation: r.oneOf('GRPC_SERVER_IMPLEMENTATION', 'native', [
-      'native',
-      'grpc-js',
-    ]),
-    // Two processes by default where they can run in parallel: measured on 2 cores, about 1.5x
-    // the decisions/s of one (bench/RESULTS.md). The memory backend's counters are per process.
-    workers: r.int(
-      'RATELIMIT_WORKERS',
-      backendType === 'redis' && (host.availableCores ?? 1) >= 2 ? 2 : 1,
-      1,
-      64,
-    ),
-    maxDescriptorsPerRequest: r.int('MAX_DESCRIPTORS_PER_REQUEST', 64, 1, 100_000),
-    maxEntriesPerDescriptor: r.int('MAX_ENTRIES_PER_DESCRIPTOR', 32, 1, 100_000),
-    maxDescriptorEntryBytes: r.int('MAX_DESCRIPTOR_ENTRY_BYTES', 4096, 1, 4 * 1024 * 1024),
-    logLevel: logLevel ?? 'warn',
-    logFormat: r.oneOf('LOG_FORMAT', 'text', ['text', 'json']),
-    configType: 'FILE',
-    forceStartWithoutInitialConfig: r.bool('FORCE_START_WITHOUT_INITIAL_CONFIG', false),
-    runtimeRoot: r.string('RUNTIME_ROOT', '/srv/runtime_data/current'),
-    runtimeSubdirectory: r.string('RUNTIME_SUBDIRECTORY', ''),
-    runtimeAppDirectory: r.string('RUNTIME_APPDIRECTORY', 'config'),
-    runtimeIgnoreDotFiles: r.bool('RUNTIME_IGNOREDOTFILES', false),
-    runtimeWatchRoot: r.bool('RUNTIME_WATCH_ROOT', true),
-    mergeDomainConfig: r.bool('MERGE_DOMAIN_CONFIG', false),
-    healthyWithAtLeastOneConfigLoaded: r.bool('HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED', false),
-    useStatsd: r.bool('USE_STATSD', true),
-    statsdHost: r.string('STATSD_HOST', 'localhost'),
-    statsdPort: r.port('STATSD_PORT', 8125),
-    extraTags: r.map('EXTRA_TAGS'),
-    statsFlushIntervalMs: r.duration('STATS_FLUSH_INTERVAL', '10s'),
-    disableStats: r.bool('DISABLE_STATS', false),
-    statsMaxDynamicKeys: r.int('STATS_MAX_DYNAMIC_KEYS', 1000, 0, 1_000_000),
-    backendType,
-    memoryMaxKeys: r.int('MEMORY_MAX_KEYS', 100_000, 1, 100_000_000),
-    expirationJitterMaxSeconds: r.int('EXPIRATION_JITTER_MAX_SECONDS', 300),
-    localCacheSizeInBytes: r.int('LOCAL_CACHE_SIZE_IN_BYTES', 0),
-    nearLimitRatio: r.number('NEAR_LIMIT_RATIO', 0.8, 0, 1),
-    cacheKeyPrefix: r.string('CACHE_KEY_PREFIX', ''),
-    stopCacheKeyIncrementWhenOverlimit: r.bool('STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT', false),
-    limitResponseHeadersEnabled: r.bool('LIMIT_RESPONSE_HEADERS_ENABLED', false),
-    limitLimitHeader: r.string('LIMIT_LIMIT_HEADER', 'RateLimit-Limit'),
-    limitRemainingHeader: r.string('LIMIT_REMAINING_HEADER', 'RateLimit-Remaining'),
-    limitResetHeader: r.string('LIMIT_RESET_HEADER', 'RateLimit-Reset'),
-    shadowMode: r.bool('SHADOW_MODE', false),
-    quotaMode: r.bool('QUOTA_MODE', false),
-    responseDynamicMetadata: r.bool('RESPONSE_DYNAMIC_METADATA', false),
-    redis,
-    redisPerSecond,
-    redisPerSecondSettings: readRedis(r, true, redis),
-    redisHealthCheckActiveConnection: r.bool(
-      ['REDIS_HEALTH_CHECK_ACTIVE_CONNECTION', 'KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION'],
-      false,
-    ),
-  }
-  if (settings.workers > 1 && settings.backendType === 'memory') {
-    r.invalid(
-      'RATELIMIT_WORKERS',
-      'must be 1 with BACKEND_TYPE=memory (in-process counters are not shared between workers)',
-      String(settings.workers),
-    )
-  }
-  if (settings.grpcMaxCallDurationMs <= 0) {
-    r.invalid(
-      'GRPC_MAX_CALL_DURATION',
-      'must be greater than zero',
-      r.string('GRPC_MAX_CALL_DURATION', ''),
-    )
-  }
-  if (settings.statsFlushIntervalMs <= 0) {
-    r.invalid(
-      'STATS_FLUSH_INTERVAL',
-      'must be greater than zero',
-      r.string('STATS_FLUSH_INTERVAL', ''),
-    )
-  }
-  if (r.problems.length > 0) throw new ConfigError([...new Set(r.problems)])
-  return Object.freeze({
-    ...settings,
-    extraTags: Object.freeze(settings.extraTags),
-    redis: Object.freeze(settings.redis),
-    redisPerSecondSettings: Object.freeze(settings.redisPerSecondSettings),
-  })
+  return settingsTable.defaults(host)
 }

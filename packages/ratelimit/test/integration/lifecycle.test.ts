@@ -106,9 +106,9 @@ describe('the gatehouse-ratelimit executable', () => {
     expect(stdout).toMatch(/\n {2}CACHE_KEY_PREFIX +\(none\)\n/)
   })
 
-  it('exits 1 listing every invalid setting', async () => {
+  it('exits 2 listing every invalid setting', async () => {
     const p = await spawnService({ PORT: 'eighty', NEAR_LIMIT_RATIO: '2', BACKEND_TYPE: 'memory' })
-    expect(await exitCode(p)).toBe(1)
+    expect(await exitCode(p)).toBe(2)
     expect(p.output()).toContain(
       'gatehouse-ratelimit: invalid settings:\n  PORT: must be an integer from 0 to 65535 (got "eighty")\n  NEAR_LIMIT_RATIO: must be a number from 0 to 1 (got "2")',
     )
