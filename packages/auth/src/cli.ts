@@ -1,13 +1,13 @@
-import { existsSync, readFileSync } from 'node:fs'
+import { parseArgs as parseArgv } from 'node:util'
+import { SETTINGS_EXIT_STATUS, readEnvFile } from '@gatehouse/settings'
 import { createAuthApp } from './app.js'
-import { ConfigError, loadSettings, type Settings } from './conf/settings.js'
-import { parseEnvFile } from './conf/env-file.js'
+import { loadSettings, settingsTable, type Settings } from './conf/settings.js'
 import type { JwtKeys } from './crypto/jwt.js'
 import { createLogger } from './logger.js'
 import { migrate } from './storage/migrate.js'
 import { openDb } from './storage/open.js'
 
-/** Usage text of `gatehouse-auth --help`. */
+/** Usage text of `gatehouse-auth --help`: the commands, then every setting with its default. */
 export const USAGE = `Usage: gatehouse-auth [serve|migrate] [--env-file <path>]
 
 Supabase-Auth-compatible user authentication server.
@@ -21,16 +21,13 @@ Options:
                      environment variables win over the file
   -h, --help         show this help
 
-Settings are named AUTHSVC_<NAME> (GOTRUE_<NAME> is accepted too); PORT, DATABASE_URL and
-LOG_LEVEL are also read without a prefix. Required: SITE_URL, API_EXTERNAL_URL, JWT_SECRET
-(unless JWT_KEYS has a signing key), DB_DRIVER=postgres, DATABASE_URL (postgres://… or
-pglite://<dir> | pglite://memory). See the package README for every setting.
+Settings are read as AUTHSVC_<NAME>, else GOTRUE_<NAME>; a second name (PORT, DATABASE_URL,
+LOG_LEVEL) also as written. Booleans: 1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False.
+Invalid settings are listed all at once and stop the server (exit status ${String(SETTINGS_EXIT_STATUS)}).
+The package README describes each one.
 
-Limits (default):
-  API_MAX_REQUEST_DURATION   longest a request may take; then 504 (10s)
-  PASSWORD_HASH_CONCURRENCY  bcrypt hashes and checks at once (0: one per CPU core)
-  PASSWORD_HASH_QUEUE_SIZE   bcrypt hashes and checks waiting; beyond: 429 (100)
-  DB_MAX_POOL_SIZE           PostgreSQL connections (0: half of what the server allows)
+Settings (default):
+${settingsTable.help(undefined, { width: 36 }).join('\n')}
 `
 
 /** Where the CLI writes and how it ends; `process` in production, fakes in tests. */
@@ -47,20 +44,34 @@ interface ParsedArgs {
   error?: string
 }
 
-/** Parses the command line (without `node` and the script). */
+/**
+ * Parses the command line (without `node` and the script) with `node:util`'s `parseArgs`:
+ * `serve` or `migrate` (the last one given), `help`, `-h` or `--help` (wins over a command),
+ * `--env-file <path>` or `--env-file=<path>`; anything else is an error.
+ */
 export function parseArgs(argv: readonly string[]): ParsedArgs {
   const parsed: ParsedArgs = { command: 'serve', envFile: undefined }
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]
-    if (arg === '-h' || arg === '--help' || arg === 'help') parsed.command = 'help'
-    else if (arg === 'serve' || arg === 'migrate') {
-      if (parsed.command !== 'help') parsed.command = arg
-    } else if (arg === '--env-file') {
-      parsed.envFile = argv[++i]
-      if (parsed.envFile === undefined) parsed.error = '--env-file needs a path'
-    } else if (arg?.startsWith('--env-file=')) parsed.envFile = arg.slice('--env-file='.length)
-    else parsed.error = `unknown argument "${String(arg)}"`
+  const { tokens } = parseArgv({
+    args: [...argv],
+    options: { 'env-file': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    allowPositionals: true,
+    strict: false,
+    tokens: true,
+  })
+  let help = false
+  for (const token of tokens) {
+    if (token.kind === 'option-terminator') parsed.error = 'unknown argument "--"'
+    else if (token.kind === 'positional') {
+      if (token.value === 'help') help = true
+      else if (token.value === 'serve' || token.value === 'migrate') parsed.command = token.value
+      else parsed.error = `unknown argument "${token.value}"`
+    } else if (token.name === 'env-file') {
+      parsed.envFile = token.value
+      if (token.value === undefined) parsed.error = '--env-file needs a path'
+    } else if (token.name === 'help' && token.value === undefined) help = true
+    else parsed.error = `unknown argument "${argv[token.index] ?? token.rawName}"`
   }
+  if (help) parsed.command = 'help'
   return parsed
 }
 
@@ -73,9 +84,7 @@ export function readEnvironment(
   env: Readonly<Record<string, string | undefined>>,
   envFile: string | undefined,
 ): Record<string, string | undefined> {
-  const path = envFile ?? '.env'
-  if (envFile === undefined && !existsSync(path)) return { ...env }
-  return { ...parseEnvFile(readFileSync(path, 'utf8')), ...env }
+  return { ...readEnvFile(envFile ?? '.env', { optional: envFile === undefined }), ...env }
 }
 
 /**
@@ -120,12 +129,9 @@ export async function runCli(
   try {
     settings = loadSettings(readEnvironment(env, args.envFile))
   } catch (error) {
-    if (error instanceof ConfigError) {
-      io.err(`gatehouse-auth: ${error.message}`)
-      return 2
-    }
+    // A SettingsError lists every problem; an unreadable --env-file is a bad setting too.
     io.err(`gatehouse-auth: ${error instanceof Error ? error.message : String(error)}`)
-    return 2
+    return SETTINGS_EXIT_STATUS
   }
   if (args.command === 'migrate') {
     const db = await openDb(settings.db.url, settings.db.namespace, settings.db.maxPoolSize)

@@ -29,6 +29,36 @@ describe('createLogger', () => {
       expect(line).not.toContain(secret)
   })
 
+  it('redacts cookies, API keys and secret settings with the list both servers share', () => {
+    const lines: string[] = []
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString('utf8'))
+        done()
+      },
+    })
+    createLogger({ level: 'info', file: '' }, stream).info(
+      {
+        req: { headers: { cookie: 'sb=cookie-1', apikey: 'apikey-1', host: 'example.com' } },
+        res: { headers: { 'set-cookie': 'sb=cookie-2' } },
+        env: { GOTRUE_JWT_SECRET: 'jwt-secret-1', DATABASE_URL: 'postgres://u:pw-1@h/db' },
+        settings: { secret: 'jwt-secret-2' },
+      },
+      'request',
+    )
+    const line = lines.join('')
+    expect(line).toContain('example.com')
+    for (const secret of [
+      'cookie-1',
+      'cookie-2',
+      'apikey-1',
+      'jwt-secret-1',
+      'pw-1',
+      'jwt-secret-2',
+    ])
+      expect(line).not.toContain(secret)
+  })
+
   it('appends JSON lines to LOG_FILE', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'gatehouse-auth-log-'))
     try {

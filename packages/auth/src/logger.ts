@@ -1,25 +1,12 @@
+import { REDACT_CENSOR, REDACT_PATHS } from '@gatehouse/settings'
 import pino, { type Logger } from 'pino'
 import type { LogLevel } from './conf/settings.js'
 
-/** Paths removed from every log line: credentials and tokens in headers and bodies. */
-export const REDACT_PATHS = [
-  'req.headers.authorization',
-  'req.headers.cookie',
-  'req.headers.apikey',
-  'headers.authorization',
-  'password',
-  '*.password',
-  'refresh_token',
-  '*.refresh_token',
-  'access_token',
-  '*.access_token',
-  '*.token',
-  'token',
-  'secret',
-  '*.secret',
-  'jwt.secret',
-  '*.jwtSecret',
-]
+/**
+ * Paths removed from every log line: the redaction list both servers share (passwords, tokens,
+ * secrets, credentials in headers and cookies, secret settings such as `JWT_SECRET`).
+ */
+export { REDACT_PATHS }
 
 const LEVELS: Readonly<Record<LogLevel, pino.LevelWithSilent>> = {
   panic: 'fatal',
@@ -49,7 +36,7 @@ export function createLogger(
   return pino(
     {
       level: LEVELS[options.level],
-      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      redact: { paths: [...REDACT_PATHS], censor: REDACT_CENSOR },
       base: { component: 'api' },
     },
     stream,

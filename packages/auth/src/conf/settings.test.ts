@@ -164,6 +164,30 @@ describe('loadSettings', () => {
   })
 })
 
+describe('loadSettings: booleans', () => {
+  /** @see issue 9: booleans are read as upstream's Go `strconv.ParseBool` reads them. */
+  it("accepts Go's spellings only (yes and on are refused, as upstream refuses them)", () => {
+    const disableSignup = (value: string) =>
+      loadSettings({ ...REQUIRED, AUTHSVC_DISABLE_SIGNUP: value }).disableSignup
+    expect(['1', 't', 'T', 'TRUE', 'true', 'True'].map(disableSignup)).toEqual(Array(6).fill(true))
+    expect(['0', 'f', 'F', 'FALSE', 'false', 'False'].map(disableSignup)).toEqual(
+      Array(6).fill(false),
+    )
+    expect(
+      problems({
+        ...REQUIRED,
+        AUTHSVC_DISABLE_SIGNUP: 'yes',
+        GOTRUE_MAILER_AUTOCONFIRM: 'on',
+        AUTHSVC_EXTERNAL_GITHUB_ENABLED: 'tRuE',
+      }),
+    ).toEqual([
+      'AUTHSVC_DISABLE_SIGNUP: must be a boolean (true/false/1/0) (got "yes")',
+      'AUTHSVC_EXTERNAL_GITHUB_ENABLED: must be a boolean (true/false/1/0) (got "tRuE")',
+      'GOTRUE_MAILER_AUTOCONFIRM: must be a boolean (true/false/1/0) (got "on")',
+    ])
+  })
+})
+
 describe('splitRequiredCharacters', () => {
   it('splits on colons and keeps escaped ones', () => {
     expect(splitRequiredCharacters('abc:ABC:0-9')).toEqual(['abc', 'ABC', '0-9'])

@@ -1,4 +1,26 @@
-import { parseGoDuration } from './duration.js'
+/**
+ * The auth server's settings: one field table, {@link settingsTable}, gives {@link loadSettings},
+ * its problems and `gatehouse-auth --help`. Each setting `NAME` is read as `AUTHSVC_NAME`, else
+ * upstream's `GOTRUE_NAME`; a few also without a prefix.
+ *
+ * @module
+ */
+import {
+  SettingsError,
+  bool,
+  defineSettings,
+  field,
+  group,
+  integer,
+  invalid,
+  list,
+  secondsOrDuration,
+  text,
+  url,
+  type Env,
+  type Field,
+  type Invalid,
+} from '@gatehouse/settings'
 
 /** The log levels of `LOG_LEVEL` (upstream's logrus names). */
 export type LogLevel = 'panic' | 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace'
@@ -147,18 +169,11 @@ export interface Settings {
 }
 
 /**
- * Thrown by {@link loadSettings} when the configuration is invalid; lists every problem, one a
- * line, as `NAME: problem (got "…")`.
+ * Thrown by {@link loadSettings}: the toolkit's `SettingsError` (`code` `ERR_INVALID_SETTINGS`,
+ * every problem in `problems`, one a line as `NAME: problem (got "…")`), under the name this
+ * package has always exported.
  */
-export class ConfigError extends Error {
-  /** Every problem found, one per entry. */
-  readonly problems: readonly string[]
-  constructor(problems: readonly string[]) {
-    super(`invalid configuration:\n  ${problems.join('\n  ')}`)
-    this.name = 'ConfigError'
-    this.problems = problems
-  }
-}
+export { SettingsError as ConfigError }
 
 const LOG_LEVELS: readonly LogLevel[] = [
   'panic',
@@ -171,87 +186,6 @@ const LOG_LEVELS: readonly LogLevel[] = [
 ]
 /** Shortest `JWT_SECRET` accepted, in bytes (UTF-8): 256 bits, the HMAC-SHA-256 key size. */
 export const MIN_JWT_SECRET_BYTES = 32
-
-/** Settings whose values are never echoed in errors (the password hashing bounds are not secret). */
-const SECRET_NAMES = /SECRET|PASSWORD(?!_HASH_)|KEYS|DATABASE_URL/
-
-/** Reads variables by their spec name, trying `AUTHSVC_`, then `GOTRUE_`, then unprefixed aliases. */
-class EnvReader {
-  readonly problems: string[] = []
-  readonly #env: Readonly<Record<string, string | undefined>>
-  constructor(env: Readonly<Record<string, string | undefined>>) {
-    this.#env = env
-  }
-
-  /** Returns `[displayName, value]` of the first set variable among the candidates. */
-  lookup(name: string, unprefixed: readonly string[] = []): [string, string | undefined] {
-    for (const candidate of [`AUTHSVC_${name}`, `GOTRUE_${name}`, ...unprefixed]) {
-      const value = this.#env[candidate]
-      if (value !== undefined && value !== '') return [candidate, value]
-    }
-    return [`AUTHSVC_${name}`, undefined]
-  }
-
-  problem(name: string, message: string, value?: string): void {
-    const shown =
-      value === undefined ? '' : SECRET_NAMES.test(name) ? ' (got a value)' : ` (got "${value}")`
-    this.problems.push(`${name}: ${message}${shown}`)
-  }
-
-  string(name: string, fallback: string, unprefixed: readonly string[] = []): string {
-    return this.lookup(name, unprefixed)[1] ?? fallback
-  }
-
-  required(name: string, unprefixed: readonly string[] = []): string {
-    const [shown, value] = this.lookup(name, unprefixed)
-    if (value === undefined) {
-      this.problem(
-        unprefixed.length > 0 ? `${shown} (or ${unprefixed.join(', ')})` : shown,
-        'required',
-      )
-      return ''
-    }
-    return value
-  }
-
-  bool(name: string, fallback: boolean): boolean {
-    const [shown, value] = this.lookup(name)
-    if (value === undefined) return fallback
-    const v = value.toLowerCase()
-    if (['1', 't', 'true', 'yes', 'on'].includes(v)) return true
-    if (['0', 'f', 'false', 'no', 'off'].includes(v)) return false
-    this.problem(shown, 'must be a boolean (true or false)', value)
-    return fallback
-  }
-
-  int(name: string, fallback: number, min: number, unprefixed: readonly string[] = []): number {
-    const [shown, value] = this.lookup(name, unprefixed)
-    if (value === undefined) return fallback
-    if (!/^-?\d+$/.test(value.trim()) || Number(value) < min) {
-      this.problem(shown, `must be an integer of at least ${String(min)}`, value)
-      return fallback
-    }
-    return Number(value)
-  }
-
-  url(name: string, value: string): void {
-    if (value === '') return
-    try {
-      new URL(value)
-    } catch {
-      this.problem(name, 'must be an absolute URL', value)
-    }
-  }
-
-  list(name: string, fallback: readonly string[]): readonly string[] {
-    const value = this.lookup(name)[1]
-    if (value === undefined) return fallback
-    return value
-      .split(',')
-      .map((s) => s.trim())
-      .filter((s) => s !== '')
-  }
-}
 
 /**
  * Splits `PASSWORD_REQUIRED_CHARACTERS` into character sets: `:` separates sets and `\:` stands
@@ -278,67 +212,192 @@ export function splitRequiredCharacters(value: string): string[] {
   return sets.filter((s) => s !== '')
 }
 
-function parseKeys(reader: EnvReader): Record<string, unknown>[] {
-  const [shown, raw] = reader.lookup('JWT_KEYS')
-  if (raw === undefined) return []
+/** `JWT_KEYS`: a JSON array of private JWKs (or one JWK). */
+function parseKeys(value: string): readonly Readonly<Record<string, unknown>>[] | Invalid {
+  if (value === '') return []
   let parsed: unknown
   try {
-    parsed = JSON.parse(raw)
+    parsed = JSON.parse(value)
   } catch {
-    reader.problem(shown, 'must be a JSON array of JWKs', undefined)
-    return []
+    return invalid('must be a JSON array of JWKs', { echo: false })
   }
   const list: unknown[] = Array.isArray(parsed) ? parsed : [parsed]
-  const keys: Record<string, unknown>[] = []
-  list.forEach((key, index) => {
-    if (
-      typeof key !== 'object' ||
-      key === null ||
-      typeof (key as { kty?: unknown }).kty !== 'string'
-    ) {
-      reader.problem(shown, `key ${String(index)} is not a JWK (an object with "kty")`)
-      return
-    }
-    keys.push(key as Record<string, unknown>)
-  })
-  return keys
+  const problems = list.flatMap((key, index) =>
+    typeof key === 'object' && key !== null && typeof (key as { kty?: unknown }).kty === 'string'
+      ? []
+      : [`key ${String(index)} is not a JWK (an object with "kty")`],
+  )
+  return problems.length > 0
+    ? invalid(problems, { echo: false })
+    : (list as Readonly<Record<string, unknown>>[])
 }
 
-function reuseInterval(reader: EnvReader): number {
-  const [shown, value] = reader.lookup('SECURITY_REFRESH_TOKEN_REUSE_INTERVAL')
-  if (value === undefined) return 0
-  if (/^\d+$/.test(value)) return Number(value)
-  try {
-    const ms = parseGoDuration(value)
-    if (ms >= 0) return ms / 1000
-  } catch {
-    // reported below
-  }
-  reader.problem(shown, 'must be a number of seconds or a duration such as 10s', value)
-  return 0
-}
+/** `EXTERNAL_<PROVIDER>_ENABLED` for each of {@link EXTERNAL_PROVIDERS}. */
+const providerFields = Object.fromEntries(
+  EXTERNAL_PROVIDERS.map((p) => [
+    p,
+    bool(`EXTERNAL_${p.toUpperCase()}_ENABLED`, {
+      default: 'false',
+      help: `${p} sign-in, as reported by /settings`,
+    }),
+  ]),
+) as Record<ExternalProvider, Field<boolean>>
 
-function maxRequestDuration(reader: EnvReader): number {
-  const [shown, value] = reader.lookup('API_MAX_REQUEST_DURATION')
-  if (value === undefined) return 10_000
-  if (/^\d+$/.test(value)) return Number(value) * 1000
-  try {
-    const ms = parseGoDuration(value)
-    if (ms >= 0) return Math.ceil(ms)
-  } catch {
-    // reported below
-  }
-  reader.problem(shown, 'must be a number of seconds or a duration such as 10s', value)
-  return 10_000
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value)
-    for (const inner of Object.values(value)) deepFreeze(inner)
-  }
-  return value
-}
+/**
+ * Every setting the server reads, in `--help` order (the README's), with its names and default
+ * written once. Names get the prefixes `AUTHSVC_` then `GOTRUE_`; a second name (`PORT`,
+ * `DATABASE_URL`, `LOG_LEVEL`) is also read as written.
+ */
+export const settingsTable = defineSettings(
+  {
+    siteUrl: url('SITE_URL', {
+      required: true,
+      help: 'base URL of the site; its URLs may be redirect_to targets',
+    }),
+    apiExternalUrl: url('API_EXTERNAL_URL', {
+      required: true,
+      help: 'URL this server is reached at',
+    }),
+    dbDriver: field(
+      'DB_DRIVER',
+      (value) => (value === 'postgres' ? value : invalid('must be postgres')),
+      { required: 'required; must be postgres', help: 'must be postgres' },
+    ),
+    dbUrl: text(['DB_DATABASE_URL', 'DATABASE_URL'], {
+      required: true,
+      secret: true,
+      help: 'postgres://…, pglite://<dir> or pglite://memory',
+      check: (value) =>
+        /^(postgres(ql)?|pglite):\/\//.test(value)
+          ? undefined
+          : invalid('must start with postgres://, postgresql:// or pglite://', { echo: false }),
+    }),
+    jwtSecret: text('JWT_SECRET', {
+      secret: true,
+      help: `HS256 secret, at least ${String(MIN_JWT_SECRET_BYTES)} bytes; required unless JWT_KEYS signs`,
+    }),
+    uriAllowList: list('URI_ALLOW_LIST', { help: 'extra redirect_to globs, comma-separated' }),
+    disableSignup: bool('DISABLE_SIGNUP', {
+      default: 'false',
+      help: 'users only through invites and the admin API',
+    }),
+    apiHost: text('API_HOST', { default: '0.0.0.0', help: 'listen address' }),
+    port: integer(['API_PORT', 'PORT'], { default: '8081', help: 'listen port' }),
+    apiMaxRequestDuration: secondsOrDuration('API_MAX_REQUEST_DURATION', {
+      unit: 'ms',
+      default: '10s',
+      help: 'longest a request may take; then 504',
+    }),
+    requestIdHeader: text('REQUEST_ID_HEADER', { help: 'header whose value is the request id' }),
+    rateLimitHeader: text('RATE_LIMIT_HEADER', {
+      help: 'header naming the client for rate limits',
+    }),
+    svcForwardedForEnabled: bool('SECURITY_SVC_FORWARDED_FOR_ENABLED', {
+      default: 'false',
+      help: 'first Svc-Forwarded-For value is the client IP',
+    }),
+    dbMaxPoolSize: integer('DB_MAX_POOL_SIZE', {
+      default: '0',
+      help: 'PostgreSQL connections',
+      note: 'half of what the server allows',
+    }),
+    dbNamespace: text('DB_NAMESPACE', {
+      help: 'table-name prefix: <ns>_users, …',
+      check: (value) =>
+        value === '' || /^[a-z_][a-z0-9_]{0,30}$/.test(value)
+          ? undefined
+          : 'must be lower-case letters, digits and underscores',
+    }),
+    logLevel: field(
+      ['LOG_LEVEL', 'LOG_LEVEL'],
+      (value) => {
+        const level = value.toLowerCase() === 'warning' ? 'warn' : value.toLowerCase()
+        return (
+          LOG_LEVELS.find((l) => l === level) ?? invalid(`must be one of ${LOG_LEVELS.join(', ')}`)
+        )
+      },
+      { default: 'info', help: LOG_LEVELS.join(', ') },
+    ),
+    logFile: text('LOG_FILE', { help: 'append JSON logs to this file, not standard output' }),
+    jwtExp: integer('JWT_EXP', { default: '3600', min: 1, help: 'access-token lifetime, seconds' }),
+    jwtAud: text('JWT_AUD', { help: 'default audience' }),
+    jwtIssuer: text('JWT_ISSUER', { help: 'iss claim, omitted when empty' }),
+    jwtDefaultGroupName: text('JWT_DEFAULT_GROUP_NAME', { help: 'role of new users' }),
+    jwtAdminRoles: list('JWT_ADMIN_ROLES', {
+      default: 'service_role,supabase_admin',
+      help: 'roles allowed on the admin API',
+    }),
+    jwtAdminGroupName: text('JWT_ADMIN_GROUP_NAME', {
+      default: 'admin',
+      help: 'accepted for compatibility',
+    }),
+    jwtKeys: field('JWT_KEYS', parseKeys, {
+      secret: true,
+      help: 'JSON array of private JWKs; the "sign" one signs',
+    }),
+    jwtKeyId: text('JWT_KEY_ID', { help: 'kid of HS256 tokens' }),
+    passwordMinLength: integer('PASSWORD_MIN_LENGTH', {
+      default: '6',
+      help: 'minimum password length in bytes, 6 or more',
+    }),
+    passwordRequiredCharacters: field(
+      'PASSWORD_REQUIRED_CHARACTERS',
+      (value) => splitRequiredCharacters(value),
+      { help: 'character sets separated by : (\\: is a colon)' },
+    ),
+    passwordHashConcurrency: integer('PASSWORD_HASH_CONCURRENCY', {
+      default: '0',
+      help: 'bcrypt hashes and checks at once',
+      note: 'one per CPU core',
+    }),
+    passwordHashQueueSize: integer('PASSWORD_HASH_QUEUE_SIZE', {
+      default: '100',
+      help: 'bcrypt hashes and checks waiting; beyond: 429',
+    }),
+    refreshTokenRotationEnabled: bool('SECURITY_REFRESH_TOKEN_ROTATION_ENABLED', {
+      default: 'true',
+      help: 'refresh-token reuse detection',
+    }),
+    refreshTokenReuseInterval: secondsOrDuration('SECURITY_REFRESH_TOKEN_REUSE_INTERVAL', {
+      unit: 's',
+      default: '0',
+      help: 'seconds a revoked refresh token may be used again',
+    }),
+    updatePasswordRequireReauthentication: bool(
+      'SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION',
+      { default: 'false', help: 'password changes need a recent sign-in' },
+    ),
+    emailEnabled: bool('EXTERNAL_EMAIL_ENABLED', {
+      default: 'true',
+      help: 'email sign-up and sign-in',
+    }),
+    phoneEnabled: bool('EXTERNAL_PHONE_ENABLED', {
+      default: 'false',
+      help: 'phone sign-up and sign-in',
+    }),
+    anonymousUsersEnabled: bool('EXTERNAL_ANONYMOUS_USERS_ENABLED', {
+      default: 'false',
+      help: 'anonymous sign-ups',
+    }),
+    providers: group(providerFields),
+    mailerAutoconfirm: bool('MAILER_AUTOCONFIRM', {
+      default: 'false',
+      help: 'email sign-ups confirmed at once',
+    }),
+    mailerOtpExp: integer('MAILER_OTP_EXP', {
+      default: '86400',
+      min: 1,
+      help: 'validity of email links and codes, seconds',
+    }),
+    smsAutoconfirm: bool('SMS_AUTOCONFIRM', {
+      default: 'false',
+      help: 'phone sign-ups confirmed at once',
+    }),
+    smsProvider: text('SMS_PROVIDER', { help: 'reported by /settings' }),
+  },
+  // AUTHSVC_ wins over GOTRUE_ (and both over an unprefixed name), as it always has.
+  { prefixes: ['AUTHSVC_', 'GOTRUE_'], conflicts: 'first' },
+)
 
 /**
  * Builds the settings from environment variables (pure: reads only `env`).
@@ -351,109 +410,63 @@ function deepFreeze<T>(value: T): T {
  * @returns Deep-frozen settings.
  * @throws {@link ConfigError} Listing every problem (missing required values, bad numbers, …).
  */
-export function loadSettings(env: Readonly<Record<string, string | undefined>>): Settings {
-  const r = new EnvReader(env)
-
-  const siteUrl = r.required('SITE_URL')
-  r.url(r.lookup('SITE_URL')[0], siteUrl)
-  const apiExternalUrl = r.required('API_EXTERNAL_URL')
-  r.url(r.lookup('API_EXTERNAL_URL')[0], apiExternalUrl)
-
-  const [driverName, driver] = r.lookup('DB_DRIVER')
-  if (driver === undefined) r.problem(driverName, 'required; must be postgres')
-  else if (driver !== 'postgres') r.problem(driverName, 'must be postgres', driver)
-
-  const dbUrl = r.required('DB_DATABASE_URL', ['DATABASE_URL'])
-  if (dbUrl !== '' && !/^(postgres(ql)?|pglite):\/\//.test(dbUrl)) {
-    r.problem(
-      r.lookup('DB_DATABASE_URL', ['DATABASE_URL'])[0],
-      'must start with postgres://, postgresql:// or pglite://',
-    )
-  }
-  const [nsName, namespace = ''] = r.lookup('DB_NAMESPACE')
-  if (namespace !== '' && !/^[a-z_][a-z0-9_]{0,30}$/.test(namespace)) {
-    r.problem(nsName, 'must be lower-case letters, digits and underscores', namespace)
-  }
-
-  const [levelName, levelRaw] = r.lookup('LOG_LEVEL', ['LOG_LEVEL'])
-  let level: LogLevel = 'info'
-  if (levelRaw !== undefined) {
-    const lower = levelRaw.toLowerCase() === 'warning' ? 'warn' : levelRaw.toLowerCase()
-    if ((LOG_LEVELS as readonly string[]).includes(lower)) level = lower as LogLevel
-    else r.problem(levelName, `must be one of ${LOG_LEVELS.join(', ')}`, levelRaw)
-  }
-
-  const keys = parseKeys(r)
-  const [secretName, jwtSecret = ''] = r.lookup('JWT_SECRET')
-  if (jwtSecret === '' && keys.length === 0) {
-    r.problem('AUTHSVC_JWT_SECRET', 'required unless AUTHSVC_JWT_KEYS holds a signing key')
-  } else if (jwtSecret !== '' && Buffer.byteLength(jwtSecret, 'utf8') < MIN_JWT_SECRET_BYTES) {
+export function loadSettings(env: Env): Settings {
+  const read = settingsTable.read(env)
+  const v = read.values
+  const { jwtSecret } = settingsTable.fields
+  if (v.jwtSecret === '' && v.jwtKeys.length === 0) {
+    read.report(jwtSecret, 'required unless AUTHSVC_JWT_KEYS holds a signing key')
+  } else if (v.jwtSecret !== '' && Buffer.byteLength(v.jwtSecret) < MIN_JWT_SECRET_BYTES) {
     // HS256 with a short secret can be brute-forced offline from any token the server issued.
-    r.problem(secretName, `must be at least ${String(MIN_JWT_SECRET_BYTES)} bytes long`, jwtSecret)
+    read.report(jwtSecret, `must be at least ${String(MIN_JWT_SECRET_BYTES)} bytes long`)
   }
-
-  const providers = {} as Record<ExternalProvider, boolean>
-  for (const p of EXTERNAL_PROVIDERS)
-    providers[p] = r.bool(`EXTERNAL_${p.toUpperCase()}_ENABLED`, false)
-
-  const settings: Settings = {
-    siteUrl,
-    uriAllowList: r.list('URI_ALLOW_LIST', []),
-    disableSignup: r.bool('DISABLE_SIGNUP', false),
-    apiExternalUrl,
-    apiHost: r.string('API_HOST', '0.0.0.0'),
-    port: r.int('API_PORT', 8081, 0, ['PORT']),
-    apiMaxRequestDuration: maxRequestDuration(r),
-    requestIdHeader: r.string('REQUEST_ID_HEADER', ''),
-    rateLimitHeader: r.string('RATE_LIMIT_HEADER', ''),
-    svcForwardedForEnabled: r.bool('SECURITY_SVC_FORWARDED_FOR_ENABLED', false),
+  return read.finish<Settings>({
+    siteUrl: v.siteUrl,
+    uriAllowList: v.uriAllowList,
+    disableSignup: v.disableSignup,
+    apiExternalUrl: v.apiExternalUrl,
+    apiHost: v.apiHost,
+    port: v.port,
+    apiMaxRequestDuration: v.apiMaxRequestDuration,
+    requestIdHeader: v.requestIdHeader,
+    rateLimitHeader: v.rateLimitHeader,
+    svcForwardedForEnabled: v.svcForwardedForEnabled,
     db: {
       driver: 'postgres',
-      url: dbUrl,
-      maxPoolSize: r.int('DB_MAX_POOL_SIZE', 0, 0),
-      namespace,
+      url: v.dbUrl,
+      maxPoolSize: v.dbMaxPoolSize,
+      namespace: v.dbNamespace,
     },
-    log: { level, file: r.string('LOG_FILE', '') },
+    log: { level: v.logLevel, file: v.logFile },
     jwt: {
-      secret: jwtSecret,
-      exp: r.int('JWT_EXP', 3600, 1),
-      aud: r.string('JWT_AUD', ''),
-      issuer: r.string('JWT_ISSUER', ''),
-      adminGroupName: r.string('JWT_ADMIN_GROUP_NAME', 'admin'),
-      defaultGroupName: r.string('JWT_DEFAULT_GROUP_NAME', ''),
-      adminRoles: r.list('JWT_ADMIN_ROLES', ['service_role', 'supabase_admin']),
-      keys,
-      keyId: r.string('JWT_KEY_ID', ''),
+      secret: v.jwtSecret,
+      exp: v.jwtExp,
+      aud: v.jwtAud,
+      issuer: v.jwtIssuer,
+      adminGroupName: v.jwtAdminGroupName,
+      defaultGroupName: v.jwtDefaultGroupName,
+      adminRoles: v.jwtAdminRoles,
+      keys: v.jwtKeys,
+      keyId: v.jwtKeyId,
     },
     password: {
-      minLength: Math.max(6, r.int('PASSWORD_MIN_LENGTH', 6, 0)),
-      requiredCharacters: splitRequiredCharacters(r.string('PASSWORD_REQUIRED_CHARACTERS', '')),
-      hashConcurrency: r.int('PASSWORD_HASH_CONCURRENCY', 0, 0),
-      hashQueueSize: r.int('PASSWORD_HASH_QUEUE_SIZE', 100, 0),
+      minLength: Math.max(6, v.passwordMinLength),
+      requiredCharacters: v.passwordRequiredCharacters,
+      hashConcurrency: v.passwordHashConcurrency,
+      hashQueueSize: v.passwordHashQueueSize,
     },
     security: {
-      refreshTokenRotationEnabled: r.bool('SECURITY_REFRESH_TOKEN_ROTATION_ENABLED', true),
-      refreshTokenReuseInterval: reuseInterval(r),
-      updatePasswordRequireReauthentication: r.bool(
-        'SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION',
-        false,
-      ),
+      refreshTokenRotationEnabled: v.refreshTokenRotationEnabled,
+      refreshTokenReuseInterval: v.refreshTokenReuseInterval,
+      updatePasswordRequireReauthentication: v.updatePasswordRequireReauthentication,
     },
     external: {
-      emailEnabled: r.bool('EXTERNAL_EMAIL_ENABLED', true),
-      phoneEnabled: r.bool('EXTERNAL_PHONE_ENABLED', false),
-      anonymousUsersEnabled: r.bool('EXTERNAL_ANONYMOUS_USERS_ENABLED', false),
-      providers,
+      emailEnabled: v.emailEnabled,
+      phoneEnabled: v.phoneEnabled,
+      anonymousUsersEnabled: v.anonymousUsersEnabled,
+      providers: { ...v.providers },
     },
-    mailer: {
-      autoconfirm: r.bool('MAILER_AUTOCONFIRM', false),
-      otpExp: r.int('MAILER_OTP_EXP', 86_400, 1),
-    },
-    sms: {
-      autoconfirm: r.bool('SMS_AUTOCONFIRM', false),
-      provider: r.string('SMS_PROVIDER', ''),
-    },
-  }
-  if (r.problems.length > 0) throw new ConfigError(r.problems)
-  return deepFreeze(settings)
+    mailer: { autoconfirm: v.mailerAutoconfirm, otpExp: v.mailerOtpExp },
+    sms: { autoconfirm: v.smsAutoconfirm, provider: v.smsProvider },
+  })
 }
