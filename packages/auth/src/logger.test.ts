@@ -5,15 +5,21 @@ import { Writable } from 'node:stream'
 import { describe, expect, it } from 'vitest'
 import { createLogger } from './logger.js'
 
+/** A stream that keeps what is written to it. */
+function capture(): { stream: Writable; lines: string[] } {
+  const lines: string[] = []
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(chunk.toString('utf8'))
+      done()
+    },
+  })
+  return { stream, lines }
+}
+
 describe('createLogger', () => {
   it('redacts credentials and tokens', () => {
-    const lines: string[] = []
-    const stream = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(chunk.toString('utf8'))
-        done()
-      },
-    })
+    const { stream, lines } = capture()
     const logger = createLogger({ level: 'info', file: '' }, stream)
     logger.info(
       {
@@ -30,13 +36,7 @@ describe('createLogger', () => {
   })
 
   it('redacts cookies, API keys and secret settings with the list both servers share', () => {
-    const lines: string[] = []
-    const stream = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(chunk.toString('utf8'))
-        done()
-      },
-    })
+    const { stream, lines } = capture()
     createLogger({ level: 'info', file: '' }, stream).info(
       {
         req: { headers: { cookie: 'sb=cookie-1', apikey: 'apikey-1', host: 'example.com' } },

@@ -5,23 +5,29 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseEnvFile, readEnvFile } from './env-file.js'
 
 describe('parseEnvFile', () => {
-  it('reads assignments, comments, quotes and export; a later line wins', () => {
+  it('reads NAME=value lines as Node does: comments, export, quotes; a later line wins', () => {
     const text = [
-      '# comment',
-      'A=1',
-      'export B = two # trailing',
-      "C='literal # not a comment'",
-      'D="line\\nbreak"',
-      'E=postgres://u:p@h/db?sslmode=require',
-      'A=3',
+      '# settings for the test server',
+      'export AUTHSVC_SITE_URL=http://localhost:3000',
+      'DATABASE_URL = postgres://u:p@h/db?sslmode=require # inline comment',
+      "AUTHSVC_PASSWORD_REQUIRED_CHARACTERS='abc:ABC # not a comment'",
+      'AUTHSVC_JWT_AUD=`authenticated`',
+      'AUTHSVC_SMS_PROVIDER=',
+      'PORT=1',
+      'PORT=9999',
     ].join('\n')
     expect(parseEnvFile(text)).toEqual({
-      A: '3',
-      B: 'two',
-      C: 'literal # not a comment',
-      D: 'line\nbreak',
-      E: 'postgres://u:p@h/db?sslmode=require',
+      AUTHSVC_SITE_URL: 'http://localhost:3000',
+      DATABASE_URL: 'postgres://u:p@h/db?sslmode=require',
+      AUTHSVC_PASSWORD_REQUIRED_CHARACTERS: 'abc:ABC # not a comment',
+      AUTHSVC_JWT_AUD: 'authenticated',
+      AUTHSVC_SMS_PROVIDER: '',
+      PORT: '9999',
     })
+  })
+
+  it('expands \\n in double quotes only, and keeps other backslashes as written', () => {
+    expect(parseEnvFile('A="x\\ny\\tz"\nB=\'x\\ny\'')).toEqual({ A: 'x\ny\\tz', B: 'x\\ny' })
   })
 
   it('reads a quoted value over several lines (a JSON array of JWKs)', () => {

@@ -69,7 +69,8 @@ export interface FieldOptions<T> {
    * The default, written as the variable's text and parsed as a set value would be (`'10s'`,
    * `'false'`, `'a,b'`). An empty variable counts as unset.
    *
-   * @default '' (every field that cannot parse the empty text needs a default or `required`)
+   * @default '' (`'false'` for {@link bool}); a field that cannot parse its default text needs
+   *   another default, a computed one or `required`
    */
   readonly default?: string
   /** Unset is a problem: `required`, or this text instead. */
@@ -181,10 +182,13 @@ export function url(names: Names, options: FieldOptions<string> = {}): Field<str
  * `must be a boolean (true/false/1/0)`.
  *
  * @param names The variable's name, or its name then aliases.
- * @param options Default (`'false'`, `'true'`…; required unless `required`), help, check.
+ * @param options Default (`'false'` unless given, Go's zero value), help, check.
  */
 export function bool(names: Names, options: FieldOptions<boolean> = {}): Field<boolean> {
-  return field(names, attempt(parseBool, 'must be a boolean (true/false/1/0)'), options)
+  return field(names, attempt(parseBool, 'must be a boolean (true/false/1/0)'), {
+    default: 'false',
+    ...options,
+  })
 }
 
 /** Bounds of {@link integer} and {@link decimal}. */

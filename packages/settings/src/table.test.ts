@@ -192,9 +192,10 @@ describe('defineSettings: defaults', () => {
     expect(() => defineSettings({ n: integer('N', { default: 'many' }) }).read({})).toThrow(
       'the default "many" of N is invalid: must be an integer of at least 0',
     )
-    expect(() => defineSettings({ b: bool('B') }).read({})).toThrow(
-      'the default "" of B is invalid',
+    expect(() => defineSettings({ d: decimal('D') }).read({})).toThrow(
+      'the default "" of D is invalid',
     )
+    expect(defineSettings({ b: bool('B') }).read({}).values.b).toBe(false)
   })
 
   it('computes defaults from other values and a context, unless the variable is set', () => {

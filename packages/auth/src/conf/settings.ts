@@ -237,7 +237,6 @@ const providerFields = Object.fromEntries(
   EXTERNAL_PROVIDERS.map((p) => [
     p,
     bool(`EXTERNAL_${p.toUpperCase()}_ENABLED`, {
-      default: 'false',
       help: `${p} sign-in, as reported by /settings`,
     }),
   ]),
@@ -278,7 +277,6 @@ export const settingsTable = defineSettings(
     }),
     uriAllowList: list('URI_ALLOW_LIST', { help: 'extra redirect_to globs, comma-separated' }),
     disableSignup: bool('DISABLE_SIGNUP', {
-      default: 'false',
       help: 'users only through invites and the admin API',
     }),
     apiHost: text('API_HOST', { default: '0.0.0.0', help: 'listen address' }),
@@ -293,7 +291,6 @@ export const settingsTable = defineSettings(
       help: 'header naming the client for rate limits',
     }),
     svcForwardedForEnabled: bool('SECURITY_SVC_FORWARDED_FOR_ENABLED', {
-      default: 'false',
       help: 'first Svc-Forwarded-For value is the client IP',
     }),
     dbMaxPoolSize: integer('DB_MAX_POOL_SIZE', {
@@ -365,23 +362,20 @@ export const settingsTable = defineSettings(
     }),
     updatePasswordRequireReauthentication: bool(
       'SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION',
-      { default: 'false', help: 'password changes need a recent sign-in' },
+      { help: 'password changes need a recent sign-in' },
     ),
     emailEnabled: bool('EXTERNAL_EMAIL_ENABLED', {
       default: 'true',
       help: 'email sign-up and sign-in',
     }),
     phoneEnabled: bool('EXTERNAL_PHONE_ENABLED', {
-      default: 'false',
       help: 'phone sign-up and sign-in',
     }),
     anonymousUsersEnabled: bool('EXTERNAL_ANONYMOUS_USERS_ENABLED', {
-      default: 'false',
       help: 'anonymous sign-ups',
     }),
     providers: group(providerFields),
     mailerAutoconfirm: bool('MAILER_AUTOCONFIRM', {
-      default: 'false',
       help: 'email sign-ups confirmed at once',
     }),
     mailerOtpExp: integer('MAILER_OTP_EXP', {
@@ -390,7 +384,6 @@ export const settingsTable = defineSettings(
       help: 'validity of email links and codes, seconds',
     }),
     smsAutoconfirm: bool('SMS_AUTOCONFIRM', {
-      default: 'false',
       help: 'phone sign-ups confirmed at once',
     }),
     smsProvider: text('SMS_PROVIDER', { help: 'reported by /settings' }),

@@ -220,7 +220,7 @@ const unsupported = (feature: string) => `${feature} is not supported by this ve
 
 /** A boolean variable that may only be false: its feature is not in this version. */
 function laterFeature(name: string, feature: string) {
-  return bool(name, { default: 'false', check: (on) => (on ? unsupported(feature) : undefined) })
+  return bool(name, { check: (on) => (on ? unsupported(feature) : undefined) })
 }
 
 const LOG_LEVELS: Readonly<Record<string, LogLevel>> = {
@@ -260,12 +260,12 @@ function redisFields(perSecond: boolean) {
     }),
     poolSize: integer(kv('POOL_SIZE'), { default: '10', min: 1, max: 1000 }),
     auth: text(kv('AUTH'), { secret: true }),
-    tls: bool(kv('TLS'), { default: 'false' }),
+    tls: bool(kv('TLS')),
     // The per-second instance's TLS files default to the main instance's (computed below).
     tlsClientCert: text(kv('TLS_CLIENT_CERT')),
     tlsClientKey: text(kv('TLS_CLIENT_KEY')),
     tlsCaCert: text(kv('TLS_CACERT')),
-    tlsSkipHostnameVerification: bool(kv('TLS_SKIP_HOSTNAME_VERIFICATION'), { default: 'false' }),
+    tlsSkipHostnameVerification: bool(kv('TLS_SKIP_HOSTNAME_VERIFICATION')),
     timeoutMs: duration(kv('TIMEOUT'), { default: '10s' }),
     poolOnEmptyBehavior: oneOf(kv('POOL_ON_EMPTY_BEHAVIOR'), ['CREATE', 'ERROR', 'WAIT'], {
       default: 'CREATE',
@@ -340,24 +340,20 @@ export const settingsTable = defineSettings(
       tracingEnabled: laterFeature('TRACING_ENABLED', 'tracing'),
       grpcServerUseTls: laterFeature('GRPC_SERVER_USE_TLS', 'gRPC server TLS'),
     }),
-    forceStartWithoutInitialConfig: bool('FORCE_START_WITHOUT_INITIAL_CONFIG', {
-      default: 'false',
-    }),
+    forceStartWithoutInitialConfig: bool('FORCE_START_WITHOUT_INITIAL_CONFIG'),
     runtimeRoot: text('RUNTIME_ROOT', { default: '/srv/runtime_data/current' }),
     runtimeSubdirectory: text('RUNTIME_SUBDIRECTORY'),
     runtimeAppDirectory: text('RUNTIME_APPDIRECTORY', { default: 'config' }),
-    runtimeIgnoreDotFiles: bool('RUNTIME_IGNOREDOTFILES', { default: 'false' }),
+    runtimeIgnoreDotFiles: bool('RUNTIME_IGNOREDOTFILES'),
     runtimeWatchRoot: bool('RUNTIME_WATCH_ROOT', { default: 'true' }),
-    mergeDomainConfig: bool('MERGE_DOMAIN_CONFIG', { default: 'false' }),
-    healthyWithAtLeastOneConfigLoaded: bool('HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED', {
-      default: 'false',
-    }),
+    mergeDomainConfig: bool('MERGE_DOMAIN_CONFIG'),
+    healthyWithAtLeastOneConfigLoaded: bool('HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED'),
     useStatsd: bool('USE_STATSD', { default: 'true' }),
     statsdHost: text('STATSD_HOST', { default: 'localhost' }),
     statsdPort: port('STATSD_PORT', { default: '8125' }),
     extraTags: map('EXTRA_TAGS'),
     statsFlushIntervalMs: duration('STATS_FLUSH_INTERVAL', { default: '10s', positive: true }),
-    disableStats: bool('DISABLE_STATS', { default: 'false' }),
+    disableStats: bool('DISABLE_STATS'),
     statsMaxDynamicKeys: integer('STATS_MAX_DYNAMIC_KEYS', { default: '1000', max: 1_000_000 }),
     backendType: field(
       'BACKEND_TYPE',
@@ -373,23 +369,21 @@ export const settingsTable = defineSettings(
     localCacheSizeInBytes: integer('LOCAL_CACHE_SIZE_IN_BYTES', { default: '0' }),
     nearLimitRatio: decimal('NEAR_LIMIT_RATIO', { default: '0.8', min: 0, max: 1 }),
     cacheKeyPrefix: text('CACHE_KEY_PREFIX'),
-    stopCacheKeyIncrementWhenOverlimit: bool('STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT', {
-      default: 'false',
-    }),
-    limitResponseHeadersEnabled: bool('LIMIT_RESPONSE_HEADERS_ENABLED', { default: 'false' }),
+    stopCacheKeyIncrementWhenOverlimit: bool('STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT'),
+    limitResponseHeadersEnabled: bool('LIMIT_RESPONSE_HEADERS_ENABLED'),
     limitLimitHeader: text('LIMIT_LIMIT_HEADER', { default: 'RateLimit-Limit' }),
     limitRemainingHeader: text('LIMIT_REMAINING_HEADER', { default: 'RateLimit-Remaining' }),
     limitResetHeader: text('LIMIT_RESET_HEADER', { default: 'RateLimit-Reset' }),
-    shadowMode: bool('SHADOW_MODE', { default: 'false' }),
-    quotaMode: bool('QUOTA_MODE', { default: 'false' }),
-    responseDynamicMetadata: bool('RESPONSE_DYNAMIC_METADATA', { default: 'false' }),
+    shadowMode: bool('SHADOW_MODE'),
+    quotaMode: bool('QUOTA_MODE'),
+    responseDynamicMetadata: bool('RESPONSE_DYNAMIC_METADATA'),
     redis: redisFields(false),
-    redisPerSecond: bool(['REDIS_PERSECOND', 'KVSTORE_PERSECOND'], { default: 'false' }),
+    redisPerSecond: bool(['REDIS_PERSECOND', 'KVSTORE_PERSECOND']),
     redisPerSecondSettings: redisFields(true),
-    redisHealthCheckActiveConnection: bool(
-      ['REDIS_HEALTH_CHECK_ACTIVE_CONNECTION', 'KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION'],
-      { default: 'false' },
-    ),
+    redisHealthCheckActiveConnection: bool([
+      'REDIS_HEALTH_CHECK_ACTIVE_CONNECTION',
+      'KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION',
+    ]),
   },
   {
     computedDefaults: (v, host: HostInfo | undefined) => ({
