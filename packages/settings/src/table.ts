@@ -204,7 +204,7 @@ function parseDefault(field: Field<unknown>, text: string): unknown {
  * const table = defineSettings({
  *   port: port('PORT', { default: '8080' }),
  *   timeoutMs: duration(['REDIS_TIMEOUT', 'KVSTORE_TIMEOUT'], { default: '10s' }),
- *   shadowMode: bool('SHADOW_MODE', { default: 'false' }),
+ *   shadowMode: bool('SHADOW_MODE'),
  * })
  * const read = table.read(process.env)
  * if (read.values.shadowMode && read.values.port === 0) read.report(table.fields.port, 'must be set')
@@ -241,16 +241,17 @@ export function defineSettings<const F extends Fields, C = undefined>(
       states.set(field, found === undefined ? { index } : { index, found })
       if (found === undefined) {
         unset.push({ field, path })
-        // A field without a valid constant default must get a computed one (checked below).
-        const value = field.parse(field.default)
-        if (field.required === false && !(value instanceof Invalid)) assign(values, path, value)
-        else if (field.required === false) pending.add(field)
-        else {
+        if (field.required !== false) {
           const aliases = field.names.slice(1)
           const or = aliases.length > 0 ? ` (or ${aliases.join(', ')})` : ''
           const message = field.required === true ? 'required' : field.required
           problems.push({ index, text: `${firstName(field)}${or}: ${message}` })
+          return
         }
+        // A field without a valid constant default must get a computed one (checked below).
+        const value = field.parse(field.default)
+        if (value instanceof Invalid) pending.add(field)
+        else assign(values, path, value)
         return
       }
       if (options.conflicts !== 'first') {
@@ -301,11 +302,9 @@ export function defineSettings<const F extends Fields, C = undefined>(
 
   function read(env: Env, context?: C): SettingsRead<Values<F>> {
     const { values, states, problems } = resolve(env, context)
+    // In table order; sort is stable, so one field's problems keep the order they were found in.
     const listed = (): string[] =>
-      problems
-        .map((p, order) => ({ ...p, order }))
-        .sort((a, b) => a.index - b.index || a.order - b.order)
-        .map((p) => p.text)
+      [...problems].sort((a, b) => a.index - b.index).map((p) => p.text)
     return {
       values,
       get problems() {
