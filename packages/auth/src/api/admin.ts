@@ -36,11 +36,11 @@ import {
   type Body,
 } from './body.js'
 import type { AppContext } from './context.js'
-import { HttpError, validationFailed } from './errors/http-error.js'
 import { adminActor, requireAdmin } from './middleware.js'
 import { enforcePasswordLength, enforcePasswordPolicy } from './password-policy.js'
 import { requestContext } from './request-context.js'
 import { mergeMetadata } from './user.js'
+import { BadRequestError, NotFoundError, UnprocessableEntityError } from '../errors.js'
 
 const NIL_UUID = '00000000-0000-0000-0000-000000000000'
 
@@ -48,14 +48,15 @@ const NIL_UUID = '00000000-0000-0000-0000-000000000000'
  * Parses `ban_duration`: a Go duration (units ns, us, ms, s, m, h) or `none`.
  *
  * @returns Milliseconds, or `null` for `none` (unban).
- * @throws {@link HttpError} 400 `validation_failed` "invalid format for ban duration: …".
+ * @throws {@link AuthError} 400 `validation_failed` "invalid format for ban duration: …".
  */
 export function parseBanDuration(value: string): number | null {
   if (value === 'none') return null
   try {
     return parseGoDuration(value)
   } catch (error) {
-    throw validationFailed(
+    throw new BadRequestError(
+      'validation_failed',
       `invalid format for ban duration: ${error instanceof Error ? error.message : String(error)}`,
     )
   }
@@ -82,7 +83,7 @@ export function paginationLink(path: string, page: number, perPage: number, tota
 function positiveInt(value: string, fallback: number, name: string): number {
   if (value === '') return fallback
   if (!/^\d+$/.test(value) || Number(value) < 1)
-    throw validationFailed(`Bad Pagination Parameters: ${name}`)
+    throw new BadRequestError('validation_failed', `Bad Pagination Parameters: ${name}`)
   return Number(value)
 }
 
@@ -92,7 +93,7 @@ function parseSort(value: string): ListUsersOptions['sort'] {
   if (value === '') return { column: 'created_at', desc: true }
   const [column = '', direction = 'desc'] = value.trim().split(/\s+/)
   if (!SORT_COLUMNS.has(column) || !['asc', 'desc'].includes(direction.toLowerCase())) {
-    throw validationFailed(`Bad Sort Parameters: ${value}`)
+    throw new BadRequestError('validation_failed', `Bad Sort Parameters: ${value}`)
   }
   return {
     column: column as ListUsersOptions['sort']['column'],
@@ -107,8 +108,7 @@ async function userJson(tx: Queryable, id: string): Promise<Record<string, unkno
 
 async function assertEmailFree(tx: Queryable, email: string): Promise<void> {
   if (await emailTaken(tx, email)) {
-    throw new HttpError(
-      422,
+    throw new UnprocessableEntityError(
       'email_exists',
       'A user with this email address has already been registered',
     )
@@ -117,19 +117,22 @@ async function assertEmailFree(tx: Queryable, email: string): Promise<void> {
 
 async function assertPhoneFree(tx: Queryable, phone: string): Promise<void> {
   if (await phoneTaken(tx, phone)) {
-    throw new HttpError(422, 'phone_exists', 'Phone number already registered by another user')
+    throw new UnprocessableEntityError(
+      'phone_exists',
+      'Phone number already registered by another user',
+    )
   }
 }
 
 function userIdParam(request: FastifyRequest): string {
   const id = (request.params as { user_id?: string }).user_id ?? ''
-  if (!isUuid(id)) throw new HttpError(404, 'validation_failed', 'user_id must be an UUID')
+  if (!isUuid(id)) throw new NotFoundError('validation_failed', 'user_id must be an UUID')
   return id
 }
 
 async function loadTarget(tx: Queryable, id: string) {
   const user = await findUserById(tx, id, true)
-  if (!user) throw new HttpError(404, 'user_not_found', 'User not found')
+  if (!user) throw new NotFoundError('user_not_found', 'User not found')
   return user
 }
 
@@ -170,24 +173,31 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
     let email = str(body, 'email')
     let phone = str(body, 'phone')
     if (email === '' && phone === '') {
-      throw validationFailed('Cannot create a user without either an email or phone')
+      throw new BadRequestError(
+        'validation_failed',
+        'Cannot create a user without either an email or phone',
+      )
     }
     if (email !== '') email = validateEmail(email)
     if (phone !== '') phone = validatePhone(phone)
     const password = str(body, 'password')
     const passwordHash = str(body, 'password_hash')
     if (password !== '' && passwordHash !== '') {
-      throw validationFailed('Only a password or a password hash should be provided')
+      throw new BadRequestError(
+        'validation_failed',
+        'Only a password or a password hash should be provided',
+      )
     }
     // No strength check on create (upstream), but never a password bcrypt would truncate.
     enforcePasswordLength(password)
     if (passwordHash !== '' && !/^\$2[aby]\$\d\d\$.{53}$/.test(passwordHash)) {
-      throw validationFailed('Invalid password hash format')
+      throw new BadRequestError('validation_failed', 'Invalid password hash format')
     }
     let id = str(body, 'id')
     if (id !== '') {
-      if (!isUuid(id)) throw validationFailed('ID must conform to the uuid v4 format')
-      if (id === NIL_UUID) throw validationFailed('ID cannot be a nil uuid')
+      if (!isUuid(id))
+        throw new BadRequestError('validation_failed', 'ID must conform to the uuid v4 format')
+      if (id === NIL_UUID) throw new BadRequestError('validation_failed', 'ID cannot be a nil uuid')
       id = id.toLowerCase()
     } else {
       id = randomUUID()
@@ -274,7 +284,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get('/admin/users/:user_id', { preHandler: admin }, async (request, reply) => {
     const id = userIdParam(request)
     const user = await findUserById(ctx.db, id)
-    if (!user) throw new HttpError(404, 'user_not_found', 'User not found')
+    if (!user) throw new NotFoundError('user_not_found', 'User not found')
     return reply.send(userToJson(user, await findIdentitiesByUser(ctx.db, id)))
   })
 

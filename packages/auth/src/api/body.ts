@@ -1,5 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { badJson, validationFailed } from './errors/http-error.js'
+import { BadRequestError } from '../errors.js'
+
+/** 400 `bad_json` "Could not parse request body as JSON: <detail>". */
+function badJson(detail: string): BadRequestError {
+  return new BadRequestError('bad_json', `Could not parse request body as JSON: ${detail}`)
+}
 
 /** Upstream's body limit: 1 MiB. */
 export const BODY_LIMIT = 1_048_576
@@ -59,7 +64,7 @@ export function registerBodyParser(app: FastifyInstance): void {
  * ("unexpected end of JSON input"), JSON `null` → `{}`, a non-object → 400 `bad_json`.
  * Unknown fields are kept and ignored by callers.
  *
- * @throws {@link HttpError} `bad_json`.
+ * @throws {@link AuthError} `bad_json`.
  */
 export function jsonBody(request: FastifyRequest): Body {
   const body = request.body
@@ -79,7 +84,7 @@ export function optionalBody(request: FastifyRequest): Body {
 /**
  * A string field: absent or `null` → `''` (Go's zero value).
  *
- * @throws {@link HttpError} `bad_json` when the field has another type.
+ * @throws {@link AuthError} `bad_json` when the field has another type.
  */
 export function str(body: Body, name: string): string {
   const value = body[name]
@@ -91,7 +96,7 @@ export function str(body: Body, name: string): string {
 /**
  * A boolean field: absent or `null` → `undefined`. Form bodies may say `true`/`false`.
  *
- * @throws {@link HttpError} `bad_json` when the field has another type.
+ * @throws {@link AuthError} `bad_json` when the field has another type.
  */
 export function bool(body: Body, name: string): boolean | undefined {
   const value = body[name]
@@ -104,7 +109,7 @@ export function bool(body: Body, name: string): boolean | undefined {
 /**
  * An object field (metadata): absent or `null` → `undefined`.
  *
- * @throws {@link HttpError} `bad_json` when the field is not an object.
+ * @throws {@link AuthError} `bad_json` when the field is not an object.
  */
 export function obj(body: Body, name: string): Record<string, unknown> | undefined {
   const value = body[name]
@@ -132,13 +137,18 @@ const EMAIL =
 /**
  * Validates and lower-cases an email address (upstream `validateEmail`).
  *
- * @throws {@link HttpError} 400 `validation_failed`: "An email address is required", "An email
+ * @throws {@link AuthError} 400 `validation_failed`: "An email address is required", "An email
  *   address is too long", "Unable to validate email address: invalid format".
  */
 export function validateEmail(email: string): string {
-  if (email === '') throw validationFailed('An email address is required')
-  if (email.length > 255) throw validationFailed('An email address is too long')
-  if (!EMAIL.test(email)) throw validationFailed('Unable to validate email address: invalid format')
+  if (email === '') throw new BadRequestError('validation_failed', 'An email address is required')
+  if (email.length > 255)
+    throw new BadRequestError('validation_failed', 'An email address is too long')
+  if (!EMAIL.test(email))
+    throw new BadRequestError(
+      'validation_failed',
+      'Unable to validate email address: invalid format',
+    )
   return email.toLowerCase()
 }
 
@@ -146,12 +156,12 @@ export function validateEmail(email: string): string {
  * Normalises and validates a phone number: spaces and `+` are removed, then it must be E.164
  * digits (`^[1-9][0-9]{1,14}$`). Stored without `+`.
  *
- * @throws {@link HttpError} 400 `validation_failed` "Invalid phone number format (E.164 required)".
+ * @throws {@link AuthError} 400 `validation_failed` "Invalid phone number format (E.164 required)".
  */
 export function validatePhone(phone: string): string {
   const digits = phone.replace(/[\s+]/g, '')
   if (!/^[1-9][0-9]{1,14}$/.test(digits)) {
-    throw validationFailed('Invalid phone number format (E.164 required)')
+    throw new BadRequestError('validation_failed', 'Invalid phone number format (E.164 required)')
   }
   return digits
 }

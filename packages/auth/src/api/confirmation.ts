@@ -3,7 +3,7 @@ import type { AppContext } from './context.js'
 import type { MailKind } from '../mailer/mailer.js'
 import { updateUser, type User } from '../models/user.js'
 import type { Queryable } from '../storage/db.js'
-import { HttpError } from './errors/http-error.js'
+import { InternalServerError, UnprocessableEntityError } from '../errors.js'
 
 /** A uniformly random numeric one-time code of `length` digits. */
 export function generateOtp(length = 6): string {
@@ -26,7 +26,7 @@ export function tokenHash(emailOrPhone: string, otp: string): string {
  * @param kind `confirmation` or `invite` for email; phone users get an SMS.
  * @param redirectTo Validated redirect target.
  * @returns The updated user.
- * @throws {@link HttpError} 422 `sms_send_failed` when the SMS provider refuses; 500 when the
+ * @throws {@link AuthError} 422 `sms_send_failed` when the SMS provider refuses; 500 when the
  *   mailer fails.
  */
 export async function sendConfirmation(
@@ -57,8 +57,7 @@ export async function sendConfirmation(
     try {
       await ctx.sms.sendMessage(user.phone, `Your code is ${otp}`, 'sms', otp)
     } catch (error) {
-      throw new HttpError(
-        422,
+      throw new UnprocessableEntityError(
         'sms_send_failed',
         `Error sending confirmation OTP to provider: ${error instanceof Error ? error.message : 'failed'}`,
         { cause: error },
@@ -81,7 +80,7 @@ export async function sendConfirmation(
       data: user.userMetadata,
     })
   } catch (error) {
-    throw new HttpError(500, 'unexpected_failure', 'Error sending confirmation email', {
+    throw new InternalServerError('unexpected_failure', 'Error sending confirmation email', {
       cause: error,
     })
   }

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { HttpError } from './errors/http-error.js'
+import { RequestTimeoutError } from '../errors.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -10,15 +10,6 @@ declare module 'fastify' {
      */
     readonly deadline: AbortSignal
   }
-}
-
-/** Upstream's answer to a request that ran out of time (`timeoutMiddleware`). */
-export function requestTimeoutError(): HttpError {
-  return new HttpError(
-    504,
-    'request_timeout',
-    'Processing this request timed out, please retry after a moment.',
-  )
 }
 
 /**
@@ -53,7 +44,7 @@ export function registerRequestDeadline(app: FastifyInstance, maxDurationMs: num
     const timer =
       maxDurationMs > 0
         ? setTimeout(() => {
-            const error = requestTimeoutError()
+            const error = new RequestTimeoutError()
             controllerOf(request).abort(error)
             if (!reply.sent) reply.send(error)
           }, maxDurationMs)

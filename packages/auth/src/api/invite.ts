@@ -6,10 +6,10 @@ import { findUserOwningEmail, insertUser, userToJson } from '../models/user.js'
 import { jsonBody, obj, queryParam, str, validateEmail } from './body.js'
 import { sendConfirmation } from './confirmation.js'
 import type { AppContext } from './context.js'
-import { HttpError } from './errors/http-error.js'
 import { adminActor, requireAdmin } from './middleware.js'
 import { redirectTarget } from './redirect.js'
 import { requestContext } from './request-context.js'
+import { UnprocessableEntityError } from '../errors.js'
 
 /** Roles allowed to invite (the spec: `service_role` or `svc_admin`). */
 export const INVITE_ROLES: readonly string[] = ['service_role', 'svc_admin']
@@ -34,8 +34,7 @@ export function inviteRoutes(app: FastifyInstance, ctx: AppContext): void {
       // The email is unique across audiences: one taken in another audience is taken.
       let user = await findUserOwningEmail(tx, email)
       if (user && (user.emailConfirmedAt !== null || user.aud !== rc.aud)) {
-        throw new HttpError(
-          422,
+        throw new UnprocessableEntityError(
           'email_exists',
           'A user with this email address has already been registered',
         )

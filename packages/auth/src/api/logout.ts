@@ -4,9 +4,9 @@ import { deleteSessions } from '../models/session.js'
 import { auditActor } from '../tokens/service.js'
 import { queryParam } from './body.js'
 import type { AppContext } from './context.js'
-import { validationFailed } from './errors/http-error.js'
 import { authOf, requireAuthentication } from './middleware.js'
 import { requestContext } from './request-context.js'
+import { BadRequestError } from '../errors.js'
 
 /**
  * `POST /logout?scope=global|local|others` (default `global`): deletes the user's sessions, all,
@@ -21,7 +21,10 @@ export function logoutRoutes(app: FastifyInstance, ctx: AppContext): void {
     const raw = queryParam(request, 'scope')
     const scope = raw === '' ? 'global' : raw
     if (scope !== 'global' && scope !== 'local' && scope !== 'others') {
-      throw validationFailed(`Unsupported logout scope ${JSON.stringify(raw)}`)
+      throw new BadRequestError(
+        'validation_failed',
+        `Unsupported logout scope ${JSON.stringify(raw)}`,
+      )
     }
     const rc = requestContext(request, ctx.settings)
     await ctx.db.transaction(async (tx) => {

@@ -8,7 +8,7 @@ import { findUserContext } from '../models/user-context.js'
 import { isBanned, type User } from '../models/user.js'
 import type { AppContext } from './context.js'
 import { isUuid } from './body.js'
-import { HttpError } from './errors/http-error.js'
+import { BadRequestError, ForbiddenError, UnauthorizedError } from '../errors.js'
 
 /** What {@link requireAuthentication} attaches to the request. */
 export interface Authenticated {
@@ -45,12 +45,12 @@ const NIL_UUID = '00000000-0000-0000-0000-000000000000'
 /**
  * The bearer token of a request (`Authorization` matching `(?i)^bearer (\S+$)`).
  *
- * @throws {@link HttpError} 401 `no_authorization` "This endpoint requires a valid Bearer token".
+ * @throws {@link AuthError} 401 `no_authorization` "This endpoint requires a valid Bearer token".
  */
 export function bearerToken(request: FastifyRequest): string {
   const match = /^bearer (\S+)$/i.exec(request.headers.authorization ?? '')
   if (!match?.[1]) {
-    throw new HttpError(401, 'no_authorization', 'This endpoint requires a valid Bearer token')
+    throw new UnauthorizedError('no_authorization', 'This endpoint requires a valid Bearer token')
   }
   return match[1]
 }
@@ -61,8 +61,7 @@ async function verifiedClaims(ctx: AppContext, request: FastifyRequest): Promise
     return await ctx.keys.verify(token, ctx.clock)
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error)
-    throw new HttpError(
-      403,
+    throw new ForbiddenError(
       'bad_jwt',
       `invalid JWT: unable to parse or verify signature, ${detail}`,
       {
@@ -97,7 +96,7 @@ export function requestAudience(
  * Guard of user endpoints (upstream `requireAuthentication`): a valid bearer JWT whose `sub` is
  * an existing, unbanned user and whose `session_id` (if any) is an existing session.
  *
- * @throws {@link HttpError} 401 `no_authorization`; 403 `bad_jwt`, `user_not_found`,
+ * @throws {@link AuthError} 401 `no_authorization`; 403 `bad_jwt`, `user_not_found`,
  *   `session_not_found`, `user_banned`; 400 `bad_jwt` for a non-UUID `sub`.
  */
 export function requireAuthentication(ctx: AppContext): preHandlerAsyncHookHandler {
@@ -105,30 +104,30 @@ export function requireAuthentication(ctx: AppContext): preHandlerAsyncHookHandl
     const claims = await verifiedClaims(ctx, request)
     const sub = claims.sub
     if (sub === undefined || sub === '') {
-      throw new HttpError(403, 'bad_jwt', 'invalid claim: missing sub claim')
+      throw new ForbiddenError('bad_jwt', 'invalid claim: missing sub claim')
     }
-    if (!isUuid(sub)) throw new HttpError(400, 'bad_jwt', 'invalid claim: sub claim must be a UUID')
+    if (!isUuid(sub))
+      throw new BadRequestError('bad_jwt', 'invalid claim: sub claim must be a UUID')
     const sessionId = claims.session_id
     let wantedSession: string | null = null
     if (sessionId !== undefined && sessionId !== null && sessionId !== '') {
       if (typeof sessionId !== 'string' || !isUuid(sessionId)) {
-        throw new HttpError(403, 'bad_jwt', 'invalid claim: session_id claim must be a UUID')
+        throw new ForbiddenError('bad_jwt', 'invalid claim: session_id claim must be a UUID')
       }
       if (sessionId !== NIL_UUID) wantedSession = sessionId
     }
     const found = await findUserContext(ctx.db, sub, wantedSession)
     if (!found) {
-      throw new HttpError(403, 'user_not_found', 'User from sub claim in JWT does not exist')
+      throw new ForbiddenError('user_not_found', 'User from sub claim in JWT does not exist')
     }
     const { user, identities, session } = found
     if (wantedSession !== null && !session) {
-      throw new HttpError(
-        403,
+      throw new ForbiddenError(
         'session_not_found',
         'Session from session_id claim in JWT does not exist',
       )
     }
-    if (isBanned(user, ctx.clock.now())) throw new HttpError(403, 'user_banned', 'User is banned')
+    if (isBanned(user, ctx.clock.now())) throw new ForbiddenError('user_banned', 'User is banned')
     request.authenticated = { claims, user, identities, session }
   }
 }
@@ -139,7 +138,7 @@ export function requireAuthentication(ctx: AppContext): preHandlerAsyncHookHandl
  * name an existing session.
  *
  * @param roles Allowed roles. @default settings.jwt.adminRoles
- * @throws {@link HttpError} 401 `no_authorization`; 403 `bad_jwt`, `session_expired`, `not_admin`.
+ * @throws {@link AuthError} 401 `no_authorization`; 403 `bad_jwt`, `session_expired`, `not_admin`.
  */
 export function requireAdmin(
   ctx: AppContext,
@@ -150,11 +149,11 @@ export function requireAdmin(
     const sessionId = claims.session_id
     if (typeof sessionId === 'string' && isUuid(sessionId) && sessionId !== NIL_UUID) {
       if (!(await findSessionById(ctx.db, sessionId))) {
-        throw new HttpError(403, 'session_expired', 'Session is no longer valid')
+        throw new ForbiddenError('session_expired', 'Session is no longer valid')
       }
     }
     const role = typeof claims.role === 'string' ? claims.role : ''
-    if (!roles.includes(role)) throw new HttpError(403, 'not_admin', 'User not allowed')
+    if (!roles.includes(role)) throw new ForbiddenError('not_admin', 'User not allowed')
     request.admin = { claims }
   }
 }

@@ -6,19 +6,19 @@ import {
   findUserOwningEmail,
   findUserOwningPhone,
   insertUser,
-  isUniqueViolation,
   userToJson,
   type User,
 } from '../models/user.js'
+import { isUniqueViolation } from '../storage/db.js'
 import { auditActor } from '../tokens/service.js'
 import { jsonBody, obj, queryParam, str, validateEmail, validatePhone } from './body.js'
 import { sendConfirmation } from './confirmation.js'
 import type { AppContext } from './context.js'
-import { HttpError, validationFailed } from './errors/http-error.js'
 import { verifyCaptcha, enforceLimit } from './guards.js'
 import { enforcePasswordPolicy } from './password-policy.js'
 import { redirectTarget } from './redirect.js'
 import { requestContext } from './request-context.js'
+import { BadRequestError, UnprocessableEntityError } from '../errors.js'
 
 /** `channel` values of phone sign-ups. */
 const CHANNELS = new Set(['sms', 'whatsapp'])
@@ -73,7 +73,10 @@ export function signupRoutes(app: FastifyInstance, ctx: AppContext): void {
 
     if (email === '' && phone === '') {
       if (!settings.external.anonymousUsersEnabled) {
-        throw new HttpError(422, 'anonymous_provider_disabled', 'Anonymous sign-ins are disabled')
+        throw new UnprocessableEntityError(
+          'anonymous_provider_disabled',
+          'Anonymous sign-ins are disabled',
+        )
       }
       const pending = await ctx.db.transaction(async (tx) => {
         const now = ctx.clock.now()
@@ -101,18 +104,23 @@ export function signupRoutes(app: FastifyInstance, ctx: AppContext): void {
     }
 
     if (settings.disableSignup) {
-      throw new HttpError(422, 'signup_disabled', 'Signups not allowed for this instance')
+      throw new UnprocessableEntityError('signup_disabled', 'Signups not allowed for this instance')
     }
-    if (password === '') throw validationFailed('Signup requires a valid password')
+    if (password === '')
+      throw new BadRequestError('validation_failed', 'Signup requires a valid password')
     enforcePasswordPolicy(settings, password)
     if (email !== '' && phone !== '') {
-      throw validationFailed('Only an email address or phone number should be provided on signup.')
+      throw new BadRequestError(
+        'validation_failed',
+        'Only an email address or phone number should be provided on signup.',
+      )
     }
     const provider = email !== '' ? 'email' : 'phone'
     if (provider === 'phone') {
       const channel = str(body, 'channel') || 'sms'
       if (!CHANNELS.has(channel)) {
-        throw validationFailed(
+        throw new BadRequestError(
+          'validation_failed',
           "Invalid channel, supported values are 'sms' or 'whatsapp'. 'whatsapp' is only supported if Twilio or Twilio Verify is used as the provider.",
         )
       }
@@ -120,19 +128,22 @@ export function signupRoutes(app: FastifyInstance, ctx: AppContext): void {
     const challenge = str(body, 'code_challenge')
     const challengeMethod = str(body, 'code_challenge_method')
     if ((challenge === '') !== (challengeMethod === '')) {
-      throw validationFailed('PKCE flow requires code_challenge_method and code_challenge')
+      throw new BadRequestError(
+        'validation_failed',
+        'PKCE flow requires code_challenge_method and code_challenge',
+      )
     }
     if (provider === 'phone' && challenge !== '') {
-      throw validationFailed('PKCE not supported for phone signups')
+      throw new BadRequestError('validation_failed', 'PKCE not supported for phone signups')
     }
     if (provider === 'email') {
       if (!settings.external.emailEnabled) {
-        throw new HttpError(400, 'email_provider_disabled', 'Email signups are disabled')
+        throw new BadRequestError('email_provider_disabled', 'Email signups are disabled')
       }
       email = validateEmail(email)
     } else {
       if (!settings.external.phoneEnabled) {
-        throw new HttpError(400, 'phone_provider_disabled', 'Phone signups are disabled')
+        throw new BadRequestError('phone_provider_disabled', 'Phone signups are disabled')
       }
       phone = validatePhone(phone)
     }
@@ -147,7 +158,7 @@ export function signupRoutes(app: FastifyInstance, ctx: AppContext): void {
      */
     const duplicate = () => {
       if (provider === 'phone' && settings.sms.autoconfirm) {
-        throw new HttpError(400, 'user_already_exists', 'User already registered')
+        throw new BadRequestError('user_already_exists', 'User already registered')
       }
       return {
         kind: 'user' as const,

@@ -6,15 +6,15 @@ import type { TokenResponse } from '../tokens/service.js'
 import { isFormEncoded, jsonBody, queryParam, str, type Body } from './body.js'
 import type { AppContext } from './context.js'
 import { OAUTH_ERRORS } from './errors/error-handler.js'
-import { HttpError, validationFailed } from './errors/http-error.js'
 import { enforceLimit, verifyCaptcha } from './guards.js'
 import { requestContext } from './request-context.js'
+import { BadRequestError, UnprocessableEntityError, UnsupportedGrantTypeError } from '../errors.js'
 
 /** A bcrypt hash of a random string, compared against when the user is unknown (even timing). */
 const DUMMY_HASH = '$2b$10$j7JTc//0K8Zwwl6p53y8fet1YiZyM11XI1EgYVwfWCQUOT1dnG.06'
 
-function invalidCredentials(): HttpError {
-  return new HttpError(400, 'invalid_credentials', 'Invalid login credentials')
+function invalidCredentials(): BadRequestError {
+  return new BadRequestError('invalid_credentials', 'Invalid login credentials')
 }
 
 async function passwordGrant(
@@ -35,21 +35,24 @@ async function passwordGrant(
   }
   const password = str(body, 'password')
   if (email !== '' && phone !== '') {
-    throw validationFailed('Only an email address or phone number should be provided on login.')
+    throw new BadRequestError(
+      'validation_failed',
+      'Only an email address or phone number should be provided on login.',
+    )
   }
   let user: User | undefined
   if (email !== '') {
     if (!settings.external.emailEnabled) {
-      throw new HttpError(422, 'email_provider_disabled', 'Email logins are disabled')
+      throw new UnprocessableEntityError('email_provider_disabled', 'Email logins are disabled')
     }
     user = await findUserByEmail(ctx.db, email.toLowerCase(), rc.aud)
   } else if (phone !== '') {
     if (!settings.external.phoneEnabled) {
-      throw new HttpError(422, 'phone_provider_disabled', 'Phone logins are disabled')
+      throw new UnprocessableEntityError('phone_provider_disabled', 'Phone logins are disabled')
     }
     user = await findUserByPhone(ctx.db, phone.replace(/[\s+]/g, ''), rc.aud)
   } else {
-    throw validationFailed('missing email or phone')
+    throw new BadRequestError('validation_failed', 'missing email or phone')
   }
   // The hash (or the dummy one) is always checked first: who does not know the password learns
   // nothing about the account, not even that it is banned.
@@ -59,12 +62,12 @@ async function passwordGrant(
     request.deadline,
   )
   if (!user || user.encryptedPassword === '' || !ok) throw invalidCredentials()
-  if (isBanned(user, ctx.clock.now())) throw new HttpError(400, 'user_banned', 'User is banned')
+  if (isBanned(user, ctx.clock.now())) throw new BadRequestError('user_banned', 'User is banned')
   if (email !== '' && user.emailConfirmedAt === null) {
-    throw new HttpError(400, 'email_not_confirmed', 'Email not confirmed')
+    throw new BadRequestError('email_not_confirmed', 'Email not confirmed')
   }
   if (phone !== '' && user.phoneConfirmedAt === null) {
-    throw new HttpError(400, 'phone_not_confirmed', 'Phone not confirmed')
+    throw new BadRequestError('phone_not_confirmed', 'Phone not confirmed')
   }
   const signedIn = user
   const pending = await ctx.db.transaction((tx) =>
@@ -82,7 +85,8 @@ async function refreshGrant(
   body: Body,
 ): Promise<TokenResponse> {
   const token = str(body, 'refresh_token')
-  if (!isWellFormedRefreshToken(token)) throw validationFailed('Refresh token is not valid')
+  if (!isWellFormedRefreshToken(token))
+    throw new BadRequestError('validation_failed', 'Refresh token is not valid')
   return ctx.tokens.refresh(ctx.db, token, requestContext(request, ctx.settings))
 }
 
@@ -111,7 +115,7 @@ export function tokenRoutes(app: FastifyInstance, ctx: AppContext): void {
         response = await refreshGrant(ctx, request, body)
         break
       default:
-        throw new HttpError(400, 'invalid_credentials', 'unsupported_grant_type')
+        throw new UnsupportedGrantTypeError()
     }
     return reply.header('cache-control', 'no-store').send(response)
   })

@@ -6,10 +6,10 @@ import { getUserById, updateUser, userToJson, type UserChanges } from '../models
 import { auditActor } from '../tokens/service.js'
 import { jsonBody, obj, str } from './body.js'
 import type { AppContext } from './context.js'
-import { HttpError, validationFailed } from './errors/http-error.js'
 import { authOf, requestAudience, requireAuthentication, tokenAudience } from './middleware.js'
 import { enforcePasswordPolicy } from './password-policy.js'
 import { requestContext } from './request-context.js'
+import { BadRequestError, ForbiddenError, UnprocessableEntityError } from '../errors.js'
 
 /**
  * Merges `data` into metadata: keys with `null` are removed, others set (upstream
@@ -48,7 +48,10 @@ export function userRoutes(app: FastifyInstance, ctx: AppContext): void {
     const { claims, user, identities } = authOf(request)
     const fromToken = tokenAudience(claims)
     if (fromToken === undefined || requestAudience(request, settings, claims) !== fromToken) {
-      throw validationFailed("Token audience doesn't match request audience")
+      throw new BadRequestError(
+        'validation_failed',
+        "Token audience doesn't match request audience",
+      )
     }
     return reply.send(userToJson(user, identities))
   })
@@ -58,7 +61,7 @@ export function userRoutes(app: FastifyInstance, ctx: AppContext): void {
     const body = jsonBody(request)
     const rc = requestContext(request, settings)
     if (obj(body, 'app_metadata') !== undefined) {
-      throw new HttpError(403, 'not_admin', 'Updating app_metadata requires admin privileges')
+      throw new ForbiddenError('not_admin', 'Updating app_metadata requires admin privileges')
     }
     const data = obj(body, 'data')
     const email = str(body, 'email')
@@ -67,8 +70,7 @@ export function userRoutes(app: FastifyInstance, ctx: AppContext): void {
       (email !== '' && email.toLowerCase() !== user.email) ||
       (phone !== '' && phone !== user.phone)
     ) {
-      throw new HttpError(
-        422,
+      throw new UnprocessableEntityError(
         'validation_failed',
         'Changing the email address or phone number is not supported by this server yet',
       )
@@ -78,8 +80,7 @@ export function userRoutes(app: FastifyInstance, ctx: AppContext): void {
     let encryptedPassword: string | undefined
     if (passwordGiven) {
       if (user.isAnonymous && user.email === '' && user.phone === '') {
-        throw new HttpError(
-          422,
+        throw new UnprocessableEntityError(
           'validation_failed',
           'Updating password of an anonymous user without an email or phone is not allowed',
         )
@@ -88,8 +89,7 @@ export function userRoutes(app: FastifyInstance, ctx: AppContext): void {
       if (settings.security.updatePasswordRequireReauthentication) {
         const sessionAge = session ? ctx.clock.now() - session.createdAt.getTime() : Infinity
         if (sessionAge > 24 * 3_600_000) {
-          throw new HttpError(
-            400,
+          throw new BadRequestError(
             'reauthentication_needed',
             'Password update requires reauthentication',
           )
@@ -99,8 +99,7 @@ export function userRoutes(app: FastifyInstance, ctx: AppContext): void {
         user.encryptedPassword !== '' &&
         (await ctx.passwords.verify(password, user.encryptedPassword, request.deadline))
       ) {
-        throw new HttpError(
-          422,
+        throw new UnprocessableEntityError(
           'same_password',
           'New password should be different from the old password.',
         )

@@ -1,5 +1,5 @@
 import type { Queryable } from '../storage/db.js'
-import { UserNotFoundError } from './errors.js'
+import { UserNotFoundError } from '../errors.js'
 import { asObject, type JsonObject } from './json.js'
 import { identityToJson, type Identity } from './identity.js'
 
@@ -241,15 +241,6 @@ export async function findUserOwningPhone(tx: Queryable, phone: string): Promise
     [phone],
   )
   return rows[0] ? fromRow(rows[0]) : undefined
-}
-
-/**
- * Whether a statement failed on a unique index or constraint (SQLSTATE 23505) of `table`, when
- * the driver names the table (both `pg` and PGlite do).
- */
-export function isUniqueViolation(error: unknown, table: string): boolean {
-  const e = error as { code?: unknown; table?: unknown } | null
-  return e?.code === '23505' && (e.table === undefined || e.table === table)
 }
 
 /** Whether any non-SSO user has this email, in any audience (the unique index spans them). */

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto'
 import type { JWTPayload } from 'jose'
-import { HttpError } from '../api/errors/http-error.js'
 import type { Clock } from '../clock.js'
 import type { Settings } from '../conf/settings.js'
 import type { JwtKeys } from '../crypto/jwt.js'
@@ -24,7 +23,8 @@ import {
 } from '../models/refresh-token.js'
 import { insertSession, touchSession, type Session, type SessionClient } from '../models/session.js'
 import { isBanned, updateUser, userToJson, type User } from '../models/user.js'
-import type { Db, Queryable } from '../storage/db.js'
+import { isLockTimeout, type Db, type Queryable } from '../storage/db.js'
+import { BadRequestError, ConflictError } from '../errors.js'
 
 /** The session response of `/token` (upstream `AccessTokenResponse`). */
 export interface TokenResponse {
@@ -62,12 +62,6 @@ export function auditActor(user: User): AuditActor {
     username: user.email !== '' ? user.email : user.phone,
     ...(typeof name === 'string' ? { name } : {}),
   }
-}
-
-const LOCK_NOT_AVAILABLE = '55P03'
-
-function isLockTimeout(error: unknown): boolean {
-  return (error as { code?: unknown } | null)?.code === LOCK_NOT_AVAILABLE
 }
 
 type RefreshOutcome = { kind: 'ok'; pending: PendingTokens } | { kind: 'reused' }
@@ -194,7 +188,7 @@ export class TokenService {
    *   400 `refresh_token_already_used` either way. A session without active tokens (revoked for
    *   reuse) is never revived.
    *
-   * @throws {@link HttpError} As listed; 409 `conflict` when a lock stays taken for 5 s.
+   * @throws {@link AuthError} As listed; 409 `conflict` when a lock stays taken for 5 s.
    */
   async refresh(db: Db, presented: string, ctx: RequestContext): Promise<TokenResponse> {
     let outcome: RefreshOutcome
@@ -210,8 +204,7 @@ export class TokenService {
         : await db.transaction((tx) => this.#refreshInTx(tx, presented, ctx))
     } catch (error) {
       if (isLockTimeout(error)) {
-        throw new HttpError(
-          409,
+        throw new ConflictError(
           'conflict',
           'There is a concurrent request on this refresh token.',
           {
@@ -222,7 +215,7 @@ export class TokenService {
       throw error
     }
     if (outcome.kind === 'reused') {
-      throw new HttpError(400, 'refresh_token_already_used', 'Invalid Refresh Token: Already Used')
+      throw new BadRequestError('refresh_token_already_used', 'Invalid Refresh Token: Already Used')
     }
     return this.finish(outcome.pending)
   }
@@ -235,21 +228,23 @@ export class TokenService {
     const now = this.clock.now()
     const locked = await lockRefreshToken(tx, presented)
     if (!locked?.user) {
-      throw new HttpError(
-        400,
+      throw new BadRequestError(
         'refresh_token_not_found',
         'Invalid Refresh Token: Refresh Token Not Found',
       )
     }
     const { token, user, session } = locked
     if (isBanned(user, now)) {
-      throw new HttpError(400, 'user_banned', 'Invalid Refresh Token: User Banned')
+      throw new BadRequestError('user_banned', 'Invalid Refresh Token: User Banned')
     }
     if (!session) {
-      throw new HttpError(400, 'session_not_found', 'Invalid Refresh Token: No Valid Session Found')
+      throw new BadRequestError(
+        'session_not_found',
+        'Invalid Refresh Token: No Valid Session Found',
+      )
     }
     if (session.notAfter !== null && now > session.notAfter.getTime()) {
-      throw new HttpError(400, 'session_expired', 'Invalid Refresh Token: Session Expired')
+      throw new BadRequestError('session_expired', 'Invalid Refresh Token: Session Expired')
     }
     const actor = auditActor(user)
     if (token.revoked) {
