@@ -4,10 +4,13 @@
  *
  * @packageDocumentation
  */
-export { createAuthApp, type AuthApp } from './app.js'
-export { buildServer, passwordHasherFor, type ServerDeps } from './server.js'
-export { runCli, parseArgs, serviceRoleKey, USAGE, type CliIo } from './cli.js'
+export { buildAuthApp, createAuthApp, type AuthApp, type AuthDeps } from './app.js'
+export { passwordHasherFor } from './server.js'
+export { runCli, parseArgs, USAGE, type CliIo } from './cli.js'
+export { migrateCommand, serveCommand, serviceRoleKey } from './serve.js'
 export { systemClock, type Clock } from './clock.js'
+export { cryptoRandom, type Random } from './random.js'
+export type { IdentityJson, TokenResponse, UserJson } from './api/serializers.js'
 export {
   ConfigError,
   EXTERNAL_PROVIDERS,

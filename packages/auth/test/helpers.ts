@@ -6,7 +6,7 @@ import {
   serviceRoleKey,
   type AuthApp,
   type Clock,
-  type ServerDeps,
+  type AuthDeps,
   type Settings,
 } from '@gatehouse/auth'
 
@@ -101,7 +101,7 @@ export interface TestServerOptions {
    */
   connectionParams?: Record<string, string>
   /** Services passed to the server (mailer, password hashing, …). */
-  deps?: Partial<Omit<ServerDeps, 'db' | 'keys' | 'clock'>>
+  deps?: Omit<AuthDeps, 'db' | 'keys' | 'clock'>
 }
 
 /**

@@ -9,6 +9,12 @@ declare module 'fastify' {
      * dropped. Set by {@link registerRequestDeadline}.
      */
     readonly deadline: AbortSignal
+    /**
+     * The controller behind {@link deadline}, made when first needed (most requests never ask).
+     *
+     * @internal
+     */
+    deadlineController: AbortController | null
   }
 }
 
@@ -25,18 +31,10 @@ declare module 'fastify' {
  * @param maxDurationMs Milliseconds; 0 for no limit (`deadline` then only follows the client).
  */
 export function registerRequestDeadline(app: FastifyInstance, maxDurationMs: number): void {
-  const controllers = new WeakMap<FastifyRequest, AbortController>()
-  const controllerOf = (request: FastifyRequest): AbortController => {
-    let controller = controllers.get(request)
-    if (!controller) {
-      controller = new AbortController()
-      controllers.set(request, controller)
-    }
-    return controller
-  }
+  app.decorateRequest('deadlineController', null)
   app.decorateRequest('deadline', {
     getter(this: FastifyRequest) {
-      return controllerOf(this).signal
+      return (this.deadlineController ??= new AbortController()).signal
     },
   })
   app.addHook('onRequest', (request, reply, done) => {
@@ -45,14 +43,16 @@ export function registerRequestDeadline(app: FastifyInstance, maxDurationMs: num
       maxDurationMs > 0
         ? setTimeout(() => {
             const error = new RequestTimeoutError()
-            controllerOf(request).abort(error)
+            ;(request.deadlineController ??= new AbortController()).abort(error)
             if (!reply.sent) reply.send(error)
           }, maxDurationMs)
         : undefined
     res.once('close', () => {
       clearTimeout(timer)
       if (!res.writableFinished) {
-        controllerOf(request).abort(new Error('the client closed the connection'))
+        ;(request.deadlineController ??= new AbortController()).abort(
+          new Error('the client closed the connection'),
+        )
       }
     })
     done()

@@ -75,7 +75,7 @@ function defaultAlg(jwk: Record<string, unknown>): SigningAlgorithm | undefined 
  * (RS256 by default, ES256, EdDSA) from `JWT_KEYS`, whose public halves are published at
  * `/.well-known/jwks.json`.
  *
- * @see ../reference §3 (upstream `internal/conf/jwk.go`)
+ * @see https://github.com/supabase/auth/blob/master/internal/conf/jwk.go
  */
 export class JwtKeys {
   readonly #secret: CryptoKey | undefined

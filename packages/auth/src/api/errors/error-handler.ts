@@ -8,6 +8,8 @@ import {
   PayloadTooLargeError,
 } from '../../errors.js'
 import { isLockTimeout } from '../../storage/db.js'
+import { headerValue } from '../request-context.js'
+import { schemaError, type SchemaPart } from '../schema.js'
 import { toOAuthError } from './oauth-error.js'
 import { wireErrorOf } from './wire.js'
 
@@ -22,24 +24,35 @@ export const API_VERSION_2024_01_01 = '2024-01-01'
  * `X-Supabase-Api-Version` that is on or after 2024-01-01.
  */
 export function wantsNewErrors(request: FastifyRequest): boolean {
-  const header = request.headers[API_VERSION_HEADER]
-  const value = Array.isArray(header) ? header[0] : header
+  const value = headerValue(request, API_VERSION_HEADER)
   if (value === undefined || !/^\d{4}-\d{2}-\d{2}$/.test(value)) return false
   if (Number.isNaN(Date.parse(`${value}T00:00:00Z`))) return false
   return value >= API_VERSION_2024_01_01
 }
 
-/** Marks requests whose errors must use the OAuth 2.0 shape (form-encoded `/token`). */
-export const OAUTH_ERRORS = Symbol('oauth errors')
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * Answer errors of form-encoded requests in RFC 6749 §5.2's shape (`POST /token`: generic
+     * OAuth 2.0 clients send forms, auth-js sends JSON).
+     */
+    oauthErrors?: boolean
+  }
+}
+
+/** Whether a request's errors use RFC 6749 §5.2's shape: a form-encoded request to such a route. */
+function wantsOAuthErrors(request: FastifyRequest): boolean {
+  return request.formEncoded && request.routeOptions.config.oauthErrors === true
+}
 
 /**
  * Turns whatever a request failed with into an {@link AuthError}: Fastify's own errors (body too
- * large, bad content length, schema validation), PostgreSQL's lock timeout, and anything else as
- * 500 `unexpected_failure` (the original kept as `cause`, for the log only).
+ * large, bad content length, a route schema's verdict), PostgreSQL's lock timeout, and anything
+ * else as 500 `unexpected_failure` (the original kept as `cause`, for the log only).
  */
 export function toAuthError(error: unknown): AuthError {
   if (error instanceof AuthError) return error
-  const fastifyError = error as Partial<FastifyError> | null
+  const fastifyError = error as (Partial<FastifyError> & { validationContext?: SchemaPart }) | null
   switch (fastifyError?.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new PayloadTooLargeError(
@@ -55,9 +68,7 @@ export function toAuthError(error: unknown): AuthError {
         { cause: error },
       )
     case 'FST_ERR_VALIDATION':
-      return new BadRequestError('validation_failed', fastifyError.message ?? 'Invalid request', {
-        cause: error,
-      })
+      return schemaError(fastifyError.validationContext ?? 'body', fastifyError.validation ?? [])
     case undefined:
     default:
       break
@@ -100,7 +111,7 @@ export function sendError(
   const wire = wireErrorOf(error)
   reply.header('x-sb-error-code', error.code)
   for (const [name, value] of Object.entries(wire.headers)) reply.header(name, value)
-  if ((request as unknown as Record<symbol, unknown>)[OAUTH_ERRORS] === true) {
+  if (wantsOAuthErrors(request)) {
     const oauth = toOAuthError(error)
     return reply.code(oauth.status).header('cache-control', 'no-store').send(oauth.body)
   }
