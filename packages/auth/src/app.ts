@@ -77,7 +77,10 @@ export interface AuthApp {
    *   opened is closed again).
    */
   start(): Promise<void>
-  /** Closes the server (draining requests), then the database it opened. */
+  /**
+   * Closes the server (draining requests), then the database it opened; waits for a start in
+   * progress first. Nothing to do for an app that never started.
+   */
   close(): Promise<void>
 }
 
@@ -139,6 +142,7 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
       }
       await server.ready()
     } catch (error) {
+      started = undefined
       ownedDb = undefined
       if (!deps.db) await db.close()
       throw error
@@ -162,7 +166,9 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
       return starting
     },
     async close() {
-      await server.close()
+      await starting?.catch(() => undefined)
+      // A server that never started has nothing to drain (and closing it would load its routes).
+      if (started) await server.close()
       await ownedDb?.close()
       ownedDb = undefined
     },

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify'
-import Type, { type Static } from 'typebox'
+import type { Static } from 'typebox'
 import { adminAuditActor } from '../models/audit-log.js'
 import type { ListUsersOptions } from '../models/user.js'
 import {
@@ -21,6 +21,8 @@ import {
   OptionalBody,
   OptionalParam,
   Param,
+  Params,
+  Query,
   StringField,
   bool,
   obj,
@@ -49,7 +51,7 @@ const SORT_COLUMNS = ['created_at', 'email', 'phone', 'updated_at', 'last_sign_i
 /** `sort`: empty, or a column, optionally followed by `asc` or `desc` (any case). */
 const SORT = `^(|\\s*(${SORT_COLUMNS.join('|')})(\\s+([aA][sS][cC]|[dD][eE][sS][cC])(\\s[\\s\\S]*)?)?\\s*)$`
 
-const ListQuery = Type.Object({
+const ListQuery = Query({
   page: OptionalParam({ pattern: PAGE, errorMessage: 'Bad Pagination Parameters: page' }),
   per_page: OptionalParam({ pattern: PAGE, errorMessage: 'Bad Pagination Parameters: per_page' }),
   filter: OptionalParam(),
@@ -66,7 +68,7 @@ function parseSort(sort: string): ListUsersOptions['sort'] {
   }
 }
 
-const UserParams = Type.Object({
+const UserParams = Params({
   user_id: Param({ pattern: UUID_PATTERN, errorMessage: 'user_id must be an UUID' }),
 })
 

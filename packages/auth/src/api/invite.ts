@@ -1,10 +1,9 @@
-import Type from 'typebox'
 import { adminAuditActor } from '../models/audit-log.js'
 import { inviteUser } from '../services/invite.js'
 import { adminClaimsOf, requireAdmin } from './hooks.js'
 import { requestContext } from './request-context.js'
 import type { RouteGroup } from './routes.js'
-import { Body, ObjectField, OptionalParam, StringField, obj, str } from './schema.js'
+import { Body, ObjectField, OptionalParam, Query, StringField, obj, str } from './schema.js'
 import { serializeUser } from './serializers.js'
 
 /** Roles allowed to invite (the spec: `service_role` or `svc_admin`). */
@@ -12,7 +11,7 @@ export const INVITE_ROLES: readonly string[] = ['service_role', 'svc_admin']
 
 const InviteBody = Body({ email: StringField(), data: ObjectField() })
 
-const InviteQuery = Type.Object({ redirect_to: OptionalParam() })
+const InviteQuery = Query({ redirect_to: OptionalParam() })
 
 /**
  * `POST /invite`: creates a password-less user with `invited_at` and sends an invite (see

@@ -1,11 +1,10 @@
-import Type from 'typebox'
 import { logout, type LogoutScope } from '../services/sessions.js'
 import { authOf, requireAuthentication } from './hooks.js'
 import { clientIp } from './request-context.js'
 import type { RouteGroup } from './routes.js'
-import { OptionalParam } from './schema.js'
+import { OptionalParam, Query } from './schema.js'
 
-const LogoutQuery = Type.Object({
+const LogoutQuery = Query({
   scope: OptionalParam({
     enum: ['', 'global', 'local', 'others'],
     errorMessage: 'Unsupported logout scope %q',

@@ -34,6 +34,8 @@ export const AJV_OPTIONS = {
   coerceTypes: false,
   // Errors carry the value and the field's schema, for the texts below.
   verbose: true,
+  // A bool field of a form body is a string: `type: ['boolean', 'string', 'null']`.
+  allowUnionTypes: true,
   keywords: [ERROR_MESSAGE],
 } as const
 
@@ -70,6 +72,16 @@ export function OptionalBody<T extends TProperties>(
   fields: T,
 ): TUnsafe<Static<TObject<T>> | undefined> {
   return Type.Unsafe({ ...Type.Object(fields), type: ['object', 'null'] })
+}
+
+/** The query string of a route: these parameters, each a string (see {@link Param}). */
+export function Query<T extends TProperties>(parameters: T): TObject<T> {
+  return Type.Object(parameters)
+}
+
+/** The path parameters of a route (see {@link Param}); a failure is 404, as for a missing resource. */
+export function Params<T extends TProperties>(parameters: T): TObject<T> {
+  return Type.Object(parameters)
 }
 
 /** A query-string or path parameter; `errorMessage` is the text when it does not validate. */

@@ -1,10 +1,9 @@
 import { signUp } from '../services/signup.js'
 import { rateLimit, verifyCaptcha } from './hooks.js'
 import { requestContext } from './request-context.js'
-import { Body, ObjectField, OptionalParam, StringField, obj, str } from './schema.js'
+import { Body, ObjectField, OptionalParam, Query, StringField, obj, str } from './schema.js'
 import { serializeSession, serializeUser } from './serializers.js'
 import type { RouteGroup } from './routes.js'
-import Type from 'typebox'
 
 const SignupBody = Body({
   email: StringField(),
@@ -17,7 +16,7 @@ const SignupBody = Body({
   gotrue_meta_security: ObjectField(),
 })
 
-const SignupQuery = Type.Object({ redirect_to: OptionalParam() })
+const SignupQuery = Query({ redirect_to: OptionalParam() })
 
 /**
  * `POST /signup`: email or phone with password (or anonymous, when enabled); a session with

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify'
-import Type, { type Static } from 'typebox'
+import type { Static } from 'typebox'
 import type { AppContext } from '../context.js'
 import { UnsupportedGrantTypeError } from '../errors.js'
 import type { LimitedOperation } from '../limiter/limiter.js'
@@ -7,7 +7,7 @@ import { passwordGrant, refreshTokenGrant } from '../services/token-grants.js'
 import { rateLimit, verifyCaptcha } from './hooks.js'
 import { requestContext } from './request-context.js'
 import type { RouteGroup } from './routes.js'
-import { Body, ObjectField, OptionalParam, StringField, str } from './schema.js'
+import { Body, ObjectField, OptionalParam, Query, StringField, str } from './schema.js'
 import { serializeSession, type TokenResponse } from './serializers.js'
 
 const TokenBody = Body({
@@ -20,7 +20,7 @@ const TokenBody = Body({
   gotrue_meta_security: ObjectField(),
 })
 
-const TokenQuery = Type.Object({ grant_type: OptionalParam() })
+const TokenQuery = Query({ grant_type: OptionalParam() })
 
 /** The grant type: from the query (auth-js), else from the body (RFC 6749 form requests). */
 function grantType(request: FastifyRequest): string {
