@@ -181,22 +181,36 @@ export async function insertUser(tx: Queryable, u: NewUser): Promise<User> {
   return fromRow(rows[0] as UserRow)
 }
 
-/** The user with this id, or `undefined`. */
-export async function findUserById(
+/** The first user of a `SELECT … WHERE <condition>` on `users`, or `undefined`. */
+async function findUserWhere(
   tx: Queryable,
-  id: string,
-  forUpdate = false,
+  condition: string,
+  params: readonly unknown[],
 ): Promise<User | undefined> {
   const { rows } = await tx.query<UserRow>(
-    `SELECT ${COLUMNS} FROM ${tx.t.users} WHERE id = $1${forUpdate ? ' FOR UPDATE' : ''}`,
-    [id],
+    `SELECT ${COLUMNS} FROM ${tx.t.users} WHERE ${condition}`,
+    params,
   )
   return rows[0] ? fromRow(rows[0]) : undefined
 }
 
 /**
+ * The user with this id, or `undefined`.
+ *
+ * @param forUpdate Lock the row until the transaction ends.
+ */
+export function findUserById(
+  tx: Queryable,
+  id: string,
+  forUpdate = false,
+): Promise<User | undefined> {
+  return findUserWhere(tx, `id = $1${forUpdate ? ' FOR UPDATE' : ''}`, [id])
+}
+
+/**
  * The user with this id.
  *
+ * @param forUpdate Lock the row until the transaction ends.
  * @throws {@link UserNotFoundError} When there is none.
  */
 export async function getUserById(tx: Queryable, id: string, forUpdate = false): Promise<User> {
@@ -206,66 +220,37 @@ export async function getUserById(tx: Queryable, id: string, forUpdate = false):
 }
 
 /** The non-SSO user with this (lower-cased) email in `aud`, or `undefined`. */
-export async function findUserByEmail(
+export function findUserByEmail(
   tx: Queryable,
   email: string,
   aud: string,
 ): Promise<User | undefined> {
-  const { rows } = await tx.query<UserRow>(
-    `SELECT ${COLUMNS} FROM ${tx.t.users}
-     WHERE email = $1 AND aud = $2 AND is_sso_user = false LIMIT 1`,
-    [email.toLowerCase(), aud],
-  )
-  return rows[0] ? fromRow(rows[0]) : undefined
+  return findUserWhere(tx, 'email = $1 AND aud = $2 AND is_sso_user = false LIMIT 1', [
+    email.toLowerCase(),
+    aud,
+  ])
 }
 
 /**
  * The non-SSO user holding this (lower-cased) email in any audience: the one a new user with
  * this email would collide with (the unique index spans audiences), or `undefined`.
  */
-export async function findUserOwningEmail(tx: Queryable, email: string): Promise<User | undefined> {
-  const { rows } = await tx.query<UserRow>(
-    `SELECT ${COLUMNS} FROM ${tx.t.users} WHERE email = $1 AND is_sso_user = false LIMIT 1`,
-    [email.toLowerCase()],
-  )
-  return rows[0] ? fromRow(rows[0]) : undefined
-}
-
-/** The user holding this phone (digits, no `+`) in any audience (it is unique), or `undefined`. */
-export async function findUserOwningPhone(tx: Queryable, phone: string): Promise<User | undefined> {
-  const { rows } = await tx.query<UserRow>(
-    `SELECT ${COLUMNS} FROM ${tx.t.users} WHERE phone = $1 LIMIT 1`,
-    [phone],
-  )
-  return rows[0] ? fromRow(rows[0]) : undefined
-}
-
-/** Whether any non-SSO user has this email, in any audience (the unique index spans them). */
-export async function emailTaken(tx: Queryable, email: string): Promise<boolean> {
-  const { rows } = await tx.query(
-    `SELECT 1 FROM ${tx.t.users} WHERE email = $1 AND is_sso_user = false LIMIT 1`,
-    [email.toLowerCase()],
-  )
-  return rows.length > 0
+export function findUserOwningEmail(tx: Queryable, email: string): Promise<User | undefined> {
+  return findUserWhere(tx, 'email = $1 AND is_sso_user = false LIMIT 1', [email.toLowerCase()])
 }
 
 /** The user with this phone (digits, no `+`) in `aud`, or `undefined`. */
-export async function findUserByPhone(
+export function findUserByPhone(
   tx: Queryable,
   phone: string,
   aud: string,
 ): Promise<User | undefined> {
-  const { rows } = await tx.query<UserRow>(
-    `SELECT ${COLUMNS} FROM ${tx.t.users} WHERE phone = $1 AND aud = $2 LIMIT 1`,
-    [phone, aud],
-  )
-  return rows[0] ? fromRow(rows[0]) : undefined
+  return findUserWhere(tx, 'phone = $1 AND aud = $2 LIMIT 1', [phone, aud])
 }
 
-/** Whether any user has this phone. */
-export async function phoneTaken(tx: Queryable, phone: string): Promise<boolean> {
-  const { rows } = await tx.query(`SELECT 1 FROM ${tx.t.users} WHERE phone = $1 LIMIT 1`, [phone])
-  return rows.length > 0
+/** The user holding this phone (digits, no `+`) in any audience (it is unique), or `undefined`. */
+export function findUserOwningPhone(tx: Queryable, phone: string): Promise<User | undefined> {
+  return findUserWhere(tx, 'phone = $1 LIMIT 1', [phone])
 }
 
 /** Columns {@link updateUser} can set, in camelCase. */

@@ -17,11 +17,11 @@ import type { JsonObject } from '../models/json.js'
 import { deleteSessions } from '../models/session.js'
 import {
   deleteUser,
-  emailTaken,
+  findUserOwningEmail,
+  findUserOwningPhone,
   getUserById,
   listUsers,
   mergeMetadata,
-  phoneTaken,
   softDeleteUser,
   updateUser,
   type ListUsersOptions,
@@ -80,7 +80,7 @@ export interface AdminUserParams {
 }
 
 async function assertEmailFree(tx: Queryable, email: string): Promise<void> {
-  if (await emailTaken(tx, email)) {
+  if (await findUserOwningEmail(tx, email)) {
     throw new UnprocessableEntityError(
       'email_exists',
       'A user with this email address has already been registered',
@@ -89,7 +89,7 @@ async function assertEmailFree(tx: Queryable, email: string): Promise<void> {
 }
 
 async function assertPhoneFree(tx: Queryable, phone: string): Promise<void> {
-  if (await phoneTaken(tx, phone)) {
+  if (await findUserOwningPhone(tx, phone)) {
     throw new UnprocessableEntityError(
       'phone_exists',
       'Phone number already registered by another user',
