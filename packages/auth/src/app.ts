@@ -1,8 +1,8 @@
 /**
  * Wiring: builds the auth server from settings and dependencies (the one place where
  * implementations are chosen) and returns it not listening and with nothing opened; the database
- * and the keys are opened by {@link AuthApp.start}. The executable (`main.ts`) listens and
- * supervises; tests `inject` or listen on port 0.
+ * and the keys are opened by {@link AuthApp.start}. The executable listens and supervises
+ * (`serve.ts`, run by `main.ts` through `cli.ts`); tests `inject` or listen on port 0.
  *
  * @module
  */
@@ -57,7 +57,7 @@ export interface AuthApp {
   readonly settings: Settings
   /**
    * The Fastify instance with every route, not listening: `listen()` on it after
-   * {@link AuthApp.start} (`main.ts` does), or `inject()` requests.
+   * {@link AuthApp.start} (`serveCommand` does), or `inject()` requests.
    */
   readonly server: FastifyInstance
   /** The database. @throws {Error} Before {@link AuthApp.start} has resolved. */

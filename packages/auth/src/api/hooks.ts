@@ -59,7 +59,7 @@ export function bearerToken(request: FastifyRequest): string {
  * Guard of user endpoints: the bearer token's user, with its identities and session, becomes
  * `request.authenticated` (read it with {@link authOf}).
  *
- * @see `authenticateUser` for the checks and their errors.
+ * @see {@link authenticateUser} for the checks and their errors.
  */
 export function requireAuthentication(ctx: AppContext): preValidationAsyncHookHandler {
   return async (request) => {
@@ -72,7 +72,7 @@ export function requireAuthentication(ctx: AppContext): preValidationAsyncHookHa
  * `request.adminClaims`.
  *
  * @param roles Allowed roles. @default `JWT_ADMIN_ROLES`
- * @see `authorizeAdmin` for the checks and their errors.
+ * @see {@link authorizeAdmin} for the checks and their errors.
  */
 export function requireAdmin(
   ctx: AppContext,
