@@ -1,58 +1,188 @@
+/**
+ * Wiring: builds the auth server from settings and dependencies (the one place where
+ * implementations are chosen) and returns it not listening and with nothing opened; the database
+ * and the keys are opened by {@link AuthApp.start}. The executable listens and supervises
+ * (`serve.ts`, run by `main.ts` through `cli.ts`); tests `inject` or listen on port 0.
+ *
+ * @module
+ */
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
-import type { Clock } from './clock.js'
+import { authRoutes } from './api/routes.js'
+import { systemClock, type Clock } from './clock.js'
 import type { Settings } from './conf/settings.js'
+import type { AppContext } from './context.js'
 import { JwtKeys } from './crypto/jwt.js'
-import { buildServer, type ServerDeps } from './server.js'
+import type { PasswordHasher } from './crypto/password-hasher.js'
+import { NoLimiter, type Limiter } from './limiter/limiter.js'
+import { NoopMailer, type Mailer } from './mailer/mailer.js'
+import { cryptoRandom, type Random } from './random.js'
+import { NoCaptcha, type CaptchaVerifier } from './security/captcha.js'
+import { createServer, passwordHasherFor } from './server.js'
+import { NoSmsProvider, type SmsProvider } from './sms/sms-provider.js'
 import type { Db } from './storage/db.js'
 import { migrate, readMigrations } from './storage/migrate.js'
 import { openDb } from './storage/open.js'
+import { TokenService } from './tokens/service.js'
 
-/** A ready server with the database it owns. */
+/** Optional replacements for the real dependencies (tests, embedding). */
+export interface AuthDeps {
+  /**
+   * A database to use instead of opening `DATABASE_URL`; it is migrated by `start()` but not
+   * closed by `close()` (its owner closes it).
+   */
+  readonly db?: Db
+  /** Keys to use instead of loading `JWT_SECRET`/`JWT_KEYS`. */
+  readonly keys?: JwtKeys
+  /** @default the system clock */
+  readonly clock?: Clock
+  /** @default {@link cryptoRandom} */
+  readonly random?: Random
+  /** @default {@link NoopMailer} */
+  readonly mailer?: Mailer
+  /** @default {@link NoSmsProvider} */
+  readonly sms?: SmsProvider
+  /** @default {@link NoCaptcha} */
+  readonly captcha?: CaptchaVerifier
+  /** @default {@link NoLimiter} */
+  readonly limiter?: Limiter
+  /** @default no logging */
+  readonly logger?: Logger
+  /** @default {@link passwordHasherFor} the settings (bcrypt, bounded) */
+  readonly passwordHasher?: PasswordHasher
+}
+
+/** The auth server, built by {@link buildAuthApp}. */
 export interface AuthApp {
+  readonly settings: Settings
+  /**
+   * The Fastify instance with every route, not listening: `listen()` on it after
+   * {@link AuthApp.start} (`serveCommand` does), or `inject()` requests.
+   */
   readonly server: FastifyInstance
+  /** The database. @throws {Error} Before {@link AuthApp.start} has resolved. */
   readonly db: Db
+  /** The signing and verification keys. @throws {Error} Before {@link AuthApp.start}. */
   readonly keys: JwtKeys
   /**
    * Whether this start created the database's schema (it applied the first migration): an
    * in-memory database always, a PGlite directory or a PostgreSQL schema only the first time.
    */
   readonly freshDatabase: boolean
-  /** Closes the server (draining requests), then the database. */
+  /**
+   * Loads the keys, opens the database (unless one was given) and applies pending migrations,
+   * then makes the server ready. Calling it again returns the same promise.
+   *
+   * @throws {Error} When the database cannot be reached or a key cannot be imported (what was
+   *   opened is closed again).
+   */
+  start(): Promise<void>
+  /**
+   * Closes the server (draining requests), then the database it opened; waits for a start in
+   * progress first. Nothing to do for an app that never started.
+   */
   close(): Promise<void>
 }
 
+interface Started {
+  readonly ctx: AppContext
+  readonly freshDatabase: boolean
+}
+
 /**
- * Opens the database of `settings`, applies pending migrations, loads the JWT keys and builds the
- * server (not listening).
+ * Builds the auth server: the Fastify instance with its routes, and the services chosen from
+ * `deps` (or their defaults). Nothing is opened and nothing listens: see {@link AuthApp.start}.
  *
- * @param deps Optional services (clock, mailer, …) passed on to {@link buildServer}.
- * @throws {Error} When the database cannot be reached or a key cannot be imported.
+ * @example
+ * ```ts
+ * let settings!: Settings
+ * const app = buildAuthApp(settings)
+ * await app.start()
+ * await app.server.listen({ host: settings.apiHost, port: settings.port })
+ * ```
  */
-export async function createAuthApp(
-  settings: Settings,
-  deps: Partial<Omit<ServerDeps, 'db' | 'keys'>> & { clock?: Clock; logger?: Logger } = {},
-): Promise<AuthApp> {
-  const keys = await JwtKeys.load(settings.jwt)
-  const db = await openDb(settings.db.url, settings.db.namespace, settings.db.maxPoolSize)
-  let freshDatabase: boolean
-  try {
-    const migrations = await readMigrations()
-    const applied = await migrate(db, migrations)
-    freshDatabase = migrations[0] !== undefined && applied.includes(migrations[0].version)
-  } catch (error) {
-    await db.close()
-    throw error
+export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
+  const clock = deps.clock ?? systemClock
+  const random = deps.random ?? cryptoRandom
+  const passwords = deps.passwordHasher ?? passwordHasherFor(settings)
+  const server = createServer(settings, { random, logger: deps.logger })
+  let started: Started | undefined
+  let starting: Promise<void> | undefined
+  let ownedDb: Db | undefined
+  const ready = (): Started => {
+    if (!started) throw new Error('the auth app is not started: call start() first')
+    return started
   }
-  const server = buildServer(settings, { ...deps, db, keys })
+  // Route options are read when the plugin loads, during start()'s server.ready().
+  void server.register(authRoutes, () => ({ ctx: ready().ctx }))
+
+  async function open(): Promise<void> {
+    const keys = deps.keys ?? (await JwtKeys.load(settings.jwt))
+    const db =
+      deps.db ?? (await openDb(settings.db.url, settings.db.namespace, settings.db.maxPoolSize))
+    if (!deps.db) ownedDb = db
+    try {
+      const migrations = await readMigrations()
+      const applied = await migrate(db, migrations)
+      started = {
+        freshDatabase: migrations[0] !== undefined && applied.includes(migrations[0].version),
+        ctx: {
+          settings,
+          db,
+          clock,
+          random,
+          keys,
+          tokens: new TokenService(settings, keys, clock, random),
+          passwords,
+          mailer: deps.mailer ?? new NoopMailer(),
+          sms: deps.sms ?? new NoSmsProvider(),
+          captcha: deps.captcha ?? new NoCaptcha(),
+          limiter: deps.limiter ?? new NoLimiter(),
+        },
+      }
+      await server.ready()
+    } catch (error) {
+      started = undefined
+      ownedDb = undefined
+      if (!deps.db) await db.close()
+      throw error
+    }
+  }
+
   return {
+    settings,
     server,
-    db,
-    keys,
-    freshDatabase,
+    get db() {
+      return ready().ctx.db
+    },
+    get keys() {
+      return ready().ctx.keys
+    },
+    get freshDatabase() {
+      return ready().freshDatabase
+    },
+    start() {
+      starting ??= open()
+      return starting
+    },
     async close() {
-      await server.close()
-      await db.close()
+      await starting?.catch(() => undefined)
+      // A server that never started has nothing to drain (and closing it would load its routes).
+      if (started) await server.close()
+      await ownedDb?.close()
+      ownedDb = undefined
     },
   }
+}
+
+/**
+ * Builds the auth server and starts it (see {@link buildAuthApp} and {@link AuthApp.start}): it
+ * is ready for `inject()` or `server.listen()`.
+ *
+ * @throws {Error} As {@link AuthApp.start}.
+ */
+export async function createAuthApp(settings: Settings, deps: AuthDeps = {}): Promise<AuthApp> {
+  const app = buildAuthApp(settings, deps)
+  await app.start()
+  return app
 }

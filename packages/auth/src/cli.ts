@@ -1,11 +1,8 @@
 import { parseArgs as parseArgv } from 'node:util'
 import { SETTINGS_EXIT_STATUS, readEnvFile } from '@gatehouse/settings'
-import { createAuthApp } from './app.js'
+import type { AuthDeps } from './app.js'
 import { loadSettings, settingsTable, type Settings } from './conf/settings.js'
-import type { JwtKeys } from './crypto/jwt.js'
-import { createLogger } from './logger.js'
-import { migrate } from './storage/migrate.js'
-import { openDb } from './storage/open.js'
+import { migrateCommand, serveCommand } from './serve.js'
 
 /** Usage text of `gatehouse-auth --help`: the commands, then every setting with its default. */
 export const USAGE = `Usage: gatehouse-auth [serve|migrate] [--env-file <path>]
@@ -88,33 +85,16 @@ export function readEnvironment(
 }
 
 /**
- * A `service_role` JWT for development: what the Supabase CLI prints as the service key.
- *
- * @param nowSeconds Unix time of `iat`; the key is valid for ten years.
- */
-export async function serviceRoleKey(keys: JwtKeys, nowSeconds: number): Promise<string> {
-  return keys.sign({
-    role: 'service_role',
-    iss: 'gatehouse',
-    iat: nowSeconds,
-    exp: nowSeconds + 315_360_000,
-  })
-}
-
-function displayUrl(settings: Settings, port: number): string {
-  const host = ['0.0.0.0', '::', ''].includes(settings.apiHost) ? '127.0.0.1' : settings.apiHost
-  return `http://${host.includes(':') ? `[${host}]` : host}:${String(port)}`
-}
-
-/**
  * Runs `gatehouse-auth`.
  *
+ * @param deps Replacements for the server's dependencies (`serve` only), such as a clock.
  * @returns The exit code (for `serve`: once the server has stopped after a signal).
  */
 export async function runCli(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
   io: CliIo,
+  deps: AuthDeps = {},
 ): Promise<number> {
   const args = parseArgs(argv)
   if (args.error !== undefined) {
@@ -133,53 +113,7 @@ export async function runCli(
     io.err(`gatehouse-auth: ${error instanceof Error ? error.message : String(error)}`)
     return SETTINGS_EXIT_STATUS
   }
-  if (args.command === 'migrate') {
-    const db = await openDb(settings.db.url, settings.db.namespace, settings.db.maxPoolSize)
-    try {
-      const applied = await migrate(db)
-      io.out(
-        applied.length === 0
-          ? 'migrations: up to date'
-          : `migrations applied: ${applied.join(', ')}`,
-      )
-      return 0
-    } finally {
-      await db.close()
-    }
-  }
-  const logger = createLogger(settings.log)
-  const app = await createAuthApp(settings, { logger })
-  const stopped = new Promise<number>((resolve) => {
-    let stopping = false
-    io.onSignal((signal) => {
-      if (stopping) return
-      stopping = true
-      logger.info({ signal }, 'shutting down')
-      app.close().then(
-        () => {
-          logger.flush()
-          resolve(0)
-        },
-        (error: unknown) => {
-          logger.error({ err: error }, 'shutdown failed')
-          resolve(1)
-        },
-      )
-    })
-  })
-  await app.server.listen({ host: settings.apiHost, port: settings.port })
-  const address = app.server.server.address()
-  const port = typeof address === 'object' && address !== null ? address.port : settings.port
-  io.out(`gatehouse-auth: listening on ${displayUrl(settings, port)} (database: ${app.db.kind})`)
-  // A lasting admin credential on standard output: only for an embedded database this start
-  // created (in memory, or a new data directory), never again for one that may hold real users.
-  if (app.db.kind === 'pglite' && app.freshDatabase) {
-    const key = await serviceRoleKey(app.keys, Math.floor(Date.now() / 1000))
-    io.out(`gatehouse-auth: development service_role key (admin API): ${key}`)
-  } else if (app.db.kind === 'pglite') {
-    io.out(
-      'gatehouse-auth: the development service_role key is printed only when the embedded database is created',
-    )
-  }
-  return stopped
+  return args.command === 'migrate'
+    ? migrateCommand(settings, io)
+    : serveCommand(settings, io, deps)
 }

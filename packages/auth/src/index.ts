@@ -4,10 +4,13 @@
  *
  * @packageDocumentation
  */
-export { createAuthApp, type AuthApp } from './app.js'
-export { buildServer, passwordHasherFor, type ServerDeps } from './server.js'
-export { runCli, parseArgs, serviceRoleKey, USAGE, type CliIo } from './cli.js'
+export { buildAuthApp, createAuthApp, type AuthApp, type AuthDeps } from './app.js'
+export { passwordHasherFor } from './server.js'
+export { runCli, parseArgs, USAGE, type CliIo } from './cli.js'
+export { migrateCommand, serveCommand, serviceRoleKey } from './serve.js'
 export { systemClock, type Clock } from './clock.js'
+export { cryptoRandom, type Random } from './random.js'
+export type { IdentityJson, TokenResponse, UserJson } from './api/serializers.js'
 export {
   ConfigError,
   EXTERNAL_PROVIDERS,
@@ -36,15 +39,40 @@ export {
   type PasswordHashing,
 } from './crypto/password-hasher.js'
 export { generateRefreshToken, isWellFormedRefreshToken } from './crypto/refresh-token.js'
-export { HttpError } from './api/errors/http-error.js'
-export { ERROR_CODES, type ErrorCode } from './api/errors/error-codes.js'
+export {
+  AuthError,
+  BadRequestError,
+  ConflictError,
+  ERROR_CODES,
+  ForbiddenError,
+  InternalServerError,
+  NotFoundError,
+  PayloadTooLargeError,
+  RequestTimeoutError,
+  TooManyRequestsError,
+  UnauthorizedError,
+  UnprocessableEntityError,
+  UnsupportedGrantTypeError,
+  UserNotFoundError,
+  WeakPasswordError,
+  type ErrorCode,
+} from './errors.js'
+export { WIRE_ERRORS, wireErrorOf, type WireError, type WireMapping } from './api/errors/wire.js'
 export { toOAuthError, type OAuthErrorBody, type OAuthErrorCode } from './api/errors/oauth-error.js'
 export { NoopMailer, type Mailer, type MailKind, type MailMessage } from './mailer/mailer.js'
 export { NoSmsProvider, type SmsChannel, type SmsProvider } from './sms/sms-provider.js'
 export { NoCaptcha, type CaptchaResult, type CaptchaVerifier } from './security/captcha.js'
 export { NoLimiter, type LimitedOperation, type Limiter } from './limiter/limiter.js'
 export type { OAuthProvider, ProviderTokens, ProviderUserData } from './provider/oauth-provider.js'
-export { tableNames, type Db, type Queryable, type Tables, type Tx } from './storage/db.js'
+export {
+  isLockTimeout,
+  isUniqueViolation,
+  tableNames,
+  type Db,
+  type Queryable,
+  type Tables,
+  type Tx,
+} from './storage/db.js'
 export { openDb } from './storage/open.js'
 export { migrate, readMigrations, MIGRATIONS_DIR, type Migration } from './storage/migrate.js'
 export { createLogger, REDACT_PATHS } from './logger.js'

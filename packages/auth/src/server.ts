@@ -1,51 +1,22 @@
-import { randomUUID } from 'node:crypto'
+/**
+ * The HTTP server: Fastify's options and the request plumbing every route shares (deadline, body
+ * and query parsing, guard state, CORS, the one error handler), and the bounded bcrypt runner
+ * that serves its requests. Routes are added by `app.ts`.
+ *
+ * @module
+ */
 import { availableParallelism } from 'node:os'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
-import { adminRoutes } from './api/admin.js'
-import { BODY_LIMIT, registerBodyParser } from './api/body.js'
-import type { AppContext } from './api/context.js'
+import { BODY_LIMIT, parseQueryString, registerBodyParser } from './api/body.js'
 import { registerCors } from './api/cors.js'
 import { registerRequestDeadline } from './api/deadline.js'
 import { registerErrorHandler } from './api/errors/error-handler.js'
-import { healthRoutes } from './api/health.js'
-import { inviteRoutes } from './api/invite.js'
-import { logoutRoutes } from './api/logout.js'
-import { registerAuthDecorators } from './api/middleware.js'
-import { settingsRoutes } from './api/settings.js'
-import { signupRoutes } from './api/signup.js'
-import { tokenRoutes } from './api/token.js'
-import { userRoutes } from './api/user.js'
-import { systemClock, type Clock } from './clock.js'
+import { registerGuardState } from './api/hooks.js'
+import { AJV_OPTIONS } from './api/schema.js'
 import type { Settings } from './conf/settings.js'
-import type { JwtKeys } from './crypto/jwt.js'
 import { PasswordHasher } from './crypto/password-hasher.js'
-import { NoLimiter, type Limiter } from './limiter/limiter.js'
-import { NoopMailer, type Mailer } from './mailer/mailer.js'
-import { NoCaptcha, type CaptchaVerifier } from './security/captcha.js'
-import { NoSmsProvider, type SmsProvider } from './sms/sms-provider.js'
-import type { Db } from './storage/db.js'
-import { TokenService } from './tokens/service.js'
-
-/** Services {@link buildServer} wires in; the optional ones default to no-op implementations. */
-export interface ServerDeps {
-  readonly db: Db
-  readonly keys: JwtKeys
-  /** @default the system clock */
-  readonly clock?: Clock
-  /** @default {@link NoopMailer} */
-  readonly mailer?: Mailer
-  /** @default {@link NoSmsProvider} */
-  readonly sms?: SmsProvider
-  /** @default {@link NoCaptcha} */
-  readonly captcha?: CaptchaVerifier
-  /** @default {@link NoLimiter} */
-  readonly limiter?: Limiter
-  /** @default no logging */
-  readonly logger?: Logger
-  /** @default {@link passwordHasherFor} the settings (bcrypt, bounded) */
-  readonly passwordHasher?: PasswordHasher
-}
+import type { Random } from './random.js'
 
 /**
  * The bcrypt runner of `PASSWORD_HASH_CONCURRENCY` (0: one slot per CPU core) and
@@ -64,23 +35,24 @@ export function passwordHasherFor(
   })
 }
 
+/** What {@link createServer} needs besides the settings. */
+export interface ServerOptions {
+  /** Request ids (when `REQUEST_ID_HEADER` gives none). */
+  readonly random: Random
+  /** @default no logging */
+  readonly logger?: Logger
+}
+
 /**
- * Builds the HTTP API (Fastify), not listening: call `listen()` on the result (only `main.ts`
- * does) or drive it with `inject()` in tests. The database must already be migrated.
+ * A Fastify instance with the shared plumbing and no routes, not listening.
  *
- * @example
- * ```ts
- * let settings!: Settings, db!: Db, keys!: JwtKeys
- * const app = buildServer(settings, { db, keys })
- * await app.listen({ host: settings.apiHost, port: settings.port })
- * ```
+ * @see https://fastify.dev/docs/latest/Guides/Testing/ (build, then listen or inject)
  */
-export function buildServer(settings: Settings, deps: ServerDeps): FastifyInstance {
-  const clock = deps.clock ?? systemClock
+export function createServer(settings: Settings, options: ServerOptions): FastifyInstance {
   const app = Fastify({
-    loggerInstance: deps.logger as FastifyBaseLogger | undefined,
+    loggerInstance: options.logger as FastifyBaseLogger | undefined,
     logController: new LogController({
-      disableRequestLogging: deps.logger === undefined,
+      disableRequestLogging: options.logger === undefined,
       requestIdLogLabel: 'request_id',
     }),
     bodyLimit: BODY_LIMIT,
@@ -89,36 +61,17 @@ export function buildServer(settings: Settings, deps: ServerDeps): FastifyInstan
     requestTimeout: settings.apiMaxRequestDuration,
     requestIdHeader:
       settings.requestIdHeader === '' ? false : settings.requestIdHeader.toLowerCase(),
-    genReqId: () => randomUUID(),
+    genReqId: () => options.random.uuid(),
     trustProxy: false,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, querystringParser: parseQueryString },
+    ajv: { customOptions: { ...AJV_OPTIONS, keywords: [...AJV_OPTIONS.keywords] } },
   })
-  const ctx: AppContext = {
-    settings,
-    db: deps.db,
-    clock,
-    keys: deps.keys,
-    tokens: new TokenService(settings, deps.keys, clock),
-    passwords: deps.passwordHasher ?? passwordHasherFor(settings),
-    mailer: deps.mailer ?? new NoopMailer(),
-    sms: deps.sms ?? new NoSmsProvider(),
-    captcha: deps.captcha ?? new NoCaptcha(),
-    limiter: deps.limiter ?? new NoLimiter(),
-  }
-  registerAuthDecorators(app)
   registerRequestDeadline(app, settings.apiMaxRequestDuration)
   registerBodyParser(app)
+  registerGuardState(app)
   registerErrorHandler(app)
   registerCors(app)
-  healthRoutes(app, ctx)
-  settingsRoutes(app, ctx)
-  signupRoutes(app, ctx)
-  tokenRoutes(app, ctx)
-  userRoutes(app, ctx)
-  logoutRoutes(app, ctx)
-  inviteRoutes(app, ctx)
-  adminRoutes(app, ctx)
   return app
 }

@@ -2,11 +2,15 @@ import { createTestSchema, FakeClock, type TestDatabase } from '@gatehouse/testi
 import type { LightMyRequestResponse } from 'fastify'
 import {
   createAuthApp,
+  hashPassword,
   loadSettings,
+  PasswordHasher,
   serviceRoleKey,
+  verifyPassword,
+  type PasswordHasherOptions,
   type AuthApp,
   type Clock,
-  type ServerDeps,
+  type AuthDeps,
   type Settings,
 } from '@gatehouse/auth'
 
@@ -101,7 +105,7 @@ export interface TestServerOptions {
    */
   connectionParams?: Record<string, string>
   /** Services passed to the server (mailer, password hashing, …). */
-  deps?: Partial<Omit<ServerDeps, 'db' | 'keys' | 'clock'>>
+  deps?: Omit<AuthDeps, 'db' | 'keys' | 'clock'>
 }
 
 /**
@@ -170,4 +174,46 @@ export async function signUp(
   const res = await server.request('POST', '/signup', { body: { email, password } })
   if (res.statusCode !== 200) throw new Error(`signup failed: ${res.body}`)
   return res.json()
+}
+
+/** A {@link PasswordHasher} whose checks a test holds open; see {@link gatedPasswordHasher}. */
+export interface GatedPasswordHasher {
+  readonly hasher: PasswordHasher
+  /** What held work waits for: resolved while the gate is open. */
+  readonly gate: Promise<void>
+  /** Closes the gate: password checks (and anything awaiting {@link gate}) wait from now on. */
+  hold(): void
+  /** Opens the gate: everything waiting goes on. */
+  release(): void
+}
+
+/**
+ * A bcrypt {@link PasswordHasher} of the given bounds whose password checks wait while the test
+ * holds the gate, so that the test decides when slots are busy and queues full. The gate starts
+ * open.
+ */
+export function gatedPasswordHasher(options: PasswordHasherOptions): GatedPasswordHasher {
+  let gate = Promise.resolve()
+  let open: () => void = () => undefined
+  const hasher = new PasswordHasher(options, {
+    hash: (password) => hashPassword(password),
+    async verify(password, hash) {
+      await gate
+      return verifyPassword(password, hash)
+    },
+  })
+  return {
+    hasher,
+    get gate() {
+      return gate
+    },
+    hold() {
+      gate = new Promise((resolve) => {
+        open = resolve
+      })
+    },
+    release() {
+      open()
+    },
+  }
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { paginationLink, parseBanDuration } from './admin.js'
+import { parseBanDuration } from '../services/admin-users.js'
+import { paginationLink } from './admin.js'
 
 describe('paginationLink', () => {
   it('has next and last links like upstream', () => {

@@ -1,35 +1,51 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { badJson, validationFailed } from './errors/http-error.js'
+/**
+ * Request parsing: one body parser for every content type (JSON, or form fields for RFC 6749
+ * clients) and the query-string parser.
+ *
+ * @module
+ */
+import { parse as parseQuery } from 'fast-querystring'
+import type { FastifyInstance } from 'fastify'
+import { BadRequestError } from '../errors.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /**
+     * Whether the body was form-encoded (`application/x-www-form-urlencoded`), as a generic OAuth
+     * 2.0 client sends token requests (RFC 6749 §4.3, §6). A JSON object sent with the form
+     * content type (curl's default) is parsed as JSON and does not count.
+     */
+    formEncoded: boolean
+  }
+}
 
 /** Upstream's body limit: 1 MiB. */
 export const BODY_LIMIT = 1_048_576
 
-/** A parsed request body: JSON object or form fields. */
-export type Body = Record<string, unknown>
-
 const FORM = /^application\/x-www-form-urlencoded\b/i
 
-/** Marker for a request whose body was empty. */
-const EMPTY = Symbol('empty body')
-
-/** Set on requests whose body was parsed as form fields. */
-const FORM_BODY = Symbol('form body')
-
 /**
- * Whether the request body was form-encoded (`application/x-www-form-urlencoded`), as a generic
- * OAuth 2.0 client sends token requests (RFC 6749 §4.3, §6). A JSON object sent with the form
- * content type (curl's default) is parsed as JSON and does not count.
+ * Parses a query string as upstream reads one (`r.URL.Query().Get`): a parameter given several
+ * times has its first value.
  */
-export function isFormEncoded(request: FastifyRequest): boolean {
-  return (request as unknown as Record<symbol, unknown>)[FORM_BODY] === true
+export function parseQueryString(query: string): Record<string, string> {
+  const parsed = parseQuery(query) as Record<string, string | string[]>
+  for (const name in parsed) {
+    const value = parsed[name]
+    if (Array.isArray(value)) parsed[name] = value[0] ?? ''
+  }
+  return parsed as Record<string, string>
 }
 
 /**
- * Registers the one body parser: form-encoded bodies become an object of strings; every other
- * content type is parsed as JSON (upstream ignores the content type). An empty body is kept as
- * "empty" so that endpoints which need none (`/logout`) accept it.
+ * Registers the one body parser (upstream ignores the content type): form-encoded bodies become
+ * an object of strings (and set `request.formEncoded`); every other body is parsed as JSON,
+ * where `null` is an empty object (Go decodes it into a struct as nothing). An empty body leaves
+ * `request.body` undefined, which a route's body schema refuses ("unexpected end of JSON input")
+ * unless the body is optional. Invalid JSON is 400 `bad_json`.
  */
 export function registerBodyParser(app: FastifyInstance): void {
+  app.decorateRequest('formEncoded', false)
   app.removeAllContentTypeParsers()
   app.addContentTypeParser(
     '*',
@@ -37,128 +53,28 @@ export function registerBodyParser(app: FastifyInstance): void {
     (request, raw, done) => {
       const text = typeof raw === 'string' ? raw : raw.toString('utf8')
       if (text.trim() === '') {
-        done(null, EMPTY)
+        done(null, undefined)
         return
       }
       if (FORM.test(request.headers['content-type'] ?? '') && !text.trimStart().startsWith('{')) {
-        ;(request as unknown as Record<symbol, unknown>)[FORM_BODY] = true
+        request.formEncoded = true
         done(null, Object.fromEntries(new URLSearchParams(text)))
         return
       }
+      let body: unknown
       try {
-        done(null, JSON.parse(text) as unknown)
+        body = JSON.parse(text)
       } catch (error) {
-        done(badJson(error instanceof Error ? error.message : 'invalid JSON'), undefined)
+        const detail = error instanceof Error ? error.message : 'invalid JSON'
+        done(
+          new BadRequestError('bad_json', `Could not parse request body as JSON: ${detail}`, {
+            cause: error,
+          }),
+          undefined,
+        )
+        return
       }
+      done(null, body ?? {})
     },
   )
-}
-
-/**
- * The request body as an object (upstream `retrieveRequestParams`): empty → 400 `bad_json`
- * ("unexpected end of JSON input"), JSON `null` → `{}`, a non-object → 400 `bad_json`.
- * Unknown fields are kept and ignored by callers.
- *
- * @throws {@link HttpError} `bad_json`.
- */
-export function jsonBody(request: FastifyRequest): Body {
-  const body = request.body
-  if (body === EMPTY || body === undefined) throw badJson('unexpected end of JSON input')
-  if (body === null) return {}
-  if (typeof body !== 'object' || Array.isArray(body)) {
-    throw badJson(`cannot unmarshal ${Array.isArray(body) ? 'array' : typeof body} into an object`)
-  }
-  return body as Body
-}
-
-/** Like {@link jsonBody}, but an empty body is `{}` (for endpoints whose body is optional). */
-export function optionalBody(request: FastifyRequest): Body {
-  return request.body === EMPTY || request.body === undefined ? {} : jsonBody(request)
-}
-
-/**
- * A string field: absent or `null` → `''` (Go's zero value).
- *
- * @throws {@link HttpError} `bad_json` when the field has another type.
- */
-export function str(body: Body, name: string): string {
-  const value = body[name]
-  if (value === undefined || value === null) return ''
-  if (typeof value !== 'string') throw typeError(name, value, 'string')
-  return value
-}
-
-/**
- * A boolean field: absent or `null` → `undefined`. Form bodies may say `true`/`false`.
- *
- * @throws {@link HttpError} `bad_json` when the field has another type.
- */
-export function bool(body: Body, name: string): boolean | undefined {
-  const value = body[name]
-  if (value === undefined || value === null) return undefined
-  if (value === 'true' || value === 'false') return value === 'true'
-  if (typeof value !== 'boolean') throw typeError(name, value, 'bool')
-  return value
-}
-
-/**
- * An object field (metadata): absent or `null` → `undefined`.
- *
- * @throws {@link HttpError} `bad_json` when the field is not an object.
- */
-export function obj(body: Body, name: string): Record<string, unknown> | undefined {
-  const value = body[name]
-  if (value === undefined || value === null) return undefined
-  if (typeof value !== 'object' || Array.isArray(value)) throw typeError(name, value, 'object')
-  return value as Record<string, unknown>
-}
-
-function typeError(name: string, value: unknown, expected: string): Error {
-  const got = Array.isArray(value) ? 'array' : typeof value
-  return badJson(`json: cannot unmarshal ${got} into field ${name} of type ${expected}`)
-}
-
-/** A query-string parameter as a string (`''` when absent; first value when repeated). */
-export function queryParam(request: FastifyRequest, name: string): string {
-  const query = request.query as Record<string, unknown> | undefined
-  const value = query?.[name]
-  if (Array.isArray(value)) return typeof value[0] === 'string' ? value[0] : ''
-  return typeof value === 'string' ? value : ''
-}
-
-const EMAIL =
-  /^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/
-
-/**
- * Validates and lower-cases an email address (upstream `validateEmail`).
- *
- * @throws {@link HttpError} 400 `validation_failed`: "An email address is required", "An email
- *   address is too long", "Unable to validate email address: invalid format".
- */
-export function validateEmail(email: string): string {
-  if (email === '') throw validationFailed('An email address is required')
-  if (email.length > 255) throw validationFailed('An email address is too long')
-  if (!EMAIL.test(email)) throw validationFailed('Unable to validate email address: invalid format')
-  return email.toLowerCase()
-}
-
-/**
- * Normalises and validates a phone number: spaces and `+` are removed, then it must be E.164
- * digits (`^[1-9][0-9]{1,14}$`). Stored without `+`.
- *
- * @throws {@link HttpError} 400 `validation_failed` "Invalid phone number format (E.164 required)".
- */
-export function validatePhone(phone: string): string {
-  const digits = phone.replace(/[\s+]/g, '')
-  if (!/^[1-9][0-9]{1,14}$/.test(digits)) {
-    throw validationFailed('Invalid phone number format (E.164 required)')
-  }
-  return digits
-}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-/** Whether a string is a UUID (any version). */
-export function isUuid(value: string): boolean {
-  return UUID.test(value)
 }

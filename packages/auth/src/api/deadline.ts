@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { HttpError } from './errors/http-error.js'
+import { RequestTimeoutError } from '../errors.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -9,16 +9,13 @@ declare module 'fastify' {
      * dropped. Set by {@link registerRequestDeadline}.
      */
     readonly deadline: AbortSignal
+    /**
+     * The controller behind {@link deadline}, made when first needed (most requests never ask).
+     *
+     * @internal
+     */
+    deadlineController: AbortController | null
   }
-}
-
-/** Upstream's answer to a request that ran out of time (`timeoutMiddleware`). */
-export function requestTimeoutError(): HttpError {
-  return new HttpError(
-    504,
-    'request_timeout',
-    'Processing this request timed out, please retry after a moment.',
-  )
 }
 
 /**
@@ -34,18 +31,10 @@ export function requestTimeoutError(): HttpError {
  * @param maxDurationMs Milliseconds; 0 for no limit (`deadline` then only follows the client).
  */
 export function registerRequestDeadline(app: FastifyInstance, maxDurationMs: number): void {
-  const controllers = new WeakMap<FastifyRequest, AbortController>()
-  const controllerOf = (request: FastifyRequest): AbortController => {
-    let controller = controllers.get(request)
-    if (!controller) {
-      controller = new AbortController()
-      controllers.set(request, controller)
-    }
-    return controller
-  }
+  app.decorateRequest('deadlineController', null)
   app.decorateRequest('deadline', {
     getter(this: FastifyRequest) {
-      return controllerOf(this).signal
+      return (this.deadlineController ??= new AbortController()).signal
     },
   })
   app.addHook('onRequest', (request, reply, done) => {
@@ -53,15 +42,17 @@ export function registerRequestDeadline(app: FastifyInstance, maxDurationMs: num
     const timer =
       maxDurationMs > 0
         ? setTimeout(() => {
-            const error = requestTimeoutError()
-            controllerOf(request).abort(error)
+            const error = new RequestTimeoutError()
+            ;(request.deadlineController ??= new AbortController()).abort(error)
             if (!reply.sent) reply.send(error)
           }, maxDurationMs)
         : undefined
     res.once('close', () => {
       clearTimeout(timer)
       if (!res.writableFinished) {
-        controllerOf(request).abort(new Error('the client closed the connection'))
+        ;(request.deadlineController ??= new AbortController()).abort(
+          new Error('the client closed the connection'),
+        )
       }
     })
     done()

@@ -1,5 +1,4 @@
-import type { FastifyInstance } from 'fastify'
-import type { AppContext } from './context.js'
+import type { RouteGroup } from './routes.js'
 
 /** Version reported by `GET /health`. */
 export const VERSION = '0.1.0'
@@ -7,17 +6,18 @@ export const VERSION = '0.1.0'
 /**
  * `GET /health` (upstream's body: version, name, description) and `GET /.well-known/jwks.json`
  * (public signing keys; `Cache-Control: public, max-age=600`).
+ *
+ * @see https://github.com/supabase/auth/blob/master/internal/api/jwks.go
  */
-export function healthRoutes(app: FastifyInstance, ctx: AppContext): void {
-  app.get('/health', async (_request, reply) =>
-    reply.send({
-      version: VERSION,
-      name: 'GoTrue',
-      description: 'GoTrue is a user registration and authentication API',
-    }),
-  )
+export const healthRoutes: RouteGroup = (app, ctx) => {
+  const health = {
+    version: VERSION,
+    name: 'GoTrue',
+    description: 'GoTrue is a user registration and authentication API',
+  }
+  app.get('/health', () => health)
   const jwks = ctx.keys.jwks()
-  app.get('/.well-known/jwks.json', async (_request, reply) =>
+  app.get('/.well-known/jwks.json', (_request, reply) =>
     reply.header('cache-control', 'public, max-age=600').send(jwks),
   )
 }

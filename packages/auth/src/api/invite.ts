@@ -1,83 +1,42 @@
-import { randomUUID } from 'node:crypto'
-import type { FastifyInstance } from 'fastify'
-import { addAuditLogEntry } from '../models/audit-log.js'
-import { findIdentitiesByUser, insertIdentity } from '../models/identity.js'
-import { findUserOwningEmail, insertUser, userToJson } from '../models/user.js'
-import { jsonBody, obj, queryParam, str, validateEmail } from './body.js'
-import { sendConfirmation } from './confirmation.js'
-import type { AppContext } from './context.js'
-import { HttpError } from './errors/http-error.js'
-import { adminActor, requireAdmin } from './middleware.js'
-import { redirectTarget } from './redirect.js'
+import { adminAuditActor } from '../models/audit-log.js'
+import { inviteUser } from '../services/invite.js'
+import { adminClaimsOf, requireAdmin } from './hooks.js'
 import { requestContext } from './request-context.js'
+import type { RouteGroup } from './routes.js'
+import { Body, ObjectField, OptionalParam, Query, StringField, obj, str } from './schema.js'
+import { serializeUser } from './serializers.js'
 
 /** Roles allowed to invite (the spec: `service_role` or `svc_admin`). */
 export const INVITE_ROLES: readonly string[] = ['service_role', 'svc_admin']
 
+const InviteBody = Body({ email: StringField(), data: ObjectField() })
+
+const InviteQuery = Query({ redirect_to: OptionalParam() })
+
 /**
- * `POST /invite`: creates a password-less user with `invited_at` and sends an invite (a
- * confirmed existing user, or one of another audience → 422 `email_exists`; an unconfirmed one
- * is invited again).
+ * `POST /invite`: creates a password-less user with `invited_at` and sends an invite (see
+ * `inviteUser`), for tokens of the roles in {@link INVITE_ROLES}.
  *
- * @see ../reference §1.3 "POST /invite"
+ * @see https://github.com/supabase/auth/blob/master/internal/api/invite.go
  */
-export function inviteRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const { settings } = ctx
-  app.post('/invite', { preHandler: requireAdmin(ctx, INVITE_ROLES) }, async (request, reply) => {
-    const body = jsonBody(request)
-    const email = validateEmail(str(body, 'email'))
-    const data = obj(body, 'data') ?? {}
-    const rc = requestContext(request, settings)
-    const redirectTo = redirectTarget(settings, queryParam(request, 'redirect_to'))
-    const json = await ctx.db.transaction(async (tx) => {
-      const now = ctx.clock.now()
-      // The email is unique across audiences: one taken in another audience is taken.
-      let user = await findUserOwningEmail(tx, email)
-      if (user && (user.emailConfirmedAt !== null || user.aud !== rc.aud)) {
-        throw new HttpError(
-          422,
-          'email_exists',
-          'A user with this email address has already been registered',
-        )
-      }
-      if (!user) {
-        const id = randomUUID()
-        const identityData = {
-          ...data,
-          sub: id,
-          email,
-          email_verified: false,
-          phone_verified: false,
-        }
-        user = await insertUser(tx, {
-          id,
-          aud: rc.aud,
-          role: settings.jwt.defaultGroupName,
-          email,
-          appMetadata: { provider: 'email', providers: ['email'] },
-          userMetadata: identityData,
-          invitedAt: new Date(now),
-          createdAt: new Date(now),
-        })
-        await insertIdentity(
-          tx,
-          { providerId: id, userId: id, provider: 'email', identityData },
-          now,
-        )
-      }
-      await addAuditLogEntry(
-        tx,
+export const inviteRoutes: RouteGroup = (app, ctx) => {
+  app.addHook('preValidation', requireAdmin(ctx, INVITE_ROLES))
+
+  app.post(
+    '/invite',
+    { schema: { body: InviteBody, querystring: InviteQuery } },
+    async (request) => {
+      const { user, identities } = await inviteUser(
+        ctx,
         {
-          actor: adminActor(request),
-          action: 'user_invited',
-          traits: { user_id: user.id, user_email: email },
-          ip: rc.ip,
+          email: str(request.body.email),
+          data: obj(request.body.data) ?? {},
+          redirectTo: request.query.redirect_to ?? '',
         },
-        now,
+        adminAuditActor(adminClaimsOf(request)),
+        requestContext(request, ctx.settings),
       )
-      const invited = await sendConfirmation(ctx, tx, user, 'invite', redirectTo)
-      return userToJson(invited, await findIdentitiesByUser(tx, invited.id))
-    })
-    return reply.send(json)
-  })
+      return serializeUser(user, identities)
+    },
+  )
 }

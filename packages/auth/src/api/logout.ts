@@ -1,37 +1,28 @@
-import type { FastifyInstance } from 'fastify'
-import { addAuditLogEntry } from '../models/audit-log.js'
-import { deleteSessions } from '../models/session.js'
-import { auditActor } from '../tokens/service.js'
-import { queryParam } from './body.js'
-import type { AppContext } from './context.js'
-import { validationFailed } from './errors/http-error.js'
-import { authOf, requireAuthentication } from './middleware.js'
-import { requestContext } from './request-context.js'
+import { logout, type LogoutScope } from '../services/sessions.js'
+import { authOf, requireAuthentication } from './hooks.js'
+import { clientIp } from './request-context.js'
+import type { RouteGroup } from './routes.js'
+import { OptionalParam, Query } from './schema.js'
+
+const LogoutQuery = Query({
+  scope: OptionalParam({
+    enum: ['', 'global', 'local', 'others'],
+    errorMessage: 'Unsupported logout scope %q',
+  }),
+})
 
 /**
- * `POST /logout?scope=global|local|others` (default `global`): deletes the user's sessions, all,
- * the current one, or all but the current one; their refresh tokens go with them. Access JWTs stay
- * valid until they expire. Any body (or none) is accepted. 204.
+ * `POST /logout?scope=global|local|others` (default `global`): ends the user's sessions, all, the
+ * current one, or all but the current one. Any body (or none) is accepted. 204.
  *
- * @see ../reference §1.3 "POST /logout"
+ * @see https://github.com/supabase/auth/blob/master/internal/api/logout.go
  */
-export function logoutRoutes(app: FastifyInstance, ctx: AppContext): void {
-  app.post('/logout', { preHandler: requireAuthentication(ctx) }, async (request, reply) => {
-    const { user, session } = authOf(request)
-    const raw = queryParam(request, 'scope')
-    const scope = raw === '' ? 'global' : raw
-    if (scope !== 'global' && scope !== 'local' && scope !== 'others') {
-      throw validationFailed(`Unsupported logout scope ${JSON.stringify(raw)}`)
-    }
-    const rc = requestContext(request, ctx.settings)
-    await ctx.db.transaction(async (tx) => {
-      const now = ctx.clock.now()
-      await addAuditLogEntry(tx, { actor: auditActor(user), action: 'logout', ip: rc.ip }, now)
-      if (scope === 'global') await deleteSessions(tx, user.id, 'all')
-      else if (session)
-        await deleteSessions(tx, user.id, scope === 'local' ? 'only' : 'except', session.id)
-      else if (scope === 'others') await deleteSessions(tx, user.id, 'all')
-    })
+export const logoutRoutes: RouteGroup = (app, ctx) => {
+  app.addHook('preValidation', requireAuthentication(ctx))
+
+  app.post('/logout', { schema: { querystring: LogoutQuery } }, async (request, reply) => {
+    const scope = (request.query.scope || 'global') as LogoutScope
+    await logout(ctx, authOf(request), scope, clientIp(request, ctx.settings))
     return reply.code(204).send()
   })
 }

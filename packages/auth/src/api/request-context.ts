@@ -1,7 +1,19 @@
+/**
+ * What the services need to know about a request's client: its audience, IP and user agent.
+ *
+ * @module
+ */
 import type { FastifyRequest } from 'fastify'
+import type { JWTPayload } from 'jose'
 import type { Settings } from '../conf/settings.js'
-import type { RequestContext } from '../tokens/service.js'
-import { requestAudience } from './middleware.js'
+import type { RequestContext } from '../context.js'
+import { tokenAudience } from '../services/authentication.js'
+
+/** The first value of a request header (Node joins most repeated headers; a few stay arrays). */
+export function headerValue(request: FastifyRequest, name: string): string | undefined {
+  const header = request.headers[name]
+  return Array.isArray(header) ? header[0] : header
+}
 
 /**
  * The client IP of a request: the first `Svc-Forwarded-For` value when
@@ -9,11 +21,25 @@ import { requestAudience } from './middleware.js'
  */
 export function clientIp(request: FastifyRequest, settings: Settings): string {
   if (settings.svcForwardedForEnabled) {
-    const header = request.headers['svc-forwarded-for']
-    const value = (Array.isArray(header) ? header[0] : header)?.split(',')[0]?.trim()
+    const value = headerValue(request, 'svc-forwarded-for')?.split(',')[0]?.trim()
     if (value) return value
   }
   return request.ip
+}
+
+/**
+ * The audience of a request: the `X-JWT-AUD` header, else the token's `aud` (when given), else
+ * `JWT_AUD`.
+ */
+export function requestAudience(
+  request: FastifyRequest,
+  settings: Settings,
+  claims?: JWTPayload,
+): string {
+  const fromHeader = headerValue(request, 'x-jwt-aud')
+  if (fromHeader) return fromHeader
+  const fromToken = claims ? tokenAudience(claims) : undefined
+  return fromToken ?? settings.jwt.aud
 }
 
 /** Audience, user agent and IP of a request, recorded on sessions and audit entries. */

@@ -1,12 +1,13 @@
-import type { FastifyInstance } from 'fastify'
 import { EXTERNAL_PROVIDERS } from '../conf/settings.js'
-import type { AppContext } from './context.js'
+import type { RouteGroup } from './routes.js'
 
 /**
- * `GET /settings`: which sign-in methods are on (upstream `settings.go`): `external` has one
- * boolean per provider plus `email`, `phone` and `anonymous_users`.
+ * `GET /settings`: which sign-in methods are on: `external` has one boolean per provider plus
+ * `email`, `phone` and `anonymous_users`.
+ *
+ * @see https://github.com/supabase/auth/blob/master/internal/api/settings.go
  */
-export function settingsRoutes(app: FastifyInstance, ctx: AppContext): void {
+export const settingsRoutes: RouteGroup = (app, ctx) => {
   const s = ctx.settings
   const external: Record<string, boolean> = {
     anonymous_users: s.external.anonymousUsersEnabled,
@@ -23,5 +24,5 @@ export function settingsRoutes(app: FastifyInstance, ctx: AppContext): void {
     saml_enabled: false,
     autoconfirm: s.mailer.autoconfirm,
   }
-  app.get('/settings', async (_request, reply) => reply.send(body))
+  app.get('/settings', () => body)
 }

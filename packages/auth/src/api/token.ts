@@ -1,89 +1,75 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { checkPasswordStrength } from '../crypto/password.js'
-import { isWellFormedRefreshToken } from '../crypto/refresh-token.js'
-import { findUserByEmail, findUserByPhone, isBanned, type User } from '../models/user.js'
-import type { TokenResponse } from '../tokens/service.js'
-import { isFormEncoded, jsonBody, queryParam, str, type Body } from './body.js'
-import type { AppContext } from './context.js'
-import { OAUTH_ERRORS } from './errors/error-handler.js'
-import { HttpError, validationFailed } from './errors/http-error.js'
-import { enforceLimit, verifyCaptcha } from './guards.js'
+import type { FastifyRequest } from 'fastify'
+import type { Static } from 'typebox'
+import type { AppContext } from '../context.js'
+import { UnsupportedGrantTypeError } from '../errors.js'
+import type { LimitedOperation } from '../limiter/limiter.js'
+import { passwordGrant, refreshTokenGrant } from '../services/token-grants.js'
+import { rateLimit, verifyCaptcha } from './hooks.js'
 import { requestContext } from './request-context.js'
+import type { RouteGroup } from './routes.js'
+import { Body, ObjectField, OptionalParam, Query, StringField, str } from './schema.js'
+import { serializeSession, type TokenResponse } from './serializers.js'
 
-/** A bcrypt hash of a random string, compared against when the user is unknown (even timing). */
-const DUMMY_HASH = '$2b$10$j7JTc//0K8Zwwl6p53y8fet1YiZyM11XI1EgYVwfWCQUOT1dnG.06'
+const TokenBody = Body({
+  grant_type: StringField(),
+  email: StringField(),
+  phone: StringField(),
+  username: StringField(),
+  password: StringField(),
+  refresh_token: StringField(),
+  gotrue_meta_security: ObjectField(),
+})
 
-function invalidCredentials(): HttpError {
-  return new HttpError(400, 'invalid_credentials', 'Invalid login credentials')
+const TokenQuery = Query({ grant_type: OptionalParam() })
+
+/** The grant type: from the query (auth-js), else from the body (RFC 6749 form requests). */
+function grantType(request: FastifyRequest): string {
+  const { query, body } = request as FastifyRequest<{
+    Querystring: { grant_type?: string }
+    Body: { grant_type?: string | null }
+  }>
+  return query.grant_type || str(body.grant_type)
 }
 
-async function passwordGrant(
-  ctx: AppContext,
-  request: FastifyRequest,
-  body: Body,
-): Promise<TokenResponse> {
-  const { settings } = ctx
-  await verifyCaptcha(ctx, request, body)
-  const rc = requestContext(request, settings)
-  let email = str(body, 'email')
-  let phone = str(body, 'phone')
-  const username = str(body, 'username')
-  if (email === '' && phone === '' && username !== '') {
-    // RFC 6749 §4.3.2: `username`; an address with "@" is an email, anything else a phone.
-    if (username.includes('@')) email = username
-    else phone = username
+/** The rate-limited operation of a grant (none for an unsupported grant type). */
+function limitedOperation(request: FastifyRequest): LimitedOperation | undefined {
+  switch (grantType(request)) {
+    case 'password':
+      return 'token'
+    case 'refresh_token':
+      return 'token_refresh'
+    default:
+      return undefined
   }
-  const password = str(body, 'password')
-  if (email !== '' && phone !== '') {
-    throw validationFailed('Only an email address or phone number should be provided on login.')
-  }
-  let user: User | undefined
-  if (email !== '') {
-    if (!settings.external.emailEnabled) {
-      throw new HttpError(422, 'email_provider_disabled', 'Email logins are disabled')
-    }
-    user = await findUserByEmail(ctx.db, email.toLowerCase(), rc.aud)
-  } else if (phone !== '') {
-    if (!settings.external.phoneEnabled) {
-      throw new HttpError(422, 'phone_provider_disabled', 'Phone logins are disabled')
-    }
-    user = await findUserByPhone(ctx.db, phone.replace(/[\s+]/g, ''), rc.aud)
-  } else {
-    throw validationFailed('missing email or phone')
-  }
-  // The hash (or the dummy one) is always checked first: who does not know the password learns
-  // nothing about the account, not even that it is banned.
-  const ok = await ctx.passwords.verify(
-    password,
-    user?.encryptedPassword || DUMMY_HASH,
-    request.deadline,
-  )
-  if (!user || user.encryptedPassword === '' || !ok) throw invalidCredentials()
-  if (isBanned(user, ctx.clock.now())) throw new HttpError(400, 'user_banned', 'User is banned')
-  if (email !== '' && user.emailConfirmedAt === null) {
-    throw new HttpError(400, 'email_not_confirmed', 'Email not confirmed')
-  }
-  if (phone !== '' && user.phoneConfirmedAt === null) {
-    throw new HttpError(400, 'phone_not_confirmed', 'Phone not confirmed')
-  }
-  const signedIn = user
-  const pending = await ctx.db.transaction((tx) =>
-    ctx.tokens.startSession(tx, signedIn, 'password', rc),
-  )
-  const response = await ctx.tokens.finish(pending)
-  const weak = checkPasswordStrength(password, settings.password)
-  if (weak) response.weak_password = { reasons: weak.reasons }
-  return response
 }
 
-async function refreshGrant(
+/** Runs the grant of the request. */
+async function grant(
   ctx: AppContext,
-  request: FastifyRequest,
-  body: Body,
+  request: FastifyRequest<{ Body: Static<typeof TokenBody> }>,
 ): Promise<TokenResponse> {
-  const token = str(body, 'refresh_token')
-  if (!isWellFormedRefreshToken(token)) throw validationFailed('Refresh token is not valid')
-  return ctx.tokens.refresh(ctx.db, token, requestContext(request, ctx.settings))
+  const { body } = request
+  const client = requestContext(request, ctx.settings)
+  switch (grantType(request)) {
+    case 'password': {
+      const { session, weakPassword } = await passwordGrant(
+        ctx,
+        {
+          email: str(body.email),
+          phone: str(body.phone),
+          username: str(body.username),
+          password: str(body.password),
+        },
+        client,
+        request.deadline,
+      )
+      return serializeSession(session, weakPassword)
+    }
+    case 'refresh_token':
+      return serializeSession(await refreshTokenGrant(ctx, str(body.refresh_token), client))
+    default:
+      throw new UnsupportedGrantTypeError()
+  }
 }
 
 /**
@@ -93,26 +79,23 @@ async function refreshGrant(
  * (HTTP Basic or `client_id`/`client_secret` fields) are ignored, and errors use the RFC 6749
  * §5.2 shape. Responses carry `Cache-Control: no-store` (RFC 6749 §5.1).
  *
- * @see ../reference §1.3 "POST /token", §4
+ * @see https://github.com/supabase/auth/blob/master/internal/api/token.go
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-5
  */
-export function tokenRoutes(app: FastifyInstance, ctx: AppContext): void {
-  app.post('/token', async (request, reply) => {
-    if (isFormEncoded(request)) (request as unknown as Record<symbol, unknown>)[OAUTH_ERRORS] = true
-    const body = jsonBody(request)
-    const grantType = queryParam(request, 'grant_type') || str(body, 'grant_type')
-    let response: TokenResponse
-    switch (grantType) {
-      case 'password':
-        await enforceLimit(ctx, request, 'token')
-        response = await passwordGrant(ctx, request, body)
-        break
-      case 'refresh_token':
-        await enforceLimit(ctx, request, 'token_refresh')
-        response = await refreshGrant(ctx, request, body)
-        break
-      default:
-        throw new HttpError(400, 'invalid_credentials', 'unsupported_grant_type')
-    }
-    return reply.header('cache-control', 'no-store').send(response)
-  })
+export const tokenRoutes: RouteGroup = (app, ctx) => {
+  app.post(
+    '/token',
+    {
+      schema: { body: TokenBody, querystring: TokenQuery },
+      config: { oauthErrors: true },
+      preHandler: [
+        rateLimit(ctx, limitedOperation),
+        verifyCaptcha(ctx, (request) => grantType(request) === 'password'),
+      ],
+    },
+    async (request, reply) => {
+      const response = await grant(ctx, request)
+      return reply.header('cache-control', 'no-store').send(response)
+    },
+  )
 }

@@ -9,6 +9,7 @@ import {
   type CryptoKey,
 } from 'jose'
 import type { Clock } from '../clock.js'
+import { InternalServerError } from '../errors.js'
 
 /** Algorithms accepted for keys in `JWT_KEYS`. */
 export type SigningAlgorithm = 'RS256' | 'RS512' | 'ES256' | 'ES512' | 'EdDSA' | 'HS256'
@@ -30,11 +31,13 @@ export interface JwtKeyConfig {
   readonly keys: readonly Readonly<Record<string, unknown>>[]
 }
 
-/** Thrown by {@link JwtKeys.load} when `JWT_KEYS` cannot be used. */
-export class JwtKeyError extends Error {
+/**
+ * Thrown by {@link JwtKeys.load} when `JWT_KEYS` cannot be used (at start; `unexpected_failure`
+ * should it ever reach a request).
+ */
+export class JwtKeyError extends InternalServerError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options)
-    this.name = 'JwtKeyError'
+    super('unexpected_failure', message, options)
   }
 }
 
@@ -72,7 +75,7 @@ function defaultAlg(jwk: Record<string, unknown>): SigningAlgorithm | undefined 
  * (RS256 by default, ES256, EdDSA) from `JWT_KEYS`, whose public halves are published at
  * `/.well-known/jwks.json`.
  *
- * @see ../reference §3 (upstream `internal/conf/jwk.go`)
+ * @see https://github.com/supabase/auth/blob/master/internal/conf/jwk.go
  */
 export class JwtKeys {
   readonly #secret: CryptoKey | undefined

@@ -1,13 +1,16 @@
+import { TooManyRequestsError } from '../errors.js'
 import { hashPassword, isBcryptHash, verifyPassword } from './password.js'
 
 /**
  * Thrown by {@link PasswordHasher} when every slot is busy and the queue is full; the API answers
- * it with 429 `over_request_rate_limit`.
+ * it with 429 `over_request_rate_limit` and `Retry-After: 1`.
  */
-export class PasswordHashingBusyError extends Error {
+export class PasswordHashingBusyError extends TooManyRequestsError {
   constructor() {
-    super('Too many password checks in progress, please retry in a moment')
-    this.name = 'PasswordHashingBusyError'
+    super(
+      'over_request_rate_limit',
+      'Too many password checks in progress, please retry in a moment',
+    )
   }
 }
 

@@ -1,13 +1,15 @@
-import { randomBytes } from 'node:crypto'
+import { cryptoRandom, type Random } from '../random.js'
 
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567'
 
 /**
  * A new opaque refresh token: 12 random characters of lower-case base32 (`[a-z2-7]`, 60 bits), the
  * format of upstream's `SecureAlphanumeric(12)`.
+ *
+ * @param random The randomness. @default {@link cryptoRandom}
  */
-export function generateRefreshToken(): string {
-  const bytes = randomBytes(12)
+export function generateRefreshToken(random: Random = cryptoRandom): string {
+  const bytes = random.bytes(12)
   let out = ''
   for (const byte of bytes) out += ALPHABET[byte & 31] ?? 'a'
   return out

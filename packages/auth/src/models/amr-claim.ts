@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto'
 import type { Queryable } from '../storage/db.js'
 
 /** Authentication methods recorded in `mfa_amr_claims` and the JWT's `amr` claim. */
@@ -23,19 +22,19 @@ export interface AmrEntry {
 /**
  * Records (or refreshes) an authentication method on a session.
  *
+ * @param claim `id` is the new row's (a random UUID; unused when the method is already recorded).
  * @param now Epoch milliseconds.
  */
 export async function addAmrClaim(
   tx: Queryable,
-  sessionId: string,
-  method: AuthenticationMethod,
+  claim: { id: string; sessionId: string; method: AuthenticationMethod },
   now: number,
 ): Promise<void> {
   await tx.query(
     `INSERT INTO ${tx.t.mfaAmrClaims} (id, session_id, created_at, updated_at, authentication_method)
      VALUES ($1, $2, $3, $3, $4)
      ON CONFLICT (session_id, authentication_method) DO UPDATE SET updated_at = EXCLUDED.updated_at`,
-    [randomUUID(), sessionId, new Date(now), method],
+    [claim.id, claim.sessionId, new Date(now), claim.method],
   )
 }
 

@@ -1,5 +1,6 @@
-import { randomUUID } from 'node:crypto'
+import type { JWTPayload } from 'jose'
 import type { Queryable } from '../storage/db.js'
+import type { User } from './user.js'
 
 /** Audit actions this server records (upstream `models/audit_log_entry.go`). */
 export type AuditAction =
@@ -38,8 +39,31 @@ export interface AuditActor {
   name?: string
 }
 
+/** The actor of an entry about what a user did: id, email (else phone), `full_name`. */
+export function auditActor(user: User): AuditActor {
+  const name = user.userMetadata.full_name
+  return {
+    id: user.id,
+    username: user.email !== '' ? user.email : user.phone,
+    ...(typeof name === 'string' ? { name } : {}),
+  }
+}
+
+/**
+ * The actor of an entry about what an admin token did: its `sub` (empty for the service-role key)
+ * and its email, else its role.
+ */
+export function adminAuditActor(claims: JWTPayload): AuditActor {
+  const sub = typeof claims.sub === 'string' ? claims.sub : ''
+  const email = typeof claims.email === 'string' ? claims.email : ''
+  const role = typeof claims.role === 'string' ? claims.role : ''
+  return { id: sub, username: email !== '' ? email : role }
+}
+
 /** One audit-log entry before it is stored. */
 export interface AuditEntry {
+  /** The entry's id (a random UUID). */
+  id: string
   actor: AuditActor
   action: AuditAction
   traits?: Record<string, unknown>
@@ -62,7 +86,7 @@ export function auditPayload(e: AuditEntry): Record<string, unknown> {
 
 /**
  * SQL of an expression building the same `payload` as {@link auditPayload} for an entry without
- * traits whose actor is a user (`auditActor` in `tokens/service.ts`), from the `users` columns of
+ * traits whose actor is a user ({@link auditActor}), from the `users` columns of
  * `alias` (`id`, `email`, `phone`, `raw_user_meta_data`). For statements that write an entry
  * about a user they have only just read, in the same round trip.
  *
@@ -91,6 +115,6 @@ export async function addAuditLogEntry(tx: Queryable, e: AuditEntry, now: number
   await tx.query(
     `INSERT INTO ${tx.t.auditLogEntries} (instance_id, id, payload, created_at, ip_address)
      VALUES ('00000000-0000-0000-0000-000000000000', $1, $2::json, $3, $4)`,
-    [randomUUID(), JSON.stringify(payload), new Date(now), e.ip.slice(0, 64)],
+    [e.id, JSON.stringify(payload), new Date(now), e.ip.slice(0, 64)],
   )
 }

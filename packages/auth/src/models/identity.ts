@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto'
 import type { Queryable } from '../storage/db.js'
-import { asObject, isoOrUndefined, type JsonObject } from './json.js'
+import { asObject, type JsonObject } from './json.js'
 
 /** A row of `identities`: one sign-in method of a user (`email`, `phone`, an OAuth provider). */
 export interface Identity {
@@ -51,21 +50,14 @@ function fromRow(r: IdentityRow): Identity {
  */
 export async function insertIdentity(
   tx: Queryable,
-  i: { providerId: string; userId: string; provider: string; identityData: JsonObject },
+  i: { id: string; providerId: string; userId: string; provider: string; identityData: JsonObject },
   now: number,
 ): Promise<Identity> {
   const { rows } = await tx.query<IdentityRow>(
     `INSERT INTO ${tx.t.identities}
        (id, provider_id, user_id, identity_data, provider, last_sign_in_at, created_at, updated_at)
      VALUES ($1, $2, $3, $4::jsonb, $5, $6, $6, $6) RETURNING ${COLUMNS}`,
-    [
-      randomUUID(),
-      i.providerId,
-      i.userId,
-      JSON.stringify(i.identityData),
-      i.provider,
-      new Date(now),
-    ],
+    [i.id, i.providerId, i.userId, JSON.stringify(i.identityData), i.provider, new Date(now)],
   )
   return fromRow(rows[0] as IdentityRow)
 }
@@ -148,20 +140,7 @@ export async function updateIdentityData(
   )
 }
 
-/** Identity JSON as upstream (`models/identity.go`). */
-export function identityToJson(i: Identity): Record<string, unknown> {
-  const json: Record<string, unknown> = {
-    identity_id: i.id,
-    id: i.providerId,
-    user_id: i.userId,
-    identity_data: i.identityData,
-    provider: i.provider,
-    last_sign_in_at: isoOrUndefined(i.lastSignInAt),
-    created_at: i.createdAt.toISOString(),
-    updated_at: i.updatedAt.toISOString(),
-    email: i.email === '' ? undefined : i.email,
-  }
-  for (const key of Object.keys(json))
-    if (json[key] === undefined) Reflect.deleteProperty(json, key)
-  return json
+/** Deletes every identity of a user (soft deletion keeps the user row but not its sign-ins). */
+export async function deleteIdentitiesOfUser(tx: Queryable, userId: string): Promise<void> {
+  await tx.query(`DELETE FROM ${tx.t.identities} WHERE user_id = $1`, [userId])
 }

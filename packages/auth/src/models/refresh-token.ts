@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto'
 import type { Queryable, Tables } from '../storage/db.js'
 import { amrFromJson, amrJsonSql, type AmrEntry } from './amr-claim.js'
 import { auditPayload, auditPayloadSql, type AuditEntry } from './audit-log.js'
@@ -219,6 +218,8 @@ export interface RotationRequest {
   readonly client: SessionClient
   /** Client IP for the audit entries (up to 64 characters kept). */
   readonly ip: string
+  /** Ids of the `token_revoked` and `token_refreshed` audit entries (random UUIDs). */
+  readonly auditIds: readonly [string, string]
 }
 
 /**
@@ -273,8 +274,8 @@ export async function rotateActiveRefreshToken(
       token,
       new Date(now),
       r.child,
-      randomUUID(),
-      randomUUID(),
+      r.auditIds[0],
+      r.auditIds[1],
       r.ip.slice(0, 64),
       r.client.userAgent,
       validIp(r.client.ip),
@@ -339,9 +340,9 @@ export async function rotateRefreshToken(
       r.parent.userId,
       r.parent.token,
       r.sessionId,
-      randomUUID(),
+      r.revokedAudit.id,
       JSON.stringify(auditPayload(r.revokedAudit)),
-      randomUUID(),
+      r.refreshedAudit.id,
       JSON.stringify(auditPayload(r.refreshedAudit)),
       r.refreshedAudit.ip.slice(0, 64),
       r.client.userAgent,

@@ -1,7 +1,6 @@
 import type { Queryable } from '../storage/db.js'
-import { UserNotFoundError } from './errors.js'
+import { UserNotFoundError } from '../errors.js'
 import { asObject, type JsonObject } from './json.js'
-import { identityToJson, type Identity } from './identity.js'
 
 /** A row of `users`, in camelCase. */
 export interface User {
@@ -126,27 +125,25 @@ export function isBanned(user: User, now: number): boolean {
   return user.bannedUntil !== null && user.bannedUntil.getTime() > now
 }
 
+/** Columns both {@link insertUser} and {@link updateUser} write. */
+type WritableField =
+  | 'email'
+  | 'phone'
+  | 'encryptedPassword'
+  | 'appMetadata'
+  | 'userMetadata'
+  | 'emailConfirmedAt'
+  | 'phoneConfirmedAt'
+  | 'bannedUntil'
+  | 'isAnonymous'
+
 /**
  * Fields of a new user; see {@link insertUser}. Only `id`, `aud`, `role` and `createdAt` are
  * required: text fields default to `''`, metadata to `{}`, timestamps to `null`, `isAnonymous` to
  * false.
  */
 export type NewUser = Pick<User, 'id' | 'aud' | 'role' | 'createdAt'> &
-  Partial<
-    Pick<
-      User,
-      | 'email'
-      | 'phone'
-      | 'encryptedPassword'
-      | 'appMetadata'
-      | 'userMetadata'
-      | 'emailConfirmedAt'
-      | 'phoneConfirmedAt'
-      | 'invitedAt'
-      | 'bannedUntil'
-      | 'isAnonymous'
-    >
-  >
+  Partial<Pick<User, WritableField | 'invitedAt'>>
 
 /**
  * Inserts a user (`instance_id` is the nil UUID, as upstream).
@@ -184,22 +181,36 @@ export async function insertUser(tx: Queryable, u: NewUser): Promise<User> {
   return fromRow(rows[0] as UserRow)
 }
 
-/** The user with this id, or `undefined`. */
-export async function findUserById(
+/** The first user of a `SELECT … WHERE <condition>` on `users`, or `undefined`. */
+async function findUserWhere(
   tx: Queryable,
-  id: string,
-  forUpdate = false,
+  condition: string,
+  params: readonly unknown[],
 ): Promise<User | undefined> {
   const { rows } = await tx.query<UserRow>(
-    `SELECT ${COLUMNS} FROM ${tx.t.users} WHERE id = $1${forUpdate ? ' FOR UPDATE' : ''}`,
-    [id],
+    `SELECT ${COLUMNS} FROM ${tx.t.users} WHERE ${condition}`,
+    params,
   )
   return rows[0] ? fromRow(rows[0]) : undefined
 }
 
 /**
+ * The user with this id, or `undefined`.
+ *
+ * @param forUpdate Lock the row until the transaction ends.
+ */
+export function findUserById(
+  tx: Queryable,
+  id: string,
+  forUpdate = false,
+): Promise<User | undefined> {
+  return findUserWhere(tx, `id = $1${forUpdate ? ' FOR UPDATE' : ''}`, [id])
+}
+
+/**
  * The user with this id.
  *
+ * @param forUpdate Lock the row until the transaction ends.
  * @throws {@link UserNotFoundError} When there is none.
  */
 export async function getUserById(tx: Queryable, id: string, forUpdate = false): Promise<User> {
@@ -209,95 +220,44 @@ export async function getUserById(tx: Queryable, id: string, forUpdate = false):
 }
 
 /** The non-SSO user with this (lower-cased) email in `aud`, or `undefined`. */
-export async function findUserByEmail(
+export function findUserByEmail(
   tx: Queryable,
   email: string,
   aud: string,
 ): Promise<User | undefined> {
-  const { rows } = await tx.query<UserRow>(
-    `SELECT ${COLUMNS} FROM ${tx.t.users}
-     WHERE email = $1 AND aud = $2 AND is_sso_user = false LIMIT 1`,
-    [email.toLowerCase(), aud],
-  )
-  return rows[0] ? fromRow(rows[0]) : undefined
+  return findUserWhere(tx, 'email = $1 AND aud = $2 AND is_sso_user = false LIMIT 1', [
+    email.toLowerCase(),
+    aud,
+  ])
 }
 
 /**
  * The non-SSO user holding this (lower-cased) email in any audience: the one a new user with
  * this email would collide with (the unique index spans audiences), or `undefined`.
  */
-export async function findUserOwningEmail(tx: Queryable, email: string): Promise<User | undefined> {
-  const { rows } = await tx.query<UserRow>(
-    `SELECT ${COLUMNS} FROM ${tx.t.users} WHERE email = $1 AND is_sso_user = false LIMIT 1`,
-    [email.toLowerCase()],
-  )
-  return rows[0] ? fromRow(rows[0]) : undefined
-}
-
-/** The user holding this phone (digits, no `+`) in any audience (it is unique), or `undefined`. */
-export async function findUserOwningPhone(tx: Queryable, phone: string): Promise<User | undefined> {
-  const { rows } = await tx.query<UserRow>(
-    `SELECT ${COLUMNS} FROM ${tx.t.users} WHERE phone = $1 LIMIT 1`,
-    [phone],
-  )
-  return rows[0] ? fromRow(rows[0]) : undefined
-}
-
-/**
- * Whether a statement failed on a unique index or constraint (SQLSTATE 23505) of `table`, when
- * the driver names the table (both `pg` and PGlite do).
- */
-export function isUniqueViolation(error: unknown, table: string): boolean {
-  const e = error as { code?: unknown; table?: unknown } | null
-  return e?.code === '23505' && (e.table === undefined || e.table === table)
-}
-
-/** Whether any non-SSO user has this email, in any audience (the unique index spans them). */
-export async function emailTaken(tx: Queryable, email: string): Promise<boolean> {
-  const { rows } = await tx.query(
-    `SELECT 1 FROM ${tx.t.users} WHERE email = $1 AND is_sso_user = false LIMIT 1`,
-    [email.toLowerCase()],
-  )
-  return rows.length > 0
+export function findUserOwningEmail(tx: Queryable, email: string): Promise<User | undefined> {
+  return findUserWhere(tx, 'email = $1 AND is_sso_user = false LIMIT 1', [email.toLowerCase()])
 }
 
 /** The user with this phone (digits, no `+`) in `aud`, or `undefined`. */
-export async function findUserByPhone(
+export function findUserByPhone(
   tx: Queryable,
   phone: string,
   aud: string,
 ): Promise<User | undefined> {
-  const { rows } = await tx.query<UserRow>(
-    `SELECT ${COLUMNS} FROM ${tx.t.users} WHERE phone = $1 AND aud = $2 LIMIT 1`,
-    [phone, aud],
-  )
-  return rows[0] ? fromRow(rows[0]) : undefined
+  return findUserWhere(tx, 'phone = $1 AND aud = $2 LIMIT 1', [phone, aud])
 }
 
-/** Whether any user has this phone. */
-export async function phoneTaken(tx: Queryable, phone: string): Promise<boolean> {
-  const { rows } = await tx.query(`SELECT 1 FROM ${tx.t.users} WHERE phone = $1 LIMIT 1`, [phone])
-  return rows.length > 0
+/** The user holding this phone (digits, no `+`) in any audience (it is unique), or `undefined`. */
+export function findUserOwningPhone(tx: Queryable, phone: string): Promise<User | undefined> {
+  return findUserWhere(tx, 'phone = $1 LIMIT 1', [phone])
 }
 
 /** Columns {@link updateUser} can set, in camelCase. */
 export type UserChanges = Partial<
   Pick<
     User,
-    | 'aud'
-    | 'role'
-    | 'email'
-    | 'phone'
-    | 'encryptedPassword'
-    | 'appMetadata'
-    | 'userMetadata'
-    | 'emailConfirmedAt'
-    | 'phoneConfirmedAt'
-    | 'bannedUntil'
-    | 'lastSignInAt'
-    | 'confirmationToken'
-    | 'confirmationSentAt'
-    | 'isAnonymous'
+    WritableField | 'aud' | 'role' | 'lastSignInAt' | 'confirmationToken' | 'confirmationSentAt'
   >
 >
 
@@ -351,6 +311,45 @@ export async function updateUser(
   return fromRow(rows[0])
 }
 
+/**
+ * Soft-deletes a user (upstream `SoftDeleteUser`): email, phone, password and metadata are
+ * cleared and `deleted_at` set; the row stays, so its id is never reused. Sessions and identities
+ * are the caller's to delete.
+ *
+ * @param now Epoch milliseconds for `deleted_at` and `updated_at`.
+ */
+export async function softDeleteUser(tx: Queryable, id: string, now: number): Promise<void> {
+  await tx.query(
+    `UPDATE ${tx.t.users} SET email = NULL, phone = NULL, encrypted_password = '',
+       raw_user_meta_data = '{}'::jsonb, raw_app_meta_data = '{}'::jsonb, deleted_at = $2,
+       updated_at = $2 WHERE id = $1`,
+    [id, new Date(now)],
+  )
+}
+
+/**
+ * Merges `data` into metadata (upstream `UpdateUserMetaData`): keys whose value is `null` are
+ * removed, the others set. The input objects are left alone.
+ */
+export function mergeMetadata(
+  current: Readonly<JsonObject>,
+  data: Readonly<JsonObject>,
+): JsonObject {
+  const merged: JsonObject = { ...current }
+  for (const [key, value] of Object.entries(data)) {
+    if (value === null) Reflect.deleteProperty(merged, key)
+    // defineProperty: a "__proto__" key is stored as data, never as the object's prototype.
+    else
+      Object.defineProperty(merged, key, {
+        value,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      })
+  }
+  return merged
+}
+
 /** Deletes a user; identities, sessions and refresh tokens go with it (cascade). */
 export async function deleteUser(tx: Queryable, id: string): Promise<void> {
   await tx.query(`DELETE FROM ${tx.t.users} WHERE id = $1`, [id])
@@ -392,42 +391,4 @@ export async function listUsers(
     [o.aud, o.filter, like, o.perPage, (o.page - 1) * o.perPage],
   )
   return { users: rows.map(fromRow), total: Number(count.rows[0]?.n ?? 0) }
-}
-
-/**
- * The user as upstream's JSON (`models/user.go`): timestamps RFC 3339, null ones omitted,
- * `email`/`phone` as `""` when absent.
- */
-export function userToJson(user: User, identities: readonly Identity[]): Record<string, unknown> {
-  const json: Record<string, unknown> = {
-    id: user.id,
-    aud: user.aud,
-    role: user.role,
-    email: user.email,
-  }
-  const at = (key: string, value: Date | null): void => {
-    if (value !== null) json[key] = value.toISOString()
-  }
-  at('email_confirmed_at', user.emailConfirmedAt)
-  at('invited_at', user.invitedAt)
-  json.phone = user.phone
-  at('phone_confirmed_at', user.phoneConfirmedAt)
-  at('confirmation_sent_at', user.confirmationSentAt)
-  at('confirmed_at', user.confirmedAt)
-  at('recovery_sent_at', user.recoverySentAt)
-  if (user.emailChange !== '') json.new_email = user.emailChange
-  at('email_change_sent_at', user.emailChangeSentAt)
-  if (user.phoneChange !== '') json.new_phone = user.phoneChange
-  at('phone_change_sent_at', user.phoneChangeSentAt)
-  at('reauthentication_sent_at', user.reauthenticationSentAt)
-  at('last_sign_in_at', user.lastSignInAt)
-  json.app_metadata = user.appMetadata
-  json.user_metadata = user.userMetadata
-  json.identities = identities.map(identityToJson)
-  json.created_at = user.createdAt.toISOString()
-  json.updated_at = user.updatedAt.toISOString()
-  at('banned_until', user.bannedUntil)
-  at('deleted_at', user.deletedAt)
-  json.is_anonymous = user.isAnonymous
-  return json
 }

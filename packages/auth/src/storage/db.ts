@@ -78,3 +78,25 @@ export function tableNames(namespace: string): Tables {
     schemaMigrations: `${p}schema_migrations`,
   }
 }
+
+/** The SQLSTATE of a driver error (`pg` and PGlite both set `code`), or `undefined`. */
+function sqlState(error: unknown): unknown {
+  return (error as { code?: unknown } | null)?.code
+}
+
+/**
+ * Whether a statement failed because a lock stayed taken longer than `lock_timeout` (SQLSTATE
+ * 55P03 `lock_not_available`).
+ */
+export function isLockTimeout(error: unknown): boolean {
+  return sqlState(error) === '55P03'
+}
+
+/**
+ * Whether a statement failed on a unique index or constraint (SQLSTATE 23505) of `table`, when
+ * the driver names the table (both `pg` and PGlite do).
+ */
+export function isUniqueViolation(error: unknown, table: string): boolean {
+  const named = (error as { table?: unknown } | null)?.table
+  return sqlState(error) === '23505' && (named === undefined || named === table)
+}

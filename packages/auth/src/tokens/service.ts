@@ -1,18 +1,18 @@
-import { randomUUID } from 'node:crypto'
 import type { JWTPayload } from 'jose'
-import { HttpError } from '../api/errors/http-error.js'
 import type { Clock } from '../clock.js'
 import type { Settings } from '../conf/settings.js'
+import type { RequestContext } from '../context.js'
 import type { JwtKeys } from '../crypto/jwt.js'
 import { generateRefreshToken } from '../crypto/refresh-token.js'
+import { BadRequestError, ConflictError } from '../errors.js'
 import {
   addAmrClaim,
   listAmrClaims,
   type AmrEntry,
   type AuthenticationMethod,
 } from '../models/amr-claim.js'
-import { addAuditLogEntry, type AuditActor } from '../models/audit-log.js'
-import { findIdentitiesByUser } from '../models/identity.js'
+import { addAuditLogEntry, auditActor } from '../models/audit-log.js'
+import { findIdentitiesByUser, type Identity } from '../models/identity.js'
 import {
   findActiveTokenOfSession,
   insertRefreshToken,
@@ -22,52 +22,31 @@ import {
   rotateRefreshToken,
   type LockedRefreshToken,
 } from '../models/refresh-token.js'
-import { insertSession, touchSession, type Session, type SessionClient } from '../models/session.js'
-import { isBanned, updateUser, userToJson, type User } from '../models/user.js'
-import type { Db, Queryable } from '../storage/db.js'
+import { insertSession, touchSession, type Session } from '../models/session.js'
+import { isBanned, updateUser, type User } from '../models/user.js'
+import type { Random } from '../random.js'
+import { isLockTimeout, type Db, type Queryable } from '../storage/db.js'
 
-/** The session response of `/token` (upstream `AccessTokenResponse`). */
-export interface TokenResponse {
-  access_token: string
-  token_type: 'bearer'
-  /** Seconds until `expires_at`. */
-  expires_in: number
+/** A signed-in session: the access token, the refresh token and whom they are for. */
+export interface IssuedSession {
+  /** The JWT. */
+  readonly accessToken: string
+  /** Seconds until {@link expiresAt}. */
+  readonly expiresIn: number
   /** Unix time (seconds) the access token expires. */
-  expires_at: number
-  refresh_token: string
-  user: Record<string, unknown>
-  weak_password?: { reasons: string[] }
-}
-
-/** Request details recorded with a session and in audit entries. */
-export interface RequestContext extends SessionClient {
-  /** Audience of the request (`X-JWT-AUD` header, else `JWT_AUD`). */
-  aud: string
+  readonly expiresAt: number
+  readonly refreshToken: string
+  readonly user: User
+  readonly identities: readonly Identity[]
 }
 
 /** Everything needed to sign an access token, gathered inside a transaction. */
-interface PendingTokens {
-  user: User
-  session: Session
-  refreshToken: string
-  amr: AmrEntry[]
-  userJson: Record<string, unknown>
-}
-
-/** The actor of an audit entry for a user. */
-export function auditActor(user: User): AuditActor {
-  const name = user.userMetadata.full_name
-  return {
-    id: user.id,
-    username: user.email !== '' ? user.email : user.phone,
-    ...(typeof name === 'string' ? { name } : {}),
-  }
-}
-
-const LOCK_NOT_AVAILABLE = '55P03'
-
-function isLockTimeout(error: unknown): boolean {
-  return (error as { code?: unknown } | null)?.code === LOCK_NOT_AVAILABLE
+export interface PendingTokens {
+  readonly user: User
+  readonly identities: readonly Identity[]
+  readonly session: Session
+  readonly refreshToken: string
+  readonly amr: AmrEntry[]
 }
 
 type RefreshOutcome = { kind: 'ok'; pending: PendingTokens } | { kind: 'reused' }
@@ -76,17 +55,19 @@ type RefreshOutcome = { kind: 'ok'; pending: PendingTokens } | { kind: 'reused' 
  * Issues sessions, access tokens (JWTs with upstream's claims) and refresh tokens, and runs the
  * refresh-token grant with rotation, reuse interval and reuse detection.
  *
- * @see ../reference §3 (claims) and §4 (refresh algorithm)
+ * @see https://github.com/supabase/auth/blob/master/internal/tokens/service.go
  */
 export class TokenService {
   private readonly settings: Settings
   private readonly keys: JwtKeys
   private readonly clock: Clock
+  private readonly random: Random
 
-  constructor(settings: Settings, keys: JwtKeys, clock: Clock) {
+  constructor(settings: Settings, keys: JwtKeys, clock: Clock, random: Random) {
     this.settings = settings
     this.keys = keys
     this.clock = clock
+    this.random = random
   }
 
   /**
@@ -131,18 +112,20 @@ export class TokenService {
     audit = true,
   ): Promise<PendingTokens> {
     const now = this.clock.now()
-    const session = await insertSession(tx, { id: randomUUID(), userId: user.id }, ctx, now)
+    const random = this.random
+    const session = await insertSession(tx, { id: random.uuid(), userId: user.id }, ctx, now)
     const refresh = await insertRefreshToken(
       tx,
-      { token: generateRefreshToken(), userId: user.id, sessionId: session.id, parent: '' },
+      { token: generateRefreshToken(random), userId: user.id, sessionId: session.id, parent: '' },
       now,
     )
-    await addAmrClaim(tx, session.id, method, now)
+    await addAmrClaim(tx, { id: random.uuid(), sessionId: session.id, method }, now)
     const updated = await updateUser(tx, user.id, { lastSignInAt: new Date(now) }, now)
     if (audit) {
       await addAuditLogEntry(
         tx,
         {
+          id: random.uuid(),
           actor: auditActor(updated),
           action: 'login',
           traits: { provider: providerOf(method, user) },
@@ -151,28 +134,27 @@ export class TokenService {
         now,
       )
     }
-    const identities = await findIdentitiesByUser(tx, user.id)
     return {
       user: updated,
+      identities: await findIdentitiesByUser(tx, user.id),
       session,
       refreshToken: refresh.token,
       amr: await listAmrClaims(tx, session.id),
-      userJson: userToJson(updated, identities),
     }
   }
 
-  /** Signs the access token and assembles the token response. */
-  async finish(pending: PendingTokens): Promise<TokenResponse> {
+  /** Signs the access token of a session started by {@link startSession} once it is committed. */
+  async finish(pending: PendingTokens): Promise<IssuedSession> {
     const nowSeconds = Math.floor(this.clock.now() / 1000)
     const claims = this.claimsFor(pending.user, pending.session, pending.amr, nowSeconds)
     const exp = claims.exp as number
     return {
-      access_token: await this.keys.sign(claims),
-      token_type: 'bearer',
-      expires_in: exp - nowSeconds,
-      expires_at: exp,
-      refresh_token: pending.refreshToken,
-      user: pending.userJson,
+      accessToken: await this.keys.sign(claims),
+      expiresIn: exp - nowSeconds,
+      expiresAt: exp,
+      refreshToken: pending.refreshToken,
+      user: pending.user,
+      identities: pending.identities,
     }
   }
 
@@ -194,15 +176,22 @@ export class TokenService {
    *   400 `refresh_token_already_used` either way. A session without active tokens (revoked for
    *   reuse) is never revived.
    *
-   * @throws {@link HttpError} As listed; 409 `conflict` when a lock stays taken for 5 s.
+   * @throws {@link BadRequestError} As listed; {@link ConflictError} when a lock stays taken
+   *   for 5 s.
    */
-  async refresh(db: Db, presented: string, ctx: RequestContext): Promise<TokenResponse> {
+  async refresh(db: Db, presented: string, ctx: RequestContext): Promise<IssuedSession> {
     let outcome: RefreshOutcome
+    const random = this.random
     try {
       const rotated = await rotateActiveRefreshToken(
         db,
         presented,
-        { child: generateRefreshToken(), client: ctx, ip: ctx.ip },
+        {
+          child: generateRefreshToken(random),
+          client: ctx,
+          ip: ctx.ip,
+          auditIds: [random.uuid(), random.uuid()],
+        },
         this.clock.now(),
       )
       outcome = rotated
@@ -210,8 +199,7 @@ export class TokenService {
         : await db.transaction((tx) => this.#refreshInTx(tx, presented, ctx))
     } catch (error) {
       if (isLockTimeout(error)) {
-        throw new HttpError(
-          409,
+        throw new ConflictError(
           'conflict',
           'There is a concurrent request on this refresh token.',
           {
@@ -222,7 +210,7 @@ export class TokenService {
       throw error
     }
     if (outcome.kind === 'reused') {
-      throw new HttpError(400, 'refresh_token_already_used', 'Invalid Refresh Token: Already Used')
+      throw new BadRequestError('refresh_token_already_used', 'Invalid Refresh Token: Already Used')
     }
     return this.finish(outcome.pending)
   }
@@ -235,21 +223,23 @@ export class TokenService {
     const now = this.clock.now()
     const locked = await lockRefreshToken(tx, presented)
     if (!locked?.user) {
-      throw new HttpError(
-        400,
+      throw new BadRequestError(
         'refresh_token_not_found',
         'Invalid Refresh Token: Refresh Token Not Found',
       )
     }
     const { token, user, session } = locked
     if (isBanned(user, now)) {
-      throw new HttpError(400, 'user_banned', 'Invalid Refresh Token: User Banned')
+      throw new BadRequestError('user_banned', 'Invalid Refresh Token: User Banned')
     }
     if (!session) {
-      throw new HttpError(400, 'session_not_found', 'Invalid Refresh Token: No Valid Session Found')
+      throw new BadRequestError(
+        'session_not_found',
+        'Invalid Refresh Token: No Valid Session Found',
+      )
     }
     if (session.notAfter !== null && now > session.notAfter.getTime()) {
-      throw new HttpError(400, 'session_expired', 'Invalid Refresh Token: Session Expired')
+      throw new BadRequestError('session_expired', 'Invalid Refresh Token: Session Expired')
     }
     const actor = auditActor(user)
     if (token.revoked) {
@@ -268,7 +258,13 @@ export class TokenService {
           await revokeTokenFamily(tx, token, now)
           await addAuditLogEntry(
             tx,
-            { actor, action: 'token_revoked', traits: { reason: 'reuse' }, ip: ctx.ip },
+            {
+              id: this.random.uuid(),
+              actor,
+              action: 'token_revoked',
+              traits: { reason: 'reuse' },
+              ip: ctx.ip,
+            },
             now,
           )
         }
@@ -279,11 +275,11 @@ export class TokenService {
       tx,
       {
         parent: token,
-        child: generateRefreshToken(),
+        child: generateRefreshToken(this.random),
         sessionId: session.id,
         client: ctx,
-        revokedAudit: { actor, action: 'token_revoked', ip: ctx.ip },
-        refreshedAudit: { actor, action: 'token_refreshed', ip: ctx.ip },
+        revokedAudit: { id: this.random.uuid(), actor, action: 'token_revoked', ip: ctx.ip },
+        refreshedAudit: { id: this.random.uuid(), actor, action: 'token_refreshed', ip: ctx.ip },
       },
       now,
     )
@@ -298,13 +294,7 @@ function pendingOf(
   session: Session,
   refreshToken: string,
 ): PendingTokens {
-  return {
-    user,
-    session,
-    refreshToken,
-    amr: locked.amr,
-    userJson: userToJson(user, locked.identities),
-  }
+  return { user, identities: locked.identities, session, refreshToken, amr: locked.amr }
 }
 
 function providerOf(method: AuthenticationMethod, user: User): string {

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { waitFor } from '@gatehouse/testing'
-import { hashPassword, PasswordHasher, verifyPassword } from '@gatehouse/auth'
-import { signUp, startTestServer, type TestServer } from '../helpers.js'
+import { gatedPasswordHasher, signUp, startTestServer, type TestServer } from '../helpers.js'
 
 /**
  * bcrypt is CPU-bound: without a bound, a flood of wrong passwords queues without end and starves
@@ -12,24 +11,14 @@ import { signUp, startTestServer, type TestServer } from '../helpers.js'
  */
 describe('password hashing capacity', () => {
   let server: TestServer
-  let release: () => void = () => undefined
-  let gate = Promise.resolve()
-  const hasher = new PasswordHasher(
-    { concurrency: 1, queueSize: 1 },
-    {
-      hash: (password) => hashPassword(password),
-      async verify(password, hash) {
-        await gate
-        return verifyPassword(password, hash)
-      },
-    },
-  )
+  const gated = gatedPasswordHasher({ concurrency: 1, queueSize: 1 })
+  const { hasher } = gated
 
   beforeAll(async () => {
     server = await startTestServer('hashing', {}, undefined, { deps: { passwordHasher: hasher } })
   })
   afterAll(async () => {
-    release()
+    gated.release()
     await server.close()
   })
 
@@ -41,9 +30,7 @@ describe('password hashing capacity', () => {
 
   it('beyond the running and queued checks, sign-ins get 429 at once; the others complete', async () => {
     await signUp(server, 'busy@example.com', 'secret123')
-    gate = new Promise((resolve) => {
-      release = resolve
-    })
+    gated.hold()
     const running = signIn('wrong-1')
     await waitFor(() => hasher.running === 1, { what: 'the first check to run' })
     const queued = signIn('wrong-2')
@@ -60,7 +47,7 @@ describe('password hashing capacity', () => {
     // A genuine sign-in meanwhile is refused at once, not left waiting behind the flood.
     expect((await signIn('secret123')).statusCode).toBe(429)
 
-    release()
+    gated.release()
     expect((await running).json().error_code).toBe('invalid_credentials')
     expect((await queued).json().error_code).toBe('invalid_credentials')
     expect(hasher.running + hasher.queued).toBe(0)

@@ -1,8 +1,8 @@
 import { request as httpRequest } from 'node:http'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { waitFor } from '@gatehouse/testing'
-import { hashPassword, PasswordHasher, verifyPassword, type Mailer } from '@gatehouse/auth'
-import { startTestServer, type TestServer } from '../helpers.js'
+import { hashPassword, type Mailer } from '@gatehouse/auth'
+import { gatedPasswordHasher, startTestServer, type TestServer } from '../helpers.js'
 
 /**
  * Every request ends within `API_MAX_REQUEST_DURATION` (upstream: 10 s, then 504). The work is
@@ -14,29 +14,17 @@ import { startTestServer, type TestServer } from '../helpers.js'
 describe('request timeout', () => {
   let server: TestServer
   // Each test's mail and password checks wait for its gate, opened after the test.
-  let release: () => void = () => undefined
-  let held = Promise.resolve()
+  const gated = gatedPasswordHasher({ concurrency: 1, queueSize: 5 })
+  const { hasher } = gated
   const stuckMailer: Mailer = {
-    send: () => held,
+    send: () => gated.gate,
   }
-  const hasher = new PasswordHasher(
-    { concurrency: 1, queueSize: 5 },
-    {
-      hash: (password) => hashPassword(password),
-      async verify(password, hash) {
-        await held
-        return verifyPassword(password, hash)
-      },
-    },
-  )
 
   beforeEach(() => {
-    held = new Promise((resolve) => {
-      release = resolve
-    })
+    gated.hold()
   })
   afterEach(async () => {
-    release()
+    gated.release()
     await waitFor(() => hasher.running + hasher.queued === 0, { what: 'the checks to end' })
   })
 
@@ -105,20 +93,9 @@ describe('request timeout', () => {
 
 describe('a client hanging up', () => {
   let server: TestServer
-  let release: () => void = () => undefined
-  const held = new Promise<void>((resolve) => {
-    release = resolve
-  })
-  const hasher = new PasswordHasher(
-    { concurrency: 1, queueSize: 5 },
-    {
-      hash: (password) => hashPassword(password),
-      async verify(password, hash) {
-        await held
-        return verifyPassword(password, hash)
-      },
-    },
-  )
+  const gated = gatedPasswordHasher({ concurrency: 1, queueSize: 5 })
+  const { hasher } = gated
+  gated.hold()
 
   beforeAll(async () => {
     // No deadline: only the client going away can end a request here.
@@ -128,7 +105,7 @@ describe('a client hanging up', () => {
     await server.listen()
   })
   afterAll(async () => {
-    release()
+    gated.release()
     await server.close()
   })
 
@@ -161,7 +138,7 @@ describe('a client hanging up', () => {
     await gone.done
     await waitFor(() => hasher.queued === 0, { what: 'the queued check to be dropped' })
     expect(hasher.running).toBe(1)
-    release()
+    gated.release()
     expect(await first.done).toBe(400)
   })
 })

@@ -1,7 +1,17 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { PasswordHashingBusyError } from '../../crypto/password-hasher.js'
-import { HttpError } from './http-error.js'
+import {
+  AuthError,
+  BadRequestError,
+  ConflictError,
+  InternalServerError,
+  NotFoundError,
+  PayloadTooLargeError,
+} from '../../errors.js'
+import { isLockTimeout } from '../../storage/db.js'
+import { headerValue } from '../request-context.js'
+import { schemaError, type SchemaPart } from '../schema.js'
 import { toOAuthError } from './oauth-error.js'
+import { wireErrorOf } from './wire.js'
 
 /** Header that selects the error shape; auth-js always sends `2024-01-01`. */
 export const API_VERSION_HEADER = 'x-supabase-api-version'
@@ -14,48 +24,57 @@ export const API_VERSION_2024_01_01 = '2024-01-01'
  * `X-Supabase-Api-Version` that is on or after 2024-01-01.
  */
 export function wantsNewErrors(request: FastifyRequest): boolean {
-  const header = request.headers[API_VERSION_HEADER]
-  const value = Array.isArray(header) ? header[0] : header
+  const value = headerValue(request, API_VERSION_HEADER)
   if (value === undefined || !/^\d{4}-\d{2}-\d{2}$/.test(value)) return false
   if (Number.isNaN(Date.parse(`${value}T00:00:00Z`))) return false
   return value >= API_VERSION_2024_01_01
 }
 
-/** Marks requests whose errors must use the OAuth 2.0 shape (form-encoded `/token`). */
-export const OAUTH_ERRORS = Symbol('oauth errors')
-
-function normalise(error: unknown): HttpError {
-  if (error instanceof HttpError) return error
-  if (error instanceof PasswordHashingBusyError) {
-    return new HttpError(429, 'over_request_rate_limit', error.message, {
-      cause: error,
-      headers: { 'retry-after': '1' },
-    })
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * Answer errors of form-encoded requests in RFC 6749 §5.2's shape (`POST /token`: generic
+     * OAuth 2.0 clients send forms, auth-js sends JSON).
+     */
+    oauthErrors?: boolean
   }
-  const fastifyError = error as Partial<FastifyError> | null
+}
+
+/** Whether a request's errors use RFC 6749 §5.2's shape: a form-encoded request to such a route. */
+function wantsOAuthErrors(request: FastifyRequest): boolean {
+  return request.formEncoded && request.routeOptions.config.oauthErrors === true
+}
+
+/**
+ * Turns whatever a request failed with into an {@link AuthError}: Fastify's own errors (body too
+ * large, bad content length, a route schema's verdict), PostgreSQL's lock timeout, and anything
+ * else as 500 `unexpected_failure` (the original kept as `cause`, for the log only).
+ */
+export function toAuthError(error: unknown): AuthError {
+  if (error instanceof AuthError) return error
+  const fastifyError = error as (Partial<FastifyError> & { validationContext?: SchemaPart }) | null
   switch (fastifyError?.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new HttpError(
-        413,
+      return new PayloadTooLargeError(
         'request_entity_too_large',
         'Request body too large (max 1048576 bytes)',
+        { cause: error },
       )
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new HttpError(
-        400,
+      return new BadRequestError(
         'bad_json',
         'Could not parse request body as JSON: unexpected end of JSON input',
+        { cause: error },
       )
     case 'FST_ERR_VALIDATION':
-      return new HttpError(400, 'validation_failed', fastifyError.message ?? 'Invalid request')
+      return schemaError(fastifyError.validationContext ?? 'body', fastifyError.validation ?? [])
     case undefined:
     default:
       break
   }
-  if ((error as { code?: unknown } | null)?.code === '55P03') {
-    return new HttpError(
-      409,
+  if (isLockTimeout(error)) {
+    return new ConflictError(
       'conflict',
       'The request conflicts with a concurrent one; try again.',
       {
@@ -64,17 +83,11 @@ function normalise(error: unknown): HttpError {
     )
   }
   if (typeof fastifyError?.statusCode === 'number' && fastifyError.statusCode < 500) {
-    return new HttpError(
-      fastifyError.statusCode,
-      'validation_failed',
-      fastifyError.message ?? 'Bad request',
-      {
-        cause: error,
-      },
-    )
+    return new BadRequestError('validation_failed', fastifyError.message ?? 'Bad request', {
+      cause: error,
+    })
   }
-  return new HttpError(
-    500,
+  return new InternalServerError(
     'unexpected_failure',
     'Unexpected failure, please check server logs for more information',
     { cause: error },
@@ -82,38 +95,38 @@ function normalise(error: unknown): HttpError {
 }
 
 /**
- * Renders an error in the shape the request asked for:
+ * Renders an error in the shape the request asked for, with the status, headers and extra fields
+ * of its row in `WIRE_ERRORS`:
  * - form-encoded `/token` requests (generic OAuth 2.0 clients): `{error, error_description}`
  *   (RFC 6749 §5.2);
  * - `X-Supabase-Api-Version` ≥ 2024-01-01: `{code: "<error_code>", message}`, header echoed;
  * - otherwise upstream's `{code: <status>, error_code, msg}` (`error_id` on 5xx).
- * Every form carries the `x-sb-error-code` header; extra fields (`weak_password`) are added.
+ * Every form carries the `x-sb-error-code` header.
  */
 export function sendError(
   request: FastifyRequest,
   reply: FastifyReply,
-  error: HttpError,
+  error: AuthError,
 ): FastifyReply {
-  reply.header('x-sb-error-code', error.errorCode)
-  for (const [name, value] of Object.entries(error.headers)) reply.header(name, value)
-  if ((request as unknown as Record<symbol, unknown>)[OAUTH_ERRORS] === true) {
+  const wire = wireErrorOf(error)
+  reply.header('x-sb-error-code', error.code)
+  for (const [name, value] of Object.entries(wire.headers)) reply.header(name, value)
+  if (wantsOAuthErrors(request)) {
     const oauth = toOAuthError(error)
     return reply.code(oauth.status).header('cache-control', 'no-store').send(oauth.body)
   }
   if (wantsNewErrors(request)) {
     reply.header('x-supabase-api-version', API_VERSION_2024_01_01)
-    return reply
-      .code(error.status)
-      .send({ code: error.errorCode, message: error.message, ...error.extra })
+    return reply.code(wire.status).send({ code: error.code, message: error.message, ...wire.extra })
   }
   const body: Record<string, unknown> = {
-    code: error.status,
-    error_code: error.errorCode,
+    code: wire.status,
+    error_code: error.code,
     msg: error.message,
-    ...error.extra,
+    ...wire.extra,
   }
-  if (error.status >= 500) body.error_id = request.id
-  return reply.code(error.status).send(body)
+  if (wire.status >= 500) body.error_id = request.id
+  return reply.code(wire.status).send(body)
 }
 
 /**
@@ -122,18 +135,18 @@ export function sendError(
  */
 export function registerErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => {
-    const httpError = normalise(error)
-    if (httpError.status >= 500) {
+    const authError = toAuthError(error)
+    if (wireErrorOf(authError).status >= 500) {
       request.log.error(
-        { err: httpError.cause ?? httpError, error_code: httpError.errorCode },
-        httpError.message,
+        { err: authError.cause ?? authError, error_code: authError.code },
+        authError.message,
       )
     } else {
-      request.log.debug({ error_code: httpError.errorCode }, httpError.message)
+      request.log.debug({ error_code: authError.code }, authError.message)
     }
-    return sendError(request, reply, httpError)
+    return sendError(request, reply, authError)
   })
   app.setNotFoundHandler((request, reply) =>
-    sendError(request, reply, new HttpError(404, 'not_found', 'Not Found')),
+    sendError(request, reply, new NotFoundError('not_found', 'Not Found')),
   )
 }

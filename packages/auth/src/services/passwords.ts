@@ -1,16 +1,17 @@
 import type { Settings } from '../conf/settings.js'
 import { checkPasswordStrength, isTooLong } from '../crypto/password.js'
-import { HttpError, validationFailed } from './errors/http-error.js'
+import { BadRequestError, WeakPasswordError } from '../errors.js'
 
 /**
  * Refuses a password bcrypt would truncate: more than 72 bytes (UTF-8) is 400
  * `validation_failed` "Password cannot be longer than 72 characters" (upstream's wording). Every
  * path that sets a password applies it, the admin API included (which checks no strength).
  *
- * @throws {@link HttpError} As described.
+ * @throws {@link BadRequestError} As described.
  */
 export function enforcePasswordLength(password: string): void {
-  if (isTooLong(password)) throw validationFailed('Password cannot be longer than 72 characters')
+  if (isTooLong(password))
+    throw new BadRequestError('validation_failed', 'Password cannot be longer than 72 characters')
 }
 
 /**
@@ -18,14 +19,12 @@ export function enforcePasswordLength(password: string): void {
  * `validation_failed` "Password cannot be longer than 72 characters"), then the policy (422
  * `weak_password` with `weak_password.reasons`).
  *
- * @throws {@link HttpError} As described.
+ * @throws {@link BadRequestError}, {@link WeakPasswordError} As described.
  */
 export function enforcePasswordPolicy(settings: Settings, password: string): void {
   enforcePasswordLength(password)
   const weak = checkPasswordStrength(password, settings.password)
   if (weak) {
-    throw new HttpError(422, 'weak_password', weak.message, {
-      extra: { weak_password: { reasons: weak.reasons } },
-    })
+    throw new WeakPasswordError(weak.message, weak.reasons)
   }
 }

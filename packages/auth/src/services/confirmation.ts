@@ -1,14 +1,24 @@
-import { createHash, randomInt, randomUUID } from 'node:crypto'
-import type { AppContext } from './context.js'
+/**
+ * Confirmation messages: the one-time code and link of a sign-up or invite, sent by email or SMS
+ * and recorded as a token hash.
+ *
+ * @see https://github.com/supabase/auth/blob/master/internal/api/mail.go
+ * @see https://github.com/supabase/auth/blob/master/internal/crypto/crypto.go
+ * @module
+ */
+import { createHash } from 'node:crypto'
+import type { AppContext } from '../context.js'
+import { InternalServerError, UnprocessableEntityError } from '../errors.js'
 import type { MailKind } from '../mailer/mailer.js'
+import { upsertOneTimeToken } from '../models/one-time-token.js'
 import { updateUser, type User } from '../models/user.js'
+import type { Random } from '../random.js'
 import type { Queryable } from '../storage/db.js'
-import { HttpError } from './errors/http-error.js'
 
 /** A uniformly random numeric one-time code of `length` digits. */
-export function generateOtp(length = 6): string {
+export function generateOtp(random: Random, length = 6): string {
   let out = ''
-  for (let i = 0; i < length; i++) out += String(randomInt(10))
+  for (let i = 0; i < length; i++) out += String(random.int(10))
   return out
 }
 
@@ -25,9 +35,10 @@ export function tokenHash(emailOrPhone: string, otp: string): string {
  *
  * @param kind `confirmation` or `invite` for email; phone users get an SMS.
  * @param redirectTo Validated redirect target.
+ * @param now Epoch milliseconds of the transaction.
  * @returns The updated user.
- * @throws {@link HttpError} 422 `sms_send_failed` when the SMS provider refuses; 500 when the
- *   mailer fails.
+ * @throws {@link UnprocessableEntityError} `sms_send_failed` when the SMS provider refuses;
+ *   {@link InternalServerError} when the mailer fails.
  */
 export async function sendConfirmation(
   ctx: AppContext,
@@ -35,30 +46,34 @@ export async function sendConfirmation(
   user: User,
   kind: Extract<MailKind, 'confirmation' | 'invite'>,
   redirectTo: string,
+  now: number,
 ): Promise<User> {
-  const now = ctx.clock.now()
-  const otp = generateOtp()
+  const otp = generateOtp(ctx.random)
   const viaPhone = user.email === '' && user.phone !== ''
-  const hash = tokenHash(viaPhone ? user.phone : user.email, otp)
+  const sentTo = viaPhone ? user.phone : user.email
+  const hash = tokenHash(sentTo, otp)
   const updated = await updateUser(
     tx,
     user.id,
     { confirmationToken: hash, confirmationSentAt: new Date(now) },
     now,
   )
-  await tx.query(
-    `INSERT INTO ${tx.t.oneTimeTokens} (id, user_id, token_type, token_hash, relates_to, created_at, updated_at)
-     VALUES ($1, $2, 'confirmation_token', $3, $4, $5::timestamptz AT TIME ZONE 'UTC', $5::timestamptz AT TIME ZONE 'UTC')
-     ON CONFLICT (user_id, token_type) DO UPDATE
-       SET token_hash = EXCLUDED.token_hash, relates_to = EXCLUDED.relates_to, updated_at = EXCLUDED.updated_at`,
-    [randomUUID(), user.id, hash, viaPhone ? user.phone : user.email, new Date(now)],
+  await upsertOneTimeToken(
+    tx,
+    {
+      id: ctx.random.uuid(),
+      userId: user.id,
+      tokenType: 'confirmation_token',
+      tokenHash: hash,
+      relatesTo: sentTo,
+    },
+    now,
   )
   if (viaPhone) {
     try {
       await ctx.sms.sendMessage(user.phone, `Your code is ${otp}`, 'sms', otp)
     } catch (error) {
-      throw new HttpError(
-        422,
+      throw new UnprocessableEntityError(
         'sms_send_failed',
         `Error sending confirmation OTP to provider: ${error instanceof Error ? error.message : 'failed'}`,
         { cause: error },
@@ -81,7 +96,7 @@ export async function sendConfirmation(
       data: user.userMetadata,
     })
   } catch (error) {
-    throw new HttpError(500, 'unexpected_failure', 'Error sending confirmation email', {
+    throw new InternalServerError('unexpected_failure', 'Error sending confirmation email', {
       cause: error,
     })
   }

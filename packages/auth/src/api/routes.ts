@@ -1,0 +1,84 @@
+/**
+ * The route groups of the API, registered in one place. A group is a Fastify plugin in its own
+ * file (`api/<group>.ts`): it adds its guards once with `addHook` and declares each route with
+ * its schemas; handlers read the request, call a service and serialize the answer.
+ *
+ * @example A new route group
+ * ```ts
+ * const ResendBody = Body({ type: StringField(), email: StringField() })
+ *
+ * export const resendRoutes: RouteGroup = (app, ctx) => {
+ *   app.post(
+ *     '/resend',
+ *     { schema: { body: ResendBody }, preHandler: [verifyCaptcha(ctx), rateLimit(ctx, 'otp')] },
+ *     async (request) => resend(ctx, { type: str(request.body.type), email: str(request.body.email) }),
+ *   )
+ * }
+ * // and add `resendRoutes` to ROUTE_GROUPS below
+ * ```
+ * @module
+ */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  FastifyPluginCallback,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify'
+import type { AppContext } from '../context.js'
+import { adminRoutes } from './admin.js'
+import { healthRoutes } from './health.js'
+import { inviteRoutes } from './invite.js'
+import { logoutRoutes } from './logout.js'
+import { settingsRoutes } from './settings.js'
+import { signupRoutes } from './signup.js'
+import { tokenRoutes } from './token.js'
+import { userRoutes } from './user.js'
+
+/** What every route group is given: the settings and services. */
+export interface RouteOptions {
+  readonly ctx: AppContext
+}
+
+/**
+ * The Fastify instance a route group adds its routes and hooks to: its own encapsulated context,
+ * whose routes take their request types from their TypeBox schemas.
+ */
+export type RouteScope = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>
+
+/** A route group: adds its hooks and routes to its own scope (see {@link authRoutes}). */
+export type RouteGroup = (app: RouteScope, ctx: AppContext) => void
+
+/** Every route group, in registration order. */
+export const ROUTE_GROUPS: readonly RouteGroup[] = [
+  healthRoutes,
+  settingsRoutes,
+  signupRoutes,
+  tokenRoutes,
+  userRoutes,
+  logoutRoutes,
+  inviteRoutes,
+  adminRoutes,
+]
+
+/**
+ * Registers every route group as a Fastify plugin of its own, so that the hooks a group adds
+ * (its guards) apply to its routes only.
+ */
+export const authRoutes: FastifyPluginCallback<RouteOptions> = (app, { ctx }, done) => {
+  for (const group of ROUTE_GROUPS) {
+    void app.register((scope, _options, registered) => {
+      group(scope.withTypeProvider<TypeBoxTypeProvider>(), ctx)
+      registered()
+    })
+  }
+  done()
+}

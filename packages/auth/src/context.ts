@@ -1,0 +1,37 @@
+import type { Clock } from './clock.js'
+import type { Settings } from './conf/settings.js'
+import type { JwtKeys } from './crypto/jwt.js'
+import type { PasswordHasher } from './crypto/password-hasher.js'
+import type { Limiter } from './limiter/limiter.js'
+import type { Mailer } from './mailer/mailer.js'
+import type { SessionClient } from './models/session.js'
+import type { Random } from './random.js'
+import type { CaptchaVerifier } from './security/captcha.js'
+import type { SmsProvider } from './sms/sms-provider.js'
+import type { Db } from './storage/db.js'
+import type { TokenService } from './tokens/service.js'
+
+/**
+ * What every route group and service needs: the settings and the injected services. Built once,
+ * by `AuthApp.start()` (`app.ts`), the one place where implementations are chosen.
+ */
+export interface AppContext {
+  readonly settings: Settings
+  readonly db: Db
+  readonly clock: Clock
+  readonly random: Random
+  readonly keys: JwtKeys
+  readonly tokens: TokenService
+  /** bcrypt with bounded concurrency: every password hash and check goes through it. */
+  readonly passwords: PasswordHasher
+  readonly mailer: Mailer
+  readonly sms: SmsProvider
+  readonly captcha: CaptchaVerifier
+  readonly limiter: Limiter
+}
+
+/** Who a request comes from: recorded on sessions and in audit entries. */
+export interface RequestContext extends SessionClient {
+  /** Audience of the request (`X-JWT-AUD` header, else `JWT_AUD`). */
+  readonly aud: string
+}

@@ -1,0 +1,166 @@
+/**
+ * The errors of `@gatehouse/auth`: one base class, {@link AuthError}, whose `code` is one of
+ * GoTrue's `error_code` strings, and one subclass per way the API answers it (its HTTP status,
+ * as upstream's `apierrors.New…Error` constructors choose it). Code throws them; the one table
+ * in `api/errors/wire.ts` turns each class into a status and a wire body.
+ *
+ * @see https://github.com/supabase/auth/blob/master/internal/api/apierrors/apierrors.go
+ * @see https://github.com/supabase/auth/blob/master/internal/api/apierrors/errorcode.go
+ * @module
+ */
+
+/**
+ * GoTrue's closed vocabulary of `error_code` values, the ones this server emits. Clients such as
+ * auth-js switch on them.
+ */
+export const ERROR_CODES = [
+  'unknown',
+  'unexpected_failure',
+  'validation_failed',
+  'bad_json',
+  'request_entity_too_large',
+  'request_timeout',
+  'not_found',
+  'email_exists',
+  'phone_exists',
+  'user_already_exists',
+  'user_not_found',
+  'user_banned',
+  'bad_jwt',
+  'not_admin',
+  'no_authorization',
+  'session_not_found',
+  'session_expired',
+  'refresh_token_not_found',
+  'refresh_token_already_used',
+  'invalid_credentials',
+  'email_not_confirmed',
+  'phone_not_confirmed',
+  'weak_password',
+  'same_password',
+  'signup_disabled',
+  'email_provider_disabled',
+  'phone_provider_disabled',
+  'anonymous_provider_disabled',
+  'over_request_rate_limit',
+  'over_email_send_rate_limit',
+  'over_sms_send_rate_limit',
+  'captcha_failed',
+  'sms_send_failed',
+  'reauthentication_needed',
+  'reauthentication_not_valid',
+  'conflict',
+] as const
+
+/** One of {@link ERROR_CODES}. */
+export type ErrorCode = (typeof ERROR_CODES)[number]
+
+/**
+ * Every error this package throws on purpose. `code` is GoTrue's `error_code` and `message` the
+ * public text (both go on the wire); `cause` is private (logged, never sent). Subclasses say how
+ * the API answers it; catch `AuthError` and `switch (error.code)` to narrow.
+ *
+ * @example
+ * ```ts
+ * let error!: unknown
+ * if (error instanceof AuthError && error.code === 'invalid_credentials') {
+ *   // wrong email or password
+ * }
+ * ```
+ */
+export class AuthError extends Error {
+  /** GoTrue's `error_code`. */
+  readonly code: ErrorCode
+
+  /**
+   * @param code GoTrue's `error_code`.
+   * @param message The public text (`msg` on the wire).
+   * @param options `cause`: the private reason, logged with 5xx answers.
+   */
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = new.target.name
+    this.code = code
+  }
+}
+
+/**
+ * The request is malformed or refused as it stands (HTTP 400), for example `validation_failed`
+ * "missing email or phone", `bad_json`, `invalid_credentials`.
+ *
+ * @example
+ * ```text
+ * HTTP/1.1 400 Bad Request
+ * {"code":400,"error_code":"invalid_credentials","msg":"Invalid login credentials"}
+ * ```
+ */
+export class BadRequestError extends AuthError {}
+
+/** No credentials where they are required (HTTP 401): `no_authorization`. */
+export class UnauthorizedError extends AuthError {}
+
+/**
+ * Credentials that are refused (HTTP 403): `bad_jwt`, `not_admin`, `user_banned`,
+ * `session_not_found`, …
+ */
+export class ForbiddenError extends AuthError {}
+
+/** What the request names does not exist (HTTP 404): `user_not_found`, `not_found`. */
+export class NotFoundError extends AuthError {}
+
+/** The user of a lookup does not exist (HTTP 404 `user_not_found` "User not found"). */
+export class UserNotFoundError extends NotFoundError {
+  constructor() {
+    super('user_not_found', 'User not found')
+  }
+}
+
+/** The request collides with a concurrent one (HTTP 409 `conflict`); retrying may succeed. */
+export class ConflictError extends AuthError {}
+
+/** The body is larger than the 1 MiB limit (HTTP 413 `request_entity_too_large`). */
+export class PayloadTooLargeError extends AuthError {}
+
+/**
+ * The request is well-formed but cannot be carried out in the current state (HTTP 422):
+ * `email_exists`, `signup_disabled`, `same_password`, …
+ */
+export class UnprocessableEntityError extends AuthError {}
+
+/**
+ * A password that breaks the policy (HTTP 422 `weak_password`); the answer carries
+ * `weak_password: { reasons }`, which auth-js turns into `AuthWeakPasswordError`.
+ */
+export class WeakPasswordError extends UnprocessableEntityError {
+  /** Why the password is weak: upstream's `weak_password.reasons`. */
+  readonly reasons: readonly string[]
+
+  constructor(message: string, reasons: readonly string[]) {
+    super('weak_password', message)
+    this.reasons = reasons
+  }
+}
+
+/** Too many requests (HTTP 429): `over_request_rate_limit`, `over_email_send_rate_limit`. */
+export class TooManyRequestsError extends AuthError {}
+
+/** Something failed on the server (HTTP 500 `unexpected_failure`); `cause` says what. */
+export class InternalServerError extends AuthError {}
+
+/** The request ran out of `API_MAX_REQUEST_DURATION` (HTTP 504 `request_timeout`). */
+export class RequestTimeoutError extends AuthError {
+  constructor() {
+    super('request_timeout', 'Processing this request timed out, please retry after a moment.')
+  }
+}
+
+/**
+ * `POST /token` with a `grant_type` this server does not offer: upstream's HTTP 400
+ * `invalid_credentials` "unsupported_grant_type", and RFC 6749 §5.2 `unsupported_grant_type` for
+ * form-encoded requests.
+ */
+export class UnsupportedGrantTypeError extends BadRequestError {
+  constructor() {
+    super('invalid_credentials', 'unsupported_grant_type')
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * Invitations (`POST /invite`).
+ *
+ * @see https://github.com/supabase/auth/blob/master/internal/api/invite.go
+ * @module
+ */
+import type { AppContext, RequestContext } from '../context.js'
+import { UnprocessableEntityError } from '../errors.js'
+import { addAuditLogEntry, type AuditActor } from '../models/audit-log.js'
+import type { JsonObject } from '../models/json.js'
+import { findUserOwningEmail } from '../models/user.js'
+import { sendConfirmation } from './confirmation.js'
+import { redirectTarget } from './redirect.js'
+import { createUser, userWithIdentities, type UserWithIdentities } from './users.js'
+import { validateEmail } from './validation.js'
+
+/** An invitation: whom, with what `user_metadata`, and where the link leads. */
+export interface Invitation {
+  /** The address (validated here). */
+  readonly email: string
+  readonly data: JsonObject
+  /** The requested `redirect_to`; `SITE_URL` when not allowed. */
+  readonly redirectTo: string
+}
+
+/**
+ * Invites a user: creates a password-less user with `invited_at` (or takes the unconfirmed one of
+ * that email in the request's audience) and sends it an invite.
+ *
+ * @param actor The admin token's audit actor.
+ * @throws {@link UnprocessableEntityError} `email_exists` when the email belongs to a confirmed
+ *   user, or to one of another audience (emails are unique across audiences).
+ */
+export async function inviteUser(
+  ctx: AppContext,
+  invitation: Invitation,
+  actor: AuditActor,
+  client: RequestContext,
+): Promise<UserWithIdentities> {
+  const email = validateEmail(invitation.email)
+  const redirectTo = redirectTarget(ctx.settings, invitation.redirectTo)
+  return ctx.db.transaction(async (tx) => {
+    const now = ctx.clock.now()
+    const existing = await findUserOwningEmail(tx, email)
+    if (existing && (existing.emailConfirmedAt !== null || existing.aud !== client.aud)) {
+      throw new UnprocessableEntityError(
+        'email_exists',
+        'A user with this email address has already been registered',
+      )
+    }
+    const user =
+      existing ??
+      (
+        await createUser(
+          ctx,
+          tx,
+          { aud: client.aud, email, data: invitation.data, invited: true },
+          now,
+        )
+      ).user
+    await addAuditLogEntry(
+      tx,
+      {
+        id: ctx.random.uuid(),
+        actor,
+        action: 'user_invited',
+        traits: { user_id: user.id, user_email: email },
+        ip: client.ip,
+      },
+      now,
+    )
+    const invited = await sendConfirmation(ctx, tx, user, 'invite', redirectTo, now)
+    return userWithIdentities(tx, invited)
+  })
+}

@@ -1,0 +1,114 @@
+/**
+ * The grants of `POST /token`: password sign-in and refresh-token rotation.
+ *
+ * @see https://github.com/supabase/auth/blob/master/internal/api/token.go
+ * @see https://github.com/supabase/auth/blob/master/internal/api/token_refresh.go
+ * @module
+ */
+import type { AppContext, RequestContext } from '../context.js'
+import { checkPasswordStrength, type WeakPasswordReason } from '../crypto/password.js'
+import { isWellFormedRefreshToken } from '../crypto/refresh-token.js'
+import { BadRequestError, UnprocessableEntityError } from '../errors.js'
+import { findUserByEmail, findUserByPhone, isBanned, type User } from '../models/user.js'
+import type { IssuedSession } from '../tokens/service.js'
+import { normalizePhone } from './validation.js'
+
+/** A bcrypt hash of a random string, compared against when the user is unknown (even timing). */
+const DUMMY_HASH = '$2b$10$j7JTc//0K8Zwwl6p53y8fet1YiZyM11XI1EgYVwfWCQUOT1dnG.06'
+
+/** The credentials of a password grant; absent fields are `''`. */
+export interface PasswordCredentials {
+  readonly email: string
+  readonly phone: string
+  /** RFC 6749 §4.3.2 `username`: an email when it has "@", else a phone. */
+  readonly username: string
+  readonly password: string
+}
+
+/** A password sign-in: the session, and why the password no longer meets the policy, if it does not. */
+export interface PasswordSignIn {
+  readonly session: IssuedSession
+  readonly weakPassword?: readonly WeakPasswordReason[]
+}
+
+/**
+ * The password grant: finds the user by email or phone in the request's audience, checks the
+ * password (against a dummy hash for unknown users, so that timing tells nothing), then the ban
+ * and the confirmation, and starts a session.
+ *
+ * @param signal Aborts the queued password check (the request's deadline).
+ * @throws {@link BadRequestError} `validation_failed`, `invalid_credentials`, `user_banned`,
+ *   `email_not_confirmed`, `phone_not_confirmed`; {@link UnprocessableEntityError}
+ *   `email_provider_disabled`, `phone_provider_disabled`.
+ */
+export async function passwordGrant(
+  ctx: AppContext,
+  credentials: PasswordCredentials,
+  client: RequestContext,
+  signal: AbortSignal,
+): Promise<PasswordSignIn> {
+  const { settings } = ctx
+  let { email, phone } = credentials
+  const { username, password } = credentials
+  if (email === '' && phone === '' && username !== '') {
+    if (username.includes('@')) email = username
+    else phone = username
+  }
+  if (email !== '' && phone !== '') {
+    throw new BadRequestError(
+      'validation_failed',
+      'Only an email address or phone number should be provided on login.',
+    )
+  }
+  let user: User | undefined
+  if (email !== '') {
+    if (!settings.external.emailEnabled) {
+      throw new UnprocessableEntityError('email_provider_disabled', 'Email logins are disabled')
+    }
+    user = await findUserByEmail(ctx.db, email.toLowerCase(), client.aud)
+  } else if (phone !== '') {
+    if (!settings.external.phoneEnabled) {
+      throw new UnprocessableEntityError('phone_provider_disabled', 'Phone logins are disabled')
+    }
+    user = await findUserByPhone(ctx.db, normalizePhone(phone), client.aud)
+  } else {
+    throw new BadRequestError('validation_failed', 'missing email or phone')
+  }
+  // The hash (or the dummy one) is always checked first: who does not know the password learns
+  // nothing about the account, not even that it is banned.
+  const ok = await ctx.passwords.verify(password, user?.encryptedPassword || DUMMY_HASH, signal)
+  if (!user || user.encryptedPassword === '' || !ok) {
+    throw new BadRequestError('invalid_credentials', 'Invalid login credentials')
+  }
+  if (isBanned(user, ctx.clock.now())) throw new BadRequestError('user_banned', 'User is banned')
+  if (email !== '' && user.emailConfirmedAt === null) {
+    throw new BadRequestError('email_not_confirmed', 'Email not confirmed')
+  }
+  if (phone !== '' && user.phoneConfirmedAt === null) {
+    throw new BadRequestError('phone_not_confirmed', 'Phone not confirmed')
+  }
+  const signedIn = user
+  const pending = await ctx.db.transaction((tx) =>
+    ctx.tokens.startSession(tx, signedIn, 'password', client),
+  )
+  const session = await ctx.tokens.finish(pending)
+  const weak = checkPasswordStrength(password, settings.password)
+  return weak ? { session, weakPassword: weak.reasons } : { session }
+}
+
+/**
+ * The refresh-token grant: rotates a well-formed token (see `TokenService.refresh`).
+ *
+ * @throws {@link BadRequestError} `validation_failed` "Refresh token is not valid" for a token of
+ *   the wrong shape, and the refresh errors.
+ */
+export async function refreshTokenGrant(
+  ctx: AppContext,
+  refreshToken: string,
+  client: RequestContext,
+): Promise<IssuedSession> {
+  if (!isWellFormedRefreshToken(refreshToken)) {
+    throw new BadRequestError('validation_failed', 'Refresh token is not valid')
+  }
+  return ctx.tokens.refresh(ctx.db, refreshToken, client)
+}

@@ -1,0 +1,253 @@
+/**
+ * Users: the one way a user is created (sign-up, invite and the admin API all go through
+ * {@link createUser}), and a user's changes to itself (`PUT /user`).
+ *
+ * @see https://github.com/supabase/auth/blob/master/internal/api/signup.go
+ * @see https://github.com/supabase/auth/blob/master/internal/api/user.go
+ * @module
+ */
+import type { AppContext, RequestContext } from '../context.js'
+import { BadRequestError, ForbiddenError, UnprocessableEntityError } from '../errors.js'
+import { addAuditLogEntry, auditActor } from '../models/audit-log.js'
+import { findIdentitiesByUser, insertIdentity, type Identity } from '../models/identity.js'
+import type { JsonObject } from '../models/json.js'
+import { deleteSessions, type Session } from '../models/session.js'
+import {
+  getUserById,
+  insertUser,
+  mergeMetadata,
+  updateUser,
+  type User,
+  type UserChanges,
+} from '../models/user.js'
+import type { Queryable } from '../storage/db.js'
+import { enforcePasswordPolicy } from './passwords.js'
+import { normalizePhone } from './validation.js'
+
+/** A user with its identities, as the API returns it. */
+export interface UserWithIdentities {
+  readonly user: User
+  readonly identities: readonly Identity[]
+}
+
+/** What {@link createUser} creates. Email and phone must already be validated. */
+export interface NewUserSpec {
+  /** @default a random UUID */
+  readonly id?: string
+  readonly aud: string
+  /** @default `JWT_DEFAULT_GROUP_NAME` */
+  readonly role?: string
+  /** Lower-cased email; absent or `''` for none. Gets an `email` identity. */
+  readonly email?: string
+  /** Phone digits without `+`; absent or `''` for none. Gets a `phone` identity. */
+  readonly phone?: string
+  /** bcrypt hash; absent for a user without a password. */
+  readonly encryptedPassword?: string
+  /**
+   * Sign-up `data` (sign-up, invite): it goes into every identity's `identity_data` next to the
+   * identity's claims (`sub`, `email`/`phone`, `email_verified`, `phone_verified`), and the first
+   * identity's data becomes `user_metadata` (upstream's sign-up); without identities (anonymous
+   * users) `user_metadata` is `data` itself.
+   */
+  readonly data?: JsonObject
+  /** Admin `user_metadata`: stored as given; identities then hold only their claims. */
+  readonly userMetadata?: JsonObject
+  /** Admin `app_metadata`; `provider` and `providers` are set from the identities. */
+  readonly appMetadata?: JsonObject
+  /** Confirm the email now. */
+  readonly emailConfirmed?: boolean
+  /** Confirm the phone now. */
+  readonly phoneConfirmed?: boolean
+  /** Record `invited_at`. */
+  readonly invited?: boolean
+  readonly anonymous?: boolean
+  readonly bannedUntil?: Date | null
+}
+
+function byCreation(a: Identity, b: Identity): number {
+  return a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+}
+
+/**
+ * Creates a user and its identities inside `tx` (no audit entry: the caller records what the
+ * creation was, a sign-up or an invite). Uniqueness is the caller's to check (upstream answers a
+ * taken email differently on each path).
+ *
+ * @param now Epoch milliseconds of the transaction.
+ * @returns The user and its identities (oldest first, as {@link findIdentitiesByUser}).
+ */
+export async function createUser(
+  ctx: Pick<AppContext, 'settings' | 'random'>,
+  tx: Queryable,
+  spec: NewUserSpec,
+  now: number,
+): Promise<UserWithIdentities> {
+  const id = spec.id ?? ctx.random.uuid()
+  const email = spec.email ?? ''
+  const phone = spec.phone ?? ''
+  const at = new Date(now)
+  const claims: { provider: 'email' | 'phone'; identityData: JsonObject }[] = []
+  if (email !== '') {
+    claims.push({
+      provider: 'email',
+      identityData: {
+        ...spec.data,
+        sub: id,
+        email,
+        email_verified: spec.emailConfirmed === true,
+        phone_verified: false,
+      },
+    })
+  }
+  if (phone !== '') {
+    claims.push({
+      provider: 'phone',
+      identityData: {
+        ...spec.data,
+        sub: id,
+        phone,
+        email_verified: false,
+        phone_verified: spec.phoneConfirmed === true,
+      },
+    })
+  }
+  const providers = claims.map((c) => c.provider)
+  const user = await insertUser(tx, {
+    id,
+    aud: spec.aud,
+    role: spec.role ?? ctx.settings.jwt.defaultGroupName,
+    email,
+    phone,
+    encryptedPassword: spec.encryptedPassword ?? '',
+    appMetadata:
+      providers.length === 0
+        ? { ...spec.appMetadata }
+        : { ...spec.appMetadata, provider: providers[0], providers },
+    userMetadata: spec.userMetadata ?? claims[0]?.identityData ?? spec.data ?? {},
+    emailConfirmedAt: email !== '' && spec.emailConfirmed === true ? at : null,
+    phoneConfirmedAt: phone !== '' && spec.phoneConfirmed === true ? at : null,
+    invitedAt: spec.invited === true ? at : null,
+    bannedUntil: spec.bannedUntil ?? null,
+    isAnonymous: spec.anonymous === true,
+    createdAt: at,
+  })
+  const identities: Identity[] = []
+  for (const { provider, identityData } of claims) {
+    identities.push(
+      await insertIdentity(
+        tx,
+        { id: ctx.random.uuid(), providerId: id, userId: id, provider, identityData },
+        now,
+      ),
+    )
+  }
+  return { user, identities: identities.sort(byCreation) }
+}
+
+/** A user and its identities, read in `tx`. */
+export async function userWithIdentities(tx: Queryable, user: User): Promise<UserWithIdentities> {
+  return { user, identities: await findIdentitiesByUser(tx, user.id) }
+}
+
+/** What a user asks to change about itself (`PUT /user`); fields absent from the body are absent. */
+export interface OwnChanges {
+  /** Merged into `user_metadata` (`null` values remove keys). */
+  readonly data?: JsonObject
+  /** Must be the current email (changes come with the email issue); `''` for none. */
+  readonly email: string
+  /** Must be the current phone; `''` for none. */
+  readonly phone: string
+  /** A new password. */
+  readonly password?: string
+  /** Whether the body had `app_metadata` (which only admins may change). */
+  readonly appMetadata: boolean
+}
+
+/**
+ * Applies a user's changes to itself: `data` and the password (a password change ends every other
+ * session). Email and phone changes are refused until the email and phone flows exist.
+ *
+ * @param signal Aborts queued password work (the request's deadline).
+ * @throws {@link ForbiddenError} `not_admin` for `app_metadata`; {@link UnprocessableEntityError}
+ *   `validation_failed`, `same_password`; {@link BadRequestError} `reauthentication_needed`; the
+ *   password policy's errors.
+ */
+export async function updateOwnUser(
+  ctx: AppContext,
+  auth: { readonly user: User; readonly session: Session | undefined },
+  changes: OwnChanges,
+  client: RequestContext,
+  signal: AbortSignal,
+): Promise<UserWithIdentities> {
+  const { settings } = ctx
+  const { user, session } = auth
+  if (changes.appMetadata) {
+    throw new ForbiddenError('not_admin', 'Updating app_metadata requires admin privileges')
+  }
+  const phone = normalizePhone(changes.phone)
+  if (
+    (changes.email !== '' && changes.email.toLowerCase() !== user.email) ||
+    (phone !== '' && phone !== user.phone)
+  ) {
+    throw new UnprocessableEntityError(
+      'validation_failed',
+      'Changing the email address or phone number is not supported by this server yet',
+    )
+  }
+  let encryptedPassword: string | undefined
+  if (changes.password !== undefined) {
+    const password = changes.password
+    if (user.isAnonymous && user.email === '' && user.phone === '') {
+      throw new UnprocessableEntityError(
+        'validation_failed',
+        'Updating password of an anonymous user without an email or phone is not allowed',
+      )
+    }
+    enforcePasswordPolicy(settings, password)
+    if (settings.security.updatePasswordRequireReauthentication) {
+      const sessionAge = session ? ctx.clock.now() - session.createdAt.getTime() : Infinity
+      if (sessionAge > 24 * 3_600_000) {
+        throw new BadRequestError(
+          'reauthentication_needed',
+          'Password update requires reauthentication',
+        )
+      }
+    }
+    if (
+      user.encryptedPassword !== '' &&
+      (await ctx.passwords.verify(password, user.encryptedPassword, signal))
+    ) {
+      throw new UnprocessableEntityError(
+        'same_password',
+        'New password should be different from the old password.',
+      )
+    }
+    encryptedPassword = await ctx.passwords.hash(password, signal)
+  }
+  const { data } = changes
+  return ctx.db.transaction(async (tx) => {
+    const now = ctx.clock.now()
+    const current = await getUserById(tx, user.id, true)
+    const update: UserChanges = {}
+    if (data !== undefined) update.userMetadata = mergeMetadata(current.userMetadata, data)
+    if (encryptedPassword !== undefined) update.encryptedPassword = encryptedPassword
+    const updated = await updateUser(tx, user.id, update, now)
+    const actor = auditActor(updated)
+    if (encryptedPassword !== undefined) {
+      await deleteSessions(tx, user.id, 'except', session?.id)
+      await addAuditLogEntry(
+        tx,
+        { id: ctx.random.uuid(), actor, action: 'user_updated_password', ip: client.ip },
+        now,
+      )
+    }
+    if (data !== undefined) {
+      await addAuditLogEntry(
+        tx,
+        { id: ctx.random.uuid(), actor, action: 'user_modified', ip: client.ip },
+        now,
+      )
+    }
+    return userWithIdentities(tx, updated)
+  })
+}
