@@ -18,7 +18,7 @@ import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { encodeRateLimitRequest } from '../../packages/ratelimit/src/protocol/protobuf.js'
+import { encodeRateLimitRequest } from '../../packages/ratelimit/src/protocol/protobuf/request.js'
 import { machineInfo, percentile } from '../lib/report.js'
 
 const run = promisify(execFile)

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { Clock } from '../clock.js'
+import { systemRandom, type Clock, type Random } from '../clock.js'
 import type { RateLimit } from '../config/config.js'
 import type { DescriptorStatus, RateLimitRequest } from '../protocol/types.js'
 import type { CounterStore, IncrementOp, RateLimitCache } from './cache.js'
@@ -121,8 +121,8 @@ export interface FixedWindowOptions {
   readonly expirationJitterMaxSeconds?: number
   /** `STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT`. @default false */
   readonly stopCacheKeyIncrementWhenOverlimit?: boolean
-  /** Random source in [0, 1) for the jitter. @default Math.random */
-  readonly random?: () => number
+  /** Random source in [0, 1) for the jitter. @default {@link systemRandom} */
+  readonly random?: Random
 }
 
 const NO_LIMIT: DescriptorStatus = { code: 'OK', limitRemaining: 0 }
@@ -139,7 +139,7 @@ export class FixedWindowRateLimitCache implements RateLimitCache {
   readonly #prefix: string
   readonly #jitterMax: number
   readonly #stop: boolean
-  readonly #random: () => number
+  readonly #random: Random
 
   constructor(options: FixedWindowOptions) {
     this.#store = options.store
@@ -149,7 +149,7 @@ export class FixedWindowRateLimitCache implements RateLimitCache {
     this.#prefix = options.cacheKeyPrefix ?? ''
     this.#jitterMax = options.expirationJitterMaxSeconds ?? 300
     this.#stop = options.stopCacheKeyIncrementWhenOverlimit ?? false
-    this.#random = options.random ?? Math.random
+    this.#random = options.random ?? systemRandom
   }
 
   /** {@inheritDoc RateLimitCache.doLimit} */

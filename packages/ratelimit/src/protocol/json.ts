@@ -10,6 +10,7 @@
  * @module
  */
 import { isUtf8 } from 'node:buffer'
+import { RateLimitError } from '../errors.js'
 import {
   entryTooLong,
   longerThan,
@@ -33,13 +34,11 @@ export type JsonRequestErrorCode =
   'ERR_EMPTY_BODY' | 'ERR_INVALID_UTF8' | 'ERR_INVALID_JSON' | 'ERR_INVALID_MESSAGE'
 
 /** Thrown when a `/json` request body is not a valid proto3 JSON `RateLimitRequest`. */
-export class JsonRequestError extends Error {
-  /** Stable machine-readable reason. */
-  readonly code: JsonRequestErrorCode
+export class JsonRequestError extends RateLimitError {
+  declare readonly code: JsonRequestErrorCode
+  // eslint-disable-next-line @typescript-eslint/no-useless-constructor -- narrows `code`
   constructor(code: JsonRequestErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options)
-    this.name = 'JsonRequestError'
-    this.code = code
+    super(code, message, options)
   }
 }
 

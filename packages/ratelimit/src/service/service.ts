@@ -6,6 +6,7 @@
  * @module
  */
 import type { Logger } from 'pino'
+import { RateLimitError } from '../errors.js'
 import { RateLimitConfig, type ConfigFile, type RateLimit } from '../config/config.js'
 import { BackendError, MAX_HITS_ADDEND, type RateLimitCache } from '../limiter/cache.js'
 import {
@@ -42,9 +43,8 @@ export type ShouldRateLimitErrorCode = 'ERR_SERVICE' | 'ERR_BACKEND' | 'ERR_REQU
  * `rate limit domain must not be empty`); gRPC returns it with status UNKNOWN, `/json` with 400.
  * Counted as `ratelimit.service.call.should_rate_limit.<type>`.
  */
-export class ShouldRateLimitError extends Error {
-  /** Stable machine-readable code. */
-  readonly code: ShouldRateLimitErrorCode
+export class ShouldRateLimitError extends RateLimitError {
+  declare readonly code: ShouldRateLimitErrorCode
   /** The stat the failure is counted under. */
   readonly type: ShouldRateLimitErrorType
   /**
@@ -56,10 +56,12 @@ export class ShouldRateLimitError extends Error {
     message: string,
     options?: { cause?: unknown; code?: ShouldRateLimitErrorCode },
   ) {
-    super(message, options)
-    this.name = 'ShouldRateLimitError'
+    super(
+      options?.code ?? (type === 'redis_error' ? 'ERR_BACKEND' : 'ERR_SERVICE'),
+      message,
+      options,
+    )
     this.type = type
-    this.code = options?.code ?? (type === 'redis_error' ? 'ERR_BACKEND' : 'ERR_SERVICE')
   }
 }
 

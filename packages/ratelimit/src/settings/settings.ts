@@ -5,17 +5,16 @@
  *
  * @module
  */
+import { RateLimitError } from '../errors.js'
 import { EnvReader } from './env.js'
 
 /** Thrown by {@link loadSettings}; lists every problem, one per line. */
-export class ConfigError extends Error {
-  /** Stable machine-readable code. */
-  readonly code = 'ERR_INVALID_SETTINGS'
+export class ConfigError extends RateLimitError {
+  declare readonly code: 'ERR_INVALID_SETTINGS'
   /** Each problem as `NAME: problem (got "…")`. */
   readonly problems: readonly string[]
   constructor(problems: readonly string[]) {
-    super(`invalid settings:\n  ${problems.join('\n  ')}`)
-    this.name = 'ConfigError'
+    super('ERR_INVALID_SETTINGS', `invalid settings:\n  ${problems.join('\n  ')}`)
     this.problems = problems
   }
 }
