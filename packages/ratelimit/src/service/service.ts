@@ -93,6 +93,14 @@ export interface ServiceDeps {
   readonly logger: Logger
 }
 
+const NO_HEADERS: readonly HeaderValue[] = Object.freeze([])
+
+/** The limit of each descriptor of a request (undefined: none), and which ones are unlimited. */
+interface Limits {
+  readonly limits: (RateLimit | undefined)[]
+  readonly unlimited: boolean[] | undefined
+}
+
 /** Listener of configuration changes (health, debug). */
 export type ConfigListener = (config: RateLimitConfig) => void
 
@@ -179,22 +187,42 @@ export class RateLimitService {
    *   request beyond {@link requestLimits}, no configuration loaded, or an invalid descriptor
    *   override/hits_addend; `redis_error` when the backend fails.
    */
-  async shouldRateLimit(request: RateLimitRequest): Promise<RateLimitResponse> {
-    const limits = this.#limitsFor(request)
+  shouldRateLimit(request: RateLimitRequest): Promise<RateLimitResponse> {
+    let limits: Limits
+    let decided: Promise<DescriptorStatus[]>
+    try {
+      limits = this.#limitsFor(request)
+      decided = this.#cache.doLimit(request, limits.limits)
+    } catch (error) {
+      // Rejects with whatever was thrown, as an async function would.
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
+      return Promise.reject(this.#backendFailure(error))
+    }
+    return decided.then(
+      (statuses) => this.#respond(request, limits, statuses),
+      (error: unknown) => {
+        throw this.#backendFailure(error)
+      },
+    )
+  }
+
+  /** A backend failure becomes a counted `redis_error`; anything else passes unchanged. */
+  #backendFailure(error: unknown): unknown {
+    if (!(error instanceof BackendError)) return error
+    this.#stats.service.redisError.add()
+    return new ShouldRateLimitError('redis_error', error.message, { cause: error })
+  }
+
+  /** The response to a decided request: overall code, quota mode, headers, shadow mode, metadata. */
+  #respond(
+    request: RateLimitRequest,
+    limits: Limits,
+    statuses: DescriptorStatus[],
+  ): RateLimitResponse {
     const count = request.descriptors.length
     const unlimited = limits.unlimited
-    let statuses: DescriptorStatus[]
-    try {
-      statuses = await this.#cache.doLimit(request, limits.limits)
-    } catch (error) {
-      if (error instanceof BackendError) {
-        this.#stats.service.redisError.add()
-        throw new ShouldRateLimitError('redis_error', error.message, { cause: error })
-      }
-      throw error
-    }
-
     const globalQuota = this.#options.quotaMode === true
+    const withMetadata = this.#options.responseDynamicMetadata === true
     let failedRateLimit = 0
     let quotaTotal = 0
     let failedQuota = 0
@@ -210,7 +238,7 @@ export class RateLimitService {
       if (statuses[i]?.code === 'OVER_LIMIT') {
         if (quota) failedQuota++
         else failedRateLimit++
-      } else if (limit !== undefined) passed.push(limit)
+      } else if (limit !== undefined && withMetadata) passed.push(limit)
     }
     let overallCode: 'OK' | 'OVER_LIMIT' =
       failedRateLimit > 0 || (quotaTotal > 0 && quotaTotal === failedQuota) ? 'OVER_LIMIT' : 'OK'
@@ -224,10 +252,7 @@ export class RateLimitService {
       overallCode,
       statuses,
       responseHeadersToAdd,
-      dynamicMetadata:
-        this.#options.responseDynamicMetadata === true
-          ? dynamicMetadata(request, passed)
-          : undefined,
+      dynamicMetadata: withMetadata ? dynamicMetadata(request, passed) : undefined,
     }
   }
 
@@ -236,10 +261,7 @@ export class RateLimitService {
     return new ShouldRateLimitError('service_error', message)
   }
 
-  #limitsFor(request: RateLimitRequest): {
-    limits: (RateLimit | undefined)[]
-    unlimited: boolean[] | undefined
-  } {
+  #limitsFor(request: RateLimitRequest): Limits {
     if (request.domain === '') throw this.#serviceError('rate limit domain must not be empty')
     if (request.descriptors.length === 0) {
       throw this.#serviceError('rate limit descriptor list must not be empty')
@@ -252,7 +274,9 @@ export class RateLimitService {
     const limits: (RateLimit | undefined)[] = []
     let unlimited: boolean[] | undefined
     let replacing: Set<string> | undefined
-    request.descriptors.forEach((descriptor, i) => {
+    const descriptors = request.descriptors
+    for (let i = 0; i < descriptors.length; i++) {
+      const descriptor = descriptors[i] as (typeof descriptors)[number]
       if (descriptor.hitsAddend !== undefined && descriptor.hitsAddend > MAX_HITS_ADDEND) {
         throw this.#serviceError(
           `descriptor ${String(i)}: hits_addend must not exceed ${String(MAX_HITS_ADDEND)}`,
@@ -276,7 +300,7 @@ export class RateLimitService {
         }
       }
       limits.push(limit)
-    })
+    }
     if (replacing !== undefined) {
       for (let i = 0; i < limits.length; i++) {
         const name = limits[i]?.name
@@ -290,9 +314,9 @@ export class RateLimitService {
     statuses: readonly DescriptorStatus[],
     limits: readonly (RateLimit | undefined)[],
     globalQuota: boolean,
-  ): HeaderValue[] {
+  ): readonly HeaderValue[] {
     const names = this.#options.responseHeaders
-    if (names === undefined) return []
+    if (names === undefined) return NO_HEADERS
     // The smallest remaining (first wins ties), unless a non-quota descriptor is over its
     // limit: then the last such one.
     let smallest: DescriptorStatus | undefined
@@ -305,7 +329,7 @@ export class RateLimitService {
         smallest = status
     }
     const chosen = lastOver ?? smallest
-    if (chosen?.currentLimit === undefined) return []
+    if (chosen?.currentLimit === undefined) return NO_HEADERS
     return [
       { key: names.limit, value: String(chosen.currentLimit.requestsPerUnit) },
       { key: names.remaining, value: String(chosen.limitRemaining) },
