@@ -45,6 +45,8 @@ const RESPONSE_HEADERS = {
   [constants.HTTP2_HEADER_CONTENT_TYPE]: 'application/grpc',
 }
 const OK_TRAILERS = { 'grpc-status': '0' }
+/** `respond()` options of an answer with a message: trailers follow the data. */
+const WITH_TRAILERS = { waitForTrailers: true }
 
 /** Dependencies of {@link buildNativeGrpcServer}. */
 export interface NativeGrpcDeps {
@@ -167,8 +169,9 @@ function sendError(stream: ServerHttp2Stream, { code, details }: GrpcStatus): vo
 /** Sends one already framed message and the OK trailers (unless the call was answered). */
 function sendFramed(stream: ServerHttp2Stream, framed: Buffer): void {
   if (stream.destroyed || stream.closed || stream.headersSent) return
-  stream.respond(RESPONSE_HEADERS, { waitForTrailers: true })
-  stream.once('wantTrailers', sendOkTrailers)
+  stream.respond(RESPONSE_HEADERS, WITH_TRAILERS)
+  // 'wantTrailers' is emitted once per stream: `on` spares the wrapper `once` allocates.
+  stream.on('wantTrailers', sendOkTrailers)
   stream.end(framed)
 }
 
@@ -291,7 +294,7 @@ export function buildNativeGrpcServer(
     if (!clientTimeout) deadlines.delete(stream)
     watching.add(stream)
     stream.once('close', () => watching.delete(stream))
-    stream.respond(RESPONSE_HEADERS, { waitForTrailers: true })
+    stream.respond(RESPONSE_HEADERS, WITH_TRAILERS)
     stream.once('wantTrailers', () => {
       stream.sendTrailers(
         expiredWatches.has(stream)

@@ -63,7 +63,8 @@ function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
       else chunks.push(chunk)
     })
     req.on('end', () => {
-      resolve(tooLarge ? undefined : Buffer.concat(chunks, size))
+      // A small body arrives in one chunk: no copy then.
+      resolve(tooLarge ? undefined : chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size))
     })
     req.on('error', reject)
   })
