@@ -226,7 +226,7 @@ export class RateLimitService {
     let failedRateLimit = 0
     let quotaTotal = 0
     let failedQuota = 0
-    const passed: RateLimit[] = []
+    const passed: RateLimit[] | undefined = withMetadata ? [] : undefined
     for (let i = 0; i < count; i++) {
       if (unlimited?.[i] === true) {
         statuses[i] = { code: 'OK', limitRemaining: UNLIMITED_REMAINING }
@@ -238,7 +238,7 @@ export class RateLimitService {
       if (statuses[i]?.code === 'OVER_LIMIT') {
         if (quota) failedQuota++
         else failedRateLimit++
-      } else if (limit !== undefined && withMetadata) passed.push(limit)
+      } else if (limit !== undefined) passed?.push(limit)
     }
     let overallCode: 'OK' | 'OVER_LIMIT' =
       failedRateLimit > 0 || (quotaTotal > 0 && quotaTotal === failedQuota) ? 'OVER_LIMIT' : 'OK'
@@ -252,7 +252,7 @@ export class RateLimitService {
       overallCode,
       statuses,
       responseHeadersToAdd,
-      dynamicMetadata: withMetadata ? dynamicMetadata(request, passed) : undefined,
+      dynamicMetadata: passed === undefined ? undefined : dynamicMetadata(request, passed),
     }
   }
 
