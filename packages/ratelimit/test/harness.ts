@@ -5,6 +5,7 @@
  * proto files), HTTP and the debug port.
  */
 import { FakeClock } from '@gatehouse/testing'
+import type * as grpc from '@grpc/grpc-js'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -125,4 +126,14 @@ export async function startService(options: StartOptions = {}): Promise<Harness>
       rmSync(root, { recursive: true, force: true })
     },
   }
+}
+
+/** The gRPC error a call ends with; throws when the call succeeds. */
+export async function grpcError(promise: Promise<unknown>): Promise<grpc.ServiceError> {
+  try {
+    await promise
+  } catch (error) {
+    return error as grpc.ServiceError
+  }
+  throw new Error('expected a gRPC error')
 }

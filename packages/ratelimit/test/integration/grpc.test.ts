@@ -2,7 +2,7 @@ import * as grpc from '@grpc/grpc-js'
 import { waitFor } from '@gatehouse/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { upstreamFixture } from '../fixtures.js'
-import { startService, type Harness } from '../harness.js'
+import { grpcError, startService, type Harness } from '../harness.js'
 import type { LoadedResponse } from '../proto.js'
 
 const entries = (...pairs: [string, string][]) => ({
@@ -14,15 +14,6 @@ function codes(response: LoadedResponse): string[] {
     response.overallCode ?? 'UNKNOWN',
     ...(response.statuses ?? []).map((s) => s.code ?? 'UNKNOWN'),
   ]
-}
-
-async function grpcError(promise: Promise<unknown>): Promise<grpc.ServiceError> {
-  try {
-    await promise
-  } catch (error) {
-    return error as grpc.ServiceError
-  }
-  throw new Error('expected a gRPC error')
 }
 
 describe.each(['native', 'grpc-js'])(

@@ -16,7 +16,7 @@ import { pino } from 'pino'
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { upstreamFixture } from '../fixtures.js'
-import { startService, type Harness } from '../harness.js'
+import { grpcError, startService, type Harness } from '../harness.js'
 
 /** A logger that keeps its JSON lines. */
 function capturingLogger() {
@@ -31,15 +31,6 @@ function capturingLogger() {
     }),
   )
   return { logger, lines }
-}
-
-async function grpcError(promise: Promise<unknown>): Promise<grpc.ServiceError> {
-  try {
-    await promise
-  } catch (error) {
-    return error as grpc.ServiceError
-  }
-  throw new Error('expected a gRPC error')
 }
 
 const basic = { 'basic.yaml': upstreamFixture('integration/basic.yaml') }
