@@ -23,8 +23,6 @@ import {
   type GrpcHandlers,
 } from './grpc-handlers.js'
 
-export { SHOULD_RATE_LIMIT_PATH } from './grpc-handlers.js'
-
 /** The rate limit service definition, with our protobuf codec (usable by clients too). */
 export const rateLimitServiceDefinition = {
   ShouldRateLimit: {
