@@ -9,7 +9,8 @@
  *     [--label default] [--env KEY=VALUE]... [--write]
  *
  * `--env` passes settings to the service (e.g. `--env REDIS_POOL_SIZE=1`); `--write` stores the
- * markdown table in bench/RESULTS.md under "## ratelimit".
+ * markdown table in bench/RESULTS.md under "## ratelimit". `--main PATH` runs another build's
+ * `dist/main.js` instead of this checkout's (to compare two commits in the same conditions).
  */
 import { getFreePort, startProcess, startRedisServer, waitFor } from '@gatehouse/testing'
 import { execFile } from 'node:child_process'
@@ -18,7 +19,7 @@ import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { encodeRateLimitRequest } from '../../packages/ratelimit/src/protocol/protobuf.js'
+import { encodeRateLimitRequest } from '../../packages/ratelimit/src/protocol/protobuf/request.js'
 import { machineInfo, percentile } from '../lib/report.js'
 
 const run = promisify(execFile)
@@ -31,6 +32,7 @@ interface Options {
   label: string
   env: Record<string, string>
   write: boolean
+  main: string
 }
 
 function parseArgs(argv: string[]): Options {
@@ -41,6 +43,7 @@ function parseArgs(argv: string[]): Options {
     label: 'default',
     env: {},
     write: false,
+    main: join(ROOT, 'packages/ratelimit/bin/gatehouse-ratelimit.js'),
   }
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]
@@ -50,6 +53,7 @@ function parseArgs(argv: string[]): Options {
     else if (arg === '--concurrency') options.concurrency = value().split(',').map(Number)
     else if (arg === '--label') options.label = value()
     else if (arg === '--write') options.write = true
+    else if (arg === '--main') options.main = value()
     else if (arg === '--env') {
       const [k = '', ...v] = value().split('=')
       options.env[k] = v.join('=')
@@ -157,29 +161,30 @@ async function httpLoad(port: number, c: number, seconds: number, dir: string): 
   }
 }
 
-async function startService(redisPort: number, dir: string, env: Record<string, string>) {
+async function startService(
+  redisPort: number,
+  dir: string,
+  env: Record<string, string>,
+  main: string,
+) {
   const [http, grpc, debug] = await Promise.all([getFreePort(), getFreePort(), getFreePort()])
-  const service = await startProcess(
-    process.execPath,
-    [join(ROOT, 'packages/ratelimit/bin/gatehouse-ratelimit.js')],
-    {
-      env: {
-        ...process.env,
-        REDIS_SOCKET_TYPE: 'tcp',
-        REDIS_URL: `127.0.0.1:${String(redisPort)}`,
-        RUNTIME_ROOT: dir,
-        RUNTIME_WATCH_ROOT: 'false',
-        DISABLE_STATS: 'true',
-        HOST: '127.0.0.1',
-        PORT: String(http),
-        GRPC_HOST: '127.0.0.1',
-        GRPC_PORT: String(grpc),
-        DEBUG_HOST: '127.0.0.1',
-        DEBUG_PORT: String(debug),
-        ...env,
-      },
+  const service = await startProcess(process.execPath, [main], {
+    env: {
+      ...process.env,
+      REDIS_SOCKET_TYPE: 'tcp',
+      REDIS_URL: `127.0.0.1:${String(redisPort)}`,
+      RUNTIME_ROOT: dir,
+      RUNTIME_WATCH_ROOT: 'false',
+      DISABLE_STATS: 'true',
+      HOST: '127.0.0.1',
+      PORT: String(http),
+      GRPC_HOST: '127.0.0.1',
+      GRPC_PORT: String(grpc),
+      DEBUG_HOST: '127.0.0.1',
+      DEBUG_PORT: String(debug),
+      ...env,
     },
-  )
+  })
   await waitFor(
     async () => (await fetch(`http://127.0.0.1:${String(http)}/healthcheck`)).status === 200,
     {
@@ -224,7 +229,7 @@ async function main(): Promise<void> {
     )
   }
   const redis = await startRedisServer()
-  const svc = await startService(redis.port, dir, options.env)
+  const svc = await startService(redis.port, dir, options.env, options.main)
   try {
     for (const c of options.concurrency) {
       // Warm-up of every path at this concurrency (not recorded).

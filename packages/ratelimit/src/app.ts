@@ -9,7 +9,14 @@ import type { Server as HttpServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Writable } from 'node:stream'
 import type { Logger } from 'pino'
-import { systemClock, type Clock } from './clock.js'
+import {
+  systemClock,
+  systemMonotonicClock,
+  systemRandom,
+  type Clock,
+  type MonotonicClock,
+  type Random,
+} from './clock.js'
 import type { CounterStore } from './limiter/cache.js'
 import { FixedWindowRateLimitCache } from './limiter/fixed-window.js'
 import { LocalCache } from './limiter/local-cache.js'
@@ -20,7 +27,12 @@ import type { ConfigProvider, ConfigUpdate } from './provider/provider.js'
 import { RedisCounterStore } from './redis/redis-store.js'
 import { buildDebugServer } from './server/debug.js'
 import { bindGrpcServer, buildGrpcServer, shutdownGrpcServer } from './server/grpc.js'
-import { buildNativeGrpcServer, listenNativeGrpc } from './server/grpc-native.js'
+import { createGrpcHandlers } from './server/grpc-handlers.js'
+import {
+  buildNativeGrpcServer,
+  listenNativeGrpc,
+  type NativeGrpcDeps,
+} from './server/grpc-native.js'
 import { HealthChecker } from './server/health.js'
 import { buildHttpServer } from './server/http.js'
 import { RateLimitService } from './service/service.js'
@@ -43,8 +55,16 @@ export interface AppDeps {
   readonly statsSink?: StatsSink
   /** Where the stdout stats sink writes. @default process.stdout */
   readonly stdout?: Writable
-  /** Random source for the expiration jitter. @default Math.random */
-  readonly random?: () => number
+  /**
+   * Monotonic time for durations and deadlines (response times, gRPC deadlines, idle
+   * connections). @default {@link systemMonotonicClock}
+   */
+  readonly monotonicClock?: MonotonicClock
+  /**
+   * Random source for the expiration jitter, the connection age jitter and the stats timers'
+   * sampling. @default {@link systemRandom}
+   */
+  readonly random?: Random
 }
 
 /** A gRPC server of either implementation. */
@@ -57,10 +77,7 @@ export interface GrpcListener {
   shutdown(timeoutMs: number): Promise<void>
 }
 
-function buildGrpcListener(
-  settings: Readonly<Settings>,
-  deps: Parameters<typeof buildGrpcServer>[0],
-): GrpcListener {
+function buildGrpcListener(settings: Readonly<Settings>, deps: NativeGrpcDeps): GrpcListener {
   const options = {
     maxConnectionAgeMs: settings.grpcMaxConnectionAgeMs,
     maxConnectionAgeGraceMs: settings.grpcMaxConnectionAgeGraceMs,
@@ -194,9 +211,12 @@ function listenHttp(server: HttpServer, port: number, host: string): Promise<num
  */
 export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = {}): RateLimitApp {
   const clock = deps.clock ?? systemClock
+  const monotonicClock = deps.monotonicClock ?? systemMonotonicClock
+  const random = deps.random ?? systemRandom
   const logger =
-    deps.logger ?? createLogger({ level: settings.logLevel, format: settings.logFormat })
-  const stats = new StatsStore({ extraTags: settings.extraTags })
+    deps.logger ??
+    createLogger({ level: settings.logLevel, format: settings.logFormat }, process.stderr, clock)
+  const stats = new StatsStore({ extraTags: settings.extraTags, random })
   const statsManager = new StatsManager(stats, { maxDynamicKeys: settings.statsMaxDynamicKeys })
   const health = new HealthChecker({ configComponent: settings.healthyWithAtLeastOneConfigLoaded })
   const store = deps.store ?? buildStore(settings, clock, logger, health, stats)
@@ -211,7 +231,7 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
     cacheKeyPrefix: settings.cacheKeyPrefix,
     expirationJitterMaxSeconds: settings.expirationJitterMaxSeconds,
     stopCacheKeyIncrementWhenOverlimit: settings.stopCacheKeyIncrementWhenOverlimit,
-    random: deps.random,
+    random,
   })
   const service = new RateLimitService(
     { cache, stats: statsManager, logger },
@@ -245,7 +265,8 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
       logger,
     })
   const sink = deps.statsSink ?? buildSink(settings, clock, deps.stdout ?? process.stdout)
-  const grpcServer = buildGrpcListener(settings, { service, health, stats, logger })
+  const handlers = createGrpcHandlers({ service, health, stats, logger, monotonicClock })
+  const grpcServer = buildGrpcListener(settings, { handlers, monotonicClock, random })
   const httpServer = buildHttpServer({ service, health, logger })
   const debugServer = buildDebugServer({ service, stats, logger })
 

@@ -6,6 +6,7 @@
  * @module
  */
 import * as grpc from '@grpc/grpc-js'
+import { systemClock, type Clock } from './clock.js'
 import type { Descriptor, RateLimitRequest, RateLimitResponse } from './protocol/types.js'
 import { rateLimitServiceDefinition } from './server/grpc.js'
 
@@ -62,12 +63,15 @@ export function parseClientArgs(argv: readonly string[]): ClientArgs {
 /**
  * Sends one request.
  *
+ * @param timeoutMs The call's deadline, in milliseconds from now. @default 10000
+ * @param clock What "now" is. @default {@link systemClock}
  * @throws {Error} The gRPC error (status and details).
  */
 export function callShouldRateLimit(
   dialString: string,
   request: RateLimitRequest,
   timeoutMs = 10_000,
+  clock: Clock = systemClock,
 ): Promise<RateLimitResponse> {
   const Client = grpc.makeGenericClientConstructor(rateLimitServiceDefinition, 'RateLimitService')
   const client = new Client(dialString, grpc.credentials.createInsecure())
@@ -77,7 +81,7 @@ export function callShouldRateLimit(
       rateLimitServiceDefinition.ShouldRateLimit.requestSerialize,
       rateLimitServiceDefinition.ShouldRateLimit.responseDeserialize,
       request,
-      { deadline: Date.now() + timeoutMs },
+      { deadline: clock.now() + timeoutMs },
       (error, response) => {
         client.close()
         if (error !== null) reject(error)

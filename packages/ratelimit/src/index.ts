@@ -13,7 +13,15 @@ export {
   type ListeningAddresses,
   type RateLimitApp,
 } from './app.js'
-export { systemClock, type Clock } from './clock.js'
+export {
+  systemClock,
+  systemMonotonicClock,
+  systemRandom,
+  type Clock,
+  type MonotonicClock,
+  type Random,
+} from './clock.js'
+export { RateLimitError, type RateLimitErrorCode } from './errors.js'
 export {
   RateLimitConfig,
   type ConfigFile,
@@ -55,13 +63,9 @@ export {
   checkRequestLimits,
   type RequestLimits,
 } from './protocol/limits.js'
-export {
-  decodeRateLimitRequest,
-  decodeRateLimitResponse,
-  encodeRateLimitRequest,
-  encodeRateLimitResponse,
-  WireFormatError,
-} from './protocol/protobuf.js'
+export { decodeRateLimitRequest, encodeRateLimitRequest } from './protocol/protobuf/request.js'
+export { decodeRateLimitResponse, encodeRateLimitResponse } from './protocol/protobuf/response.js'
+export { WireFormatError } from './protocol/protobuf/wire.js'
 export type * from './protocol/types.js'
 export { FileConfigProvider, type FileProviderOptions } from './provider/file-provider.js'
 export type { ConfigProvider, ConfigUpdate, ConfigUpdateListener } from './provider/provider.js'

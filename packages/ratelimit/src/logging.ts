@@ -9,6 +9,7 @@
 import { Writable } from 'node:stream'
 import { REDACT_CENSOR, REDACT_PATHS } from '@gatehouse/settings'
 import { pino, type Logger } from 'pino'
+import { systemClock, type Clock } from './clock.js'
 import type { LogLevel } from './settings/settings.js'
 
 /** Logrus level names, as upstream prints them. */
@@ -37,10 +38,12 @@ function textLine(line: string): string {
  * Creates the service logger.
  *
  * @param destination Where lines go. @default process.stderr
+ * @param clock The time of each line (`@timestamp`). @default {@link systemClock}
  */
 export function createLogger(
   options: { level: LogLevel; format: 'text' | 'json' },
   destination: Writable = process.stderr,
+  clock: Clock = systemClock,
 ): Logger {
   const stream =
     options.format === 'json'
@@ -63,7 +66,7 @@ export function createLogger(
       level: options.level,
       base: undefined,
       messageKey: '@message',
-      timestamp: () => `,"@timestamp":"${new Date().toISOString()}"`,
+      timestamp: () => `,"@timestamp":"${new Date(clock.now()).toISOString()}"`,
       formatters: { level: (label) => ({ level: LOGRUS_LEVELS[label] ?? label }) },
       redact: { paths: [...REDACT_PATHS], censor: REDACT_CENSOR },
     },

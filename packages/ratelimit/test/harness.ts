@@ -5,6 +5,7 @@
  * proto files), HTTP and the debug port.
  */
 import { FakeClock } from '@gatehouse/testing'
+import * as grpc from '@grpc/grpc-js'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -125,4 +126,35 @@ export async function startService(options: StartOptions = {}): Promise<Harness>
       rmSync(root, { recursive: true, force: true })
     },
   }
+}
+
+/** The gRPC error a call ends with; throws when the call succeeds. */
+export async function grpcError(promise: Promise<unknown>): Promise<grpc.ServiceError> {
+  try {
+    await promise
+  } catch (error) {
+    return error as grpc.ServiceError
+  }
+  throw new Error('expected a gRPC error')
+}
+
+/** Sends raw request bytes to ShouldRateLimit; resolves with the error (null on success). */
+export function rawShouldRateLimit(
+  address: string,
+  bytes: Buffer,
+): Promise<grpc.ServiceError | null> {
+  const Client = grpc.makeGenericClientConstructor({}, 'Raw')
+  const raw = new Client(address, grpc.credentials.createInsecure())
+  return new Promise((resolve) => {
+    raw.makeUnaryRequest(
+      '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit',
+      (b: Buffer) => b,
+      (b: Buffer) => b,
+      bytes,
+      (error) => {
+        raw.close()
+        resolve(error)
+      },
+    )
+  })
 }

@@ -190,7 +190,8 @@ export class RateLimitConfig {
     let valueToMetric = false
     const metricParts: string[] = []
     const last = entries.length - 1
-    for (const [i, entry] of entries.entries()) {
+    for (let i = 0; i <= last; i++) {
+      const entry = entries[i] as (typeof entries)[number]
       const keyValue = `${entry.key}_${entry.value}`
       let next = node.children.get(keyValue)
       let part: string

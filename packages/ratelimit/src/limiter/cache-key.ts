@@ -35,7 +35,8 @@ export function generateCacheKey(
   let key = `${prefix}${domain}_`
   const patterns = limit.sharePatterns
   const entries = descriptor.entries
-  for (const [i, entry] of entries.entries()) {
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i] as (typeof entries)[number]
     key += `${entry.key}_${patterns?.[i] ?? entry.value}_`
   }
   const divider = unitSeconds(limit.unit)

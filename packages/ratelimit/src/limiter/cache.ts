@@ -7,6 +7,7 @@
  * @module
  */
 import type { RateLimit } from '../config/config.js'
+import { RateLimitError } from '../errors.js'
 import type { DescriptorStatus, RateLimitRequest } from '../protocol/types.js'
 
 /** Decides a whole request against a backend. */
@@ -85,11 +86,9 @@ export interface CounterStore {
  * A failure of the key-value store. The message is the store client's error text, which is
  * what upstream returns to the caller.
  */
-export class BackendError extends Error {
-  /** Stable machine-readable code. */
-  readonly code = 'ERR_BACKEND'
+export class BackendError extends RateLimitError {
+  declare readonly code: 'ERR_BACKEND'
   constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options)
-    this.name = 'BackendError'
+    super('ERR_BACKEND', message, options)
   }
 }

@@ -5,9 +5,9 @@
  *
  * @module
  */
-import type { Clock } from '../clock.js'
+import { systemRandom, type Clock, type Random } from '../clock.js'
 import type { RateLimit } from '../config/config.js'
-import type { DescriptorStatus, RateLimitRequest } from '../protocol/types.js'
+import type { CurrentLimit, DescriptorStatus, RateLimitRequest } from '../protocol/types.js'
 import type { CounterStore, IncrementOp, RateLimitCache } from './cache.js'
 import { generateCacheKey, type CacheKey } from './cache-key.js'
 import type { LocalCache } from './local-cache.js'
@@ -64,27 +64,16 @@ export function decideStatus(input: DecisionInput): Decision {
   const rpu = limit.requestsPerUnit
   const divider = unitSeconds(limit.unit)
   const durationUntilReset = divider - (nowSeconds % divider)
-  const currentLimit =
+  const currentLimit: CurrentLimit =
     limit.name === undefined
       ? { requestsPerUnit: rpu, unit: limit.unit }
       : { name: limit.name, requestsPerUnit: rpu, unit: limit.unit }
-
-  // Over the limit: OVER_LIMIT with nothing remaining, reported OK for shadow-mode rules.
-  const over = (overLimit: boolean): Decision => ({
-    status: {
-      code: limit.shadowMode ? 'OK' : 'OVER_LIMIT',
-      currentLimit,
-      limitRemaining: 0,
-      durationUntilReset,
-    },
-    overLimit,
-  })
 
   if (localCacheHit) {
     stats.overLimit.add(hitsAddend)
     stats.overLimitWithLocalCache.add(hitsAddend)
     if (limit.shadowMode) stats.shadowMode.add(hitsAddend)
-    return over(false)
+    return overLimit(limit, currentLimit, durationUntilReset, false)
   }
 
   // Go computes before in uint64: a "negative" before wraps to a huge number.
@@ -97,13 +86,31 @@ export function decideStatus(input: DecisionInput): Decision {
       stats.nearLimit.add(rpu - Math.max(near, before))
     }
     if (limit.shadowMode) stats.shadowMode.add(before >= rpu ? hitsAddend : after - rpu)
-    return over(true)
+    return overLimit(limit, currentLimit, durationUntilReset, true)
   }
   if (after > near) stats.nearLimit.add(before >= near ? hitsAddend : after - near)
   stats.withinLimit.add(hitsAddend)
   return {
     status: { code: 'OK', currentLimit, limitRemaining: rpu - after, durationUntilReset },
     overLimit: false,
+  }
+}
+
+/** Over the limit: OVER_LIMIT with nothing remaining, reported OK for shadow-mode rules. */
+function overLimit(
+  limit: RateLimit,
+  currentLimit: CurrentLimit,
+  durationUntilReset: number,
+  remember: boolean,
+): Decision {
+  return {
+    status: {
+      code: limit.shadowMode ? 'OK' : 'OVER_LIMIT',
+      currentLimit,
+      limitRemaining: 0,
+      durationUntilReset,
+    },
+    overLimit: remember,
   }
 }
 
@@ -121,8 +128,8 @@ export interface FixedWindowOptions {
   readonly expirationJitterMaxSeconds?: number
   /** `STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT`. @default false */
   readonly stopCacheKeyIncrementWhenOverlimit?: boolean
-  /** Random source in [0, 1) for the jitter. @default Math.random */
-  readonly random?: () => number
+  /** Random source in [0, 1) for the jitter. @default {@link systemRandom} */
+  readonly random?: Random
 }
 
 const NO_LIMIT: DescriptorStatus = { code: 'OK', limitRemaining: 0 }
@@ -139,7 +146,7 @@ export class FixedWindowRateLimitCache implements RateLimitCache {
   readonly #prefix: string
   readonly #jitterMax: number
   readonly #stop: boolean
-  readonly #random: () => number
+  readonly #random: Random
 
   constructor(options: FixedWindowOptions) {
     this.#store = options.store
@@ -149,65 +156,94 @@ export class FixedWindowRateLimitCache implements RateLimitCache {
     this.#prefix = options.cacheKeyPrefix ?? ''
     this.#jitterMax = options.expirationJitterMaxSeconds ?? 300
     this.#stop = options.stopCacheKeyIncrementWhenOverlimit ?? false
-    this.#random = options.random ?? Math.random
+    this.#random = options.random ?? systemRandom
   }
 
   /** {@inheritDoc RateLimitCache.doLimit} */
-  async doLimit(
+  doLimit(
     request: RateLimitRequest,
     limits: readonly (RateLimit | undefined)[],
   ): Promise<DescriptorStatus[]> {
     const nowSeconds = Math.floor(this.#clock.now() / 1000)
-    const addends = hitsAddends(request)
-    const items: Item[] = request.descriptors.map((descriptor, i) => {
+    const fallback = Math.max(1, request.hitsAddend) // hitsAddends(), without its array
+    const descriptors = request.descriptors
+    const items: Item[] = new Array<Item>(descriptors.length)
+    let limited = 0
+    let localHits = 0
+    for (let i = 0; i < descriptors.length; i++) {
+      const descriptor = descriptors[i] as (typeof descriptors)[number]
       const limit = limits[i]
-      const addend = addends[i] ?? 1
+      const addend = descriptor.hitsAddend ?? fallback
       const key = generateCacheKey(this.#prefix, request.domain, descriptor, limit, nowSeconds)
       let localHit = false
       if (limit !== undefined) {
+        limited++
         limit.stats.totalHits.add(addend)
         localHit = this.#localCache?.has(key.key) === true
+        if (localHit) localHits++
       }
-      return { limit, addend, key, localHit, increment: addend, after: 0 }
-    })
+      items[i] = { limit, addend, key, localHit, increment: addend, after: 0 }
+    }
+    if (limited === localHits) return Promise.resolve(this.#decide(items, nowSeconds))
+    if (this.#stop) {
+      if (localHits > 0) {
+        // The local cache already refused one: increment nothing (upstream's rule).
+        for (const item of items) item.increment = 0
+      } else {
+        return this.#onlyExceeding(items).then(() => this.#increment(items, nowSeconds))
+      }
+    }
+    return this.#increment(items, nowSeconds)
+  }
+
+  /**
+   * `STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT`: reads the counters first and, when some key would
+   * go over its limit, increments only those (upstream's rule).
+   */
+  async #onlyExceeding(items: Item[]): Promise<void> {
     const limited = items.filter(
       (item): item is Item & { limit: RateLimit } => item.limit !== undefined,
     )
+    const current = await this.#store.get(limited.map((item) => item.key))
+    const exceeding = new Set<Item>(
+      limited.filter((item, j) => (current[j] ?? 0) + item.addend > item.limit.requestsPerUnit),
+    )
+    if (exceeding.size > 0) {
+      for (const item of items) if (!exceeding.has(item)) item.increment = 0
+    }
+  }
 
-    // STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT: read first, then only increment the keys that
-    // would go over (upstream's rule), or nothing when the local cache already refused one.
-    if (this.#stop && limited.length > 0) {
-      if (limited.some((item) => item.localHit)) for (const item of items) item.increment = 0
-      else {
-        const current = await this.#store.get(limited.map((item) => item.key))
-        const exceeding = new Set<Item>(
-          limited.filter((item, j) => (current[j] ?? 0) + item.addend > item.limit.requestsPerUnit),
-        )
-        if (exceeding.size > 0) {
-          for (const item of items) if (!exceeding.has(item)) item.increment = 0
-        }
+  /** One `INCRBY` + `EXPIRE` per limited key not refused by the local cache, then the decisions. */
+  #increment(items: Item[], nowSeconds: number): Promise<DescriptorStatus[]> {
+    const ops: IncrementOp[] = []
+    const incremented: Item[] = []
+    for (const item of items) {
+      if (item.limit === undefined || item.localHit) continue
+      const jitter = this.#jitterMax > 0 ? Math.floor(this.#random() * this.#jitterMax) : 0
+      ops.push({
+        key: item.key.key,
+        addend: item.increment,
+        expireSeconds: unitSeconds(item.limit.unit) + jitter,
+        perSecond: item.key.perSecond,
+      })
+      incremented.push(item)
+    }
+    return this.#store.increment(ops).then((results) => {
+      for (let j = 0; j < incremented.length; j++) {
+        ;(incremented[j] as Item).after = results[j] ?? 0
       }
-    }
+      return this.#decide(items, nowSeconds)
+    })
+  }
 
-    const toIncrement = limited.filter((item) => !item.localHit)
-    if (toIncrement.length > 0) {
-      const ops: IncrementOp[] = toIncrement.map((item) => {
-        const jitter = this.#jitterMax > 0 ? Math.floor(this.#random() * this.#jitterMax) : 0
-        return {
-          key: item.key.key,
-          addend: item.increment,
-          expireSeconds: unitSeconds(item.limit.unit) + jitter,
-          perSecond: item.key.perSecond,
-        }
-      })
-      const results = await this.#store.increment(ops)
-      toIncrement.forEach((item, j) => {
-        item.after = results[j] ?? 0
-      })
-    }
-
-    return items.map((item) => {
-      if (item.limit === undefined) return NO_LIMIT
+  #decide(items: readonly Item[], nowSeconds: number): DescriptorStatus[] {
+    const statuses = new Array<DescriptorStatus>(items.length)
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i] as Item
+      if (item.limit === undefined) {
+        statuses[i] = NO_LIMIT
+        continue
+      }
       const decision = decideStatus({
         limit: item.limit,
         hitsAddend: item.addend,
@@ -217,8 +253,9 @@ export class FixedWindowRateLimitCache implements RateLimitCache {
         nowSeconds,
       })
       if (decision.overLimit) this.#localCache?.set(item.key.key, unitSeconds(item.limit.unit))
-      return decision.status
-    })
+      statuses[i] = decision.status
+    }
+    return statuses
   }
 }
 

@@ -10,6 +10,7 @@
  * @module
  */
 import { isUtf8 } from 'node:buffer'
+import { RateLimitError } from '../errors.js'
 import {
   entryTooLong,
   longerThan,
@@ -33,13 +34,11 @@ export type JsonRequestErrorCode =
   'ERR_EMPTY_BODY' | 'ERR_INVALID_UTF8' | 'ERR_INVALID_JSON' | 'ERR_INVALID_MESSAGE'
 
 /** Thrown when a `/json` request body is not a valid proto3 JSON `RateLimitRequest`. */
-export class JsonRequestError extends Error {
-  /** Stable machine-readable reason. */
-  readonly code: JsonRequestErrorCode
+export class JsonRequestError extends RateLimitError {
+  declare readonly code: JsonRequestErrorCode
+  // eslint-disable-next-line @typescript-eslint/no-useless-constructor -- narrows `code`
   constructor(code: JsonRequestErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options)
-    this.name = 'JsonRequestError'
-    this.code = code
+    super(code, message, options)
   }
 }
 
@@ -56,17 +55,18 @@ function invalid(message: string): JsonRequestError {
 function fieldsOf(
   value: Json,
   message: string,
-  names: Readonly<Record<string, string>>,
-): Map<string, Json> {
+  names: ReadonlyMap<string, string>,
+): Partial<Record<string, Json>> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw invalid(`${message}: expected a JSON object`)
   }
-  const fields = new Map<string, Json>()
-  for (const [key, v] of Object.entries(value)) {
-    const name = Object.hasOwn(names, key) ? names[key] : undefined
+  // Keyed by proto names only (no prototype names), so a plain object is a safe map here.
+  const fields: Partial<Record<string, Json>> = {}
+  for (const key of Object.keys(value)) {
+    const name = names.get(key)
     if (name === undefined) throw invalid(`${message}: unknown field "${key}"`)
-    if (fields.has(name)) throw invalid(`${message}: duplicate field "${key}"`)
-    fields.set(name, v)
+    if (fields[name] !== undefined) throw invalid(`${message}: duplicate field "${key}"`)
+    fields[name] = value[key]
   }
   return fields
 }
@@ -118,24 +118,28 @@ function readUnit(value: Json | undefined): Unit {
   throw invalid('invalid value for enum field unit')
 }
 
-const ENTRY_FIELDS = { key: 'key', value: 'value' }
-const OVERRIDE_FIELDS = {
-  requestsPerUnit: 'requests_per_unit',
-  requests_per_unit: 'requests_per_unit',
-  unit: 'unit',
-}
-const DESCRIPTOR_FIELDS = {
-  entries: 'entries',
-  limit: 'limit',
-  hitsAddend: 'hits_addend',
-  hits_addend: 'hits_addend',
-}
-const REQUEST_FIELDS = {
-  domain: 'domain',
-  descriptors: 'descriptors',
-  hitsAddend: 'hits_addend',
-  hits_addend: 'hits_addend',
-}
+/** Each accepted spelling of a message's fields (JSON name and proto name) → its proto name. */
+const ENTRY_FIELDS = new Map([
+  ['key', 'key'],
+  ['value', 'value'],
+])
+const OVERRIDE_FIELDS = new Map([
+  ['requestsPerUnit', 'requests_per_unit'],
+  ['requests_per_unit', 'requests_per_unit'],
+  ['unit', 'unit'],
+])
+const DESCRIPTOR_FIELDS = new Map([
+  ['entries', 'entries'],
+  ['limit', 'limit'],
+  ['hitsAddend', 'hits_addend'],
+  ['hits_addend', 'hits_addend'],
+])
+const REQUEST_FIELDS = new Map([
+  ['domain', 'domain'],
+  ['descriptors', 'descriptors'],
+  ['hitsAddend', 'hits_addend'],
+  ['hits_addend', 'hits_addend'],
+])
 
 /** No caps: what {@link parseJsonRateLimitRequest} applies unless given others. */
 const UNLIMITED: RequestLimits = {
@@ -146,9 +150,9 @@ const UNLIMITED: RequestLimits = {
 
 function readEntry(value: Json, limits: RequestLimits, descriptor: number, index: number): Entry {
   const fields = fieldsOf(value, 'RateLimitDescriptor.Entry', ENTRY_FIELDS)
-  const key = readString(fields.get('key'), 'key')
+  const key = readString(fields.key, 'key')
   if (longerThan(key, limits.maxEntryBytes)) throw entryTooLong(limits, descriptor, index, 'key')
-  const text = readString(fields.get('value'), 'value')
+  const text = readString(fields.value, 'value')
   if (longerThan(text, limits.maxEntryBytes)) {
     throw entryTooLong(limits, descriptor, index, 'value')
   }
@@ -158,16 +162,16 @@ function readEntry(value: Json, limits: RequestLimits, descriptor: number, index
 function readOverride(value: Json): RateLimitOverride {
   const fields = fieldsOf(value, 'RateLimitDescriptor.RateLimitOverride', OVERRIDE_FIELDS)
   return {
-    requestsPerUnit: readInteger(fields.get('requests_per_unit'), 'requests_per_unit', 2 ** 32 - 1),
-    unit: readUnit(fields.get('unit')),
+    requestsPerUnit: readInteger(fields.requests_per_unit, 'requests_per_unit', 2 ** 32 - 1),
+    unit: readUnit(fields.unit),
   }
 }
 
 function readDescriptor(value: Json, limits: RequestLimits, index: number): Descriptor {
   const fields = fieldsOf(value, 'RateLimitDescriptor', DESCRIPTOR_FIELDS)
-  const limit = fields.get('limit')
-  const hitsAddend = fields.get('hits_addend')
-  const entries = readList(fields.get('entries'), 'entries')
+  const limit = fields.limit
+  const hitsAddend = fields.hits_addend
+  const entries = readList(fields.entries, 'entries')
   if (entries.length > limits.maxEntries) throw tooManyEntries(limits, index)
   return {
     entries: entries.map((entry, i) => readEntry(entry, limits, index, i)),
@@ -209,33 +213,34 @@ export function parseJsonRateLimitRequest(
     )
   }
   const fields = fieldsOf(json, 'RateLimitRequest', REQUEST_FIELDS)
-  const descriptors = readList(fields.get('descriptors'), 'descriptors')
+  const descriptors = readList(fields.descriptors, 'descriptors')
   if (descriptors.length > limits.maxDescriptors) throw tooManyDescriptors(limits)
   return {
-    domain: readString(fields.get('domain'), 'domain'),
+    domain: readString(fields.domain, 'domain'),
     descriptors: descriptors.map((descriptor, i) => readDescriptor(descriptor, limits, i)),
-    hitsAddend: readInteger(fields.get('hits_addend'), 'hits_addend', 2 ** 32 - 1),
+    hitsAddend: readInteger(fields.hits_addend, 'hits_addend', 2 ** 32 - 1),
   }
 }
 
 function statusJson(status: DescriptorStatus): string {
-  const parts: string[] = []
-  if (status.code !== 'UNKNOWN') parts.push(`"code":"${status.code}"`)
+  // Fields are appended as `,"name":value` and the first comma dropped (no arrays to join).
+  let out = ''
+  if (status.code !== 'UNKNOWN') out += `,"code":"${status.code}"`
   const limit = status.currentLimit
   if (limit !== undefined) {
-    const limitParts: string[] = []
-    if (limit.name !== undefined && limit.name !== '')
-      limitParts.push(`"name":${JSON.stringify(limit.name)}`)
-    if (limit.requestsPerUnit !== 0)
-      limitParts.push(`"requestsPerUnit":${String(limit.requestsPerUnit)}`)
-    if (limit.unit !== 'UNKNOWN') limitParts.push(`"unit":"${limit.unit}"`)
-    parts.push(`"currentLimit":{${limitParts.join(',')}}`)
+    let fields = ''
+    if (limit.name !== undefined && limit.name !== '') {
+      fields += `,"name":${JSON.stringify(limit.name)}`
+    }
+    if (limit.requestsPerUnit !== 0) fields += `,"requestsPerUnit":${String(limit.requestsPerUnit)}`
+    if (limit.unit !== 'UNKNOWN') fields += `,"unit":"${limit.unit}"`
+    out += `,"currentLimit":{${fields.slice(1)}}`
   }
-  if (status.limitRemaining !== 0) parts.push(`"limitRemaining":${String(status.limitRemaining)}`)
+  if (status.limitRemaining !== 0) out += `,"limitRemaining":${String(status.limitRemaining)}`
   if (status.durationUntilReset !== undefined) {
-    parts.push(`"durationUntilReset":"${String(status.durationUntilReset)}s"`)
+    out += `,"durationUntilReset":"${String(status.durationUntilReset)}s"`
   }
-  return `{${parts.join(',')}}`
+  return `{${out.slice(1)}}`
 }
 
 /**
@@ -244,22 +249,26 @@ function statusJson(status: DescriptorStatus): string {
  * @returns Compact JSON text.
  */
 export function formatJsonRateLimitResponse(response: RateLimitResponse): string {
-  const parts: string[] = []
-  if (response.overallCode !== 'UNKNOWN') parts.push(`"overallCode":"${response.overallCode}"`)
-  if (response.statuses.length > 0) {
-    parts.push(`"statuses":[${response.statuses.map(statusJson).join(',')}]`)
+  let out = ''
+  if (response.overallCode !== 'UNKNOWN') out += `,"overallCode":"${response.overallCode}"`
+  const statuses = response.statuses
+  if (statuses.length > 0) {
+    let list = ''
+    for (const status of statuses) list += `,${statusJson(status)}`
+    out += `,"statuses":[${list.slice(1)}]`
   }
   if (response.responseHeadersToAdd.length > 0) {
-    const headers = response.responseHeadersToAdd.map((h) => {
-      const fields: string[] = []
-      if (h.key !== '') fields.push(`"key":${JSON.stringify(h.key)}`)
-      if (h.value !== '') fields.push(`"value":${JSON.stringify(h.value)}`)
-      return `{${fields.join(',')}}`
-    })
-    parts.push(`"responseHeadersToAdd":[${headers.join(',')}]`)
+    let list = ''
+    for (const h of response.responseHeadersToAdd) {
+      let fields = ''
+      if (h.key !== '') fields += `,"key":${JSON.stringify(h.key)}`
+      if (h.value !== '') fields += `,"value":${JSON.stringify(h.value)}`
+      list += `,{${fields.slice(1)}}`
+    }
+    out += `,"responseHeadersToAdd":[${list.slice(1)}]`
   }
   if (response.dynamicMetadata !== undefined) {
-    parts.push(`"dynamicMetadata":${JSON.stringify(response.dynamicMetadata)}`)
+    out += `,"dynamicMetadata":${JSON.stringify(response.dynamicMetadata)}`
   }
-  return `{${parts.join(',')}}`
+  return `{${out.slice(1)}}`
 }

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { RateLimitError } from '../errors.js'
 import type { RateLimitRequest } from './types.js'
 
 /** The caps (settings `MAX_DESCRIPTORS_PER_REQUEST`, `MAX_ENTRIES_PER_DESCRIPTOR`, `MAX_DESCRIPTOR_ENTRY_BYTES`). */
@@ -31,12 +32,10 @@ export const DEFAULT_REQUEST_LIMITS: RequestLimits = Object.freeze({
  * `descriptor 1 has more than 32 entries (MAX_ENTRIES_PER_DESCRIPTOR=32)`. The service answers it
  * as a `service_error` (gRPC UNKNOWN, `/json` 400).
  */
-export class RequestLimitError extends Error {
-  /** Stable machine-readable code. */
-  readonly code = 'ERR_REQUEST_TOO_LARGE'
+export class RequestLimitError extends RateLimitError {
+  declare readonly code: 'ERR_REQUEST_TOO_LARGE'
   constructor(message: string) {
-    super(message)
-    this.name = 'RequestLimitError'
+    super('ERR_REQUEST_TOO_LARGE', message)
   }
 }
 

@@ -12,9 +12,11 @@
  * no call for `GRPC_MAX_CONNECTION_IDLE` gets GOAWAY. Deadlines and idleness are checked by one
  * timer per server, so a call costs a map insertion and removal, not a timer.
  *
- * Behaviour on the wire matches the grpc-js server of `grpc.ts` (same codec, same statuses and
- * messages), which remains available with `GRPC_SERVER_IMPLEMENTATION=grpc-js`.
+ * The methods themselves are the shared handlers of `grpc-handlers.ts`, as on the grpc-js server
+ * of `grpc.ts` (`GRPC_SERVER_IMPLEMENTATION=grpc-js`), so both answer alike; this module is the
+ * transport: framing, statuses on the wire, deadlines and connection management.
  *
+ * @see https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-HTTP2.md
  * @module
  */
 import {
@@ -25,51 +27,35 @@ import {
   type IncomingHttpHeaders,
   type ServerHttp2Stream,
 } from 'node:http2'
-import type { Logger } from 'pino'
+import { systemMonotonicClock, systemRandom, type MonotonicClock, type Random } from '../clock.js'
 import {
-  decodeHealthCheckRequest,
-  decodeRateLimitRequest,
-  encodeHealthCheckResponse,
-  encodeRateLimitResponse,
-  type ServingStatus,
-} from '../protocol/protobuf.js'
-import { RequestLimitError } from '../protocol/limits.js'
-import { WireFormatError } from '../protocol/wire.js'
-import { ShouldRateLimitError, type RateLimitService } from '../service/service.js'
-import type { StatsStore } from '../stats/store.js'
-import type { HealthChecker } from './health.js'
-
-/** gRPC status codes used here. */
-export const GRPC_STATUS = {
-  OK: 0,
-  UNKNOWN: 2,
-  DEADLINE_EXCEEDED: 4,
-  NOT_FOUND: 5,
-  RESOURCE_EXHAUSTED: 8,
-  UNIMPLEMENTED: 12,
-  INTERNAL: 13,
-} as const
+  HEALTH_CHECK_PATH,
+  HEALTH_WATCH_PATH,
+  SHOULD_RATE_LIMIT_PATH,
+  type GrpcHandlers,
+  type UnaryCallback,
+} from './grpc-handlers.js'
+import { GRPC_STATUS, type GrpcStatus } from './status.js'
 
 /** Largest accepted request message (grpc-js' and grpc-go's default), in bytes. */
 export const MAX_RECEIVE_MESSAGE_BYTES = 4 * 1024 * 1024
-
-const SHOULD_RATE_LIMIT = '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit'
-const HEALTH_CHECK = '/grpc.health.v1.Health/Check'
-const HEALTH_WATCH = '/grpc.health.v1.Health/Watch'
-const HEALTH_SERVICES = new Set(['', 'ratelimit'])
 
 const RESPONSE_HEADERS = {
   [constants.HTTP2_HEADER_STATUS]: 200,
   [constants.HTTP2_HEADER_CONTENT_TYPE]: 'application/grpc',
 }
 const OK_TRAILERS = { 'grpc-status': '0' }
+/** `respond()` options of an answer with a message: trailers follow the data. */
+const WITH_TRAILERS = { waitForTrailers: true }
 
 /** Dependencies of {@link buildNativeGrpcServer}. */
 export interface NativeGrpcDeps {
-  readonly service: RateLimitService
-  readonly health: HealthChecker
-  readonly stats: StatsStore
-  readonly logger: Logger
+  /** The methods (`createGrpcHandlers`). */
+  readonly handlers: GrpcHandlers
+  /** Deadlines and idleness. @default {@link systemMonotonicClock} */
+  readonly monotonicClock?: MonotonicClock
+  /** The ±10% jitter of `GRPC_MAX_CONNECTION_AGE`. @default {@link systemRandom} */
+  readonly random?: Random
 }
 
 /** Options of {@link buildNativeGrpcServer}. */
@@ -157,21 +143,13 @@ function methodName(path: string | string[] | undefined): string {
   return text.slice(text.lastIndexOf('/') + 1)
 }
 
-function frame(message: Buffer): Buffer {
-  const out = Buffer.allocUnsafe(5 + message.length)
-  out[0] = 0
-  out.writeUInt32BE(message.length, 1)
-  message.copy(out, 5)
-  return out
-}
-
 /**
  * Ends a call with an error status (a trailers-only response). Nothing happens when the call was
  * already answered (e.g. after its deadline); a call whose answer has begun is reset. When the
  * request is not complete, the stream is then reset with NO_ERROR (RFC 9113 §8.1), so that the
  * client stops sending and what it sent is released.
  */
-function sendError(stream: ServerHttp2Stream, code: number, message: string): void {
+function sendError(stream: ServerHttp2Stream, { code, details }: GrpcStatus): void {
   if (stream.destroyed || stream.closed || stream.writableEnded) return
   if (stream.headersSent) {
     stream.close(constants.NGHTTP2_INTERNAL_ERROR)
@@ -181,7 +159,7 @@ function sendError(stream: ServerHttp2Stream, code: number, message: string): vo
     {
       ...RESPONSE_HEADERS,
       'grpc-status': String(code),
-      'grpc-message': grpcMessage(message),
+      'grpc-message': grpcMessage(details),
     },
     { endStream: true },
   )
@@ -191,8 +169,9 @@ function sendError(stream: ServerHttp2Stream, code: number, message: string): vo
 /** Sends one already framed message and the OK trailers (unless the call was answered). */
 function sendFramed(stream: ServerHttp2Stream, framed: Buffer): void {
   if (stream.destroyed || stream.closed || stream.headersSent) return
-  stream.respond(RESPONSE_HEADERS, { waitForTrailers: true })
-  stream.once('wantTrailers', sendOkTrailers)
+  stream.respond(RESPONSE_HEADERS, WITH_TRAILERS)
+  // 'wantTrailers' is emitted once per stream: `on` spares the wrapper `once` allocates.
+  stream.on('wantTrailers', sendOkTrailers)
   stream.end(framed)
 }
 
@@ -215,11 +194,10 @@ function readUnary(stream: ServerHttp2Stream, done: (message: Buffer) => void): 
     if (size > MAX_RECEIVE_MESSAGE_BYTES + 5) {
       failed = true
       chunks.length = 0
-      sendError(
-        stream,
-        GRPC_STATUS.RESOURCE_EXHAUSTED,
-        `Received message larger than max (${String(size - 5)} vs. ${String(MAX_RECEIVE_MESSAGE_BYTES)})`,
-      )
+      sendError(stream, {
+        code: GRPC_STATUS.RESOURCE_EXHAUSTED,
+        details: `Received message larger than max (${String(size - 5)} vs. ${String(MAX_RECEIVE_MESSAGE_BYTES)})`,
+      })
       return
     }
     chunks.push(chunk)
@@ -228,24 +206,25 @@ function readUnary(stream: ServerHttp2Stream, done: (message: Buffer) => void): 
     if (failed) return
     const body = chunks.length === 1 ? (chunks[0] ?? Buffer.alloc(0)) : Buffer.concat(chunks, size)
     if (body.length < 5) {
-      sendError(stream, GRPC_STATUS.UNIMPLEMENTED, 'Received no request message for a unary method')
+      sendError(stream, {
+        code: GRPC_STATUS.UNIMPLEMENTED,
+        details: 'Received no request message for a unary method',
+      })
       return
     }
     if (body[0] !== 0) {
-      sendError(
-        stream,
-        GRPC_STATUS.UNIMPLEMENTED,
-        'compressed messages are not supported (send grpc-encoding identity)',
-      )
+      sendError(stream, {
+        code: GRPC_STATUS.UNIMPLEMENTED,
+        details: 'compressed messages are not supported (send grpc-encoding identity)',
+      })
       return
     }
     const length = body.readUInt32BE(1)
     if (length !== body.length - 5) {
-      sendError(
-        stream,
-        GRPC_STATUS.UNIMPLEMENTED,
-        'a unary method takes exactly one request message',
-      )
+      sendError(stream, {
+        code: GRPC_STATUS.UNIMPLEMENTED,
+        details: 'a unary method takes exactly one request message',
+      })
       return
     }
     done(body.subarray(5))
@@ -259,14 +238,15 @@ export function buildNativeGrpcServer(
   deps: NativeGrpcDeps,
   options: NativeGrpcOptions,
 ): NativeGrpcServer {
-  const { service, health, logger } = deps
-  const requestLimits = service.requestLimits
+  const { handlers } = deps
+  const clock = deps.monotonicClock ?? systemMonotonicClock
+  const random = deps.random ?? systemRandom
   const maxCallDurationMs = options.maxCallDurationMs ?? 10_000
   const maxIdleMs = options.maxConnectionIdleMs ?? 0
   /**
-   * Calls not answered yet, with their deadline (`performance.now()` milliseconds): the earlier
-   * of the client's `grpc-timeout` and `GRPC_MAX_CALL_DURATION`. Answers remove their call; the
-   * housekeeping timer ends the overdue ones and forgets the ones the client reset.
+   * Calls not answered yet, with their deadline ({@link MonotonicClock} milliseconds): the
+   * earlier of the client's `grpc-timeout` and `GRPC_MAX_CALL_DURATION`. Answers remove their
+   * call; the housekeeping timer ends the overdue ones and forgets the ones the client reset.
    */
   const deadlines = new Map<ServerHttp2Stream, number>()
   /** `Health/Watch` calls being served (they keep their connection busy). */
@@ -276,97 +256,45 @@ export function buildNativeGrpcServer(
   /** Per connection: when it last started a call and was last seen with one in flight. */
   const activity = new Map<Http2Session, { lastCall: number; lastBusy: number }>()
   let housekeeping: NodeJS.Timeout | undefined
-  const shouldTotal = deps.stats.counter('ratelimit_server.ShouldRateLimit.total_requests')
-  const shouldTime = deps.stats.timer('ratelimit_server.ShouldRateLimit.response_time')
-  const checkTotal = deps.stats.counter('ratelimit_server.Check.total_requests')
-  const checkTime = deps.stats.timer('ratelimit_server.Check.response_time')
   const sessions = new Set<Http2Session>()
 
-  /** Last resort: a handler failed unexpectedly (a bug). Logged; the call ends with INTERNAL. */
+  /** Last resort: a transport step failed unexpectedly (a bug). Logged; the call ends with INTERNAL. */
   const fail = (stream: ServerHttp2Stream, method: string, error: unknown): void => {
-    logger.error({ err: error }, `unexpected error in ${method}`)
+    const status = handlers.internal(method, error)
     try {
-      sendError(stream, GRPC_STATUS.INTERNAL, 'internal error')
+      sendError(stream, status)
     } catch {
       stream.destroy()
     }
   }
 
-  const statusOf = (name: string): ServingStatus | undefined =>
-    HEALTH_SERVICES.has(name) ? (health.healthy() ? 'SERVING' : 'NOT_SERVING') : undefined
-
-  const shouldRateLimit = (stream: ServerHttp2Stream, bytes: Buffer): void => {
-    shouldTotal.add()
-    const start = performance.now()
-    let request
-    try {
-      request = decodeRateLimitRequest(bytes, requestLimits)
-    } catch (error) {
-      if (error instanceof RequestLimitError) {
-        sendError(stream, GRPC_STATUS.UNKNOWN, service.refuse(error).message)
-        return
+  /** Answers a unary call with the handler's outcome. */
+  const answer =
+    (stream: ServerHttp2Stream, path: string): UnaryCallback =>
+    (status, message) => {
+      deadlines.delete(stream)
+      try {
+        if (status !== null) sendError(stream, status)
+        else if (message !== undefined) sendFramed(stream, message)
+      } catch (error) {
+        fail(stream, methodName(path), error)
       }
-      if (!(error instanceof WireFormatError)) throw error
-      sendError(stream, GRPC_STATUS.INTERNAL, `grpc: error unmarshalling request: ${error.message}`)
-      return
     }
-    service.shouldRateLimit(request).then(
-      (response) => {
-        shouldTime.record(performance.now() - start)
-        deadlines.delete(stream)
-        try {
-          sendFramed(stream, encodeRateLimitResponse(response, true))
-        } catch (error) {
-          fail(stream, 'ShouldRateLimit', error)
-        }
-      },
-      (error: unknown) => {
-        shouldTime.record(performance.now() - start)
-        deadlines.delete(stream)
-        if (error instanceof ShouldRateLimitError)
-          sendError(stream, GRPC_STATUS.UNKNOWN, error.message)
-        else fail(stream, 'ShouldRateLimit', error)
-      },
-    )
-  }
-
-  /** The requested service name, or undefined after answering INTERNAL for bad bytes. */
-  const healthService = (stream: ServerHttp2Stream, bytes: Buffer): string | undefined => {
-    try {
-      return decodeHealthCheckRequest(bytes).service
-    } catch (error) {
-      sendError(
-        stream,
-        GRPC_STATUS.INTERNAL,
-        `grpc: error unmarshalling request: ${(error as Error).message}`,
-      )
-      return undefined
-    }
-  }
-
-  const check = (stream: ServerHttp2Stream, bytes: Buffer): void => {
-    checkTotal.add()
-    const start = performance.now()
-    const name = healthService(stream, bytes)
-    if (name === undefined) return
-    const status = statusOf(name)
-    checkTime.record(performance.now() - start)
-    deadlines.delete(stream)
-    if (status === undefined) sendError(stream, GRPC_STATUS.NOT_FOUND, 'unknown service')
-    else sendFramed(stream, frame(encodeHealthCheckResponse(status)))
-  }
 
   /**
    * `Health/Watch`: the current status, then every change, until the client cancels or its own
    * `grpc-timeout` passes (`GRPC_MAX_CALL_DURATION` bounds only the wait for the request).
    */
   const watch = (stream: ServerHttp2Stream, bytes: Buffer, clientTimeout: boolean): void => {
-    const name = healthService(stream, bytes)
-    if (name === undefined) return
+    const accepted = handlers.watch(bytes, true)
+    if ('code' in accepted) {
+      sendError(stream, accepted)
+      return
+    }
     if (!clientTimeout) deadlines.delete(stream)
     watching.add(stream)
     stream.once('close', () => watching.delete(stream))
-    stream.respond(RESPONSE_HEADERS, { waitForTrailers: true })
+    stream.respond(RESPONSE_HEADERS, WITH_TRAILERS)
     stream.once('wantTrailers', () => {
       stream.sendTrailers(
         expiredWatches.has(stream)
@@ -377,11 +305,9 @@ export function buildNativeGrpcServer(
           : OK_TRAILERS,
       )
     })
-    stream.write(frame(encodeHealthCheckResponse(statusOf(name) ?? 'SERVICE_UNKNOWN')))
-    if (!HEALTH_SERVICES.has(name)) return
-    const unsubscribe = health.subscribe((healthy) => {
-      if (!stream.closed)
-        stream.write(frame(encodeHealthCheckResponse(healthy ? 'SERVING' : 'NOT_SERVING')))
+    stream.write(accepted.first)
+    const unsubscribe = accepted.subscribe((message) => {
+      if (!stream.closed) stream.write(message)
     })
     stream.once('close', unsubscribe)
   }
@@ -391,7 +317,7 @@ export function buildNativeGrpcServer(
     if (watching.has(stream)) {
       expiredWatches.add(stream)
       stream.end()
-    } else sendError(stream, GRPC_STATUS.DEADLINE_EXCEEDED, 'Deadline exceeded')
+    } else sendError(stream, { code: GRPC_STATUS.DEADLINE_EXCEEDED, details: 'Deadline exceeded' })
   }
 
   /**
@@ -400,7 +326,7 @@ export function buildNativeGrpcServer(
    * there are connections.
    */
   const houseKeep = (): void => {
-    const now = performance.now()
+    const now = clock.now()
     const busy = new Set<Http2Session | undefined>()
     for (const [stream, deadline] of deadlines) {
       if (stream.destroyed || stream.closed || (stream.headersSent && !watching.has(stream))) {
@@ -442,31 +368,31 @@ export function buildNativeGrpcServer(
       stream.respond({ [constants.HTTP2_HEADER_STATUS]: 415 }, { endStream: true })
       return
     }
-    const handler =
-      path === SHOULD_RATE_LIMIT
-        ? shouldRateLimit
-        : path === HEALTH_CHECK
-          ? check
-          : path === HEALTH_WATCH
-            ? watch
-            : undefined
-    if (handler === undefined) {
+    const unary =
+      path === SHOULD_RATE_LIMIT_PATH
+        ? handlers.shouldRateLimit
+        : path === HEALTH_CHECK_PATH
+          ? handlers.check
+          : undefined
+    if (unary === undefined && path !== HEALTH_WATCH_PATH) {
       stream.resume()
-      sendError(stream, GRPC_STATUS.UNIMPLEMENTED, `unknown method ${String(path)}`)
+      sendError(stream, {
+        code: GRPC_STATUS.UNIMPLEMENTED,
+        details: `unknown method ${String(path)}`,
+      })
       return
     }
-    const now = performance.now()
+    const now = clock.now()
     let timeout = maxCallDurationMs
     const timeoutHeader = headers['grpc-timeout']
     if (timeoutHeader !== undefined) {
       const requested = parseGrpcTimeout(String(timeoutHeader))
       if (requested === undefined) {
         stream.resume()
-        sendError(
-          stream,
-          GRPC_STATUS.INTERNAL,
-          `Invalid grpc-timeout value "${String(timeoutHeader)}"`,
-        )
+        sendError(stream, {
+          code: GRPC_STATUS.INTERNAL,
+          details: `Invalid grpc-timeout value "${String(timeoutHeader)}"`,
+        })
         return
       }
       if (requested < timeout) timeout = requested
@@ -476,7 +402,8 @@ export function buildNativeGrpcServer(
     if (state !== undefined) state.lastCall = now
     readUnary(stream, (bytes) => {
       try {
-        handler(stream, bytes, timeoutHeader !== undefined)
+        if (unary !== undefined) unary(bytes, true, answer(stream, String(path)))
+        else watch(stream, bytes, timeoutHeader !== undefined)
       } catch (error) {
         fail(stream, methodName(path), error)
       }
@@ -496,7 +423,7 @@ export function buildNativeGrpcServer(
   })
   server.on('session', (session: Http2Session) => {
     sessions.add(session)
-    const now = performance.now()
+    const now = clock.now()
     activity.set(session, { lastCall: now, lastBusy: now })
     if (housekeeping === undefined) {
       housekeeping = setInterval(houseKeep, HOUSEKEEPING_MS)
@@ -512,7 +439,7 @@ export function buildNativeGrpcServer(
       clearTimeout(graceTimer)
     })
     let graceTimer: NodeJS.Timeout | undefined
-    const age = options.maxConnectionAgeMs * (0.9 + Math.random() * 0.2)
+    const age = options.maxConnectionAgeMs * (0.9 + random() * 0.2)
     const ageTimer = setTimeout(
       () => {
         // GOAWAY: the client opens a new connection for new calls; running calls get the grace.

@@ -1,34 +1,27 @@
 /**
- * The gRPC server: `envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit` and
- * `grpc.health.v1.Health` (`Check`, `Watch`), on @grpc/grpc-js with the hand-written codec of
- * `protocol/protobuf.ts`. Service errors are returned as status UNKNOWN with upstream's message.
+ * The gRPC server on @grpc/grpc-js (`GRPC_SERVER_IMPLEMENTATION=grpc-js`): a thin adapter that
+ * hands request bytes to the shared handlers of `grpc-handlers.ts` (as the lean `node:http2`
+ * server does) and leaves framing, deadlines and connection limits to grpc-js. Also the client
+ * side definitions of both services, with the package's codec, for grpc-js clients.
  *
  * @module
  */
 import * as grpc from '@grpc/grpc-js'
 import { constants as http2 } from 'node:http2'
-import type { Logger } from 'pino'
 import {
   decodeHealthCheckRequest,
-  decodeRateLimitRequest,
-  decodeRateLimitResponse,
+  decodeHealthCheckResponse,
   encodeHealthCheckRequest,
   encodeHealthCheckResponse,
-  encodeRateLimitRequest,
-  encodeRateLimitResponse,
-  decodeHealthCheckResponse,
-  WireFormatError,
-  type HealthCheckRequest,
-  type ServingStatus,
-} from '../protocol/protobuf.js'
-import { RequestLimitError, type RequestLimits } from '../protocol/limits.js'
-import type { RateLimitRequest, RateLimitResponse } from '../protocol/types.js'
-import { ShouldRateLimitError, type RateLimitService } from '../service/service.js'
-import type { StatsStore } from '../stats/store.js'
-import type { HealthChecker } from './health.js'
-
-/** Full method path of `ShouldRateLimit`. */
-export const SHOULD_RATE_LIMIT_PATH = '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit'
+} from '../protocol/protobuf/health.js'
+import { decodeRateLimitRequest, encodeRateLimitRequest } from '../protocol/protobuf/request.js'
+import { decodeRateLimitResponse, encodeRateLimitResponse } from '../protocol/protobuf/response.js'
+import {
+  HEALTH_CHECK_PATH,
+  HEALTH_WATCH_PATH,
+  SHOULD_RATE_LIMIT_PATH,
+  type GrpcHandlers,
+} from './grpc-handlers.js'
 
 /** The rate limit service definition, with our protobuf codec (usable by clients too). */
 export const rateLimitServiceDefinition = {
@@ -44,40 +37,10 @@ export const rateLimitServiceDefinition = {
   },
 } satisfies grpc.ServiceDefinition
 
-/**
- * A request whose bytes could not be decoded (answered with INTERNAL, as Go does) or that
- * exceeds a cap (answered as a service error).
- */
-interface UndecodableRequest {
-  readonly decodeError: WireFormatError | RequestLimitError
-}
-
-/**
- * The server's copy of the definition: requests are decoded with the service's caps, and
- * undecodable or refused ones reach the handler.
- */
-function serverRateLimitDefinition(limits: RequestLimits) {
-  return {
-    ShouldRateLimit: {
-      ...rateLimitServiceDefinition.ShouldRateLimit,
-      requestDeserialize: (buf: Buffer): RateLimitRequest | UndecodableRequest => {
-        try {
-          return decodeRateLimitRequest(buf, limits)
-        } catch (error) {
-          if (error instanceof WireFormatError || error instanceof RequestLimitError) {
-            return { decodeError: error }
-          }
-          throw error
-        }
-      },
-    },
-  } satisfies grpc.ServiceDefinition
-}
-
 /** The `grpc.health.v1.Health` service definition. */
 export const healthServiceDefinition = {
   Check: {
-    path: '/grpc.health.v1.Health/Check',
+    path: HEALTH_CHECK_PATH,
     requestStream: false,
     responseStream: false,
     requestSerialize: encodeHealthCheckRequest,
@@ -86,7 +49,7 @@ export const healthServiceDefinition = {
     responseDeserialize: decodeHealthCheckResponse,
   },
   Watch: {
-    path: '/grpc.health.v1.Health/Watch',
+    path: HEALTH_WATCH_PATH,
     requestStream: false,
     responseStream: true,
     requestSerialize: encodeHealthCheckRequest,
@@ -96,15 +59,27 @@ export const healthServiceDefinition = {
   },
 } satisfies grpc.ServiceDefinition
 
-/** Health service names answered: `""` (the whole server) and `"ratelimit"` (upstream's). */
-const HEALTH_SERVICES = new Set(['', 'ratelimit'])
+function identity(bytes: Buffer): Buffer {
+  return bytes
+}
+
+/** A method whose messages reach the handlers as bytes (they decode and encode themselves). */
+function rawMethod(path: string, responseStream: boolean) {
+  return {
+    path,
+    requestStream: false,
+    responseStream,
+    requestSerialize: identity,
+    requestDeserialize: identity,
+    responseSerialize: identity,
+    responseDeserialize: identity,
+  } as const
+}
 
 /** Dependencies of {@link buildGrpcServer}. */
 export interface GrpcServerDeps {
-  readonly service: RateLimitService
-  readonly health: HealthChecker
-  readonly stats: StatsStore
-  readonly logger: Logger
+  /** The methods (`createGrpcHandlers`). */
+  readonly handlers: GrpcHandlers
 }
 
 /** Options of {@link buildGrpcServer}. */
@@ -189,52 +164,13 @@ export function maxCallDurationInterceptor(maxMs: number): grpc.ServerIntercepto
   }
 }
 
-/** Per-method server stats: `ratelimit_server.<Method>.total_requests` and `.response_time` (ms). */
-function methodStats(stats: StatsStore, method: string): { begin(): () => void } {
-  const total = stats.counter(`ratelimit_server.${method}.total_requests`)
-  const time = stats.timer(`ratelimit_server.${method}.response_time`)
-  return {
-    begin() {
-      total.add()
-      const start = performance.now()
-      return () => {
-        time.record(performance.now() - start)
-      }
-    },
-  }
-}
-
-/**
- * Maps a service failure to a gRPC status: {@link ShouldRateLimitError} → UNKNOWN with its
- * message (as upstream), anything else → INTERNAL.
- */
-export function toGrpcError(error: unknown, logger: Logger): Partial<grpc.StatusObject> {
-  if (error instanceof ShouldRateLimitError) {
-    return { code: grpc.status.UNKNOWN, details: error.message }
-  }
-  return internalError(logger, 'ShouldRateLimit', error)
-}
-
-/**
- * The last-resort answer to a handler that failed unexpectedly (a bug): logged, and answered
- * INTERNAL `internal error` as the lean server does.
- */
-function internalError(
-  logger: Logger,
-  method: string,
-  error: unknown,
-): Partial<grpc.StatusObject> & { code: grpc.status; details: string } {
-  logger.error({ err: error }, `unexpected error in ${method}`)
-  return { code: grpc.status.INTERNAL, details: 'internal error' }
-}
-
 /**
  * Builds the gRPC server (not yet bound).
  *
  * @returns A grpc-js server with both services registered.
  */
 export function buildGrpcServer(deps: GrpcServerDeps, options: GrpcServerOptions): grpc.Server {
-  const { service, health, logger } = deps
+  const { handlers } = deps
   const idle = options.maxConnectionIdleMs ?? 0
   const server = new grpc.Server({
     'grpc.max_connection_age_ms': Math.min(options.maxConnectionAgeMs, 2 ** 31 - 1),
@@ -243,88 +179,43 @@ export function buildGrpcServer(deps: GrpcServerDeps, options: GrpcServerOptions
     ...(idle > 0 ? { 'grpc.max_connection_idle_ms': Math.min(idle, 2 ** 31 - 2) } : {}),
     interceptors: [maxCallDurationInterceptor(options.maxCallDurationMs ?? 10_000)],
   })
-  const shouldStats = methodStats(deps.stats, 'ShouldRateLimit')
-  const checkStats = methodStats(deps.stats, 'Check')
 
-  server.addService(serverRateLimitDefinition(service.requestLimits), {
-    ShouldRateLimit(
-      call: grpc.ServerUnaryCall<RateLimitRequest | UndecodableRequest, RateLimitResponse>,
-      callback: grpc.sendUnaryData<RateLimitResponse>,
-    ) {
-      const end = shouldStats.begin()
-      const request = call.request
-      if ('decodeError' in request) {
-        end()
-        const error = request.decodeError
-        if (error instanceof RequestLimitError) {
-          callback({ code: grpc.status.UNKNOWN, details: service.refuse(error).message })
-          return
+  server.addService(
+    { ShouldRateLimit: rawMethod(SHOULD_RATE_LIMIT_PATH, false) },
+    {
+      ShouldRateLimit(
+        call: grpc.ServerUnaryCall<Buffer, Buffer>,
+        callback: grpc.sendUnaryData<Buffer>,
+      ) {
+        handlers.shouldRateLimit(call.request, false, callback)
+      },
+    },
+  )
+  server.addService(
+    { Check: rawMethod(HEALTH_CHECK_PATH, false), Watch: rawMethod(HEALTH_WATCH_PATH, true) },
+    {
+      Check(call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) {
+        handlers.check(call.request, false, callback)
+      },
+      Watch(call: grpc.ServerWritableStream<Buffer, Buffer>) {
+        try {
+          const accepted = handlers.watch(call.request, false)
+          if ('code' in accepted) {
+            call.emit('error', accepted)
+            return
+          }
+          call.write(accepted.first)
+          const unsubscribe = accepted.subscribe((message) => {
+            call.write(message)
+          })
+          call.on('cancelled', unsubscribe)
+          call.on('close', unsubscribe)
+        } catch (error) {
+          call.emit('error', handlers.internal('Watch', error))
         }
-        // Go's gRPC server answers a message it cannot unmarshal like this.
-        callback({
-          code: grpc.status.INTERNAL,
-          details: `grpc: error unmarshalling request: ${error.message}`,
-        })
-        return
-      }
-      let pending: Promise<RateLimitResponse>
-      try {
-        pending = service.shouldRateLimit(request)
-      } catch (error) {
-        end()
-        callback(toGrpcError(error, logger))
-        return
-      }
-      pending.then(
-        (response) => {
-          end()
-          callback(null, response)
-        },
-        (error: unknown) => {
-          end()
-          callback(toGrpcError(error, logger))
-        },
-      )
+      },
     },
-  })
-
-  const statusOf = (name: string): ServingStatus | undefined =>
-    HEALTH_SERVICES.has(name) ? (health.healthy() ? 'SERVING' : 'NOT_SERVING') : undefined
-
-  server.addService(healthServiceDefinition, {
-    Check(
-      call: grpc.ServerUnaryCall<HealthCheckRequest, ServingStatus>,
-      callback: grpc.sendUnaryData<ServingStatus>,
-    ) {
-      const end = checkStats.begin()
-      let status: ServingStatus | undefined
-      try {
-        status = statusOf(call.request.service)
-      } catch (error) {
-        end()
-        callback(internalError(logger, 'Check', error))
-        return
-      }
-      end()
-      if (status === undefined)
-        callback({ code: grpc.status.NOT_FOUND, details: 'unknown service' })
-      else callback(null, status)
-    },
-    Watch(call: grpc.ServerWritableStream<HealthCheckRequest, ServingStatus>) {
-      try {
-        const name = call.request.service
-        call.write(statusOf(name) ?? 'SERVICE_UNKNOWN')
-        if (!HEALTH_SERVICES.has(name)) return
-        const unsubscribe = health.subscribe((healthy) => {
-          call.write(healthy ? 'SERVING' : 'NOT_SERVING')
-        })
-        call.on('cancelled', unsubscribe)
-        call.on('close', unsubscribe)
-      } catch (error) {
-        call.emit('error', internalError(logger, 'Watch', error))
-      }
-    },
-  })
+  )
   return server
 }
 

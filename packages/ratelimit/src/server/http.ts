@@ -12,15 +12,12 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { Logger } from 'pino'
-import {
-  formatJsonRateLimitResponse,
-  JsonRequestError,
-  parseJsonRateLimitRequest,
-} from '../protocol/json.js'
+import { formatJsonRateLimitResponse, parseJsonRateLimitRequest } from '../protocol/json.js'
 import { RequestLimitError } from '../protocol/limits.js'
-import { ShouldRateLimitError, type RateLimitService } from '../service/service.js'
+import type { RateLimitService } from '../service/service.js'
 import { guardRequests } from './guard.js'
 import type { HealthChecker } from './health.js'
+import { httpErrorOf } from './status.js'
 
 /** Largest `/json` body accepted, in bytes. */
 export const MAX_JSON_BODY_BYTES = 4 * 1024 * 1024
@@ -66,7 +63,8 @@ function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
       else chunks.push(chunk)
     })
     req.on('end', () => {
-      resolve(tooLarge ? undefined : Buffer.concat(chunks, size))
+      // A small body arrives in one chunk: no copy then.
+      resolve(tooLarge ? undefined : chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size))
     })
     req.on('error', reject)
   })
@@ -91,13 +89,13 @@ async function handleJson(
       parseJsonRateLimitRequest(body, deps.service.requestLimits),
     )
   } catch (caught) {
+    // A request beyond a cap is refused (and counted) as the service refuses any other.
     const error = caught instanceof RequestLimitError ? deps.service.refuse(caught) : caught
-    if (error instanceof JsonRequestError || error instanceof ShouldRateLimitError) {
-      deps.logger.debug(`/json: ${error.message}`)
-      sendText(res, 400, 'Bad Request\n', { code: error.code, message: error.message })
-      return
-    }
-    throw error
+    const answer = httpErrorOf(error)
+    if (answer === undefined) throw error // the last-resort guard answers 500
+    deps.logger.debug(`/json: ${answer.message}`)
+    sendText(res, answer.status, answer.body, answer)
+    return
   }
   const json = formatJsonRateLimitResponse(response)
   const status =

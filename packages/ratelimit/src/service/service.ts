@@ -6,6 +6,7 @@
  * @module
  */
 import type { Logger } from 'pino'
+import { RateLimitError } from '../errors.js'
 import { RateLimitConfig, type ConfigFile, type RateLimit } from '../config/config.js'
 import { BackendError, MAX_HITS_ADDEND, type RateLimitCache } from '../limiter/cache.js'
 import {
@@ -42,9 +43,8 @@ export type ShouldRateLimitErrorCode = 'ERR_SERVICE' | 'ERR_BACKEND' | 'ERR_REQU
  * `rate limit domain must not be empty`); gRPC returns it with status UNKNOWN, `/json` with 400.
  * Counted as `ratelimit.service.call.should_rate_limit.<type>`.
  */
-export class ShouldRateLimitError extends Error {
-  /** Stable machine-readable code. */
-  readonly code: ShouldRateLimitErrorCode
+export class ShouldRateLimitError extends RateLimitError {
+  declare readonly code: ShouldRateLimitErrorCode
   /** The stat the failure is counted under. */
   readonly type: ShouldRateLimitErrorType
   /**
@@ -56,10 +56,12 @@ export class ShouldRateLimitError extends Error {
     message: string,
     options?: { cause?: unknown; code?: ShouldRateLimitErrorCode },
   ) {
-    super(message, options)
-    this.name = 'ShouldRateLimitError'
+    super(
+      options?.code ?? (type === 'redis_error' ? 'ERR_BACKEND' : 'ERR_SERVICE'),
+      message,
+      options,
+    )
     this.type = type
-    this.code = options?.code ?? (type === 'redis_error' ? 'ERR_BACKEND' : 'ERR_SERVICE')
   }
 }
 
@@ -89,6 +91,14 @@ export interface ServiceDeps {
   readonly cache: RateLimitCache
   readonly stats: StatsManager
   readonly logger: Logger
+}
+
+const NO_HEADERS: readonly HeaderValue[] = Object.freeze([])
+
+/** The limit of each descriptor of a request (undefined: none), and which ones are unlimited. */
+interface Limits {
+  readonly limits: (RateLimit | undefined)[]
+  readonly unlimited: boolean[] | undefined
 }
 
 /** Listener of configuration changes (health, debug). */
@@ -177,26 +187,46 @@ export class RateLimitService {
    *   request beyond {@link requestLimits}, no configuration loaded, or an invalid descriptor
    *   override/hits_addend; `redis_error` when the backend fails.
    */
-  async shouldRateLimit(request: RateLimitRequest): Promise<RateLimitResponse> {
-    const limits = this.#limitsFor(request)
+  shouldRateLimit(request: RateLimitRequest): Promise<RateLimitResponse> {
+    let limits: Limits
+    let decided: Promise<DescriptorStatus[]>
+    try {
+      limits = this.#limitsFor(request)
+      decided = this.#cache.doLimit(request, limits.limits)
+    } catch (error) {
+      // Rejects with whatever was thrown, as an async function would.
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
+      return Promise.reject(this.#backendFailure(error))
+    }
+    return decided.then(
+      (statuses) => this.#respond(request, limits, statuses),
+      (error: unknown) => {
+        throw this.#backendFailure(error)
+      },
+    )
+  }
+
+  /** A backend failure becomes a counted `redis_error`; anything else passes unchanged. */
+  #backendFailure(error: unknown): unknown {
+    if (!(error instanceof BackendError)) return error
+    this.#stats.service.redisError.add()
+    return new ShouldRateLimitError('redis_error', error.message, { cause: error })
+  }
+
+  /** The response to a decided request: overall code, quota mode, headers, shadow mode, metadata. */
+  #respond(
+    request: RateLimitRequest,
+    limits: Limits,
+    statuses: DescriptorStatus[],
+  ): RateLimitResponse {
     const count = request.descriptors.length
     const unlimited = limits.unlimited
-    let statuses: DescriptorStatus[]
-    try {
-      statuses = await this.#cache.doLimit(request, limits.limits)
-    } catch (error) {
-      if (error instanceof BackendError) {
-        this.#stats.service.redisError.add()
-        throw new ShouldRateLimitError('redis_error', error.message, { cause: error })
-      }
-      throw error
-    }
-
     const globalQuota = this.#options.quotaMode === true
+    const withMetadata = this.#options.responseDynamicMetadata === true
     let failedRateLimit = 0
     let quotaTotal = 0
     let failedQuota = 0
-    const passed: RateLimit[] = []
+    const passed: RateLimit[] | undefined = withMetadata ? [] : undefined
     for (let i = 0; i < count; i++) {
       if (unlimited?.[i] === true) {
         statuses[i] = { code: 'OK', limitRemaining: UNLIMITED_REMAINING }
@@ -208,7 +238,7 @@ export class RateLimitService {
       if (statuses[i]?.code === 'OVER_LIMIT') {
         if (quota) failedQuota++
         else failedRateLimit++
-      } else if (limit !== undefined) passed.push(limit)
+      } else if (limit !== undefined) passed?.push(limit)
     }
     let overallCode: 'OK' | 'OVER_LIMIT' =
       failedRateLimit > 0 || (quotaTotal > 0 && quotaTotal === failedQuota) ? 'OVER_LIMIT' : 'OK'
@@ -222,10 +252,7 @@ export class RateLimitService {
       overallCode,
       statuses,
       responseHeadersToAdd,
-      dynamicMetadata:
-        this.#options.responseDynamicMetadata === true
-          ? dynamicMetadata(request, passed)
-          : undefined,
+      dynamicMetadata: passed === undefined ? undefined : dynamicMetadata(request, passed),
     }
   }
 
@@ -234,10 +261,7 @@ export class RateLimitService {
     return new ShouldRateLimitError('service_error', message)
   }
 
-  #limitsFor(request: RateLimitRequest): {
-    limits: (RateLimit | undefined)[]
-    unlimited: boolean[] | undefined
-  } {
+  #limitsFor(request: RateLimitRequest): Limits {
     if (request.domain === '') throw this.#serviceError('rate limit domain must not be empty')
     if (request.descriptors.length === 0) {
       throw this.#serviceError('rate limit descriptor list must not be empty')
@@ -250,7 +274,9 @@ export class RateLimitService {
     const limits: (RateLimit | undefined)[] = []
     let unlimited: boolean[] | undefined
     let replacing: Set<string> | undefined
-    request.descriptors.forEach((descriptor, i) => {
+    const descriptors = request.descriptors
+    for (let i = 0; i < descriptors.length; i++) {
+      const descriptor = descriptors[i] as (typeof descriptors)[number]
       if (descriptor.hitsAddend !== undefined && descriptor.hitsAddend > MAX_HITS_ADDEND) {
         throw this.#serviceError(
           `descriptor ${String(i)}: hits_addend must not exceed ${String(MAX_HITS_ADDEND)}`,
@@ -274,7 +300,7 @@ export class RateLimitService {
         }
       }
       limits.push(limit)
-    })
+    }
     if (replacing !== undefined) {
       for (let i = 0; i < limits.length; i++) {
         const name = limits[i]?.name
@@ -288,9 +314,9 @@ export class RateLimitService {
     statuses: readonly DescriptorStatus[],
     limits: readonly (RateLimit | undefined)[],
     globalQuota: boolean,
-  ): HeaderValue[] {
+  ): readonly HeaderValue[] {
     const names = this.#options.responseHeaders
-    if (names === undefined) return []
+    if (names === undefined) return NO_HEADERS
     // The smallest remaining (first wins ties), unless a non-quota descriptor is over its
     // limit: then the last such one.
     let smallest: DescriptorStatus | undefined
@@ -303,7 +329,7 @@ export class RateLimitService {
         smallest = status
     }
     const chosen = lastOver ?? smallest
-    if (chosen?.currentLimit === undefined) return []
+    if (chosen?.currentLimit === undefined) return NO_HEADERS
     return [
       { key: names.limit, value: String(chosen.currentLimit.requestsPerUnit) },
       { key: names.remaining, value: String(chosen.limitRemaining) },

@@ -41,6 +41,16 @@ describe('StatsStore', () => {
     expect(flushed[0]?.sampleRate).toBe(0.25)
   })
 
+  it('picks the samples it replaces with the injected random source', () => {
+    const store = new StatsStore({ random: () => 0 })
+    const timer = store.timer('t')
+    for (let i = 0; i < 1002; i++) timer.record(i)
+    const samples = store.collect().map((s) => s.value)
+    // Every sample past the first 1000 lands in slot 0; the last one stays.
+    expect(samples.slice(0, 2)).toEqual([1001, 1])
+    expect(samples).toHaveLength(1000)
+  })
+
   it('replaces ".", ":" and "|" in EXTRA_TAGS values, as gostats does', () => {
     const store = new StatsStore({ extraTags: { v: '1.2:3|4\n' } })
     store.counter('ratelimit.x').add()

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { systemRandom, type Random } from '../clock.js'
 
 /** A monotonically increasing count; flushed as the delta since the previous flush. */
 export interface Counter {
@@ -72,12 +73,16 @@ const MAX_TIMER_SAMPLES = 1000
 class TimerImpl implements Timer {
   samples: number[] = []
   seen = 0
+  readonly #random: Random
+  constructor(random: Random) {
+    this.#random = random
+  }
   record(ms: number): void {
     this.seen++
     if (this.samples.length < MAX_TIMER_SAMPLES) this.samples.push(ms)
     else {
       // Reservoir sampling keeps a uniform sample of the interval.
-      const slot = Math.floor(Math.random() * this.seen)
+      const slot = Math.floor(this.#random() * this.seen)
       if (slot < MAX_TIMER_SAMPLES) this.samples[slot] = ms
     }
   }
@@ -90,6 +95,18 @@ export interface StatsStoreOptions {
    * `.`, `:`, `|` and control characters in values become `_`, as gostats does).
    */
   extraTags?: Readonly<Record<string, string>>
+  /** Random source for the timers' reservoir sampling. @default {@link systemRandom} */
+  random?: Random
+}
+
+/** The entry of `map` called `name`, created by `create` on first use. */
+function getOrCreate<T>(map: Map<string, T>, name: string, create: () => T): T {
+  let entry = map.get(name)
+  if (entry === undefined) {
+    entry = create()
+    map.set(name, entry)
+  }
+  return entry
 }
 
 /**
@@ -101,8 +118,10 @@ export class StatsStore {
   readonly #gauges = new Map<string, GaugeImpl>()
   readonly #timers = new Map<string, TimerImpl>()
   readonly #suffix: string
+  readonly #random: Random
 
   constructor(options: StatsStoreOptions = {}) {
+    this.#random = options.random ?? systemRandom
     const tags = Object.entries(options.extraTags ?? {}).sort(([a], [b]) =>
       a < b ? -1 : a > b ? 1 : 0,
     )
@@ -117,35 +136,17 @@ export class StatsStore {
 
   /** The counter called `name`, created at zero on first use. */
   counter(name: string): Counter {
-    const full = this.#name(name)
-    let counter = this.#counters.get(full)
-    if (counter === undefined) {
-      counter = new CounterImpl()
-      this.#counters.set(full, counter)
-    }
-    return counter
+    return getOrCreate(this.#counters, this.#name(name), () => new CounterImpl())
   }
 
   /** The gauge called `name`, created at zero on first use. */
   gauge(name: string): Gauge {
-    const full = this.#name(name)
-    let gauge = this.#gauges.get(full)
-    if (gauge === undefined) {
-      gauge = new GaugeImpl()
-      this.#gauges.set(full, gauge)
-    }
-    return gauge
+    return getOrCreate(this.#gauges, this.#name(name), () => new GaugeImpl())
   }
 
   /** The timer called `name` (milliseconds). */
   timer(name: string): Timer {
-    const full = this.#name(name)
-    let timer = this.#timers.get(full)
-    if (timer === undefined) {
-      timer = new TimerImpl()
-      this.#timers.set(full, timer)
-    }
-    return timer
+    return getOrCreate(this.#timers, this.#name(name), () => new TimerImpl(this.#random))
   }
 
   /**

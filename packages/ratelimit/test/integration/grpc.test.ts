@@ -2,7 +2,7 @@ import * as grpc from '@grpc/grpc-js'
 import { waitFor } from '@gatehouse/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { upstreamFixture } from '../fixtures.js'
-import { startService, type Harness } from '../harness.js'
+import { grpcError, rawShouldRateLimit, startService, type Harness } from '../harness.js'
 import type { LoadedResponse } from '../proto.js'
 
 const entries = (...pairs: [string, string][]) => ({
@@ -14,15 +14,6 @@ function codes(response: LoadedResponse): string[] {
     response.overallCode ?? 'UNKNOWN',
     ...(response.statuses ?? []).map((s) => s.code ?? 'UNKNOWN'),
   ]
-}
-
-async function grpcError(promise: Promise<unknown>): Promise<grpc.ServiceError> {
-  try {
-    await promise
-  } catch (error) {
-    return error as grpc.ServiceError
-  }
-  throw new Error('expected a gRPC error')
 }
 
 describe.each(['native', 'grpc-js'])(
@@ -238,20 +229,7 @@ describe.each(['native', 'grpc-js'])(
     })
 
     it('rejects strings that are not UTF-8 like Go does, without crashing', async () => {
-      const Client = grpc.makeGenericClientConstructor({}, 'Raw')
-      const raw = new Client(h.grpcAddress, grpc.credentials.createInsecure())
-      const send = (bytes: Buffer) =>
-        new Promise<grpc.ServiceError | null>((resolve) => {
-          raw.makeUnaryRequest(
-            '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit',
-            (b: Buffer) => b,
-            (b: Buffer) => b,
-            bytes,
-            (error) => {
-              resolve(error)
-            },
-          )
-        })
+      const send = (bytes: Buffer) => rawShouldRateLimit(h.grpcAddress, bytes)
       const invalid = await send(Buffer.from([0x0a, 0x02, 0xc3, 0x28]))
       expect(invalid?.code).toBe(grpc.status.INTERNAL)
       expect(invalid?.details).toBe(
@@ -259,7 +237,6 @@ describe.each(['native', 'grpc-js'])(
       )
       const garbage = await send(Buffer.from([0xff, 0xff, 0xff]))
       expect(garbage?.code).toBe(grpc.status.INTERNAL)
-      raw.close()
       expect(
         (
           await h.client.shouldRateLimit({

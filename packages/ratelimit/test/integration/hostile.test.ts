@@ -16,7 +16,7 @@ import { pino } from 'pino'
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { upstreamFixture } from '../fixtures.js'
-import { startService, type Harness } from '../harness.js'
+import { grpcError, rawShouldRateLimit, startService, type Harness } from '../harness.js'
 
 /** A logger that keeps its JSON lines. */
 function capturingLogger() {
@@ -31,15 +31,6 @@ function capturingLogger() {
     }),
   )
   return { logger, lines }
-}
-
-async function grpcError(promise: Promise<unknown>): Promise<grpc.ServiceError> {
-  try {
-    await promise
-  } catch (error) {
-    return error as grpc.ServiceError
-  }
-  throw new Error('expected a gRPC error')
 }
 
 const basic = { 'basic.yaml': upstreamFixture('integration/basic.yaml') }
@@ -107,24 +98,6 @@ describe('last-resort guards around request handlers', () => {
     },
   )
 })
-
-/** Sends raw request bytes to ShouldRateLimit; resolves with the error (null on success). */
-function rawShouldRateLimit(address: string, bytes: Buffer): Promise<grpc.ServiceError | null> {
-  const Client = grpc.makeGenericClientConstructor({}, 'Raw')
-  const raw = new Client(address, grpc.credentials.createInsecure())
-  return new Promise((resolve) => {
-    raw.makeUnaryRequest(
-      '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit',
-      (b: Buffer) => b,
-      (b: Buffer) => b,
-      bytes,
-      (error) => {
-        raw.close()
-        resolve(error)
-      },
-    )
-  })
-}
 
 describe.each(['native', 'grpc-js'])(
   'hostile request bytes on the %s gRPC server',

@@ -163,7 +163,7 @@ describe('the gatehouse-ratelimit executable', () => {
       })
       expect(typeof record['@timestamp']).toBe('string')
       p.child.kill('SIGTERM')
-      expect(await exitCode(p)).toBe(0)
+      expect(await exitCode(p), `exit code (output: ${p.output()})`).toBe(0)
     } finally {
       await p.stop('SIGKILL')
     }
@@ -196,9 +196,9 @@ describe('the gatehouse-ratelimit executable', () => {
           (await fetch(`http://127.0.0.1:${String(port)}/json`, { method: 'POST', body })).status,
         )
       // The counter lives in Redis, so it is shared by both workers.
-      expect(statuses).toEqual([200, 429, 429, 429])
+      expect(statuses, `statuses (output: ${p.output()})`).toEqual([200, 429, 429, 429])
       p.child.kill('SIGTERM')
-      expect(await exitCode(p)).toBe(0)
+      expect(await exitCode(p), `exit code (output: ${p.output()})`).toBe(0)
     } finally {
       await p.stop('SIGKILL')
     }
@@ -292,7 +292,7 @@ describe('the gatehouse-ratelimit executable', () => {
       redis.child.kill('SIGCONT')
       const answer = await inFlight
       expect(answer.status).toBe(200)
-      expect(await exitCode(p)).toBe(0)
+      expect(await exitCode(p), `exit code (output: ${p.output()})`).toBe(0)
     } finally {
       redis.child.kill('SIGCONT')
       await p.stop('SIGKILL')

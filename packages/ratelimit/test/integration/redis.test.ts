@@ -74,6 +74,32 @@ describe('Redis backend on the shared Redis (upstream-compatible keys)', () => {
     expect(await redis.ttl(key)).toBeGreaterThan(0)
   })
 
+  it('fails only the request whose command Redis refuses when requests share a write', async () => {
+    const key = `${prefix}basic_one_per_minute_not-a-number_${String(minuteStart)}`
+    await redis.set(key, 'text', 'EX', 600)
+    const errorsBefore = h.stat('ratelimit.service.call.should_rate_limit.redis_error')
+    // Sent together, so that their commands leave in one pipeline.
+    const [refused, ...others] = await Promise.allSettled([
+      h.client.shouldRateLimit({
+        domain: 'basic',
+        descriptors: [one('one_per_minute', 'not-a-number')],
+      }),
+      ...['batch-a', 'batch-b', 'batch-c'].map((value) =>
+        h.client.shouldRateLimit({ domain: 'basic', descriptors: [one('one_per_minute', value)] }),
+      ),
+    ])
+    expect(refused.status).toBe('rejected')
+    expect(((refused as PromiseRejectedResult).reason as { details: string }).details).toBe(
+      'ERR value is not an integer or out of range',
+    )
+    expect(others.map((o) => o.status === 'fulfilled' && o.value.overallCode)).toEqual([
+      'OK',
+      'OK',
+      'OK',
+    ])
+    expect(h.stat('ratelimit.service.call.should_rate_limit.redis_error')).toBe(errorsBefore + 1)
+  })
+
   it('stores counters under upstream cache keys with INCRBY and EXPIRE (window + jitter)', async () => {
     const answer = await h.client.shouldRateLimit({
       domain: 'basic',

@@ -1,15 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { shouldRateLimitMethod } from '../../test/proto.js'
-import {
-  decodeHealthCheckRequest,
-  decodeRateLimitRequest,
-  decodeRateLimitResponse,
-  encodeHealthCheckResponse,
-  encodeRateLimitRequest,
-  encodeRateLimitResponse,
-} from './protobuf.js'
-import { RequestLimitError } from './limits.js'
-import type { RateLimitResponse } from './types.js'
+import { shouldRateLimitMethod } from '../../../test/proto.js'
+import { RequestLimitError } from '../limits.js'
+import type { RateLimitResponse } from '../types.js'
+import { decodeHealthCheckRequest, encodeHealthCheckResponse } from './health.js'
+import { decodeRateLimitRequest, encodeRateLimitRequest } from './request.js'
+import { decodeRateLimitResponse, encodeRateLimitResponse } from './response.js'
 import { WireFormatError } from './wire.js'
 
 const serializeRequest = (value: object): Buffer => shouldRateLimitMethod.requestSerialize(value)

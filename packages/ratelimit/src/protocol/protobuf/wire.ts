@@ -6,6 +6,7 @@
  * @module
  */
 import { isUtf8 } from 'node:buffer'
+import { RateLimitError } from '../../errors.js'
 
 /** Wire types of the protobuf encoding. */
 export const WIRE = { VARINT: 0, I64: 1, LEN: 2, SGROUP: 3, EGROUP: 4, I32: 5 } as const
@@ -14,12 +15,10 @@ export const WIRE = { VARINT: 0, I64: 1, LEN: 2, SGROUP: 3, EGROUP: 4, I32: 5 } 
  * Thrown when bytes are not a valid encoding of the expected message. The message mimics Go's
  * protobuf runtime (`proto: cannot parse invalid wire-format data`).
  */
-export class WireFormatError extends Error {
-  /** Stable machine-readable code. */
-  readonly code = 'ERR_INVALID_WIRE_FORMAT'
+export class WireFormatError extends RateLimitError {
+  declare readonly code: 'ERR_INVALID_WIRE_FORMAT'
   constructor(message: string) {
-    super(message)
-    this.name = 'WireFormatError'
+    super('ERR_INVALID_WIRE_FORMAT', message)
   }
 }
 
@@ -280,4 +279,22 @@ export function utf8Length(value: string): number {
     if (value.charCodeAt(i) >= 0x80) return Buffer.byteLength(value, 'utf8')
   }
   return length
+}
+
+/**
+ * Reads a message whose only field of interest is the varint `field` (other fields are skipped),
+ * up to the reader's current end: `google.protobuf.UInt64Value.value`,
+ * `google.protobuf.Duration.seconds`.
+ *
+ * @returns The last value of the field (0 when absent), exact up to 2^53.
+ * @throws {@link WireFormatError} On malformed data.
+ */
+export function readVarintField(r: WireReader, field: number): number {
+  let value = 0
+  while (r.more()) {
+    const [number, type] = r.tag()
+    if (number === field && type === WIRE.VARINT) value = r.varint()
+    else r.skip(type)
+  }
+  return value
 }
