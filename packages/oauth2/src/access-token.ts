@@ -1,5 +1,6 @@
 import { invalidType, invalidValue, isRecord, show } from './args.js'
 import type { Client } from './client.js'
+import { accessTokenHash } from './dpop.js'
 import { invalidTokenResponse, libraryError } from './error.js'
 import type { IdTokenClaims, VerifyIdTokenOptions } from './oidc/id-token.js'
 import type { HttpVerb, RequestOptions } from './requester.js'
@@ -157,6 +158,8 @@ export class AccessToken {
   response: Response | undefined
   readonly #token: string
   #refreshToken: string | undefined
+  /** `token` and its `ath` (RFC 9449 §4.2), computed on the first DPoP request. */
+  #ath: { token: string; ath: string } | undefined
 
   /**
    * @param client The client the token belongs to.
@@ -210,6 +213,13 @@ export class AccessToken {
     const params: Record<string, unknown> = {}
     for (const key of Object.keys(opts)) if (!OPTION_KEYS.has(key)) params[key] = opts[key]
     this.params = params
+    if (this.dpopBound && typeof this.mode === 'string' && this.mode !== 'header') {
+      throw invalidValue(
+        'opts.mode',
+        `is '${this.mode}', but the token is DPoP-bound (token_type DPoP): it is sent in the ` +
+          'Authorization header only (RFC 9449 §7.1)',
+      )
+    }
     if (this.#token === '' && (this.#refreshToken ?? '') === '') {
       if (client.options.raiseErrors) {
         throw libraryError(
@@ -231,6 +241,16 @@ export class AccessToken {
   /** The refresh token, if any. */
   get refreshToken(): string | undefined {
     return this.#refreshToken
+  }
+
+  /**
+   * Whether the token is DPoP-bound (`token_type` `DPoP`, RFC 9449 §5): it is then always sent as
+   * `Authorization: DPoP <token>` with a DPoP proof from its client's key, never as a bearer
+   * token, and only in the header.
+   */
+  get dpopBound(): boolean {
+    const type = this.params.token_type
+    return typeof type === 'string' && type.toLowerCase() === 'dpop'
   }
 
   #now(): number {
@@ -399,29 +419,57 @@ export class AccessToken {
     return resolved as TokenMode
   }
 
-  /** The `Authorization` header this token sends in `header` mode. */
+  /**
+   * The `Authorization` header this token sends in `header` mode.
+   *
+   * @throws {OAuth2Error} `dpop_key_required` for a DPoP-bound token: its header is worthless
+   *   without a proof for each request; send requests through the token's request methods.
+   */
   headers(): Record<string, string> {
+    if (this.dpopBound) {
+      throw libraryError(
+        'dpop_key_required',
+        'the token is DPoP-bound: each request needs its own DPoP proof, so there is no fixed ' +
+          'Authorization header; send requests with token.get(), token.post(), ... instead',
+      )
+    }
     return { Authorization: this.headerFormat.replace('%s', this.#token) }
   }
 
   /**
-   * Sends a request with this token attached per its mode (the gem's `request`).
+   * Sends a request with this token attached per its mode (the gem's `request`); a DPoP-bound
+   * token goes as `Authorization: DPoP` with a proof (RFC 9449 §7.1), whatever `headerFormat`.
    *
    * @param verb HTTP verb.
    * @param path Path relative to the client's `site`, or an absolute URL (not checked: never pass
    *   an untrusted URL, the token would go there).
    * @param opts `params` (query), `body`, `headers`, `snaky`, `parse`, `raiseErrors`.
    * @returns The response.
-   * @throws {OAuth2Error} For 400-599 responses when `raiseErrors` is on.
+   * @throws {OAuth2Error} For 400-599 responses when `raiseErrors` is on; `dpop_key_required`
+   *   for a DPoP-bound token whose client has no `dpop` option.
+   * @throws {TypeError} `ERR_INVALID_ARG_VALUE` when the mode of a DPoP-bound token is not
+   *   `'header'`.
    */
   async request(
-    verb: HttpVerb,
+    verb: HttpVerb | Uppercase<HttpVerb>,
     path: string | URL,
     opts: TokenRequestOptions = {},
   ): Promise<Response> {
     if (!isRecord(opts)) throw invalidType('opts', 'an object', opts)
+    return this.#send(verb, path, opts)
+  }
+
+  /** Sends the request once, with the token attached per its mode (or as DPoP). */
+  #send(
+    verb: HttpVerb | Uppercase<HttpVerb>,
+    path: string | URL,
+    opts: TokenRequestOptions,
+  ): Promise<Response> {
+    if (typeof verb !== 'string') throw invalidType('verb', 'a string', verb)
     const mode = this.#modeFor(verb.toLowerCase() as HttpVerb)
-    let next: RequestOptions = opts
+    const rest: RequestOptions = opts
+    if (this.dpopBound) return this.#sendDpop(verb, path, mode, rest)
+    let next: RequestOptions = rest
     switch (mode) {
       case 'header': {
         // The token's header replaces any Authorization the caller passed.
@@ -430,18 +478,18 @@ export class AccessToken {
           if (k.toLowerCase() !== 'authorization') headers[k] = v
         }
         headers.authorization = this.headerFormat.replace('%s', this.#token)
-        next = { ...opts, headers }
+        next = { ...rest, headers }
         break
       }
       case 'query':
-        next = { ...opts, params: { ...opts.params, [this.paramName]: this.#token } }
+        next = { ...rest, params: { ...rest.params, [this.paramName]: this.#token } }
         break
       case 'body': {
-        const body = opts.body
+        const body = rest.body
         if (body === undefined || isRecord(body)) {
-          next = { ...opts, body: { ...body, [this.paramName]: this.#token } }
+          next = { ...rest, body: { ...body, [this.paramName]: this.#token } }
         } else if (typeof body === 'string') {
-          next = { ...opts, body: `${body}&${this.paramName}=${this.#token}` }
+          next = { ...rest, body: `${body}&${this.paramName}=${this.#token}` }
         } else {
           throw invalidType('opts.body', "an object or string in 'body' mode", body)
         }
@@ -449,6 +497,40 @@ export class AccessToken {
       }
     }
     return this.client.request(verb, path, next)
+  }
+
+  /** Sends the request as RFC 9449 §7.1 wants: `Authorization: DPoP` and a fresh proof. */
+  #sendDpop(
+    verb: HttpVerb | Uppercase<HttpVerb>,
+    path: string | URL,
+    mode: TokenMode,
+    opts: RequestOptions,
+  ): Promise<Response> {
+    const dpop = this.client.dpop
+    if (dpop === undefined) {
+      throw libraryError(
+        'dpop_key_required',
+        'the token is DPoP-bound (token_type DPoP) and is never sent as a bearer token, but its ' +
+          'client has no DPoP key: use a client created with the dpop option and the key pair ' +
+          'the token was issued for',
+      )
+    }
+    if (mode !== 'header') {
+      throw invalidValue(
+        'mode',
+        `resolved to '${mode}' for ${verb}, but the token is DPoP-bound: it is sent in the ` +
+          'Authorization header only (RFC 9449 §7.1)',
+      )
+    }
+    const headers: Record<string, string> = {}
+    for (const [k, v] of Object.entries(opts.headers ?? {})) {
+      const name = k.toLowerCase()
+      if (name !== 'authorization' && name !== 'dpop') headers[k] = v
+    }
+    if (this.#ath?.token !== this.#token) {
+      this.#ath = { token: this.#token, ath: accessTokenHash(this.#token) }
+    }
+    return this.client.sendSigned(verb, path, { ...opts, headers }, dpop.signer(this.#ath))
   }
 
   /** `GET` with the token. See {@link AccessToken.request}. */

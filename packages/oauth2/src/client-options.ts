@@ -11,6 +11,7 @@ import { AUTH_SCHEMES, type AuthScheme, type BasicAuthEncoding } from './authent
 import type { Clock } from './clock.js'
 import type { ConnectionOptions, FetchLike } from './connection.js'
 import type { Logger } from './debug.js'
+import { checkDpopOption, type DPoPAlgorithm, type DPoPKeyPair, type DPoPOptions } from './dpop.js'
 import { assertSigningAlgorithm, type SigningOptions } from './jwt.js'
 import type { AuthorizationServerMetadata } from './oidc/metadata.js'
 
@@ -74,6 +75,17 @@ export interface ClientOptions {
   readonly privateKey?: SigningOptions | undefined
   /** Refuse authorization-code URLs without a S256 `code_challenge` and exchanges without a `code_verifier` (OAuth 2.1). @default false */
   readonly requirePkce?: boolean | undefined
+  /**
+   * Sender-constrained tokens with DPoP (RFC 9449): `true` for a generated ES256 key pair, or
+   * {@link DPoPOptions} (`keyPair`, `algorithm`). Token requests (every grant, refresh included)
+   * then carry a DPoP proof; tokens issued with `token_type`
+   * `DPoP` are sent with `Authorization: DPoP` and a proof (with `ath`) on every resource request,
+   * never as bearer tokens. Server nonces (`use_dpop_nonce`, `DPoP-Nonce`) are kept per server and
+   * a refused request is resent once with the new nonce.
+   *
+   * @see https://www.rfc-editor.org/rfc/rfc9449
+   */
+  readonly dpop?: true | DPoPOptions | undefined
   /** Metadata of the authorization server (set by {@link Client.discover}); used for OIDC. */
   readonly metadata?: AuthorizationServerMetadata | undefined
   /** The class of tokens built by `getToken`. @default AccessToken */
@@ -112,6 +124,12 @@ export interface ResolvedClientOptions {
   readonly maxRedirects: number
   /** Whether PKCE is required (see {@link ClientOptions.requirePkce}). */
   readonly requirePkce: boolean
+  /**
+   * The DPoP key pair (when given) and the proofs' algorithm, if DPoP is on (see
+   * {@link ClientOptions.dpop}; a generated key pair is never shown here).
+   */
+  readonly dpop:
+    Readonly<{ keyPair: DPoPKeyPair | undefined; algorithm: DPoPAlgorithm }> | undefined
   /** Authorization server metadata, if known (see {@link ClientOptions.metadata}). */
   readonly metadata: AuthorizationServerMetadata | undefined
   /** Class of the tokens `getToken` builds (see {@link ClientOptions.accessTokenClass}). */
@@ -212,6 +230,14 @@ export function checkOptions(options: ClientOptions): void {
   ) {
     throw invalidType('options.metadata', 'an object with issuer', options.metadata)
   }
+  const algs = options.metadata?.dpop_signing_alg_values_supported
+  if (algs !== undefined && !(Array.isArray(algs) && algs.every((a) => typeof a === 'string'))) {
+    throw invalidType(
+      'options.metadata.dpop_signing_alg_values_supported',
+      'an array of strings',
+      algs,
+    )
+  }
 }
 
 /**
@@ -239,6 +265,12 @@ export function resolveOptions(
     raiseErrors: options.raiseErrors ?? true,
     maxRedirects: options.maxRedirects ?? 5,
     requirePkce: options.requirePkce ?? false,
+    dpop:
+      options.dpop === undefined
+        ? undefined
+        : Object.freeze(
+            checkDpopOption(options.dpop, options.metadata?.dpop_signing_alg_values_supported),
+          ),
     metadata: options.metadata,
     accessTokenClass: options.accessTokenClass ?? AccessToken,
   })

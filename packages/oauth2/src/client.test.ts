@@ -968,6 +968,22 @@ describe('debug logging', () => {
     }
   })
 
+  it('filters DPoP proofs and DPoP Authorization headers', async () => {
+    vi.stubEnv('OAUTH_DEBUG', 'true')
+    server.on('POST', '/oauth/token', {
+      body: { access_token: 'DPOP-AT-SECRET', token_type: 'DPoP' },
+    })
+    server.on('GET', '/r', { body: {} })
+    const { lines, logger } = capture()
+    const client = new Client('id', 's', { site: server.url, logger, dpop: true })
+    const token = await client.clientCredentials.getToken()
+    await token.get('/r')
+    const text = lines.join('\n')
+    expect(text).toContain(`"dpop":"[FILTERED]"`)
+    expect(text).not.toContain('DPOP-AT-SECRET')
+    expect(text).not.toMatch(/eyJ/) // no JWS (proof) in the output
+  })
+
   it('accepts any logger with callable debug and warn: a function with those methods, a class instance', async () => {
     vi.stubEnv('OAUTH_DEBUG', 'true')
     server.on('GET', '/a', { body: 'ok', headers: { 'content-type': 'text/plain' } }, 2)

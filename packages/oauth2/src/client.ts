@@ -1,5 +1,5 @@
 import type { AccessToken, AccessTokenOptions } from './access-token.js'
-import { assertRecord, assertString, invalidType } from './args.js'
+import { assertRecord, assertString, invalidType, invalidValue } from './args.js'
 import { Authenticator } from './authenticator.js'
 import {
   checkOptions,
@@ -11,6 +11,7 @@ import { systemClock, type Clock } from './clock.js'
 import { currentConfiguration, type Configuration } from './config.js'
 import { openConnection, type ConnectionBuilder } from './connection.js'
 import { DebugFilter, type Logger } from './debug.js'
+import { DPoP } from './dpop.js'
 import { libraryError } from './error.js'
 import { IdTokenVerifier, type IdTokenClaims, type VerifyIdTokenOptions } from './oidc/id-token.js'
 import {
@@ -21,7 +22,13 @@ import {
 } from './oidc/metadata.js'
 import { fetchUserinfo } from './oidc/userinfo.js'
 import { systemRandom } from './random.js'
-import { lowerHeaders, Requester, type HttpVerb, type RequestOptions } from './requester.js'
+import {
+  lowerHeaders,
+  Requester,
+  type HttpVerb,
+  type RequestOptions,
+  type RequestSigner,
+} from './requester.js'
 import type { Response } from './response.js'
 import { Assertion } from './strategy/assertion.js'
 import { AuthCode } from './strategy/auth-code.js'
@@ -34,7 +41,7 @@ import { resolveUrl, withQuery, type Params } from './url.js'
 /**
  * An OAuth 2.0 client (the gem's `OAuth2::Client`): builds authorization URLs, requests tokens
  * with any grant, and sends requests; a base for the grant strategies `authCode`, `implicit`,
- * `password`, `clientCredentials` and `assertion`.
+ * `password`, `clientCredentials` and `assertion`. With the `dpop` option its tokens are sender-constrained (RFC 9449).
  *
  * `util.inspect` and `JSON.stringify` show the client without its secret or private keys.
  *
@@ -64,6 +71,7 @@ export class Client<RaiseErrors extends boolean = true> {
   #site: string | undefined
   readonly #requester: Requester
   readonly #tokens: TokenEndpoint
+  readonly #dpop: DPoP | undefined
   readonly #close: () => Promise<void>
   #verifier: IdTokenVerifier | undefined
   #tokenUrl: string | undefined
@@ -118,7 +126,10 @@ export class Client<RaiseErrors extends boolean = true> {
     )
     this.#close = connection.close
     this.#requester = new Requester(this, connection, defaultHeaders)
-    this.#tokens = new TokenEndpoint(this, this.#requester, authenticator)
+    const dpop = this.options.dpop
+    this.#dpop =
+      dpop === undefined ? undefined : new DPoP(dpop, { clock: this.clock, random: systemRandom })
+    this.#tokens = new TokenEndpoint(this, this.#requester, authenticator, this.#dpop)
   }
 
   /** The client secret (not shown by `util.inspect` or `JSON.stringify`). */
@@ -142,7 +153,9 @@ export class Client<RaiseErrors extends boolean = true> {
   /**
    * Discovers an OpenID Connect provider or OAuth 2.0 authorization server (OIDC Discovery 1.0,
    * RFC 8414) and returns a client configured with its endpoints (`authorizeUrl`, `tokenUrl`,
-   * `revokeUrl`, `introspectUrl`, `userinfoUrl`) and `metadata` (for ID token validation).
+   * `revokeUrl`, `introspectUrl`, `userinfoUrl`) and `metadata` (for ID token validation, and the
+   * DPoP algorithm: the first of `dpop_signing_alg_values_supported` a generated key can use, ES256
+   * when listed).
    *
    * @param issuer The issuer identifier, e.g. `https://auth.example`; must equal the metadata's
    *   `issuer` exactly, and be https (http only on a loopback host, for development).
@@ -153,7 +166,7 @@ export class Client<RaiseErrors extends boolean = true> {
    * @throws {OAuth2Error} `invalid_metadata` when no document is found, it is not a JSON object,
    *   or its `issuer` differs.
    * @throws {TypeError} `ERR_INVALID_ARG_VALUE` when `issuer` is not a URL, or not https outside
-   *   loopback hosts.
+   *   loopback hosts; or when the `dpop` option's algorithm is not one the server accepts.
    * @see https://openid.net/specs/openid-connect-discovery-1_0.html#ProviderConfig
    * @see https://www.rfc-editor.org/rfc/rfc8414#section-3
    */
@@ -237,6 +250,35 @@ export class Client<RaiseErrors extends boolean = true> {
     return new Assertion(this)
   }
 
+  /** The client's DPoP key and server nonces, when it has the `dpop` option. @internal */
+  get dpop(): DPoP | undefined {
+    return this.#dpop
+  }
+
+  /**
+   * The JWK SHA-256 thumbprint (RFC 7638) of the client's DPoP public key: the `cnf.jkt` of the
+   * tokens bound to it (RFC 9449 §6), and the value of the `dpop_jkt` authorization request
+   * parameter that binds an authorization code to the key (§10).
+   *
+   * @returns The base64url thumbprint.
+   * @throws {TypeError} `ERR_INVALID_ARG_VALUE` when the client has no `dpop` option, or its key
+   *   pair does not match.
+   * @see https://www.rfc-editor.org/rfc/rfc9449#section-10
+   *
+   * @example
+   * ```ts
+   * import type { Client } from '@gatehouse/oauth2'
+   * let client!: Client
+   * const url = client.authCode.authorizeUrl({ scope: 'openid', dpop_jkt: await client.dpopJkt() })
+   * ```
+   */
+  async dpopJkt(): Promise<string> {
+    if (this.#dpop === undefined) {
+      throw invalidValue('options.dpop', 'is not set: the client has no DPoP key')
+    }
+    return this.#dpop.thumbprint()
+  }
+
   /**
    * Sends a request and wraps the response (the gem's `Client#request`).
    *
@@ -270,6 +312,21 @@ export class Client<RaiseErrors extends boolean = true> {
   ): Promise<Response> {
     // Not async: no extra promise on the hot path; send rejects rather than throws.
     return this.#requester.send(verb, url, opts, undefined)
+  }
+
+  /**
+   * {@link Client.request} with credentials computed for each request sent (a DPoP proof and
+   * `Authorization: DPoP`), for `AccessToken`.
+   *
+   * @internal
+   */
+  sendSigned(
+    verb: HttpVerb | Uppercase<HttpVerb>,
+    url: string | URL,
+    opts: RequestOptions,
+    signer: RequestSigner,
+  ): Promise<Response> {
+    return this.#requester.send(verb, url, opts, undefined, signer)
   }
 
   /**
@@ -414,7 +471,7 @@ export class Client<RaiseErrors extends boolean = true> {
   /** The client without secrets, for `JSON.stringify`. */
   toJSON(): Record<string, unknown> {
     const label = this.config.filteredLabel
-    const { connectionOpts, ...rest } = this.options
+    const { connectionOpts, dpop, ...rest } = this.options
     const { tls, headers, proxy } = connectionOpts
     const filter = new DebugFilter(this.config)
     return {
@@ -435,6 +492,13 @@ export class Client<RaiseErrors extends boolean = true> {
         ...(proxy === undefined ? {} : { proxy: filter.url(proxy) }),
       },
       privateKey: this.#authenticatorHasKey() ? label : undefined,
+      dpop:
+        dpop === undefined
+          ? undefined
+          : {
+              algorithm: dpop.algorithm,
+              keyPair: dpop.keyPair === undefined ? 'generated' : label,
+            },
     }
   }
 

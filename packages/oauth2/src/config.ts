@@ -42,8 +42,8 @@ export interface Configuration {
    * Keys whose values are replaced by {@link Configuration.filteredLabel} in debug output (headers,
    * query strings, fragments, form and JSON bodies), compared case-insensitively. The list is
    * extensible: {@link configure} adds the keys it is given to the built-in ones (which cannot be
-   * removed). Also always filtered: the `Authorization`, `Proxy-Authorization`, `Cookie` and
-   * `Set-Cookie` headers, the headers of `connectionOpts.headers`, and URL userinfo.
+   * removed). Also always filtered: the `Authorization`, `Proxy-Authorization`, `Cookie`,
+   * `Set-Cookie` and `DPoP` headers, the headers of `connectionOpts.headers`, and URL userinfo.
    *
    * @default ['access_token', 'refresh_token', 'id_token', 'client_secret', 'assertion', 'code_verifier', 'token', 'password', 'code', 'client_assertion']
    */

@@ -19,9 +19,15 @@ export interface Logger {
 
 /**
  * Headers whose values never appear in debug output, whatever the configuration: credentials
- * (`Authorization`, `Proxy-Authorization`) and cookies.
+ * (`Authorization`, `Proxy-Authorization`, a `DPoP` proof) and cookies.
  */
-const ALWAYS_FILTERED_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'set-cookie']
+const ALWAYS_FILTERED_HEADERS = [
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'set-cookie',
+  'dpop',
+]
 /** Response headers that carry a URL (its userinfo, query and fragment are filtered). */
 const URL_HEADERS = new Set(['location', 'content-location'])
 /** A body that looks like a form (`k=v&k2=v2`), for types that are neither form nor JSON. */
@@ -32,7 +38,7 @@ const USERINFO = /^([a-z][a-z\d+.-]*:\/\/)[^/?#]*@/i
 /**
  * Replaces secrets in debug output (the gem's sanitizer, extended): values of filtered keys in
  * headers, query strings, fragments, forms and JSON; the userinfo of URLs; the always-filtered
- * headers (`Authorization`, `Proxy-Authorization`, `Cookie`, `Set-Cookie`) and the headers
+ * headers (`Authorization`, `Proxy-Authorization`, `Cookie`, `Set-Cookie`, `DPoP`) and the headers
  * configured on the connection. Bodies of other types are filtered as JSON or form when they parse
  * as one.
  *

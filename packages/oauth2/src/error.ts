@@ -18,9 +18,9 @@
 import { Response } from './response.js'
 
 /**
- * Error codes: the RFC 6749 §5.2 / RFC 7009 / RFC 6750 ones a server sends in `error`, and the
- * ones this library sets itself when there is no server error to report. Any other string a server
- * sends is passed through.
+ * Error codes: the RFC 6749 §5.2 / RFC 7009 / RFC 6750 / RFC 9449 ones a
+ * server sends in `error`, and the ones this library sets itself when there is no server error to
+ * report. Any other string a server sends is passed through.
  */
 export type OAuth2ErrorCode =
   | 'invalid_request'
@@ -36,6 +36,13 @@ export type OAuth2ErrorCode =
   | 'unsupported_token_type'
   | 'invalid_token'
   | 'insufficient_scope'
+  /** RFC 9449 §5: the DPoP proof was refused. */
+  | 'invalid_dpop_proof'
+  /**
+   * RFC 9449 §8, §9: the server wants its nonce in the DPoP proof. Requests are resent once with
+   * the nonce it sent; the error reaches the caller when the server refuses the retry as well.
+   */
+  | 'use_dpop_nonce'
   /** The token response was not a non-empty JSON object or form. */
   | 'invalid_token_response'
   /** A token has neither an access token nor a refresh token (and `raiseErrors` is on). */
@@ -60,6 +67,11 @@ export type OAuth2ErrorCode =
   | 'invalid_metadata'
   /** The UserInfo response was not a JSON object, or its `sub` did not match. */
   | 'invalid_userinfo'
+  /**
+   * A DPoP-bound token (`token_type` `DPoP`, RFC 9449 §5) was used through a client without the
+   * `dpop` option: it is never sent as a bearer token.
+   */
+  | 'dpop_key_required'
 
 /** Fields of an error built without a response (the gem's `OAuth2::Error.new(hash)`). */
 export interface OAuth2ErrorFields {

@@ -1,6 +1,6 @@
 /**
  * `@gatehouse/oauth2`: an OAuth 2.0 / 2.1 client with the Ruby `oauth2` gem's API in TypeScript,
- * plus PKCE and OpenID Connect sign-in (discovery, ID token validation, UserInfo).
+ * plus PKCE, OpenID Connect sign-in (discovery, ID token validation, UserInfo) and DPoP.
  *
  * @packageDocumentation
  */
@@ -14,6 +14,8 @@ export type {
 export type { HttpVerb, RequestOptions } from './requester.js'
 export type { TokenParams, TokenResult } from './token-endpoint.js'
 export type { Clock } from './clock.js'
+export { DPOP_ALGORITHMS } from './dpop.js'
+export type { DPoPAlgorithm, DPoPKeyPair, DPoPOptions } from './dpop.js'
 export { AccessToken } from './access-token.js'
 export type {
   AccessTokenHash,

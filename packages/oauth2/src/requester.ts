@@ -3,6 +3,7 @@ import type {
   Connection,
   HttpMethod,
   HttpRequest,
+  HttpResponse,
   RequestEncoding,
   Transport,
 } from './connection.js'
@@ -58,6 +59,25 @@ export interface Endpoint {
 function describeLocation(location: string | undefined, current: string): string {
   const url = location === undefined ? undefined : resolveLocation(location, new URL(current))
   return url === undefined ? '' : ` (Location: ${url.origin}${url.pathname})`
+}
+
+/**
+ * Credentials computed for each request sent (a DPoP proof is bound to method and URL), and a
+ * resend when the server asks for one (a DPoP nonce). Only requests to the origin of the first
+ * request get them.
+ *
+ * @internal
+ */
+export interface RequestSigner {
+  /** Headers for a request to `url`, computed right before it is sent. */
+  headers(method: HttpMethod, url: string): Promise<Record<string, string>>
+  /**
+   * Reads a response (keeping its `DPoP-Nonce`); `true` when the server asks for the request again
+   * with its nonce.
+   */
+  retry(request: HttpRequest, response: HttpResponse): boolean
+  /** The error for a server that asks for a nonce again after the retry with the one it sent. */
+  refused(response: Response): OAuth2Error
 }
 
 /** Throws `error`; with `raiseErrors` off, sets it as `response.error` and returns the response. */
@@ -143,6 +163,8 @@ export class Requester {
    * @param url Path or absolute URL.
    * @param opts Query, body, headers, parsing and error options.
    * @param endpoint The client-authenticated endpoint the request goes to, if any.
+   * @param signer Credentials computed for each request to the first request's origin (DPoP), and
+   *   one resend when the server asks for it (a DPoP nonce).
    * @returns The response.
    * @throws {OAuth2Error} As described above; `missing_location` for a redirect without a valid
    *   Location.
@@ -154,6 +176,7 @@ export class Requester {
     url: string | URL,
     opts: RequestOptions,
     endpoint: Endpoint | undefined,
+    signer?: RequestSigner,
   ): Promise<Response> {
     let method = typeof verb === 'string' ? VERBS[verb.toLowerCase()] : undefined
     if (method === undefined) {
@@ -178,10 +201,20 @@ export class Requester {
       snaky: opts.snaky,
       snakyHashClass: opts.snakyHashClass,
     }
+    let resent = false
     for (let redirects = 0; ; redirects++) {
+      if (signer !== undefined) Object.assign(headers, await signer.headers(method, target))
       const request: HttpRequest = { method, url: target, headers, body }
       const raw = await this.#send(request)
       const response = new Response(raw, responseOptions)
+      if (signer?.retry(request, raw) === true) {
+        if (!resent) {
+          resent = true
+          redirects--
+          continue
+        }
+        return raiseOrSet(response, signer.refused(response), raiseErrors)
+      }
       const status = raw.status
       if (status >= 200 && status < 300) return response
       if (status >= 300 && status < 400) {
@@ -238,8 +271,9 @@ export class Requester {
             )
           }
           // Nothing configured or given travels to another origin: credentials, cookies,
-          // connectionOpts.headers, opts.headers. Middleware runs again for the new request.
+          // connectionOpts.headers, opts.headers, DPoP. Middleware runs again for the new request.
           headers = {}
+          signer = undefined
         }
         target = next.href
         continue

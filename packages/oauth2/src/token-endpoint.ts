@@ -3,6 +3,7 @@ import { assertOneOf, assertRecord, assertString, invalidType, isRecord } from '
 import type { Authenticator } from './authenticator.js'
 import type { Client } from './client.js'
 import { TOKEN_METHODS, type TokenMethod } from './client-options.js'
+import type { DPoP } from './dpop.js'
 import { invalidTokenResponse } from './error.js'
 import { lowerHeaders, type Endpoint, type Requester } from './requester.js'
 import type { ParseOption, Response } from './response.js'
@@ -54,8 +55,8 @@ const INTROSPECTION_ENDPOINT: Endpoint = { name: 'introspection endpoint', optio
 /**
  * A client's requests to its token endpoint and the two that take the same client authentication,
  * revocation (RFC 7009) and introspection (RFC 7662): reserved keys kept off the wire, client
- * authentication per `authScheme`, parameters per `tokenMethod`, no redirect followed; and the
- * token built from a token response.
+ * authentication per `authScheme`, parameters per `tokenMethod`, a DPoP proof on token requests
+ * when the client has DPoP, no redirect followed; and the token built from a token response.
  *
  * @internal
  */
@@ -63,24 +64,37 @@ export class TokenEndpoint {
   readonly #client: Client<boolean>
   readonly #requester: Requester
   readonly #authenticator: Authenticator
+  readonly #dpop: DPoP | undefined
 
   /**
    * @param client The client: its URLs, options and the class of its tokens.
    * @param requester Sends the requests.
    * @param authenticator Adds the client authentication.
+   * @param dpop The client's DPoP key, if it has one.
    */
-  constructor(client: Client<boolean>, requester: Requester, authenticator: Authenticator) {
+  constructor(
+    client: Client<boolean>,
+    requester: Requester,
+    authenticator: Authenticator,
+    dpop: DPoP | undefined,
+  ) {
     this.#client = client
     this.#requester = requester
     this.#authenticator = authenticator
+    this.#dpop = dpop
   }
 
-  /** Sends client-authenticated parameters to an endpoint per the token method. */
+  /**
+   * Sends client-authenticated parameters to an endpoint per the token method.
+   *
+   * @param options `dpop`: add a DPoP proof.
+   */
   async #request(
     url: string,
     params: Readonly<Record<string, unknown>>,
     defaultMethod: TokenMethod,
     endpoint: Endpoint,
+    options: { dpop?: boolean } = {},
   ) {
     const wire: Record<string, unknown> = {}
     for (const key of Object.keys(params))
@@ -98,10 +112,11 @@ export class TokenEndpoint {
       parse: params.parse as ParseOption | undefined,
       raiseErrors: this.#client.options.raiseErrors,
     }
+    const signer = options.dpop === true ? this.#dpop?.signer() : undefined
     if (tokenMethod === 'post')
-      return this.#requester.send('post', url, { ...common, body: wire }, endpoint)
+      return this.#requester.send('post', url, { ...common, body: wire }, endpoint, signer)
     const verb = tokenMethod === 'get' ? 'get' : 'post'
-    return this.#requester.send(verb, url, { ...common, params: wire }, endpoint)
+    return this.#requester.send(verb, url, { ...common, params: wire }, endpoint, signer)
   }
 
   /**
@@ -122,6 +137,7 @@ export class TokenEndpoint {
       params,
       client.options.tokenMethod,
       TOKEN_ENDPOINT,
+      { dpop: true },
     )
     let data: unknown
     try {

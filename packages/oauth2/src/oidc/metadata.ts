@@ -20,6 +20,8 @@ export interface AuthorizationServerMetadata {
   readonly code_challenge_methods_supported?: readonly string[]
   readonly token_endpoint_auth_methods_supported?: readonly string[]
   readonly id_token_signing_alg_values_supported?: readonly string[]
+  /** RFC 9449 §5.1: the JWS algorithms the server accepts for DPoP proofs. */
+  readonly dpop_signing_alg_values_supported?: readonly string[]
   readonly [field: string]: unknown
 }
 
@@ -120,6 +122,13 @@ export async function fetchMetadata(
         }
       }
     }
+    // The fields the client acts on (the endpoints are checked above).
+    if (!isStringArray(parsed.dpop_signing_alg_values_supported ?? [])) {
+      throw libraryError(
+        'invalid_metadata',
+        `dpop_signing_alg_values_supported of ${url} is not an array of strings`,
+      )
+    }
     return parsed as AuthorizationServerMetadata
   }
   throw libraryError(
@@ -128,10 +137,15 @@ export async function fetchMetadata(
   )
 }
 
+function isStringArray(value: unknown): value is readonly string[] {
+  return Array.isArray(value) && value.every((item) => typeof item === 'string')
+}
+
 /**
  * The options of a discovered client: `options` with `site` set to the issuer, the `metadata`, and
  * the endpoints the metadata names (`authorizeUrl`, `tokenUrl`, `revokeUrl`, `introspectUrl`,
- * `userinfoUrl`; an endpoint it does not name keeps the option's value).
+ * `userinfoUrl`; an endpoint it does not name keeps the option's value). The DPoP algorithm is
+ * settled against `dpop_signing_alg_values_supported` by the client.
  *
  * @internal
  */
