@@ -36,6 +36,12 @@ export interface ClientOptions {
   readonly introspectUrl?: string | undefined
   /** UserInfo endpoint (OIDC Core §5.3); set by {@link Client.discover}. */
   readonly userinfoUrl?: string | undefined
+  /**
+   * Pushed authorization request endpoint (RFC 9126 §5, `pushed_authorization_request_endpoint`),
+   * relative to `site` or absolute; set by {@link Client.discover}. Needed by
+   * `authCode.pushAuthorizationRequest()`.
+   */
+  readonly pushedAuthorizationRequestUrl?: string | undefined
   /** Redirect URI added to authorization URLs and code exchanges. */
   readonly redirect_uri?: string | undefined
   /** How token requests carry parameters. @default 'post' */
@@ -76,9 +82,17 @@ export interface ClientOptions {
   /** Refuse authorization-code URLs without a S256 `code_challenge` and exchanges without a `code_verifier` (OAuth 2.1). @default false */
   readonly requirePkce?: boolean | undefined
   /**
+   * Refuse `authCode.authorizeUrl()` (OAuth2Error `par_required`): authorization requests go
+   * through `authCode.pushAuthorizationRequest()` only (RFC 9126 §5). {@link Client.discover} turns
+   * it on when the server metadata has `require_pushed_authorization_requests: true`.
+   *
+   * @default false
+   */
+  readonly requirePar?: boolean | undefined
+  /**
    * Sender-constrained tokens with DPoP (RFC 9449): `true` for a generated ES256 key pair, or
    * {@link DPoPOptions} (`keyPair`, `algorithm`). Token requests (every grant, refresh included)
-   * then carry a DPoP proof; tokens issued with `token_type`
+   * and pushed authorization requests then carry a DPoP proof; tokens issued with `token_type`
    * `DPoP` are sent with `Authorization: DPoP` and a proof (with `ath`) on every resource request,
    * never as bearer tokens. Server nonces (`use_dpop_nonce`, `DPoP-Nonce`) are kept per server and
    * a refused request is resent once with the new nonce.
@@ -108,6 +122,8 @@ export interface ResolvedClientOptions {
   readonly introspectUrl: string
   /** UserInfo endpoint, if set (see {@link ClientOptions.userinfoUrl}). */
   readonly userinfoUrl: string | undefined
+  /** Pushed authorization request endpoint, if set (see {@link ClientOptions.pushedAuthorizationRequestUrl}). */
+  readonly pushedAuthorizationRequestUrl: string | undefined
   /** Redirect URI, if set (see {@link ClientOptions.redirect_uri}). */
   readonly redirect_uri: string | undefined
   /** How token requests carry parameters (see {@link ClientOptions.tokenMethod}). */
@@ -124,6 +140,8 @@ export interface ResolvedClientOptions {
   readonly maxRedirects: number
   /** Whether PKCE is required (see {@link ClientOptions.requirePkce}). */
   readonly requirePkce: boolean
+  /** Whether pushed authorization requests are required (see {@link ClientOptions.requirePar}). */
+  readonly requirePar: boolean
   /**
    * The DPoP key pair (when given) and the proofs' algorithm, if DPoP is on (see
    * {@link ClientOptions.dpop}; a generated key pair is never shown here).
@@ -173,6 +191,7 @@ export function checkOptions(options: ClientOptions): void {
     'revokeUrl',
     'introspectUrl',
     'userinfoUrl',
+    'pushedAuthorizationRequestUrl',
     'redirect_uri',
   ]) {
     optionalUrlString(`options.${key}`, (options as Record<string, unknown>)[key])
@@ -202,6 +221,7 @@ export function checkOptions(options: ClientOptions): void {
   }
   assertOptionalBoolean('options.raiseErrors', options.raiseErrors)
   assertOptionalBoolean('options.requirePkce', options.requirePkce)
+  assertOptionalBoolean('options.requirePar', options.requirePar)
   const max = options.maxRedirects
   if (max !== undefined && (!Number.isInteger(max) || max < 0)) {
     throw invalidType('options.maxRedirects', 'a non-negative integer', max)
@@ -257,6 +277,7 @@ export function resolveOptions(
     revokeUrl: options.revokeUrl ?? 'oauth/revoke',
     introspectUrl: options.introspectUrl ?? 'oauth/introspect',
     userinfoUrl: options.userinfoUrl,
+    pushedAuthorizationRequestUrl: options.pushedAuthorizationRequestUrl,
     redirect_uri: options.redirect_uri,
     tokenMethod: options.tokenMethod ?? 'post',
     authScheme: options.authScheme ?? 'basic_auth',
@@ -265,6 +286,7 @@ export function resolveOptions(
     raiseErrors: options.raiseErrors ?? true,
     maxRedirects: options.maxRedirects ?? 5,
     requirePkce: options.requirePkce ?? false,
+    requirePar: options.requirePar ?? false,
     dpop:
       options.dpop === undefined
         ? undefined

@@ -40,8 +40,8 @@ import { resolveUrl, withQuery, type Params } from './url.js'
 
 /**
  * An OAuth 2.0 client (the gem's `OAuth2::Client`): builds authorization URLs, requests tokens
- * with any grant, and sends requests; a base for the grant strategies `authCode`, `implicit`,
- * `password`, `clientCredentials` and `assertion`. With the `dpop` option its tokens are sender-constrained (RFC 9449).
+ * with any grant, and sends requests; a base for the grant strategies `authCode` (with pushed
+ * authorization requests), `implicit`, `password`, `clientCredentials` and `assertion`. With the `dpop` option its tokens are sender-constrained (RFC 9449).
  *
  * `util.inspect` and `JSON.stringify` show the client without its secret or private keys.
  *
@@ -153,8 +153,9 @@ export class Client<RaiseErrors extends boolean = true> {
   /**
    * Discovers an OpenID Connect provider or OAuth 2.0 authorization server (OIDC Discovery 1.0,
    * RFC 8414) and returns a client configured with its endpoints (`authorizeUrl`, `tokenUrl`,
-   * `revokeUrl`, `introspectUrl`, `userinfoUrl`) and `metadata` (for ID token validation, and the
-   * DPoP algorithm: the first of `dpop_signing_alg_values_supported` a generated key can use, ES256
+   * `revokeUrl`, `introspectUrl`, `userinfoUrl`, `pushedAuthorizationRequestUrl`), `requirePar` when the server has
+   * `require_pushed_authorization_requests`, and `metadata` (for ID token validation, and the DPoP
+   * algorithm: the first of `dpop_signing_alg_values_supported` a generated key can use, ES256
    * when listed).
    *
    * @param issuer The issuer identifier, e.g. `https://auth.example`; must equal the metadata's
@@ -327,6 +328,32 @@ export class Client<RaiseErrors extends boolean = true> {
     signer: RequestSigner,
   ): Promise<Response> {
     return this.#requester.send(verb, url, opts, undefined, signer)
+  }
+
+  /**
+   * Pushes authorization request parameters to `pushedAuthorizationRequestUrl` (RFC 9126 §2.1)
+   * with client authentication, for `AuthCode#pushAuthorizationRequest`.
+   *
+   * @internal
+   */
+  pushAuthorization(params: Readonly<Record<string, unknown>>): Promise<Response> {
+    const url = this.#endpointUrl(
+      'pushedAuthorizationRequestUrl',
+      'pushed authorization request endpoint',
+    )
+    return this.#tokens.push(url, params)
+  }
+
+  /** An endpoint that has no default path: from the option or discovery, else `invalid_metadata`. */
+  #endpointUrl(option: 'pushedAuthorizationRequestUrl', what: string) {
+    const path = this.options[option]
+    if (path === undefined) {
+      throw libraryError(
+        'invalid_metadata',
+        `the client has no ${what}: use Client.discover() or set options.${option}`,
+      )
+    }
+    return resolveUrl(this.#site, path, `options.${option}`).href
   }
 
   /**

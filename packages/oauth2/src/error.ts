@@ -72,6 +72,13 @@ export type OAuth2ErrorCode =
    * `dpop` option: it is never sent as a bearer token.
    */
   | 'dpop_key_required'
+  /**
+   * `authCode.authorizeUrl()` on a client with `requirePar` (or whose server metadata sets
+   * `require_pushed_authorization_requests`): use `authCode.pushAuthorizationRequest()`.
+   */
+  | 'par_required'
+  /** The pushed authorization response (RFC 9126 §2.2) lacked `request_uri` or `expires_in`. */
+  | 'invalid_par_response'
 
 /** Fields of an error built without a response (the gem's `OAuth2::Error.new(hash)`). */
 export interface OAuth2ErrorFields {

@@ -1,6 +1,7 @@
 /**
  * `@gatehouse/oauth2`: an OAuth 2.0 / 2.1 client with the Ruby `oauth2` gem's API in TypeScript,
- * plus PKCE, OpenID Connect sign-in (discovery, ID token validation, UserInfo) and DPoP.
+ * plus PKCE, OpenID Connect sign-in (discovery, ID token validation, UserInfo), DPoP and pushed
+ * authorization requests.
  *
  * @packageDocumentation
  */

@@ -51,12 +51,18 @@ const RESERVED_TOKEN_KEYS = new Set([
 const TOKEN_ENDPOINT: Endpoint = { name: 'token endpoint', option: 'tokenUrl' }
 const REVOCATION_ENDPOINT: Endpoint = { name: 'revocation endpoint', option: 'revokeUrl' }
 const INTROSPECTION_ENDPOINT: Endpoint = { name: 'introspection endpoint', option: 'introspectUrl' }
+const PAR_ENDPOINT: Endpoint = {
+  name: 'pushed authorization request endpoint',
+  option: 'pushedAuthorizationRequestUrl',
+}
 
 /**
- * A client's requests to its token endpoint and the two that take the same client authentication,
- * revocation (RFC 7009) and introspection (RFC 7662): reserved keys kept off the wire, client
- * authentication per `authScheme`, parameters per `tokenMethod`, a DPoP proof on token requests
- * when the client has DPoP, no redirect followed; and the token built from a token response.
+ * A client's requests to its token endpoint and the others that take the same client
+ * authentication: revocation (RFC 7009), introspection (RFC 7662) and pushed authorization
+ * requests (RFC 9126). Reserved keys kept off the wire, client
+ * authentication per `authScheme`, parameters per `tokenMethod`, a DPoP proof on token and pushed
+ * authorization requests when the client has DPoP, no redirect followed; and the token built from
+ * a token response.
  *
  * @internal
  */
@@ -87,14 +93,14 @@ export class TokenEndpoint {
   /**
    * Sends client-authenticated parameters to an endpoint per the token method.
    *
-   * @param options `dpop`: add a DPoP proof.
+   * @param options `raiseErrors` (default: the client's), `dpop`: add a DPoP proof.
    */
   async #request(
     url: string,
     params: Readonly<Record<string, unknown>>,
     defaultMethod: TokenMethod,
     endpoint: Endpoint,
-    options: { dpop?: boolean } = {},
+    options: { raiseErrors?: boolean; dpop?: boolean } = {},
   ) {
     const wire: Record<string, unknown> = {}
     for (const key of Object.keys(params))
@@ -110,7 +116,7 @@ export class TokenEndpoint {
       snaky: params.snaky as boolean | undefined,
       snakyHashClass: params.snakyHashClass as typeof SnakyHash | undefined,
       parse: params.parse as ParseOption | undefined,
-      raiseErrors: this.#client.options.raiseErrors,
+      raiseErrors: options.raiseErrors ?? this.#client.options.raiseErrors,
     }
     const signer = options.dpop === true ? this.#dpop?.signer() : undefined
     if (tokenMethod === 'post')
@@ -155,6 +161,14 @@ export class TokenEndpoint {
     const token = client.options.accessTokenClass.fromHash(client, fields)
     token.response = response
     return { response, token }
+  }
+
+  /**
+   * Pushes an authorization request to `url` (RFC 9126 §2.1), with a DPoP proof when the client
+   * has DPoP (RFC 9449 §10.1). Error responses always throw: there is no URL to return.
+   */
+  push(url: string, params: Readonly<Record<string, unknown>>): Promise<Response> {
+    return this.#request(url, params, 'post', PAR_ENDPOINT, { raiseErrors: true, dpop: true })
   }
 
   /** Revokes `token` at the client's `revokeUrl` (RFC 7009 §2.1). */

@@ -20,6 +20,10 @@ export interface AuthorizationServerMetadata {
   readonly code_challenge_methods_supported?: readonly string[]
   readonly token_endpoint_auth_methods_supported?: readonly string[]
   readonly id_token_signing_alg_values_supported?: readonly string[]
+  /** RFC 9126 §5: where pushed authorization requests go. */
+  readonly pushed_authorization_request_endpoint?: string
+  /** RFC 9126 §5: authorization requests must be pushed (wired to `requirePar`). */
+  readonly require_pushed_authorization_requests?: boolean
   /** RFC 9449 §5.1: the JWS algorithms the server accepts for DPoP proofs. */
   readonly dpop_signing_alg_values_supported?: readonly string[]
   readonly [field: string]: unknown
@@ -129,6 +133,13 @@ export async function fetchMetadata(
         `dpop_signing_alg_values_supported of ${url} is not an array of strings`,
       )
     }
+    const requirePar = parsed.require_pushed_authorization_requests
+    if (requirePar !== undefined && typeof requirePar !== 'boolean') {
+      throw libraryError(
+        'invalid_metadata',
+        `require_pushed_authorization_requests of ${url} is not a boolean`,
+      )
+    }
     return parsed as AuthorizationServerMetadata
   }
   throw libraryError(
@@ -142,10 +153,11 @@ function isStringArray(value: unknown): value is readonly string[] {
 }
 
 /**
- * The options of a discovered client: `options` with `site` set to the issuer, the `metadata`, and
- * the endpoints the metadata names (`authorizeUrl`, `tokenUrl`, `revokeUrl`, `introspectUrl`,
- * `userinfoUrl`; an endpoint it does not name keeps the option's value). The DPoP algorithm is
- * settled against `dpop_signing_alg_values_supported` by the client.
+ * The options of a discovered client: `options` with `site` set to the issuer, the `metadata`, the
+ * endpoints the metadata names (`authorizeUrl`, `tokenUrl`, `revokeUrl`, `introspectUrl`,
+ * `userinfoUrl`, `pushedAuthorizationRequestUrl`; an endpoint it does not name keeps the option's
+ * value), and `requirePar` when the server requires pushed authorization requests. The DPoP
+ * algorithm is settled against `dpop_signing_alg_values_supported` by the client.
  *
  * @internal
  */
@@ -163,5 +175,9 @@ export function discoveredOptions<O extends ClientOptions>(
     revokeUrl: metadata.revocation_endpoint ?? options.revokeUrl,
     introspectUrl: metadata.introspection_endpoint ?? options.introspectUrl,
     userinfoUrl: metadata.userinfo_endpoint ?? options.userinfoUrl,
+    pushedAuthorizationRequestUrl:
+      metadata.pushed_authorization_request_endpoint ?? options.pushedAuthorizationRequestUrl,
+    requirePar:
+      options.requirePar === true || metadata.require_pushed_authorization_requests === true,
   }
 }

@@ -1,7 +1,10 @@
 import type { AccessTokenOptions } from '../access-token.js'
-import { assertRecord, assertString, invalidValue } from '../args.js'
+import { assertRecord, assertString, invalidValue, isRecord } from '../args.js'
 import type { Client } from '../client.js'
+import { libraryError, OAuth2Error } from '../error.js'
+import type { Response } from '../response.js'
 import type { TokenParams, TokenResult } from '../token-endpoint.js'
+import { resolveUrl, withQuery } from '../url.js'
 
 /** Parameters of an authorization request (RFC 6749 §4.1.1, RFC 7636 §4.3, OIDC Core §3.1.2.1). */
 export interface AuthorizeParams {
@@ -41,9 +44,20 @@ export function authorizeUrlFor(
   return client.authorizeUrl({ response_type: responseType, client_id: client.id, ...params })
 }
 
+/** The `requirePkce` checks of an authorization request's parameters. */
+function checkPkce(client: Client<boolean>, params: AuthorizeParams): void {
+  if (!client.options.requirePkce) return
+  if (typeof params.code_challenge !== 'string' || params.code_challenge === '') {
+    throw invalidValue('params.code_challenge', 'is required (requirePkce): use pkce()')
+  }
+  if (params.code_challenge_method !== 'S256') {
+    throw invalidValue('params.code_challenge_method', "must be 'S256' (requirePkce)")
+  }
+}
+
 /**
- * The Authorization Code grant (RFC 6749 §4.1), with PKCE (RFC 7636); reach it as
- * `client.authCode`.
+ * The Authorization Code grant (RFC 6749 §4.1), with PKCE (RFC 7636) and pushed authorization
+ * requests (RFC 9126); reach it as `client.authCode`.
  *
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.1
  */
@@ -62,18 +76,88 @@ export class AuthCode<RaiseErrors extends boolean = true> {
    * @throws {TypeError} `ERR_INVALID_ARG_VALUE` when `params` holds `client_secret` (it must never
    *   reach a browser), or when the client has `requirePkce` and `code_challenge` or
    *   `code_challenge_method` is missing.
+   * @throws {OAuth2Error} `par_required` when the client has `requirePar` (set by discovery when
+   *   the server requires pushed authorization requests): use
+   *   {@link AuthCode.pushAuthorizationRequest}.
    */
   authorizeUrl(params: AuthorizeParams = {}): string {
-    const requirePkce = this.#client.options.requirePkce
+    if (this.#client.options.requirePar) {
+      throw libraryError(
+        'par_required',
+        'authorization requests must be pushed (requirePar, or the server metadata sets ' +
+          'require_pushed_authorization_requests): use ' +
+          'await client.authCode.pushAuthorizationRequest(params) instead of authorizeUrl(params)',
+      )
+    }
     return authorizeUrlFor(this.#client, 'code', params, (p) => {
-      if (!requirePkce) return
-      if (typeof p.code_challenge !== 'string' || p.code_challenge === '') {
-        throw invalidValue('params.code_challenge', 'is required (requirePkce): use pkce()')
-      }
-      if (p.code_challenge_method !== 'S256') {
-        throw invalidValue('params.code_challenge_method', "must be 'S256' (requirePkce)")
-      }
+      checkPkce(this.#client, p)
     })
+  }
+
+  /**
+   * Pushes the authorization request to the server (RFC 9126 §2) and returns the URL to send the
+   * user's browser to: the authorize endpoint with only `client_id` and the `request_uri` the
+   * server gave (§4). The parameters travel server to server, with client authentication (per
+   * `authScheme`) and, when the client has DPoP, a DPoP proof (RFC 9449 §10.1), so they cannot be
+   * read or changed in the browser.
+   *
+   * The pushed parameters are `response_type=code`, `client_id`, the client's `redirect_uri` and
+   * `params` (which win), checked as {@link AuthCode.authorizeUrl} checks them (`requirePkce`).
+   * The `request_uri` is valid for the `expires_in` the server chose (often 60 seconds): redirect
+   * at once, and push again for a new attempt.
+   *
+   * @param params `scope`, `state`, `nonce`, `code_challenge`, `code_challenge_method`,
+   *   `redirect_uri`, `headers`, extra parameters.
+   * @returns The authorization URL, `<authorize endpoint>?client_id=…&request_uri=…`.
+   * @throws {OAuth2Error} The server's error (always, whatever `raiseErrors`: there is no URL to
+   *   return); `invalid_par_response` when the response lacks `request_uri` or `expires_in`;
+   *   `invalid_metadata` when the client has no `pushedAuthorizationRequestUrl` (use
+   *   `Client.discover()` or set it); `redirect_not_followed` for a 3xx.
+   * @throws {TypeError} `ERR_INVALID_ARG_VALUE` for `requirePkce` violations and bad parameters.
+   * @throws {ConnectionError} When the connection fails.
+   * @throws {TimeoutError} When `connectionOpts.timeout` elapses.
+   * @see https://www.rfc-editor.org/rfc/rfc9126#section-2
+   *
+   * @example
+   * ```ts
+   * import { pkce, type Client } from '@gatehouse/oauth2'
+   * let client!: Client
+   * const { code_verifier, code_challenge, code_challenge_method } = pkce()
+   * const url = await client.authCode.pushAuthorizationRequest({
+   *   scope: 'openid',
+   *   state: 'xyz',
+   *   code_challenge,
+   *   code_challenge_method,
+   * })
+   * // redirect to url; in the callback: client.authCode.getToken(code, { code_verifier })
+   * ```
+   */
+  async pushAuthorizationRequest(params: AuthorizeParams = {}): Promise<string> {
+    assertRecord('params', params)
+    checkPkce(this.#client, params)
+    const client = this.#client
+    const response = await client.pushAuthorization({
+      response_type: 'code',
+      client_id: client.id,
+      ...client.redirectionParams(),
+      ...params,
+    })
+    let parsed: unknown
+    try {
+      parsed = response.parsed
+    } catch (error) {
+      throw invalidParResponse(response, 'is not JSON', error)
+    }
+    if (!isRecord(parsed)) throw invalidParResponse(response, 'is not a JSON object')
+    const { request_uri: requestUri, expires_in: expiresIn } = parsed
+    if (typeof requestUri !== 'string' || requestUri === '') {
+      throw invalidParResponse(response, 'has no request_uri string')
+    }
+    if (typeof expiresIn !== 'number' || !(expiresIn > 0)) {
+      throw invalidParResponse(response, 'has no positive expires_in number')
+    }
+    const endpoint = resolveUrl(client.site, client.options.authorizeUrl, 'options.authorizeUrl')
+    return withQuery(endpoint, { client_id: client.id, request_uri: requestUri })
   }
 
   /**
@@ -109,4 +193,12 @@ export class AuthCode<RaiseErrors extends boolean = true> {
       accessTokenOpts,
     )
   }
+}
+
+function invalidParResponse(response: Response, problem: string, cause?: unknown): OAuth2Error {
+  return new OAuth2Error(response, {
+    code: 'invalid_par_response',
+    description: `the pushed authorization response ${problem} (RFC 9126 §2.2)`,
+    cause,
+  })
 }
