@@ -42,6 +42,11 @@ export interface ClientOptions {
    * `authCode.pushAuthorizationRequest()`.
    */
   readonly pushedAuthorizationRequestUrl?: string | undefined
+  /**
+   * Device authorization endpoint (RFC 8628 §4, `device_authorization_endpoint`), relative to
+   * `site` or absolute; set by {@link Client.discover}. Needed by `deviceCode.start()`.
+   */
+  readonly deviceAuthorizationUrl?: string | undefined
   /** Redirect URI added to authorization URLs and code exchanges. */
   readonly redirect_uri?: string | undefined
   /** How token requests carry parameters. @default 'post' */
@@ -124,6 +129,8 @@ export interface ResolvedClientOptions {
   readonly userinfoUrl: string | undefined
   /** Pushed authorization request endpoint, if set (see {@link ClientOptions.pushedAuthorizationRequestUrl}). */
   readonly pushedAuthorizationRequestUrl: string | undefined
+  /** Device authorization endpoint, if set (see {@link ClientOptions.deviceAuthorizationUrl}). */
+  readonly deviceAuthorizationUrl: string | undefined
   /** Redirect URI, if set (see {@link ClientOptions.redirect_uri}). */
   readonly redirect_uri: string | undefined
   /** How token requests carry parameters (see {@link ClientOptions.tokenMethod}). */
@@ -192,6 +199,7 @@ export function checkOptions(options: ClientOptions): void {
     'introspectUrl',
     'userinfoUrl',
     'pushedAuthorizationRequestUrl',
+    'deviceAuthorizationUrl',
     'redirect_uri',
   ]) {
     optionalUrlString(`options.${key}`, (options as Record<string, unknown>)[key])
@@ -239,6 +247,10 @@ export function checkOptions(options: ClientOptions): void {
   ) {
     throw invalidType('options.clock', 'an object with now()', options.clock)
   }
+  const sleep: unknown = (options.clock as { sleep?: unknown } | undefined)?.sleep
+  if (sleep !== undefined && typeof sleep !== 'function') {
+    throw invalidType('options.clock.sleep', 'a function (ms, signal) => Promise<void>', sleep)
+  }
   const { privateKey } = options
   if (privateKey !== undefined) {
     if (!isRecord(privateKey)) throw invalidType('options.privateKey', 'an object', privateKey)
@@ -278,6 +290,7 @@ export function resolveOptions(
     introspectUrl: options.introspectUrl ?? 'oauth/introspect',
     userinfoUrl: options.userinfoUrl,
     pushedAuthorizationRequestUrl: options.pushedAuthorizationRequestUrl,
+    deviceAuthorizationUrl: options.deviceAuthorizationUrl,
     redirect_uri: options.redirect_uri,
     tokenMethod: options.tokenMethod ?? 'post',
     authScheme: options.authScheme ?? 'basic_auth',

@@ -882,7 +882,10 @@ describe('debug logging', () => {
       logger,
       authScheme: 'request_body',
     })
-    await client.password.getToken('ann', 'PASSWORD-SECRET', { code_verifier: 'CV-SECRET' })
+    await client.password.getToken('ann', 'PASSWORD-SECRET', {
+      code_verifier: 'CV-SECRET',
+      device_code: 'DC-SECRET',
+    })
     await client.request('get', '/oauth/token', { params: { token: 'Q-SECRET', keep: 'visible' } })
     const text = lines.join('\n')
     expect(text).toContain('request: POST')
@@ -897,6 +900,7 @@ describe('debug logging', () => {
       'CLIENT-SECRET',
       'CV-SECRET',
       'Q-SECRET',
+      'DC-SECRET',
     ]) {
       expect(text).not.toContain(secret)
     }

@@ -33,6 +33,7 @@ import type { Response } from './response.js'
 import { Assertion } from './strategy/assertion.js'
 import { AuthCode } from './strategy/auth-code.js'
 import { ClientCredentials } from './strategy/client-credentials.js'
+import { DeviceCode } from './strategy/device-code.js'
 import { Implicit } from './strategy/implicit.js'
 import { Password } from './strategy/password.js'
 import { TokenEndpoint, type TokenParams, type TokenResult } from './token-endpoint.js'
@@ -41,7 +42,8 @@ import { resolveUrl, withQuery, type Params } from './url.js'
 /**
  * An OAuth 2.0 client (the gem's `OAuth2::Client`): builds authorization URLs, requests tokens
  * with any grant, and sends requests; a base for the grant strategies `authCode` (with pushed
- * authorization requests), `implicit`, `password`, `clientCredentials` and `assertion`. With the `dpop` option its tokens are sender-constrained (RFC 9449).
+ * authorization requests), `implicit`, `password`, `clientCredentials`, `assertion` and
+ * `deviceCode`. With the `dpop` option its tokens are sender-constrained (RFC 9449).
  *
  * `util.inspect` and `JSON.stringify` show the client without its secret or private keys.
  *
@@ -153,7 +155,8 @@ export class Client<RaiseErrors extends boolean = true> {
   /**
    * Discovers an OpenID Connect provider or OAuth 2.0 authorization server (OIDC Discovery 1.0,
    * RFC 8414) and returns a client configured with its endpoints (`authorizeUrl`, `tokenUrl`,
-   * `revokeUrl`, `introspectUrl`, `userinfoUrl`, `pushedAuthorizationRequestUrl`), `requirePar` when the server has
+   * `revokeUrl`, `introspectUrl`, `userinfoUrl`, `pushedAuthorizationRequestUrl`,
+   * `deviceAuthorizationUrl`), `requirePar` when the server has
    * `require_pushed_authorization_requests`, and `metadata` (for ID token validation, and the DPoP
    * algorithm: the first of `dpop_signing_alg_values_supported` a generated key can use, ES256
    * when listed).
@@ -251,6 +254,11 @@ export class Client<RaiseErrors extends boolean = true> {
     return new Assertion(this)
   }
 
+  /** The Device Authorization Grant (RFC 8628): sign-in on TVs and command lines. */
+  get deviceCode(): DeviceCode<RaiseErrors> {
+    return new DeviceCode(this)
+  }
+
   /** The client's DPoP key and server nonces, when it has the `dpop` option. @internal */
   get dpop(): DPoP | undefined {
     return this.#dpop
@@ -344,8 +352,19 @@ export class Client<RaiseErrors extends boolean = true> {
     return this.#tokens.push(url, params)
   }
 
+  /**
+   * Sends a device authorization request to `deviceAuthorizationUrl` (RFC 8628 §3.1) with client
+   * authentication, for `DeviceCode#start`.
+   *
+   * @internal
+   */
+  authorizeDevice(params: Readonly<Record<string, unknown>>): Promise<Response> {
+    const url = this.#endpointUrl('deviceAuthorizationUrl', 'device authorization endpoint')
+    return this.#tokens.deviceAuthorization(url, params)
+  }
+
   /** An endpoint that has no default path: from the option or discovery, else `invalid_metadata`. */
-  #endpointUrl(option: 'pushedAuthorizationRequestUrl', what: string) {
+  #endpointUrl(option: 'pushedAuthorizationRequestUrl' | 'deviceAuthorizationUrl', what: string) {
     const path = this.options[option]
     if (path === undefined) {
       throw libraryError(

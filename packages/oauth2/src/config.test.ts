@@ -23,6 +23,7 @@ describe('configure', () => {
         'password',
         'code',
         'client_assertion',
+        'device_code',
         'x-tenant-key',
       ])
       expect(before.config.filteredLabel).toBe('[FILTERED]')

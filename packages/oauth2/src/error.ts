@@ -18,7 +18,7 @@
 import { Response } from './response.js'
 
 /**
- * Error codes: the RFC 6749 §5.2 / RFC 7009 / RFC 6750 / RFC 9449 ones a
+ * Error codes: the RFC 6749 §5.2 / RFC 7009 / RFC 6750 / RFC 8628 / RFC 9449 ones a
  * server sends in `error`, and the ones this library sets itself when there is no server error to
  * report. Any other string a server sends is passed through.
  */
@@ -36,6 +36,15 @@ export type OAuth2ErrorCode =
   | 'unsupported_token_type'
   | 'invalid_token'
   | 'insufficient_scope'
+  /** RFC 8628 §3.5: the user has not yet approved the device; `poll()` keeps polling. */
+  | 'authorization_pending'
+  /** RFC 8628 §3.5: poll more slowly; `poll()` adds 5 seconds to the interval. */
+  | 'slow_down'
+  /**
+   * RFC 8628 §3.5: the device code expired. Also set by `poll()` itself when `expires_in` has passed
+   * without an answer (no request is sent then).
+   */
+  | 'expired_token'
   /** RFC 9449 §5: the DPoP proof was refused. */
   | 'invalid_dpop_proof'
   /**
@@ -79,6 +88,8 @@ export type OAuth2ErrorCode =
   | 'par_required'
   /** The pushed authorization response (RFC 9126 §2.2) lacked `request_uri` or `expires_in`. */
   | 'invalid_par_response'
+  /** The device authorization response (RFC 8628 §3.2) lacked or mistyped a required field. */
+  | 'invalid_device_authorization_response'
 
 /** Fields of an error built without a response (the gem's `OAuth2::Error.new(hash)`). */
 export interface OAuth2ErrorFields {

@@ -1,7 +1,7 @@
 /**
  * `@gatehouse/oauth2`: an OAuth 2.0 / 2.1 client with the Ruby `oauth2` gem's API in TypeScript,
- * plus PKCE, OpenID Connect sign-in (discovery, ID token validation, UserInfo), DPoP and pushed
- * authorization requests.
+ * plus PKCE, OpenID Connect sign-in (discovery, ID token validation, UserInfo), DPoP, pushed
+ * authorization requests and the device authorization grant.
  *
  * @packageDocumentation
  */
@@ -56,6 +56,8 @@ export { JWT_BEARER_GRANT_TYPE } from './strategy/assertion.js'
 export type { Assertion, AssertionClaims } from './strategy/assertion.js'
 export type { AuthCode, AuthCodeTokenParams, AuthorizeParams } from './strategy/auth-code.js'
 export type { ClientCredentials } from './strategy/client-credentials.js'
+export { DEVICE_CODE_GRANT_TYPE, DeviceAuthorization } from './strategy/device-code.js'
+export type { DeviceCode, DevicePollOptions } from './strategy/device-code.js'
 export type { Implicit } from './strategy/implicit.js'
 export type { Password } from './strategy/password.js'
 export type { Params, ParamValue } from './url.js'

@@ -77,6 +77,67 @@ describe('OpenID Connect', () => {
     )
   })
 
+  it('wires the RFC 8414 fields of PAR, device authorization and DPoP from the metadata', async () => {
+    server.on('GET', '/.well-known/openid-configuration', {
+      body: {
+        ...metadata(),
+        pushed_authorization_request_endpoint: `${issuer}/par`,
+        require_pushed_authorization_requests: true,
+        device_authorization_endpoint: `${issuer}/device/auth`,
+        dpop_signing_alg_values_supported: ['PS256', 'EdDSA'],
+        grant_types_supported: ['urn:ietf:params:oauth:grant-type:token-exchange'],
+      },
+    })
+    const client = await Client.discover(issuer, 'client-1', secretText, { clock, dpop: true })
+    expect(client.options).toMatchObject({
+      pushedAuthorizationRequestUrl: `${issuer}/par`,
+      deviceAuthorizationUrl: `${issuer}/device/auth`,
+      requirePar: true,
+      dpop: { algorithm: 'PS256' },
+    })
+    expect(() => client.authCode.authorizeUrl()).toThrow(
+      expect.objectContaining({ code: 'par_required' }),
+    )
+    server.on('POST', '/par', { status: 201, body: { request_uri: 'urn:r', expires_in: 60 } })
+    await expect(client.authCode.pushAuthorizationRequest()).resolves.toBe(
+      `${issuer}/auth?client_id=client-1&request_uri=urn%3Ar`,
+    )
+    server.on('POST', '/device/auth', {
+      body: {
+        device_code: 'd',
+        user_code: 'u',
+        verification_uri: `${issuer}/device`,
+        expires_in: 60,
+      },
+    })
+    await expect(client.deviceCode.start()).resolves.toMatchObject({ user_code: 'u' })
+  })
+
+  it('refuses metadata whose PAR or DPoP fields have the wrong type, and a DPoP key the server does not accept', async () => {
+    for (const extra of [
+      { dpop_signing_alg_values_supported: 'ES256' },
+      { require_pushed_authorization_requests: 'yes' },
+      { device_authorization_endpoint: 'not a url' },
+    ]) {
+      server.on('GET', '/.well-known/openid-configuration', { body: { ...metadata(), ...extra } })
+      await expect(Client.discover(issuer, 'client-1')).rejects.toMatchObject({
+        code: 'invalid_metadata',
+        description: expect.stringContaining(Object.keys(extra)[0]!) as unknown,
+      })
+    }
+    server.on('GET', '/.well-known/openid-configuration', {
+      body: { ...metadata(), dpop_signing_alg_values_supported: ['EdDSA'] },
+    })
+    await expect(
+      Client.discover(issuer, 'client-1', secretText, { dpop: { algorithm: 'ES256' } }),
+    ).rejects.toThrow(
+      expect.objectContaining({
+        code: 'ERR_INVALID_ARG_VALUE',
+        message: expect.stringContaining('"options.dpop.algorithm" is ES256') as unknown,
+      }),
+    )
+  })
+
   it('falls back to RFC 8414 metadata, with the issuer path after the well-known segment', async () => {
     issuer = `${server.url}/tenant`
     server.on('GET', '/tenant/.well-known/openid-configuration', { status: 404, body: 'no' })

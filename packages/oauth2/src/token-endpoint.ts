@@ -55,11 +55,15 @@ const PAR_ENDPOINT: Endpoint = {
   name: 'pushed authorization request endpoint',
   option: 'pushedAuthorizationRequestUrl',
 }
+const DEVICE_ENDPOINT: Endpoint = {
+  name: 'device authorization endpoint',
+  option: 'deviceAuthorizationUrl',
+}
 
 /**
  * A client's requests to its token endpoint and the others that take the same client
- * authentication: revocation (RFC 7009), introspection (RFC 7662) and pushed authorization
- * requests (RFC 9126). Reserved keys kept off the wire, client
+ * authentication: revocation (RFC 7009), introspection (RFC 7662), pushed authorization requests
+ * (RFC 9126) and device authorization (RFC 8628). Reserved keys kept off the wire, client
  * authentication per `authScheme`, parameters per `tokenMethod`, a DPoP proof on token and pushed
  * authorization requests when the client has DPoP, no redirect followed; and the token built from
  * a token response.
@@ -169,6 +173,14 @@ export class TokenEndpoint {
    */
   push(url: string, params: Readonly<Record<string, unknown>>): Promise<Response> {
     return this.#request(url, params, 'post', PAR_ENDPOINT, { raiseErrors: true, dpop: true })
+  }
+
+  /**
+   * Sends a device authorization request to `url` (RFC 8628 §3.1). Error responses always throw:
+   * there is nothing to poll.
+   */
+  deviceAuthorization(url: string, params: Readonly<Record<string, unknown>>): Promise<Response> {
+    return this.#request(url, params, 'post', DEVICE_ENDPOINT, { raiseErrors: true })
   }
 
   /** Revokes `token` at the client's `revokeUrl` (RFC 7009 §2.1). */

@@ -20,10 +20,14 @@ export interface AuthorizationServerMetadata {
   readonly code_challenge_methods_supported?: readonly string[]
   readonly token_endpoint_auth_methods_supported?: readonly string[]
   readonly id_token_signing_alg_values_supported?: readonly string[]
+  /** RFC 8414 §2: the grant types the server supports (token exchange, device code, ...). */
+  readonly grant_types_supported?: readonly string[]
   /** RFC 9126 §5: where pushed authorization requests go. */
   readonly pushed_authorization_request_endpoint?: string
   /** RFC 9126 §5: authorization requests must be pushed (wired to `requirePar`). */
   readonly require_pushed_authorization_requests?: boolean
+  /** RFC 8628 §4: where device authorization requests go. */
+  readonly device_authorization_endpoint?: string
   /** RFC 9449 §5.1: the JWS algorithms the server accepts for DPoP proofs. */
   readonly dpop_signing_alg_values_supported?: readonly string[]
   readonly [field: string]: unknown
@@ -155,9 +159,10 @@ function isStringArray(value: unknown): value is readonly string[] {
 /**
  * The options of a discovered client: `options` with `site` set to the issuer, the `metadata`, the
  * endpoints the metadata names (`authorizeUrl`, `tokenUrl`, `revokeUrl`, `introspectUrl`,
- * `userinfoUrl`, `pushedAuthorizationRequestUrl`; an endpoint it does not name keeps the option's
- * value), and `requirePar` when the server requires pushed authorization requests. The DPoP
- * algorithm is settled against `dpop_signing_alg_values_supported` by the client.
+ * `userinfoUrl`, `pushedAuthorizationRequestUrl`, `deviceAuthorizationUrl`; an endpoint it does not
+ * name keeps the option's value), and `requirePar` when the server requires pushed authorization
+ * requests. The DPoP algorithm is settled against `dpop_signing_alg_values_supported` by the
+ * client.
  *
  * @internal
  */
@@ -177,6 +182,8 @@ export function discoveredOptions<O extends ClientOptions>(
     userinfoUrl: metadata.userinfo_endpoint ?? options.userinfoUrl,
     pushedAuthorizationRequestUrl:
       metadata.pushed_authorization_request_endpoint ?? options.pushedAuthorizationRequestUrl,
+    deviceAuthorizationUrl:
+      metadata.device_authorization_endpoint ?? options.deviceAuthorizationUrl,
     requirePar:
       options.requirePar === true || metadata.require_pushed_authorization_requests === true,
   }
