@@ -885,6 +885,8 @@ describe('debug logging', () => {
     await client.password.getToken('ann', 'PASSWORD-SECRET', {
       code_verifier: 'CV-SECRET',
       device_code: 'DC-SECRET',
+      subject_token: 'ST-SECRET',
+      actor_token: 'ACT-SECRET',
     })
     await client.request('get', '/oauth/token', { params: { token: 'Q-SECRET', keep: 'visible' } })
     const text = lines.join('\n')
@@ -901,6 +903,8 @@ describe('debug logging', () => {
       'CV-SECRET',
       'Q-SECRET',
       'DC-SECRET',
+      'ST-SECRET',
+      'ACT-SECRET',
     ]) {
       expect(text).not.toContain(secret)
     }

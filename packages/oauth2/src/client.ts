@@ -36,14 +36,15 @@ import { ClientCredentials } from './strategy/client-credentials.js'
 import { DeviceCode } from './strategy/device-code.js'
 import { Implicit } from './strategy/implicit.js'
 import { Password } from './strategy/password.js'
+import { TokenExchange } from './strategy/token-exchange.js'
 import { TokenEndpoint, type TokenParams, type TokenResult } from './token-endpoint.js'
 import { resolveUrl, withQuery, type Params } from './url.js'
 
 /**
  * An OAuth 2.0 client (the gem's `OAuth2::Client`): builds authorization URLs, requests tokens
  * with any grant, and sends requests; a base for the grant strategies `authCode` (with pushed
- * authorization requests), `implicit`, `password`, `clientCredentials`, `assertion` and
- * `deviceCode`. With the `dpop` option its tokens are sender-constrained (RFC 9449).
+ * authorization requests), `implicit`, `password`, `clientCredentials`, `assertion`, `deviceCode`
+ * and `tokenExchange`. With the `dpop` option its tokens are sender-constrained (RFC 9449).
  *
  * `util.inspect` and `JSON.stringify` show the client without its secret or private keys.
  *
@@ -257,6 +258,11 @@ export class Client<RaiseErrors extends boolean = true> {
   /** The Device Authorization Grant (RFC 8628): sign-in on TVs and command lines. */
   get deviceCode(): DeviceCode<RaiseErrors> {
     return new DeviceCode(this)
+  }
+
+  /** Token Exchange (RFC 8693): delegation and impersonation between services. */
+  get tokenExchange(): TokenExchange<RaiseErrors> {
+    return new TokenExchange(this)
   }
 
   /** The client's DPoP key and server nonces, when it has the `dpop` option. @internal */

@@ -24,6 +24,8 @@ describe('configure', () => {
         'code',
         'client_assertion',
         'device_code',
+        'subject_token',
+        'actor_token',
         'x-tenant-key',
       ])
       expect(before.config.filteredLabel).toBe('[FILTERED]')

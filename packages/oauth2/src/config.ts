@@ -45,7 +45,7 @@ export interface Configuration {
    * removed). Also always filtered: the `Authorization`, `Proxy-Authorization`, `Cookie`,
    * `Set-Cookie` and `DPoP` headers, the headers of `connectionOpts.headers`, and URL userinfo.
    *
-   * @default ['access_token', 'refresh_token', 'id_token', 'client_secret', 'assertion', 'code_verifier', 'token', 'password', 'code', 'client_assertion', 'device_code']
+   * @default ['access_token', 'refresh_token', 'id_token', 'client_secret', 'assertion', 'code_verifier', 'token', 'password', 'code', 'client_assertion', 'device_code', 'subject_token', 'actor_token']
    */
   readonly filteredDebugKeys: readonly string[]
 }
@@ -66,6 +66,8 @@ const DEFAULTS: Configuration = Object.freeze({
     'code',
     'client_assertion',
     'device_code',
+    'subject_token',
+    'actor_token',
   ]),
 })
 

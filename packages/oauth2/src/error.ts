@@ -18,7 +18,7 @@
 import { Response } from './response.js'
 
 /**
- * Error codes: the RFC 6749 §5.2 / RFC 7009 / RFC 6750 / RFC 8628 / RFC 9449 ones a
+ * Error codes: the RFC 6749 §5.2 / RFC 7009 / RFC 6750 / RFC 8628 / RFC 8693 / RFC 9449 ones a
  * server sends in `error`, and the ones this library sets itself when there is no server error to
  * report. Any other string a server sends is passed through.
  */
@@ -45,6 +45,8 @@ export type OAuth2ErrorCode =
    * without an answer (no request is sent then).
    */
   | 'expired_token'
+  /** RFC 8693 §2.2.2: the requested audience or resource is not acceptable. */
+  | 'invalid_target'
   /** RFC 9449 §5: the DPoP proof was refused. */
   | 'invalid_dpop_proof'
   /**

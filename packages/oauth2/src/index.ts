@@ -1,7 +1,8 @@
 /**
  * `@gatehouse/oauth2`: an OAuth 2.0 / 2.1 client with the Ruby `oauth2` gem's API in TypeScript,
  * plus PKCE, OpenID Connect sign-in (discovery, ID token validation, UserInfo), DPoP, pushed
- * authorization requests and the device authorization grant.
+ * authorization requests, the device authorization grant, token exchange and self-refreshing
+ * tokens.
  *
  * @packageDocumentation
  */
@@ -58,6 +59,12 @@ export type { AuthCode, AuthCodeTokenParams, AuthorizeParams } from './strategy/
 export type { ClientCredentials } from './strategy/client-credentials.js'
 export { DEVICE_CODE_GRANT_TYPE, DeviceAuthorization } from './strategy/device-code.js'
 export type { DeviceCode, DevicePollOptions } from './strategy/device-code.js'
+export { TOKEN_EXCHANGE_GRANT_TYPE, TOKEN_TYPES } from './strategy/token-exchange.js'
+export type {
+  TokenExchange,
+  TokenExchangeRequest,
+  TokenTypeUri,
+} from './strategy/token-exchange.js'
 export type { Implicit } from './strategy/implicit.js'
 export type { Password } from './strategy/password.js'
 export type { Params, ParamValue } from './url.js'
