@@ -1,4 +1,4 @@
-import { invalidType, invalidValue, isRecord, show } from './args.js'
+import { assertOptionalBoolean, invalidType, invalidValue, isRecord, show } from './args.js'
 import type { Client } from './client.js'
 import { accessTokenHash } from './dpop.js'
 import { invalidTokenResponse, libraryError } from './error.js'
@@ -6,6 +6,7 @@ import type { IdTokenClaims, VerifyIdTokenOptions } from './oidc/id-token.js'
 import type { HttpVerb, RequestOptions } from './requester.js'
 import { parseForm, type Response } from './response.js'
 import { snakeCase } from './snaky-hash.js'
+import { challengeError } from './www-authenticate.js'
 
 /** Where a token goes on a resource request. */
 export type TokenMode = 'header' | 'query' | 'body'
@@ -41,6 +42,14 @@ export interface AccessTokenOptions {
   readonly headerFormat?: string | undefined
   /** The query or body parameter of the `query` and `body` modes. @default 'access_token' */
   readonly paramName?: string | undefined
+  /**
+   * Called after the token refreshed itself (through {@link AccessToken.fetch} or `autoRefresh`),
+   * with the token, which now holds the new credentials: persist `token.toHash()` here. The
+   * requests that waited for the refresh go on once it has resolved; when it throws, they reject
+   * with its error (the token keeps the new credentials all the same). Kept by `refresh()`; not
+   * part of `toHash()`.
+   */
+  readonly onRefresh?: ((token: AccessToken) => void | Promise<void>) | undefined
   readonly [field: string]: unknown
 }
 
@@ -60,6 +69,21 @@ export interface AccessTokenHash {
 /** Request options of the {@link AccessToken} request methods. */
 export type TokenRequestOptions = Omit<RequestOptions, 'raiseErrors'> & {
   readonly raiseErrors?: boolean
+  /**
+   * Refresh the token in place when it has expired (`expiresLatency` counted) before sending, and
+   * once on a `401` whose `WWW-Authenticate` says `error="invalid_token"` (Bearer or DPoP scheme),
+   * then send again; one refresh at a time per token, however many requests wait for it. Needs a
+   * refresh token (without one the request goes as it is). See {@link AccessToken.fetch}.
+   *
+   * @default false (true for `fetch`)
+   */
+  readonly autoRefresh?: boolean | undefined
+}
+
+/** The `init` of {@link AccessToken.fetch}: the request options plus the verb. */
+export type TokenFetchInit = TokenRequestOptions & {
+  /** HTTP verb, any case. @default 'get' */
+  readonly method?: HttpVerb | Uppercase<HttpVerb> | undefined
 }
 
 /** Token-like fields, in the order {@link AccessToken.fromHash} picks from them. */
@@ -75,6 +99,7 @@ const OPTION_KEYS = new Set([
   'mode',
   'headerFormat',
   'paramName',
+  'onRefresh',
 ])
 
 /** Ruby's `to_i`: leading integer of a string, else 0. */
@@ -138,12 +163,6 @@ function checkMode(mode: unknown): ModeOption {
 export class AccessToken {
   /** The client the token was issued to (used for requests, refresh and revocation). */
   readonly client: Client<boolean>
-  /** Extra fields of the token response (`scope`, `token_type`, `id_token`, ...). */
-  readonly params: Record<string, unknown>
-  /** Lifetime in seconds as given by the server, if any. */
-  readonly expiresIn: number | undefined
-  /** Expiry as epoch seconds (`expiresLatency` already subtracted), if the token expires. */
-  readonly expiresAt: number | undefined
   /** Seconds subtracted from the expiry. */
   readonly expiresLatency: number | undefined
   /** How the token is sent on requests. */
@@ -154,12 +173,22 @@ export class AccessToken {
   readonly paramName: string
   /** The response field the token was read from, when given. */
   readonly tokenName: string | undefined
-  /** The token response this token was built from (set by `Client#getToken`). */
+  /**
+   * The token response this token was built from (set by `Client#getToken`; replaced when the
+   * token refreshes itself).
+   */
   response: Response | undefined
-  readonly #token: string
+  #token: string
   #refreshToken: string | undefined
+  #params: Record<string, unknown>
+  #expiresIn: number | undefined
+  #expiresAt: number | undefined
+  readonly #onRefresh: ((token: AccessToken) => void | Promise<void>) | undefined
   /** `token` and its `ath` (RFC 9449 §4.2), computed on the first DPoP request. */
   #ath: { token: string; ath: string } | undefined
+  /** Counts the refreshes in place, so a request knows whether its 401 is already dealt with. */
+  #generation = 0
+  #refreshing: Promise<void> | undefined
 
   /**
    * @param client The client the token belongs to.
@@ -189,7 +218,7 @@ export class AccessToken {
     }
     this.#refreshToken = refresh ?? undefined
     const expiresIn = opts.expires_in ?? opts.expires
-    this.expiresIn = expiresIn === undefined || expiresIn === null ? undefined : toInt(expiresIn)
+    this.#expiresIn = expiresIn === undefined || expiresIn === null ? undefined : toInt(expiresIn)
     const latency = opts.expiresLatency
     if (latency !== undefined && (typeof latency !== 'number' || !Number.isFinite(latency))) {
       throw invalidType('opts.expiresLatency', 'a number of seconds', latency)
@@ -199,20 +228,25 @@ export class AccessToken {
       opts.expires_at === undefined || opts.expires_at === null
         ? undefined
         : toEpochSeconds(opts.expires_at)
-    if (expiresAt === undefined && this.expiresIn !== undefined && this.expiresIn !== 0) {
-      expiresAt = this.#now() + this.expiresIn
+    if (expiresAt === undefined && this.#expiresIn !== undefined && this.#expiresIn !== 0) {
+      expiresAt = this.#now() + this.#expiresIn
     }
     if (expiresAt !== undefined && this.expiresLatency !== undefined)
       expiresAt -= this.expiresLatency
-    this.expiresAt = expiresAt
+    this.#expiresAt = expiresAt
     this.mode = checkMode(opts.mode ?? 'header')
     this.headerFormat = optionalString('opts.headerFormat', opts.headerFormat) ?? 'Bearer %s'
     this.paramName = optionalString('opts.paramName', opts.paramName) ?? 'access_token'
     this.tokenName = optionalString('opts.tokenName', opts.tokenName)
+    const onRefresh = opts.onRefresh
+    if (onRefresh !== undefined && typeof onRefresh !== 'function') {
+      throw invalidType('opts.onRefresh', 'a function (token) => void | Promise<void>', onRefresh)
+    }
+    this.#onRefresh = onRefresh
     this.response = undefined
     const params: Record<string, unknown> = {}
     for (const key of Object.keys(opts)) if (!OPTION_KEYS.has(key)) params[key] = opts[key]
-    this.params = params
+    this.#params = params
     if (this.dpopBound && typeof this.mode === 'string' && this.mode !== 'header') {
       throw invalidValue(
         'opts.mode',
@@ -243,13 +277,28 @@ export class AccessToken {
     return this.#refreshToken
   }
 
+  /** Extra fields of the token response (`scope`, `token_type`, `id_token`, ...). */
+  get params(): Record<string, unknown> {
+    return this.#params
+  }
+
+  /** Lifetime in seconds as given by the server, if any. */
+  get expiresIn(): number | undefined {
+    return this.#expiresIn
+  }
+
+  /** Expiry as epoch seconds (`expiresLatency` already subtracted), if the token expires. */
+  get expiresAt(): number | undefined {
+    return this.#expiresAt
+  }
+
   /**
    * Whether the token is DPoP-bound (`token_type` `DPoP`, RFC 9449 §5): it is then always sent as
    * `Authorization: DPoP <token>` with a DPoP proof from its client's key, never as a bearer
    * token, and only in the header.
    */
   get dpopBound(): boolean {
-    const type = this.params.token_type
+    const type = this.#params.token_type
     return typeof type === 'string' && type.toLowerCase() === 'dpop'
   }
 
@@ -314,7 +363,7 @@ export class AccessToken {
 
   /** Whether the token has an expiry. */
   expires(): boolean {
-    return this.expiresAt !== undefined
+    return this.#expiresAt !== undefined
   }
 
   /**
@@ -322,7 +371,7 @@ export class AccessToken {
    * (expiring exactly now counts as expired). Uses the client's clock.
    */
   expired(): boolean {
-    return this.expiresAt !== undefined && this.expiresAt <= this.#now()
+    return this.#expiresAt !== undefined && this.#expiresAt <= this.#now()
   }
 
   /**
@@ -364,7 +413,39 @@ export class AccessToken {
       paramName: this.paramName,
       ...(this.tokenName === undefined ? {} : { tokenName: this.tokenName }),
       ...(this.expiresLatency === undefined ? {} : { expiresLatency: this.expiresLatency }),
+      ...(this.#onRefresh === undefined ? {} : { onRefresh: this.#onRefresh }),
     }
+  }
+
+  /**
+   * Refreshes this token in place, once for all the requests that want it: a request that saw
+   * `generation` (before its 401) joins the refresh in flight, or goes on at once when a refresh
+   * has completed since.
+   */
+  #refreshInPlace(generation: number): Promise<void> {
+    if (generation !== this.#generation) return Promise.resolve()
+    this.#refreshing ??= (async () => {
+      try {
+        const next = await this.refresh()
+        this.#token = next.#token
+        this.#refreshToken = next.#refreshToken
+        this.#params = next.#params
+        this.#expiresIn = next.#expiresIn
+        this.#expiresAt = next.#expiresAt
+        this.response = next.response
+        this.#ath = undefined
+        this.#generation++
+        await this.#onRefresh?.(this)
+      } finally {
+        this.#refreshing = undefined
+      }
+    })()
+    return this.#refreshing
+  }
+
+  /** Whether the token can refresh itself. */
+  #refreshable(): boolean {
+    return (this.#refreshToken ?? '') !== ''
   }
 
   /**
@@ -430,7 +511,7 @@ export class AccessToken {
       throw libraryError(
         'dpop_key_required',
         'the token is DPoP-bound: each request needs its own DPoP proof, so there is no fixed ' +
-          'Authorization header; send requests with token.get(), token.post(), ... instead',
+          'Authorization header; send requests with token.fetch(), token.get(), ... instead',
       )
     }
     return { Authorization: this.headerFormat.replace('%s', this.#token) }
@@ -439,14 +520,18 @@ export class AccessToken {
   /**
    * Sends a request with this token attached per its mode (the gem's `request`); a DPoP-bound
    * token goes as `Authorization: DPoP` with a proof (RFC 9449 §7.1), whatever `headerFormat`.
+   * With `autoRefresh`, the token refreshes itself first when expired, and once on an
+   * `invalid_token` 401 (see {@link AccessToken.fetch}).
    *
    * @param verb HTTP verb.
    * @param path Path relative to the client's `site`, or an absolute URL (not checked: never pass
    *   an untrusted URL, the token would go there).
-   * @param opts `params` (query), `body`, `headers`, `snaky`, `parse`, `raiseErrors`.
+   * @param opts `params` (query), `body`, `headers`, `snaky`, `parse`, `raiseErrors`,
+   *   `autoRefresh`.
    * @returns The response.
    * @throws {OAuth2Error} For 400-599 responses when `raiseErrors` is on; `dpop_key_required`
-   *   for a DPoP-bound token whose client has no `dpop` option.
+   *   for a DPoP-bound token whose client has no `dpop` option; the refresh's error with
+   *   `autoRefresh`; what `onRefresh` throws.
    * @throws {TypeError} `ERR_INVALID_ARG_VALUE` when the mode of a DPoP-bound token is not
    *   `'header'`.
    */
@@ -456,7 +541,70 @@ export class AccessToken {
     opts: TokenRequestOptions = {},
   ): Promise<Response> {
     if (!isRecord(opts)) throw invalidType('opts', 'an object', opts)
-    return this.#send(verb, path, opts)
+    assertOptionalBoolean('opts.autoRefresh', opts.autoRefresh)
+    if (opts.autoRefresh !== true) return this.#send(verb, path, opts)
+    if (this.expired() && this.#refreshable()) await this.#refreshInPlace(this.#generation)
+    const generation = this.#generation
+    const raiseErrors = opts.raiseErrors ?? this.client.options.raiseErrors
+    const response = await this.#send(verb, path, { ...opts, raiseErrors: false })
+    if (
+      response.status === 401 &&
+      this.#refreshable() &&
+      challengeError(response.headers['www-authenticate'], ['bearer', 'dpop'], 'invalid_token')
+    ) {
+      await this.#refreshInPlace(generation)
+      return this.#send(verb, path, { ...opts, raiseErrors })
+    }
+    if (response.error !== undefined && raiseErrors) throw response.error
+    return response
+  }
+
+  /**
+   * Sends a request with the token, refreshing it in place when needed: `fetch`-shaped (URL first,
+   * the verb in `init.method`, GET by default), resolving with this library's {@link Response}.
+   *
+   * - Before sending: when the token has expired (by the client's clock, `expiresLatency` counted)
+   *   and has a refresh token, it refreshes first.
+   * - After: on a `401` whose `WWW-Authenticate` has `error="invalid_token"` (Bearer or DPoP
+   *   scheme, RFC 6750 §3.1), it refreshes once and sends the request again.
+   * - One refresh at a time: any number of concurrent requests wait for the same refresh
+   *   (`refresh_token` grant, DPoP proof included), and a request whose 401 came back after
+   *   another refresh completed is just sent again.
+   * - The token changes in place (`token`, `refreshToken`, `expiresAt`, `params`, `response`);
+   *   `onRefresh(token)` (an {@link AccessTokenOptions} option) is awaited before the waiting
+   *   requests go on: persist the new token there.
+   *
+   * @param url Path relative to the client's `site`, or an absolute URL (never an untrusted one).
+   * @param init `method` and the options of {@link AccessToken.request}; `autoRefresh` defaults to
+   *   `true` here.
+   * @returns The response (of the second attempt when it refreshed after a 401).
+   * @throws {OAuth2Error} For 400-599 responses when `raiseErrors` is on (also the 401 that remains
+   *   after the refresh); the refresh's own error (`invalid_grant` when the refresh token is no
+   *   longer valid: sign the user in again); `dpop_key_required`.
+   * @throws {ConnectionError} When the connection fails.
+   * @throws {TimeoutError} When `connectionOpts.timeout` elapses.
+   * @see https://www.rfc-editor.org/rfc/rfc6749#section-6
+   * @see https://www.rfc-editor.org/rfc/rfc6750#section-3.1
+   *
+   * @example
+   * ```ts
+   * import { AccessToken, type Client } from '@gatehouse/oauth2'
+   * let client!: Client
+   * declare const stored: Record<string, unknown>
+   * declare function save(hash: object): Promise<void>
+   * const token = AccessToken.fromHash(client, {
+   *   ...stored,
+   *   expiresLatency: 30,
+   *   onRefresh: (t: AccessToken) => save(t.toHash()),
+   * })
+   * const me = await token.fetch('/api/me')
+   * const created = await token.fetch('/api/items', { method: 'POST', body: { name: 'n' } })
+   * ```
+   */
+  fetch(url: string | URL, init: TokenFetchInit = {}): Promise<Response> {
+    if (!isRecord(init)) return Promise.reject(invalidType('init', 'an object', init))
+    const { method = 'get', ...opts } = init
+    return this.request(method, url, { autoRefresh: true, ...opts })
   }
 
   /** Sends the request once, with the token attached per its mode (or as DPoP). */
@@ -467,7 +615,7 @@ export class AccessToken {
   ): Promise<Response> {
     if (typeof verb !== 'string') throw invalidType('verb', 'a string', verb)
     const mode = this.#modeFor(verb.toLowerCase() as HttpVerb)
-    const rest: RequestOptions = opts
+    const { autoRefresh: _autoRefresh, ...rest } = opts
     if (this.dpopBound) return this.#sendDpop(verb, path, mode, rest)
     let next: RequestOptions = rest
     switch (mode) {
@@ -603,7 +751,7 @@ export class AccessToken {
     const label = this.client.config.filteredLabel
     const filtered = new Set(this.client.config.filteredDebugKeys.map((k) => k.toLowerCase()))
     const params: Record<string, unknown> = {}
-    for (const [k, v] of Object.entries(this.params))
+    for (const [k, v] of Object.entries(this.#params))
       params[k] = filtered.has(k.toLowerCase()) ? label : v
     return {
       token: label,

@@ -23,6 +23,7 @@ export type {
   AccessTokenHash,
   AccessTokenOptions,
   ModeOption,
+  TokenFetchInit,
   TokenMode,
   TokenRequestOptions,
 } from './access-token.js'
