@@ -2,8 +2,11 @@
  * A real `oidc-provider` authorization server on a random loopback port, in memory, for the
  * integration tests (reference §5): authorization code + PKCE with headless interactions, refresh
  * tokens, client credentials, revocation, introspection, UserInfo, the JWT bearer grant (via
- * `registerGrantType`) and clients for client_secret_basic, client_secret_post and private_key_jwt.
+ * `registerGrantType`) and clients for client_secret_basic, client_secret_post and private_key_jwt;
+ * DPoP with server nonces required, pushed authorization requests, the device flow (headless user
+ * approval or denial) and a token exchange grant (via `registerGrantType`).
  */
+import { randomBytes } from 'node:crypto'
 import type { Server } from 'node:http'
 import { getFreePort } from '@gatehouse/testing'
 import { exportJWK, generateKeyPair, jwtVerify, type CryptoKey, type JWK } from 'jose'
@@ -11,8 +14,17 @@ import Provider, { type TokenEndpointGrantContext } from 'oidc-provider'
 
 export const REDIRECT_URI = 'http://127.0.0.1:1/callback'
 export const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer'
+export const DEVICE_CODE = 'urn:ietf:params:oauth:grant-type:device_code'
+export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange'
+const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token'
 /** A secret with characters that need RFC 6749 §2.3.1 form-encoding in HTTP Basic. */
 export const WEB_SECRET = 'a+b%2Fc d:e-web-secret-0123456789'
+/** Secrets of the clients added for DPoP, PAR and token exchange. */
+export const DPOP_SECRET = 'dpop-secret-0123456789-0123456789'
+export const PAR_SECRET = 'par-secret-0123456789-01234567890'
+export const GATEWAY_SECRET = 'gateway-secret-0123456789-0123456'
+/** Lifetime of device codes, seconds (short, so a journey that never completes ends soon). */
+export const DEVICE_CODE_TTL = 30
 
 export interface TestProvider {
   issuer: string
@@ -65,6 +77,40 @@ export async function startProvider(): Promise<TestProvider> {
         scope: 'api',
       },
       {
+        client_id: 'dpop-app',
+        client_secret: DPOP_SECRET,
+        redirect_uris: [REDIRECT_URI],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'client_secret_basic',
+        dpop_bound_access_tokens: true,
+      },
+      {
+        client_id: 'par-app',
+        client_secret: PAR_SECRET,
+        redirect_uris: [REDIRECT_URI],
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'client_secret_basic',
+        require_pushed_authorization_requests: true,
+      },
+      {
+        client_id: 'tv-app',
+        redirect_uris: [],
+        grant_types: [DEVICE_CODE, 'refresh_token'],
+        response_types: [],
+        token_endpoint_auth_method: 'none',
+      },
+      {
+        client_id: 'gateway',
+        client_secret: GATEWAY_SECRET,
+        redirect_uris: [],
+        grant_types: [TOKEN_EXCHANGE],
+        response_types: [],
+        token_endpoint_auth_method: 'client_secret_basic',
+        scope: 'api',
+      },
+      {
         client_id: 'jwt-client',
         redirect_uris: [],
         grant_types: ['client_credentials', JWT_BEARER],
@@ -80,7 +126,12 @@ export async function startProvider(): Promise<TestProvider> {
       clientCredentials: { enabled: true },
       revocation: { enabled: true },
       introspection: { enabled: true },
+      // Every DPoP proof must carry a server nonce: each journey meets use_dpop_nonce.
+      dPoP: { enabled: true, nonceSecret: randomBytes(32), requireNonce: () => true },
+      pushedAuthorizationRequests: { enabled: true },
+      deviceFlow: { enabled: true },
     },
+    ttl: { DeviceCode: DEVICE_CODE_TTL },
     scopes: ['openid', 'offline_access', 'api'],
     claims: { openid: ['sub'], email: ['email'] },
     pkce: { required: () => true },
@@ -116,6 +167,51 @@ export async function startProvider(): Promise<TestProvider> {
       }
     },
     ['assertion', 'scope'],
+  )
+
+  // RFC 8693 through registerGrantType: the subject must be an active access token of this
+  // server; the issued token is a client credentials token of the exchanging client.
+  provider.registerGrantType(
+    TOKEN_EXCHANGE,
+    async (ctx: TokenEndpointGrantContext) => {
+      const params = ctx.oidc.params as Record<string, string | undefined>
+      const refuse = (error: string, description: string) => {
+        ctx.status = 400
+        ctx.body = { error, error_description: description }
+      }
+      if (params.subject_token_type !== ACCESS_TOKEN_TYPE) {
+        refuse('invalid_request', 'unsupported subject_token_type')
+        return
+      }
+      const subject = await ctx.oidc.provider.AccessToken.find(String(params.subject_token))
+      if (subject === undefined) {
+        refuse('invalid_grant', 'subject_token is not an active access token')
+        return
+      }
+      if (params.audience !== 'billing') {
+        refuse('invalid_target', 'unknown audience')
+        return
+      }
+      const token = new ctx.oidc.provider.ClientCredentials({
+        client: ctx.oidc.client,
+        scope: 'api',
+      })
+      ctx.body = {
+        access_token: await token.save(),
+        issued_token_type: ACCESS_TOKEN_TYPE,
+        token_type: 'Bearer',
+        expires_in: token.expiration,
+        scope: 'api',
+      }
+    },
+    [
+      'subject_token',
+      'subject_token_type',
+      'actor_token',
+      'actor_token_type',
+      'requested_token_type',
+      'audience',
+    ],
   )
 
   // Headless interactions: log in as `alice` and grant whatever is asked.
@@ -183,35 +279,91 @@ export async function startProvider(): Promise<TestProvider> {
   }
 }
 
+/** A page a {@link Browser} stopped at: not a redirect, or a redirect to the redirect URI. */
+interface Page {
+  readonly url: URL
+  readonly status: number
+  readonly body: string
+}
+
+/**
+ * A headless browser: a cookie jar and redirect following (every hop a GET), enough for
+ * oidc-provider's authorization, interaction and device pages.
+ */
+class Browser {
+  readonly #jar = new Map<string, string>()
+
+  /** Sends the request, then follows redirects until a page or the redirect URI. */
+  async open(url: string | URL, form?: Record<string, string>): Promise<Page> {
+    let next = new URL(url)
+    let body = form === undefined ? undefined : new URLSearchParams(form).toString()
+    for (let hop = 0; hop < 20; hop++) {
+      const cookie = [...this.#jar].map(([k, v]) => `${k}=${v}`).join('; ')
+      const response = await fetch(next, {
+        method: body === undefined ? 'GET' : 'POST',
+        redirect: 'manual',
+        headers: {
+          ...(cookie === '' ? {} : { cookie }),
+          ...(body === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
+        },
+        body,
+      })
+      for (const line of response.headers.getSetCookie()) {
+        const [pair = ''] = line.split(';')
+        const eq = pair.indexOf('=')
+        const name = pair.slice(0, eq).trim()
+        const value = pair.slice(eq + 1).trim()
+        if (/expires=Thu, 01 Jan 1970/i.test(line) || value === '') this.#jar.delete(name)
+        else this.#jar.set(name, value)
+      }
+      const text = await response.text()
+      const location = response.headers.get('location')
+      if (location === null) return { url: next, status: response.status, body: text }
+      next = new URL(location, next)
+      body = undefined
+      if (next.href.startsWith(REDIRECT_URI))
+        return { url: next, status: response.status, body: text }
+    }
+    throw new Error(`too many redirects from ${String(url)}`)
+  }
+}
+
 /**
  * Drives a browser through the authorization URL: follows redirects with a cookie jar until the
  * redirect URI, and returns the callback's query parameters.
  */
 export async function authorize(url: string): Promise<URLSearchParams> {
-  const jar = new Map<string, string>()
-  let next = new URL(url)
-  for (let hop = 0; hop < 20; hop++) {
-    const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ')
-    const response = await fetch(next, {
-      redirect: 'manual',
-      headers: cookie === '' ? {} : { cookie },
-    })
-    for (const line of response.headers.getSetCookie()) {
-      const [pair = ''] = line.split(';')
-      const eq = pair.indexOf('=')
-      const name = pair.slice(0, eq).trim()
-      const value = pair.slice(eq + 1).trim()
-      if (/expires=Thu, 01 Jan 1970/i.test(line) || value === '') jar.delete(name)
-      else jar.set(name, value)
-    }
-    await response.arrayBuffer()
-    const location = response.headers.get('location')
-    if (location === null)
-      throw new Error(
-        `authorization stopped at ${next.href} with status ${String(response.status)}`,
-      )
-    next = new URL(location, next)
-    if (next.href.startsWith(REDIRECT_URI)) return next.searchParams
+  const page = await new Browser().open(url)
+  if (!page.url.href.startsWith(REDIRECT_URI)) {
+    throw new Error(`authorization stopped at ${page.url.href} with status ${String(page.status)}`)
   }
-  throw new Error('too many redirects during authorization')
+  return page.url.searchParams
+}
+
+/**
+ * Plays the user on the second device of the device flow: opens `verification_uri_complete`,
+ * confirms the code (or aborts it), logs in as `alice` and consents through the headless
+ * interactions. Returns the last page's text.
+ */
+export async function answerDevice(
+  verificationUriComplete: string,
+  answer: 'approve' | 'deny',
+): Promise<string> {
+  const browser = new Browser()
+  // The page posts the code with a CSRF token (`xsrf`) bound to the session cookie.
+  const form = await browser.open(verificationUriComplete)
+  const fields = Object.fromEntries(
+    [...form.body.matchAll(/<input type="hidden" name="(\w+)" value="([^"]*)"/g)].map((m) => [
+      m[1] ?? '',
+      m[2] ?? '',
+    ]),
+  )
+  if (fields.xsrf === undefined || fields.user_code === undefined) {
+    throw new Error(`no device form at ${verificationUriComplete}: ${form.body.slice(0, 200)}`)
+  }
+  const action = new URL('/device', verificationUriComplete)
+  const decision: Record<string, string> =
+    answer === 'approve' ? { confirm: 'yes' } : { abort: 'yes' }
+  const page = await browser.open(action, { ...fields, ...decision })
+  return page.body
 }
