@@ -1,9 +1,8 @@
 import { assertOptionalBoolean, invalidType, invalidValue, isRecord, show } from './args.js'
 import type { Client } from './client.js'
-import { accessTokenHash } from './dpop.js'
 import { invalidTokenResponse, libraryError } from './error.js'
 import type { IdTokenClaims, VerifyIdTokenOptions } from './oidc/id-token.js'
-import type { HttpVerb, RequestOptions } from './requester.js'
+import type { HttpVerb, RequestOptions, RequestSigner } from './requester.js'
 import { parseForm, type Response } from './response.js'
 import { snakeCase } from './snaky-hash.js'
 import { challengeError } from './www-authenticate.js'
@@ -184,8 +183,8 @@ export class AccessToken {
   #expiresIn: number | undefined
   #expiresAt: number | undefined
   readonly #onRefresh: ((token: AccessToken) => void | Promise<void>) | undefined
-  /** `token` and its `ath` (RFC 9449 §4.2), computed on the first DPoP request. */
-  #ath: { token: string; ath: string } | undefined
+  /** The DPoP signer of `token` (it holds the proof's `ath`), made on the first DPoP request. */
+  #dpopSigner: { token: string; signer: RequestSigner } | undefined
   /** Counts the refreshes in place, so a request knows whether its 401 is already dealt with. */
   #generation = 0
   #refreshing: Promise<void> | undefined
@@ -433,7 +432,6 @@ export class AccessToken {
         this.#expiresIn = next.#expiresIn
         this.#expiresAt = next.#expiresAt
         this.response = next.response
-        this.#ath = undefined
         this.#generation++
         await this.#onRefresh?.(this)
       } finally {
@@ -670,15 +668,20 @@ export class AccessToken {
           'Authorization header only (RFC 9449 §7.1)',
       )
     }
-    const headers: Record<string, string> = {}
-    for (const [k, v] of Object.entries(opts.headers ?? {})) {
-      const name = k.toLowerCase()
-      if (name !== 'authorization' && name !== 'dpop') headers[k] = v
+    let next = opts
+    if (opts.headers !== undefined) {
+      // The signer's Authorization and DPoP replace any the caller passed.
+      const headers: Record<string, string> = {}
+      for (const [k, v] of Object.entries(opts.headers)) {
+        const name = k.toLowerCase()
+        if (name !== 'authorization' && name !== 'dpop') headers[k] = v
+      }
+      next = { ...opts, headers }
     }
-    if (this.#ath?.token !== this.#token) {
-      this.#ath = { token: this.#token, ath: accessTokenHash(this.#token) }
+    if (this.#dpopSigner?.token !== this.#token) {
+      this.#dpopSigner = { token: this.#token, signer: dpop.signer(this.#token) }
     }
-    return this.client.sendSigned(verb, path, { ...opts, headers }, dpop.signer(this.#ath))
+    return this.client.sendSigned(verb, path, next, this.#dpopSigner.signer)
   }
 
   /** `GET` with the token. See {@link AccessToken.request}. */

@@ -26,6 +26,7 @@ import type { HttpRequest, HttpResponse } from './connection.js'
 import { OAuth2Error } from './error.js'
 import type { Random } from './random.js'
 import type { RequestSigner } from './requester.js'
+import type { Response } from './response.js'
 import { challengeError } from './www-authenticate.js'
 
 /**
@@ -304,6 +305,12 @@ const encode: (value: string | Uint8Array) => string =
         ).toString('base64url')
     : (value) => base64url.encode(value)
 
+/** The bytes of an ASCII string (a JWS signing input): Node's `Buffer` when there is one. */
+const ascii: (text: string) => Uint8Array =
+  typeof Buffer === 'function'
+    ? (text) => Buffer.from(text, 'latin1')
+    : (text) => new TextEncoder().encode(text)
+
 /** The public members of a JWK (RFC 7638 §3.2): what a proof's `jwk` header carries. */
 function publicJwk(jwk: JWK): JWK {
   const { kty, crv, x, y, n, e } = jwk
@@ -342,6 +349,47 @@ function htuOf(url: string): string {
  */
 export function accessTokenHash(accessToken: string): string {
   return encode(sha256(new TextEncoder().encode(accessToken)))
+}
+
+const REFUSED_NONCE =
+  'the server asked for a new DPoP nonce again after the request was resent with the nonce it ' +
+  'had just sent (DPoP-Nonce); it does not accept its own nonces: check its nonce handling ' +
+  '(RFC 9449 §8)'
+
+/**
+ * The {@link RequestSigner} of a client's DPoP key: a proof for each request, with
+ * `Authorization: DPoP <token>` for a resource request. Synchronous when the key is ready and
+ * signs synchronously (Node), so a request costs no extra promise.
+ */
+class ProofSigner implements RequestSigner {
+  readonly #dpop: DPoP
+  readonly #authorization: string | undefined
+  readonly #ath: string | undefined
+
+  constructor(dpop: DPoP, accessToken: string | undefined) {
+    this.#dpop = dpop
+    this.#authorization = accessToken === undefined ? undefined : `DPoP ${accessToken}`
+    this.#ath = accessToken === undefined ? undefined : accessTokenHash(accessToken)
+  }
+
+  headers(method: string, url: string): Record<string, string> | Promise<Record<string, string>> {
+    const proof = this.#dpop.proof(method, url, this.#ath)
+    return typeof proof === 'string' ? this.#with(proof) : proof.then((p) => this.#with(p))
+  }
+
+  #with(dpop: string): Record<string, string> {
+    return this.#authorization === undefined
+      ? { dpop }
+      : { authorization: this.#authorization, dpop }
+  }
+
+  retry(request: HttpRequest, response: HttpResponse): boolean {
+    return this.#dpop.resend(request, response)
+  }
+
+  refused(response: Response): OAuth2Error {
+    return new OAuth2Error(response, { code: 'use_dpop_nonce', description: REFUSED_NONCE })
+  }
 }
 
 /**
@@ -419,54 +467,44 @@ export class DPoP {
 
   /**
    * A proof for `method` on `url` (RFC 9449 §4.2): `jti`, `htm`, `htu`, `iat`, the server's nonce
-   * when it gave one, and `ath` for a resource request.
+   * when it gave one, and `ath` for a resource request. A string once the key is ready and the
+   * signer is synchronous (Node); a promise otherwise.
    *
    * @param ath `accessTokenHash(token)` for a resource request.
    */
-  async proof(method: string, url: string, ath?: string): Promise<string> {
-    const key = this.#loaded ?? (await this.#load())
+  proof(method: string, url: string, ath?: string): string | Promise<string> {
+    const key = this.#loaded
+    if (key === undefined) return this.#load().then(() => this.proof(method, url, ath))
+    // Written out rather than JSON.stringify of an object: this is per request. The nonce
+    // (NONCE) and ath (base64url) need no escaping; the rest is escaped.
     const nonce = this.#nonces.get(serverOf(url))
-    const payload = JSON.stringify({
-      jti: this.#random.uuid(),
-      htm: method,
-      htu: htuOf(url),
-      iat: Math.floor(this.#clock.now() / 1000),
-      ...(nonce === undefined ? {} : { nonce }),
-      ...(ath === undefined ? {} : { ath }),
-    })
-    const input = `${key.header}.${encode(payload)}`
-    const signature = await key.sign(new TextEncoder().encode(input))
-    return `${input}.${encode(signature)}`
+    let payload =
+      `{"jti":${JSON.stringify(this.#random.uuid())},"htm":${JSON.stringify(method)},` +
+      `"htu":${JSON.stringify(htuOf(url))},"iat":${String(Math.floor(this.#clock.now() / 1000))}`
+    if (nonce !== undefined) payload += `,"nonce":"${nonce}"`
+    if (ath !== undefined) payload += `,"ath":"${ath}"`
+    const input = `${key.header}.${encode(`${payload}}`)}`
+    const signature = key.sign(ascii(input))
+    return signature instanceof Uint8Array
+      ? `${input}.${encode(signature)}`
+      : signature.then((bytes) => `${input}.${encode(bytes)}`)
   }
 
   /**
    * Credentials for requests: a proof in `DPoP`, and with `accessToken`, `Authorization: DPoP`
-   * (RFC 9449 §7.1).
+   * (RFC 9449 §7.1) and the proof's `ath`.
    *
-   * @param accessToken The token and its `ath`, for a resource request.
+   * @param accessToken The token, for a resource request.
    */
-  signer(accessToken?: { token: string; ath: string }): RequestSigner {
-    return {
-      headers: async (method, url): Promise<Record<string, string>> => {
-        const dpop = await this.proof(method, url, accessToken?.ath)
-        return accessToken === undefined
-          ? { dpop }
-          : { authorization: `DPoP ${accessToken.token}`, dpop }
-      },
-      retry: (request, response) => this.#retry(request, response),
-      refused: (response) =>
-        new OAuth2Error(response, {
-          code: 'use_dpop_nonce',
-          description:
-            'the server asked for a new DPoP nonce again after the request was resent with the ' +
-            'nonce it had just sent (DPoP-Nonce); it does not accept its own nonces: check its ' +
-            'nonce handling (RFC 9449 §8)',
-        }),
-    }
+  signer(accessToken?: string): RequestSigner {
+    return new ProofSigner(this, accessToken)
   }
 
-  /** Keeps the response's nonce; whether it asks for the request again with it (§8, §9). */
-  #retry(request: HttpRequest, response: HttpResponse): boolean {
+  /**
+   * Keeps the response's nonce; whether it asks for the request again with it (§8: a 400
+   * `use_dpop_nonce` body; §9: a 401 `DPoP` challenge with `error="use_dpop_nonce"`).
+   */
+  resend(request: HttpRequest, response: HttpResponse): boolean {
     const nonce = response.headers['dpop-nonce']
     if (nonce === undefined || !NONCE.test(nonce)) return false
     this.#nonces.set(serverOf(request.url), nonce)

@@ -70,7 +70,7 @@ function describeLocation(location: string | undefined, current: string): string
  */
 export interface RequestSigner {
   /** Headers for a request to `url`, computed right before it is sent. */
-  headers(method: HttpMethod, url: string): Promise<Record<string, string>>
+  headers(method: HttpMethod, url: string): Record<string, string> | Promise<Record<string, string>>
   /**
    * Reads a response (keeping its `DPoP-Nonce`); `true` when the server asks for the request again
    * with its nonce.
@@ -203,7 +203,10 @@ export class Requester {
     }
     let resent = false
     for (let redirects = 0; ; redirects++) {
-      if (signer !== undefined) Object.assign(headers, await signer.headers(method, target))
+      if (signer !== undefined) {
+        const signed = signer.headers(method, target)
+        Object.assign(headers, signed instanceof Promise ? await signed : signed)
+      }
       const request: HttpRequest = { method, url: target, headers, body }
       const raw = await this.#send(request)
       const response = new Response(raw, responseOptions)
