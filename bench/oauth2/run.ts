@@ -2,24 +2,32 @@
  * oauth2 benchmark: client-credentials token requests/s and resource GETs/s through `AccessToken`,
  * at concurrency 1 and 100, against a local node:http server in another process; side by side in
  * the same run with raw `undici.request` (the baseline), raw `fetch`, openid-client and
- * simple-oauth2.
+ * simple-oauth2. The `dpop` suite measures resource GETs/s through `accessToken.fetch()` with
+ * DPoP next to plain bearer `fetch()` (its baseline) and openid-client's DPoP.
  *
- * Usage: npx tsx --conditions=dev-source bench/oauth2/run.ts [--seconds 3] [--rounds 1]
+ * Usage: node --conditions=dev-source --import tsx bench/oauth2/run.ts [--seconds 3] [--rounds 1]
+ *   [--suites token,resource,dpop]
  */
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import * as openid from 'openid-client'
 import { ClientCredentials } from 'simple-oauth2'
+import { generateKeyPair } from 'jose'
 import { request } from 'undici'
-import { Client } from '@gatehouse/oauth2'
+import { AccessToken, Client } from '@gatehouse/oauth2'
 import { machineInfo, markdownTable, type ResultRow } from '../lib/report.js'
 
 const { values } = parseArgs({
-  options: { seconds: { type: 'string', default: '3' }, rounds: { type: 'string', default: '1' } },
+  options: {
+    seconds: { type: 'string', default: '3' },
+    rounds: { type: 'string', default: '1' },
+    suites: { type: 'string', default: 'token,resource,dpop' },
+  },
 })
 const SECONDS = Number(values.seconds)
 const ROUNDS = Number(values.rounds)
+const SUITES = new Set(values.suites.split(','))
 const CONCURRENCY = [1, 100]
 const SLICE = 0.5
 const BASIC = `Basic ${Buffer.from('bench-client:bench-secret').toString('base64')}`
@@ -185,12 +193,51 @@ try {
     // simple-oauth2 has no resource-request API (its AccessToken only refreshes and revokes).
   }
 
+  // DPoP (RFC 9449): one ES256 key pair for both libraries; the server checks every proof.
+  const keyPair = await generateKeyPair('ES256')
+  const dpopClient = new Client('bench-client', 'bench-secret', { site: url, dpop: { keyPair } })
+  const dpopToken = new AccessToken(dpopClient, 'bench-dpop-token', { token_type: 'DPoP' })
+  const dpopHandle = openid.getDPoPHandle(openidConfig, keyPair)
+  const dpopUrl = new URL(`${url}/dpop-resource`)
+  const dpopOps: Record<string, () => Promise<unknown>> = {
+    '@gatehouse/oauth2 bearer, fetch()': async () => {
+      const res = await token.fetch('/resource')
+      check((res.parsed as { id?: number }).id === 42, 'oauth2 bearer fetch')
+    },
+    '@gatehouse/oauth2 DPoP, fetch()': async () => {
+      const res = await dpopToken.fetch('/dpop-resource')
+      check((res.parsed as { id?: number }).id === 42, 'oauth2 DPoP fetch')
+    },
+    'openid-client DPoP': async () => {
+      const res = await openid.fetchProtectedResource(
+        openidConfig,
+        'bench-dpop-token',
+        dpopUrl,
+        'GET',
+        undefined,
+        undefined,
+        { DPoP: dpopHandle },
+      )
+      check(
+        res.status === 200 && ((await res.json()) as { id: number }).id === 42,
+        'openid-client DPoP',
+      )
+    },
+  }
+  const suites = [
+    { kind: 'token requests/s', ops: tokenOps, baseline: 'raw undici.request', key: 'token' },
+    { kind: 'resource GETs/s', ops: resourceOps, baseline: 'raw undici.request', key: 'resource' },
+    {
+      kind: 'DPoP resource GETs/s',
+      ops: dpopOps,
+      baseline: '@gatehouse/oauth2 bearer, fetch()',
+      key: 'dpop',
+    },
+  ].filter((suite) => SUITES.has(suite.key))
+
   const results: Record<string, number[]> = {}
   for (let round = 0; round < ROUNDS; round++) {
-    for (const [kind, ops] of [
-      ['token requests/s', tokenOps],
-      ['resource GETs/s', resourceOps],
-    ] as const) {
+    for (const { kind, ops } of suites) {
       for (const c of CONCURRENCY) {
         const rates = await measureAll(ops, c, SECONDS)
         for (const [name, rate] of Object.entries(rates)) {
@@ -208,17 +255,17 @@ try {
   const median = (xs: number[]) =>
     [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN
   const rows: ResultRow[] = []
-  for (const kind of ['token requests/s', 'resource GETs/s']) {
+  for (const { kind, ops, baseline: baselineName } of suites) {
     for (const c of CONCURRENCY) {
-      const baselineSamples = results[`${kind}|${String(c)}|raw undici.request`] ?? []
+      const baselineSamples = results[`${kind}|${String(c)}|${baselineName}`] ?? []
       const baseline = median(baselineSamples)
-      for (const name of ['@gatehouse/oauth2', 'raw fetch', 'openid-client', 'simple-oauth2']) {
+      for (const name of Object.keys(ops)) {
         const samples = results[`${kind}|${String(c)}|${name}`]
-        if (samples === undefined) continue
+        if (samples === undefined || name === baselineName) continue
         rows.push({
           figure: `${kind.replace('/s', '')}, c=${String(c)}: ${name}${ROUNDS > 1 ? ` (rounds: ${samples.map((v) => Math.round(v)).join(' / ')}; baseline ${baselineSamples.map((v) => Math.round(v)).join(' / ')})` : ''}`,
           value: median(samples),
-          baseline: 'raw undici.request',
+          baseline: baselineName,
           baselineValue: baseline,
           unit: 'req/s',
         })
@@ -230,6 +277,7 @@ try {
   )
   console.log(markdownTable(rows))
   await client.close()
+  await dpopClient.close()
 } finally {
   server.stop()
 }
