@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { isRecord } from './args.js'
 import { Response } from './response.js'
 
 /**
@@ -270,4 +271,34 @@ export function invalidTokenResponse(response: Response, cause?: unknown): OAuth
     description: 'the token response is not a JSON object or form',
     cause,
   })
+}
+
+/**
+ * The body of `response` as a JSON object, for a response whose fields the library reads itself
+ * (a pushed authorization response, a device authorization response); otherwise `code`, with a
+ * description naming the response (`what`), the problem and the RFC section, and the parse error
+ * as `cause`. `check` reports a problem with the fields (e.g. `has no request_uri string`).
+ *
+ * @internal
+ */
+export function responseObject(
+  response: Response,
+  code: OAuth2ErrorCode,
+  what: string,
+  section: string,
+  check: (fields: Record<string, unknown>) => string | undefined,
+): Record<string, unknown> {
+  const invalid = (problem: string, cause?: unknown) =>
+    new OAuth2Error(response, { code, description: `the ${what} ${problem} (${section})`, cause })
+  let parsed: unknown
+  try {
+    parsed = response.parsed
+  } catch (error) {
+    throw invalid('is not JSON', error)
+  }
+  if (!isRecord(parsed)) throw invalid('is not a JSON object')
+  const fields = { ...parsed }
+  const problem = check(fields)
+  if (problem !== undefined) throw invalid(problem)
+  return fields
 }

@@ -1,8 +1,7 @@
 import type { AccessTokenOptions } from '../access-token.js'
-import { assertRecord, assertString, invalidValue, isRecord } from '../args.js'
+import { assertRecord, assertString, invalidValue } from '../args.js'
 import type { Client } from '../client.js'
-import { libraryError, OAuth2Error } from '../error.js'
-import type { Response } from '../response.js'
+import { libraryError, responseObject } from '../error.js'
 import type { TokenParams, TokenResult } from '../token-endpoint.js'
 import { resolveUrl, withQuery } from '../url.js'
 
@@ -142,22 +141,21 @@ export class AuthCode<RaiseErrors extends boolean = true> {
       ...client.redirectionParams(),
       ...params,
     })
-    let parsed: unknown
-    try {
-      parsed = response.parsed
-    } catch (error) {
-      throw invalidParResponse(response, 'is not JSON', error)
-    }
-    if (!isRecord(parsed)) throw invalidParResponse(response, 'is not a JSON object')
-    const { request_uri: requestUri, expires_in: expiresIn } = parsed
-    if (typeof requestUri !== 'string' || requestUri === '') {
-      throw invalidParResponse(response, 'has no request_uri string')
-    }
-    if (typeof expiresIn !== 'number' || !(expiresIn > 0)) {
-      throw invalidParResponse(response, 'has no positive expires_in number')
-    }
+    const { request_uri: requestUri } = responseObject(
+      response,
+      'invalid_par_response',
+      'pushed authorization response',
+      'RFC 9126 §2.2',
+      ({ request_uri: uri, expires_in: expiresIn }) => {
+        if (typeof uri !== 'string' || uri === '') return 'has no request_uri string'
+        if (typeof expiresIn !== 'number' || !(expiresIn > 0)) {
+          return 'has no positive expires_in number'
+        }
+        return undefined
+      },
+    )
     const endpoint = resolveUrl(client.site, client.options.authorizeUrl, 'options.authorizeUrl')
-    return withQuery(endpoint, { client_id: client.id, request_uri: requestUri })
+    return withQuery(endpoint, { client_id: client.id, request_uri: requestUri as string })
   }
 
   /**
@@ -193,12 +191,4 @@ export class AuthCode<RaiseErrors extends boolean = true> {
       accessTokenOpts,
     )
   }
-}
-
-function invalidParResponse(response: Response, problem: string, cause?: unknown): OAuth2Error {
-  return new OAuth2Error(response, {
-    code: 'invalid_par_response',
-    description: `the pushed authorization response ${problem} (RFC 9126 §2.2)`,
-    cause,
-  })
 }

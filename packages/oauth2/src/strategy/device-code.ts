@@ -1,8 +1,8 @@
 import type { AccessToken, AccessTokenOptions } from '../access-token.js'
-import { assertRecord, invalidType, isRecord } from '../args.js'
+import { assertRecord, invalidType } from '../args.js'
 import type { Client } from '../client.js'
 import { sleepFor } from '../clock.js'
-import { libraryError, OAuth2Error } from '../error.js'
+import { libraryError, OAuth2Error, responseObject } from '../error.js'
 import type { Response } from '../response.js'
 import type { TokenParams, TokenResult } from '../token-endpoint.js'
 
@@ -226,24 +226,13 @@ export class DeviceCode<RaiseErrors extends boolean = true> {
     assertRecord('params', params)
     const client = this.#client
     const response = await client.authorizeDevice({ client_id: client.id, ...params })
-    let parsed: unknown
-    try {
-      parsed = response.parsed
-    } catch (error) {
-      throw invalidDeviceResponse(response, 'is not JSON', error)
-    }
-    if (!isRecord(parsed)) throw invalidDeviceResponse(response, 'is not a JSON object')
-    const fields = { ...parsed }
-    const problem = invalidField(fields)
-    if (problem !== undefined) throw invalidDeviceResponse(response, problem)
+    const fields = responseObject(
+      response,
+      'invalid_device_authorization_response',
+      'device authorization response',
+      'RFC 8628 §3.2',
+      invalidField,
+    )
     return new DeviceAuthorization(client, response, fields)
   }
-}
-
-function invalidDeviceResponse(response: Response, problem: string, cause?: unknown): OAuth2Error {
-  return new OAuth2Error(response, {
-    code: 'invalid_device_authorization_response',
-    description: `the device authorization response ${problem} (RFC 8628 §3.2)`,
-    cause,
-  })
 }

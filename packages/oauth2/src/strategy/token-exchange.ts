@@ -96,6 +96,24 @@ function stringList(name: string, value: unknown, absoluteUri: boolean): readonl
   return list as readonly string[]
 }
 
+/**
+ * A token of the request (`subject` or `actor`) and its type: the given type, or `access_token`
+ * for an {@link AccessToken}; required with a string token (RFC 8693 §2.1).
+ */
+function tokenAndType(role: 'subject' | 'actor', token: unknown, type: unknown): [string, string] {
+  const value = tokenValue(`request.${role}Token`, token)
+  const uri =
+    typeUri(`request.${role}TokenType`, type) ??
+    (token instanceof AccessToken ? TOKEN_TYPES.access_token : undefined)
+  if (uri === undefined) {
+    throw invalidValue(
+      `request.${role}TokenType`,
+      `is required with a string ${role}Token (RFC 8693 §2.1): for example TOKEN_TYPES.access_token`,
+    )
+  }
+  return [value, uri]
+}
+
 /** The wire parameters of a token exchange request, checked. */
 function wireParams(request: TokenExchangeRequest): Record<string, string | readonly string[]> {
   if (!isRecord(request)) throw invalidType('request', 'an object', request)
@@ -112,31 +130,18 @@ function wireParams(request: TokenExchangeRequest): Record<string, string | read
     }
   }
   const wire: Record<string, string | readonly string[]> = {}
-  wire.subject_token = tokenValue('request.subjectToken', request.subjectToken)
-  const subjectType =
-    typeUri('request.subjectTokenType', request.subjectTokenType) ??
-    (request.subjectToken instanceof AccessToken ? TOKEN_TYPES.access_token : undefined)
-  if (subjectType === undefined) {
-    throw invalidValue(
-      'request.subjectTokenType',
-      'is required with a string subjectToken (RFC 8693 §2.1): for example TOKEN_TYPES.access_token',
-    )
-  }
-  wire.subject_token_type = subjectType
-  const actorType = typeUri('request.actorTokenType', request.actorTokenType)
+  ;[wire.subject_token, wire.subject_token_type] = tokenAndType(
+    'subject',
+    request.subjectToken,
+    request.subjectTokenType,
+  )
   if (request.actorToken !== undefined) {
-    wire.actor_token = tokenValue('request.actorToken', request.actorToken)
-    const type =
-      actorType ??
-      (request.actorToken instanceof AccessToken ? TOKEN_TYPES.access_token : undefined)
-    if (type === undefined) {
-      throw invalidValue(
-        'request.actorTokenType',
-        'is required with a string actorToken (RFC 8693 §2.1)',
-      )
-    }
-    wire.actor_token_type = type
-  } else if (actorType !== undefined) {
+    ;[wire.actor_token, wire.actor_token_type] = tokenAndType(
+      'actor',
+      request.actorToken,
+      request.actorTokenType,
+    )
+  } else if (request.actorTokenType !== undefined) {
     throw invalidValue(
       'request.actorTokenType',
       'must not be given without actorToken (RFC 8693 §2.1)',

@@ -141,6 +141,18 @@ export async function startProvider(): Promise<TestProvider> {
     }),
   })
 
+  /** Answers a registered grant with a client credentials token (scope `api`) of the client. */
+  async function issueApiToken(ctx: TokenEndpointGrantContext, extra: object = {}) {
+    const token = new ctx.oidc.provider.ClientCredentials({ client: ctx.oidc.client, scope: 'api' })
+    ctx.body = {
+      access_token: await token.save(),
+      ...extra,
+      token_type: 'Bearer',
+      expires_in: token.expiration,
+      scope: 'api',
+    }
+  }
+
   provider.registerGrantType(
     JWT_BEARER,
     async (ctx: TokenEndpointGrantContext) => {
@@ -155,16 +167,7 @@ export async function startProvider(): Promise<TestProvider> {
         ctx.body = { error: 'invalid_grant', error_description: 'assertion rejected' }
         return
       }
-      const token = new ctx.oidc.provider.ClientCredentials({
-        client: ctx.oidc.client,
-        scope: 'api',
-      })
-      ctx.body = {
-        access_token: await token.save(),
-        token_type: 'Bearer',
-        expires_in: token.expiration,
-        scope: 'api',
-      }
+      await issueApiToken(ctx)
     },
     ['assertion', 'scope'],
   )
@@ -192,17 +195,7 @@ export async function startProvider(): Promise<TestProvider> {
         refuse('invalid_target', 'unknown audience')
         return
       }
-      const token = new ctx.oidc.provider.ClientCredentials({
-        client: ctx.oidc.client,
-        scope: 'api',
-      })
-      ctx.body = {
-        access_token: await token.save(),
-        issued_token_type: ACCESS_TOKEN_TYPE,
-        token_type: 'Bearer',
-        expires_in: token.expiration,
-        scope: 'api',
-      }
+      await issueApiToken(ctx, { issued_token_type: ACCESS_TOKEN_TYPE })
     },
     [
       'subject_token',
