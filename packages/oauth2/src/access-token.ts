@@ -426,6 +426,9 @@ export class AccessToken {
     this.#refreshing ??= (async () => {
       try {
         const next = await this.refresh()
+        // A client with raiseErrors: false hands back the error response's token: keep this one.
+        const failed = next.response?.error
+        if (failed !== undefined) throw failed
         this.#token = next.#token
         this.#refreshToken = next.#refreshToken
         this.#params = next.#params

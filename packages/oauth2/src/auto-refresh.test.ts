@@ -191,6 +191,16 @@ describe('self-refreshing AccessToken (fetch, autoRefresh)', () => {
     expect((await t.fetch('/r')).status).toBe(200)
   })
 
+  it('keeps the token when the refresh fails on a client with raiseErrors false', async () => {
+    const lenient = new Client('id', 'secret', { site: server.url, clock, raiseErrors: false })
+    server.on('POST', '/oauth/token', { status: 400, body: { error: 'invalid_grant' } })
+    const t = new AccessToken(lenient, 'at-0', { refresh_token: 'rt-0', expires_in: 1 })
+    clock.advance(1_000)
+    await expect(t.fetch('/r')).rejects.toMatchObject({ code: 'invalid_grant' })
+    expect(t.token).toBe('at-0')
+    expect(t.refreshToken).toBe('rt-0')
+  })
+
   it('rejects the waiting requests with what onRefresh throws, and keeps the new credentials', async () => {
     server.on('POST', '/oauth/token', refreshed(1))
     server.on('GET', '/r', onlyFor('at-1'))
