@@ -139,6 +139,12 @@ describe('device authorization grant (RFC 8628)', () => {
     expect(token?.response?.error?.code).toBe('access_denied')
   })
 
+  it('with raiseErrors false still throws what the library always throws (a status outside 200-599)', async () => {
+    const device = await start(AUTHORIZATION, deviceClient({ raiseErrors: false }))
+    server.on('POST', '/oauth/token', { status: 600, body: {} })
+    await expect(device.poll()).rejects.toMatchObject({ code: 'unhandled_status' })
+  })
+
   it('stops when the signal aborts, while waiting or with a request in flight', async () => {
     const device = await start()
     const controller = new AbortController()

@@ -110,15 +110,16 @@ export class DeviceAuthorization<RaiseErrors extends boolean = true> {
       }
       let token: AccessToken | undefined
       let error: OAuth2Error | undefined
+      let thrown = false
       try {
         ;({ token } = await client.requestToken(
           { ...params, grant_type: DEVICE_CODE_GRANT_TYPE, device_code: this.#deviceCode },
           accessTokenOpts,
         ))
         error = token?.response?.error
-      } catch (thrown) {
-        if (!(thrown instanceof OAuth2Error)) throw thrown
-        error = thrown
+      } catch (caught) {
+        if (!(caught instanceof OAuth2Error)) throw caught
+        ;[error, thrown] = [caught, true]
       }
       signal?.throwIfAborted()
       if (error?.code === 'authorization_pending') continue
@@ -126,7 +127,9 @@ export class DeviceAuthorization<RaiseErrors extends boolean = true> {
         interval += SLOW_DOWN_STEP
         continue
       }
-      if (error !== undefined && client.options.raiseErrors) throw error
+      // With raiseErrors: false the server's answer is returned as getToken returns it; what
+      // the library throws whatever raiseErrors (unhandled_status, ...) is thrown here too.
+      if (error !== undefined && (thrown || client.options.raiseErrors)) throw error
       return token as TokenResult<RaiseErrors>
     }
   }
