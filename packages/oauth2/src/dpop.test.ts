@@ -310,6 +310,28 @@ describe('DPoP (RFC 9449)', () => {
       }
     })
 
+    it('keeps the nonces of the last 100 servers', async () => {
+      const dpop = new DPoP(
+        { keyPair: await generateKeyPair('ES256'), algorithm: 'ES256' },
+        { clock, random: systemRandom },
+      )
+      for (let i = 0; i <= 100; i++) {
+        const url = `https://s${String(i)}.example/r`
+        dpop.resend(
+          { method: 'GET', url, headers: {}, body: undefined },
+          { status: 200, headers: { 'dpop-nonce': `n-${String(i)}` }, body: '' },
+        )
+      }
+      const nonceFor = async (server: number) => {
+        const proof = await dpop.proof('GET', `https://s${String(server)}.example/r`)
+        const { payload } = await jwtVerify(proof, EmbeddedJWK)
+        return payload.nonce
+      }
+      expect(await nonceFor(0)).toBeUndefined()
+      expect(await nonceFor(1)).toBe('n-1')
+      expect(await nonceFor(100)).toBe('n-100')
+    })
+
     it('gives a server that refuses its own nonces one retry, then use_dpop_nonce (token and resource requests)', async () => {
       server.on('POST', '/oauth/token', nonceError('n-1'))
       server.on('POST', '/oauth/token', nonceError('n-2'))

@@ -329,6 +329,8 @@ interface LoadedKey {
 
 /** A `DPoP-Nonce` value as RFC 9449 §8.1 allows it (`1*NQCHAR`), bounded. */
 const NONCE = /^[\x21\x23-\x5B\x5D-\x7E]{1,1024}$/
+/** Servers whose nonce is kept; the one least recently given a nonce goes first. */
+const MAX_NONCE_SERVERS = 100
 
 /** The part of an absolute URL string that names its server (nonces are kept per server). */
 function serverOf(url: string): string {
@@ -410,7 +412,7 @@ export class DPoP {
 
   /**
    * @param option The `dpop` option, already checked by {@link checkDpopOption}.
-   * @param host The clock (`iat`), randomness (`jti`) and the server's algorithms.
+   * @param host The clock (`iat`) and randomness (`jti`).
    * @param preferNode Sign with `node:crypto` on Node (tests turn it off to cover WebCrypto).
    */
   constructor(
@@ -507,7 +509,12 @@ export class DPoP {
   resend(request: HttpRequest, response: HttpResponse): boolean {
     const nonce = response.headers['dpop-nonce']
     if (nonce === undefined || !NONCE.test(nonce)) return false
-    this.#nonces.set(serverOf(request.url), nonce)
+    const server = serverOf(request.url)
+    this.#nonces.delete(server)
+    this.#nonces.set(server, nonce)
+    if (this.#nonces.size > MAX_NONCE_SERVERS) {
+      this.#nonces.delete(this.#nonces.keys().next().value as string)
+    }
     if (response.status === 401) {
       return challengeError(response.headers['www-authenticate'], ['dpop'], 'use_dpop_nonce')
     }
