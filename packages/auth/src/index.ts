@@ -59,7 +59,13 @@ export {
 } from './errors.js'
 export { WIRE_ERRORS, wireErrorOf, type WireError, type WireMapping } from './api/errors/wire.js'
 export { toOAuthError, type OAuthErrorBody, type OAuthErrorCode } from './api/errors/oauth-error.js'
-export { NoopMailer, type Mailer, type MailKind, type MailMessage } from './mailer/mailer.js'
+export {
+  NoopMailer,
+  type Mailer,
+  type MailKind,
+  type MailMessage,
+  type NotificationKind,
+} from './mailer/mailer.js'
 export { NoSmsProvider, type SmsChannel, type SmsProvider } from './sms/sms-provider.js'
 export { NoCaptcha, type CaptchaResult, type CaptchaVerifier } from './security/captcha.js'
 export { NoLimiter, type LimitedOperation, type Limiter } from './limiter/limiter.js'

@@ -1,33 +1,71 @@
-/** Kinds of transactional email (upstream's templates). */
+/**
+ * Kinds of transactional email (upstream's templates): the six flow mails and the seven
+ * change notifications (`MAILER_NOTIFICATIONS_<KIND>_ENABLED`, each off by default).
+ */
 export type MailKind =
-  'confirmation' | 'invite' | 'recovery' | 'magic_link' | 'email_change' | 'reauthentication'
+  | 'confirmation'
+  | 'invite'
+  | 'recovery'
+  | 'magic_link'
+  | 'email_change'
+  | 'reauthentication'
+  | NotificationKind
 
-/** One email to send: its kind, recipient and the values its template uses. */
+/** Notification mails, sent after a change when their `MAILER_NOTIFICATIONS_<KIND>_ENABLED` is on. */
+export type NotificationKind =
+  | 'password_changed_notification'
+  | 'email_changed_notification'
+  | 'phone_changed_notification'
+  | 'identity_linked_notification'
+  | 'identity_unlinked_notification'
+  | 'mfa_factor_enrolled_notification'
+  | 'mfa_factor_unenrolled_notification'
+
+/**
+ * One email to send: its kind, recipient and the values its template and subject use (upstream's
+ * Go-template names in brackets). Fields a kind does not use are empty strings.
+ */
 export interface MailMessage {
   readonly kind: MailKind
   /** Recipient address. */
   readonly to: string
-  /** The link the user follows (`<API_EXTERNAL_URL>/verify?token=…&type=…&redirect_to=…`). */
+  /** `{{ .ConfirmationURL }}`: the link the user follows (`<API_EXTERNAL_URL>/verify?token=…&type=…&redirect_to=…`). */
   readonly confirmationUrl: string
-  /** The one-time code, for templates that show it. */
+  /** `{{ .Token }}`: the one-time code, for templates that show it. */
   readonly token: string
-  /** `hex(sha224(email + otp))`, the value carried by links. */
+  /** `{{ .TokenHash }}`: `hex(sha224(email + otp))`, the value carried by links. */
   readonly tokenHash: string
-  /** Where the user lands after verification. */
+  /** `{{ .RedirectTo }}`: where the user lands after verification. */
   readonly redirectTo: string
-  /** The user's `user_metadata`. */
+  /** `{{ .Data.key }}`: the user's `user_metadata`. */
   readonly data: Readonly<Record<string, unknown>>
+  /** `{{ .Email }}`: the user's (current) email address; defaults to `to`. */
+  readonly email?: string
+  /** `{{ .NewEmail }}`: the requested address, for `email_change`. */
+  readonly newEmail?: string
+  /** `{{ .OldEmail }}`: the previous address, for `email_changed_notification`. */
+  readonly oldEmail?: string
+  /** `{{ .Phone }}`: the user's phone number (E.164 without `+`, as stored). */
+  readonly phone?: string
+  /** `{{ .OldPhone }}`: the previous phone number, for `phone_changed_notification`. */
+  readonly oldPhone?: string
+  /** `{{ .Provider }}`: the identity provider, for identity linked/unlinked notifications. */
+  readonly provider?: string
+  /** `{{ .FactorType }}`: `totp` or `phone`, for MFA factor notifications. */
+  readonly factorType?: string
 }
 
 /**
- * Sends transactional email. The email issue adds an SMTP implementation; until then
- * {@link NoopMailer} is wired in.
+ * Sends transactional email ({@link NoopMailer} when `SMTP_HOST` is empty, as upstream). The
+ * implementation renders the kind's subject and template with the message's values
+ * (`{{ .SiteURL }}` comes from the settings).
  */
 export interface Mailer {
   /**
    * Sends one message.
    *
-   * @throws {Error} When delivery fails; callers map it to an API error.
+   * @throws {Error} When delivery fails; callers map it to upstream's API error and leave the
+   *   user's state so that the request can be retried.
    */
   send(message: MailMessage): Promise<void>
 }
