@@ -26,7 +26,12 @@ import { FileConfigProvider } from './provider/file-provider.js'
 import type { ConfigProvider, ConfigUpdate } from './provider/provider.js'
 import { RedisCounterStore } from './redis/redis-store.js'
 import { buildDebugServer } from './server/debug.js'
-import { bindGrpcServer, buildGrpcServer, shutdownGrpcServer } from './server/grpc.js'
+import {
+  bindGrpcServer,
+  buildGrpcServer,
+  grpcServerCredentials,
+  shutdownGrpcServer,
+} from './server/grpc.js'
 import { createGrpcHandlers } from './server/grpc-handlers.js'
 import {
   buildNativeGrpcServer,
@@ -35,6 +40,7 @@ import {
 } from './server/grpc-native.js'
 import { HealthChecker } from './server/health.js'
 import { buildHttpServer } from './server/http.js'
+import { ServerTls } from './server/tls.js'
 import { RateLimitService } from './service/service.js'
 import type { Settings } from './settings/settings.js'
 import { StatsManager } from './stats/manager.js'
@@ -77,7 +83,11 @@ export interface GrpcListener {
   shutdown(timeoutMs: number): Promise<void>
 }
 
-function buildGrpcListener(settings: Readonly<Settings>, deps: NativeGrpcDeps): GrpcListener {
+function buildGrpcListener(
+  settings: Readonly<Settings>,
+  deps: NativeGrpcDeps,
+  tls: ServerTls | undefined,
+): GrpcListener {
   const options = {
     maxConnectionAgeMs: settings.grpcMaxConnectionAgeMs,
     maxConnectionAgeGraceMs: settings.grpcMaxConnectionAgeGraceMs,
@@ -89,11 +99,11 @@ function buildGrpcListener(settings: Readonly<Settings>, deps: NativeGrpcDeps): 
     const server = buildGrpcServer(deps, options)
     return {
       implementation: 'grpc-js',
-      listen: (address) => bindGrpcServer(server, address),
+      listen: (address) => bindGrpcServer(server, address, grpcServerCredentials(tls)),
       shutdown: (timeoutMs) => shutdownGrpcServer(server, timeoutMs),
     }
   }
-  const native = buildNativeGrpcServer(deps, options)
+  const native = buildNativeGrpcServer(deps, { ...options, tls })
   return {
     implementation: 'native',
     listen: (address) => listenNativeGrpc(native.server, address),
@@ -124,6 +134,8 @@ export interface RateLimitApp {
   readonly provider: ConfigProvider
   /** The gRPC server (`GRPC_SERVER_IMPLEMENTATION`). */
   readonly grpcServer: GrpcListener
+  /** The gRPC server's TLS (`GRPC_SERVER_USE_TLS`), watched while listening; else undefined. */
+  readonly grpcTls: ServerTls | undefined
   readonly httpServer: HttpServer
   readonly debugServer: HttpServer
   /**
@@ -208,6 +220,9 @@ function listenHttp(server: HttpServer, port: number, host: string): Promise<num
  * {@link RateLimitApp.listen}; the Redis connections are opened here (in the background).
  *
  * @throws {Error} When the Redis TLS files cannot be read or the Redis address is malformed.
+ * @throws {@link SettingsError} When the gRPC server's TLS files (`GRPC_SERVER_TLS_CERT`,
+ *   `GRPC_SERVER_TLS_KEY`, `GRPC_CLIENT_TLS_CACERT`) cannot be read or do not make a valid key
+ *   pair (the executable exits 2, as for any invalid setting).
  */
 export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = {}): RateLimitApp {
   const clock = deps.clock ?? systemClock
@@ -254,6 +269,9 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
         : undefined,
     },
   )
+  if (settings.configType === 'GRPC_XDS_SOTW' && deps.provider === undefined) {
+    throw new Error('CONFIG_TYPE=GRPC_XDS_SOTW: the xDS provider is not built yet')
+  }
   const provider =
     deps.provider ??
     new FileConfigProvider({
@@ -266,7 +284,18 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
     })
   const sink = deps.statsSink ?? buildSink(settings, clock, deps.stdout ?? process.stdout)
   const handlers = createGrpcHandlers({ service, health, stats, logger, monotonicClock })
-  const grpcServer = buildGrpcListener(settings, { handlers, monotonicClock, random })
+  const grpcTls = settings.grpcServerUseTls
+    ? ServerTls.load(
+        {
+          certFile: settings.grpcServerTlsCert,
+          keyFile: settings.grpcServerTlsKey,
+          clientCaFile: settings.grpcClientTlsCaCert,
+          clientSan: settings.grpcClientTlsSan,
+        },
+        { logger },
+      )
+    : undefined
+  const grpcServer = buildGrpcListener(settings, { handlers, monotonicClock, random }, grpcTls)
   const httpServer = buildHttpServer({ service, health, logger })
   const debugServer = buildDebugServer({ service, stats, logger })
 
@@ -295,6 +324,7 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
     store,
     provider,
     grpcServer,
+    grpcTls,
     httpServer,
     debugServer,
     flushStats,
@@ -316,6 +346,7 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
       await backendReady
       flushTimer = setInterval(flushStats, settings.statsFlushIntervalMs)
       flushTimer.unref()
+      grpcTls?.watch()
       const grpcAddress =
         settings.grpcUds !== ''
           ? `unix:${settings.grpcUds}`
@@ -332,6 +363,7 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
       if (closed) return
       closed = true
       health.set('sigterm', false)
+      grpcTls?.close()
       await provider.stop()
       await Promise.all([
         grpcServer.shutdown(drainTimeoutMs),

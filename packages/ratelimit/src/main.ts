@@ -1,7 +1,8 @@
 /**
  * The `gatehouse-ratelimit` executable: reads settings from the environment, builds the service,
  * listens, and stops gracefully on SIGTERM/SIGINT/SIGHUP (health turns unhealthy, in-flight calls
- * drain, exit 0). Invalid settings: one message listing every problem, exit 2. With
+ * drain, exit 0). Invalid settings (and unreadable gRPC TLS files): one message listing every
+ * problem, exit 2. With
  * `RATELIMIT_WORKERS` > 1 the primary process forks that many workers sharing the ports and
  * forwards signals to them; when the workers fill the host's cores they run with V8's
  * single-threaded GC (helper threads would only compete with the other workers; measured: about
@@ -39,6 +40,10 @@ async function serve(settings: Readonly<Settings>): Promise<void> {
   try {
     app = buildRateLimitApp(settings)
   } catch (error) {
+    if (error instanceof SettingsError) {
+      console.error(`gatehouse-ratelimit: ${error.message}`)
+      process.exit(SETTINGS_EXIT_STATUS)
+    }
     console.error(`gatehouse-ratelimit: cannot start: ${(error as Error).message}`)
     process.exit(1)
   }
