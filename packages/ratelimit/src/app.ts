@@ -24,6 +24,7 @@ import { createLogger } from './logging.js'
 import { MemoryCounterStore } from './memory/memory-store.js'
 import { FileConfigProvider } from './provider/file-provider.js'
 import type { ConfigProvider, ConfigUpdate } from './provider/provider.js'
+import { xdsChannelCredentials, XdsConfigProvider } from './provider/xds-provider.js'
 import { RedisCounterStore } from './redis/redis-store.js'
 import { buildDebugServer } from './server/debug.js'
 import {
@@ -55,7 +56,7 @@ export interface AppDeps {
   readonly logger?: Logger
   /** Counter backend instead of the one `BACKEND_TYPE` selects. */
   readonly store?: CounterStore
-  /** Configuration source instead of the FILE provider. */
+  /** Configuration source instead of the one `CONFIG_TYPE` selects. */
   readonly provider?: ConfigProvider
   /** Stats sink instead of the one the settings select. */
   readonly statsSink?: StatsSink
@@ -181,6 +182,40 @@ function buildStore(
   })
 }
 
+function buildProvider(
+  settings: Readonly<Settings>,
+  logger: Logger,
+  random: Random,
+): ConfigProvider {
+  if (settings.configType === 'GRPC_XDS_SOTW') {
+    const { xds } = settings
+    return new XdsConfigProvider({
+      serverUrl: xds.serverUrl,
+      node: { id: xds.nodeId, metadata: { ...xds.nodeMetadata } },
+      connectRetryIntervalMs: xds.connectRetryIntervalMs,
+      additionalHeaders: xds.additionalHeaders,
+      ...xdsChannelCredentials(xds),
+      backoff: {
+        initialMs: xds.backoffInitialMs,
+        maxMs: xds.backoffMaxMs,
+        randomFactor: xds.backoffRandomFactor,
+        jitter: xds.backoffJitter,
+      },
+      maxMsgSizeBytes: xds.maxMsgSizeBytes,
+      logger,
+      random,
+    })
+  }
+  return new FileConfigProvider({
+    root: settings.runtimeRoot,
+    subdirectory: settings.runtimeSubdirectory,
+    appDirectory: settings.runtimeAppDirectory,
+    ignoreDotFiles: settings.runtimeIgnoreDotFiles,
+    watchRoot: settings.runtimeWatchRoot,
+    logger,
+  })
+}
+
 function buildSink(settings: Readonly<Settings>, clock: Clock, stdout: Writable): StatsSink {
   if (settings.disableStats) return new NullSink()
   if (settings.useStatsd) return new StatsdSink(settings.statsdHost, settings.statsdPort)
@@ -222,7 +257,8 @@ function listenHttp(server: HttpServer, port: number, host: string): Promise<num
  * @throws {Error} When the Redis TLS files cannot be read or the Redis address is malformed.
  * @throws {@link SettingsError} When the gRPC server's TLS files (`GRPC_SERVER_TLS_CERT`,
  *   `GRPC_SERVER_TLS_KEY`, `GRPC_CLIENT_TLS_CACERT`) cannot be read or do not make a valid key
- *   pair (the executable exits 2, as for any invalid setting).
+ *   pair, or the xDS client's (`CONFIG_GRPC_XDS_*TLS*`) cannot be read (the executable exits 2,
+ *   as for any invalid setting).
  */
 export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = {}): RateLimitApp {
   const clock = deps.clock ?? systemClock
@@ -269,19 +305,7 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
         : undefined,
     },
   )
-  if (settings.configType === 'GRPC_XDS_SOTW' && deps.provider === undefined) {
-    throw new Error('CONFIG_TYPE=GRPC_XDS_SOTW: the xDS provider is not built yet')
-  }
-  const provider =
-    deps.provider ??
-    new FileConfigProvider({
-      root: settings.runtimeRoot,
-      subdirectory: settings.runtimeSubdirectory,
-      appDirectory: settings.runtimeAppDirectory,
-      ignoreDotFiles: settings.runtimeIgnoreDotFiles,
-      watchRoot: settings.runtimeWatchRoot,
-      logger,
-    })
+  const provider = deps.provider ?? buildProvider(settings, logger, random)
   const sink = deps.statsSink ?? buildSink(settings, clock, deps.stdout ?? process.stdout)
   const handlers = createGrpcHandlers({ service, health, stats, logger, monotonicClock })
   const grpcTls = settings.grpcServerUseTls
@@ -304,14 +328,15 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
   const flushStats = (): void => {
     sink.flush(stats.collect())
   }
-  const onUpdate = (update: ConfigUpdate): void => {
+  const onUpdate = (update: ConfigUpdate): Error | undefined => {
     if ('error' in update) {
       statsManager.service.configLoadError.add()
       logger.error(`Error loading new configuration: ${update.error.message}`)
-      return
+      return update.error
     }
     const error = service.loadConfig(update.files)
     if (error === undefined) health.set('config', (service.config?.domains.length ?? 0) > 0)
+    return error
   }
 
   return {

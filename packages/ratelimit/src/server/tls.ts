@@ -73,6 +73,31 @@ const VARIABLES = {
 } as const
 
 /**
+ * Reads PEM files named by settings, all at once.
+ *
+ * @param files Path by variable name; an empty path is not read (its entry is undefined).
+ * @returns The contents by variable name.
+ * @throws {@link SettingsError} Listing `<VARIABLE>: cannot read <path>: <reason>` for every
+ *   file that cannot be read (the executable exits 2, as for any invalid setting).
+ */
+export function readTlsFiles<K extends string>(
+  files: Readonly<Record<K, string>>,
+): Record<K, Buffer | undefined> {
+  const problems: string[] = []
+  const contents = {} as Record<K, Buffer | undefined>
+  for (const [variable, path] of Object.entries(files) as [K, string][]) {
+    if (path === '') continue
+    try {
+      contents[variable] = readFileSync(path)
+    } catch (error) {
+      problems.push(`${variable}: cannot read ${path}: ${(error as Error).message}`)
+    }
+  }
+  if (problems.length > 0) throw new SettingsError(problems)
+  return contents
+}
+
+/**
  * The secure context options of the material, checked by building a context once.
  *
  * @throws {Error} When the PEM data is not a certificate, a key, a CA bundle, or the key does not
@@ -149,21 +174,16 @@ export class ServerTls {
    *   variable when the files do not make a valid key pair.
    */
   static load(files: ServerTlsFiles, options: ServerTlsOptions): ServerTls {
-    const problems: string[] = []
-    const read = (path: string, variable: string): Buffer => {
-      try {
-        return readFileSync(path)
-      } catch (error) {
-        problems.push(`${variable}: cannot read ${path}: ${(error as Error).message}`)
-        return Buffer.alloc(0)
-      }
-    }
+    const read = readTlsFiles({
+      [VARIABLES.cert]: files.certFile,
+      [VARIABLES.key]: files.keyFile,
+      [VARIABLES.ca]: files.clientCaFile,
+    })
     const material: ServerTlsMaterial = {
-      cert: read(files.certFile, VARIABLES.cert),
-      key: read(files.keyFile, VARIABLES.key),
-      ca: files.clientCaFile === '' ? undefined : read(files.clientCaFile, VARIABLES.ca),
+      cert: read[VARIABLES.cert] ?? Buffer.alloc(0),
+      key: read[VARIABLES.key] ?? Buffer.alloc(0),
+      ca: read[VARIABLES.ca],
     }
-    if (problems.length > 0) throw new SettingsError(problems)
     try {
       return new ServerTls(files, material, options)
     } catch (error) {
