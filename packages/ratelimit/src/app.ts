@@ -216,6 +216,31 @@ function buildProvider(
   })
 }
 
+function loadGrpcTls(settings: Readonly<Settings>, logger: Logger): ServerTls | undefined {
+  if (!settings.grpcServerUseTls) return undefined
+  return ServerTls.load(
+    {
+      certFile: settings.grpcServerTlsCert,
+      keyFile: settings.grpcServerTlsKey,
+      clientCaFile: settings.grpcClientTlsCaCert,
+      clientSan: settings.grpcClientTlsSan,
+    },
+    { logger },
+  )
+}
+
+/**
+ * Checks, without building the service, that the TLS files the settings name (gRPC server, xDS
+ * client) can be read and used: what the executable's primary process does before forking
+ * workers, so that a bad file ends the start with exit 2 there too.
+ *
+ * @throws {@link SettingsError} As {@link buildRateLimitApp} does for these files.
+ */
+export function checkTlsFiles(settings: Readonly<Settings>, logger: Logger): void {
+  loadGrpcTls(settings, logger)
+  if (settings.configType === 'GRPC_XDS_SOTW') xdsChannelCredentials(settings.xds)
+}
+
 function buildSink(settings: Readonly<Settings>, clock: Clock, stdout: Writable): StatsSink {
   if (settings.disableStats) return new NullSink()
   if (settings.useStatsd) return new StatsdSink(settings.statsdHost, settings.statsdPort)
@@ -308,17 +333,7 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
   const provider = deps.provider ?? buildProvider(settings, logger, random)
   const sink = deps.statsSink ?? buildSink(settings, clock, deps.stdout ?? process.stdout)
   const handlers = createGrpcHandlers({ service, health, stats, logger, monotonicClock })
-  const grpcTls = settings.grpcServerUseTls
-    ? ServerTls.load(
-        {
-          certFile: settings.grpcServerTlsCert,
-          keyFile: settings.grpcServerTlsKey,
-          clientCaFile: settings.grpcClientTlsCaCert,
-          clientSan: settings.grpcClientTlsSan,
-        },
-        { logger },
-      )
-    : undefined
+  const grpcTls = loadGrpcTls(settings, logger)
   const grpcServer = buildGrpcListener(settings, { handlers, monotonicClock, random }, grpcTls)
   const httpServer = buildHttpServer({ service, health, logger })
   const debugServer = buildDebugServer({ service, stats, logger })
