@@ -202,6 +202,42 @@ describe('FORCE_START_WITHOUT_INITIAL_CONFIG=true', () => {
   })
 })
 
+describe('XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES', () => {
+  let server: TestManagementServer
+  let h: Harness
+
+  beforeAll(async () => {
+    server = await TestManagementServer.start()
+    h = await startService({
+      env: {
+        CONFIG_TYPE: 'GRPC_XDS_SOTW',
+        CONFIG_GRPC_XDS_SERVER_URL: server.address,
+        FORCE_START_WITHOUT_INITIAL_CONFIG: 'true',
+        XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES: '200',
+        ...FAST_RETRY,
+      },
+    })
+  })
+  afterAll(async () => {
+    await h.close()
+    await server.stop()
+  })
+
+  it('refuses a larger response (the stream fails and is opened again), loading nothing', async () => {
+    expect((await server.nextRequest()).versionInfo).toBe('')
+    server.push('big', configResources([config(1, 'x'.repeat(300))]))
+    const again = await server.nextRequest()
+    expect([again.versionInfo, again.responseNonce]).toEqual(['', ''])
+    expect(server.streamMetadata).toHaveLength(2)
+    const error = await grpcError(
+      h.client.shouldRateLimit({ domain: 'xds', descriptors: [{ entries: [{ key: 'k' }] }] }),
+    )
+    expect(error.details).toBe('no rate limit configuration loaded')
+    server.push('small', configResources([config(1)]))
+    expect((await server.nextRequest()).versionInfo).toBe('small')
+  })
+})
+
 describe('TLS to the management server', () => {
   const certs = createTestCertificates()
   const dir = mkdtempSync(join(tmpdir(), 'ratelimit-xds-tls-'))
