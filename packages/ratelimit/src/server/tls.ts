@@ -16,8 +16,7 @@
  *
  * @module
  */
-import { watch, type FSWatcher } from 'node:fs'
-import { readFileSync } from 'node:fs'
+import { readFileSync, watch, type FSWatcher } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { basename, dirname, resolve } from 'node:path'
 import {
@@ -267,9 +266,15 @@ export class ServerTls {
   }
 
   async #readAgain(): Promise<TlsReloadResult> {
-    let outcome: TlsReloadResult
+    const outcome = await this.#replace()
+    for (const listener of this.#reloadListeners) listener(outcome)
+    return outcome
+  }
+
+  /** Reads the files and takes them when they changed and make a valid context. */
+  async #replace(): Promise<TlsReloadResult> {
+    const files = this.#files
     try {
-      const files = this.#files
       const [cert, key, ca] = await Promise.all([
         readFile(files.certFile),
         readFile(files.keyFile),
@@ -277,30 +282,28 @@ export class ServerTls {
       ])
       const current = this.#material
       if (
-        cert.equals(current.cert) &&
-        key.equals(current.key) &&
-        (ca === undefined || (current.ca !== undefined && ca.equals(current.ca)))
+        this.#closed ||
+        (cert.equals(current.cert) &&
+          key.equals(current.key) &&
+          (ca === undefined || (current.ca !== undefined && ca.equals(current.ca))))
       ) {
         return { outcome: 'unchanged' }
       }
       const material = { cert, key, ca }
       const options = secureContextOptions(material)
-      if (this.#closed) return { outcome: 'unchanged' }
       this.#material = material
       this.#options = options
       this.#logger.info(
         `gRPC TLS: reloaded ${basename(files.certFile)} and ${basename(files.keyFile)}`,
       )
       for (const listener of this.#listeners) listener(options)
-      outcome = { outcome: 'updated' }
+      return { outcome: 'updated' }
     } catch (error) {
       this.#logger.error(
         `gRPC TLS: cannot reload the certificate files, keeping the previous certificate: ${(error as Error).message}`,
       )
-      outcome = { outcome: 'kept', error: error as Error }
+      return { outcome: 'kept', error: error as Error }
     }
-    for (const listener of this.#reloadListeners) listener(outcome)
-    return outcome
   }
 
   #schedule(): void {
