@@ -38,7 +38,7 @@ export type NotificationOutcome = 'sent' | 'disabled' | 'no_email' | 'failed'
  * it after the change is committed, with the user as it is now (`{{ .Email }}` and
  * `{{ .Phone }}` are the current ones).
  *
- * @param ctx The app context (settings and mailer).
+ * @param ctx The app context (its settings and mailer).
  * @param kind Which notification.
  * @param user The changed user; a user without an email address gets nothing.
  * @param values The kind's extra values (old email or phone, provider, factor type).
@@ -48,7 +48,7 @@ export type NotificationOutcome = 'sent' | 'disabled' | 'no_email' | 'failed'
  *   throws: a notification never fails the request.
  */
 export async function sendNotification(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'settings' | 'mailer'>,
   kind: NotificationKind,
   user: User,
   values: NotificationValues,
