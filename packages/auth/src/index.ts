@@ -17,10 +17,12 @@ export {
   EXTERNAL_PROVIDERS,
   MAIL_KINDS,
   NOTIFICATION_KINDS,
+  notificationSwitch,
   loadSettings,
   splitRequiredCharacters,
   type ExternalProvider,
   type LogLevel,
+  type NotificationSwitch,
   type Settings,
 } from './conf/settings.js'
 export { parseEnvFile } from './conf/env-file.js'

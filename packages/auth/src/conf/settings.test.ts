@@ -214,10 +214,14 @@ describe('loadSettings: mail', () => {
     expect(s.mailer.subjects.magic_link).toBe('Sign in to {{ .SiteURL }}')
     expect(s.mailer.templates.confirmation).toBe('https://cdn.example.com/confirm.html')
     expect(s.mailer.urlPaths.recovery).toBe('/auth/v1/verify')
-    expect(s.mailer.notifications).toMatchObject({
-      password_changed_notification: true,
-      email_changed_notification: false,
-      mfa_factor_unenrolled_notification: true,
+    expect(s.mailer.notifications).toEqual({
+      passwordChanged: true,
+      emailChanged: false,
+      phoneChanged: false,
+      identityLinked: false,
+      identityUnlinked: false,
+      mfaFactorEnrolled: false,
+      mfaFactorUnenrolled: true,
     })
     expect(s.mailer.otpLength).toBe(10)
   })

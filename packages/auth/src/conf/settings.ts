@@ -190,10 +190,10 @@ export interface Settings {
      */
     readonly templates: Readonly<Record<MailKind, string>>
     /**
-     * `MAILER_NOTIFICATIONS_<KIND>_ENABLED`: whether each notification mail is sent.
-     * @default false each
+     * `MAILER_NOTIFICATIONS_<KIND>_ENABLED`: which change notifications are sent (keys: the
+     * camelCase of the kind, see {@link notificationSwitch}). @default false each
      */
-    readonly notifications: Readonly<Record<NotificationKind, boolean>>
+    readonly notifications: Readonly<Record<NotificationSwitch, boolean>>
   }
   readonly smtp: {
     /** `SMTP_HOST`: the SMTP server; empty means no mail is sent (upstream's noop mailer). */
@@ -314,6 +314,30 @@ export const NOTIFICATION_KINDS = MAIL_KINDS.filter((kind): kind is Notification
 )
 
 /**
+ * The switch of a notification kind in `Settings.mailer.notifications`: the camelCase of its
+ * `MAILER_NOTIFICATIONS_<KIND>_ENABLED` (`passwordChanged`, …, `mfaFactorUnenrolled`).
+ */
+export type NotificationSwitch =
+  | 'passwordChanged'
+  | 'emailChanged'
+  | 'phoneChanged'
+  | 'identityLinked'
+  | 'identityUnlinked'
+  | 'mfaFactorEnrolled'
+  | 'mfaFactorUnenrolled'
+
+/**
+ * The {@link NotificationSwitch} of a notification kind.
+ *
+ * @example `notificationSwitch('mfa_factor_enrolled_notification')` is `'mfaFactorEnrolled'`.
+ */
+export function notificationSwitch(kind: NotificationKind): NotificationSwitch {
+  return kind
+    .replace(/_notification$/, '')
+    .replace(/_([a-z])/g, (_m, ch: string) => ch.toUpperCase()) as NotificationSwitch
+}
+
+/**
  * Default `MAILER_SUBJECTS_<KIND>`: the spec's table (upstream's current defaults for the six
  * flow mails).
  */
@@ -360,12 +384,12 @@ const templateFields = Object.fromEntries(
 /** `MAILER_NOTIFICATIONS_<KIND>_ENABLED` for the notification kinds. */
 const notificationFields = Object.fromEntries(
   NOTIFICATION_KINDS.map((kind) => [
-    kind,
+    notificationSwitch(kind),
     bool(`MAILER_NOTIFICATIONS_${kind.replace(/_notification$/, '').toUpperCase()}_ENABLED`, {
       help: `send the ${human(kind)} mail`,
     }),
   ]),
-) as Record<NotificationKind, Field<boolean>>
+) as Record<NotificationSwitch, Field<boolean>>
 
 /** `MAILER_URLPATHS_<KIND>`: a path such as `/verify`. */
 function urlPath(kind: string): Field<string> {
@@ -547,7 +571,7 @@ export const settingsTable = defineSettings(
     }),
     mailerSubjects: group(subjectFields),
     mailerTemplates: group(templateFields),
-    mailerNotifications: group(notificationFields),
+    notifications: group(notificationFields),
     smtpHost: text('SMTP_HOST', { help: 'SMTP server; empty: no mail is sent' }),
     smtpPort: port('SMTP_PORT', { default: '587', help: 'SMTP port; 465 is TLS' }),
     smtpUser: text('SMTP_USER', { help: 'SMTP login' }),
@@ -647,7 +671,7 @@ export function loadSettings(env: Env): Settings {
       urlPaths: { ...v.mailerUrlPaths },
       subjects: { ...v.mailerSubjects },
       templates: { ...v.mailerTemplates },
-      notifications: { ...v.mailerNotifications },
+      notifications: { ...v.notifications },
     },
     smtp: {
       host: v.smtpHost,

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { loadSettings } from '../conf/settings.js'
 import type { Mailer, MailMessage } from '../mailer/mailer.js'
 import type { User } from '../models/user.js'
-import { sendNotification } from './notifications.js'
+import { notifyEmailChanged, notifyPasswordChanged, sendNotification } from './notifications.js'
 
 const env = {
   AUTHSVC_SITE_URL: 'https://app.example.com',
@@ -92,7 +92,7 @@ describe('sendNotification', () => {
     expect(sent).toEqual([
       {
         kind: 'email_changed_notification',
-        to: 'ann@example.com',
+        to: 'old@example.com',
         email: 'ann@example.com',
         phone: '4915112345678',
         oldEmail: 'old@example.com',
@@ -102,6 +102,19 @@ describe('sendNotification', () => {
         redirectTo: '',
         data: { name: 'Ann' },
       },
+    ])
+  })
+
+  it('sends to the user, and the wrappers say whether they sent', async () => {
+    const { mailer, sent } = recorder()
+    const settings = loadSettings({
+      ...env,
+      AUTHSVC_MAILER_NOTIFICATIONS_PASSWORD_CHANGED_ENABLED: 'true',
+    })
+    expect(await notifyPasswordChanged({ settings, mailer }, user)).toBe(true)
+    expect(await notifyEmailChanged({ settings, mailer }, user, 'old@example.com')).toBe(false)
+    expect(sent.map((m) => [m.kind, m.to])).toEqual([
+      ['password_changed_notification', 'ann@example.com'],
     ])
   })
 
