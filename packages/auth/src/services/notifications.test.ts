@@ -13,7 +13,8 @@ const env = {
 }
 
 const at = new Date(Date.UTC(2026, 0, 1))
-const user: User = {
+// The columns a notification reads (the users model gains token columns with the flows).
+const user = {
   id: '7d1c4f44-6c55-4c1e-9d4a-5b0f3f4a2c11',
   aud: 'authenticated',
   role: 'authenticated',
@@ -41,7 +42,7 @@ const user: User = {
   isSsoUser: false,
   deletedAt: null,
   isAnonymous: false,
-}
+} as User
 
 function recorder(fail?: Error): { mailer: Mailer; sent: MailMessage[] } {
   const sent: MailMessage[] = []
