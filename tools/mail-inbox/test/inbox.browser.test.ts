@@ -1,33 +1,27 @@
-import { once } from 'node:events'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import nodemailer from 'nodemailer'
-import { launchChromium } from '@gatehouse/testing'
+import { launchChromium, startHttpServer, type TestHttpServer } from '@gatehouse/testing'
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startMailInbox, type MailInbox } from '../src/index.js'
 
 let inbox: MailInbox
 let browser: Browser
-let site: Server
+let site: TestHttpServer
 let siteUrl: string
 
 beforeAll(async () => {
   inbox = await startMailInbox()
-  site = createServer((req, res) => {
+  site = await startHttpServer((req, res) => {
     res.writeHead(200, { 'content-type': 'text/html' })
     res.end(`<!doctype html><title>Site</title><h1>Landed on ${req.url ?? ''}</h1>`)
   })
-  site.listen(0, '127.0.0.1')
-  await once(site, 'listening')
-  siteUrl = `http://127.0.0.1:${String((site.address() as AddressInfo).port)}`
+  siteUrl = site.url
   browser = await launchChromium()
 })
 afterAll(async () => {
   await browser.close()
   await inbox.close()
-  site.closeAllConnections()
-  site.close()
+  await site.close()
 })
 
 describe('mail inbox page in Chromium', () => {

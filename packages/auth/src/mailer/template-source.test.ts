@@ -1,7 +1,5 @@
-import { once } from 'node:events'
-import { createServer, type Server, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { FakeClock } from '@gatehouse/testing'
+import type { ServerResponse } from 'node:http'
+import { FakeClock, startHttpServer, type TestHttpServer } from '@gatehouse/testing'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { DEFAULT_TEMPLATES } from './default-templates.js'
 import type { MailKind } from './mailer.js'
@@ -11,25 +9,21 @@ import { TemplateSource, type TemplateSourceOptions } from './template-source.js
 type Route = (res: ServerResponse) => void
 const routes = new Map<string, Route>()
 const hits = new Map<string, number>()
-let server: Server
+let server: TestHttpServer
 let base: string
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
+  server = await startHttpServer((req, res) => {
     const path = req.url ?? ''
     hits.set(path, (hits.get(path) ?? 0) + 1)
     const route = routes.get(path)
     if (route) route(res)
     else res.writeHead(404).end('not found')
   })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  base = `http://127.0.0.1:${String((server.address() as AddressInfo).port)}`
+  base = server.url
 })
 afterAll(async () => {
-  server.closeAllConnections()
-  server.close()
-  await once(server, 'close')
+  await server.close()
 })
 beforeEach(() => {
   routes.clear()

@@ -3,15 +3,14 @@
  * confirmation link, land signed in on SITE_URL. Real PostgreSQL, the real SMTP catcher and
  * Debian's Chromium.
  */
-import { once } from 'node:events'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import {
   createTestSchema,
   FakeClock,
   getFreePort,
   launchChromium,
+  startHttpServer,
   type TestDatabase,
+  type TestHttpServer,
 } from '@gatehouse/testing'
 import { startMailInbox, type MailInbox } from '@gatehouse/mail-inbox'
 import { createAuthApp, loadSettings, type AuthApp } from '@gatehouse/auth'
@@ -21,7 +20,7 @@ import { testEnv } from '../helpers.js'
 
 let inbox: MailInbox
 let browser: Browser
-let site: Server
+let site: TestHttpServer
 let siteUrl: string
 let database: TestDatabase
 let app: AuthApp
@@ -30,13 +29,11 @@ let apiUrl: string
 beforeAll(async () => {
   inbox = await startMailInbox()
   // SITE_URL: a page that shows what it was opened with.
-  site = createServer((req, res) => {
+  site = await startHttpServer((req, res) => {
     res.writeHead(200, { 'content-type': 'text/html' })
     res.end(`<!doctype html><title>My app</title><h1>Welcome ${req.url ?? ''}</h1>`)
   })
-  site.listen(0, '127.0.0.1')
-  await once(site, 'listening')
-  siteUrl = `http://127.0.0.1:${String((site.address() as AddressInfo).port)}/`
+  siteUrl = `${site.url}/`
   database = await createTestSchema('auth_inbox_signup')
   const port = await getFreePort()
   apiUrl = `http://127.0.0.1:${String(port)}`
@@ -62,8 +59,7 @@ afterAll(async () => {
   await app.close()
   await database.drop()
   await inbox.close()
-  site.closeAllConnections()
-  site.close()
+  await site.close()
 })
 
 describe('sign-up through the local mail inbox, in Chromium', () => {

@@ -1,19 +1,15 @@
-import { once } from 'node:events'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { getFreePort, FakeClock } from '@gatehouse/testing'
+import { getFreePort, FakeClock, startHttpServer, type TestHttpServer } from '@gatehouse/testing'
 import { startMailInbox, type MailInbox } from '@gatehouse/mail-inbox'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadSettings, SmtpMailer, type MailMessage, type Settings } from '@gatehouse/auth'
 import { startTestServer, testEnv } from '../helpers.js'
 
 let inbox: MailInbox
-let templates: Server
-let templateBase: string
+let templates: TestHttpServer
 
 beforeAll(async () => {
   inbox = await startMailInbox()
-  templates = createServer((req, res) => {
+  templates = await startHttpServer((req, res) => {
     if (req.url === '/invite.html') {
       res.writeHead(200, { 'content-type': 'text/html' })
       res.end(
@@ -23,14 +19,10 @@ beforeAll(async () => {
       res.writeHead(404).end()
     }
   })
-  templates.listen(0, '127.0.0.1')
-  await once(templates, 'listening')
-  templateBase = `http://127.0.0.1:${String((templates.address() as AddressInfo).port)}`
 })
 afterAll(async () => {
   await inbox.close()
-  templates.closeAllConnections()
-  templates.close()
+  await templates.close()
 })
 
 function smtpSettings(overrides: Record<string, string> = {}): Settings {
@@ -80,7 +72,7 @@ describe('SmtpMailer through a real SMTP server', () => {
     const mailer = new SmtpMailer(
       smtpSettings({
         AUTHSVC_MAILER_SUBJECTS_INVITE: 'Join {{ .SiteURL }}, {{ .Data.name }}',
-        AUTHSVC_MAILER_TEMPLATES_INVITE: `${templateBase}/invite.html`,
+        AUTHSVC_MAILER_TEMPLATES_INVITE: `${templates.url}/invite.html`,
       }),
       { clock: new FakeClock() },
     )
@@ -96,7 +88,7 @@ describe('SmtpMailer through a real SMTP server', () => {
   it('uses the built-in template when the template URL is missing, and reports it', async () => {
     const reasons: string[] = []
     const mailer = new SmtpMailer(
-      smtpSettings({ AUTHSVC_MAILER_TEMPLATES_RECOVERY: `${templateBase}/gone.html` }),
+      smtpSettings({ AUTHSVC_MAILER_TEMPLATES_RECOVERY: `${templates.url}/gone.html` }),
       {
         clock: new FakeClock(),
         onTemplateFallback: (_kind, _url, reason) => reasons.push(reason.message),
