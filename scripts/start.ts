@@ -50,12 +50,12 @@ const services: Service[] = [
       AUTHSVC_API_EXTERNAL_URL: 'http://127.0.0.1:9999',
       AUTHSVC_API_HOST: '127.0.0.1',
       PORT: '9999',
-      // Mail goes to the local inbox; sign-ups are confirmed by following the mailed link.
+      // Mail goes to the local inbox; MAILER_AUTOCONFIRM keeps its default (false), so sign-ups
+      // are confirmed by following the mailed link, as in production.
       AUTHSVC_SMTP_HOST: '127.0.0.1',
       AUTHSVC_SMTP_PORT: String(inboxPorts.smtp),
       AUTHSVC_SMTP_ADMIN_EMAIL: 'no-reply@gatehouse.localhost',
       AUTHSVC_SMTP_SENDER_NAME: 'Gatehouse',
-      AUTHSVC_MAILER_AUTOCONFIRM: 'false',
       AUTHSVC_JWT_SECRET: 'gatehouse-development-jwt-secret-not-for-production',
       AUTHSVC_JWT_AUD: 'authenticated',
       AUTHSVC_JWT_DEFAULT_GROUP_NAME: 'authenticated',

@@ -87,12 +87,17 @@ describe('TemplateSource', () => {
     expect(hits.get('/invite.html')).toBe(1)
   })
 
-  it('falls back to the built-in template on a 404, and tries again on the next send', async () => {
-    const { source: s, fallbacks } = source({ recovery: '/missing.html' })
+  it('falls back to the built-in template on a 404, and tries again a minute later', async () => {
+    const { source: s, clock, fallbacks } = source({ recovery: '/missing.html' })
     expect(await s.get('recovery')).toBe(DEFAULT_TEMPLATES.recovery)
     expect(fallbacks).toEqual(['recovery: template URL answered 404'])
     routes.set('/missing.html', html('<p>now here</p>'))
+    clock.advance(59_999)
+    expect(await s.get('recovery')).toBe(DEFAULT_TEMPLATES.recovery)
+    expect(hits.get('/missing.html')).toBe(1)
+    clock.advance(1)
     expect(await s.get('recovery')).toBe('<p>now here</p>')
+    expect(hits.get('/missing.html')).toBe(2)
   })
 
   it('refuses a template over the size cap, announced or streamed', async () => {

@@ -19,8 +19,16 @@ export interface TemplateSourceOptions {
   readonly clock: Clock
   /** How long a fetched template is used before it is fetched again, in milliseconds. @default 600000 (10 min, upstream) */
   readonly cacheTtlMs?: number
-  /** Longest wait for a template's response, headers and body, in milliseconds. @default 10000 */
+  /**
+   * Longest wait for a template's response, headers and body, in milliseconds (well within the
+   * request deadline, `API_MAX_REQUEST_DURATION`). @default 5000
+   */
   readonly timeoutMs?: number
+  /**
+   * After a failed fetch, how long the fallback is used before the URL is tried again, in
+   * milliseconds, so that a template server that is down does not slow every mail. @default 60000
+   */
+  readonly retryAfterMs?: number
   /** Largest template accepted, in bytes; a larger one is unavailable. @default 1048576 (1 MiB, upstream) */
   readonly maxBytes?: number
   /** Told why a template URL could not be used (the built-in template is used instead). */
@@ -70,12 +78,15 @@ async function readCapped(response: Response, maxBytes: number): Promise<string>
  * {@link TemplateSourceOptions.maxBytes}, within {@link TemplateSourceOptions.timeoutMs}) and
  * cached for {@link TemplateSourceOptions.cacheTtlMs}; concurrent sends share one fetch. When the
  * fetch fails (network error, timeout, a status other than 2xx, oversize body) the last good copy
- * is used if there is one, else the built-in template; the next send tries the URL again.
+ * is used if there is one, else the built-in template, for
+ * {@link TemplateSourceOptions.retryAfterMs}; then the URL is tried again.
  */
 export class TemplateSource {
   readonly #options: TemplateSourceOptions
   readonly #cache = new Map<MailKind, CacheEntry>()
   readonly #inFlight = new Map<MailKind, Promise<string>>()
+  /** Kinds whose last fetch failed: when their URL may be tried again (epoch ms). */
+  readonly #retryAt = new Map<MailKind, number>()
 
   constructor(options: TemplateSourceOptions) {
     this.#options = options
@@ -89,8 +100,10 @@ export class TemplateSource {
   async get(kind: MailKind): Promise<string> {
     const url = this.#options.urls[kind]
     if (url === '') return DEFAULT_TEMPLATES[kind]
+    const now = this.#options.clock.now()
     const cached = this.#cache.get(kind)
-    if (cached && this.#options.clock.now() < cached.expiresAt) return cached.body
+    if (cached && now < cached.expiresAt) return cached.body
+    if (now < (this.#retryAt.get(kind) ?? 0)) return cached?.body ?? DEFAULT_TEMPLATES[kind]
     let pending = this.#inFlight.get(kind)
     if (!pending) {
       pending = this.#fetch(kind, url).finally(() => this.#inFlight.delete(kind))
@@ -100,7 +113,8 @@ export class TemplateSource {
   }
 
   async #fetch(kind: MailKind, url: string): Promise<string> {
-    const { clock, cacheTtlMs = 600_000, timeoutMs = 10_000, maxBytes = 1_048_576 } = this.#options
+    const { clock, cacheTtlMs = 600_000, timeoutMs = 5_000, maxBytes = 1_048_576 } = this.#options
+    const { retryAfterMs = 60_000 } = this.#options
     try {
       const target = new URL(url, this.#options.siteUrl)
       const signal = AbortSignal.timeout(timeoutMs)
@@ -111,6 +125,7 @@ export class TemplateSource {
       }
       const body = await readCapped(response, maxBytes)
       this.#cache.set(kind, { body, expiresAt: clock.now() + cacheTtlMs })
+      this.#retryAt.delete(kind)
       return body
     } catch (error) {
       const reason =
@@ -121,6 +136,7 @@ export class TemplateSource {
               { cause: error },
             )
       this.#options.onFallback?.(kind, url, reason)
+      this.#retryAt.set(kind, clock.now() + retryAfterMs)
       return this.#cache.get(kind)?.body ?? DEFAULT_TEMPLATES[kind]
     }
   }
