@@ -32,10 +32,13 @@ import { adminRoutes } from './admin.js'
 import { healthRoutes } from './health.js'
 import { inviteRoutes } from './invite.js'
 import { logoutRoutes } from './logout.js'
+import { otpRoutes } from './otp.js'
+import { recoverRoutes } from './recover.js'
 import { settingsRoutes } from './settings.js'
 import { signupRoutes } from './signup.js'
 import { tokenRoutes } from './token.js'
 import { userRoutes } from './user.js'
+import { verifyRoutes } from './verify.js'
 
 /** What every route group is given: the settings and services. */
 export interface RouteOptions {
@@ -63,6 +66,9 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
   settingsRoutes,
   signupRoutes,
   tokenRoutes,
+  verifyRoutes,
+  otpRoutes,
+  recoverRoutes,
   userRoutes,
   logoutRoutes,
   inviteRoutes,

@@ -14,6 +14,7 @@ import {
   integer,
   invalid,
   list,
+  parseGoDuration,
   secondsOrDuration,
   text,
   url,
@@ -52,6 +53,22 @@ export const EXTERNAL_PROVIDERS = [
 
 /** One of {@link EXTERNAL_PROVIDERS}. */
 export type ExternalProvider = (typeof EXTERNAL_PROVIDERS)[number]
+
+/** Notification mails with a `MAILER_NOTIFICATIONS_<KIND>_ENABLED` switch (camelCase of the kind). */
+export type NotificationSwitch =
+  | 'passwordChanged'
+  | 'emailChanged'
+  | 'phoneChanged'
+  | 'identityLinked'
+  | 'identityUnlinked'
+  | 'mfaFactorEnrolled'
+  | 'mfaFactorUnenrolled'
+
+/** `RATE_LIMIT_EMAIL_SENT`: `events` mails per `periodMs` milliseconds; `events` 0 blocks all. */
+export interface EmailSendRate {
+  readonly events: number
+  readonly periodMs: number
+}
 
 /** The validated, frozen configuration of the auth server. Built by {@link loadSettings}. */
 export interface Settings {
@@ -159,7 +176,33 @@ export interface Settings {
     readonly autoconfirm: boolean
     /** `MAILER_OTP_EXP`: validity of links and OTPs in seconds. @default 86400 */
     readonly otpExp: number
+    /** `MAILER_OTP_LENGTH`: digits of email OTPs, clamped to 6..10 as upstream. @default 6 */
+    readonly otpLength: number
+    /**
+     * `MAILER_SECURE_EMAIL_CHANGE_ENABLED`: an email change needs the links sent to both the new
+     * and the current address. @default true
+     */
+    readonly secureEmailChangeEnabled: boolean
+    /**
+     * `SMTP_MAX_FREQUENCY`: shortest interval between two mails of one kind to one user, in
+     * milliseconds (set as seconds or a Go duration). @default 900000 (the spec's 900 seconds)
+     */
+    readonly maxFrequency: number
+    /** `MAILER_NOTIFICATIONS_<KIND>_ENABLED`: which change notifications are sent. @default all false */
+    readonly notifications: Readonly<Record<NotificationSwitch, boolean>>
   }
+  readonly rateLimit: {
+    /**
+     * `RATE_LIMIT_EMAIL_SENT`: emails the server sends per period, across all users (only while
+     * `MAILER_AUTOCONFIRM` is off), as upstream's `N` (per hour) or `N/<duration>`. @default 30/h
+     */
+    readonly emailSent: EmailSendRate
+  }
+  /**
+   * `EXTERNAL_FLOW_STATE_EXPIRY_DURATION`: lifetime of a PKCE flow state in milliseconds (at least
+   * 300 s, as upstream). @default 300000
+   */
+  readonly flowStateExpiryDuration: number
   readonly sms: {
     /** `SMS_AUTOCONFIRM`: phone sign-ups are confirmed at once. @default false */
     readonly autoconfirm: boolean
@@ -241,6 +284,46 @@ const providerFields = Object.fromEntries(
     }),
   ]),
 ) as Record<ExternalProvider, Field<boolean>>
+
+const NOTIFICATION_KINDS: readonly [NotificationSwitch, string][] = [
+  ['passwordChanged', 'PASSWORD_CHANGED'],
+  ['emailChanged', 'EMAIL_CHANGED'],
+  ['phoneChanged', 'PHONE_CHANGED'],
+  ['identityLinked', 'IDENTITY_LINKED'],
+  ['identityUnlinked', 'IDENTITY_UNLINKED'],
+  ['mfaFactorEnrolled', 'MFA_FACTOR_ENROLLED'],
+  ['mfaFactorUnenrolled', 'MFA_FACTOR_UNENROLLED'],
+]
+
+/** `MAILER_NOTIFICATIONS_<KIND>_ENABLED` for each notification mail. */
+const notificationFields = Object.fromEntries(
+  NOTIFICATION_KINDS.map(([key, kind]) => [
+    key,
+    bool(`MAILER_NOTIFICATIONS_${kind}_ENABLED`, {
+      help: `send the ${kind.toLowerCase().replaceAll('_', ' ')} notification`,
+    }),
+  ]),
+) as Record<NotificationSwitch, Field<boolean>>
+
+/**
+ * Parses `RATE_LIMIT_EMAIL_SENT` as upstream's `Rate`: `N` (per hour, fractions allowed) or
+ * `N/<Go duration>`.
+ */
+export function parseEmailSendRate(value: string): EmailSendRate | Invalid {
+  const [count = '', period, ...rest] = value.split('/')
+  const problem = invalid('must be a number of emails per hour, or N/<duration> such as 10/5m')
+  if (rest.length > 0 || !/^\d+(\.\d+)?$/.test(count.trim())) return problem
+  let periodMs = 3_600_000
+  if (period !== undefined) {
+    try {
+      periodMs = parseGoDuration(period.trim())
+    } catch {
+      return problem
+    }
+    if (!(periodMs > 0)) return problem
+  }
+  return { events: Number(count.trim()), periodMs }
+}
 
 /**
  * Every setting the server reads, in `--help` order (the README's), with its names and default
@@ -383,6 +466,29 @@ export const settingsTable = defineSettings(
       min: 1,
       help: 'validity of email links and codes, seconds',
     }),
+    mailerOtpLength: integer('MAILER_OTP_LENGTH', {
+      default: '6',
+      help: 'digits of email codes (6 to 10)',
+    }),
+    mailerSecureEmailChangeEnabled: bool('MAILER_SECURE_EMAIL_CHANGE_ENABLED', {
+      default: 'true',
+      help: 'email changes confirmed from both addresses',
+    }),
+    smtpMaxFrequency: secondsOrDuration('SMTP_MAX_FREQUENCY', {
+      unit: 'ms',
+      default: '900',
+      help: 'shortest interval between two mails of a kind to a user',
+    }),
+    notifications: group(notificationFields),
+    rateLimitEmailSent: field('RATE_LIMIT_EMAIL_SENT', parseEmailSendRate, {
+      default: '30',
+      help: 'emails sent per hour (N) or per duration (N/10m)',
+    }),
+    flowStateExpiryDuration: secondsOrDuration('EXTERNAL_FLOW_STATE_EXPIRY_DURATION', {
+      unit: 'ms',
+      default: '300',
+      help: 'lifetime of a PKCE flow state (300s at least)',
+    }),
     smsAutoconfirm: bool('SMS_AUTOCONFIRM', {
       help: 'phone sign-ups confirmed at once',
     }),
@@ -459,7 +565,16 @@ export function loadSettings(env: Env): Settings {
       anonymousUsersEnabled: v.anonymousUsersEnabled,
       providers: { ...v.providers },
     },
-    mailer: { autoconfirm: v.mailerAutoconfirm, otpExp: v.mailerOtpExp },
+    mailer: {
+      autoconfirm: v.mailerAutoconfirm,
+      otpExp: v.mailerOtpExp,
+      otpLength: Math.min(10, Math.max(6, v.mailerOtpLength)),
+      secureEmailChangeEnabled: v.mailerSecureEmailChangeEnabled,
+      maxFrequency: v.smtpMaxFrequency,
+      notifications: { ...v.notifications },
+    },
+    rateLimit: { emailSent: v.rateLimitEmailSent },
+    flowStateExpiryDuration: Math.max(300_000, v.flowStateExpiryDuration),
     sms: { autoconfirm: v.smsAutoconfirm, provider: v.smsProvider },
   })
 }

@@ -1,0 +1,133 @@
+/**
+ * Email changes (`PUT /user` with `email`, `POST /resend` of type `email_change`): a link and code
+ * to the new address, and with `MAILER_SECURE_EMAIL_CHANGE_ENABLED` a second to the current one;
+ * the change happens at `/verify` once every link sent was followed.
+ *
+ * @see https://github.com/supabase/auth/blob/master/internal/api/mail.go
+ * @module
+ */
+import type { AppContext } from '../context.js'
+import type { OneTimeTokenType } from '../models/one-time-token.js'
+import { upsertOneTimeToken } from '../models/one-time-token.js'
+import { updateUser, type User } from '../models/user.js'
+import type { Queryable } from '../storage/db.js'
+import {
+  actionLink,
+  deliver,
+  enforceMaxFrequency,
+  issueOtp,
+  type IssuedOtp,
+  type PreparedMail,
+} from './mail.js'
+import { startFlowState, type PkceChallenge } from './pkce.js'
+
+/** Which addresses get an email-change link: both (secure change) or one of them. */
+export type EmailChangeRecipients = 'both' | 'new' | 'current'
+
+/**
+ * Records a pending email change inside `tx` (`email_change`, a token for each recipient, confirm
+ * status 0) and builds its mails, without sending them: the new address's first.
+ *
+ * @param newEmail The validated, lower-cased new address.
+ * @param now Epoch milliseconds of the transaction.
+ */
+export async function prepareEmailChange(
+  ctx: AppContext,
+  tx: Queryable,
+  user: User,
+  newEmail: string,
+  recipients: EmailChangeRecipients,
+  redirectTo: string,
+  now: number,
+  pkce?: PkceChallenge,
+): Promise<PreparedMail[]> {
+  const pkceFlow = pkce !== undefined
+  if (pkce) await startFlowState(ctx, tx, user.id, pkce, 'email_change', now)
+  const toNew = recipients !== 'current' ? issueOtp(ctx, newEmail, pkceFlow) : undefined
+  const toCurrent = recipients !== 'new' ? issueOtp(ctx, user.email, pkceFlow) : undefined
+  const updated = await updateUser(
+    tx,
+    user.id,
+    {
+      emailChange: newEmail,
+      emailChangeTokenNew: toNew?.hash ?? '',
+      emailChangeTokenCurrent: toCurrent?.hash ?? '',
+      emailChangeConfirmStatus: 0,
+      emailChangeSentAt: new Date(now),
+    },
+    now,
+  )
+  const mails: PreparedMail[] = []
+  const add = async (
+    issued: IssuedOtp | undefined,
+    to: string,
+    tokenType: OneTimeTokenType,
+  ): Promise<void> => {
+    if (!issued) return
+    await upsertOneTimeToken(
+      tx,
+      { id: ctx.random.uuid(), userId: user.id, tokenType, tokenHash: issued.hash, relatesTo: to },
+      now,
+    )
+    const link = actionLink(ctx.settings, 'email_change', issued.hash, redirectTo)
+    mails.push({
+      user: updated,
+      otp: issued.otp,
+      hash: issued.hash,
+      type: 'email_change',
+      link,
+      redirectTo,
+      message: {
+        kind: 'email_change',
+        to,
+        confirmationUrl: link,
+        token: issued.otp,
+        tokenHash: issued.hash,
+        redirectTo,
+        data: user.userMetadata,
+        email: user.email,
+        newEmail,
+      },
+    })
+  }
+  await add(toNew, newEmail, 'email_change_token_new')
+  await add(toCurrent, user.email, 'email_change_token_current')
+  return mails
+}
+
+/**
+ * Sends the mails of an email change inside `tx`, at most once per `SMTP_MAX_FREQUENCY`
+ * (`email_change_sent_at`): to the new address, and with secure email change on (and a current
+ * address) to the current one too. A failed send throws, rolling the change back.
+ *
+ * @param newEmail The validated, lower-cased new address.
+ * @param now Epoch milliseconds of the transaction.
+ * @returns The updated user.
+ * @throws 429 `over_email_send_rate_limit`; 500 "Error sending email change email".
+ */
+export async function sendEmailChange(
+  ctx: AppContext,
+  tx: Queryable,
+  user: User,
+  newEmail: string,
+  redirectTo: string,
+  now: number,
+  pkce?: PkceChallenge,
+): Promise<User> {
+  enforceMaxFrequency(ctx.settings, user.emailChangeSentAt, now)
+  const secure = ctx.settings.mailer.secureEmailChangeEnabled && user.email !== ''
+  const mails = await prepareEmailChange(
+    ctx,
+    tx,
+    user,
+    newEmail,
+    secure ? 'both' : 'new',
+    redirectTo,
+    now,
+    pkce,
+  )
+  for (const mail of mails) {
+    await deliver(ctx, mail.message, 'Error sending email change email', now)
+  }
+  return mails[0]?.user ?? user
+}
