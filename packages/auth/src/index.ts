@@ -15,9 +15,12 @@ export {
   ConfigError,
   EXTERNAL_PROVIDERS,
   loadSettings,
+  parseEmailSendRate,
   splitRequiredCharacters,
+  type EmailSendRate,
   type ExternalProvider,
   type LogLevel,
+  type NotificationSwitch,
   type Settings,
 } from './conf/settings.js'
 export { parseEnvFile } from './conf/env-file.js'

@@ -20,7 +20,7 @@ import {
   type CodeChallengeMethod,
   type FlowState,
 } from '../models/flow-state.js'
-import { findUserById, isBanned } from '../models/user.js'
+import { getUserById, isBanned } from '../models/user.js'
 import type { Queryable } from '../storage/db.js'
 import type { IssuedSession } from '../tokens/service.js'
 
@@ -146,7 +146,7 @@ const METHODS: ReadonlySet<string> = new Set<AuthenticationMethod>([
  *
  * @throws {@link BadRequestError} 400 `validation_failed` "invalid request: both auth code and
  *   code verifier should be non-empty", 400 `bad_code_verifier`, 400 `user_banned`;
- *   {@link NotFoundError} 404 `flow_state_not_found`; {@link UnprocessableEntityError} 422
+ *   {@link NotFoundError} 404 `flow_state_not_found` (or `user_not_found` for a deleted user); {@link UnprocessableEntityError} 422
  *   `flow_state_expired`.
  */
 export async function pkceGrant(
@@ -164,8 +164,7 @@ export async function pkceGrant(
   const pending = await ctx.db.transaction(async (tx) => {
     const now = ctx.clock.now()
     const flow = await findFlowStateByAuthCode(tx, authCode, true)
-    const user = flow?.userId ? await findUserById(tx, flow.userId, true) : undefined
-    if (!flow || !user) {
+    if (!flow?.userId) {
       throw new NotFoundError(
         'flow_state_not_found',
         'invalid flow state, no valid flow state found',
@@ -174,9 +173,10 @@ export async function pkceGrant(
     if (isFlowStateExpired(ctx, flow, now)) {
       throw new UnprocessableEntityError(
         'flow_state_expired',
-        'Flow state has expired. Please ask your user to log in again.',
+        'invalid flow state, flow state has expired',
       )
     }
+    const user = await getUserById(tx, flow.userId, true)
     if (!verifierMatches(flow, codeVerifier)) {
       throw new BadRequestError(
         'bad_code_verifier',

@@ -11,7 +11,7 @@ import type { AppContext, RequestContext } from '../context.js'
 import { BadRequestError } from '../errors.js'
 import { addAuditLogEntry, auditActor } from '../models/audit-log.js'
 import { upsertOneTimeToken } from '../models/one-time-token.js'
-import { findUserByEmail, updateUser, type User } from '../models/user.js'
+import { findUserByEmail, getUserById, updateUser, type User } from '../models/user.js'
 import type { Queryable } from '../storage/db.js'
 import { actionLink, deliver, enforceMaxFrequency, issueOtp, type PreparedMail } from './mail.js'
 import { parsePkceChallenge, startFlowState, type PkceChallenge } from './pkce.js'
@@ -134,7 +134,8 @@ export async function recoverPassword(
     const now = ctx.clock.now()
     const found = await findUserByEmail(tx, email, client.aud)
     if (!found) return
-    const user = await sendRecovery(ctx, tx, found, 'recovery', redirectTo, now, pkce)
+    const locked = await getUserById(tx, found.id, true)
+    const user = await sendRecovery(ctx, tx, locked, 'recovery', redirectTo, now, pkce)
     await addAuditLogEntry(
       tx,
       {

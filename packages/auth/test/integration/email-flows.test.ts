@@ -631,7 +631,10 @@ describe('email flows', () => {
       body: { auth_code: code, code_verifier: plain },
     })
     expect(late.statusCode).toBe(422)
-    expect(late.json().error_code).toBe('flow_state_expired')
+    expect(late.json()).toMatchObject({
+      error_code: 'flow_state_expired',
+      msg: 'invalid flow state, flow state has expired',
+    })
 
     for (const [challenge, method, msg] of [
       [S256_CHALLENGE, '', 'PKCE flow requires code_challenge_method and code_challenge'],
