@@ -1,4 +1,5 @@
-import { sendMagicLink, sendOtp } from '../services/magic-link.js'
+import type { Static } from 'typebox'
+import { sendMagicLink, sendOtp, type OtpParams } from '../services/magic-link.js'
 import { rateLimit, verifyCaptcha } from './hooks.js'
 import { requestContext } from './request-context.js'
 import type { RouteGroup } from './routes.js'
@@ -39,39 +40,29 @@ export const otpRoutes: RouteGroup = (app, ctx) => {
     schema: { body: OtpBody, querystring: RedirectQuery },
     preHandler: [verifyCaptcha(ctx), rateLimit(ctx, 'otp')],
   }
+  /** The request as `POST /otp` reads it (`/magiclink` reads the same, always creating users). */
+  const paramsOf = (request: {
+    body: Static<typeof OtpBody>
+    query: Static<typeof RedirectQuery>
+  }): OtpParams => ({
+    email: str(request.body.email),
+    phone: str(request.body.phone),
+    channel: str(request.body.channel),
+    createUser: bool(request.body.create_user) ?? true,
+    data: obj(request.body.data) ?? {},
+    codeChallenge: str(request.body.code_challenge),
+    codeChallengeMethod: str(request.body.code_challenge_method),
+    redirectTo: request.query.redirect_to ?? '',
+  })
+
   app.post('/otp', options, async (request) => {
-    const { body } = request
-    await sendOtp(
-      ctx,
-      {
-        email: str(body.email),
-        phone: str(body.phone),
-        channel: str(body.channel),
-        createUser: bool(body.create_user) ?? true,
-        data: obj(body.data) ?? {},
-        codeChallenge: str(body.code_challenge),
-        codeChallengeMethod: str(body.code_challenge_method),
-        redirectTo: request.query.redirect_to ?? '',
-      },
-      requestContext(request, ctx.settings),
-    )
+    await sendOtp(ctx, paramsOf(request), requestContext(request, ctx.settings))
     return {}
   })
 
   app.post('/magiclink', options, async (request) => {
-    const { body } = request
-    await sendMagicLink(
-      ctx,
-      {
-        email: str(body.email),
-        createUser: true,
-        data: obj(body.data) ?? {},
-        codeChallenge: str(body.code_challenge),
-        codeChallengeMethod: str(body.code_challenge_method),
-        redirectTo: request.query.redirect_to ?? '',
-      },
-      requestContext(request, ctx.settings),
-    )
+    const params = { ...paramsOf(request), createUser: true }
+    await sendMagicLink(ctx, params, requestContext(request, ctx.settings))
     return {}
   })
 }

@@ -34,6 +34,7 @@ import { inviteRoutes } from './invite.js'
 import { logoutRoutes } from './logout.js'
 import { otpRoutes } from './otp.js'
 import { recoverRoutes } from './recover.js'
+import { resendRoutes } from './resend.js'
 import { settingsRoutes } from './settings.js'
 import { signupRoutes } from './signup.js'
 import { tokenRoutes } from './token.js'
@@ -69,6 +70,7 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
   verifyRoutes,
   otpRoutes,
   recoverRoutes,
+  resendRoutes,
   userRoutes,
   logoutRoutes,
   inviteRoutes,

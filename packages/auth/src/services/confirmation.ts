@@ -7,15 +7,15 @@
  */
 import type { AppContext } from '../context.js'
 import { UnprocessableEntityError } from '../errors.js'
-import { upsertOneTimeToken } from '../models/one-time-token.js'
-import { updateUser, type User } from '../models/user.js'
+import type { User } from '../models/user.js'
 import type { Queryable } from '../storage/db.js'
 import {
-  actionLink,
   deliver,
   enforceMaxFrequency,
+  flowMail,
   generateOtp,
   issueOtp,
+  recordTokens,
   tokenHash,
   type PreparedMail,
 } from './mail.js'
@@ -40,45 +40,18 @@ export async function prepareConfirmation(
   now: number,
   pkce?: PkceChallenge,
 ): Promise<PreparedMail> {
-  const { otp, hash } = issueOtp(ctx, user.email, pkce !== undefined)
+  const issued = issueOtp(ctx, user.email, pkce !== undefined)
   if (pkce) await startFlowState(ctx, tx, user.id, pkce, 'email/signup', now)
-  const updated = await updateUser(
+  const updated = await recordTokens(
+    ctx,
     tx,
     user.id,
-    { confirmationToken: hash, confirmationSentAt: new Date(now) },
-    now,
-  )
-  await upsertOneTimeToken(
-    tx,
-    {
-      id: ctx.random.uuid(),
-      userId: user.id,
-      tokenType: 'confirmation_token',
-      tokenHash: hash,
-      relatesTo: user.email,
-    },
+    { confirmationToken: issued.hash, confirmationSentAt: new Date(now) },
+    [{ tokenType: 'confirmation_token', hash: issued.hash, relatesTo: user.email }],
     now,
   )
   const type = kind === 'invite' ? 'invite' : 'signup'
-  const link = actionLink(ctx.settings, type, hash, redirectTo)
-  return {
-    user: updated,
-    otp,
-    hash,
-    type,
-    link,
-    redirectTo,
-    message: {
-      kind,
-      to: user.email,
-      confirmationUrl: link,
-      token: otp,
-      tokenHash: hash,
-      redirectTo,
-      data: user.userMetadata,
-      email: user.email,
-    },
-  }
+  return flowMail(ctx.settings, updated, kind, type, issued, user.email, redirectTo)
 }
 
 /** Records and sends the SMS confirmation code of a phone user. */
@@ -90,21 +63,12 @@ async function sendPhoneConfirmation(
 ): Promise<User> {
   const otp = generateOtp(ctx.random)
   const hash = tokenHash(user.phone, otp)
-  const updated = await updateUser(
+  const updated = await recordTokens(
+    ctx,
     tx,
     user.id,
     { confirmationToken: hash, confirmationSentAt: new Date(now) },
-    now,
-  )
-  await upsertOneTimeToken(
-    tx,
-    {
-      id: ctx.random.uuid(),
-      userId: user.id,
-      tokenType: 'confirmation_token',
-      tokenHash: hash,
-      relatesTo: user.phone,
-    },
+    [{ tokenType: 'confirmation_token', hash, relatesTo: user.phone }],
     now,
   )
   try {

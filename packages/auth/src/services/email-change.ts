@@ -8,14 +8,14 @@
  */
 import type { AppContext } from '../context.js'
 import type { OneTimeTokenType } from '../models/one-time-token.js'
-import { upsertOneTimeToken } from '../models/one-time-token.js'
-import { updateUser, type User } from '../models/user.js'
+import type { User } from '../models/user.js'
 import type { Queryable } from '../storage/db.js'
 import {
-  actionLink,
   deliver,
   enforceMaxFrequency,
+  flowMail,
   issueOtp,
+  recordTokens,
   type IssuedOtp,
   type PreparedMail,
 } from './mail.js'
@@ -45,7 +45,13 @@ export async function prepareEmailChange(
   if (pkce) await startFlowState(ctx, tx, user.id, pkce, 'email_change', now)
   const toNew = recipients !== 'current' ? issueOtp(ctx, newEmail, pkceFlow) : undefined
   const toCurrent = recipients !== 'new' ? issueOtp(ctx, user.email, pkceFlow) : undefined
-  const updated = await updateUser(
+  const sent: { issued: IssuedOtp; to: string; tokenType: OneTimeTokenType }[] = []
+  if (toNew) sent.push({ issued: toNew, to: newEmail, tokenType: 'email_change_token_new' })
+  if (toCurrent) {
+    sent.push({ issued: toCurrent, to: user.email, tokenType: 'email_change_token_current' })
+  }
+  const updated = await recordTokens(
+    ctx,
     tx,
     user.id,
     {
@@ -55,43 +61,14 @@ export async function prepareEmailChange(
       emailChangeConfirmStatus: 0,
       emailChangeSentAt: new Date(now),
     },
+    sent.map(({ issued, to, tokenType }) => ({ tokenType, hash: issued.hash, relatesTo: to })),
     now,
   )
-  const mails: PreparedMail[] = []
-  const add = async (
-    issued: IssuedOtp | undefined,
-    to: string,
-    tokenType: OneTimeTokenType,
-  ): Promise<void> => {
-    if (!issued) return
-    await upsertOneTimeToken(
-      tx,
-      { id: ctx.random.uuid(), userId: user.id, tokenType, tokenHash: issued.hash, relatesTo: to },
-      now,
-    )
-    const link = actionLink(ctx.settings, 'email_change', issued.hash, redirectTo)
-    mails.push({
-      user: updated,
-      otp: issued.otp,
-      hash: issued.hash,
-      type: 'email_change',
-      link,
-      redirectTo,
-      message: {
-        kind: 'email_change',
-        to,
-        confirmationUrl: link,
-        token: issued.otp,
-        tokenHash: issued.hash,
-        redirectTo,
-        data: user.userMetadata,
-        email: user.email,
-        newEmail,
-      },
-    })
-  }
-  await add(toNew, newEmail, 'email_change_token_new')
-  await add(toCurrent, user.email, 'email_change_token_current')
+  const mails = sent.map(({ issued, to }) =>
+    flowMail(ctx.settings, updated, 'email_change', 'email_change', issued, to, redirectTo, {
+      newEmail,
+    }),
+  )
   return mails
 }
 

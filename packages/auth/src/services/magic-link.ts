@@ -104,17 +104,7 @@ export async function sendMagicLink(
       await sendConfirmation(ctx, tx, user, 'confirmation', redirectTo, now, pkce)
       return
     }
-    await sendRecovery(ctx, tx, user, 'magic_link', redirectTo, now, pkce)
-    await addAuditLogEntry(
-      tx,
-      {
-        id: ctx.random.uuid(),
-        actor: auditActor(user),
-        action: 'user_recovery_requested',
-        ip: client.ip,
-      },
-      now,
-    )
+    await sendRecovery(ctx, tx, user, 'magic_link', redirectTo, client, now, pkce)
   })
 }
 

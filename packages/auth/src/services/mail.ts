@@ -12,7 +12,9 @@ import type { Settings } from '../conf/settings.js'
 import type { AppContext } from '../context.js'
 import { InternalServerError, TooManyRequestsError } from '../errors.js'
 import type { MailMessage } from '../mailer/mailer.js'
-import type { User } from '../models/user.js'
+import { upsertOneTimeToken, type OneTimeTokenType } from '../models/one-time-token.js'
+import { updateUser, type User, type UserChanges } from '../models/user.js'
+import type { Queryable } from '../storage/db.js'
 import type { Random } from '../random.js'
 
 /** The `type` of a `/verify` link (upstream's verification types of email flows). */
@@ -142,4 +144,83 @@ export interface PreparedMail {
   readonly link: string
   /** Where the user lands (`redirect_to`). */
   readonly redirectTo: string
+}
+
+/** A token to record: its `one_time_tokens` type, hash and address. */
+export interface TokenRecord {
+  readonly tokenType: OneTimeTokenType
+  readonly hash: string
+  /** The lower-cased email or the phone the token is sent to. */
+  readonly relatesTo: string
+}
+
+/**
+ * Records tokens as upstream does, inside `tx`: the user's columns (`changes`, such as
+ * `confirmation_token` and `confirmation_sent_at`) and one `one_time_tokens` row per token (each
+ * replacing the user's previous token of its type).
+ *
+ * @param now Epoch milliseconds of the transaction.
+ * @returns The updated user.
+ */
+export async function recordTokens(
+  ctx: Pick<AppContext, 'random'>,
+  tx: Queryable,
+  userId: string,
+  changes: UserChanges,
+  tokens: readonly TokenRecord[],
+  now: number,
+): Promise<User> {
+  const updated = await updateUser(tx, userId, changes, now)
+  for (const token of tokens) {
+    await upsertOneTimeToken(
+      tx,
+      {
+        id: ctx.random.uuid(),
+        userId,
+        tokenType: token.tokenType,
+        tokenHash: token.hash,
+        relatesTo: token.relatesTo,
+      },
+      now,
+    )
+  }
+  return updated
+}
+
+/**
+ * Builds the mail of a recorded token: its `/verify` link and the message for the mailer.
+ *
+ * @param user The user as updated (`{{ .Email }}` and `{{ .Data }}` come from it).
+ * @param extra Further message fields, such as `newEmail`.
+ */
+export function flowMail(
+  settings: Settings,
+  user: User,
+  kind: Exclude<MailMessage['kind'], 'reauthentication'>,
+  type: EmailVerificationType,
+  issued: IssuedOtp,
+  to: string,
+  redirectTo: string,
+  extra: Partial<MailMessage> = {},
+): PreparedMail {
+  const link = actionLink(settings, type, issued.hash, redirectTo)
+  return {
+    user,
+    otp: issued.otp,
+    hash: issued.hash,
+    type,
+    link,
+    redirectTo,
+    message: {
+      kind,
+      to,
+      confirmationUrl: link,
+      token: issued.otp,
+      tokenHash: issued.hash,
+      redirectTo,
+      data: user.userMetadata,
+      email: user.email,
+      ...extra,
+    },
+  }
 }

@@ -9,10 +9,10 @@
 import type { AppContext, RequestContext } from '../context.js'
 import { BadRequestError, UnprocessableEntityError } from '../errors.js'
 import { addAuditLogEntry, auditActor } from '../models/audit-log.js'
-import { deleteOneTimeTokens, upsertOneTimeToken } from '../models/one-time-token.js'
+import { deleteOneTimeTokens } from '../models/one-time-token.js'
 import { getUserById, updateUser, type User } from '../models/user.js'
 import type { Queryable } from '../storage/db.js'
-import { deliver, enforceMaxFrequency, issueOtp, tokenHash } from './mail.js'
+import { deliver, enforceMaxFrequency, issueOtp, recordTokens, tokenHash } from './mail.js'
 
 /**
  * Mails a reauthentication nonce (`{{ .Token }}`) to the user's email, at most once per
@@ -42,21 +42,12 @@ export async function reauthenticate(
     }
     enforceMaxFrequency(ctx.settings, user.reauthenticationSentAt, now)
     const { otp, hash } = issueOtp(ctx, user.email, false)
-    await updateUser(
+    await recordTokens(
+      ctx,
       tx,
       user.id,
       { reauthenticationToken: hash, reauthenticationSentAt: new Date(now) },
-      now,
-    )
-    await upsertOneTimeToken(
-      tx,
-      {
-        id: ctx.random.uuid(),
-        userId: user.id,
-        tokenType: 'reauthentication_token',
-        tokenHash: hash,
-        relatesTo: user.email,
-      },
+      [{ tokenType: 'reauthentication_token', hash, relatesTo: user.email }],
       now,
     )
     await addAuditLogEntry(

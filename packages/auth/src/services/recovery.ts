@@ -10,10 +10,16 @@
 import type { AppContext, RequestContext } from '../context.js'
 import { BadRequestError } from '../errors.js'
 import { addAuditLogEntry, auditActor } from '../models/audit-log.js'
-import { upsertOneTimeToken } from '../models/one-time-token.js'
-import { findUserByEmail, getUserById, updateUser, type User } from '../models/user.js'
+import { findUserByEmail, getUserById, type User } from '../models/user.js'
 import type { Queryable } from '../storage/db.js'
-import { actionLink, deliver, enforceMaxFrequency, issueOtp, type PreparedMail } from './mail.js'
+import {
+  deliver,
+  enforceMaxFrequency,
+  flowMail,
+  issueOtp,
+  recordTokens,
+  type PreparedMail,
+} from './mail.js'
 import { parsePkceChallenge, startFlowState, type PkceChallenge } from './pkce.js'
 import { redirectTarget } from './redirect.js'
 import { validateEmail } from './validation.js'
@@ -34,50 +40,24 @@ export async function prepareRecovery(
   now: number,
   pkce?: PkceChallenge,
 ): Promise<PreparedMail> {
-  const { otp, hash } = issueOtp(ctx, user.email, pkce !== undefined)
+  const issued = issueOtp(ctx, user.email, pkce !== undefined)
   const type = kind === 'recovery' ? 'recovery' : 'magiclink'
   if (pkce) await startFlowState(ctx, tx, user.id, pkce, type, now)
-  const updated = await updateUser(
+  const updated = await recordTokens(
+    ctx,
     tx,
     user.id,
-    { recoveryToken: hash, recoverySentAt: new Date(now) },
+    { recoveryToken: issued.hash, recoverySentAt: new Date(now) },
+    [{ tokenType: 'recovery_token', hash: issued.hash, relatesTo: user.email }],
     now,
   )
-  await upsertOneTimeToken(
-    tx,
-    {
-      id: ctx.random.uuid(),
-      userId: user.id,
-      tokenType: 'recovery_token',
-      tokenHash: hash,
-      relatesTo: user.email,
-    },
-    now,
-  )
-  const link = actionLink(ctx.settings, type, hash, redirectTo)
-  return {
-    user: updated,
-    otp,
-    hash,
-    type,
-    link,
-    redirectTo,
-    message: {
-      kind,
-      to: user.email,
-      confirmationUrl: link,
-      token: otp,
-      tokenHash: hash,
-      redirectTo,
-      data: user.userMetadata,
-      email: user.email,
-    },
-  }
+  return flowMail(ctx.settings, updated, kind, type, issued, user.email, redirectTo)
 }
 
 /**
  * Sends a recovery or magic-link mail inside `tx`, at most once per `SMTP_MAX_FREQUENCY` (both
- * kinds share `recovery_sent_at`). A failed send throws, rolling the token back.
+ * kinds share `recovery_sent_at`), and records `user_recovery_requested` (as upstream, for both).
+ * A failed send throws, rolling the token back.
  *
  * @param now Epoch milliseconds of the transaction.
  * @throws 429 `over_email_send_rate_limit`; 500 "Error sending recovery email" / "Error sending
@@ -89,11 +69,22 @@ export async function sendRecovery(
   user: User,
   kind: 'recovery' | 'magic_link',
   redirectTo: string,
+  client: RequestContext,
   now: number,
   pkce?: PkceChallenge,
 ): Promise<User> {
   enforceMaxFrequency(ctx.settings, user.recoverySentAt, now)
   const prepared = await prepareRecovery(ctx, tx, user, kind, redirectTo, now, pkce)
+  await addAuditLogEntry(
+    tx,
+    {
+      id: ctx.random.uuid(),
+      actor: auditActor(user),
+      action: 'user_recovery_requested',
+      ip: client.ip,
+    },
+    now,
+  )
   await deliver(
     ctx,
     prepared.message,
@@ -135,16 +126,6 @@ export async function recoverPassword(
     const found = await findUserByEmail(tx, email, client.aud)
     if (!found) return
     const locked = await getUserById(tx, found.id, true)
-    const user = await sendRecovery(ctx, tx, locked, 'recovery', redirectTo, now, pkce)
-    await addAuditLogEntry(
-      tx,
-      {
-        id: ctx.random.uuid(),
-        actor: auditActor(user),
-        action: 'user_recovery_requested',
-        ip: client.ip,
-      },
-      now,
-    )
+    await sendRecovery(ctx, tx, locked, 'recovery', redirectTo, client, now, pkce)
   })
 }
