@@ -147,7 +147,9 @@ export const verifyRoutes: RouteGroup = (app, ctx: AppContext) => {
         },
         requestContext(request, ctx.settings),
       )
-      if (outcome.kind === 'session') return serializeSession(outcome.session)
+      if (outcome.kind === 'session') {
+        return { ...serializeSession(outcome.session), type: outcome.type }
+      }
       return { msg: outcome.kind === 'message' ? outcome.message : '', code: '200' }
     },
   )

@@ -262,6 +262,15 @@ export function findUserOwningEmail(tx: Queryable, email: string): Promise<User 
   return findUserWhere(tx, 'email = $1 AND is_sso_user = false LIMIT 1', [email.toLowerCase()])
 }
 
+/** The user of `aud` with a pending change to this (lower-cased) email, or `undefined`. */
+export function findUserByEmailChange(
+  tx: Queryable,
+  email: string,
+  aud: string,
+): Promise<User | undefined> {
+  return findUserWhere(tx, 'email_change = $1 AND aud = $2 LIMIT 1', [email.toLowerCase(), aud])
+}
+
 /** The user with this phone (digits, no `+`) in `aud`, or `undefined`. */
 export function findUserByPhone(
   tx: Queryable,

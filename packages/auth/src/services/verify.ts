@@ -24,6 +24,7 @@ import {
 } from '../models/one-time-token.js'
 import {
   findUserByEmail,
+  findUserByEmailChange,
   findUserByPhone,
   getUserById,
   isBanned,
@@ -254,11 +255,7 @@ async function findVerified(
   if (checked.email !== '') {
     found = await findUserByEmail(tx, checked.email, aud)
     if (!found && checked.type === 'email_change') {
-      const { rows } = await tx.query<{ id: string }>(
-        `SELECT id FROM ${tx.t.users} WHERE email_change = $1 AND aud = $2 LIMIT 1`,
-        [checked.email, aud],
-      )
-      found = rows[0] ? await getUserById(tx, rows[0].id) : undefined
+      found = await findUserByEmailChange(tx, checked.email, aud)
     }
   } else {
     found = await findUserByPhone(tx, checked.phone, aud)

@@ -145,7 +145,7 @@ describe('email flows', () => {
       body: { type: 'email', email: 'Confirm-Code@Example.com', token: mail.token },
     })
     expect(ok.statusCode).toBe(200)
-    expect(ok.json()).toMatchObject({ token_type: 'bearer', user: { email } })
+    expect(ok.json()).toMatchObject({ token_type: 'bearer', type: 'signup', user: { email } })
     const reused = await server.request('POST', '/verify', {
       body: { type: 'signup', email, token: mail.token },
     })
