@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { FakeClock } from '@gatehouse/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { MailMessage } from '@gatehouse/auth'
+import type { MailMessage, SmsProvider } from '@gatehouse/auth'
 import { RecordingMailer, startTestServer, type TestServer } from '../helpers.js'
 
 /** Every email flow end to end, reading links and codes out of the recorded mails. */
@@ -722,5 +722,50 @@ describe('RATE_LIMIT_EMAIL_SENT and an insecure email change', () => {
       body: { email: 'limit3@example.com', password: PASSWORD },
     })
     expect(next.statusCode).toBe(200)
+  })
+})
+
+describe('POST /verify of an SMS sign-up code', () => {
+  const sent: { phone: string; otp: string }[] = []
+  const sms: SmsProvider = {
+    sendMessage(phone, _message, _channel, otp) {
+      sent.push({ phone, otp })
+      return Promise.resolve('msg-1')
+    },
+  }
+  let server: TestServer
+
+  beforeAll(async () => {
+    server = await startTestServer(
+      'sms_verify',
+      { AUTHSVC_EXTERNAL_PHONE_ENABLED: 'true', AUTHSVC_SMS_AUTOCONFIRM: 'false' },
+      new FakeClock(Date.now()),
+      { deps: { sms } },
+    )
+  })
+  afterAll(async () => {
+    await server.close()
+  })
+
+  it('confirms the phone with the code sent to it, once', async () => {
+    const res = await server.request('POST', '/signup', {
+      body: { phone: '+1 555 000 1234', password: PASSWORD },
+    })
+    expect(res.statusCode).toBe(200)
+    const { otp } = sent.at(-1)!
+    const verified = await server.request('POST', '/verify', {
+      body: { type: 'sms', phone: '+15550001234', token: otp },
+    })
+    expect(verified.statusCode).toBe(200)
+    expect(verified.json()).toMatchObject({ type: 'sms', user: { phone: '15550001234' } })
+    expect(verified.json().user.phone_confirmed_at).toEqual(expect.any(String))
+    const again = await server.request('POST', '/verify', {
+      body: { type: 'sms', phone: '15550001234', token: otp },
+    })
+    expect(again.statusCode).toBe(403)
+    const hashForm = await server.request('POST', '/verify', {
+      body: { type: 'sms', token_hash: 'abc' },
+    })
+    expect(hashForm.json().msg).toBe('Invalid email verification type')
   })
 })
