@@ -16,7 +16,7 @@ import {
 } from '../errors.js'
 import { addAuditLogEntry, auditActor } from '../models/audit-log.js'
 import { findLatestFlowStateOfUser, markAuthCodeIssued } from '../models/flow-state.js'
-import { updateIdentityData } from '../models/identity.js'
+import { findIdentitiesByUser, insertIdentity, updateIdentityData } from '../models/identity.js'
 import {
   deleteOneTimeTokens,
   findOneTimeToken,
@@ -289,6 +289,45 @@ async function confirm(
   if (user.isAnonymous) update.isAnonymous = false
 }
 
+/**
+ * Points the user's `email` identity at the new address, or, for a user without one (an anonymous
+ * or phone user adding an email), creates it and adds `email` to `app_metadata.providers`, as
+ * upstream's email-change verification does.
+ */
+async function setEmailIdentity(
+  ctx: AppContext,
+  tx: Queryable,
+  user: User,
+  update: UserChanges,
+  now: number,
+): Promise<void> {
+  const email = user.emailChange
+  const identities = await findIdentitiesByUser(tx, user.id)
+  if (identities.some((identity) => identity.provider === 'email')) {
+    await updateIdentityData(tx, user.id, 'email', { email }, now)
+    return
+  }
+  await insertIdentity(
+    tx,
+    {
+      id: ctx.random.uuid(),
+      providerId: user.id,
+      userId: user.id,
+      provider: 'email',
+      identityData: { sub: user.id, email, email_verified: true, phone_verified: false },
+    },
+    now,
+  )
+  const listed: unknown = user.appMetadata.providers
+  const providers = Array.isArray(listed)
+    ? listed.filter((p): p is string => typeof p === 'string' && p !== 'email')
+    : []
+  update.appMetadata = mergeMetadata(user.appMetadata, {
+    provider: typeof user.appMetadata.provider === 'string' ? user.appMetadata.provider : 'email',
+    providers: [...providers, 'email'],
+  })
+}
+
 /** What {@link applyVerification} did: sign in, or wait for the other email-change link. */
 type Applied =
   | { readonly kind: 'signed_in'; readonly user: User; readonly oldEmail?: string }
@@ -356,7 +395,7 @@ async function applyVerification(
       if (user.userMetadata.email !== undefined) {
         update.userMetadata = mergeMetadata(user.userMetadata, { email: user.emailChange })
       }
-      await updateIdentityData(tx, user.id, 'email', { email: user.emailChange }, now)
+      await setEmailIdentity(ctx, tx, user, update, now)
       if (user.emailConfirmedAt === null) update.emailConfirmedAt = new Date(now)
       if (user.isAnonymous) update.isAnonymous = false
     }

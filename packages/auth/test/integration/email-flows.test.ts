@@ -42,6 +42,7 @@ describe('email flows', () => {
         AUTHSVC_MAILER_NOTIFICATIONS_EMAIL_CHANGED_ENABLED: 'true',
         AUTHSVC_SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION: 'true',
         AUTHSVC_RATE_LIMIT_EMAIL_SENT: '1000',
+        AUTHSVC_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',
       },
       clock,
       { deps: { mailer } },
@@ -430,6 +431,26 @@ describe('email flows', () => {
     })
     expect(taken.statusCode).toBe(422)
     expect(taken.json().error_code).toBe('email_exists')
+  })
+
+  it('an anonymous user adds an email: one link, then a permanent email user', async () => {
+    const anonymous = await server.request('POST', '/signup', { body: {} })
+    const token = anonymous.json().access_token
+    const email = 'was-anonymous@example.com'
+    const res = await server.request('PUT', '/user', { token, body: { email } })
+    expect(res.statusCode).toBe(200)
+    const mail = mailer.last(email, 'email_change')
+    expect(mailer.messages.filter((m) => m.kind === 'email_change' && m.to === '')).toEqual([])
+    const done = await server.request('POST', '/verify', {
+      body: { type: 'email_change', email, token: mail.token },
+    })
+    expect(done.statusCode).toBe(200)
+    expect(done.json().user).toMatchObject({
+      email,
+      is_anonymous: false,
+      app_metadata: { provider: 'email', providers: ['email'] },
+      identities: [{ provider: 'email', identity_data: { email, email_verified: true } }],
+    })
   })
 
   it('reauthentication: an old session needs the mailed nonce to change the password, once', async () => {
