@@ -21,8 +21,6 @@ import {
 } from './mail.js'
 import { startFlowState, type PkceChallenge } from './pkce.js'
 
-export { generateOtp, tokenHash }
-
 /**
  * Records a new confirmation (or invite) token for an email user inside `tx` and builds its mail,
  * without sending it (what `/admin/generate_link` answers). In a PKCE flow the hash gets the
