@@ -8,7 +8,8 @@
  */
 import type { AppContext } from '../context.js'
 import type { OneTimeTokenType } from '../models/one-time-token.js'
-import type { User } from '../models/user.js'
+import { findIdentitiesByUser, insertIdentity, updateIdentityData } from '../models/identity.js'
+import { mergeMetadata, type User, type UserChanges } from '../models/user.js'
 import type { Queryable } from '../storage/db.js'
 import {
   deliver,
@@ -107,4 +108,74 @@ export async function sendEmailChange(
     await deliver(ctx, mail.message, 'Error sending email change email', now)
   }
   return mails[0]?.user ?? user
+}
+
+/**
+ * Points the user's `email` identity at the new address, or, for a user without one (an anonymous
+ * or phone user adding an email), creates it and adds `email` to `app_metadata.providers`, as
+ * upstream's email-change verification does.
+ */
+async function setEmailIdentity(
+  ctx: AppContext,
+  tx: Queryable,
+  user: User,
+  update: UserChanges,
+  now: number,
+): Promise<void> {
+  const email = user.emailChange
+  const identities = await findIdentitiesByUser(tx, user.id)
+  if (identities.some((identity) => identity.provider === 'email')) {
+    await updateIdentityData(tx, user.id, 'email', { email }, now)
+    return
+  }
+  await insertIdentity(
+    tx,
+    {
+      id: ctx.random.uuid(),
+      providerId: user.id,
+      userId: user.id,
+      provider: 'email',
+      identityData: { sub: user.id, email, email_verified: true, phone_verified: false },
+    },
+    now,
+  )
+  const listed: unknown = user.appMetadata.providers
+  const providers = Array.isArray(listed)
+    ? listed.filter((p): p is string => typeof p === 'string' && p !== 'email')
+    : []
+  update.appMetadata = mergeMetadata(user.appMetadata, {
+    provider: typeof user.appMetadata.provider === 'string' ? user.appMetadata.provider : 'email',
+    providers: [...providers, 'email'],
+  })
+}
+
+/**
+ * Completes a pending email change inside `tx` (upstream `emailChangeVerify` once every link was
+ * followed): `email_change` becomes the email (confirmed), the tokens are cleared, the `email`
+ * identity follows (or is created), and an anonymous user becomes permanent. Adds the column
+ * changes to `update`, for the caller to write; the caller checks that the address is free.
+ *
+ * @param user The locked user, with `emailChange` set.
+ * @param now Epoch milliseconds of the transaction.
+ */
+export async function applyEmailChange(
+  ctx: AppContext,
+  tx: Queryable,
+  user: User,
+  update: UserChanges,
+  now: number,
+): Promise<void> {
+  Object.assign(update, {
+    email: user.emailChange,
+    emailChange: '',
+    emailChangeTokenNew: '',
+    emailChangeTokenCurrent: '',
+    emailChangeConfirmStatus: 0,
+  } satisfies UserChanges)
+  if (user.userMetadata.email !== undefined) {
+    update.userMetadata = mergeMetadata(user.userMetadata, { email: user.emailChange })
+  }
+  await setEmailIdentity(ctx, tx, user, update, now)
+  if (user.emailConfirmedAt === null) update.emailConfirmedAt = new Date(now)
+  if (user.isAnonymous) update.isAnonymous = false
 }

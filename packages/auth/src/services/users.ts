@@ -22,7 +22,7 @@ import {
   type UserChanges,
 } from '../models/user.js'
 import type { Queryable } from '../storage/db.js'
-import { sendEmailChange } from './email-change.js'
+import { applyEmailChange, sendEmailChange } from './email-change.js'
 import { notifyPasswordChanged } from './notifications.js'
 import { enforcePasswordPolicy } from './passwords.js'
 import { parsePkceChallenge } from './pkce.js'
@@ -194,8 +194,9 @@ export interface OwnChanges {
  * Applies a user's changes to itself: `data`, the password (a password change ends every other
  * session and, when enabled, sends `password_changed_notification`) and the email (mails to the
  * new address, and with `MAILER_SECURE_EMAIL_CHANGE_ENABLED` to the current one; the change
- * happens at `/verify`). Under `SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION`, a password
- * change in a session older than 24 hours needs the `nonce` of `GET /reauthenticate`.
+ * happens at `/verify`; an anonymous user under `MAILER_AUTOCONFIRM` gets it at once). Under
+ * `SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION`, a password change in a session older than
+ * 24 hours needs the `nonce` of `GET /reauthenticate`.
  *
  * @param signal Aborts queued password work (the request's deadline).
  * @throws {@link ForbiddenError} `not_admin` for `app_metadata`; {@link UnprocessableEntityError}
@@ -280,7 +281,14 @@ export async function updateOwnUser(
     }
     if (newEmail !== '') {
       await assertEmailFree(tx, newEmail)
-      updated = await sendEmailChange(ctx, tx, updated, newEmail, redirectTo, now, pkce)
+      if (updated.isAnonymous && settings.mailer.autoconfirm) {
+        // An anonymous user adding an email under auto-confirm signs up: no mail (upstream).
+        const change: UserChanges = {}
+        await applyEmailChange(ctx, tx, { ...updated, emailChange: newEmail }, change, now)
+        updated = await updateUser(tx, user.id, change, now)
+      } else {
+        updated = await sendEmailChange(ctx, tx, updated, newEmail, redirectTo, now, pkce)
+      }
     }
     if (data !== undefined || newEmail !== '') {
       await addAuditLogEntry(

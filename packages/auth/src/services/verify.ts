@@ -16,7 +16,7 @@ import {
 } from '../errors.js'
 import { addAuditLogEntry, auditActor } from '../models/audit-log.js'
 import { findLatestFlowStateOfUser, markAuthCodeIssued } from '../models/flow-state.js'
-import { findIdentitiesByUser, insertIdentity, updateIdentityData } from '../models/identity.js'
+import { updateIdentityData } from '../models/identity.js'
 import {
   deleteOneTimeTokens,
   findOneTimeToken,
@@ -36,6 +36,7 @@ import {
 import type { Queryable } from '../storage/db.js'
 import { isUniqueViolation } from '../storage/db.js'
 import type { IssuedSession, PendingTokens } from '../tokens/service.js'
+import { applyEmailChange } from './email-change.js'
 import { PKCE_TOKEN_PREFIX, tokenHash } from './mail.js'
 import { notifyEmailChanged } from './notifications.js'
 import { redirectTarget } from './redirect.js'
@@ -289,45 +290,6 @@ async function confirm(
   if (user.isAnonymous) update.isAnonymous = false
 }
 
-/**
- * Points the user's `email` identity at the new address, or, for a user without one (an anonymous
- * or phone user adding an email), creates it and adds `email` to `app_metadata.providers`, as
- * upstream's email-change verification does.
- */
-async function setEmailIdentity(
-  ctx: AppContext,
-  tx: Queryable,
-  user: User,
-  update: UserChanges,
-  now: number,
-): Promise<void> {
-  const email = user.emailChange
-  const identities = await findIdentitiesByUser(tx, user.id)
-  if (identities.some((identity) => identity.provider === 'email')) {
-    await updateIdentityData(tx, user.id, 'email', { email }, now)
-    return
-  }
-  await insertIdentity(
-    tx,
-    {
-      id: ctx.random.uuid(),
-      providerId: user.id,
-      userId: user.id,
-      provider: 'email',
-      identityData: { sub: user.id, email, email_verified: true, phone_verified: false },
-    },
-    now,
-  )
-  const listed: unknown = user.appMetadata.providers
-  const providers = Array.isArray(listed)
-    ? listed.filter((p): p is string => typeof p === 'string' && p !== 'email')
-    : []
-  update.appMetadata = mergeMetadata(user.appMetadata, {
-    provider: typeof user.appMetadata.provider === 'string' ? user.appMetadata.provider : 'email',
-    providers: [...providers, 'email'],
-  })
-}
-
 /** What {@link applyVerification} did: sign in, or wait for the other email-change link. */
 type Applied =
   | { readonly kind: 'signed_in'; readonly user: User; readonly oldEmail?: string }
@@ -385,19 +347,7 @@ async function applyVerification(
       }
       await assertEmailFree(tx, user.emailChange)
       oldEmail = user.email
-      Object.assign(update, {
-        email: user.emailChange,
-        emailChange: '',
-        emailChangeTokenNew: '',
-        emailChangeTokenCurrent: '',
-        emailChangeConfirmStatus: 0,
-      } satisfies UserChanges)
-      if (user.userMetadata.email !== undefined) {
-        update.userMetadata = mergeMetadata(user.userMetadata, { email: user.emailChange })
-      }
-      await setEmailIdentity(ctx, tx, user, update, now)
-      if (user.emailConfirmedAt === null) update.emailConfirmedAt = new Date(now)
-      if (user.isAnonymous) update.isAnonymous = false
+      await applyEmailChange(ctx, tx, user, update, now)
     }
   }
   const updated = await updateUser(tx, user.id, update, now)

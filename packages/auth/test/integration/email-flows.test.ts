@@ -790,3 +790,38 @@ describe('POST /verify of an SMS sign-up code', () => {
     expect(hashForm.json().msg).toBe('Invalid email verification type')
   })
 })
+
+describe('an anonymous user adding an email under MAILER_AUTOCONFIRM', () => {
+  const mailer = new RecordingMailer()
+  let server: TestServer
+
+  beforeAll(async () => {
+    server = await startTestServer(
+      'email_anon_autoconfirm',
+      { AUTHSVC_MAILER_AUTOCONFIRM: 'true', AUTHSVC_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true' },
+      new FakeClock(Date.now()),
+      { deps: { mailer } },
+    )
+  })
+  afterAll(async () => {
+    await server.close()
+  })
+
+  it('gets it at once, without a mail, and becomes a permanent email user', async () => {
+    const anonymous = await server.request('POST', '/signup', { body: {} })
+    const token = anonymous.json().access_token
+    const res = await server.request('PUT', '/user', {
+      token,
+      body: { email: 'anon-now@example.com' },
+    })
+    expect(res.statusCode).toBe(200)
+    expect(res.json()).toMatchObject({
+      email: 'anon-now@example.com',
+      is_anonymous: false,
+      identities: [{ provider: 'email' }],
+    })
+    expect(res.json().email_confirmed_at).toEqual(expect.any(String))
+    expect(res.json().new_email).toBeUndefined()
+    expect(mailer.messages).toEqual([])
+  })
+})
