@@ -18,7 +18,6 @@ export type AuditAction =
   | 'invite_accepted'
   | 'user_recovery_requested'
   | 'user_reauthenticate_requested'
-  | 'generate_link'
 
 const LOG_TYPES: Readonly<Record<AuditAction, string>> = {
   login: 'account',
@@ -35,7 +34,6 @@ const LOG_TYPES: Readonly<Record<AuditAction, string>> = {
   invite_accepted: 'team',
   user_recovery_requested: 'user',
   user_reauthenticate_requested: 'user',
-  generate_link: 'user',
 }
 
 /** Who did it: the acting user (or an admin token's subject). */
