@@ -14,6 +14,7 @@ import type { Settings } from './conf/settings.js'
 import type { AppContext } from './context.js'
 import { JwtKeys } from './crypto/jwt.js'
 import type { PasswordHasher } from './crypto/password-hasher.js'
+import { InMemoryEmailSendLimiter, type EmailSendLimiter } from './limiter/email-send-limiter.js'
 import { NoLimiter, type Limiter } from './limiter/limiter.js'
 import { NoopMailer, type Mailer } from './mailer/mailer.js'
 import { SmtpMailer } from './mailer/smtp.js'
@@ -47,6 +48,8 @@ export interface AuthDeps {
   readonly captcha?: CaptchaVerifier
   /** @default {@link NoLimiter} */
   readonly limiter?: Limiter
+  /** @default {@link InMemoryEmailSendLimiter} of `RATE_LIMIT_EMAIL_SENT` */
+  readonly emailLimiter?: EmailSendLimiter
   /** @default no logging */
   readonly logger?: Logger
   /** @default {@link passwordHasherFor} the settings (bcrypt, bounded) */
@@ -156,6 +159,8 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
           sms: deps.sms ?? new NoSmsProvider(),
           captcha: deps.captcha ?? new NoCaptcha(),
           limiter: deps.limiter ?? new NoLimiter(),
+          emailLimiter:
+            deps.emailLimiter ?? new InMemoryEmailSendLimiter(settings.rateLimit.emailSent),
         },
       }
       await server.ready()

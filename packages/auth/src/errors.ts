@@ -50,6 +50,11 @@ export const ERROR_CODES = [
   'reauthentication_needed',
   'reauthentication_not_valid',
   'conflict',
+  'otp_expired',
+  'otp_disabled',
+  'flow_state_not_found',
+  'flow_state_expired',
+  'bad_code_verifier',
 ] as const
 
 /** One of {@link ERROR_CODES}. */

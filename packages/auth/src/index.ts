@@ -19,7 +19,9 @@ export {
   NOTIFICATION_KINDS,
   notificationSwitch,
   loadSettings,
+  parseEmailSendRate,
   splitRequiredCharacters,
+  type EmailSendRate,
   type ExternalProvider,
   type LogLevel,
   type NotificationSwitch,
@@ -82,6 +84,7 @@ export { DEFAULT_TEMPLATES } from './mailer/default-templates.js'
 export { NoSmsProvider, type SmsChannel, type SmsProvider } from './sms/sms-provider.js'
 export { NoCaptcha, type CaptchaResult, type CaptchaVerifier } from './security/captcha.js'
 export { NoLimiter, type LimitedOperation, type Limiter } from './limiter/limiter.js'
+export { InMemoryEmailSendLimiter, type EmailSendLimiter } from './limiter/email-send-limiter.js'
 export type { OAuthProvider, ProviderTokens, ProviderUserData } from './provider/oauth-provider.js'
 export {
   isLockTimeout,

@@ -32,10 +32,14 @@ import { adminRoutes } from './admin.js'
 import { healthRoutes } from './health.js'
 import { inviteRoutes } from './invite.js'
 import { logoutRoutes } from './logout.js'
+import { otpRoutes } from './otp.js'
+import { recoverRoutes } from './recover.js'
+import { resendRoutes } from './resend.js'
 import { settingsRoutes } from './settings.js'
 import { signupRoutes } from './signup.js'
 import { tokenRoutes } from './token.js'
 import { userRoutes } from './user.js'
+import { verifyRoutes } from './verify.js'
 
 /** What every route group is given: the settings and services. */
 export interface RouteOptions {
@@ -63,6 +67,10 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
   settingsRoutes,
   signupRoutes,
   tokenRoutes,
+  verifyRoutes,
+  otpRoutes,
+  recoverRoutes,
+  resendRoutes,
   userRoutes,
   logoutRoutes,
   inviteRoutes,

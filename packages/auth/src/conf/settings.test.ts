@@ -269,6 +269,53 @@ describe('loadSettings: mail', () => {
   })
 })
 
+describe('loadSettings: mail flows', () => {
+  it('applies the defaults of the mail settings (SMTP_MAX_FREQUENCY: 900 s, as the spec says)', () => {
+    const s = loadSettings(REQUIRED)
+    expect(s.mailer).toMatchObject({
+      autoconfirm: false,
+      otpExp: 86400,
+      otpLength: 6,
+      secureEmailChangeEnabled: true,
+      maxFrequency: 900_000,
+      notifications: {
+        passwordChanged: false,
+        emailChanged: false,
+        phoneChanged: false,
+        identityLinked: false,
+        identityUnlinked: false,
+        mfaFactorEnrolled: false,
+        mfaFactorUnenrolled: false,
+      },
+    })
+    expect(s.rateLimit.emailSent).toEqual({ events: 30, periodMs: 3_600_000 })
+    expect(s.flowStateExpiryDuration).toBe(300_000)
+  })
+
+  it('reads RATE_LIMIT_EMAIL_SENT as N or N/<duration>, clamps MAILER_OTP_LENGTH and reads durations', () => {
+    const s = loadSettings({
+      ...REQUIRED,
+      AUTHSVC_RATE_LIMIT_EMAIL_SENT: '5/10m',
+      AUTHSVC_MAILER_OTP_LENGTH: '12',
+      AUTHSVC_SMTP_MAX_FREQUENCY: '1m',
+      AUTHSVC_EXTERNAL_FLOW_STATE_EXPIRY_DURATION: '10s',
+      AUTHSVC_MAILER_NOTIFICATIONS_EMAIL_CHANGED_ENABLED: 'true',
+    })
+    expect(s.rateLimit.emailSent).toEqual({ events: 5, periodMs: 600_000 })
+    expect(s.mailer).toMatchObject({ otpLength: 10, maxFrequency: 60_000 })
+    expect(s.mailer.notifications.emailChanged).toBe(true)
+    expect(s.flowStateExpiryDuration).toBe(300_000)
+    expect(
+      loadSettings({ ...REQUIRED, AUTHSVC_RATE_LIMIT_EMAIL_SENT: '0' }).rateLimit.emailSent,
+    ).toEqual({ events: 0, periodMs: 3_600_000 })
+    for (const bad of ['many', '5/', '5/0s', '5/1h/2', '-1', '5/soon']) {
+      expect(problems({ ...REQUIRED, AUTHSVC_RATE_LIMIT_EMAIL_SENT: bad })).toEqual([
+        `AUTHSVC_RATE_LIMIT_EMAIL_SENT: must be a number of emails per hour, or N/<duration> such as 10/5m (got "${bad}")`,
+      ])
+    }
+  })
+})
+
 describe('loadSettings: booleans', () => {
   /** @see issue 9: booleans are read as upstream's Go `strconv.ParseBool` reads them. */
   it("accepts Go's spellings only (yes and on are refused, as upstream refuses them)", () => {

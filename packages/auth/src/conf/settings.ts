@@ -15,6 +15,7 @@ import {
   invalid,
   list,
   port,
+  parseGoDuration,
   secondsOrDuration,
   text,
   url,
@@ -55,6 +56,12 @@ export const EXTERNAL_PROVIDERS = [
 
 /** One of {@link EXTERNAL_PROVIDERS}. */
 export type ExternalProvider = (typeof EXTERNAL_PROVIDERS)[number]
+
+/** `RATE_LIMIT_EMAIL_SENT`: `events` mails per `periodMs` milliseconds; `events` 0 blocks all. */
+export interface EmailSendRate {
+  readonly events: number
+  readonly periodMs: number
+}
 
 /** The validated, frozen configuration of the auth server. Built by {@link loadSettings}. */
 export interface Settings {
@@ -170,6 +177,11 @@ export interface Settings {
      */
     readonly secureEmailChangeEnabled: boolean
     /**
+     * `SMTP_MAX_FREQUENCY`: shortest interval between two mails of one kind to one user, in
+     * milliseconds (set as seconds or a Go duration). @default 900000 (the spec's 900 seconds)
+     */
+    readonly maxFrequency: number
+    /**
      * `MAILER_URLPATHS_<KIND>`: path (absolute, or relative to `API_EXTERNAL_URL`) of the link in
      * each mail; magic links use the recovery path (upstream). @default '/verify' each
      */
@@ -209,6 +221,18 @@ export interface Settings {
     /** `SMTP_SENDER_NAME`: display name of the From address (`Name <address>`). @default '' */
     readonly senderName: string
   }
+  readonly rateLimit: {
+    /**
+     * `RATE_LIMIT_EMAIL_SENT`: emails the server sends per period, across all users (only while
+     * `MAILER_AUTOCONFIRM` is off), as upstream's `N` (per hour) or `N/<duration>`. @default 30/h
+     */
+    readonly emailSent: EmailSendRate
+  }
+  /**
+   * `EXTERNAL_FLOW_STATE_EXPIRY_DURATION`: lifetime of a PKCE flow state in milliseconds (at least
+   * 300 s, as upstream). @default 300000
+   */
+  readonly flowStateExpiryDuration: number
   readonly sms: {
     /** `SMS_AUTOCONFIRM`: phone sign-ups are confirmed at once. @default false */
     readonly autoconfirm: boolean
@@ -402,6 +426,26 @@ function urlPath(kind: string): Field<string> {
 }
 
 /**
+ * Parses `RATE_LIMIT_EMAIL_SENT` as upstream's `Rate`: `N` (per hour, fractions allowed) or
+ * `N/<Go duration>`.
+ */
+export function parseEmailSendRate(value: string): EmailSendRate | Invalid {
+  const [count = '', period, ...rest] = value.split('/')
+  const problem = invalid('must be a number of emails per hour, or N/<duration> such as 10/5m')
+  if (rest.length > 0 || !/^\d+(\.\d+)?$/.test(count.trim())) return problem
+  let periodMs = 3_600_000
+  if (period !== undefined) {
+    try {
+      periodMs = parseGoDuration(period.trim())
+    } catch {
+      return problem
+    }
+    if (!(periodMs > 0)) return problem
+  }
+  return { events: Number(count.trim()), periodMs }
+}
+
+/**
  * Every setting the server reads, in `--help` order (the README's), with its names and default
  * written once. Names get the prefixes `AUTHSVC_` then `GOTRUE_`; a second name (`PORT`,
  * `DATABASE_URL`, `LOG_LEVEL`) is also read as written.
@@ -584,6 +628,20 @@ export const settingsTable = defineSettings(
           : 'must be an email address (name@domain)',
     }),
     smtpSenderName: text('SMTP_SENDER_NAME', { help: 'From name' }),
+    smtpMaxFrequency: secondsOrDuration('SMTP_MAX_FREQUENCY', {
+      unit: 'ms',
+      default: '900',
+      help: 'shortest interval between two mails of a kind to a user',
+    }),
+    rateLimitEmailSent: field('RATE_LIMIT_EMAIL_SENT', parseEmailSendRate, {
+      default: '30',
+      help: 'emails sent per hour (N) or per duration (N/10m)',
+    }),
+    flowStateExpiryDuration: secondsOrDuration('EXTERNAL_FLOW_STATE_EXPIRY_DURATION', {
+      unit: 'ms',
+      default: '300',
+      help: 'lifetime of a PKCE flow state (300s at least)',
+    }),
     smsAutoconfirm: bool('SMS_AUTOCONFIRM', {
       help: 'phone sign-ups confirmed at once',
     }),
@@ -671,6 +729,7 @@ export function loadSettings(env: Env): Settings {
       urlPaths: { ...v.mailerUrlPaths },
       subjects: { ...v.mailerSubjects },
       templates: { ...v.mailerTemplates },
+      maxFrequency: v.smtpMaxFrequency,
       notifications: { ...v.notifications },
     },
     smtp: {
@@ -681,6 +740,8 @@ export function loadSettings(env: Env): Settings {
       adminEmail: v.smtpAdminEmail,
       senderName: v.smtpSenderName,
     },
+    rateLimit: { emailSent: v.rateLimitEmailSent },
+    flowStateExpiryDuration: Math.max(300_000, v.flowStateExpiryDuration),
     sms: { autoconfirm: v.smsAutoconfirm, provider: v.smsProvider },
   })
 }

@@ -15,6 +15,9 @@ export type AuditAction =
   | 'user_deleted'
   | 'token_refreshed'
   | 'token_revoked'
+  | 'invite_accepted'
+  | 'user_recovery_requested'
+  | 'user_reauthenticate_requested'
 
 const LOG_TYPES: Readonly<Record<AuditAction, string>> = {
   login: 'account',
@@ -28,6 +31,9 @@ const LOG_TYPES: Readonly<Record<AuditAction, string>> = {
   user_deleted: 'team',
   token_refreshed: 'token',
   token_revoked: 'token',
+  invite_accepted: 'team',
+  user_recovery_requested: 'user',
+  user_reauthenticate_requested: 'user',
 }
 
 /** Who did it: the acting user (or an admin token's subject). */

@@ -13,8 +13,7 @@ const env = {
 }
 
 const at = new Date(Date.UTC(2026, 0, 1))
-// The columns a notification reads (the users model gains token columns with the flows).
-const user = {
+const user: User = {
   id: '7d1c4f44-6c55-4c1e-9d4a-5b0f3f4a2c11',
   aud: 'authenticated',
   role: 'authenticated',
@@ -24,7 +23,12 @@ const user = {
   invitedAt: null,
   confirmationToken: '',
   confirmationSentAt: null,
+  recoveryToken: '',
   recoverySentAt: null,
+  emailChangeTokenNew: '',
+  emailChangeTokenCurrent: '',
+  emailChangeConfirmStatus: 0,
+  reauthenticationToken: '',
   emailChange: '',
   emailChangeSentAt: null,
   lastSignInAt: null,
@@ -42,7 +46,7 @@ const user = {
   isSsoUser: false,
   deletedAt: null,
   isAnonymous: false,
-} as User
+}
 
 function recorder(fail?: Error): { mailer: Mailer; sent: MailMessage[] } {
   const sent: MailMessage[] = []
