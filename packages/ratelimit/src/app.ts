@@ -9,11 +9,14 @@ import type { Server as HttpServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Writable } from 'node:stream'
 import type { Logger } from 'pino'
+import { Resolver } from 'node:dns/promises'
 import {
   systemClock,
+  systemEvery,
   systemMonotonicClock,
   systemRandom,
   type Clock,
+  type Every,
   type MonotonicClock,
   type Random,
 } from './clock.js'
@@ -21,6 +24,8 @@ import type { CounterStore } from './limiter/cache.js'
 import { FixedWindowRateLimitCache } from './limiter/fixed-window.js'
 import { LocalCache } from './limiter/local-cache.js'
 import { createLogger } from './logging.js'
+import { MemcacheCounterStore, memcacheTlsOptions } from './memcache/memcache-store.js'
+import type { SrvResolver } from './memcache/servers.js'
 import { MemoryCounterStore } from './memory/memory-store.js'
 import { FileConfigProvider } from './provider/file-provider.js'
 import type { ConfigProvider, ConfigUpdate } from './provider/provider.js'
@@ -65,6 +70,10 @@ export interface AppDeps {
    * sampling. @default {@link systemRandom}
    */
   readonly random?: Random
+  /** DNS resolver for `MEMCACHE_SRV`. @default a `node:dns` Resolver on the system's servers */
+  readonly resolver?: SrvResolver
+  /** Runs repeating tasks (the `MEMCACHE_SRV_REFRESH` lookups). @default {@link systemEvery} */
+  readonly every?: Every
 }
 
 /** A gRPC server of either implementation. */
@@ -145,11 +154,30 @@ export interface RateLimitApp {
 
 function buildStore(
   settings: Readonly<Settings>,
-  clock: Clock,
-  logger: Logger,
+  deps: AppDeps & { clock: Clock; logger: Logger },
   health: HealthChecker,
   stats: StatsStore,
 ): CounterStore {
+  const { clock, logger } = deps
+  if (settings.backendType === 'memcache') {
+    const mc = settings.memcache
+    return new MemcacheCounterStore({
+      servers:
+        mc.srv === ''
+          ? mc.hostPort
+          : {
+              name: mc.srv,
+              refreshMs: mc.srvRefreshMs,
+              resolver: deps.resolver ?? new Resolver(),
+              every: deps.every ?? systemEvery,
+            },
+      maxIdleConns: mc.maxIdleConns,
+      tls: memcacheTlsOptions(mc),
+      clock,
+      logger,
+      stats,
+    })
+  }
   if (settings.backendType === 'memory') {
     return new MemoryCounterStore({
       clock,
@@ -207,7 +235,8 @@ function listenHttp(server: HttpServer, port: number, host: string): Promise<num
  * Builds the service. Nothing listens and no configuration is read until
  * {@link RateLimitApp.listen}; the Redis connections are opened here (in the background).
  *
- * @throws {Error} When the Redis TLS files cannot be read or the Redis address is malformed.
+ * @throws {Error} When the Redis or memcache TLS files cannot be read or the Redis address is
+ *   malformed.
  */
 export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = {}): RateLimitApp {
   const clock = deps.clock ?? systemClock
@@ -219,7 +248,10 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
   const stats = new StatsStore({ extraTags: settings.extraTags, random })
   const statsManager = new StatsManager(stats, { maxDynamicKeys: settings.statsMaxDynamicKeys })
   const health = new HealthChecker({ configComponent: settings.healthyWithAtLeastOneConfigLoaded })
-  const store = deps.store ?? buildStore(settings, clock, logger, health, stats)
+  const store = deps.store ?? buildStore(settings, { ...deps, clock, logger }, health, stats)
+  if (settings.backendType === 'memcache' && settings.stopCacheKeyIncrementWhenOverlimit) {
+    logger.warn('STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT has no effect with the memcache backend')
+  }
   const cache = new FixedWindowRateLimitCache({
     store,
     clock,
@@ -230,7 +262,9 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
     nearLimitRatio: settings.nearLimitRatio,
     cacheKeyPrefix: settings.cacheKeyPrefix,
     expirationJitterMaxSeconds: settings.expirationJitterMaxSeconds,
-    stopCacheKeyIncrementWhenOverlimit: settings.stopCacheKeyIncrementWhenOverlimit,
+    // Upstream's memcache backend does not implement it: it increments every key.
+    stopCacheKeyIncrementWhenOverlimit:
+      settings.stopCacheKeyIncrementWhenOverlimit && settings.backendType !== 'memcache',
     random,
   })
   const service = new RateLimitService(

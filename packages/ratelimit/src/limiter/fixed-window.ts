@@ -8,7 +8,7 @@
 import { systemRandom, type Clock, type Random } from '../clock.js'
 import type { RateLimit } from '../config/config.js'
 import type { CurrentLimit, DescriptorStatus, RateLimitRequest } from '../protocol/types.js'
-import type { CounterStore, IncrementOp, RateLimitCache } from './cache.js'
+import { BackendError, type CounterStore, type IncrementOp, type RateLimitCache } from './cache.js'
 import { generateCacheKey, type CacheKey } from './cache-key.js'
 import type { LocalCache } from './local-cache.js'
 import { unitSeconds } from './units.js'
@@ -159,7 +159,12 @@ export class FixedWindowRateLimitCache implements RateLimitCache {
     this.#random = options.random ?? systemRandom
   }
 
-  /** {@inheritDoc RateLimitCache.doLimit} */
+  /**
+   * {@inheritDoc RateLimitCache.doLimit}
+   *
+   * @throws {@link BackendError} `descriptor <i>: …` when the store refuses a descriptor's key
+   *   (memcache's key rules); nothing of the request is counted then.
+   */
   doLimit(
     request: RateLimitRequest,
     limits: readonly (RateLimit | undefined)[],
@@ -177,6 +182,8 @@ export class FixedWindowRateLimitCache implements RateLimitCache {
       const key = generateCacheKey(this.#prefix, request.domain, descriptor, limit, nowSeconds)
       let localHit = false
       if (limit !== undefined) {
+        const problem = this.#store.keyProblem?.(key.key)
+        if (problem !== undefined) throw new BackendError(`descriptor ${String(i)}: ${problem}`)
         limited++
         limit.stats.totalHits.add(addend)
         localHit = this.#localCache?.has(key.key) === true

@@ -1,0 +1,453 @@
+import { Resolver } from 'node:dns/promises'
+import { join } from 'node:path'
+import { connect } from 'node:tls'
+import { readFileSync } from 'node:fs'
+import {
+  FakeClock,
+  startDnsServer,
+  startMemcached,
+  waitFor,
+  type TestDnsServer,
+  type TestMemcached,
+} from '@gatehouse/testing'
+import { MemcacheClient } from 'memcache-client'
+import { pino } from 'pino'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { systemClock, type Every } from '../../src/clock.js'
+import { MemcacheCounterStore } from '../../src/memcache/memcache-store.js'
+import { pickServer } from '../../src/memcache/servers.js'
+import { StatsStore } from '../../src/stats/store.js'
+import { OWN_FIXTURES, upstreamFixture } from '../fixtures.js'
+import { grpcError, startService, type Harness } from '../harness.js'
+import { describeDecisionTable, TABLE_NOW } from './decision-table.js'
+
+const NOW_S = TABLE_NOW / 1000
+const minuteStart = Math.floor(NOW_S / 60) * 60
+const basic = {
+  'basic.yaml': upstreamFixture('integration/basic.yaml'),
+  'another.yaml': upstreamFixture('integration/another.yaml'),
+}
+const one = (key: string, value: string) => ({ entries: [{ key, value }] })
+const silent = pino({ level: 'silent' })
+
+let memcached: TestMemcached
+let raw: MemcacheClient
+
+/** A plain client on `server`, to look at what the service stored. */
+function rawClient(server: TestMemcached): MemcacheClient {
+  return new MemcacheClient({ server: server.hostPort, cmdTimeout: 2000 })
+}
+
+async function readCounter(client: MemcacheClient, key: string): Promise<number | undefined> {
+  // memcache-client answers undefined for a missing key (its types do not say so).
+  const result = (await client.get<string>(key)) as { value: string } | undefined
+  return result === undefined ? undefined : Number(result.value)
+}
+
+function store(h: Harness): MemcacheCounterStore {
+  const { store } = h.app
+  if (!(store instanceof MemcacheCounterStore)) throw new Error('not the memcache backend')
+  return store
+}
+
+async function healthy(h: Harness): Promise<void> {
+  await waitFor(() => h.app.health.healthy(), { what: 'the backend to become healthy' })
+}
+
+const memcacheEnv = (server: TestMemcached, prefix = 'rl:') => ({
+  BACKEND_TYPE: 'memcache',
+  MEMCACHE_HOST_PORT: server.hostPort,
+  CACHE_KEY_PREFIX: prefix,
+})
+
+beforeAll(async () => {
+  memcached = await startMemcached()
+  raw = rawClient(memcached)
+})
+afterAll(async () => {
+  raw.shutdown()
+  await memcached.stop()
+})
+
+describeDecisionTable(
+  {
+    name: 'memcache',
+    env: (prefix) => memcacheEnv(memcached, prefix),
+    read: (key) => readCounter(raw, key),
+    write: async (key, value, ttlSeconds) => {
+      await raw.set(key, String(value), { lifetime: ttlSeconds })
+    },
+    // Upstream's integration tests flush the background increments the same way.
+    settle: (h) => store(h).flush(),
+    ready: healthy,
+  },
+  'table:',
+)
+
+describe('memcache backend', () => {
+  let h: Harness
+
+  beforeAll(async () => {
+    h = await startService({ files: basic, now: TABLE_NOW, env: memcacheEnv(memcached, 'mc:') })
+    await healthy(h)
+  })
+  afterAll(async () => {
+    await h.close()
+  })
+
+  it('decides on the value read, then increments in the background (incr, or add on a miss)', async () => {
+    const key = `mc:another_key2_async_${String(minuteStart)}`
+    const request = { domain: 'another', descriptors: [one('key2', 'async')] }
+    const first = await h.client.shouldRateLimit(request)
+    expect(first.statuses?.[0]?.limitRemaining).toBe(19)
+    await store(h).flush()
+    expect(await readCounter(raw, key)).toBe(1)
+    expect(h.stat('ratelimit.memcache.increment.__code=miss')).toBeGreaterThanOrEqual(1)
+    expect(h.stat('ratelimit.memcache.add.__code=success')).toBeGreaterThanOrEqual(1)
+    const before = h.stat('ratelimit.memcache.increment.__code=success')
+    await h.client.shouldRateLimit(request)
+    await store(h).flush()
+    expect(await readCounter(raw, key)).toBe(2)
+    expect(h.stat('ratelimit.memcache.increment.__code=success')).toBe(before + 1)
+    expect(h.stat('ratelimit.memcache.keys_found')).toBeGreaterThanOrEqual(1)
+  })
+
+  it('refuses, per descriptor, keys memcache cannot take: over 250 bytes or with whitespace', async () => {
+    const errors = h.stat('ratelimit.service.call.should_rate_limit.redis_error')
+    const long = await grpcError(
+      h.client.shouldRateLimit({
+        domain: 'basic',
+        descriptors: [one('key1', 'fine'), one('one_per_minute', 'x'.repeat(240))],
+      }),
+    )
+    expect(long.code).toBe(2)
+    expect(long.details).toBe(
+      "descriptor 1: the memcache cache key would be 275 bytes, over memcache's limit of 250; shorten the domain, the entries or CACHE_KEY_PREFIX",
+    )
+    const spaced = await h.json({
+      domain: 'basic',
+      descriptors: [one('one_per_minute', 'two words')],
+    })
+    expect(spaced.status).toBe(400)
+    expect(spaced.headers.get('x-gatehouse-error')).toBe(
+      'descriptor 0: the memcache backend cannot store a key with whitespace or control characters (found U+0020 in the domain or an entry)',
+    )
+    expect(h.stat('ratelimit.service.call.should_rate_limit.redis_error')).toBe(errors + 2)
+    // Nothing of a refused request is counted, not even its acceptable descriptors.
+    await store(h).flush()
+    expect(await readCounter(raw, `mc:basic_key1_fine_${String(NOW_S)}`)).toBeUndefined()
+    // A 250-byte key is accepted, and multi-byte characters are not whitespace.
+    const fits = await h.client.shouldRateLimit({
+      domain: 'basic',
+      descriptors: [one('one_per_minute', `é${'x'.repeat(210)}`)],
+    })
+    expect(fits.overallCode).toBe('OK')
+  })
+
+  it('ignores STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT, as upstream does with memcache', async () => {
+    const stop = await startService({
+      files: basic,
+      now: TABLE_NOW,
+      env: { ...memcacheEnv(memcached, 'stop:'), STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT: 'true' },
+    })
+    try {
+      await healthy(stop)
+      const request = {
+        domain: 'basic',
+        descriptors: [one('one_per_minute', 'stop'), one('key1', 'stop')],
+      }
+      for (let i = 0; i < 3; i++) {
+        await stop.client.shouldRateLimit(request)
+        await store(stop).flush()
+      }
+      expect(await readCounter(raw, `stop:basic_key1_stop_${String(NOW_S)}`)).toBe(3)
+    } finally {
+      await stop.close()
+    }
+  })
+
+  it('answers a clear, counted error while memcached is down and recovers when it is back', async () => {
+    const own = await startMemcached()
+    const down = await startService({ files: basic, now: TABLE_NOW, env: memcacheEnv(own) })
+    try {
+      await healthy(down)
+      const request = { domain: 'basic', descriptors: [one('one_per_minute', 'down')] }
+      expect((await down.client.shouldRateLimit(request)).overallCode).toBe('OK')
+      await store(down).flush()
+      await own.stop()
+      const errors = down.stat('ratelimit.service.call.should_rate_limit.redis_error')
+      for (let i = 0; i < 3; i++) {
+        const error = await grpcError(down.client.shouldRateLimit(request))
+        expect(error.code).toBe(2)
+        expect(error.details).toMatch(/^memcache: .*(ECONNREFUSED|socket|connect)/)
+      }
+      expect(down.stat('ratelimit.service.call.should_rate_limit.redis_error')).toBe(errors + 3)
+      expect(down.stat('ratelimit.memcache.multiget.__code=error')).toBeGreaterThanOrEqual(3)
+      await own.restart()
+      // Back (empty, as a restarted memcached is): the first call reconnects and counts again.
+      await waitFor(
+        async () => {
+          try {
+            await down.client.shouldRateLimit(request)
+            return true
+          } catch {
+            return false
+          }
+        },
+        { what: 'the service to use memcached again' },
+      )
+      await store(down).flush()
+      const check = rawClient(own)
+      expect(await readCounter(check, `rl:basic_one_per_minute_down_${String(minuteStart)}`)).toBe(
+        1,
+      )
+      check.shutdown()
+    } finally {
+      await down.close()
+      await own.stop()
+    }
+  })
+})
+
+describe('memcache store', () => {
+  const statsOf = () => new StatsStore()
+
+  it('adds once and increments the loser when two requests miss the same key at once', async () => {
+    const stats = statsOf()
+    const mc = new MemcacheCounterStore({
+      servers: [memcached.hostPort],
+      maxIdleConns: 1,
+      clock: systemClock,
+      logger: silent,
+      stats,
+    })
+    try {
+      const op = {
+        key: `race_${String(Date.now())}`,
+        addend: 2,
+        expireSeconds: 60,
+        perSecond: false,
+      }
+      const answers = await Promise.all([mc.increment([op]), mc.increment([op])])
+      expect(answers).toEqual([[2], [2]])
+      await mc.flush()
+      expect(await readCounter(raw, op.key)).toBe(4)
+      const stat = (name: string) => stats.snapshot().find((s) => s.name === name)?.value
+      expect(stat('ratelimit.memcache.add.__code=success')).toBe(1)
+      expect(stat('ratelimit.memcache.add.__code=not_stored')).toBe(1)
+      expect(stat('ratelimit.memcache.increment.__code=miss')).toBe(2)
+      expect(stat('ratelimit.memcache.increment.__code=success')).toBe(1)
+    } finally {
+      await mc.close()
+    }
+  })
+
+  it('sends lifetimes beyond 30 days as an absolute time, so MONTH and YEAR counters live', async () => {
+    const mc = new MemcacheCounterStore({
+      servers: [memcached.hostPort],
+      clock: systemClock,
+      logger: silent,
+      stats: statsOf(),
+    })
+    try {
+      const key = `month_${String(Date.now())}`
+      await mc.increment([{ key, addend: 1, expireSeconds: 2_592_000 + 120, perSecond: false }])
+      await mc.flush()
+      // Sent as a relative 30-days-plus, memcached would have expired it at once.
+      expect(await readCounter(raw, key)).toBe(1)
+    } finally {
+      await mc.close()
+    }
+  })
+
+  it('connects over TLS with a client certificate (MEMCACHE_TLS*)', async () => {
+    const tls = join(OWN_FIXTURES, 'tls')
+    const secure = await startMemcached({
+      args: [
+        '-Z',
+        '-o',
+        `ssl_chain_cert=${join(tls, 'server.crt')},ssl_key=${join(tls, 'server.key')},ssl_ca_cert=${join(tls, 'ca.crt')},ssl_verify_mode=2`,
+      ],
+      probe: (host, port) => tlsVersion(host, port, tls),
+    })
+    const h = await startService({
+      files: basic,
+      now: TABLE_NOW,
+      env: {
+        ...memcacheEnv(secure),
+        MEMCACHE_TLS: 'true',
+        MEMCACHE_TLS_CACERT: join(tls, 'ca.crt'),
+        MEMCACHE_TLS_CLIENT_CERT: join(tls, 'client.crt'),
+        MEMCACHE_TLS_CLIENT_KEY: join(tls, 'client.key'),
+        // The certificate names "server", not 127.0.0.1: verify the chain only.
+        MEMCACHE_TLS_SKIP_HOSTNAME_VERIFICATION: 'true',
+      },
+    })
+    try {
+      await healthy(h)
+      const request = { domain: 'basic', descriptors: [one('one_per_minute', 'tls')] }
+      expect((await h.client.shouldRateLimit(request)).overallCode).toBe('OK')
+      await store(h).flush()
+      expect((await h.client.shouldRateLimit(request)).overallCode).toBe('OVER_LIMIT')
+    } finally {
+      await h.close()
+      await secure.stop()
+    }
+  })
+})
+
+/** Resolves true once a TLS memcached answers `version` to a client with the test certificate. */
+function tlsVersion(host: string, port: number, dir: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({
+      host,
+      port,
+      ca: readFileSync(join(dir, 'ca.crt')),
+      cert: readFileSync(join(dir, 'client.crt')),
+      key: readFileSync(join(dir, 'client.key')),
+      checkServerIdentity: () => undefined,
+    })
+    const done = (ok: boolean): void => {
+      socket.destroy()
+      resolve(ok)
+    }
+    socket.setTimeout(1000, () => {
+      done(false)
+    })
+    socket.once('error', () => {
+      done(false)
+    })
+    socket.once('secureConnect', () => socket.write('version\r\n'))
+    socket.once('data', (data: Buffer) => {
+      done(data.toString().startsWith('VERSION'))
+    })
+  })
+}
+
+describe('MEMCACHE_SRV', () => {
+  const name = '_memcache._tcp.ratelimit.test'
+  let dns: TestDnsServer
+  let a: TestMemcached
+  let b: TestMemcached
+  let resolver: Resolver
+
+  beforeAll(async () => {
+    ;[dns, a, b] = await Promise.all([startDnsServer(), startMemcached(), startMemcached()])
+    resolver = new Resolver({ timeout: 1000, tries: 1 })
+    resolver.setServers([dns.address])
+  })
+  afterAll(async () => {
+    await Promise.all([dns.close(), a.stop(), b.stop()])
+  })
+
+  /** An `Every` whose task the test runs. */
+  function manualEvery(): { every: Every; intervals: number[]; run(): void } {
+    const tasks: (() => void)[] = []
+    const intervals: number[] = []
+    return {
+      every: (ms, task) => {
+        intervals.push(ms)
+        tasks.push(task)
+        return () => tasks.splice(tasks.indexOf(task), 1)
+      },
+      intervals,
+      run: () => {
+        for (const task of tasks) task()
+      },
+    }
+  }
+
+  it('uses the SRV targets, sorted, spreading keys as gomemcache does', async () => {
+    dns.setSrv(name, [
+      { target: '127.0.0.1', port: b.port },
+      { target: '127.0.0.1', port: a.port },
+    ])
+    const h = await startService({
+      files: basic,
+      now: TABLE_NOW,
+      env: { BACKEND_TYPE: 'memcache', MEMCACHE_SRV: name },
+      deps: { resolver },
+    })
+    const clients = [rawClient(a), rawClient(b)]
+    try {
+      await healthy(h)
+      const sorted = [a.hostPort, b.hostPort].sort()
+      expect(store(h).servers()).toEqual(sorted)
+      const values = ['s0', 's1', 's2', 's3', 's4', 's5']
+      await h.client.shouldRateLimit({
+        domain: 'basic',
+        descriptors: values.map((v) => one('one_per_minute', v)),
+      })
+      await store(h).flush()
+      const byServer = new Map([
+        [a.hostPort, clients[0] as MemcacheClient],
+        [b.hostPort, clients[1] as MemcacheClient],
+      ])
+      for (const v of values) {
+        const key = `basic_one_per_minute_${v}_${String(minuteStart)}`
+        const owner = pickServer(sorted, key)
+        expect(await readCounter(byServer.get(owner) as MemcacheClient, key)).toBe(1)
+        const other = sorted.find((s) => s !== owner) as string
+        expect(await readCounter(byServer.get(other) as MemcacheClient, key)).toBeUndefined()
+      }
+    } finally {
+      for (const c of clients) c.shutdown()
+      await h.close()
+    }
+  })
+
+  it('looks the record up again every MEMCACHE_SRV_REFRESH, keeping the list when a lookup fails', async () => {
+    dns.setSrv(name, [{ target: '127.0.0.1', port: a.port }])
+    const timer = manualEvery()
+    const h = await startService({
+      files: basic,
+      now: TABLE_NOW,
+      env: { BACKEND_TYPE: 'memcache', MEMCACHE_SRV: name, MEMCACHE_SRV_REFRESH: '30s' },
+      deps: { resolver, every: timer.every },
+    })
+    const onB = rawClient(b)
+    try {
+      await healthy(h)
+      expect(timer.intervals).toEqual([30_000])
+      expect(store(h).servers()).toEqual([a.hostPort])
+
+      dns.setSrv(name, undefined)
+      const asked = dns.queries(name)
+      timer.run()
+      await store(h).refreshServers()
+      expect(dns.queries(name)).toBeGreaterThan(asked)
+      expect(store(h).servers()).toEqual([a.hostPort])
+
+      dns.setSrv(name, [{ target: '127.0.0.1', port: b.port }])
+      timer.run()
+      await store(h).refreshServers()
+      expect(store(h).servers()).toEqual([b.hostPort])
+      await h.client.shouldRateLimit({
+        domain: 'basic',
+        descriptors: [one('one_per_minute', 'moved')],
+      })
+      await store(h).flush()
+      expect(await readCounter(onB, `basic_one_per_minute_moved_${String(minuteStart)}`)).toBe(1)
+    } finally {
+      onB.shutdown()
+      await h.close()
+    }
+  })
+
+  it('is never ready when the record cannot be looked up at start (upstream panics)', async () => {
+    const missing = '_nothing._tcp.ratelimit.test'
+    const mc = new MemcacheCounterStore({
+      servers: { name: missing, refreshMs: 0, resolver, every: manualEvery().every },
+      clock: new FakeClock(),
+      logger: silent,
+      stats: new StatsStore(),
+    })
+    try {
+      await expect(mc.ready()).rejects.toThrow(`Unable to fetch servers from SRV ${missing}: `)
+      const op = { key: 'k', addend: 1, expireSeconds: 60, perSecond: false }
+      await expect(mc.increment([op])).rejects.toThrow(`Unable to fetch servers from SRV`)
+    } finally {
+      await mc.close()
+    }
+  })
+})
