@@ -6,6 +6,9 @@
  * instance added the key first. Concurrent requests may therefore overshoot a limit briefly, as
  * upstream's do. Keys are upstream's cache keys, spread over the servers as gomemcache does.
  *
+ * Within one event-loop turn, the reads of all requests go out as one `get` per server, and the
+ * increments of one key as one `incr` of their sum (fewer round trips; the same counts).
+ *
  * The client is memcache-client (electrode-io): memcache's text protocol, as upstream's
  * gomemcache speaks it, with multi-get, `incr`/`add`, several connections per server, timeouts
  * and TLS. (memjs speaks the binary protocol, which memcached deprecates, and has no TLS.)
@@ -68,9 +71,9 @@ export interface MemcacheStoreOptions {
   /** Connect and command timeout, milliseconds. @default {@link MEMCACHE_TIMEOUT_MS} */
   readonly timeoutMs?: number
   /**
-   * Requests whose background increments may be in flight at once; beyond it, increments are
-   * dropped (counted as `increment` errors and logged) rather than queued without bound.
-   * @default 10000
+   * Event-loop turns whose background increments may be in flight at once; beyond it, increments
+   * are dropped (counted as `increment` errors and logged) rather than queued without bound.
+   * @default 1000
    */
   readonly maxPendingIncrements?: number
 }
@@ -125,6 +128,39 @@ function parseCounter(value: unknown, key: string, logger: Logger): number {
   return 0
 }
 
+/** Most keys in one `get` line (a turn with more sends several). */
+const MAX_KEYS_PER_GET = 100
+
+/**
+ * The `get` of one server for one event-loop turn: every key asked for during the turn, sent as
+ * one command once the turn's I/O callbacks have run (`setImmediate`).
+ */
+class TurnGet {
+  readonly #keys = new Set<string>()
+  readonly #results: Promise<MultiRetrievalResponse>
+
+  /** @param onSent Called when the command leaves (the batch takes no more keys). */
+  constructor(client: MemcacheClient, onSent: () => void) {
+    this.#results = new Promise((resolve, reject) => {
+      setImmediate(() => {
+        onSent()
+        client.get<MultiRetrievalResponse>([...this.#keys]).then(resolve, reject)
+      })
+    })
+  }
+
+  /** True once the batch holds {@link MAX_KEYS_PER_GET} keys. */
+  get full(): boolean {
+    return this.#keys.size >= MAX_KEYS_PER_GET
+  }
+
+  /** Adds `keys`; resolves with the answers to the whole batch. */
+  get(keys: readonly string[]): Promise<MultiRetrievalResponse> {
+    for (const key of keys) this.#keys.add(key)
+    return this.#results
+  }
+}
+
 /** The {@link CounterStore} on memcache. */
 export class MemcacheCounterStore implements CounterStore {
   readonly #options: MemcacheStoreOptions
@@ -136,6 +172,10 @@ export class MemcacheCounterStore implements CounterStore {
   readonly #srv: SrvServerList | undefined
   readonly #started: Promise<void>
   readonly #pending = new Set<Promise<void>>()
+  /** This turn's multi-get per server. */
+  readonly #turnGets = new Map<MemcacheClient, TurnGet>()
+  /** This turn's increments, one per key (addends summed). */
+  #turnIncrements: Map<string, IncrementOp> | undefined
   readonly #maxPending: number
   #closed = false
 
@@ -143,7 +183,7 @@ export class MemcacheCounterStore implements CounterStore {
     this.#options = options
     this.#logger = options.logger
     this.#stats = memcacheStats(options.stats)
-    this.#maxPending = options.maxPendingIncrements ?? 10_000
+    this.#maxPending = options.maxPendingIncrements ?? 1000
     const servers = options.servers
     if ('name' in servers) {
       this.#srv = new SrvServerList({
@@ -258,7 +298,7 @@ export class MemcacheCounterStore implements CounterStore {
     try {
       await Promise.all(
         [...byServer].map(async ([client, keys]) => {
-          const results = await client.get<MultiRetrievalResponse>(keys)
+          const results = await this.#turnGet(client).get(keys)
           for (const key of keys) {
             const result = results[key]
             if (result !== undefined) found.set(key, parseCounter(result.value, key, this.#logger))
@@ -284,23 +324,51 @@ export class MemcacheCounterStore implements CounterStore {
     return this.#servers
   }
 
+  /** The multi-get `client` sends at the end of this turn (a new one when it is full). */
+  #turnGet(client: MemcacheClient): TurnGet {
+    let batch = this.#turnGets.get(client)
+    if (batch === undefined || batch.full) {
+      const created = new TurnGet(client, () => {
+        if (this.#turnGets.get(client) === created) this.#turnGets.delete(client)
+      })
+      this.#turnGets.set(client, created)
+      batch = created
+    }
+    return batch
+  }
+
+  /** Adds `ops` to this turn's increments, which run once the turn's callbacks are done. */
   #incrementLater(ops: readonly IncrementOp[]): void {
     if (this.#closed) return
-    if (this.#pending.size >= this.#maxPending) {
-      this.#stats.incrementError.add(ops.length)
-      this.#logger.error(
-        `memcache: ${String(this.#pending.size)} requests' increments still pending; dropping this one's`,
-      )
-      return
+    let turn = this.#turnIncrements
+    if (turn === undefined) {
+      if (this.#pending.size >= this.#maxPending) {
+        this.#stats.incrementError.add(ops.length)
+        this.#logger.error(
+          `memcache: increments of ${String(this.#pending.size)} turns still pending; dropping these`,
+        )
+        return
+      }
+      const current = new Map<string, IncrementOp>()
+      turn = current
+      this.#turnIncrements = current
+      const done: Promise<void> = new Promise((resolve) => setImmediate(resolve))
+        .then(() => {
+          this.#turnIncrements = undefined
+          return Promise.all(Array.from(current.values(), (op) => this.#incrementOne(op)))
+        })
+        .catch((error: unknown) => {
+          this.#logger.error(`memcache: increment failed: ${(error as Error).message}`)
+        })
+        .then(() => {
+          this.#pending.delete(done)
+        })
+      this.#pending.add(done)
     }
-    const done: Promise<void> = Promise.all(ops.map((op) => this.#incrementOne(op)))
-      .catch((error: unknown) => {
-        this.#logger.error(`memcache: increment failed: ${(error as Error).message}`)
-      })
-      .then(() => {
-        this.#pending.delete(done)
-      })
-    this.#pending.add(done)
+    for (const op of ops) {
+      const same = turn.get(op.key)
+      turn.set(op.key, same === undefined ? op : { ...same, addend: same.addend + op.addend })
+    }
   }
 
   /** `incr`; on a miss `add` with the expiry; if another instance added it first, `incr` again. */

@@ -4,6 +4,7 @@
  * roll-over and the local over-limit cache, checked both in the answers and in the store itself.
  * Each backend file calls {@link describeDecisionTable} with a {@link DecisionBackend}.
  */
+import { waitFor } from '@gatehouse/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { upstreamFixture } from '../fixtures.js'
 import { startService, type Harness } from '../harness.js'
@@ -29,13 +30,22 @@ export interface DecisionBackend {
 
 /** The time every table test starts at: 10 s into a minute. */
 export const TABLE_NOW = Date.UTC(2026, 0, 1, 0, 0, 10)
-const NOW_S = TABLE_NOW / 1000
-const minuteStart = Math.floor(NOW_S / 60) * 60
-const basic = {
+/** {@link TABLE_NOW} in epoch seconds. */
+export const NOW_S = TABLE_NOW / 1000
+/** The start of {@link TABLE_NOW}'s minute, epoch seconds (in MINUTE keys). */
+export const minuteStart = Math.floor(NOW_S / 60) * 60
+/** Upstream's integration configs: domains `basic` and `another`. */
+export const basic = {
   'basic.yaml': upstreamFixture('integration/basic.yaml'),
   'another.yaml': upstreamFixture('integration/another.yaml'),
 }
-const one = (key: string, value: string) => ({ entries: [{ key, value }] })
+/** Resolves once the service's health is OK (the backend answered). */
+export async function healthy(h: Harness): Promise<void> {
+  await waitFor(() => h.app.health.healthy(), { what: 'the backend to become healthy' })
+}
+
+/** A descriptor of one entry. */
+export const one = (key: string, value: string) => ({ entries: [{ key, value }] })
 
 /**
  * Runs the table against `backend`, each part on its own service (the second with

@@ -17,17 +17,18 @@ import { systemClock, type Every } from '../../src/clock.js'
 import { MemcacheCounterStore } from '../../src/memcache/memcache-store.js'
 import { pickServer } from '../../src/memcache/servers.js'
 import { StatsStore } from '../../src/stats/store.js'
-import { OWN_FIXTURES, upstreamFixture } from '../fixtures.js'
+import { OWN_FIXTURES } from '../fixtures.js'
 import { grpcError, startService, type Harness } from '../harness.js'
-import { describeDecisionTable, TABLE_NOW } from './decision-table.js'
+import {
+  basic,
+  describeDecisionTable,
+  healthy,
+  minuteStart,
+  NOW_S,
+  one,
+  TABLE_NOW,
+} from './decision-table.js'
 
-const NOW_S = TABLE_NOW / 1000
-const minuteStart = Math.floor(NOW_S / 60) * 60
-const basic = {
-  'basic.yaml': upstreamFixture('integration/basic.yaml'),
-  'another.yaml': upstreamFixture('integration/another.yaml'),
-}
-const one = (key: string, value: string) => ({ entries: [{ key, value }] })
 const silent = pino({ level: 'silent' })
 
 let memcached: TestMemcached
@@ -48,10 +49,6 @@ function store(h: Harness): MemcacheCounterStore {
   const { store } = h.app
   if (!(store instanceof MemcacheCounterStore)) throw new Error('not the memcache backend')
   return store
-}
-
-async function healthy(h: Harness): Promise<void> {
-  await waitFor(() => h.app.health.healthy(), { what: 'the backend to become healthy' })
 }
 
 const memcacheEnv = (server: TestMemcached, prefix = 'rl:') => ({
@@ -212,31 +209,70 @@ describe('memcache backend', () => {
 describe('memcache store', () => {
   const statsOf = () => new StatsStore()
 
-  it('adds once and increments the loser when two requests miss the same key at once', async () => {
+  it('adds each new key once and increments after a lost race, across instances', async () => {
+    const stores = [statsOf(), statsOf()].map(
+      (stats) =>
+        [
+          stats,
+          new MemcacheCounterStore({
+            servers: [memcached.hostPort],
+            maxIdleConns: 1,
+            clock: systemClock,
+            logger: silent,
+            stats,
+          }),
+        ] as const,
+    )
+    const stat = (name: string): number =>
+      stores.reduce(
+        (sum, [stats]) => sum + (stats.snapshot().find((s) => s.name === name)?.value ?? 0),
+        0,
+      )
+    try {
+      const keys = Array.from({ length: 20 }, (_, i) => `race_${String(Date.now())}_${String(i)}`)
+      const answers = await Promise.all(
+        keys.flatMap((key) =>
+          stores.map(([, mc]) =>
+            mc.increment([{ key, addend: 2, expireSeconds: 60, perSecond: false }]),
+          ),
+        ),
+      )
+      expect(answers.every(([after]) => after === 2 || after === 4)).toBe(true)
+      await Promise.all(stores.map(([, mc]) => mc.flush()))
+      for (const key of keys) expect(await readCounter(raw, key)).toBe(4)
+      // Exactly one instance created each key; every other miss ended in NOT_STORED and incr.
+      expect(stat('ratelimit.memcache.add.__code=success')).toBe(keys.length)
+      expect(stat('ratelimit.memcache.increment.__code=miss')).toBe(
+        keys.length + stat('ratelimit.memcache.add.__code=not_stored'),
+      )
+      expect(stat('ratelimit.memcache.increment.__code=error')).toBe(0)
+    } finally {
+      await Promise.all(stores.map(([, mc]) => mc.close()))
+    }
+  })
+
+  it('sends the reads of one turn as one get per server and one incr per key', async () => {
     const stats = statsOf()
     const mc = new MemcacheCounterStore({
       servers: [memcached.hostPort],
-      maxIdleConns: 1,
       clock: systemClock,
       logger: silent,
       stats,
     })
     try {
-      const op = {
-        key: `race_${String(Date.now())}`,
-        addend: 2,
-        expireSeconds: 60,
-        perSecond: false,
-      }
-      const answers = await Promise.all([mc.increment([op]), mc.increment([op])])
-      expect(answers).toEqual([[2], [2]])
+      const key = `turn_${String(Date.now())}`
+      const op = { key, addend: 1, expireSeconds: 60, perSecond: false }
+      await raw.set(key, '10', { lifetime: 60 })
+      const before = await raw.cmd<{ STAT: string[][] }>('stats')
+      const answers = await Promise.all(Array.from({ length: 10 }, () => mc.increment([op])))
+      expect(answers).toEqual(Array.from({ length: 10 }, () => [11]))
       await mc.flush()
-      expect(await readCounter(raw, op.key)).toBe(4)
-      const stat = (name: string) => stats.snapshot().find((s) => s.name === name)?.value
-      expect(stat('ratelimit.memcache.add.__code=success')).toBe(1)
-      expect(stat('ratelimit.memcache.add.__code=not_stored')).toBe(1)
-      expect(stat('ratelimit.memcache.increment.__code=miss')).toBe(2)
-      expect(stat('ratelimit.memcache.increment.__code=success')).toBe(1)
+      const after = await raw.cmd<{ STAT: string[][] }>('stats')
+      expect(await readCounter(raw, key)).toBe(20)
+      const count = (s: { STAT: string[][] }, name: string): number =>
+        Number(s.STAT.find(([n]) => n === name)?.[1])
+      expect(count(after, 'cmd_get') - count(before, 'cmd_get')).toBe(1)
+      expect(count(after, 'incr_hits') - count(before, 'incr_hits')).toBe(1)
     } finally {
       await mc.close()
     }

@@ -11,26 +11,23 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { OWN_FIXTURES, upstreamFixture } from '../fixtures.js'
+import { OWN_FIXTURES } from '../fixtures.js'
 import { startService, type Harness } from '../harness.js'
-import { describeDecisionTable } from './decision-table.js'
+import {
+  basic,
+  describeDecisionTable,
+  healthy,
+  minuteStart,
+  NOW_S,
+  one,
+  TABLE_NOW,
+} from './decision-table.js'
 
-const NOW = Date.UTC(2026, 0, 1, 0, 0, 10)
-const NOW_S = NOW / 1000
-const minuteStart = Math.floor(NOW_S / 60) * 60
-const basic = {
-  'basic.yaml': upstreamFixture('integration/basic.yaml'),
-  'another.yaml': upstreamFixture('integration/another.yaml'),
-}
-const one = (key: string, value: string) => ({ entries: [{ key, value }] })
+const NOW = TABLE_NOW
 
 async function deleteKeys(redis: Redis, prefix: string): Promise<void> {
   const keys = await redis.keys(`${prefix}*`)
   if (keys.length > 0) await redis.del(...keys)
-}
-
-async function healthy(h: Harness): Promise<void> {
-  await waitFor(() => h.app.health.healthy(), { what: 'the backend to become healthy' })
 }
 
 const tablePrefix = redisKeyPrefix('ratelimit-table')
