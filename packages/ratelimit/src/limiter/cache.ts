@@ -1,7 +1,7 @@
 /**
  * The backend seam. {@link RateLimitCache} is what the service calls (upstream's
  * `limiter.RateLimitCache`); {@link CounterStore} is the small part a key-value store has to
- * provide (Redis, memory, later memcache) so that the fixed-window logic lives in one place
+ * provide (Redis, memcache, memory) so that the fixed-window logic lives in one place
  * (`fixed-window.ts`).
  *
  * @module
