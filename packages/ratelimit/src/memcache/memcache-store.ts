@@ -232,8 +232,9 @@ export class MemcacheCounterStore implements CounterStore {
   }
 
   /**
-   * Resolves once the server list is known and every server answers `version`; while one does
-   * not, tries again every half second.
+   * Resolves once the server list is known and a server answers `version` (one of several may be
+   * down: its keys fail until it is back, and the others keep serving); while none does, tries
+   * again every half second.
    *
    * @throws {Error} `Unable to fetch servers from SRV …` when the first SRV lookup fails, or when
    *   the store is closed while waiting.
@@ -244,10 +245,15 @@ export class MemcacheCounterStore implements CounterStore {
     for (;;) {
       if (this.#closed) throw new Error('memcache store closed')
       try {
-        await Promise.all(this.#servers.map((client) => client.version()))
+        await Promise.any(this.#servers.map((client) => client.version()))
         return
       } catch (error) {
-        if (!logged) this.#logger.warn(`memcache not answering yet: ${(error as Error).message}`)
+        const reasons = error instanceof AggregateError ? error.errors : [error]
+        if (!logged) {
+          this.#logger.warn(
+            `memcache not answering yet: ${reasons.map((e) => (e as Error).message).join('; ')}`,
+          )
+        }
         logged = true
       }
       await new Promise((resolve) => setTimeout(resolve, 500))

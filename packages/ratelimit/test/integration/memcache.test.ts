@@ -4,6 +4,7 @@ import { connect } from 'node:tls'
 import { readFileSync } from 'node:fs'
 import {
   FakeClock,
+  getFreePort,
   startDnsServer,
   startMemcached,
   waitFor,
@@ -202,6 +203,34 @@ describe('memcache backend', () => {
     } finally {
       await down.close()
       await own.stop()
+    }
+  })
+})
+
+describe('memcache backend with one of two servers down', () => {
+  it('starts, serves the keys of the server that answers, and fails only the others', async () => {
+    const down = `127.0.0.1:${String(await getFreePort())}`
+    const servers = [memcached.hostPort, down]
+    const h = await startService({
+      files: basic,
+      now: TABLE_NOW,
+      env: { BACKEND_TYPE: 'memcache', MEMCACHE_HOST_PORT: servers.join(',') },
+    })
+    try {
+      await healthy(h)
+      const keyOf = (v: string) => `basic_one_per_minute_${v}_${String(minuteStart)}`
+      const values = Array.from({ length: 16 }, (_, i) => `half${String(i)}`)
+      const up = values.find((v) => pickServer(servers, keyOf(v)) === memcached.hostPort)
+      const gone = values.find((v) => pickServer(servers, keyOf(v)) === down)
+      if (up === undefined || gone === undefined) throw new Error('no key for each server')
+      const request = (v: string) => ({ domain: 'basic', descriptors: [one('one_per_minute', v)] })
+      expect((await h.client.shouldRateLimit(request(up))).overallCode).toBe('OK')
+      const error = await grpcError(h.client.shouldRateLimit(request(gone)))
+      expect(error.details).toMatch(/^memcache: .*ECONNREFUSED/)
+      await store(h).flush()
+      expect(await readCounter(raw, keyOf(up))).toBe(1)
+    } finally {
+      await h.close()
     }
   })
 })
