@@ -1,12 +1,15 @@
 import { Resolver } from 'node:dns/promises'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { connect } from 'node:tls'
-import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import {
   FakeClock,
   getFreePort,
   startDnsServer,
   startMemcached,
+  startProcess,
   waitFor,
   type TestDnsServer,
   type TestMemcached,
@@ -31,6 +34,7 @@ import {
 } from './decision-table.js'
 
 const silent = pino({ level: 'silent' })
+const MAIN = new URL('../../src/main.ts', import.meta.url)
 
 let memcached: TestMemcached
 let raw: MemcacheClient
@@ -231,6 +235,62 @@ describe('memcache backend with one of two servers down', () => {
       expect(await readCounter(raw, keyOf(up))).toBe(1)
     } finally {
       await h.close()
+    }
+  })
+})
+
+describe('the gatehouse-ratelimit executable on memcache', () => {
+  it('shares the counters of its two workers in memcached', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'ratelimit-mc-exe-'))
+    mkdirSync(join(root, 'config'))
+    writeFileSync(join(root, 'config', 'another.yaml'), basic['another.yaml'])
+    const port = await getFreePort()
+    const p = await startProcess(
+      process.execPath,
+      ['--import', 'tsx', '--conditions', 'dev-source', fileURLToPath(MAIN)],
+      {
+        env: {
+          ...process.env,
+          HOST: '127.0.0.1',
+          PORT: String(port),
+          GRPC_HOST: '127.0.0.1',
+          GRPC_PORT: String(await getFreePort()),
+          DEBUG_HOST: '127.0.0.1',
+          DEBUG_PORT: String(await getFreePort()),
+          RUNTIME_ROOT: root,
+          RUNTIME_WATCH_ROOT: 'false',
+          DISABLE_STATS: 'true',
+          RATELIMIT_WORKERS: '2',
+          ...memcacheEnv(memcached, 'exe:'),
+        },
+      },
+    )
+    try {
+      await waitFor(
+        async () => (await fetch(`http://127.0.0.1:${String(port)}/healthcheck`)).status === 200,
+        { what: `the workers to listen (output: ${p.output()})`, timeout: 20_000 },
+      )
+      // A DAY limit of 20, filled by the first call: no window boundary in the way.
+      const post = async (hitsAddend: number) =>
+        (
+          await fetch(`http://127.0.0.1:${String(port)}/json`, {
+            method: 'POST',
+            body: JSON.stringify({
+              domain: 'another',
+              descriptors: [one('key4', 'exe')],
+              hitsAddend,
+            }),
+          })
+        ).status
+      expect(await post(20)).toBe(200)
+      // Increments are asynchronous: wait until the first one is stored before the next calls.
+      const key = `exe:another_key4_exe_${String(Math.floor(Date.now() / 86_400_000) * 86_400)}`
+      await waitFor(async () => (await readCounter(raw, key)) === 20, { what: 'the increment' })
+      const statuses = [await post(1), await post(1), await post(1)]
+      expect(statuses, `statuses (output: ${p.output()})`).toEqual([429, 429, 429])
+    } finally {
+      await p.stop()
+      rmSync(root, { recursive: true, force: true })
     }
   })
 })
