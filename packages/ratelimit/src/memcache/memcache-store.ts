@@ -190,7 +190,7 @@ export class MemcacheCounterStore implements CounterStore {
         ...servers,
         logger: options.logger,
         onChange: (list) => {
-          this.#setServers(list)
+          if (!this.#closed) this.#setServers(list)
         },
       })
       this.#started = this.#srv.start()
