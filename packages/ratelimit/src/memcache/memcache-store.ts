@@ -16,7 +16,7 @@
  * @module
  */
 import { readFileSync } from 'node:fs'
-import type { ConnectionOptions } from 'node:tls'
+import { createSecureContext, type ConnectionOptions } from 'node:tls'
 import { MemcacheClient, type MultiRetrievalResponse } from 'memcache-client'
 import type { Logger } from 'pino'
 import type { Clock, Every } from '../clock.js'
@@ -79,9 +79,12 @@ export interface MemcacheStoreOptions {
 }
 
 /**
- * TLS options from the `MEMCACHE_TLS*` settings, or undefined when `MEMCACHE_TLS` is off.
+ * TLS options from the `MEMCACHE_TLS*` settings, or undefined when `MEMCACHE_TLS` is off. The
+ * files are read and checked here, at start, so that a bad one stops the service with its name
+ * instead of failing every connection.
  *
- * @throws {Error} When a certificate or key file cannot be read.
+ * @throws {Error} When a certificate or key file cannot be read or is not valid PEM (or the key
+ *   does not match the certificate).
  */
 export function memcacheTlsOptions(settings: MemcacheSettings): ConnectionOptions | undefined {
   if (!settings.tls) return undefined
@@ -98,6 +101,13 @@ export function memcacheTlsOptions(settings: MemcacheSettings): ConnectionOption
     tls.cert = read('MEMCACHE_TLS_CLIENT_CERT', settings.tlsClientCert)
   }
   if (settings.tlsClientKey !== '') tls.key = read('MEMCACHE_TLS_CLIENT_KEY', settings.tlsClientKey)
+  try {
+    createSecureContext(tls)
+  } catch (error) {
+    throw new Error(`MEMCACHE_TLS_*: invalid certificate or key: ${(error as Error).message}`, {
+      cause: error,
+    })
+  }
   if (settings.tlsSkipHostnameVerification) tls.checkServerIdentity = () => undefined
   return tls
 }
@@ -144,7 +154,12 @@ class TurnGet {
     this.#results = new Promise((resolve, reject) => {
       setImmediate(() => {
         onSent()
-        client.get<MultiRetrievalResponse>([...this.#keys]).then(resolve, reject)
+        try {
+          client.get<MultiRetrievalResponse>([...this.#keys]).then(resolve, reject)
+        } catch (error) {
+          // The client throws synchronously for what it cannot even send (a bad address).
+          reject(error instanceof Error ? error : new Error(String(error)))
+        }
       })
     })
   }
