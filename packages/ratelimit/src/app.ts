@@ -336,6 +336,9 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
       const backendReady = store.ready().then(() => {
         health.set('backend', true)
       })
+      // Awaited below; a store that fails at once (memcache: no SRV record) must not count as an
+      // unhandled rejection while the configuration loads.
+      backendReady.catch(() => undefined)
       const started = provider.start(onUpdate)
       if (settings.forceStartWithoutInitialConfig) {
         started.catch((error: unknown) => {
