@@ -16,6 +16,7 @@ import { JwtKeys } from './crypto/jwt.js'
 import type { PasswordHasher } from './crypto/password-hasher.js'
 import { NoLimiter, type Limiter } from './limiter/limiter.js'
 import { NoopMailer, type Mailer } from './mailer/mailer.js'
+import { SmtpMailer } from './mailer/smtp.js'
 import { cryptoRandom, type Random } from './random.js'
 import { NoCaptcha, type CaptchaVerifier } from './security/captcha.js'
 import { createServer, passwordHasherFor } from './server.js'
@@ -38,7 +39,7 @@ export interface AuthDeps {
   readonly clock?: Clock
   /** @default {@link cryptoRandom} */
   readonly random?: Random
-  /** @default {@link NoopMailer} */
+  /** @default {@link SmtpMailer} when `SMTP_HOST` is set, else {@link NoopMailer} */
   readonly mailer?: Mailer
   /** @default {@link NoSmsProvider} */
   readonly sms?: SmsProvider
@@ -82,6 +83,23 @@ export interface AuthApp {
    * progress first. Nothing to do for an app that never started.
    */
   close(): Promise<void>
+}
+
+/**
+ * The mailer the settings choose (upstream): SMTP when `SMTP_HOST` is set, else one that sends
+ * nothing. A template URL that cannot be used is logged as a warning.
+ */
+function mailerFor(settings: Settings, clock: Clock, logger: Logger | undefined): Mailer {
+  if (settings.smtp.host === '') return new NoopMailer()
+  return new SmtpMailer(settings, {
+    clock,
+    onTemplateFallback: (kind, url, reason) => {
+      logger?.warn(
+        { component: 'mailer', kind, url, reason: reason.message },
+        'mail template unavailable; the built-in template is used',
+      )
+    },
+  })
 }
 
 interface Started {
@@ -134,7 +152,7 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
           keys,
           tokens: new TokenService(settings, keys, clock, random),
           passwords,
-          mailer: deps.mailer ?? new NoopMailer(),
+          mailer: deps.mailer ?? mailerFor(settings, clock, deps.logger),
           sms: deps.sms ?? new NoSmsProvider(),
           captcha: deps.captcha ?? new NoCaptcha(),
           limiter: deps.limiter ?? new NoLimiter(),

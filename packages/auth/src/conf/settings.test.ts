@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import { passwordHasherFor } from '../server.js'
-import { ConfigError, loadSettings, splitRequiredCharacters } from './settings.js'
+import {
+  ConfigError,
+  DEFAULT_SUBJECTS,
+  MAIL_KINDS,
+  loadSettings,
+  splitRequiredCharacters,
+} from './settings.js'
 
 const REQUIRED = {
   AUTHSVC_SITE_URL: 'http://localhost:3000',
@@ -160,6 +166,105 @@ describe('loadSettings', () => {
     )
     expect(problems({ ...REQUIRED, AUTHSVC_DB_NAMESPACE: 'Bad-Name' })).toEqual([
       'AUTHSVC_DB_NAMESPACE: must be lower-case letters, digits and underscores (got "Bad-Name")',
+    ])
+  })
+})
+
+describe('loadSettings: mail', () => {
+  it("applies upstream's mailer and SMTP defaults and the spec's subjects", () => {
+    const s = loadSettings(REQUIRED)
+    expect(s.mailer).toMatchObject({
+      autoconfirm: false,
+      otpExp: 86400,
+      otpLength: 6,
+      secureEmailChangeEnabled: true,
+      urlPaths: {
+        invite: '/verify',
+        confirmation: '/verify',
+        recovery: '/verify',
+        emailChange: '/verify',
+      },
+    })
+    expect(s.mailer.subjects).toEqual(DEFAULT_SUBJECTS)
+    expect(s.mailer.subjects.reauthentication).toBe('{{ .Token }} is your verification code')
+    expect(Object.keys(s.mailer.templates)).toEqual([...MAIL_KINDS])
+    expect(Object.values(s.mailer.templates).every((url) => url === '')).toBe(true)
+    expect(Object.keys(s.mailer.notifications)).toHaveLength(7)
+    expect(Object.values(s.mailer.notifications).every((on) => !on)).toBe(true)
+    expect(s.smtp).toEqual({
+      host: '',
+      port: 587,
+      user: '',
+      pass: '',
+      adminEmail: '',
+      senderName: '',
+    })
+  })
+
+  it('reads subjects, template URLs, URL paths and notification switches by kind', () => {
+    const s = loadSettings({
+      ...REQUIRED,
+      GOTRUE_MAILER_SUBJECTS_MAGIC_LINK: 'Sign in to {{ .SiteURL }}',
+      AUTHSVC_MAILER_TEMPLATES_CONFIRMATION: 'https://cdn.example.com/confirm.html',
+      AUTHSVC_MAILER_URLPATHS_RECOVERY: '/auth/v1/verify',
+      AUTHSVC_MAILER_NOTIFICATIONS_PASSWORD_CHANGED_ENABLED: 'true',
+      AUTHSVC_MAILER_NOTIFICATIONS_MFA_FACTOR_UNENROLLED_ENABLED: '1',
+      AUTHSVC_MAILER_OTP_LENGTH: '12',
+    })
+    expect(s.mailer.subjects.magic_link).toBe('Sign in to {{ .SiteURL }}')
+    expect(s.mailer.templates.confirmation).toBe('https://cdn.example.com/confirm.html')
+    expect(s.mailer.urlPaths.recovery).toBe('/auth/v1/verify')
+    expect(s.mailer.notifications).toEqual({
+      passwordChanged: true,
+      emailChanged: false,
+      phoneChanged: false,
+      identityLinked: false,
+      identityUnlinked: false,
+      mfaFactorEnrolled: false,
+      mfaFactorUnenrolled: true,
+    })
+    expect(s.mailer.otpLength).toBe(10)
+  })
+
+  it('requires SMTP_ADMIN_EMAIL with SMTP_HOST, checks it, and never echoes SMTP_PASS', () => {
+    expect(problems({ ...REQUIRED, AUTHSVC_SMTP_HOST: 'smtp.example.com' })).toEqual([
+      'AUTHSVC_SMTP_ADMIN_EMAIL: required when AUTHSVC_SMTP_HOST is set',
+    ])
+    expect(problems({ ...REQUIRED, AUTHSVC_SMTP_ADMIN_EMAIL: 'not an address' })).toEqual([
+      'AUTHSVC_SMTP_ADMIN_EMAIL: must be an email address (name@domain) (got "not an address")',
+    ])
+    expect(problems({ ...REQUIRED, AUTHSVC_SMTP_PORT: '70000' })).toEqual([
+      'AUTHSVC_SMTP_PORT: must be an integer from 0 to 65535 (got "70000")',
+    ])
+    const s = loadSettings({
+      ...REQUIRED,
+      AUTHSVC_SMTP_HOST: 'smtp.example.com',
+      AUTHSVC_SMTP_PORT: '465',
+      AUTHSVC_SMTP_USER: 'mailer',
+      AUTHSVC_SMTP_PASS: 'hunter2',
+      AUTHSVC_SMTP_ADMIN_EMAIL: 'no-reply@example.com',
+      AUTHSVC_SMTP_SENDER_NAME: 'Example',
+    })
+    expect(s.smtp).toEqual({
+      host: 'smtp.example.com',
+      port: 465,
+      user: 'mailer',
+      pass: 'hunter2',
+      adminEmail: 'no-reply@example.com',
+      senderName: 'Example',
+    })
+  })
+
+  it('refuses a malformed URI_ALLOW_LIST glob and a URL path with a query', () => {
+    expect(
+      problems({
+        ...REQUIRED,
+        AUTHSVC_URI_ALLOW_LIST: 'https://ok.example.com/**,https://[bad.com',
+        AUTHSVC_MAILER_URLPATHS_INVITE: '/verify?x=1',
+      }),
+    ).toEqual([
+      'AUTHSVC_URI_ALLOW_LIST: "https://[bad.com": [ is not closed by ] (got "https://ok.example.com/**,https://[bad.com")',
+      'AUTHSVC_MAILER_URLPATHS_INVITE: must be a path, without spaces, ? or # (got "/verify?x=1")',
     ])
   })
 })

@@ -14,6 +14,7 @@ import {
   integer,
   invalid,
   list,
+  port,
   secondsOrDuration,
   text,
   url,
@@ -21,6 +22,8 @@ import {
   type Field,
   type Invalid,
 } from '@gatehouse/settings'
+import type { MailKind, NotificationKind } from '../mailer/mailer.js'
+import { compileGlob } from '../services/url-glob.js'
 
 /** The log levels of `LOG_LEVEL` (upstream's logrus names). */
 export type LogLevel = 'panic' | 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace'
@@ -159,6 +162,52 @@ export interface Settings {
     readonly autoconfirm: boolean
     /** `MAILER_OTP_EXP`: validity of links and OTPs in seconds. @default 86400 */
     readonly otpExp: number
+    /** `MAILER_OTP_LENGTH`: digits of email one-time codes, clamped to 6..10. @default 6 */
+    readonly otpLength: number
+    /**
+     * `MAILER_SECURE_EMAIL_CHANGE_ENABLED`: an email change must be confirmed from both the
+     * current and the new address. @default true
+     */
+    readonly secureEmailChangeEnabled: boolean
+    /**
+     * `MAILER_URLPATHS_<KIND>`: path (absolute, or relative to `API_EXTERNAL_URL`) of the link in
+     * each mail; magic links use the recovery path (upstream). @default '/verify' each
+     */
+    readonly urlPaths: {
+      readonly invite: string
+      readonly confirmation: string
+      readonly recovery: string
+      readonly emailChange: string
+    }
+    /**
+     * `MAILER_SUBJECTS_<KIND>`: subject templates (Go-template placeholders, see
+     * `mailer/template.ts`). Defaults: {@link DEFAULT_SUBJECTS}.
+     */
+    readonly subjects: Readonly<Record<MailKind, string>>
+    /**
+     * `MAILER_TEMPLATES_<KIND>`: URL of each kind's HTML template (relative URLs are resolved
+     * against `SITE_URL`); empty for the built-in one. @default ''
+     */
+    readonly templates: Readonly<Record<MailKind, string>>
+    /**
+     * `MAILER_NOTIFICATIONS_<KIND>_ENABLED`: which change notifications are sent (keys: the
+     * camelCase of the kind, see {@link notificationSwitch}). @default false each
+     */
+    readonly notifications: Readonly<Record<NotificationSwitch, boolean>>
+  }
+  readonly smtp: {
+    /** `SMTP_HOST`: the SMTP server; empty means no mail is sent (upstream's noop mailer). */
+    readonly host: string
+    /** `SMTP_PORT`: 465 is TLS from the start; others upgrade with STARTTLS when offered. @default 587 */
+    readonly port: number
+    /** `SMTP_USER`: login, empty for none. @default '' */
+    readonly user: string
+    /** `SMTP_PASS`: password (never logged). @default '' */
+    readonly pass: string
+    /** `SMTP_ADMIN_EMAIL`: the From address; required when `SMTP_HOST` is set. */
+    readonly adminEmail: string
+    /** `SMTP_SENDER_NAME`: display name of the From address (`Name <address>`). @default '' */
+    readonly senderName: string
   }
   readonly sms: {
     /** `SMS_AUTOCONFIRM`: phone sign-ups are confirmed at once. @default false */
@@ -242,6 +291,116 @@ const providerFields = Object.fromEntries(
   ]),
 ) as Record<ExternalProvider, Field<boolean>>
 
+/** Every kind of mail, in upstream's order: the six flow mails, then the seven notifications. */
+export const MAIL_KINDS = [
+  'invite',
+  'confirmation',
+  'recovery',
+  'magic_link',
+  'email_change',
+  'reauthentication',
+  'password_changed_notification',
+  'email_changed_notification',
+  'phone_changed_notification',
+  'identity_linked_notification',
+  'identity_unlinked_notification',
+  'mfa_factor_enrolled_notification',
+  'mfa_factor_unenrolled_notification',
+] as const satisfies readonly MailKind[]
+
+/** The notification kinds of {@link MAIL_KINDS}. */
+export const NOTIFICATION_KINDS = MAIL_KINDS.filter((kind): kind is NotificationKind =>
+  kind.endsWith('_notification'),
+)
+
+/**
+ * The switch of a notification kind in `Settings.mailer.notifications`: the camelCase of its
+ * `MAILER_NOTIFICATIONS_<KIND>_ENABLED` (`passwordChanged`, …, `mfaFactorUnenrolled`).
+ */
+export type NotificationSwitch =
+  | 'passwordChanged'
+  | 'emailChanged'
+  | 'phoneChanged'
+  | 'identityLinked'
+  | 'identityUnlinked'
+  | 'mfaFactorEnrolled'
+  | 'mfaFactorUnenrolled'
+
+/**
+ * The {@link NotificationSwitch} of a notification kind.
+ *
+ * @example `notificationSwitch('mfa_factor_enrolled_notification')` is `'mfaFactorEnrolled'`.
+ */
+export function notificationSwitch(kind: NotificationKind): NotificationSwitch {
+  return kind
+    .replace(/_notification$/, '')
+    .replace(/_([a-z])/g, (_m, ch: string) => ch.toUpperCase()) as NotificationSwitch
+}
+
+/**
+ * Default `MAILER_SUBJECTS_<KIND>`: the spec's table (upstream's current defaults for the six
+ * flow mails).
+ */
+export const DEFAULT_SUBJECTS: Readonly<Record<MailKind, string>> = Object.freeze({
+  invite: "You've been invited",
+  confirmation: 'Confirm your email address',
+  recovery: 'Reset your password',
+  magic_link: 'Your sign-in link',
+  email_change: 'Confirm your new email address',
+  reauthentication: '{{ .Token }} is your verification code',
+  password_changed_notification: 'Your password was changed',
+  email_changed_notification: 'Your email address was changed',
+  phone_changed_notification: 'Your phone number was changed',
+  identity_linked_notification: 'A new sign-in method was linked to your account',
+  identity_unlinked_notification: 'A sign-in method was removed from your account',
+  mfa_factor_enrolled_notification: 'A new verification method was added to your account',
+  mfa_factor_unenrolled_notification: 'A verification method was removed from your account',
+})
+
+const human = (kind: string): string => kind.replaceAll('_', ' ')
+
+/** `MAILER_SUBJECTS_<KIND>` for every kind. */
+const subjectFields = Object.fromEntries(
+  MAIL_KINDS.map((kind) => [
+    kind,
+    text(`MAILER_SUBJECTS_${kind.toUpperCase()}`, {
+      default: DEFAULT_SUBJECTS[kind],
+      help: `subject of the ${human(kind)} mail`,
+    }),
+  ]),
+) as Record<MailKind, Field<string>>
+
+/** `MAILER_TEMPLATES_<KIND>` for every kind. */
+const templateFields = Object.fromEntries(
+  MAIL_KINDS.map((kind) => [
+    kind,
+    text(`MAILER_TEMPLATES_${kind.toUpperCase()}`, {
+      help: `URL of the ${human(kind)} HTML template`,
+      note: 'built-in template',
+    }),
+  ]),
+) as Record<MailKind, Field<string>>
+
+/** `MAILER_NOTIFICATIONS_<KIND>_ENABLED` for the notification kinds. */
+const notificationFields = Object.fromEntries(
+  NOTIFICATION_KINDS.map((kind) => [
+    notificationSwitch(kind),
+    bool(`MAILER_NOTIFICATIONS_${kind.replace(/_notification$/, '').toUpperCase()}_ENABLED`, {
+      help: `send the ${human(kind)} mail`,
+    }),
+  ]),
+) as Record<NotificationSwitch, Field<boolean>>
+
+/** `MAILER_URLPATHS_<KIND>`: a path such as `/verify`. */
+function urlPath(kind: string): Field<string> {
+  return text(`MAILER_URLPATHS_${kind}`, {
+    default: '/verify',
+    help: `path of the ${kind.toLowerCase().replace('_', ' ')} link`,
+    check: (value) =>
+      /^[^\s?#]+$/.test(value) ? undefined : 'must be a path, without spaces, ? or #',
+  })
+}
+
 /**
  * Every setting the server reads, in `--help` order (the README's), with its names and default
  * written once. Names get the prefixes `AUTHSVC_` then `GOTRUE_`; a second name (`PORT`,
@@ -275,7 +434,20 @@ export const settingsTable = defineSettings(
       secret: true,
       help: `HS256 secret, at least ${String(MIN_JWT_SECRET_BYTES)} bytes; required unless JWT_KEYS signs`,
     }),
-    uriAllowList: list('URI_ALLOW_LIST', { help: 'extra redirect_to globs, comma-separated' }),
+    uriAllowList: list('URI_ALLOW_LIST', {
+      help: 'extra redirect_to globs, comma-separated',
+      check: (globs) => {
+        const problems = globs.flatMap((glob) => {
+          try {
+            compileGlob(glob)
+            return []
+          } catch (error) {
+            return [error instanceof Error ? error.message : String(error)]
+          }
+        })
+        return problems.length > 0 ? invalid(problems) : undefined
+      },
+    }),
     disableSignup: bool('DISABLE_SIGNUP', {
       help: 'users only through invites and the admin API',
     }),
@@ -383,6 +555,35 @@ export const settingsTable = defineSettings(
       min: 1,
       help: 'validity of email links and codes, seconds',
     }),
+    mailerOtpLength: integer('MAILER_OTP_LENGTH', {
+      default: '6',
+      help: 'digits of email codes, 6 to 10',
+    }),
+    mailerSecureEmailChangeEnabled: bool('MAILER_SECURE_EMAIL_CHANGE_ENABLED', {
+      default: 'true',
+      help: 'email changes confirmed from both addresses',
+    }),
+    mailerUrlPaths: group({
+      invite: urlPath('INVITE'),
+      confirmation: urlPath('CONFIRMATION'),
+      recovery: urlPath('RECOVERY'),
+      emailChange: urlPath('EMAIL_CHANGE'),
+    }),
+    mailerSubjects: group(subjectFields),
+    mailerTemplates: group(templateFields),
+    notifications: group(notificationFields),
+    smtpHost: text('SMTP_HOST', { help: 'SMTP server; empty: no mail is sent' }),
+    smtpPort: port('SMTP_PORT', { default: '587', help: 'SMTP port; 465 is TLS' }),
+    smtpUser: text('SMTP_USER', { help: 'SMTP login' }),
+    smtpPass: text('SMTP_PASS', { secret: true, help: 'SMTP password' }),
+    smtpAdminEmail: text('SMTP_ADMIN_EMAIL', {
+      help: 'From address; required with SMTP_HOST',
+      check: (value) =>
+        value === '' || /^[^\s@<>]+@[^\s@<>]+$/.test(value)
+          ? undefined
+          : 'must be an email address (name@domain)',
+    }),
+    smtpSenderName: text('SMTP_SENDER_NAME', { help: 'From name' }),
     smsAutoconfirm: bool('SMS_AUTOCONFIRM', {
       help: 'phone sign-ups confirmed at once',
     }),
@@ -412,6 +613,9 @@ export function loadSettings(env: Env): Settings {
   } else if (v.jwtSecret !== '' && Buffer.byteLength(v.jwtSecret) < MIN_JWT_SECRET_BYTES) {
     // HS256 with a short secret can be brute-forced offline from any token the server issued.
     read.report(jwtSecret, `must be at least ${String(MIN_JWT_SECRET_BYTES)} bytes long`)
+  }
+  if (v.smtpHost !== '' && v.smtpAdminEmail === '') {
+    read.report(settingsTable.fields.smtpAdminEmail, 'required when AUTHSVC_SMTP_HOST is set')
   }
   return read.finish<Settings>({
     siteUrl: v.siteUrl,
@@ -459,7 +663,24 @@ export function loadSettings(env: Env): Settings {
       anonymousUsersEnabled: v.anonymousUsersEnabled,
       providers: { ...v.providers },
     },
-    mailer: { autoconfirm: v.mailerAutoconfirm, otpExp: v.mailerOtpExp },
+    mailer: {
+      autoconfirm: v.mailerAutoconfirm,
+      otpExp: v.mailerOtpExp,
+      otpLength: Math.min(10, Math.max(6, v.mailerOtpLength)),
+      secureEmailChangeEnabled: v.mailerSecureEmailChangeEnabled,
+      urlPaths: { ...v.mailerUrlPaths },
+      subjects: { ...v.mailerSubjects },
+      templates: { ...v.mailerTemplates },
+      notifications: { ...v.notifications },
+    },
+    smtp: {
+      host: v.smtpHost,
+      port: v.smtpPort,
+      user: v.smtpUser,
+      pass: v.smtpPass,
+      adminEmail: v.smtpAdminEmail,
+      senderName: v.smtpSenderName,
+    },
     sms: { autoconfirm: v.smsAutoconfirm, provider: v.smsProvider },
   })
 }
