@@ -3,22 +3,18 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
-import type { MemcacheSettings } from '../settings/settings.js'
+import { loadSettings, type MemcacheSettings } from '../settings/settings.js'
 import { memcacheTlsOptions } from './memcache-store.js'
 
 const TLS = fileURLToPath(new URL('../../test/fixtures/tls/', import.meta.url))
-const settings = (overrides: Partial<MemcacheSettings>): MemcacheSettings => ({
-  hostPort: ['mc:11211'],
-  srv: '',
-  srvRefreshMs: 0,
-  maxIdleConns: 2,
-  tls: true,
-  tlsClientCert: '',
-  tlsClientKey: '',
-  tlsCaCert: '',
-  tlsSkipHostnameVerification: false,
-  ...overrides,
-})
+/** The memcache settings of `env` (with a server list and MEMCACHE_TLS=true). */
+const settings = (env: Record<string, string>): MemcacheSettings =>
+  loadSettings({
+    BACKEND_TYPE: 'memcache',
+    MEMCACHE_HOST_PORT: 'mc:11211',
+    MEMCACHE_TLS: 'true',
+    ...env,
+  }).memcache
 
 describe('memcacheTlsOptions', () => {
   const dir = mkdtempSync(join(tmpdir(), 'memcache-tls-'))
@@ -27,13 +23,13 @@ describe('memcacheTlsOptions', () => {
   })
 
   it('is undefined without MEMCACHE_TLS, and reads the files with it', () => {
-    expect(memcacheTlsOptions(settings({ tls: false }))).toBeUndefined()
+    expect(memcacheTlsOptions(settings({ MEMCACHE_TLS: 'false' }))).toBeUndefined()
     const tls = memcacheTlsOptions(
       settings({
-        tlsCaCert: join(TLS, 'ca.crt'),
-        tlsClientCert: join(TLS, 'client.crt'),
-        tlsClientKey: join(TLS, 'client.key'),
-        tlsSkipHostnameVerification: true,
+        MEMCACHE_TLS_CACERT: join(TLS, 'ca.crt'),
+        MEMCACHE_TLS_CLIENT_CERT: join(TLS, 'client.crt'),
+        MEMCACHE_TLS_CLIENT_KEY: join(TLS, 'client.key'),
+        MEMCACHE_TLS_SKIP_HOSTNAME_VERIFICATION: 'true',
       }),
     )
     expect(Buffer.isBuffer(tls?.ca)).toBe(true)
@@ -41,14 +37,17 @@ describe('memcacheTlsOptions', () => {
   })
 
   it('names the setting of a missing file, and refuses a file that is not a key', () => {
-    expect(() => memcacheTlsOptions(settings({ tlsCaCert: join(dir, 'missing.pem') }))).toThrow(
-      `MEMCACHE_TLS_CACERT: cannot read ${join(dir, 'missing.pem')}: ENOENT`,
-    )
+    expect(() =>
+      memcacheTlsOptions(settings({ MEMCACHE_TLS_CACERT: join(dir, 'missing.pem') })),
+    ).toThrow(`MEMCACHE_TLS_CACERT: cannot read ${join(dir, 'missing.pem')}: ENOENT`)
     const garbage = join(dir, 'garbage.key')
     writeFileSync(garbage, 'not a key')
     expect(() =>
       memcacheTlsOptions(
-        settings({ tlsClientCert: join(TLS, 'client.crt'), tlsClientKey: garbage }),
+        settings({
+          MEMCACHE_TLS_CLIENT_CERT: join(TLS, 'client.crt'),
+          MEMCACHE_TLS_CLIENT_KEY: garbage,
+        }),
       ),
     ).toThrow(/^MEMCACHE_TLS_\*: invalid certificate or key: /)
   })

@@ -17,11 +17,9 @@ import {
 import { MemcacheClient } from 'memcache-client'
 import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildRateLimitApp } from '../../src/app.js'
 import { systemClock, type Every } from '../../src/clock.js'
 import { MemcacheCounterStore } from '../../src/memcache/memcache-store.js'
 import { pickServer } from '../../src/memcache/servers.js'
-import { loadSettings } from '../../src/settings/settings.js'
 import { StatsStore } from '../../src/stats/store.js'
 import { OWN_FIXTURES } from '../fixtures.js'
 import { grpcError, startService, type Harness } from '../harness.js'
@@ -562,32 +560,13 @@ describe('MEMCACHE_SRV', () => {
   })
 
   it('does not start the service when the record cannot be looked up (upstream panics)', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'ratelimit-srv-'))
-    const app = buildRateLimitApp(
-      loadSettings({
-        HOST: '127.0.0.1',
-        PORT: '0',
-        GRPC_HOST: '127.0.0.1',
-        GRPC_PORT: '0',
-        DEBUG_HOST: '127.0.0.1',
-        DEBUG_PORT: '0',
-        RUNTIME_ROOT: root,
-        RUNTIME_WATCH_ROOT: 'false',
-        DISABLE_STATS: 'true',
-        BACKEND_TYPE: 'memcache',
-        MEMCACHE_SRV: '_nothing._tcp.ratelimit.test',
+    await expect(
+      startService({
+        files: basic,
+        env: { BACKEND_TYPE: 'memcache', MEMCACHE_SRV: '_nothing._tcp.ratelimit.test' },
+        deps: { resolver },
       }),
-      { resolver, logger: silent },
-    )
-    try {
-      await expect(app.listen()).rejects.toThrow(
-        'Unable to fetch servers from SRV _nothing._tcp.ratelimit.test: ',
-      )
-      expect(app.health.healthy()).toBe(false)
-    } finally {
-      await app.close(0)
-      rmSync(root, { recursive: true, force: true })
-    }
+    ).rejects.toThrow('Unable to fetch servers from SRV _nothing._tcp.ratelimit.test: ')
   })
 
   it('is never ready when the record cannot be looked up at start (upstream panics)', async () => {
