@@ -12,7 +12,13 @@
  * markdown table in bench/RESULTS.md under "## ratelimit". `--main PATH` runs another build's
  * `dist/main.js` instead of this checkout's (to compare two commits in the same conditions).
  */
-import { getFreePort, startProcess, startRedisServer, waitFor } from '@gatehouse/testing'
+import {
+  getFreePort,
+  startMemcached,
+  startProcess,
+  startRedisServer,
+  waitFor,
+} from '@gatehouse/testing'
 import { execFile } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
@@ -33,6 +39,8 @@ interface Options {
   env: Record<string, string>
   write: boolean
   main: string
+  /** Also measure BACKEND_TYPE=memcache against its own baseline (`--no-memcache` skips it). */
+  memcache: boolean
 }
 
 function parseArgs(argv: string[]): Options {
@@ -44,6 +52,7 @@ function parseArgs(argv: string[]): Options {
     env: {},
     write: false,
     main: join(ROOT, 'packages/ratelimit/bin/gatehouse-ratelimit.js'),
+    memcache: true,
   }
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]
@@ -54,6 +63,7 @@ function parseArgs(argv: string[]): Options {
     else if (arg === '--label') options.label = value()
     else if (arg === '--write') options.write = true
     else if (arg === '--main') options.main = value()
+    else if (arg === '--no-memcache') options.memcache = false
     else if (arg === '--env') {
       const [k = '', ...v] = value().split('=')
       options.env[k] = v.join('=')
@@ -82,13 +92,18 @@ const REQUEST = {
   hitsAddend: 0,
 }
 
-async function baseline(redisPort: number, c: number, seconds: number): Promise<Sample> {
+async function baseline(
+  redisPort: number,
+  c: number,
+  seconds: number,
+  script = 'baseline.ts',
+): Promise<Sample> {
   const { stdout } = await run(
     process.execPath,
     [
       '--import',
       'tsx',
-      join(ROOT, 'bench/ratelimit/baseline.ts'),
+      join(ROOT, 'bench/ratelimit', script),
       String(redisPort),
       String(c),
       String(seconds),
@@ -230,24 +245,47 @@ async function main(): Promise<void> {
   }
   const redis = await startRedisServer()
   const svc = await startService(redis.port, dir, options.env, options.main)
+  // The memcache row: the same service on BACKEND_TYPE=memcache, against an own memcached.
+  const memcached = options.memcache ? await startMemcached() : undefined
+  const mcEnv = {
+    ...options.env,
+    BACKEND_TYPE: 'memcache',
+    MEMCACHE_HOST_PORT: memcached?.hostPort ?? '',
+  }
+  const mcSvc = memcached && (await startService(redis.port, dir, mcEnv, options.main))
+  const memcacheSlice = async (c: number, seconds: number, record: boolean): Promise<void> => {
+    if (memcached === undefined || mcSvc === undefined) return
+    const base = await baseline(memcached.port, c, seconds, 'memcache-baseline.ts')
+    const grpc = await grpcLoad(mcSvc.grpc, c, seconds, dir)
+    if (record) {
+      add(`memcache baseline ${String(c)}`, base)
+      add(`memcache ${String(c)}`, grpc)
+    }
+  }
   try {
     for (const c of options.concurrency) {
       // Warm-up of every path at this concurrency (not recorded).
       await baseline(redis.port, c, 1)
       await grpcLoad(svc.grpc, c, 1, dir)
       await httpLoad(svc.http, c, 1, dir)
+      await memcacheSlice(c, 1, false)
       // Interleaved slices: each service slice is compared with the baseline slice next to it, so
       // both see the same background load.
       for (let slice = 0; slice < options.slices; slice++) {
         add(`baseline ${String(c)}`, await baseline(redis.port, c, options.seconds))
         add(`grpc ${String(c)}`, await grpcLoad(svc.grpc, c, options.seconds, dir))
         add(`http ${String(c)}`, await httpLoad(svc.http, c, options.seconds, dir))
+        await memcacheSlice(c, options.seconds, true)
       }
     }
-    const stats = await (await fetch(`http://127.0.0.1:${String(svc.debug)}/stats`)).text()
-    const errors = /should_rate_limit\.redis_error: (\d+)/.exec(stats)?.[1]
-    if (errors !== '0') throw new Error(`the service counted redis errors: ${String(errors)}`)
+    for (const { debug } of mcSvc === undefined ? [svc] : [svc, mcSvc]) {
+      const stats = await (await fetch(`http://127.0.0.1:${String(debug)}/stats`)).text()
+      const errors = /should_rate_limit\.redis_error: (\d+)/.exec(stats)?.[1]
+      if (errors !== '0') throw new Error(`the service counted redis errors: ${String(errors)}`)
+    }
   } finally {
+    await mcSvc?.service.stop()
+    await memcached?.stop()
     await svc.service.stop()
     await redis.stop()
     rmSync(dir, { recursive: true, force: true })
@@ -276,9 +314,25 @@ async function main(): Promise<void> {
       )
     }
   }
+  for (const c of memcached === undefined ? [] : options.concurrency) {
+    const base = results.get(`memcache baseline ${String(c)}`) ?? []
+    const samples = results.get(`memcache ${String(c)}`) ?? []
+    const ratios = samples.map((s, i) => s.rps / (base[i]?.rps ?? NaN))
+    const ms = (values: Sample[]) =>
+      `${fmt(
+        values.map((s) => s.p50),
+        2,
+      )} | ${fmt(
+        values.map((s) => s.p99),
+        2,
+      )}`
+    rows.push(
+      `| memcache: gRPC (h2load) | ${String(c)} | ${fmt(samples.map((s) => s.rps))} | ${ms(samples)} | ${fmt(base.map((s) => s.rps))} | ${ms(base).replace(' | ', ' / ')} | ${fmt(ratios.map((x) => x * 100))}% |`,
+    )
+  }
   const settings = Object.entries(options.env).map(([k, v]) => `${k}=${v}`)
   const table = [
-    `Service settings: ${settings.length > 0 ? settings.join(', ') : 'defaults'}. ${String(options.slices)} interleaved slices of ${String(options.seconds)} s per path and concurrency (baseline, gRPC, HTTP, baseline, …); median (min–max) over the slices; the ratio is taken per slice against the baseline slice next to it.`,
+    `Service settings: ${settings.length > 0 ? settings.join(', ') : 'defaults'}. ${String(options.slices)} interleaved slices of ${String(options.seconds)} s per path and concurrency (baseline, gRPC, HTTP, baseline, …); median (min–max) over the slices; the ratio is taken per slice against the baseline slice next to it. The memcache rows run the same service with BACKEND_TYPE=memcache against an own memcached; their baseline is memcache-client doing the store's get + incr per decision (memcache-baseline.ts).`,
     '',
     '| path | concurrency | decisions/s | p50 ms | p99 ms | baseline pipelines/s | baseline p50 / p99 ms | ratio |',
     '|---|---|---|---|---|---|---|---|',

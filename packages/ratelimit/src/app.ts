@@ -9,11 +9,14 @@ import type { Server as HttpServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Writable } from 'node:stream'
 import type { Logger } from 'pino'
+import { Resolver } from 'node:dns/promises'
 import {
   systemClock,
+  systemEvery,
   systemMonotonicClock,
   systemRandom,
   type Clock,
+  type Every,
   type MonotonicClock,
   type Random,
 } from './clock.js'
@@ -21,6 +24,8 @@ import type { CounterStore } from './limiter/cache.js'
 import { FixedWindowRateLimitCache } from './limiter/fixed-window.js'
 import { LocalCache } from './limiter/local-cache.js'
 import { createLogger } from './logging.js'
+import { MemcacheCounterStore, memcacheTlsOptions } from './memcache/memcache-store.js'
+import type { SrvResolver } from './memcache/servers.js'
 import { MemoryCounterStore } from './memory/memory-store.js'
 import { FileConfigProvider } from './provider/file-provider.js'
 import type { ConfigProvider, ConfigUpdate } from './provider/provider.js'
@@ -72,6 +77,10 @@ export interface AppDeps {
    * sampling. @default {@link systemRandom}
    */
   readonly random?: Random
+  /** DNS resolver for `MEMCACHE_SRV`. @default a `node:dns` Resolver on the system's servers */
+  readonly resolver?: SrvResolver
+  /** Runs repeating tasks (the `MEMCACHE_SRV_REFRESH` lookups). @default {@link systemEvery} */
+  readonly every?: Every
 }
 
 /** A gRPC server of either implementation. */
@@ -158,11 +167,30 @@ export interface RateLimitApp {
 
 function buildStore(
   settings: Readonly<Settings>,
-  clock: Clock,
-  logger: Logger,
+  deps: AppDeps & { clock: Clock; logger: Logger },
   health: HealthChecker,
   stats: StatsStore,
 ): CounterStore {
+  const { clock, logger } = deps
+  if (settings.backendType === 'memcache') {
+    const mc = settings.memcache
+    return new MemcacheCounterStore({
+      servers:
+        mc.srv === ''
+          ? mc.hostPort
+          : {
+              name: mc.srv,
+              refreshMs: mc.srvRefreshMs,
+              resolver: deps.resolver ?? new Resolver(),
+              every: deps.every ?? systemEvery,
+            },
+      maxIdleConns: mc.maxIdleConns,
+      tls: memcacheTlsOptions(mc),
+      clock,
+      logger,
+      stats,
+    })
+  }
   if (settings.backendType === 'memory') {
     return new MemoryCounterStore({
       clock,
@@ -279,7 +307,8 @@ function listenHttp(server: HttpServer, port: number, host: string): Promise<num
  * Builds the service. Nothing listens and no configuration is read until
  * {@link RateLimitApp.listen}; the Redis connections are opened here (in the background).
  *
- * @throws {Error} When the Redis TLS files cannot be read or the Redis address is malformed.
+ * @throws {Error} When the Redis or memcache TLS files cannot be read (or, for memcache, are not a
+ *   valid certificate or key) or the Redis address is malformed.
  * @throws {@link SettingsError} When the gRPC server's TLS files (`GRPC_SERVER_TLS_CERT`,
  *   `GRPC_SERVER_TLS_KEY`, `GRPC_CLIENT_TLS_CACERT`) cannot be read or do not make a valid key
  *   pair, or the xDS client's (`CONFIG_GRPC_XDS_*TLS*`) cannot be read (the executable exits 2,
@@ -295,7 +324,10 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
   const stats = new StatsStore({ extraTags: settings.extraTags, random })
   const statsManager = new StatsManager(stats, { maxDynamicKeys: settings.statsMaxDynamicKeys })
   const health = new HealthChecker({ configComponent: settings.healthyWithAtLeastOneConfigLoaded })
-  const store = deps.store ?? buildStore(settings, clock, logger, health, stats)
+  const store = deps.store ?? buildStore(settings, { ...deps, clock, logger }, health, stats)
+  if (settings.backendType === 'memcache' && settings.stopCacheKeyIncrementWhenOverlimit) {
+    logger.warn('STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT has no effect with the memcache backend')
+  }
   const cache = new FixedWindowRateLimitCache({
     store,
     clock,
@@ -306,7 +338,9 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
     nearLimitRatio: settings.nearLimitRatio,
     cacheKeyPrefix: settings.cacheKeyPrefix,
     expirationJitterMaxSeconds: settings.expirationJitterMaxSeconds,
-    stopCacheKeyIncrementWhenOverlimit: settings.stopCacheKeyIncrementWhenOverlimit,
+    // Upstream's memcache backend does not implement it: it increments every key.
+    stopCacheKeyIncrementWhenOverlimit:
+      settings.stopCacheKeyIncrementWhenOverlimit && settings.backendType !== 'memcache',
     random,
   })
   const service = new RateLimitService(
@@ -372,6 +406,9 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
       const backendReady = store.ready().then(() => {
         health.set('backend', true)
       })
+      // Awaited below; a store that fails at once (memcache: no SRV record) must not count as an
+      // unhandled rejection while the configuration loads.
+      backendReady.catch(() => undefined)
       const started = provider.start(onUpdate)
       if (settings.forceStartWithoutInitialConfig) {
         started.catch((error: unknown) => {

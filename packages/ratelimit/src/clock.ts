@@ -35,3 +35,18 @@ export type Random = () => number
 
 /** The real random source (`Math.random`). */
 export const systemRandom: Random = () => Math.random()
+
+/**
+ * Runs `task` every `intervalMs` milliseconds until the returned function is called. Injected
+ * where something repeats on a timer (the memcache SRV refresh) so tests can run it on demand.
+ */
+export type Every = (intervalMs: number, task: () => void) => () => void
+
+/** The real {@link Every}: `setInterval`, not keeping the process alive. */
+export const systemEvery: Every = (intervalMs, task) => {
+  const timer = setInterval(task, intervalMs)
+  timer.unref()
+  return () => {
+    clearInterval(timer)
+  }
+}

@@ -15,9 +15,11 @@ export {
 } from './app.js'
 export {
   systemClock,
+  systemEvery,
   systemMonotonicClock,
   systemRandom,
   type Clock,
+  type Every,
   type MonotonicClock,
   type Random,
 } from './clock.js'
@@ -46,6 +48,14 @@ export {
 } from './limiter/fixed-window.js'
 export { LocalCache } from './limiter/local-cache.js'
 export { UNIT_SECONDS, secondsUntilReset, unitSeconds, windowStart } from './limiter/units.js'
+export { MEMCACHE_MAX_KEY_BYTES, memcacheKeyProblem } from './memcache/keys.js'
+export {
+  MemcacheCounterStore,
+  memcacheTlsOptions,
+  type MemcacheSrvSource,
+  type MemcacheStoreOptions,
+} from './memcache/memcache-store.js'
+export { lookupSrvServers, pickServer, type SrvResolver } from './memcache/servers.js'
 export {
   DEFAULT_MEMORY_MAX_KEYS,
   MemoryCounterStore,
@@ -125,6 +135,7 @@ export {
   ConfigError,
   loadSettings,
   type HostInfo,
+  type MemcacheSettings,
   type RedisSettings,
   type Settings,
   type XdsSettings,

@@ -91,7 +91,15 @@ export async function startService(options: StartOptions = {}): Promise<Harness>
     statsSink: new NullSink(),
     ...options.deps,
   })
-  const ports = await app.listen()
+  let ports: Awaited<ReturnType<RateLimitApp['listen']>>
+  try {
+    ports = await app.listen()
+  } catch (error) {
+    // A service that cannot start leaves nothing behind.
+    await app.close(0)
+    rmSync(root, { recursive: true, force: true })
+    throw error
+  }
   const grpcAddress =
     settings.grpcUds !== '' ? `unix:${settings.grpcUds}` : `127.0.0.1:${String(ports.grpc)}`
   const httpUrl = `http://127.0.0.1:${String(ports.http)}`

@@ -24,7 +24,8 @@ export {
   type StartRedisOptions,
   type TestRedisServer,
 } from './redis.js'
-export { startMemcached, type TestMemcached } from './memcached.js'
+export { startMemcached, type StartMemcachedOptions, type TestMemcached } from './memcached.js'
+export { startDnsServer, type SrvTarget, type TestDnsServer } from './dns.js'
 export {
   createTestCertificates,
   type TestCertificates,

@@ -1,5 +1,5 @@
 import { getFreePort, probeTcp, waitFor } from './net.js'
-import { startProcess } from './process.js'
+import { startProcess, type ManagedProcess } from './process.js'
 
 /** A `memcached` of a test's own, on a random loopback port. */
 export interface TestMemcached {
@@ -9,6 +9,21 @@ export interface TestMemcached {
   readonly hostPort: string
   /** Stops it and waits for it to exit. */
   stop(): Promise<void>
+  /** Starts it again on the same port (after `stop`), empty; resolves when it answers. */
+  restart(): Promise<void>
+}
+
+/** Options of {@link startMemcached}. */
+export interface StartMemcachedOptions {
+  /** Extra `memcached` arguments, such as TLS: `['-Z', '-o', 'ssl_chain_cert=…,ssl_key=…']`. */
+  readonly args?: readonly string[]
+  /**
+   * Resolves true once the server answers (the default probe sends `version` in plain TCP; a TLS
+   * server needs its own).
+   */
+  readonly probe?: (host: string, port: number) => Promise<boolean>
+  /** Executable. @default 'memcached' */
+  readonly command?: string
 }
 
 /**
@@ -17,16 +32,31 @@ export interface TestMemcached {
  *
  * @throws {Error} When `memcached` is missing or does not come up within 10 s.
  */
-export async function startMemcached(command = 'memcached'): Promise<TestMemcached> {
+export async function startMemcached(options: StartMemcachedOptions = {}): Promise<TestMemcached> {
   const host = '127.0.0.1'
   const port = await getFreePort(host)
-  const args = ['-l', host, '-p', String(port), '-U', '0', '-m', '64']
+  const args = ['-l', host, '-p', String(port), '-U', '0', '-m', '64', ...(options.args ?? [])]
   if (process.getuid?.() === 0) args.push('-u', 'root')
-  const started = await startProcess(command, args)
-  await waitFor(() => version(host, port), {
-    what: `memcached on port ${String(port)} (output: ${started.output()})`,
-  })
-  return { host, port, hostPort: `${host}:${String(port)}`, stop: () => started.stop() }
+  const probe = options.probe ?? version
+  let current: ManagedProcess | undefined
+  const launch = async (): Promise<void> => {
+    const started = await startProcess(options.command ?? 'memcached', args)
+    current = started
+    await waitFor(() => probe(host, port), {
+      what: `memcached on port ${String(port)} (output: ${started.output()})`,
+    })
+  }
+  await launch()
+  return {
+    host,
+    port,
+    hostPort: `${host}:${String(port)}`,
+    stop: async () => current?.stop(),
+    restart: async () => {
+      await current?.stop()
+      await launch()
+    },
+  }
 }
 
 async function version(host: string, port: number): Promise<boolean> {

@@ -1,7 +1,7 @@
 /**
  * The backend seam. {@link RateLimitCache} is what the service calls (upstream's
  * `limiter.RateLimitCache`); {@link CounterStore} is the small part a key-value store has to
- * provide (Redis, memory, later memcache) so that the fixed-window logic lives in one place
+ * provide (Redis, memcache, memory) so that the fixed-window logic lives in one place
  * (`fixed-window.ts`).
  *
  * @module
@@ -76,6 +76,14 @@ export interface CounterStore {
    * @throws {@link BackendError} When the store fails or cannot be reached.
    */
   get(ops: readonly ReadOp[]): Promise<number[]>
+  /**
+   * Why the store cannot take `key` (memcache: over 250 bytes, or whitespace or control
+   * characters), checked for every limited descriptor before anything is counted; absent when
+   * every key is accepted.
+   *
+   * @returns The problem, or undefined when the key is accepted.
+   */
+  keyProblem?(key: string): string | undefined
   /** Resolves once the store answers (Redis: PING), for the health component. */
   ready(): Promise<void>
   /** Closes connections. */

@@ -4,7 +4,7 @@ import { newRateLimit, type RateLimit } from '../config/config.js'
 import type { Descriptor, RateLimitRequest, Unit } from '../protocol/types.js'
 import { StatsManager, type RateLimitStats } from '../stats/manager.js'
 import { StatsStore } from '../stats/store.js'
-import type { CounterStore, IncrementOp, ReadOp } from './cache.js'
+import { BackendError, type CounterStore, type IncrementOp, type ReadOp } from './cache.js'
 import {
   FixedWindowRateLimitCache,
   decideStatus,
@@ -292,5 +292,24 @@ describe('FixedWindowRateLimitCache', () => {
       ['domain_b_1_', 0],
     ])
     expect(store.reads).toHaveLength(1)
+  })
+
+  it("throws the store's key problem for the descriptor, counting nothing", () => {
+    const stats = manager().rateLimitStats('domain.key')
+    const store = new ScriptedStore([[1]])
+    const picky: CounterStore = {
+      increment: (ops) => store.increment(ops),
+      get: (ops) => store.get(ops),
+      ready: () => store.ready(),
+      close: () => store.close(),
+      keyProblem: (key) => (key.includes(' ') ? 'no spaces, please' : undefined),
+    }
+    const cache = new FixedWindowRateLimitCache({ store: picky, clock })
+    const limits = [rule(stats, 5), rule(stats, 5)]
+    expect(() => cache.doLimit(request([one('key', 'fine'), one('key', 'a b')]), limits)).toThrow(
+      new BackendError('descriptor 1: no spaces, please'),
+    )
+    expect(store.increments).toEqual([])
+    expect(stats.totalHits.value()).toBe(0)
   })
 })

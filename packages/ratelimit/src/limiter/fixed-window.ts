@@ -8,7 +8,7 @@
 import { systemRandom, type Clock, type Random } from '../clock.js'
 import type { RateLimit } from '../config/config.js'
 import type { CurrentLimit, DescriptorStatus, RateLimitRequest } from '../protocol/types.js'
-import type { CounterStore, IncrementOp, RateLimitCache } from './cache.js'
+import { BackendError, type CounterStore, type IncrementOp, type RateLimitCache } from './cache.js'
 import { generateCacheKey, type CacheKey } from './cache-key.js'
 import type { LocalCache } from './local-cache.js'
 import { unitSeconds } from './units.js'
@@ -159,7 +159,12 @@ export class FixedWindowRateLimitCache implements RateLimitCache {
     this.#random = options.random ?? systemRandom
   }
 
-  /** {@inheritDoc RateLimitCache.doLimit} */
+  /**
+   * {@inheritDoc RateLimitCache.doLimit}
+   *
+   * @throws {@link BackendError} `descriptor <i>: …` when the store refuses a descriptor's key
+   *   (memcache's key rules); nothing of the request is counted then.
+   */
   doLimit(
     request: RateLimitRequest,
     limits: readonly (RateLimit | undefined)[],
@@ -168,13 +173,19 @@ export class FixedWindowRateLimitCache implements RateLimitCache {
     const fallback = Math.max(1, request.hitsAddend) // hitsAddends(), without its array
     const descriptors = request.descriptors
     const items: Item[] = new Array<Item>(descriptors.length)
+    const keys = new Array<CacheKey>(descriptors.length)
+    for (let i = 0; i < descriptors.length; i++) {
+      const descriptor = descriptors[i] as (typeof descriptors)[number]
+      keys[i] = generateCacheKey(this.#prefix, request.domain, descriptor, limits[i], nowSeconds)
+    }
+    if (this.#store.keyProblem !== undefined) this.#checkKeys(keys, limits)
     let limited = 0
     let localHits = 0
     for (let i = 0; i < descriptors.length; i++) {
       const descriptor = descriptors[i] as (typeof descriptors)[number]
       const limit = limits[i]
       const addend = descriptor.hitsAddend ?? fallback
-      const key = generateCacheKey(this.#prefix, request.domain, descriptor, limit, nowSeconds)
+      const key = keys[i] as CacheKey
       let localHit = false
       if (limit !== undefined) {
         limited++
@@ -194,6 +205,15 @@ export class FixedWindowRateLimitCache implements RateLimitCache {
       }
     }
     return this.#increment(items, nowSeconds)
+  }
+
+  /** Throws the store's problem with the first limited descriptor's key it refuses. */
+  #checkKeys(keys: readonly CacheKey[], limits: readonly (RateLimit | undefined)[]): void {
+    for (let i = 0; i < keys.length; i++) {
+      if (limits[i] === undefined) continue
+      const problem = this.#store.keyProblem?.((keys[i] as CacheKey).key)
+      if (problem !== undefined) throw new BackendError(`descriptor ${String(i)}: ${problem}`)
+    }
   }
 
   /**

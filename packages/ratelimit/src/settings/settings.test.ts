@@ -195,7 +195,7 @@ describe('loadSettings', () => {
       STATS_FLUSH_INTERVAL: '10 seconds',
       REDIS_URL: 'a',
       KVSTORE_URL: 'b',
-      BACKEND_TYPE: 'memcache',
+      BACKEND_TYPE: 'memcached',
       REDIS_TYPE: 'cluster',
       LOG_LEVEL: 'loud',
       CONFIG_TYPE: 'XML',
@@ -206,7 +206,7 @@ describe('loadSettings', () => {
       [
         'LOG_LEVEL: must be one of trace, debug, info, warn, error, fatal, panic (got "loud")',
         'CONFIG_TYPE: Invalid setting for ConfigType: XML',
-        'BACKEND_TYPE: memcache is not supported by this version of Gatehouse (got "memcache")',
+        'BACKEND_TYPE: must be redis, memcache or memory (got "memcached")',
         'REDIS_TYPE: only "single" is supported by this version (got "cluster")',
         'REDIS_URL and KVSTORE_URL are both set, to different values; set one',
         'REDIS_URL: must be host:port or a redis:// URL for a tcp socket (got "a")',
@@ -226,6 +226,72 @@ describe('loadSettings', () => {
     })()
     expect(message).toBe('invalid settings:\n  PORT: must be an integer from 0 to 65535 (got "x")')
     expect(message).not.toContain('secret')
+  })
+
+  it('reads the memcache backend with upstream defaults (MEMCACHE_*)', () => {
+    const s = loadSettings({
+      BACKEND_TYPE: 'Memcache',
+      MEMCACHE_HOST_PORT: 'mc-1:11211, mc-2:11212',
+      MEMCACHE_TLS: 'true',
+      MEMCACHE_TLS_CACERT: '/ca.pem',
+      MEMCACHE_TLS_SKIP_HOSTNAME_VERIFICATION: '1',
+    })
+    expect(s.backendType).toBe('memcache')
+    expect(s.memcache).toEqual({
+      hostPort: ['mc-1:11211', 'mc-2:11212'],
+      srv: '',
+      srvRefreshMs: 0,
+      maxIdleConns: 2,
+      tls: true,
+      tlsClientCert: '',
+      tlsClientKey: '',
+      tlsCaCert: '/ca.pem',
+      tlsSkipHostnameVerification: true,
+    })
+    const srv = loadSettings({
+      BACKEND_TYPE: 'memcache',
+      MEMCACHE_SRV: '_memcache._tcp.example.com',
+      MEMCACHE_SRV_REFRESH: '30s',
+      MEMCACHE_MAX_IDLE_CONNS: '8',
+    }).memcache
+    expect(srv).toMatchObject({ srv: '_memcache._tcp.example.com', srvRefreshMs: 30_000 })
+    expect(srv.maxIdleConns).toBe(8)
+    // Counters in memcache are shared by the workers.
+    expect(
+      loadSettings({ BACKEND_TYPE: 'memcache', MEMCACHE_HOST_PORT: 'mc:1' }, { availableCores: 4 })
+        .workers,
+    ).toBe(2)
+  })
+
+  it('refuses memcache settings upstream would panic on or memcache could not use', () => {
+    expect(problemsOf({ BACKEND_TYPE: 'memcache' })).toEqual([
+      'MEMCACHE_HOST_PORT: MEMCACHE_HOST_PORT or MEMCACHE_SRV must be set with BACKEND_TYPE=memcache',
+    ])
+    expect(
+      problemsOf({
+        BACKEND_TYPE: 'memcache',
+        MEMCACHE_HOST_PORT: 'mc:11211',
+        MEMCACHE_SRV: '_memcache._tcp.example.com',
+      }),
+    ).toEqual(['MEMCACHE_SRV: Both MEMCACHE_HOST_PORT and MEMCACHE_SRV are set; set one'])
+    expect(
+      problemsOf({
+        BACKEND_TYPE: 'memcache',
+        MEMCACHE_HOST_PORT: 'mc:11211,mc,[::1]:11211',
+        CACHE_KEY_PREFIX: 'my prefix:',
+        MEMCACHE_SRV_REFRESH: '10',
+      }),
+    ).toEqual([
+      'CACHE_KEY_PREFIX: must not contain whitespace or control characters with BACKEND_TYPE=memcache (memcache keys cannot) (got "my prefix:")',
+      'MEMCACHE_HOST_PORT: "mc" is not host:port (for an IPv6 server, use a host name)',
+      'MEMCACHE_HOST_PORT: "[::1]:11211" is not host:port (for an IPv6 server, use a host name)',
+      'MEMCACHE_SRV_REFRESH: must be a non-negative Go duration such as 10s, 1m30s or 150ms (got "10")',
+    ])
+    expect(problemsOf({ BACKEND_TYPE: 'memcache', MEMCACHE_SRV: 'memcache.example.com' })).toEqual([
+      'MEMCACHE_SRV: must be an SRV record name of the form _service._proto.name (got "memcache.example.com")',
+    ])
+    // Not checked unless memcache is the backend.
+    expect(problemsOf({ MEMCACHE_HOST_PORT: 'nonsense' })).toEqual([])
   })
 
   it('requires the Redis backend for several workers', () => {

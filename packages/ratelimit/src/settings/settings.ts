@@ -16,14 +16,17 @@ import {
   group,
   integer,
   invalid,
+  list,
   map,
   oneOf,
   parseList,
   parseMap,
   port,
   text,
+  type SettingsRead,
   type Invalid,
 } from '@gatehouse/settings'
+import { illegalKeyCharacter } from '../memcache/keys.js'
 
 /**
  * Thrown by {@link loadSettings}: the toolkit's `SettingsError` (`code` `ERR_INVALID_SETTINGS`,
@@ -62,6 +65,38 @@ export interface RedisSettings {
   readonly poolOnEmptyBehavior: 'CREATE' | 'ERROR' | 'WAIT'
   /** `REDIS_PIPELINE_WINDOW`, milliseconds (cluster only upstream; accepted, no effect). */
   readonly pipelineWindowMs: number
+}
+
+/** Connection settings of the memcache backend (`MEMCACHE_*`, upstream `src/settings/settings.go`). */
+export interface MemcacheSettings {
+  /**
+   * `MEMCACHE_HOST_PORT`: the servers, `host:port` each, comma-separated. Keys are spread over
+   * them by list position (gomemcache's `ServerList`), so every instance must use the same list.
+   * Exclusive with {@link srv}. @default []
+   */
+  readonly hostPort: readonly string[]
+  /**
+   * `MEMCACHE_SRV`: an SRV record name, `_service._proto.name`, whose targets (sorted) are the
+   * servers instead. @default ''
+   */
+  readonly srv: string
+  /** `MEMCACHE_SRV_REFRESH`, milliseconds: how often the SRV record is looked up again; 0 never. @default 0 */
+  readonly srvRefreshMs: number
+  /**
+   * `MEMCACHE_MAX_IDLE_CONNS`: connections kept to each server (0 = gomemcache's default, 2).
+   * Requests in flight share them (memcache's text protocol answers in order). @default 2
+   */
+  readonly maxIdleConns: number
+  /** `MEMCACHE_TLS`: connect over TLS. @default false */
+  readonly tls: boolean
+  /** `MEMCACHE_TLS_CLIENT_CERT` (PEM file path). @default '' */
+  readonly tlsClientCert: string
+  /** `MEMCACHE_TLS_CLIENT_KEY` (PEM file path). @default '' */
+  readonly tlsClientKey: string
+  /** `MEMCACHE_TLS_CACERT` (PEM file path; the system's CAs when empty). @default '' */
+  readonly tlsCaCert: string
+  /** `MEMCACHE_TLS_SKIP_HOSTNAME_VERIFICATION`: verify the chain but not the host name. @default false */
+  readonly tlsSkipHostnameVerification: boolean
 }
 
 /** How the service reaches its xDS management server (`CONFIG_TYPE=GRPC_XDS_SOTW`). */
@@ -230,8 +265,11 @@ export interface Settings {
    */
   readonly statsMaxDynamicKeys: number
 
-  /** `BACKEND_TYPE`: `redis` (default) or `memory` (Gatehouse addition). */
-  readonly backendType: 'redis' | 'memory'
+  /**
+   * `BACKEND_TYPE`: `redis` (default), `memcache` (experimental upstream) or `memory`
+   * (Gatehouse addition).
+   */
+  readonly backendType: 'redis' | 'memcache' | 'memory'
   /**
    * `MEMORY_MAX_KEYS` (Gatehouse addition): most counters the memory backend keeps; beyond it the
    * least recently incremented is evicted. @default 100000
@@ -272,6 +310,8 @@ export interface Settings {
   readonly redisPerSecondSettings: RedisSettings
   /** `REDIS_HEALTH_CHECK_ACTIVE_CONNECTION`: backend unhealthy while no connection is up. @default false */
   readonly redisHealthCheckActiveConnection: boolean
+  /** The memcache servers (`MEMCACHE_*`), used with `BACKEND_TYPE=memcache`. */
+  readonly memcache: MemcacheSettings
 }
 
 /** Facts about the host that some defaults depend on, passed in so that {@link loadSettings} stays pure. */
@@ -505,8 +545,8 @@ export const settingsTable = defineSettings(
       'BACKEND_TYPE',
       (value) => {
         const type = value.toLowerCase()
-        if (type === 'redis' || type === 'memory') return type
-        return invalid(type === 'memcache' ? unsupported('memcache') : 'must be redis or memory')
+        if (type === 'redis' || type === 'memcache' || type === 'memory') return type
+        return invalid('must be redis, memcache or memory')
       },
       { default: 'redis' },
     ),
@@ -530,12 +570,24 @@ export const settingsTable = defineSettings(
       'REDIS_HEALTH_CHECK_ACTIVE_CONNECTION',
       'KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION',
     ]),
+    memcache: group({
+      hostPort: list('MEMCACHE_HOST_PORT'),
+      srv: text('MEMCACHE_SRV'),
+      srvRefreshMs: duration('MEMCACHE_SRV_REFRESH', { default: '0' }),
+      maxIdleConns: integer('MEMCACHE_MAX_IDLE_CONNS', { default: '2', max: 1000 }),
+      tls: bool('MEMCACHE_TLS'),
+      tlsClientCert: text('MEMCACHE_TLS_CLIENT_CERT'),
+      tlsClientKey: text('MEMCACHE_TLS_CLIENT_KEY'),
+      tlsCaCert: text('MEMCACHE_TLS_CACERT'),
+      tlsSkipHostnameVerification: bool('MEMCACHE_TLS_SKIP_HOSTNAME_VERIFICATION'),
+    }),
   },
   {
     computedDefaults: (v, host: HostInfo | undefined) => ({
       // Two processes by default where they can run in parallel: measured on 2 cores, about 1.5x
       // the decisions/s of one (bench/RESULTS.md). The memory backend's counters are per process.
-      workers: v.backendType === 'redis' && (host?.availableCores ?? 1) >= 2 ? '2' : '1',
+      // Counters in Redis or memcache are shared by the workers; in-process ones are not.
+      workers: v.backendType !== 'memory' && (host?.availableCores ?? 1) >= 2 ? '2' : '1',
       redisPerSecondSettings: {
         tlsClientCert: v.redis.tlsClientCert,
         tlsClientKey: v.redis.tlsClientKey,
@@ -571,6 +623,7 @@ export function loadSettings(
       read.report(fields[key].fields.url, 'must be host:port or a redis:// URL for a tcp socket')
     }
   }
+  if (settings.backendType === 'memcache') checkMemcache(read, settings)
   if (settings.grpcServerUseTls) {
     for (const key of ['grpcServerTlsCert', 'grpcServerTlsKey'] as const) {
       if (settings[key] === '')
@@ -600,6 +653,56 @@ export function loadSettings(
   }
   return read.finish(settings satisfies Settings)
 }
+
+/**
+ * The cross-field rules of `BACKEND_TYPE=memcache`: exactly one of `MEMCACHE_HOST_PORT` and
+ * `MEMCACHE_SRV` (upstream panics `Both MEMCACHE_HOST_PORT and MEMCACHE_SRV are set`), servers
+ * as `host:port`, an SRV name as `_service._proto.name` (upstream's pattern), and a
+ * `CACHE_KEY_PREFIX` that memcache accepts in a key.
+ */
+function checkMemcache(
+  read: SettingsRead<unknown>,
+  settings: Pick<Settings, 'memcache' | 'cacheKeyPrefix'>,
+): void {
+  const { fields } = settingsTable
+  const { hostPort, srv } = settings.memcache
+  const mc = fields.memcache.fields
+  if (hostPort.length > 0 && srv !== '') {
+    read.report(mc.srv, 'Both MEMCACHE_HOST_PORT and MEMCACHE_SRV are set; set one', NO_ECHO)
+  } else if (hostPort.length === 0 && srv === '') {
+    read.report(
+      mc.hostPort,
+      'MEMCACHE_HOST_PORT or MEMCACHE_SRV must be set with BACKEND_TYPE=memcache',
+      NO_ECHO,
+    )
+  }
+  for (const server of hostPort) {
+    if (!HOST_PORT.test(server)) {
+      read.report(
+        mc.hostPort,
+        `"${server}" is not host:port (for an IPv6 server, use a host name)`,
+        NO_ECHO,
+      )
+    }
+  }
+  if (srv !== '' && !SRV_NAME.test(srv)) {
+    read.report(mc.srv, 'must be an SRV record name of the form _service._proto.name')
+  }
+  if (illegalKeyCharacter(settings.cacheKeyPrefix) >= 0) {
+    read.report(
+      fields.cacheKeyPrefix,
+      'must not contain whitespace or control characters with BACKEND_TYPE=memcache (memcache keys cannot)',
+    )
+  }
+}
+
+const NO_ECHO = { echo: false } as const
+
+/** `host:port` (the memcache client splits at the colon: no IPv6 literals). */
+const HOST_PORT = /^[^\s:[\]]+:\d{1,5}$/
+
+/** Upstream's SRV name pattern (`src/srv/srv.go`): service, proto, name. */
+export const SRV_NAME = /^_(.+?)\._(.+?)\.(.+)$/
 
 /**
  * Every environment variable the service reads, with its default as text (empty when it has

@@ -11,26 +11,31 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { OWN_FIXTURES, upstreamFixture } from '../fixtures.js'
+import { OWN_FIXTURES } from '../fixtures.js'
 import { startService, type Harness } from '../harness.js'
+import {
+  basic,
+  describeDecisionTable,
+  healthy,
+  minuteStart,
+  NOW_S,
+  one,
+  TABLE_NOW,
+} from './decision-table.js'
 
-const NOW = Date.UTC(2026, 0, 1, 0, 0, 10)
-const NOW_S = NOW / 1000
-const minuteStart = Math.floor(NOW_S / 60) * 60
-const basic = {
-  'basic.yaml': upstreamFixture('integration/basic.yaml'),
-  'another.yaml': upstreamFixture('integration/another.yaml'),
-}
-const one = (key: string, value: string) => ({ entries: [{ key, value }] })
+const NOW = TABLE_NOW
 
 async function deleteKeys(redis: Redis, prefix: string): Promise<void> {
   const keys = await redis.keys(`${prefix}*`)
   if (keys.length > 0) await redis.del(...keys)
 }
 
-async function healthy(h: Harness): Promise<void> {
-  await waitFor(() => h.app.health.healthy(), { what: 'the backend to become healthy' })
-}
+const tablePrefix = redisKeyPrefix('ratelimit-table')
+const tableRedis = new Redis(sharedRedisUrl(), { lazyConnect: true })
+afterAll(async () => {
+  await deleteKeys(tableRedis, tablePrefix)
+  tableRedis.disconnect()
+})
 
 describe('Redis backend on the shared Redis (upstream-compatible keys)', () => {
   const prefix = redisKeyPrefix('ratelimit')
@@ -99,73 +104,31 @@ describe('Redis backend on the shared Redis (upstream-compatible keys)', () => {
     ])
     expect(h.stat('ratelimit.service.call.should_rate_limit.redis_error')).toBe(errorsBefore + 1)
   })
-
-  it('stores counters under upstream cache keys with INCRBY and EXPIRE (window + jitter)', async () => {
-    const answer = await h.client.shouldRateLimit({
-      domain: 'basic',
-      descriptors: [one('one_per_minute', 'redis')],
-    })
-    expect(answer.overallCode).toBe('OK')
-    const key = `${prefix}basic_one_per_minute_redis_${String(minuteStart)}`
-    expect(await redis.get(key)).toBe('1')
-    const ttl = await redis.ttl(key)
-    expect(ttl).toBeGreaterThanOrEqual(59)
-    expect(ttl).toBeLessThan(360)
-    expect(
-      (
-        await h.client.shouldRateLimit({
-          domain: 'basic',
-          descriptors: [one('one_per_minute', 'redis')],
-        })
-      ).overallCode,
-    ).toBe('OVER_LIMIT')
-    expect(await redis.get(key)).toBe('2')
-  })
-
-  it('continues counters written by another instance (or by upstream) on the same Redis', async () => {
-    const key = `${prefix}another_key2_shared_${String(minuteStart)}`
-    await redis.set(key, '18', 'EX', 60)
-    const answer = await h.client.shouldRateLimit({
-      domain: 'another',
-      descriptors: [one('key2', 'shared')],
-    })
-    expect(answer.statuses?.[0]?.limitRemaining).toBe(1)
-    expect(await redis.get(key)).toBe('19')
-  })
-
-  it('puts every descriptor of a request in one pipeline, in request order', async () => {
-    const answer = await h.client.shouldRateLimit({
-      domain: 'another',
-      descriptors: [one('key3', 'multi'), one('nothing', 'x'), one('key4', 'multi')],
-    })
-    expect(answer.statuses?.map((s) => [s.code, s.currentLimit?.unit, s.limitRemaining])).toEqual([
-      ['OK', 'HOUR', 9],
-      ['OK', undefined, undefined],
-      ['OK', 'DAY', 19],
-    ])
-    expect(
-      await redis.get(`${prefix}another_key3_multi_${String(Math.floor(NOW_S / 3600) * 3600)}`),
-    ).toBe('1')
-    expect(
-      await redis.get(`${prefix}another_key4_multi_${String(Math.floor(NOW_S / 86400) * 86400)}`),
-    ).toBe('1')
-  })
-
-  it('moves to a new key when the window rolls over', async () => {
-    const request = { domain: 'basic', descriptors: [one('one_per_minute', 'roll')] }
-    await h.client.shouldRateLimit(request)
-    expect((await h.client.shouldRateLimit(request)).overallCode).toBe('OVER_LIMIT')
-    h.clock.advance(60_000)
-    try {
-      expect((await h.client.shouldRateLimit(request)).overallCode).toBe('OK')
-      expect(
-        await redis.get(`${prefix}basic_one_per_minute_roll_${String(minuteStart + 60)}`),
-      ).toBe('1')
-    } finally {
-      h.clock.set(NOW)
-    }
-  })
 })
+
+describeDecisionTable(
+  {
+    name: 'single Redis',
+    env: (keyPrefix) => ({
+      BACKEND_TYPE: 'redis',
+      REDIS_SOCKET_TYPE: 'tcp',
+      REDIS_URL: sharedRedisUrl(),
+      CACHE_KEY_PREFIX: keyPrefix,
+      REDIS_POOL_SIZE: '2',
+    }),
+    read: async (key) => {
+      const value = await tableRedis.get(key)
+      return value === null ? undefined : Number(value)
+    },
+    write: async (key, value, ttlSeconds) => {
+      await tableRedis.set(key, String(value), 'EX', ttlSeconds)
+    },
+    ttl: (key) => tableRedis.ttl(key),
+    settle: () => Promise.resolve(),
+    ready: healthy,
+  },
+  tablePrefix,
+)
 
 describe('Redis backend options', () => {
   it('skips Redis for keys in the local over-limit cache and stops counting with STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT', async () => {
