@@ -82,6 +82,7 @@ export { DEFAULT_TEMPLATES } from './mailer/default-templates.js'
 export { NoSmsProvider, type SmsChannel, type SmsProvider } from './sms/sms-provider.js'
 export { NoCaptcha, type CaptchaResult, type CaptchaVerifier } from './security/captcha.js'
 export { NoLimiter, type LimitedOperation, type Limiter } from './limiter/limiter.js'
+export { TokenBucketLimiter, type BucketRate } from './limiter/token-bucket.js'
 export type { OAuthProvider, ProviderTokens, ProviderUserData } from './provider/oauth-provider.js'
 export {
   isLockTimeout,

@@ -22,6 +22,7 @@ import {
 } from '../models/user.js'
 import type { Queryable } from '../storage/db.js'
 import { enforcePasswordPolicy } from './passwords.js'
+import { requireAal2IfVerifiedFactors } from './mfa.js'
 import { normalizePhone } from './validation.js'
 
 /** A user with its identities, as the API returns it. */
@@ -184,6 +185,7 @@ export async function updateOwnUser(
   if (changes.appMetadata) {
     throw new ForbiddenError('not_admin', 'Updating app_metadata requires admin privileges')
   }
+  await requireAal2IfVerifiedFactors(ctx.db, auth, { password: Boolean(changes.password) })
   const phone = normalizePhone(changes.phone)
   if (
     (changes.email !== '' && changes.email.toLowerCase() !== user.email) ||
