@@ -10,7 +10,7 @@ export { runCli, parseArgs, USAGE, type CliIo } from './cli.js'
 export { migrateCommand, serveCommand, serviceRoleKey } from './serve.js'
 export { systemClock, type Clock } from './clock.js'
 export { cryptoRandom, type Random } from './random.js'
-export type { IdentityJson, TokenResponse, UserJson } from './api/serializers.js'
+export type { FactorJson, IdentityJson, TokenResponse, UserJson } from './api/serializers.js'
 export {
   ConfigError,
   DEFAULT_SUBJECTS,
@@ -22,11 +22,22 @@ export {
   splitRequiredCharacters,
   type ExternalProvider,
   type LogLevel,
+  type MfaSettings,
   type NotificationSwitch,
   type Settings,
 } from './conf/settings.js'
 export { parseEnvFile } from './conf/env-file.js'
 export { DurationError, parseGoDuration } from './conf/duration.js'
+export {
+  generateTotpSecret,
+  matchTotpStep,
+  totpCode,
+  totpUri,
+  TOTP_PERIOD,
+  TOTP_WINDOW,
+} from './crypto/totp.js'
+export type { Factor, FactorStatus, FactorType } from './models/factor.js'
+export { requireAal2IfVerifiedFactors } from './services/mfa.js'
 export { JwtKeys, JwtKeyError, type JwtKeyConfig, type SigningAlgorithm } from './crypto/jwt.js'
 export {
   BCRYPT_COST,

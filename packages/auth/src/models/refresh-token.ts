@@ -88,6 +88,19 @@ export async function findActiveTokenOfSession(
 }
 
 /**
+ * Deletes every refresh token of a session (when the session's level changes, tokens issued
+ * before the change must not refresh it, within the reuse interval or not).
+ *
+ * @returns How many tokens were deleted.
+ */
+export async function deleteTokensOfSession(tx: Queryable, sessionId: string): Promise<number> {
+  const { rowCount } = await tx.query(`DELETE FROM ${tx.t.refreshTokens} WHERE session_id = $1`, [
+    sessionId,
+  ])
+  return rowCount
+}
+
+/**
  * Revokes every token descended from `token` (reuse detection): all tokens of its session, and
  * for session-less legacy tokens every token reachable through the `parent` chain.
  *

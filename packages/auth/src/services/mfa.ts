@@ -43,11 +43,7 @@ import {
   type FactorType,
 } from '../models/factor.js'
 import { findIdentitiesByUser } from '../models/identity.js'
-import {
-  findActiveTokenOfSession,
-  insertRefreshToken,
-  rotateRefreshToken,
-} from '../models/refresh-token.js'
+import { deleteTokensOfSession, insertRefreshToken } from '../models/refresh-token.js'
 import { deleteSessionsBelowAal2, raiseSessionToAal2, type Session } from '../models/session.js'
 import { getUserById, type User } from '../models/user.js'
 import { generateRefreshToken } from '../crypto/refresh-token.js'
@@ -555,8 +551,10 @@ export async function verifyFactor(
 }
 
 /**
- * Raises the session to `aal2` through `factor` with its `amr` entry, and gives it a new refresh
- * token (the active one is revoked), returning what the token response needs.
+ * Raises the session to `aal2` through `factor` with its `amr` entry, and replaces its refresh
+ * tokens by a new one: the tokens of the `aal1` session are deleted, so that none of them can
+ * refresh the raised session, even within `SECURITY_REFRESH_TOKEN_REUSE_INTERVAL` (upstream moves
+ * its token counter past them for the same reason). Returns what the token response needs.
  */
 async function raiseSession(
   ctx: AppContext,
@@ -567,11 +565,7 @@ async function raiseSession(
   client: RequestContext,
   now: number,
 ) {
-  await addAmrClaim(
-    tx,
-    { id: ctx.random.uuid(), sessionId: session.id, method: amrMethodOf(factor.factorType) },
-    now,
-  )
+  // The session's row first: the order of every path that changes a session's tokens.
   const raised = await raiseSessionToAal2(tx, session.id, factor.id, now)
   if (!raised) {
     throw new ForbiddenError(
@@ -579,40 +573,35 @@ async function raiseSession(
       'Session from session_id claim in JWT does not exist',
     )
   }
+  await addAmrClaim(
+    tx,
+    { id: ctx.random.uuid(), sessionId: session.id, method: amrMethodOf(factor.factorType) },
+    now,
+  )
   const current = await getUserById(tx, user.id)
-  const active = await findActiveTokenOfSession(tx, session.id)
-  const child = generateRefreshToken(ctx.random)
-  const actor = auditActor(current)
-  const refreshToken = active
-    ? await rotateRefreshToken(
-        tx,
-        {
-          parent: active,
-          child,
-          sessionId: session.id,
-          client,
-          revokedAudit: { id: ctx.random.uuid(), actor, action: 'token_revoked', ip: client.ip },
-          refreshedAudit: {
-            id: ctx.random.uuid(),
-            actor,
-            action: 'token_refreshed',
-            ip: client.ip,
-          },
-        },
-        now,
-      )
-    : (
-        await insertRefreshToken(
-          tx,
-          { token: child, userId: user.id, sessionId: session.id, parent: '' },
-          now,
-        )
-      ).token
+  if ((await deleteTokensOfSession(tx, session.id)) > 0) {
+    await addAuditLogEntry(
+      tx,
+      {
+        id: ctx.random.uuid(),
+        actor: auditActor(current),
+        action: 'token_revoked',
+        traits: { reason: 'mfa_verified' },
+        ip: client.ip,
+      },
+      now,
+    )
+  }
+  const refresh = await insertRefreshToken(
+    tx,
+    { token: generateRefreshToken(ctx.random), userId: user.id, sessionId: session.id, parent: '' },
+    now,
+  )
   return {
     user: current,
     identities: await findIdentitiesByUser(tx, user.id),
     session: raised,
-    refreshToken,
+    refreshToken: refresh.token,
     amr: await listAmrClaims(tx, session.id),
   }
 }
