@@ -50,7 +50,7 @@ import { generateRefreshToken } from '../crypto/refresh-token.js'
 import type { Queryable } from '../storage/db.js'
 import type { IssuedSession } from '../tokens/service.js'
 import { sendNotification, type NotificationLog } from './notifications.js'
-import { validatePhone } from './validation.js'
+import { isUuid, validatePhone } from './validation.js'
 
 /** Who asks: the bearer token's user and session (see `authenticateUser`). */
 export interface MfaCaller {
@@ -237,6 +237,7 @@ export async function enrollFactor(
   const factorType: FactorType = params.factorType
   const secret = factorType === 'totp' ? generateTotpSecret(ctx.random) : ''
   const issuer = params.issuer !== '' ? params.issuer : factorType === 'totp' ? siteHost(ctx) : ''
+  const totp = factorType === 'totp' ? await totpOffer(secret, issuer, user.email) : undefined
   const factor = await ctx.db.transaction(async (tx) => {
     const now = ctx.clock.now()
     // Serialises enrolments of one user, so that the limits hold under concurrent requests.
@@ -282,17 +283,32 @@ export async function enrollFactor(
     )
     return created
   })
-  if (factorType === 'phone') return { factor, phone: params.phone }
-  const uri = totpUri(secret, issuer, user.email)
-  let qrCode: string
+  return totp ? { factor, totp } : { factor, phone: params.phone }
+}
+
+/**
+ * The key URI and its QR code (SVG, error-correction level H as upstream), made before anything
+ * is stored.
+ *
+ * @throws {@link BadRequestError} `validation_failed` when the URI is too long for a QR code
+ *   (an issuer of about a thousand bytes).
+ */
+async function totpOffer(
+  secret: string,
+  issuer: string,
+  account: string,
+): Promise<NonNullable<Enrolled['totp']>> {
+  const uri = totpUri(secret, issuer, account)
   try {
-    qrCode = await QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'H', margin: 1 })
+    const qrCode = await QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'H', margin: 1 })
+    return { qrCode, secret, uri }
   } catch (error) {
-    throw new InternalServerError('unexpected_failure', 'Error generating QR Code', {
-      cause: error,
-    })
+    throw new BadRequestError(
+      'validation_failed',
+      'Error generating QR Code: the issuer is too long to fit in one',
+      { cause: error },
+    )
   }
-  return { factor, totp: { qrCode, secret, uri } }
 }
 
 /**
@@ -466,6 +482,9 @@ export async function verifyFactor(
   const session = sessionOf(caller, 'verify a factor')
   if (params.code === '') {
     throw new BadRequestError('validation_failed', 'Code needs to be non-empty')
+  }
+  if (!isUuid(params.challengeId)) {
+    throw new BadRequestError('validation_failed', 'challenge_id must be an UUID')
   }
   requireVerifyEnabled(ctx, factor)
   const { mfa } = ctx.settings

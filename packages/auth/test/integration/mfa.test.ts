@@ -366,6 +366,50 @@ describe('limits', () => {
   })
 })
 
+describe('hostile input', () => {
+  it('answers malformed requests with 4xx and a code, never a crash', async () => {
+    const auth = await signedIn('hostile@example.com')
+    const { id } = await enrollTotp(auth)
+    const token = (await auth.getSession()).data.session!.access_token
+    const call = (method: 'POST' | 'DELETE', url: string, body?: unknown) =>
+      server.request(method, url, { token, ...(body === undefined ? {} : { body }) })
+
+    const longIssuer = await call('POST', '/factors', {
+      factor_type: 'totp',
+      issuer: 'x'.repeat(3000),
+    })
+    expect(longIssuer.statusCode).toBe(400)
+    expect(longIssuer.json().error_code).toBe('validation_failed')
+    const badPhone = await call('POST', '/factors', { factor_type: 'phone', phone: '12ab' })
+    expect(badPhone.json()).toMatchObject({
+      code: 400,
+      error_code: 'validation_failed',
+      msg: 'Invalid phone number format (E.164 required)',
+    })
+    const noPhone = await call('POST', '/factors', { factor_type: 'phone' })
+    expect(noPhone.json().msg).toBe('Phone number required to enroll Phone factor')
+    const badId = await call('POST', '/factors/not-a-uuid/challenge', {})
+    expect(badId.statusCode).toBe(404)
+    expect(badId.json().msg).toBe('factor_id must be an UUID')
+    const badChallenge = await call('POST', `/factors/${id}/verify`, {
+      challenge_id: "1' OR '1'='1",
+      code: '123456',
+    })
+    expect(badChallenge.json()).toMatchObject({ code: 400, msg: 'challenge_id must be an UUID' })
+    const noCode = await call('POST', `/factors/${id}/verify`, { challenge_id: id, code: '' })
+    expect(noCode.json()).toMatchObject({ code: 400, msg: 'Code needs to be non-empty' })
+    const unknownChallenge = await call('POST', `/factors/${id}/verify`, {
+      challenge_id: id,
+      code: '123456',
+    })
+    expect(unknownChallenge.json()).toMatchObject({ code: 422, error_code: 'mfa_factor_not_found' })
+    const badChannel = await call('POST', `/factors/${id}/challenge`, { channel: 'pigeon' })
+    expect(badChannel.statusCode).toBe(200) // TOTP challenges ignore the channel, as upstream
+    const noToken = await server.request('POST', '/factors', { body: { factor_type: 'totp' } })
+    expect(noToken.json()).toMatchObject({ code: 401, error_code: 'no_authorization' })
+  })
+})
+
 describe('admin factors API', () => {
   it('lists and deletes a user’s factors', async () => {
     const auth = await signedIn('admin-factors@example.com')
