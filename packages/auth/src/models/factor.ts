@@ -175,33 +175,27 @@ export async function deleteFactor(tx: Queryable, id: string): Promise<boolean> 
   return rowCount > 0
 }
 
-/** Deletes the user's unverified factors of a type (after one of that type is verified). */
+/**
+ * Deletes the user's unverified factors of a type: all of them (after one of that type is
+ * verified), or those of one phone number (a new enrolment of the number replaces them).
+ */
 export async function deleteUnverifiedFactors(
   tx: Queryable,
   userId: string,
   factorType: FactorType,
+  phone?: string,
 ): Promise<void> {
   await tx.query(
     `DELETE FROM ${tx.t.mfaFactors}
-     WHERE user_id = $1 AND status = 'unverified' AND factor_type = $2`,
-    [userId, factorType],
+     WHERE user_id = $1 AND status = 'unverified' AND factor_type = $2
+       AND ($3::text IS NULL OR phone = $3)`,
+    [userId, factorType, phone ?? null],
   )
 }
 
-/**
- * Deletes the user's unverified phone factors for `phone` (a new enrolment of the number
- * replaces them).
- */
-export async function deleteUnverifiedPhoneFactors(
-  tx: Queryable,
-  userId: string,
-  phone: string,
-): Promise<void> {
-  await tx.query(
-    `DELETE FROM ${tx.t.mfaFactors}
-     WHERE user_id = $1 AND status = 'unverified' AND factor_type = 'phone' AND phone = $2`,
-    [userId, phone],
-  )
+/** Deletes every factor of a user (a soft-deleted user keeps none, as upstream). */
+export async function deleteFactorsOfUser(tx: Queryable, userId: string): Promise<void> {
+  await tx.query(`DELETE FROM ${tx.t.mfaFactors} WHERE user_id = $1`, [userId])
 }
 
 /**

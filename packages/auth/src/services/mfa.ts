@@ -32,7 +32,6 @@ import {
   deleteExpiredFactors,
   deleteFactor,
   deleteUnverifiedFactors,
-  deleteUnverifiedPhoneFactors,
   findFactorOfUser,
   hasVerifiedFactor,
   insertFactor,
@@ -255,7 +254,7 @@ export async function enrollFactor(
           'A verified phone factor already exists, unenroll the existing factor to continue',
         )
       }
-      await deleteUnverifiedPhoneFactors(tx, user.id, phone)
+      await deleteUnverifiedFactors(tx, user.id, 'phone', phone)
     }
     checkEnrolment(ctx, await listFactorsOfUser(tx, user.id), params.friendlyName, session)
     const created = await insertFactor(

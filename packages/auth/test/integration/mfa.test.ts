@@ -431,6 +431,11 @@ describe('admin factors API', () => {
     expect((await admin.mfa.listFactors({ userId })).data?.factors).toEqual([])
     const again = await admin.mfa.deleteFactor({ userId, id })
     expect(again.error).toMatchObject({ status: 404, code: 'mfa_factor_not_found' })
+    // A soft-deleted user keeps no factors (upstream).
+    const { id: second, secret: secondSecret } = await enrollTotp(auth, 'desktop')
+    await verifyTotp(auth, second, secondSecret)
+    expect((await admin.deleteUser(userId, true)).error).toBeNull()
+    expect((await admin.mfa.listFactors({ userId })).data?.factors).toEqual([])
     const badUser = await server.request('GET', '/admin/users/not-a-uuid/factors', {
       token: server.serviceKey,
     })
