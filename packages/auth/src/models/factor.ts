@@ -68,6 +68,34 @@ function fromRow(r: FactorRow): Factor {
 }
 
 /**
+ * SQL of a scalar subquery returning the factors of `userExpr` as a JSON array (oldest first),
+ * for queries that fetch a user and its factors in one round trip; read it with
+ * {@link factorsFromJson}.
+ *
+ * @internal
+ */
+export function factorsJsonSql(table: string, userExpr: string): string {
+  return `(SELECT coalesce(json_agg(f ORDER BY f.created_at, f.id), '[]'::json)
+    FROM (SELECT ${COLUMNS} FROM ${table} WHERE user_id = ${userExpr}) f)`
+}
+
+/** @internal Reads the JSON of {@link factorsJsonSql}. */
+export function factorsFromJson(value: unknown): Factor[] {
+  const list = typeof value === 'string' ? (JSON.parse(value) as unknown) : value
+  if (!Array.isArray(list)) return []
+  return (list as Record<string, unknown>[]).map((r) => {
+    const date = (v: unknown): Date | null => (typeof v === 'string' ? new Date(v) : null)
+    return fromRow({
+      ...(r as unknown as FactorRow),
+      created_at: date(r.created_at) ?? new Date(0),
+      updated_at: date(r.updated_at) ?? new Date(0),
+      last_challenged_at: date(r.last_challenged_at),
+      last_totp_step: typeof r.last_totp_step === 'number' ? String(r.last_totp_step) : null,
+    })
+  })
+}
+
+/**
  * Inserts an unverified factor.
  *
  * @param now Epoch milliseconds.

@@ -219,8 +219,7 @@ export class TokenService {
     if (outcome.kind === 'reused') {
       throw new BadRequestError('refresh_token_already_used', 'Invalid Refresh Token: Already Used')
     }
-    const factors = await listFactorsOfUser(db, outcome.pending.user.id)
-    return this.finish({ ...outcome.pending, factors })
+    return this.finish(outcome.pending)
   }
 
   async #refreshInTx(
@@ -302,7 +301,14 @@ function pendingOf(
   session: Session,
   refreshToken: string,
 ): PendingTokens {
-  return { user, identities: locked.identities, session, refreshToken, amr: locked.amr }
+  return {
+    user,
+    identities: locked.identities,
+    session,
+    refreshToken,
+    amr: locked.amr,
+    factors: locked.factors,
+  }
 }
 
 function providerOf(method: AuthenticationMethod, user: User): string {

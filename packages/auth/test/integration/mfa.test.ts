@@ -166,6 +166,9 @@ describe('TOTP factors through @supabase/auth-js', () => {
     const refreshed = await auth.refreshSession()
     expect(refreshed.error).toBeNull()
     expect(claimsOf(refreshed.data.session!.access_token).aal).toBe('aal2')
+    expect(refreshed.data.session!.user.factors).toMatchObject([
+      { id: factor.id, status: 'verified' },
+    ])
 
     // A new sign-in starts at aal1 and is told that aal2 is available.
     const other = client()
