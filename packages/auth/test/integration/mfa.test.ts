@@ -159,6 +159,9 @@ describe('TOTP factors through @supabase/auth-js', () => {
 
     const mail = await inbox.store.waitFor('totp-journey@example.com')
     expect(mail.subject).toBe('A new verification method was added to your account')
+    expect(mail.text).toContain(
+      'A totp verification method was added to the account totp-journey@example.com.',
+    )
 
     // The aal1 refresh token is gone (even within a reuse interval); the new one keeps aal2.
     const stale = await client().refreshSession({ refresh_token: before.refresh_token })
@@ -272,6 +275,7 @@ describe('assurance levels', () => {
     expect(removed.data).toEqual({ id })
     const mail = await inbox.store.waitFor('unenroll-mail@example.com')
     expect(mail.subject).toBe('A verification method was removed from your account')
+    expect(mail.text).toContain('A totp verification method was removed')
     const missing = await auth.mfa.unenroll({ factorId: id })
     expect(missing.error).toMatchObject({ status: 404, code: 'mfa_factor_not_found' })
 
