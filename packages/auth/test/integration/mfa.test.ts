@@ -3,7 +3,7 @@ import { startMailInbox, type MailInbox } from '@gatehouse/mail-inbox'
 import { FakeClock } from '@gatehouse/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { totpCode, type SmsChannel, type SmsProvider } from '@gatehouse/auth'
-import { startTestServer, type TestServer } from '../helpers.js'
+import { signUp, startTestServer, type TestServer } from '../helpers.js'
 
 /** An SMS provider that keeps what it is asked to send (the real ones come with issue 12). */
 class RecordingSmsProvider implements SmsProvider {
@@ -414,6 +414,32 @@ describe('hostile input', () => {
     expect(badChannel.statusCode).toBe(200) // TOTP challenges ignore the channel, as upstream
     const noToken = await server.request('POST', '/factors', { body: { factor_type: 'totp' } })
     expect(noToken.json()).toMatchObject({ code: 401, error_code: 'no_authorization' })
+  })
+})
+
+describe('switches', () => {
+  it('MFA_TOTP_ENROLL_ENABLED=false and the default MFA_PHONE_ENROLL_ENABLED=false refuse enrolment', async () => {
+    const off = await startTestServer('mfa_off', { AUTHSVC_MFA_TOTP_ENROLL_ENABLED: 'false' })
+    try {
+      const { access_token: token } = await signUp(off, 'switches@example.com')
+      const totp = await off.request('POST', '/factors', { token, body: { factor_type: 'totp' } })
+      expect(totp.json()).toMatchObject({
+        code: 422,
+        error_code: 'mfa_totp_enroll_not_enabled',
+        msg: 'MFA enroll is disabled for TOTP',
+      })
+      const phone = await off.request('POST', '/factors', {
+        token,
+        body: { factor_type: 'phone', phone: '+15551234567' },
+      })
+      expect(phone.json()).toMatchObject({
+        code: 422,
+        error_code: 'mfa_phone_enroll_not_enabled',
+        msg: 'MFA enroll is disabled for Phone',
+      })
+    } finally {
+      await off.close()
+    }
   })
 })
 
