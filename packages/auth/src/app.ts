@@ -15,7 +15,8 @@ import type { AppContext } from './context.js'
 import { JwtKeys } from './crypto/jwt.js'
 import type { PasswordHasher } from './crypto/password-hasher.js'
 import { InMemoryEmailSendLimiter, type EmailSendLimiter } from './limiter/email-send-limiter.js'
-import { NoLimiter, type Limiter } from './limiter/limiter.js'
+import type { Limiter } from './limiter/limiter.js'
+import { TokenBucketLimiter } from './limiter/token-bucket.js'
 import { NoopMailer, type Mailer } from './mailer/mailer.js'
 import { SmtpMailer } from './mailer/smtp.js'
 import { cryptoRandom, type Random } from './random.js'
@@ -46,7 +47,10 @@ export interface AuthDeps {
   readonly sms?: SmsProvider
   /** @default {@link NoCaptcha} */
   readonly captcha?: CaptchaVerifier
-  /** @default {@link NoLimiter} */
+  /**
+   * @default {@link TokenBucketLimiter} for the MFA challenge and verify requests
+   *   (`MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY` a minute, burst 30); other operations unlimited
+   */
   readonly limiter?: Limiter
   /** @default {@link InMemoryEmailSendLimiter} of `RATE_LIMIT_EMAIL_SENT` */
   readonly emailLimiter?: EmailSendLimiter
@@ -86,6 +90,12 @@ export interface AuthApp {
    * progress first. Nothing to do for an app that never started.
    */
   close(): Promise<void>
+}
+
+/** Upstream's MFA limiters: `MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY` a minute, burst 30 each. */
+function mfaLimiter(settings: Settings): Limiter {
+  const rate = { perSecond: settings.mfa.rateLimitChallengeAndVerify / 60, burst: 30 }
+  return new TokenBucketLimiter({ factor_challenge: rate, factor_verify: rate })
 }
 
 /**
@@ -158,7 +168,7 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
           mailer: deps.mailer ?? mailerFor(settings, clock, deps.logger),
           sms: deps.sms ?? new NoSmsProvider(),
           captcha: deps.captcha ?? new NoCaptcha(),
-          limiter: deps.limiter ?? new NoLimiter(),
+          limiter: deps.limiter ?? mfaLimiter(settings),
           emailLimiter:
             deps.emailLimiter ?? new InMemoryEmailSendLimiter(settings.rateLimit.emailSent),
         },

@@ -10,7 +10,7 @@ export { runCli, parseArgs, USAGE, type CliIo } from './cli.js'
 export { migrateCommand, serveCommand, serviceRoleKey } from './serve.js'
 export { systemClock, type Clock } from './clock.js'
 export { cryptoRandom, type Random } from './random.js'
-export type { IdentityJson, TokenResponse, UserJson } from './api/serializers.js'
+export type { FactorJson, IdentityJson, TokenResponse, UserJson } from './api/serializers.js'
 export {
   ConfigError,
   DEFAULT_SUBJECTS,
@@ -24,11 +24,22 @@ export {
   type EmailSendRate,
   type ExternalProvider,
   type LogLevel,
+  type MfaSettings,
   type NotificationSwitch,
   type Settings,
 } from './conf/settings.js'
 export { parseEnvFile } from './conf/env-file.js'
 export { DurationError, parseGoDuration } from './conf/duration.js'
+export {
+  generateTotpSecret,
+  matchTotpStep,
+  totpCode,
+  totpUri,
+  TOTP_PERIOD,
+  TOTP_WINDOW,
+} from './crypto/totp.js'
+export type { Factor, FactorStatus, FactorType } from './models/factor.js'
+export { requireAal2IfVerifiedFactors } from './services/mfa.js'
 export { JwtKeys, JwtKeyError, type JwtKeyConfig, type SigningAlgorithm } from './crypto/jwt.js'
 export {
   BCRYPT_COST,
@@ -85,6 +96,7 @@ export { NoSmsProvider, type SmsChannel, type SmsProvider } from './sms/sms-prov
 export { NoCaptcha, type CaptchaResult, type CaptchaVerifier } from './security/captcha.js'
 export { NoLimiter, type LimitedOperation, type Limiter } from './limiter/limiter.js'
 export { InMemoryEmailSendLimiter, type EmailSendLimiter } from './limiter/email-send-limiter.js'
+export { TokenBucketLimiter, type BucketRate } from './limiter/token-bucket.js'
 export type { OAuthProvider, ProviderTokens, ProviderUserData } from './provider/oauth-provider.js'
 export {
   isLockTimeout,

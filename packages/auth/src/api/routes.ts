@@ -29,6 +29,7 @@ import type {
 } from 'fastify'
 import type { AppContext } from '../context.js'
 import { adminRoutes } from './admin.js'
+import { adminFactorRoutes, factorRoutes } from './factors.js'
 import { healthRoutes } from './health.js'
 import { inviteRoutes } from './invite.js'
 import { logoutRoutes } from './logout.js'
@@ -75,6 +76,8 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
   logoutRoutes,
   inviteRoutes,
   adminRoutes,
+  factorRoutes,
+  adminFactorRoutes,
 ]
 
 /**

@@ -4,9 +4,11 @@
  *
  * @see https://github.com/supabase/auth/blob/master/internal/models/user.go
  * @see https://github.com/supabase/auth/blob/master/internal/models/identity.go
+ * @see https://github.com/supabase/auth/blob/master/internal/models/factor.go
  * @module
  */
 import type { WeakPasswordReason } from '../crypto/password.js'
+import type { Factor } from '../models/factor.js'
 import type { Identity } from '../models/identity.js'
 import type { JsonObject } from '../models/json.js'
 import type { User } from '../models/user.js'
@@ -50,12 +52,45 @@ export interface UserJson {
   last_sign_in_at?: string
   app_metadata: JsonObject
   user_metadata: JsonObject
+  /** The MFA factors, verified or not; omitted when there are none (upstream `omitempty`). */
+  factors?: FactorJson[]
   identities: IdentityJson[]
   created_at: string
   updated_at: string
   banned_until?: string
   deleted_at?: string
   is_anonymous: boolean
+}
+
+/**
+ * An MFA factor as upstream renders it (in `GET /user`, token responses and the admin API); the
+ * secret never appears. `friendly_name` is omitted when empty; `phone` is `""` for TOTP.
+ */
+export interface FactorJson {
+  id: string
+  created_at: string
+  updated_at: string
+  status: 'verified' | 'unverified'
+  friendly_name?: string
+  factor_type: 'totp' | 'phone'
+  phone: string
+  /** RFC 3339, or `null` before the first challenge. */
+  last_challenged_at: string | null
+}
+
+/** Renders a factor (never its secret). */
+export function serializeFactor(factor: Factor): FactorJson {
+  const json = {
+    id: factor.id,
+    created_at: factor.createdAt.toISOString(),
+    updated_at: factor.updatedAt.toISOString(),
+    status: factor.status,
+  } as FactorJson
+  if (factor.friendlyName !== '') json.friendly_name = factor.friendlyName
+  json.factor_type = factor.factorType
+  json.phone = factor.phone
+  json.last_challenged_at = factor.lastChallengedAt?.toISOString() ?? null
+  return json
 }
 
 /** The session response of `POST /token` and of sign-ups that sign in (upstream `AccessTokenResponse`). */
@@ -93,11 +128,15 @@ export function serializeIdentity(identity: Identity): IdentityJson {
 /** The optional timestamps of {@link UserJson}. */
 type UserTimestamp = Exclude<
   { [K in keyof UserJson]-?: undefined extends UserJson[K] ? K : never }[keyof UserJson],
-  'new_email' | 'new_phone'
+  'new_email' | 'new_phone' | 'factors'
 >
 
-/** Renders a user with its identities (keys in upstream's order). */
-export function serializeUser(user: User, identities: readonly Identity[]): UserJson {
+/** Renders a user with its factors and identities (keys in upstream's order). */
+export function serializeUser(
+  user: User,
+  identities: readonly Identity[],
+  factors: readonly Factor[] = [],
+): UserJson {
   const json = { id: user.id, aud: user.aud, role: user.role, email: user.email } as UserJson
   const at = (key: UserTimestamp, value: Date | null): void => {
     if (value !== null) json[key] = value.toISOString()
@@ -117,6 +156,7 @@ export function serializeUser(user: User, identities: readonly Identity[]): User
   at('last_sign_in_at', user.lastSignInAt)
   json.app_metadata = user.appMetadata
   json.user_metadata = user.userMetadata
+  if (factors.length > 0) json.factors = factors.map(serializeFactor)
   json.identities = identities.map(serializeIdentity)
   json.created_at = user.createdAt.toISOString()
   json.updated_at = user.updatedAt.toISOString()
@@ -141,7 +181,7 @@ export function serializeSession(
     expires_in: session.expiresIn,
     expires_at: session.expiresAt,
     refresh_token: session.refreshToken,
-    user: serializeUser(session.user, session.identities),
+    user: serializeUser(session.user, session.identities, session.factors),
   }
   if (weakPassword !== undefined) response.weak_password = { reasons: [...weakPassword] }
   return response

@@ -1,4 +1,5 @@
 import { BadRequestError } from '../errors.js'
+import { listFactorsOfUser } from '../models/factor.js'
 import { tokenAudience } from '../services/authentication.js'
 import { reauthenticate } from '../services/reauthentication.js'
 import { updateOwnUser } from '../services/users.js'
@@ -32,7 +33,7 @@ export const userRoutes: RouteGroup = (app, ctx) => {
   const { settings } = ctx
   app.addHook('preValidation', requireAuthentication(ctx))
 
-  app.get('/user', (request) => {
+  app.get('/user', async (request) => {
     const { claims, user, identities } = authOf(request)
     const fromToken = tokenAudience(claims)
     if (fromToken === undefined || requestAudience(request, settings, claims) !== fromToken) {
@@ -41,7 +42,7 @@ export const userRoutes: RouteGroup = (app, ctx) => {
         "Token audience doesn't match request audience",
       )
     }
-    return serializeUser(user, identities)
+    return serializeUser(user, identities, await listFactorsOfUser(ctx.db, user.id))
   })
 
   app.put(

@@ -8,7 +8,9 @@
 import {
   SettingsError,
   bool,
+  decimal,
   defineSettings,
+  duration,
   field,
   group,
   integer,
@@ -154,6 +156,8 @@ export interface Settings {
     /** `SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION`. @default false */
     readonly updatePasswordRequireReauthentication: boolean
   }
+  /** Multi-factor authentication: the `MFA_*` settings. */
+  readonly mfa: MfaSettings
   readonly external: {
     /** `EXTERNAL_EMAIL_ENABLED`. @default true */
     readonly emailEnabled: boolean
@@ -239,6 +243,43 @@ export interface Settings {
     /** `SMS_PROVIDER`. @default '' */
     readonly provider: string
   }
+}
+
+/** The `MFA_*` settings (upstream `MFAConfiguration`). */
+export interface MfaSettings {
+  /** `MFA_TOTP_ENROLL_ENABLED`: TOTP factors can be enrolled. @default true */
+  readonly totpEnrollEnabled: boolean
+  /** `MFA_TOTP_VERIFY_ENABLED`: TOTP factors can be challenged and verified. @default true */
+  readonly totpVerifyEnabled: boolean
+  /** `MFA_PHONE_ENROLL_ENABLED`: phone factors can be enrolled. @default false */
+  readonly phoneEnrollEnabled: boolean
+  /** `MFA_PHONE_VERIFY_ENABLED`: phone factors can be challenged and verified. @default false */
+  readonly phoneVerifyEnabled: boolean
+  /** `MFA_MAX_ENROLLED_FACTORS`: factors (verified or not) a user may have. @default 10 */
+  readonly maxEnrolledFactors: number
+  /** `MFA_MAX_VERIFIED_FACTORS`: verified factors a user may have. @default 10 */
+  readonly maxVerifiedFactors: number
+  /** `MFA_CHALLENGE_EXPIRY_DURATION`: seconds a challenge can be verified. @default 300 */
+  readonly challengeExpiryDuration: number
+  /**
+   * `MFA_FACTOR_EXPIRY_DURATION`: milliseconds after which an unverified factor that was never
+   * challenged is deleted (at the next enrolment). @default 300000 (`300s`)
+   */
+  readonly factorExpiryDuration: number
+  /**
+   * `MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY`: challenge and verify requests per minute and client
+   * (each with a burst of 30). @default 15
+   */
+  readonly rateLimitChallengeAndVerify: number
+  /** `MFA_PHONE_OTP_LENGTH`: digits of a phone factor's code, 6 to 10 (else 6). @default 6 */
+  readonly phoneOtpLength: number
+  /** `MFA_PHONE_TEMPLATE`: the SMS text; `{{ .Code }}` is the code. @default 'Your code is {{ .Code }}' */
+  readonly phoneTemplate: string
+  /**
+   * `MFA_PHONE_MAX_FREQUENCY`: least time between two SMS challenges of one factor, in
+   * milliseconds (0 means the default). @default 60000 (`1m`)
+   */
+  readonly phoneMaxFrequency: number
 }
 
 /**
@@ -580,6 +621,52 @@ export const settingsTable = defineSettings(
       'SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION',
       { help: 'password changes need a recent sign-in' },
     ),
+    mfaTotpEnrollEnabled: bool('MFA_TOTP_ENROLL_ENABLED', {
+      default: 'true',
+      help: 'TOTP factors can be enrolled',
+    }),
+    mfaTotpVerifyEnabled: bool('MFA_TOTP_VERIFY_ENABLED', {
+      default: 'true',
+      help: 'TOTP factors can be challenged and verified',
+    }),
+    mfaPhoneEnrollEnabled: bool('MFA_PHONE_ENROLL_ENABLED', {
+      help: 'phone factors can be enrolled',
+    }),
+    mfaPhoneVerifyEnabled: bool('MFA_PHONE_VERIFY_ENABLED', {
+      help: 'phone factors can be challenged and verified',
+    }),
+    mfaMaxEnrolledFactors: integer('MFA_MAX_ENROLLED_FACTORS', {
+      default: '10',
+      help: 'factors a user may have',
+    }),
+    mfaMaxVerifiedFactors: integer('MFA_MAX_VERIFIED_FACTORS', {
+      default: '10',
+      help: 'verified factors a user may have',
+    }),
+    mfaChallengeExpiryDuration: decimal('MFA_CHALLENGE_EXPIRY_DURATION', {
+      default: '300',
+      help: 'seconds a challenge can be verified',
+    }),
+    mfaFactorExpiryDuration: duration('MFA_FACTOR_EXPIRY_DURATION', {
+      default: '300s',
+      help: 'age at which unverified, unchallenged factors are deleted',
+    }),
+    mfaRateLimitChallengeAndVerify: decimal('MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY', {
+      default: '15',
+      help: 'challenge and verify requests per minute and client (burst 30)',
+    }),
+    mfaPhoneOtpLength: integer('MFA_PHONE_OTP_LENGTH', {
+      default: '6',
+      help: 'digits of phone factor codes, 6 to 10',
+    }),
+    mfaPhoneTemplate: text('MFA_PHONE_TEMPLATE', {
+      default: 'Your code is {{ .Code }}',
+      help: 'SMS text of phone factor codes; {{ .Code }} is the code',
+    }),
+    mfaPhoneMaxFrequency: duration('MFA_PHONE_MAX_FREQUENCY', {
+      default: '1m',
+      help: 'least time between two SMS challenges of a factor',
+    }),
     emailEnabled: bool('EXTERNAL_EMAIL_ENABLED', {
       default: 'true',
       help: 'email sign-up and sign-in',
@@ -714,6 +801,21 @@ export function loadSettings(env: Env): Settings {
       refreshTokenRotationEnabled: v.refreshTokenRotationEnabled,
       refreshTokenReuseInterval: v.refreshTokenReuseInterval,
       updatePasswordRequireReauthentication: v.updatePasswordRequireReauthentication,
+    },
+    mfa: {
+      totpEnrollEnabled: v.mfaTotpEnrollEnabled,
+      totpVerifyEnabled: v.mfaTotpVerifyEnabled,
+      phoneEnrollEnabled: v.mfaPhoneEnrollEnabled,
+      phoneVerifyEnabled: v.mfaPhoneVerifyEnabled,
+      maxEnrolledFactors: v.mfaMaxEnrolledFactors,
+      maxVerifiedFactors: v.mfaMaxVerifiedFactors,
+      challengeExpiryDuration: v.mfaChallengeExpiryDuration,
+      factorExpiryDuration: v.mfaFactorExpiryDuration,
+      rateLimitChallengeAndVerify: v.mfaRateLimitChallengeAndVerify,
+      // Upstream falls back to 6 digits outside 6..10, and to 1m for a zero frequency.
+      phoneOtpLength: v.mfaPhoneOtpLength < 6 || v.mfaPhoneOtpLength > 10 ? 6 : v.mfaPhoneOtpLength,
+      phoneTemplate: v.mfaPhoneTemplate === '' ? 'Your code is {{ .Code }}' : v.mfaPhoneTemplate,
+      phoneMaxFrequency: v.mfaPhoneMaxFrequency === 0 ? 60_000 : v.mfaPhoneMaxFrequency,
     },
     external: {
       emailEnabled: v.emailEnabled,

@@ -1,5 +1,13 @@
 /** Limited operations (upstream `limiterOpts`). */
-export type LimitedOperation = 'signup' | 'token' | 'token_refresh' | 'verify' | 'otp' | 'user'
+export type LimitedOperation =
+  | 'signup'
+  | 'token'
+  | 'token_refresh'
+  | 'verify'
+  | 'otp'
+  | 'user'
+  | 'factor_challenge'
+  | 'factor_verify'
 
 /**
  * Request rate limiting per client key (the rate-limit issue adds token buckets keyed by

@@ -12,6 +12,8 @@ export type AuthenticationMethod =
   | 'email_change'
   | 'anonymous'
   | 'sso/saml'
+  | 'totp'
+  | 'mfa/phone'
 
 /** One `amr` claim entry: method and Unix time in seconds. */
 export interface AmrEntry {
@@ -58,6 +60,28 @@ export function amrFromJson(value: unknown): AmrEntry[] {
     method: String(e.method),
     timestamp: Number(e.timestamp),
   }))
+}
+
+/**
+ * Removes one method from every session of a user that was raised to `aal2` by `factorId`
+ * (the factor is gone), and lowers those sessions to `aal1` (upstream
+ * `DowngradeSessionsToAAL1`).
+ */
+export async function downgradeSessionsOfFactor(
+  tx: Queryable,
+  userId: string,
+  factorId: string,
+  method: AuthenticationMethod,
+): Promise<void> {
+  await tx.query(
+    `DELETE FROM ${tx.t.mfaAmrClaims} WHERE authentication_method = $3 AND session_id IN
+       (SELECT id FROM ${tx.t.sessions} WHERE user_id = $1 AND factor_id = $2)`,
+    [userId, factorId, method],
+  )
+  await tx.query(
+    `UPDATE ${tx.t.sessions} SET aal = 'aal1', factor_id = NULL WHERE user_id = $1 AND factor_id = $2`,
+    [userId, factorId],
+  )
 }
 
 /** The session's `amr` entries, newest first (upstream's order). */

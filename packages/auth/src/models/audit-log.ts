@@ -6,6 +6,11 @@ import type { User } from './user.js'
 export type AuditAction =
   | 'login'
   | 'logout'
+  | 'factor_in_progress'
+  | 'factor_unenrolled'
+  | 'factor_deleted'
+  | 'challenge_created'
+  | 'verification_attempted'
   | 'user_signedup'
   | 'user_invited'
   | 'user_repeated_signup'
@@ -22,6 +27,11 @@ export type AuditAction =
 const LOG_TYPES: Readonly<Record<AuditAction, string>> = {
   login: 'account',
   logout: 'account',
+  factor_in_progress: 'factor',
+  factor_unenrolled: 'factor',
+  factor_deleted: 'factor',
+  challenge_created: 'factor',
+  verification_attempted: 'factor',
   user_signedup: 'team',
   user_invited: 'team',
   user_repeated_signup: 'user',

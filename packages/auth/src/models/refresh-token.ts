@@ -1,6 +1,7 @@
 import type { Queryable, Tables } from '../storage/db.js'
 import { amrFromJson, amrJsonSql, type AmrEntry } from './amr-claim.js'
 import { auditPayload, auditPayloadSql, type AuditEntry } from './audit-log.js'
+import { factorsFromJson, factorsJsonSql, type Factor } from './factor.js'
 import { identitiesFromJson, identitiesJsonSql, type Identity } from './identity.js'
 import {
   prefixedSessionColumns,
@@ -88,6 +89,19 @@ export async function findActiveTokenOfSession(
 }
 
 /**
+ * Deletes every refresh token of a session (when the session's level changes, tokens issued
+ * before the change must not refresh it, within the reuse interval or not).
+ *
+ * @returns How many tokens were deleted.
+ */
+export async function deleteTokensOfSession(tx: Queryable, sessionId: string): Promise<number> {
+  const { rowCount } = await tx.query(`DELETE FROM ${tx.t.refreshTokens} WHERE session_id = $1`, [
+    sessionId,
+  ])
+  return rowCount
+}
+
+/**
  * Revokes every token descended from `token` (reuse detection): all tokens of its session, and
  * for session-less legacy tokens every token reachable through the `parent` chain.
  *
@@ -129,6 +143,8 @@ export interface LockedRefreshToken {
   readonly session: Session | undefined
   /** The session's `amr` entries, newest first. */
   readonly amr: AmrEntry[]
+  /** The user's MFA factors, oldest first. */
+  readonly factors: Factor[]
 }
 
 type LockedRow = UserRow &
@@ -143,10 +159,11 @@ type LockedRow = UserRow &
     rt_session_id: string | null
     identities_json: unknown
     amr_json: unknown
+    factors_json: unknown
   }
 
 /**
- * The `SELECT` of a token with its user, identities, session and AMR claims (one row).
+ * The `SELECT` of a token with its user, identities, factors, session and AMR claims (one row).
  *
  * With `lock`, the session row and then the token row are locked (`FOR UPDATE OF s, r`, in that
  * order: the order of every path that changes a session's tokens, such as logout deleting the
@@ -159,6 +176,7 @@ function tokenSelectSql(t: Tables, lock: boolean): string {
        r.revoked AS rt_revoked, r.created_at AS rt_created_at, r.updated_at AS rt_updated_at,
        r.parent AS rt_parent, r.session_id AS rt_session_id, ${userColumns('u')},
        ${identitiesJsonSql(t.identities, 'u.id')} AS identities_json,
+       ${factorsJsonSql(t.mfaFactors, 'u.id')} AS factors_json,
        ${prefixedSessionColumns('s')}, ${amrJsonSql(t.mfaAmrClaims, 's.id')} AS amr_json
      FROM ${t.refreshTokens} r
        ${lock ? 'JOIN' : 'LEFT JOIN'} ${t.sessions} s ON s.id = r.session_id
@@ -182,6 +200,7 @@ function lockedFromRow(row: LockedRow): LockedRefreshToken {
     identities: identitiesFromJson(row.identities_json),
     session: sessionFromPrefixed(row),
     amr: amrFromJson(row.amr_json),
+    factors: factorsFromJson(row.factors_json),
   }
 }
 

@@ -105,6 +105,35 @@ export async function findSessionById(tx: Queryable, id: string): Promise<Sessio
   return rows[0] ? fromRow(rows[0]) : undefined
 }
 
+/**
+ * Raises a session to `aal2` through a factor (`sessions.aal`, `sessions.factor_id`), locking its
+ * row until the transaction ends.
+ *
+ * @param now Epoch milliseconds for `updated_at`.
+ * @returns The session as it is now, or `undefined` when it no longer exists.
+ */
+export async function raiseSessionToAal2(
+  tx: Queryable,
+  id: string,
+  factorId: string,
+  now: number,
+): Promise<Session | undefined> {
+  const { rows } = await tx.query<SessionRow>(
+    `UPDATE ${tx.t.sessions} SET aal = 'aal2', factor_id = $2, updated_at = $3 WHERE id = $1
+     RETURNING id, user_id, created_at, updated_at, aal, not_after`,
+    [id, factorId, new Date(now)],
+  )
+  return rows[0] ? fromRow(rows[0]) : undefined
+}
+
+/**
+ * Deletes the user's sessions below `aal2` (upstream `InvalidateSessionsWithAALLessThan`, after a
+ * factor is verified: sessions that did not pass the second factor end).
+ */
+export async function deleteSessionsBelowAal2(tx: Queryable, userId: string): Promise<void> {
+  await tx.query(`DELETE FROM ${tx.t.sessions} WHERE user_id = $1 AND aal < 'aal2'`, [userId])
+}
+
 /** Records a refresh on the session: `refreshed_at`, `updated_at`, user agent and IP. */
 export async function touchSession(
   tx: Queryable,

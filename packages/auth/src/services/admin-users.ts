@@ -8,6 +8,7 @@ import { parseGoDuration } from '../conf/duration.js'
 import type { AppContext, RequestContext } from '../context.js'
 import { BadRequestError, UnprocessableEntityError } from '../errors.js'
 import { addAuditLogEntry, type AuditActor } from '../models/audit-log.js'
+import { deleteFactorsOfUser } from '../models/factor.js'
 import {
   deleteIdentitiesOfUser,
   findIdentitiesByUsers,
@@ -326,6 +327,7 @@ export async function deleteUserAsAdmin(
     await addAuditLogEntry(tx, adminAudit(ctx, actor, 'user_deleted', user, ip), now)
     if (soft) {
       await deleteSessions(tx, id, 'all')
+      await deleteFactorsOfUser(tx, id)
       await softDeleteUser(tx, id, now)
       await deleteIdentitiesOfUser(tx, id)
     } else {

@@ -25,6 +25,7 @@ import type { Queryable } from '../storage/db.js'
 import { applyEmailChange, sendEmailChange } from './email-change.js'
 import { notifyPasswordChanged } from './notifications.js'
 import { enforcePasswordPolicy } from './passwords.js'
+import { requireAal2IfVerifiedFactors } from './mfa.js'
 import { parsePkceChallenge } from './pkce.js'
 import { consumeReauthenticationNonce } from './reauthentication.js'
 import { redirectTarget } from './redirect.js'
@@ -216,6 +217,7 @@ export async function updateOwnUser(
   if (changes.appMetadata) {
     throw new ForbiddenError('not_admin', 'Updating app_metadata requires admin privileges')
   }
+  await requireAal2IfVerifiedFactors(ctx.db, auth, { password: Boolean(changes.password) })
   const phone = normalizePhone(changes.phone)
   if (phone !== '' && phone !== user.phone) {
     throw new UnprocessableEntityError(

@@ -14,6 +14,8 @@ export interface Tables {
   readonly flowState: string
   readonly auditLogEntries: string
   readonly mfaAmrClaims: string
+  readonly mfaFactors: string
+  readonly mfaChallenges: string
   readonly schemaMigrations: string
 }
 
@@ -75,6 +77,8 @@ export function tableNames(namespace: string): Tables {
     flowState: `${p}flow_state`,
     auditLogEntries: `${p}audit_log_entries`,
     mfaAmrClaims: `${p}mfa_amr_claims`,
+    mfaFactors: `${p}mfa_factors`,
+    mfaChallenges: `${p}mfa_challenges`,
     schemaMigrations: `${p}schema_migrations`,
   }
 }

@@ -12,6 +12,7 @@ import {
   type AuthenticationMethod,
 } from '../models/amr-claim.js'
 import { addAuditLogEntry, auditActor } from '../models/audit-log.js'
+import { listFactorsOfUser, type Factor } from '../models/factor.js'
 import { findIdentitiesByUser, type Identity } from '../models/identity.js'
 import {
   findActiveTokenOfSession,
@@ -38,6 +39,8 @@ export interface IssuedSession {
   readonly refreshToken: string
   readonly user: User
   readonly identities: readonly Identity[]
+  /** The user's MFA factors (the token response lists them). @default [] */
+  readonly factors?: readonly Factor[]
 }
 
 /** Everything needed to sign an access token, gathered inside a transaction. */
@@ -47,6 +50,8 @@ export interface PendingTokens {
   readonly session: Session
   readonly refreshToken: string
   readonly amr: AmrEntry[]
+  /** The user's MFA factors. @default [] */
+  readonly factors?: readonly Factor[]
 }
 
 type RefreshOutcome = { kind: 'ok'; pending: PendingTokens } | { kind: 'reused' }
@@ -140,6 +145,7 @@ export class TokenService {
       session,
       refreshToken: refresh.token,
       amr: await listAmrClaims(tx, session.id),
+      factors: await listFactorsOfUser(tx, user.id),
     }
   }
 
@@ -155,6 +161,7 @@ export class TokenService {
       refreshToken: pending.refreshToken,
       user: pending.user,
       identities: pending.identities,
+      factors: pending.factors ?? [],
     }
   }
 
@@ -294,7 +301,14 @@ function pendingOf(
   session: Session,
   refreshToken: string,
 ): PendingTokens {
-  return { user, identities: locked.identities, session, refreshToken, amr: locked.amr }
+  return {
+    user,
+    identities: locked.identities,
+    session,
+    refreshToken,
+    amr: locked.amr,
+    factors: locked.factors,
+  }
 }
 
 function providerOf(method: AuthenticationMethod, user: User): string {

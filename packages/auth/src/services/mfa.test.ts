@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest'
+import { loadSettings } from '../conf/settings.js'
+import { renderPhoneTemplate } from './mfa.js'
+
+const BASE = {
+  AUTHSVC_SITE_URL: 'http://localhost:3000',
+  AUTHSVC_API_EXTERNAL_URL: 'http://localhost:9999',
+  AUTHSVC_JWT_SECRET: 'a-secret-of-at-least-thirty-two-bytes!',
+  AUTHSVC_DB_DRIVER: 'postgres',
+  DATABASE_URL: 'postgres://localhost/db',
+}
+
+describe('MFA settings', () => {
+  it("has upstream's defaults", () => {
+    expect(loadSettings(BASE).mfa).toEqual({
+      totpEnrollEnabled: true,
+      totpVerifyEnabled: true,
+      phoneEnrollEnabled: false,
+      phoneVerifyEnabled: false,
+      maxEnrolledFactors: 10,
+      maxVerifiedFactors: 10,
+      challengeExpiryDuration: 300,
+      factorExpiryDuration: 300_000,
+      rateLimitChallengeAndVerify: 15,
+      phoneOtpLength: 6,
+      phoneTemplate: 'Your code is {{ .Code }}',
+      phoneMaxFrequency: 60_000,
+    })
+  })
+
+  it('reads GOTRUE_ names, falls back as upstream and reports bad values', () => {
+    const mfa = loadSettings({
+      ...BASE,
+      GOTRUE_MFA_PHONE_OTP_LENGTH: '12',
+      GOTRUE_MFA_CHALLENGE_EXPIRY_DURATION: '30.5',
+      GOTRUE_MFA_PHONE_MAX_FREQUENCY: '0s',
+      GOTRUE_MFA_TOTP_ENROLL_ENABLED: 'false',
+    }).mfa
+    expect(mfa).toMatchObject({
+      phoneOtpLength: 6,
+      challengeExpiryDuration: 30.5,
+      phoneMaxFrequency: 60_000,
+      totpEnrollEnabled: false,
+    })
+    expect(() => loadSettings({ ...BASE, AUTHSVC_MFA_MAX_ENROLLED_FACTORS: 'ten' })).toThrow(
+      /MFA_MAX_ENROLLED_FACTORS/,
+    )
+  })
+})
+
+describe('renderPhoneTemplate', () => {
+  it('puts the code for {{ .Code }}, with or without spaces and trim markers', () => {
+    expect(renderPhoneTemplate('Your code is {{ .Code }}', '123456')).toBe('Your code is 123456')
+    expect(renderPhoneTemplate('{{.Code}} / {{- .Code -}}', '42')).toBe('42 / 42')
+    expect(renderPhoneTemplate('no code here', '42')).toBe('no code here')
+  })
+})

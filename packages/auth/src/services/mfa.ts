@@ -1,0 +1,719 @@
+/**
+ * Multi-factor authentication (upstream `api/mfa.go`): enrolling TOTP and phone factors,
+ * challenging and verifying them (which raises the session to `aal2`), unenrolling, the admin's
+ * view of a user's factors, and the `aal2` rule for sensitive changes.
+ *
+ * @see https://github.com/supabase/auth/blob/master/internal/api/mfa.go
+ * @module
+ */
+import { timingSafeEqual } from 'node:crypto'
+import type { JWTPayload } from 'jose'
+import QRCode from 'qrcode'
+import type { AppContext, RequestContext } from '../context.js'
+import { generateTotpSecret, matchTotpStep, totpUri } from '../crypto/totp.js'
+import {
+  BadRequestError,
+  ForbiddenError,
+  InternalServerError,
+  NotFoundError,
+  TooManyRequestsError,
+  UnauthorizedError,
+  UnprocessableEntityError,
+} from '../errors.js'
+import { addAmrClaim, downgradeSessionsOfFactor, listAmrClaims } from '../models/amr-claim.js'
+import {
+  deleteChallenge,
+  insertChallenge,
+  lockChallengeOfFactor,
+  markChallengeVerified,
+} from '../models/challenge.js'
+import { addAuditLogEntry, auditActor, type AuditActor } from '../models/audit-log.js'
+import {
+  deleteExpiredFactors,
+  deleteFactor,
+  deleteUnverifiedFactors,
+  findFactorOfUser,
+  hasVerifiedFactor,
+  insertFactor,
+  listFactorsOfUser,
+  markFactorVerified,
+  touchFactorChallenged,
+  type Factor,
+  type FactorType,
+} from '../models/factor.js'
+import { findIdentitiesByUser } from '../models/identity.js'
+import { deleteTokensOfSession, insertRefreshToken } from '../models/refresh-token.js'
+import { deleteSessionsBelowAal2, raiseSessionToAal2, type Session } from '../models/session.js'
+import { getUserById, type User } from '../models/user.js'
+import { generateRefreshToken } from '../crypto/refresh-token.js'
+import type { Queryable } from '../storage/db.js'
+import type { IssuedSession } from '../tokens/service.js'
+import { sendNotification, type NotificationLog } from './notifications.js'
+import { isUuid, validatePhone } from './validation.js'
+
+/** Who asks: the bearer token's user and session (see `authenticateUser`). */
+export interface MfaCaller {
+  readonly user: User
+  readonly session: Session | undefined
+  /** The token's claims; `is_anonymous` is read from them. */
+  readonly claims: JWTPayload
+}
+
+/** What `POST /factors` asks for. */
+export interface EnrollParams {
+  /** `totp` or `phone` (anything else is refused). */
+  readonly factorType: string
+  /** `''` for none. */
+  readonly friendlyName: string
+  /** TOTP: who the account is with, shown by authenticator apps; `''`: `SITE_URL`'s host. */
+  readonly issuer: string
+  /** Phone factors: the number (E.164). */
+  readonly phone: string
+}
+
+/** What enrolment answers: the factor, and for TOTP what the authenticator app needs. */
+export interface Enrolled {
+  readonly factor: Factor
+  /** TOTP only. */
+  readonly totp?: {
+    /** An SVG image (markup) of the QR code of {@link uri}. */
+    readonly qrCode: string
+    /** The Base32 secret, for typing in by hand. */
+    readonly secret: string
+    /** The `otpauth://totp/…` key URI. */
+    readonly uri: string
+  }
+  /** Phone only: the number as it was given. */
+  readonly phone?: string
+}
+
+/** What `POST /factors/<id>/challenge` answers. */
+export interface ChallengeIssued {
+  readonly id: string
+  readonly type: FactorType
+  /** Unix time (seconds) after which the challenge can no longer be verified. */
+  readonly expiresAt: number
+}
+
+const SMS_CHANNELS = ['sms', 'whatsapp'] as const
+
+function factorNotFound(): NotFoundError {
+  return new NotFoundError('mfa_factor_not_found', 'Factor not found')
+}
+
+/** The caller's session; every factor endpoint needs one (upstream: 500 without). */
+function sessionOf(caller: MfaCaller, what: string): Session {
+  if (!caller.session) {
+    throw new InternalServerError(
+      'unexpected_failure',
+      `A valid session and a registered user are required to ${what}`,
+    )
+  }
+  return caller.session
+}
+
+/**
+ * Refuses anonymous users (upstream `requireNotAnonymous` on `/factors`).
+ *
+ * @throws {@link ForbiddenError} `no_authorization` "Anonymous user not allowed to perform these
+ *   actions".
+ */
+export function refuseAnonymous(caller: MfaCaller): void {
+  if (caller.claims.is_anonymous === true) {
+    throw new ForbiddenError(
+      'no_authorization',
+      'Anonymous user not allowed to perform these actions',
+    )
+  }
+}
+
+/**
+ * Requires an `aal2` session for a change of password, email or phone when the user has a verified
+ * factor (upstream `UserUpdate`: `HasMFAEnabled && !session.IsAAL2()`). Call it before changing
+ * anything.
+ *
+ * @param changes Which sensitive fields the request changes.
+ * @throws {@link UnauthorizedError} 401 `insufficient_aal` "AAL2 session is required to update
+ *   email or password when MFA is enabled."
+ */
+export async function requireAal2IfVerifiedFactors(
+  q: Queryable,
+  caller: { readonly user: User; readonly session: Session | undefined },
+  changes: { readonly password?: boolean; readonly email?: boolean; readonly phone?: boolean },
+): Promise<void> {
+  if (!changes.password && !changes.email && !changes.phone) return
+  if (caller.session?.aal === 'aal2') return
+  if (!(await hasVerifiedFactor(q, caller.user.id))) return
+  throw new UnauthorizedError(
+    'insufficient_aal',
+    'AAL2 session is required to update email or password when MFA is enabled.',
+  )
+}
+
+/** Upstream `validateFactors`: name conflicts, the two limits, and aal2 once one is verified. */
+function checkEnrolment(
+  ctx: AppContext,
+  factors: readonly Factor[],
+  friendlyName: string,
+  session: Session,
+): void {
+  const { mfa } = ctx.settings
+  if (factors.some((f) => f.friendlyName === friendlyName)) {
+    throw new UnprocessableEntityError(
+      'mfa_factor_name_conflict',
+      `A factor with the friendly name ${JSON.stringify(friendlyName)} for this user already exists`,
+    )
+  }
+  const verified = factors.filter((f) => f.status === 'verified').length
+  if (factors.length >= mfa.maxEnrolledFactors || verified >= mfa.maxVerifiedFactors) {
+    throw new UnprocessableEntityError(
+      'too_many_enrolled_mfa_factors',
+      'Maximum number of verified factors reached, unenroll to continue',
+    )
+  }
+  if (verified > 0 && session.aal !== 'aal2') {
+    throw new ForbiddenError('insufficient_aal', 'AAL2 required to enroll a new factor')
+  }
+}
+
+/** `SITE_URL`'s host, upstream's default TOTP issuer. */
+function siteHost(ctx: AppContext): string {
+  try {
+    return new URL(ctx.settings.siteUrl).host
+  } catch (error) {
+    throw new InternalServerError('unexpected_failure', 'site url is improperly formatted', {
+      cause: error,
+    })
+  }
+}
+
+/**
+ * Enrolls a factor (`POST /factors`), unverified until its first challenge is verified. TOTP:
+ * a new secret, its key URI and QR code. Phone: the number; an unverified factor of the same
+ * number is replaced. Unverified, never-challenged factors older than `MFA_FACTOR_EXPIRY_DURATION`
+ * are deleted first.
+ *
+ * @throws {@link UnprocessableEntityError} `mfa_totp_enroll_not_enabled`,
+ *   `mfa_phone_enroll_not_enabled`, `mfa_factor_name_conflict`, `too_many_enrolled_mfa_factors`,
+ *   `mfa_verified_factor_exists`; {@link BadRequestError} `validation_failed` (factor type,
+ *   phone); {@link ForbiddenError} `insufficient_aal` (a verified factor exists and the session
+ *   is `aal1`).
+ */
+export async function enrollFactor(
+  ctx: AppContext,
+  caller: MfaCaller,
+  params: EnrollParams,
+  ip: string,
+): Promise<Enrolled> {
+  const session = sessionOf(caller, 'enroll a factor')
+  const { user } = caller
+  const { mfa } = ctx.settings
+  let phone = ''
+  if (params.factorType === 'phone') {
+    if (!mfa.phoneEnrollEnabled) {
+      throw new UnprocessableEntityError(
+        'mfa_phone_enroll_not_enabled',
+        'MFA enroll is disabled for Phone',
+      )
+    }
+    if (params.phone === '') {
+      throw new BadRequestError('validation_failed', 'Phone number required to enroll Phone factor')
+    }
+    phone = validatePhone(params.phone)
+  } else if (params.factorType === 'totp') {
+    if (!mfa.totpEnrollEnabled) {
+      throw new UnprocessableEntityError(
+        'mfa_totp_enroll_not_enabled',
+        'MFA enroll is disabled for TOTP',
+      )
+    }
+  } else {
+    throw new BadRequestError(
+      'validation_failed',
+      'factor_type needs to be totp, phone, or webauthn',
+    )
+  }
+  const factorType: FactorType = params.factorType
+  const secret = factorType === 'totp' ? generateTotpSecret(ctx.random) : ''
+  const issuer = params.issuer !== '' ? params.issuer : factorType === 'totp' ? siteHost(ctx) : ''
+  const totp = factorType === 'totp' ? await totpOffer(secret, issuer, user.email) : undefined
+  const factor = await ctx.db.transaction(async (tx) => {
+    const now = ctx.clock.now()
+    // Serialises enrolments of one user, so that the limits hold under concurrent requests.
+    await getUserById(tx, user.id, true)
+    await deleteExpiredFactors(tx, mfa.factorExpiryDuration, now)
+    if (factorType === 'phone') {
+      const existing = await listFactorsOfUser(tx, user.id)
+      if (
+        existing.some(
+          (f) => f.factorType === 'phone' && f.phone === phone && f.status === 'verified',
+        )
+      ) {
+        throw new UnprocessableEntityError(
+          'mfa_verified_factor_exists',
+          'A verified phone factor already exists, unenroll the existing factor to continue',
+        )
+      }
+      await deleteUnverifiedFactors(tx, user.id, 'phone', phone)
+    }
+    checkEnrolment(ctx, await listFactorsOfUser(tx, user.id), params.friendlyName, session)
+    const created = await insertFactor(
+      tx,
+      {
+        id: ctx.random.uuid(),
+        userId: user.id,
+        friendlyName: params.friendlyName,
+        factorType,
+        secret,
+        phone,
+      },
+      now,
+    )
+    await addAuditLogEntry(
+      tx,
+      {
+        id: ctx.random.uuid(),
+        actor: auditActor(user),
+        action: 'factor_in_progress',
+        traits: { factor_id: created.id, factor_type: factorType },
+        ip,
+      },
+      now,
+    )
+    return created
+  })
+  return totp ? { factor, totp } : { factor, phone: params.phone }
+}
+
+/**
+ * The key URI and its QR code (SVG, error-correction level H as upstream), made before anything
+ * is stored.
+ *
+ * @throws {@link BadRequestError} `validation_failed` when the URI is too long for a QR code
+ *   (an issuer of about a thousand bytes).
+ */
+async function totpOffer(
+  secret: string,
+  issuer: string,
+  account: string,
+): Promise<NonNullable<Enrolled['totp']>> {
+  const uri = totpUri(secret, issuer, account)
+  try {
+    const qrCode = await QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'H', margin: 1 })
+    return { qrCode, secret, uri }
+  } catch (error) {
+    throw new BadRequestError(
+      'validation_failed',
+      'Error generating QR Code: the issuer is too long to fit in one',
+      { cause: error },
+    )
+  }
+}
+
+/**
+ * The caller's factor `factorId` (upstream `loadFactor`).
+ *
+ * @throws {@link NotFoundError} `mfa_factor_not_found` "Factor not found".
+ */
+export async function loadOwnFactor(
+  q: Queryable,
+  userId: string,
+  factorId: string,
+): Promise<Factor> {
+  const factor = await findFactorOfUser(q, userId, factorId)
+  if (!factor) throw factorNotFound()
+  return factor
+}
+
+/** `MFA_<TYPE>_VERIFY_ENABLED`, which governs both challenge and verify. */
+function requireVerifyEnabled(ctx: AppContext, factor: Factor): void {
+  const { mfa } = ctx.settings
+  if (factor.factorType === 'phone' && !mfa.phoneVerifyEnabled) {
+    throw new UnprocessableEntityError(
+      'mfa_phone_verify_not_enabled',
+      'MFA verification is disabled for Phone',
+    )
+  }
+  if (factor.factorType === 'totp' && !mfa.totpVerifyEnabled) {
+    throw new UnprocessableEntityError(
+      'mfa_totp_verify_not_enabled',
+      'MFA verification is disabled for TOTP',
+    )
+  }
+}
+
+/** Renders `MFA_PHONE_TEMPLATE`: `{{ .Code }}` (spaces and `-` trim markers allowed) is the code. */
+export function renderPhoneTemplate(template: string, code: string): string {
+  return template.replace(/\{\{-?\s*\.Code\s*-?\}\}/g, code)
+}
+
+/** A numeric code of `length` digits from the injected randomness. */
+function generateOtp(ctx: AppContext, length: number): string {
+  let code = ''
+  for (let i = 0; i < length; i++) code += String(ctx.random.int(10))
+  return code
+}
+
+/**
+ * Creates a challenge (`POST /factors/<id>/challenge`). Phone factors: a code of
+ * `MFA_PHONE_OTP_LENGTH` digits is sent by SMS with `MFA_PHONE_TEMPLATE` (not more often than
+ * `MFA_PHONE_MAX_FREQUENCY` per factor), before the challenge is stored.
+ *
+ * @param channel Phone factors: `sms` (default) or `whatsapp`.
+ * @returns The challenge, valid for `MFA_CHALLENGE_EXPIRY_DURATION` seconds.
+ * @throws {@link UnprocessableEntityError} `mfa_*_verify_not_enabled`; {@link BadRequestError}
+ *   `validation_failed` (channel); {@link TooManyRequestsError} `over_sms_send_rate_limit`;
+ *   {@link InternalServerError} when the SMS cannot be sent.
+ */
+export async function challengeFactor(
+  ctx: AppContext,
+  caller: MfaCaller,
+  factor: Factor,
+  channel: string,
+  ip: string,
+): Promise<ChallengeIssued> {
+  sessionOf(caller, 'challenge a factor')
+  requireVerifyEnabled(ctx, factor)
+  const { mfa } = ctx.settings
+  let otpCode = ''
+  if (factor.factorType === 'phone') {
+    const chosen = channel === '' ? 'sms' : channel
+    if (!(SMS_CHANNELS as readonly string[]).includes(chosen)) {
+      throw new BadRequestError(
+        'validation_failed',
+        "Invalid channel, supported values are 'sms' or 'whatsapp'",
+      )
+    }
+    const now = ctx.clock.now()
+    const last = factor.lastChallengedAt?.getTime()
+    if (last !== undefined && last + mfa.phoneMaxFrequency > now) {
+      const seconds = Math.floor((last + mfa.phoneMaxFrequency - now) / 1000)
+      throw new TooManyRequestsError(
+        'over_sms_send_rate_limit',
+        `For security purposes, you can only request this after ${String(seconds)} seconds.`,
+      )
+    }
+    otpCode = generateOtp(ctx, mfa.phoneOtpLength)
+    try {
+      await ctx.sms.sendMessage(
+        factor.phone,
+        renderPhoneTemplate(mfa.phoneTemplate, otpCode),
+        chosen as (typeof SMS_CHANNELS)[number],
+        otpCode,
+      )
+    } catch (error) {
+      throw new InternalServerError('unexpected_failure', 'error sending message', { cause: error })
+    }
+  }
+  const challenge = await ctx.db.transaction(async (tx) => {
+    const now = ctx.clock.now()
+    const created = await insertChallenge(
+      tx,
+      { id: ctx.random.uuid(), factorId: factor.id, ip, otpCode },
+      now,
+    )
+    await touchFactorChallenged(tx, factor.id, now)
+    await addAuditLogEntry(
+      tx,
+      {
+        id: ctx.random.uuid(),
+        actor: auditActor(caller.user),
+        action: 'challenge_created',
+        traits: { factor_id: factor.id, factor_status: factor.status },
+        ip,
+      },
+      now,
+    )
+    return created
+  })
+  return {
+    id: challenge.id,
+    type: factor.factorType,
+    expiresAt: Math.floor(
+      (challenge.createdAt.getTime() + mfa.challengeExpiryDuration * 1000) / 1000,
+    ),
+  }
+}
+
+/** Why a verification was refused: decided in the transaction, thrown after it (see below). */
+type Refusal = { readonly refused: UnprocessableEntityError }
+
+function isRefusal(value: unknown): value is Refusal {
+  return typeof value === 'object' && value !== null && 'refused' in value
+}
+
+/** The `amr` method a factor type records (upstream `amrMethodForFactorType`). */
+function amrMethodOf(factorType: FactorType): 'totp' | 'mfa/phone' {
+  return factorType === 'totp' ? 'totp' : 'mfa/phone'
+}
+
+/** Compares two codes in constant time. */
+function sameCode(expected: string, given: string): boolean {
+  const a = Buffer.from(expected)
+  const b = Buffer.from(given)
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
+/**
+ * Verifies a challenge (`POST /factors/<id>/verify`). On success, in one transaction: the
+ * challenge and factor are marked verified, the `amr` entry (`totp` or `mfa/phone`) is recorded,
+ * the session is raised to `aal2`, its refresh token is rotated (the `aal1` one stops working),
+ * the user's other sessions below `aal2` end, and other unverified factors of the type are
+ * removed. A TOTP code is accepted for the current 30-second step or one step either side, and
+ * never twice (steps at or before the last accepted one are refused). The factor's first
+ * verification sends `mfa_factor_enrolled_notification`.
+ *
+ * @param code The 6-digit TOTP code or the SMS code.
+ * @returns The new session (access token with `aal: "aal2"`).
+ * @throws {@link UnprocessableEntityError} `mfa_factor_not_found` (unknown challenge),
+ *   `mfa_ip_address_mismatch` (other IP, or already verified), `mfa_challenge_expired` (it is
+ *   deleted), `mfa_verification_failed` (wrong or reused code), `mfa_*_verify_not_enabled`;
+ *   {@link BadRequestError} `validation_failed` (empty code).
+ */
+export async function verifyFactor(
+  ctx: AppContext,
+  caller: MfaCaller,
+  factor: Factor,
+  params: { readonly challengeId: string; readonly code: string },
+  client: RequestContext,
+  log?: NotificationLog,
+): Promise<IssuedSession> {
+  const session = sessionOf(caller, 'verify a factor')
+  if (params.code === '') {
+    throw new BadRequestError('validation_failed', 'Code needs to be non-empty')
+  }
+  if (!isUuid(params.challengeId)) {
+    throw new BadRequestError('validation_failed', 'challenge_id must be an UUID')
+  }
+  requireVerifyEnabled(ctx, factor)
+  const { mfa } = ctx.settings
+  const outcome = await ctx.db.transaction(async (tx) => {
+    const now = ctx.clock.now()
+    // The factor's lock serialises verifications of one factor: a code is used only once.
+    const current = await findFactorOfUser(tx, caller.user.id, factor.id, true)
+    if (!current) throw factorNotFound()
+    const challenge = await lockChallengeOfFactor(tx, current.id, params.challengeId)
+    if (!challenge) {
+      throw new UnprocessableEntityError(
+        'mfa_factor_not_found',
+        'MFA factor with the provided challenge ID not found',
+      )
+    }
+    if (challenge.verifiedAt !== null || challenge.ipAddress !== client.ip) {
+      throw new UnprocessableEntityError(
+        'mfa_ip_address_mismatch',
+        'Challenge and verify IP addresses mismatch.',
+      )
+    }
+    if (now > challenge.createdAt.getTime() + mfa.challengeExpiryDuration * 1000) {
+      await deleteChallenge(tx, challenge.id)
+      return {
+        refused: new UnprocessableEntityError(
+          'mfa_challenge_expired',
+          `MFA challenge ${challenge.id} has expired, verify against another challenge or create a new challenge.`,
+        ),
+      }
+    }
+    let step: number | null = null
+    if (current.factorType === 'totp') {
+      const matched = matchTotpStep(current.secret, params.code, now)
+      if (
+        matched === undefined ||
+        (current.lastTotpStep !== null && matched <= current.lastTotpStep)
+      ) {
+        throw new UnprocessableEntityError('mfa_verification_failed', 'Invalid TOTP code entered')
+      }
+      step = matched
+    } else if (!sameCode(challenge.otpCode, params.code)) {
+      throw new UnprocessableEntityError(
+        'mfa_verification_failed',
+        'Invalid MFA Phone code entered',
+      )
+    }
+    await addAuditLogEntry(
+      tx,
+      {
+        id: ctx.random.uuid(),
+        actor: auditActor(caller.user),
+        action: 'verification_attempted',
+        traits: {
+          factor_id: current.id,
+          challenge_id: challenge.id,
+          factor_type: current.factorType,
+        },
+        ip: client.ip,
+      },
+      now,
+    )
+    await markChallengeVerified(tx, challenge.id, now)
+    await markFactorVerified(tx, current.id, step, now)
+    const pending = await raiseSession(ctx, tx, caller.user, session, current, client, now)
+    await deleteSessionsBelowAal2(tx, caller.user.id)
+    await deleteUnverifiedFactors(tx, caller.user.id, current.factorType)
+    return {
+      pending: { ...pending, factors: await listFactorsOfUser(tx, caller.user.id) },
+      newlyVerified: current.status === 'unverified',
+    }
+  })
+  if (isRefusal(outcome)) throw outcome.refused
+  if (outcome.newlyVerified) {
+    await sendNotification(
+      ctx,
+      'mfa_factor_enrolled_notification',
+      outcome.pending.user,
+      { factorType: factor.factorType },
+      log,
+    )
+  }
+  return ctx.tokens.finish(outcome.pending)
+}
+
+/**
+ * Raises the session to `aal2` through `factor` with its `amr` entry, and replaces its refresh
+ * tokens by a new one: the tokens of the `aal1` session are deleted, so that none of them can
+ * refresh the raised session, even within `SECURITY_REFRESH_TOKEN_REUSE_INTERVAL` (upstream moves
+ * its token counter past them for the same reason). Returns what the token response needs.
+ */
+async function raiseSession(
+  ctx: AppContext,
+  tx: Queryable,
+  user: User,
+  session: Session,
+  factor: Factor,
+  client: RequestContext,
+  now: number,
+) {
+  // The session's row first: the order of every path that changes a session's tokens.
+  const raised = await raiseSessionToAal2(tx, session.id, factor.id, now)
+  if (!raised) {
+    throw new ForbiddenError(
+      'session_not_found',
+      'Session from session_id claim in JWT does not exist',
+    )
+  }
+  await addAmrClaim(
+    tx,
+    { id: ctx.random.uuid(), sessionId: session.id, method: amrMethodOf(factor.factorType) },
+    now,
+  )
+  const current = await getUserById(tx, user.id)
+  if ((await deleteTokensOfSession(tx, session.id)) > 0) {
+    await addAuditLogEntry(
+      tx,
+      {
+        id: ctx.random.uuid(),
+        actor: auditActor(current),
+        action: 'token_revoked',
+        traits: { reason: 'mfa_verified' },
+        ip: client.ip,
+      },
+      now,
+    )
+  }
+  const refresh = await insertRefreshToken(
+    tx,
+    { token: generateRefreshToken(ctx.random), userId: user.id, sessionId: session.id, parent: '' },
+    now,
+  )
+  return {
+    user: current,
+    identities: await findIdentitiesByUser(tx, user.id),
+    session: raised,
+    refreshToken: refresh.token,
+    amr: await listAmrClaims(tx, session.id),
+  }
+}
+
+/** Deletes a factor and lowers the sessions it raised (both unenrol paths). */
+async function removeFactor(
+  tx: Queryable,
+  factor: Factor,
+  audit: { id: string; actor: AuditActor; action: 'factor_unenrolled' | 'factor_deleted' },
+  traits: Record<string, unknown>,
+  ip: string,
+  now: number,
+): Promise<void> {
+  await deleteFactor(tx, factor.id)
+  await addAuditLogEntry(tx, { ...audit, traits, ip }, now)
+  await downgradeSessionsOfFactor(tx, factor.userId, factor.id, amrMethodOf(factor.factorType))
+}
+
+/**
+ * Unenrolls one of the caller's factors (`DELETE /factors/<id>`): deletes it, lowers the sessions
+ * it raised to `aal1` and sends `mfa_factor_unenrolled_notification`.
+ *
+ * @throws {@link UnprocessableEntityError} `insufficient_aal` "AAL2 required to unenroll verified
+ *   factor" (a verified factor, from an `aal1` session).
+ */
+export async function unenrollFactor(
+  ctx: AppContext,
+  caller: MfaCaller,
+  factor: Factor,
+  ip: string,
+  log?: NotificationLog,
+): Promise<void> {
+  const session = sessionOf(caller, 'unenroll a factor')
+  if (factor.status === 'verified' && session.aal !== 'aal2') {
+    throw new UnprocessableEntityError(
+      'insufficient_aal',
+      'AAL2 required to unenroll verified factor',
+    )
+  }
+  await ctx.db.transaction(async (tx) => {
+    await removeFactor(
+      tx,
+      factor,
+      { id: ctx.random.uuid(), actor: auditActor(caller.user), action: 'factor_unenrolled' },
+      { factor_id: factor.id, factor_status: factor.status, session_id: session.id },
+      ip,
+      ctx.clock.now(),
+    )
+  })
+  await sendNotification(
+    ctx,
+    'mfa_factor_unenrolled_notification',
+    caller.user,
+    { factorType: factor.factorType },
+    log,
+  )
+}
+
+/**
+ * A user's factors, for the admin API (`GET /admin/users/<id>/factors`).
+ *
+ * @throws {@link UserNotFoundError} When the user does not exist.
+ */
+export async function listFactorsAsAdmin(ctx: AppContext, userId: string): Promise<Factor[]> {
+  await getUserById(ctx.db, userId)
+  return listFactorsOfUser(ctx.db, userId)
+}
+
+/**
+ * Deletes a user's factor as an admin (`DELETE /admin/users/<id>/factors/<factor_id>`), with a
+ * `factor_deleted` audit entry; the sessions it raised are lowered to `aal1`.
+ *
+ * @returns The deleted factor.
+ * @throws {@link UserNotFoundError}; {@link NotFoundError} `mfa_factor_not_found`.
+ */
+export async function deleteFactorAsAdmin(
+  ctx: AppContext,
+  userId: string,
+  factorId: string,
+  actor: AuditActor,
+  ip: string,
+): Promise<Factor> {
+  return ctx.db.transaction(async (tx) => {
+    await getUserById(tx, userId)
+    const factor = await findFactorOfUser(tx, userId, factorId, true)
+    if (!factor) throw factorNotFound()
+    await removeFactor(
+      tx,
+      factor,
+      { id: ctx.random.uuid(), actor, action: 'factor_deleted' },
+      { user_id: userId, factor_id: factor.id },
+      ip,
+      ctx.clock.now(),
+    )
+    return factor
+  })
+}
