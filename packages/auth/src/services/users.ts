@@ -217,7 +217,6 @@ export async function updateOwnUser(
   if (changes.appMetadata) {
     throw new ForbiddenError('not_admin', 'Updating app_metadata requires admin privileges')
   }
-  await requireAal2IfVerifiedFactors(ctx.db, auth, { password: Boolean(changes.password) })
   const phone = normalizePhone(changes.phone)
   if (phone !== '' && phone !== user.phone) {
     throw new UnprocessableEntityError(
@@ -227,6 +226,10 @@ export async function updateOwnUser(
   }
   const email = changes.email === '' ? '' : validateEmail(changes.email)
   const newEmail = email !== '' && email !== user.email ? email : ''
+  await requireAal2IfVerifiedFactors(ctx.db, auth, {
+    password: changes.password !== undefined,
+    email: newEmail !== '',
+  })
   const pkce = parsePkceChallenge(changes.codeChallenge, changes.codeChallengeMethod)
   const redirectTo = redirectTarget(settings, changes.redirectTo)
   let encryptedPassword: string | undefined

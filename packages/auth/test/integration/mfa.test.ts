@@ -245,6 +245,10 @@ describe('assurance levels', () => {
       code: 'insufficient_aal',
       message: 'AAL2 session is required to update email or password when MFA is enabled.',
     })
+    expect((await aal1.updateUser({ email: 'aal-rules-new@example.com' })).error).toMatchObject({
+      status: 401,
+      code: 'insufficient_aal',
+    })
     expect((await aal1.updateUser({ data: { plan: 'pro' } })).error).toBeNull()
     const unenroll = await aal1.mfa.unenroll({ factorId: id })
     expect(unenroll.error).toMatchObject({
