@@ -18,7 +18,6 @@ import {
   text,
   url,
   type Env,
-  type Field,
   type Invalid,
 } from '@gatehouse/settings'
 
@@ -52,6 +51,31 @@ export const EXTERNAL_PROVIDERS = [
 
 /** One of {@link EXTERNAL_PROVIDERS}. */
 export type ExternalProvider = (typeof EXTERNAL_PROVIDERS)[number]
+
+/**
+ * One external provider's OAuth client (`EXTERNAL_<P>_*`, upstream's `conf.OAuthProviderConfiguration`).
+ * Enabled providers must have `clientId`, `secret` and `redirectUri` (checked by {@link loadSettings}).
+ */
+export interface ProviderSettings {
+  /** `EXTERNAL_<P>_ENABLED`. @default false */
+  readonly enabled: boolean
+  /** `EXTERNAL_<P>_CLIENT_ID`: the OAuth client id (Twitter: the consumer key). */
+  readonly clientId: string
+  /**
+   * `EXTERNAL_<P>_SECRET`: the client secret (Twitter: the consumer secret). For Apple, either
+   * the client-secret JWT itself or an ES256 private key (PEM) to sign one with
+   * `EXTERNAL_APPLE_TEAM_ID` and `EXTERNAL_APPLE_KEY_ID`.
+   */
+  readonly secret: string
+  /** `EXTERNAL_<P>_REDIRECT_URI`: this server's `/callback` as registered with the provider. */
+  readonly redirectUri: string
+  /**
+   * `EXTERNAL_<P>_URL`: the provider's base URL instead of its public one (upstream `chooseHost`);
+   * keycloak: the realm URL (required); gitlab: default `https://gitlab.com`; apple and google:
+   * the issuer to discover from. '' for the provider's default.
+   */
+  readonly url: string
+}
 
 /** The validated, frozen configuration of the auth server. Built by {@link loadSettings}. */
 export interface Settings {
@@ -153,12 +177,25 @@ export interface Settings {
     readonly anonymousUsersEnabled: boolean
     /** `EXTERNAL_<P>_ENABLED` for each of {@link EXTERNAL_PROVIDERS}. @default false */
     readonly providers: Readonly<Record<ExternalProvider, boolean>>
+    /** `EXTERNAL_<P>_*`: each provider's OAuth client, checked at start when it is enabled. */
+    readonly oauth: Readonly<Record<ExternalProvider, ProviderSettings>>
+    /**
+     * `EXTERNAL_FLOW_STATE_EXPIRY_DURATION`: seconds a PKCE flow state (and so an auth code) is
+     * valid; at least 300. @default 300
+     */
+    readonly flowStateExpiryDuration: number
+    /** `EXTERNAL_APPLE_TEAM_ID` and `EXTERNAL_APPLE_KEY_ID`: to sign Apple's client secret. */
+    readonly apple: { readonly teamId: string; readonly keyId: string }
   }
   readonly mailer: {
     /** `MAILER_AUTOCONFIRM`: email sign-ups are confirmed at once. @default false */
     readonly autoconfirm: boolean
     /** `MAILER_OTP_EXP`: validity of links and OTPs in seconds. @default 86400 */
     readonly otpExp: number
+    /** `MAILER_NOTIFICATIONS_IDENTITY_LINKED_ENABLED`: mail the user when an identity is linked. @default false */
+    readonly identityLinkedNotificationEnabled: boolean
+    /** `MAILER_NOTIFICATIONS_IDENTITY_UNLINKED_ENABLED`: mail the user when an identity is unlinked. @default false */
+    readonly identityUnlinkedNotificationEnabled: boolean
   }
   readonly sms: {
     /** `SMS_AUTOCONFIRM`: phone sign-ups are confirmed at once. @default false */
@@ -232,15 +269,39 @@ function parseKeys(value: string): readonly Readonly<Record<string, unknown>>[] 
     : (list as Readonly<Record<string, unknown>>[])
 }
 
-/** `EXTERNAL_<PROVIDER>_ENABLED` for each of {@link EXTERNAL_PROVIDERS}. */
-const providerFields = Object.fromEntries(
-  EXTERNAL_PROVIDERS.map((p) => [
-    p,
-    bool(`EXTERNAL_${p.toUpperCase()}_ENABLED`, {
-      help: `${p} sign-in, as reported by /settings`,
+/** The default `EXTERNAL_<P>_URL` of providers that have one. */
+const PROVIDER_DEFAULT_URLS: Partial<Record<ExternalProvider, string>> = {
+  gitlab: 'https://gitlab.com',
+}
+
+function providerGroup(p: ExternalProvider) {
+  const name = `EXTERNAL_${p.toUpperCase()}`
+  return group({
+    enabled: bool(`${name}_ENABLED`, { help: `${p} sign-in` }),
+    clientId: text(`${name}_CLIENT_ID`, { help: `${p} OAuth client id; required when enabled` }),
+    secret: text(`${name}_SECRET`, {
+      secret: true,
+      help: `${p} OAuth client secret; required when enabled`,
     }),
-  ]),
-) as Record<ExternalProvider, Field<boolean>>
+    redirectUri: url(`${name}_REDIRECT_URI`, {
+      help: `this server's /callback as registered at ${p}; required when enabled`,
+    }),
+    url: url(`${name}_URL`, {
+      ...(PROVIDER_DEFAULT_URLS[p] === undefined ? {} : { default: PROVIDER_DEFAULT_URLS[p] }),
+      help:
+        p === 'keycloak'
+          ? 'the realm URL; required when enabled'
+          : p === 'apple' || p === 'google'
+            ? `issuer to discover ${p} from instead of its public one`
+            : `${p} base URL instead of its public one`,
+    }),
+  })
+}
+
+/** `EXTERNAL_<PROVIDER>_*` for each of {@link EXTERNAL_PROVIDERS}. */
+const providerFields = Object.fromEntries(EXTERNAL_PROVIDERS.map((p) => [p, providerGroup(p)])) as {
+  [P in ExternalProvider]: ReturnType<typeof providerGroup>
+}
 
 /**
  * Every setting the server reads, in `--help` order (the README's), with its names and default
@@ -375,6 +436,17 @@ export const settingsTable = defineSettings(
       help: 'anonymous sign-ups',
     }),
     providers: group(providerFields),
+    appleTeamId: text('EXTERNAL_APPLE_TEAM_ID', {
+      help: 'Apple team id, to sign the client secret with a PEM EXTERNAL_APPLE_SECRET',
+    }),
+    appleKeyId: text('EXTERNAL_APPLE_KEY_ID', {
+      help: 'Apple key id, to sign the client secret with a PEM EXTERNAL_APPLE_SECRET',
+    }),
+    flowStateExpiryDuration: secondsOrDuration('EXTERNAL_FLOW_STATE_EXPIRY_DURATION', {
+      unit: 's',
+      default: '300',
+      help: 'seconds a PKCE flow state is valid (300 at least)',
+    }),
     mailerAutoconfirm: bool('MAILER_AUTOCONFIRM', {
       help: 'email sign-ups confirmed at once',
     }),
@@ -382,6 +454,12 @@ export const settingsTable = defineSettings(
       default: '86400',
       min: 1,
       help: 'validity of email links and codes, seconds',
+    }),
+    identityLinkedNotificationEnabled: bool('MAILER_NOTIFICATIONS_IDENTITY_LINKED_ENABLED', {
+      help: 'mail the user when an identity is linked',
+    }),
+    identityUnlinkedNotificationEnabled: bool('MAILER_NOTIFICATIONS_IDENTITY_UNLINKED_ENABLED', {
+      help: 'mail the user when an identity is unlinked',
     }),
     smsAutoconfirm: bool('SMS_AUTOCONFIRM', {
       help: 'phone sign-ups confirmed at once',
@@ -391,6 +469,40 @@ export const settingsTable = defineSettings(
   // AUTHSVC_ wins over GOTRUE_ (and both over an unprefixed name), as it always has.
   { prefixes: ['AUTHSVC_', 'GOTRUE_'], conflicts: 'first' },
 )
+
+type SettingsReadOf = ReturnType<typeof settingsTable.read>
+
+/**
+ * Checks every enabled provider's client (upstream `OAuthProviderConfiguration.ValidateOAuth`):
+ * client id, secret and redirect URI set; keycloak's realm URL set; Apple's PEM key with its
+ * team and key ids.
+ */
+function checkProviders(
+  read: SettingsReadOf,
+  providers: SettingsReadOf['values']['providers'],
+): void {
+  for (const p of EXTERNAL_PROVIDERS) {
+    const config = providers[p]
+    if (!config.enabled) continue
+    const fields = settingsTable.fields.providers.fields[p].fields
+    const needed = `required when EXTERNAL_${p.toUpperCase()}_ENABLED is true`
+    if (config.clientId === '') read.report(fields.clientId, needed)
+    if (config.secret === '') read.report(fields.secret, needed)
+    if (config.redirectUri === '') read.report(fields.redirectUri, needed)
+    if (p === 'keycloak' && config.url === '') {
+      read.report(fields.url, `${needed} (the realm URL)`)
+    }
+  }
+  const apple = providers.apple
+  const { appleTeamId, appleKeyId } = settingsTable.fields
+  if (apple.enabled && apple.secret.includes('-----BEGIN')) {
+    const values = read.values
+    if (values.appleTeamId === '')
+      read.report(appleTeamId, 'required with a PEM EXTERNAL_APPLE_SECRET')
+    if (values.appleKeyId === '')
+      read.report(appleKeyId, 'required with a PEM EXTERNAL_APPLE_SECRET')
+  }
+}
 
 /**
  * Builds the settings from environment variables (pure: reads only `env`).
@@ -413,6 +525,7 @@ export function loadSettings(env: Env): Settings {
     // HS256 with a short secret can be brute-forced offline from any token the server issued.
     read.report(jwtSecret, `must be at least ${String(MIN_JWT_SECRET_BYTES)} bytes long`)
   }
+  checkProviders(read, v.providers)
   return read.finish<Settings>({
     siteUrl: v.siteUrl,
     uriAllowList: v.uriAllowList,
@@ -457,9 +570,19 @@ export function loadSettings(env: Env): Settings {
       emailEnabled: v.emailEnabled,
       phoneEnabled: v.phoneEnabled,
       anonymousUsersEnabled: v.anonymousUsersEnabled,
-      providers: { ...v.providers },
+      providers: Object.fromEntries(
+        EXTERNAL_PROVIDERS.map((p) => [p, v.providers[p].enabled]),
+      ) as Record<ExternalProvider, boolean>,
+      oauth: { ...v.providers },
+      apple: { teamId: v.appleTeamId, keyId: v.appleKeyId },
+      flowStateExpiryDuration: Math.max(300, v.flowStateExpiryDuration),
     },
-    mailer: { autoconfirm: v.mailerAutoconfirm, otpExp: v.mailerOtpExp },
+    mailer: {
+      autoconfirm: v.mailerAutoconfirm,
+      otpExp: v.mailerOtpExp,
+      identityLinkedNotificationEnabled: v.identityLinkedNotificationEnabled,
+      identityUnlinkedNotificationEnabled: v.identityUnlinkedNotificationEnabled,
+    },
     sms: { autoconfirm: v.smsAutoconfirm, provider: v.smsProvider },
   })
 }
