@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { FetchLike } from '@gatehouse/oauth2'
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import { authRoutes } from './api/routes.js'
@@ -16,6 +17,7 @@ import { JwtKeys } from './crypto/jwt.js'
 import type { PasswordHasher } from './crypto/password-hasher.js'
 import { NoLimiter, type Limiter } from './limiter/limiter.js'
 import { NoopMailer, type Mailer } from './mailer/mailer.js'
+import { ProviderRegistry } from './provider/registry.js'
 import { cryptoRandom, type Random } from './random.js'
 import { NoCaptcha, type CaptchaVerifier } from './security/captcha.js'
 import { createServer, passwordHasherFor } from './server.js'
@@ -48,6 +50,11 @@ export interface AuthDeps {
   readonly limiter?: Limiter
   /** @default no logging */
   readonly logger?: Logger
+  /**
+   * A `fetch` for every call to an external OAuth provider.
+   * @default `@gatehouse/oauth2`'s transport (undici)
+   */
+  readonly providerFetch?: FetchLike
   /** @default {@link passwordHasherFor} the settings (bcrypt, bounded) */
   readonly passwordHasher?: PasswordHasher
 }
@@ -138,6 +145,7 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
           sms: deps.sms ?? new NoSmsProvider(),
           captcha: deps.captcha ?? new NoCaptcha(),
           limiter: deps.limiter ?? new NoLimiter(),
+          providers: new ProviderRegistry(settings, clock, deps.providerFetch),
         },
       }
       await server.ready()

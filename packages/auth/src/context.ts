@@ -4,6 +4,7 @@ import type { JwtKeys } from './crypto/jwt.js'
 import type { PasswordHasher } from './crypto/password-hasher.js'
 import type { Limiter } from './limiter/limiter.js'
 import type { Mailer } from './mailer/mailer.js'
+import type { ProviderRegistry } from './provider/registry.js'
 import type { SessionClient } from './models/session.js'
 import type { Random } from './random.js'
 import type { CaptchaVerifier } from './security/captcha.js'
@@ -28,6 +29,8 @@ export interface AppContext {
   readonly sms: SmsProvider
   readonly captcha: CaptchaVerifier
   readonly limiter: Limiter
+  /** The enabled external OAuth providers. */
+  readonly providers: ProviderRegistry
 }
 
 /** Who a request comes from: recorded on sessions and in audit entries. */

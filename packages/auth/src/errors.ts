@@ -50,6 +50,13 @@ export const ERROR_CODES = [
   'reauthentication_needed',
   'reauthentication_not_valid',
   'conflict',
+  'bad_oauth_callback',
+  'bad_oauth_state',
+  'provider_email_needs_verification',
+  'identity_already_exists',
+  'identity_not_found',
+  'single_identity_not_deletable',
+  'manual_linking_disabled',
 ] as const
 
 /** One of {@link ERROR_CODES}. */

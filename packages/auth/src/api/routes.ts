@@ -29,7 +29,9 @@ import type {
 } from 'fastify'
 import type { AppContext } from '../context.js'
 import { adminRoutes } from './admin.js'
+import { externalRoutes } from './external.js'
 import { healthRoutes } from './health.js'
+import { identityRoutes } from './identities.js'
 import { inviteRoutes } from './invite.js'
 import { logoutRoutes } from './logout.js'
 import { settingsRoutes } from './settings.js'
@@ -67,6 +69,8 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
   logoutRoutes,
   inviteRoutes,
   adminRoutes,
+  externalRoutes,
+  identityRoutes,
 ]
 
 /**

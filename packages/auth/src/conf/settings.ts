@@ -167,6 +167,11 @@ export interface Settings {
     readonly refreshTokenReuseInterval: number
     /** `SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION`. @default false */
     readonly updatePasswordRequireReauthentication: boolean
+    /**
+     * `SECURITY_MANUAL_LINKING_ENABLED`: signed-in users may link and unlink identities
+     * (`/user/identities/*`). @default false
+     */
+    readonly manualLinkingEnabled: boolean
   }
   readonly external: {
     /** `EXTERNAL_EMAIL_ENABLED`. @default true */
@@ -425,6 +430,9 @@ export const settingsTable = defineSettings(
       'SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION',
       { help: 'password changes need a recent sign-in' },
     ),
+    manualLinkingEnabled: bool('SECURITY_MANUAL_LINKING_ENABLED', {
+      help: 'users may link and unlink identities',
+    }),
     emailEnabled: bool('EXTERNAL_EMAIL_ENABLED', {
       default: 'true',
       help: 'email sign-up and sign-in',
@@ -565,6 +573,7 @@ export function loadSettings(env: Env): Settings {
       refreshTokenRotationEnabled: v.refreshTokenRotationEnabled,
       refreshTokenReuseInterval: v.refreshTokenReuseInterval,
       updatePasswordRequireReauthentication: v.updatePasswordRequireReauthentication,
+      manualLinkingEnabled: v.manualLinkingEnabled,
     },
     external: {
       emailEnabled: v.emailEnabled,

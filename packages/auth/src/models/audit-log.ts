@@ -15,6 +15,8 @@ export type AuditAction =
   | 'user_deleted'
   | 'token_refreshed'
   | 'token_revoked'
+  | 'identity_linked'
+  | 'identity_unlinked'
 
 const LOG_TYPES: Readonly<Record<AuditAction, string>> = {
   login: 'account',
@@ -28,6 +30,8 @@ const LOG_TYPES: Readonly<Record<AuditAction, string>> = {
   user_deleted: 'team',
   token_refreshed: 'token',
   token_revoked: 'token',
+  identity_linked: 'user',
+  identity_unlinked: 'user',
 }
 
 /** Who did it: the acting user (or an admin token's subject). */
