@@ -109,11 +109,12 @@ export interface UserApi {
 function userApi(client: Client, accessToken: string): UserApi {
   return {
     client,
-    object: (url, options = {}) => client.userinfo(accessToken, { url, ...options }),
+    object: (url, options = {}) => client.userinfo(accessToken, { url, ...options, snaky: false }),
     async json(url, options = {}) {
       const response = await client.request('get', url, {
         headers: { ...options.headers, authorization: `Bearer ${accessToken}` },
         raiseErrors: true,
+        snaky: false,
       })
       return response.parsed
     },

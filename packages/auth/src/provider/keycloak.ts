@@ -47,10 +47,10 @@ export function keycloak(ctx: ProviderContext): OAuthProvider {
         tokens.params.id_token === undefined
           ? undefined
           : await verifiedIdToken(user.client, tokens, state)
-      const info = await user.client.userinfo(
-        tokens.accessToken,
-        idToken === undefined ? {} : { expectedSubject: idToken.sub },
-      )
+      const info = await user.client.userinfo(tokens.accessToken, {
+        snaky: false,
+        ...(idToken === undefined ? {} : { expectedSubject: idToken.sub }),
+      })
       const id = idOf(info, 'sub')
       const custom = Object.fromEntries(Object.entries(info).filter(([k]) => !STANDARD.has(k)))
       const name = text(info, 'name')

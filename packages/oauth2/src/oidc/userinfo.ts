@@ -18,6 +18,11 @@ export interface UserinfoOptions {
   readonly headers?: Readonly<Record<string, string>> | undefined
   /** Query parameters (Facebook's `fields` and `appsecret_proof`). */
   readonly params?: Readonly<Record<string, string>> | undefined
+  /**
+   * snake_case the claims (a SnakyHash); `false` keeps the provider's own keys (LinkedIn's
+   * `emailAddress`, Snapchat's `externalId`). @default true
+   */
+  readonly snaky?: boolean | undefined
 }
 
 /**
@@ -45,6 +50,7 @@ export async function fetchUserinfo(
   }
   let response: Response
   const extra = {
+    ...(options.snaky === undefined ? {} : { snaky: options.snaky }),
     ...(options.headers === undefined ? {} : { headers: options.headers }),
     ...(options.params === undefined ? {} : { params: options.params }),
   }
