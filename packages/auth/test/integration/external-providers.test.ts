@@ -203,7 +203,7 @@ describe('sign-in with external providers', () => {
     const landing = await signIn('github')
     const user = await userOf(landing.fragment.get('access_token') ?? '')
     expect(user.id).toBe(existing.user.id)
-    expect(user.identities.map((i) => i.provider)).toEqual(['email', 'github'])
+    expect(user.identities.map((i) => i.provider).sort()).toEqual(['email', 'github'])
     expect(user.app_metadata).toEqual({ provider: 'email', providers: ['email', 'github'] })
     expect(mails).toEqual([
       expect.objectContaining({
