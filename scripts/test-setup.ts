@@ -39,6 +39,11 @@ export const requirements: readonly Requirement[] = [
   { command: 'memcached', debianPackage: 'memcached', neededBy: 'the ratelimit memcache tests' },
   { command: 'openssl', debianPackage: 'openssl', neededBy: 'TLS test certificates' },
   { command: 'pg_ctlcluster', debianPackage: 'postgresql', neededBy: 'the shared PostgreSQL' },
+  {
+    command: 'chromium',
+    debianPackage: 'chromium',
+    neededBy: 'the auth sign-in journey in a browser',
+  },
 ]
 
 /** What {@link planInstall} decided. */
