@@ -2,7 +2,7 @@ import { Client } from '@gatehouse/oauth2'
 import { SignJWT, importPKCS8 } from 'jose'
 import {
   OAuth2Provider,
-  claims,
+  profileClaims,
   discoveredClient,
   emailOf,
   flag,
@@ -72,13 +72,11 @@ export function apple(ctx: ProviderContext): OAuthProvider {
       return {
         id,
         emails: emailOf(text(token, 'email'), flag(token, 'email_verified')),
-        claims: claims({
+        claims: profileClaims({
           iss: token.iss,
-          sub: id,
+          id,
           name,
-          full_name: name,
-          provider_id: id,
-          custom_claims: flag(token, 'is_private_email') ? { is_private_email: true } : undefined,
+          custom: flag(token, 'is_private_email') ? { is_private_email: true } : undefined,
         }),
       }
     },

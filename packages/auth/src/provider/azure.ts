@@ -3,7 +3,7 @@ import { decodeJwt } from 'jose'
 import {
   MalformedProfileError,
   OAuth2Provider,
-  claims,
+  profileClaims,
   emailOf,
   flag,
   idOf,
@@ -64,14 +64,12 @@ export function azure(ctx: ProviderContext): OAuthProvider {
           text(token, 'email'),
           flag(token, 'xms_edov') || flag(token, 'email_verified'),
         ),
-        claims: claims({
+        claims: profileClaims({
           iss,
-          sub: id,
+          id,
           name,
-          full_name: name,
-          preferred_username: text(token, 'preferred_username'),
-          provider_id: id,
-          custom_claims: tid === '' ? undefined : { tid },
+          preferredUsername: text(token, 'preferred_username'),
+          custom: { tid },
         }),
       }
     },

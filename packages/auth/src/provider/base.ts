@@ -254,13 +254,53 @@ export function idOf(object: Record<string, unknown> | undefined, key: string): 
 }
 
 /** Claims without empty values (upstream's `omitempty`). */
-export function claims(values: Readonly<Record<string, unknown>>): JsonObject {
+function claims(values: Readonly<Record<string, unknown>>): JsonObject {
   const out: JsonObject = {}
   for (const [key, value] of Object.entries(values)) {
     if (value === undefined || value === '' || value === null) continue
     out[key] = value
   }
   return out
+}
+
+/** What a provider module says about the user, for {@link profileClaims}. */
+export interface Profile {
+  /** The provider's issuer or API base (`iss`). */
+  readonly iss: string
+  /** The user's id at the provider (`sub` and `provider_id`). */
+  readonly id: string
+  readonly name: string
+  /** `full_name` when it differs from `name`. @default name */
+  readonly fullName?: string
+  /** The picture URL (`avatar_url` and `picture`). */
+  readonly avatar?: string
+  readonly userName?: string
+  readonly preferredUsername?: string
+  readonly nickname?: string
+  /** Provider-specific claims (`custom_claims`, left out when empty). */
+  readonly custom?: Readonly<Record<string, unknown>> | undefined
+}
+
+/**
+ * The identity's claims (upstream `provider.Claims`, empty values left out): `iss`, `sub`,
+ * `name`, `full_name`, `avatar_url`, `picture`, `user_name`, `preferred_username`, `nickname`,
+ * `provider_id`, `custom_claims`.
+ */
+export function profileClaims(p: Profile): JsonObject {
+  const custom = p.custom === undefined ? {} : claims(p.custom)
+  return claims({
+    iss: p.iss,
+    sub: p.id,
+    name: p.name,
+    full_name: p.fullName ?? p.name,
+    avatar_url: p.avatar,
+    picture: p.avatar,
+    user_name: p.userName,
+    preferred_username: p.preferredUsername,
+    nickname: p.nickname,
+    provider_id: p.id,
+    custom_claims: Object.keys(custom).length === 0 ? undefined : custom,
+  })
 }
 
 /** One email address, or none when it is empty. */

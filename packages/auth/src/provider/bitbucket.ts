@@ -1,7 +1,7 @@
 import {
   OAuth2Provider,
   chooseHost,
-  claims,
+  profileClaims,
   idOf,
   oauth2Client,
   record,
@@ -44,14 +44,7 @@ export function bitbucket(ctx: ProviderContext): OAuthProvider {
             verified: e.is_confirmed === true,
             primary: e.is_primary === true,
           })),
-        claims: claims({
-          iss: host,
-          sub: id,
-          name,
-          full_name: name,
-          avatar_url: text(avatar, 'href'),
-          provider_id: id,
-        }),
+        claims: profileClaims({ iss: host, id, name, avatar: text(avatar, 'href') }),
       }
     },
   })

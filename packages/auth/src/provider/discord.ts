@@ -1,7 +1,7 @@
 import {
   OAuth2Provider,
   chooseHost,
-  claims,
+  profileClaims,
   emailOf,
   idOf,
   oauth2Client,
@@ -42,18 +42,12 @@ export function discord(ctx: ProviderContext): OAuthProvider {
       return {
         id,
         emails: emailOf(text(profile, 'email'), profile.verified === true),
-        claims: claims({
+        claims: profileClaims({
           iss: api,
-          sub: id,
+          id,
           name,
-          full_name: name,
-          avatar_url: avatarUrl,
-          picture: avatarUrl,
-          provider_id: id,
-          custom_claims:
-            text(profile, 'global_name') === ''
-              ? undefined
-              : { global_name: text(profile, 'global_name') },
+          avatar: avatarUrl,
+          custom: { global_name: text(profile, 'global_name') },
         }),
       }
     },

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto'
 import {
   OAuth2Provider,
   chooseHost,
-  claims,
+  profileClaims,
   emailOf,
   idOf,
   oauth2Client,
@@ -44,15 +44,12 @@ export function facebook(ctx: ProviderContext): OAuthProvider {
       return {
         id,
         emails: emailOf(text(profile, 'email'), true),
-        claims: claims({
+        claims: profileClaims({
           iss: graph,
-          sub: id,
+          id,
           name,
-          full_name: name,
+          avatar: text(picture, 'url'),
           nickname: text(profile, 'name'),
-          avatar_url: text(picture, 'url'),
-          picture: text(picture, 'url'),
-          provider_id: id,
         }),
       }
     },

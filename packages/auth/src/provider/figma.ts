@@ -1,7 +1,7 @@
 import {
   OAuth2Provider,
   chooseHost,
-  claims,
+  profileClaims,
   emailOf,
   idOf,
   oauth2Client,
@@ -32,15 +32,12 @@ export function figma(ctx: ProviderContext): OAuthProvider {
       return {
         id,
         emails: emailOf(text(profile, 'email'), true),
-        claims: claims({
+        claims: profileClaims({
           iss: api,
-          sub: id,
+          id,
           name: handle,
-          full_name: handle,
-          user_name: handle,
-          avatar_url: text(profile, 'img_url'),
-          picture: text(profile, 'img_url'),
-          provider_id: id,
+          avatar: text(profile, 'img_url'),
+          userName: handle,
         }),
       }
     },

@@ -1,7 +1,7 @@
 import {
   OAuth2Provider,
   chooseHost,
-  claims,
+  profileClaims,
   idOf,
   oauth2Client,
   record,
@@ -43,15 +43,13 @@ export function github(ctx: ProviderContext): OAuthProvider {
             verified: e.verified === true,
             primary: e.primary === true,
           })),
-        claims: claims({
+        claims: profileClaims({
           iss: api,
-          sub: id,
+          id,
           name,
-          full_name: name,
-          avatar_url: text(profile, 'avatar_url'),
-          user_name: login,
-          preferred_username: login,
-          provider_id: id,
+          avatar: text(profile, 'avatar_url'),
+          userName: login,
+          preferredUsername: login,
         }),
       }
     },

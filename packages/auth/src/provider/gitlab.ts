@@ -1,6 +1,6 @@
 import {
   OAuth2Provider,
-  claims,
+  profileClaims,
   idOf,
   oauth2Client,
   record,
@@ -52,14 +52,12 @@ export function gitlab(ctx: ProviderContext): OAuthProvider {
       return {
         id,
         emails,
-        claims: claims({
+        claims: profileClaims({
           iss: base,
-          sub: id,
+          id,
           name,
-          full_name: name,
-          avatar_url: text(profile, 'avatar_url'),
-          user_name: text(profile, 'username'),
-          provider_id: id,
+          avatar: text(profile, 'avatar_url'),
+          userName: text(profile, 'username'),
         }),
       }
     },

@@ -1,6 +1,6 @@
 import {
   OAuth2Provider,
-  claims,
+  profileClaims,
   discoveredClient,
   emailOf,
   flag,
@@ -35,16 +35,7 @@ export function google(ctx: ProviderContext): OAuthProvider {
       return {
         id,
         emails: emailOf(text(token, 'email'), flag(token, 'email_verified')),
-        claims: claims({
-          iss: token.iss,
-          sub: id,
-          name,
-          full_name: name,
-          avatar_url: picture,
-          picture,
-          provider_id: id,
-          custom_claims: hd === '' ? undefined : { hd },
-        }),
+        claims: profileClaims({ iss: token.iss, id, name, avatar: picture, custom: { hd } }),
       }
     },
   })

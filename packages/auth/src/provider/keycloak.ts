@@ -1,6 +1,6 @@
 import {
   OAuth2Provider,
-  claims,
+  profileClaims,
   emailOf,
   flag,
   idOf,
@@ -57,14 +57,12 @@ export function keycloak(ctx: ProviderContext): OAuthProvider {
       return {
         id,
         emails: emailOf(text(info, 'email'), flag(info, 'email_verified')),
-        claims: claims({
+        claims: profileClaims({
           iss: realm,
-          sub: id,
+          id,
           name,
-          full_name: name,
-          preferred_username: text(info, 'preferred_username'),
-          provider_id: id,
-          custom_claims: Object.keys(custom).length === 0 ? undefined : custom,
+          preferredUsername: text(info, 'preferred_username'),
+          custom,
         }),
       }
     },

@@ -2,7 +2,7 @@ import {
   MalformedProfileError,
   OAuth2Provider,
   chooseHost,
-  claims,
+  profileClaims,
   emailOf,
   idOf,
   oauth2Client,
@@ -66,15 +66,7 @@ export function linkedin(ctx: ProviderContext): OAuthProvider {
       return {
         id,
         emails: emailOf(email, true),
-        claims: claims({
-          iss: host,
-          sub: id,
-          name,
-          full_name: name,
-          avatar_url: avatar,
-          picture: avatar,
-          provider_id: id,
-        }),
+        claims: profileClaims({ iss: host, id, name, avatar }),
       }
     },
   })

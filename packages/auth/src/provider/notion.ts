@@ -1,7 +1,7 @@
 import {
   OAuth2Provider,
   chooseHost,
-  claims,
+  profileClaims,
   emailOf,
   idOf,
   oauth2Client,
@@ -42,15 +42,7 @@ export function notion(ctx: ProviderContext): OAuthProvider {
       return {
         id,
         emails: emailOf(text(record(owner.person ?? {}), 'email'), true),
-        claims: claims({
-          iss: api,
-          sub: id,
-          name,
-          full_name: name,
-          avatar_url: text(owner, 'avatar_url'),
-          picture: text(owner, 'avatar_url'),
-          provider_id: id,
-        }),
+        claims: profileClaims({ iss: api, id, name, avatar: text(owner, 'avatar_url') }),
       }
     },
   })

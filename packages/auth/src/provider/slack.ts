@@ -2,7 +2,7 @@ import {
   MalformedProfileError,
   OAuth2Provider,
   chooseHost,
-  claims,
+  profileClaims,
   emailOf,
   idOf,
   oauth2Client,
@@ -39,15 +39,12 @@ export function slack(ctx: ProviderContext): OAuthProvider {
       return {
         id,
         emails: emailOf(text(profile, 'email'), true),
-        claims: claims({
+        claims: profileClaims({
           iss: host,
-          sub: id,
+          id,
           name,
-          full_name: name,
-          avatar_url: text(profile, 'picture'),
-          picture: text(profile, 'picture'),
-          provider_id: id,
-          custom_claims: team === '' ? undefined : { 'https://slack.com/team_id': team },
+          avatar: text(profile, 'picture'),
+          custom: { 'https://slack.com/team_id': team },
         }),
       }
     },

@@ -1,7 +1,7 @@
 import {
   OAuth2Provider,
   chooseHost,
-  claims,
+  profileClaims,
   emailOf,
   idOf,
   oauth2Client,
@@ -44,15 +44,7 @@ export function snapchat(ctx: ProviderContext): OAuthProvider {
       return {
         id,
         emails: emailOf(text(me, 'email'), true),
-        claims: claims({
-          iss: api,
-          sub: id,
-          name,
-          full_name: name,
-          avatar_url: avatar,
-          picture: avatar,
-          provider_id: id,
-        }),
+        claims: profileClaims({ iss: api, id, name, avatar }),
       }
     },
   })

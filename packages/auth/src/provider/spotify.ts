@@ -1,7 +1,7 @@
 import {
   OAuth2Provider,
   chooseHost,
-  claims,
+  profileClaims,
   emailOf,
   idOf,
   oauth2Client,
@@ -39,15 +39,7 @@ export function spotify(ctx: ProviderContext): OAuthProvider {
       return {
         id,
         emails: emailOf(text(profile, 'email'), false),
-        claims: claims({
-          iss: api,
-          sub: id,
-          name,
-          full_name: name,
-          avatar_url: text(largest, 'url'),
-          picture: text(largest, 'url'),
-          provider_id: id,
-        }),
+        claims: profileClaims({ iss: api, id, name, avatar: text(largest, 'url') }),
       }
     },
   })

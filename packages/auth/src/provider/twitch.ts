@@ -2,7 +2,7 @@ import {
   MalformedProfileError,
   OAuth2Provider,
   chooseHost,
-  claims,
+  profileClaims,
   emailOf,
   idOf,
   oauth2Client,
@@ -40,16 +40,14 @@ export function twitch(ctx: ProviderContext): OAuthProvider {
       return {
         id,
         emails: emailOf(text(profile, 'email'), true),
-        claims: claims({
+        claims: profileClaims({
           iss: api,
-          sub: id,
+          id,
           name: login,
-          full_name: text(profile, 'display_name'),
-          user_name: login,
-          preferred_username: login,
-          avatar_url: text(profile, 'profile_image_url'),
-          picture: text(profile, 'profile_image_url'),
-          provider_id: id,
+          fullName: text(profile, 'display_name'),
+          avatar: text(profile, 'profile_image_url'),
+          userName: login,
+          preferredUsername: login,
         }),
       }
     },

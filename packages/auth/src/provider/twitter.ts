@@ -5,7 +5,7 @@ import type { Clock } from '../clock.js'
 import {
   MalformedProfileError,
   chooseHost,
-  claims,
+  profileClaims,
   emailOf,
   idOf,
   oauth2Client,
@@ -175,16 +175,13 @@ export class TwitterProvider implements OAuthProvider {
       return {
         id,
         emails: emailOf(text(profile, 'email'), true),
-        claims: claims({
+        claims: profileClaims({
           iss: this.#host,
-          sub: id,
+          id,
           name,
-          full_name: name,
-          user_name: text(profile, 'screen_name'),
-          preferred_username: text(profile, 'screen_name'),
-          avatar_url: avatar,
-          picture: avatar,
-          provider_id: id,
+          avatar,
+          userName: text(profile, 'screen_name'),
+          preferredUsername: text(profile, 'screen_name'),
         }),
       }
     } catch (error) {

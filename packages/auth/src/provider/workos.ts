@@ -1,7 +1,7 @@
 import {
   OAuth2Provider,
   chooseHost,
-  claims,
+  profileClaims,
   emailOf,
   idOf,
   oauth2Client,
@@ -36,18 +36,16 @@ export function workos(ctx: ProviderContext): OAuthProvider {
       return {
         id,
         emails: emailOf(text(profile, 'email'), true),
-        claims: claims({
+        claims: profileClaims({
           iss: host,
-          sub: id,
+          id,
           name,
-          full_name: name,
-          provider_id: id,
-          custom_claims: claims({
+          custom: {
             connection_id: text(profile, 'connection_id'),
             connection_type: text(profile, 'connection_type'),
             organization_id: text(profile, 'organization_id'),
             idp_id: text(profile, 'idp_id'),
-          }),
+          },
         }),
       }
     },
