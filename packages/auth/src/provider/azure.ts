@@ -15,6 +15,9 @@ import {
 import type { OAuthProvider } from './oauth-provider.js'
 import { verifiedIdToken } from './oidc.js'
 
+/** Tenants whose ID-token checker is kept (their keys cached). */
+const MAX_TENANTS = 100
+
 /**
  * Azure (Microsoft Entra ID): `{login.microsoftonline.com/common or EXTERNAL_AZURE_URL}`
  * `/oauth2/v2.0/authorize` and `/token`; the user from the ID token, checked against the
@@ -36,6 +39,21 @@ export function azure(ctx: ProviderContext): OAuthProvider {
   const issuerPattern = new RegExp(
     `^${origin.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}/[^/]+/v2\\.0$`,
   )
+  // The tenant's issuer is only known from the token: one client (and its cached JWKS) per
+  // tenant seen, at most MAX_TENANTS of them.
+  const tenants = new Map<string, Client>()
+  const tenantClient = (iss: string): Client => {
+    let tenant = tenants.get(iss)
+    if (tenant === undefined) {
+      if (tenants.size >= MAX_TENANTS) tenants.delete(tenants.keys().next().value ?? '')
+      tenant = new Client(ctx.config.clientId, ctx.config.secret, {
+        ...client.options,
+        metadata: { issuer: iss, jwks_uri: `${base}/discovery/v2.0/keys` },
+      })
+      tenants.set(iss, tenant)
+    }
+    return tenant
+  }
   return new OAuth2Provider({
     name: 'azure',
     client,
@@ -49,12 +67,7 @@ export function azure(ctx: ProviderContext): OAuthProvider {
           `ID token issuer ${String(iss)} is not a tenant of ${origin}`,
         )
       }
-      // The tenant's issuer is only known from the token: check it against that issuer's keys.
-      const tenant = new Client(ctx.config.clientId, ctx.config.secret, {
-        ...client.options,
-        metadata: { issuer: iss, jwks_uri: `${base}/discovery/v2.0/keys` },
-      })
-      const token = await verifiedIdToken(tenant, tokens, state)
+      const token = await verifiedIdToken(tenantClient(iss), tokens, state)
       const id = idOf(token, 'sub')
       const name = text(token, 'name')
       const tid = text(token, 'tid')
