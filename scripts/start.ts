@@ -12,6 +12,7 @@ import { existsSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
+import { startMailInbox, type MailInbox } from '@gatehouse/mail-inbox'
 
 interface Service {
   /** Prefix of its log lines. */
@@ -27,6 +28,14 @@ interface Service {
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 
+/**
+ * The local mail inbox (in this process): an SMTP catcher the auth server sends through, and a
+ * page listing what it caught, so that a newcomer can follow confirmation links without an SMTP
+ * account. Same ports as the Supabase CLI's mail catcher.
+ */
+const inboxPorts = { smtp: 54325, web: 54324 }
+const inboxUrl = `http://127.0.0.1:${String(inboxPorts.web)}/`
+
 /** The stack. Service issues add their entry here. */
 const services: Service[] = [
   {
@@ -41,13 +50,19 @@ const services: Service[] = [
       AUTHSVC_API_EXTERNAL_URL: 'http://127.0.0.1:9999',
       AUTHSVC_API_HOST: '127.0.0.1',
       PORT: '9999',
-      AUTHSVC_MAILER_AUTOCONFIRM: 'true',
+      // Mail goes to the local inbox; MAILER_AUTOCONFIRM keeps its default (false), so sign-ups
+      // are confirmed by following the mailed link, as in production.
+      AUTHSVC_SMTP_HOST: '127.0.0.1',
+      AUTHSVC_SMTP_PORT: String(inboxPorts.smtp),
+      AUTHSVC_SMTP_ADMIN_EMAIL: 'no-reply@gatehouse.localhost',
+      AUTHSVC_SMTP_SENDER_NAME: 'Gatehouse',
       AUTHSVC_JWT_SECRET: 'gatehouse-development-jwt-secret-not-for-production',
       AUTHSVC_JWT_AUD: 'authenticated',
       AUTHSVC_JWT_DEFAULT_GROUP_NAME: 'authenticated',
     },
     endpoints: [
-      'Supabase-Auth-compatible API on http://127.0.0.1:9999 (PGlite in .data/auth, mail auto-confirm on; a service_role key is printed below on the first start: delete .data/auth for a new one)',
+      'Supabase-Auth-compatible API on http://127.0.0.1:9999 (PGlite in .data/auth; a service_role key is printed below on the first start: delete .data/auth for a new one)',
+      `mail inbox: ${inboxUrl} (every mail the auth server sends, e.g. sign-up confirmations; SMTP on 127.0.0.1:${String(inboxPorts.smtp)})`,
     ],
   },
   {
@@ -103,6 +118,16 @@ const children = new Map<string, ChildProcess>()
 let stopping = false
 let exitCode = 0
 
+let inbox: MailInbox
+try {
+  inbox = await startMailInbox({ smtpPort: inboxPorts.smtp, webPort: inboxPorts.web, limit: 100 })
+} catch (error) {
+  console.error(
+    `gatehouse: the mail inbox cannot listen on 127.0.0.1:${String(inboxPorts.smtp)} and :${String(inboxPorts.web)} (${error instanceof Error ? error.message : String(error)}); is another npm start running?`,
+  )
+  process.exit(1)
+}
+
 console.log('gatehouse: starting the stack on embedded defaults:')
 for (const service of services) {
   for (const endpoint of service.endpoints) console.log(`  ${service.name}: ${endpoint}`)
@@ -134,8 +159,10 @@ services.forEach((service, index) => {
       stopAll()
     }
     if (children.size === 0) {
-      console.log('gatehouse: all services stopped.')
-      process.exit(exitCode)
+      void inbox.close().finally(() => {
+        console.log('gatehouse: all services stopped.')
+        process.exit(exitCode)
+      })
     }
   })
 })

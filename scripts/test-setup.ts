@@ -42,7 +42,7 @@ export const requirements: readonly Requirement[] = [
   {
     command: 'chromium',
     debianPackage: 'chromium',
-    neededBy: 'the auth sign-in journey in a browser',
+    neededBy: 'the mail inbox and sign-in journeys in a browser (Playwright)',
   },
 ]
 

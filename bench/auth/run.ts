@@ -12,6 +12,7 @@ import bcrypt from 'bcrypt'
 import { jwtVerify } from 'jose'
 import pg from 'pg'
 import { machineInfo, markdownTable, ratio, type ResultRow } from '../lib/report.js'
+import { requireTools } from '../lib/tools.js'
 import { JsonClient, runLoad, type LoadResult } from './load.js'
 import { randomRequestsScript, refreshChainScript, runWrk } from './wrk.js'
 
@@ -89,6 +90,7 @@ function spread(c: { figure: Series; baseline: Series }): string {
 }
 
 async function main(): Promise<void> {
+  requireTools([{ command: 'wrk', debianPackage: 'wrk' }])
   execFileSync(
     process.execPath,
     [`${root}node_modules/typescript/bin/tsc`, '-b', `${root}packages/auth`],

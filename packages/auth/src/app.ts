@@ -15,8 +15,10 @@ import type { Settings } from './conf/settings.js'
 import type { AppContext } from './context.js'
 import { JwtKeys } from './crypto/jwt.js'
 import type { PasswordHasher } from './crypto/password-hasher.js'
+import { InMemoryEmailSendLimiter, type EmailSendLimiter } from './limiter/email-send-limiter.js'
 import { NoLimiter, type Limiter } from './limiter/limiter.js'
 import { NoopMailer, type Mailer } from './mailer/mailer.js'
+import { SmtpMailer } from './mailer/smtp.js'
 import { ProviderRegistry } from './provider/registry.js'
 import { cryptoRandom, type Random } from './random.js'
 import { NoCaptcha, type CaptchaVerifier } from './security/captcha.js'
@@ -40,7 +42,7 @@ export interface AuthDeps {
   readonly clock?: Clock
   /** @default {@link cryptoRandom} */
   readonly random?: Random
-  /** @default {@link NoopMailer} */
+  /** @default {@link SmtpMailer} when `SMTP_HOST` is set, else {@link NoopMailer} */
   readonly mailer?: Mailer
   /** @default {@link NoSmsProvider} */
   readonly sms?: SmsProvider
@@ -48,6 +50,8 @@ export interface AuthDeps {
   readonly captcha?: CaptchaVerifier
   /** @default {@link NoLimiter} */
   readonly limiter?: Limiter
+  /** @default {@link InMemoryEmailSendLimiter} of `RATE_LIMIT_EMAIL_SENT` */
+  readonly emailLimiter?: EmailSendLimiter
   /** @default no logging */
   readonly logger?: Logger
   /**
@@ -89,6 +93,23 @@ export interface AuthApp {
    * progress first. Nothing to do for an app that never started.
    */
   close(): Promise<void>
+}
+
+/**
+ * The mailer the settings choose (upstream): SMTP when `SMTP_HOST` is set, else one that sends
+ * nothing. A template URL that cannot be used is logged as a warning.
+ */
+function mailerFor(settings: Settings, clock: Clock, logger: Logger | undefined): Mailer {
+  if (settings.smtp.host === '') return new NoopMailer()
+  return new SmtpMailer(settings, {
+    clock,
+    onTemplateFallback: (kind, url, reason) => {
+      logger?.warn(
+        { component: 'mailer', kind, url, reason: reason.message },
+        'mail template unavailable; the built-in template is used',
+      )
+    },
+  })
 }
 
 interface Started {
@@ -141,10 +162,12 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
           keys,
           tokens: new TokenService(settings, keys, clock, random),
           passwords,
-          mailer: deps.mailer ?? new NoopMailer(),
+          mailer: deps.mailer ?? mailerFor(settings, clock, deps.logger),
           sms: deps.sms ?? new NoSmsProvider(),
           captcha: deps.captcha ?? new NoCaptcha(),
           limiter: deps.limiter ?? new NoLimiter(),
+          emailLimiter:
+            deps.emailLimiter ?? new InMemoryEmailSendLimiter(settings.rateLimit.emailSent),
           providers: new ProviderRegistry(settings, clock, deps.providerFetch),
         },
       }

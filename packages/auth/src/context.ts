@@ -2,6 +2,7 @@ import type { Clock } from './clock.js'
 import type { Settings } from './conf/settings.js'
 import type { JwtKeys } from './crypto/jwt.js'
 import type { PasswordHasher } from './crypto/password-hasher.js'
+import type { EmailSendLimiter } from './limiter/email-send-limiter.js'
 import type { Limiter } from './limiter/limiter.js'
 import type { Mailer } from './mailer/mailer.js'
 import type { ProviderRegistry } from './provider/registry.js'
@@ -29,6 +30,8 @@ export interface AppContext {
   readonly sms: SmsProvider
   readonly captcha: CaptchaVerifier
   readonly limiter: Limiter
+  /** The server-wide budget of emails sent (`RATE_LIMIT_EMAIL_SENT`). */
+  readonly emailLimiter: EmailSendLimiter
   /** The enabled external OAuth providers. */
   readonly providers: ProviderRegistry
 }

@@ -13,11 +13,18 @@ export { cryptoRandom, type Random } from './random.js'
 export type { IdentityJson, TokenResponse, UserJson } from './api/serializers.js'
 export {
   ConfigError,
+  DEFAULT_SUBJECTS,
   EXTERNAL_PROVIDERS,
+  MAIL_KINDS,
+  NOTIFICATION_KINDS,
+  notificationSwitch,
   loadSettings,
+  parseEmailSendRate,
   splitRequiredCharacters,
+  type EmailSendRate,
   type ExternalProvider,
   type LogLevel,
+  type NotificationSwitch,
   type Settings,
 } from './conf/settings.js'
 export { parseEnvFile } from './conf/env-file.js'
@@ -66,9 +73,18 @@ export {
   type MailMessage,
   type NotificationKind,
 } from './mailer/mailer.js'
+export { SmtpMailer, type RenderedMail, type SmtpMailerOptions } from './mailer/smtp.js'
+export {
+  TemplateFetchError,
+  TemplateSource,
+  type TemplateSourceOptions,
+} from './mailer/template-source.js'
+export { renderTemplate, templateValues, type TemplateValues } from './mailer/template.js'
+export { DEFAULT_TEMPLATES } from './mailer/default-templates.js'
 export { NoSmsProvider, type SmsChannel, type SmsProvider } from './sms/sms-provider.js'
 export { NoCaptcha, type CaptchaResult, type CaptchaVerifier } from './security/captcha.js'
 export { NoLimiter, type LimitedOperation, type Limiter } from './limiter/limiter.js'
+export { InMemoryEmailSendLimiter, type EmailSendLimiter } from './limiter/email-send-limiter.js'
 export type { OAuthProvider, ProviderTokens, ProviderUserData } from './provider/oauth-provider.js'
 export {
   isLockTimeout,

@@ -11,6 +11,8 @@ import {
   type AuthApp,
   type Clock,
   type AuthDeps,
+  type Mailer,
+  type MailMessage,
   type Settings,
 } from '@gatehouse/auth'
 
@@ -215,5 +217,36 @@ export function gatedPasswordHasher(options: PasswordHasherOptions): GatedPasswo
     release() {
       open()
     },
+  }
+}
+
+/**
+ * A {@link Mailer} that records what it is given, for tests that read links and codes out of the
+ * mails. `failing = true` makes every send throw (an SMTP server that is down).
+ */
+export class RecordingMailer implements Mailer {
+  readonly messages: MailMessage[] = []
+  failing = false
+
+  send(message: MailMessage): Promise<void> {
+    if (this.failing) return Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:2525'))
+    this.messages.push(message)
+    return Promise.resolve()
+  }
+
+  /** The messages sent to `to` (optionally of one kind), oldest first. */
+  to(to: string, kind?: MailMessage['kind']): MailMessage[] {
+    return this.messages.filter((m) => m.to === to && (kind === undefined || m.kind === kind))
+  }
+
+  /**
+   * The newest message to `to` (of `kind`, if given).
+   *
+   * @throws {Error} When there is none.
+   */
+  last(to: string, kind?: MailMessage['kind']): MailMessage {
+    const found = this.to(to, kind).at(-1)
+    if (!found) throw new Error(`no ${kind ?? 'mail'} to ${to}`)
+    return found
   }
 }

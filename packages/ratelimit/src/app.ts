@@ -24,9 +24,15 @@ import { createLogger } from './logging.js'
 import { MemoryCounterStore } from './memory/memory-store.js'
 import { FileConfigProvider } from './provider/file-provider.js'
 import type { ConfigProvider, ConfigUpdate } from './provider/provider.js'
+import { xdsChannelCredentials, XdsConfigProvider } from './provider/xds-provider.js'
 import { RedisCounterStore } from './redis/redis-store.js'
 import { buildDebugServer } from './server/debug.js'
-import { bindGrpcServer, buildGrpcServer, shutdownGrpcServer } from './server/grpc.js'
+import {
+  bindGrpcServer,
+  buildGrpcServer,
+  grpcServerCredentials,
+  shutdownGrpcServer,
+} from './server/grpc.js'
 import { createGrpcHandlers } from './server/grpc-handlers.js'
 import {
   buildNativeGrpcServer,
@@ -35,6 +41,7 @@ import {
 } from './server/grpc-native.js'
 import { HealthChecker } from './server/health.js'
 import { buildHttpServer } from './server/http.js'
+import { ServerTls } from './server/tls.js'
 import { RateLimitService } from './service/service.js'
 import type { Settings } from './settings/settings.js'
 import { StatsManager } from './stats/manager.js'
@@ -49,7 +56,7 @@ export interface AppDeps {
   readonly logger?: Logger
   /** Counter backend instead of the one `BACKEND_TYPE` selects. */
   readonly store?: CounterStore
-  /** Configuration source instead of the FILE provider. */
+  /** Configuration source instead of the one `CONFIG_TYPE` selects. */
   readonly provider?: ConfigProvider
   /** Stats sink instead of the one the settings select. */
   readonly statsSink?: StatsSink
@@ -77,7 +84,11 @@ export interface GrpcListener {
   shutdown(timeoutMs: number): Promise<void>
 }
 
-function buildGrpcListener(settings: Readonly<Settings>, deps: NativeGrpcDeps): GrpcListener {
+function buildGrpcListener(
+  settings: Readonly<Settings>,
+  deps: NativeGrpcDeps,
+  tls: ServerTls | undefined,
+): GrpcListener {
   const options = {
     maxConnectionAgeMs: settings.grpcMaxConnectionAgeMs,
     maxConnectionAgeGraceMs: settings.grpcMaxConnectionAgeGraceMs,
@@ -89,11 +100,11 @@ function buildGrpcListener(settings: Readonly<Settings>, deps: NativeGrpcDeps): 
     const server = buildGrpcServer(deps, options)
     return {
       implementation: 'grpc-js',
-      listen: (address) => bindGrpcServer(server, address),
+      listen: (address) => bindGrpcServer(server, address, grpcServerCredentials(tls)),
       shutdown: (timeoutMs) => shutdownGrpcServer(server, timeoutMs),
     }
   }
-  const native = buildNativeGrpcServer(deps, options)
+  const native = buildNativeGrpcServer(deps, { ...options, tls })
   return {
     implementation: 'native',
     listen: (address) => listenNativeGrpc(native.server, address),
@@ -124,6 +135,8 @@ export interface RateLimitApp {
   readonly provider: ConfigProvider
   /** The gRPC server (`GRPC_SERVER_IMPLEMENTATION`). */
   readonly grpcServer: GrpcListener
+  /** The gRPC server's TLS (`GRPC_SERVER_USE_TLS`), watched while listening; else undefined. */
+  readonly grpcTls: ServerTls | undefined
   readonly httpServer: HttpServer
   readonly debugServer: HttpServer
   /**
@@ -169,6 +182,65 @@ function buildStore(
   })
 }
 
+function buildProvider(
+  settings: Readonly<Settings>,
+  logger: Logger,
+  random: Random,
+): ConfigProvider {
+  if (settings.configType === 'GRPC_XDS_SOTW') {
+    const { xds } = settings
+    return new XdsConfigProvider({
+      serverUrl: xds.serverUrl,
+      node: { id: xds.nodeId, metadata: { ...xds.nodeMetadata } },
+      connectRetryIntervalMs: xds.connectRetryIntervalMs,
+      additionalHeaders: xds.additionalHeaders,
+      ...xdsChannelCredentials(xds),
+      backoff: {
+        initialMs: xds.backoffInitialMs,
+        maxMs: xds.backoffMaxMs,
+        randomFactor: xds.backoffRandomFactor,
+        jitter: xds.backoffJitter,
+      },
+      maxMsgSizeBytes: xds.maxMsgSizeBytes,
+      logger,
+      random,
+    })
+  }
+  return new FileConfigProvider({
+    root: settings.runtimeRoot,
+    subdirectory: settings.runtimeSubdirectory,
+    appDirectory: settings.runtimeAppDirectory,
+    ignoreDotFiles: settings.runtimeIgnoreDotFiles,
+    watchRoot: settings.runtimeWatchRoot,
+    logger,
+  })
+}
+
+function loadGrpcTls(settings: Readonly<Settings>, logger: Logger): ServerTls | undefined {
+  if (!settings.grpcServerUseTls) return undefined
+  return ServerTls.load(
+    {
+      certFile: settings.grpcServerTlsCert,
+      keyFile: settings.grpcServerTlsKey,
+      clientCaFile: settings.grpcClientTlsCaCert,
+      clientSan: settings.grpcClientTlsSan,
+    },
+    { logger },
+  )
+}
+
+/**
+ * Checks, without building the service, that the TLS files the settings name (gRPC server, xDS
+ * client) can be read and used: what the executable's primary process does before forking
+ * workers, so that a bad file ends the start with exit 2 there too.
+ *
+ * @throws {@link SettingsError} As {@link buildRateLimitApp} does for these files.
+ */
+export function checkTlsFiles(settings: Readonly<Settings>, logger: Logger): void {
+  loadGrpcTls(settings, logger)
+  if (settings.configType === 'GRPC_XDS_SOTW') xdsChannelCredentials(settings.xds)
+}
+
 function buildSink(settings: Readonly<Settings>, clock: Clock, stdout: Writable): StatsSink {
   if (settings.disableStats) return new NullSink()
   if (settings.useStatsd) return new StatsdSink(settings.statsdHost, settings.statsdPort)
@@ -208,6 +280,10 @@ function listenHttp(server: HttpServer, port: number, host: string): Promise<num
  * {@link RateLimitApp.listen}; the Redis connections are opened here (in the background).
  *
  * @throws {Error} When the Redis TLS files cannot be read or the Redis address is malformed.
+ * @throws {@link SettingsError} When the gRPC server's TLS files (`GRPC_SERVER_TLS_CERT`,
+ *   `GRPC_SERVER_TLS_KEY`, `GRPC_CLIENT_TLS_CACERT`) cannot be read or do not make a valid key
+ *   pair, or the xDS client's (`CONFIG_GRPC_XDS_*TLS*`) cannot be read (the executable exits 2,
+ *   as for any invalid setting).
  */
 export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = {}): RateLimitApp {
   const clock = deps.clock ?? systemClock
@@ -254,19 +330,11 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
         : undefined,
     },
   )
-  const provider =
-    deps.provider ??
-    new FileConfigProvider({
-      root: settings.runtimeRoot,
-      subdirectory: settings.runtimeSubdirectory,
-      appDirectory: settings.runtimeAppDirectory,
-      ignoreDotFiles: settings.runtimeIgnoreDotFiles,
-      watchRoot: settings.runtimeWatchRoot,
-      logger,
-    })
+  const provider = deps.provider ?? buildProvider(settings, logger, random)
   const sink = deps.statsSink ?? buildSink(settings, clock, deps.stdout ?? process.stdout)
   const handlers = createGrpcHandlers({ service, health, stats, logger, monotonicClock })
-  const grpcServer = buildGrpcListener(settings, { handlers, monotonicClock, random })
+  const grpcTls = loadGrpcTls(settings, logger)
+  const grpcServer = buildGrpcListener(settings, { handlers, monotonicClock, random }, grpcTls)
   const httpServer = buildHttpServer({ service, health, logger })
   const debugServer = buildDebugServer({ service, stats, logger })
 
@@ -275,14 +343,15 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
   const flushStats = (): void => {
     sink.flush(stats.collect())
   }
-  const onUpdate = (update: ConfigUpdate): void => {
+  const onUpdate = (update: ConfigUpdate): Error | undefined => {
     if ('error' in update) {
       statsManager.service.configLoadError.add()
       logger.error(`Error loading new configuration: ${update.error.message}`)
-      return
+      return update.error
     }
     const error = service.loadConfig(update.files)
     if (error === undefined) health.set('config', (service.config?.domains.length ?? 0) > 0)
+    return error
   }
 
   return {
@@ -295,6 +364,7 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
     store,
     provider,
     grpcServer,
+    grpcTls,
     httpServer,
     debugServer,
     flushStats,
@@ -316,6 +386,7 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
       await backendReady
       flushTimer = setInterval(flushStats, settings.statsFlushIntervalMs)
       flushTimer.unref()
+      grpcTls?.watch()
       const grpcAddress =
         settings.grpcUds !== ''
           ? `unix:${settings.grpcUds}`
@@ -332,6 +403,7 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
       if (closed) return
       closed = true
       health.set('sigterm', false)
+      grpcTls?.close()
       await provider.stop()
       await Promise.all([
         grpcServer.shutdown(drainTimeoutMs),

@@ -69,9 +69,50 @@ export { WireFormatError } from './protocol/protobuf/wire.js'
 export type * from './protocol/types.js'
 export { FileConfigProvider, type FileProviderOptions } from './provider/file-provider.js'
 export type { ConfigProvider, ConfigUpdate, ConfigUpdateListener } from './provider/provider.js'
+export {
+  ADS_STREAM_PATH,
+  XdsConfigProvider,
+  xdsBackoffDelay,
+  xdsChannelCredentials,
+  type XdsBackoff,
+  type XdsProviderOptions,
+} from './provider/xds-provider.js'
+export { xdsConfigFiles } from './config/xds.js'
+export {
+  decodeDiscoveryResponse,
+  encodeDiscoveryRequest,
+  type AnyMessage,
+  type DiscoveryRequest,
+  type DiscoveryResponse,
+  type RpcStatus,
+  type XdsNode,
+} from './protocol/protobuf/discovery.js'
+export {
+  MAX_DESCRIPTOR_DEPTH,
+  RATE_LIMIT_CONFIG_TYPE_URL,
+  decodeRateLimitConfig,
+  type XdsRateLimitConfig,
+  type XdsRateLimitDescriptor,
+  type XdsRateLimitPolicy,
+  type XdsRateLimitReplace,
+} from './protocol/protobuf/rls-conf.js'
+export {
+  ServerTls,
+  clientSanProblem,
+  readTlsFiles,
+  secureContextOptions,
+  type ServerTlsFiles,
+  type ServerTlsMaterial,
+  type ServerTlsOptions,
+  type TlsReloadResult,
+} from './server/tls.js'
 export { RedisCounterStore, type RedisStoreOptions } from './redis/redis-store.js'
 export { HealthChecker, type HealthComponent } from './server/health.js'
-export { healthServiceDefinition, rateLimitServiceDefinition } from './server/grpc.js'
+export {
+  grpcServerCredentials,
+  healthServiceDefinition,
+  rateLimitServiceDefinition,
+} from './server/grpc.js'
 export {
   RateLimitService,
   ShouldRateLimitError,
@@ -86,6 +127,7 @@ export {
   type HostInfo,
   type RedisSettings,
   type Settings,
+  type XdsSettings,
 } from './settings/settings.js'
 export {
   DEFAULT_MAX_DYNAMIC_STATS_KEYS,

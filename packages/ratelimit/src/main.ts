@@ -1,7 +1,8 @@
 /**
  * The `gatehouse-ratelimit` executable: reads settings from the environment, builds the service,
  * listens, and stops gracefully on SIGTERM/SIGINT/SIGHUP (health turns unhealthy, in-flight calls
- * drain, exit 0). Invalid settings: one message listing every problem, exit 2. With
+ * drain, exit 0). Invalid settings (and unreadable gRPC TLS files): one message listing every
+ * problem, exit 2. With
  * `RATELIMIT_WORKERS` > 1 the primary process forks that many workers sharing the ports and
  * forwards signals to them; when the workers fill the host's cores they run with V8's
  * single-threaded GC (helper threads would only compete with the other workers; measured: about
@@ -13,7 +14,8 @@
 import cluster from 'node:cluster'
 import { availableParallelism } from 'node:os'
 import { SETTINGS_EXIT_STATUS, SettingsError } from '@gatehouse/settings'
-import { buildRateLimitApp, type RateLimitApp } from './app.js'
+import { buildRateLimitApp, checkTlsFiles, type RateLimitApp } from './app.js'
+import { createLogger } from './logging.js'
 import { workerExitVerdict } from './server/workers.js'
 import { loadSettings, settingsTable, type Settings } from './settings/settings.js'
 
@@ -21,14 +23,19 @@ const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const
 /** What a worker tells the primary once all its listeners are bound. */
 const READY = 'gatehouse-ratelimit:ready'
 
+/** Invalid settings (or unusable TLS files) end the start: every problem, exit 2. */
+function exitIfInvalidSettings(error: unknown): void {
+  if (error instanceof SettingsError) {
+    console.error(`gatehouse-ratelimit: ${error.message}`)
+    process.exit(SETTINGS_EXIT_STATUS)
+  }
+}
+
 function readSettings(): Readonly<Settings> {
   try {
     return loadSettings(process.env, { availableCores: availableParallelism() })
   } catch (error) {
-    if (error instanceof SettingsError) {
-      console.error(`gatehouse-ratelimit: ${error.message}`)
-      process.exit(SETTINGS_EXIT_STATUS)
-    }
+    exitIfInvalidSettings(error)
     throw error
   }
 }
@@ -39,6 +46,7 @@ async function serve(settings: Readonly<Settings>): Promise<void> {
   try {
     app = buildRateLimitApp(settings)
   } catch (error) {
+    exitIfInvalidSettings(error)
     console.error(`gatehouse-ratelimit: cannot start: ${(error as Error).message}`)
     process.exit(1)
   }
@@ -146,6 +154,18 @@ if (process.argv.includes('--help') || process.argv.includes('-h')) {
   process.stdout.write(usage())
   process.exit(0)
 }
+/** Before forking: unusable TLS files end the start here, with exit 2 (workers would exit 1). */
+function checkFiles(settings: Readonly<Settings>): void {
+  try {
+    checkTlsFiles(settings, createLogger({ level: settings.logLevel, format: settings.logFormat }))
+  } catch (error) {
+    exitIfInvalidSettings(error)
+    throw error
+  }
+}
+
 const settings = readSettings()
-if (settings.workers > 1 && cluster.isPrimary) supervise(settings.workers)
-else await serve(settings)
+if (settings.workers > 1 && cluster.isPrimary) {
+  checkFiles(settings)
+  supervise(settings.workers)
+} else await serve(settings)

@@ -25,6 +25,8 @@ export interface StartOptions {
   readonly now?: number
   /** Extra dependencies. */
   readonly deps?: AppDeps
+  /** Credentials of {@link Harness.client}. @default plaintext */
+  readonly credentials?: grpc.ChannelCredentials
 }
 
 /** An HTTP answer. */
@@ -94,7 +96,7 @@ export async function startService(options: StartOptions = {}): Promise<Harness>
     settings.grpcUds !== '' ? `unix:${settings.grpcUds}` : `127.0.0.1:${String(ports.grpc)}`
   const httpUrl = `http://127.0.0.1:${String(ports.http)}`
   const debugUrl = `http://127.0.0.1:${String(ports.debug)}`
-  const client = protoClient(grpcAddress)
+  const client = protoClient(grpcAddress, options.credentials)
   const answer = async (response: Response): Promise<HttpAnswer> => ({
     status: response.status,
     headers: response.headers,

@@ -53,11 +53,20 @@ export interface ProtoClient {
  * Connects a proto-generated client.
  *
  * @param address `host:port` or `unix:/path`.
+ * @param credentials @default plaintext
+ * @param options Channel options (e.g. `grpc.use_local_subchannel_pool` for a connection of its own).
  */
-export function protoClient(address: string): ProtoClient {
-  const credentials = grpc.credentials.createInsecure()
-  const rls = new grpcPackage.envoy.service.ratelimit.v3.RateLimitService(address, credentials)
-  const health = new grpcPackage.grpc.health.v1.Health(address, credentials)
+export function protoClient(
+  address: string,
+  credentials: grpc.ChannelCredentials = grpc.credentials.createInsecure(),
+  options: grpc.ChannelOptions = {},
+): ProtoClient {
+  const rls = new grpcPackage.envoy.service.ratelimit.v3.RateLimitService(
+    address,
+    credentials,
+    options,
+  )
+  const health = new grpcPackage.grpc.health.v1.Health(address, credentials, options)
   const unary = <T>(client: grpc.Client, method: string, request: object): Promise<T> =>
     new Promise((resolve, reject) => {
       const fn = (

@@ -10,7 +10,10 @@ export interface TestCertificates {
   /** Server certificate (SAN `IP:127.0.0.1`, `DNS:localhost`; extendedKeyUsage serverAuth). */
   readonly serverCert: string
   readonly serverKey: string
-  /** Client certificate (subject CN = `clientCN`; extendedKeyUsage clientAuth). */
+  /**
+   * Client certificate (subject CN = `clientCN`, subjectAltName `clientSan` when given;
+   * extendedKeyUsage clientAuth).
+   */
   readonly clientCert: string
   readonly clientKey: string
 }
@@ -19,6 +22,8 @@ export interface TestCertificates {
 export interface TestCertificatesOptions {
   /** Common name of the client certificate. @default 'test-client' */
   readonly clientCN?: string
+  /** subjectAltName of the client certificate, in openssl's syntax (`DNS:a,DNS:b`). @default none */
+  readonly clientSan?: string
 }
 
 /**
@@ -70,7 +75,8 @@ export function createTestCertificates(options: TestCertificatesOptions = {}): T
       'localhost',
       'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n',
     )
-    issue('client', options.clientCN ?? 'test-client', 'extendedKeyUsage=clientAuth\n')
+    const clientSan = options.clientSan === undefined ? '' : `subjectAltName=${options.clientSan}\n`
+    issue('client', options.clientCN ?? 'test-client', `${clientSan}extendedKeyUsage=clientAuth\n`)
     const read = (file: string): string => readFileSync(join(dir, file), 'utf8')
     return {
       ca: read('ca.crt'),

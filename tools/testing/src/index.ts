@@ -1,12 +1,14 @@
 /**
  * Test helpers shared by the Gatehouse packages: real services on loopback, isolated per test
- * file, and a fake clock. See CONTRIBUTING.md, "How tests reach real services".
+ * file, and a fake clock, a headless Chromium. See CONTRIBUTING.md, "How tests reach real services".
  *
  * @packageDocumentation
  */
 export { FakeClock, type Clock } from './clock.js'
+export { CHROMIUM_PATH, launchChromium } from './browser.js'
 export { sharedFixturesDir } from './fixtures.js'
 export { getFreePort, probeTcp, waitFor, type WaitForOptions } from './net.js'
+export { startHttpServer, type TestHttpServer } from './http.js'
 export { startProcess, type ManagedProcess, type StartProcessOptions } from './process.js'
 export {
   adminDatabaseUrl,

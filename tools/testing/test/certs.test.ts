@@ -14,4 +14,11 @@ describe('createTestCertificates', () => {
     expect(client.subject).toContain('CN=client-7')
     expect(certs.clientKey).toContain('PRIVATE KEY')
   })
+
+  it('puts the subject alternative names asked for in the client certificate', () => {
+    const certs = createTestCertificates({ clientSan: 'DNS:envoy.mesh.internal' })
+    const client = new X509Certificate(certs.clientCert)
+    expect(client.subjectAltName).toBe('DNS:envoy.mesh.internal')
+    expect(new X509Certificate(createTestCertificates().clientCert).subjectAltName).toBeUndefined()
+  })
 })

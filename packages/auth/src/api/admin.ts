@@ -10,6 +10,7 @@ import {
   updateUserAsAdmin,
   type AdminUserParams,
 } from '../services/admin-users.js'
+import { generateLink } from '../services/generate-link.js'
 import { UUID_PATTERN } from '../services/validation.js'
 import { adminClaimsOf, requireAdmin } from './hooks.js'
 import { clientIp, requestContext } from './request-context.js'
@@ -68,6 +69,19 @@ function parseSort(sort: string): ListUsersOptions['sort'] {
   }
 }
 
+const GenerateLinkBody = Body({
+  type: StringField(),
+  email: StringField(),
+  new_email: StringField(),
+  password: StringField(),
+  data: ObjectField(),
+  redirect_to: StringField(),
+  /** auth-js sends the option under this name too. */
+  redirectTo: StringField(),
+})
+
+const GenerateLinkQuery = Query({ redirect_to: OptionalParam() })
+
 const UserParams = Params({
   user_id: Param({ pattern: UUID_PATTERN, errorMessage: 'user_id must be an UUID' }),
 })
@@ -113,7 +127,8 @@ function actorOf(request: FastifyRequest) {
 
 /**
  * Admin users API: `GET`/`POST /admin/users`, `GET`/`PUT` (or `POST`)/`DELETE
- * /admin/users/<user_id>`, for tokens whose role is in `JWT_ADMIN_ROLES`.
+ * /admin/users/<user_id>` and `POST /admin/generate_link`, for tokens whose role is in
+ * `JWT_ADMIN_ROLES`.
  *
  * @see https://github.com/supabase/auth/blob/master/internal/api/admin.go
  */
@@ -185,6 +200,35 @@ export const adminRoutes: RouteGroup = (app, ctx) => {
         clientIp(request, settings),
       )
       return {}
+    },
+  )
+
+  app.post(
+    '/admin/generate_link',
+    { schema: { body: GenerateLinkBody, querystring: GenerateLinkQuery } },
+    async (request) => {
+      const { body } = request
+      const { user, identities, mail } = await generateLink(
+        ctx,
+        {
+          type: str(body.type),
+          email: str(body.email),
+          newEmail: str(body.new_email),
+          password: str(body.password),
+          data: obj(body.data) ?? {},
+          redirectTo: request.query.redirect_to || str(body.redirect_to) || str(body.redirectTo),
+        },
+        requestContext(request, settings),
+        request.deadline,
+      )
+      return {
+        ...serializeUser(user, identities),
+        action_link: mail.link,
+        email_otp: mail.otp,
+        hashed_token: mail.hash,
+        verification_type: mail.type,
+        redirect_to: mail.redirectTo,
+      }
     },
   )
 }

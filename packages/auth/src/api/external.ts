@@ -128,17 +128,14 @@ async function signInLocation(
   params: Record<string, string>,
 ): Promise<string> {
   try {
-    const { outcome, notification } = await finishExternalSignIn(
+    const outcome = await finishExternalSignIn(
       ctx,
       state,
       stateToken,
       params,
       requestContext(request, ctx.settings),
+      request.log,
     )
-    const failed = await notification
-    if (failed !== undefined) {
-      request.log.error({ err: failed }, 'identity linked notification could not be sent')
-    }
     return successLocation(state.referrer, outcome)
   } catch (error) {
     const authError = toAuthError(error)

@@ -8,7 +8,8 @@
  */
 import { NotFoundError } from '../errors.js'
 import { startExternalSignIn } from '../services/external.js'
-import { notifyIdentityChange, unlinkIdentity } from '../services/identities.js'
+import { unlinkIdentity } from '../services/identities.js'
+import { sendNotification } from '../services/notifications.js'
 import { queryOf, sendAuthorizeUrl } from './external.js'
 import { authOf, requireAuthentication } from './hooks.js'
 import { requestContext } from './request-context.js'
@@ -53,10 +54,13 @@ export const identityRoutes: RouteGroup = (app, ctx) => {
         request.params.identity_id,
         requestContext(request, ctx.settings),
       )
-      const failed = await notifyIdentityChange(ctx, user, identity.provider, 'unlinked')
-      if (failed !== undefined) {
-        request.log.error({ err: failed }, 'identity unlinked notification could not be sent')
-      }
+      await sendNotification(
+        ctx,
+        'identity_unlinked_notification',
+        user,
+        { provider: identity.provider },
+        request.log,
+      )
       return {}
     },
   )

@@ -34,10 +34,14 @@ import { healthRoutes } from './health.js'
 import { identityRoutes } from './identities.js'
 import { inviteRoutes } from './invite.js'
 import { logoutRoutes } from './logout.js'
+import { otpRoutes } from './otp.js'
+import { recoverRoutes } from './recover.js'
+import { resendRoutes } from './resend.js'
 import { settingsRoutes } from './settings.js'
 import { signupRoutes } from './signup.js'
 import { tokenRoutes } from './token.js'
 import { userRoutes } from './user.js'
+import { verifyRoutes } from './verify.js'
 
 /** What every route group is given: the settings and services. */
 export interface RouteOptions {
@@ -65,6 +69,10 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
   settingsRoutes,
   signupRoutes,
   tokenRoutes,
+  verifyRoutes,
+  otpRoutes,
+  recoverRoutes,
+  resendRoutes,
   userRoutes,
   logoutRoutes,
   inviteRoutes,

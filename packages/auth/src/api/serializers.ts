@@ -70,6 +70,8 @@ export interface TokenResponse {
   user: UserJson
   /** Present on a password sign-in whose password no longer meets the policy. */
   weak_password?: { reasons: WeakPasswordReason[] }
+  /** On a `POST /verify` session: what was verified (`signup`, `magiclink`, …), as the spec says. */
+  type?: string
 }
 
 /** Renders an identity. */

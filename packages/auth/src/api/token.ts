@@ -3,6 +3,7 @@ import type { Static } from 'typebox'
 import type { AppContext } from '../context.js'
 import { UnsupportedGrantTypeError } from '../errors.js'
 import type { LimitedOperation } from '../limiter/limiter.js'
+import { pkceGrant } from '../services/pkce.js'
 import { passwordGrant, refreshTokenGrant } from '../services/token-grants.js'
 import { rateLimit, verifyCaptcha } from './hooks.js'
 import { requestContext } from './request-context.js'
@@ -17,6 +18,8 @@ const TokenBody = Body({
   username: StringField(),
   password: StringField(),
   refresh_token: StringField(),
+  auth_code: StringField(),
+  code_verifier: StringField(),
   gotrue_meta_security: ObjectField(),
 })
 
@@ -38,6 +41,8 @@ function limitedOperation(request: FastifyRequest): LimitedOperation | undefined
       return 'token'
     case 'refresh_token':
       return 'token_refresh'
+    case 'pkce':
+      return 'token'
     default:
       return undefined
   }
@@ -67,13 +72,18 @@ async function grant(
     }
     case 'refresh_token':
       return serializeSession(await refreshTokenGrant(ctx, str(body.refresh_token), client))
+    case 'pkce':
+      return serializeSession(
+        await pkceGrant(ctx, str(body.auth_code), str(body.code_verifier), client),
+      )
     default:
       throw new UnsupportedGrantTypeError()
   }
 }
 
 /**
- * `POST /token` with `grant_type` `password` or `refresh_token`. The grant type comes from the
+ * `POST /token` with `grant_type` `password`, `refresh_token` or `pkce` (`auth_code` +
+ * `code_verifier`). The grant type comes from the
  * query (auth-js) or the form body (RFC 6749 §4.3, §6). Form-encoded requests are treated as a
  * generic OAuth 2.0 client's: `username` is accepted for the email or phone, client credentials
  * (HTTP Basic or `client_id`/`client_secret` fields) are ignored, and errors use the RFC 6749

@@ -1,10 +1,11 @@
 import { BadRequestError } from '../errors.js'
 import { tokenAudience } from '../services/authentication.js'
+import { reauthenticate } from '../services/reauthentication.js'
 import { updateOwnUser } from '../services/users.js'
-import { authOf, requireAuthentication } from './hooks.js'
+import { authOf, rateLimit, requireAuthentication } from './hooks.js'
 import { requestAudience, requestContext } from './request-context.js'
 import type { RouteGroup } from './routes.js'
-import { Body, ObjectField, StringField, obj, str } from './schema.js'
+import { Body, ObjectField, OptionalParam, Query, StringField, obj, str } from './schema.js'
 import { serializeUser } from './serializers.js'
 
 const UserUpdateBody = Body({
@@ -13,13 +14,19 @@ const UserUpdateBody = Body({
   email: StringField(),
   phone: StringField(),
   password: StringField(),
+  nonce: StringField(),
+  code_challenge: StringField(),
+  code_challenge_method: StringField(),
 })
 
+const UserUpdateQuery = Query({ redirect_to: OptionalParam() })
+
 /**
- * `GET /user` and `PUT /user` (`data` and `password`; email and phone changes come with the email
- * issue and are refused for now), for a valid bearer token.
+ * `GET /user`, `PUT /user` (`data`, `password` with `nonce`, `email` with PKCE; phone changes come
+ * with the SMS issue and are refused for now) and `GET /reauthenticate`, for a valid bearer token.
  *
  * @see https://github.com/supabase/auth/blob/master/internal/api/user.go
+ * @see https://github.com/supabase/auth/blob/master/internal/api/reauthenticate.go
  */
 export const userRoutes: RouteGroup = (app, ctx) => {
   const { settings } = ctx
@@ -37,21 +44,37 @@ export const userRoutes: RouteGroup = (app, ctx) => {
     return serializeUser(user, identities)
   })
 
-  app.put('/user', { schema: { body: UserUpdateBody } }, async (request) => {
-    const { body } = request
-    const { user, identities } = await updateOwnUser(
-      ctx,
-      authOf(request),
-      {
-        appMetadata: obj(body.app_metadata) !== undefined,
-        data: obj(body.data),
-        email: str(body.email),
-        phone: str(body.phone),
-        password: body.password ?? undefined,
-      },
-      requestContext(request, settings),
-      request.deadline,
-    )
-    return serializeUser(user, identities)
+  app.put(
+    '/user',
+    {
+      schema: { body: UserUpdateBody, querystring: UserUpdateQuery },
+      preHandler: rateLimit(ctx, 'user'),
+    },
+    async (request) => {
+      const { body } = request
+      const { user, identities } = await updateOwnUser(
+        ctx,
+        authOf(request),
+        {
+          appMetadata: obj(body.app_metadata) !== undefined,
+          data: obj(body.data),
+          email: str(body.email),
+          phone: str(body.phone),
+          password: body.password ?? undefined,
+          nonce: str(body.nonce),
+          codeChallenge: str(body.code_challenge),
+          codeChallengeMethod: str(body.code_challenge_method),
+          redirectTo: request.query.redirect_to ?? '',
+        },
+        requestContext(request, settings),
+        request.deadline,
+      )
+      return serializeUser(user, identities)
+    },
+  )
+
+  app.get('/reauthenticate', async (request) => {
+    await reauthenticate(ctx, authOf(request).user.id, requestContext(request, settings))
+    return {}
   })
 }

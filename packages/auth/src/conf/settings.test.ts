@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import { passwordHasherFor } from '../server.js'
-import { ConfigError, loadSettings, splitRequiredCharacters } from './settings.js'
+import {
+  ConfigError,
+  DEFAULT_SUBJECTS,
+  MAIL_KINDS,
+  loadSettings,
+  splitRequiredCharacters,
+} from './settings.js'
 
 const REQUIRED = {
   AUTHSVC_SITE_URL: 'http://localhost:3000',
@@ -165,6 +171,152 @@ describe('loadSettings', () => {
   })
 })
 
+describe('loadSettings: mail', () => {
+  it("applies upstream's mailer and SMTP defaults and the spec's subjects", () => {
+    const s = loadSettings(REQUIRED)
+    expect(s.mailer).toMatchObject({
+      autoconfirm: false,
+      otpExp: 86400,
+      otpLength: 6,
+      secureEmailChangeEnabled: true,
+      urlPaths: {
+        invite: '/verify',
+        confirmation: '/verify',
+        recovery: '/verify',
+        emailChange: '/verify',
+      },
+    })
+    expect(s.mailer.subjects).toEqual(DEFAULT_SUBJECTS)
+    expect(s.mailer.subjects.reauthentication).toBe('{{ .Token }} is your verification code')
+    expect(Object.keys(s.mailer.templates)).toEqual([...MAIL_KINDS])
+    expect(Object.values(s.mailer.templates).every((url) => url === '')).toBe(true)
+    expect(Object.keys(s.mailer.notifications)).toHaveLength(7)
+    expect(Object.values(s.mailer.notifications).every((on) => !on)).toBe(true)
+    expect(s.smtp).toEqual({
+      host: '',
+      port: 587,
+      user: '',
+      pass: '',
+      adminEmail: '',
+      senderName: '',
+    })
+  })
+
+  it('reads subjects, template URLs, URL paths and notification switches by kind', () => {
+    const s = loadSettings({
+      ...REQUIRED,
+      GOTRUE_MAILER_SUBJECTS_MAGIC_LINK: 'Sign in to {{ .SiteURL }}',
+      AUTHSVC_MAILER_TEMPLATES_CONFIRMATION: 'https://cdn.example.com/confirm.html',
+      AUTHSVC_MAILER_URLPATHS_RECOVERY: '/auth/v1/verify',
+      AUTHSVC_MAILER_NOTIFICATIONS_PASSWORD_CHANGED_ENABLED: 'true',
+      AUTHSVC_MAILER_NOTIFICATIONS_MFA_FACTOR_UNENROLLED_ENABLED: '1',
+      AUTHSVC_MAILER_OTP_LENGTH: '12',
+    })
+    expect(s.mailer.subjects.magic_link).toBe('Sign in to {{ .SiteURL }}')
+    expect(s.mailer.templates.confirmation).toBe('https://cdn.example.com/confirm.html')
+    expect(s.mailer.urlPaths.recovery).toBe('/auth/v1/verify')
+    expect(s.mailer.notifications).toEqual({
+      passwordChanged: true,
+      emailChanged: false,
+      phoneChanged: false,
+      identityLinked: false,
+      identityUnlinked: false,
+      mfaFactorEnrolled: false,
+      mfaFactorUnenrolled: true,
+    })
+    expect(s.mailer.otpLength).toBe(10)
+  })
+
+  it('requires SMTP_ADMIN_EMAIL with SMTP_HOST, checks it, and never echoes SMTP_PASS', () => {
+    expect(problems({ ...REQUIRED, AUTHSVC_SMTP_HOST: 'smtp.example.com' })).toEqual([
+      'AUTHSVC_SMTP_ADMIN_EMAIL: required when AUTHSVC_SMTP_HOST is set',
+    ])
+    expect(problems({ ...REQUIRED, AUTHSVC_SMTP_ADMIN_EMAIL: 'not an address' })).toEqual([
+      'AUTHSVC_SMTP_ADMIN_EMAIL: must be an email address (name@domain) (got "not an address")',
+    ])
+    expect(problems({ ...REQUIRED, AUTHSVC_SMTP_PORT: '70000' })).toEqual([
+      'AUTHSVC_SMTP_PORT: must be an integer from 0 to 65535 (got "70000")',
+    ])
+    const s = loadSettings({
+      ...REQUIRED,
+      AUTHSVC_SMTP_HOST: 'smtp.example.com',
+      AUTHSVC_SMTP_PORT: '465',
+      AUTHSVC_SMTP_USER: 'mailer',
+      AUTHSVC_SMTP_PASS: 'hunter2',
+      AUTHSVC_SMTP_ADMIN_EMAIL: 'no-reply@example.com',
+      AUTHSVC_SMTP_SENDER_NAME: 'Example',
+    })
+    expect(s.smtp).toEqual({
+      host: 'smtp.example.com',
+      port: 465,
+      user: 'mailer',
+      pass: 'hunter2',
+      adminEmail: 'no-reply@example.com',
+      senderName: 'Example',
+    })
+  })
+
+  it('refuses a malformed URI_ALLOW_LIST glob and a URL path with a query', () => {
+    expect(
+      problems({
+        ...REQUIRED,
+        AUTHSVC_URI_ALLOW_LIST: 'https://ok.example.com/**,https://[bad.com',
+        AUTHSVC_MAILER_URLPATHS_INVITE: '/verify?x=1',
+      }),
+    ).toEqual([
+      'AUTHSVC_URI_ALLOW_LIST: "https://[bad.com": [ is not closed by ] (got "https://ok.example.com/**,https://[bad.com")',
+      'AUTHSVC_MAILER_URLPATHS_INVITE: must be a path, without spaces, ? or # (got "/verify?x=1")',
+    ])
+  })
+})
+
+describe('loadSettings: mail flows', () => {
+  it('applies the defaults of the mail settings (SMTP_MAX_FREQUENCY: 900 s, as the spec says)', () => {
+    const s = loadSettings(REQUIRED)
+    expect(s.mailer).toMatchObject({
+      autoconfirm: false,
+      otpExp: 86400,
+      otpLength: 6,
+      secureEmailChangeEnabled: true,
+      maxFrequency: 900_000,
+      notifications: {
+        passwordChanged: false,
+        emailChanged: false,
+        phoneChanged: false,
+        identityLinked: false,
+        identityUnlinked: false,
+        mfaFactorEnrolled: false,
+        mfaFactorUnenrolled: false,
+      },
+    })
+    expect(s.rateLimit.emailSent).toEqual({ events: 30, periodMs: 3_600_000 })
+    expect(s.flowStateExpiryDuration).toBe(300_000)
+  })
+
+  it('reads RATE_LIMIT_EMAIL_SENT as N or N/<duration>, clamps MAILER_OTP_LENGTH and reads durations', () => {
+    const s = loadSettings({
+      ...REQUIRED,
+      AUTHSVC_RATE_LIMIT_EMAIL_SENT: '5/10m',
+      AUTHSVC_MAILER_OTP_LENGTH: '12',
+      AUTHSVC_SMTP_MAX_FREQUENCY: '1m',
+      AUTHSVC_EXTERNAL_FLOW_STATE_EXPIRY_DURATION: '10s',
+      AUTHSVC_MAILER_NOTIFICATIONS_EMAIL_CHANGED_ENABLED: 'true',
+    })
+    expect(s.rateLimit.emailSent).toEqual({ events: 5, periodMs: 600_000 })
+    expect(s.mailer).toMatchObject({ otpLength: 10, maxFrequency: 60_000 })
+    expect(s.mailer.notifications.emailChanged).toBe(true)
+    expect(s.flowStateExpiryDuration).toBe(300_000)
+    expect(
+      loadSettings({ ...REQUIRED, AUTHSVC_RATE_LIMIT_EMAIL_SENT: '0' }).rateLimit.emailSent,
+    ).toEqual({ events: 0, periodMs: 3_600_000 })
+    for (const bad of ['many', '5/', '5/0s', '5/1h/2', '-1', '5/soon']) {
+      expect(problems({ ...REQUIRED, AUTHSVC_RATE_LIMIT_EMAIL_SENT: bad })).toEqual([
+        `AUTHSVC_RATE_LIMIT_EMAIL_SENT: must be a number of emails per hour, or N/<duration> such as 10/5m (got "${bad}")`,
+      ])
+    }
+  })
+})
+
 describe('loadSettings: external providers', () => {
   it('checks every enabled provider at once, and leaves disabled ones alone', () => {
     expect(
@@ -192,7 +344,6 @@ describe('loadSettings: external providers', () => {
       GOTRUE_EXTERNAL_GITHUB_CLIENT_ID: 'id',
       GOTRUE_EXTERNAL_GITHUB_SECRET: 'secret',
       GOTRUE_EXTERNAL_GITHUB_REDIRECT_URI: 'http://localhost:9999/callback',
-      AUTHSVC_EXTERNAL_FLOW_STATE_EXPIRY_DURATION: '60',
     })
     expect(s.external.providers.github).toBe(true)
     expect(s.external.providers.google).toBe(false)
@@ -204,11 +355,7 @@ describe('loadSettings: external providers', () => {
       url: '',
     })
     expect(s.external.oauth.gitlab.url).toBe('https://gitlab.com')
-    expect(s.external.flowStateExpiryDuration).toBe(300)
-    expect(s.mailer).toMatchObject({
-      identityLinkedNotificationEnabled: false,
-      identityUnlinkedNotificationEnabled: false,
-    })
+    expect(s.mailer.notifications).toMatchObject({ identityLinked: false, identityUnlinked: false })
   })
 
   it('needs the team and key ids with a PEM Apple secret', () => {

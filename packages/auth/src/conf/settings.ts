@@ -14,12 +14,17 @@ import {
   integer,
   invalid,
   list,
+  port,
+  parseGoDuration,
   secondsOrDuration,
   text,
   url,
   type Env,
+  type Field,
   type Invalid,
 } from '@gatehouse/settings'
+import type { MailKind, NotificationKind } from '../mailer/mailer.js'
+import { compileGlob } from '../services/url-glob.js'
 
 /** The log levels of `LOG_LEVEL` (upstream's logrus names). */
 export type LogLevel = 'panic' | 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace'
@@ -75,6 +80,12 @@ export interface ProviderSettings {
    * the issuer to discover from. '' for the provider's default.
    */
   readonly url: string
+}
+
+/** `RATE_LIMIT_EMAIL_SENT`: `events` mails per `periodMs` milliseconds; `events` 0 blocks all. */
+export interface EmailSendRate {
+  readonly events: number
+  readonly periodMs: number
 }
 
 /** The validated, frozen configuration of the auth server. Built by {@link loadSettings}. */
@@ -184,11 +195,6 @@ export interface Settings {
     readonly providers: Readonly<Record<ExternalProvider, boolean>>
     /** `EXTERNAL_<P>_*`: each provider's OAuth client, checked at start when it is enabled. */
     readonly oauth: Readonly<Record<ExternalProvider, ProviderSettings>>
-    /**
-     * `EXTERNAL_FLOW_STATE_EXPIRY_DURATION`: seconds a PKCE flow state (and so an auth code) is
-     * valid; at least 300. @default 300
-     */
-    readonly flowStateExpiryDuration: number
     /** `EXTERNAL_APPLE_TEAM_ID` and `EXTERNAL_APPLE_KEY_ID`: to sign Apple's client secret. */
     readonly apple: { readonly teamId: string; readonly keyId: string }
   }
@@ -197,11 +203,70 @@ export interface Settings {
     readonly autoconfirm: boolean
     /** `MAILER_OTP_EXP`: validity of links and OTPs in seconds. @default 86400 */
     readonly otpExp: number
-    /** `MAILER_NOTIFICATIONS_IDENTITY_LINKED_ENABLED`: mail the user when an identity is linked. @default false */
-    readonly identityLinkedNotificationEnabled: boolean
-    /** `MAILER_NOTIFICATIONS_IDENTITY_UNLINKED_ENABLED`: mail the user when an identity is unlinked. @default false */
-    readonly identityUnlinkedNotificationEnabled: boolean
+    /** `MAILER_OTP_LENGTH`: digits of email one-time codes, clamped to 6..10. @default 6 */
+    readonly otpLength: number
+    /**
+     * `MAILER_SECURE_EMAIL_CHANGE_ENABLED`: an email change must be confirmed from both the
+     * current and the new address. @default true
+     */
+    readonly secureEmailChangeEnabled: boolean
+    /**
+     * `SMTP_MAX_FREQUENCY`: shortest interval between two mails of one kind to one user, in
+     * milliseconds (set as seconds or a Go duration). @default 900000 (the spec's 900 seconds)
+     */
+    readonly maxFrequency: number
+    /**
+     * `MAILER_URLPATHS_<KIND>`: path (absolute, or relative to `API_EXTERNAL_URL`) of the link in
+     * each mail; magic links use the recovery path (upstream). @default '/verify' each
+     */
+    readonly urlPaths: {
+      readonly invite: string
+      readonly confirmation: string
+      readonly recovery: string
+      readonly emailChange: string
+    }
+    /**
+     * `MAILER_SUBJECTS_<KIND>`: subject templates (Go-template placeholders, see
+     * `mailer/template.ts`). Defaults: {@link DEFAULT_SUBJECTS}.
+     */
+    readonly subjects: Readonly<Record<MailKind, string>>
+    /**
+     * `MAILER_TEMPLATES_<KIND>`: URL of each kind's HTML template (relative URLs are resolved
+     * against `SITE_URL`); empty for the built-in one. @default ''
+     */
+    readonly templates: Readonly<Record<MailKind, string>>
+    /**
+     * `MAILER_NOTIFICATIONS_<KIND>_ENABLED`: which change notifications are sent (keys: the
+     * camelCase of the kind, see {@link notificationSwitch}). @default false each
+     */
+    readonly notifications: Readonly<Record<NotificationSwitch, boolean>>
   }
+  readonly smtp: {
+    /** `SMTP_HOST`: the SMTP server; empty means no mail is sent (upstream's noop mailer). */
+    readonly host: string
+    /** `SMTP_PORT`: 465 is TLS from the start; others upgrade with STARTTLS when offered. @default 587 */
+    readonly port: number
+    /** `SMTP_USER`: login, empty for none. @default '' */
+    readonly user: string
+    /** `SMTP_PASS`: password (never logged). @default '' */
+    readonly pass: string
+    /** `SMTP_ADMIN_EMAIL`: the From address; required when `SMTP_HOST` is set. */
+    readonly adminEmail: string
+    /** `SMTP_SENDER_NAME`: display name of the From address (`Name <address>`). @default '' */
+    readonly senderName: string
+  }
+  readonly rateLimit: {
+    /**
+     * `RATE_LIMIT_EMAIL_SENT`: emails the server sends per period, across all users (only while
+     * `MAILER_AUTOCONFIRM` is off), as upstream's `N` (per hour) or `N/<duration>`. @default 30/h
+     */
+    readonly emailSent: EmailSendRate
+  }
+  /**
+   * `EXTERNAL_FLOW_STATE_EXPIRY_DURATION`: lifetime of a PKCE flow state in milliseconds (at least
+   * 300 s, as upstream). @default 300000
+   */
+  readonly flowStateExpiryDuration: number
   readonly sms: {
     /** `SMS_AUTOCONFIRM`: phone sign-ups are confirmed at once. @default false */
     readonly autoconfirm: boolean
@@ -308,6 +373,136 @@ const providerFields = Object.fromEntries(EXTERNAL_PROVIDERS.map((p) => [p, prov
   [P in ExternalProvider]: ReturnType<typeof providerGroup>
 }
 
+/** Every kind of mail, in upstream's order: the six flow mails, then the seven notifications. */
+export const MAIL_KINDS = [
+  'invite',
+  'confirmation',
+  'recovery',
+  'magic_link',
+  'email_change',
+  'reauthentication',
+  'password_changed_notification',
+  'email_changed_notification',
+  'phone_changed_notification',
+  'identity_linked_notification',
+  'identity_unlinked_notification',
+  'mfa_factor_enrolled_notification',
+  'mfa_factor_unenrolled_notification',
+] as const satisfies readonly MailKind[]
+
+/** The notification kinds of {@link MAIL_KINDS}. */
+export const NOTIFICATION_KINDS = MAIL_KINDS.filter((kind): kind is NotificationKind =>
+  kind.endsWith('_notification'),
+)
+
+/**
+ * The switch of a notification kind in `Settings.mailer.notifications`: the camelCase of its
+ * `MAILER_NOTIFICATIONS_<KIND>_ENABLED` (`passwordChanged`, …, `mfaFactorUnenrolled`).
+ */
+export type NotificationSwitch =
+  | 'passwordChanged'
+  | 'emailChanged'
+  | 'phoneChanged'
+  | 'identityLinked'
+  | 'identityUnlinked'
+  | 'mfaFactorEnrolled'
+  | 'mfaFactorUnenrolled'
+
+/**
+ * The {@link NotificationSwitch} of a notification kind.
+ *
+ * @example `notificationSwitch('mfa_factor_enrolled_notification')` is `'mfaFactorEnrolled'`.
+ */
+export function notificationSwitch(kind: NotificationKind): NotificationSwitch {
+  return kind
+    .replace(/_notification$/, '')
+    .replace(/_([a-z])/g, (_m, ch: string) => ch.toUpperCase()) as NotificationSwitch
+}
+
+/**
+ * Default `MAILER_SUBJECTS_<KIND>`: the spec's table (upstream's current defaults for the six
+ * flow mails).
+ */
+export const DEFAULT_SUBJECTS: Readonly<Record<MailKind, string>> = Object.freeze({
+  invite: "You've been invited",
+  confirmation: 'Confirm your email address',
+  recovery: 'Reset your password',
+  magic_link: 'Your sign-in link',
+  email_change: 'Confirm your new email address',
+  reauthentication: '{{ .Token }} is your verification code',
+  password_changed_notification: 'Your password was changed',
+  email_changed_notification: 'Your email address was changed',
+  phone_changed_notification: 'Your phone number was changed',
+  identity_linked_notification: 'A new sign-in method was linked to your account',
+  identity_unlinked_notification: 'A sign-in method was removed from your account',
+  mfa_factor_enrolled_notification: 'A new verification method was added to your account',
+  mfa_factor_unenrolled_notification: 'A verification method was removed from your account',
+})
+
+const human = (kind: string): string => kind.replaceAll('_', ' ')
+
+/** `MAILER_SUBJECTS_<KIND>` for every kind. */
+const subjectFields = Object.fromEntries(
+  MAIL_KINDS.map((kind) => [
+    kind,
+    text(`MAILER_SUBJECTS_${kind.toUpperCase()}`, {
+      default: DEFAULT_SUBJECTS[kind],
+      help: `subject of the ${human(kind)} mail`,
+    }),
+  ]),
+) as Record<MailKind, Field<string>>
+
+/** `MAILER_TEMPLATES_<KIND>` for every kind. */
+const templateFields = Object.fromEntries(
+  MAIL_KINDS.map((kind) => [
+    kind,
+    text(`MAILER_TEMPLATES_${kind.toUpperCase()}`, {
+      help: `URL of the ${human(kind)} HTML template`,
+      note: 'built-in template',
+    }),
+  ]),
+) as Record<MailKind, Field<string>>
+
+/** `MAILER_NOTIFICATIONS_<KIND>_ENABLED` for the notification kinds. */
+const notificationFields = Object.fromEntries(
+  NOTIFICATION_KINDS.map((kind) => [
+    notificationSwitch(kind),
+    bool(`MAILER_NOTIFICATIONS_${kind.replace(/_notification$/, '').toUpperCase()}_ENABLED`, {
+      help: `send the ${human(kind)} mail`,
+    }),
+  ]),
+) as Record<NotificationSwitch, Field<boolean>>
+
+/** `MAILER_URLPATHS_<KIND>`: a path such as `/verify`. */
+function urlPath(kind: string): Field<string> {
+  return text(`MAILER_URLPATHS_${kind}`, {
+    default: '/verify',
+    help: `path of the ${kind.toLowerCase().replace('_', ' ')} link`,
+    check: (value) =>
+      /^[^\s?#]+$/.test(value) ? undefined : 'must be a path, without spaces, ? or #',
+  })
+}
+
+/**
+ * Parses `RATE_LIMIT_EMAIL_SENT` as upstream's `Rate`: `N` (per hour, fractions allowed) or
+ * `N/<Go duration>`.
+ */
+export function parseEmailSendRate(value: string): EmailSendRate | Invalid {
+  const [count = '', period, ...rest] = value.split('/')
+  const problem = invalid('must be a number of emails per hour, or N/<duration> such as 10/5m')
+  if (rest.length > 0 || !/^\d+(\.\d+)?$/.test(count.trim())) return problem
+  let periodMs = 3_600_000
+  if (period !== undefined) {
+    try {
+      periodMs = parseGoDuration(period.trim())
+    } catch {
+      return problem
+    }
+    if (!(periodMs > 0)) return problem
+  }
+  return { events: Number(count.trim()), periodMs }
+}
+
 /**
  * Every setting the server reads, in `--help` order (the README's), with its names and default
  * written once. Names get the prefixes `AUTHSVC_` then `GOTRUE_`; a second name (`PORT`,
@@ -341,7 +536,20 @@ export const settingsTable = defineSettings(
       secret: true,
       help: `HS256 secret, at least ${String(MIN_JWT_SECRET_BYTES)} bytes; required unless JWT_KEYS signs`,
     }),
-    uriAllowList: list('URI_ALLOW_LIST', { help: 'extra redirect_to globs, comma-separated' }),
+    uriAllowList: list('URI_ALLOW_LIST', {
+      help: 'extra redirect_to globs, comma-separated',
+      check: (globs) => {
+        const problems = globs.flatMap((glob) => {
+          try {
+            compileGlob(glob)
+            return []
+          } catch (error) {
+            return [error instanceof Error ? error.message : String(error)]
+          }
+        })
+        return problems.length > 0 ? invalid(problems) : undefined
+      },
+    }),
     disableSignup: bool('DISABLE_SIGNUP', {
       help: 'users only through invites and the admin API',
     }),
@@ -450,11 +658,6 @@ export const settingsTable = defineSettings(
     appleKeyId: text('EXTERNAL_APPLE_KEY_ID', {
       help: 'Apple key id, to sign the client secret with a PEM EXTERNAL_APPLE_SECRET',
     }),
-    flowStateExpiryDuration: secondsOrDuration('EXTERNAL_FLOW_STATE_EXPIRY_DURATION', {
-      unit: 's',
-      default: '300',
-      help: 'seconds a PKCE flow state is valid (300 at least)',
-    }),
     mailerAutoconfirm: bool('MAILER_AUTOCONFIRM', {
       help: 'email sign-ups confirmed at once',
     }),
@@ -463,11 +666,48 @@ export const settingsTable = defineSettings(
       min: 1,
       help: 'validity of email links and codes, seconds',
     }),
-    identityLinkedNotificationEnabled: bool('MAILER_NOTIFICATIONS_IDENTITY_LINKED_ENABLED', {
-      help: 'mail the user when an identity is linked',
+    mailerOtpLength: integer('MAILER_OTP_LENGTH', {
+      default: '6',
+      help: 'digits of email codes, 6 to 10',
     }),
-    identityUnlinkedNotificationEnabled: bool('MAILER_NOTIFICATIONS_IDENTITY_UNLINKED_ENABLED', {
-      help: 'mail the user when an identity is unlinked',
+    mailerSecureEmailChangeEnabled: bool('MAILER_SECURE_EMAIL_CHANGE_ENABLED', {
+      default: 'true',
+      help: 'email changes confirmed from both addresses',
+    }),
+    mailerUrlPaths: group({
+      invite: urlPath('INVITE'),
+      confirmation: urlPath('CONFIRMATION'),
+      recovery: urlPath('RECOVERY'),
+      emailChange: urlPath('EMAIL_CHANGE'),
+    }),
+    mailerSubjects: group(subjectFields),
+    mailerTemplates: group(templateFields),
+    notifications: group(notificationFields),
+    smtpHost: text('SMTP_HOST', { help: 'SMTP server; empty: no mail is sent' }),
+    smtpPort: port('SMTP_PORT', { default: '587', help: 'SMTP port; 465 is TLS' }),
+    smtpUser: text('SMTP_USER', { help: 'SMTP login' }),
+    smtpPass: text('SMTP_PASS', { secret: true, help: 'SMTP password' }),
+    smtpAdminEmail: text('SMTP_ADMIN_EMAIL', {
+      help: 'From address; required with SMTP_HOST',
+      check: (value) =>
+        value === '' || /^[^\s@<>]+@[^\s@<>]+$/.test(value)
+          ? undefined
+          : 'must be an email address (name@domain)',
+    }),
+    smtpSenderName: text('SMTP_SENDER_NAME', { help: 'From name' }),
+    smtpMaxFrequency: secondsOrDuration('SMTP_MAX_FREQUENCY', {
+      unit: 'ms',
+      default: '900',
+      help: 'shortest interval between two mails of a kind to a user',
+    }),
+    rateLimitEmailSent: field('RATE_LIMIT_EMAIL_SENT', parseEmailSendRate, {
+      default: '30',
+      help: 'emails sent per hour (N) or per duration (N/10m)',
+    }),
+    flowStateExpiryDuration: secondsOrDuration('EXTERNAL_FLOW_STATE_EXPIRY_DURATION', {
+      unit: 'ms',
+      default: '300',
+      help: 'lifetime of a PKCE flow state (300s at least)',
     }),
     smsAutoconfirm: bool('SMS_AUTOCONFIRM', {
       help: 'phone sign-ups confirmed at once',
@@ -534,6 +774,9 @@ export function loadSettings(env: Env): Settings {
     read.report(jwtSecret, `must be at least ${String(MIN_JWT_SECRET_BYTES)} bytes long`)
   }
   checkProviders(read, v.providers)
+  if (v.smtpHost !== '' && v.smtpAdminEmail === '') {
+    read.report(settingsTable.fields.smtpAdminEmail, 'required when AUTHSVC_SMTP_HOST is set')
+  }
   return read.finish<Settings>({
     siteUrl: v.siteUrl,
     uriAllowList: v.uriAllowList,
@@ -584,14 +827,28 @@ export function loadSettings(env: Env): Settings {
       ) as Record<ExternalProvider, boolean>,
       oauth: { ...v.providers },
       apple: { teamId: v.appleTeamId, keyId: v.appleKeyId },
-      flowStateExpiryDuration: Math.max(300, v.flowStateExpiryDuration),
     },
     mailer: {
       autoconfirm: v.mailerAutoconfirm,
       otpExp: v.mailerOtpExp,
-      identityLinkedNotificationEnabled: v.identityLinkedNotificationEnabled,
-      identityUnlinkedNotificationEnabled: v.identityUnlinkedNotificationEnabled,
+      otpLength: Math.min(10, Math.max(6, v.mailerOtpLength)),
+      secureEmailChangeEnabled: v.mailerSecureEmailChangeEnabled,
+      urlPaths: { ...v.mailerUrlPaths },
+      subjects: { ...v.mailerSubjects },
+      templates: { ...v.mailerTemplates },
+      maxFrequency: v.smtpMaxFrequency,
+      notifications: { ...v.notifications },
     },
+    smtp: {
+      host: v.smtpHost,
+      port: v.smtpPort,
+      user: v.smtpUser,
+      pass: v.smtpPass,
+      adminEmail: v.smtpAdminEmail,
+      senderName: v.smtpSenderName,
+    },
+    rateLimit: { emailSent: v.rateLimitEmailSent },
+    flowStateExpiryDuration: Math.max(300_000, v.flowStateExpiryDuration),
     sms: { autoconfirm: v.smsAutoconfirm, provider: v.smsProvider },
   })
 }

@@ -15,6 +15,9 @@ export type AuditAction =
   | 'user_deleted'
   | 'token_refreshed'
   | 'token_revoked'
+  | 'invite_accepted'
+  | 'user_recovery_requested'
+  | 'user_reauthenticate_requested'
   | 'identity_linked'
   | 'identity_unlinked'
 
@@ -30,6 +33,9 @@ const LOG_TYPES: Readonly<Record<AuditAction, string>> = {
   user_deleted: 'team',
   token_refreshed: 'token',
   token_revoked: 'token',
+  invite_accepted: 'team',
+  user_recovery_requested: 'user',
+  user_reauthenticate_requested: 'user',
   identity_linked: 'user',
   identity_unlinked: 'user',
 }

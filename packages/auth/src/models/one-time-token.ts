@@ -40,3 +40,60 @@ export async function upsertOneTimeToken(
     [token.id, token.userId, token.tokenType, token.tokenHash, token.relatesTo, new Date(now)],
   )
 }
+
+/** A stored one-time token: whose, of which kind, sent where. */
+export interface OneTimeToken {
+  readonly userId: string
+  readonly tokenType: OneTimeTokenType
+  readonly tokenHash: string
+  readonly relatesTo: string
+}
+
+/**
+ * The one-time token with this hash among `types` (upstream `FindOneTimeToken`), or `undefined`.
+ * Upstream's lookups of `token_hash` links go through this table.
+ */
+export async function findOneTimeToken(
+  tx: Queryable,
+  tokenHash: string,
+  types: readonly OneTimeTokenType[],
+): Promise<OneTimeToken | undefined> {
+  const { rows } = await tx.query<{
+    user_id: string
+    token_type: OneTimeTokenType
+    token_hash: string
+    relates_to: string
+  }>(
+    `SELECT user_id, token_type, token_hash, relates_to FROM ${tx.t.oneTimeTokens}
+     WHERE token_hash = $1 AND token_type::text = ANY($2::text[]) LIMIT 1`,
+    [tokenHash, types],
+  )
+  const row = rows[0]
+  return row
+    ? {
+        userId: row.user_id,
+        tokenType: row.token_type,
+        tokenHash: row.token_hash,
+        relatesTo: row.relates_to,
+      }
+    : undefined
+}
+
+/**
+ * Deletes a user's one-time tokens: of the given types, or all of them (upstream
+ * `ClearAllOneTimeTokensForUser`, after a verification).
+ */
+export async function deleteOneTimeTokens(
+  tx: Queryable,
+  userId: string,
+  types?: readonly OneTimeTokenType[],
+): Promise<void> {
+  if (types === undefined) {
+    await tx.query(`DELETE FROM ${tx.t.oneTimeTokens} WHERE user_id = $1`, [userId])
+  } else {
+    await tx.query(
+      `DELETE FROM ${tx.t.oneTimeTokens} WHERE user_id = $1 AND token_type::text = ANY($2::text[])`,
+      [userId, types],
+    )
+  }
+}

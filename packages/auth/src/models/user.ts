@@ -14,8 +14,17 @@ export interface User {
   invitedAt: Date | null
   confirmationToken: string
   confirmationSentAt: Date | null
+  /** Token hash of a pending recovery or magic link; `''` when none. */
+  recoveryToken: string
   recoverySentAt: Date | null
+  /** The requested new email of a pending change; `''` when none. */
   emailChange: string
+  /** Token hash sent to the new address of a pending email change; `''` when none. */
+  emailChangeTokenNew: string
+  /** Token hash sent to the current address (secure email change); `''` when none. */
+  emailChangeTokenCurrent: string
+  /** Secure email change: 0 nothing confirmed yet, 1 one of the two links followed. */
+  emailChangeConfirmStatus: number
   emailChangeSentAt: Date | null
   lastSignInAt: Date | null
   appMetadata: JsonObject
@@ -29,6 +38,8 @@ export interface User {
   phoneChangeSentAt: Date | null
   confirmedAt: Date | null
   bannedUntil: Date | null
+  /** Token hash of a pending reauthentication nonce; `''` when none. */
+  reauthenticationToken: string
   reauthenticationSentAt: Date | null
   isSsoUser: boolean
   deletedAt: Date | null
@@ -36,10 +47,12 @@ export interface User {
 }
 
 const COLUMNS = `id, aud, role, email, encrypted_password, email_confirmed_at, invited_at,
-  confirmation_token, confirmation_sent_at, recovery_sent_at, email_change, email_change_sent_at,
-  last_sign_in_at, raw_app_meta_data, raw_user_meta_data, created_at, updated_at, phone,
-  phone_confirmed_at, phone_change, phone_change_sent_at, confirmed_at, banned_until,
-  reauthentication_sent_at, is_sso_user, deleted_at, is_anonymous`
+  confirmation_token, confirmation_sent_at, recovery_token, recovery_sent_at, email_change,
+  email_change_token_new, email_change_token_current, email_change_confirm_status,
+  email_change_sent_at, last_sign_in_at, raw_app_meta_data, raw_user_meta_data, created_at,
+  updated_at, phone, phone_confirmed_at, phone_change, phone_change_sent_at, confirmed_at,
+  banned_until, reauthentication_token, reauthentication_sent_at, is_sso_user, deleted_at,
+  is_anonymous`
 
 /** @internal A `users` row as the driver returns it. */
 export interface UserRow {
@@ -52,8 +65,12 @@ export interface UserRow {
   invited_at: Date | null
   confirmation_token: string | null
   confirmation_sent_at: Date | null
+  recovery_token: string | null
   recovery_sent_at: Date | null
   email_change: string | null
+  email_change_token_new: string | null
+  email_change_token_current: string | null
+  email_change_confirm_status: number | null
   email_change_sent_at: Date | null
   last_sign_in_at: Date | null
   raw_app_meta_data: unknown
@@ -66,6 +83,7 @@ export interface UserRow {
   phone_change_sent_at: Date | null
   confirmed_at: Date | null
   banned_until: Date | null
+  reauthentication_token: string | null
   reauthentication_sent_at: Date | null
   is_sso_user: boolean
   deleted_at: Date | null
@@ -99,8 +117,12 @@ function fromRow(r: UserRow): User {
     invitedAt: r.invited_at,
     confirmationToken: r.confirmation_token ?? '',
     confirmationSentAt: r.confirmation_sent_at,
+    recoveryToken: r.recovery_token ?? '',
     recoverySentAt: r.recovery_sent_at,
     emailChange: r.email_change ?? '',
+    emailChangeTokenNew: r.email_change_token_new ?? '',
+    emailChangeTokenCurrent: r.email_change_token_current ?? '',
+    emailChangeConfirmStatus: r.email_change_confirm_status ?? 0,
     emailChangeSentAt: r.email_change_sent_at,
     lastSignInAt: r.last_sign_in_at,
     appMetadata: asObject(r.raw_app_meta_data),
@@ -113,6 +135,7 @@ function fromRow(r: UserRow): User {
     phoneChangeSentAt: r.phone_change_sent_at,
     confirmedAt: r.confirmed_at,
     bannedUntil: r.banned_until,
+    reauthenticationToken: r.reauthentication_token ?? '',
     reauthenticationSentAt: r.reauthentication_sent_at,
     isSsoUser: r.is_sso_user,
     deletedAt: r.deleted_at,
@@ -239,6 +262,15 @@ export function findUserOwningEmail(tx: Queryable, email: string): Promise<User 
   return findUserWhere(tx, 'email = $1 AND is_sso_user = false LIMIT 1', [email.toLowerCase()])
 }
 
+/** The user of `aud` with a pending change to this (lower-cased) email, or `undefined`. */
+export function findUserByEmailChange(
+  tx: Queryable,
+  email: string,
+  aud: string,
+): Promise<User | undefined> {
+  return findUserWhere(tx, 'email_change = $1 AND aud = $2 LIMIT 1', [email.toLowerCase(), aud])
+}
+
 /** The user with this phone (digits, no `+`) in `aud`, or `undefined`. */
 export function findUserByPhone(
   tx: Queryable,
@@ -257,7 +289,21 @@ export function findUserOwningPhone(tx: Queryable, phone: string): Promise<User 
 export type UserChanges = Partial<
   Pick<
     User,
-    WritableField | 'aud' | 'role' | 'lastSignInAt' | 'confirmationToken' | 'confirmationSentAt'
+    | WritableField
+    | 'aud'
+    | 'role'
+    | 'lastSignInAt'
+    | 'confirmationToken'
+    | 'confirmationSentAt'
+    | 'recoveryToken'
+    | 'recoverySentAt'
+    | 'emailChange'
+    | 'emailChangeTokenNew'
+    | 'emailChangeTokenCurrent'
+    | 'emailChangeConfirmStatus'
+    | 'emailChangeSentAt'
+    | 'reauthenticationToken'
+    | 'reauthenticationSentAt'
   >
 >
 
@@ -275,6 +321,15 @@ const CHANGE_COLUMNS: Readonly<Record<keyof UserChanges, [string, string]>> = {
   lastSignInAt: ['last_sign_in_at', ''],
   confirmationToken: ['confirmation_token', ''],
   confirmationSentAt: ['confirmation_sent_at', ''],
+  recoveryToken: ['recovery_token', ''],
+  recoverySentAt: ['recovery_sent_at', ''],
+  emailChange: ['email_change', ''],
+  emailChangeTokenNew: ['email_change_token_new', ''],
+  emailChangeTokenCurrent: ['email_change_token_current', ''],
+  emailChangeConfirmStatus: ['email_change_confirm_status', ''],
+  emailChangeSentAt: ['email_change_sent_at', ''],
+  reauthenticationToken: ['reauthentication_token', ''],
+  reauthenticationSentAt: ['reauthentication_sent_at', ''],
   isAnonymous: ['is_anonymous', ''],
 }
 

@@ -17,7 +17,6 @@ import type { JsonObject } from '../models/json.js'
 import { deleteSessions } from '../models/session.js'
 import {
   deleteUser,
-  findUserOwningEmail,
   findUserOwningPhone,
   getUserById,
   listUsers,
@@ -30,7 +29,12 @@ import {
 } from '../models/user.js'
 import type { Queryable } from '../storage/db.js'
 import { enforcePasswordLength, enforcePasswordPolicy } from './passwords.js'
-import { createUser, userWithIdentities, type UserWithIdentities } from './users.js'
+import {
+  assertEmailFree,
+  createUser,
+  userWithIdentities,
+  type UserWithIdentities,
+} from './users.js'
 import { isUuid, NIL_UUID, validateEmail, validatePhone } from './validation.js'
 
 /**
@@ -77,15 +81,6 @@ export interface AdminUserParams {
   readonly appMetadata: JsonObject | undefined
   readonly emailConfirm: boolean | undefined
   readonly phoneConfirm: boolean | undefined
-}
-
-async function assertEmailFree(tx: Queryable, email: string): Promise<void> {
-  if (await findUserOwningEmail(tx, email)) {
-    throw new UnprocessableEntityError(
-      'email_exists',
-      'A user with this email address has already been registered',
-    )
-  }
 }
 
 async function assertPhoneFree(tx: Queryable, phone: string): Promise<void> {

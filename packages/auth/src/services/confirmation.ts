@@ -1,104 +1,118 @@
 /**
  * Confirmation messages: the one-time code and link of a sign-up or invite, sent by email or SMS
- * and recorded as a token hash.
+ * and recorded as a token hash in `users.confirmation_token` and `one_time_tokens`.
  *
  * @see https://github.com/supabase/auth/blob/master/internal/api/mail.go
- * @see https://github.com/supabase/auth/blob/master/internal/crypto/crypto.go
  * @module
  */
-import { createHash } from 'node:crypto'
 import type { AppContext } from '../context.js'
-import { InternalServerError, UnprocessableEntityError } from '../errors.js'
-import type { MailKind } from '../mailer/mailer.js'
-import { upsertOneTimeToken } from '../models/one-time-token.js'
-import { updateUser, type User } from '../models/user.js'
-import type { Random } from '../random.js'
+import { UnprocessableEntityError } from '../errors.js'
+import type { User } from '../models/user.js'
 import type { Queryable } from '../storage/db.js'
+import {
+  deliver,
+  enforceMaxFrequency,
+  flowMail,
+  generateOtp,
+  issueOtp,
+  recordTokens,
+  tokenHash,
+  type PreparedMail,
+} from './mail.js'
+import { startFlowState, type PkceChallenge } from './pkce.js'
 
-/** A uniformly random numeric one-time code of `length` digits. */
-export function generateOtp(random: Random, length = 6): string {
-  let out = ''
-  for (let i = 0; i < length; i++) out += String(random.int(10))
-  return out
+/**
+ * Records a new confirmation (or invite) token for an email user inside `tx` and builds its mail,
+ * without sending it (what `/admin/generate_link` answers). In a PKCE flow the hash gets the
+ * `pkce_` prefix and a flow state (`email/signup`) is started.
+ *
+ * @param redirectTo Validated redirect target.
+ * @param now Epoch milliseconds of the transaction.
+ */
+export async function prepareConfirmation(
+  ctx: AppContext,
+  tx: Queryable,
+  user: User,
+  kind: 'confirmation' | 'invite',
+  redirectTo: string,
+  now: number,
+  pkce?: PkceChallenge,
+): Promise<PreparedMail> {
+  const issued = issueOtp(ctx, user.email, pkce !== undefined)
+  if (pkce) await startFlowState(ctx, tx, user.id, pkce, 'email/signup', now)
+  const updated = await recordTokens(
+    ctx,
+    tx,
+    user.id,
+    { confirmationToken: issued.hash, confirmationSentAt: new Date(now) },
+    [{ tokenType: 'confirmation_token', hash: issued.hash, relatesTo: user.email }],
+    now,
+  )
+  const type = kind === 'invite' ? 'invite' : 'signup'
+  return flowMail(ctx.settings, updated, kind, type, issued, user.email, redirectTo)
 }
 
-/** `hex(sha224(emailOrPhone + otp))`: upstream's `token_hash`. */
-export function tokenHash(emailOrPhone: string, otp: string): string {
-  return createHash('sha224')
-    .update(emailOrPhone + otp)
-    .digest('hex')
+/** Records and sends the SMS confirmation code of a phone user. */
+async function sendPhoneConfirmation(
+  ctx: AppContext,
+  tx: Queryable,
+  user: User,
+  now: number,
+): Promise<User> {
+  const otp = generateOtp(ctx.random)
+  const hash = tokenHash(user.phone, otp)
+  const updated = await recordTokens(
+    ctx,
+    tx,
+    user.id,
+    { confirmationToken: hash, confirmationSentAt: new Date(now) },
+    [{ tokenType: 'confirmation_token', hash, relatesTo: user.phone }],
+    now,
+  )
+  try {
+    await ctx.sms.sendMessage(user.phone, `Your code is ${otp}`, 'sms', otp)
+  } catch (error) {
+    throw new UnprocessableEntityError(
+      'sms_send_failed',
+      `Error sending confirmation OTP to provider: ${error instanceof Error ? error.message : 'failed'}`,
+      { cause: error },
+    )
+  }
+  return updated
 }
 
 /**
  * Sends a sign-up confirmation (email link and code, or SMS code) or an invite, recording the
- * token hash in `users.confirmation_token` and `one_time_tokens` inside `tx`.
+ * token hash in `users.confirmation_token` and `one_time_tokens` inside `tx`. A confirmation mail
+ * sent less than `SMTP_MAX_FREQUENCY` ago is not sent again. A failed send throws, so that the
+ * transaction (and with it the token) is rolled back and the request can be retried.
  *
  * @param kind `confirmation` or `invite` for email; phone users get an SMS.
  * @param redirectTo Validated redirect target.
  * @param now Epoch milliseconds of the transaction.
+ * @param pkce The request's PKCE challenge, if any.
  * @returns The updated user.
  * @throws {@link UnprocessableEntityError} `sms_send_failed` when the SMS provider refuses;
- *   {@link InternalServerError} when the mailer fails.
+ *   429 `over_email_send_rate_limit` (too soon, or over `RATE_LIMIT_EMAIL_SENT`); 500
+ *   "Error sending confirmation email" / "Error sending invite email" when the mailer fails.
  */
 export async function sendConfirmation(
   ctx: AppContext,
   tx: Queryable,
   user: User,
-  kind: Extract<MailKind, 'confirmation' | 'invite'>,
+  kind: 'confirmation' | 'invite',
   redirectTo: string,
   now: number,
+  pkce?: PkceChallenge,
 ): Promise<User> {
-  const otp = generateOtp(ctx.random)
-  const viaPhone = user.email === '' && user.phone !== ''
-  const sentTo = viaPhone ? user.phone : user.email
-  const hash = tokenHash(sentTo, otp)
-  const updated = await updateUser(
-    tx,
-    user.id,
-    { confirmationToken: hash, confirmationSentAt: new Date(now) },
+  if (user.email === '' && user.phone !== '') return sendPhoneConfirmation(ctx, tx, user, now)
+  if (kind === 'confirmation') enforceMaxFrequency(ctx.settings, user.confirmationSentAt, now)
+  const prepared = await prepareConfirmation(ctx, tx, user, kind, redirectTo, now, pkce)
+  await deliver(
+    ctx,
+    prepared.message,
+    kind === 'invite' ? 'Error sending invite email' : 'Error sending confirmation email',
     now,
   )
-  await upsertOneTimeToken(
-    tx,
-    {
-      id: ctx.random.uuid(),
-      userId: user.id,
-      tokenType: 'confirmation_token',
-      tokenHash: hash,
-      relatesTo: sentTo,
-    },
-    now,
-  )
-  if (viaPhone) {
-    try {
-      await ctx.sms.sendMessage(user.phone, `Your code is ${otp}`, 'sms', otp)
-    } catch (error) {
-      throw new UnprocessableEntityError(
-        'sms_send_failed',
-        `Error sending confirmation OTP to provider: ${error instanceof Error ? error.message : 'failed'}`,
-        { cause: error },
-      )
-    }
-    return updated
-  }
-  const link = new URL('verify', ctx.settings.apiExternalUrl.replace(/\/?$/, '/'))
-  link.searchParams.set('token', hash)
-  link.searchParams.set('type', kind === 'invite' ? 'invite' : 'signup')
-  link.searchParams.set('redirect_to', redirectTo)
-  try {
-    await ctx.mailer.send({
-      kind,
-      to: user.email,
-      confirmationUrl: link.toString(),
-      token: otp,
-      tokenHash: hash,
-      redirectTo,
-      data: user.userMetadata,
-    })
-  } catch (error) {
-    throw new InternalServerError('unexpected_failure', 'Error sending confirmation email', {
-      cause: error,
-    })
-  }
-  return updated
+  return prepared.user
 }

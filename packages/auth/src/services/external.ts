@@ -7,15 +7,12 @@
  */
 import type { AppContext, RequestContext } from '../context.js'
 import { BadRequestError, UnprocessableEntityError } from '../errors.js'
-import {
-  findFlowStateById,
-  insertFlowState,
-  issueFlowStateAuthCode,
-  type CodeChallengeMethod,
-} from '../models/flow-state.js'
+import { findFlowStateById, insertFlowState, issueOAuthAuthCode } from '../models/flow-state.js'
 import type { Queryable } from '../storage/db.js'
 import type { IssuedSession } from '../tokens/service.js'
-import { notifyIdentityChange, signInWithIdentity } from './identities.js'
+import { signInWithIdentity } from './identities.js'
+import { sendNotification, type NotificationLog } from './notifications.js'
+import { parsePkceChallenge, type PkceChallenge } from './pkce.js'
 import { signState, verifyState, type OAuthState } from './oauth-state.js'
 import { redirectTarget } from './redirect.js'
 
@@ -52,40 +49,6 @@ export interface ExternalAuthorizeParams {
 }
 
 /**
- * Checks PKCE parameters as upstream (`both or neither`, 43–128 characters of
- * `[a-zA-Z0-9._~-]`, method `s256` or `plain` in any case).
- *
- * @returns The lower-cased method, or `undefined` without PKCE.
- * @throws {@link BadRequestError} `validation_failed` with upstream's messages.
- */
-export function pkceMethod(challenge: string, method: string): CodeChallengeMethod | undefined {
-  if (challenge === '' && method === '') return undefined
-  if (challenge === '' || method === '') {
-    throw new BadRequestError(
-      'validation_failed',
-      'PKCE flow requires code_challenge_method and code_challenge',
-    )
-  }
-  if (challenge.length < 43 || challenge.length > 128) {
-    throw new BadRequestError(
-      'validation_failed',
-      'code challenge has to be between 43 and 128 characters',
-    )
-  }
-  if (!/^[a-zA-Z0-9._~-]+$/.test(challenge)) {
-    throw new BadRequestError(
-      'validation_failed',
-      'code challenge can only contain alphanumeric characters, hyphens, periods, underscores and tildes',
-    )
-  }
-  const lower = method.toLowerCase()
-  if (lower !== 's256' && lower !== 'plain') {
-    throw new BadRequestError('validation_failed', `code challenge method ${method} not supported`)
-  }
-  return lower
-}
-
-/**
  * The one place an OAuth sign-in creates its PKCE `flow_state` row (`authentication_method`
  * `oauth`, a random auth code).
  *
@@ -94,22 +57,23 @@ export function pkceMethod(challenge: string, method: string): CodeChallengeMeth
 export async function createOAuthFlowState(
   ctx: AppContext,
   provider: string,
-  codeChallenge: string,
-  method: CodeChallengeMethod,
+  challenge: PkceChallenge,
 ): Promise<string> {
-  const flow = await insertFlowState(
+  const id = ctx.random.uuid()
+  await insertFlowState(
     ctx.db,
     {
-      id: ctx.random.uuid(),
+      id,
+      userId: null,
       authCode: ctx.random.uuid(),
-      codeChallenge,
-      codeChallengeMethod: method,
+      codeChallenge: challenge.codeChallenge,
+      codeChallengeMethod: challenge.codeChallengeMethod,
       providerType: provider,
       authenticationMethod: 'oauth',
     },
     ctx.clock.now(),
   )
-  return flow.id
+  return id
 }
 
 /**
@@ -125,11 +89,9 @@ export async function startExternalSignIn(
   params: ExternalAuthorizeParams,
 ): Promise<string> {
   const provider = ctx.providers.get(params.provider)
-  const method = pkceMethod(params.codeChallenge, params.codeChallengeMethod)
+  const challenge = parsePkceChallenge(params.codeChallenge, params.codeChallengeMethod)
   const flowStateId =
-    method === undefined
-      ? ''
-      : await createOAuthFlowState(ctx, provider.name, params.codeChallenge, method)
+    challenge === undefined ? '' : await createOAuthFlowState(ctx, provider.name, challenge)
   const state = await signState(ctx, {
     provider: provider.name,
     referrer: redirectTarget(ctx.settings, params.redirectTo),
@@ -171,6 +133,7 @@ export function readCallbackState(ctx: AppContext, state: string): Promise<OAuth
  *
  * @param callback The callback's query or `form_post` body.
  * @param stateToken The raw state (OIDC nonces are derived from it).
+ * @param log Where a failed identity-linked notification is reported.
  * @throws {@link BadRequestError} `bad_oauth_callback` for a provider error or a missing code;
  *   the provider's and the linking rules' errors; 422 `provider_email_needs_verification` (with
  *   the confirmation sent and the user kept).
@@ -181,7 +144,8 @@ export async function finishExternalSignIn(
   stateToken: string,
   callback: Readonly<Record<string, string>>,
   client: RequestContext,
-): Promise<{ outcome: ExternalSignInOutcome; notification: Promise<unknown> }> {
+  log: NotificationLog,
+): Promise<ExternalSignInOutcome> {
   const error = callback.error ?? ''
   if (error !== '') {
     throw new ProviderCallbackError(error, callback.error_description ?? '')
@@ -223,21 +187,23 @@ export async function finishExternalSignIn(
       `Unverified email with ${provider.name}. A confirmation email has been sent to your ${provider.name} email`,
     )
   }
-  const notification = result.identity.linked
-    ? notifyIdentityChange(ctx, result.identity.user, provider.name, 'linked')
-    : Promise.resolve(undefined)
-  if (result.authCode !== undefined) {
-    return { outcome: { kind: 'code', authCode: result.authCode }, notification }
+  if (result.identity.linked) {
+    const { user } = result.identity
+    await sendNotification(
+      ctx,
+      'identity_linked_notification',
+      user,
+      { provider: provider.name },
+      log,
+    )
   }
+  if (result.authCode !== undefined) return { kind: 'code', authCode: result.authCode }
   if (result.pending === undefined) throw new Error('unreachable: no session and no auth code')
   return {
-    outcome: {
-      kind: 'session',
-      session: await ctx.tokens.finish(result.pending),
-      providerToken: tokens.accessToken,
-      providerRefreshToken: tokens.refreshToken,
-    },
-    notification,
+    kind: 'session',
+    session: await ctx.tokens.finish(result.pending),
+    providerToken: tokens.accessToken,
+    providerRefreshToken: tokens.refreshToken,
   }
 }
 
@@ -253,7 +219,7 @@ async function issueAuthCode(
   if (flow === undefined || flow.authCodeIssuedAt !== null) {
     throw new BadRequestError('bad_oauth_state', 'OAuth state parameter not found or expired')
   }
-  await issueFlowStateAuthCode(
+  await issueOAuthAuthCode(
     tx,
     flowStateId,
     { userId, providerAccessToken: tokens.accessToken, providerRefreshToken: tokens.refreshToken },

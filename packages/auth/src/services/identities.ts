@@ -225,43 +225,6 @@ export async function signInWithIdentity(
 }
 
 /**
- * Sends an identity linked or unlinked notification when its `MAILER_NOTIFICATIONS_…_ENABLED` is
- * on and the user has an email. Best effort: the change is already committed, so a failure is
- * returned for the caller to log, never thrown.
- *
- * @returns The mailer's error, if sending failed.
- */
-export async function notifyIdentityChange(
-  ctx: AppContext,
-  user: User,
-  provider: string,
-  change: 'linked' | 'unlinked',
-): Promise<unknown> {
-  const mailer = ctx.settings.mailer
-  const enabled =
-    change === 'linked'
-      ? mailer.identityLinkedNotificationEnabled
-      : mailer.identityUnlinkedNotificationEnabled
-  if (!enabled || user.email === '') return undefined
-  try {
-    await ctx.mailer.send({
-      kind: change === 'linked' ? 'identity_linked_notification' : 'identity_unlinked_notification',
-      to: user.email,
-      email: user.email,
-      provider,
-      confirmationUrl: '',
-      token: '',
-      tokenHash: '',
-      redirectTo: '',
-      data: user.userMetadata,
-    })
-    return undefined
-  } catch (error) {
-    return error
-  }
-}
-
-/**
  * Unlinks one of a user's identities (`DELETE /user/identities/<id>`): never the last one;
  * `app_metadata.providers` follows, and an audit entry is written.
  *

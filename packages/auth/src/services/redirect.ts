@@ -1,50 +1,113 @@
+/**
+ * `redirect_to`: where a user lands after following a mail link or an OAuth flow. A requested
+ * URL is used only when it belongs to `SITE_URL` or matches `URI_ALLOW_LIST`; otherwise the user
+ * goes to `SITE_URL`.
+ *
+ * @see https://github.com/supabase/auth/blob/master/internal/utilities/request.go
+ * @module
+ */
+import { isIP } from 'node:net'
 import type { Settings } from '../conf/settings.js'
+import { compileGlob } from './url-glob.js'
 
-const LOOPBACK = new Set(['localhost', '127.0.0.1', '::1', '[::1]', '0.0.0.0', '::', '[::]'])
+/** Hosts whose port is ignored when comparing with `SITE_URL` (upstream's list). */
+const LOOPBACK_HOSTS: ReadonlySet<string> = new Set([
+  'localhost',
+  '127.0.0.1',
+  '::1',
+  '[::1]',
+  '0.0.0.0',
+  '::',
+  '[::]',
+])
+/** The host of an absolute URL as written (before WHATWG normalises `2130706433` to an IP). */
+const RAW_HOST = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]*)/
+/** A host name made of the usual characters (upstream's `regularHostname`). */
+const REGULAR_HOSTNAME = /^[a-zA-Z0-9]([a-zA-Z0-9.-]*[a-zA-Z0-9])?$/
 
-function globToRegExp(glob: string): RegExp {
-  let out = ''
-  for (let i = 0; i < glob.length; i++) {
-    const ch = glob[i] ?? ''
-    if (ch === '*') {
-      if (glob[i + 1] === '*') {
-        out += '.*'
-        i++
-      } else {
-        out += '[^./]*'
-      }
-    } else if (ch === '?') {
-      out += '[^./]'
-    } else {
-      out += ch.replace(/[.+^${}()|[\]\\/]/g, '\\$&')
-    }
+function isLoopbackIp(address: string): boolean {
+  if (isIP(address) === 4) return address.startsWith('127.')
+  const lower = address.toLowerCase()
+  return lower === '::1' || lower === '0:0:0:0:0:0:0:1' || /^::ffff:127\./.test(lower)
+}
+
+function parse(value: string): URL | undefined {
+  try {
+    return new URL(value)
+  } catch {
+    return undefined
   }
-  return new RegExp(`^${out}$`)
 }
 
 /**
- * Whether `redirect_to` may be used (upstream `IsRedirectURLValid`): same scheme, host and port as
- * `SITE_URL` (port ignored on loopback hosts), or matching a `URI_ALLOW_LIST` glob (`*` stops at
- * `.` and `/`, `**` crosses them).
+ * Whether `redirectTo` may be used (upstream `IsRedirectURLValid`):
+ *
+ * 1. empty or not an absolute URL: no;
+ * 2. same scheme, host and port as `SITE_URL` (any port on `localhost`, `127.0.0.1`, `::1`,
+ *    `0.0.0.0`, `::`): yes;
+ * 3. a host written as a decimal number (`http://2130706433/`): no; an IP address: only a
+ *    loopback one; an `http(s)` host with unusual characters: no;
+ * 4. otherwise: when the URL without its fragment matches a `URI_ALLOW_LIST` glob (see
+ *    {@link compileGlob}: `*` stays within a `.` or `/` segment, `**` crosses them).
+ *
+ * @param settings `SITE_URL` and `URI_ALLOW_LIST`.
+ * @param redirectTo The requested URL.
  */
 export function isRedirectUrlValid(settings: Settings, redirectTo: string): boolean {
   if (redirectTo === '') return false
-  let target: URL
-  let site: URL
-  try {
-    target = new URL(redirectTo)
-    site = new URL(settings.siteUrl)
-  } catch {
-    return false
+  const target = parse(redirectTo)
+  if (!target) return false
+  const site = parse(settings.siteUrl)
+  if (
+    site &&
+    target.protocol === site.protocol &&
+    target.hostname === site.hostname &&
+    (target.port === site.port || LOOPBACK_HOSTS.has(target.hostname))
+  ) {
+    return true
   }
-  if (target.protocol === site.protocol && target.hostname === site.hostname) {
-    if (target.port === site.port || LOOPBACK.has(target.hostname)) return true
-  }
-  const withoutFragment = redirectTo.split('#')[0] ?? redirectTo
-  return settings.uriAllowList.some((glob) => globToRegExp(glob).test(withoutFragment))
+  const rawHost = RAW_HOST.exec(redirectTo)?.[1] ?? target.hostname
+  const bareHost = rawHost.replace(/^\[(.*)\]$/, '$1')
+  if (/^[0-9]+$/.test(bareHost)) return false
+  if (isIP(bareHost) !== 0) return isLoopbackIp(bareHost)
+  // WHATWG read another spelling of an address (`0x7f.1`, `127.1`) as an IP: refuse it.
+  if (isIP(target.hostname.replace(/^\[(.*)\]$/, '$1')) !== 0) return false
+  const http = target.protocol === 'http:' || target.protocol === 'https:'
+  if (http && !REGULAR_HOSTNAME.test(bareHost)) return false
+  const withoutFragment = redirectTo.split('#', 1)[0] ?? redirectTo
+  return settings.uriAllowList.some((glob) => compileGlob(glob).test(withoutFragment))
 }
 
 /** `redirect_to` if it is allowed, else `SITE_URL`. */
 export function redirectTarget(settings: Settings, redirectTo: string): string {
   return isRedirectUrlValid(settings, redirectTo) ? redirectTo : settings.siteUrl
+}
+
+/** The places a request may name its `redirect_to`, each `''` when absent. */
+export interface RedirectCandidates {
+  /** The `redirect_to` request header. */
+  readonly header: string
+  /** `redirect_to` in the request body (JSON or form). */
+  readonly body: string
+  /** `redirect_to` in the query string. */
+  readonly query: string
+  /** The `Referer` header. */
+  readonly referer: string
+}
+
+/**
+ * Picks a request's redirect target as upstream's `GetReferrer` does: the `redirect_to` header,
+ * else the body's `redirect_to`, else the query's (the first that is present); if that one is
+ * not allowed (see {@link isRedirectUrlValid}), the `Referer` header; if neither is allowed,
+ * `SITE_URL`.
+ *
+ * @param settings `SITE_URL` and `URI_ALLOW_LIST`.
+ * @param candidates What the request carries.
+ * @returns An allowed URL, or `SITE_URL`.
+ */
+export function pickRedirectTo(settings: Settings, candidates: RedirectCandidates): string {
+  const requested = candidates.header || candidates.body || candidates.query
+  if (isRedirectUrlValid(settings, requested)) return requested
+  if (isRedirectUrlValid(settings, candidates.referer)) return candidates.referer
+  return settings.siteUrl
 }

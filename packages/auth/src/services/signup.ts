@@ -15,6 +15,7 @@ import { isUniqueViolation } from '../storage/db.js'
 import type { IssuedSession, PendingTokens } from '../tokens/service.js'
 import { sendConfirmation } from './confirmation.js'
 import { enforcePasswordPolicy } from './passwords.js'
+import { parsePkceChallenge } from './pkce.js'
 import { redirectTarget } from './redirect.js'
 import { createUser } from './users.js'
 import { validateEmail, validatePhone } from './validation.js'
@@ -68,8 +69,12 @@ function fauxUser(
     invitedAt: null,
     confirmationToken: '',
     confirmationSentAt: at,
+    recoveryToken: '',
     recoverySentAt: null,
     emailChange: '',
+    emailChangeTokenNew: '',
+    emailChangeTokenCurrent: '',
+    emailChangeConfirmStatus: 0,
     emailChangeSentAt: null,
     lastSignInAt: null,
     appMetadata: { provider, providers: [provider] },
@@ -82,6 +87,7 @@ function fauxUser(
     phoneChangeSentAt: null,
     confirmedAt: null,
     bannedUntil: null,
+    reauthenticationToken: '',
     reauthenticationSentAt: null,
     isSsoUser: false,
     deletedAt: null,
@@ -162,15 +168,10 @@ export async function signUp(
       "Invalid channel, supported values are 'sms' or 'whatsapp'. 'whatsapp' is only supported if Twilio or Twilio Verify is used as the provider.",
     )
   }
-  if ((params.codeChallenge === '') !== (params.codeChallengeMethod === '')) {
-    throw new BadRequestError(
-      'validation_failed',
-      'PKCE flow requires code_challenge_method and code_challenge',
-    )
-  }
   if (provider === 'phone' && params.codeChallenge !== '') {
     throw new BadRequestError('validation_failed', 'PKCE not supported for phone signups')
   }
+  const pkce = parsePkceChallenge(params.codeChallenge, params.codeChallengeMethod)
   let email = ''
   let phone = ''
   if (provider === 'email') {
@@ -224,7 +225,9 @@ export async function signUp(
             : existing.phoneConfirmedAt !== null
         const resend = existing.aud === client.aud && !confirmed
         // The owner lost the confirmation: send it again (the account is not changed).
-        if (resend) await sendConfirmation(ctx, tx, existing, 'confirmation', redirectTo, now)
+        if (resend) {
+          await sendConfirmation(ctx, tx, existing, 'confirmation', redirectTo, now, pkce)
+        }
         await addAuditLogEntry(
           tx,
           {
@@ -269,7 +272,15 @@ export async function signUp(
           pending: await ctx.tokens.startSession(tx, created.user, 'password', client, false),
         }
       }
-      const user = await sendConfirmation(ctx, tx, created.user, 'confirmation', redirectTo, now)
+      const user = await sendConfirmation(
+        ctx,
+        tx,
+        created.user,
+        'confirmation',
+        redirectTo,
+        now,
+        pkce,
+      )
       return { kind: 'user' as const, user, identities: created.identities }
     })
   } catch (error) {

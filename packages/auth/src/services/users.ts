@@ -13,6 +13,7 @@ import { findIdentitiesByUser, insertIdentity, type Identity } from '../models/i
 import type { JsonObject } from '../models/json.js'
 import { deleteSessions, type Session } from '../models/session.js'
 import {
+  findUserOwningEmail,
   getUserById,
   insertUser,
   mergeMetadata,
@@ -21,8 +22,28 @@ import {
   type UserChanges,
 } from '../models/user.js'
 import type { Queryable } from '../storage/db.js'
+import { applyEmailChange, sendEmailChange } from './email-change.js'
+import { notifyPasswordChanged } from './notifications.js'
 import { enforcePasswordPolicy } from './passwords.js'
-import { normalizePhone } from './validation.js'
+import { parsePkceChallenge } from './pkce.js'
+import { consumeReauthenticationNonce } from './reauthentication.js'
+import { redirectTarget } from './redirect.js'
+import { normalizePhone, validateEmail } from './validation.js'
+
+/**
+ * Refuses an email that a user (of any audience) already holds.
+ *
+ * @throws {@link UnprocessableEntityError} 422 `email_exists` "A user with this email address has
+ *   already been registered".
+ */
+export async function assertEmailFree(tx: Queryable, email: string): Promise<void> {
+  if (await findUserOwningEmail(tx, email)) {
+    throw new UnprocessableEntityError(
+      'email_exists',
+      'A user with this email address has already been registered',
+    )
+  }
+}
 
 /** A user with its identities, as the API returns it. */
 export interface UserWithIdentities {
@@ -167,24 +188,35 @@ export async function userWithIdentities(tx: Queryable, user: User): Promise<Use
 export interface OwnChanges {
   /** Merged into `user_metadata` (`null` values remove keys). */
   readonly data?: JsonObject
-  /** Must be the current email (changes come with the email issue); `''` for none. */
+  /** A new email (a change is confirmed by mail); `''` for none. */
   readonly email: string
-  /** Must be the current phone; `''` for none. */
+  /** Must be the current phone (phone changes come with the SMS issue); `''` for none. */
   readonly phone: string
   /** A new password. */
   readonly password?: string
+  /** The reauthentication nonce (`GET /reauthenticate`), for a password change; `''` for none. */
+  readonly nonce: string
   /** Whether the body had `app_metadata` (which only admins may change). */
   readonly appMetadata: boolean
+  readonly codeChallenge: string
+  readonly codeChallengeMethod: string
+  /** The requested `redirect_to` of the email-change links; `SITE_URL` when not allowed. */
+  readonly redirectTo: string
 }
 
 /**
- * Applies a user's changes to itself: `data` and the password (a password change ends every other
- * session). Email and phone changes are refused until the email and phone flows exist.
+ * Applies a user's changes to itself: `data`, the password (a password change ends every other
+ * session and, when enabled, sends `password_changed_notification`) and the email (mails to the
+ * new address, and with `MAILER_SECURE_EMAIL_CHANGE_ENABLED` to the current one; the change
+ * happens at `/verify`; an anonymous user under `MAILER_AUTOCONFIRM` gets it at once). Under
+ * `SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION`, a password change in a session older than
+ * 24 hours needs the `nonce` of `GET /reauthenticate`.
  *
  * @param signal Aborts queued password work (the request's deadline).
  * @throws {@link ForbiddenError} `not_admin` for `app_metadata`; {@link UnprocessableEntityError}
- *   `validation_failed`, `same_password`; {@link BadRequestError} `reauthentication_needed`; the
- *   password policy's errors.
+ *   `validation_failed`, `same_password`, `email_exists`, `reauthentication_not_valid`;
+ *   {@link BadRequestError} `reauthentication_needed`, the email and PKCE texts; the password
+ *   policy's errors; 429 `over_email_send_rate_limit`; 500 when a mail fails (nothing changed).
  */
 export async function updateOwnUser(
   ctx: AppContext,
@@ -199,16 +231,18 @@ export async function updateOwnUser(
     throw new ForbiddenError('not_admin', 'Updating app_metadata requires admin privileges')
   }
   const phone = normalizePhone(changes.phone)
-  if (
-    (changes.email !== '' && changes.email.toLowerCase() !== user.email) ||
-    (phone !== '' && phone !== user.phone)
-  ) {
+  if (phone !== '' && phone !== user.phone) {
     throw new UnprocessableEntityError(
       'validation_failed',
-      'Changing the email address or phone number is not supported by this server yet',
+      'Changing the phone number is not supported by this server yet',
     )
   }
+  const email = changes.email === '' ? '' : validateEmail(changes.email)
+  const newEmail = email !== '' && email !== user.email ? email : ''
+  const pkce = parsePkceChallenge(changes.codeChallenge, changes.codeChallengeMethod)
+  const redirectTo = redirectTarget(settings, changes.redirectTo)
   let encryptedPassword: string | undefined
+  let nonceRequired = false
   if (changes.password !== undefined) {
     const password = changes.password
     if (user.isAnonymous && user.email === '' && user.phone === '') {
@@ -221,10 +255,13 @@ export async function updateOwnUser(
     if (settings.security.updatePasswordRequireReauthentication) {
       const sessionAge = session ? ctx.clock.now() - session.createdAt.getTime() : Infinity
       if (sessionAge > 24 * 3_600_000) {
-        throw new BadRequestError(
-          'reauthentication_needed',
-          'Password update requires reauthentication',
-        )
+        if (changes.nonce === '') {
+          throw new BadRequestError(
+            'reauthentication_needed',
+            'Password update requires reauthentication',
+          )
+        }
+        nonceRequired = true
       }
     }
     if (
@@ -239,13 +276,14 @@ export async function updateOwnUser(
     encryptedPassword = await ctx.passwords.hash(password, signal)
   }
   const { data } = changes
-  return ctx.db.transaction(async (tx) => {
+  const result = await ctx.db.transaction(async (tx) => {
     const now = ctx.clock.now()
     const current = await getUserById(tx, user.id, true)
+    if (nonceRequired) await consumeReauthenticationNonce(ctx, tx, current, changes.nonce, now)
     const update: UserChanges = {}
     if (data !== undefined) update.userMetadata = mergeMetadata(current.userMetadata, data)
     if (encryptedPassword !== undefined) update.encryptedPassword = encryptedPassword
-    const updated = await updateUser(tx, user.id, update, now)
+    let updated = await updateUser(tx, user.id, update, now)
     const actor = auditActor(updated)
     if (encryptedPassword !== undefined) {
       await deleteSessions(tx, user.id, 'except', session?.id)
@@ -255,7 +293,18 @@ export async function updateOwnUser(
         now,
       )
     }
-    if (data !== undefined) {
+    if (newEmail !== '') {
+      await assertEmailFree(tx, newEmail)
+      if (updated.isAnonymous && settings.mailer.autoconfirm) {
+        // An anonymous user adding an email under auto-confirm signs up: no mail (upstream).
+        const change: UserChanges = {}
+        await applyEmailChange(ctx, tx, { ...updated, emailChange: newEmail }, change, now)
+        updated = await updateUser(tx, user.id, change, now)
+      } else {
+        updated = await sendEmailChange(ctx, tx, updated, newEmail, redirectTo, now, pkce)
+      }
+    }
+    if (data !== undefined || newEmail !== '') {
       await addAuditLogEntry(
         tx,
         { id: ctx.random.uuid(), actor, action: 'user_modified', ip: client.ip },
@@ -264,4 +313,6 @@ export async function updateOwnUser(
     }
     return userWithIdentities(tx, updated)
   })
+  if (encryptedPassword !== undefined) await notifyPasswordChanged(ctx, result.user)
+  return result
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { adminDatabaseUrl, waitFor } from '@gatehouse/testing'
+import { adminDatabaseUrl, FakeClock, waitFor } from '@gatehouse/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { decodeJwt } from 'jose'
 import pg from 'pg'
@@ -368,14 +368,12 @@ describe('POST /signup and POST /token (password grant)', () => {
 describe('duplicate sign-ups reveal nothing', () => {
   const applicationName = `gh_signup_dup_${randomBytes(4).toString('hex')}`
   let server: TestServer
+  const clock = new FakeClock(Date.now())
 
   beforeAll(async () => {
-    server = await startTestServer(
-      'signup_dup',
-      { AUTHSVC_MAILER_AUTOCONFIRM: 'false' },
-      undefined,
-      { connectionParams: { application_name: applicationName } },
-    )
+    server = await startTestServer('signup_dup', { AUTHSVC_MAILER_AUTOCONFIRM: 'false' }, clock, {
+      connectionParams: { application_name: applicationName },
+    })
   })
   afterAll(async () => {
     await server.close()
@@ -409,7 +407,7 @@ describe('duplicate sign-ups reveal nothing', () => {
     })
   })
 
-  it('a duplicate of an unconfirmed account re-sends the confirmation but never returns the account', async () => {
+  it('a duplicate of an unconfirmed account re-sends the confirmation (once per SMTP_MAX_FREQUENCY) but never returns the account', async () => {
     const first = await server.request('POST', '/signup', {
       body: {
         email: 'pending-dup@example.com',
@@ -420,6 +418,16 @@ describe('duplicate sign-ups reveal nothing', () => {
     expect(first.statusCode).toBe(200)
     const real = first.json()
     const sentBefore = await confirmationToken(real.id)
+    const tooSoon = await server.request('POST', '/signup', {
+      body: { email: 'pending-dup@example.com', password: 'other-secret1' },
+    })
+    expect(tooSoon.statusCode).toBe(429)
+    expect(tooSoon.json()).toMatchObject({
+      error_code: 'over_email_send_rate_limit',
+      msg: 'For security purposes, you can only request this after 900 seconds.',
+    })
+    expect(await confirmationToken(real.id)).toBe(sentBefore)
+    clock.advance(900_000)
     const res = await server.request('POST', '/signup', {
       body: { email: 'pending-dup@example.com', password: 'other-secret1' },
     })

@@ -9,7 +9,7 @@ import type { Descriptor, JsonObject, Unit } from '../protocol/types.js'
 import { UNITS } from '../protocol/types.js'
 import type { RateLimitStats, StatsManager } from '../stats/manager.js'
 import { RateLimitConfigError } from './errors.js'
-import { parseConfigFile, type YamlDescriptor } from './yaml.js'
+import { parseConfigFile, type YamlDescriptor, type YamlRoot } from './yaml.js'
 import { compileWildcard, matchWildcard, type WildcardPattern } from './wildcard.js'
 
 /**
@@ -67,11 +67,14 @@ export function newRateLimit(
   }
 }
 
-/** One configuration file: its config key (used in error texts) and its text. */
-export interface ConfigFile {
-  readonly name: string
-  readonly content: string
-}
+/**
+ * One configuration file: its config key (used in error texts) and either its YAML text or, for
+ * a resource pushed by a management server (`config/xds.ts`), the same structure already
+ * decoded, which then goes through the same validation.
+ */
+export type ConfigFile =
+  | { readonly name: string; readonly content: string }
+  | { readonly name: string; readonly root: YamlRoot }
 
 interface DescriptorNode {
   /** `key` or `key_value`. */
@@ -132,7 +135,7 @@ export class RateLimitConfig {
   static load(files: readonly ConfigFile[], options: LoadConfigOptions): RateLimitConfig {
     const domains = new Map<string, DescriptorNode>()
     for (const file of files) {
-      const root = parseConfigFile(file.name, file.content)
+      const root = 'root' in file ? file.root : parseConfigFile(file.name, file.content)
       if (root.domain === '')
         throw new RateLimitConfigError(file.name, 'config file cannot have empty domain')
       let domainNode = domains.get(root.domain)

@@ -21,12 +21,16 @@
  */
 import {
   constants,
+  createSecureServer,
   createServer,
+  type Http2SecureServer,
   type Http2Server,
   type Http2Session,
   type IncomingHttpHeaders,
   type ServerHttp2Stream,
 } from 'node:http2'
+import type { Server as NetServer } from 'node:net'
+import type { TLSSocket } from 'node:tls'
 import { systemMonotonicClock, systemRandom, type MonotonicClock, type Random } from '../clock.js'
 import {
   HEALTH_CHECK_PATH,
@@ -36,6 +40,7 @@ import {
   type UnaryCallback,
 } from './grpc-handlers.js'
 import { GRPC_STATUS, type GrpcStatus } from './status.js'
+import { clientSanProblem, type ServerTls } from './tls.js'
 
 /** Largest accepted request message (grpc-js' and grpc-go's default), in bytes. */
 export const MAX_RECEIVE_MESSAGE_BYTES = 4 * 1024 * 1024
@@ -70,6 +75,11 @@ export interface NativeGrpcOptions {
   readonly maxConcurrentStreams?: number
   /** `GRPC_MAX_CALL_DURATION` in milliseconds. @default 10000 */
   readonly maxCallDurationMs?: number
+  /**
+   * `GRPC_SERVER_USE_TLS`: serve TLS only (HTTP/2 over TLS, ALPN `h2`), with this certificate,
+   * taken anew by new connections whenever it reloads. @default plaintext HTTP/2
+   */
+  readonly tls?: ServerTls
 }
 
 /** How often deadlines and idle connections are checked, in milliseconds. */
@@ -112,7 +122,7 @@ const TIMEOUT_UNITS_MS: Readonly<Record<string, number>> = {
 
 /** The server plus a graceful shutdown. */
 export interface NativeGrpcServer {
-  readonly server: Http2Server
+  readonly server: Http2Server | Http2SecureServer
   /** Stops accepting, sends GOAWAY to every connection and waits for in-flight calls (or `timeoutMs`, then closes them). */
   shutdown(timeoutMs: number): Promise<void>
 }
@@ -410,12 +420,38 @@ export function buildNativeGrpcServer(
     })
   }
 
-  const server = createServer({
+  const serverOptions = {
     maxSessionMemory: 64,
     settings: { maxConcurrentStreams: options.maxConcurrentStreams ?? 100 },
-  })
+  }
+  const { tls } = options
+  let server: Http2Server | Http2SecureServer
+  /** Connections whose client certificate lacks `GRPC_CLIENT_TLS_SAN`, with the refusal. */
+  const refused = new WeakMap<Http2Session, GrpcStatus>()
+  if (tls === undefined) server = createServer(serverOptions)
+  else {
+    const secure = createSecureServer({
+      ...serverOptions,
+      ...tls.contextOptions,
+      requestCert: tls.mutual,
+      rejectUnauthorized: tls.mutual,
+    })
+    const unsubscribe = tls.onChange((context) => {
+      secure.setSecureContext(context)
+    })
+    secure.once('close', unsubscribe)
+    // A failed handshake (a plaintext client, an unknown client certificate) only closes that socket.
+    secure.on('tlsClientError', () => undefined)
+    server = secure
+  }
   server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => {
     try {
+      const refusal = refused.get(stream.session as Http2Session)
+      if (refusal !== undefined) {
+        stream.resume()
+        sendError(stream, refusal)
+        return
+      }
       onStream(stream, headers)
     } catch (error) {
       fail(stream, methodName(headers[constants.HTTP2_HEADER_PATH]), error)
@@ -423,6 +459,15 @@ export function buildNativeGrpcServer(
   })
   server.on('session', (session: Http2Session) => {
     sessions.add(session)
+    if (tls !== undefined && tls.clientSan !== '') {
+      const problem = clientSanProblem(
+        (session.socket as TLSSocket).getPeerCertificate(),
+        tls.clientSan,
+      )
+      if (problem !== undefined) {
+        refused.set(session, { code: GRPC_STATUS.UNAUTHENTICATED, details: problem })
+      }
+    }
     const now = clock.now()
     activity.set(session, { lastCall: now, lastBusy: now })
     if (housekeeping === undefined) {
@@ -480,7 +525,7 @@ export function buildNativeGrpcServer(
  * @param address `host:port` or `unix:/path`.
  * @returns The bound port (0 for unix sockets).
  */
-export function listenNativeGrpc(server: Http2Server, address: string): Promise<number> {
+export function listenNativeGrpc(server: NetServer, address: string): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', reject)
     const done = (): void => {

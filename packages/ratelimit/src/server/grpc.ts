@@ -22,6 +22,7 @@ import {
   SHOULD_RATE_LIMIT_PATH,
   type GrpcHandlers,
 } from './grpc-handlers.js'
+import { clientSanProblem, type ServerTls } from './tls.js'
 
 /** The rate limit service definition, with our protobuf codec (usable by clients too). */
 export const rateLimitServiceDefinition = {
@@ -220,14 +221,144 @@ export function buildGrpcServer(deps: GrpcServerDeps, options: GrpcServerOptions
 }
 
 /**
+ * Feeds grpc-js the certificate of a {@link ServerTls}, and each reloaded one (grpc-js then calls
+ * `setSecureContext`: new connections get it, open ones keep theirs). One object serves as both
+ * the identity and the CA provider; it only ever hands over material that made a valid context.
+ */
+class ServerTlsCertificateProvider implements grpc.experimental.CertificateProvider {
+  readonly #tls: ServerTls
+  readonly #ca = new Set<grpc.experimental.CaCertificateUpdateListener>()
+  readonly #identity = new Set<grpc.experimental.IdentityCertificateUpdateListener>()
+  #unsubscribe: (() => void) | undefined
+
+  constructor(tls: ServerTls) {
+    this.#tls = tls
+  }
+
+  #caUpdate(): grpc.experimental.CaCertificateUpdate | null {
+    const { ca } = this.#tls.material
+    return ca === undefined ? null : { caCertificate: ca }
+  }
+
+  #identityUpdate(): grpc.experimental.IdentityCertificateUpdate {
+    const { cert, key } = this.#tls.material
+    return { certificate: cert, privateKey: key }
+  }
+
+  #follow(): void {
+    this.#unsubscribe ??= this.#tls.onChange(() => {
+      const ca = this.#caUpdate()
+      const identity = this.#identityUpdate()
+      for (const listener of this.#ca) listener(ca)
+      for (const listener of this.#identity) listener(identity)
+    })
+  }
+
+  #unfollow(): void {
+    if (this.#ca.size > 0 || this.#identity.size > 0) return
+    this.#unsubscribe?.()
+    this.#unsubscribe = undefined
+  }
+
+  addCaCertificateListener(listener: grpc.experimental.CaCertificateUpdateListener): void {
+    this.#ca.add(listener)
+    this.#follow()
+    // Later, as grpc-js' own providers do: it reads the context only after adding its listeners.
+    process.nextTick(() => {
+      if (this.#ca.has(listener)) listener(this.#caUpdate())
+    })
+  }
+
+  removeCaCertificateListener(listener: grpc.experimental.CaCertificateUpdateListener): void {
+    this.#ca.delete(listener)
+    this.#unfollow()
+  }
+
+  addIdentityCertificateListener(
+    listener: grpc.experimental.IdentityCertificateUpdateListener,
+  ): void {
+    this.#identity.add(listener)
+    this.#follow()
+    process.nextTick(() => {
+      if (this.#identity.has(listener)) listener(this.#identityUpdate())
+    })
+  }
+
+  removeIdentityCertificateListener(
+    listener: grpc.experimental.IdentityCertificateUpdateListener,
+  ): void {
+    this.#identity.delete(listener)
+    this.#unfollow()
+  }
+}
+
+/**
+ * Refuses every call of a connection whose client certificate lacks `GRPC_CLIENT_TLS_SAN`, with
+ * UNAUTHENTICATED (as the lean server does; see `tls.ts`).
+ */
+function clientSanInterceptor(san: string): grpc.ServerInterceptor {
+  return (_method, call) => {
+    const problem = clientSanProblem(call.getAuthContext().sslPeerCertificate, san)
+    if (problem === undefined) return new grpc.ServerInterceptingCall(call)
+    let refused = false
+    const refuse = (): void => {
+      if (refused) return
+      refused = true
+      call.sendStatus({ code: grpc.status.UNAUTHENTICATED, details: problem, metadata: null })
+    }
+    return new grpc.ServerInterceptingCall(call, {
+      start(next) {
+        next({
+          onReceiveMetadata(_metadata, _next) {
+            refuse()
+          },
+          onReceiveMessage(_message, _next) {
+            refuse()
+          },
+          onReceiveHalfClose(_next) {
+            refuse()
+          },
+        })
+      },
+    })
+  }
+}
+
+/**
+ * The credentials of the gRPC server: plaintext, or TLS from a {@link ServerTls} (hot-reloaded,
+ * mutual when it has a client CA, with the client SAN check).
+ */
+export function grpcServerCredentials(tls: ServerTls | undefined): grpc.ServerCredentials {
+  if (tls === undefined) return grpc.ServerCredentials.createInsecure()
+  const provider = new ServerTlsCertificateProvider(tls)
+  // The first argument is the identity provider, the second the CA one (grpc-js 1.14 names them
+  // the other way round in its typings but passes them in this order).
+  const credentials = grpc.experimental.createCertificateProviderServerCredentials(
+    provider,
+    tls.mutual ? provider : null,
+    tls.mutual,
+  )
+  return tls.clientSan === ''
+    ? credentials
+    : grpc.experimental.createServerCredentialsWithInterceptors(credentials, [
+        clientSanInterceptor(tls.clientSan),
+      ])
+}
+
+/**
  * Binds a gRPC server.
  *
  * @param address `host:port` or `unix:/path`.
+ * @param credentials From {@link grpcServerCredentials}. @default plaintext
  * @returns The bound port (0 for unix sockets).
  */
-export function bindGrpcServer(server: grpc.Server, address: string): Promise<number> {
+export function bindGrpcServer(
+  server: grpc.Server,
+  address: string,
+  credentials: grpc.ServerCredentials = grpc.ServerCredentials.createInsecure(),
+): Promise<number> {
   return new Promise((resolve, reject) => {
-    server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (error, port) => {
+    server.bindAsync(address, credentials, (error, port) => {
       if (error !== null) reject(error)
       else resolve(port)
     })

@@ -20,6 +20,7 @@ export const GRPC_STATUS = {
   RESOURCE_EXHAUSTED: 8,
   UNIMPLEMENTED: 12,
   INTERNAL: 13,
+  UNAUTHENTICATED: 16,
 } as const
 
 /** A gRPC status code number of {@link GRPC_STATUS}. */

@@ -248,12 +248,99 @@ describe('loadSettings', () => {
   })
 
   it('rejects features of later versions instead of ignoring them', () => {
-    expect(
-      problemsOf({ USE_PROMETHEUS: 'true', TRACING_ENABLED: 'true', CONFIG_TYPE: 'GRPC_XDS_SOTW' }),
-    ).toEqual([
-      'CONFIG_TYPE: GRPC_XDS_SOTW is not supported by this version of Gatehouse (got "GRPC_XDS_SOTW")',
+    expect(problemsOf({ USE_PROMETHEUS: 'true', TRACING_ENABLED: 'true' })).toEqual([
       'USE_PROMETHEUS: the Prometheus sink is not supported by this version of Gatehouse (got "true")',
       'TRACING_ENABLED: tracing is not supported by this version of Gatehouse (got "true")',
+    ])
+  })
+
+  it('reads the gRPC server TLS settings and checks that they go together', () => {
+    expect(loadSettings({})).toMatchObject({
+      grpcServerUseTls: false,
+      grpcServerTlsCert: '',
+      grpcServerTlsKey: '',
+      grpcClientTlsCaCert: '',
+      grpcClientTlsSan: '',
+    })
+    expect(
+      loadSettings({
+        GRPC_SERVER_USE_TLS: 'true',
+        GRPC_SERVER_TLS_CERT: '/tls/cert.pem',
+        GRPC_SERVER_TLS_KEY: '/tls/key.pem',
+        GRPC_CLIENT_TLS_CACERT: '/tls/ca.pem',
+        GRPC_CLIENT_TLS_SAN: 'envoy',
+      }),
+    ).toMatchObject({
+      grpcServerUseTls: true,
+      grpcServerTlsCert: '/tls/cert.pem',
+      grpcServerTlsKey: '/tls/key.pem',
+      grpcClientTlsCaCert: '/tls/ca.pem',
+      grpcClientTlsSan: 'envoy',
+    })
+    expect(problemsOf({ GRPC_SERVER_USE_TLS: 'true' })).toEqual([
+      'GRPC_SERVER_TLS_CERT: must be set with GRPC_SERVER_USE_TLS=true',
+      'GRPC_SERVER_TLS_KEY: must be set with GRPC_SERVER_USE_TLS=true',
+    ])
+    expect(
+      problemsOf({ GRPC_CLIENT_TLS_CACERT: '/tls/ca.pem', GRPC_CLIENT_TLS_SAN: 'envoy' }),
+    ).toEqual([
+      'GRPC_CLIENT_TLS_CACERT: mutual TLS needs GRPC_SERVER_USE_TLS=true (got "/tls/ca.pem")',
+    ])
+    expect(
+      problemsOf({
+        GRPC_SERVER_USE_TLS: 'true',
+        GRPC_SERVER_TLS_CERT: '/tls/cert.pem',
+        GRPC_SERVER_TLS_KEY: '/tls/key.pem',
+        GRPC_CLIENT_TLS_SAN: 'envoy',
+      }),
+    ).toEqual(['GRPC_CLIENT_TLS_SAN: needs GRPC_CLIENT_TLS_CACERT (mutual TLS) (got "envoy")'])
+  })
+
+  it('reads the xDS settings with upstream defaults', () => {
+    expect(loadSettings({ CONFIG_TYPE: 'grpc_xds_sotw' })).toMatchObject({
+      configType: 'GRPC_XDS_SOTW',
+      xds: {
+        nodeId: 'default',
+        nodeMetadata: {},
+        serverUrl: 'localhost:18000',
+        connectRetryIntervalMs: 3000,
+        additionalHeaders: {},
+        useTls: false,
+        clientTlsCert: '',
+        clientTlsKey: '',
+        serverTlsCaCert: '',
+        serverTlsSan: '',
+        backoffInitialMs: 10_000,
+        backoffMaxMs: 60_000,
+        backoffRandomFactor: 0.5,
+        backoffJitter: true,
+        maxMsgSizeBytes: 0,
+      },
+    })
+    const s = loadSettings({
+      CONFIG_GRPC_XDS_NODE_METADATA: 'zone=eu-1, team=edge=x',
+      CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS: 'Authorization:Bearer t:1,x-tenant:a',
+    })
+    expect({ ...s.xds.nodeMetadata }).toEqual({ zone: 'eu-1', team: 'edge=x' })
+    expect({ ...s.xds.additionalHeaders }).toEqual({ authorization: 'Bearer t:1', 'x-tenant': 'a' })
+  })
+
+  it('explains bad xDS settings without echoing header values', () => {
+    expect(
+      problemsOf({
+        CONFIG_GRPC_XDS_NODE_METADATA: 'zone',
+        CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS: 'bad header:secret',
+        CONFIG_GRPC_XDS_CLIENT_TLS_CERT: '/tls/cert.pem',
+        XDS_CLIENT_BACKOFF_INITIAL_INTERVAL: '1m',
+        XDS_CLIENT_BACKOFF_MAX_INTERVAL: '30s',
+        XDS_CLIENT_BACKOFF_RANDOM_FACTOR: '2',
+      }),
+    ).toEqual([
+      'CONFIG_GRPC_XDS_NODE_METADATA: must be a list of key=value pairs separated by commas (got "zone")',
+      'CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS: header name "bad header" is not a valid gRPC metadata key (letters, digits, "-", "_", "."; not "grpc-*" or "*-bin")',
+      'CONFIG_GRPC_XDS_CLIENT_TLS_KEY: CONFIG_GRPC_XDS_CLIENT_TLS_CERT and CONFIG_GRPC_XDS_CLIENT_TLS_KEY must be set together',
+      'XDS_CLIENT_BACKOFF_MAX_INTERVAL: must not be less than XDS_CLIENT_BACKOFF_INITIAL_INTERVAL (got "30s")',
+      'XDS_CLIENT_BACKOFF_RANDOM_FACTOR: must be a number from 0 to 1 (got "2")',
     ])
   })
 })

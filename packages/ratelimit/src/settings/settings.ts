@@ -18,8 +18,11 @@ import {
   invalid,
   map,
   oneOf,
+  parseList,
+  parseMap,
   port,
   text,
+  type Invalid,
 } from '@gatehouse/settings'
 
 /**
@@ -59,6 +62,46 @@ export interface RedisSettings {
   readonly poolOnEmptyBehavior: 'CREATE' | 'ERROR' | 'WAIT'
   /** `REDIS_PIPELINE_WINDOW`, milliseconds (cluster only upstream; accepted, no effect). */
   readonly pipelineWindowMs: number
+}
+
+/** How the service reaches its xDS management server (`CONFIG_TYPE=GRPC_XDS_SOTW`). */
+export interface XdsSettings {
+  /** `CONFIG_GRPC_XDS_NODE_ID`: the node id the management server keys its snapshots by. @default 'default' */
+  readonly nodeId: string
+  /** `CONFIG_GRPC_XDS_NODE_METADATA` (`k1=v1,k2=v2`): the node's metadata, string values. @default {} */
+  readonly nodeMetadata: Readonly<Record<string, string>>
+  /** `CONFIG_GRPC_XDS_SERVER_URL`: `host:port` (or any gRPC target) of the server. @default 'localhost:18000' */
+  readonly serverUrl: string
+  /**
+   * `CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL`, milliseconds: between two attempts to
+   * connect while the server cannot be reached. @default 3000
+   */
+  readonly connectRetryIntervalMs: number
+  /**
+   * `CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS` (`k1:v1,k2:v2`): gRPC metadata sent with the
+   * stream (e.g. `authorization`). Secret: never logged. @default {}
+   */
+  readonly additionalHeaders: Readonly<Record<string, string>>
+  /** `CONFIG_GRPC_XDS_SERVER_USE_TLS`. @default false */
+  readonly useTls: boolean
+  /** `CONFIG_GRPC_XDS_CLIENT_TLS_CERT`: PEM client certificate file (mutual TLS). @default '' */
+  readonly clientTlsCert: string
+  /** `CONFIG_GRPC_XDS_CLIENT_TLS_KEY`: PEM client key file (mutual TLS). @default '' */
+  readonly clientTlsKey: string
+  /** `CONFIG_GRPC_XDS_SERVER_TLS_CACERT`: PEM CA file for the server; empty = system CAs. @default '' */
+  readonly serverTlsCaCert: string
+  /** `CONFIG_GRPC_XDS_SERVER_TLS_SAN`: the name the server certificate must carry; empty = the URL's host. @default '' */
+  readonly serverTlsSan: string
+  /** `XDS_CLIENT_BACKOFF_INITIAL_INTERVAL`, milliseconds: first wait before reconnecting after the stream failed. @default 10000 */
+  readonly backoffInitialMs: number
+  /** `XDS_CLIENT_BACKOFF_MAX_INTERVAL`, milliseconds: longest wait between reconnections. @default 60000 */
+  readonly backoffMaxMs: number
+  /** `XDS_CLIENT_BACKOFF_RANDOM_FACTOR` (0..1): each wait is randomised by ± this fraction. @default 0.5 */
+  readonly backoffRandomFactor: number
+  /** `XDS_CLIENT_BACKOFF_JITTER`: randomise the waits. @default true */
+  readonly backoffJitter: boolean
+  /** `XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES`: largest response accepted; 0 = gRPC's default (4 MiB). @default 0 */
+  readonly maxMsgSizeBytes: number
 }
 
 /** Every setting of the service. */
@@ -127,8 +170,30 @@ export interface Settings {
   /** `LOG_FORMAT`: `json` gives `@timestamp`, `@message`, `level`. @default 'text' */
   readonly logFormat: 'text' | 'json'
 
-  /** `CONFIG_TYPE`; only `FILE` in this version. */
-  readonly configType: 'FILE'
+  /**
+   * `GRPC_SERVER_USE_TLS`: the gRPC server speaks TLS only, with the certificate and key files
+   * below, reloaded when they change. @default false
+   */
+  readonly grpcServerUseTls: boolean
+  /** `GRPC_SERVER_TLS_CERT`: PEM certificate chain file of the gRPC server. @default '' */
+  readonly grpcServerTlsCert: string
+  /** `GRPC_SERVER_TLS_KEY`: PEM private key file of the gRPC server. @default '' */
+  readonly grpcServerTlsKey: string
+  /**
+   * `GRPC_CLIENT_TLS_CACERT`: PEM file of the CA(s) client certificates must chain to; set, it
+   * turns on mutual TLS (a client without a valid certificate is refused). @default ''
+   */
+  readonly grpcClientTlsCaCert: string
+  /**
+   * `GRPC_CLIENT_TLS_SAN`: a DNS name the client certificate must carry as a subject
+   * alternative name (mutual TLS only). @default ''
+   */
+  readonly grpcClientTlsSan: string
+
+  /** `CONFIG_TYPE`: `FILE` (the runtime directory) or `GRPC_XDS_SOTW` (a management server). */
+  readonly configType: 'FILE' | 'GRPC_XDS_SOTW'
+  /** The management server settings (`CONFIG_GRPC_XDS_*`, `XDS_CLIENT_*`), for `GRPC_XDS_SOTW`. */
+  readonly xds: XdsSettings
   /** `FORCE_START_WITHOUT_INITIAL_CONFIG`. @default false */
   readonly forceStartWithoutInitialConfig: boolean
   /** `RUNTIME_ROOT`. @default '/srv/runtime_data/current' */
@@ -275,6 +340,51 @@ function redisFields(perSecond: boolean) {
 }
 
 /**
+ * `CONFIG_GRPC_XDS_NODE_METADATA`: `k1=v1,k2=v2`, each key separated from its value by the first
+ * `=` (upstream splits on `=`); blanks around items are trimmed.
+ */
+function parseNodeMetadata(value: string): Readonly<Record<string, string>> | Invalid {
+  const metadata: Record<string, string> = Object.create(null) as Record<string, string>
+  for (const item of parseList(value)) {
+    const equals = item.indexOf('=')
+    if (equals <= 0) return invalid('must be a list of key=value pairs separated by commas')
+    metadata[item.slice(0, equals)] = item.slice(equals + 1)
+  }
+  return metadata
+}
+
+/**
+ * `CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS`: `k1:v1,k2:v2` (envconfig's map syntax), keys
+ * lower-cased as gRPC metadata keys are; each key must be a valid gRPC metadata key (not a
+ * binary `-bin` one) and each value printable ASCII.
+ */
+function parseGrpcHeaders(value: string): Readonly<Record<string, string>> | Invalid {
+  let pairs: Record<string, string>
+  try {
+    pairs = parseMap(value)
+  } catch {
+    return invalid('must be a list of key:value pairs separated by commas', { echo: false })
+  }
+  const headers: Record<string, string> = Object.create(null) as Record<string, string>
+  for (const [key, text] of Object.entries(pairs)) {
+    const name = key.trim().toLowerCase()
+    if (!/^[0-9a-z_.-]+$/.test(name) || name.endsWith('-bin') || name.startsWith('grpc-')) {
+      return invalid(
+        `header name ${JSON.stringify(key)} is not a valid gRPC metadata key (letters, digits, "-", "_", "."; not "grpc-*" or "*-bin")`,
+        { echo: false },
+      )
+    }
+    if (!/^[\x20-\x7e]*$/.test(text)) {
+      return invalid(`the value of header ${JSON.stringify(name)} must be printable ASCII`, {
+        echo: false,
+      })
+    }
+    headers[name] = text.trim()
+  }
+  return headers
+}
+
+/**
  * Every variable the service reads, in `--help` order, with its default written once: the
  * {@link Settings} fields (same keys), plus the switches of features of later versions.
  */
@@ -324,21 +434,57 @@ export const settingsTable = defineSettings(
       { default: 'WARN' },
     ),
     logFormat: oneOf('LOG_FORMAT', ['text', 'json'], { default: 'text' }),
+    grpcServerUseTls: bool('GRPC_SERVER_USE_TLS'),
+    grpcServerTlsCert: text('GRPC_SERVER_TLS_CERT'),
+    grpcServerTlsKey: text('GRPC_SERVER_TLS_KEY'),
+    grpcClientTlsCaCert: text('GRPC_CLIENT_TLS_CACERT'),
+    grpcClientTlsSan: text('GRPC_CLIENT_TLS_SAN'),
     configType: field(
       'CONFIG_TYPE',
       (value) => {
         const type = value.toUpperCase()
-        if (type === 'FILE') return type
-        if (type === 'GRPC_XDS_SOTW') return invalid(unsupported('GRPC_XDS_SOTW'))
+        if (type === 'FILE' || type === 'GRPC_XDS_SOTW') return type
         return invalid(`Invalid setting for ConfigType: ${value}`, { echo: false })
       },
       { default: 'FILE' },
     ),
+    xds: group({
+      nodeId: text('CONFIG_GRPC_XDS_NODE_ID', { default: 'default' }),
+      nodeMetadata: field('CONFIG_GRPC_XDS_NODE_METADATA', parseNodeMetadata),
+      serverUrl: text('CONFIG_GRPC_XDS_SERVER_URL', { default: 'localhost:18000' }),
+      connectRetryIntervalMs: duration('CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL', {
+        default: '3s',
+        positive: true,
+      }),
+      additionalHeaders: field('CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS', parseGrpcHeaders, {
+        secret: true,
+      }),
+      useTls: bool('CONFIG_GRPC_XDS_SERVER_USE_TLS'),
+      clientTlsCert: text('CONFIG_GRPC_XDS_CLIENT_TLS_CERT'),
+      clientTlsKey: text('CONFIG_GRPC_XDS_CLIENT_TLS_KEY'),
+      serverTlsCaCert: text('CONFIG_GRPC_XDS_SERVER_TLS_CACERT'),
+      serverTlsSan: text('CONFIG_GRPC_XDS_SERVER_TLS_SAN'),
+      backoffInitialMs: duration('XDS_CLIENT_BACKOFF_INITIAL_INTERVAL', {
+        default: '10s',
+        positive: true,
+      }),
+      backoffMaxMs: duration('XDS_CLIENT_BACKOFF_MAX_INTERVAL', { default: '60s', positive: true }),
+      backoffRandomFactor: decimal('XDS_CLIENT_BACKOFF_RANDOM_FACTOR', {
+        default: '0.5',
+        min: 0,
+        max: 1,
+      }),
+      backoffJitter: bool('XDS_CLIENT_BACKOFF_JITTER', { default: 'true' }),
+      maxMsgSizeBytes: integer('XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES', {
+        default: '0',
+        min: 0,
+        max: 2 ** 31 - 1,
+      }),
+    }),
     later: group({
       usePrometheus: laterFeature('USE_PROMETHEUS', 'the Prometheus sink'),
       useDogStatsd: laterFeature('USE_DOG_STATSD', 'the DogStatsD sink'),
       tracingEnabled: laterFeature('TRACING_ENABLED', 'tracing'),
-      grpcServerUseTls: laterFeature('GRPC_SERVER_USE_TLS', 'gRPC server TLS'),
     }),
     forceStartWithoutInitialConfig: bool('FORCE_START_WITHOUT_INITIAL_CONFIG'),
     runtimeRoot: text('RUNTIME_ROOT', { default: '/srv/runtime_data/current' }),
@@ -424,6 +570,27 @@ export function loadSettings(
     ) {
       read.report(fields[key].fields.url, 'must be host:port or a redis:// URL for a tcp socket')
     }
+  }
+  if (settings.grpcServerUseTls) {
+    for (const key of ['grpcServerTlsCert', 'grpcServerTlsKey'] as const) {
+      if (settings[key] === '')
+        read.report(fields[key], 'must be set with GRPC_SERVER_USE_TLS=true')
+    }
+  } else if (settings.grpcClientTlsCaCert !== '') {
+    read.report(fields.grpcClientTlsCaCert, 'mutual TLS needs GRPC_SERVER_USE_TLS=true')
+  }
+  if (settings.grpcClientTlsSan !== '' && settings.grpcClientTlsCaCert === '') {
+    read.report(fields.grpcClientTlsSan, 'needs GRPC_CLIENT_TLS_CACERT (mutual TLS)')
+  }
+  const xds = fields.xds.fields
+  if ((settings.xds.clientTlsCert === '') !== (settings.xds.clientTlsKey === '')) {
+    read.report(
+      settings.xds.clientTlsCert === '' ? xds.clientTlsCert : xds.clientTlsKey,
+      'CONFIG_GRPC_XDS_CLIENT_TLS_CERT and CONFIG_GRPC_XDS_CLIENT_TLS_KEY must be set together',
+    )
+  }
+  if (settings.xds.backoffMaxMs < settings.xds.backoffInitialMs) {
+    read.report(xds.backoffMaxMs, 'must not be less than XDS_CLIENT_BACKOFF_INITIAL_INTERVAL')
   }
   if (settings.workers > 1 && settings.backendType === 'memory') {
     read.report(

@@ -114,6 +114,26 @@ describe('the gatehouse-ratelimit executable', () => {
     )
   })
 
+  it('exits 2 naming the variable when a gRPC TLS file cannot be read', async () => {
+    const { env } = await loopbackEnv(root)
+    // Two workers: the primary checks the files before forking.
+    const p = await spawnService({
+      ...env,
+      BACKEND_TYPE: 'redis',
+      REDIS_SOCKET_TYPE: 'tcp',
+      REDIS_URL: '127.0.0.1:1',
+      RATELIMIT_WORKERS: '2',
+      GRPC_SERVER_USE_TLS: 'true',
+      GRPC_SERVER_TLS_CERT: join(root, 'missing.crt'),
+      GRPC_SERVER_TLS_KEY: join(root, 'missing.key'),
+    })
+    expect(await exitCode(p)).toBe(2)
+    expect(p.output()).toContain(
+      `gatehouse-ratelimit: invalid settings:\n  GRPC_SERVER_TLS_CERT: cannot read ${join(root, 'missing.crt')}: ENOENT`,
+    )
+    expect(p.output()).toContain(`GRPC_SERVER_TLS_KEY: cannot read ${join(root, 'missing.key')}`)
+  })
+
   it('serves, answers the CLI client, logs JSON, and exits 0 on SIGTERM', async () => {
     const { port, grpcPort, env } = await loopbackEnv(root)
     const p = await spawnService({

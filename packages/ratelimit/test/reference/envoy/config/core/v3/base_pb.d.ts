@@ -6,7 +6,7 @@
 /* eslint-disable */
 
 import type { GenFile, GenMessage } from '@bufbuild/protobuf/codegenv2'
-import type { Message } from '@bufbuild/protobuf'
+import type { JsonObject, Message } from '@bufbuild/protobuf'
 
 /**
  * Describes the file envoy/config/core/v3/base.proto.
@@ -38,3 +38,26 @@ export declare type HeaderValue = Message<'envoy.config.core.v3.HeaderValue'> & 
  * Use `create(HeaderValueSchema)` to create a new message.
  */
 export declare const HeaderValueSchema: GenMessage<HeaderValue>
+
+/**
+ * Identifies the client of a management server (the rate limit service, as an xDS client).
+ *
+ * @generated from message envoy.config.core.v3.Node
+ */
+export declare type Node = Message<'envoy.config.core.v3.Node'> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string
+
+  /**
+   * @generated from field: google.protobuf.Struct metadata = 3;
+   */
+  metadata?: JsonObject | undefined
+}
+
+/**
+ * Describes the message envoy.config.core.v3.Node.
+ * Use `create(NodeSchema)` to create a new message.
+ */
+export declare const NodeSchema: GenMessage<Node>

@@ -5,6 +5,7 @@
 // @generated from file envoy/config/core/v3/base.proto (package envoy.config.core.v3, syntax proto3)
 
 import { fileDesc, messageDesc } from '@bufbuild/protobuf/codegenv2'
+import { file_google_protobuf_struct } from '@bufbuild/protobuf/wkt'
 
 /**
  * Describes the file envoy/config/core/v3/base.proto.
@@ -12,7 +13,8 @@ import { fileDesc, messageDesc } from '@bufbuild/protobuf/codegenv2'
 export const file_envoy_config_core_v3_base =
   /*@__PURE__*/
   fileDesc(
-    'Ch9lbnZveS9jb25maWcvY29yZS92My9iYXNlLnByb3RvEhRlbnZveS5jb25maWcuY29yZS52MyI8CgtIZWFkZXJWYWx1ZRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAkSEQoJcmF3X3ZhbHVlGAMgASgMYgZwcm90bzM',
+    'Ch9lbnZveS9jb25maWcvY29yZS92My9iYXNlLnByb3RvEhRlbnZveS5jb25maWcuY29yZS52MyI8CgtIZWFkZXJWYWx1ZRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAkSEQoJcmF3X3ZhbHVlGAMgASgMIj0KBE5vZGUSCgoCaWQYASABKAkSKQoIbWV0YWRhdGEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0YgZwcm90bzM',
+    [file_google_protobuf_struct],
   )
 
 /**
@@ -20,3 +22,9 @@ export const file_envoy_config_core_v3_base =
  * Use `create(HeaderValueSchema)` to create a new message.
  */
 export const HeaderValueSchema = /*@__PURE__*/ messageDesc(file_envoy_config_core_v3_base, 0)
+
+/**
+ * Describes the message envoy.config.core.v3.Node.
+ * Use `create(NodeSchema)` to create a new message.
+ */
+export const NodeSchema = /*@__PURE__*/ messageDesc(file_envoy_config_core_v3_base, 1)

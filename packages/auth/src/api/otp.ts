@@ -1,0 +1,68 @@
+import type { Static } from 'typebox'
+import { sendMagicLink, sendOtp, type OtpParams } from '../services/magic-link.js'
+import { rateLimit, verifyCaptcha } from './hooks.js'
+import { requestContext } from './request-context.js'
+import type { RouteGroup } from './routes.js'
+import {
+  Body,
+  BoolField,
+  ObjectField,
+  OptionalParam,
+  Query,
+  StringField,
+  bool,
+  obj,
+  str,
+} from './schema.js'
+
+const OtpBody = Body({
+  email: StringField(),
+  phone: StringField(),
+  channel: StringField(),
+  create_user: BoolField(),
+  data: ObjectField(),
+  code_challenge: StringField(),
+  code_challenge_method: StringField(),
+  gotrue_meta_security: ObjectField(),
+})
+
+const RedirectQuery = Query({ redirect_to: OptionalParam() })
+
+/**
+ * `POST /otp` (email: a magic link and code; `create_user` defaults to true) and `POST
+ * /magiclink` (the older form of the same): 200 `{}` whether or not the address is known.
+ *
+ * @see https://github.com/supabase/auth/blob/master/internal/api/otp.go
+ * @see https://github.com/supabase/auth/blob/master/internal/api/magic_link.go
+ */
+export const otpRoutes: RouteGroup = (app, ctx) => {
+  const options = {
+    schema: { body: OtpBody, querystring: RedirectQuery },
+    preHandler: [verifyCaptcha(ctx), rateLimit(ctx, 'otp')],
+  }
+  /** The request as `POST /otp` reads it (`/magiclink` reads the same, always creating users). */
+  const paramsOf = (request: {
+    body: Static<typeof OtpBody>
+    query: Static<typeof RedirectQuery>
+  }): OtpParams => ({
+    email: str(request.body.email),
+    phone: str(request.body.phone),
+    channel: str(request.body.channel),
+    createUser: bool(request.body.create_user) ?? true,
+    data: obj(request.body.data) ?? {},
+    codeChallenge: str(request.body.code_challenge),
+    codeChallengeMethod: str(request.body.code_challenge_method),
+    redirectTo: request.query.redirect_to ?? '',
+  })
+
+  app.post('/otp', options, async (request) => {
+    await sendOtp(ctx, paramsOf(request), requestContext(request, ctx.settings))
+    return {}
+  })
+
+  app.post('/magiclink', options, async (request) => {
+    const params = { ...paramsOf(request), createUser: true }
+    await sendMagicLink(ctx, params, requestContext(request, ctx.settings))
+    return {}
+  })
+}

@@ -1,0 +1,48 @@
+import { resend } from '../services/resend.js'
+import { rateLimit, verifyCaptcha } from './hooks.js'
+import { requestContext } from './request-context.js'
+import type { RouteGroup } from './routes.js'
+import { Body, ObjectField, OptionalParam, Query, StringField, str } from './schema.js'
+
+const ResendBody = Body({
+  type: StringField(),
+  email: StringField(),
+  phone: StringField(),
+  code_challenge: StringField(),
+  code_challenge_method: StringField(),
+  gotrue_meta_security: ObjectField(),
+})
+
+const RedirectQuery = Query({ redirect_to: OptionalParam() })
+
+/**
+ * `POST /resend`: a pending confirmation or email change again; 200 `{}` whether or not there
+ * was one.
+ *
+ * @see https://github.com/supabase/auth/blob/master/internal/api/resend.go
+ */
+export const resendRoutes: RouteGroup = (app, ctx) => {
+  app.post(
+    '/resend',
+    {
+      schema: { body: ResendBody, querystring: RedirectQuery },
+      preHandler: [verifyCaptcha(ctx), rateLimit(ctx, 'otp')],
+    },
+    async (request) => {
+      const { body } = request
+      await resend(
+        ctx,
+        {
+          type: str(body.type),
+          email: str(body.email),
+          phone: str(body.phone),
+          codeChallenge: str(body.code_challenge),
+          codeChallengeMethod: str(body.code_challenge_method),
+          redirectTo: request.query.redirect_to ?? '',
+        },
+        requestContext(request, ctx.settings),
+      )
+      return {}
+    },
+  )
+}

@@ -1,0 +1,70 @@
+/**
+ * The built-in HTML body of every kind of mail, used when `MAILER_TEMPLATES_<KIND>` is empty or
+ * its URL cannot be fetched. Same placeholders as upstream's defaults (the spec's table of
+ * variables per kind); our own wording.
+ *
+ * @module
+ */
+import type { MailKind } from './mailer.js'
+
+const withCode = (intro: string, action: string): string =>
+  `<h2>${action}</h2>
+<p>${intro}</p>
+<p><a href="{{ .ConfirmationURL }}">${action}</a></p>
+<p>Or enter this code: {{ .Token }}</p>
+`
+
+const notice = (title: string, body: string): string =>
+  `<h2>${title}</h2>
+<p>${body}</p>
+<p>If you did not make this change, contact support and secure your account at once.</p>
+`
+
+/** Built-in body templates by kind. */
+export const DEFAULT_TEMPLATES: Readonly<Record<MailKind, string>> = Object.freeze({
+  invite: withCode(
+    'You have been invited to create an account on {{ .SiteURL }}. Follow the link to accept.',
+    'Accept the invitation',
+  ),
+  confirmation: withCode(
+    'Follow the link to confirm the address {{ .Email }}.',
+    'Confirm your email address',
+  ),
+  recovery: withCode('Follow the link to choose a new password.', 'Reset your password'),
+  magic_link: withCode('Follow the link to sign in to {{ .SiteURL }}.', 'Sign in'),
+  email_change: withCode(
+    'Follow the link to change your email address from {{ .Email }} to {{ .NewEmail }}.',
+    'Confirm the new address',
+  ),
+  reauthentication: `<h2>Confirm it is you</h2>
+<p>Enter this code: {{ .Token }}</p>
+`,
+  password_changed_notification: notice(
+    'Your password was changed',
+    'The password of the account {{ .Email }} was just changed.',
+  ),
+  email_changed_notification: notice(
+    'Your email address was changed',
+    'The email address of your account was changed from {{ .OldEmail }} to {{ .Email }}.',
+  ),
+  phone_changed_notification: notice(
+    'Your phone number was changed',
+    'The phone number of the account {{ .Email }} was changed from {{ .OldPhone }} to {{ .Phone }}.',
+  ),
+  identity_linked_notification: notice(
+    'A sign-in method was linked',
+    'A {{ .Provider }} identity was linked to the account {{ .Email }}.',
+  ),
+  identity_unlinked_notification: notice(
+    'A sign-in method was removed',
+    'The {{ .Provider }} identity was removed from the account {{ .Email }}.',
+  ),
+  mfa_factor_enrolled_notification: notice(
+    'A verification method was added',
+    'A {{ .FactorType }} verification method was added to the account {{ .Email }}.',
+  ),
+  mfa_factor_unenrolled_notification: notice(
+    'A verification method was removed',
+    'A {{ .FactorType }} verification method was removed from the account {{ .Email }}.',
+  ),
+})

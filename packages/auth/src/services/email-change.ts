@@ -1,0 +1,181 @@
+/**
+ * Email changes (`PUT /user` with `email`, `POST /resend` of type `email_change`): a link and code
+ * to the new address, and with `MAILER_SECURE_EMAIL_CHANGE_ENABLED` a second to the current one;
+ * the change happens at `/verify` once every link sent was followed.
+ *
+ * @see https://github.com/supabase/auth/blob/master/internal/api/mail.go
+ * @module
+ */
+import type { AppContext } from '../context.js'
+import type { OneTimeTokenType } from '../models/one-time-token.js'
+import { findIdentitiesByUser, insertIdentity, updateIdentityData } from '../models/identity.js'
+import { mergeMetadata, type User, type UserChanges } from '../models/user.js'
+import type { Queryable } from '../storage/db.js'
+import {
+  deliver,
+  enforceMaxFrequency,
+  flowMail,
+  issueOtp,
+  recordTokens,
+  type IssuedOtp,
+  type PreparedMail,
+} from './mail.js'
+import { startFlowState, type PkceChallenge } from './pkce.js'
+
+/** Which addresses get an email-change link: both (secure change) or one of them. */
+export type EmailChangeRecipients = 'both' | 'new' | 'current'
+
+/**
+ * Records a pending email change inside `tx` (`email_change`, a token for each recipient, confirm
+ * status 0) and builds its mails, without sending them: the new address's first.
+ *
+ * @param newEmail The validated, lower-cased new address.
+ * @param now Epoch milliseconds of the transaction.
+ */
+export async function prepareEmailChange(
+  ctx: AppContext,
+  tx: Queryable,
+  user: User,
+  newEmail: string,
+  recipients: EmailChangeRecipients,
+  redirectTo: string,
+  now: number,
+  pkce?: PkceChallenge,
+): Promise<PreparedMail[]> {
+  const pkceFlow = pkce !== undefined
+  if (pkce) await startFlowState(ctx, tx, user.id, pkce, 'email_change', now)
+  const toNew = recipients !== 'current' ? issueOtp(ctx, newEmail, pkceFlow) : undefined
+  const toCurrent = recipients !== 'new' ? issueOtp(ctx, user.email, pkceFlow) : undefined
+  const sent: { issued: IssuedOtp; to: string; tokenType: OneTimeTokenType }[] = []
+  if (toNew) sent.push({ issued: toNew, to: newEmail, tokenType: 'email_change_token_new' })
+  if (toCurrent) {
+    sent.push({ issued: toCurrent, to: user.email, tokenType: 'email_change_token_current' })
+  }
+  const updated = await recordTokens(
+    ctx,
+    tx,
+    user.id,
+    {
+      emailChange: newEmail,
+      emailChangeTokenNew: toNew?.hash ?? '',
+      emailChangeTokenCurrent: toCurrent?.hash ?? '',
+      emailChangeConfirmStatus: 0,
+      emailChangeSentAt: new Date(now),
+    },
+    sent.map(({ issued, to, tokenType }) => ({ tokenType, hash: issued.hash, relatesTo: to })),
+    now,
+  )
+  const mails = sent.map(({ issued, to }) =>
+    flowMail(ctx.settings, updated, 'email_change', 'email_change', issued, to, redirectTo, {
+      newEmail,
+    }),
+  )
+  return mails
+}
+
+/**
+ * Sends the mails of an email change inside `tx`, at most once per `SMTP_MAX_FREQUENCY`
+ * (`email_change_sent_at`): to the new address, and with secure email change on (and a current
+ * address) to the current one too. A failed send throws, rolling the change back.
+ *
+ * @param newEmail The validated, lower-cased new address.
+ * @param now Epoch milliseconds of the transaction.
+ * @returns The updated user.
+ * @throws 429 `over_email_send_rate_limit`; 500 "Error sending email change email".
+ */
+export async function sendEmailChange(
+  ctx: AppContext,
+  tx: Queryable,
+  user: User,
+  newEmail: string,
+  redirectTo: string,
+  now: number,
+  pkce?: PkceChallenge,
+): Promise<User> {
+  enforceMaxFrequency(ctx.settings, user.emailChangeSentAt, now)
+  const secure = ctx.settings.mailer.secureEmailChangeEnabled && user.email !== ''
+  const mails = await prepareEmailChange(
+    ctx,
+    tx,
+    user,
+    newEmail,
+    secure ? 'both' : 'new',
+    redirectTo,
+    now,
+    pkce,
+  )
+  for (const mail of mails) {
+    await deliver(ctx, mail.message, 'Error sending email change email', now)
+  }
+  return mails[0]?.user ?? user
+}
+
+/**
+ * Points the user's `email` identity at the new address, or, for a user without one (an anonymous
+ * or phone user adding an email), creates it and adds `email` to `app_metadata.providers`, as
+ * upstream's email-change verification does.
+ */
+async function setEmailIdentity(
+  ctx: AppContext,
+  tx: Queryable,
+  user: User,
+  update: UserChanges,
+  now: number,
+): Promise<void> {
+  const email = user.emailChange
+  const identities = await findIdentitiesByUser(tx, user.id)
+  if (identities.some((identity) => identity.provider === 'email')) {
+    await updateIdentityData(tx, user.id, 'email', { email }, now)
+    return
+  }
+  await insertIdentity(
+    tx,
+    {
+      id: ctx.random.uuid(),
+      providerId: user.id,
+      userId: user.id,
+      provider: 'email',
+      identityData: { sub: user.id, email, email_verified: true, phone_verified: false },
+    },
+    now,
+  )
+  const listed: unknown = user.appMetadata.providers
+  const providers = Array.isArray(listed)
+    ? listed.filter((p): p is string => typeof p === 'string' && p !== 'email')
+    : []
+  update.appMetadata = mergeMetadata(user.appMetadata, {
+    provider: typeof user.appMetadata.provider === 'string' ? user.appMetadata.provider : 'email',
+    providers: [...providers, 'email'],
+  })
+}
+
+/**
+ * Completes a pending email change inside `tx` (upstream `emailChangeVerify` once every link was
+ * followed): `email_change` becomes the email (confirmed), the tokens are cleared, the `email`
+ * identity follows (or is created), and an anonymous user becomes permanent. Adds the column
+ * changes to `update`, for the caller to write; the caller checks that the address is free.
+ *
+ * @param user The locked user, with `emailChange` set.
+ * @param now Epoch milliseconds of the transaction.
+ */
+export async function applyEmailChange(
+  ctx: AppContext,
+  tx: Queryable,
+  user: User,
+  update: UserChanges,
+  now: number,
+): Promise<void> {
+  Object.assign(update, {
+    email: user.emailChange,
+    emailChange: '',
+    emailChangeTokenNew: '',
+    emailChangeTokenCurrent: '',
+    emailChangeConfirmStatus: 0,
+  } satisfies UserChanges)
+  if (user.userMetadata.email !== undefined) {
+    update.userMetadata = mergeMetadata(user.userMetadata, { email: user.emailChange })
+  }
+  await setEmailIdentity(ctx, tx, user, update, now)
+  if (user.emailConfirmedAt === null) update.emailConfirmedAt = new Date(now)
+  if (user.isAnonymous) update.isAnonymous = false
+}

@@ -1,0 +1,153 @@
+/**
+ * Password-less email sign-in: `POST /magiclink` and the email form of `POST /otp`. A confirmed
+ * user gets a magic link and code; an unknown or unconfirmed address is signed up (without a
+ * password) and gets the sign-up confirmation instead, unless `create_user` is false.
+ *
+ * @see https://github.com/supabase/auth/blob/master/internal/api/magic_link.go
+ * @see https://github.com/supabase/auth/blob/master/internal/api/otp.go
+ * @module
+ */
+import type { AppContext, RequestContext } from '../context.js'
+import { BadRequestError, UnprocessableEntityError } from '../errors.js'
+import { addAuditLogEntry, auditActor } from '../models/audit-log.js'
+import type { JsonObject } from '../models/json.js'
+import { findUserOwningEmail, getUserById } from '../models/user.js'
+import { sendConfirmation } from './confirmation.js'
+import { parsePkceChallenge } from './pkce.js'
+import { sendRecovery } from './recovery.js'
+import { redirectTarget } from './redirect.js'
+import { createUser } from './users.js'
+import { validateEmail } from './validation.js'
+
+/** A magic-link request; absent text fields are `''`. */
+export interface MagicLinkParams {
+  readonly email: string
+  /** `user_metadata` of a user signed up on the way. */
+  readonly data: JsonObject
+  /** Whether an unknown address may be signed up (`create_user`, default true). */
+  readonly createUser: boolean
+  readonly codeChallenge: string
+  readonly codeChallengeMethod: string
+  /** The requested `redirect_to`; `SITE_URL` when not allowed. */
+  readonly redirectTo: string
+}
+
+/**
+ * Sends a magic link (or, to an unknown or unconfirmed address, the sign-up confirmation).
+ *
+ * @throws {@link UnprocessableEntityError} 422 `email_provider_disabled` "Email logins are
+ *   disabled", `validation_failed` "Password recovery requires an email" (upstream's text),
+ *   `otp_disabled` "Signups not allowed for otp" (`create_user` false, unknown address),
+ *   `signup_disabled`; {@link BadRequestError} the email and PKCE texts; 429
+ *   `over_email_send_rate_limit`; 500 when the mail fails.
+ */
+export async function sendMagicLink(
+  ctx: AppContext,
+  params: MagicLinkParams,
+  client: RequestContext,
+): Promise<void> {
+  const { settings } = ctx
+  if (!settings.external.emailEnabled) {
+    throw new UnprocessableEntityError('email_provider_disabled', 'Email logins are disabled')
+  }
+  if (params.email === '') {
+    throw new UnprocessableEntityError('validation_failed', 'Password recovery requires an email')
+  }
+  const email = validateEmail(params.email)
+  const pkce = parsePkceChallenge(params.codeChallenge, params.codeChallengeMethod)
+  const redirectTo = redirectTarget(settings, params.redirectTo)
+  await ctx.db.transaction(async (tx) => {
+    const now = ctx.clock.now()
+    const owner = await findUserOwningEmail(tx, email)
+    if (owner && owner.aud !== client.aud) {
+      // The address belongs to another audience: answer as for a sent mail, send nothing.
+      return
+    }
+    let user = owner ? await getUserById(tx, owner.id, true) : undefined
+    if (!user) {
+      if (!params.createUser) {
+        throw new UnprocessableEntityError('otp_disabled', 'Signups not allowed for otp')
+      }
+      if (settings.disableSignup) {
+        throw new UnprocessableEntityError(
+          'signup_disabled',
+          'Signups not allowed for this instance',
+        )
+      }
+      const autoconfirm = settings.mailer.autoconfirm
+      user = (
+        await createUser(
+          ctx,
+          tx,
+          {
+            aud: client.aud,
+            email,
+            data: params.data,
+            emailConfirmed: autoconfirm,
+          },
+          now,
+        )
+      ).user
+      await addAuditLogEntry(
+        tx,
+        {
+          id: ctx.random.uuid(),
+          actor: auditActor(user),
+          action: 'user_signedup',
+          traits: { provider: 'email' },
+          ip: client.ip,
+        },
+        now,
+      )
+    }
+    if (user.emailConfirmedAt === null) {
+      await sendConfirmation(ctx, tx, user, 'confirmation', redirectTo, now, pkce)
+      return
+    }
+    await sendRecovery(ctx, tx, user, 'magic_link', redirectTo, client, now, pkce)
+  })
+}
+
+/** A `POST /otp` request; absent text fields are `''`. */
+export interface OtpParams extends MagicLinkParams {
+  readonly phone: string
+  readonly channel: string
+}
+
+/**
+ * `POST /otp`: an email gets a magic link and code (see {@link sendMagicLink}). Phone OTPs come
+ * with the SMS issue.
+ *
+ * @throws {@link BadRequestError} 400 `validation_failed`: "Only an email address or phone
+ *   number should be provided", "Channel should only be specified with Phone OTP", "One of email
+ *   or phone must be set"; 400 `phone_provider_disabled`; and what {@link sendMagicLink} throws.
+ */
+export async function sendOtp(
+  ctx: AppContext,
+  params: OtpParams,
+  client: RequestContext,
+): Promise<void> {
+  if (params.email !== '' && params.phone !== '') {
+    throw new BadRequestError(
+      'validation_failed',
+      'Only an email address or phone number should be provided',
+    )
+  }
+  if (params.email !== '' && params.channel !== '') {
+    throw new BadRequestError(
+      'validation_failed',
+      'Channel should only be specified with Phone OTP',
+    )
+  }
+  if (params.email !== '') return sendMagicLink(ctx, params, client)
+  if (params.phone === '') {
+    throw new BadRequestError('validation_failed', 'One of email or phone must be set')
+  }
+  if (!ctx.settings.external.phoneEnabled) {
+    throw new BadRequestError('phone_provider_disabled', 'Unsupported phone provider')
+  }
+  throw new BadRequestError(
+    'validation_failed',
+    'Phone OTP sign-in is not supported by this server yet',
+  )
+}

@@ -1,0 +1,117 @@
+/**
+ * Notification mails: told to a user after a change to their account (password, email, phone,
+ * identities, MFA factors), each sent only when its `MAILER_NOTIFICATIONS_<KIND>_ENABLED` is on.
+ *
+ * A notification reports something that has already happened: its failure is logged as a
+ * warning and never fails the request or undoes the change (upstream logs "Unable to send …
+ * notification email" and carries on).
+ *
+ * @see https://github.com/supabase/auth/blob/master/internal/api/mail.go
+ * @module
+ */
+import { notificationSwitch } from '../conf/settings.js'
+import type { AppContext } from '../context.js'
+import type { NotificationKind } from '../mailer/mailer.js'
+import type { User } from '../models/user.js'
+
+/** The values a notification needs beyond the user's own (see the spec's table per kind). */
+export interface NotificationValues {
+  /** `{{ .OldEmail }}`, for `email_changed_notification`. */
+  readonly oldEmail?: string
+  /** `{{ .OldPhone }}`, for `phone_changed_notification` (`{{ .Phone }}` is the user's). */
+  readonly oldPhone?: string
+  /** `{{ .Provider }}`, for identity linked/unlinked. */
+  readonly provider?: string
+  /** `{{ .FactorType }}` (`totp`, `phone`, …), for MFA factor enrolled/unenrolled. */
+  readonly factorType?: string
+}
+
+/** Where a failed notification is reported: a pino logger such as Fastify's `request.log`. */
+export interface NotificationLog {
+  warn(details: Record<string, unknown>, message: string): void
+}
+
+/** A {@link NotificationLog} that drops what it is told, for callers without a logger. */
+const unlogged: NotificationLog = { warn: () => undefined }
+
+/** What {@link sendNotification} did. */
+export type NotificationOutcome = 'sent' | 'disabled' | 'no_email' | 'failed'
+
+/**
+ * Sends the `kind` notification if its `MAILER_NOTIFICATIONS_<KIND>_ENABLED` is on. Call it after
+ * the change is committed, with the user as it is now (`{{ .Email }}` and `{{ .Phone }}` are the
+ * current ones). It goes to the user's email, except `email_changed_notification`, which goes to
+ * the previous address (`values.oldEmail`), whose owner is the one to warn.
+ *
+ * @param ctx The app context (its settings and mailer).
+ * @param kind Which notification.
+ * @param user The changed user.
+ * @param values The kind's extra values (old email or phone, provider, factor type).
+ * @param log Where a failed send is reported, as a warning with the kind, the user's id and the
+ *   error. @default nowhere
+ * @returns `'sent'`, `'disabled'` (switch off), `'no_email'` (no address to send to), or
+ *   `'failed'` (logged). Never throws: a notification never fails the request.
+ */
+export async function sendNotification(
+  ctx: Pick<AppContext, 'settings' | 'mailer'>,
+  kind: NotificationKind,
+  user: User,
+  values: NotificationValues = {},
+  log: NotificationLog = unlogged,
+): Promise<NotificationOutcome> {
+  if (!ctx.settings.mailer.notifications[notificationSwitch(kind)]) return 'disabled'
+  const to = kind === 'email_changed_notification' ? (values.oldEmail ?? '') : user.email
+  if (to === '') return 'no_email'
+  try {
+    await ctx.mailer.send({
+      kind,
+      to,
+      email: user.email,
+      phone: user.phone,
+      confirmationUrl: '',
+      token: '',
+      tokenHash: '',
+      redirectTo: '',
+      data: user.userMetadata,
+      ...values,
+    })
+    return 'sent'
+  } catch (error) {
+    log.warn(
+      { kind, user_id: user.id, error: error instanceof Error ? error.message : String(error) },
+      `Unable to send ${kind.replaceAll('_', ' ')} email`,
+    )
+    return 'failed'
+  }
+}
+
+/**
+ * `password_changed_notification` to the user (see {@link sendNotification}).
+ *
+ * @returns Whether it was sent.
+ */
+export async function notifyPasswordChanged(
+  ctx: Pick<AppContext, 'settings' | 'mailer'>,
+  user: User,
+  log?: NotificationLog,
+): Promise<boolean> {
+  return (await sendNotification(ctx, 'password_changed_notification', user, {}, log)) === 'sent'
+}
+
+/**
+ * `email_changed_notification` to the previous address, `{{ .Email }}` being the new one (see
+ * {@link sendNotification}).
+ *
+ * @param user The user with its new email.
+ * @param oldEmail The address before the change.
+ * @returns Whether it was sent.
+ */
+export async function notifyEmailChanged(
+  ctx: Pick<AppContext, 'settings' | 'mailer'>,
+  user: User,
+  oldEmail: string,
+  log?: NotificationLog,
+): Promise<boolean> {
+  const outcome = await sendNotification(ctx, 'email_changed_notification', user, { oldEmail }, log)
+  return outcome === 'sent'
+}

@@ -1,0 +1,95 @@
+/**
+ * `POST /resend`: sends a pending sign-up confirmation or email change again (subject to
+ * `SMTP_MAX_FREQUENCY`). Unknown users and nothing pending are answered as a send, so that the
+ * answer reveals nothing.
+ *
+ * @see https://github.com/supabase/auth/blob/master/internal/api/resend.go
+ * @module
+ */
+import type { AppContext, RequestContext } from '../context.js'
+import { BadRequestError } from '../errors.js'
+import { findUserByEmail, findUserByPhone, getUserById } from '../models/user.js'
+import { sendConfirmation } from './confirmation.js'
+import { sendEmailChange } from './email-change.js'
+import { parsePkceChallenge } from './pkce.js'
+import { redirectTarget } from './redirect.js'
+import { validateEmail, validatePhone } from './validation.js'
+
+/** A `POST /resend` request; absent fields are `''`. */
+export interface ResendParams {
+  readonly type: string
+  readonly email: string
+  readonly phone: string
+  readonly codeChallenge: string
+  readonly codeChallengeMethod: string
+  /** The requested `redirect_to`; `SITE_URL` when not allowed. */
+  readonly redirectTo: string
+}
+
+/**
+ * Sends the pending confirmation (`signup`, by email; `sms`, by SMS) or email change
+ * (`email_change`) again. `phone_change` is accepted and sends nothing until phone changes exist.
+ *
+ * @throws {@link BadRequestError} 400 `validation_failed` with upstream's texts; 429
+ *   `over_email_send_rate_limit`; 500 when the mail fails.
+ */
+export async function resend(
+  ctx: AppContext,
+  params: ResendParams,
+  client: RequestContext,
+): Promise<void> {
+  const { type } = params
+  if (!['signup', 'email_change', 'sms', 'phone_change'].includes(type)) {
+    throw new BadRequestError(
+      'validation_failed',
+      'Missing one of these types: signup, email_change, sms, phone_change',
+    )
+  }
+  if (params.email === '' && params.phone === '') {
+    throw new BadRequestError('validation_failed', 'Missing email address or phone number')
+  }
+  if (params.email !== '' && params.phone !== '') {
+    throw new BadRequestError(
+      'validation_failed',
+      'Only an email address or phone number should be provided.',
+    )
+  }
+  const byEmail = type === 'signup' || type === 'email_change'
+  if (byEmail && params.email === '') {
+    throw new BadRequestError('validation_failed', 'Type provided requires an email address')
+  }
+  if (!byEmail && params.phone === '') {
+    throw new BadRequestError('validation_failed', 'Type provided requires a phone number')
+  }
+  const email = byEmail ? validateEmail(params.email) : ''
+  const phone = byEmail ? '' : validatePhone(params.phone)
+  const pkce = parsePkceChallenge(params.codeChallenge, params.codeChallengeMethod)
+  const redirectTo = redirectTarget(ctx.settings, params.redirectTo)
+  await ctx.db.transaction(async (tx) => {
+    const now = ctx.clock.now()
+    const found = byEmail
+      ? await findUserByEmail(tx, email, client.aud)
+      : await findUserByPhone(tx, phone, client.aud)
+    if (!found) return
+    const user = await getUserById(tx, found.id, true)
+    switch (type) {
+      case 'signup':
+        if (user.emailConfirmedAt === null) {
+          await sendConfirmation(ctx, tx, user, 'confirmation', redirectTo, now, pkce)
+        }
+        return
+      case 'sms':
+        if (user.phoneConfirmedAt === null) {
+          await sendConfirmation(ctx, tx, user, 'confirmation', redirectTo, now)
+        }
+        return
+      case 'email_change':
+        if (user.emailChange !== '') {
+          await sendEmailChange(ctx, tx, user, user.emailChange, redirectTo, now, pkce)
+        }
+        return
+      default:
+        return
+    }
+  })
+}

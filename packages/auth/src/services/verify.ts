@@ -1,0 +1,436 @@
+/**
+ * Verification (`GET /verify`, `POST /verify`): a mailed link (its token hash) or a typed code
+ * (with the email or phone it was sent to) confirms a sign-up or invite, signs in a recovery or
+ * magic link, or completes an email change. Each token works once and expires after
+ * `MAILER_OTP_EXP`.
+ *
+ * @see https://github.com/supabase/auth/blob/master/internal/api/verify.go
+ * @module
+ */
+import type { AppContext, RequestContext } from '../context.js'
+import {
+  BadRequestError,
+  ForbiddenError,
+  NotFoundError,
+  UnprocessableEntityError,
+} from '../errors.js'
+import { addAuditLogEntry, auditActor } from '../models/audit-log.js'
+import { findLatestFlowStateOfUser, markAuthCodeIssued } from '../models/flow-state.js'
+import { updateIdentityData } from '../models/identity.js'
+import {
+  deleteOneTimeTokens,
+  findOneTimeToken,
+  type OneTimeTokenType,
+} from '../models/one-time-token.js'
+import {
+  findUserByEmail,
+  findUserByEmailChange,
+  findUserByPhone,
+  getUserById,
+  isBanned,
+  mergeMetadata,
+  updateUser,
+  type User,
+  type UserChanges,
+} from '../models/user.js'
+import type { Queryable } from '../storage/db.js'
+import { isUniqueViolation } from '../storage/db.js'
+import type { IssuedSession, PendingTokens } from '../tokens/service.js'
+import { applyEmailChange } from './email-change.js'
+import { PKCE_TOKEN_PREFIX, tokenHash } from './mail.js'
+import { notifyEmailChanged } from './notifications.js'
+import { redirectTarget } from './redirect.js'
+import { assertEmailFree } from './users.js'
+import { normalizePhone, validateEmail } from './validation.js'
+
+/** `type` values of `/verify`. */
+export const VERIFICATION_TYPES = [
+  'signup',
+  'invite',
+  'recovery',
+  'magiclink',
+  'email_change',
+  'email',
+  'sms',
+  'phone_change',
+] as const
+
+/** One of {@link VERIFICATION_TYPES}. */
+export type VerificationType = (typeof VERIFICATION_TYPES)[number]
+
+/** What a verified token turns out to be (`email` resolves to `signup` or `magiclink`). */
+export type ResolvedVerificationType = Exclude<VerificationType, 'email' | 'phone_change'>
+
+/** Validity of SMS codes in seconds (upstream `SMS_OTP_EXP` default). */
+const SMS_OTP_EXP = 60
+
+/** A verification request; absent fields are `''`. */
+export interface VerifyParams {
+  readonly type: string
+  /** The typed code (POST), or the link's token hash (GET). */
+  readonly token: string
+  /** POST's `token_hash`. */
+  readonly tokenHash: string
+  readonly email: string
+  readonly phone: string
+  /** The requested `redirect_to`; `SITE_URL` when not allowed. */
+  readonly redirectTo: string
+}
+
+/**
+ * What a verification gives: a session; for a PKCE link the flow's auth code; or, after the first
+ * of the two links of a secure email change, only a message.
+ */
+export type VerifyOutcome =
+  | {
+      readonly kind: 'session'
+      readonly session: IssuedSession
+      readonly type: ResolvedVerificationType
+      readonly redirectTo: string
+    }
+  | { readonly kind: 'code'; readonly authCode: string; readonly redirectTo: string }
+  | { readonly kind: 'message'; readonly message: string; readonly redirectTo: string }
+
+/** The message of the first half of a secure email change (upstream `singleConfirmationAccepted`). */
+export const SINGLE_CONFIRMATION_ACCEPTED =
+  'Confirmation link accepted. Please proceed to confirm link sent to the other email'
+
+/** The token columns a verification type may match, with their sent-at column and lifetime. */
+interface Candidate {
+  readonly tokenType: OneTimeTokenType
+  /** What the type means once this column matched (`email` resolves to signup or magiclink). */
+  readonly resolved: ResolvedVerificationType
+  readonly token: (user: User) => string
+  readonly sentAt: (user: User) => Date | null
+}
+
+const CONFIRMATION = (resolved: ResolvedVerificationType): Candidate => ({
+  tokenType: 'confirmation_token',
+  resolved,
+  token: (u) => u.confirmationToken,
+  sentAt: (u) => u.confirmationSentAt,
+})
+const RECOVERY = (resolved: ResolvedVerificationType): Candidate => ({
+  tokenType: 'recovery_token',
+  resolved,
+  token: (u) => u.recoveryToken,
+  sentAt: (u) => u.recoverySentAt,
+})
+const EMAIL_CHANGE_NEW: Candidate = {
+  tokenType: 'email_change_token_new',
+  resolved: 'email_change',
+  token: (u) => u.emailChangeTokenNew,
+  sentAt: (u) => u.emailChangeSentAt,
+}
+const EMAIL_CHANGE_CURRENT: Candidate = {
+  tokenType: 'email_change_token_current',
+  resolved: 'email_change',
+  token: (u) => u.emailChangeTokenCurrent,
+  sentAt: (u) => u.emailChangeSentAt,
+}
+
+const CANDIDATES: Readonly<Record<VerificationType, readonly Candidate[]>> = {
+  signup: [CONFIRMATION('signup')],
+  invite: [CONFIRMATION('invite')],
+  recovery: [RECOVERY('recovery')],
+  magiclink: [RECOVERY('magiclink')],
+  email: [CONFIRMATION('signup'), RECOVERY('magiclink')],
+  email_change: [EMAIL_CHANGE_NEW, EMAIL_CHANGE_CURRENT],
+  sms: [CONFIRMATION('sms')],
+  phone_change: [],
+}
+
+const LINK_INVALID = (): ForbiddenError =>
+  new ForbiddenError('otp_expired', 'Email link is invalid or has expired')
+const CODE_INVALID = (): ForbiddenError =>
+  new ForbiddenError('otp_expired', 'Token has expired or is invalid')
+
+function isVerificationType(type: string): type is VerificationType {
+  return (VERIFICATION_TYPES as readonly string[]).includes(type)
+}
+
+/** Validated parameters: the form of the request and the type. */
+type Checked =
+  | { readonly form: 'hash'; readonly type: VerificationType; readonly hash: string }
+  | {
+      readonly form: 'code'
+      readonly type: VerificationType
+      readonly code: string
+      readonly email: string
+      readonly phone: string
+    }
+
+/**
+ * Checks the parameters of `/verify` in upstream's order and with its texts. These errors are
+ * answered as JSON even on GET (before a redirect target is known).
+ *
+ * @param method `GET` (the token is a hash) or `POST`.
+ * @throws {@link BadRequestError} 400 `validation_failed`; {@link UnprocessableEntityError} 422
+ *   `validation_failed` "Invalid email format".
+ */
+export function checkVerifyParams(method: 'GET' | 'POST', params: VerifyParams): Checked {
+  if (params.type === '') {
+    throw new BadRequestError('validation_failed', 'Verify requires a verification type')
+  }
+  if (method === 'GET') {
+    if (params.token === '') {
+      throw new BadRequestError('validation_failed', 'Verify requires a token or a token hash')
+    }
+  } else if ((params.token === '') === (params.tokenHash === '')) {
+    throw new BadRequestError('validation_failed', 'Verify requires either a token or a token hash')
+  }
+  if (!isVerificationType(params.type)) {
+    throw new BadRequestError('validation_failed', 'Unsupported verification type')
+  }
+  const type = params.type
+  const hash = method === 'GET' ? params.token : params.tokenHash
+  if (hash !== '') {
+    if (method === 'POST' && (params.email !== '' || params.phone !== '')) {
+      throw new BadRequestError(
+        'validation_failed',
+        'Only the token_hash and type should be provided',
+      )
+    }
+    if (type === 'sms' || type === 'phone_change') {
+      throw new BadRequestError('validation_failed', 'Invalid email verification type')
+    }
+    return { form: 'hash', type, hash }
+  }
+  if ((params.email === '') === (params.phone === '')) {
+    throw new BadRequestError(
+      'validation_failed',
+      'Only an email address or phone number should be provided on verify',
+    )
+  }
+  let email = ''
+  if (params.email !== '') {
+    try {
+      email = validateEmail(params.email)
+    } catch {
+      throw new UnprocessableEntityError('validation_failed', 'Invalid email format')
+    }
+  }
+  return { form: 'code', type, code: params.token, email, phone: normalizePhone(params.phone) }
+}
+
+/** Whether `user`'s column of `candidate` holds `hash` (or its `pkce_` form) and has not expired. */
+function matches(
+  ctx: AppContext,
+  user: User,
+  candidate: Candidate,
+  hash: string,
+  now: number,
+): boolean {
+  const expected = candidate.token(user)
+  const sentAt = candidate.sentAt(user)
+  const lifetime = candidate.resolved === 'sms' ? SMS_OTP_EXP : ctx.settings.mailer.otpExp
+  return (
+    expected !== '' &&
+    sentAt !== null &&
+    now <= sentAt.getTime() + lifetime * 1000 &&
+    (expected === hash || expected === PKCE_TOKEN_PREFIX + hash)
+  )
+}
+
+/** Finds and locks the user of a verification and the token column it matched. */
+async function findVerified(
+  ctx: AppContext,
+  tx: Queryable,
+  checked: Checked,
+  aud: string,
+  now: number,
+): Promise<{ user: User; candidate: Candidate }> {
+  const candidates = CANDIDATES[checked.type]
+  if (checked.form === 'hash') {
+    const row = await findOneTimeToken(
+      tx,
+      checked.hash,
+      candidates.map((c) => c.tokenType),
+    )
+    const user = row ? await getUserById(tx, row.userId, true) : undefined
+    const candidate = user && candidates.find((c) => matches(ctx, user, c, checked.hash, now))
+    if (!user || !candidate) throw LINK_INVALID()
+    return { user, candidate }
+  }
+  let found: User | undefined
+  if (checked.email !== '') {
+    found = await findUserByEmail(tx, checked.email, aud)
+    if (!found && checked.type === 'email_change') {
+      found = await findUserByEmailChange(tx, checked.email, aud)
+    }
+  } else {
+    found = await findUserByPhone(tx, checked.phone, aud)
+  }
+  const user = found ? await getUserById(tx, found.id, true) : undefined
+  const hash = tokenHash(checked.email !== '' ? checked.email : checked.phone, checked.code)
+  const candidate = user && candidates.find((c) => matches(ctx, user, c, hash, now))
+  if (!user || !candidate) throw CODE_INVALID()
+  return { user, candidate }
+}
+
+/** Confirms the user's email (or phone, for `sms`) and its identity. */
+async function confirm(
+  tx: Queryable,
+  user: User,
+  update: UserChanges,
+  channel: 'email' | 'phone',
+  now: number,
+): Promise<void> {
+  if (channel === 'email' && user.emailConfirmedAt === null) {
+    update.emailConfirmedAt = new Date(now)
+    update.userMetadata = mergeMetadata(update.userMetadata ?? user.userMetadata, {
+      email_verified: true,
+    })
+    await updateIdentityData(tx, user.id, 'email', { email_verified: true }, now)
+  }
+  if (channel === 'phone' && user.phoneConfirmedAt === null) {
+    update.phoneConfirmedAt = new Date(now)
+    await updateIdentityData(tx, user.id, 'phone', { phone_verified: true }, now)
+  }
+  if (user.isAnonymous) update.isAnonymous = false
+}
+
+/** What {@link applyVerification} did: sign in, or wait for the other email-change link. */
+type Applied =
+  | { readonly kind: 'signed_in'; readonly user: User; readonly oldEmail?: string }
+  | { readonly kind: 'half' }
+
+/** Carries out a verified token's effect inside `tx` and consumes the token. */
+async function applyVerification(
+  ctx: AppContext,
+  tx: Queryable,
+  user: User,
+  candidate: Candidate,
+  client: RequestContext,
+  now: number,
+): Promise<Applied> {
+  const update: UserChanges = {}
+  const type = candidate.resolved
+  const audit = async (action: 'user_signedup' | 'invite_accepted'): Promise<void> => {
+    await addAuditLogEntry(
+      tx,
+      { id: ctx.random.uuid(), actor: auditActor(user), action, ip: client.ip },
+      now,
+    )
+  }
+  let oldEmail: string | undefined
+  switch (type) {
+    case 'signup':
+    case 'invite':
+      update.confirmationToken = ''
+      await confirm(tx, user, update, 'email', now)
+      await audit(type === 'invite' ? 'invite_accepted' : 'user_signedup')
+      break
+    case 'sms':
+      update.confirmationToken = ''
+      await confirm(tx, user, update, 'phone', now)
+      break
+    case 'recovery':
+    case 'magiclink':
+      update.recoveryToken = ''
+      await confirm(tx, user, update, 'email', now)
+      break
+    case 'email_change': {
+      // With two tokens out (secure change), the first link only records itself.
+      const both = user.emailChangeTokenNew !== '' && user.emailChangeTokenCurrent !== ''
+      if (both && user.emailChangeConfirmStatus === 0) {
+        await updateUser(
+          tx,
+          user.id,
+          candidate.tokenType === 'email_change_token_new'
+            ? { emailChangeTokenNew: '', emailChangeConfirmStatus: 1 }
+            : { emailChangeTokenCurrent: '', emailChangeConfirmStatus: 1 },
+          now,
+        )
+        await deleteOneTimeTokens(tx, user.id, [candidate.tokenType])
+        return { kind: 'half' }
+      }
+      await assertEmailFree(tx, user.emailChange)
+      oldEmail = user.email
+      await applyEmailChange(ctx, tx, user, update, now)
+    }
+  }
+  const updated = await updateUser(tx, user.id, update, now)
+  await deleteOneTimeTokens(
+    tx,
+    user.id,
+    type === 'email_change'
+      ? ['email_change_token_new', 'email_change_token_current']
+      : [candidate.tokenType],
+  )
+  return oldEmail === undefined
+    ? { kind: 'signed_in', user: updated }
+    : { kind: 'signed_in', user: updated, oldEmail }
+}
+
+/**
+ * Verifies a link or code and carries out its effect in one transaction (the user row is locked,
+ * so a token is used once): confirmation, sign-in, or email change. A PKCE link (GET, `pkce_`
+ * hash) answers the flow's auth code instead of a session; POST always answers a session.
+ *
+ * @param method `GET` (a link) or `POST`.
+ * @throws The errors of {@link checkVerifyParams}; {@link ForbiddenError} 403 `otp_expired`
+ *   "Email link is invalid or has expired" (hash) or "Token has expired or is invalid" (code),
+ *   403 `user_banned`; {@link NotFoundError} 404 `flow_state_not_found`; 422 `email_exists` when
+ *   the new address was taken meanwhile.
+ */
+export async function verify(
+  ctx: AppContext,
+  method: 'GET' | 'POST',
+  params: VerifyParams,
+  client: RequestContext,
+): Promise<VerifyOutcome> {
+  const checked = checkVerifyParams(method, params)
+  const redirectTo = redirectTarget(ctx.settings, params.redirectTo)
+  type Done =
+    | {
+        kind: 'pending'
+        pending: PendingTokens
+        type: ResolvedVerificationType
+        oldEmail?: string
+      }
+    | { kind: 'code'; authCode: string }
+    | { kind: 'half' }
+  let done: Done
+  try {
+    done = await ctx.db.transaction(async (tx): Promise<Done> => {
+      const now = ctx.clock.now()
+      const { user, candidate } = await findVerified(ctx, tx, checked, client.aud, now)
+      if (isBanned(user, now)) throw new ForbiddenError('user_banned', 'User is banned')
+      const pkce = method === 'GET' && candidate.token(user).startsWith(PKCE_TOKEN_PREFIX)
+      const applied = await applyVerification(ctx, tx, user, candidate, client, now)
+      if (applied.kind === 'half') return { kind: 'half' }
+      if (pkce) {
+        const flowMethod = candidate.resolved === 'signup' ? 'email/signup' : candidate.resolved
+        const flow = await findLatestFlowStateOfUser(tx, user.id, flowMethod)
+        if (!flow) {
+          throw new NotFoundError(
+            'flow_state_not_found',
+            'invalid flow state, no valid flow state found',
+          )
+        }
+        await markAuthCodeIssued(tx, flow.id, now)
+        return { kind: 'code', authCode: flow.authCode }
+      }
+      const pending = await ctx.tokens.startSession(tx, applied.user, 'otp', client)
+      return applied.oldEmail === undefined
+        ? { kind: 'pending', pending, type: candidate.resolved }
+        : { kind: 'pending', pending, type: candidate.resolved, oldEmail: applied.oldEmail }
+    })
+  } catch (error) {
+    if (isUniqueViolation(error, ctx.db.t.users)) {
+      throw new UnprocessableEntityError(
+        'email_exists',
+        'A user with this email address has already been registered',
+      )
+    }
+    throw error
+  }
+  if (done.kind === 'half') {
+    return { kind: 'message', message: SINGLE_CONFIRMATION_ACCEPTED, redirectTo }
+  }
+  if (done.kind === 'code') return { kind: 'code', authCode: done.authCode, redirectTo }
+  const session = await ctx.tokens.finish(done.pending)
+  if (done.oldEmail !== undefined) await notifyEmailChanged(ctx, session.user, done.oldEmail)
+  return { kind: 'session', session, type: done.type, redirectTo }
+}
