@@ -19,10 +19,17 @@ export interface FlowState {
   readonly createdAt: Date
   /** When `/verify` (or the callback) handed out the code; `null` before. */
   readonly authCodeIssuedAt: Date | null
+  /** OAuth flows: the provider's access token, `''` when none (`provider_token`). */
+  readonly providerAccessToken: string
+  /** OAuth flows: the provider's refresh token, `''` when none (`provider_refresh_token`). */
+  readonly providerRefreshToken: string
 }
 
 /** What {@link insertFlowState} stores. */
-export type NewFlowState = Omit<FlowState, 'createdAt' | 'authCodeIssuedAt'>
+export type NewFlowState = Omit<
+  FlowState,
+  'createdAt' | 'authCodeIssuedAt' | 'providerAccessToken' | 'providerRefreshToken'
+>
 
 interface FlowStateRow {
   id: string
@@ -34,10 +41,13 @@ interface FlowStateRow {
   authentication_method: string
   created_at: Date | null
   auth_code_issued_at: Date | null
+  provider_access_token: string | null
+  provider_refresh_token: string | null
 }
 
 const COLUMNS = `id, user_id, auth_code, code_challenge_method, code_challenge, provider_type,
-  authentication_method, created_at, auth_code_issued_at`
+  authentication_method, created_at, auth_code_issued_at, provider_access_token,
+  provider_refresh_token`
 
 function fromRow(r: FlowStateRow): FlowState {
   return {
@@ -50,6 +60,8 @@ function fromRow(r: FlowStateRow): FlowState {
     authenticationMethod: r.authentication_method,
     createdAt: r.created_at ?? new Date(0),
     authCodeIssuedAt: r.auth_code_issued_at,
+    providerAccessToken: r.provider_access_token ?? '',
+    providerRefreshToken: r.provider_refresh_token ?? '',
   }
 }
 

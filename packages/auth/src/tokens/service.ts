@@ -38,6 +38,10 @@ export interface IssuedSession {
   readonly refreshToken: string
   readonly user: User
   readonly identities: readonly Identity[]
+  /** The external provider's access token, for sessions of an OAuth sign-in (`provider_token`). */
+  readonly providerToken?: string
+  /** The external provider's refresh token (`provider_refresh_token`). */
+  readonly providerRefreshToken?: string
 }
 
 /** Everything needed to sign an access token, gathered inside a transaction. */

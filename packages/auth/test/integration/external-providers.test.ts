@@ -423,6 +423,48 @@ describe('sign-in with external providers', () => {
     expect(refused.error?.code).toBe('single_identity_not_deletable')
   })
 
+  it('auth-js PKCE: signInWithOAuth with flowType pkce, then exchangeCodeForSession', async () => {
+    const store = new Map<string, string>()
+    const auth = new GoTrueClient({
+      url: server.url,
+      flowType: 'pkce',
+      autoRefreshToken: false,
+      persistSession: true,
+      detectSessionInUrl: false,
+      storage: {
+        getItem: (key: string) => store.get(key) ?? null,
+        setItem: (key: string, value: string) => {
+          store.set(key, value)
+        },
+        removeItem: (key: string) => {
+          store.delete(key)
+        },
+      },
+    })
+    const who = account()
+    fake('gitlab').account = who
+    const started = await auth.signInWithOAuth({
+      provider: 'gitlab',
+      options: { skipBrowserRedirect: true, redirectTo: `${SITE}/pkce` },
+    })
+    expect(started.error).toBeNull()
+    const url = new URL(started.data.url ?? '')
+    expect(url.searchParams.get('code_challenge_method')).toBe('s256')
+    const landing = await browser.open(url.href)
+    const code = landing.url.searchParams.get('code') ?? ''
+    const exchanged = await auth.exchangeCodeForSession(code)
+    expect(exchanged.error).toBeNull()
+    expect(exchanged.data.user?.email).toBe(who.email)
+    expect(exchanged.data.user?.app_metadata).toEqual({ provider: 'gitlab', providers: ['gitlab'] })
+    expect(exchanged.data.session?.provider_token).toMatch(/^at-/)
+    expect(exchanged.data.session?.provider_refresh_token).toMatch(/^rt-/)
+    // The code is spent.
+    const again = await server.request('POST', '/token?grant_type=pkce', {
+      body: { auth_code: code, code_verifier: 'x'.repeat(43) },
+    })
+    expect(again.json().error_code).toBe('flow_state_not_found')
+  })
+
   it('refuses to link an identity that belongs to another user', async () => {
     const owner = account()
     fake('workos').account = owner
