@@ -282,6 +282,29 @@ describe('sign-in with external providers', () => {
     )
   })
 
+  it('refuses hostile states: unsigned (alg none), oversized, or a valid access token', async () => {
+    const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url')
+    const exp = Math.floor(clock.now() / 1000) + 60
+    const unsigned = `${b64({ alg: 'none', typ: 'JWT' })}.${b64({
+      exp,
+      provider: 'github',
+      referrer: 'https://evil.example/',
+      flow_state_id: '',
+      id: '00000000-0000-0000-0000-000000000000',
+    })}.`
+    const accessToken = (await confirmedUser(account().email)).access_token
+    for (const state of [unsigned, 'x'.repeat(6000), accessToken]) {
+      const res = await server.request('POST', '/callback', {
+        body: `code=abc&state=${state}`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      })
+      expect(res.statusCode).toBe(303)
+      const at = new URL(res.headers.location as string)
+      expect(at.origin).toBe(SITE)
+      expect(at.searchParams.get('error_code')).toBe('bad_oauth_state')
+    }
+  })
+
   it('refuses a replayed callback: the provider does not take its code twice', async () => {
     fake('github').account = account()
     const start = await fetch(`${server.url}/authorize?provider=github`, { redirect: 'manual' })
