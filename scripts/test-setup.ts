@@ -42,7 +42,7 @@ export const requirements: readonly Requirement[] = [
   {
     command: 'chromium',
     debianPackage: 'chromium',
-    neededBy: 'the mail inbox browser tests (Playwright)',
+    neededBy: 'the mail inbox and sign-in journeys in a browser (Playwright)',
   },
 ]
 

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { FetchLike } from '@gatehouse/oauth2'
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import { authRoutes } from './api/routes.js'
@@ -19,6 +20,7 @@ import type { Limiter } from './limiter/limiter.js'
 import { TokenBucketLimiter } from './limiter/token-bucket.js'
 import { NoopMailer, type Mailer } from './mailer/mailer.js'
 import { SmtpMailer } from './mailer/smtp.js'
+import { ProviderRegistry } from './provider/registry.js'
 import { cryptoRandom, type Random } from './random.js'
 import { NoCaptcha, type CaptchaVerifier } from './security/captcha.js'
 import { createServer, passwordHasherFor } from './server.js'
@@ -56,6 +58,11 @@ export interface AuthDeps {
   readonly emailLimiter?: EmailSendLimiter
   /** @default no logging */
   readonly logger?: Logger
+  /**
+   * A `fetch` for every call to an external OAuth provider.
+   * @default `@gatehouse/oauth2`'s transport (undici)
+   */
+  readonly providerFetch?: FetchLike
   /** @default {@link passwordHasherFor} the settings (bcrypt, bounded) */
   readonly passwordHasher?: PasswordHasher
 }
@@ -171,6 +178,7 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
           limiter: deps.limiter ?? mfaLimiter(settings),
           emailLimiter:
             deps.emailLimiter ?? new InMemoryEmailSendLimiter(settings.rateLimit.emailSent),
+          providers: new ProviderRegistry(settings, clock, deps.providerFetch),
         },
       }
       await server.ready()

@@ -5,6 +5,7 @@ import type { PasswordHasher } from './crypto/password-hasher.js'
 import type { EmailSendLimiter } from './limiter/email-send-limiter.js'
 import type { Limiter } from './limiter/limiter.js'
 import type { Mailer } from './mailer/mailer.js'
+import type { ProviderRegistry } from './provider/registry.js'
 import type { SessionClient } from './models/session.js'
 import type { Random } from './random.js'
 import type { CaptchaVerifier } from './security/captcha.js'
@@ -31,6 +32,8 @@ export interface AppContext {
   readonly limiter: Limiter
   /** The server-wide budget of emails sent (`RATE_LIMIT_EMAIL_SENT`). */
   readonly emailLimiter: EmailSendLimiter
+  /** The enabled external OAuth providers. */
+  readonly providers: ProviderRegistry
 }
 
 /** Who a request comes from: recorded on sessions and in audit entries. */

@@ -68,6 +68,13 @@ export const ERROR_CODES = [
   'flow_state_not_found',
   'flow_state_expired',
   'bad_code_verifier',
+  'bad_oauth_callback',
+  'bad_oauth_state',
+  'provider_email_needs_verification',
+  'identity_already_exists',
+  'identity_not_found',
+  'single_identity_not_deletable',
+  'manual_linking_disabled',
 ] as const
 
 /** One of {@link ERROR_CODES}. */

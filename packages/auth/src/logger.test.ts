@@ -2,8 +2,9 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
+import { REDACT_CENSOR } from '@gatehouse/settings'
 import { describe, expect, it } from 'vitest'
-import { createLogger } from './logger.js'
+import { censorUrl, createLogger } from './logger.js'
 
 /** A stream that keeps what is written to it. */
 function capture(): { stream: Writable; lines: string[] } {
@@ -17,7 +18,29 @@ function capture(): { stream: Writable; lines: string[] } {
   return { stream, lines }
 }
 
+describe('censorUrl', () => {
+  it('censors codes, states and tokens in query strings and leaves the rest', () => {
+    expect(censorUrl('/callback?code=abc&state=eyJ.x.y&iss=http%3A%2F%2Fidp')).toBe(
+      `/callback?code=${encodeURIComponent(REDACT_CENSOR)}&state=${encodeURIComponent(REDACT_CENSOR)}&iss=http%3A%2F%2Fidp`,
+    )
+    expect(censorUrl('/authorize?provider=github')).toBe('/authorize?provider=github')
+    expect(censorUrl('/health')).toBe('/health')
+  })
+})
+
 describe('createLogger', () => {
+  it('logs request URLs without their one-time codes', () => {
+    const { stream, lines } = capture()
+    createLogger({ level: 'info', file: '' }, stream).info(
+      { req: { method: 'GET', url: '/callback?code=one-time-code&oauth_verifier=v-123' } },
+      'incoming request',
+    )
+    const line = lines.join('')
+    expect(line).toContain('"method":"GET"')
+    expect(line).not.toContain('one-time-code')
+    expect(line).not.toContain('v-123')
+  })
+
   it('redacts credentials and tokens', () => {
     const { stream, lines } = capture()
     const logger = createLogger({ level: 'info', file: '' }, stream)

@@ -464,6 +464,20 @@ describe('Client#getToken and client authentication', () => {
     )
   })
 
+  it("raises the error of a 200 that carries one and no token (GitHub's, Slack's)", async () => {
+    server.on('POST', '/oauth/token', {
+      body: { error: 'bad_verification_code', error_description: 'The code is incorrect.' },
+    })
+    server.on('POST', '/oauth/token', { body: { ok: false, error: 'invalid_code' } })
+    const client = new Client('id', 'secret', { site: server.url })
+    await expect(client.authCode.getToken('c')).rejects.toMatchObject({
+      name: 'OAuth2Error',
+      code: 'bad_verification_code',
+      description: 'The code is incorrect.',
+    })
+    await expect(client.authCode.getToken('c')).rejects.toMatchObject({ code: 'invalid_code' })
+  })
+
   it('sends raw Basic credentials with basicAuthEncoding raw (the gem)', async () => {
     server.on('POST', '/oauth/token', { body: tokenBody })
     const client = new Client('id', 'a+b c', { site: server.url, basicAuthEncoding: 'raw' })

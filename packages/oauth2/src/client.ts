@@ -20,7 +20,7 @@ import {
   fetchMetadata,
   type AuthorizationServerMetadata,
 } from './oidc/metadata.js'
-import { fetchUserinfo } from './oidc/userinfo.js'
+import { fetchUserinfo, type UserinfoOptions } from './oidc/userinfo.js'
 import { systemRandom } from './random.js'
 import {
   lowerHeaders,
@@ -502,14 +502,15 @@ export class Client<RaiseErrors extends boolean = true> {
    * access token.
    *
    * @param token An access token (sent per its mode) or the token string (sent as Bearer).
-   * @param options `expectedSubject`: the `sub` of the ID token, which the response must match.
+   * @param options `expectedSubject`: the `sub` of the ID token, which the response must match;
+   *   `url`, `headers`, `params`: for a provider's own profile endpoint (GitHub's `/user`).
    * @returns The claims (a SnakyHash).
    * @throws {OAuth2Error} The server's error; `invalid_userinfo` when the body is not a JSON
    *   object or `sub` differs.
    */
   userinfo(
     token: AccessToken | string,
-    options: { expectedSubject?: string } = {},
+    options: UserinfoOptions = {},
   ): Promise<Record<string, unknown>> {
     // Not async: fetchUserinfo rejects rather than throws.
     return fetchUserinfo(this, token, options)

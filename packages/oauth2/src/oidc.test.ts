@@ -376,4 +376,27 @@ describe('OpenID Connect', () => {
       code: 'invalid_userinfo',
     })
   })
+
+  it("reads a provider's own profile endpoint with extra headers and query parameters", async () => {
+    const client = await discovered()
+    server.on('GET', '/api/v1/users/me', { body: { id: 7, name: 'Ann', displayName: 'ann' } })
+    server.on('GET', '/broken', { body: '[1,2]', headers: { 'content-type': 'application/json' } })
+    const profile = await client.userinfo(new AccessToken(client, 'at'), {
+      url: '/api/v1/users/me',
+      headers: { 'Notion-Version': '2021-08-16' },
+      params: { fields: 'id,name' },
+      snaky: false,
+    })
+    expect(profile).toEqual({ id: 7, name: 'Ann', displayName: 'ann' })
+    const sent = server.last()
+    expect(sent.headers['notion-version']).toBe('2021-08-16')
+    expect(sent.headers.authorization).toBe('Bearer at')
+    expect(sent.query.get('fields')).toBe('id,name')
+    await expect(client.userinfo('raw', { url: '/broken' })).rejects.toMatchObject({
+      code: 'invalid_userinfo',
+    })
+    await expect(client.userinfo('raw', { url: 7 as unknown as string })).rejects.toMatchObject({
+      code: 'ERR_INVALID_ARG_TYPE',
+    })
+  })
 })

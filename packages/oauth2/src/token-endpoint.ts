@@ -4,7 +4,7 @@ import type { Authenticator } from './authenticator.js'
 import type { Client } from './client.js'
 import { TOKEN_METHODS, type TokenMethod } from './client-options.js'
 import type { DPoP } from './dpop.js'
-import { invalidTokenResponse } from './error.js'
+import { invalidTokenResponse, OAuth2Error } from './error.js'
 import { lowerHeaders, type Endpoint, type Requester } from './requester.js'
 import type { ParseOption, Response } from './response.js'
 import type { SnakyHash } from './snaky-hash.js'
@@ -159,6 +159,12 @@ export class TokenEndpoint {
     if (!isRecord(data) || Object.keys(data).length === 0) {
       if (raiseErrors) throw invalidTokenResponse(response)
       return { response, token: undefined }
+    }
+    // A 200 that carries an error and no token (GitHub's bad_verification_code, Slack's
+    // {"ok":false,"error":…}) is that error, as the gem raises it.
+    const tokenName = typeof params.tokenName === 'string' ? params.tokenName : 'access_token'
+    if (raiseErrors && typeof data.error === 'string' && data[tokenName] === undefined) {
+      throw new OAuth2Error(response)
     }
     const fields = { ...data, ...accessTokenOpts }
     if (typeof params.tokenName === 'string') fields.tokenName ??= params.tokenName

@@ -29,8 +29,10 @@ import type {
 } from 'fastify'
 import type { AppContext } from '../context.js'
 import { adminRoutes } from './admin.js'
+import { externalRoutes } from './external.js'
 import { adminFactorRoutes, factorRoutes } from './factors.js'
 import { healthRoutes } from './health.js'
+import { identityRoutes } from './identities.js'
 import { inviteRoutes } from './invite.js'
 import { logoutRoutes } from './logout.js'
 import { otpRoutes } from './otp.js'
@@ -78,6 +80,8 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
   adminRoutes,
   factorRoutes,
   adminFactorRoutes,
+  externalRoutes,
+  identityRoutes,
 ]
 
 /**

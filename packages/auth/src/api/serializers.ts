@@ -107,6 +107,9 @@ export interface TokenResponse {
   weak_password?: { reasons: WeakPasswordReason[] }
   /** On a `POST /verify` session: what was verified (`signup`, `magiclink`, …), as the spec says. */
   type?: string
+  /** The external provider's tokens, on a session of an OAuth sign-in (PKCE exchange). */
+  provider_token?: string
+  provider_refresh_token?: string
 }
 
 /** Renders an identity. */
@@ -184,5 +187,7 @@ export function serializeSession(
     user: serializeUser(session.user, session.identities, session.factors),
   }
   if (weakPassword !== undefined) response.weak_password = { reasons: [...weakPassword] }
+  if (session.providerToken) response.provider_token = session.providerToken
+  if (session.providerRefreshToken) response.provider_refresh_token = session.providerRefreshToken
   return response
 }

@@ -45,6 +45,7 @@ describe('loadSettings', () => {
       refreshTokenRotationEnabled: true,
       refreshTokenReuseInterval: 0,
       updatePasswordRequireReauthentication: false,
+      manualLinkingEnabled: false,
     })
     expect(s.external).toMatchObject({
       emailEnabled: true,
@@ -313,6 +314,64 @@ describe('loadSettings: mail flows', () => {
         `AUTHSVC_RATE_LIMIT_EMAIL_SENT: must be a number of emails per hour, or N/<duration> such as 10/5m (got "${bad}")`,
       ])
     }
+  })
+})
+
+describe('loadSettings: external providers', () => {
+  it('checks every enabled provider at once, and leaves disabled ones alone', () => {
+    expect(
+      problems({
+        ...REQUIRED,
+        AUTHSVC_EXTERNAL_GITHUB_ENABLED: 'true',
+        AUTHSVC_EXTERNAL_KEYCLOAK_ENABLED: 'true',
+        AUTHSVC_EXTERNAL_KEYCLOAK_CLIENT_ID: 'kc',
+        AUTHSVC_EXTERNAL_KEYCLOAK_SECRET: 'kc-secret',
+        AUTHSVC_EXTERNAL_KEYCLOAK_REDIRECT_URI: 'http://localhost:9999/callback',
+        AUTHSVC_EXTERNAL_GOOGLE_CLIENT_ID: 'unused',
+      }),
+    ).toEqual([
+      'AUTHSVC_EXTERNAL_GITHUB_CLIENT_ID: required when EXTERNAL_GITHUB_ENABLED is true',
+      'AUTHSVC_EXTERNAL_GITHUB_SECRET: required when EXTERNAL_GITHUB_ENABLED is true',
+      'AUTHSVC_EXTERNAL_GITHUB_REDIRECT_URI: required when EXTERNAL_GITHUB_ENABLED is true',
+      'AUTHSVC_EXTERNAL_KEYCLOAK_URL: required when EXTERNAL_KEYCLOAK_ENABLED is true (the realm URL)',
+    ])
+  })
+
+  it('reads each provider, reports /settings switches, and defaults gitlab to gitlab.com', () => {
+    const s = loadSettings({
+      ...REQUIRED,
+      GOTRUE_EXTERNAL_GITHUB_ENABLED: 'true',
+      GOTRUE_EXTERNAL_GITHUB_CLIENT_ID: 'id',
+      GOTRUE_EXTERNAL_GITHUB_SECRET: 'secret',
+      GOTRUE_EXTERNAL_GITHUB_REDIRECT_URI: 'http://localhost:9999/callback',
+    })
+    expect(s.external.providers.github).toBe(true)
+    expect(s.external.providers.google).toBe(false)
+    expect(s.external.oauth.github).toEqual({
+      enabled: true,
+      clientId: 'id',
+      secret: 'secret',
+      redirectUri: 'http://localhost:9999/callback',
+      url: '',
+    })
+    expect(s.external.oauth.gitlab.url).toBe('https://gitlab.com')
+    expect(s.mailer.notifications).toMatchObject({ identityLinked: false, identityUnlinked: false })
+  })
+
+  it('needs the team and key ids with a PEM Apple secret', () => {
+    expect(
+      problems({
+        ...REQUIRED,
+        AUTHSVC_EXTERNAL_APPLE_ENABLED: 'true',
+        AUTHSVC_EXTERNAL_APPLE_CLIENT_ID: 'com.example.web',
+        AUTHSVC_EXTERNAL_APPLE_SECRET:
+          '-----BEGIN PRIVATE KEY-----\\nMIG…\\n-----END PRIVATE KEY-----',
+        AUTHSVC_EXTERNAL_APPLE_REDIRECT_URI: 'http://localhost:9999/callback',
+      }),
+    ).toEqual([
+      'AUTHSVC_EXTERNAL_APPLE_TEAM_ID: required with a PEM EXTERNAL_APPLE_SECRET',
+      'AUTHSVC_EXTERNAL_APPLE_KEY_ID: required with a PEM EXTERNAL_APPLE_SECRET',
+    ])
   })
 })
 

@@ -59,6 +59,31 @@ export const EXTERNAL_PROVIDERS = [
 /** One of {@link EXTERNAL_PROVIDERS}. */
 export type ExternalProvider = (typeof EXTERNAL_PROVIDERS)[number]
 
+/**
+ * One external provider's OAuth client (`EXTERNAL_<P>_*`, upstream's `conf.OAuthProviderConfiguration`).
+ * Enabled providers must have `clientId`, `secret` and `redirectUri` (checked by {@link loadSettings}).
+ */
+export interface ProviderSettings {
+  /** `EXTERNAL_<P>_ENABLED`. @default false */
+  readonly enabled: boolean
+  /** `EXTERNAL_<P>_CLIENT_ID`: the OAuth client id (Twitter: the consumer key). */
+  readonly clientId: string
+  /**
+   * `EXTERNAL_<P>_SECRET`: the client secret (Twitter: the consumer secret). For Apple, either
+   * the client-secret JWT itself or an ES256 private key (PEM) to sign one with
+   * `EXTERNAL_APPLE_TEAM_ID` and `EXTERNAL_APPLE_KEY_ID`.
+   */
+  readonly secret: string
+  /** `EXTERNAL_<P>_REDIRECT_URI`: this server's `/callback` as registered with the provider. */
+  readonly redirectUri: string
+  /**
+   * `EXTERNAL_<P>_URL`: the provider's base URL instead of its public one (upstream `chooseHost`);
+   * keycloak: the realm URL (required); gitlab: default `https://gitlab.com`; apple and google:
+   * the issuer to discover from. '' for the provider's default.
+   */
+  readonly url: string
+}
+
 /** `RATE_LIMIT_EMAIL_SENT`: `events` mails per `periodMs` milliseconds; `events` 0 blocks all. */
 export interface EmailSendRate {
   readonly events: number
@@ -155,6 +180,11 @@ export interface Settings {
     readonly refreshTokenReuseInterval: number
     /** `SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION`. @default false */
     readonly updatePasswordRequireReauthentication: boolean
+    /**
+     * `SECURITY_MANUAL_LINKING_ENABLED`: signed-in users may link and unlink identities
+     * (`/user/identities/*`). @default false
+     */
+    readonly manualLinkingEnabled: boolean
   }
   /** Multi-factor authentication: the `MFA_*` settings. */
   readonly mfa: MfaSettings
@@ -167,6 +197,10 @@ export interface Settings {
     readonly anonymousUsersEnabled: boolean
     /** `EXTERNAL_<P>_ENABLED` for each of {@link EXTERNAL_PROVIDERS}. @default false */
     readonly providers: Readonly<Record<ExternalProvider, boolean>>
+    /** `EXTERNAL_<P>_*`: each provider's OAuth client, checked at start when it is enabled. */
+    readonly oauth: Readonly<Record<ExternalProvider, ProviderSettings>>
+    /** `EXTERNAL_APPLE_TEAM_ID` and `EXTERNAL_APPLE_KEY_ID`: to sign Apple's client secret. */
+    readonly apple: { readonly teamId: string; readonly keyId: string }
   }
   readonly mailer: {
     /** `MAILER_AUTOCONFIRM`: email sign-ups are confirmed at once. @default false */
@@ -346,15 +380,39 @@ function parseKeys(value: string): readonly Readonly<Record<string, unknown>>[] 
     : (list as Readonly<Record<string, unknown>>[])
 }
 
-/** `EXTERNAL_<PROVIDER>_ENABLED` for each of {@link EXTERNAL_PROVIDERS}. */
-const providerFields = Object.fromEntries(
-  EXTERNAL_PROVIDERS.map((p) => [
-    p,
-    bool(`EXTERNAL_${p.toUpperCase()}_ENABLED`, {
-      help: `${p} sign-in, as reported by /settings`,
+/** The default `EXTERNAL_<P>_URL` of providers that have one. */
+const PROVIDER_DEFAULT_URLS: Partial<Record<ExternalProvider, string>> = {
+  gitlab: 'https://gitlab.com',
+}
+
+function providerGroup(p: ExternalProvider) {
+  const name = `EXTERNAL_${p.toUpperCase()}`
+  return group({
+    enabled: bool(`${name}_ENABLED`, { help: `${p} sign-in` }),
+    clientId: text(`${name}_CLIENT_ID`, { help: `${p} OAuth client id; required when enabled` }),
+    secret: text(`${name}_SECRET`, {
+      secret: true,
+      help: `${p} OAuth client secret; required when enabled`,
     }),
-  ]),
-) as Record<ExternalProvider, Field<boolean>>
+    redirectUri: url(`${name}_REDIRECT_URI`, {
+      help: `this server's /callback as registered at ${p}; required when enabled`,
+    }),
+    url: url(`${name}_URL`, {
+      ...(PROVIDER_DEFAULT_URLS[p] === undefined ? {} : { default: PROVIDER_DEFAULT_URLS[p] }),
+      help:
+        p === 'keycloak'
+          ? 'the realm URL; required when enabled'
+          : p === 'apple' || p === 'google'
+            ? `issuer to discover ${p} from instead of its public one`
+            : `${p} base URL instead of its public one`,
+    }),
+  })
+}
+
+/** `EXTERNAL_<PROVIDER>_*` for each of {@link EXTERNAL_PROVIDERS}. */
+const providerFields = Object.fromEntries(EXTERNAL_PROVIDERS.map((p) => [p, providerGroup(p)])) as {
+  [P in ExternalProvider]: ReturnType<typeof providerGroup>
+}
 
 /** Every kind of mail, in upstream's order: the six flow mails, then the seven notifications. */
 export const MAIL_KINDS = [
@@ -667,6 +725,9 @@ export const settingsTable = defineSettings(
       default: '1m',
       help: 'least time between two SMS challenges of a factor',
     }),
+    manualLinkingEnabled: bool('SECURITY_MANUAL_LINKING_ENABLED', {
+      help: 'users may link and unlink identities',
+    }),
     emailEnabled: bool('EXTERNAL_EMAIL_ENABLED', {
       default: 'true',
       help: 'email sign-up and sign-in',
@@ -678,6 +739,12 @@ export const settingsTable = defineSettings(
       help: 'anonymous sign-ups',
     }),
     providers: group(providerFields),
+    appleTeamId: text('EXTERNAL_APPLE_TEAM_ID', {
+      help: 'Apple team id, to sign the client secret with a PEM EXTERNAL_APPLE_SECRET',
+    }),
+    appleKeyId: text('EXTERNAL_APPLE_KEY_ID', {
+      help: 'Apple key id, to sign the client secret with a PEM EXTERNAL_APPLE_SECRET',
+    }),
     mailerAutoconfirm: bool('MAILER_AUTOCONFIRM', {
       help: 'email sign-ups confirmed at once',
     }),
@@ -738,6 +805,40 @@ export const settingsTable = defineSettings(
   { prefixes: ['AUTHSVC_', 'GOTRUE_'], conflicts: 'first' },
 )
 
+type SettingsReadOf = ReturnType<typeof settingsTable.read>
+
+/**
+ * Checks every enabled provider's client (upstream `OAuthProviderConfiguration.ValidateOAuth`):
+ * client id, secret and redirect URI set; keycloak's realm URL set; Apple's PEM key with its
+ * team and key ids.
+ */
+function checkProviders(
+  read: SettingsReadOf,
+  providers: SettingsReadOf['values']['providers'],
+): void {
+  for (const p of EXTERNAL_PROVIDERS) {
+    const config = providers[p]
+    if (!config.enabled) continue
+    const fields = settingsTable.fields.providers.fields[p].fields
+    const needed = `required when EXTERNAL_${p.toUpperCase()}_ENABLED is true`
+    if (config.clientId === '') read.report(fields.clientId, needed)
+    if (config.secret === '') read.report(fields.secret, needed)
+    if (config.redirectUri === '') read.report(fields.redirectUri, needed)
+    if (p === 'keycloak' && config.url === '') {
+      read.report(fields.url, `${needed} (the realm URL)`)
+    }
+  }
+  const apple = providers.apple
+  const { appleTeamId, appleKeyId } = settingsTable.fields
+  if (apple.enabled && apple.secret.includes('-----BEGIN')) {
+    const values = read.values
+    if (values.appleTeamId === '')
+      read.report(appleTeamId, 'required with a PEM EXTERNAL_APPLE_SECRET')
+    if (values.appleKeyId === '')
+      read.report(appleKeyId, 'required with a PEM EXTERNAL_APPLE_SECRET')
+  }
+}
+
 /**
  * Builds the settings from environment variables (pure: reads only `env`).
  *
@@ -759,6 +860,7 @@ export function loadSettings(env: Env): Settings {
     // HS256 with a short secret can be brute-forced offline from any token the server issued.
     read.report(jwtSecret, `must be at least ${String(MIN_JWT_SECRET_BYTES)} bytes long`)
   }
+  checkProviders(read, v.providers)
   if (v.smtpHost !== '' && v.smtpAdminEmail === '') {
     read.report(settingsTable.fields.smtpAdminEmail, 'required when AUTHSVC_SMTP_HOST is set')
   }
@@ -801,6 +903,7 @@ export function loadSettings(env: Env): Settings {
       refreshTokenRotationEnabled: v.refreshTokenRotationEnabled,
       refreshTokenReuseInterval: v.refreshTokenReuseInterval,
       updatePasswordRequireReauthentication: v.updatePasswordRequireReauthentication,
+      manualLinkingEnabled: v.manualLinkingEnabled,
     },
     mfa: {
       totpEnrollEnabled: v.mfaTotpEnrollEnabled,
@@ -821,7 +924,11 @@ export function loadSettings(env: Env): Settings {
       emailEnabled: v.emailEnabled,
       phoneEnabled: v.phoneEnabled,
       anonymousUsersEnabled: v.anonymousUsersEnabled,
-      providers: { ...v.providers },
+      providers: Object.fromEntries(
+        EXTERNAL_PROVIDERS.map((p) => [p, v.providers[p].enabled]),
+      ) as Record<ExternalProvider, boolean>,
+      oauth: { ...v.providers },
+      apple: { teamId: v.appleTeamId, keyId: v.appleKeyId },
     },
     mailer: {
       autoconfirm: v.mailerAutoconfirm,

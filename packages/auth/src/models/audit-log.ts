@@ -23,6 +23,8 @@ export type AuditAction =
   | 'invite_accepted'
   | 'user_recovery_requested'
   | 'user_reauthenticate_requested'
+  | 'identity_linked'
+  | 'identity_unlinked'
 
 const LOG_TYPES: Readonly<Record<AuditAction, string>> = {
   login: 'account',
@@ -44,6 +46,8 @@ const LOG_TYPES: Readonly<Record<AuditAction, string>> = {
   invite_accepted: 'team',
   user_recovery_requested: 'user',
   user_reauthenticate_requested: 'user',
+  identity_linked: 'user',
+  identity_unlinked: 'user',
 }
 
 /** Who did it: the acting user (or an admin token's subject). */

@@ -19,10 +19,17 @@ export interface FlowState {
   readonly createdAt: Date
   /** When `/verify` (or the callback) handed out the code; `null` before. */
   readonly authCodeIssuedAt: Date | null
+  /** OAuth flows: the provider's access token, `''` when none (`provider_token`). */
+  readonly providerAccessToken: string
+  /** OAuth flows: the provider's refresh token, `''` when none (`provider_refresh_token`). */
+  readonly providerRefreshToken: string
 }
 
 /** What {@link insertFlowState} stores. */
-export type NewFlowState = Omit<FlowState, 'createdAt' | 'authCodeIssuedAt'>
+export type NewFlowState = Omit<
+  FlowState,
+  'createdAt' | 'authCodeIssuedAt' | 'providerAccessToken' | 'providerRefreshToken'
+>
 
 interface FlowStateRow {
   id: string
@@ -34,10 +41,13 @@ interface FlowStateRow {
   authentication_method: string
   created_at: Date | null
   auth_code_issued_at: Date | null
+  provider_access_token: string | null
+  provider_refresh_token: string | null
 }
 
 const COLUMNS = `id, user_id, auth_code, code_challenge_method, code_challenge, provider_type,
-  authentication_method, created_at, auth_code_issued_at`
+  authentication_method, created_at, auth_code_issued_at, provider_access_token,
+  provider_refresh_token`
 
 function fromRow(r: FlowStateRow): FlowState {
   return {
@@ -50,6 +60,8 @@ function fromRow(r: FlowStateRow): FlowState {
     authenticationMethod: r.authentication_method,
     createdAt: r.created_at ?? new Date(0),
     authCodeIssuedAt: r.auth_code_issued_at,
+    providerAccessToken: r.provider_access_token ?? '',
+    providerRefreshToken: r.provider_refresh_token ?? '',
   }
 }
 
@@ -126,4 +138,42 @@ export async function markAuthCodeIssued(tx: Queryable, id: string, now: number)
 /** Deletes a flow state (after its code was exchanged). */
 export async function deleteFlowState(tx: Queryable, id: string): Promise<void> {
   await tx.query(`DELETE FROM ${tx.t.flowState} WHERE id = $1`, [id])
+}
+
+/** The flow state with this id (locked until the transaction ends when asked), or `undefined`. */
+export async function findFlowStateById(
+  tx: Queryable,
+  id: string,
+  forUpdate = false,
+): Promise<FlowState | undefined> {
+  const { rows } = await tx.query<FlowStateRow>(
+    `SELECT ${COLUMNS} FROM ${tx.t.flowState} WHERE id = $1${forUpdate ? ' FOR UPDATE' : ''}`,
+    [id],
+  )
+  return rows[0] ? fromRow(rows[0]) : undefined
+}
+
+/**
+ * Records the user an OAuth flow signed in and the provider's tokens, and hands out its code
+ * (`auth_code_issued_at`): the callback of an OAuth PKCE flow.
+ *
+ * @param now Epoch milliseconds.
+ */
+export async function issueOAuthAuthCode(
+  tx: Queryable,
+  id: string,
+  signedIn: { userId: string; providerAccessToken: string; providerRefreshToken: string },
+  now: number,
+): Promise<void> {
+  await tx.query(
+    `UPDATE ${tx.t.flowState} SET user_id = $2, provider_access_token = $3,
+       provider_refresh_token = $4, auth_code_issued_at = $5, updated_at = $5 WHERE id = $1`,
+    [
+      id,
+      signedIn.userId,
+      signedIn.providerAccessToken,
+      signedIn.providerRefreshToken,
+      new Date(now),
+    ],
+  )
 }

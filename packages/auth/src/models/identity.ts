@@ -144,3 +144,43 @@ export async function updateIdentityData(
 export async function deleteIdentitiesOfUser(tx: Queryable, userId: string): Promise<void> {
   await tx.query(`DELETE FROM ${tx.t.identities} WHERE user_id = $1`, [userId])
 }
+
+/** The identity of `provider` with this `provider_id`, or `undefined`. */
+export async function findIdentityByProviderId(
+  tx: Queryable,
+  providerId: string,
+  provider: string,
+): Promise<Identity | undefined> {
+  const { rows } = await tx.query<IdentityRow>(
+    `SELECT ${COLUMNS} FROM ${tx.t.identities} WHERE provider_id = $1 AND provider = $2`,
+    [providerId, provider],
+  )
+  return rows[0] ? fromRow(rows[0]) : undefined
+}
+
+/**
+ * Replaces an identity's `identity_data` (the provider's latest claims) and records a sign-in.
+ *
+ * @param now Epoch milliseconds for `last_sign_in_at` and `updated_at`.
+ */
+export async function refreshIdentity(
+  tx: Queryable,
+  id: string,
+  identityData: JsonObject,
+  now: number,
+): Promise<void> {
+  await tx.query(
+    `UPDATE ${tx.t.identities} SET identity_data = $2::jsonb, last_sign_in_at = $3, updated_at = $3
+     WHERE id = $1`,
+    [id, JSON.stringify(identityData), new Date(now)],
+  )
+}
+
+/** Deletes one identity of a user; answers whether there was one. */
+export async function deleteIdentity(tx: Queryable, id: string, userId: string): Promise<boolean> {
+  const { rowCount } = await tx.query(
+    `DELETE FROM ${tx.t.identities} WHERE id = $1 AND user_id = $2`,
+    [id, userId],
+  )
+  return rowCount > 0
+}

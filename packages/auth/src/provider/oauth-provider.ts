@@ -1,35 +1,119 @@
-/** What an external provider says about the user (upstream `provider.Claims`). */
-export interface ProviderUserData {
-  readonly id: string
-  readonly emails: readonly { email: string; verified: boolean; primary: boolean }[]
-  readonly metadata: Readonly<Record<string, unknown>>
-}
+/**
+ * The interface every external provider implements for `/authorize` and `/callback`, and the
+ * shapes it answers with (upstream `internal/api/provider/provider.go`).
+ *
+ * @module
+ */
+import type { ExternalProvider } from '../conf/settings.js'
+import { InternalServerError } from '../errors.js'
+import type { JsonObject } from '../models/json.js'
 
-/** Tokens returned by a provider's token endpoint. */
-export interface ProviderTokens {
-  readonly accessToken: string
-  readonly refreshToken: string
+/** One email address a provider reports, with its flags. */
+export interface ProviderEmail {
+  readonly email: string
+  /** Whether the provider says the address is verified (its owner proved it). */
+  readonly verified: boolean
+  /** Whether it is the account's primary address. */
+  readonly primary: boolean
 }
 
 /**
- * An external OAuth 2.0 provider for `/authorize` and `/callback` (github, google, …), added by
- * the external-provider issue.
+ * What a provider says about the user (upstream `provider.UserProvidedData`): its email
+ * addresses and the claims stored as the identity's `identity_data` (upstream `provider.Claims`:
+ * `iss, sub, name, full_name, avatar_url, picture, email, email_verified, phone_verified,
+ * provider_id, preferred_username, user_name, slug, nickname, custom_claims`, plus
+ * provider-specific keys). `email` and `email_verified` are filled in by the caller from the
+ * chosen address.
+ */
+export interface ProviderUserData {
+  /** The user's id at the provider (`sub`, `provider_id`): the identity's `provider_id`. */
+  readonly id: string
+  readonly emails: readonly ProviderEmail[]
+  readonly claims: JsonObject
+}
+
+/** Tokens from a provider's token endpoint, and what else its response carried. */
+export interface ProviderTokens {
+  /** The access token: `provider_token` in the redirect. */
+  readonly accessToken: string
+  /** The refresh token (`''` when none): `provider_refresh_token`. */
+  readonly refreshToken: string
+  /** Other fields of the token response (`id_token`, WorkOS's `profile`, …). */
+  readonly params: Readonly<Record<string, unknown>>
+}
+
+/** What `/authorize` asks a provider for. */
+export interface AuthorizeRequest {
+  /** The signed `state`. */
+  readonly state: string
+  /** `scopes` of the request, added to the provider's defaults. */
+  readonly scopes: readonly string[]
+  /** Other query parameters of `/authorize`, forwarded to the provider (upstream). */
+  readonly extra: Readonly<Record<string, string>>
+}
+
+/**
+ * An external provider: builds its authorization URL, exchanges what comes back to `/callback`
+ * for tokens and reads the user with them. Built from the settings by `providerFor` in
+ * `provider/registry.ts`.
  */
 export interface OAuthProvider {
   /** Identifier, such as `github`. */
-  readonly name: string
-  /** The provider's authorization URL for a `state`, with extra query parameters. */
-  authCodeUrl(state: string, extra: Readonly<Record<string, string>>): string
+  readonly name: ExternalProvider
   /**
-   * Exchanges an authorization code for tokens.
+   * The URL to send the browser to (OAuth 1.0a providers first fetch a request token).
    *
-   * @throws {Error} When the provider rejects the code.
+   * @throws {@link ProviderFailure} When the provider cannot be reached.
    */
-  exchangeCode(code: string): Promise<ProviderTokens>
+  authorizeUrl(request: AuthorizeRequest): Promise<string>
   /**
-   * Reads the user behind an access token.
+   * Exchanges the callback's parameters (`code`; Twitter's `oauth_token` and `oauth_verifier`)
+   * for tokens.
    *
-   * @throws {Error} When the provider call fails.
+   * @param callback The query (or `form_post` body) of `/callback`.
+   * @param state The verified state, for providers that keep something in it.
+   * @throws {@link ProviderFailure} When the provider refuses or fails.
    */
-  getUserData(tokens: ProviderTokens): Promise<ProviderUserData>
+  exchange(
+    callback: Readonly<Record<string, string>>,
+    state: Readonly<Record<string, unknown>>,
+  ): Promise<ProviderTokens>
+  /**
+   * Reads the user behind the tokens (ID token, user-info endpoints or the token response).
+   *
+   * @param callback The callback's parameters (Apple's `user` JSON).
+   * @param state The verified `state`: OIDC providers check the ID token's `nonce` against it.
+   * @throws {@link ProviderFailure} When the provider call fails or answers something unusable.
+   */
+  getUserData(
+    tokens: ProviderTokens,
+    callback: Readonly<Record<string, string>>,
+    state: string,
+  ): Promise<ProviderUserData>
+}
+
+/** Upstream's public text for each failing provider call. */
+const FAILURE_MESSAGES = {
+  authorize: 'Error getting the authorization URL from external provider',
+  token: 'Unable to exchange external code',
+  user: 'Error getting user profile from external provider',
+} as const
+
+/**
+ * A provider call that failed (HTTP 500 `unexpected_failure`; `/callback` redirects it as
+ * `server_error`): the provider refused the code, answered 5xx, or sent a profile without the
+ * fields it must have. `stage` says which call; the private `cause` holds the library's error or
+ * what was wrong.
+ */
+export class ProviderFailure extends InternalServerError {
+  readonly stage: keyof typeof FAILURE_MESSAGES
+
+  /**
+   * @param stage The call that failed.
+   * @param cause What went wrong (logged, never sent).
+   */
+  constructor(stage: keyof typeof FAILURE_MESSAGES, cause: unknown) {
+    super('unexpected_failure', FAILURE_MESSAGES[stage], { cause })
+    this.stage = stage
+  }
 }

@@ -142,7 +142,8 @@ const METHODS: ReadonlySet<string> = new Set<AuthenticationMethod>([
 
 /**
  * `POST /token?grant_type=pkce`: exchanges an auth code and its verifier for a session, once (the
- * flow state is locked and deleted in the transaction that starts the session).
+ * flow state is locked and deleted in the transaction that starts the session). The session of
+ * an OAuth flow carries the provider's tokens (`provider_token`, `provider_refresh_token`).
  *
  * @throws {@link BadRequestError} 400 `validation_failed` "invalid request: both auth code and
  *   code verifier should be non-empty", 400 `bad_code_verifier`, 400 `user_banned`;
@@ -161,7 +162,7 @@ export async function pkceGrant(
       'invalid request: both auth code and code verifier should be non-empty',
     )
   }
-  const pending = await ctx.db.transaction(async (tx) => {
+  const exchanged = await ctx.db.transaction(async (tx) => {
     const now = ctx.clock.now()
     const flow = await findFlowStateByAuthCode(tx, authCode, true)
     if (!flow?.userId) {
@@ -188,7 +189,12 @@ export async function pkceGrant(
     const method = METHODS.has(flow.authenticationMethod)
       ? (flow.authenticationMethod as AuthenticationMethod)
       : 'otp'
-    return ctx.tokens.startSession(tx, user, method, client)
+    return { flow, pending: await ctx.tokens.startSession(tx, user, method, client) }
   })
-  return ctx.tokens.finish(pending)
+  const session = await ctx.tokens.finish(exchanged.pending)
+  const { providerAccessToken, providerRefreshToken } = exchanged.flow
+  // An OAuth flow hands the provider's tokens over with the session (upstream).
+  return providerAccessToken === ''
+    ? session
+    : { ...session, providerToken: providerAccessToken, providerRefreshToken }
 }

@@ -72,6 +72,16 @@ export interface NewUserSpec {
    * users) `user_metadata` is `data` itself.
    */
   readonly data?: JsonObject
+  /**
+   * An external provider's identity (OAuth sign-up): its claims become the identity's
+   * `identity_data` and the user's `user_metadata`; it is the first of `app_metadata.providers`.
+   */
+  readonly external?: {
+    readonly provider: string
+    /** The user's id at the provider. */
+    readonly providerId: string
+    readonly identityData: JsonObject
+  }
   /** Admin `user_metadata`: stored as given; identities then hold only their claims. */
   readonly userMetadata?: JsonObject
   /** Admin `app_metadata`; `provider` and `providers` are set from the identities. */
@@ -108,10 +118,13 @@ export async function createUser(
   const email = spec.email ?? ''
   const phone = spec.phone ?? ''
   const at = new Date(now)
-  const claims: { provider: 'email' | 'phone'; identityData: JsonObject }[] = []
-  if (email !== '') {
+  const claims: { provider: string; providerId: string; identityData: JsonObject }[] = []
+  if (spec.external !== undefined) {
+    claims.push({ ...spec.external })
+  } else if (email !== '') {
     claims.push({
       provider: 'email',
+      providerId: id,
       identityData: {
         ...spec.data,
         sub: id,
@@ -121,9 +134,10 @@ export async function createUser(
       },
     })
   }
-  if (phone !== '') {
+  if (phone !== '' && spec.external === undefined) {
     claims.push({
       provider: 'phone',
+      providerId: id,
       identityData: {
         ...spec.data,
         sub: id,
@@ -154,11 +168,11 @@ export async function createUser(
     createdAt: at,
   })
   const identities: Identity[] = []
-  for (const { provider, identityData } of claims) {
+  for (const { provider, providerId, identityData } of claims) {
     identities.push(
       await insertIdentity(
         tx,
-        { id: ctx.random.uuid(), providerId: id, userId: id, provider, identityData },
+        { id: ctx.random.uuid(), providerId, userId: id, provider, identityData },
         now,
       ),
     )

@@ -41,6 +41,10 @@ export interface IssuedSession {
   readonly identities: readonly Identity[]
   /** The user's MFA factors (the token response lists them). @default [] */
   readonly factors?: readonly Factor[]
+  /** The external provider's access token, for sessions of an OAuth sign-in (`provider_token`). */
+  readonly providerToken?: string
+  /** The external provider's refresh token (`provider_refresh_token`). */
+  readonly providerRefreshToken?: string
 }
 
 /** Everything needed to sign an access token, gathered inside a transaction. */

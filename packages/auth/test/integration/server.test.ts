@@ -27,6 +27,10 @@ describe('health, settings, JWKS, CORS and request ids', () => {
     server = await startTestServer('server', {
       AUTHSVC_REQUEST_ID_HEADER: 'X-Request-Id',
       AUTHSVC_EXTERNAL_GITHUB_ENABLED: 'true',
+      // An enabled provider needs its client (checked at start).
+      AUTHSVC_EXTERNAL_GITHUB_CLIENT_ID: 'github-client',
+      AUTHSVC_EXTERNAL_GITHUB_SECRET: 'github-secret',
+      AUTHSVC_EXTERNAL_GITHUB_REDIRECT_URI: 'http://127.0.0.1:9999/callback',
       AUTHSVC_DISABLE_SIGNUP: 'false',
     })
   })

@@ -1,21 +1,47 @@
 import { AccessToken } from '../access-token.js'
-import { assertString, isRecord } from '../args.js'
+import { assertRecord, assertString, isRecord } from '../args.js'
 import type { Client } from '../client.js'
 import { libraryError, OAuth2Error } from '../error.js'
 import type { Response } from '../response.js'
 
+/** Options of `Client#userinfo`. */
+export interface UserinfoOptions {
+  /** The `sub` of the ID token, which the response must match (OIDC Core §5.3.2). */
+  readonly expectedSubject?: string | undefined
+  /**
+   * The user-info URL, for providers whose profile endpoint is not an OIDC UserInfo endpoint
+   * (GitHub's `/user`, Discord's `/users/@me`); relative URLs resolve against the site.
+   * @default `options.userinfoUrl`, else the metadata's `userinfo_endpoint`
+   */
+  readonly url?: string | undefined
+  /** Extra request headers (Notion's `Notion-Version`, Twitch's `Client-Id`). */
+  readonly headers?: Readonly<Record<string, string>> | undefined
+  /** Query parameters (Facebook's `fields` and `appsecret_proof`). */
+  readonly params?: Readonly<Record<string, string>> | undefined
+  /**
+   * snake_case the claims (a SnakyHash); `false` keeps the provider's own keys (LinkedIn's
+   * `emailAddress`, Snapchat's `externalId`). @default true
+   */
+  readonly snaky?: boolean | undefined
+}
+
 /**
  * `Client#userinfo`: fetches the user's claims from the UserInfo endpoint (OpenID Connect Core
- * §5.3) with the access token, and checks them (a JSON object; `sub` as expected).
+ * §5.3), or a provider's own profile endpoint, with the access token, and checks them (a JSON
+ * object; `sub` as expected).
  *
  * @internal
  */
 export async function fetchUserinfo(
   client: Client<boolean>,
   token: AccessToken | string,
-  options: { expectedSubject?: string },
+  options: UserinfoOptions,
 ): Promise<Record<string, unknown>> {
-  const url = client.options.userinfoUrl ?? client.options.metadata?.userinfo_endpoint
+  if (options.url !== undefined) assertString('options.url', options.url)
+  assertRecord('options.headers', options.headers)
+  assertRecord('options.params', options.params)
+  const url =
+    options.url ?? client.options.userinfoUrl ?? client.options.metadata?.userinfo_endpoint
   if (url === undefined) {
     throw libraryError(
       'invalid_metadata',
@@ -23,11 +49,18 @@ export async function fetchUserinfo(
     )
   }
   let response: Response
-  if (token instanceof AccessToken) response = await token.get(url, { raiseErrors: true })
-  else {
+  const extra = {
+    ...(options.snaky === undefined ? {} : { snaky: options.snaky }),
+    ...(options.headers === undefined ? {} : { headers: options.headers }),
+    ...(options.params === undefined ? {} : { params: options.params }),
+  }
+  if (token instanceof AccessToken) {
+    response = await token.get(url, { ...extra, raiseErrors: true })
+  } else {
     assertString('token', token)
     response = await client.request('get', url, {
-      headers: { authorization: `Bearer ${token}` },
+      ...extra,
+      headers: { ...options.headers, authorization: `Bearer ${token}` },
       raiseErrors: true,
     })
   }

@@ -1,0 +1,105 @@
+/**
+ * The providers of the settings: `providerFor` gives the enabled provider of a name, built once
+ * per server by {@link ProviderRegistry} (in `app.ts`).
+ *
+ * @module
+ */
+import type { FetchLike } from '@gatehouse/oauth2'
+import type { Clock } from '../clock.js'
+import { EXTERNAL_PROVIDERS, type ExternalProvider, type Settings } from '../conf/settings.js'
+import { BadRequestError } from '../errors.js'
+import { apple } from './apple.js'
+import { azure } from './azure.js'
+import type { ProviderContext } from './base.js'
+import { bitbucket } from './bitbucket.js'
+import { discord } from './discord.js'
+import { facebook } from './facebook.js'
+import { figma } from './figma.js'
+import { github } from './github.js'
+import { gitlab } from './gitlab.js'
+import { google } from './google.js'
+import { keycloak } from './keycloak.js'
+import { linkedin } from './linkedin.js'
+import { notion } from './notion.js'
+import type { OAuthProvider } from './oauth-provider.js'
+import { slack } from './slack.js'
+import { snapchat } from './snapchat.js'
+import { spotify } from './spotify.js'
+import { twitch } from './twitch.js'
+import { twitter } from './twitter.js'
+import { workos } from './workos.js'
+
+/** Each provider's module. */
+export const PROVIDER_MODULES: Readonly<
+  Record<ExternalProvider, (ctx: ProviderContext) => OAuthProvider>
+> = {
+  apple,
+  azure,
+  bitbucket,
+  discord,
+  facebook,
+  figma,
+  github,
+  gitlab,
+  google,
+  keycloak,
+  linkedin,
+  notion,
+  snapchat,
+  spotify,
+  slack,
+  twitch,
+  twitter,
+  workos,
+}
+
+/** Looks up the enabled providers, each built once on first use. */
+export class ProviderRegistry {
+  readonly #settings: Settings
+  readonly #clock: Clock
+  readonly #fetch: FetchLike | undefined
+  readonly #built = new Map<ExternalProvider, OAuthProvider>()
+
+  /**
+   * @param fetch A `fetch` for every provider call instead of the library's default transport.
+   */
+  constructor(settings: Settings, clock: Clock, fetch?: FetchLike) {
+    this.#settings = settings
+    this.#clock = clock
+    this.#fetch = fetch
+  }
+
+  /**
+   * The enabled provider called `name` (upstream `Provider`).
+   *
+   * @throws {@link BadRequestError} `validation_failed` "Unsupported provider: Provider <name>
+   *   could not be found" or "Unsupported provider: provider is not enabled".
+   */
+  get(name: string): OAuthProvider {
+    const known = EXTERNAL_PROVIDERS.find((p) => p === name.toLowerCase())
+    if (known === undefined) {
+      throw new BadRequestError(
+        'validation_failed',
+        `Unsupported provider: Provider ${name} could not be found`,
+      )
+    }
+    const config = this.#settings.external.oauth[known]
+    if (!config.enabled) {
+      throw new BadRequestError(
+        'validation_failed',
+        'Unsupported provider: provider is not enabled',
+      )
+    }
+    let provider = this.#built.get(known)
+    if (provider === undefined) {
+      provider = PROVIDER_MODULES[known]({
+        config,
+        clock: this.#clock,
+        fetch: this.#fetch,
+        apple: this.#settings.external.apple,
+      })
+      this.#built.set(known, provider)
+    }
+    return provider
+  }
+}

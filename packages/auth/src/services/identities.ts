@@ -1,0 +1,280 @@
+/**
+ * External identities: finding or creating the user of a provider's identity (upstream's
+ * account-linking rules), linking one to a signed-in user, unlinking, and the identity
+ * notification mails.
+ *
+ * @see https://github.com/supabase/auth/blob/master/internal/api/external.go
+ * @see https://github.com/supabase/auth/blob/master/internal/models/linking.go
+ * @see https://github.com/supabase/auth/blob/master/internal/api/identity.go
+ * @module
+ */
+import type { AppContext, RequestContext } from '../context.js'
+import {
+  ForbiddenError,
+  InternalServerError,
+  NotFoundError,
+  UnprocessableEntityError,
+} from '../errors.js'
+import { addAuditLogEntry, auditActor } from '../models/audit-log.js'
+import {
+  deleteIdentity,
+  findIdentitiesByUser,
+  findIdentityByProviderId,
+  insertIdentity,
+  refreshIdentity,
+  type Identity,
+} from '../models/identity.js'
+import type { JsonObject } from '../models/json.js'
+import {
+  findUserOwningEmail,
+  getUserById,
+  isBanned,
+  updateUser,
+  type User,
+} from '../models/user.js'
+import type { ProviderEmail, ProviderUserData } from '../provider/oauth-provider.js'
+import type { Queryable } from '../storage/db.js'
+import { sendConfirmation } from './confirmation.js'
+import { createUser } from './users.js'
+
+/**
+ * The address an identity signs in with (upstream's choice): the primary verified one, else any
+ * verified one, else the primary, else the first; lower-cased.
+ */
+export function chooseEmail(emails: readonly ProviderEmail[]): ProviderEmail | undefined {
+  const chosen =
+    emails.find((e) => e.primary && e.verified) ??
+    emails.find((e) => e.verified) ??
+    emails.find((e) => e.primary) ??
+    emails[0]
+  return chosen === undefined ? undefined : { ...chosen, email: chosen.email.toLowerCase() }
+}
+
+/** `app_metadata` with `provider` added to `providers` (and as `provider` when there is none). */
+function withProvider(appMetadata: JsonObject, provider: string): JsonObject {
+  const providers = Array.isArray(appMetadata.providers)
+    ? appMetadata.providers.filter((p): p is string => typeof p === 'string')
+    : []
+  return {
+    ...appMetadata,
+    provider: typeof appMetadata.provider === 'string' ? appMetadata.provider : provider,
+    providers: providers.includes(provider) ? providers : [...providers, provider],
+  }
+}
+
+/** `app_metadata` after an identity of `provider` is gone, given the identities left. */
+function withoutProvider(appMetadata: JsonObject, left: readonly Identity[]): JsonObject {
+  const providers = [...new Set(left.map((i) => i.provider))]
+  const current = appMetadata.provider
+  return {
+    ...appMetadata,
+    provider: typeof current === 'string' && providers.includes(current) ? current : providers[0],
+    providers,
+  }
+}
+
+/** What the callback asks of {@link signInWithIdentity}. */
+export interface IdentitySignIn {
+  readonly provider: string
+  readonly data: ProviderUserData
+  /** The user an identity is being linked to (`/user/identities/authorize`). */
+  readonly linkingTargetId?: string | undefined
+  /** Where a confirmation mail's link leads (the state's referrer). */
+  readonly referrer: string
+}
+
+/** The user an external sign-in resolved to, and what happened to get there. */
+export interface IdentityOutcome {
+  readonly user: User
+  /** The identity was linked to an existing user (notification mail). */
+  readonly linked: boolean
+  /**
+   * The user's email is unverified: a confirmation was sent and the caller must answer 422
+   * `provider_email_needs_verification` (after the transaction commits).
+   */
+  readonly needsVerification: boolean
+}
+
+/**
+ * Finds or creates the user of a provider's identity inside `tx` (upstream's rules):
+ * - linking to a signed-in user: the identity must not belong to someone else (422
+ *   `identity_already_exists`);
+ * - a known identity: its claims are refreshed, its user signs in (a verified email confirms an
+ *   unconfirmed user);
+ * - a verified email that an existing user holds: the identity is linked to that user;
+ * - otherwise a new user (422 `signup_disabled` under `DISABLE_SIGNUP`; 422 `email_exists` when
+ *   the unverified email is another user's, which is never linked); an unverified email without
+ *   `MAILER_AUTOCONFIRM` leaves the user unconfirmed and sends a confirmation.
+ *
+ * @param now Epoch milliseconds of the transaction.
+ * @throws {@link InternalServerError} "Error getting user email from external provider" without
+ *   an email; {@link UnprocessableEntityError} as listed; {@link ForbiddenError} `user_banned`.
+ */
+export async function signInWithIdentity(
+  ctx: AppContext,
+  tx: Queryable,
+  request: IdentitySignIn,
+  client: RequestContext,
+  now: number,
+): Promise<IdentityOutcome> {
+  const { settings } = ctx
+  const { provider, data } = request
+  const email = chooseEmail(data.emails)
+  if (email === undefined) {
+    throw new InternalServerError(
+      'unexpected_failure',
+      'Error getting user email from external provider',
+    )
+  }
+  const identityData: JsonObject = {
+    ...data.claims,
+    email: email.email,
+    email_verified: email.verified,
+    phone_verified: false,
+  }
+  const existing = await findIdentityByProviderId(tx, data.id, provider)
+  const audit = (user: User, action: 'identity_linked' | 'user_signedup') =>
+    addAuditLogEntry(
+      tx,
+      {
+        id: ctx.random.uuid(),
+        actor: auditActor(user),
+        action,
+        traits: { provider },
+        ip: client.ip,
+      },
+      now,
+    )
+  const link = async (target: User): Promise<User> => {
+    await insertIdentity(
+      tx,
+      { id: ctx.random.uuid(), providerId: data.id, userId: target.id, provider, identityData },
+      now,
+    )
+    const user = await updateUser(
+      tx,
+      target.id,
+      { appMetadata: withProvider(target.appMetadata, provider) },
+      now,
+    )
+    await audit(user, 'identity_linked')
+    return user
+  }
+
+  let user: User
+  let linked = false
+  if (request.linkingTargetId !== undefined) {
+    if (existing !== undefined && existing.userId !== request.linkingTargetId) {
+      throw new UnprocessableEntityError(
+        'identity_already_exists',
+        'Identity is already linked to another user',
+      )
+    }
+    const target = await getUserById(tx, request.linkingTargetId, true)
+    if (existing === undefined) {
+      user = await link(target)
+      linked = true
+    } else {
+      await refreshIdentity(tx, existing.id, identityData, now)
+      user = target
+    }
+  } else if (existing !== undefined) {
+    await refreshIdentity(tx, existing.id, identityData, now)
+    user = await getUserById(tx, existing.userId, true)
+  } else {
+    const holder = await findUserOwningEmail(tx, email.email)
+    if (holder !== undefined && email.verified) {
+      user = await link(holder)
+      linked = true
+    } else if (holder !== undefined) {
+      throw new UnprocessableEntityError(
+        'email_exists',
+        'A user with this email address has already been registered',
+      )
+    } else {
+      if (settings.disableSignup) {
+        throw new UnprocessableEntityError(
+          'signup_disabled',
+          'Signups not allowed for this instance',
+        )
+      }
+      ;({ user } = await createUser(
+        ctx,
+        tx,
+        {
+          aud: client.aud,
+          email: email.email,
+          emailConfirmed: email.verified || settings.mailer.autoconfirm,
+          external: { provider, providerId: data.id, identityData },
+        },
+        now,
+      ))
+      await audit(user, 'user_signedup')
+    }
+  }
+  if (isBanned(user, now)) throw new ForbiddenError('user_banned', 'User is banned')
+  if (user.emailConfirmedAt === null && user.email !== '') {
+    if (email.verified && email.email === user.email) {
+      user = await updateUser(tx, user.id, { emailConfirmedAt: new Date(now) }, now)
+    } else if (!settings.mailer.autoconfirm) {
+      await sendConfirmation(ctx, tx, user, 'confirmation', request.referrer, now)
+      return { user, linked, needsVerification: true }
+    }
+  }
+  return { user, linked, needsVerification: false }
+}
+
+/**
+ * Unlinks one of a user's identities (`DELETE /user/identities/<id>`): never the last one;
+ * `app_metadata.providers` follows, and an audit entry is written.
+ *
+ * @returns The user after the change and the removed identity.
+ * @throws {@link NotFoundError} `manual_linking_disabled` when `SECURITY_MANUAL_LINKING_ENABLED`
+ *   is off; `identity_not_found` "Identity doesn't exist" for an identity that is not the user's;
+ *   {@link UnprocessableEntityError} `single_identity_not_deletable`.
+ */
+export async function unlinkIdentity(
+  ctx: AppContext,
+  userId: string,
+  identityId: string,
+  client: RequestContext,
+): Promise<{ user: User; identity: Identity }> {
+  if (!ctx.settings.security.manualLinkingEnabled) {
+    throw new NotFoundError('manual_linking_disabled', 'Manual linking is disabled')
+  }
+  return ctx.db.transaction(async (tx) => {
+    const now = ctx.clock.now()
+    const current = await getUserById(tx, userId, true)
+    const identities = await findIdentitiesByUser(tx, userId)
+    const identity = identities.find((i) => i.id === identityId)
+    if (identity === undefined) {
+      throw new NotFoundError('identity_not_found', "Identity doesn't exist")
+    }
+    if (identities.length <= 1) {
+      throw new UnprocessableEntityError(
+        'single_identity_not_deletable',
+        'User must have at least 1 identity after unlinking',
+      )
+    }
+    await deleteIdentity(tx, identity.id, userId)
+    const left = identities.filter((i) => i.id !== identity.id)
+    const user = await updateUser(
+      tx,
+      userId,
+      { appMetadata: withoutProvider(current.appMetadata, left) },
+      now,
+    )
+    await addAuditLogEntry(
+      tx,
+      {
+        id: ctx.random.uuid(),
+        actor: auditActor(user),
+        action: 'identity_unlinked',
+        traits: { provider: identity.provider, identity_id: identity.id },
+        ip: client.ip,
+      },
+      now,
+    )
+    return { user, identity }
+  })
+}

@@ -1,0 +1,154 @@
+/**
+ * A real `oidc-provider` on a random loopback port playing Keycloak (its routes under the realm
+ * URL's `/protocol/openid-connect/…`) and, through discovery, Google: ID tokens, UserInfo, and
+ * headless login and consent. The test picks who logs in, and whether consent is denied.
+ */
+import type { Server } from 'node:http'
+import { getFreePort } from '@gatehouse/testing'
+import Provider from 'oidc-provider'
+
+/** An account of the fake identity provider. */
+export interface OidcAccount {
+  readonly sub: string
+  readonly email: string
+  readonly emailVerified: boolean
+  readonly name: string
+}
+
+/** A running provider. */
+export interface TestOidcProvider {
+  /** The issuer: Keycloak's realm URL and Google's issuer. */
+  readonly issuer: string
+  readonly clients: Readonly<Record<'keycloak' | 'google', { id: string; secret: string }>>
+  /** Who logs in next. */
+  account: OidcAccount
+  /** Deny consent on the next interaction. */
+  deny: boolean
+  stop(): Promise<void>
+}
+
+/**
+ * Starts the provider; `redirectUri` is the auth server's `/callback`.
+ */
+export async function startOidcProvider(
+  redirectUri: string,
+  account: OidcAccount,
+): Promise<TestOidcProvider> {
+  const port = await getFreePort()
+  const issuer = `http://127.0.0.1:${String(port)}`
+  const accounts = new Map<string, OidcAccount>()
+  const clients = {
+    keycloak: { id: 'gatehouse-keycloak', secret: 'keycloak-secret-0123456789-0123456789' },
+    google: { id: 'gatehouse-google', secret: 'google-secret-0123456789-0123456789' },
+  }
+  const provider = new Provider(issuer, {
+    clients: Object.values(clients).map((c) => ({
+      client_id: c.id,
+      client_secret: c.secret,
+      redirect_uris: [redirectUri],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'client_secret_post',
+    })),
+    routes: {
+      authorization: '/protocol/openid-connect/auth',
+      token: '/protocol/openid-connect/token',
+      userinfo: '/protocol/openid-connect/userinfo',
+      jwks: '/protocol/openid-connect/certs',
+    },
+    features: { devInteractions: { enabled: false } },
+    scopes: ['openid', 'offline_access', 'email', 'profile'],
+    claims: {
+      openid: ['sub'],
+      email: ['email', 'email_verified'],
+      profile: ['name', 'preferred_username'],
+    },
+    pkce: { required: () => false },
+    conformIdTokenClaims: false,
+    findAccount: (_ctx, sub) => {
+      const found = accounts.get(sub)
+      if (found === undefined) return undefined
+      return {
+        accountId: sub,
+        claims: () => ({
+          sub,
+          email: found.email,
+          email_verified: found.emailVerified,
+          name: found.name,
+          preferred_username: found.name.split(' ')[0]?.toLowerCase(),
+          locale: 'en',
+        }),
+      }
+    },
+  })
+  const state: TestOidcProvider = {
+    issuer,
+    clients,
+    account,
+    deny: false,
+    async stop() {
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => {
+        server.close(() => {
+          resolve()
+        })
+      })
+    },
+  }
+
+  // Headless interactions: log in as `state.account`, then grant (or deny) what is asked.
+  provider.use(async (ctx, next) => {
+    if (!ctx.path.startsWith('/interaction/')) {
+      await next()
+      return
+    }
+    const details = await provider.interactionDetails(ctx.req, ctx.res)
+    ctx.respond = false
+    if (state.deny) {
+      state.deny = false
+      await provider.interactionFinished(ctx.req, ctx.res, {
+        error: 'access_denied',
+        error_description: 'End-User aborted interaction',
+      })
+      return
+    }
+    if (details.prompt.name === 'login') {
+      accounts.set(state.account.sub, state.account)
+      await provider.interactionFinished(
+        ctx.req,
+        ctx.res,
+        { login: { accountId: state.account.sub } },
+        { mergeWithLastSubmission: false },
+      )
+      return
+    }
+    const grant =
+      details.grantId === undefined
+        ? new provider.Grant({
+            accountId: details.session?.accountId,
+            clientId: String(details.params.client_id),
+          })
+        : await provider.Grant.find(details.grantId)
+    if (grant === undefined) throw new Error('grant not found')
+    const missing = details.prompt.details as {
+      missingOIDCScope?: string[]
+      missingOIDCClaims?: string[]
+    }
+    if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '))
+    if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims)
+    const grantId = await grant.save()
+    await provider.interactionFinished(
+      ctx.req,
+      ctx.res,
+      { consent: { grantId } },
+      { mergeWithLastSubmission: true },
+    )
+  })
+
+  const server: Server = provider.listen(port, '127.0.0.1')
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve)
+    server.once('error', reject)
+  })
+  return state
+}
