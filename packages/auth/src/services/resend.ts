@@ -12,7 +12,6 @@ import { findUserByEmail, findUserByPhone, getUserById } from '../models/user.js
 import { sendConfirmation } from './confirmation.js'
 import { sendEmailChange } from './email-change.js'
 import { parsePkceChallenge } from './pkce.js'
-import { redirectTarget } from './redirect.js'
 import { validateEmail, validatePhone } from './validation.js'
 
 /** A `POST /resend` request; absent fields are `''`. */
@@ -22,7 +21,7 @@ export interface ResendParams {
   readonly phone: string
   readonly codeChallenge: string
   readonly codeChallengeMethod: string
-  /** The requested `redirect_to`; `SITE_URL` when not allowed. */
+  /** Where the user lands: the request's validated `redirect_to`, else `SITE_URL`. */
   readonly redirectTo: string
 }
 
@@ -64,7 +63,7 @@ export async function resend(
   const email = byEmail ? validateEmail(params.email) : ''
   const phone = byEmail ? '' : validatePhone(params.phone)
   const pkce = parsePkceChallenge(params.codeChallenge, params.codeChallengeMethod)
-  const redirectTo = redirectTarget(ctx.settings, params.redirectTo)
+  const { redirectTo } = params
   await ctx.db.transaction(async (tx) => {
     const now = ctx.clock.now()
     const found = byEmail

@@ -825,3 +825,148 @@ describe('an anonymous user adding an email under MAILER_AUTOCONFIRM', () => {
     expect(mailer.messages).toEqual([])
   })
 })
+
+describe('mail links and redirect_to of every flow', () => {
+  const mailer = new RecordingMailer()
+  let server: TestServer
+  const APP = 'http://app.example.com'
+
+  beforeAll(async () => {
+    server = await startTestServer(
+      'email_links',
+      {
+        AUTHSVC_MAILER_AUTOCONFIRM: 'false',
+        AUTHSVC_URI_ALLOW_LIST: `${APP}/**`,
+        AUTHSVC_RATE_LIMIT_EMAIL_SENT: '1000',
+        AUTHSVC_MAILER_URLPATHS_CONFIRMATION: '/auth/v1/confirm',
+        AUTHSVC_MAILER_URLPATHS_INVITE: '/auth/v1/invite',
+        AUTHSVC_MAILER_URLPATHS_RECOVERY: '/auth/v1/recover',
+        AUTHSVC_MAILER_URLPATHS_EMAIL_CHANGE: '/auth/v1/change',
+      },
+      new FakeClock(Date.now()),
+      { deps: { mailer } },
+    )
+  })
+  afterAll(async () => {
+    await server.close()
+  })
+
+  /** The path of a mailed link and its `redirect_to`. */
+  function linkOf(mail: MailMessage): { path: string; redirectTo: string | null; type: string } {
+    const url = new URL(mail.confirmationUrl)
+    return {
+      path: url.pathname,
+      redirectTo: url.searchParams.get('redirect_to'),
+      type: url.searchParams.get('type') ?? '',
+    }
+  }
+
+  async function confirmed(email: string): Promise<string> {
+    const res = await server.request('POST', '/signup', { body: { email, password: PASSWORD } })
+    expect(res.statusCode).toBe(200)
+    const mail = mailer.last(email, 'confirmation')
+    const verified = await server.request('POST', '/verify', {
+      body: { type: 'signup', email, token: mail.token },
+    })
+    expect(verified.statusCode).toBe(200)
+    return verified.json().access_token
+  }
+
+  it('sign-up takes redirect_to from the header before the query, and links through MAILER_URLPATHS_CONFIRMATION', async () => {
+    const email = 'links-signup@example.com'
+    const res = await server.request(
+      'POST',
+      `/signup?redirect_to=${encodeURIComponent(`${APP}/q`)}`,
+      {
+        body: { email, password: PASSWORD },
+        headers: { redirect_to: `${APP}/header` },
+      },
+    )
+    expect(res.statusCode).toBe(200)
+    expect(linkOf(mailer.last(email, 'confirmation'))).toEqual({
+      path: '/auth/v1/confirm',
+      redirectTo: `${APP}/header`,
+      type: 'signup',
+    })
+  })
+
+  it('magic link and recovery use the recovery path; a refused redirect_to falls back to the Referer, then SITE_URL', async () => {
+    const email = 'links-magic@example.com'
+    await confirmed(email)
+    const magic = await server.request('POST', '/magiclink', {
+      body: { email, redirect_to: 'https://evil.example.net/' },
+      headers: { referer: `${APP}/from-page` },
+    })
+    expect(magic.statusCode).toBe(200)
+    expect(linkOf(mailer.last(email, 'magic_link'))).toEqual({
+      path: '/auth/v1/recover',
+      redirectTo: `${APP}/from-page`,
+      type: 'magiclink',
+    })
+    const recovery = await server.request('POST', '/recover', {
+      body: { email },
+      headers: { referer: 'https://evil.example.net/page' },
+    })
+    expect(recovery.statusCode).toBe(429)
+    const other = 'links-recover@example.com'
+    await confirmed(other)
+    const recovered = await server.request('POST', '/recover', {
+      body: { email: other },
+      headers: { referer: 'https://evil.example.net/page' },
+    })
+    expect(recovered.statusCode).toBe(200)
+    expect(linkOf(mailer.last(other, 'recovery'))).toEqual({
+      path: '/auth/v1/recover',
+      redirectTo: SITE,
+      type: 'recovery',
+    })
+  })
+
+  it('invite, email change and generate_link use their own paths and the body redirect_to', async () => {
+    const invited = await server.request('POST', '/invite', {
+      token: server.serviceKey,
+      body: { email: 'links-invite@example.com', redirect_to: `${APP}/welcome` },
+    })
+    expect(invited.statusCode).toBe(200)
+    expect(linkOf(mailer.last('links-invite@example.com', 'invite'))).toEqual({
+      path: '/auth/v1/invite',
+      redirectTo: `${APP}/welcome`,
+      type: 'invite',
+    })
+
+    const token = await confirmed('links-change@example.com')
+    const changed = await server.request('PUT', '/user', {
+      token,
+      body: { email: 'links-changed@example.com', redirect_to: `${APP}/changed` },
+    })
+    expect(changed.statusCode).toBe(200)
+    expect(linkOf(mailer.last('links-changed@example.com', 'email_change'))).toEqual({
+      path: '/auth/v1/change',
+      redirectTo: `${APP}/changed`,
+      type: 'email_change',
+    })
+
+    const generated = await server.request('POST', '/admin/generate_link', {
+      token: server.serviceKey,
+      body: { type: 'magiclink', email: 'links-change@example.com', redirect_to: `${APP}/gl` },
+    })
+    expect(generated.statusCode).toBe(200)
+    const action = new URL(generated.json().action_link as string)
+    expect(action.pathname).toBe('/auth/v1/recover')
+    expect(action.searchParams.get('redirect_to')).toBe(`${APP}/gl`)
+    expect(generated.json().redirect_to).toBe(`${APP}/gl`)
+  })
+
+  it('GET /verify takes redirect_to from the query, refusing a foreign one for SITE_URL', async () => {
+    const email = 'links-verify@example.com'
+    await server.request('POST', '/signup', { body: { email, password: PASSWORD } })
+    const mail = mailer.last(email, 'confirmation')
+    const query = `token=${mail.tokenHash}&type=signup`
+    const foreign = await server.request(
+      'GET',
+      `/verify?${query}&redirect_to=${encodeURIComponent('https://evil.example.net/')}`,
+    )
+    expect(foreign.statusCode).toBe(303)
+    expect((foreign.headers.location as string).startsWith(`${SITE}/#access_token=`)).toBe(true)
+  })
+})
