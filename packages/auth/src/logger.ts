@@ -1,4 +1,4 @@
-import { REDACT_CENSOR, REDACT_PATHS } from '@gatehouse/settings'
+import { REDACT_CENSOR, REDACT_PATHS, redactUrl } from '@gatehouse/settings'
 import pino, { type Logger } from 'pino'
 import type { LogLevel } from './conf/settings.js'
 
@@ -18,9 +18,37 @@ const LEVELS: Readonly<Record<LogLevel, pino.LevelWithSilent>> = {
   trace: 'trace',
 }
 
+/** The request as Fastify's request log sees it (`FastifyRequest`'s logged fields). */
+interface LoggedRequest {
+  readonly method: string
+  readonly url: string
+  readonly host?: string
+  readonly ip?: string
+  readonly headers?: Readonly<Record<string, string | string[] | undefined>>
+  readonly socket?: { readonly remotePort?: number | undefined }
+}
+
+/**
+ * The `req` of a request log line: Fastify's default fields, with the values of secret query
+ * parameters censored (`GET /verify?token=…`, `?code=`, `token_hash`, `nonce`; see `redactUrl`
+ * of `@gatehouse/settings`), since a mailed link's token signs its holder in.
+ */
+export function serializeRequest(request: LoggedRequest): unknown {
+  // Anything else logged under `req` is left to the redaction paths.
+  if (typeof request !== 'object' || typeof request.url !== 'string') return request
+  return {
+    method: request.method,
+    url: redactUrl(request.url),
+    version: request.headers?.['accept-version'],
+    host: request.host,
+    remoteAddress: request.ip,
+    remotePort: request.socket?.remotePort,
+  }
+}
+
 /**
  * The server's pino logger: JSON lines, `LOG_LEVEL`, to `LOG_FILE` (appended) or standard output,
- * with {@link REDACT_PATHS} censored.
+ * with {@link REDACT_PATHS} censored and request URLs logged through {@link serializeRequest}.
  *
  * @param destination A stream for tests. @default LOG_FILE or stdout
  */
@@ -37,6 +65,7 @@ export function createLogger(
     {
       level: LEVELS[options.level],
       redact: { paths: [...REDACT_PATHS], censor: REDACT_CENSOR },
+      serializers: { req: serializeRequest },
       base: { component: 'api' },
     },
     stream,

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto'
+import { Writable } from 'node:stream'
 import { FakeClock } from '@gatehouse/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { MailMessage, SmsProvider } from '@gatehouse/auth'
+import { createLogger, type MailMessage, type SmsProvider } from '@gatehouse/auth'
 import { RecordingMailer, startTestServer, type TestServer } from '../helpers.js'
 
 /** Every email flow end to end, reading links and codes out of the recorded mails. */
@@ -828,6 +829,16 @@ describe('an anonymous user adding an email under MAILER_AUTOCONFIRM', () => {
 
 describe('mail links and redirect_to of every flow', () => {
   const mailer = new RecordingMailer()
+  const logLines: string[] = []
+  const logger = createLogger(
+    { level: 'info', file: '' },
+    new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        logLines.push(chunk.toString('utf8'))
+        done()
+      },
+    }),
+  )
   let server: TestServer
   const APP = 'http://app.example.com'
 
@@ -842,9 +853,10 @@ describe('mail links and redirect_to of every flow', () => {
         AUTHSVC_MAILER_URLPATHS_INVITE: '/auth/v1/invite',
         AUTHSVC_MAILER_URLPATHS_RECOVERY: '/auth/v1/recover',
         AUTHSVC_MAILER_URLPATHS_EMAIL_CHANGE: '/auth/v1/change',
+        AUTHSVC_MAILER_NOTIFICATIONS_PASSWORD_CHANGED_ENABLED: 'true',
       },
       new FakeClock(Date.now()),
-      { deps: { mailer } },
+      { deps: { mailer, logger } },
     )
   })
   afterAll(async () => {
@@ -968,5 +980,43 @@ describe('mail links and redirect_to of every flow', () => {
     )
     expect(foreign.statusCode).toBe(303)
     expect((foreign.headers.location as string).startsWith(`${SITE}/#access_token=`)).toBe(true)
+  })
+
+  it('the request log of GET /verify shows the path but never the token, code or nonce', async () => {
+    const email = 'links-log@example.com'
+    await server.request('POST', '/signup', { body: { email, password: PASSWORD } })
+    const { tokenHash } = mailer.last(email, 'confirmation')
+    logLines.length = 0
+    const res = await server.request(
+      'GET',
+      `/verify?type=signup&token=${tokenHash}&code=pkce-code-1&nonce=nonce-1&token_hash=hash-1`,
+    )
+    expect(res.statusCode).toBe(303)
+    const logged = logLines.join('')
+    expect(logged).toContain('/verify?type=signup&token=[redacted]&code=[redacted]')
+    for (const secret of [tokenHash, 'pkce-code-1', 'nonce-1', 'hash-1']) {
+      expect(logged).not.toContain(secret)
+    }
+  })
+
+  it('a failed notification leaves the change made and is logged as a warning of the request', async () => {
+    const token = await confirmed('links-notify@example.com')
+    logLines.length = 0
+    mailer.failing = true
+    try {
+      const res = await server.request('PUT', '/user', { token, body: { password: 'n3w-secret' } })
+      expect(res.statusCode).toBe(200)
+    } finally {
+      mailer.failing = false
+    }
+    const warning = logLines
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .find((entry) => entry.msg === 'Unable to send password changed notification email')
+    expect(warning).toMatchObject({ level: 40, kind: 'password_changed_notification' })
+    expect(typeof warning?.request_id).toBe('string')
+    const login = await server.request('POST', '/token?grant_type=password', {
+      body: { email: 'links-notify@example.com', password: 'n3w-secret' },
+    })
+    expect(login.statusCode).toBe(200)
   })
 })
