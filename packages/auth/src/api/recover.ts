@@ -1,4 +1,4 @@
-import { UnprocessableEntityError } from '../errors.js'
+import { BadRequestError } from '../errors.js'
 import { recoverPassword } from '../services/recovery.js'
 import { rateLimit, verifyCaptcha } from './hooks.js'
 import { requestContext } from './request-context.js'
@@ -30,7 +30,7 @@ export const recoverRoutes: RouteGroup = (app, ctx) => {
     },
     async (request) => {
       if (!ctx.settings.external.emailEnabled) {
-        throw new UnprocessableEntityError('email_provider_disabled', 'Email logins are disabled')
+        throw new BadRequestError('email_provider_disabled', 'Email logins are disabled')
       }
       const { body } = request
       await recoverPassword(

@@ -29,7 +29,8 @@ export interface ResendParams {
  * Sends the pending confirmation (`signup`, by email; `sms`, by SMS) or email change
  * (`email_change`) again. `phone_change` is accepted and sends nothing until phone changes exist.
  *
- * @throws {@link BadRequestError} 400 `validation_failed` with upstream's texts; 429
+ * @throws {@link BadRequestError} 400 `validation_failed` with upstream's texts, 400
+ *   `email_provider_disabled` "Email logins are disabled" under `EXTERNAL_EMAIL_ENABLED=false`; 429
  *   `over_email_send_rate_limit`; 500 when the mail fails.
  */
 export async function resend(
@@ -59,6 +60,9 @@ export async function resend(
   }
   if (!byEmail && params.phone === '') {
     throw new BadRequestError('validation_failed', 'Type provided requires a phone number')
+  }
+  if (params.email !== '' && !ctx.settings.external.emailEnabled) {
+    throw new BadRequestError('email_provider_disabled', 'Email logins are disabled')
   }
   const email = byEmail ? validateEmail(params.email) : ''
   const phone = byEmail ? '' : validatePhone(params.phone)

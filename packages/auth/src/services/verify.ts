@@ -39,6 +39,7 @@ import type { IssuedSession, PendingTokens } from '../tokens/service.js'
 import { applyEmailChange } from './email-change.js'
 import { PKCE_TOKEN_PREFIX, tokenHash } from './mail.js'
 import { notifyEmailChanged, type NotificationLog } from './notifications.js'
+import { randomPassword } from './passwords.js'
 import { assertEmailFree } from './users.js'
 import { normalizePhone, validateEmail } from './validation.js'
 
@@ -317,6 +318,10 @@ async function applyVerification(
     case 'signup':
     case 'invite':
       update.confirmationToken = ''
+      // An invitee without a password gets a random one; the app then asks for a real one.
+      if (user.encryptedPassword === '' && user.invitedAt !== null) {
+        update.encryptedPassword = await ctx.passwords.hash(randomPassword(ctx))
+      }
       await confirm(tx, user, update, 'email', now)
       await audit(type === 'invite' ? 'invite_accepted' : 'user_signedup')
       break

@@ -1020,3 +1020,101 @@ describe('mail links and redirect_to of every flow', () => {
     expect(login.statusCode).toBe(200)
   })
 })
+
+describe('EXTERNAL_EMAIL_ENABLED=false and passwordless users at /verify', () => {
+  const mailer = new RecordingMailer()
+  let server: TestServer
+  let disabled: TestServer
+
+  beforeAll(async () => {
+    const clock = new FakeClock(Date.now())
+    const env = { AUTHSVC_MAILER_AUTOCONFIRM: 'false', AUTHSVC_RATE_LIMIT_EMAIL_SENT: '1000' }
+    server = await startTestServer('email_passwordless', env, clock, { deps: { mailer } })
+    disabled = await startTestServer(
+      'email_disabled',
+      { ...env, AUTHSVC_EXTERNAL_EMAIL_ENABLED: 'false' },
+      clock,
+      { deps: { mailer } },
+    )
+  })
+  afterAll(async () => {
+    await Promise.all([server.close(), disabled.close()])
+  })
+
+  it('refuses every email flow with upstream status, code and text, and sends nothing', async () => {
+    const email = 'disabled@example.com'
+    const cases: [string, Record<string, unknown>, number, string, string][] = [
+      [
+        '/signup',
+        { email, password: PASSWORD },
+        400,
+        'email_provider_disabled',
+        'Email signups are disabled',
+      ],
+      ['/otp', { email }, 422, 'email_provider_disabled', 'Email logins are disabled'],
+      ['/magiclink', { email }, 422, 'email_provider_disabled', 'Email logins are disabled'],
+      ['/recover', { email }, 400, 'email_provider_disabled', 'Email logins are disabled'],
+      [
+        '/resend',
+        { type: 'signup', email },
+        400,
+        'email_provider_disabled',
+        'Email logins are disabled',
+      ],
+      [
+        '/token?grant_type=password',
+        { email, password: PASSWORD },
+        422,
+        'email_provider_disabled',
+        'Email logins are disabled',
+      ],
+    ]
+    for (const [url, body, status, code, msg] of cases) {
+      const res = await disabled.request('POST', url, { body })
+      expect({ url, status: res.statusCode, body: res.json() }).toMatchObject({
+        url,
+        status,
+        body: { error_code: code, msg },
+      })
+    }
+    expect(mailer.to(email)).toEqual([])
+  })
+
+  it('an invitee without a password gets a random one on accepting the invite, as upstream', async () => {
+    const email = 'invitee@example.com'
+    const invited = await server.request('POST', '/invite', {
+      token: server.serviceKey,
+      body: { email },
+    })
+    expect(invited.statusCode).toBe(200)
+    const mail = mailer.last(email, 'invite')
+    const res = await server.request('GET', pathOf(mail.confirmationUrl))
+    expect(res.statusCode).toBe(303)
+    expect(fragmentOf(res.headers.location as string).type).toBe('invite')
+    const { rows } = await server.app.db.query(
+      `SELECT encrypted_password, email_confirmed_at FROM ${server.app.db.t.users} WHERE email = $1`,
+      [email],
+    )
+    expect(rows[0]?.encrypted_password).toMatch(/^\$2[aby]\$\d\d\$.{53}$/)
+    expect(rows[0]?.email_confirmed_at).not.toBeNull()
+  })
+
+  it('a sign-up link of a user without a password confirms it without one, as upstream', async () => {
+    const email = 'passwordless@example.com'
+    const link = await server.request('POST', '/admin/generate_link', {
+      token: server.serviceKey,
+      body: { type: 'signup', email },
+    })
+    expect(link.statusCode).toBe(200)
+    const res = await server.request('POST', '/verify', {
+      body: { type: 'signup', token_hash: link.json().hashed_token },
+    })
+    expect(res.statusCode).toBe(200)
+    expect(res.json()).toMatchObject({ type: 'signup', user: { email } })
+    const { rows } = await server.app.db.query(
+      `SELECT encrypted_password FROM ${server.app.db.t.users} WHERE email = $1`,
+      [email],
+    )
+    expect(rows[0]?.encrypted_password).toBe('')
+  })
+})
