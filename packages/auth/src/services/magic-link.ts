@@ -13,6 +13,7 @@ import { addAuditLogEntry, auditActor } from '../models/audit-log.js'
 import type { JsonObject } from '../models/json.js'
 import { findUserOwningEmail, getUserById } from '../models/user.js'
 import { sendConfirmation } from './confirmation.js'
+import { randomPassword } from './passwords.js'
 import { parsePkceChallenge } from './pkce.js'
 import { sendRecovery } from './recovery.js'
 import { createUser } from './users.js'
@@ -83,6 +84,8 @@ export async function sendMagicLink(
             email,
             data: params.data,
             emailConfirmed: autoconfirm,
+            // Signed up with a temporary password, as upstream.
+            encryptedPassword: await ctx.passwords.hash(randomPassword(ctx)),
           },
           now,
         )

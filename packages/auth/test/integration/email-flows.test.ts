@@ -1099,6 +1099,18 @@ describe('EXTERNAL_EMAIL_ENABLED=false and passwordless users at /verify', () =>
     expect(rows[0]?.email_confirmed_at).not.toBeNull()
   })
 
+  it('an unknown address asking for a magic link is signed up with a random password, as upstream', async () => {
+    const email = 'magic-new@example.com'
+    const res = await server.request('POST', '/magiclink', { body: { email } })
+    expect(res.statusCode).toBe(200)
+    expect(mailer.last(email, 'confirmation').token).toMatch(/^\d{6}$/)
+    const { rows } = await server.app.db.query(
+      `SELECT encrypted_password FROM ${server.app.db.t.users} WHERE email = $1`,
+      [email],
+    )
+    expect(rows[0]?.encrypted_password).toMatch(/^\$2[aby]\$\d\d\$.{53}$/)
+  })
+
   it('a sign-up link of a user without a password confirms it without one, as upstream', async () => {
     const email = 'passwordless@example.com'
     const link = await server.request('POST', '/admin/generate_link', {
