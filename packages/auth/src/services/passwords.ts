@@ -32,7 +32,8 @@ export function enforcePasswordPolicy(settings: Settings, password: string): voi
 
 /**
  * A random 64-character password (base64url of 48 random bytes) for a user who has none: one
- * created by an admin without a password, or an invitee accepting the invite (upstream).
+ * created by an admin without a password, an invitee accepting the invite, or an unknown address
+ * signed up by a magic link (upstream gives each a temporary password).
  */
 export function randomPassword(ctx: Pick<AppContext, 'random'>): string {
   return Buffer.from(ctx.random.bytes(48)).toString('base64url')
