@@ -2,9 +2,9 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
-import { REDACT_CENSOR } from '@gatehouse/settings'
+import { REDACT_CENSOR, redactUrl } from '@gatehouse/settings'
 import { describe, expect, it } from 'vitest'
-import { censorUrl, createLogger } from './logger.js'
+import { createLogger } from './logger.js'
 
 /** A stream that keeps what is written to it. */
 function capture(): { stream: Writable; lines: string[] } {
@@ -18,13 +18,17 @@ function capture(): { stream: Writable; lines: string[] } {
   return { stream, lines }
 }
 
-describe('censorUrl', () => {
-  it('censors codes, states and tokens in query strings and leaves the rest', () => {
-    expect(censorUrl('/callback?code=abc&state=eyJ.x.y&iss=http%3A%2F%2Fidp')).toBe(
-      `/callback?code=${encodeURIComponent(REDACT_CENSOR)}&state=${encodeURIComponent(REDACT_CENSOR)}&iss=http%3A%2F%2Fidp`,
+describe('redactUrl on OAuth callbacks', () => {
+  it('censors codes, states and OAuth 1.0a verifiers in query strings and leaves the rest', () => {
+    expect(
+      redactUrl(
+        '/callback?code=abc&state=eyJ.x.y&oauth_token=t&oauth_verifier=v&iss=http%3A%2F%2Fidp',
+      ),
+    ).toBe(
+      `/callback?code=${REDACT_CENSOR}&state=${REDACT_CENSOR}&oauth_token=${REDACT_CENSOR}&oauth_verifier=${REDACT_CENSOR}&iss=http%3A%2F%2Fidp`,
     )
-    expect(censorUrl('/authorize?provider=github')).toBe('/authorize?provider=github')
-    expect(censorUrl('/health')).toBe('/health')
+    expect(redactUrl('/authorize?provider=github')).toBe('/authorize?provider=github')
+    expect(redactUrl('/health')).toBe('/health')
   })
 })
 

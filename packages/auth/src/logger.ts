@@ -1,4 +1,4 @@
-import { REDACT_CENSOR, REDACT_PATHS } from '@gatehouse/settings'
+import { REDACT_CENSOR, REDACT_PATHS, redactUrl } from '@gatehouse/settings'
 import pino, { type Logger } from 'pino'
 import type { LogLevel } from './conf/settings.js'
 
@@ -18,67 +18,37 @@ const LEVELS: Readonly<Record<LogLevel, pino.LevelWithSilent>> = {
   trace: 'trace',
 }
 
-/**
- * Query parameters whose values never reach logs: one-time codes, OAuth states and verifiers,
- * tokens (`/callback?code=…&state=…`, `/verify?token=…`).
- */
-const SECRET_QUERY_PARAMETERS: ReadonlySet<string> = new Set([
-  'code',
-  'state',
-  'oauth_token',
-  'oauth_verifier',
-  'token',
-  'token_hash',
-  'access_token',
-  'refresh_token',
-  'code_verifier',
-])
-
-/** `url` with the values of {@link SECRET_QUERY_PARAMETERS} censored. */
-export function censorUrl(url: string): string {
-  const mark = url.indexOf('?')
-  if (mark === -1) return url
-  const params = new URLSearchParams(url.slice(mark + 1))
-  let censored = false
-  for (const key of new Set(params.keys())) {
-    if (SECRET_QUERY_PARAMETERS.has(key)) {
-      params.set(key, REDACT_CENSOR)
-      censored = true
-    }
-  }
-  return censored ? `${url.slice(0, mark)}?${params.toString()}` : url
+/** The request as Fastify's request log sees it (`FastifyRequest`'s logged fields). */
+interface LoggedRequest {
+  readonly method: string
+  readonly url: string
+  readonly host?: string
+  readonly ip?: string
+  readonly headers?: Readonly<Record<string, string | string[] | undefined>>
+  readonly socket?: { readonly remotePort?: number | undefined }
 }
 
 /**
- * The `req` of a log line: for a Fastify request, Fastify's fields (method, URL, version, host,
- * remote address and port); any other object as given. The URL goes through {@link censorUrl}.
+ * The `req` of a request log line: Fastify's default fields, with the values of secret query
+ * parameters censored (`GET /verify?token=…`, `?code=`, `token_hash`, `nonce`; see `redactUrl`
+ * of `@gatehouse/settings`), since a mailed link's token signs its holder in.
  */
-function requestSerializer(req: unknown): unknown {
-  if (typeof req !== 'object' || req === null) return req
-  const r = req as {
-    raw?: unknown
-    method?: string
-    url?: unknown
-    headers?: Record<string, unknown>
-    host?: string
-    ip?: string
-    socket?: { remotePort?: number }
-  }
-  const url = typeof r.url === 'string' ? censorUrl(r.url) : r.url
-  if (r.raw === undefined) return { ...r, url }
+export function serializeRequest(request: LoggedRequest): unknown {
+  // Anything else logged under `req` is left to the redaction paths.
+  if (typeof request !== 'object' || typeof request.url !== 'string') return request
   return {
-    method: r.method,
-    url,
-    version: r.headers?.['accept-version'],
-    host: r.host,
-    remoteAddress: r.ip,
-    remotePort: r.socket?.remotePort,
+    method: request.method,
+    url: redactUrl(request.url),
+    version: request.headers?.['accept-version'],
+    host: request.host,
+    remoteAddress: request.ip,
+    remotePort: request.socket?.remotePort,
   }
 }
 
 /**
  * The server's pino logger: JSON lines, `LOG_LEVEL`, to `LOG_FILE` (appended) or standard output,
- * with {@link REDACT_PATHS} censored, and request URLs through {@link censorUrl}.
+ * with {@link REDACT_PATHS} censored and request URLs logged through {@link serializeRequest}.
  *
  * @param destination A stream for tests. @default LOG_FILE or stdout
  */
@@ -95,7 +65,7 @@ export function createLogger(
     {
       level: LEVELS[options.level],
       redact: { paths: [...REDACT_PATHS], censor: REDACT_CENSOR },
-      serializers: { req: requestSerializer },
+      serializers: { req: serializeRequest },
       base: { component: 'api' },
     },
     stream,

@@ -53,4 +53,11 @@ export {
   type Values,
 } from './table.js'
 export { parseEnvFile, readEnvFile, type ReadEnvFileOptions } from './env-file.js'
-export { REDACT_CENSOR, REDACT_PATHS, SECRET_HEADERS, SECRET_KEYS } from './redact.js'
+export {
+  REDACT_CENSOR,
+  REDACT_PATHS,
+  SECRET_HEADERS,
+  SECRET_KEYS,
+  SECRET_QUERY_PARAMS,
+  redactUrl,
+} from './redact.js'

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest'
-import { REDACT_CENSOR, REDACT_PATHS, SECRET_HEADERS, SECRET_KEYS } from './redact.js'
+import {
+  REDACT_CENSOR,
+  REDACT_PATHS,
+  SECRET_HEADERS,
+  SECRET_KEYS,
+  SECRET_QUERY_PARAMS,
+  redactUrl,
+} from './redact.js'
 
 describe('REDACT_PATHS', () => {
   it('covers each secret key at the top level and one level down', () => {
@@ -32,5 +39,28 @@ describe('REDACT_PATHS', () => {
   it('cannot be changed by a caller', () => {
     expect(Object.isFrozen(REDACT_PATHS)).toBe(true)
     expect(Object.isFrozen(SECRET_KEYS)).toBe(true)
+  })
+})
+
+describe('redactUrl', () => {
+  it('censors the values of secret query parameters and keeps the rest as written', () => {
+    expect(redactUrl('/verify?token=abc123&type=signup&redirect_to=http://x/cb')).toBe(
+      '/verify?token=[redacted]&type=signup&redirect_to=http://x/cb',
+    )
+    expect(redactUrl('/cb?code=c0de&token_hash=h&nonce=n&code_verifier=v&state=s')).toBe(
+      '/cb?code=[redacted]&token_hash=[redacted]&nonce=[redacted]&code_verifier=[redacted]&state=s',
+    )
+    expect(SECRET_QUERY_PARAMS).toEqual(expect.arrayContaining([...SECRET_KEYS, 'code']))
+  })
+
+  it('matches encoded and upper-case names, and survives malformed escapes and fragments', () => {
+    expect(redactUrl('/verify?%74oken=abc&TOKEN=def')).toBe(
+      '/verify?%74oken=[redacted]&TOKEN=[redacted]',
+    )
+    expect(redactUrl('/verify?%E0%A4%A=1&token=abc#frag')).toBe(
+      '/verify?%E0%A4%A=1&token=[redacted]#frag',
+    )
+    expect(redactUrl('/health')).toBe('/health')
+    expect(redactUrl('/verify?token&type=x')).toBe('/verify?token&type=x')
   })
 })

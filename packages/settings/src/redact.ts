@@ -76,3 +76,58 @@ export const REDACT_PATHS: readonly string[] = Object.freeze([
 
 /** What a redacted value is replaced with. */
 export const REDACT_CENSOR = '[redacted]'
+
+/**
+ * Query-string parameters whose values are credentials: {@link SECRET_KEYS} and the one-time
+ * values of mailed links and redirects (`token_hash`, the PKCE `code`, `auth_code` and
+ * `code_verifier`, the reauthentication `nonce`, OAuth `state` and OAuth 1.0a `oauth_token` and
+ * `oauth_verifier`). `code` is a secret only in a URL: as a log key
+ * it is an error code, so it is not in {@link SECRET_KEYS}.
+ */
+export const SECRET_QUERY_PARAMS: readonly string[] = Object.freeze([
+  ...SECRET_KEYS,
+  'token_hash',
+  'code',
+  'auth_code',
+  'code_verifier',
+  'nonce',
+  'state',
+  'oauth_token',
+  'oauth_verifier',
+])
+
+const secretParams = new Set(SECRET_QUERY_PARAMS.map((name) => name.toLowerCase()))
+
+/** A query-string name decoded (`+` as space), or as written when its escapes are malformed. */
+function paramName(raw: string): string {
+  try {
+    return decodeURIComponent(raw.replaceAll('+', ' ')).toLowerCase()
+  } catch {
+    return raw.toLowerCase()
+  }
+}
+
+/**
+ * A request target (`/verify?token=…&type=signup`) with the value of every
+ * {@link SECRET_QUERY_PARAMS} parameter (names compared case-insensitively, percent-escapes
+ * decoded) replaced by {@link REDACT_CENSOR}; everything else is kept as written, so that a log
+ * still shows what was asked for. For logging request URLs.
+ *
+ * @example `redactUrl('/verify?token=abc&type=signup')` is
+ *   `'/verify?token=[redacted]&type=signup'`.
+ */
+export function redactUrl(url: string): string {
+  const query = url.indexOf('?')
+  if (query === -1) return url
+  const fragment = url.indexOf('#', query)
+  const end = fragment === -1 ? url.length : fragment
+  const params = url
+    .slice(query + 1, end)
+    .split('&')
+    .map((part) => {
+      const equals = part.indexOf('=')
+      const name = equals === -1 ? part : part.slice(0, equals)
+      return equals !== -1 && secretParams.has(paramName(name)) ? `${name}=${REDACT_CENSOR}` : part
+    })
+  return `${url.slice(0, query + 1)}${params.join('&')}${url.slice(end)}`
+}

@@ -13,6 +13,7 @@ import {
 import { generateLink } from '../services/generate-link.js'
 import { UUID_PATTERN } from '../services/validation.js'
 import { adminClaimsOf, requireAdmin } from './hooks.js'
+import { requestRedirectTo } from './redirect-to.js'
 import { clientIp, requestContext } from './request-context.js'
 import type { RouteGroup } from './routes.js'
 import {
@@ -76,8 +77,6 @@ const GenerateLinkBody = Body({
   password: StringField(),
   data: ObjectField(),
   redirect_to: StringField(),
-  /** auth-js sends the option under this name too. */
-  redirectTo: StringField(),
 })
 
 const GenerateLinkQuery = Query({ redirect_to: OptionalParam() })
@@ -216,7 +215,7 @@ export const adminRoutes: RouteGroup = (app, ctx) => {
           newEmail: str(body.new_email),
           password: str(body.password),
           data: obj(body.data) ?? {},
-          redirectTo: request.query.redirect_to || str(body.redirect_to) || str(body.redirectTo),
+          redirectTo: requestRedirectTo(request, settings),
         },
         requestContext(request, settings),
         request.deadline,

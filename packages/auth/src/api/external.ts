@@ -21,6 +21,7 @@ import { toAuthError } from './errors/error-handler.js'
 import { wireErrorOf } from './errors/wire.js'
 import { requestContext } from './request-context.js'
 import type { RouteGroup } from './routes.js'
+import { requestRedirectTo } from './redirect-to.js'
 
 /** A request's query as strings (the query parser keeps each parameter's first value). */
 export function queryOf(request: FastifyRequest): Record<string, string> {
@@ -169,7 +170,7 @@ export const externalRoutes: RouteGroup = (app, ctx) => {
     const url = await startExternalSignIn(ctx, {
       provider: query.provider ?? '',
       scopes: query.scopes ?? '',
-      redirectTo: query.redirect_to ?? '',
+      redirectTo: requestRedirectTo(request, ctx.settings),
       codeChallenge: query.code_challenge ?? '',
       codeChallengeMethod: query.code_challenge_method ?? '',
       query,

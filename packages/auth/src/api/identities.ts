@@ -15,6 +15,7 @@ import { authOf, requireAuthentication } from './hooks.js'
 import { requestContext } from './request-context.js'
 import type { RouteGroup } from './routes.js'
 import { Param, Params } from './schema.js'
+import { requestRedirectTo } from './redirect-to.js'
 
 const IdentityParams = Params({
   identity_id: Param({
@@ -35,7 +36,7 @@ export const identityRoutes: RouteGroup = (app, ctx) => {
     const url = await startExternalSignIn(ctx, {
       provider: query.provider ?? '',
       scopes: query.scopes ?? '',
-      redirectTo: query.redirect_to ?? '',
+      redirectTo: requestRedirectTo(request, ctx.settings),
       codeChallenge: query.code_challenge ?? '',
       codeChallengeMethod: query.code_challenge_method ?? '',
       query,

@@ -2,6 +2,7 @@ import { adminAuditActor } from '../models/audit-log.js'
 import { inviteUser } from '../services/invite.js'
 import { adminClaimsOf, requireAdmin } from './hooks.js'
 import { requestContext } from './request-context.js'
+import { requestRedirectTo } from './redirect-to.js'
 import type { RouteGroup } from './routes.js'
 import { Body, ObjectField, OptionalParam, Query, StringField, obj, str } from './schema.js'
 import { serializeUser } from './serializers.js'
@@ -31,7 +32,7 @@ export const inviteRoutes: RouteGroup = (app, ctx) => {
         {
           email: str(request.body.email),
           data: obj(request.body.data) ?? {},
-          redirectTo: request.query.redirect_to ?? '',
+          redirectTo: requestRedirectTo(request, ctx.settings),
         },
         adminAuditActor(adminClaimsOf(request)),
         requestContext(request, ctx.settings),

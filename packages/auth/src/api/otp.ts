@@ -1,7 +1,9 @@
+import type { FastifyRequest } from 'fastify'
 import type { Static } from 'typebox'
 import { sendMagicLink, sendOtp, type OtpParams } from '../services/magic-link.js'
 import { rateLimit, verifyCaptcha } from './hooks.js'
 import { requestContext } from './request-context.js'
+import { requestRedirectTo } from './redirect-to.js'
 import type { RouteGroup } from './routes.js'
 import {
   Body,
@@ -41,10 +43,12 @@ export const otpRoutes: RouteGroup = (app, ctx) => {
     preHandler: [verifyCaptcha(ctx), rateLimit(ctx, 'otp')],
   }
   /** The request as `POST /otp` reads it (`/magiclink` reads the same, always creating users). */
-  const paramsOf = (request: {
-    body: Static<typeof OtpBody>
-    query: Static<typeof RedirectQuery>
-  }): OtpParams => ({
+  const paramsOf = (
+    request: FastifyRequest<{
+      Body: Static<typeof OtpBody>
+      Querystring: Static<typeof RedirectQuery>
+    }>,
+  ): OtpParams => ({
     email: str(request.body.email),
     phone: str(request.body.phone),
     channel: str(request.body.channel),
@@ -52,7 +56,7 @@ export const otpRoutes: RouteGroup = (app, ctx) => {
     data: obj(request.body.data) ?? {},
     codeChallenge: str(request.body.code_challenge),
     codeChallengeMethod: str(request.body.code_challenge_method),
-    redirectTo: request.query.redirect_to ?? '',
+    redirectTo: requestRedirectTo(request, ctx.settings),
   })
 
   app.post('/otp', options, async (request) => {

@@ -1,7 +1,8 @@
-import { UnprocessableEntityError } from '../errors.js'
+import { BadRequestError } from '../errors.js'
 import { recoverPassword } from '../services/recovery.js'
 import { rateLimit, verifyCaptcha } from './hooks.js'
 import { requestContext } from './request-context.js'
+import { requestRedirectTo } from './redirect-to.js'
 import type { RouteGroup } from './routes.js'
 import { Body, ObjectField, OptionalParam, Query, StringField, str } from './schema.js'
 
@@ -29,7 +30,7 @@ export const recoverRoutes: RouteGroup = (app, ctx) => {
     },
     async (request) => {
       if (!ctx.settings.external.emailEnabled) {
-        throw new UnprocessableEntityError('email_provider_disabled', 'Email logins are disabled')
+        throw new BadRequestError('email_provider_disabled', 'Email logins are disabled')
       }
       const { body } = request
       await recoverPassword(
@@ -38,7 +39,7 @@ export const recoverRoutes: RouteGroup = (app, ctx) => {
           email: str(body.email),
           codeChallenge: str(body.code_challenge),
           codeChallengeMethod: str(body.code_challenge_method),
-          redirectTo: request.query.redirect_to ?? '',
+          redirectTo: requestRedirectTo(request, ctx.settings),
         },
         requestContext(request, ctx.settings),
       )

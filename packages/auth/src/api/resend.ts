@@ -1,6 +1,7 @@
 import { resend } from '../services/resend.js'
 import { rateLimit, verifyCaptcha } from './hooks.js'
 import { requestContext } from './request-context.js'
+import { requestRedirectTo } from './redirect-to.js'
 import type { RouteGroup } from './routes.js'
 import { Body, ObjectField, OptionalParam, Query, StringField, str } from './schema.js'
 
@@ -38,7 +39,7 @@ export const resendRoutes: RouteGroup = (app, ctx) => {
           phone: str(body.phone),
           codeChallenge: str(body.code_challenge),
           codeChallengeMethod: str(body.code_challenge_method),
-          redirectTo: request.query.redirect_to ?? '',
+          redirectTo: requestRedirectTo(request, ctx.settings),
         },
         requestContext(request, ctx.settings),
       )

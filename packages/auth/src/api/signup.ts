@@ -1,6 +1,7 @@
 import { signUp } from '../services/signup.js'
 import { rateLimit, verifyCaptcha } from './hooks.js'
 import { requestContext } from './request-context.js'
+import { requestRedirectTo } from './redirect-to.js'
 import { Body, ObjectField, OptionalParam, Query, StringField, obj, str } from './schema.js'
 import { serializeSession, serializeUser } from './serializers.js'
 import type { RouteGroup } from './routes.js'
@@ -43,7 +44,7 @@ export const signupRoutes: RouteGroup = (app, ctx) => {
           channel: str(body.channel),
           codeChallenge: str(body.code_challenge),
           codeChallengeMethod: str(body.code_challenge_method),
-          redirectTo: request.query.redirect_to ?? '',
+          redirectTo: requestRedirectTo(request, ctx.settings),
         },
         requestContext(request, ctx.settings),
         request.deadline,

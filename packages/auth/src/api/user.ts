@@ -4,6 +4,7 @@ import { tokenAudience } from '../services/authentication.js'
 import { reauthenticate } from '../services/reauthentication.js'
 import { updateOwnUser } from '../services/users.js'
 import { authOf, rateLimit, requireAuthentication } from './hooks.js'
+import { requestRedirectTo } from './redirect-to.js'
 import { requestAudience, requestContext } from './request-context.js'
 import type { RouteGroup } from './routes.js'
 import { Body, ObjectField, OptionalParam, Query, StringField, obj, str } from './schema.js'
@@ -65,10 +66,11 @@ export const userRoutes: RouteGroup = (app, ctx) => {
           nonce: str(body.nonce),
           codeChallenge: str(body.code_challenge),
           codeChallengeMethod: str(body.code_challenge_method),
-          redirectTo: request.query.redirect_to ?? '',
+          redirectTo: requestRedirectTo(request, settings),
         },
         requestContext(request, settings),
         request.deadline,
+        request.log,
       )
       return serializeUser(user, identities)
     },

@@ -1,7 +1,6 @@
 import type { FastifyReply } from 'fastify'
 import type { AppContext } from '../context.js'
 import { AuthError } from '../errors.js'
-import { redirectTarget } from '../services/redirect.js'
 import {
   checkVerifyParams,
   verify,
@@ -11,6 +10,7 @@ import {
 import { wireErrorOf } from './errors/wire.js'
 import { rateLimit } from './hooks.js'
 import { requestContext } from './request-context.js'
+import { requestRedirectTo } from './redirect-to.js'
 import type { RouteGroup } from './routes.js'
 import { Body, ObjectField, OptionalParam, Query, StringField, str } from './schema.js'
 import { serializeSession } from './serializers.js'
@@ -111,17 +111,17 @@ export const verifyRoutes: RouteGroup = (app, ctx: AppContext) => {
         tokenHash: '',
         email: '',
         phone: '',
-        redirectTo: request.query.redirect_to ?? '',
+        redirectTo: requestRedirectTo(request, ctx.settings),
       }
       // Malformed requests are answered as JSON: no redirect target is trusted yet.
       checkVerifyParams('GET', params)
       try {
-        const outcome = await verify(ctx, 'GET', params, requestContext(request, ctx.settings))
+        const client = requestContext(request, ctx.settings)
+        const outcome = await verify(ctx, 'GET', params, client, request.log)
         return await reply.redirect(successLocation(outcome), 303)
       } catch (error) {
         if (!(error instanceof AuthError)) throw error
-        const redirectTo = redirectTarget(ctx.settings, params.redirectTo)
-        return redirectError(reply, error, redirectTo, params.token.startsWith('pkce_'))
+        return redirectError(reply, error, params.redirectTo, params.token.startsWith('pkce_'))
       }
     },
   )
@@ -143,9 +143,10 @@ export const verifyRoutes: RouteGroup = (app, ctx: AppContext) => {
           tokenHash: str(body.token_hash),
           email: str(body.email),
           phone: str(body.phone),
-          redirectTo: str(body.redirect_to) || (request.query.redirect_to ?? ''),
+          redirectTo: requestRedirectTo(request, ctx.settings),
         },
         requestContext(request, ctx.settings),
+        request.log,
       )
       if (outcome.kind === 'session') {
         return { ...serializeSession(outcome.session), type: outcome.type }

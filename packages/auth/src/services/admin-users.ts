@@ -29,7 +29,7 @@ import {
   type UserChanges,
 } from '../models/user.js'
 import type { Queryable } from '../storage/db.js'
-import { enforcePasswordLength, enforcePasswordPolicy } from './passwords.js'
+import { enforcePasswordLength, enforcePasswordPolicy, randomPassword } from './passwords.js'
 import {
   assertEmailFree,
   createUser,
@@ -54,11 +54,6 @@ export function parseBanDuration(value: string): number | null {
       cause: error,
     })
   }
-}
-
-/** A random 64-character password for users created without one (upstream). */
-function randomPassword(ctx: Pick<AppContext, 'random'>): string {
-  return Buffer.from(ctx.random.bytes(48)).toString('base64url').slice(0, 64)
 }
 
 /**

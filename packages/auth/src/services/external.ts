@@ -14,7 +14,6 @@ import { signInWithIdentity } from './identities.js'
 import { sendNotification, type NotificationLog } from './notifications.js'
 import { parsePkceChallenge, type PkceChallenge } from './pkce.js'
 import { signState, verifyState, type OAuthState } from './oauth-state.js'
-import { redirectTarget } from './redirect.js'
 
 /** Query parameters of `/authorize` that are never forwarded to the provider (upstream). */
 const NOT_FORWARDED = new Set([
@@ -38,7 +37,7 @@ export interface ExternalAuthorizeParams {
   readonly provider: string
   /** `scopes`: comma- or space-separated, added to the provider's defaults. */
   readonly scopes: string
-  /** The requested `redirect_to`; `SITE_URL` when not allowed. */
+  /** Where to land afterwards: the request's `redirect_to`, already validated (else `SITE_URL`). */
   readonly redirectTo: string
   readonly codeChallenge: string
   readonly codeChallengeMethod: string
@@ -94,7 +93,7 @@ export async function startExternalSignIn(
     challenge === undefined ? '' : await createOAuthFlowState(ctx, provider.name, challenge)
   const state = await signState(ctx, {
     provider: provider.name,
-    referrer: redirectTarget(ctx.settings, params.redirectTo),
+    referrer: params.redirectTo,
     flowStateId,
     linkingTargetId: params.linkingTargetId,
   })

@@ -14,7 +14,6 @@ import { prepareEmailChange } from './email-change.js'
 import type { PreparedMail } from './mail.js'
 import { enforcePasswordPolicy } from './passwords.js'
 import { prepareRecovery } from './recovery.js'
-import { redirectTarget } from './redirect.js'
 import {
   assertEmailFree,
   createUser,
@@ -42,7 +41,7 @@ export interface GenerateLinkParams {
   readonly password: string
   /** `user_metadata` of a user created on the way. */
   readonly data: JsonObject
-  /** The requested `redirect_to`; `SITE_URL` when not allowed. */
+  /** Where the user lands: the request's validated `redirect_to`, else `SITE_URL`. */
   readonly redirectTo: string
 }
 
@@ -86,7 +85,7 @@ export async function generateLink(
     enforcePasswordPolicy(ctx.settings, params.password)
     encryptedPassword = await ctx.passwords.hash(params.password, signal)
   }
-  const redirectTo = redirectTarget(ctx.settings, params.redirectTo)
+  const { redirectTo } = params
   return ctx.db.transaction(async (tx) => {
     const now = ctx.clock.now()
     const owner = await findUserOwningEmail(tx, email)

@@ -10,7 +10,6 @@ import { addAuditLogEntry, type AuditActor } from '../models/audit-log.js'
 import type { JsonObject } from '../models/json.js'
 import { findUserOwningEmail } from '../models/user.js'
 import { sendConfirmation } from './confirmation.js'
-import { redirectTarget } from './redirect.js'
 import { createUser, userWithIdentities, type UserWithIdentities } from './users.js'
 import { validateEmail } from './validation.js'
 
@@ -19,7 +18,7 @@ export interface Invitation {
   /** The address (validated here). */
   readonly email: string
   readonly data: JsonObject
-  /** The requested `redirect_to`; `SITE_URL` when not allowed. */
+  /** Where the user lands: the request's validated `redirect_to`, else `SITE_URL`. */
   readonly redirectTo: string
 }
 
@@ -38,7 +37,7 @@ export async function inviteUser(
   client: RequestContext,
 ): Promise<UserWithIdentities> {
   const email = validateEmail(invitation.email)
-  const redirectTo = redirectTarget(ctx.settings, invitation.redirectTo)
+  const { redirectTo } = invitation
   return ctx.db.transaction(async (tx) => {
     const now = ctx.clock.now()
     const existing = await findUserOwningEmail(tx, email)

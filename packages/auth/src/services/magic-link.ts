@@ -13,9 +13,9 @@ import { addAuditLogEntry, auditActor } from '../models/audit-log.js'
 import type { JsonObject } from '../models/json.js'
 import { findUserOwningEmail, getUserById } from '../models/user.js'
 import { sendConfirmation } from './confirmation.js'
+import { randomPassword } from './passwords.js'
 import { parsePkceChallenge } from './pkce.js'
 import { sendRecovery } from './recovery.js'
-import { redirectTarget } from './redirect.js'
 import { createUser } from './users.js'
 import { validateEmail } from './validation.js'
 
@@ -28,7 +28,7 @@ export interface MagicLinkParams {
   readonly createUser: boolean
   readonly codeChallenge: string
   readonly codeChallengeMethod: string
-  /** The requested `redirect_to`; `SITE_URL` when not allowed. */
+  /** Where the user lands: the request's validated `redirect_to`, else `SITE_URL`. */
   readonly redirectTo: string
 }
 
@@ -55,7 +55,7 @@ export async function sendMagicLink(
   }
   const email = validateEmail(params.email)
   const pkce = parsePkceChallenge(params.codeChallenge, params.codeChallengeMethod)
-  const redirectTo = redirectTarget(settings, params.redirectTo)
+  const { redirectTo } = params
   await ctx.db.transaction(async (tx) => {
     const now = ctx.clock.now()
     const owner = await findUserOwningEmail(tx, email)
@@ -84,6 +84,8 @@ export async function sendMagicLink(
             email,
             data: params.data,
             emailConfirmed: autoconfirm,
+            // Signed up with a temporary password, as upstream.
+            encryptedPassword: await ctx.passwords.hash(randomPassword(ctx)),
           },
           now,
         )

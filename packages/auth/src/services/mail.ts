@@ -1,7 +1,8 @@
 /**
- * What every flow mail shares: the one-time code and its hash, the `/verify` link, the
- * per-user send interval (`SMTP_MAX_FREQUENCY`) and the server-wide budget
- * (`RATE_LIMIT_EMAIL_SENT`), and the mapping of a failed send to upstream's error.
+ * What every flow mail shares: the one-time code and its hash, the link's `MAILER_URLPATHS_*`
+ * (the link itself is built by `mailer/links.ts`), the per-user send interval
+ * (`SMTP_MAX_FREQUENCY`) and the server-wide budget (`RATE_LIMIT_EMAIL_SENT`), and the mapping
+ * of a failed send to upstream's error.
  *
  * @see https://github.com/supabase/auth/blob/master/internal/api/mail.go
  * @see https://github.com/supabase/auth/blob/master/internal/crypto/crypto.go
@@ -11,6 +12,7 @@ import { createHash } from 'node:crypto'
 import type { Settings } from '../conf/settings.js'
 import type { AppContext } from '../context.js'
 import { InternalServerError, TooManyRequestsError } from '../errors.js'
+import { verificationLink, type LinkPath } from '../mailer/links.js'
 import type { MailMessage } from '../mailer/mailer.js'
 import { upsertOneTimeToken, type OneTimeTokenType } from '../models/one-time-token.js'
 import { updateUser, type User, type UserChanges } from '../models/user.js'
@@ -61,21 +63,13 @@ export function issueOtp(
   return { otp, hash: pkce ? PKCE_TOKEN_PREFIX + hash : hash }
 }
 
-/**
- * The link of a flow mail: `<API_EXTERNAL_URL>/verify?token=<hash>&type=<type>&redirect_to=<r>`
- * (upstream `getPath`).
- */
-export function actionLink(
-  settings: Settings,
-  type: EmailVerificationType,
-  hash: string,
-  redirectTo: string,
-): string {
-  const link = new URL('verify', settings.apiExternalUrl.replace(/\/?$/, '/'))
-  link.searchParams.set('token', hash)
-  link.searchParams.set('type', type)
-  link.searchParams.set('redirect_to', redirectTo)
-  return link.toString()
+/** The `MAILER_URLPATHS_*` of each link type (magic links use the recovery path, as upstream). */
+const LINK_PATHS: Readonly<Record<EmailVerificationType, LinkPath>> = {
+  signup: 'confirmation',
+  invite: 'invite',
+  recovery: 'recovery',
+  magiclink: 'magicLink',
+  email_change: 'emailChange',
 }
 
 /**
@@ -188,8 +182,10 @@ export async function recordTokens(
 }
 
 /**
- * Builds the mail of a recorded token: its `/verify` link and the message for the mailer.
+ * Builds the mail of a recorded token: its link (`API_EXTERNAL_URL` resolved with the type's
+ * `MAILER_URLPATHS_*`, see `verificationLink`) and the message for the mailer.
  *
+ * @param redirectTo The validated redirect target (`''`: none in the link).
  * @param user The user as updated (`{{ .Email }}` and `{{ .Data }}` come from it).
  * @param extra Further message fields, such as `newEmail`.
  */
@@ -203,7 +199,11 @@ export function flowMail(
   redirectTo: string,
   extra: Partial<MailMessage> = {},
 ): PreparedMail {
-  const link = actionLink(settings, type, issued.hash, redirectTo)
+  const link = verificationLink(settings, LINK_PATHS[type], {
+    token: issued.hash,
+    type,
+    redirectTo,
+  })
   return {
     user,
     otp: issued.otp,

@@ -1,4 +1,5 @@
 import type { Settings } from '../conf/settings.js'
+import type { AppContext } from '../context.js'
 import { checkPasswordStrength, isTooLong } from '../crypto/password.js'
 import { BadRequestError, WeakPasswordError } from '../errors.js'
 
@@ -27,4 +28,13 @@ export function enforcePasswordPolicy(settings: Settings, password: string): voi
   if (weak) {
     throw new WeakPasswordError(weak.message, weak.reasons)
   }
+}
+
+/**
+ * A random 64-character password (base64url of 48 random bytes) for a user who has none: one
+ * created by an admin without a password, an invitee accepting the invite, or an unknown address
+ * signed up by a magic link (upstream gives each a temporary password).
+ */
+export function randomPassword(ctx: Pick<AppContext, 'random'>): string {
+  return Buffer.from(ctx.random.bytes(48)).toString('base64url')
 }

@@ -21,7 +21,6 @@ import {
   type PreparedMail,
 } from './mail.js'
 import { parsePkceChallenge, startFlowState, type PkceChallenge } from './pkce.js'
-import { redirectTarget } from './redirect.js'
 import { validateEmail } from './validation.js'
 
 /**
@@ -99,7 +98,7 @@ export interface RecoverParams {
   readonly email: string
   readonly codeChallenge: string
   readonly codeChallengeMethod: string
-  /** The requested `redirect_to`; `SITE_URL` when not allowed. */
+  /** Where the user lands: the request's validated `redirect_to`, else `SITE_URL`. */
   readonly redirectTo: string
 }
 
@@ -120,7 +119,7 @@ export async function recoverPassword(
   }
   const email = validateEmail(params.email)
   const pkce = parsePkceChallenge(params.codeChallenge, params.codeChallengeMethod)
-  const redirectTo = redirectTarget(ctx.settings, params.redirectTo)
+  const { redirectTo } = params
   await ctx.db.transaction(async (tx) => {
     const now = ctx.clock.now()
     const found = await findUserByEmail(tx, email, client.aud)

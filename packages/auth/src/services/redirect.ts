@@ -78,11 +78,6 @@ export function isRedirectUrlValid(settings: Settings, redirectTo: string): bool
   return settings.uriAllowList.some((glob) => compileGlob(glob).test(withoutFragment))
 }
 
-/** `redirect_to` if it is allowed, else `SITE_URL`. */
-export function redirectTarget(settings: Settings, redirectTo: string): string {
-  return isRedirectUrlValid(settings, redirectTo) ? redirectTo : settings.siteUrl
-}
-
 /** The places a request may name its `redirect_to`, each `''` when absent. */
 export interface RedirectCandidates {
   /** The `redirect_to` request header. */

@@ -12,7 +12,6 @@ import { findUserByEmail, findUserByPhone, getUserById } from '../models/user.js
 import { sendConfirmation } from './confirmation.js'
 import { sendEmailChange } from './email-change.js'
 import { parsePkceChallenge } from './pkce.js'
-import { redirectTarget } from './redirect.js'
 import { validateEmail, validatePhone } from './validation.js'
 
 /** A `POST /resend` request; absent fields are `''`. */
@@ -22,7 +21,7 @@ export interface ResendParams {
   readonly phone: string
   readonly codeChallenge: string
   readonly codeChallengeMethod: string
-  /** The requested `redirect_to`; `SITE_URL` when not allowed. */
+  /** Where the user lands: the request's validated `redirect_to`, else `SITE_URL`. */
   readonly redirectTo: string
 }
 
@@ -30,7 +29,8 @@ export interface ResendParams {
  * Sends the pending confirmation (`signup`, by email; `sms`, by SMS) or email change
  * (`email_change`) again. `phone_change` is accepted and sends nothing until phone changes exist.
  *
- * @throws {@link BadRequestError} 400 `validation_failed` with upstream's texts; 429
+ * @throws {@link BadRequestError} 400 `validation_failed` with upstream's texts, 400
+ *   `email_provider_disabled` "Email logins are disabled" under `EXTERNAL_EMAIL_ENABLED=false`; 429
  *   `over_email_send_rate_limit`; 500 when the mail fails.
  */
 export async function resend(
@@ -61,10 +61,13 @@ export async function resend(
   if (!byEmail && params.phone === '') {
     throw new BadRequestError('validation_failed', 'Type provided requires a phone number')
   }
+  if (params.email !== '' && !ctx.settings.external.emailEnabled) {
+    throw new BadRequestError('email_provider_disabled', 'Email logins are disabled')
+  }
   const email = byEmail ? validateEmail(params.email) : ''
   const phone = byEmail ? '' : validatePhone(params.phone)
   const pkce = parsePkceChallenge(params.codeChallenge, params.codeChallengeMethod)
-  const redirectTo = redirectTarget(ctx.settings, params.redirectTo)
+  const { redirectTo } = params
   await ctx.db.transaction(async (tx) => {
     const now = ctx.clock.now()
     const found = byEmail

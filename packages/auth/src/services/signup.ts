@@ -16,7 +16,6 @@ import type { IssuedSession, PendingTokens } from '../tokens/service.js'
 import { sendConfirmation } from './confirmation.js'
 import { enforcePasswordPolicy } from './passwords.js'
 import { parsePkceChallenge } from './pkce.js'
-import { redirectTarget } from './redirect.js'
 import { createUser } from './users.js'
 import { validateEmail, validatePhone } from './validation.js'
 
@@ -33,7 +32,7 @@ export interface SignUpParams {
   readonly channel: string
   readonly codeChallenge: string
   readonly codeChallengeMethod: string
-  /** The requested `redirect_to`; `SITE_URL` when not allowed. */
+  /** Where the user lands: the request's validated `redirect_to`, else `SITE_URL`. */
   readonly redirectTo: string
 }
 
@@ -186,7 +185,7 @@ export async function signUp(
     phone = validatePhone(params.phone)
   }
   const autoconfirm = provider === 'email' ? settings.mailer.autoconfirm : settings.sms.autoconfirm
-  const redirectTo = redirectTarget(settings, params.redirectTo)
+  const { redirectTo } = params
   const encryptedPassword = await ctx.passwords.hash(params.password, signal)
 
   /**

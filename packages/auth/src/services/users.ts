@@ -23,12 +23,11 @@ import {
 } from '../models/user.js'
 import type { Queryable } from '../storage/db.js'
 import { applyEmailChange, sendEmailChange } from './email-change.js'
-import { notifyPasswordChanged } from './notifications.js'
+import { notifyPasswordChanged, type NotificationLog } from './notifications.js'
 import { enforcePasswordPolicy } from './passwords.js'
 import { requireAal2IfVerifiedFactors } from './mfa.js'
 import { parsePkceChallenge } from './pkce.js'
 import { consumeReauthenticationNonce } from './reauthentication.js'
-import { redirectTarget } from './redirect.js'
 import { normalizePhone, validateEmail } from './validation.js'
 
 /**
@@ -201,7 +200,7 @@ export interface OwnChanges {
   readonly appMetadata: boolean
   readonly codeChallenge: string
   readonly codeChallengeMethod: string
-  /** The requested `redirect_to` of the email-change links; `SITE_URL` when not allowed. */
+  /** Where the email-change links land: the request's validated `redirect_to`, else `SITE_URL`. */
   readonly redirectTo: string
 }
 
@@ -214,6 +213,7 @@ export interface OwnChanges {
  * 24 hours needs the `nonce` of `GET /reauthenticate`.
  *
  * @param signal Aborts queued password work (the request's deadline).
+ * @param log Where a failed password-changed notification is reported (the request's logger).
  * @throws {@link ForbiddenError} `not_admin` for `app_metadata`; {@link UnprocessableEntityError}
  *   `validation_failed`, `same_password`, `email_exists`, `reauthentication_not_valid`;
  *   {@link BadRequestError} `reauthentication_needed`, the email and PKCE texts; the password
@@ -225,6 +225,7 @@ export async function updateOwnUser(
   changes: OwnChanges,
   client: RequestContext,
   signal: AbortSignal,
+  log?: NotificationLog,
 ): Promise<UserWithIdentities> {
   const { settings } = ctx
   const { user, session } = auth
@@ -245,7 +246,7 @@ export async function updateOwnUser(
     email: newEmail !== '',
   })
   const pkce = parsePkceChallenge(changes.codeChallenge, changes.codeChallengeMethod)
-  const redirectTo = redirectTarget(settings, changes.redirectTo)
+  const { redirectTo } = changes
   let encryptedPassword: string | undefined
   let nonceRequired = false
   if (changes.password !== undefined) {
@@ -318,6 +319,6 @@ export async function updateOwnUser(
     }
     return userWithIdentities(tx, updated)
   })
-  if (encryptedPassword !== undefined) await notifyPasswordChanged(ctx, result.user)
+  if (encryptedPassword !== undefined) await notifyPasswordChanged(ctx, result.user, log)
   return result
 }

@@ -38,8 +38,8 @@ import { isUniqueViolation } from '../storage/db.js'
 import type { IssuedSession, PendingTokens } from '../tokens/service.js'
 import { applyEmailChange } from './email-change.js'
 import { PKCE_TOKEN_PREFIX, tokenHash } from './mail.js'
-import { notifyEmailChanged } from './notifications.js'
-import { redirectTarget } from './redirect.js'
+import { notifyEmailChanged, type NotificationLog } from './notifications.js'
+import { randomPassword } from './passwords.js'
 import { assertEmailFree } from './users.js'
 import { normalizePhone, validateEmail } from './validation.js'
 
@@ -73,7 +73,7 @@ export interface VerifyParams {
   readonly tokenHash: string
   readonly email: string
   readonly phone: string
-  /** The requested `redirect_to`; `SITE_URL` when not allowed. */
+  /** Where the user lands: the request's validated `redirect_to`, else `SITE_URL`. */
   readonly redirectTo: string
 }
 
@@ -318,6 +318,10 @@ async function applyVerification(
     case 'signup':
     case 'invite':
       update.confirmationToken = ''
+      // An invitee without a password gets a random one; the app then asks for a real one.
+      if (user.encryptedPassword === '' && user.invitedAt !== null) {
+        update.encryptedPassword = await ctx.passwords.hash(randomPassword(ctx))
+      }
       await confirm(tx, user, update, 'email', now)
       await audit(type === 'invite' ? 'invite_accepted' : 'user_signedup')
       break
@@ -369,6 +373,7 @@ async function applyVerification(
  * hash) answers the flow's auth code instead of a session; POST always answers a session.
  *
  * @param method `GET` (a link) or `POST`.
+ * @param log Where a failed email-changed notification is reported (the request's logger).
  * @throws The errors of {@link checkVerifyParams}; {@link ForbiddenError} 403 `otp_expired`
  *   "Email link is invalid or has expired" (hash) or "Token has expired or is invalid" (code),
  *   403 `user_banned`; {@link NotFoundError} 404 `flow_state_not_found`; 422 `email_exists` when
@@ -379,17 +384,20 @@ export async function verify(
   method: 'GET' | 'POST',
   params: VerifyParams,
   client: RequestContext,
+  log?: NotificationLog,
 ): Promise<VerifyOutcome> {
   const checked = checkVerifyParams(method, params)
-  const redirectTo = redirectTarget(ctx.settings, params.redirectTo)
+  const { redirectTo } = params
+  /** A completed email change: the user with the new address, and the previous one. */
+  type EmailChanged = { readonly user: User; readonly oldEmail: string } | undefined
   type Done =
     | {
         kind: 'pending'
         pending: PendingTokens
         type: ResolvedVerificationType
-        oldEmail?: string
+        emailChanged: EmailChanged
       }
-    | { kind: 'code'; authCode: string }
+    | { kind: 'code'; authCode: string; emailChanged: EmailChanged }
     | { kind: 'half' }
   let done: Done
   try {
@@ -400,6 +408,10 @@ export async function verify(
       const pkce = method === 'GET' && candidate.token(user).startsWith(PKCE_TOKEN_PREFIX)
       const applied = await applyVerification(ctx, tx, user, candidate, client, now)
       if (applied.kind === 'half') return { kind: 'half' }
+      const emailChanged =
+        applied.oldEmail === undefined
+          ? undefined
+          : { user: applied.user, oldEmail: applied.oldEmail }
       if (pkce) {
         const flowMethod = candidate.resolved === 'signup' ? 'email/signup' : candidate.resolved
         const flow = await findLatestFlowStateOfUser(tx, user.id, flowMethod)
@@ -410,12 +422,10 @@ export async function verify(
           )
         }
         await markAuthCodeIssued(tx, flow.id, now)
-        return { kind: 'code', authCode: flow.authCode }
+        return { kind: 'code', authCode: flow.authCode, emailChanged }
       }
       const pending = await ctx.tokens.startSession(tx, applied.user, 'otp', client)
-      return applied.oldEmail === undefined
-        ? { kind: 'pending', pending, type: candidate.resolved }
-        : { kind: 'pending', pending, type: candidate.resolved, oldEmail: applied.oldEmail }
+      return { kind: 'pending', pending, type: candidate.resolved, emailChanged }
     })
   } catch (error) {
     if (isUniqueViolation(error, ctx.db.t.users)) {
@@ -429,8 +439,10 @@ export async function verify(
   if (done.kind === 'half') {
     return { kind: 'message', message: SINGLE_CONFIRMATION_ACCEPTED, redirectTo }
   }
+  if (done.emailChanged) {
+    await notifyEmailChanged(ctx, done.emailChanged.user, done.emailChanged.oldEmail, log)
+  }
   if (done.kind === 'code') return { kind: 'code', authCode: done.authCode, redirectTo }
   const session = await ctx.tokens.finish(done.pending)
-  if (done.oldEmail !== undefined) await notifyEmailChanged(ctx, session.user, done.oldEmail)
   return { kind: 'session', session, type: done.type, redirectTo }
 }

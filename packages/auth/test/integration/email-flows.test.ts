@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto'
+import { Writable } from 'node:stream'
 import { FakeClock } from '@gatehouse/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { MailMessage, SmsProvider } from '@gatehouse/auth'
+import { createLogger, type MailMessage, type SmsProvider } from '@gatehouse/auth'
 import { RecordingMailer, startTestServer, type TestServer } from '../helpers.js'
 
 /** Every email flow end to end, reading links and codes out of the recorded mails. */
@@ -823,5 +824,309 @@ describe('an anonymous user adding an email under MAILER_AUTOCONFIRM', () => {
     expect(res.json().email_confirmed_at).toEqual(expect.any(String))
     expect(res.json().new_email).toBeUndefined()
     expect(mailer.messages).toEqual([])
+  })
+})
+
+describe('mail links and redirect_to of every flow', () => {
+  const mailer = new RecordingMailer()
+  const logLines: string[] = []
+  const logger = createLogger(
+    { level: 'info', file: '' },
+    new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        logLines.push(chunk.toString('utf8'))
+        done()
+      },
+    }),
+  )
+  let server: TestServer
+  const APP = 'http://app.example.com'
+
+  beforeAll(async () => {
+    server = await startTestServer(
+      'email_links',
+      {
+        AUTHSVC_MAILER_AUTOCONFIRM: 'false',
+        AUTHSVC_URI_ALLOW_LIST: `${APP}/**`,
+        AUTHSVC_RATE_LIMIT_EMAIL_SENT: '1000',
+        AUTHSVC_MAILER_URLPATHS_CONFIRMATION: '/auth/v1/confirm',
+        AUTHSVC_MAILER_URLPATHS_INVITE: '/auth/v1/invite',
+        AUTHSVC_MAILER_URLPATHS_RECOVERY: '/auth/v1/recover',
+        AUTHSVC_MAILER_URLPATHS_EMAIL_CHANGE: '/auth/v1/change',
+        AUTHSVC_MAILER_NOTIFICATIONS_PASSWORD_CHANGED_ENABLED: 'true',
+      },
+      new FakeClock(Date.now()),
+      { deps: { mailer, logger } },
+    )
+  })
+  afterAll(async () => {
+    await server.close()
+  })
+
+  /** The path of a mailed link and its `redirect_to`. */
+  function linkOf(mail: MailMessage): { path: string; redirectTo: string | null; type: string } {
+    const url = new URL(mail.confirmationUrl)
+    return {
+      path: url.pathname,
+      redirectTo: url.searchParams.get('redirect_to'),
+      type: url.searchParams.get('type') ?? '',
+    }
+  }
+
+  async function confirmed(email: string): Promise<string> {
+    const res = await server.request('POST', '/signup', { body: { email, password: PASSWORD } })
+    expect(res.statusCode).toBe(200)
+    const mail = mailer.last(email, 'confirmation')
+    const verified = await server.request('POST', '/verify', {
+      body: { type: 'signup', email, token: mail.token },
+    })
+    expect(verified.statusCode).toBe(200)
+    return verified.json().access_token
+  }
+
+  it('sign-up takes redirect_to from the header before the query, and links through MAILER_URLPATHS_CONFIRMATION', async () => {
+    const email = 'links-signup@example.com'
+    const res = await server.request(
+      'POST',
+      `/signup?redirect_to=${encodeURIComponent(`${APP}/q`)}`,
+      {
+        body: { email, password: PASSWORD },
+        headers: { redirect_to: `${APP}/header` },
+      },
+    )
+    expect(res.statusCode).toBe(200)
+    expect(linkOf(mailer.last(email, 'confirmation'))).toEqual({
+      path: '/auth/v1/confirm',
+      redirectTo: `${APP}/header`,
+      type: 'signup',
+    })
+  })
+
+  it('magic link and recovery use the recovery path; a refused redirect_to falls back to the Referer, then SITE_URL', async () => {
+    const email = 'links-magic@example.com'
+    await confirmed(email)
+    const magic = await server.request('POST', '/magiclink', {
+      body: { email, redirect_to: 'https://evil.example.net/' },
+      headers: { referer: `${APP}/from-page` },
+    })
+    expect(magic.statusCode).toBe(200)
+    expect(linkOf(mailer.last(email, 'magic_link'))).toEqual({
+      path: '/auth/v1/recover',
+      redirectTo: `${APP}/from-page`,
+      type: 'magiclink',
+    })
+    const recovery = await server.request('POST', '/recover', {
+      body: { email },
+      headers: { referer: 'https://evil.example.net/page' },
+    })
+    expect(recovery.statusCode).toBe(429)
+    const other = 'links-recover@example.com'
+    await confirmed(other)
+    const recovered = await server.request('POST', '/recover', {
+      body: { email: other },
+      headers: { referer: 'https://evil.example.net/page' },
+    })
+    expect(recovered.statusCode).toBe(200)
+    expect(linkOf(mailer.last(other, 'recovery'))).toEqual({
+      path: '/auth/v1/recover',
+      redirectTo: SITE,
+      type: 'recovery',
+    })
+  })
+
+  it('invite, email change and generate_link use their own paths and the body redirect_to', async () => {
+    const invited = await server.request('POST', '/invite', {
+      token: server.serviceKey,
+      body: { email: 'links-invite@example.com', redirect_to: `${APP}/welcome` },
+    })
+    expect(invited.statusCode).toBe(200)
+    expect(linkOf(mailer.last('links-invite@example.com', 'invite'))).toEqual({
+      path: '/auth/v1/invite',
+      redirectTo: `${APP}/welcome`,
+      type: 'invite',
+    })
+
+    const token = await confirmed('links-change@example.com')
+    const changed = await server.request('PUT', '/user', {
+      token,
+      body: { email: 'links-changed@example.com', redirect_to: `${APP}/changed` },
+    })
+    expect(changed.statusCode).toBe(200)
+    expect(linkOf(mailer.last('links-changed@example.com', 'email_change'))).toEqual({
+      path: '/auth/v1/change',
+      redirectTo: `${APP}/changed`,
+      type: 'email_change',
+    })
+
+    const generated = await server.request('POST', '/admin/generate_link', {
+      token: server.serviceKey,
+      body: { type: 'magiclink', email: 'links-change@example.com', redirect_to: `${APP}/gl` },
+    })
+    expect(generated.statusCode).toBe(200)
+    const action = new URL(generated.json().action_link as string)
+    expect(action.pathname).toBe('/auth/v1/recover')
+    expect(action.searchParams.get('redirect_to')).toBe(`${APP}/gl`)
+    expect(generated.json().redirect_to).toBe(`${APP}/gl`)
+  })
+
+  it('GET /verify takes redirect_to from the query, refusing a foreign one for SITE_URL', async () => {
+    const email = 'links-verify@example.com'
+    await server.request('POST', '/signup', { body: { email, password: PASSWORD } })
+    const mail = mailer.last(email, 'confirmation')
+    const query = `token=${mail.tokenHash}&type=signup`
+    const foreign = await server.request(
+      'GET',
+      `/verify?${query}&redirect_to=${encodeURIComponent('https://evil.example.net/')}`,
+    )
+    expect(foreign.statusCode).toBe(303)
+    expect((foreign.headers.location as string).startsWith(`${SITE}/#access_token=`)).toBe(true)
+  })
+
+  it('the request log of GET /verify shows the path but never the token, code or nonce', async () => {
+    const email = 'links-log@example.com'
+    await server.request('POST', '/signup', { body: { email, password: PASSWORD } })
+    const { tokenHash } = mailer.last(email, 'confirmation')
+    logLines.length = 0
+    const res = await server.request(
+      'GET',
+      `/verify?type=signup&token=${tokenHash}&code=pkce-code-1&nonce=nonce-1&token_hash=hash-1`,
+    )
+    expect(res.statusCode).toBe(303)
+    const logged = logLines.join('')
+    expect(logged).toContain('/verify?type=signup&token=[redacted]&code=[redacted]')
+    for (const secret of [tokenHash, 'pkce-code-1', 'nonce-1', 'hash-1']) {
+      expect(logged).not.toContain(secret)
+    }
+  })
+
+  it('a failed notification leaves the change made and is logged as a warning of the request', async () => {
+    const token = await confirmed('links-notify@example.com')
+    logLines.length = 0
+    mailer.failing = true
+    try {
+      const res = await server.request('PUT', '/user', { token, body: { password: 'n3w-secret' } })
+      expect(res.statusCode).toBe(200)
+    } finally {
+      mailer.failing = false
+    }
+    const warning = logLines
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .find((entry) => entry.msg === 'Unable to send password changed notification email')
+    expect(warning).toMatchObject({ level: 40, kind: 'password_changed_notification' })
+    expect(typeof warning?.request_id).toBe('string')
+    const login = await server.request('POST', '/token?grant_type=password', {
+      body: { email: 'links-notify@example.com', password: 'n3w-secret' },
+    })
+    expect(login.statusCode).toBe(200)
+  })
+})
+
+describe('EXTERNAL_EMAIL_ENABLED=false and passwordless users at /verify', () => {
+  const mailer = new RecordingMailer()
+  let server: TestServer
+  let disabled: TestServer
+
+  beforeAll(async () => {
+    const clock = new FakeClock(Date.now())
+    const env = { AUTHSVC_MAILER_AUTOCONFIRM: 'false', AUTHSVC_RATE_LIMIT_EMAIL_SENT: '1000' }
+    server = await startTestServer('email_passwordless', env, clock, { deps: { mailer } })
+    disabled = await startTestServer(
+      'email_disabled',
+      { ...env, AUTHSVC_EXTERNAL_EMAIL_ENABLED: 'false' },
+      clock,
+      { deps: { mailer } },
+    )
+  })
+  afterAll(async () => {
+    await Promise.all([server.close(), disabled.close()])
+  })
+
+  it('refuses every email flow with upstream status, code and text, and sends nothing', async () => {
+    const email = 'disabled@example.com'
+    const cases: [string, Record<string, unknown>, number, string, string][] = [
+      [
+        '/signup',
+        { email, password: PASSWORD },
+        400,
+        'email_provider_disabled',
+        'Email signups are disabled',
+      ],
+      ['/otp', { email }, 422, 'email_provider_disabled', 'Email logins are disabled'],
+      ['/magiclink', { email }, 422, 'email_provider_disabled', 'Email logins are disabled'],
+      ['/recover', { email }, 400, 'email_provider_disabled', 'Email logins are disabled'],
+      [
+        '/resend',
+        { type: 'signup', email },
+        400,
+        'email_provider_disabled',
+        'Email logins are disabled',
+      ],
+      [
+        '/token?grant_type=password',
+        { email, password: PASSWORD },
+        422,
+        'email_provider_disabled',
+        'Email logins are disabled',
+      ],
+    ]
+    for (const [url, body, status, code, msg] of cases) {
+      const res = await disabled.request('POST', url, { body })
+      expect({ url, status: res.statusCode, body: res.json() }).toMatchObject({
+        url,
+        status,
+        body: { error_code: code, msg },
+      })
+    }
+    expect(mailer.to(email)).toEqual([])
+  })
+
+  it('an invitee without a password gets a random one on accepting the invite, as upstream', async () => {
+    const email = 'invitee@example.com'
+    const invited = await server.request('POST', '/invite', {
+      token: server.serviceKey,
+      body: { email },
+    })
+    expect(invited.statusCode).toBe(200)
+    const mail = mailer.last(email, 'invite')
+    const res = await server.request('GET', pathOf(mail.confirmationUrl))
+    expect(res.statusCode).toBe(303)
+    expect(fragmentOf(res.headers.location as string).type).toBe('invite')
+    const { rows } = await server.app.db.query(
+      `SELECT encrypted_password, email_confirmed_at FROM ${server.app.db.t.users} WHERE email = $1`,
+      [email],
+    )
+    expect(rows[0]?.encrypted_password).toMatch(/^\$2[aby]\$\d\d\$.{53}$/)
+    expect(rows[0]?.email_confirmed_at).not.toBeNull()
+  })
+
+  it('an unknown address asking for a magic link is signed up with a random password, as upstream', async () => {
+    const email = 'magic-new@example.com'
+    const res = await server.request('POST', '/magiclink', { body: { email } })
+    expect(res.statusCode).toBe(200)
+    expect(mailer.last(email, 'confirmation').token).toMatch(/^\d{6}$/)
+    const { rows } = await server.app.db.query(
+      `SELECT encrypted_password FROM ${server.app.db.t.users} WHERE email = $1`,
+      [email],
+    )
+    expect(rows[0]?.encrypted_password).toMatch(/^\$2[aby]\$\d\d\$.{53}$/)
+  })
+
+  it('a sign-up link of a user without a password confirms it without one, as upstream', async () => {
+    const email = 'passwordless@example.com'
+    const link = await server.request('POST', '/admin/generate_link', {
+      token: server.serviceKey,
+      body: { type: 'signup', email },
+    })
+    expect(link.statusCode).toBe(200)
+    const res = await server.request('POST', '/verify', {
+      body: { type: 'signup', token_hash: link.json().hashed_token },
+    })
+    expect(res.statusCode).toBe(200)
+    expect(res.json()).toMatchObject({ type: 'signup', user: { email } })
+    const { rows } = await server.app.db.query(
+      `SELECT encrypted_password FROM ${server.app.db.t.users} WHERE email = $1`,
+      [email],
+    )
+    expect(rows[0]?.encrypted_password).toBe('')
   })
 })
