@@ -48,7 +48,7 @@ describe('redactUrl', () => {
       '/verify?token=[redacted]&type=signup&redirect_to=http://x/cb',
     )
     expect(redactUrl('/cb?code=c0de&token_hash=h&nonce=n&code_verifier=v&state=s')).toBe(
-      '/cb?code=[redacted]&token_hash=[redacted]&nonce=[redacted]&code_verifier=[redacted]&state=s',
+      '/cb?code=[redacted]&token_hash=[redacted]&nonce=[redacted]&code_verifier=[redacted]&state=[redacted]',
     )
     expect(SECRET_QUERY_PARAMS).toEqual(expect.arrayContaining([...SECRET_KEYS, 'code']))
   })
