@@ -1,15 +1,17 @@
 /**
- * The Redis backend (`REDIS_TYPE=single`) on ioredis: one pipeline per request and connection of
- * `INCRBY key n` + `EXPIRE key ttl` per descriptor (upstream `fixed_cache_impl.go`), with SECOND
+ * The Redis backend (`REDIS_TYPE=single`) on ioredis: upstream's `INCRBY key n` + `EXPIRE key ttl`
+ * per descriptor (`fixed_cache_impl.go`) as one `EVALSHA` of {@link INCREMENT_SCRIPT}, the
+ * commands of every request of an event-loop turn in one pipeline per connection, with SECOND
  * limits routed to a second Redis when `REDIS_PERSECOND=true`. Connections fail fast while Redis
  * is down (the call gets the client's error, as upstream) and reconnect in the background, so the
  * service serves again as soon as Redis is back.
  *
  * @module
  */
+import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import type { ConnectionOptions } from 'node:tls'
-import { Redis, type RedisOptions } from 'ioredis'
+import { Redis, type Cluster, type RedisOptions } from 'ioredis'
 import type { Logger } from 'pino'
 import {
   BackendError,
@@ -128,20 +130,63 @@ class RedisPool {
   }
 }
 
-/** One request's part of a {@link TurnBatch}: its replies are `count` from `start`. */
+/**
+ * Upstream's `INCRBY key addend` + `EXPIRE key ttl` pair as one server-side step: the same key,
+ * the same TTL (set on every hit, so it is refreshed as upstream's is) and the same reply (the
+ * value after the increment, or the INCRBY's error). One command per descriptor instead of two halves the work of the
+ * client and of Redis per decision; a single key per call keeps it valid in Redis Cluster.
+ * Counters stay below 2^53 ({@link COUNTER_CEILING}), so the Lua number that carries the reply is
+ * exact.
+ */
+export const INCREMENT_SCRIPT = [
+  // pcall: a refused INCRBY (a key that holds no integer) answers with Redis' own error text, as
+  // upstream's pipeline does, and the EXPIRE still runs, as upstream's does.
+  "local n = redis.pcall('INCRBY', KEYS[1], ARGV[1])",
+  "redis.call('EXPIRE', KEYS[1], ARGV[2])",
+  'return n',
+].join('\n')
+
+/** SHA-1 of {@link INCREMENT_SCRIPT}, for `EVALSHA`. */
+export const INCREMENT_SCRIPT_SHA = createHash('sha1').update(INCREMENT_SCRIPT).digest('hex')
+
+/** Whether Redis refused an `EVALSHA` because its script cache does not hold the script. */
+function isNoScript(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('NOSCRIPT')
+}
+
+/** Sends {@link INCREMENT_SCRIPT} itself for one op (`EVAL`), which also caches it again. */
+function evalIncrement(client: Redis | Cluster, op: IncrementOp): Promise<unknown> {
+  return client.eval(INCREMENT_SCRIPT, 1, op.key, op.addend, op.expireSeconds)
+}
+
+/**
+ * Runs {@link INCREMENT_SCRIPT} for one op by its SHA; when the server does not know it (a fresh
+ * server, a restart, `SCRIPT FLUSH`, a failover to a replica that never ran it) sends the script
+ * itself. NOSCRIPT means nothing ran, so the retry cannot count twice.
+ */
+export function incrementByScript(client: Redis | Cluster, op: IncrementOp): Promise<unknown> {
+  return client
+    .evalsha(INCREMENT_SCRIPT_SHA, 1, op.key, op.addend, op.expireSeconds)
+    .catch((error: unknown) => {
+      if (!isNoScript(error)) throw error
+      return evalIncrement(client, op)
+    })
+}
+
+/** One request's part of a {@link TurnBatch}: its ops and where their replies start. */
 interface BatchWaiter {
+  readonly ops: readonly IncrementOp[]
   readonly start: number
-  readonly count: number
   readonly resolve: (replies: unknown[]) => void
   readonly reject: (error: unknown) => void
 }
 
 /**
- * The `INCRBY` + `EXPIRE` pairs of every request of one event-loop turn on one connection, sent
- * as one ioredis pipeline (one write) once the turn's I/O callbacks have run: what ioredis'
- * auto-pipelining does, without the promise, closure and argument copies it adds per command.
- * Each request gets its replies in order; a failed command fails its request with that error,
- * and a failed pipeline fails them all.
+ * The `EVALSHA`s of every request of one event-loop turn on one connection, sent as one ioredis
+ * pipeline (one write) once the turn's I/O callbacks have run: what ioredis' auto-pipelining
+ * does, without the promise, closure and argument copies it adds per command. Each request gets
+ * its replies (one per op) in order; a failed command fails its request with that error, and a
+ * failed pipeline fails them all. Ops refused with NOSCRIPT are sent again with `EVAL`.
  */
 class TurnBatch {
   readonly #client: Redis
@@ -156,7 +201,7 @@ class TurnBatch {
     this.#onSent = onSent
   }
 
-  /** Queues the commands of `ops`; resolves with their replies (two per op), in order. */
+  /** Queues one `EVALSHA` per op; resolves with their replies, in order. */
   add(ops: readonly IncrementOp[]): Promise<unknown[]> {
     if (this.#pipeline === undefined) {
       this.#pipeline = this.#client.pipeline()
@@ -165,11 +210,13 @@ class TurnBatch {
       })
     }
     const pipeline = this.#pipeline
-    for (const op of ops) pipeline.incrby(op.key, op.addend).expire(op.key, op.expireSeconds)
+    for (const op of ops) {
+      pipeline.evalsha(INCREMENT_SCRIPT_SHA, 1, op.key, op.addend, op.expireSeconds)
+    }
     const start = this.#commands
-    this.#commands += ops.length * 2
+    this.#commands += ops.length
     return new Promise((resolve, reject) => {
-      this.#waiters.push({ start, count: ops.length * 2, resolve, reject })
+      this.#waiters.push({ ops, start, resolve, reject })
     })
   }
 
@@ -180,22 +227,37 @@ class TurnBatch {
     if (pipeline === undefined) return
     pipeline.exec().then(
       (results) => {
-        for (const waiter of waiters) {
-          const replies = new Array<unknown>(waiter.count)
-          let failure: Error | undefined
-          for (let i = 0; i < waiter.count; i++) {
-            const [error, reply] = results?.[waiter.start + i] ?? [null, undefined]
-            if (error !== null && failure === undefined) failure = error
-            replies[i] = reply
-          }
-          if (failure === undefined) waiter.resolve(replies)
-          else waiter.reject(failure)
-        }
+        for (const waiter of waiters) this.#settle(waiter, results ?? [])
       },
       (error: unknown) => {
         for (const waiter of waiters) waiter.reject(error)
       },
     )
+  }
+
+  #settle(waiter: BatchWaiter, results: [Error | null, unknown][]): void {
+    const { ops, start } = waiter
+    const replies = new Array<unknown>(ops.length)
+    let failure: Error | undefined
+    let retries: Promise<void>[] | undefined
+    for (let i = 0; i < ops.length; i++) {
+      const [error, reply] = results[start + i] ?? [null, undefined]
+      if (error === null) replies[i] = reply
+      else if (isNoScript(error)) {
+        retries ??= []
+        retries.push(
+          evalIncrement(this.#client, ops[i] as IncrementOp).then((value) => {
+            replies[i] = value
+          }),
+        )
+      } else failure ??= error
+    }
+    if (failure !== undefined) waiter.reject(failure)
+    else if (retries === undefined) waiter.resolve(replies)
+    else
+      Promise.all(retries).then(() => {
+        waiter.resolve(replies)
+      }, waiter.reject)
   }
 }
 
@@ -217,28 +279,6 @@ function toBackendError(error: unknown): BackendError {
 
 function rethrowAsBackendError(error: unknown): never {
   throw toBackendError(error)
-}
-
-/** `INCRBY key addend` + `EXPIRE key expireSeconds`. */
-function incrementCommands(client: Redis, op: IncrementOp): Promise<unknown>[] {
-  return [client.incrby(op.key, op.addend), client.expire(op.key, op.expireSeconds)]
-}
-
-/**
- * Sends every op's commands on one connection in this tick. With ioredis auto-pipelining, all
- * commands issued in one tick (this request's and concurrent requests') leave in a single write,
- * so one request's `INCRBY` + `EXPIRE` pairs always travel together, in order.
- */
-async function sendAll<T>(
-  client: Redis,
-  ops: readonly T[],
-  send: (client: Redis, op: T) => Promise<unknown>[],
-): Promise<unknown[]> {
-  try {
-    return await Promise.all(ops.flatMap((op) => send(client, op)))
-  } catch (error) {
-    throw toBackendError(error)
-  }
 }
 
 /** The Redis {@link CounterStore}. */
@@ -268,43 +308,35 @@ export class RedisCounterStore implements CounterStore {
     return this.#main.readyCount() + (this.#perSecond?.readyCount() ?? 0)
   }
 
+  /**
+   * Sends `ops` with `send`: all to the main Redis, or, with a per-second Redis, the per-second
+   * ops there and the rest to the main one (both at once); replies (one per op) in `ops` order.
+   */
   async #run<T extends { perSecond: boolean }>(
     ops: readonly T[],
-    send: (client: Redis, op: T) => Promise<unknown>[],
-    repliesPerOp: number,
+    send: (pool: RedisPool, ops: readonly T[]) => Promise<unknown[]>,
   ): Promise<unknown[]> {
     const perSecond = this.#perSecond
-    if (perSecond === undefined || !ops.some((op) => op.perSecond)) {
-      return sendAll(this.#main.client(), ops, send)
-    }
+    if (perSecond === undefined || !ops.some((op) => op.perSecond)) return send(this.#main, ops)
     const mainOps = ops.filter((op) => !op.perSecond)
-    const secondOps = ops.filter((op) => op.perSecond)
     const [mainReplies, secondReplies] = await Promise.all([
-      mainOps.length === 0 ? Promise.resolve([]) : sendAll(this.#main.client(), mainOps, send),
-      sendAll(perSecond.client(), secondOps, send),
+      mainOps.length === 0 ? Promise.resolve([]) : send(this.#main, mainOps),
+      send(
+        perSecond,
+        ops.filter((op) => op.perSecond),
+      ),
     ])
-    // Put the replies back in `ops` order.
-    const out: unknown[] = []
     let m = 0
     let s = 0
-    for (const op of ops) {
-      const source = op.perSecond ? secondReplies : mainReplies
-      const index = op.perSecond ? s++ : m++
-      for (let k = 0; k < repliesPerOp; k++) out.push(source[index * repliesPerOp + k])
-    }
-    return out
+    return ops.map((op) => (op.perSecond ? secondReplies[s++] : mainReplies[m++]))
   }
 
   /** {@inheritDoc CounterStore.increment} */
   increment(ops: readonly IncrementOp[]): Promise<number[]> {
-    const replies =
-      this.#perSecond === undefined || !ops.some((op) => op.perSecond)
-        ? this.#incrementOn(this.#main.client(), ops)
-        : this.#run(ops, incrementCommands, 2)
-    return replies.then((values) => {
+    return this.#run(ops, this.#incrementOn).then((values) => {
       const out = new Array<number>(ops.length)
       for (let i = 0; i < ops.length; i++) {
-        const after = Number(values[i * 2])
+        const after = Number(values[i])
         if (after > COUNTER_CEILING) this.#lower(ops[i] as IncrementOp, after - COUNTER_CEILING)
         out[i] = after
       }
@@ -312,11 +344,9 @@ export class RedisCounterStore implements CounterStore {
     })
   }
 
-  /**
-   * The commands of every op on one connection, in this tick (the common case: one Redis, or no
-   * per-second op), without the intermediate arrays of {@link sendAll}.
-   */
-  #incrementOn(client: Redis, ops: readonly IncrementOp[]): Promise<unknown[]> {
+  /** The ops' `EVALSHA`s on the pool's connection, in this turn's {@link TurnBatch}. */
+  readonly #incrementOn = (pool: RedisPool, ops: readonly IncrementOp[]): Promise<unknown[]> => {
+    const client = pool.client()
     let batch = this.#batches.get(client)
     if (batch === undefined) {
       batch = new TurnBatch(client, () => this.#batches.delete(client))
@@ -346,7 +376,10 @@ export class RedisCounterStore implements CounterStore {
 
   /** {@inheritDoc CounterStore.get} */
   async get(ops: readonly ReadOp[]): Promise<number[]> {
-    const replies = await this.#run(ops, (client, op) => [client.get(op.key)], 1)
+    const replies = await this.#run(ops, (pool, some) => {
+      const client = pool.client()
+      return Promise.all(some.map((op) => client.get(op.key))).catch(rethrowAsBackendError)
+    })
     return replies.map((value) => (value === null ? 0 : Number(value)))
   }
 

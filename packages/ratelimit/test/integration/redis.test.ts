@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { INCREMENT_SCRIPT_SHA } from '../../src/redis/redis-store.js'
 import { OWN_FIXTURES, upstreamFixture } from '../fixtures.js'
 import { startService, type Harness } from '../harness.js'
 
@@ -236,6 +237,54 @@ describe('Redis backend options', () => {
       b.disconnect()
       await h.close()
       await Promise.all([main.stop(), perSecond.stop()])
+    }
+  })
+
+  it('counts with one EVALSHA per key (same key, TTL and reply) and reloads the script after SCRIPT FLUSH', async () => {
+    const server = await startRedisServer()
+    const h = await startService({
+      files: basic,
+      now: NOW,
+      env: {
+        BACKEND_TYPE: 'redis',
+        REDIS_SOCKET_TYPE: 'tcp',
+        REDIS_URL: server.hostPort,
+        EXPIRATION_JITTER_MAX_SECONDS: '0',
+      },
+    })
+    const check = new Redis(server.url)
+    const calls = async (command: string): Promise<number> => {
+      const info = await check.info('commandstats')
+      return Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(info)?.[1] ?? 0)
+    }
+    const request = { domain: 'another', descriptors: [one('key2', 'script')] }
+    const key = `another_key2_script_${String(minuteStart)}`
+    try {
+      await healthy(h)
+      expect((await h.client.shouldRateLimit(request)).statuses?.[0]?.limitRemaining).toBe(19)
+      expect(await check.get(key)).toBe('1')
+      // Without jitter the TTL is exactly the window, as upstream's EXPIRE sets it.
+      expect(await check.ttl(key)).toBe(60)
+      await check.expire(key, 5)
+      expect((await h.client.shouldRateLimit(request)).statuses?.[0]?.limitRemaining).toBe(18)
+      // EXPIRE on every hit: the TTL is refreshed, as upstream's.
+      expect(await check.ttl(key)).toBe(60)
+      // The first EVALSHA met an empty script cache (NOSCRIPT) and was sent again as EVAL.
+      expect([await calls('evalsha'), await calls('eval')]).toEqual([2, 1])
+
+      await check.script('FLUSH')
+      const errorsBefore = h.stat('ratelimit.service.call.should_rate_limit.redis_error')
+      const answers = await Promise.all([1, 2, 3].map(() => h.client.shouldRateLimit(request)))
+      expect(answers.map((a) => a.statuses?.[0]?.limitRemaining).sort()).toEqual([15, 16, 17])
+      expect(await check.get(key)).toBe('5')
+      expect(h.stat('ratelimit.service.call.should_rate_limit.redis_error')).toBe(errorsBefore)
+      // The refused EVALSHAs were sent again as EVAL, which cached the script again.
+      expect(await calls('eval')).toBeGreaterThanOrEqual(2)
+      expect(await check.script('EXISTS', INCREMENT_SCRIPT_SHA)).toEqual([1])
+    } finally {
+      check.disconnect()
+      await h.close()
+      await server.stop()
     }
   })
 
