@@ -146,6 +146,7 @@ export interface RateLimitApp {
 function buildStore(
   settings: Readonly<Settings>,
   clock: Clock,
+  random: Random,
   logger: Logger,
   health: HealthChecker,
   stats: StatsStore,
@@ -161,6 +162,12 @@ function buildStore(
     main: settings.redis,
     perSecond: settings.redisPerSecond ? settings.redisPerSecondSettings : undefined,
     logger,
+    random,
+    startup: {
+      initialIntervalMs: settings.redisStartupInitialIntervalMs,
+      maxIntervalMs: settings.redisStartupMaxIntervalMs,
+      maxElapsedMs: settings.redisStartupMaxElapsedMs,
+    },
     onConnectionsChange: settings.redisHealthCheckActiveConnection
       ? (ready) => {
           health.set('backend', ready > 0)
@@ -219,7 +226,7 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
   const stats = new StatsStore({ extraTags: settings.extraTags, random })
   const statsManager = new StatsManager(stats, { maxDynamicKeys: settings.statsMaxDynamicKeys })
   const health = new HealthChecker({ configComponent: settings.healthyWithAtLeastOneConfigLoaded })
-  const store = deps.store ?? buildStore(settings, clock, logger, health, stats)
+  const store = deps.store ?? buildStore(settings, clock, random, logger, health, stats)
   const cache = new FixedWindowRateLimitCache({
     store,
     clock,
