@@ -22,6 +22,14 @@ export {
   type StartRedisOptions,
   type TestRedisServer,
 } from './redis.js'
+export {
+  redisCli,
+  startRedisCluster,
+  startRedisSentinel,
+  type StartRedisClusterOptions,
+  type TestRedisCluster,
+  type TestRedisSentinel,
+} from './redis-topology.js'
 export { startMemcached, type TestMemcached } from './memcached.js'
 export {
   createTestCertificates,

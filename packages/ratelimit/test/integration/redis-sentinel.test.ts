@@ -1,0 +1,95 @@
+import { redisKeyPrefix, startRedisSentinel, type TestRedisSentinel } from '@gatehouse/testing'
+import { Redis } from 'ioredis'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startService } from '../harness.js'
+import { startLoad } from '../load.js'
+import { NOW, describeRedisDecisions, healthy, one } from '../redis-decisions.js'
+
+let sentinel: TestRedisSentinel
+const sentinelEnv = (): Record<string, string> => ({
+  REDIS_TYPE: 'sentinel',
+  REDIS_URL: sentinel.url,
+})
+const checkClient = (): Redis =>
+  new Redis({
+    name: sentinel.masterName,
+    sentinels: sentinel.sentinelPorts.map((port) => ({ host: '127.0.0.1', port })),
+  })
+
+beforeAll(async () => {
+  sentinel = await startRedisSentinel()
+}, 30_000)
+afterAll(async () => {
+  await sentinel.stop()
+})
+
+describeRedisDecisions(
+  'Redis Sentinel (REDIS_TYPE=sentinel): same keys, TTLs and decisions',
+  () => {
+    const check = checkClient()
+    return Promise.resolve({
+      env: sentinelEnv(),
+      check,
+      // The deployment is this file's own and is stopped after it.
+      close: () => {
+        check.disconnect()
+        return Promise.resolve()
+      },
+    })
+  },
+)
+
+describe('Redis Sentinel failover', () => {
+  it('keeps serving through a forced failover under load and decides on the promoted master without a restart', async () => {
+    const prefix = redisKeyPrefix('ratelimit-sentinel')
+    const h = await startService({
+      files: {
+        'load.yaml': `domain: load
+descriptors:
+  - key: client
+    rate_limit: { unit: hour, requests_per_unit: 100000000 }
+`,
+      },
+      now: NOW,
+      env: {
+        BACKEND_TYPE: 'redis',
+        CACHE_KEY_PREFIX: prefix,
+        REDIS_CLOSE_CONNECTION_ON_READONLY_ERROR: 'true',
+        ...sentinelEnv(),
+      },
+    })
+    const key = `${prefix}load_client_failover_${String(Math.floor(NOW / 1000 / 3600) * 3600)}`
+    const errorStat = 'ratelimit.service.call.should_rate_limit.redis_error'
+    try {
+      await healthy(h)
+      const before = await sentinel.masterIndex()
+      const load = startLoad(h, { domain: 'load', descriptors: [one('client', 'failover')] })
+      await load.answeredMore(100, 'answers before the failover')
+      await sentinel.failover()
+      const promoted = new Redis(sentinel.servers[1 - before]?.url ?? '')
+      try {
+        const atPromotion = Number(await promoted.get(key))
+        await load.answeredMore(100, 'answers after the failover, without a restart')
+        const result = await load.stop()
+        // Calls in the gap fail as upstream's do, each counted under should_rate_limit.redis_error.
+        expect(h.stat(errorStat)).toBe(result.failed)
+        for (const error of result.errors) expect(error).not.toBe('')
+        // The decisions after the promotion were counted on the promoted master.
+        expect(Number(await promoted.get(key))).toBeGreaterThanOrEqual(atPromotion + 100)
+        expect(
+          (
+            await h.client.shouldRateLimit({
+              domain: 'load',
+              descriptors: [one('client', 'after')],
+            })
+          ).overallCode,
+        ).toBe('OK')
+        expect(h.app.health.healthy()).toBe(true)
+      } finally {
+        promoted.disconnect()
+      }
+    } finally {
+      await h.close()
+    }
+  }, 30_000)
+})

@@ -1,0 +1,63 @@
+/**
+ * Steady gRPC load for failover tests: a few callers sending the same request back to back,
+ * counting answers and failures, until stopped.
+ */
+import { waitFor } from '@gatehouse/testing'
+import type { Harness } from './harness.js'
+
+/** What a {@link Load} saw. */
+export interface LoadResult {
+  /** Calls answered (OK or OVER_LIMIT). */
+  readonly answered: number
+  /** Calls that failed (the error answer of a backend failure). */
+  readonly failed: number
+  /** The distinct error texts of the failures. */
+  readonly errors: ReadonlySet<string>
+}
+
+/** A running load. */
+export interface Load {
+  /** Counts so far. */
+  current(): LoadResult
+  /** Resolves once `count` more calls have been answered than now. */
+  answeredMore(count: number, what: string): Promise<void>
+  /** Stops the callers and resolves with the final counts (every call has ended). */
+  stop(): Promise<LoadResult>
+}
+
+/** Starts `callers` concurrent callers of `h.client.shouldRateLimit(request)`. */
+export function startLoad(
+  h: Harness,
+  request: Parameters<Harness['client']['shouldRateLimit']>[0],
+  callers = 8,
+): Load {
+  let stopped = false
+  let answered = 0
+  let failed = 0
+  const errors = new Set<string>()
+  const caller = async (): Promise<void> => {
+    while (!stopped) {
+      try {
+        await h.client.shouldRateLimit(request)
+        answered++
+      } catch (error) {
+        failed++
+        errors.add((error as { details?: string }).details ?? String(error))
+      }
+    }
+  }
+  const running = Promise.all(Array.from({ length: callers }, caller))
+  const current = (): LoadResult => ({ answered, failed, errors })
+  return {
+    current,
+    async answeredMore(count, what) {
+      const target = answered + count
+      await waitFor(() => answered >= target, { what, timeout: 20_000 })
+    },
+    async stop() {
+      stopped = true
+      await running
+      return current()
+    },
+  }
+}
