@@ -1,18 +1,26 @@
 /**
- * Benchmark of @gatehouse/ratelimit with the Redis backend: decisions/s and p50/p99 latency over
- * gRPC (driven by h2load) and over HTTP `/json` (driven by wrk) at several concurrencies, side by
- * side with the physical baseline (raw ioredis pipelines of INCRBY+EXPIRE, `baseline.ts`), all
- * against one own redis-server in the same run.
+ * Benchmark of @gatehouse/ratelimit per backend: decisions/s and p50/p99 latency over gRPC
+ * (driven by h2load) and over HTTP `/json` (driven by wrk) at several concurrencies, side by side
+ * with each backend's physical baseline (raw ioredis pipelines of INCRBY+EXPIRE, `baseline.ts`),
+ * all against servers of the run's own, in the same run. Backends (`--backends`, in order):
+ * `redis` (one redis-server) and `cluster` (a Redis Cluster of three nodes); each is one entry of
+ * {@link BACKENDS}.
  *
  * Usage (from the repository root, after `npx tsc -b packages/ratelimit`):
  *   npx tsx bench/ratelimit/run.ts [--seconds 10] [--slices 5] [--concurrency 1,50,200]
- *     [--label default] [--env KEY=VALUE]... [--write]
+ *     [--backends redis,cluster] [--label default] [--env KEY=VALUE]... [--write]
  *
  * `--env` passes settings to the service (e.g. `--env REDIS_POOL_SIZE=1`); `--write` stores the
  * markdown table in bench/RESULTS.md under "## ratelimit". `--main PATH` runs another build's
  * `dist/main.js` instead of this checkout's (to compare two commits in the same conditions).
  */
-import { getFreePort, startProcess, startRedisServer, waitFor } from '@gatehouse/testing'
+import {
+  getFreePort,
+  startProcess,
+  startRedisCluster,
+  startRedisServer,
+  waitFor,
+} from '@gatehouse/testing'
 import { execFile } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
@@ -29,6 +37,7 @@ interface Options {
   seconds: number
   slices: number
   concurrency: number[]
+  backends: string[]
   label: string
   env: Record<string, string>
   write: boolean
@@ -40,6 +49,7 @@ function parseArgs(argv: string[]): Options {
     seconds: 10,
     slices: 5,
     concurrency: [1, 50, 200],
+    backends: ['redis'],
     label: 'default',
     env: {},
     write: false,
@@ -51,6 +61,7 @@ function parseArgs(argv: string[]): Options {
     if (arg === '--seconds') options.seconds = Number(value())
     else if (arg === '--slices') options.slices = Number(value())
     else if (arg === '--concurrency') options.concurrency = value().split(',').map(Number)
+    else if (arg === '--backends') options.backends = value().split(',')
     else if (arg === '--label') options.label = value()
     else if (arg === '--write') options.write = true
     else if (arg === '--main') options.main = value()
@@ -82,21 +93,64 @@ const REQUEST = {
   hitsAddend: 0,
 }
 
-async function baseline(redisPort: number, c: number, seconds: number): Promise<Sample> {
+/** A backend under test: its servers, the settings that select it, and its raw-client baseline. */
+interface Backend {
+  /** The table's name for it. */
+  readonly name: string
+  /** Service settings that select it. */
+  readonly env: Record<string, string>
+  /** Raw-client pipelines/s at concurrency `c` for `seconds`, on the key the service uses. */
+  baseline(c: number, seconds: number): Promise<Sample>
+  stop(): Promise<void>
+}
+
+/** The baseline's key: the shape and length of the key the service writes for {@link REQUEST}. */
+const BENCH_KEY = 'bench_client_id_bench-client_0'
+
+/** Runs `baseline.ts` in its own process: `mode` single or cluster, `addresses` host:port list. */
+async function rawBaseline(
+  mode: 'single' | 'cluster',
+  addresses: string,
+  c: number,
+  seconds: number,
+): Promise<Sample> {
   const { stdout } = await run(
     process.execPath,
     [
       '--import',
       'tsx',
       join(ROOT, 'bench/ratelimit/baseline.ts'),
-      String(redisPort),
+      mode,
+      addresses,
       String(c),
       String(seconds),
-      'bench_client_id_bench-client_0',
+      BENCH_KEY,
     ],
     { cwd: ROOT },
   )
   return JSON.parse(stdout.trim()) as Sample
+}
+
+/** Every backend the bench knows, by `--backends` name. Add a row here. */
+const BACKENDS: Record<string, () => Promise<Backend>> = {
+  redis: async () => {
+    const redis = await startRedisServer()
+    return {
+      name: 'Redis',
+      env: { REDIS_SOCKET_TYPE: 'tcp', REDIS_URL: redis.hostPort },
+      baseline: (c, seconds) => rawBaseline('single', redis.hostPort, c, seconds),
+      stop: () => redis.stop(),
+    }
+  },
+  cluster: async () => {
+    const cluster = await startRedisCluster({ nodes: 3 })
+    return {
+      name: 'Redis Cluster (3 nodes)',
+      env: { REDIS_TYPE: 'cluster', REDIS_URL: cluster.url, REDIS_PIPELINE_WINDOW: '150us' },
+      baseline: (c, seconds) => rawBaseline('cluster', cluster.url, c, seconds),
+      stop: () => cluster.stop(),
+    }
+  },
 }
 
 async function grpcLoad(port: number, c: number, seconds: number, dir: string): Promise<Sample> {
@@ -161,18 +215,11 @@ async function httpLoad(port: number, c: number, seconds: number, dir: string): 
   }
 }
 
-async function startService(
-  redisPort: number,
-  dir: string,
-  env: Record<string, string>,
-  main: string,
-) {
+async function startService(dir: string, env: Record<string, string>, main: string) {
   const [http, grpc, debug] = await Promise.all([getFreePort(), getFreePort(), getFreePort()])
   const service = await startProcess(process.execPath, [main], {
     env: {
       ...process.env,
-      REDIS_SOCKET_TYPE: 'tcp',
-      REDIS_URL: `127.0.0.1:${String(redisPort)}`,
       RUNTIME_ROOT: dir,
       RUNTIME_WATCH_ROOT: 'false',
       DISABLE_STATS: 'true',
@@ -228,60 +275,82 @@ async function main(): Promise<void> {
       `${key}: ${sample.rps.toFixed(0)}/s p50 ${sample.p50.toFixed(2)} ms p99 ${sample.p99.toFixed(2)} ms`,
     )
   }
-  const redis = await startRedisServer()
-  const svc = await startService(redis.port, dir, options.env, options.main)
   try {
-    for (const c of options.concurrency) {
-      // Warm-up of every path at this concurrency (not recorded).
-      await baseline(redis.port, c, 1)
-      await grpcLoad(svc.grpc, c, 1, dir)
-      await httpLoad(svc.http, c, 1, dir)
-      // Interleaved slices: each service slice is compared with the baseline slice next to it, so
-      // both see the same background load.
-      for (let slice = 0; slice < options.slices; slice++) {
-        add(`baseline ${String(c)}`, await baseline(redis.port, c, options.seconds))
-        add(`grpc ${String(c)}`, await grpcLoad(svc.grpc, c, options.seconds, dir))
-        add(`http ${String(c)}`, await httpLoad(svc.http, c, options.seconds, dir))
+    for (const name of options.backends) {
+      const open = BACKENDS[name]
+      if (open === undefined) throw new Error(`unknown backend ${name}`)
+      const backend = await open()
+      const svc = await startService(dir, { ...backend.env, ...options.env }, options.main)
+      try {
+        for (const c of options.concurrency) {
+          const at = (path: string): string => `${backend.name}\t${path}\t${String(c)}`
+          // Warm-up of every path at this concurrency (not recorded).
+          await backend.baseline(c, 1)
+          await grpcLoad(svc.grpc, c, 1, dir)
+          await httpLoad(svc.http, c, 1, dir)
+          // Interleaved slices: each service slice is compared with the baseline slice next to
+          // it, so both see the same background load.
+          for (let slice = 0; slice < options.slices; slice++) {
+            add(at('baseline'), await backend.baseline(c, options.seconds))
+            add(at('grpc'), await grpcLoad(svc.grpc, c, options.seconds, dir))
+            add(at('http'), await httpLoad(svc.http, c, options.seconds, dir))
+          }
+        }
+        const stats = await (await fetch(`http://127.0.0.1:${String(svc.debug)}/stats`)).text()
+        const errors = /should_rate_limit\.redis_error: (\d+)/.exec(stats)?.[1]
+        if (errors !== '0') throw new Error(`the service counted redis errors: ${String(errors)}`)
+      } finally {
+        await svc.service.stop()
+        await backend.stop()
       }
     }
-    const stats = await (await fetch(`http://127.0.0.1:${String(svc.debug)}/stats`)).text()
-    const errors = /should_rate_limit\.redis_error: (\d+)/.exec(stats)?.[1]
-    if (errors !== '0') throw new Error(`the service counted redis errors: ${String(errors)}`)
   } finally {
-    await svc.service.stop()
-    await redis.stop()
     rmSync(dir, { recursive: true, force: true })
   }
 
   const rows: string[] = []
-  for (const c of options.concurrency) {
-    const base = results.get(`baseline ${String(c)}`) ?? []
-    for (const mode of ['grpc', 'http'] as const) {
-      const samples = results.get(`${mode} ${String(c)}`) ?? []
-      const ratios = samples.map((s, i) => s.rps / (base[i]?.rps ?? NaN))
-      rows.push(
-        `| ${mode === 'grpc' ? 'gRPC (h2load)' : 'HTTP /json (wrk)'} | ${String(c)} | ${fmt(samples.map((s) => s.rps))} | ${fmt(
+  for (const key of results.keys()) {
+    const [backend = '', path = '', c = ''] = key.split('\t')
+    if (path === 'baseline') continue
+    const base = results.get(`${backend}\tbaseline\t${c}`) ?? []
+    const samples = results.get(key) ?? []
+    const ratios = samples.map((s, i) => s.rps / (base[i]?.rps ?? NaN))
+    rows.push(
+      [
+        '',
+        backend,
+        path === 'grpc' ? 'gRPC (h2load)' : 'HTTP /json (wrk)',
+        c,
+        fmt(samples.map((s) => s.rps)),
+        fmt(
           samples.map((s) => s.p50),
           2,
-        )} | ${fmt(
+        ),
+        fmt(
           samples.map((s) => s.p99),
           2,
-        )} | ${fmt(base.map((s) => s.rps))} | ${fmt(
+        ),
+        fmt(base.map((s) => s.rps)),
+        `${fmt(
           base.map((s) => s.p50),
           2,
         )} / ${fmt(
           base.map((s) => s.p99),
           2,
-        )} | ${fmt(ratios.map((x) => x * 100))}% |`,
-      )
-    }
+        )}`,
+        `${fmt(ratios.map((x) => x * 100))}%`,
+        '',
+      ]
+        .join(' | ')
+        .trim(),
+    )
   }
   const settings = Object.entries(options.env).map(([k, v]) => `${k}=${v}`)
   const table = [
     `Service settings: ${settings.length > 0 ? settings.join(', ') : 'defaults'}. ${String(options.slices)} interleaved slices of ${String(options.seconds)} s per path and concurrency (baseline, gRPC, HTTP, baseline, …); median (min–max) over the slices; the ratio is taken per slice against the baseline slice next to it.`,
     '',
-    '| path | concurrency | decisions/s | p50 ms | p99 ms | baseline pipelines/s | baseline p50 / p99 ms | ratio |',
-    '|---|---|---|---|---|---|---|---|',
+    '| backend | path | concurrency | decisions/s | p50 ms | p99 ms | baseline pipelines/s | baseline p50 / p99 ms | ratio |',
+    '|---|---|---|---|---|---|---|---|---|',
     ...rows,
   ].join('\n')
   console.log(table)
@@ -291,7 +360,7 @@ async function main(): Promise<void> {
 function writeResults(table: string, options: Options): void {
   const path = join(ROOT, 'bench/RESULTS.md')
   const text = readFileSync(path, 'utf8')
-  const command = `npx tsx bench/ratelimit/run.ts --seconds ${String(options.seconds)} --slices ${String(options.slices)} --concurrency ${options.concurrency.join(',')} --label "${options.label}"${Object.entries(
+  const command = `npx tsx bench/ratelimit/run.ts --seconds ${String(options.seconds)} --slices ${String(options.slices)} --concurrency ${options.concurrency.join(',')} --backends ${options.backends.join(',')} --label "${options.label}"${Object.entries(
     options.env,
   )
     .map(([k, v]) => ` --env ${k}=${v}`)
