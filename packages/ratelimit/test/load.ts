@@ -4,6 +4,21 @@
  */
 import { waitFor } from '@gatehouse/testing'
 import type { Harness } from './harness.js'
+import { NOW } from './redis-decisions.js'
+
+/** A config with a limit the load never reaches: domain `load`, key `client`, per hour. */
+export const LOAD_FILES = {
+  'load.yaml': `domain: load
+descriptors:
+  - key: client
+    rate_limit: { unit: hour, requests_per_unit: 100000000 }
+`,
+}
+
+/** The cache key of `client=<value>` in {@link LOAD_FILES} at {@link NOW}, under `prefix`. */
+export function loadKey(prefix: string, value: string): string {
+  return `${prefix}load_client_${value}_${String(Math.floor(NOW / 1000 / 3600) * 3600)}`
+}
 
 /** What a {@link Load} saw. */
 export interface LoadResult {

@@ -11,7 +11,7 @@ import { buildRateLimitApp } from '../../src/app.js'
 import { RedisCounterStore } from '../../src/redis/redis-store.js'
 import { loadSettings } from '../../src/settings/settings.js'
 import { NullSink } from '../../src/stats/sinks.js'
-import { startService, type Harness } from '../harness.js'
+import { LOOPBACK_ENV, startService, type Harness } from '../harness.js'
 
 /**
  * Starts an own redis-server and the service on it (REDIS_TIMEOUT = `timeout`) before the
@@ -249,13 +249,8 @@ describe('Pool behaviour when no connection is ready, READONLY replies, and the 
         REDIS_STARTUP_MAX_ELAPSED_TIME: '300ms',
         RUNTIME_ROOT: root,
         FORCE_START_WITHOUT_INITIAL_CONFIG: 'true',
-        HOST: '127.0.0.1',
-        PORT: '0',
-        GRPC_HOST: '127.0.0.1',
-        GRPC_PORT: '0',
-        DEBUG_HOST: '127.0.0.1',
-        DEBUG_PORT: '0',
         USE_STATSD: 'false',
+        ...LOOPBACK_ENV,
       }),
       { logger: pino({ level: 'silent' }), statsSink: new NullSink() },
     )

@@ -2,7 +2,7 @@ import { redisKeyPrefix, startRedisSentinel, type TestRedisSentinel } from '@gat
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startService } from '../harness.js'
-import { startLoad } from '../load.js'
+import { LOAD_FILES, loadKey, startLoad } from '../load.js'
 import { NOW, describeRedisDecisions, healthy, one } from '../redis-decisions.js'
 
 let sentinel: TestRedisSentinel
@@ -43,13 +43,7 @@ describe('Redis Sentinel failover', () => {
   it('keeps serving through a forced failover under load and decides on the promoted master without a restart', async () => {
     const prefix = redisKeyPrefix('ratelimit-sentinel')
     const h = await startService({
-      files: {
-        'load.yaml': `domain: load
-descriptors:
-  - key: client
-    rate_limit: { unit: hour, requests_per_unit: 100000000 }
-`,
-      },
+      files: LOAD_FILES,
       now: NOW,
       env: {
         BACKEND_TYPE: 'redis',
@@ -58,7 +52,7 @@ descriptors:
         ...sentinelEnv(),
       },
     })
-    const key = `${prefix}load_client_failover_${String(Math.floor(NOW / 1000 / 3600) * 3600)}`
+    const key = loadKey(prefix, 'failover')
     const errorStat = 'ratelimit.service.call.should_rate_limit.redis_error'
     try {
       await healthy(h)
