@@ -1,104 +1,107 @@
 /**
  * A `single` or `sentinel` Redis instance: `REDIS_POOL_SIZE` ioredis connections (to the address,
  * or to the master the sentinels name, followed across failovers by ioredis). Each event-loop
- * turn's increments leave as one pipeline on the first ready connection.
+ * turn's increments leave as one command on the first ready connection.
  *
  * @module
  */
-import { Redis } from 'ioredis'
+import { Command, Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import type { IncrementOp } from '../limiter/cache.js'
 import type { RedisSettings } from '../settings/settings.js'
 import { ConnectionGate, type RedisInstance } from './instance.js'
 import { maskCredentials, redisClientOptions } from './options.js'
-import { INCREMENT_SCRIPT_SHA, evalIncrement, isNoScript } from './script.js'
+import { INCREMENT_MANY_SCRIPT, INCREMENT_MANY_SCRIPT_SHA, isNoScript } from './script.js'
 
-/** One request's part of a {@link TurnBatch}: its ops and where their replies start. */
+/** One request's part of a {@link TurnBatch}: how many ops, and where its replies start. */
 interface BatchWaiter {
-  readonly ops: readonly IncrementOp[]
   readonly start: number
+  readonly count: number
   readonly resolve: (replies: unknown[]) => void
   readonly reject: (error: unknown) => void
 }
 
 /**
- * The `EVALSHA`s of every request of one event-loop turn on one connection, sent as one ioredis
- * pipeline (one write) once the turn's I/O callbacks have run: what ioredis' auto-pipelining
- * does, without the promise, closure and argument copies it adds per command. Each request gets
- * its replies (one per op) in order; a failed command fails its request with that error, and a
- * failed pipeline fails them all. Ops refused with NOSCRIPT are sent again with `EVAL`.
+ * The increments of every request of one event-loop turn on one connection, sent as ONE
+ * `EVALSHA` of {@link INCREMENT_MANY_SCRIPT} once the turn's I/O callbacks have run: upstream's
+ * `INCRBY` + `EXPIRE` per key, in request order, for one command per turn (the client's cost per
+ * command, its promise and argument copies, is then shared by every decision of the turn). Each
+ * request gets its replies (one per op) in order; a refused INCRBY fails its request with Redis'
+ * error, and a failed command fails them all. NOSCRIPT (a fresh server, `SCRIPT FLUSH`, a
+ * failover) resends the batch with `EVAL`, which caches the script again: nothing ran, so nothing
+ * counts twice.
  */
 class TurnBatch {
   readonly #client: Redis
   readonly #onSent: () => void
-  #pipeline: ReturnType<Redis['pipeline']> | undefined
-  #waiters: BatchWaiter[] = []
-  #commands = 0
+  readonly #keys: string[] = []
+  /** addend, TTL, addend, TTL, … */
+  readonly #argv: number[] = []
+  readonly #waiters: BatchWaiter[] = []
 
   /** @param onSent Called when the batch has been handed to the connection (it is spent). */
   constructor(client: Redis, onSent: () => void) {
     this.#client = client
     this.#onSent = onSent
-  }
-
-  /** Queues one `EVALSHA` per op; resolves with their replies, in order. */
-  add(ops: readonly IncrementOp[]): Promise<unknown[]> {
-    if (this.#pipeline === undefined) {
-      this.#pipeline = this.#client.pipeline()
-      setImmediate(() => {
-        this.#send()
-      })
-    }
-    const pipeline = this.#pipeline
-    for (const op of ops) {
-      pipeline.evalsha(INCREMENT_SCRIPT_SHA, 1, op.key, op.addend, op.expireSeconds)
-    }
-    const start = this.#commands
-    this.#commands += ops.length
-    return new Promise((resolve, reject) => {
-      this.#waiters.push({ ops, start, resolve, reject })
+    setImmediate(() => {
+      this.#send()
     })
   }
 
-  #send(): void {
-    const pipeline = this.#pipeline
-    const waiters = this.#waiters
-    this.#onSent()
-    if (pipeline === undefined) return
-    pipeline.exec().then(
-      (results) => {
-        for (const waiter of waiters) this.#settle(waiter, results ?? [])
-      },
-      (error: unknown) => {
-        for (const waiter of waiters) waiter.reject(error)
-      },
+  /** Queues the ops; resolves with their replies (the counters after the increments), in order. */
+  add(ops: readonly IncrementOp[]): Promise<unknown[]> {
+    const start = this.#keys.length
+    for (const op of ops) {
+      this.#keys.push(op.key)
+      this.#argv.push(op.addend, op.expireSeconds)
+    }
+    return new Promise((resolve, reject) => {
+      this.#waiters.push({ start, count: ops.length, resolve, reject })
+    })
+  }
+
+  #command(script: 'sha' | 'text'): Command {
+    return new Command(
+      script === 'sha' ? 'evalsha' : 'eval',
+      [
+        script === 'sha' ? INCREMENT_MANY_SCRIPT_SHA : INCREMENT_MANY_SCRIPT,
+        this.#keys.length,
+        this.#keys,
+        this.#argv,
+      ],
+      { replyEncoding: 'utf8' },
     )
   }
 
-  #settle(waiter: BatchWaiter, results: [Error | null, unknown][]): void {
-    const { ops, start } = waiter
-    const replies = new Array<unknown>(ops.length)
-    let failure: Error | undefined
-    let retries: Promise<void>[] | undefined
-    for (let i = 0; i < ops.length; i++) {
-      const [error, reply] = results[start + i] ?? [null, undefined]
-      if (error === null) replies[i] = reply
-      else if (isNoScript(error)) {
-        retries ??= []
-        retries.push(
-          evalIncrement(this.#client, ops[i] as IncrementOp).then((value) => {
-            replies[i] = value
-          }),
-        )
-      } else failure ??= error
-    }
-    if (failure !== undefined) waiter.reject(failure)
-    else if (retries === undefined) waiter.resolve(replies)
-    else
-      Promise.all(retries).then(() => {
-        waiter.resolve(replies)
-      }, waiter.reject)
+  #send(): void {
+    this.#onSent()
+    if (this.#keys.length === 0) return
+    const command = this.#command('sha')
+    this.#client.sendCommand(command)
+    ;(command.promise as Promise<unknown[]>)
+      .catch((error: unknown) => {
+        if (!isNoScript(error)) throw error
+        const again = this.#command('text')
+        this.#client.sendCommand(again)
+        return again.promise as Promise<unknown[]>
+      })
+      .then(
+        (replies) => {
+          for (const waiter of this.#waiters) settle(waiter, replies)
+        },
+        (error: unknown) => {
+          for (const waiter of this.#waiters) waiter.reject(error)
+        },
+      )
   }
+}
+
+/** Gives a waiter its replies, or the first error among them. */
+function settle(waiter: BatchWaiter, replies: unknown[]): void {
+  const mine = replies.slice(waiter.start, waiter.start + waiter.count)
+  const failure = mine.find((reply) => reply instanceof Error)
+  if (failure === undefined) waiter.resolve(mine)
+  else waiter.reject(failure)
 }
 
 /** A pool of connections to one Redis (`single`) or to the master of a sentinel group. */

@@ -27,6 +27,27 @@ export const INCREMENT_SCRIPT = [
 /** SHA-1 of {@link INCREMENT_SCRIPT}, for `EVALSHA`. */
 export const INCREMENT_SCRIPT_SHA = createHash('sha1').update(INCREMENT_SCRIPT).digest('hex')
 
+/**
+ * {@link INCREMENT_SCRIPT} for many keys at once, in order: `KEYS[i]` gets `INCRBY ARGV[2i-1]`
+ * then `EXPIRE ARGV[2i]`; the reply is the array of the INCRBY replies (an INCRBY's error in its
+ * place). Used for all the increments of one event-loop turn on one connection (`single`,
+ * `sentinel`): one command per turn instead of one per key. Not for Cluster, whose keys of one
+ * turn live on different slots.
+ */
+export const INCREMENT_MANY_SCRIPT = [
+  'local out = {}',
+  'for i = 1, #KEYS do',
+  "  out[i] = redis.pcall('INCRBY', KEYS[i], ARGV[2 * i - 1])",
+  "  redis.call('EXPIRE', KEYS[i], ARGV[2 * i])",
+  'end',
+  'return out',
+].join('\n')
+
+/** SHA-1 of {@link INCREMENT_MANY_SCRIPT}, for `EVALSHA`. */
+export const INCREMENT_MANY_SCRIPT_SHA = createHash('sha1')
+  .update(INCREMENT_MANY_SCRIPT)
+  .digest('hex')
+
 /** Whether Redis refused an `EVALSHA` because its script cache does not hold the script. */
 export function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT')
