@@ -1,8 +1,8 @@
 /**
  * A `cluster` Redis instance on ioredis' `Cluster`: it discovers the slots from the seed nodes,
  * follows MOVED/ASK redirections (a slot being moved), and auto-pipelines the commands of each
- * event-loop turn per node (upstream's implicit pipelining). Each key's `EVALSHA` runs on the
- * node of its own slot.
+ * event-loop turn per node (upstream's implicit pipelining). The increments of one key in a turn
+ * are one `EVALSHA`, on the node of the key's slot.
  *
  * @module
  */
@@ -12,7 +12,13 @@ import type { IncrementOp } from '../limiter/cache.js'
 import type { RedisSettings } from '../settings/settings.js'
 import { ConnectionGate, type RedisInstance } from './instance.js'
 import { clusterOptions } from './options.js'
-import { incrementByScript } from './script.js'
+import { TurnBatch, type BatchSender } from './batch.js'
+import { INCREMENT_SCRIPT_SHA } from './script.js'
+
+/** The first reply of a batch of one op. */
+function first(replies: unknown[]): unknown {
+  return replies[0]
+}
 
 /** A Redis Cluster, as one instance. */
 export class RedisClusterInstance implements RedisInstance {
@@ -21,6 +27,16 @@ export class RedisClusterInstance implements RedisInstance {
   readonly #gate: ConnectionGate
   /** Keys of one request sent at once (`REDIS_CLUSTER_PIPELINE_PARALLELISM`). */
   readonly #parallelism: number
+  /**
+   * The batch of this event-loop turn per key, until it is sent: all increments of one key in a
+   * turn (a busy client's requests) are one script call on the key's node; different keys are
+   * different calls, auto-pipelined per node by ioredis.
+   */
+  readonly #batches = new Map<string, TurnBatch>()
+  readonly #send: BatchSender = (script, keys, argv) =>
+    (script === INCREMENT_SCRIPT_SHA
+      ? this.#cluster.evalsha(script, keys.length, ...keys, ...argv)
+      : this.#cluster.eval(script, keys.length, ...keys, ...argv)) as Promise<unknown[]>
 
   /**
    * Connects (in the background).
@@ -72,15 +88,23 @@ export class RedisClusterInstance implements RedisInstance {
   increment(ops: readonly IncrementOp[]): Promise<unknown[]> {
     return this.#ready(async () => {
       const step = this.#parallelism
-      if (ops.length <= step)
-        return Promise.all(ops.map((op) => incrementByScript(this.#cluster, op)))
+      if (ops.length <= step) return Promise.all(ops.map(this.#incrementOne))
       const replies: unknown[] = []
       for (let i = 0; i < ops.length; i += step) {
-        const wave = ops.slice(i, i + step).map((op) => incrementByScript(this.#cluster, op))
-        replies.push(...(await Promise.all(wave)))
+        replies.push(...(await Promise.all(ops.slice(i, i + step).map(this.#incrementOne))))
       }
       return replies
     })
+  }
+
+  /** One op, in this turn's batch of its key. */
+  readonly #incrementOne = (op: IncrementOp): Promise<unknown> => {
+    let batch = this.#batches.get(op.key)
+    if (batch === undefined) {
+      batch = new TurnBatch(this.#send, () => this.#batches.delete(op.key))
+      this.#batches.set(op.key, batch)
+    }
+    return batch.add([op]).then(first)
   }
 
   /** {@inheritDoc RedisInstance.get} */

@@ -12,7 +12,7 @@ export interface RedisInstance {
   /** `main` or `per-second`, for logs and errors. */
   readonly label: string
   /**
-   * Runs upstream's `INCRBY` + `EXPIRE` of every op (as `INCREMENT_SCRIPT`).
+   * Runs upstream's `INCRBY` + `EXPIRE` of every op (with `INCREMENT_SCRIPT`).
    *
    * @returns One reply per op, in order: the counter after the increment.
    * @throws The client's error, or a {@link BackendError} when no connection became ready.

@@ -11,97 +11,20 @@ import type { IncrementOp } from '../limiter/cache.js'
 import type { RedisSettings } from '../settings/settings.js'
 import { ConnectionGate, type RedisInstance } from './instance.js'
 import { maskCredentials, redisClientOptions } from './options.js'
-import { INCREMENT_MANY_SCRIPT, INCREMENT_MANY_SCRIPT_SHA, isNoScript } from './script.js'
+import { INCREMENT_SCRIPT_SHA } from './script.js'
+import { TurnBatch, type BatchSender } from './batch.js'
 
-/** One request's part of a {@link TurnBatch}: how many ops, and where its replies start. */
-interface BatchWaiter {
-  readonly start: number
-  readonly count: number
-  readonly resolve: (replies: unknown[]) => void
-  readonly reject: (error: unknown) => void
-}
-
-/**
- * The increments of every request of one event-loop turn on one connection, sent as ONE
- * `EVALSHA` of {@link INCREMENT_MANY_SCRIPT} once the turn's I/O callbacks have run: upstream's
- * `INCRBY` + `EXPIRE` per key, in request order, for one command per turn (the client's cost per
- * command, its promise and argument copies, is then shared by every decision of the turn). Each
- * request gets its replies (one per op) in order; a refused INCRBY fails its request with Redis'
- * error, and a failed command fails them all. NOSCRIPT (a fresh server, `SCRIPT FLUSH`, a
- * failover) resends the batch with `EVAL`, which caches the script again: nothing ran, so nothing
- * counts twice.
- */
-class TurnBatch {
-  readonly #client: Redis
-  readonly #onSent: () => void
-  readonly #keys: string[] = []
-  /** addend, TTL, addend, TTL, … */
-  readonly #argv: number[] = []
-  readonly #waiters: BatchWaiter[] = []
-
-  /** @param onSent Called when the batch has been handed to the connection (it is spent). */
-  constructor(client: Redis, onSent: () => void) {
-    this.#client = client
-    this.#onSent = onSent
-    setImmediate(() => {
-      this.#send()
-    })
-  }
-
-  /** Queues the ops; resolves with their replies (the counters after the increments), in order. */
-  add(ops: readonly IncrementOp[]): Promise<unknown[]> {
-    const start = this.#keys.length
-    for (const op of ops) {
-      this.#keys.push(op.key)
-      this.#argv.push(op.addend, op.expireSeconds)
-    }
-    return new Promise((resolve, reject) => {
-      this.#waiters.push({ start, count: ops.length, resolve, reject })
-    })
-  }
-
-  #command(script: 'sha' | 'text'): Command {
-    return new Command(
-      script === 'sha' ? 'evalsha' : 'eval',
-      [
-        script === 'sha' ? INCREMENT_MANY_SCRIPT_SHA : INCREMENT_MANY_SCRIPT,
-        this.#keys.length,
-        this.#keys,
-        this.#argv,
-      ],
+/** Sends one batch's script call on `client` as a plain ioredis command (no pipeline). */
+function sendOn(client: Redis): BatchSender {
+  return (script, keys, argv) => {
+    const command = new Command(
+      script === INCREMENT_SCRIPT_SHA ? 'evalsha' : 'eval',
+      [script, keys.length, keys, argv],
       { replyEncoding: 'utf8' },
     )
+    client.sendCommand(command)
+    return command.promise as Promise<unknown[]>
   }
-
-  #send(): void {
-    this.#onSent()
-    if (this.#keys.length === 0) return
-    const command = this.#command('sha')
-    this.#client.sendCommand(command)
-    ;(command.promise as Promise<unknown[]>)
-      .catch((error: unknown) => {
-        if (!isNoScript(error)) throw error
-        const again = this.#command('text')
-        this.#client.sendCommand(again)
-        return again.promise as Promise<unknown[]>
-      })
-      .then(
-        (replies) => {
-          for (const waiter of this.#waiters) settle(waiter, replies)
-        },
-        (error: unknown) => {
-          for (const waiter of this.#waiters) waiter.reject(error)
-        },
-      )
-  }
-}
-
-/** Gives a waiter its replies, or the first error among them. */
-function settle(waiter: BatchWaiter, replies: unknown[]): void {
-  const mine = replies.slice(waiter.start, waiter.start + waiter.count)
-  const failure = mine.find((reply) => reply instanceof Error)
-  if (failure === undefined) waiter.resolve(mine)
-  else waiter.reject(failure)
 }
 
 /** A pool of connections to one Redis (`single`) or to the master of a sentinel group. */
@@ -178,7 +101,7 @@ export class RedisPool implements RedisInstance {
     return this.#withClient((client) => {
       let batch = this.#batches.get(client)
       if (batch === undefined) {
-        batch = new TurnBatch(client, () => this.#batches.delete(client))
+        batch = new TurnBatch(sendOn(client), () => this.#batches.delete(client))
         this.#batches.set(client, batch)
       }
       return batch.add(ops)

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
-import { INCREMENT_MANY_SCRIPT_SHA } from '../../src/redis/script.js'
+import { INCREMENT_SCRIPT_SHA } from '../../src/redis/script.js'
 import { OWN_FIXTURES } from '../fixtures.js'
 import { startService, type Harness } from '../harness.js'
 import { NOW, basic, describeRedisDecisions, healthy, one } from '../redis-decisions.js'
@@ -147,7 +147,7 @@ describe('Redis backend options', () => {
       expect(h.stat('ratelimit.service.call.should_rate_limit.redis_error')).toBe(errorsBefore)
       // The refused EVALSHAs were sent again as EVAL, which cached the script again.
       expect(await calls('eval')).toBeGreaterThanOrEqual(2)
-      expect(await check.script('EXISTS', INCREMENT_MANY_SCRIPT_SHA)).toEqual([1])
+      expect(await check.script('EXISTS', INCREMENT_SCRIPT_SHA)).toEqual([1])
     } finally {
       check.disconnect()
       await h.close()
