@@ -24,8 +24,8 @@ interface BatchWaiter {
 
 /**
  * The increments of every request of one event-loop turn for one destination (a connection; in a
- * cluster, a key), sent as ONE
- * `EVALSHA` of {@link INCREMENT_SCRIPT} once the turn's I/O callbacks have run: upstream's
+ * cluster, a key), sent as ONE `EVALSHA` of {@link INCREMENT_SCRIPT} once the turn's I/O
+ * callbacks have run (`setImmediate`): upstream's
  * `INCRBY` + `EXPIRE` per key, in request order, for one command per turn (the client's cost per
  * command, its promise and argument copies, is then shared by every decision of the turn). Each
  * request gets its replies (one per op) in order; a refused INCRBY fails its request with Redis'
