@@ -255,6 +255,7 @@ function fmt(values: number[], digits = 0): string {
 
 async function main(): Promise<void> {
   const options = parseArgs(process.argv.slice(2))
+  const loadAtStart = loadavg()
   const dir = mkdtempSync(join(tmpdir(), 'ratelimit-bench-'))
   mkdirSync(join(dir, 'config'))
   writeFileSync(join(dir, 'config', 'bench.yaml'), CONFIG)
@@ -354,10 +355,10 @@ async function main(): Promise<void> {
     ...rows,
   ].join('\n')
   console.log(table)
-  if (options.write) writeResults(table, options)
+  if (options.write) writeResults(table, options, loadAtStart)
 }
 
-function writeResults(table: string, options: Options): void {
+function writeResults(table: string, options: Options, load: readonly number[]): void {
   const path = join(ROOT, 'bench/RESULTS.md')
   const text = readFileSync(path, 'utf8')
   const command = `npx tsx bench/ratelimit/run.ts --seconds ${String(options.seconds)} --slices ${String(options.slices)} --concurrency ${options.concurrency.join(',')} --backends ${options.backends.join(',')} --label "${options.label}"${Object.entries(
@@ -365,7 +366,7 @@ function writeResults(table: string, options: Options): void {
   )
     .map(([k, v]) => ` --env ${k}=${v}`)
     .join('')} --write`
-  const entry = `### ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC — ${options.label}\n\n- **Machine:** ${machineInfo()}; load average at start ${loadavg()
+  const entry = `### ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC — ${options.label}\n\n- **Machine:** ${machineInfo()}; load average at start ${load
     .map((l) => l.toFixed(1))
     .join(
       ' / ',
