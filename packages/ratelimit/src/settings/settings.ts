@@ -69,11 +69,12 @@ export interface RedisSettings {
   readonly timeoutMs: number
   /**
    * `REDIS_POOL_ON_EMPTY_BEHAVIOR`: what a call does when no connection is ready (all are
-   * reconnecting): `CREATE` and `ERROR` fail at once, `WAIT` waits up to
-   * {@link poolOnEmptyWaitMs} for one and fails then. @default 'CREATE'
+   * reconnecting): `CREATE` waits up to {@link poolOnEmptyWaitMs}, then tries the connection being
+   * re-established (and gets its error); `ERROR` waits as long, then fails; `WAIT` waits up to
+   * {@link timeoutMs}, then fails. @default 'CREATE'
    */
   readonly poolOnEmptyBehavior: 'CREATE' | 'ERROR' | 'WAIT'
-  /** `REDIS_POOL_ON_EMPTY_WAIT_DURATION`, milliseconds. @default 1000 */
+  /** `REDIS_POOL_ON_EMPTY_WAIT_DURATION`, milliseconds (`CREATE`, `ERROR`). @default 1000 */
   readonly poolOnEmptyWaitMs: number
   /**
    * `REDIS_PIPELINE_WINDOW`, milliseconds: required non-zero with `cluster` (upstream's implicit
@@ -497,9 +498,10 @@ function redisAddressProblem(
   const bad = addresses.findIndex((item) => !HOST_PORT.test(item))
   if (bad >= 0) {
     const what = type === 'sentinel' ? 'sentinel' : 'cluster node'
+    const item = bad + (type === 'sentinel' ? 2 : 1)
     return {
       field: 'url',
-      message: `every ${what} must be host:port, comma-separated (item ${String(items.indexOf(addresses[bad] ?? '') + 1)} is not)`,
+      message: `every ${what} must be host:port, comma-separated (item ${String(item)} is not)`,
     }
   }
   if (type === 'cluster' && redis.pipelineWindowMs === 0) {
