@@ -98,14 +98,20 @@ export class RedisPool implements RedisInstance {
 
   /** {@inheritDoc RedisInstance.increment} */
   increment(ops: readonly IncrementOp[]): Promise<unknown[]> {
-    return this.#withClient((client) => {
-      let batch = this.#batches.get(client)
-      if (batch === undefined) {
-        batch = new TurnBatch(sendOn(client), () => this.#batches.delete(client))
-        this.#batches.set(client, batch)
-      }
-      return batch.add(ops)
-    })
+    const client = this.#readyClient()
+    // The common case without a closure or an extra promise: a connection is ready.
+    if (client !== undefined) return this.#batchOn(client).add(ops)
+    return this.#withClient((later) => this.#batchOn(later).add(ops))
+  }
+
+  /** This turn's batch on `client`. */
+  #batchOn(client: Redis): TurnBatch {
+    let batch = this.#batches.get(client)
+    if (batch === undefined) {
+      batch = new TurnBatch(sendOn(client), () => this.#batches.delete(client))
+      this.#batches.set(client, batch)
+    }
+    return batch
   }
 
   /** {@inheritDoc RedisInstance.get} */

@@ -75,6 +75,11 @@ function openInstance(
     : new RedisPool(settings, label, logger, onChange)
 }
 
+/** Whether an op goes to the per-second instance (when there is one). */
+function isPerSecond(op: { readonly perSecond: boolean }): boolean {
+  return op.perSecond
+}
+
 /** The ops' increments on one instance. */
 function incrementOn(instance: RedisInstance, ops: readonly IncrementOp[]): Promise<unknown[]> {
   return instance.increment(ops)
@@ -117,23 +122,22 @@ export class RedisCounterStore implements CounterStore {
    * Sends `ops` with `send`: all to the main Redis, or, with a per-second Redis, the per-second
    * ops there and the rest to the main one (both at once); replies (one per op) in `ops` order.
    */
-  async #run<T extends { perSecond: boolean }>(
+  #run<T extends { perSecond: boolean }>(
     ops: readonly T[],
     send: (instance: RedisInstance, ops: readonly T[]) => Promise<unknown[]>,
   ): Promise<unknown[]> {
     const perSecond = this.#perSecond
-    if (perSecond === undefined || !ops.some((op) => op.perSecond)) return send(this.#main, ops)
+    // The common case without an extra promise: everything to the main instance.
+    if (perSecond === undefined || !ops.some(isPerSecond)) return send(this.#main, ops)
     const mainOps = ops.filter((op) => !op.perSecond)
-    const [mainReplies, secondReplies] = await Promise.all([
+    return Promise.all([
       mainOps.length === 0 ? Promise.resolve([]) : send(this.#main, mainOps),
-      send(
-        perSecond,
-        ops.filter((op) => op.perSecond),
-      ),
-    ])
-    let m = 0
-    let s = 0
-    return ops.map((op) => (op.perSecond ? secondReplies[s++] : mainReplies[m++]))
+      send(perSecond, ops.filter(isPerSecond)),
+    ]).then(([mainReplies, secondReplies]) => {
+      let m = 0
+      let s = 0
+      return ops.map((op) => (op.perSecond ? secondReplies[s++] : mainReplies[m++]))
+    })
   }
 
   /** {@inheritDoc CounterStore.increment} */
