@@ -86,12 +86,15 @@ export class RedisClusterInstance implements RedisInstance {
    * In waves of `REDIS_CLUSTER_PIPELINE_PARALLELISM` keys, as upstream groups them.
    */
   increment(ops: readonly IncrementOp[]): Promise<unknown[]> {
+    // The common case without a closure: the cluster is up and the keys go in one wave.
+    if (this.#cluster.status === 'ready' && ops.length <= this.#parallelism) {
+      return Promise.all(ops.map(this.#incrementOne))
+    }
     return this.#ready(async () => {
-      const step = this.#parallelism
-      if (ops.length <= step) return Promise.all(ops.map(this.#incrementOne))
       const replies: unknown[] = []
-      for (let i = 0; i < ops.length; i += step) {
-        replies.push(...(await Promise.all(ops.slice(i, i + step).map(this.#incrementOne))))
+      for (let i = 0; i < ops.length; i += this.#parallelism) {
+        const wave = ops.slice(i, i + this.#parallelism)
+        replies.push(...(await Promise.all(wave.map(this.#incrementOne))))
       }
       return replies
     })
