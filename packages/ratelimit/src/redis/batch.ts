@@ -1,93 +1,86 @@
 /**
- * Per-turn batching of increments: every op queued in one event-loop turn for one destination
- * leaves as ONE call of {@link INCREMENT_SCRIPT}.
+ * Per-turn batching of increments: the ops queued in one event-loop turn for one destination (a
+ * pooled connection, or a cluster) leave once the turn's I/O callbacks have run, as ONE call of
+ * {@link INCREMENT_SCRIPT} per distinct key, all calls of the turn in one write (ioredis
+ * auto-pipelining; per node in a cluster).
  *
  * @module
  */
+import type { Cluster, Redis } from 'ioredis'
 import type { IncrementOp } from '../limiter/cache.js'
 import { INCREMENT_SCRIPT, INCREMENT_SCRIPT_SHA, isNoScript } from './script.js'
 
-/**
- * Sends one call of {@link INCREMENT_SCRIPT}: by its SHA (`EVALSHA`) when `script` is
- * {@link INCREMENT_SCRIPT_SHA}, else the script itself (`EVAL`); resolves with its reply
- * array.
- */
-export type BatchSender = (script: string, keys: string[], argv: number[]) => Promise<unknown[]>
-
-/** One request's part of a {@link TurnBatch}: how many ops, and where its replies start. */
-interface BatchWaiter {
-  readonly start: number
-  readonly count: number
-  readonly resolve: (replies: unknown[]) => void
-  readonly reject: (error: unknown) => void
+/** One key's ops of a turn: the script's KEYS (the key, repeated) and ARGV, and who waits. */
+interface KeyGroup {
+  readonly keys: string[]
+  /** addend, TTL, addend, TTL, … */
+  readonly argv: number[]
+  readonly waiters: { resolve: (reply: unknown) => void; reject: (error: unknown) => void }[]
 }
 
 /**
- * The increments of every request of one event-loop turn for one destination (a connection; in a
- * cluster, a key), sent as ONE `EVALSHA` of {@link INCREMENT_SCRIPT} once the turn's I/O
- * callbacks have run (`setImmediate`): upstream's
- * `INCRBY` + `EXPIRE` per key, in request order, for one command per turn (the client's cost per
- * command, its promise and argument copies, is then shared by every decision of the turn). Each
- * request gets its replies (one per op) in order; a refused INCRBY fails its request with Redis'
- * error, and a failed command fails them all. NOSCRIPT (a fresh server, `SCRIPT FLUSH`, a
- * failover) resends the batch with `EVAL`, which caches the script again: nothing ran, so nothing
- * counts twice.
+ * Sends one key's call of {@link INCREMENT_SCRIPT} on `client` (auto-pipelined): by its SHA, and
+ * on NOSCRIPT (a fresh server, `SCRIPT FLUSH`, a failover) with the script itself, which caches
+ * it again; nothing ran, so nothing counts twice.
+ */
+function sendGroup(client: Redis | Cluster, group: KeyGroup): void {
+  const { keys, argv, waiters } = group
+  client
+    .evalsha(INCREMENT_SCRIPT_SHA, keys.length, ...keys, ...argv)
+    .catch((error: unknown) => {
+      if (!isNoScript(error)) throw error
+      return client.eval(INCREMENT_SCRIPT, keys.length, ...keys, ...argv)
+    })
+    .then(
+      (replies) => {
+        const list = replies as unknown[]
+        waiters.forEach((waiter, i) => {
+          const reply = list[i]
+          if (reply instanceof Error) waiter.reject(reply)
+          else waiter.resolve(reply)
+        })
+      },
+      (error: unknown) => {
+        for (const waiter of waiters) waiter.reject(error)
+      },
+    )
+}
+
+/**
+ * The increments of one event-loop turn on one client: upstream's `INCRBY` + `EXPIRE` per op, in
+ * order, as one `EVALSHA` per distinct key (a busy key's requests of the turn share one call, so
+ * the client's cost per command is shared by them). One key per call keeps every call valid
+ * wherever the key lives: a cluster node, or behind a sharding proxy that routes a script by its
+ * first key (twemproxy). A refused INCRBY fails only its op's request, with Redis' error; a failed
+ * call fails the ops of its key.
  */
 export class TurnBatch {
-  readonly #send: BatchSender
-  readonly #onSent: () => void
-  readonly #keys: string[] = []
-  /** addend, TTL, addend, TTL, … */
-  readonly #argv: number[] = []
-  readonly #waiters: BatchWaiter[] = []
+  readonly #groups = new Map<string, KeyGroup>()
 
   /**
-   * @param send Sends the script call (on a connection, or on the cluster node of the keys).
-   * @param onSent Called when the batch has been handed to `send` (it is spent).
+   * @param client Where the calls go (a pooled connection, or the cluster).
+   * @param onSent Called when the batch has been sent (it is spent).
    */
-  constructor(send: BatchSender, onSent: () => void) {
-    this.#send = send
-    this.#onSent = onSent
+  constructor(client: Redis | Cluster, onSent: () => void) {
     setImmediate(() => {
-      this.#flush()
+      onSent()
+      // All in one tick: ioredis auto-pipelines them into one write (per node).
+      for (const group of this.#groups.values()) sendGroup(client, group)
     })
   }
 
-  /** Queues the ops; resolves with their replies (the counters after the increments), in order. */
-  add(ops: readonly IncrementOp[]): Promise<unknown[]> {
-    const start = this.#keys.length
-    for (const op of ops) {
-      this.#keys.push(op.key)
-      this.#argv.push(op.addend, op.expireSeconds)
+  /** Queues one op; resolves with its reply (the counter after the increment). */
+  add(op: IncrementOp): Promise<unknown> {
+    let group = this.#groups.get(op.key)
+    if (group === undefined) {
+      group = { keys: [], argv: [], waiters: [] }
+      this.#groups.set(op.key, group)
     }
+    group.keys.push(op.key)
+    group.argv.push(op.addend, op.expireSeconds)
+    const { waiters } = group
     return new Promise((resolve, reject) => {
-      this.#waiters.push({ start, count: ops.length, resolve, reject })
+      waiters.push({ resolve, reject })
     })
   }
-
-  #flush(): void {
-    this.#onSent()
-    if (this.#keys.length === 0) return
-    this.#send(INCREMENT_SCRIPT_SHA, this.#keys, this.#argv)
-      .catch((error: unknown) => {
-        if (!isNoScript(error)) throw error
-        return this.#send(INCREMENT_SCRIPT, this.#keys, this.#argv)
-      })
-      .then(
-        (replies) => {
-          for (const waiter of this.#waiters) settle(waiter, replies)
-        },
-        (error: unknown) => {
-          for (const waiter of this.#waiters) waiter.reject(error)
-        },
-      )
-  }
-}
-
-/** Gives a waiter its replies, or the first error among them. */
-function settle(waiter: BatchWaiter, replies: unknown[]): void {
-  const mine = replies.slice(waiter.start, waiter.start + waiter.count)
-  const failure = mine.find((reply) => reply instanceof Error)
-  if (failure === undefined) waiter.resolve(mine)
-  else waiter.reject(failure)
 }

@@ -12,13 +12,7 @@ import type { IncrementOp } from '../limiter/cache.js'
 import type { RedisSettings } from '../settings/settings.js'
 import { ConnectionGate, type RedisInstance } from './instance.js'
 import { clusterOptions } from './options.js'
-import { TurnBatch, type BatchSender } from './batch.js'
-import { INCREMENT_SCRIPT_SHA } from './script.js'
-
-/** The first reply of a batch of one op. */
-function first(replies: unknown[]): unknown {
-  return replies[0]
-}
+import { TurnBatch } from './batch.js'
 
 /** A Redis Cluster, as one instance. */
 export class RedisClusterInstance implements RedisInstance {
@@ -27,17 +21,8 @@ export class RedisClusterInstance implements RedisInstance {
   readonly #gate: ConnectionGate
   /** Keys of one request sent at once (`REDIS_CLUSTER_PIPELINE_PARALLELISM`). */
   readonly #parallelism: number
-  /**
-   * The batch of this event-loop turn per key, until it is sent: all increments of one key in a
-   * turn (a busy client's requests) are one script call on the key's node; different keys are
-   * different calls, auto-pipelined per node by ioredis.
-   */
-  readonly #batches = new Map<string, TurnBatch>()
-  readonly #send: BatchSender = (script, keys, argv) =>
-    (script === INCREMENT_SCRIPT_SHA
-      ? this.#cluster.evalsha(script, keys.length, ...keys, ...argv)
-      : this.#cluster.eval(script, keys.length, ...keys, ...argv)) as Promise<unknown[]>
-
+  /** The batch of this event-loop turn, until it is sent. */
+  #batch: TurnBatch | undefined
   /**
    * Connects (in the background).
    *
@@ -100,14 +85,12 @@ export class RedisClusterInstance implements RedisInstance {
     })
   }
 
-  /** One op, in this turn's batch of its key. */
+  /** One op, in this turn's batch. */
   readonly #incrementOne = (op: IncrementOp): Promise<unknown> => {
-    let batch = this.#batches.get(op.key)
-    if (batch === undefined) {
-      batch = new TurnBatch(this.#send, () => this.#batches.delete(op.key))
-      this.#batches.set(op.key, batch)
-    }
-    return batch.add([op]).then(first)
+    this.#batch ??= new TurnBatch(this.#cluster, () => {
+      this.#batch = undefined
+    })
+    return this.#batch.add(op)
   }
 
   /** {@inheritDoc RedisInstance.get} */

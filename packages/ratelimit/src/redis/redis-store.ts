@@ -1,9 +1,9 @@
 /**
  * The Redis backend on ioredis, for every `REDIS_TYPE` (`single`, `sentinel`, `cluster`):
  * upstream's `INCRBY key n` + `EXPIRE key ttl` per descriptor (`fixed_cache_impl.go`) as a Lua
- * script run with `EVALSHA` (all the keys of an event-loop turn in one call on a single node or
- * sentinel master; one call per key and turn in a cluster), with SECOND limits routed to a second
- * instance when `REDIS_PERSECOND=true`. Connections fail fast while Redis is down (after the
+ * script run with `EVALSHA`, one call per key and event-loop turn, all calls of a turn in one write
+ * (per node in a cluster), with SECOND limits routed to a second instance when
+ * `REDIS_PERSECOND=true`. Connections fail fast while Redis is down (after the
  * pool-on-empty wait; the call gets the client's error, as upstream) and reconnect in the
  * background, so the service serves again as soon as Redis (or the promoted master, or the slot's
  * new node) answers.

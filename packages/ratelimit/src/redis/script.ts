@@ -1,6 +1,6 @@
 /**
- * Upstream's per-key `INCRBY` + `EXPIRE` as one Lua script for many keys, run by its SHA
- * (`EVALSHA`), with the fallback to `EVAL` that Redis' script cache requires (in `batch.ts`).
+ * Upstream's per-key `INCRBY` + `EXPIRE` as one Lua script, run by its SHA (`EVALSHA`), with the
+ * fallback to `EVAL` that Redis' script cache requires (in `batch.ts`).
  *
  * @module
  */
@@ -12,9 +12,9 @@ import { createHash } from 'node:crypto'
  * `EXPIRE ARGV[2i]`; the reply is the array of the INCRBY replies. The same keys, the same TTLs
  * (set on every hit, so refreshed as upstream's are) and the same replies (the value after the
  * increment, or the INCRBY's own error in its place, after which the EXPIRE still runs, as in
- * upstream's pipeline). One command for all the increments of an event-loop turn instead of two
- * per key divides the work of the client and of Redis per decision. In a cluster each call holds
- * one key (repeated), so it runs on that key's node. Counters stay below 2^53
+ * upstream's pipeline). Called with one key, repeated for each of its ops in an event-loop turn
+ * (`batch.ts`): one command per key and turn instead of two per op, valid on a cluster node and
+ * behind a proxy that routes scripts by their first key. Counters stay below 2^53
  * (`COUNTER_CEILING`), so the Lua numbers that carry the replies are exact.
  */
 export const INCREMENT_SCRIPT = [

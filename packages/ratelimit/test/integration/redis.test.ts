@@ -107,7 +107,7 @@ describe('Redis backend options', () => {
     }
   })
 
-  it('counts with one EVALSHA per event-loop turn (same keys, TTLs and replies) and reloads the script after SCRIPT FLUSH', async () => {
+  it('counts with one EVALSHA per key and event-loop turn (same keys, TTLs and replies) and reloads the script after SCRIPT FLUSH', async () => {
     const server = await startRedisServer()
     const h = await startService({
       files: basic,
@@ -148,6 +148,13 @@ describe('Redis backend options', () => {
       // The refused EVALSHAs were sent again as EVAL, which cached the script again.
       expect(await calls('eval')).toBeGreaterThanOrEqual(2)
       expect(await check.script('EXISTS', INCREMENT_SCRIPT_SHA)).toEqual([1])
+      // One call per key (never a multi-key call a sharding proxy would route by its first key).
+      const before = await calls('evalsha')
+      await h.client.shouldRateLimit({
+        domain: 'another',
+        descriptors: [one('key2', 'per-key'), one('key3', 'per-key')],
+      })
+      expect((await calls('evalsha')) - before).toBe(2)
     } finally {
       check.disconnect()
       await h.close()
