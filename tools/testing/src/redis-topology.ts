@@ -222,10 +222,13 @@ export async function startRedisSentinel(): Promise<TestRedisSentinel> {
     rmSync(dir, { recursive: true, force: true })
   }
   try {
-    const master = await startRedisServer()
+    // Their own directory: a replica's full sync writes an RDB file there.
+    const master = await startRedisServer({ args: ['--dir', dir] })
     servers.push(master)
     servers.push(
-      await startRedisServer({ args: ['--replicaof', master.host, String(master.port)] }),
+      await startRedisServer({
+        args: ['--dir', dir, '--replicaof', master.host, String(master.port)],
+      }),
     )
     for (let i = 0; i < 3; i++) {
       const port = await getFreePort()
