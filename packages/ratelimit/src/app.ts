@@ -73,8 +73,8 @@ export interface AppDeps {
    */
   readonly monotonicClock?: MonotonicClock
   /**
-   * Random source for the expiration jitter, the connection age jitter and the stats timers'
-   * sampling. @default {@link systemRandom}
+   * Random source for the expiration jitter, the connection age jitter, the jitter of the Redis
+   * start-up retries and the stats timers' sampling. @default {@link systemRandom}
    */
   readonly random?: Random
   /** DNS resolver for `MEMCACHE_SRV`. @default a `node:dns` Resolver on the system's servers */
