@@ -35,7 +35,12 @@ export const requirements: readonly Requirement[] = [
     debianPackage: 'redis-server',
     neededBy: 'own Redis servers (ratelimit, testing)',
   },
-  { command: 'redis-cli', debianPackage: 'redis-tools', neededBy: 'checking the shared Redis' },
+  {
+    command: 'redis-cli',
+    debianPackage: 'redis-tools',
+    neededBy:
+      'checking the shared Redis; forming Redis Clusters and Sentinel failovers (ratelimit)',
+  },
   { command: 'memcached', debianPackage: 'memcached', neededBy: 'the ratelimit memcache tests' },
   { command: 'openssl', debianPackage: 'openssl', neededBy: 'TLS test certificates' },
   { command: 'pg_ctlcluster', debianPackage: 'postgresql', neededBy: 'the shared PostgreSQL' },

@@ -4,19 +4,19 @@
  * `get key`, then `incr key 1` (`add` on a miss), at a fixed concurrency, without the service.
  * Prints one JSON line: `{"rps":…,"p50":…,"p99":…}` (latencies in milliseconds).
  *
- * Usage: tsx bench/ratelimit/memcache-baseline.ts <memcached port> <concurrency> <seconds> <key>
+ * Usage: tsx bench/ratelimit/memcache-baseline.ts <memcached host:port> <concurrency> <seconds> <key>
  */
 import { MemcacheClient } from 'memcache-client'
 import { closedLoop } from '../lib/closed-loop.js'
 
-const [portText = '11211', concurrencyText = '1', secondsText = '10', key = 'bench_key'] =
+const [hostPort = '127.0.0.1:11211', concurrencyText = '1', secondsText = '10', key = 'bench_key'] =
   process.argv.slice(2)
 const concurrency = Number(concurrencyText)
 const seconds = Number(secondsText)
 
 // MEMCACHE_MAX_IDLE_CONNS' default: two connections, as the service has per process.
 const client = new MemcacheClient({
-  server: { server: `127.0.0.1:${portText}`, maxConnections: 2 },
+  server: { server: hostPort, maxConnections: 2 },
   noDelay: true,
   cmdTimeout: 500,
 })

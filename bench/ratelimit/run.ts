@@ -1,12 +1,15 @@
 /**
- * Benchmark of @gatehouse/ratelimit with the Redis backend: decisions/s and p50/p99 latency over
- * gRPC (driven by h2load) and over HTTP `/json` (driven by wrk) at several concurrencies, side by
- * side with the physical baseline (raw ioredis pipelines of INCRBY+EXPIRE, `baseline.ts`), all
- * against one own redis-server in the same run.
+ * Benchmark of @gatehouse/ratelimit per backend: decisions/s and p50/p99 latency over gRPC
+ * (driven by h2load) and over HTTP `/json` (driven by wrk) at several concurrencies, side by side
+ * with each backend's physical baseline (a raw client doing what the store sends per decision:
+ * ioredis pipelines of INCRBY+EXPIRE, `baseline.ts`; memcache-client get + incr,
+ * `memcache-baseline.ts`), all against servers of the run's own, in the same run. Backends
+ * (`--backends`, in order): `redis` (one redis-server), `cluster` (a Redis Cluster of three nodes)
+ * and `memcache` (one memcached); each is one entry of {@link BACKENDS}.
  *
  * Usage (from the repository root, after `npx tsc -b packages/ratelimit`):
  *   npx tsx bench/ratelimit/run.ts [--seconds 10] [--slices 5] [--concurrency 1,50,200]
- *     [--label default] [--env KEY=VALUE]... [--write]
+ *     [--backends redis,cluster,memcache] [--label default] [--env KEY=VALUE]... [--write]
  *
  * `--env` passes settings to the service (e.g. `--env REDIS_POOL_SIZE=1`); `--write` stores the
  * markdown table in bench/RESULTS.md under "## ratelimit". `--main PATH` runs another build's
@@ -16,6 +19,7 @@ import {
   getFreePort,
   startMemcached,
   startProcess,
+  startRedisCluster,
   startRedisServer,
   waitFor,
 } from '@gatehouse/testing'
@@ -27,6 +31,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { encodeRateLimitRequest } from '../../packages/ratelimit/src/protocol/protobuf/request.js'
 import { machineInfo, percentile } from '../lib/report.js'
+import { requireTools } from '../lib/tools.js'
 
 const run = promisify(execFile)
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
@@ -35,12 +40,25 @@ interface Options {
   seconds: number
   slices: number
   concurrency: number[]
+  backends: string[]
   label: string
   env: Record<string, string>
   write: boolean
   main: string
-  /** Also measure BACKEND_TYPE=memcache against its own baseline (`--no-memcache` skips it). */
-  memcache: boolean
+}
+
+/** The `--help` text. */
+function usage(): string {
+  return `Usage: npx tsx bench/ratelimit/run.ts [options]
+  --seconds N          seconds per slice (default 10)
+  --slices N           interleaved slices per path and concurrency (default 5)
+  --concurrency LIST   comma-separated concurrencies (default 1,50,200)
+  --backends LIST      comma-separated, in order, of: ${BACKEND_NAMES} (default redis)
+  --label TEXT         the run's name in bench/RESULTS.md (default "default")
+  --env KEY=VALUE      a setting for the service (repeatable)
+  --main PATH          another build's bin/gatehouse-ratelimit.js or dist/main.js
+  --write              store the table in bench/RESULTS.md under "## ratelimit"
+  --help               print this and exit`
 }
 
 function parseArgs(argv: string[]): Options {
@@ -48,11 +66,11 @@ function parseArgs(argv: string[]): Options {
     seconds: 10,
     slices: 5,
     concurrency: [1, 50, 200],
+    backends: ['redis'],
     label: 'default',
     env: {},
     write: false,
     main: join(ROOT, 'packages/ratelimit/bin/gatehouse-ratelimit.js'),
-    memcache: true,
   }
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]
@@ -60,11 +78,19 @@ function parseArgs(argv: string[]): Options {
     if (arg === '--seconds') options.seconds = Number(value())
     else if (arg === '--slices') options.slices = Number(value())
     else if (arg === '--concurrency') options.concurrency = value().split(',').map(Number)
-    else if (arg === '--label') options.label = value()
+    else if (arg === '--backends') {
+      options.backends = value().split(',')
+      const unknown = options.backends.filter((name) => !(name in BACKENDS))
+      if (unknown.length > 0) {
+        throw new Error(`unknown backend ${unknown.join(', ')}; known: ${BACKEND_NAMES}`)
+      }
+    } else if (arg === '--label') options.label = value()
     else if (arg === '--write') options.write = true
     else if (arg === '--main') options.main = value()
-    else if (arg === '--no-memcache') options.memcache = false
-    else if (arg === '--env') {
+    else if (arg === '--help') {
+      console.log(usage())
+      process.exit(0)
+    } else if (arg === '--env') {
       const [k = '', ...v] = value().split('=')
       options.env[k] = v.join('=')
     } else throw new Error(`unknown argument ${String(arg)}`)
@@ -92,11 +118,29 @@ const REQUEST = {
   hitsAddend: 0,
 }
 
-async function baseline(
-  redisPort: number,
+/** A backend under test: its servers, the settings that select it, and its raw-client baseline. */
+interface Backend {
+  /** The table's name for it. */
+  readonly name: string
+  /** Service settings that select it. */
+  readonly env: Record<string, string>
+  /** Raw-client pipelines/s at concurrency `c` for `seconds`, on the key the service uses. */
+  baseline(c: number, seconds: number): Promise<Sample>
+  stop(): Promise<void>
+}
+
+/** The baseline's key: the shape and length of the key the service writes for {@link REQUEST}. */
+const BENCH_KEY = 'bench_client_id_bench-client_0'
+
+/**
+ * Runs a baseline script of this folder in its own process, with `target` (what it connects to)
+ * followed by the concurrency, the seconds and {@link BENCH_KEY}.
+ */
+async function rawBaseline(
+  script: 'baseline.ts' | 'memcache-baseline.ts',
+  target: readonly string[],
   c: number,
   seconds: number,
-  script = 'baseline.ts',
 ): Promise<Sample> {
   const { stdout } = await run(
     process.execPath,
@@ -104,15 +148,48 @@ async function baseline(
       '--import',
       'tsx',
       join(ROOT, 'bench/ratelimit', script),
-      String(redisPort),
+      ...target,
       String(c),
       String(seconds),
-      'bench_client_id_bench-client_0',
+      BENCH_KEY,
     ],
     { cwd: ROOT },
   )
   return JSON.parse(stdout.trim()) as Sample
 }
+
+/** Every backend the bench knows, by `--backends` name. Add a row here. */
+const BACKENDS: Record<string, () => Promise<Backend>> = {
+  redis: async () => {
+    const redis = await startRedisServer()
+    return {
+      name: 'Redis',
+      env: { REDIS_SOCKET_TYPE: 'tcp', REDIS_URL: redis.hostPort },
+      baseline: (c, seconds) => rawBaseline('baseline.ts', ['single', redis.hostPort], c, seconds),
+      stop: () => redis.stop(),
+    }
+  },
+  cluster: async () => {
+    const cluster = await startRedisCluster({ nodes: 3 })
+    return {
+      name: 'Redis Cluster (3 nodes)',
+      env: { REDIS_TYPE: 'cluster', REDIS_URL: cluster.url, REDIS_PIPELINE_WINDOW: '150us' },
+      baseline: (c, seconds) => rawBaseline('baseline.ts', ['cluster', cluster.url], c, seconds),
+      stop: () => cluster.stop(),
+    }
+  },
+  memcache: async () => {
+    const memcached = await startMemcached()
+    return {
+      name: 'memcache',
+      env: { BACKEND_TYPE: 'memcache', MEMCACHE_HOST_PORT: memcached.hostPort },
+      baseline: (c, seconds) =>
+        rawBaseline('memcache-baseline.ts', [memcached.hostPort], c, seconds),
+      stop: () => memcached.stop(),
+    }
+  },
+}
+const BACKEND_NAMES = Object.keys(BACKENDS).join(', ')
 
 async function grpcLoad(port: number, c: number, seconds: number, dir: string): Promise<Sample> {
   const streams = Math.min(c, 10)
@@ -176,18 +253,11 @@ async function httpLoad(port: number, c: number, seconds: number, dir: string): 
   }
 }
 
-async function startService(
-  redisPort: number,
-  dir: string,
-  env: Record<string, string>,
-  main: string,
-) {
+async function startService(dir: string, env: Record<string, string>, main: string) {
   const [http, grpc, debug] = await Promise.all([getFreePort(), getFreePort(), getFreePort()])
   const service = await startProcess(process.execPath, [main], {
     env: {
       ...process.env,
-      REDIS_SOCKET_TYPE: 'tcp',
-      REDIS_URL: `127.0.0.1:${String(redisPort)}`,
       RUNTIME_ROOT: dir,
       RUNTIME_WATCH_ROOT: 'false',
       DISABLE_STATS: 'true',
@@ -223,6 +293,11 @@ function fmt(values: number[], digits = 0): string {
 
 async function main(): Promise<void> {
   const options = parseArgs(process.argv.slice(2))
+  requireTools([
+    { command: 'h2load', debianPackage: 'nghttp2-client' },
+    { command: 'wrk', debianPackage: 'wrk' },
+  ])
+  const loadAtStart = loadavg()
   const dir = mkdtempSync(join(tmpdir(), 'ratelimit-bench-'))
   mkdirSync(join(dir, 'config'))
   writeFileSync(join(dir, 'config', 'bench.yaml'), CONFIG)
@@ -243,114 +318,97 @@ async function main(): Promise<void> {
       `${key}: ${sample.rps.toFixed(0)}/s p50 ${sample.p50.toFixed(2)} ms p99 ${sample.p99.toFixed(2)} ms`,
     )
   }
-  const redis = await startRedisServer()
-  const svc = await startService(redis.port, dir, options.env, options.main)
-  // The memcache row: the same service on BACKEND_TYPE=memcache, against an own memcached.
-  const memcached = options.memcache ? await startMemcached() : undefined
-  const mcEnv = {
-    ...options.env,
-    BACKEND_TYPE: 'memcache',
-    MEMCACHE_HOST_PORT: memcached?.hostPort ?? '',
-  }
-  const mcSvc = memcached && (await startService(redis.port, dir, mcEnv, options.main))
-  const memcacheSlice = async (c: number, seconds: number, record: boolean): Promise<void> => {
-    if (memcached === undefined || mcSvc === undefined) return
-    const base = await baseline(memcached.port, c, seconds, 'memcache-baseline.ts')
-    const grpc = await grpcLoad(mcSvc.grpc, c, seconds, dir)
-    if (record) {
-      add(`memcache baseline ${String(c)}`, base)
-      add(`memcache ${String(c)}`, grpc)
-    }
-  }
   try {
-    for (const c of options.concurrency) {
-      // Warm-up of every path at this concurrency (not recorded).
-      await baseline(redis.port, c, 1)
-      await grpcLoad(svc.grpc, c, 1, dir)
-      await httpLoad(svc.http, c, 1, dir)
-      await memcacheSlice(c, 1, false)
-      // Interleaved slices: each service slice is compared with the baseline slice next to it, so
-      // both see the same background load.
-      for (let slice = 0; slice < options.slices; slice++) {
-        add(`baseline ${String(c)}`, await baseline(redis.port, c, options.seconds))
-        add(`grpc ${String(c)}`, await grpcLoad(svc.grpc, c, options.seconds, dir))
-        add(`http ${String(c)}`, await httpLoad(svc.http, c, options.seconds, dir))
-        await memcacheSlice(c, options.seconds, true)
+    for (const name of options.backends) {
+      const open = BACKENDS[name]
+      if (open === undefined) throw new Error(`unknown backend ${name}`)
+      const backend = await open()
+      const svc = await startService(dir, { ...backend.env, ...options.env }, options.main)
+      try {
+        for (const c of options.concurrency) {
+          const at = (path: string): string => `${backend.name}\t${path}\t${String(c)}`
+          // Warm-up of every path at this concurrency (not recorded).
+          await backend.baseline(c, 1)
+          await grpcLoad(svc.grpc, c, 1, dir)
+          await httpLoad(svc.http, c, 1, dir)
+          // Interleaved slices: each service slice is compared with the baseline slice next to
+          // it, so both see the same background load.
+          for (let slice = 0; slice < options.slices; slice++) {
+            add(at('baseline'), await backend.baseline(c, options.seconds))
+            add(at('grpc'), await grpcLoad(svc.grpc, c, options.seconds, dir))
+            add(at('http'), await httpLoad(svc.http, c, options.seconds, dir))
+          }
+        }
+        const stats = await (await fetch(`http://127.0.0.1:${String(svc.debug)}/stats`)).text()
+        const errors = /should_rate_limit\.redis_error: (\d+)/.exec(stats)?.[1]
+        if (errors !== '0') throw new Error(`the service counted redis errors: ${String(errors)}`)
+      } finally {
+        await svc.service.stop()
+        await backend.stop()
       }
     }
-    for (const { debug } of mcSvc === undefined ? [svc] : [svc, mcSvc]) {
-      const stats = await (await fetch(`http://127.0.0.1:${String(debug)}/stats`)).text()
-      const errors = /should_rate_limit\.redis_error: (\d+)/.exec(stats)?.[1]
-      if (errors !== '0') throw new Error(`the service counted redis errors: ${String(errors)}`)
-    }
   } finally {
-    await mcSvc?.service.stop()
-    await memcached?.stop()
-    await svc.service.stop()
-    await redis.stop()
     rmSync(dir, { recursive: true, force: true })
   }
 
   const rows: string[] = []
-  for (const c of options.concurrency) {
-    const base = results.get(`baseline ${String(c)}`) ?? []
-    for (const mode of ['grpc', 'http'] as const) {
-      const samples = results.get(`${mode} ${String(c)}`) ?? []
-      const ratios = samples.map((s, i) => s.rps / (base[i]?.rps ?? NaN))
-      rows.push(
-        `| ${mode === 'grpc' ? 'gRPC (h2load)' : 'HTTP /json (wrk)'} | ${String(c)} | ${fmt(samples.map((s) => s.rps))} | ${fmt(
+  for (const key of results.keys()) {
+    const [backend = '', path = '', c = ''] = key.split('\t')
+    if (path === 'baseline') continue
+    const base = results.get(`${backend}\tbaseline\t${c}`) ?? []
+    const samples = results.get(key) ?? []
+    const ratios = samples.map((s, i) => s.rps / (base[i]?.rps ?? NaN))
+    rows.push(
+      [
+        '',
+        backend,
+        path === 'grpc' ? 'gRPC (h2load)' : 'HTTP /json (wrk)',
+        c,
+        fmt(samples.map((s) => s.rps)),
+        fmt(
           samples.map((s) => s.p50),
           2,
-        )} | ${fmt(
+        ),
+        fmt(
           samples.map((s) => s.p99),
           2,
-        )} | ${fmt(base.map((s) => s.rps))} | ${fmt(
+        ),
+        fmt(base.map((s) => s.rps)),
+        `${fmt(
           base.map((s) => s.p50),
           2,
         )} / ${fmt(
           base.map((s) => s.p99),
           2,
-        )} | ${fmt(ratios.map((x) => x * 100))}% |`,
-      )
-    }
-  }
-  for (const c of memcached === undefined ? [] : options.concurrency) {
-    const base = results.get(`memcache baseline ${String(c)}`) ?? []
-    const samples = results.get(`memcache ${String(c)}`) ?? []
-    const ratios = samples.map((s, i) => s.rps / (base[i]?.rps ?? NaN))
-    const ms = (values: Sample[]) =>
-      `${fmt(
-        values.map((s) => s.p50),
-        2,
-      )} | ${fmt(
-        values.map((s) => s.p99),
-        2,
-      )}`
-    rows.push(
-      `| memcache: gRPC (h2load) | ${String(c)} | ${fmt(samples.map((s) => s.rps))} | ${ms(samples)} | ${fmt(base.map((s) => s.rps))} | ${ms(base).replace(' | ', ' / ')} | ${fmt(ratios.map((x) => x * 100))}% |`,
+        )}`,
+        `${fmt(ratios.map((x) => x * 100))}%`,
+        '',
+      ]
+        .join(' | ')
+        .trim(),
     )
   }
   const settings = Object.entries(options.env).map(([k, v]) => `${k}=${v}`)
   const table = [
-    `Service settings: ${settings.length > 0 ? settings.join(', ') : 'defaults'}. ${String(options.slices)} interleaved slices of ${String(options.seconds)} s per path and concurrency (baseline, gRPC, HTTP, baseline, …); median (min–max) over the slices; the ratio is taken per slice against the baseline slice next to it. The memcache rows run the same service with BACKEND_TYPE=memcache against an own memcached; their baseline is memcache-client doing the store's get + incr per decision (memcache-baseline.ts).`,
+    `Service settings: ${settings.length > 0 ? settings.join(', ') : 'defaults'}. ${String(options.slices)} interleaved slices of ${String(options.seconds)} s per path and concurrency (baseline, gRPC, HTTP, baseline, …); median (min–max) over the slices; the ratio is taken per slice against the baseline slice next to it. Each backend runs on servers of its own; its baseline is a raw client doing what the store sends per decision (Redis: an INCRBY + EXPIRE pipeline, baseline.ts; memcache: get + incr, memcache-baseline.ts).`,
     '',
-    '| path | concurrency | decisions/s | p50 ms | p99 ms | baseline pipelines/s | baseline p50 / p99 ms | ratio |',
-    '|---|---|---|---|---|---|---|---|',
+    '| backend | path | concurrency | decisions/s | p50 ms | p99 ms | baseline decisions/s | baseline p50 / p99 ms | ratio |',
+    '|---|---|---|---|---|---|---|---|---|',
     ...rows,
   ].join('\n')
   console.log(table)
-  if (options.write) writeResults(table, options)
+  if (options.write) writeResults(table, options, loadAtStart)
 }
 
-function writeResults(table: string, options: Options): void {
+function writeResults(table: string, options: Options, load: readonly number[]): void {
   const path = join(ROOT, 'bench/RESULTS.md')
   const text = readFileSync(path, 'utf8')
-  const command = `npx tsx bench/ratelimit/run.ts --seconds ${String(options.seconds)} --slices ${String(options.slices)} --concurrency ${options.concurrency.join(',')} --label "${options.label}"${Object.entries(
+  const command = `npx tsx bench/ratelimit/run.ts --seconds ${String(options.seconds)} --slices ${String(options.slices)} --concurrency ${options.concurrency.join(',')} --backends ${options.backends.join(',')} --label "${options.label}"${Object.entries(
     options.env,
   )
     .map(([k, v]) => ` --env ${k}=${v}`)
     .join('')} --write`
-  const entry = `### ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC — ${options.label}\n\n- **Machine:** ${machineInfo()}; load average at start ${loadavg()
+  const entry = `### ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC — ${options.label}\n\n- **Machine:** ${machineInfo()}; load average at start ${load
     .map((l) => l.toFixed(1))
     .join(
       ' / ',

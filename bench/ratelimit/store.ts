@@ -194,6 +194,7 @@ try {
               url: `127.0.0.1:${String(redis.port)}`,
               poolSize: 1,
               auth: '',
+              sentinelAuth: '',
               tls: false,
               tlsClientCert: '',
               tlsClientKey: '',
@@ -201,7 +202,10 @@ try {
               tlsSkipHostnameVerification: false,
               timeoutMs: 10_000,
               poolOnEmptyBehavior: 'CREATE',
+              poolOnEmptyWaitMs: 1000,
               pipelineWindowMs: 0,
+              clusterPipelineParallelism: 1,
+              closeConnectionOnReadonlyError: false,
             },
             logger,
           })

@@ -73,8 +73,8 @@ export interface AppDeps {
    */
   readonly monotonicClock?: MonotonicClock
   /**
-   * Random source for the expiration jitter, the connection age jitter and the stats timers'
-   * sampling. @default {@link systemRandom}
+   * Random source for the expiration jitter, the connection age jitter, the jitter of the Redis
+   * start-up retries and the stats timers' sampling. @default {@link systemRandom}
    */
   readonly random?: Random
   /** DNS resolver for `MEMCACHE_SRV`. @default a `node:dns` Resolver on the system's servers */
@@ -167,11 +167,11 @@ export interface RateLimitApp {
 
 function buildStore(
   settings: Readonly<Settings>,
-  deps: AppDeps & { clock: Clock; logger: Logger },
+  deps: AppDeps & { clock: Clock; random: Random; logger: Logger },
   health: HealthChecker,
   stats: StatsStore,
 ): CounterStore {
-  const { clock, logger } = deps
+  const { clock, random, logger } = deps
   if (settings.backendType === 'memcache') {
     const mc = settings.memcache
     return new MemcacheCounterStore({
@@ -202,6 +202,12 @@ function buildStore(
     main: settings.redis,
     perSecond: settings.redisPerSecond ? settings.redisPerSecondSettings : undefined,
     logger,
+    random,
+    startup: {
+      initialIntervalMs: settings.redisStartupInitialIntervalMs,
+      maxIntervalMs: settings.redisStartupMaxIntervalMs,
+      maxElapsedMs: settings.redisStartupMaxElapsedMs,
+    },
     onConnectionsChange: settings.redisHealthCheckActiveConnection
       ? (ready) => {
           health.set('backend', ready > 0)
@@ -324,7 +330,8 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
   const stats = new StatsStore({ extraTags: settings.extraTags, random })
   const statsManager = new StatsManager(stats, { maxDynamicKeys: settings.statsMaxDynamicKeys })
   const health = new HealthChecker({ configComponent: settings.healthyWithAtLeastOneConfigLoaded })
-  const store = deps.store ?? buildStore(settings, { ...deps, clock, logger }, health, stats)
+  const store =
+    deps.store ?? buildStore(settings, { ...deps, clock, random, logger }, health, stats)
   if (settings.backendType === 'memcache' && settings.stopCacheKeyIncrementWhenOverlimit) {
     logger.warn('STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT has no effect with the memcache backend')
   }

@@ -59,6 +59,16 @@ export interface Harness {
   close(): Promise<void>
 }
 
+/** Settings that put the three listeners on loopback, on ports the system picks. */
+export const LOOPBACK_ENV: Readonly<Record<string, string>> = {
+  HOST: '127.0.0.1',
+  PORT: '0',
+  GRPC_HOST: '127.0.0.1',
+  GRPC_PORT: '0',
+  DEBUG_HOST: '127.0.0.1',
+  DEBUG_PORT: '0',
+}
+
 /** Starts the service. */
 export async function startService(options: StartOptions = {}): Promise<Harness> {
   const root = mkdtempSync(join(tmpdir(), 'gatehouse-ratelimit-'))
@@ -71,12 +81,7 @@ export async function startService(options: StartOptions = {}): Promise<Harness>
   for (const [path, content] of Object.entries(options.files ?? {})) writeConfig(path, content)
 
   const settings = loadSettings({
-    HOST: '127.0.0.1',
-    PORT: '0',
-    GRPC_HOST: '127.0.0.1',
-    GRPC_PORT: '0',
-    DEBUG_HOST: '127.0.0.1',
-    DEBUG_PORT: '0',
+    ...LOOPBACK_ENV,
     BACKEND_TYPE: 'memory',
     RUNTIME_ROOT: root,
     RUNTIME_WATCH_ROOT: 'false',

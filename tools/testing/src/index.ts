@@ -24,6 +24,14 @@ export {
   type StartRedisOptions,
   type TestRedisServer,
 } from './redis.js'
+export {
+  redisCli,
+  startRedisCluster,
+  startRedisSentinel,
+  type StartRedisClusterOptions,
+  type TestRedisCluster,
+  type TestRedisSentinel,
+} from './redis-topology.js'
 export { startMemcached, type StartMemcachedOptions, type TestMemcached } from './memcached.js'
 export { startDnsServer, type SrvTarget, type TestDnsServer } from './dns.js'
 export {

@@ -5,9 +5,11 @@ import {
   createTestDatabase,
   createTestSchema,
   ping,
+  redisCli,
   redisKeyPrefix,
   sharedFixturesDir,
   startMemcached,
+  startRedisCluster,
   startRedisServer,
   waitFor,
 } from '@gatehouse/testing'
@@ -61,6 +63,25 @@ describe('startRedisServer', () => {
     const a = redisKeyPrefix('x')
     expect(a).toMatch(/^test:x:[0-9a-f-]{36}:$/)
     expect(redisKeyPrefix('x')).not.toBe(a)
+  })
+})
+
+describe('startRedisCluster', () => {
+  it('forms a three-node cluster that serves every slot, moves a slot, and stops every node', async () => {
+    const cluster = await startRedisCluster()
+    try {
+      expect(cluster.url.split(',')).toHaveLength(3)
+      const slot = await cluster.keySlot('helpers')
+      expect(await redisCli(cluster.nodes[0]?.port ?? 0, 'CLUSTER', 'INFO')).toContain(
+        'cluster_state:ok',
+      )
+      const to = ((await cluster.ownerOf(slot)) + 1) % 3
+      await cluster.moveSlot(slot, to)
+      expect(await cluster.ownerOf(slot)).toBe(to)
+    } finally {
+      await cluster.stop()
+    }
+    for (const node of cluster.nodes) expect(await ping(node.host, node.port)).toBe(false)
   })
 })
 

@@ -1,16 +1,18 @@
 /**
- * The Redis backend (`REDIS_TYPE=single`) on ioredis: one pipeline per request and connection of
- * `INCRBY key n` + `EXPIRE key ttl` per descriptor (upstream `fixed_cache_impl.go`), with SECOND
- * limits routed to a second Redis when `REDIS_PERSECOND=true`. Connections fail fast while Redis
- * is down (the call gets the client's error, as upstream) and reconnect in the background, so the
- * service serves again as soon as Redis is back.
+ * The Redis backend on ioredis, for every `REDIS_TYPE` (`single`, `sentinel`, `cluster`):
+ * upstream's `INCRBY key n` + `EXPIRE key ttl` per descriptor (`fixed_cache_impl.go`) as a Lua
+ * script run with `EVALSHA`, one call per key and event-loop turn, all calls of a turn in one write
+ * (per node in a cluster), with SECOND limits routed to a second instance when
+ * `REDIS_PERSECOND=true`. Connections fail fast while Redis is down (after the
+ * pool-on-empty wait; the call gets the client's error, as upstream) and reconnect in the
+ * background, so the service serves again as soon as Redis (or the promoted master, or the slot's
+ * new node) answers.
  *
  * @module
  */
-import { readFileSync } from 'node:fs'
-import type { ConnectionOptions } from 'node:tls'
-import { Redis, type RedisOptions } from 'ioredis'
+import { setTimeout as delay } from 'node:timers/promises'
 import type { Logger } from 'pino'
+import { systemRandom, type Random } from '../clock.js'
 import {
   BackendError,
   COUNTER_CEILING,
@@ -19,184 +21,21 @@ import {
   type ReadOp,
 } from '../limiter/cache.js'
 import type { RedisSettings } from '../settings/settings.js'
+import { RedisClusterInstance } from './cluster.js'
+import type { RedisInstance } from './instance.js'
+import { RedisPool } from './pool.js'
 
-/**
- * Turns connection settings into ioredis options (and the URL, for `redis://` forms).
- *
- * @throws {Error} When a TLS file cannot be read or a tcp address is not `host:port`.
- */
-export function redisClientOptions(settings: RedisSettings): {
-  url?: string
-  options: RedisOptions
-} {
-  const options: RedisOptions = {
-    connectTimeout: settings.timeoutMs,
-    // Upstream's REDIS_TIMEOUT is radix's read/write timeout: a connection that has commands in
-    // flight and receives nothing for that long is closed (its calls fail) and reconnected.
-    // ioredis' socketTimeout is that, with one timer per round trip; commandTimeout would arm and
-    // clear a timer per command (two per decision), a measurable share of the CPU per decision.
-    socketTimeout: settings.timeoutMs,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    enableAutoPipelining: true,
-    retryStrategy: (times: number) => Math.min(100 * times, 2000),
-    lazyConnect: true,
-  }
-  if (settings.auth !== '') {
-    const at = settings.auth.indexOf(':')
-    if (at >= 0) {
-      options.username = settings.auth.slice(0, at)
-      options.password = settings.auth.slice(at + 1)
-    } else options.password = settings.auth
-  }
-  const isUrl = /^rediss?:\/\//.test(settings.url)
-  if (settings.tls || settings.url.startsWith('rediss://')) {
-    const tls: ConnectionOptions = {}
-    if (settings.tlsCaCert !== '') tls.ca = readFileSync(settings.tlsCaCert)
-    if (settings.tlsClientCert !== '') tls.cert = readFileSync(settings.tlsClientCert)
-    if (settings.tlsClientKey !== '') tls.key = readFileSync(settings.tlsClientKey)
-    if (settings.tlsSkipHostnameVerification) tls.checkServerIdentity = () => undefined
-    options.tls = tls
-  }
-  if (isUrl) return { url: settings.url, options }
-  if (settings.socketType === 'unix') return { options: { ...options, path: settings.url } }
-  const match = /^\[?([^\]]*)\]?:(\d+)$/.exec(settings.url)
-  if (match === null)
-    throw new Error(`REDIS_URL: expected host:port for a tcp socket (got "${settings.url}")`)
-  return {
-    options: { ...options, host: match[1] === '' ? '127.0.0.1' : match[1], port: Number(match[2]) },
-  }
-}
+export { INCREMENT_SCRIPT, INCREMENT_SCRIPT_SHA } from './script.js'
+export { maskCredentials, redisClientOptions } from './options.js'
 
-/** Masks `user:password@` in a URL for logs (upstream `MaskCredentialsInUrl`). */
-export function maskCredentials(url: string): string {
-  return url.replace(/\/\/[^@/]*@/, '//*****@')
-}
-
-/** A pool of connections to one Redis, used round-robin. */
-class RedisPool {
-  readonly clients: Redis[]
-  readonly label: string
-
-  constructor(settings: RedisSettings, label: string, logger: Logger, onChange: () => void) {
-    this.label = label
-    const { url, options } = redisClientOptions(settings)
-    const where = maskCredentials(settings.url)
-    this.clients = Array.from({ length: settings.poolSize }, () => {
-      const client = url === undefined ? new Redis(options) : new Redis(url, options)
-      let wasReady = false
-      client.on('ready', () => {
-        if (!wasReady) logger.info(`connected to ${label} redis at ${where}`)
-        wasReady = true
-        onChange()
-      })
-      client.on('close', () => {
-        if (wasReady) logger.warn(`lost connection to ${label} redis at ${where}; reconnecting`)
-        wasReady = false
-        onChange()
-      })
-      client.on('error', (error: Error) => {
-        logger.debug(`${label} redis: ${error.message}`)
-      })
-      client.connect().catch(() => {
-        // Reported by the 'error' event; ioredis keeps reconnecting.
-      })
-      return client
-    })
-  }
-
-  /**
-   * The connection to use: the first ready one. ioredis multiplexes every request in flight on one
-   * connection and auto-pipelines all commands of an event-loop turn into one write, which is
-   * cheaper than spreading them (measured: about 20% less CPU per decision than round-robin over
-   * 10 connections); the other connections stay open and take over at once while it reconnects.
-   */
-  client(): Redis {
-    for (const client of this.clients) if (client.status === 'ready') return client
-    return this.first
-  }
-
-  /** The first connection (there is always at least one). */
-  get first(): Redis {
-    const [client] = this.clients
-    if (client === undefined) throw new Error('empty redis pool')
-    return client
-  }
-
-  readyCount(): number {
-    return this.clients.filter((c) => c.status === 'ready').length
-  }
-}
-
-/** One request's part of a {@link TurnBatch}: its replies are `count` from `start`. */
-interface BatchWaiter {
-  readonly start: number
-  readonly count: number
-  readonly resolve: (replies: unknown[]) => void
-  readonly reject: (error: unknown) => void
-}
-
-/**
- * The `INCRBY` + `EXPIRE` pairs of every request of one event-loop turn on one connection, sent
- * as one ioredis pipeline (one write) once the turn's I/O callbacks have run: what ioredis'
- * auto-pipelining does, without the promise, closure and argument copies it adds per command.
- * Each request gets its replies in order; a failed command fails its request with that error,
- * and a failed pipeline fails them all.
- */
-class TurnBatch {
-  readonly #client: Redis
-  readonly #onSent: () => void
-  #pipeline: ReturnType<Redis['pipeline']> | undefined
-  #waiters: BatchWaiter[] = []
-  #commands = 0
-
-  /** @param onSent Called when the batch has been handed to the connection (it is spent). */
-  constructor(client: Redis, onSent: () => void) {
-    this.#client = client
-    this.#onSent = onSent
-  }
-
-  /** Queues the commands of `ops`; resolves with their replies (two per op), in order. */
-  add(ops: readonly IncrementOp[]): Promise<unknown[]> {
-    if (this.#pipeline === undefined) {
-      this.#pipeline = this.#client.pipeline()
-      setImmediate(() => {
-        this.#send()
-      })
-    }
-    const pipeline = this.#pipeline
-    for (const op of ops) pipeline.incrby(op.key, op.addend).expire(op.key, op.expireSeconds)
-    const start = this.#commands
-    this.#commands += ops.length * 2
-    return new Promise((resolve, reject) => {
-      this.#waiters.push({ start, count: ops.length * 2, resolve, reject })
-    })
-  }
-
-  #send(): void {
-    const pipeline = this.#pipeline
-    const waiters = this.#waiters
-    this.#onSent()
-    if (pipeline === undefined) return
-    pipeline.exec().then(
-      (results) => {
-        for (const waiter of waiters) {
-          const replies = new Array<unknown>(waiter.count)
-          let failure: Error | undefined
-          for (let i = 0; i < waiter.count; i++) {
-            const [error, reply] = results?.[waiter.start + i] ?? [null, undefined]
-            if (error !== null && failure === undefined) failure = error
-            replies[i] = reply
-          }
-          if (failure === undefined) waiter.resolve(replies)
-          else waiter.reject(failure)
-        }
-      },
-      (error: unknown) => {
-        for (const waiter of waiters) waiter.reject(error)
-      },
-    )
-  }
+/** Upstream's start-up retry of the `PING` check (`REDIS_STARTUP_*`), milliseconds. */
+export interface RedisStartupOptions {
+  /** First wait after a failed check; doubled after each (±50% jitter). @default 1000 */
+  readonly initialIntervalMs: number
+  /** Longest wait between checks. @default 30000 */
+  readonly maxIntervalMs: number
+  /** Give up after this long; 0 = never. @default 0 */
+  readonly maxElapsedMs: number
 }
 
 /** Options of {@link RedisCounterStore}. */
@@ -208,9 +47,14 @@ export interface RedisStoreOptions {
   readonly logger: Logger
   /** Called when the number of ready connections changes (for the active-connection health check). */
   readonly onConnectionsChange?: (ready: number) => void
+  /** @default wait forever, checks 1 s apart at first, at most 30 s */
+  readonly startup?: RedisStartupOptions
+  /** Jitter of the start-up retry intervals. @default {@link systemRandom} */
+  readonly random?: Random
 }
 
 function toBackendError(error: unknown): BackendError {
+  if (error instanceof BackendError) return error
   const message = error instanceof Error ? error.message : String(error)
   return new BackendError(message, { cause: error })
 }
@@ -219,114 +63,94 @@ function rethrowAsBackendError(error: unknown): never {
   throw toBackendError(error)
 }
 
-/** `INCRBY key addend` + `EXPIRE key expireSeconds`. */
-function incrementCommands(client: Redis, op: IncrementOp): Promise<unknown>[] {
-  return [client.incrby(op.key, op.addend), client.expire(op.key, op.expireSeconds)]
+/** Opens one instance of the settings' `REDIS_TYPE`. */
+function openInstance(
+  settings: RedisSettings,
+  label: string,
+  logger: Logger,
+  onChange: () => void,
+): RedisInstance {
+  return settings.type === 'cluster'
+    ? new RedisClusterInstance(settings, label, logger, onChange)
+    : new RedisPool(settings, label, logger, onChange)
 }
 
-/**
- * Sends every op's commands on one connection in this tick. With ioredis auto-pipelining, all
- * commands issued in one tick (this request's and concurrent requests') leave in a single write,
- * so one request's `INCRBY` + `EXPIRE` pairs always travel together, in order.
- */
-async function sendAll<T>(
-  client: Redis,
-  ops: readonly T[],
-  send: (client: Redis, op: T) => Promise<unknown>[],
-): Promise<unknown[]> {
-  try {
-    return await Promise.all(ops.flatMap((op) => send(client, op)))
-  } catch (error) {
-    throw toBackendError(error)
-  }
+/** Whether an op goes to the per-second instance (when there is one). */
+function isPerSecond(op: { readonly perSecond: boolean }): boolean {
+  return op.perSecond
+}
+
+/** The ops' increments on one instance. */
+function incrementOn(instance: RedisInstance, ops: readonly IncrementOp[]): Promise<unknown[]> {
+  return instance.increment(ops)
 }
 
 /** The Redis {@link CounterStore}. */
 export class RedisCounterStore implements CounterStore {
-  readonly #main: RedisPool
-  readonly #perSecond: RedisPool | undefined
+  readonly #main: RedisInstance
+  readonly #perSecond: RedisInstance | undefined
   readonly #logger: Logger
+  readonly #startup: RedisStartupOptions
+  readonly #random: Random
   #closed = false
-  /** The batch of this event-loop turn per connection, until it is sent. */
-  readonly #batches = new Map<Redis, TurnBatch>()
 
-  /** @throws {Error} When TLS files cannot be read or the address is malformed. */
+  /** @throws {Error} When TLS files cannot be read or an address is malformed. */
   constructor(options: RedisStoreOptions) {
     this.#logger = options.logger
+    this.#startup = options.startup ?? {
+      initialIntervalMs: 1000,
+      maxIntervalMs: 30_000,
+      maxElapsedMs: 0,
+    }
+    this.#random = options.random ?? systemRandom
     const notify = (): void => {
       options.onConnectionsChange?.(this.readyConnections())
     }
-    this.#main = new RedisPool(options.main, 'main', options.logger, notify)
+    this.#main = openInstance(options.main, 'main', options.logger, notify)
     this.#perSecond =
       options.perSecond === undefined
         ? undefined
-        : new RedisPool(options.perSecond, 'per-second', options.logger, notify)
+        : openInstance(options.perSecond, 'per-second', options.logger, notify)
   }
 
-  /** Connections currently ready, over both pools. */
+  /** Connections currently ready, over both instances (cluster: ready master nodes). */
   readyConnections(): number {
     return this.#main.readyCount() + (this.#perSecond?.readyCount() ?? 0)
   }
 
-  async #run<T extends { perSecond: boolean }>(
+  /**
+   * Sends `ops` with `send`: all to the main Redis, or, with a per-second Redis, the per-second
+   * ops there and the rest to the main one (both at once); replies (one per op) in `ops` order.
+   */
+  #run<T extends { perSecond: boolean }>(
     ops: readonly T[],
-    send: (client: Redis, op: T) => Promise<unknown>[],
-    repliesPerOp: number,
+    send: (instance: RedisInstance, ops: readonly T[]) => Promise<unknown[]>,
   ): Promise<unknown[]> {
     const perSecond = this.#perSecond
-    if (perSecond === undefined || !ops.some((op) => op.perSecond)) {
-      return sendAll(this.#main.client(), ops, send)
-    }
+    // The common case without an extra promise: everything to the main instance.
+    if (perSecond === undefined || !ops.some(isPerSecond)) return send(this.#main, ops)
     const mainOps = ops.filter((op) => !op.perSecond)
-    const secondOps = ops.filter((op) => op.perSecond)
-    const [mainReplies, secondReplies] = await Promise.all([
-      mainOps.length === 0 ? Promise.resolve([]) : sendAll(this.#main.client(), mainOps, send),
-      sendAll(perSecond.client(), secondOps, send),
-    ])
-    // Put the replies back in `ops` order.
-    const out: unknown[] = []
-    let m = 0
-    let s = 0
-    for (const op of ops) {
-      const source = op.perSecond ? secondReplies : mainReplies
-      const index = op.perSecond ? s++ : m++
-      for (let k = 0; k < repliesPerOp; k++) out.push(source[index * repliesPerOp + k])
-    }
-    return out
+    return Promise.all([
+      mainOps.length === 0 ? Promise.resolve([]) : send(this.#main, mainOps),
+      send(perSecond, ops.filter(isPerSecond)),
+    ]).then(([mainReplies, secondReplies]) => {
+      let m = 0
+      let s = 0
+      return ops.map((op) => (op.perSecond ? secondReplies[s++] : mainReplies[m++]))
+    })
   }
 
   /** {@inheritDoc CounterStore.increment} */
   increment(ops: readonly IncrementOp[]): Promise<number[]> {
-    const replies =
-      this.#perSecond === undefined || !ops.some((op) => op.perSecond)
-        ? this.#incrementOn(this.#main.client(), ops)
-        : this.#run(ops, incrementCommands, 2)
-    return replies.then((values) => {
+    return this.#run(ops, incrementOn).then((values) => {
       const out = new Array<number>(ops.length)
       for (let i = 0; i < ops.length; i++) {
-        const after = Number(values[i * 2])
+        const after = Number(values[i])
         if (after > COUNTER_CEILING) this.#lower(ops[i] as IncrementOp, after - COUNTER_CEILING)
         out[i] = after
       }
       return out
-    })
-  }
-
-  /**
-   * The commands of every op on one connection, in this tick (the common case: one Redis, or no
-   * per-second op), without the intermediate arrays of {@link sendAll}.
-   */
-  #incrementOn(client: Redis, ops: readonly IncrementOp[]): Promise<unknown[]> {
-    let batch = this.#batches.get(client)
-    if (batch === undefined) {
-      batch = new TurnBatch(client, () => this.#batches.delete(client))
-      this.#batches.set(client, batch)
-    }
-    try {
-      return batch.add(ops).catch(rethrowAsBackendError)
-    } catch (error) {
-      return Promise.reject(toBackendError(error))
-    }
+    }, rethrowAsBackendError)
   }
 
   /**
@@ -334,60 +158,70 @@ export class RedisCounterStore implements CounterStore {
    * increments are kept), in the background: the decision does not depend on it.
    */
   #lower(op: IncrementOp, excess: number): void {
-    const pool = op.perSecond && this.#perSecond !== undefined ? this.#perSecond : this.#main
-    pool
-      .client()
-      .decrby(op.key, excess)
-      .catch((error: unknown) => {
-        // Not the key: it holds descriptor values, which may be secrets (API keys, tokens).
-        this.#logger.debug(`could not lower a counter above 2^52: ${(error as Error).message}`)
-      })
+    const instance = op.perSecond && this.#perSecond !== undefined ? this.#perSecond : this.#main
+    instance.decrby(op.key, excess).catch((error: unknown) => {
+      // Not the key: it holds descriptor values, which may be secrets (API keys, tokens).
+      this.#logger.debug(`could not lower a counter above 2^52: ${(error as Error).message}`)
+    })
   }
 
   /** {@inheritDoc CounterStore.get} */
   async get(ops: readonly ReadOp[]): Promise<number[]> {
-    const replies = await this.#run(ops, (client, op) => [client.get(op.key)], 1)
+    const replies = await this.#run(ops, (instance, some) =>
+      instance.get(some.map((op) => op.key)),
+    ).catch(rethrowAsBackendError)
     return replies.map((value) => (value === null ? 0 : Number(value)))
   }
 
   /**
-   * Resolves once every instance answers `PING` with `PONG` (upstream's startup check). Until a
-   * connection is up it only polls the client state every 100 ms, so it costs no network traffic
-   * (ioredis itself reconnects with backoff); rejects only after {@link close}.
+   * Resolves once every instance answers `PING` with `PONG` (upstream's start-up check). After a
+   * failed check it waits for a connection to turn ready, at most the current interval
+   * (`REDIS_STARTUP_INITIAL_INTERVAL`, doubled each time with ±50% jitter, up to
+   * `REDIS_STARTUP_MAX_INTERVAL`), so it checks again as soon as Redis is reachable.
+   *
+   * @throws {BackendError} After `REDIS_STARTUP_MAX_ELAPSED_TIME` without an answer (naming the
+   *   instance and the last error), or after {@link close}.
    */
   async ready(): Promise<void> {
-    const pools = [this.#main, ...(this.#perSecond === undefined ? [] : [this.#perSecond])]
-    for (;;) {
-      if (this.#closed) throw new BackendError('redis store closed')
-      try {
-        for (const pool of pools) {
-          const client = pool.first
-          if (client.status !== 'ready') {
-            throw new BackendError(`${pool.label} redis is not connected yet`)
+    const { initialIntervalMs, maxIntervalMs, maxElapsedMs } = this.#startup
+    const started = Date.now()
+    let interval = initialIntervalMs
+    for (const instance of [
+      this.#main,
+      ...(this.#perSecond === undefined ? [] : [this.#perSecond]),
+    ]) {
+      for (;;) {
+        if (this.#closed) throw new BackendError('redis store closed')
+        try {
+          await instance.ping()
+          break
+        } catch (error) {
+          const elapsed = Date.now() - started
+          const message = (error as Error).message
+          if (maxElapsedMs > 0 && elapsed >= maxElapsedMs) {
+            throw new BackendError(
+              `the ${instance.label} redis did not answer PING within REDIS_STARTUP_MAX_ELAPSED_TIME (${String(maxElapsedMs)} ms): ${message}`,
+            )
           }
-          await client.ping()
+          this.#logger.debug(`redis not ready: ${message}`)
+          const jittered = interval * (0.5 + this.#random())
+          const wait = maxElapsedMs > 0 ? Math.min(jittered, maxElapsedMs - elapsed) : jittered
+          if (instance.readyCount() > 0) {
+            // Connected, but the check failed (e.g. LOADING): try again after the interval.
+            await delay(wait)
+          } else if (await instance.whenReady(wait)) {
+            // Checks again as soon as a connection turns ready: no fixed sleep.
+            continue
+          }
+          interval = Math.min(interval * 2, maxIntervalMs)
         }
-        return
-      } catch (error) {
-        this.#logger.debug(`redis not ready: ${(error as Error).message}`)
       }
-      await new Promise((resolve) => setTimeout(resolve, 100))
     }
   }
 
   /** {@inheritDoc CounterStore.close} */
   async close(): Promise<void> {
     this.#closed = true
-    const clients = [...this.#main.clients, ...(this.#perSecond?.clients ?? [])]
-    await Promise.all(
-      clients.map(async (client) => {
-        try {
-          if (client.status === 'ready') await client.quit()
-          else client.disconnect()
-        } catch {
-          client.disconnect()
-        }
-      }),
-    )
+    await Promise.all([this.#main.close(), this.#perSecond?.close()])
   }
 }

@@ -187,6 +187,69 @@ describe('loadSettings', () => {
     })
   })
 
+  it('reads sentinel and cluster deployments, with the pool and start-up settings', () => {
+    const s = loadSettings({
+      REDIS_TYPE: 'Sentinel',
+      REDIS_URL: 'mymaster, 10.0.0.1:26379,[::1]:26380',
+      REDIS_SENTINEL_AUTH: 'sentinel-secret',
+      REDIS_POOL_ON_EMPTY_BEHAVIOR: 'ERROR',
+      REDIS_POOL_ON_EMPTY_WAIT_DURATION: '250ms',
+      REDIS_CLOSE_CONNECTION_ON_READONLY_ERROR: 'true',
+      REDIS_STARTUP_MAX_ELAPSED_TIME: '5s',
+      KVSTORE_PERSECOND: 'true',
+      KVSTORE_PERSECOND_TYPE: 'cluster',
+      KVSTORE_PERSECOND_URL: '10.0.0.1:7000,10.0.0.2:7000',
+      KVSTORE_PERSECOND_PIPELINE_WINDOW: '150us',
+      KVSTORE_PERSECOND_CLUSTER_PIPELINE_PARALLELISM: '0',
+    })
+    expect(s.redis).toMatchObject({
+      type: 'sentinel',
+      url: 'mymaster, 10.0.0.1:26379,[::1]:26380',
+      sentinelAuth: 'sentinel-secret',
+      poolOnEmptyBehavior: 'ERROR',
+      poolOnEmptyWaitMs: 250,
+      closeConnectionOnReadonlyError: true,
+      clusterPipelineParallelism: 1,
+    })
+    expect(s.redisPerSecondSettings).toMatchObject({
+      type: 'cluster',
+      pipelineWindowMs: 0.15,
+      clusterPipelineParallelism: 0,
+      poolOnEmptyBehavior: 'CREATE',
+      poolOnEmptyWaitMs: 1000,
+    })
+    expect(s).toMatchObject({
+      redisStartupInitialIntervalMs: 1000,
+      redisStartupMaxIntervalMs: 30_000,
+      redisStartupMaxElapsedMs: 5000,
+    })
+  })
+
+  it('refuses malformed sentinel and cluster URL lists and a cluster without a pipeline window', () => {
+    expect(problemsOf({ REDIS_TYPE: 'sentinel', REDIS_URL: 'mymaster' })).toEqual([
+      'REDIS_URL: Expected master name and a list of urls for the sentinels, in the format: <redis master name>,<sentinel1>,...,<sentineln> (got "mymaster")',
+    ])
+    expect(problemsOf({ REDIS_TYPE: 'sentinel', REDIS_URL: 'mymaster,10.0.0.1' })).toEqual([
+      'REDIS_URL: every sentinel must be host:port, comma-separated (item 2 is not) (got "mymaster,10.0.0.1")',
+    ])
+    expect(
+      problemsOf({ REDIS_TYPE: 'cluster', REDIS_URL: 'a:1,,b:2', REDIS_PIPELINE_WINDOW: '1ms' }),
+    ).toEqual([
+      'REDIS_URL: every cluster node must be host:port, comma-separated (item 2 is not) (got "a:1,,b:2")',
+    ])
+    expect(problemsOf({ REDIS_TYPE: 'cluster', REDIS_URL: 'a:1,b:2' })).toEqual([
+      'REDIS_PIPELINE_WINDOW: Implicit Pipelining must be enabled to work with Redis Cluster Mode. Set a non-zero value (such as 150us) to enable implicit pipelining',
+    ])
+    expect(
+      problemsOf({
+        REDIS_PERSECOND_TYPE: 'CLUSTER',
+        REDIS_PERSECOND_URL: 'a:1',
+        REDIS_PERSECOND_CLUSTER_PIPELINE_PARALLELISM: '-1',
+        REDIS_POOL_ON_EMPTY_BEHAVIOR: 'BLOCK',
+      }),
+    ).toHaveLength(3)
+  })
+
   it('lists every problem in one error', () => {
     const problems = problemsOf({
       PORT: 'eighty',
@@ -196,7 +259,7 @@ describe('loadSettings', () => {
       REDIS_URL: 'a',
       KVSTORE_URL: 'b',
       BACKEND_TYPE: 'memcached',
-      REDIS_TYPE: 'cluster',
+      REDIS_TYPE: 'ring',
       LOG_LEVEL: 'loud',
       CONFIG_TYPE: 'XML',
       REDIS_AUTH: 'secret',
@@ -207,7 +270,7 @@ describe('loadSettings', () => {
         'LOG_LEVEL: must be one of trace, debug, info, warn, error, fatal, panic (got "loud")',
         'CONFIG_TYPE: Invalid setting for ConfigType: XML',
         'BACKEND_TYPE: must be redis, memcache or memory (got "memcached")',
-        'REDIS_TYPE: only "single" is supported by this version (got "cluster")',
+        'REDIS_TYPE: Unrecognized redis type ring; must be one of SINGLE, SENTINEL, CLUSTER',
         'REDIS_URL and KVSTORE_URL are both set, to different values; set one',
         'REDIS_URL: must be host:port or a redis:// URL for a tcp socket (got "a")',
         'PORT: must be an integer from 0 to 65535 (got "eighty")',

@@ -37,18 +37,30 @@ export { SettingsError as ConfigError }
 /** Log levels (logrus names, as upstream's `LOG_LEVEL`). */
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal'
 
+/** How one Redis instance is deployed (`REDIS_TYPE`). */
+export type RedisType = 'single' | 'sentinel' | 'cluster'
+
 /** Connection settings of one Redis instance (the main one or the per-second one). */
 export interface RedisSettings {
   /** `REDIS_SOCKET_TYPE`: how `url` is dialled when it is not a `redis://` URL. @default 'unix' */
   readonly socketType: 'tcp' | 'unix'
-  /** `REDIS_TYPE`; only `single` in this version. @default 'single' */
-  readonly type: 'single'
-  /** `REDIS_URL`: `host:port`, a socket path, or `redis://[user:pass@]host:port[/db]`. */
+  /**
+   * `REDIS_TYPE` (case-insensitive): `single`, `sentinel` (`url` = master name, then the
+   * sentinels' `host:port`s) or `cluster` (`url` = the nodes' `host:port`s). @default 'single'
+   */
+  readonly type: RedisType
+  /**
+   * `REDIS_URL`. `single`: `host:port`, a socket path, or `redis://[user:pass@]host:port[/db]`;
+   * `sentinel`: `<master name>,<host:port>,…`; `cluster`: `<host:port>,…` (comma lists, upstream's
+   * format).
+   */
   readonly url: string
-  /** `REDIS_POOL_SIZE`: connections, used round-robin. @default 10 */
+  /** `REDIS_POOL_SIZE`: connections (single and sentinel). @default 10 */
   readonly poolSize: number
   /** `REDIS_AUTH`: `password` or `user:password`. Secret. @default '' */
   readonly auth: string
+  /** `REDIS_SENTINEL_AUTH`: `password` or `user:password` for the sentinels. Secret. @default '' */
+  readonly sentinelAuth: string
   /** `REDIS_TLS`. @default false */
   readonly tls: boolean
   /** `REDIS_TLS_CLIENT_CERT` (PEM file path). */
@@ -59,12 +71,34 @@ export interface RedisSettings {
   readonly tlsCaCert: string
   /** `REDIS_TLS_SKIP_HOSTNAME_VERIFICATION`: verify the chain but not the host name. */
   readonly tlsSkipHostnameVerification: boolean
-  /** `REDIS_TIMEOUT`: connect and command timeout, milliseconds. @default 10000 */
+  /** `REDIS_TIMEOUT`: connect and read timeout, milliseconds. @default 10000 */
   readonly timeoutMs: number
-  /** `REDIS_POOL_ON_EMPTY_BEHAVIOR` (accepted; connections multiplex, so never empty). */
+  /**
+   * `REDIS_POOL_ON_EMPTY_BEHAVIOR`: what a call does when no connection is ready (all are
+   * reconnecting): `CREATE` waits up to {@link poolOnEmptyWaitMs}, then tries the connection being
+   * re-established (and gets its error); `ERROR` waits as long, then fails; `WAIT` waits up to
+   * {@link timeoutMs}, then fails. @default 'CREATE'
+   */
   readonly poolOnEmptyBehavior: 'CREATE' | 'ERROR' | 'WAIT'
-  /** `REDIS_PIPELINE_WINDOW`, milliseconds (cluster only upstream; accepted, no effect). */
+  /** `REDIS_POOL_ON_EMPTY_WAIT_DURATION`, milliseconds (`CREATE`, `ERROR`). @default 1000 */
+  readonly poolOnEmptyWaitMs: number
+  /**
+   * `REDIS_PIPELINE_WINDOW`, milliseconds: required non-zero with `cluster` (upstream's implicit
+   * pipelining); commands of one event-loop turn leave together, which is within any window.
+   * @default 0
+   */
   readonly pipelineWindowMs: number
+  /**
+   * `REDIS_CLUSTER_PIPELINE_PARALLELISM` (cluster): keys of one request sent at once; 0 = the
+   * pool size; larger values are capped at the pool size. @default 1
+   */
+  readonly clusterPipelineParallelism: number
+  /**
+   * `REDIS_CLOSE_CONNECTION_ON_READONLY_ERROR`: a `READONLY` reply (a replica after a failover)
+   * closes that connection, which reconnects to the current master; the call still fails.
+   * @default false
+   */
+  readonly closeConnectionOnReadonlyError: boolean
 }
 
 /** Connection settings of the memcache backend (`MEMCACHE_*`, upstream `src/settings/settings.go`). */
@@ -312,6 +346,19 @@ export interface Settings {
   readonly redisHealthCheckActiveConnection: boolean
   /** The memcache servers (`MEMCACHE_*`), used with `BACKEND_TYPE=memcache`. */
   readonly memcache: MemcacheSettings
+  /**
+   * `REDIS_STARTUP_INITIAL_INTERVAL`, milliseconds: at start, the wait before the first retry of
+   * the `PING` check after a failed one; doubled after each failure (with ±50% jitter), up to
+   * {@link redisStartupMaxIntervalMs}. @default 1000
+   */
+  readonly redisStartupInitialIntervalMs: number
+  /** `REDIS_STARTUP_MAX_INTERVAL`, milliseconds. @default 30000 */
+  readonly redisStartupMaxIntervalMs: number
+  /**
+   * `REDIS_STARTUP_MAX_ELAPSED_TIME`, milliseconds: how long the service waits at start for Redis
+   * to answer before it gives up with an error naming the instance; 0 waits forever. @default 0
+   */
+  readonly redisStartupMaxElapsedMs: number
 }
 
 /** Facts about the host that some defaults depend on, passed in so that {@link loadSettings} stays pure. */
@@ -352,11 +399,13 @@ function redisFields(perSecond: boolean) {
       kv('TYPE'),
       (value) => {
         const type = value.toLowerCase()
-        if (type === 'single') return type
-        if (type === 'sentinel' || type === 'cluster') {
-          return invalid('only "single" is supported by this version')
-        }
-        return invalid('must be one of SINGLE, SENTINEL, CLUSTER')
+        if (type === 'single' || type === 'sentinel' || type === 'cluster') return type
+        return invalid(
+          `Unrecognized redis type ${value}; must be one of SINGLE, SENTINEL, CLUSTER`,
+          {
+            echo: false,
+          },
+        )
       },
       { default: 'SINGLE' },
     ),
@@ -365,6 +414,7 @@ function redisFields(perSecond: boolean) {
     }),
     poolSize: integer(kv('POOL_SIZE'), { default: '10', min: 1, max: 1000 }),
     auth: text(kv('AUTH'), { secret: true }),
+    sentinelAuth: text(kv('SENTINEL_AUTH'), { secret: true }),
     tls: bool(kv('TLS')),
     // The per-second instance's TLS files default to the main instance's (computed below).
     tlsClientCert: text(kv('TLS_CLIENT_CERT')),
@@ -375,7 +425,14 @@ function redisFields(perSecond: boolean) {
     poolOnEmptyBehavior: oneOf(kv('POOL_ON_EMPTY_BEHAVIOR'), ['CREATE', 'ERROR', 'WAIT'], {
       default: 'CREATE',
     }),
+    poolOnEmptyWaitMs: duration(kv('POOL_ON_EMPTY_WAIT_DURATION'), { default: '1s' }),
     pipelineWindowMs: duration(kv('PIPELINE_WINDOW'), { default: '0' }),
+    clusterPipelineParallelism: integer(kv('CLUSTER_PIPELINE_PARALLELISM'), {
+      default: '1',
+      min: 0,
+      max: 1000,
+    }),
+    closeConnectionOnReadonlyError: bool(kv('CLOSE_CONNECTION_ON_READONLY_ERROR')),
   })
 }
 
@@ -581,6 +638,18 @@ export const settingsTable = defineSettings(
       tlsCaCert: text('MEMCACHE_TLS_CACERT'),
       tlsSkipHostnameVerification: bool('MEMCACHE_TLS_SKIP_HOSTNAME_VERIFICATION'),
     }),
+    redisStartupInitialIntervalMs: duration(
+      ['REDIS_STARTUP_INITIAL_INTERVAL', 'KVSTORE_STARTUP_INITIAL_INTERVAL'],
+      { default: '1s', positive: true },
+    ),
+    redisStartupMaxIntervalMs: duration(
+      ['REDIS_STARTUP_MAX_INTERVAL', 'KVSTORE_STARTUP_MAX_INTERVAL'],
+      { default: '30s', positive: true },
+    ),
+    redisStartupMaxElapsedMs: duration(
+      ['REDIS_STARTUP_MAX_ELAPSED_TIME', 'KVSTORE_STARTUP_MAX_ELAPSED_TIME'],
+      { default: '0' },
+    ),
   },
   {
     computedDefaults: (v, host: HostInfo | undefined) => ({
@@ -598,6 +667,52 @@ export const settingsTable = defineSettings(
   },
 )
 
+/** A Redis `host:port` (an IPv6 literal in brackets). */
+const REDIS_ADDRESS = /^(\[[^\]]*\]|[^:,\s]*):\d{1,5}$/
+
+/**
+ * What is wrong with one instance's address settings for its `REDIS_TYPE`, if anything: the
+ * `REDIS_URL` list format (upstream's message for a sentinel list without sentinels) and
+ * `REDIS_PIPELINE_WINDOW` for a cluster (upstream refuses to start without it).
+ */
+function redisAddressProblem(
+  redis: RedisSettings,
+): { field: 'url' | 'pipelineWindowMs'; message: string } | undefined {
+  const { type, url, socketType } = redis
+  if (type === 'single') {
+    if (socketType === 'tcp' && !/^rediss?:\/\//.test(url) && !REDIS_ADDRESS.test(url)) {
+      return { field: 'url', message: 'must be host:port or a redis:// URL for a tcp socket' }
+    }
+    return undefined
+  }
+  const items = url.split(',').map((item) => item.trim())
+  const addresses = type === 'sentinel' ? items.slice(1) : items
+  if (type === 'sentinel' && (items.length < 2 || items[0] === '')) {
+    return {
+      field: 'url',
+      message:
+        'Expected master name and a list of urls for the sentinels, in the format: <redis master name>,<sentinel1>,...,<sentineln>',
+    }
+  }
+  const bad = addresses.findIndex((item) => !REDIS_ADDRESS.test(item))
+  if (bad >= 0) {
+    const what = type === 'sentinel' ? 'sentinel' : 'cluster node'
+    const item = bad + (type === 'sentinel' ? 2 : 1)
+    return {
+      field: 'url',
+      message: `every ${what} must be host:port, comma-separated (item ${String(item)} is not)`,
+    }
+  }
+  if (type === 'cluster' && redis.pipelineWindowMs === 0) {
+    return {
+      field: 'pipelineWindowMs',
+      message:
+        'Implicit Pipelining must be enabled to work with Redis Cluster Mode. Set a non-zero value (such as 150us) to enable implicit pipelining',
+    }
+  }
+  return undefined
+}
+
 /**
  * Reads and validates every setting. Pure: reads only `env` and `host`.
  *
@@ -614,14 +729,8 @@ export function loadSettings(
   const { later: _later, ...settings } = read.values
   const { fields } = settingsTable
   for (const key of ['redis', 'redisPerSecondSettings'] as const) {
-    const { socketType, url } = settings[key]
-    if (
-      socketType === 'tcp' &&
-      !/^rediss?:\/\//.test(url) &&
-      !/^(\[[^\]]*\]|[^:]*):\d+$/.test(url)
-    ) {
-      read.report(fields[key].fields.url, 'must be host:port or a redis:// URL for a tcp socket')
-    }
+    const problem = redisAddressProblem(settings[key])
+    if (problem !== undefined) read.report(fields[key].fields[problem.field], problem.message)
   }
   if (settings.backendType === 'memcache') checkMemcache(read, settings)
   if (settings.grpcServerUseTls) {
@@ -677,7 +786,7 @@ function checkMemcache(
     )
   }
   for (const server of hostPort) {
-    if (!HOST_PORT.test(server)) {
+    if (!MEMCACHE_ADDRESS.test(server)) {
       read.report(
         mc.hostPort,
         `"${server}" is not host:port (for an IPv6 server, use a host name)`,
@@ -699,7 +808,7 @@ function checkMemcache(
 const NO_ECHO = { echo: false } as const
 
 /** `host:port` (the memcache client splits at the colon: no IPv6 literals). */
-const HOST_PORT = /^[^\s:[\]]+:\d{1,5}$/
+const MEMCACHE_ADDRESS = /^[^\s:[\]]+:\d{1,5}$/
 
 /** Upstream's SRV name pattern (`src/srv/srv.go`): service, proto, name. */
 export const SRV_NAME = /^_(.+?)\._(.+?)\.(.+)$/

@@ -1,8 +1,9 @@
 /**
- * The decision test table every counter backend runs (single Redis, memcache, …): upstream's
- * cache keys, counters shared with other instances, several descriptors in one request, window
- * roll-over and the local over-limit cache, checked both in the answers and in the store itself.
- * Each backend file calls {@link describeDecisionTable} with a {@link DecisionBackend}.
+ * The decision test table every counter backend runs (single Redis, Redis Cluster, Redis
+ * Sentinel, memcache): upstream's cache keys, counters shared with other instances, several
+ * descriptors in one request, window roll-over and the local over-limit cache, checked both in
+ * the answers and in the store itself. Each backend file calls {@link describeDecisionTable} with
+ * a {@link DecisionBackend} (the Redis deployments through `describeRedisDecisions`).
  */
 import { waitFor } from '@gatehouse/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

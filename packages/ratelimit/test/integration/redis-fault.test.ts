@@ -1,9 +1,17 @@
-import { startRedisServer, waitFor, type TestRedisServer } from '@gatehouse/testing'
+import { getFreePort, startRedisServer, waitFor, type TestRedisServer } from '@gatehouse/testing'
 import * as grpc from '@grpc/grpc-js'
 import { Redis } from 'ioredis'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { upstreamFixture } from '../fixtures.js'
-import { startService, type Harness } from '../harness.js'
+import { buildRateLimitApp } from '../../src/app.js'
+import { RedisCounterStore } from '../../src/redis/redis-store.js'
+import { loadSettings } from '../../src/settings/settings.js'
+import { NullSink } from '../../src/stats/sinks.js'
+import { LOOPBACK_ENV, startService, type Harness } from '../harness.js'
 
 /**
  * Starts an own redis-server and the service on it (REDIS_TIMEOUT = `timeout`) before the
@@ -123,5 +131,137 @@ describe('Redis that stops answering (REDIS_TIMEOUT)', () => {
       { what: 'calls to succeed after Redis answers again', timeout: 15_000 },
     )
     expect(answer.overallCode).toBe('OK')
+  })
+})
+
+describe('Pool behaviour when no connection is ready, READONLY replies, and the start-up bound', () => {
+  const request = { domain: 'basic', descriptors: [{ entries: [{ key: 'key1', value: 'pool' }] }] }
+  const files = { 'basic.yaml': upstreamFixture('integration/basic.yaml') }
+  const errorStat = 'ratelimit.service.call.should_rate_limit.redis_error'
+
+  async function serviceOn(server: TestRedisServer, env: Record<string, string>) {
+    const h = await startService({
+      files,
+      env: {
+        BACKEND_TYPE: 'redis',
+        REDIS_SOCKET_TYPE: 'tcp',
+        REDIS_URL: server.hostPort,
+        REDIS_POOL_SIZE: '1',
+        ...env,
+      },
+    })
+    await waitFor(() => h.app.health.healthy(), { what: 'healthy' })
+    return h
+  }
+
+  const connections = (h: Harness): number => {
+    const { store } = h.app
+    if (!(store instanceof RedisCounterStore)) throw new Error('not the Redis store')
+    return store.readyConnections()
+  }
+
+  it('ERROR: fails after REDIS_POOL_ON_EMPTY_WAIT_DURATION with a clear error, counted as a redis error', async () => {
+    const server = await startRedisServer()
+    const h = await serviceOn(server, {
+      REDIS_POOL_ON_EMPTY_BEHAVIOR: 'ERROR',
+      REDIS_POOL_ON_EMPTY_WAIT_DURATION: '200ms',
+    })
+    try {
+      await server.stop()
+      await waitFor(() => connections(h) === 0, { what: 'the connection to be lost' })
+      const error = await h.client.shouldRateLimit(request).then(
+        () => undefined,
+        (e: unknown) => e as grpc.ServiceError,
+      )
+      expect([error?.code, error?.details]).toEqual([
+        grpc.status.UNKNOWN,
+        'no connection to the main redis became ready within 200 ms (REDIS_POOL_ON_EMPTY_BEHAVIOR=ERROR)',
+      ])
+      expect(h.stat(errorStat)).toBe(1)
+      await server.restart()
+      await waitFor(() => connections(h) === 1, { what: 'the connection to be back' })
+      expect((await h.client.shouldRateLimit(request)).overallCode).toBe('OK')
+    } finally {
+      await h.close()
+      await server.stop()
+    }
+  })
+
+  it('WAIT: a call made while no connection is ready is served once one is', async () => {
+    const server = await startRedisServer()
+    const h = await serviceOn(server, {
+      REDIS_POOL_ON_EMPTY_BEHAVIOR: 'WAIT',
+      REDIS_TIMEOUT: '10s',
+    })
+    try {
+      await server.stop()
+      await waitFor(() => connections(h) === 0, { what: 'the connection to be lost' })
+      const pending = h.client.shouldRateLimit(request)
+      await server.restart()
+      expect((await pending).overallCode).toBe('OK')
+      expect(h.stat(errorStat)).toBe(0)
+    } finally {
+      await h.close()
+      await server.stop()
+    }
+  })
+
+  it('REDIS_CLOSE_CONNECTION_ON_READONLY_ERROR: a READONLY reply fails the call and closes the connection', async () => {
+    const [replica, master] = await Promise.all([startRedisServer(), startRedisServer()])
+    const keeps = await serviceOn(replica, {})
+    const closes = await serviceOn(replica, { REDIS_CLOSE_CONNECTION_ON_READONLY_ERROR: 'true' })
+    const admin = new Redis(replica.url)
+    const received = async (): Promise<number> =>
+      Number(/total_connections_received:(\d+)/.exec(await admin.info('stats'))?.[1])
+    try {
+      // As after a failover: the server the pool is connected to became a replica.
+      await admin.replicaof(master.host, String(master.port))
+      const before = await received()
+      for (const h of [keeps, closes]) {
+        const error = await h.client.shouldRateLimit(request).then(
+          () => undefined,
+          (e: unknown) => e as grpc.ServiceError,
+        )
+        expect(error?.details).toMatch(/^READONLY /)
+        expect(h.stat(errorStat)).toBe(1)
+        if (h === keeps) expect(await received()).toBe(before)
+      }
+      await waitFor(async () => (await received()) > before, {
+        what: 'the connection that got READONLY to be closed and opened again',
+      })
+      await admin.replicaof('NO', 'ONE')
+      expect((await closes.client.shouldRateLimit(request)).overallCode).toBe('OK')
+    } finally {
+      admin.disconnect()
+      await Promise.all([keeps.close(), closes.close()])
+      await Promise.all([replica.stop(), master.stop()])
+    }
+  })
+
+  it('gives up at start after REDIS_STARTUP_MAX_ELAPSED_TIME, naming the instance', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'ratelimit-startup-'))
+    const app = buildRateLimitApp(
+      loadSettings({
+        BACKEND_TYPE: 'redis',
+        REDIS_SOCKET_TYPE: 'tcp',
+        REDIS_URL: `127.0.0.1:${String(await getFreePort())}`,
+        REDIS_STARTUP_INITIAL_INTERVAL: '50ms',
+        REDIS_STARTUP_MAX_ELAPSED_TIME: '300ms',
+        RUNTIME_ROOT: root,
+        FORCE_START_WITHOUT_INITIAL_CONFIG: 'true',
+        USE_STATSD: 'false',
+        ...LOOPBACK_ENV,
+      }),
+      { logger: pino({ level: 'silent' }), statsSink: new NullSink() },
+    )
+    try {
+      await expect(app.listen()).rejects.toThrow(
+        /^the main redis did not answer PING within REDIS_STARTUP_MAX_ELAPSED_TIME \(300 ms\): /,
+      )
+      expect(app.httpServer.listening).toBe(false)
+    } finally {
+      await app.close(0)
+      rmSync(root, { recursive: true, force: true })
+    }
   })
 })

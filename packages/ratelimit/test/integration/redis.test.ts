@@ -3,132 +3,35 @@ import {
   redisKeyPrefix,
   sharedRedisUrl,
   startRedisServer,
-  waitFor,
   type TestRedisServer,
 } from '@gatehouse/testing'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { INCREMENT_SCRIPT_SHA } from '../../src/redis/script.js'
 import { OWN_FIXTURES } from '../fixtures.js'
 import { startService, type Harness } from '../harness.js'
-import {
-  basic,
-  describeDecisionTable,
-  healthy,
-  minuteStart,
-  NOW_S,
-  one,
-  TABLE_NOW,
-} from './decision-table.js'
-
-const NOW = TABLE_NOW
+import { basic, healthy, minuteStart, NOW_S, one, TABLE_NOW as NOW } from './decision-table.js'
+import { describeRedisDecisions } from './redis-decisions.js'
 
 async function deleteKeys(redis: Redis, prefix: string): Promise<void> {
   const keys = await redis.keys(`${prefix}*`)
   if (keys.length > 0) await redis.del(...keys)
 }
 
-const tablePrefix = redisKeyPrefix('ratelimit-table')
-const tableRedis = new Redis(sharedRedisUrl(), { lazyConnect: true })
-afterAll(async () => {
-  await deleteKeys(tableRedis, tablePrefix)
-  tableRedis.disconnect()
-})
-
-describe('Redis backend on the shared Redis (upstream-compatible keys)', () => {
-  const prefix = redisKeyPrefix('ratelimit')
-  let h: Harness
-  let redis: Redis
-
-  beforeAll(async () => {
-    redis = new Redis(sharedRedisUrl())
-    h = await startService({
-      files: basic,
-      now: NOW,
-      env: {
-        BACKEND_TYPE: 'redis',
-        REDIS_SOCKET_TYPE: 'tcp',
-        REDIS_URL: sharedRedisUrl(),
-        CACHE_KEY_PREFIX: prefix,
-        EXPIRATION_JITTER_MAX_SECONDS: '300',
-        REDIS_POOL_SIZE: '2',
-      },
-    })
-    await healthy(h)
-  })
-  afterAll(async () => {
-    await h.close()
-    await deleteKeys(redis, prefix)
-    redis.disconnect()
-  })
-
-  it('keeps counters at or below 2^52 so that INCRBY can never overflow', async () => {
-    const key = `${prefix}basic_one_per_minute_ceiling_${String(minuteStart)}`
-    // As if a year-long window had been flooded with the largest hits_addend.
-    await redis.set(key, '4503599627370501', 'EX', 600) // 2^52 + 5
-    const answer = await h.client.shouldRateLimit({
-      domain: 'basic',
-      descriptors: [{ ...one('one_per_minute', 'ceiling'), hitsAddend: { value: 4_294_967_295 } }],
-    })
-    expect(answer.overallCode).toBe('OVER_LIMIT')
-    await waitFor(async () => (await redis.get(key)) === String(2 ** 52), {
-      what: 'the counter to be brought back to 2^52',
-    })
-    expect(await redis.ttl(key)).toBeGreaterThan(0)
-  })
-
-  it('fails only the request whose command Redis refuses when requests share a write', async () => {
-    const key = `${prefix}basic_one_per_minute_not-a-number_${String(minuteStart)}`
-    await redis.set(key, 'text', 'EX', 600)
-    const errorsBefore = h.stat('ratelimit.service.call.should_rate_limit.redis_error')
-    // Sent together, so that their commands leave in one pipeline.
-    const [refused, ...others] = await Promise.allSettled([
-      h.client.shouldRateLimit({
-        domain: 'basic',
-        descriptors: [one('one_per_minute', 'not-a-number')],
-      }),
-      ...['batch-a', 'batch-b', 'batch-c'].map((value) =>
-        h.client.shouldRateLimit({ domain: 'basic', descriptors: [one('one_per_minute', value)] }),
-      ),
-    ])
-    expect(refused.status).toBe('rejected')
-    expect(((refused as PromiseRejectedResult).reason as { details: string }).details).toBe(
-      'ERR value is not an integer or out of range',
-    )
-    expect(others.map((o) => o.status === 'fulfilled' && o.value.overallCode)).toEqual([
-      'OK',
-      'OK',
-      'OK',
-    ])
-    expect(h.stat('ratelimit.service.call.should_rate_limit.redis_error')).toBe(errorsBefore + 1)
+describeRedisDecisions('single Redis (REDIS_TYPE=single, the shared instance)', (prefix) => {
+  const redis = new Redis(sharedRedisUrl())
+  return Promise.resolve({
+    env: { REDIS_SOCKET_TYPE: 'tcp', REDIS_URL: sharedRedisUrl() },
+    check: redis,
+    close: async () => {
+      await deleteKeys(redis, prefix)
+      redis.disconnect()
+    },
   })
 })
-
-describeDecisionTable(
-  {
-    name: 'single Redis',
-    env: (keyPrefix) => ({
-      BACKEND_TYPE: 'redis',
-      REDIS_SOCKET_TYPE: 'tcp',
-      REDIS_URL: sharedRedisUrl(),
-      CACHE_KEY_PREFIX: keyPrefix,
-      REDIS_POOL_SIZE: '2',
-    }),
-    read: async (key) => {
-      const value = await tableRedis.get(key)
-      return value === null ? undefined : Number(value)
-    },
-    write: async (key, value, ttlSeconds) => {
-      await tableRedis.set(key, String(value), 'EX', ttlSeconds)
-    },
-    ttl: (key) => tableRedis.ttl(key),
-    settle: () => Promise.resolve(),
-    ready: healthy,
-  },
-  tablePrefix,
-)
 
 describe('Redis backend options', () => {
   it('skips Redis for keys in the local over-limit cache and stops counting with STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT', async () => {
@@ -199,6 +102,61 @@ describe('Redis backend options', () => {
       b.disconnect()
       await h.close()
       await Promise.all([main.stop(), perSecond.stop()])
+    }
+  })
+
+  it('counts with one EVALSHA per key and event-loop turn (same keys, TTLs and replies) and reloads the script after SCRIPT FLUSH', async () => {
+    const server = await startRedisServer()
+    const h = await startService({
+      files: basic,
+      now: NOW,
+      env: {
+        BACKEND_TYPE: 'redis',
+        REDIS_SOCKET_TYPE: 'tcp',
+        REDIS_URL: server.hostPort,
+        EXPIRATION_JITTER_MAX_SECONDS: '0',
+      },
+    })
+    const check = new Redis(server.url)
+    const calls = async (command: string): Promise<number> => {
+      const info = await check.info('commandstats')
+      return Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(info)?.[1] ?? 0)
+    }
+    const request = { domain: 'another', descriptors: [one('key2', 'script')] }
+    const key = `another_key2_script_${String(minuteStart)}`
+    try {
+      await healthy(h)
+      expect((await h.client.shouldRateLimit(request)).statuses?.[0]?.limitRemaining).toBe(19)
+      expect(await check.get(key)).toBe('1')
+      // Without jitter the TTL is exactly the window, as upstream's EXPIRE sets it.
+      expect(await check.ttl(key)).toBe(60)
+      await check.expire(key, 5)
+      expect((await h.client.shouldRateLimit(request)).statuses?.[0]?.limitRemaining).toBe(18)
+      // EXPIRE on every hit: the TTL is refreshed, as upstream's.
+      expect(await check.ttl(key)).toBe(60)
+      // The first EVALSHA met an empty script cache (NOSCRIPT) and was sent again as EVAL.
+      expect([await calls('evalsha'), await calls('eval')]).toEqual([2, 1])
+
+      await check.script('FLUSH')
+      const errorsBefore = h.stat('ratelimit.service.call.should_rate_limit.redis_error')
+      const answers = await Promise.all([1, 2, 3].map(() => h.client.shouldRateLimit(request)))
+      expect(answers.map((a) => a.statuses?.[0]?.limitRemaining).sort()).toEqual([15, 16, 17])
+      expect(await check.get(key)).toBe('5')
+      expect(h.stat('ratelimit.service.call.should_rate_limit.redis_error')).toBe(errorsBefore)
+      // The refused EVALSHAs were sent again as EVAL, which cached the script again.
+      expect(await calls('eval')).toBeGreaterThanOrEqual(2)
+      expect(await check.script('EXISTS', INCREMENT_SCRIPT_SHA)).toEqual([1])
+      // One call per key (never a multi-key call a sharding proxy would route by its first key).
+      const before = await calls('evalsha')
+      await h.client.shouldRateLimit({
+        domain: 'another',
+        descriptors: [one('key2', 'per-key'), one('key3', 'per-key')],
+      })
+      expect((await calls('evalsha')) - before).toBe(2)
+    } finally {
+      check.disconnect()
+      await h.close()
+      await server.stop()
     }
   })
 

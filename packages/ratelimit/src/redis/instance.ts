@@ -1,0 +1,88 @@
+/**
+ * What the Redis counter store needs from one Redis instance (the main one or the per-second
+ * one), whatever its `REDIS_TYPE`, and the pool-on-empty behaviour they share.
+ *
+ * @module
+ */
+import { BackendError, type IncrementOp } from '../limiter/cache.js'
+import type { RedisSettings } from '../settings/settings.js'
+
+/** One Redis instance: a pool of connections (`single`, `sentinel`) or a cluster. */
+export interface RedisInstance {
+  /** `main` or `per-second`, for logs and errors. */
+  readonly label: string
+  /**
+   * Runs upstream's `INCRBY` + `EXPIRE` of every op (with `INCREMENT_SCRIPT`).
+   *
+   * @returns One reply per op, in order: the counter after the increment.
+   * @throws The client's error, or a {@link BackendError} when no connection became ready.
+   */
+  increment(ops: readonly IncrementOp[]): Promise<unknown[]>
+  /** `GET` of every key, in order (`null` for a missing key). */
+  get(keys: readonly string[]): Promise<unknown[]>
+  /** `DECRBY key by`. */
+  decrby(key: string, by: number): Promise<unknown>
+  /** Connections (pool) or master nodes (cluster) ready now. */
+  readyCount(): number
+  /** Resolves true once the instance is ready, or with whether it is after `ms` milliseconds. */
+  whenReady(ms: number): Promise<boolean>
+  /** `PING`, expecting `PONG` (upstream's start-up check). @throws When it does not answer so. */
+  ping(): Promise<void>
+  /** Closes every connection; calls waiting for a connection fail. */
+  close(): Promise<void>
+}
+
+/**
+ * Waits for a ready connection where the pool has none, as `REDIS_POOL_ON_EMPTY_BEHAVIOR` says:
+ * `CREATE` and `ERROR` wait at most `REDIS_POOL_ON_EMPTY_WAIT_DURATION`, `WAIT` at most
+ * `REDIS_TIMEOUT` (a call never waits without bound). Woken by {@link opened}, not by polling.
+ */
+export class ConnectionGate {
+  readonly #settings: RedisSettings
+  readonly #label: string
+  readonly #isReady: () => boolean
+  readonly #waiters = new Set<() => void>()
+
+  /** @param isReady Whether a connection is ready now. */
+  constructor(settings: RedisSettings, label: string, isReady: () => boolean) {
+    this.#settings = settings
+    this.#label = label
+    this.#isReady = isReady
+  }
+
+  /** To call when a connection turns ready (or the instance closes): wakes every waiter. */
+  opened(): void {
+    for (const wake of this.#waiters) wake()
+    this.#waiters.clear()
+  }
+
+  /** Resolves true as soon as a connection is ready, or with whether one is after `ms`. */
+  wait(ms: number): Promise<boolean> {
+    if (this.#isReady()) return Promise.resolve(true)
+    return new Promise((resolve) => {
+      const wake = (): void => {
+        clearTimeout(timer)
+        this.#waiters.delete(wake)
+        resolve(this.#isReady())
+      }
+      const timer = setTimeout(wake, ms)
+      this.#waiters.add(wake)
+    })
+  }
+
+  /**
+   * Called when no connection is ready: waits as the behaviour says. Resolves when a connection
+   * is ready, or (`CREATE`) when the wait is over, so that the call tries the connection that is
+   * being re-established and gets its error.
+   *
+   * @throws {BackendError} `ERROR` and `WAIT`, when no connection became ready in time.
+   */
+  async whenEmpty(): Promise<void> {
+    const { poolOnEmptyBehavior: behavior, poolOnEmptyWaitMs, timeoutMs } = this.#settings
+    const ms = behavior === 'WAIT' ? timeoutMs : poolOnEmptyWaitMs
+    if ((await this.wait(ms)) || behavior === 'CREATE') return
+    throw new BackendError(
+      `no connection to the ${this.#label} redis became ready within ${String(ms)} ms (REDIS_POOL_ON_EMPTY_BEHAVIOR=${behavior})`,
+    )
+  }
+}
