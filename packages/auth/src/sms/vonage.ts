@@ -58,9 +58,8 @@ export class VonageProvider implements SmsProvider {
     const id = jsonText(sent['message-id'])
     const status = jsonText(sent.status)
     if (status !== '0') {
-      throw new Error(
-        `vonage error: ${jsonText(sent['error-text'])} (status: ${status}) for message ${id}`,
-      )
+      const text = `vonage error: ${jsonText(sent['error-text'])} (status: ${status})`
+      throw new Error(id === '' ? text : `${text} for message ${id}`)
     }
     return id
   }
