@@ -315,11 +315,15 @@ describe.each(CASES)('SMS provider $name against a local fake of its API', (prov
     expect(await usersWithPhone(phone)).toBe(0)
   })
 
-  it('refuses a new code within SMS_MAX_FREQUENCY and sends none to SMS_TEST_OTP numbers', async () => {
+  it('expires codes after SMS_OTP_EXP, refuses a new one within SMS_MAX_FREQUENCY and sends none to SMS_TEST_OTP numbers', async () => {
     const phone = nextPhone()
     expect(
       (await server.request('POST', '/signup', { body: { phone, password: PASSWORD } })).statusCode,
     ).toBe(200)
+    const first = /Gatehouse code: (\d{8})/.exec(
+      Object.values(fake.requests[0]!.form).join('\n'),
+    )?.[1]
+    expect(first).toMatch(/^\d{8}$/)
     const again = await server.request('POST', '/resend', { body: { type: 'sms', phone } })
     expect(again.statusCode).toBe(429)
     expect(again.json()).toMatchObject({
@@ -327,6 +331,11 @@ describe.each(CASES)('SMS provider $name against a local fake of its API', (prov
       msg: 'For security purposes, you can only request this after 60 seconds.',
     })
     clock.advance(61_000)
+    const expired = await server.request('POST', '/verify', {
+      body: { type: 'sms', phone, token: first },
+    })
+    expect(expired.statusCode).toBe(403)
+    expect(expired.json().error_code).toBe('otp_expired')
     expect(
       (await server.request('POST', '/resend', { body: { type: 'sms', phone } })).statusCode,
     ).toBe(200)
