@@ -2,7 +2,7 @@ import { AuthApiError, GoTrueClient } from '@supabase/auth-js'
 import { getFreePort } from '@gatehouse/testing'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { SiteverifyCaptcha, systemClock, type CaptchaProviderName } from '@gatehouse/auth'
-import { startFakeApi, type ApiDescription, type FakeApi } from '../fake-api.js'
+import { startFakeApi, type ApiDescription, type FakeApi } from '../support/fake-form-api.js'
 import { startTestServer, type TestServer } from '../helpers.js'
 
 const SECRET = 'captcha-secret-key'

@@ -2,7 +2,12 @@ import { Writable } from 'node:stream'
 import { FakeClock } from '@gatehouse/testing'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createLogger, loadSettings, smsProviderFor, type SmsProviderName } from '@gatehouse/auth'
-import { startFakeApi, type ApiDescription, type FakeApi, type SeenRequest } from '../fake-api.js'
+import {
+  startFakeApi,
+  type ApiDescription,
+  type FakeApi,
+  type SeenRequest,
+} from '../support/fake-form-api.js'
 import { startTestServer, testEnv, type TestServer } from '../helpers.js'
 
 const PASSWORD = 'password123'
