@@ -309,6 +309,7 @@ describe('loadSettings: mail flows', () => {
       maxFrequency: 60_000,
       template: 'Your code is {{ .Code }}',
       testOtp: {},
+      testOtpValidUntil: null,
       twilio: { apiUrl: 'https://api.twilio.com' },
       messagebird: { apiUrl: 'https://rest.messagebird.com' },
       textlocal: { apiUrl: 'https://api.textlocal.in' },
@@ -324,6 +325,7 @@ describe('loadSettings: mail flows', () => {
       AUTHSVC_SMS_OTP_LENGTH: '4',
       AUTHSVC_SMS_MAX_FREQUENCY: '2m',
       AUTHSVC_SMS_TEST_OTP: '+15551230000:123456,4915112345678:654321',
+      AUTHSVC_SMS_TEST_OTP_VALID_UNTIL: '2030-01-01T00:00:00Z',
       AUTHSVC_RATE_LIMIT_SMS_SENT: '10/1m',
     })
     expect(set.sms).toMatchObject({
@@ -331,6 +333,7 @@ describe('loadSettings: mail flows', () => {
       otpLength: 6,
       maxFrequency: 120_000,
       testOtp: { '15551230000': '123456', '4915112345678': '654321' },
+      testOtpValidUntil: Date.UTC(2030, 0, 1),
       vonage: { apiKey: 'key', apiSecret: 'secret', from: 'Gatehouse' },
     })
     expect(set.rateLimit.smsSent).toEqual({ events: 10, periodMs: 60_000 })
@@ -352,6 +355,9 @@ describe('loadSettings: mail flows', () => {
     ])
     expect(problems({ ...REQUIRED, AUTHSVC_SMS_TEST_OTP: '+1555:abc' })).toEqual([
       'AUTHSVC_SMS_TEST_OTP: must be <phone>:<otp> pairs of digits, such as 15551234567:123456 (got "+1555:abc")',
+    ])
+    expect(problems({ ...REQUIRED, AUTHSVC_SMS_TEST_OTP_VALID_UNTIL: 'tomorrow' })).toEqual([
+      'AUTHSVC_SMS_TEST_OTP_VALID_UNTIL: must be an RFC 3339 time such as 2030-01-01T00:00:00Z (got "tomorrow")',
     ])
     expect(problems({ ...REQUIRED, AUTHSVC_RATE_LIMIT_SMS_SENT: 'lots' })).toEqual([
       'AUTHSVC_RATE_LIMIT_SMS_SENT: must be a number of SMS messages per hour, or N/<duration> such as 10/5m (got "lots")',

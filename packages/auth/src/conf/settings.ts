@@ -301,6 +301,11 @@ export interface Settings {
      * their fixed code is used.
      */
     readonly testOtp: Readonly<Record<string, string>>
+    /**
+     * `SMS_TEST_OTP_VALID_UNTIL`: epoch milliseconds after which `SMS_TEST_OTP` no longer
+     * applies (set as an RFC 3339 time); `null` for always.
+     */
+    readonly testOtpValidUntil: number | null
     readonly twilio: {
       /** `SMS_TWILIO_ACCOUNT_SID`. */
       readonly accountSid: string
@@ -985,6 +990,17 @@ export const settingsTable = defineSettings(
       default: 'Your code is {{ .Code }}',
       help: 'the SMS text; {{ .Code }} is the code',
     }),
+    smsTestOtpValidUntil: field(
+      'SMS_TEST_OTP_VALID_UNTIL',
+      (value): number | null | Invalid => {
+        if (value === '') return null
+        const ms = Date.parse(value)
+        return /^\d{4}-\d\d-\d\dT/.test(value) && Number.isFinite(ms)
+          ? ms
+          : invalid('must be an RFC 3339 time such as 2030-01-01T00:00:00Z')
+      },
+      { help: 'SMS_TEST_OTP applies until this time', note: 'always' },
+    ),
     smsTestOtp: field('SMS_TEST_OTP', parseTestOtp, {
       help: '<phone>:<otp>,…: these phones get no SMS and this code',
     }),
@@ -1213,6 +1229,7 @@ export function loadSettings(env: Env): Settings {
       maxFrequency: v.smsMaxFrequency,
       template: v.smsTemplate,
       testOtp: v.smsTestOtp,
+      testOtpValidUntil: v.smsTestOtpValidUntil,
       twilio: {
         accountSid: v.twilioAccountSid,
         authToken: v.twilioAuthToken,

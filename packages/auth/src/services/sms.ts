@@ -62,7 +62,8 @@ export function enforceSmsFrequency(
  * Draws a code of `SMS_OTP_LENGTH` digits for `phone` and sends it in `SMS_TEMPLATE` through
  * the SMS provider, after the `SMS_MAX_FREQUENCY` check against `sentAt` and taking one message
  * from the `RATE_LIMIT_SMS_SENT` budget. A number listed in `SMS_TEST_OTP` gets its fixed code
- * and no message. Callers record the returned hash in the transaction they send in, so that a
+ * and no message (until `SMS_TEST_OTP_VALID_UNTIL`, when set). Callers record the returned hash
+ * in the transaction they send in, so that a
  * failed send leaves nothing behind.
  *
  * @param phone E.164 digits without `+`.
@@ -82,9 +83,11 @@ export async function sendSmsOtp(
   now: number,
 ): Promise<SentSmsOtp> {
   enforceSmsFrequency(ctx, sentAt, now)
-  const testOtp = Object.hasOwn(ctx.settings.sms.testOtp, phone)
-    ? ctx.settings.sms.testOtp[phone]
-    : undefined
+  const { testOtp: testOtps, testOtpValidUntil } = ctx.settings.sms
+  const testOtp =
+    Object.hasOwn(testOtps, phone) && (testOtpValidUntil === null || now <= testOtpValidUntil)
+      ? testOtps[phone]
+      : undefined
   if (testOtp !== undefined) {
     return { otp: testOtp, hash: tokenHash(phone, testOtp), messageId: TEST_OTP_MESSAGE_ID }
   }
