@@ -22,9 +22,14 @@ import { NoopMailer, type Mailer } from './mailer/mailer.js'
 import { SmtpMailer } from './mailer/smtp.js'
 import { ProviderRegistry } from './provider/registry.js'
 import { cryptoRandom, type Random } from './random.js'
-import { NoCaptcha, type CaptchaVerifier } from './security/captcha.js'
+import { NoCaptcha, SiteverifyCaptcha, type CaptchaVerifier } from './security/captcha.js'
 import { createServer, passwordHasherFor } from './server.js'
-import { NoSmsProvider, type SmsProvider } from './sms/sms-provider.js'
+import { LoggedSmsProvider } from './sms/logged.js'
+import { MessagebirdProvider } from './sms/messagebird.js'
+import { NoSmsProvider, type SmsHttpOptions, type SmsProvider } from './sms/sms-provider.js'
+import { TextlocalProvider } from './sms/textlocal.js'
+import { TwilioProvider } from './sms/twilio.js'
+import { VonageProvider } from './sms/vonage.js'
 import type { Db } from './storage/db.js'
 import { migrate, readMigrations } from './storage/migrate.js'
 import { openDb } from './storage/open.js'
@@ -45,9 +50,9 @@ export interface AuthDeps {
   readonly random?: Random
   /** @default {@link SmtpMailer} when `SMTP_HOST` is set, else {@link NoopMailer} */
   readonly mailer?: Mailer
-  /** @default {@link NoSmsProvider} */
+  /** @default the provider of `SMS_PROVIDER` ({@link smsProviderFor}), else {@link NoSmsProvider} */
   readonly sms?: SmsProvider
-  /** @default {@link NoCaptcha} */
+  /** @default {@link SiteverifyCaptcha} when `SECURITY_CAPTCHA_ENABLED`, else {@link NoCaptcha} */
   readonly captcha?: CaptchaVerifier
   /**
    * @default {@link TokenBucketLimiter} for the MFA challenge and verify requests
@@ -56,6 +61,8 @@ export interface AuthDeps {
   readonly limiter?: Limiter
   /** @default {@link InMemoryEmailSendLimiter} of `RATE_LIMIT_EMAIL_SENT` */
   readonly emailLimiter?: EmailSendLimiter
+  /** @default {@link InMemoryEmailSendLimiter} of `RATE_LIMIT_SMS_SENT` */
+  readonly smsLimiter?: EmailSendLimiter
   /** @default no logging */
   readonly logger?: Logger
   /**
@@ -122,6 +129,39 @@ function mailerFor(settings: Settings, clock: Clock, logger: Logger | undefined)
   })
 }
 
+/**
+ * The SMS provider `SMS_PROVIDER` chooses, with its `SMS_<PROVIDER>_*` settings (upstream
+ * `sms_provider.GetSmsProvider`); {@link NoSmsProvider} when none is set. With a logger, each
+ * send's message id (or failure) is logged.
+ *
+ * @param options Transport options (timeout, `fetch`) for the HTTP providers.
+ */
+export function smsProviderFor(
+  settings: Settings,
+  logger?: Logger,
+  options: SmsHttpOptions = {},
+): SmsProvider {
+  const { sms } = settings
+  let provider: SmsProvider
+  switch (sms.provider) {
+    case 'twilio':
+      provider = new TwilioProvider(sms.twilio, options)
+      break
+    case 'messagebird':
+      provider = new MessagebirdProvider(sms.messagebird, options)
+      break
+    case 'textlocal':
+      provider = new TextlocalProvider(sms.textlocal, options)
+      break
+    case 'vonage':
+      provider = new VonageProvider(sms.vonage, options)
+      break
+    case '':
+      return new NoSmsProvider()
+  }
+  return logger ? new LoggedSmsProvider(provider, sms.provider, logger) : provider
+}
+
 interface Started {
   readonly ctx: AppContext
   readonly freshDatabase: boolean
@@ -173,11 +213,16 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
           tokens: new TokenService(settings, keys, clock, random),
           passwords,
           mailer: deps.mailer ?? mailerFor(settings, clock, deps.logger),
-          sms: deps.sms ?? new NoSmsProvider(),
-          captcha: deps.captcha ?? new NoCaptcha(),
+          sms: deps.sms ?? smsProviderFor(settings, deps.logger),
+          captcha:
+            deps.captcha ??
+            (settings.security.captcha.enabled
+              ? new SiteverifyCaptcha(settings.security.captcha)
+              : new NoCaptcha()),
           limiter: deps.limiter ?? mfaLimiter(settings),
           emailLimiter:
             deps.emailLimiter ?? new InMemoryEmailSendLimiter(settings.rateLimit.emailSent),
+          smsLimiter: deps.smsLimiter ?? new InMemoryEmailSendLimiter(settings.rateLimit.smsSent),
           providers: new ProviderRegistry(settings, clock, deps.providerFetch),
         },
       }

@@ -34,6 +34,8 @@ export interface AppContext {
   readonly emailLimiter: EmailSendLimiter
   /** The enabled external OAuth providers. */
   readonly providers: ProviderRegistry
+  /** The server-wide budget of SMS messages sent (`RATE_LIMIT_SMS_SENT`). */
+  readonly smsLimiter: EmailSendLimiter
 }
 
 /** Who a request comes from: recorded on sessions and in audit entries. */

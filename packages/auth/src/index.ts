@@ -4,7 +4,7 @@
  *
  * @packageDocumentation
  */
-export { buildAuthApp, createAuthApp, type AuthApp, type AuthDeps } from './app.js'
+export { buildAuthApp, createAuthApp, smsProviderFor, type AuthApp, type AuthDeps } from './app.js'
 export { passwordHasherFor } from './server.js'
 export { runCli, parseArgs, USAGE, type CliIo } from './cli.js'
 export { migrateCommand, serveCommand, serviceRoleKey } from './serve.js'
@@ -20,7 +20,15 @@ export {
   notificationSwitch,
   loadSettings,
   parseEmailSendRate,
+  parseSmsSendRate,
+  parseTestOtp,
   splitRequiredCharacters,
+  CAPTCHA_PROVIDERS,
+  CAPTCHA_VERIFY_URLS,
+  SMS_PROVIDERS,
+  type CaptchaProviderName,
+  type CaptchaSettings,
+  type SmsProviderName,
   type EmailSendRate,
   type ExternalProvider,
   type LogLevel,
@@ -90,10 +98,33 @@ export {
   TemplateSource,
   type TemplateSourceOptions,
 } from './mailer/template-source.js'
-export { renderTemplate, templateValues, type TemplateValues } from './mailer/template.js'
+export {
+  renderActions,
+  renderTemplate,
+  templateValues,
+  type TemplateValues,
+} from './mailer/template.js'
 export { DEFAULT_TEMPLATES } from './mailer/default-templates.js'
-export { NoSmsProvider, type SmsChannel, type SmsProvider } from './sms/sms-provider.js'
-export { NoCaptcha, type CaptchaResult, type CaptchaVerifier } from './security/captcha.js'
+export {
+  NoSmsProvider,
+  SMS_TIMEOUT_MS,
+  type SmsChannel,
+  type SmsHttpOptions,
+  type SmsProvider,
+} from './sms/sms-provider.js'
+export { TwilioProvider } from './sms/twilio.js'
+export { MessagebirdProvider } from './sms/messagebird.js'
+export { TextlocalProvider } from './sms/textlocal.js'
+export { VonageProvider } from './sms/vonage.js'
+export { LoggedSmsProvider } from './sms/logged.js'
+export { smsText, TEST_OTP_MESSAGE_ID } from './services/sms.js'
+export { postForm, onOrigin, type Fetch, type FormPost, type FormReply } from './form-post.js'
+export {
+  NoCaptcha,
+  SiteverifyCaptcha,
+  type CaptchaResult,
+  type CaptchaVerifier,
+} from './security/captcha.js'
 export { NoLimiter, type LimitedOperation, type Limiter } from './limiter/limiter.js'
 export { InMemoryEmailSendLimiter, type EmailSendLimiter } from './limiter/email-send-limiter.js'
 export { TokenBucketLimiter, type BucketRate } from './limiter/token-bucket.js'

@@ -124,12 +124,37 @@ export function rateLimit(
   }
 }
 
-async function checkCaptcha(ctx: AppContext, request: FastifyRequest): Promise<void> {
-  const body = (request.body ?? {}) as {
-    gotrue_meta_security?: { captcha_token?: unknown } | null
+/** The captcha token of a request: `captcha_token`, else `gotrue_meta_security.captcha_token`. */
+function captchaToken(request: FastifyRequest): string {
+  const body = request.body
+  if (typeof body !== 'object' || body === null) return ''
+  const { captcha_token: direct, gotrue_meta_security: meta } = body as {
+    captcha_token?: unknown
+    gotrue_meta_security?: unknown
   }
-  const token = body.gotrue_meta_security?.captcha_token
-  if (typeof token !== 'string' || token === '') {
+  const nested =
+    typeof meta === 'object' && meta !== null
+      ? (meta as { captcha_token?: unknown }).captcha_token
+      : undefined
+  const token = typeof direct === 'string' && direct.trim() !== '' ? direct : nested
+  return typeof token === 'string' ? token.trim() : ''
+}
+
+/** Whether the request carries a valid token of an admin role (`JWT_ADMIN_ROLES`). */
+async function hasAdminToken(ctx: AppContext, request: FastifyRequest): Promise<boolean> {
+  if (request.headers.authorization === undefined) return false
+  try {
+    await authorizeAdmin(ctx, bearerToken(request), ctx.settings.jwt.adminRoles)
+    return true
+  } catch {
+    return false
+  }
+}
+
+async function checkCaptcha(ctx: AppContext, request: FastifyRequest): Promise<void> {
+  if (await hasAdminToken(ctx, request)) return
+  const token = captchaToken(request)
+  if (token === '') {
     throw new BadRequestError(
       'captcha_failed',
       'captcha protection: request disallowed (no captcha_token found)',
@@ -152,9 +177,10 @@ async function checkCaptcha(ctx: AppContext, request: FastifyRequest): Promise<v
 }
 
 /**
- * Checks `gotrue_meta_security.captcha_token` when captcha protection is on (upstream
- * `verifyCaptcha`); with the default `NoCaptcha`, or when `applies` says no, the request passes
- * at once.
+ * Checks the captcha token (`captcha_token`, else `gotrue_meta_security.captcha_token`, as
+ * auth-js sends it) when captcha protection is on (upstream `verifyCaptcha`); with the default
+ * `NoCaptcha`, when `applies` says no, or for a request bearing a valid token of a
+ * `JWT_ADMIN_ROLES` role (a service_role key), the request passes at once.
  *
  * @param applies Whether the request needs a captcha. @default every request
  * @throws {@link BadRequestError} `captcha_failed`; {@link InternalServerError} when the provider

@@ -46,6 +46,13 @@ describe('loadSettings', () => {
       refreshTokenReuseInterval: 0,
       updatePasswordRequireReauthentication: false,
       manualLinkingEnabled: false,
+      captcha: {
+        enabled: false,
+        provider: 'hcaptcha',
+        secret: '',
+        timeout: 10_000,
+        verifyUrl: 'https://hcaptcha.com/siteverify',
+      },
     })
     expect(s.external).toMatchObject({
       emailEnabled: true,
@@ -291,6 +298,97 @@ describe('loadSettings: mail flows', () => {
     })
     expect(s.rateLimit.emailSent).toEqual({ events: 30, periodMs: 3_600_000 })
     expect(s.flowStateExpiryDuration).toBe(300_000)
+  })
+
+  it('applies upstream SMS defaults and reads the SMS settings', () => {
+    const s = loadSettings(REQUIRED)
+    expect(s.sms).toMatchObject({
+      provider: '',
+      otpExp: 60,
+      otpLength: 6,
+      maxFrequency: 60_000,
+      template: 'Your code is {{ .Code }}',
+      testOtp: {},
+      testOtpValidUntil: null,
+      twilio: { apiUrl: 'https://api.twilio.com' },
+      messagebird: { apiUrl: 'https://rest.messagebird.com' },
+      textlocal: { apiUrl: 'https://api.textlocal.in' },
+      vonage: { apiUrl: 'https://rest.nexmo.com' },
+    })
+    expect(s.rateLimit.smsSent).toEqual({ events: 30, periodMs: 3_600_000 })
+    const set = loadSettings({
+      ...REQUIRED,
+      AUTHSVC_SMS_PROVIDER: 'vonage',
+      AUTHSVC_SMS_VONAGE_API_KEY: 'key',
+      AUTHSVC_SMS_VONAGE_API_SECRET: 'secret',
+      AUTHSVC_SMS_VONAGE_FROM: 'Gatehouse',
+      AUTHSVC_SMS_OTP_LENGTH: '4',
+      AUTHSVC_SMS_MAX_FREQUENCY: '2m',
+      AUTHSVC_SMS_TEST_OTP: '+15551230000:123456,4915112345678:654321',
+      AUTHSVC_SMS_TEST_OTP_VALID_UNTIL: '2030-01-01T00:00:00Z',
+      AUTHSVC_RATE_LIMIT_SMS_SENT: '10/1m',
+    })
+    expect(set.sms).toMatchObject({
+      provider: 'vonage',
+      otpLength: 6,
+      maxFrequency: 120_000,
+      testOtp: { '15551230000': '123456', '4915112345678': '654321' },
+      testOtpValidUntil: Date.UTC(2030, 0, 1),
+      vonage: { apiKey: 'key', apiSecret: 'secret', from: 'Gatehouse' },
+    })
+    expect(set.rateLimit.smsSent).toEqual({ events: 10, periodMs: 60_000 })
+  })
+
+  it('reports unknown SMS providers, missing credentials and bad test codes', () => {
+    expect(problems({ ...REQUIRED, AUTHSVC_SMS_PROVIDER: 'pigeon' })).toEqual([
+      'AUTHSVC_SMS_PROVIDER: must be one of twilio, messagebird, textlocal, vonage (got "pigeon")',
+    ])
+    expect(
+      problems({
+        ...REQUIRED,
+        AUTHSVC_SMS_PROVIDER: 'twilio',
+        AUTHSVC_SMS_TWILIO_ACCOUNT_SID: 'AC1',
+      }),
+    ).toEqual([
+      'AUTHSVC_SMS_TWILIO_AUTH_TOKEN: required when AUTHSVC_SMS_PROVIDER is twilio',
+      'AUTHSVC_SMS_TWILIO_MESSAGE_SERVICE_SID: required when AUTHSVC_SMS_PROVIDER is twilio',
+    ])
+    expect(problems({ ...REQUIRED, AUTHSVC_SMS_TEST_OTP: '+1555:abc' })).toEqual([
+      'AUTHSVC_SMS_TEST_OTP: must be <phone>:<otp> pairs of digits, such as 15551234567:123456 (got "+1555:abc")',
+    ])
+    expect(problems({ ...REQUIRED, AUTHSVC_SMS_TEST_OTP_VALID_UNTIL: 'tomorrow' })).toEqual([
+      'AUTHSVC_SMS_TEST_OTP_VALID_UNTIL: must be an RFC 3339 time such as 2030-01-01T00:00:00Z (got "tomorrow")',
+    ])
+    expect(problems({ ...REQUIRED, AUTHSVC_RATE_LIMIT_SMS_SENT: 'lots' })).toEqual([
+      'AUTHSVC_RATE_LIMIT_SMS_SENT: must be a number of SMS messages per hour, or N/<duration> such as 10/5m (got "lots")',
+    ])
+  })
+
+  it('reads the captcha settings: provider case-insensitive, secret required when enabled', () => {
+    const s = loadSettings({
+      ...REQUIRED,
+      AUTHSVC_SECURITY_CAPTCHA_ENABLED: 'true',
+      AUTHSVC_SECURITY_CAPTCHA_PROVIDER: 'Turnstile',
+      AUTHSVC_SECURITY_CAPTCHA_SECRET: ' s3cret ',
+      AUTHSVC_SECURITY_CAPTCHA_TIMEOUT: '2s',
+    })
+    expect(s.security.captcha).toEqual({
+      enabled: true,
+      provider: 'turnstile',
+      secret: 's3cret',
+      timeout: 2000,
+      verifyUrl: 'https://challenges.cloudflare.com/turnstile/v0/siteverify',
+    })
+    expect(
+      loadSettings({ ...REQUIRED, AUTHSVC_SECURITY_CAPTCHA_VERIFY_URL: 'http://127.0.0.1:1/v' })
+        .security.captcha.verifyUrl,
+    ).toBe('http://127.0.0.1:1/v')
+    expect(problems({ ...REQUIRED, AUTHSVC_SECURITY_CAPTCHA_ENABLED: 'true' })).toEqual([
+      'AUTHSVC_SECURITY_CAPTCHA_SECRET: required when AUTHSVC_SECURITY_CAPTCHA_ENABLED is on',
+    ])
+    expect(problems({ ...REQUIRED, AUTHSVC_SECURITY_CAPTCHA_PROVIDER: 'recaptcha' })).toHaveLength(
+      1,
+    )
   })
 
   it('reads RATE_LIMIT_EMAIL_SENT as N or N/<duration>, clamps MAILER_OTP_LENGTH and reads durations', () => {

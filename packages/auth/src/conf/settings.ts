@@ -16,6 +16,8 @@ import {
   integer,
   invalid,
   list,
+  oneOf,
+  parseMap,
   port,
   parseGoDuration,
   secondsOrDuration,
@@ -185,6 +187,8 @@ export interface Settings {
      * (`/user/identities/*`). @default false
      */
     readonly manualLinkingEnabled: boolean
+    /** `SECURITY_CAPTCHA_*`: captcha protection of sign-up and sign-in (upstream `security`). */
+    readonly captcha: CaptchaSettings
   }
   /** Multi-factor authentication: the `MFA_*` settings. */
   readonly mfa: MfaSettings
@@ -265,6 +269,11 @@ export interface Settings {
      * `MAILER_AUTOCONFIRM` is off), as upstream's `N` (per hour) or `N/<duration>`. @default 30/h
      */
     readonly emailSent: EmailSendRate
+    /**
+     * `RATE_LIMIT_SMS_SENT`: SMS messages the server sends per period, across all users, in the
+     * same format. @default 30/h
+     */
+    readonly smsSent: EmailSendRate
   }
   /**
    * `EXTERNAL_FLOW_STATE_EXPIRY_DURATION`: lifetime of a PKCE flow state in milliseconds (at least
@@ -274,8 +283,67 @@ export interface Settings {
   readonly sms: {
     /** `SMS_AUTOCONFIRM`: phone sign-ups are confirmed at once. @default false */
     readonly autoconfirm: boolean
-    /** `SMS_PROVIDER`. @default '' */
-    readonly provider: string
+    /** `SMS_PROVIDER`: who sends SMS messages; `''` sends none. @default '' */
+    readonly provider: SmsProviderName | ''
+    /** `SMS_OTP_EXP`: validity of SMS codes in seconds. @default 60 */
+    readonly otpExp: number
+    /** `SMS_OTP_LENGTH`: digits of SMS codes (clamped to 6..10, as upstream). @default 6 */
+    readonly otpLength: number
+    /**
+     * `SMS_MAX_FREQUENCY`: shortest interval between two SMS codes to one user, in milliseconds
+     * (set as seconds or a Go duration). @default 60000
+     */
+    readonly maxFrequency: number
+    /** `SMS_TEMPLATE`: the message, a Go template with `{{ .Code }}`. */
+    readonly template: string
+    /**
+     * `SMS_TEST_OTP`: `<phone>:<otp>,…`; these phones (E.164 digits without `+`) get no SMS and
+     * their fixed code is used.
+     */
+    readonly testOtp: Readonly<Record<string, string>>
+    /**
+     * `SMS_TEST_OTP_VALID_UNTIL`: epoch milliseconds after which `SMS_TEST_OTP` no longer
+     * applies (set as an RFC 3339 time); `null` for always.
+     */
+    readonly testOtpValidUntil: number | null
+    readonly twilio: {
+      /** `SMS_TWILIO_ACCOUNT_SID`. */
+      readonly accountSid: string
+      /** `SMS_TWILIO_AUTH_TOKEN` (never logged). */
+      readonly authToken: string
+      /** `SMS_TWILIO_MESSAGE_SERVICE_SID`: the sender (`From`): a messaging service or a number. */
+      readonly messageServiceSid: string
+      /** `SMS_TWILIO_CONTENT_SID`: WhatsApp content template whose variable `1` is the code. */
+      readonly contentSid: string
+      /** `SMS_TWILIO_API_URL`: scheme, host and port replacing `https://api.twilio.com`. */
+      readonly apiUrl: string
+    }
+    readonly messagebird: {
+      /** `SMS_MESSAGEBIRD_ACCESS_KEY` (never logged). */
+      readonly accessKey: string
+      /** `SMS_MESSAGEBIRD_ORIGINATOR`: the sender. */
+      readonly originator: string
+      /** `SMS_MESSAGEBIRD_API_URL`: replaces `https://rest.messagebird.com`. */
+      readonly apiUrl: string
+    }
+    readonly textlocal: {
+      /** `SMS_TEXTLOCAL_API_KEY` (never logged). */
+      readonly apiKey: string
+      /** `SMS_TEXTLOCAL_SENDER`: the sender. */
+      readonly sender: string
+      /** `SMS_TEXTLOCAL_API_URL`: replaces `https://api.textlocal.in`. */
+      readonly apiUrl: string
+    }
+    readonly vonage: {
+      /** `SMS_VONAGE_API_KEY`. */
+      readonly apiKey: string
+      /** `SMS_VONAGE_API_SECRET` (never logged). */
+      readonly apiSecret: string
+      /** `SMS_VONAGE_FROM`: the sender. */
+      readonly from: string
+      /** `SMS_VONAGE_API_URL`: replaces `https://rest.nexmo.com`. */
+      readonly apiUrl: string
+    }
   }
 }
 
@@ -314,6 +382,41 @@ export interface MfaSettings {
    * milliseconds (0 means the default). @default 60000 (`1m`)
    */
   readonly phoneMaxFrequency: number
+}
+
+/** The SMS providers of `SMS_PROVIDER` (upstream's names). */
+export const SMS_PROVIDERS = ['twilio', 'messagebird', 'textlocal', 'vonage'] as const
+
+/** One of {@link SMS_PROVIDERS}. */
+export type SmsProviderName = (typeof SMS_PROVIDERS)[number]
+
+/** The captcha providers of `SECURITY_CAPTCHA_PROVIDER`. */
+export const CAPTCHA_PROVIDERS = ['hcaptcha', 'turnstile'] as const
+
+/** One of {@link CAPTCHA_PROVIDERS}. */
+export type CaptchaProviderName = (typeof CAPTCHA_PROVIDERS)[number]
+
+/** Each captcha provider's siteverify endpoint (upstream `security.GetCaptchaURL`). */
+export const CAPTCHA_VERIFY_URLS: Readonly<Record<CaptchaProviderName, string>> = {
+  hcaptcha: 'https://hcaptcha.com/siteverify',
+  turnstile: 'https://challenges.cloudflare.com/turnstile/v0/siteverify',
+}
+
+/** `SECURITY_CAPTCHA_*`. */
+export interface CaptchaSettings {
+  /** `SECURITY_CAPTCHA_ENABLED`. @default false */
+  readonly enabled: boolean
+  /** `SECURITY_CAPTCHA_PROVIDER` (case-insensitive). @default 'hcaptcha' */
+  readonly provider: CaptchaProviderName
+  /** `SECURITY_CAPTCHA_SECRET`: the site's secret key (never logged); required when enabled. */
+  readonly secret: string
+  /** `SECURITY_CAPTCHA_TIMEOUT`: milliseconds a siteverify call may take. @default 10000 */
+  readonly timeout: number
+  /**
+   * `SECURITY_CAPTCHA_VERIFY_URL`: the whole siteverify URL (tests, proxies). @default the
+   * provider's, {@link CAPTCHA_VERIFY_URLS}
+   */
+  readonly verifyUrl: string
 }
 
 /**
@@ -529,8 +632,17 @@ function urlPath(kind: string): Field<string> {
  * `N/<Go duration>`.
  */
 export function parseEmailSendRate(value: string): EmailSendRate | Invalid {
+  return parseSendRate(value, 'emails')
+}
+
+/** `RATE_LIMIT_SMS_SENT`, in the format of {@link parseEmailSendRate}. */
+export function parseSmsSendRate(value: string): EmailSendRate | Invalid {
+  return parseSendRate(value, 'SMS messages')
+}
+
+function parseSendRate(value: string, noun: string): EmailSendRate | Invalid {
   const [count = '', period, ...rest] = value.split('/')
-  const problem = invalid('must be a number of emails per hour, or N/<duration> such as 10/5m')
+  const problem = invalid(`must be a number of ${noun} per hour, or N/<duration> such as 10/5m`)
   if (rest.length > 0 || !/^\d+(\.\d+)?$/.test(count.trim())) return problem
   let periodMs = 3_600_000
   if (period !== undefined) {
@@ -542,6 +654,63 @@ export function parseEmailSendRate(value: string): EmailSendRate | Invalid {
     if (!(periodMs > 0)) return problem
   }
   return { events: Number(count.trim()), periodMs }
+}
+
+/**
+ * Parses `SMS_TEST_OTP`, `<phone>:<otp>,…` (upstream's map syntax): phones are stored as E.164
+ * digits without `+`, codes must be digits.
+ */
+export function parseTestOtp(value: string): Readonly<Record<string, string>> | Invalid {
+  let map: Record<string, string>
+  try {
+    map = parseMap(value)
+  } catch {
+    return invalid('must be <phone>:<otp> pairs separated by commas')
+  }
+  const out: Record<string, string> = {}
+  for (const [phone, otp] of Object.entries(map)) {
+    const digits = phone.trim().replace(/^\+/, '')
+    if (!/^\d{1,15}$/.test(digits) || !/^\d{1,10}$/.test(otp.trim())) {
+      return invalid('must be <phone>:<otp> pairs of digits, such as 15551234567:123456')
+    }
+    out[digits] = otp.trim()
+  }
+  return out
+}
+
+/** A provider base URL: only its scheme, host and port are used. */
+function providerUrl(name: string, fallback: string, provider: string): Field<string> {
+  return url(name, {
+    default: fallback,
+    help: `scheme, host and port of the ${provider} API (the path is kept)`,
+  })
+}
+
+type SmsCredential =
+  | 'twilioAccountSid'
+  | 'twilioAuthToken'
+  | 'twilioMessageServiceSid'
+  | 'messagebirdAccessKey'
+  | 'messagebirdOriginator'
+  | 'textlocalApiKey'
+  | 'textlocalSender'
+  | 'vonageApiKey'
+  | 'vonageApiSecret'
+  | 'vonageFrom'
+
+/** Credentials the chosen `SMS_PROVIDER` needs but does not have, as field names. */
+function requiredSmsCredentials(
+  v: { readonly smsProvider: string } & Readonly<Record<SmsCredential, string>>,
+): [string, SmsCredential][] {
+  const needs: Readonly<Record<string, readonly SmsCredential[]>> = {
+    twilio: ['twilioAccountSid', 'twilioAuthToken', 'twilioMessageServiceSid'],
+    messagebird: ['messagebirdAccessKey', 'messagebirdOriginator'],
+    textlocal: ['textlocalApiKey', 'textlocalSender'],
+    vonage: ['vonageApiKey', 'vonageApiSecret', 'vonageFrom'],
+  }
+  return (needs[v.smsProvider] ?? [])
+    .filter((name) => v[name] === '')
+    .map((name): [string, SmsCredential] => [v.smsProvider, name])
 }
 
 /**
@@ -799,7 +968,92 @@ export const settingsTable = defineSettings(
     smsAutoconfirm: bool('SMS_AUTOCONFIRM', {
       help: 'phone sign-ups confirmed at once',
     }),
-    smsProvider: text('SMS_PROVIDER', { help: 'reported by /settings' }),
+    smsProvider: text('SMS_PROVIDER', {
+      help: `who sends SMS: ${SMS_PROVIDERS.join(', ')}`,
+      check: (value) =>
+        value === '' || (SMS_PROVIDERS as readonly string[]).includes(value)
+          ? undefined
+          : `must be one of ${SMS_PROVIDERS.join(', ')}`,
+    }),
+    smsOtpExp: integer('SMS_OTP_EXP', {
+      default: '60',
+      min: 1,
+      help: 'validity of SMS codes, seconds',
+    }),
+    smsOtpLength: integer('SMS_OTP_LENGTH', { default: '6', help: 'digits of SMS codes, 6 to 10' }),
+    smsMaxFrequency: secondsOrDuration('SMS_MAX_FREQUENCY', {
+      unit: 'ms',
+      default: '60',
+      help: 'shortest interval between two SMS codes to a user',
+    }),
+    smsTemplate: text('SMS_TEMPLATE', {
+      default: 'Your code is {{ .Code }}',
+      help: 'the SMS text; {{ .Code }} is the code',
+    }),
+    smsTestOtpValidUntil: field(
+      'SMS_TEST_OTP_VALID_UNTIL',
+      (value): number | null | Invalid => {
+        if (value === '') return null
+        const ms = Date.parse(value)
+        return /^\d{4}-\d\d-\d\dT/.test(value) && Number.isFinite(ms)
+          ? ms
+          : invalid('must be an RFC 3339 time such as 2030-01-01T00:00:00Z')
+      },
+      { help: 'SMS_TEST_OTP applies until this time', note: 'always' },
+    ),
+    smsTestOtp: field('SMS_TEST_OTP', parseTestOtp, {
+      help: '<phone>:<otp>,…: these phones get no SMS and this code',
+    }),
+    twilioAccountSid: text('SMS_TWILIO_ACCOUNT_SID', { help: 'Twilio account SID' }),
+    twilioAuthToken: text('SMS_TWILIO_AUTH_TOKEN', { secret: true, help: 'Twilio auth token' }),
+    twilioMessageServiceSid: text('SMS_TWILIO_MESSAGE_SERVICE_SID', {
+      help: 'Twilio sender: messaging service SID or number',
+    }),
+    twilioContentSid: text('SMS_TWILIO_CONTENT_SID', {
+      help: 'Twilio WhatsApp content template (variable 1 = code)',
+    }),
+    twilioApiUrl: providerUrl('SMS_TWILIO_API_URL', 'https://api.twilio.com', 'Twilio'),
+    messagebirdAccessKey: text('SMS_MESSAGEBIRD_ACCESS_KEY', {
+      secret: true,
+      help: 'MessageBird access key',
+    }),
+    messagebirdOriginator: text('SMS_MESSAGEBIRD_ORIGINATOR', { help: 'MessageBird sender' }),
+    messagebirdApiUrl: providerUrl(
+      'SMS_MESSAGEBIRD_API_URL',
+      'https://rest.messagebird.com',
+      'MessageBird',
+    ),
+    textlocalApiKey: text('SMS_TEXTLOCAL_API_KEY', { secret: true, help: 'Textlocal API key' }),
+    textlocalSender: text('SMS_TEXTLOCAL_SENDER', { help: 'Textlocal sender' }),
+    textlocalApiUrl: providerUrl('SMS_TEXTLOCAL_API_URL', 'https://api.textlocal.in', 'Textlocal'),
+    vonageApiKey: text('SMS_VONAGE_API_KEY', { help: 'Vonage API key' }),
+    vonageApiSecret: text('SMS_VONAGE_API_SECRET', { secret: true, help: 'Vonage API secret' }),
+    vonageFrom: text('SMS_VONAGE_FROM', { help: 'Vonage sender' }),
+    vonageApiUrl: providerUrl('SMS_VONAGE_API_URL', 'https://rest.nexmo.com', 'Vonage'),
+    rateLimitSmsSent: field('RATE_LIMIT_SMS_SENT', parseSmsSendRate, {
+      default: '30',
+      help: 'SMS messages sent per hour (N) or per duration (N/10m)',
+    }),
+    captchaEnabled: bool('SECURITY_CAPTCHA_ENABLED', {
+      help: 'captcha on sign-up, sign-in, /otp, /magiclink, /recover, /resend',
+    }),
+    captchaProvider: oneOf('SECURITY_CAPTCHA_PROVIDER', CAPTCHA_PROVIDERS, {
+      default: 'hcaptcha',
+      help: CAPTCHA_PROVIDERS.join(' or '),
+    }),
+    captchaSecret: text('SECURITY_CAPTCHA_SECRET', {
+      secret: true,
+      help: 'captcha secret key; required when enabled',
+    }),
+    captchaTimeout: secondsOrDuration('SECURITY_CAPTCHA_TIMEOUT', {
+      unit: 'ms',
+      default: '10s',
+      help: 'longest a siteverify call may take',
+    }),
+    captchaVerifyUrl: url('SECURITY_CAPTCHA_VERIFY_URL', {
+      help: 'whole siteverify URL (tests, proxies)',
+      note: "the provider's",
+    }),
   },
   // AUTHSVC_ wins over GOTRUE_ (and both over an unprefixed name), as it always has.
   { prefixes: ['AUTHSVC_', 'GOTRUE_'], conflicts: 'first' },
@@ -861,6 +1115,15 @@ export function loadSettings(env: Env): Settings {
     read.report(jwtSecret, `must be at least ${String(MIN_JWT_SECRET_BYTES)} bytes long`)
   }
   checkProviders(read, v.providers)
+  if (v.captchaEnabled && v.captchaSecret.trim() === '') {
+    read.report(
+      settingsTable.fields.captchaSecret,
+      'required when AUTHSVC_SECURITY_CAPTCHA_ENABLED is on',
+    )
+  }
+  for (const [provider, name] of requiredSmsCredentials(v)) {
+    read.report(settingsTable.fields[name], `required when AUTHSVC_SMS_PROVIDER is ${provider}`)
+  }
   if (v.smtpHost !== '' && v.smtpAdminEmail === '') {
     read.report(settingsTable.fields.smtpAdminEmail, 'required when AUTHSVC_SMTP_HOST is set')
   }
@@ -904,6 +1167,13 @@ export function loadSettings(env: Env): Settings {
       refreshTokenReuseInterval: v.refreshTokenReuseInterval,
       updatePasswordRequireReauthentication: v.updatePasswordRequireReauthentication,
       manualLinkingEnabled: v.manualLinkingEnabled,
+      captcha: {
+        enabled: v.captchaEnabled,
+        provider: v.captchaProvider,
+        secret: v.captchaSecret.trim(),
+        timeout: v.captchaTimeout,
+        verifyUrl: v.captchaVerifyUrl || CAPTCHA_VERIFY_URLS[v.captchaProvider],
+      },
     },
     mfa: {
       totpEnrollEnabled: v.mfaTotpEnrollEnabled,
@@ -949,8 +1219,40 @@ export function loadSettings(env: Env): Settings {
       adminEmail: v.smtpAdminEmail,
       senderName: v.smtpSenderName,
     },
-    rateLimit: { emailSent: v.rateLimitEmailSent },
+    rateLimit: { emailSent: v.rateLimitEmailSent, smsSent: v.rateLimitSmsSent },
     flowStateExpiryDuration: Math.max(300_000, v.flowStateExpiryDuration),
-    sms: { autoconfirm: v.smsAutoconfirm, provider: v.smsProvider },
+    sms: {
+      autoconfirm: v.smsAutoconfirm,
+      provider: v.smsProvider as SmsProviderName | '',
+      otpExp: v.smsOtpExp,
+      otpLength: Math.min(10, Math.max(6, v.smsOtpLength)),
+      maxFrequency: v.smsMaxFrequency,
+      template: v.smsTemplate,
+      testOtp: v.smsTestOtp,
+      testOtpValidUntil: v.smsTestOtpValidUntil,
+      twilio: {
+        accountSid: v.twilioAccountSid,
+        authToken: v.twilioAuthToken,
+        messageServiceSid: v.twilioMessageServiceSid,
+        contentSid: v.twilioContentSid,
+        apiUrl: v.twilioApiUrl,
+      },
+      messagebird: {
+        accessKey: v.messagebirdAccessKey,
+        originator: v.messagebirdOriginator,
+        apiUrl: v.messagebirdApiUrl,
+      },
+      textlocal: {
+        apiKey: v.textlocalApiKey,
+        sender: v.textlocalSender,
+        apiUrl: v.textlocalApiUrl,
+      },
+      vonage: {
+        apiKey: v.vonageApiKey,
+        apiSecret: v.vonageApiSecret,
+        from: v.vonageFrom,
+        apiUrl: v.vonageApiUrl,
+      },
+    },
   })
 }

@@ -96,6 +96,21 @@ function lookup(values: TemplateValues, path: string): string {
 }
 
 /**
+ * Replaces each `{{ … }}` action of `template` (honouring Go's `{{- ` and ` -}}` trim markers)
+ * by what `valueOf` gives for its inside (`.Token`, `.Data.key`, `if .X`, …), as it is.
+ *
+ * @param valueOf The text of an action, given its trimmed inside; `''` removes it.
+ * @returns The rendered text. Never throws (unless `valueOf` does).
+ */
+export function renderActions(template: string, valueOf: (action: string) => string): string {
+  return template.replace(
+    ACTION,
+    (_action, before: string, trimBefore: string | undefined, path: string, trimAfter, after) =>
+      `${trimBefore ? '' : before}${valueOf(path)}${trimAfter ? '' : String(after)}`,
+  )
+}
+
+/**
  * Renders `template` with `values`: each `{{ .Name }}` or `{{ .Data.key }}` becomes its value;
  * any other `{{ … }}` (an unknown name, a Go action) becomes nothing.
  *
@@ -109,12 +124,8 @@ export function renderTemplate(
   values: TemplateValues,
   options: { readonly html: boolean },
 ): string {
-  return template.replace(
-    ACTION,
-    (_action, before: string, trimBefore: string | undefined, path: string, trimAfter, after) => {
-      const value = lookup(values, path)
-      const text = options.html ? escapeHtml(value) : value
-      return `${trimBefore ? '' : before}${text}${trimAfter ? '' : String(after)}`
-    },
-  )
+  return renderActions(template, (path) => {
+    const value = lookup(values, path)
+    return options.html ? escapeHtml(value) : value
+  })
 }

@@ -6,20 +6,18 @@
  * @module
  */
 import type { AppContext } from '../context.js'
-import { UnprocessableEntityError } from '../errors.js'
 import type { User } from '../models/user.js'
 import type { Queryable } from '../storage/db.js'
 import {
   deliver,
   enforceMaxFrequency,
   flowMail,
-  generateOtp,
   issueOtp,
   recordTokens,
-  tokenHash,
   type PreparedMail,
 } from './mail.js'
 import { startFlowState, type PkceChallenge } from './pkce.js'
+import { sendSmsOtp } from './sms.js'
 
 /**
  * Records a new confirmation (or invite) token for an email user inside `tx` and builds its mail,
@@ -52,48 +50,49 @@ export async function prepareConfirmation(
   return flowMail(ctx.settings, updated, kind, type, issued, user.email, redirectTo)
 }
 
-/** Records and sends the SMS confirmation code of a phone user. */
+/**
+ * Sends the SMS confirmation code of a phone user, then records its hash (inside `tx`: a later
+ * failure rolls the whole request back).
+ */
 async function sendPhoneConfirmation(
   ctx: AppContext,
   tx: Queryable,
   user: User,
   now: number,
 ): Promise<User> {
-  const otp = generateOtp(ctx.random)
-  const hash = tokenHash(user.phone, otp)
-  const updated = await recordTokens(
+  const sent = await sendSmsOtp(
+    ctx,
+    user.phone,
+    'sms',
+    'confirmation',
+    user.confirmationSentAt,
+    now,
+  )
+  return recordTokens(
     ctx,
     tx,
     user.id,
-    { confirmationToken: hash, confirmationSentAt: new Date(now) },
-    [{ tokenType: 'confirmation_token', hash, relatesTo: user.phone }],
+    { confirmationToken: sent.hash, confirmationSentAt: new Date(now) },
+    [{ tokenType: 'confirmation_token', hash: sent.hash, relatesTo: user.phone }],
     now,
   )
-  try {
-    await ctx.sms.sendMessage(user.phone, `Your code is ${otp}`, 'sms', otp)
-  } catch (error) {
-    throw new UnprocessableEntityError(
-      'sms_send_failed',
-      `Error sending confirmation OTP to provider: ${error instanceof Error ? error.message : 'failed'}`,
-      { cause: error },
-    )
-  }
-  return updated
 }
 
 /**
  * Sends a sign-up confirmation (email link and code, or SMS code) or an invite, recording the
  * token hash in `users.confirmation_token` and `one_time_tokens` inside `tx`. A confirmation mail
- * sent less than `SMTP_MAX_FREQUENCY` ago is not sent again. A failed send throws, so that the
- * transaction (and with it the token) is rolled back and the request can be retried.
+ * sent less than `SMTP_MAX_FREQUENCY` ago (an SMS code, `SMS_MAX_FREQUENCY`) is not sent again.
+ * A failed send throws, so that the transaction (and with it the token) is rolled back and the
+ * request can be retried.
  *
  * @param kind `confirmation` or `invite` for email; phone users get an SMS.
  * @param redirectTo Validated redirect target.
  * @param now Epoch milliseconds of the transaction.
  * @param pkce The request's PKCE challenge, if any.
  * @returns The updated user.
- * @throws {@link UnprocessableEntityError} `sms_send_failed` when the SMS provider refuses;
- *   429 `over_email_send_rate_limit` (too soon, or over `RATE_LIMIT_EMAIL_SENT`); 500
+ * @throws 422 `sms_send_failed` when the SMS provider refuses; 429 `over_sms_send_rate_limit`
+ *   (too soon, or over `RATE_LIMIT_SMS_SENT`); 429 `over_email_send_rate_limit` (too soon, or
+ *   over `RATE_LIMIT_EMAIL_SENT`); 500
  *   "Error sending confirmation email" / "Error sending invite email" when the mailer fails.
  */
 export async function sendConfirmation(

@@ -61,9 +61,6 @@ export type VerificationType = (typeof VERIFICATION_TYPES)[number]
 /** What a verified token turns out to be (`email` resolves to `signup` or `magiclink`). */
 export type ResolvedVerificationType = Exclude<VerificationType, 'email' | 'phone_change'>
 
-/** Validity of SMS codes in seconds (upstream `SMS_OTP_EXP` default). */
-const SMS_OTP_EXP = 60
-
 /** A verification request; absent fields are `''`. */
 export interface VerifyParams {
   readonly type: string
@@ -223,7 +220,8 @@ function matches(
 ): boolean {
   const expected = candidate.token(user)
   const sentAt = candidate.sentAt(user)
-  const lifetime = candidate.resolved === 'sms' ? SMS_OTP_EXP : ctx.settings.mailer.otpExp
+  const lifetime =
+    candidate.resolved === 'sms' ? ctx.settings.sms.otpExp : ctx.settings.mailer.otpExp
   return (
     expected !== '' &&
     sentAt !== null &&

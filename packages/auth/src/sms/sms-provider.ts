@@ -1,17 +1,33 @@
+import type { Fetch } from '../form-post.js'
+
 /** Channel of an OTP message. */
 export type SmsChannel = 'sms' | 'whatsapp'
 
 /**
- * Sends OTP messages by SMS (twilio, messagebird, textlocal, vonage in the phone issue).
+ * Sends OTP messages by SMS: {@link TwilioProvider}, {@link MessagebirdProvider},
+ * {@link TextlocalProvider} or {@link VonageProvider}, chosen by `SMS_PROVIDER` in `app.ts`.
  */
 export interface SmsProvider {
   /**
    * Sends `message` to `phone` (E.164 digits without `+`).
    *
+   * @param otp The code inside `message` (Twilio's WhatsApp content templates take it alone).
    * @returns The provider's message id (`''` when it gives none).
-   * @throws {Error} When the provider rejects the message.
+   * @throws {Error} When the provider rejects the message or cannot be reached; the message is
+   *   the provider's own text, shown to the client after "Error sending … OTP to provider: ".
    */
   sendMessage(phone: string, message: string, channel: SmsChannel, otp: string): Promise<string>
+}
+
+/** Upstream's timeout of every SMS provider call (`sms_provider.defaultTimeout`), milliseconds. */
+export const SMS_TIMEOUT_MS = 10_000
+
+/** Transport options shared by the HTTP SMS providers. */
+export interface SmsHttpOptions {
+  /** Milliseconds a call may take. @default {@link SMS_TIMEOUT_MS} */
+  readonly timeoutMs?: number
+  /** @default the global `fetch` */
+  readonly fetch?: Fetch
 }
 
 /** An {@link SmsProvider} that refuses to send: no `SMS_PROVIDER` is configured. */

@@ -1,0 +1,114 @@
+/**
+ * What every SMS one-time code shares (upstream `sendPhoneConfirmation`): the per-user interval
+ * (`SMS_MAX_FREQUENCY`), the fixed codes of test numbers (`SMS_TEST_OTP`), the server-wide budget
+ * (`RATE_LIMIT_SMS_SENT`), the text (`SMS_TEMPLATE`) and the mapping of a failed send to
+ * upstream's 422 `sms_send_failed`.
+ *
+ * @see https://github.com/supabase/auth/blob/master/internal/api/phone.go
+ * @module
+ */
+import type { AppContext } from '../context.js'
+import { TooManyRequestsError, UnprocessableEntityError } from '../errors.js'
+import { renderActions } from '../mailer/template.js'
+import type { SmsChannel } from '../sms/sms-provider.js'
+import { generateOtp, tokenHash } from './mail.js'
+
+/** The message id upstream reports for a number of `SMS_TEST_OTP` (no SMS is sent). */
+export const TEST_OTP_MESSAGE_ID = 'test-otp'
+
+/** A one-time code sent (or, for a test number, not sent) by SMS. */
+export interface SentSmsOtp {
+  /** The code. */
+  readonly otp: string
+  /** `hex(sha224(phone + otp))`, to record. */
+  readonly hash: string
+  /** The provider's message id (`test-otp` for a test number; `''` when the provider gives none). */
+  readonly messageId: string
+}
+
+/**
+ * Renders `SMS_TEMPLATE` for a code: each `{{ .Code }}` (Go-template spacing and trim markers
+ * allowed) becomes the code; any other action becomes nothing, as in mail templates (the same
+ * renderer). The text is not HTML-escaped.
+ */
+export function smsText(template: string, otp: string): string {
+  return renderActions(template, (action) => (action === '.Code' ? otp : ''))
+}
+
+/**
+ * Refuses a code requested less than `SMS_MAX_FREQUENCY` after the previous one.
+ *
+ * @param sentAt When the previous code of the kind went out, or `null`.
+ * @param now Epoch milliseconds.
+ * @throws {@link TooManyRequestsError} 429 `over_sms_send_rate_limit` "For security purposes, you
+ *   can only request this after N seconds." (N rounded up).
+ */
+export function enforceSmsFrequency(
+  ctx: Pick<AppContext, 'settings'>,
+  sentAt: Date | null,
+  now: number,
+): void {
+  if (sentAt === null) return
+  const wait = sentAt.getTime() + ctx.settings.sms.maxFrequency - now
+  if (wait > 0) {
+    throw new TooManyRequestsError(
+      'over_sms_send_rate_limit',
+      `For security purposes, you can only request this after ${String(Math.ceil(wait / 1000))} seconds.`,
+    )
+  }
+}
+
+/**
+ * Draws a code of `SMS_OTP_LENGTH` digits for `phone` and sends it in `SMS_TEMPLATE` through
+ * the SMS provider, after the `SMS_MAX_FREQUENCY` check against `sentAt` and taking one message
+ * from the `RATE_LIMIT_SMS_SENT` budget. A number listed in `SMS_TEST_OTP` gets its fixed code
+ * and no message (until `SMS_TEST_OTP_VALID_UNTIL`, when set). Callers record the returned hash
+ * in the transaction they send in, so that a
+ * failed send leaves nothing behind.
+ *
+ * @param phone E.164 digits without `+`.
+ * @param otpType Upstream's name of the code in errors: `confirmation`, `phone_change`, ….
+ * @param sentAt When the previous code of this kind went out, or `null`.
+ * @param now Epoch milliseconds.
+ * @throws {@link TooManyRequestsError} 429 `over_sms_send_rate_limit` (too soon, or "SMS rate
+ *   limit exceeded"); {@link UnprocessableEntityError} 422 `sms_send_failed` "Error sending
+ *   <otpType> OTP to provider: <the provider's message>".
+ */
+export async function sendSmsOtp(
+  ctx: Pick<AppContext, 'settings' | 'random' | 'sms' | 'smsLimiter'>,
+  phone: string,
+  channel: SmsChannel,
+  otpType: string,
+  sentAt: Date | null,
+  now: number,
+): Promise<SentSmsOtp> {
+  enforceSmsFrequency(ctx, sentAt, now)
+  const { testOtp: testOtps, testOtpValidUntil } = ctx.settings.sms
+  const testOtp =
+    Object.hasOwn(testOtps, phone) && (testOtpValidUntil === null || now <= testOtpValidUntil)
+      ? testOtps[phone]
+      : undefined
+  if (testOtp !== undefined) {
+    return { otp: testOtp, hash: tokenHash(phone, testOtp), messageId: TEST_OTP_MESSAGE_ID }
+  }
+  if (!(await ctx.smsLimiter.take(now))) {
+    throw new TooManyRequestsError('over_sms_send_rate_limit', 'SMS rate limit exceeded')
+  }
+  const otp = generateOtp(ctx.random, ctx.settings.sms.otpLength)
+  let messageId: string
+  try {
+    messageId = await ctx.sms.sendMessage(
+      phone,
+      smsText(ctx.settings.sms.template, otp),
+      channel,
+      otp,
+    )
+  } catch (error) {
+    throw new UnprocessableEntityError(
+      'sms_send_failed',
+      `Error sending ${otpType} OTP to provider: ${error instanceof Error ? error.message : 'failed'}`,
+      { cause: error },
+    )
+  }
+  return { otp, hash: tokenHash(phone, otp), messageId }
+}
