@@ -50,6 +50,8 @@ import type { Queryable } from '../storage/db.js'
 import type { IssuedSession } from '../tokens/service.js'
 import { sendNotification, type NotificationLog } from './notifications.js'
 import { isUuid, validatePhone } from './validation.js'
+import { generateOtp } from './mail.js'
+import { smsText } from './sms.js'
 
 /** Who asks: the bearer token's user and session (see `authenticateUser`). */
 export interface MfaCaller {
@@ -342,18 +344,6 @@ function requireVerifyEnabled(ctx: AppContext, factor: Factor): void {
   }
 }
 
-/** Renders `MFA_PHONE_TEMPLATE`: `{{ .Code }}` (spaces and `-` trim markers allowed) is the code. */
-export function renderPhoneTemplate(template: string, code: string): string {
-  return template.replace(/\{\{-?\s*\.Code\s*-?\}\}/g, code)
-}
-
-/** A numeric code of `length` digits from the injected randomness. */
-function generateOtp(ctx: AppContext, length: number): string {
-  let code = ''
-  for (let i = 0; i < length; i++) code += String(ctx.random.int(10))
-  return code
-}
-
 /**
  * Creates a challenge (`POST /factors/<id>/challenge`). Phone factors: a code of
  * `MFA_PHONE_OTP_LENGTH` digits is sent by SMS with `MFA_PHONE_TEMPLATE` (not more often than
@@ -393,11 +383,11 @@ export async function challengeFactor(
         `For security purposes, you can only request this after ${String(seconds)} seconds.`,
       )
     }
-    otpCode = generateOtp(ctx, mfa.phoneOtpLength)
+    otpCode = generateOtp(ctx.random, mfa.phoneOtpLength)
     try {
       await ctx.sms.sendMessage(
         factor.phone,
-        renderPhoneTemplate(mfa.phoneTemplate, otpCode),
+        smsText(mfa.phoneTemplate, otpCode),
         chosen as (typeof SMS_CHANNELS)[number],
         otpCode,
       )
