@@ -5,10 +5,12 @@
  *
  * @module
  */
+import { readFileSync } from 'node:fs'
 import type { Server as HttpServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Writable } from 'node:stream'
 import type { Logger } from 'pino'
+import type { Registry } from 'prom-client'
 import {
   systemClock,
   systemMonotonicClock,
@@ -43,8 +45,12 @@ import { HealthChecker } from './server/health.js'
 import { buildHttpServer } from './server/http.js'
 import { ServerTls } from './server/tls.js'
 import { RateLimitService } from './service/service.js'
-import type { Settings } from './settings/settings.js'
+import type { StatEntry } from './server/workers.js'
+import { ConfigError, type Settings } from './settings/settings.js'
+import { TaggedStatsdSink } from './stats/dogstatsd.js'
 import { StatsManager } from './stats/manager.js'
+import { defaultMapperYaml, MetricMapper } from './stats/mapper.js'
+import { buildPrometheusServer, listenPrometheus, PrometheusSink } from './stats/prometheus.js'
 import { NullSink, StatsdSink, StreamSink } from './stats/sinks.js'
 import { StatsStore, type StatsSink } from './stats/store.js'
 
@@ -72,6 +78,16 @@ export interface AppDeps {
    * sampling. @default {@link systemRandom}
    */
   readonly random?: Random
+  /**
+   * What the debug port's `/stats` lists; the executable's workers pass the sum over all
+   * workers. @default this process' stats
+   */
+  readonly statsListing?: () => Promise<StatEntry[]>
+  /**
+   * The primary process serves `PROMETHEUS_ADDR` with the sum of the workers' registries: this
+   * process keeps its Prometheus registry but does not listen. @default false
+   */
+  readonly prometheusServedByPrimary?: boolean
 }
 
 /** A gRPC server of either implementation. */
@@ -121,6 +137,8 @@ export interface ListeningAddresses {
   readonly grpc: number
   /** Debug port. */
   readonly debug: number
+  /** Prometheus scrape port (`USE_PROMETHEUS`, when this process serves it). */
+  readonly prometheus?: number
 }
 
 /** The assembled service. */
@@ -139,6 +157,10 @@ export interface RateLimitApp {
   readonly grpcTls: ServerTls | undefined
   readonly httpServer: HttpServer
   readonly debugServer: HttpServer
+  /** The Prometheus sink's registry (`USE_PROMETHEUS`), else undefined. */
+  readonly prometheusRegistry: Registry | undefined
+  /** The scrape endpoint on `PROMETHEUS_ADDR`, when this process serves it. */
+  readonly prometheusServer: HttpServer | undefined
   /**
    * Loads the initial configuration (waits for it unless `FORCE_START_WITHOUT_INITIAL_CONFIG`),
    * waits until the backend answers (as upstream does; the `backend` health component turns
@@ -241,8 +263,46 @@ export function checkTlsFiles(settings: Readonly<Settings>, logger: Logger): voi
   if (settings.configType === 'GRPC_XDS_SOTW') xdsChannelCredentials(settings.xds)
 }
 
+/**
+ * The statsd_exporter mapping: `PROMETHEUS_MAPPER_YAML`'s file, else the default mapping.
+ *
+ * @throws {@link ConfigError} When the file cannot be read or is not a valid mapping.
+ */
+export function loadMetricMapper(settings: Readonly<Settings>): MetricMapper {
+  const path = settings.prometheusMapperYaml
+  if (path === '') {
+    return MetricMapper.fromYaml(
+      defaultMapperYaml(settings.prometheusResponseTimeAsMilliseconds),
+      'default mapping',
+    )
+  }
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (error) {
+    throw new ConfigError([
+      `PROMETHEUS_MAPPER_YAML: cannot read ${path}: ${(error as Error).message}`,
+    ])
+  }
+  return MetricMapper.fromYaml(text, `PROMETHEUS_MAPPER_YAML (${path})`)
+}
+
+/** The one sink the settings enable (`loadSettings` refuses two), as upstream's `runner.go`. */
 function buildSink(settings: Readonly<Settings>, clock: Clock, stdout: Writable): StatsSink {
   if (settings.disableStats) return new NullSink()
+  if (settings.usePrometheus) {
+    return new PrometheusSink({
+      mapper: loadMetricMapper(settings),
+      extraTagNames: Object.keys(settings.extraTags),
+    })
+  }
+  if (settings.useTaggedStatsd) {
+    return new TaggedStatsdSink(
+      settings.statsdHost,
+      settings.statsdPort,
+      settings.taggedStatsdMogrifiers,
+    )
+  }
   if (settings.useStatsd) return new StatsdSink(settings.statsdHost, settings.statsdPort)
   return new StreamSink(stdout, clock)
 }
@@ -336,7 +396,23 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
   const grpcTls = loadGrpcTls(settings, logger)
   const grpcServer = buildGrpcListener(settings, { handlers, monotonicClock, random }, grpcTls)
   const httpServer = buildHttpServer({ service, health, logger })
-  const debugServer = buildDebugServer({ service, stats, logger })
+  const debugServer = buildDebugServer({
+    service,
+    stats,
+    logger,
+    statsListing: deps.statsListing,
+  })
+  const prometheusRegistry = sink instanceof PrometheusSink ? sink.registry : undefined
+  const prometheusServer =
+    prometheusRegistry !== undefined && deps.prometheusServedByPrimary !== true
+      ? buildPrometheusServer(
+          settings.prometheusPath,
+          () => prometheusRegistry.metrics(),
+          (error) => {
+            logger.error({ err: error }, 'cannot collect the metrics')
+          },
+        )
+      : undefined
 
   let flushTimer: NodeJS.Timeout | undefined
   let closed = false
@@ -367,6 +443,8 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
     grpcTls,
     httpServer,
     debugServer,
+    prometheusRegistry,
+    prometheusServer,
     flushStats,
     async listen() {
       const backendReady = store.ready().then(() => {
@@ -391,13 +469,14 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
         settings.grpcUds !== ''
           ? `unix:${settings.grpcUds}`
           : `${settings.grpcHost}:${String(settings.grpcPort)}`
-      const [grpc, http, debug] = await Promise.all([
+      const [grpc, http, debug, prometheus] = await Promise.all([
         grpcServer.listen(grpcAddress),
         listenHttp(httpServer, settings.port, settings.host),
         listenHttp(debugServer, settings.debugPort, settings.debugHost),
+        prometheusServer && listenPrometheus(prometheusServer, settings.prometheusAddr),
       ])
       logger.info(`listening: http ${String(http)}, grpc ${grpcAddress}, debug ${String(debug)}`)
-      return { http, grpc, debug }
+      return { http, grpc, debug, prometheus }
     },
     async close(drainTimeoutMs = 10_000) {
       if (closed) return
@@ -409,6 +488,7 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
         grpcServer.shutdown(drainTimeoutMs),
         closeHttp(httpServer, drainTimeoutMs),
         closeHttp(debugServer, 0),
+        prometheusServer && closeHttp(prometheusServer, 0),
       ])
       clearInterval(flushTimer)
       await store.close()
