@@ -53,6 +53,7 @@ import { defaultMapperYaml, MetricMapper } from './stats/mapper.js'
 import { buildPrometheusServer, listenPrometheus, PrometheusSink } from './stats/prometheus.js'
 import { NullSink, StatsdSink, StreamSink } from './stats/sinks.js'
 import { StatsStore, type StatsSink } from './stats/store.js'
+import { createTracing, type Tracing } from './telemetry/tracing.js'
 
 /** Optional replacements for the real dependencies (tests, embedding). */
 export interface AppDeps {
@@ -88,6 +89,8 @@ export interface AppDeps {
    * process keeps its Prometheus registry but does not listen. @default false
    */
   readonly prometheusServedByPrimary?: boolean
+  /** Tracing instead of the one `TRACING_ENABLED` builds. */
+  readonly tracing?: Tracing
 }
 
 /** A gRPC server of either implementation. */
@@ -161,6 +164,8 @@ export interface RateLimitApp {
   readonly prometheusRegistry: Registry | undefined
   /** The scrape endpoint on `PROMETHEUS_ADDR`, when this process serves it. */
   readonly prometheusServer: HttpServer | undefined
+  /** The tracing (`TRACING_ENABLED`), else undefined. */
+  readonly tracing: Tracing | undefined
   /**
    * Loads the initial configuration (waits for it unless `FORCE_START_WITHOUT_INITIAL_CONFIG`),
    * waits until the backend answers (as upstream does; the `backend` health component turns
@@ -287,6 +292,23 @@ export function loadMetricMapper(settings: Readonly<Settings>): MetricMapper {
   return MetricMapper.fromYaml(text, `PROMETHEUS_MAPPER_YAML (${path})`)
 }
 
+/** The tracing `TRACING_*` and `OTEL_EXPORTER_OTLP_*` ask for, or undefined when off. */
+function buildTracing(settings: Readonly<Settings>): Tracing | undefined {
+  const t = settings.tracing
+  if (!t.enabled) return undefined
+  return createTracing({
+    serviceName: t.serviceName,
+    serviceNamespace: t.serviceNamespace,
+    serviceInstanceId: t.serviceInstanceId,
+    samplingRate: t.samplingRate,
+    exporterProtocol: t.exporterProtocol,
+    endpoint: t.endpoint,
+    tracesEndpoint: t.tracesEndpoint,
+    headers: { ...t.headers, ...t.tracesHeaders },
+    timeoutMs: t.tracesTimeoutMs > 0 ? t.tracesTimeoutMs : t.timeoutMs,
+  })
+}
+
 /** The one sink the settings enable (`loadSettings` refuses two), as upstream's `runner.go`. */
 function buildSink(settings: Readonly<Settings>, clock: Clock, stdout: Writable): StatsSink {
   if (settings.disableStats) return new NullSink()
@@ -356,6 +378,7 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
   const statsManager = new StatsManager(stats, { maxDynamicKeys: settings.statsMaxDynamicKeys })
   const health = new HealthChecker({ configComponent: settings.healthyWithAtLeastOneConfigLoaded })
   const store = deps.store ?? buildStore(settings, clock, logger, health, stats)
+  const tracing = deps.tracing ?? buildTracing(settings)
   const cache = new FixedWindowRateLimitCache({
     store,
     clock,
@@ -368,9 +391,12 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
     expirationJitterMaxSeconds: settings.expirationJitterMaxSeconds,
     stopCacheKeyIncrementWhenOverlimit: settings.stopCacheKeyIncrementWhenOverlimit,
     random,
+    tracing,
+    storeSpanName:
+      settings.backendType === 'redis' ? 'Redis Pipeline Execution' : 'Memory Pipeline Execution',
   })
   const service = new RateLimitService(
-    { cache, stats: statsManager, logger },
+    { cache, stats: statsManager, logger, tracing },
     {
       globalShadowMode: settings.shadowMode,
       quotaMode: settings.quotaMode,
@@ -392,10 +418,17 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
   )
   const provider = deps.provider ?? buildProvider(settings, logger, random)
   const sink = deps.statsSink ?? buildSink(settings, clock, deps.stdout ?? process.stdout)
-  const handlers = createGrpcHandlers({ service, health, stats, logger, monotonicClock })
+  const handlers = createGrpcHandlers({
+    service,
+    health,
+    stats,
+    logger,
+    monotonicClock,
+    tracing,
+  })
   const grpcTls = loadGrpcTls(settings, logger)
   const grpcServer = buildGrpcListener(settings, { handlers, monotonicClock, random }, grpcTls)
-  const httpServer = buildHttpServer({ service, health, logger })
+  const httpServer = buildHttpServer({ service, health, logger, tracing })
   const debugServer = buildDebugServer({
     service,
     stats,
@@ -445,6 +478,7 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
     debugServer,
     prometheusRegistry,
     prometheusServer,
+    tracing,
     flushStats,
     async listen() {
       const backendReady = store.ready().then(() => {
@@ -493,7 +527,7 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
       clearInterval(flushTimer)
       await store.close()
       flushStats()
-      await sink.close()
+      await Promise.all([sink.close(), tracing?.shutdown().catch(() => undefined)])
     },
   }
 }
