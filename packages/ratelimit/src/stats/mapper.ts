@@ -65,7 +65,6 @@ const RATE_LIMIT_STATS = ['near_limit', 'over_limit', 'total_hits', 'within_limi
  * seconds unless `responseTimeAsMilliseconds`), and the configuration load counters.
  */
 export function defaultMapperYaml(responseTimeAsMilliseconds: boolean): string {
-  const stats = RATE_LIMIT_STATS.join('|')
   const lines = [
     'mappings:',
     ...RATE_LIMIT_STATS.flatMap((stat) => [
@@ -73,10 +72,12 @@ export function defaultMapperYaml(responseTimeAsMilliseconds: boolean): string {
       `    name: "ratelimit_service_rate_limit_${stat}"`,
       '    labels: { domain: "$1", key1: "$2" }',
     ]),
-    `  - match: '^ratelimit\\.service\\.rate_limit\\.([^.]+)\\.([^.]+)\\.([^.]+)(?:\\..+)?\\.(${stats})$'`,
-    '    match_type: regex',
-    '    name: "ratelimit_service_rate_limit_$4"',
-    '    labels: { domain: "$1", key1: "$2", key2: "$3" }',
+    ...RATE_LIMIT_STATS.flatMap((stat) => [
+      `  - match: '^ratelimit\\.service\\.rate_limit\\.([^.]+)\\.([^.]+)\\.([^.]+)(?:\\..+)?\\.${stat}$'`,
+      '    match_type: regex',
+      `    name: "ratelimit_service_rate_limit_${stat}"`,
+      '    labels: { domain: "$1", key1: "$2", key2: "$3" }',
+    ]),
     '  - match: "ratelimit.service.call.should_rate_limit.*"',
     '    name: "ratelimit_service_should_rate_limit_error"',
     '    match_metric_type: counter',
@@ -103,6 +104,7 @@ export function defaultMapperYaml(responseTimeAsMilliseconds: boolean): string {
 const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/
 const LABEL = /^[a-zA-Z_][a-zA-Z0-9_]*$/
 const GROUP = /\$(?:\{(\d+)\}|(\d+))/g
+const GROUP_IN_NAME = /\$(?:\{\d+\}|\d+)/
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
@@ -280,17 +282,20 @@ export class MetricMapper {
 
   /**
    * The label names each static metric name can carry (the union over its mappings), so that
-   * one metric can hold the series of several mappings (`{domain,key1}` and `{domain,key1,key2}`).
+   * one metric can hold the series of several mappings (`{domain,key1}` and `{domain,key1,key2}`),
+   * and those of mappings whose name uses groups (`any`: every metric may carry them).
    */
-  labelNames(): ReadonlyMap<string, ReadonlySet<string>> {
-    const out = new Map<string, Set<string>>()
+  labelNames(): { byName: ReadonlyMap<string, ReadonlySet<string>>; any: ReadonlySet<string> } {
+    const byName = new Map<string, Set<string>>()
+    // Labels of mappings whose name uses groups: any metric may carry them.
+    const any = new Set<string>()
     for (const m of this.#mappings) {
       if (m.drop) continue
-      let set = out.get(m.name)
-      if (set === undefined) out.set(m.name, (set = new Set()))
+      let set = GROUP_IN_NAME.test(m.name) ? any : byName.get(m.name)
+      if (set === undefined) byName.set(m.name, (set = new Set()))
       for (const label of Object.keys(m.labels)) set.add(label)
     }
-    return out
+    return { byName, any }
   }
 
   /**

@@ -52,7 +52,7 @@ export class PrometheusSink implements StatsSink {
   readonly registry = new Registry()
   readonly #mapper: MetricMapper
   readonly #metrics = new Map<string, { kind: string; metric: Metric; labels: Set<string> }>()
-  readonly #labelNames: ReadonlyMap<string, ReadonlySet<string>>
+  readonly #labelNames: ReturnType<MetricMapper['labelNames']>
   readonly #extraTagNames: readonly string[]
   /** Stats skipped because their metric exists with another type or other labels. */
   conflicts = 0
@@ -70,7 +70,8 @@ export class PrometheusSink implements StatsSink {
       return existing.kind === kind && fits ? existing.metric : undefined
     }
     const names = new Set([
-      ...(this.#labelNames.get(mapped.name) ?? []),
+      ...(this.#labelNames.byName.get(mapped.name) ?? []),
+      ...this.#labelNames.any,
       ...Object.keys(labels),
       ...this.#extraTagNames,
     ])
@@ -98,7 +99,9 @@ export class PrometheusSink implements StatsSink {
       const mapped = this.#mapper.map(name, stat.type)
       if (mapped === undefined) continue
       const kind = kindOf(stat, mapped)
-      const labels = { ...tags, ...mapped.labels }
+      // The mapping's labels first (and winning), then the extra tags.
+      const labels: Record<string, string> = { ...mapped.labels }
+      for (const [k, v] of Object.entries(tags)) labels[k] ??= v
       const metric = this.#metric(mapped, kind, labels)
       if (metric === undefined) {
         this.conflicts++
