@@ -7,7 +7,6 @@
  */
 import { readFileSync } from 'node:fs'
 import type { Server as HttpServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import type { Writable } from 'node:stream'
 import type { Logger } from 'pino'
 import type { Registry } from 'prom-client'
@@ -43,6 +42,7 @@ import {
 } from './server/grpc-native.js'
 import { HealthChecker } from './server/health.js'
 import { buildHttpServer } from './server/http.js'
+import { listenHttp } from './server/listen.js'
 import { ServerTls } from './server/tls.js'
 import { RateLimitService } from './service/service.js'
 import type { StatEntry } from './server/workers.js'
@@ -344,16 +344,6 @@ function closeHttp(server: HttpServer, timeoutMs: number): Promise<void> {
       resolve()
     })
     server.closeIdleConnections()
-  })
-}
-
-function listenHttp(server: HttpServer, port: number, host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(port, host, () => {
-      server.off('error', reject)
-      resolve((server.address() as AddressInfo).port)
-    })
   })
 }
 

@@ -4,11 +4,12 @@
  * RUNTIME_WATCH_ROOT=false unless overridden), a fake clock, and clients for gRPC (through the
  * proto files), HTTP and the debug port.
  */
-import { FakeClock } from '@gatehouse/testing'
+import { FakeClock, startProcess, type ManagedProcess } from '@gatehouse/testing'
 import * as grpc from '@grpc/grpc-js'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { pino } from 'pino'
 import { buildRateLimitApp, type AppDeps, type RateLimitApp } from '../src/app.js'
 import { loadSettings } from '../src/settings/settings.js'
@@ -159,4 +160,15 @@ export function rawShouldRateLimit(
       },
     )
   })
+}
+
+const PACKAGE = fileURLToPath(new URL('../', import.meta.url))
+
+/** Runs the `gatehouse-ratelimit` executable from source (as the bin does from dist) with `env`. */
+export function spawnService(env: Record<string, string>): Promise<ManagedProcess> {
+  return startProcess(
+    process.execPath,
+    ['--import', 'tsx', '--conditions', 'dev-source', join(PACKAGE, 'src/main.ts')],
+    { env: { ...process.env, ...env } },
+  )
 }

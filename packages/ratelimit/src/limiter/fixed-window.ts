@@ -8,7 +8,7 @@
 import { systemRandom, type Clock, type Random } from '../clock.js'
 import type { RateLimit } from '../config/config.js'
 import type { CurrentLimit, DescriptorStatus, RateLimitRequest } from '../protocol/types.js'
-import { endWithError, type TraceSpan, type Tracing } from '../telemetry/tracing.js'
+import { endWhenSettled, type TraceSpan, type Tracing } from '../telemetry/tracing.js'
 import type { CounterStore, IncrementOp, RateLimitCache } from './cache.js'
 import { generateCacheKey, type CacheKey } from './cache-key.js'
 import type { LocalCache } from './local-cache.js'
@@ -246,16 +246,7 @@ export class FixedWindowRateLimitCache implements RateLimitCache {
         ? undefined
         : this.#tracing.startChild(trace, this.#storeSpanName, { 'pipeline length': ops.length })
     const stored = this.#store.increment(ops)
-    if (span !== undefined) {
-      stored.then(
-        () => {
-          span.span.end()
-        },
-        (error: unknown) => {
-          endWithError(span.span, error)
-        },
-      )
-    }
+    if (span !== undefined) endWhenSettled(span.span, stored)
     return stored.then((results) => {
       for (let j = 0; j < incremented.length; j++) {
         ;(incremented[j] as Item).after = results[j] ?? 0

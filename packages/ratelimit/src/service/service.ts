@@ -24,7 +24,7 @@ import type {
   RateLimitResponse,
 } from '../protocol/types.js'
 import type { StatsManager } from '../stats/manager.js'
-import { endWithError, type TraceSpan, type Tracing } from '../telemetry/tracing.js'
+import { endWhenSettled, type TraceSpan, type Tracing } from '../telemetry/tracing.js'
 
 /** `limit_remaining` of an unlimited descriptor: the largest uint32. */
 export const UNLIMITED_REMAINING = 4_294_967_295
@@ -201,14 +201,7 @@ export class RateLimitService {
         'descriptors count': request.descriptors.length,
       })
       const decided = this.#decide(request, span)
-      decided.then(
-        () => {
-          span.span.end()
-        },
-        (error: unknown) => {
-          endWithError(span.span, error)
-        },
-      )
+      endWhenSettled(span.span, decided)
       return decided
     }
     return this.#decide(request, undefined)

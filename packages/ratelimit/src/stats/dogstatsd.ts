@@ -9,8 +9,8 @@
 import { createSocket, type Socket } from 'node:dgram'
 import { isIPv6 } from 'node:net'
 import type { MogrifierSettings } from '../settings/settings.js'
-import { STATSD_ILLEGAL } from './manager.js'
 import { splitExtraTags } from './prometheus.js'
+import { statsdLine } from './sinks.js'
 import type { FlushedStat, StatsSink } from './store.js'
 
 /** A compiled mogrifier. */
@@ -63,22 +63,10 @@ export class Mogrifiers {
 /** Formats one stat as a DogStatsD line (without the newline). */
 export function dogStatsdLine(stat: FlushedStat, mogrifiers: Mogrifiers): string {
   const { name, tags } = mogrifiers.apply(stat.name)
-  const clean = name.replace(STATSD_ILLEGAL, '_')
   const tagText =
     tags.length > 0 ? `|#${tags.map((t) => t.replace(TAG_ILLEGAL, '_')).join(',')}` : ''
-  switch (stat.type) {
-    case 'counter':
-      return `${clean}:${String(stat.value)}|c${tagText}`
-    case 'gauge':
-      return `${clean}:${String(stat.value)}|g${tagText}`
-    case 'timer': {
-      const rate =
-        stat.sampleRate !== undefined && stat.sampleRate < 1
-          ? `|@${stat.sampleRate.toFixed(6)}`
-          : ''
-      return `${clean}:${stat.value.toFixed(6)}|ms${rate}${tagText}`
-    }
-  }
+  // The plain statsd line without its newline, then the tags.
+  return statsdLine({ ...stat, name }).slice(0, -1) + tagText
 }
 
 /** Largest datagram payload: DogStatsD's default for UDP (fits a 1500-byte MTU). */

@@ -8,7 +8,7 @@
  * @module
  */
 import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { listenHttp } from '../server/listen.js'
 import { Counter, Gauge, Histogram, Registry, Summary } from 'prom-client'
 import type { MappedMetric, MetricMapper } from './mapper.js'
 import type { FlushedStat, StatsSink } from './store.js'
@@ -165,11 +165,5 @@ export function buildPrometheusServer(
 /** Listens on `addr` (`PROMETHEUS_ADDR`); resolves with the bound port. */
 export function listenPrometheus(server: Server, addr: string): Promise<number> {
   const { host, port } = parseListenAddress(addr)
-  return new Promise((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(port, host, () => {
-      server.off('error', reject)
-      resolve((server.address() as AddressInfo).port)
-    })
-  })
+  return listenHttp(server, port, host)
 }

@@ -168,6 +168,21 @@ export function createTracing(options: TracingOptions): Tracing {
   }
 }
 
+/**
+ * Ends `span` when `work` settles: plainly when it resolves, with an error status when it
+ * rejects. Returns nothing: the caller keeps using `work` (whose rejection it handles).
+ */
+export function endWhenSettled(span: Span, work: Promise<unknown>): void {
+  work.then(
+    () => {
+      span.end()
+    },
+    (error: unknown) => {
+      endWithError(span, error)
+    },
+  )
+}
+
 /** Ends `span` with an error status and the error's message. */
 export function endWithError(span: Span, error: unknown): void {
   span.setStatus({

@@ -16,17 +16,11 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { upstreamFixture } from '../fixtures.js'
+import { spawnService } from '../harness.js'
 
 const PACKAGE = fileURLToPath(new URL('../../', import.meta.url))
 const TSX = ['--import', 'tsx', '--conditions', 'dev-source']
 const run = promisify(execFile)
-
-/** Runs the executable from source (as the bin does from dist) with `env`. */
-function spawnService(env: Record<string, string>): Promise<ManagedProcess> {
-  return startProcess(process.execPath, [...TSX, join(PACKAGE, 'src/main.ts')], {
-    env: { ...process.env, ...env },
-  })
-}
 
 /** Free loopback ports for the three listeners and the runtime settings, as env. */
 async function loopbackEnv(root: string) {

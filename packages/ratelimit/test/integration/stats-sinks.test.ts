@@ -7,7 +7,6 @@ import {
   getFreePort,
   redisKeyPrefix,
   sharedRedisUrl,
-  startProcess,
   waitFor,
   type ManagedProcess,
 } from '@gatehouse/testing'
@@ -15,13 +14,11 @@ import { createSocket } from 'node:dgram'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { upstreamFixture } from '../fixtures.js'
-import { startService } from '../harness.js'
+import { spawnService, startService } from '../harness.js'
 import { scrape, series } from '../prometheus.js'
 
-const PACKAGE = fileURLToPath(new URL('../../', import.meta.url))
 const BASIC = upstreamFixture('integration/basic.yaml')
 const request = (value: string) => ({
   domain: 'basic',
@@ -171,13 +168,8 @@ describe('the executable with several stats sinks and workers', () => {
     rmSync(root, { recursive: true, force: true })
   })
 
-  function spawn(env: Record<string, string>): Promise<ManagedProcess> {
-    return startProcess(
-      process.execPath,
-      ['--import', 'tsx', '--conditions', 'dev-source', join(PACKAGE, 'src/main.ts')],
-      { env: { ...process.env, RUNTIME_ROOT: root, RUNTIME_WATCH_ROOT: 'false', ...env } },
-    )
-  }
+  const spawn = (env: Record<string, string>): Promise<ManagedProcess> =>
+    spawnService({ RUNTIME_ROOT: root, RUNTIME_WATCH_ROOT: 'false', ...env })
 
   it("refuses USE_PROMETHEUS with the default USE_STATSD=true, with upstream's message (exit 2)", async () => {
     const p = await spawn({ USE_PROMETHEUS: 'true', BACKEND_TYPE: 'memory' })
