@@ -8,12 +8,17 @@
  *   npx tsx bench/ratelimit/run.ts [--seconds 10] [--slices 5] [--concurrency 1,50,200]
  *     [--label default] [--env KEY=VALUE]... [--write]
  *
+ * `--observability` also runs a second service with Prometheus and tracing on (USE_PROMETHEUS,
+ * TRACING_ENABLED, TRACING_SAMPLING_RATE=0.01, spans exported to a local OTLP/HTTP sink), measured
+ * in the same slices, and reports its throughput against the defaults'.
  * `--env` passes settings to the service (e.g. `--env REDIS_POOL_SIZE=1`); `--write` stores the
  * markdown table in bench/RESULTS.md under "## ratelimit". `--main PATH` runs another build's
  * `dist/main.js` instead of this checkout's (to compare two commits in the same conditions).
  */
 import { getFreePort, startProcess, startRedisServer, waitFor } from '@gatehouse/testing'
 import { execFile } from 'node:child_process'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -33,6 +38,7 @@ interface Options {
   env: Record<string, string>
   write: boolean
   main: string
+  observability: boolean
 }
 
 function parseArgs(argv: string[]): Options {
@@ -44,6 +50,7 @@ function parseArgs(argv: string[]): Options {
     env: {},
     write: false,
     main: join(ROOT, 'packages/ratelimit/bin/gatehouse-ratelimit.js'),
+    observability: false,
   }
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]
@@ -53,6 +60,7 @@ function parseArgs(argv: string[]): Options {
     else if (arg === '--concurrency') options.concurrency = value().split(',').map(Number)
     else if (arg === '--label') options.label = value()
     else if (arg === '--write') options.write = true
+    else if (arg === '--observability') options.observability = true
     else if (arg === '--main') options.main = value()
     else if (arg === '--env') {
       const [k = '', ...v] = value().split('=')
@@ -206,6 +214,42 @@ function fmt(values: number[], digits = 0): string {
   return `${median(values).toFixed(digits)} (${min.toFixed(digits)}–${max.toFixed(digits)})`
 }
 
+/** A local OTLP/HTTP sink: accepts every export (what a collector next to the service does). */
+async function startTraceSink(): Promise<{
+  url: string
+  exports: () => number
+  close: () => void
+}> {
+  let exports = 0
+  const server = createServer((req, res) => {
+    req.resume()
+    req.on('end', () => {
+      exports++
+      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${String(port)}`,
+    exports: () => exports,
+    close: () => server.close(),
+  }
+}
+
+/** Settings of the `--observability` service: Prometheus, and tracing at 1% to `sink`. */
+async function observabilityEnv(sink: string): Promise<Record<string, string>> {
+  return {
+    DISABLE_STATS: 'false',
+    USE_STATSD: 'false',
+    USE_PROMETHEUS: 'true',
+    PROMETHEUS_ADDR: `127.0.0.1:${String(await getFreePort())}`,
+    TRACING_ENABLED: 'true',
+    TRACING_SAMPLING_RATE: '0.01',
+    OTEL_EXPORTER_OTLP_ENDPOINT: sink,
+  }
+}
+
 async function main(): Promise<void> {
   const options = parseArgs(process.argv.slice(2))
   const dir = mkdtempSync(join(tmpdir(), 'ratelimit-bench-'))
@@ -230,24 +274,46 @@ async function main(): Promise<void> {
   }
   const redis = await startRedisServer()
   const svc = await startService(redis.port, dir, options.env, options.main)
+  const sink = options.observability ? await startTraceSink() : undefined
+  const obsEnv = sink === undefined ? undefined : await observabilityEnv(sink.url)
+  const obs =
+    obsEnv === undefined
+      ? undefined
+      : await startService(redis.port, dir, { ...options.env, ...obsEnv }, options.main)
   try {
     for (const c of options.concurrency) {
       // Warm-up of every path at this concurrency (not recorded).
       await baseline(redis.port, c, 1)
       await grpcLoad(svc.grpc, c, 1, dir)
       await httpLoad(svc.http, c, 1, dir)
+      if (obs !== undefined) {
+        await grpcLoad(obs.grpc, c, 1, dir)
+        await httpLoad(obs.http, c, 1, dir)
+      }
       // Interleaved slices: each service slice is compared with the baseline slice next to it, so
       // both see the same background load.
       for (let slice = 0; slice < options.slices; slice++) {
         add(`baseline ${String(c)}`, await baseline(redis.port, c, options.seconds))
         add(`grpc ${String(c)}`, await grpcLoad(svc.grpc, c, options.seconds, dir))
         add(`http ${String(c)}`, await httpLoad(svc.http, c, options.seconds, dir))
+        if (obs !== undefined && obsEnv !== undefined) {
+          add(`grpc+obs ${String(c)}`, await grpcLoad(obs.grpc, c, options.seconds, dir))
+          add(`http+obs ${String(c)}`, await httpLoad(obs.http, c, options.seconds, dir))
+          // One scrape per slice, as a Prometheus server would do every few seconds.
+          const scrape = await fetch(`http://${obsEnv.PROMETHEUS_ADDR ?? ''}/metrics`)
+          if (!(await scrape.text()).includes('ratelimit_service_total_requests')) {
+            throw new Error('the observability service exposes no metrics')
+          }
+        }
       }
     }
     const stats = await (await fetch(`http://127.0.0.1:${String(svc.debug)}/stats`)).text()
     const errors = /should_rate_limit\.redis_error: (\d+)/.exec(stats)?.[1]
     if (errors !== '0') throw new Error(`the service counted redis errors: ${String(errors)}`)
+    if (sink !== undefined && sink.exports() === 0) throw new Error('no spans were exported')
   } finally {
+    await obs?.service.stop()
+    sink?.close()
     await svc.service.stop()
     await redis.stop()
     rmSync(dir, { recursive: true, force: true })
@@ -276,6 +342,24 @@ async function main(): Promise<void> {
       )
     }
   }
+  if (options.observability) {
+    for (const c of options.concurrency) {
+      for (const mode of ['grpc', 'http'] as const) {
+        const plain = results.get(`${mode} ${String(c)}`) ?? []
+        const obsSamples = results.get(`${mode}+obs ${String(c)}`) ?? []
+        const ratios = obsSamples.map((s, i) => s.rps / (plain[i]?.rps ?? NaN))
+        rows.push(
+          `| ${mode === 'grpc' ? 'gRPC' : 'HTTP /json'} + Prometheus + tracing 1% | ${String(c)} | ${fmt(obsSamples.map((s) => s.rps))} | ${fmt(
+            obsSamples.map((s) => s.p50),
+            2,
+          )} | ${fmt(
+            obsSamples.map((s) => s.p99),
+            2,
+          )} | | | ${fmt(ratios.map((x) => x * 100))}% of the defaults |`,
+        )
+      }
+    }
+  }
   const settings = Object.entries(options.env).map(([k, v]) => `${k}=${v}`)
   const table = [
     `Service settings: ${settings.length > 0 ? settings.join(', ') : 'defaults'}. ${String(options.slices)} interleaved slices of ${String(options.seconds)} s per path and concurrency (baseline, gRPC, HTTP, baseline, …); median (min–max) over the slices; the ratio is taken per slice against the baseline slice next to it.`,
@@ -295,7 +379,7 @@ function writeResults(table: string, options: Options): void {
     options.env,
   )
     .map(([k, v]) => ` --env ${k}=${v}`)
-    .join('')} --write`
+    .join('')}${options.observability ? ' --observability' : ''} --write`
   const entry = `### ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC — ${options.label}\n\n- **Machine:** ${machineInfo()}; load average at start ${loadavg()
     .map((l) => l.toFixed(1))
     .join(
