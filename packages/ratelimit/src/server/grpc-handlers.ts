@@ -144,10 +144,11 @@ export function createGrpcHandlers(deps: GrpcHandlerDeps): GrpcHandlers {
       shouldTotal.add()
       const start = clock.now()
       let done = callback
-      const span =
-        tracing === undefined
-          ? undefined
-          : tracing.startServer(SHOULD_RATE_LIMIT_SPAN, SHOULD_RATE_LIMIT_ATTRIBUTES, carrier)
+      const span = tracing?.startServer(
+        SHOULD_RATE_LIMIT_SPAN,
+        SHOULD_RATE_LIMIT_ATTRIBUTES,
+        carrier,
+      )
       if (span !== undefined) {
         done = (status, message) => {
           span.span.setAttribute('rpc.grpc.status_code', status?.code ?? 0)

@@ -86,6 +86,7 @@ function tracedJson(
     { 'http.request.method': req.method ?? '', 'http.route': '/json', 'url.path': '/json' },
     req.headers,
   )
+  if (trace === undefined) return handleJson(req, res, deps)
   res.once('close', () => {
     trace.span.setAttribute('http.response.status_code', res.statusCode)
     if (res.statusCode >= 500) trace.span.setStatus({ code: SpanStatusCode.ERROR })

@@ -30,8 +30,8 @@ import { resourceFromAttributes } from '@opentelemetry/resources'
 import {
   BasicTracerProvider,
   BatchSpanProcessor,
+  AlwaysOnSampler,
   ParentBasedSampler,
-  TraceIdRatioBasedSampler,
   type SpanExporter,
 } from '@opentelemetry/sdk-trace-base'
 import { randomUUID } from 'node:crypto'
@@ -60,6 +60,8 @@ export interface TracingOptions {
   readonly exporter?: SpanExporter
   /** Batch delay in milliseconds. @default 5000 (the SDK's) */
   readonly scheduledDelayMs?: number
+  /** Random source in [0, 1) for sampling new traces. @default Math.random */
+  readonly random?: () => number
 }
 
 /**
@@ -95,8 +97,12 @@ export interface Tracing {
   /**
    * Starts a server span for an incoming call, as the child of the caller's `traceparent` when
    * the carrier has a valid one.
+   *
+   * @returns The span, or undefined when the call is not sampled: a new trace outside the
+   *   sampling rate (decided before any tracer call, so that unsampled calls cost one random
+   *   number), or a caller's unsampled trace. Callers then trace nothing below it.
    */
-  startServer(name: string, attributes: Attributes, carrier?: TraceCarrier): TraceSpan
+  startServer(name: string, attributes: Attributes, carrier?: TraceCarrier): TraceSpan | undefined
   /** Starts an internal (or client) span under `parent`. */
   startChild(parent: TraceSpan, name: string, attributes: Attributes, kind?: SpanKind): TraceSpan
   /** Exports what is buffered. */
@@ -142,7 +148,9 @@ export function createTracing(options: TracingOptions): Tracing {
   })
   const provider = new BasicTracerProvider({
     resource,
-    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(options.samplingRate) }),
+    // New traces are sampled in startServer (a random number before any tracer call); the SDK
+    // follows a caller's sampled flag.
+    sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }),
     spanProcessors: [
       new BatchSpanProcessor(options.exporter ?? buildExporter(options), {
         scheduledDelayMillis: options.scheduledDelayMs ?? 5000,
@@ -151,12 +159,18 @@ export function createTracing(options: TracingOptions): Tracing {
   })
   const tracer = provider.getTracer('@gatehouse/ratelimit')
   const propagator = new W3CTraceContextPropagator()
+  const random = options.random ?? Math.random
+  const rate = options.samplingRate
   return {
     tracer,
     startServer(name, attributes, carrier) {
-      const parent =
-        carrier === undefined ? ROOT_CONTEXT : propagator.extract(ROOT_CONTEXT, carrier, getter)
+      let parent = ROOT_CONTEXT
+      if (carrier !== undefined && getter.get(carrier, 'traceparent') !== undefined) {
+        parent = propagator.extract(ROOT_CONTEXT, carrier, getter)
+      }
+      if (trace.getSpanContext(parent) === undefined && !(random() < rate)) return undefined
       const span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent)
+      if (!span.isRecording()) return undefined
       return { span, context: trace.setSpan(parent, span) }
     },
     startChild(parent, name, attributes, kind = SpanKind.INTERNAL) {

@@ -122,7 +122,7 @@ describe.each([
 })
 
 describe('TRACING_SAMPLING_RATE', () => {
-  it('samples no new trace at 0 but follows a sampled parent', async () => {
+  it("samples no new trace at 0 but follows the caller's sampled flag", async () => {
     const receiver = await startHttpReceiver()
     const h = await startService({
       files: { 'basic.yaml': BASIC },
@@ -134,6 +134,8 @@ describe('TRACING_SAMPLING_RATE', () => {
     })
     try {
       await h.client.shouldRateLimit(request('unsampled'))
+      // A caller's unsampled trace is followed too.
+      await h.client.shouldRateLimit(request('unsampled'), traceparent('d'.repeat(32), '00'))
       const traceId = 'c'.repeat(32)
       await h.client.shouldRateLimit(request('sampled'), traceparent(traceId))
       const spans = await traceOf(h, receiver, traceId, 3)
