@@ -38,13 +38,18 @@ import { randomUUID } from 'node:crypto'
 
 /** What {@link createTracing} needs: upstream's `TRACING_*` and the OTLP exporter variables. */
 export interface TracingOptions {
+  /** The tracer's instrumentation scope name. @default '@gatehouse/ratelimit' */
+  readonly instrumentationName?: string
   /** `service.name`. */
   readonly serviceName: string
   /** `service.namespace`; left out when empty. */
   readonly serviceNamespace?: string
   /** `service.instance.id`; a random UUID v4 when empty. */
   readonly serviceInstanceId?: string
-  /** Fraction (0 to 1) of new traces sampled; a sampled or unsampled parent is followed. */
+  /**
+   * Fraction (0 to 1) of new traces sampled (drawn from `random`, as upstream's
+   * `ParentBased(TraceIDRatioBased)` samples the trace ID); a caller's sampled flag is followed.
+   */
   readonly samplingRate: number
   /** `http` (OTLP protobuf over HTTP, `/v1/traces`) or `grpc`. */
   readonly exporterProtocol: 'http' | 'grpc'
@@ -157,7 +162,7 @@ export function createTracing(options: TracingOptions): Tracing {
       }),
     ],
   })
-  const tracer = provider.getTracer('@gatehouse/ratelimit')
+  const tracer = provider.getTracer(options.instrumentationName ?? '@gatehouse/ratelimit')
   const propagator = new W3CTraceContextPropagator()
   const random = options.random ?? Math.random
   const rate = options.samplingRate
