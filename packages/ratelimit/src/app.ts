@@ -293,7 +293,7 @@ export function loadMetricMapper(settings: Readonly<Settings>): MetricMapper {
 }
 
 /** The tracing `TRACING_*` and `OTEL_EXPORTER_OTLP_*` ask for, or undefined when off. */
-function buildTracing(settings: Readonly<Settings>): Tracing | undefined {
+function buildTracing(settings: Readonly<Settings>, random: Random): Tracing | undefined {
   const t = settings.tracing
   if (!t.enabled) return undefined
   return createTracing({
@@ -306,6 +306,7 @@ function buildTracing(settings: Readonly<Settings>): Tracing | undefined {
     tracesEndpoint: t.tracesEndpoint,
     headers: { ...t.headers, ...t.tracesHeaders },
     timeoutMs: t.tracesTimeoutMs > 0 ? t.tracesTimeoutMs : t.timeoutMs,
+    random,
   })
 }
 
@@ -368,7 +369,7 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
   const statsManager = new StatsManager(stats, { maxDynamicKeys: settings.statsMaxDynamicKeys })
   const health = new HealthChecker({ configComponent: settings.healthyWithAtLeastOneConfigLoaded })
   const store = deps.store ?? buildStore(settings, clock, logger, health, stats)
-  const tracing = deps.tracing ?? buildTracing(settings)
+  const tracing = deps.tracing ?? buildTracing(settings, random)
   const cache = new FixedWindowRateLimitCache({
     store,
     clock,
