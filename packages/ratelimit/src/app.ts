@@ -53,7 +53,7 @@ import { defaultMapperYaml, MetricMapper } from './stats/mapper.js'
 import { buildPrometheusServer, listenPrometheus, PrometheusSink } from './stats/prometheus.js'
 import { NullSink, StatsdSink, StreamSink } from './stats/sinks.js'
 import { StatsStore, type StatsSink } from './stats/store.js'
-import { createTracing, type Tracing } from './telemetry/tracing.js'
+import { buildTracing, type Tracing } from './telemetry/tracing.js'
 
 /** Optional replacements for the real dependencies (tests, embedding). */
 export interface AppDeps {
@@ -290,24 +290,6 @@ export function loadMetricMapper(settings: Readonly<Settings>): MetricMapper {
     ])
   }
   return MetricMapper.fromYaml(text, `PROMETHEUS_MAPPER_YAML (${path})`)
-}
-
-/** The tracing `TRACING_*` and `OTEL_EXPORTER_OTLP_*` ask for, or undefined when off. */
-function buildTracing(settings: Readonly<Settings>, random: Random): Tracing | undefined {
-  const t = settings.tracing
-  if (!t.enabled) return undefined
-  return createTracing({
-    serviceName: t.serviceName,
-    serviceNamespace: t.serviceNamespace,
-    serviceInstanceId: t.serviceInstanceId,
-    samplingRate: t.samplingRate,
-    exporterProtocol: t.exporterProtocol,
-    endpoint: t.endpoint,
-    tracesEndpoint: t.tracesEndpoint,
-    headers: { ...t.headers, ...t.tracesHeaders },
-    timeoutMs: t.tracesTimeoutMs > 0 ? t.tracesTimeoutMs : t.timeoutMs,
-    random,
-  })
 }
 
 /** The one sink the settings enable (`loadSettings` refuses two), as upstream's `runner.go`. */

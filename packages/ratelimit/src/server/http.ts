@@ -15,8 +15,7 @@ import type { Logger } from 'pino'
 import { formatJsonRateLimitResponse, parseJsonRateLimitRequest } from '../protocol/json.js'
 import { RequestLimitError } from '../protocol/limits.js'
 import type { RateLimitService } from '../service/service.js'
-import { SpanStatusCode } from '@opentelemetry/api'
-import type { TraceSpan, Tracing } from '../telemetry/tracing.js'
+import { endWithError, type TraceSpan, type Tracing } from '../telemetry/tracing.js'
 import { guardRequests } from './guard.js'
 import type { HealthChecker } from './health.js'
 import { httpErrorOf } from './status.js'
@@ -89,8 +88,8 @@ function tracedJson(
   if (trace === undefined) return handleJson(req, res, deps)
   res.once('close', () => {
     trace.span.setAttribute('http.response.status_code', res.statusCode)
-    if (res.statusCode >= 500) trace.span.setStatus({ code: SpanStatusCode.ERROR })
-    trace.span.end()
+    if (res.statusCode >= 500) endWithError(trace.span, `HTTP ${String(res.statusCode)}`)
+    else trace.span.end()
   })
   return handleJson(req, res, deps, trace)
 }
