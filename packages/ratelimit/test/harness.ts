@@ -4,7 +4,7 @@
  * RUNTIME_WATCH_ROOT=false unless overridden), a fake clock, and clients for gRPC (through the
  * proto files), HTTP and the debug port.
  */
-import { FakeClock, startProcess, type ManagedProcess } from '@gatehouse/testing'
+import { FakeClock, getFreePort, startProcess, type ManagedProcess } from '@gatehouse/testing'
 import * as grpc from '@grpc/grpc-js'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -171,4 +171,24 @@ export function spawnService(env: Record<string, string>): Promise<ManagedProces
     ['--import', 'tsx', '--conditions', 'dev-source', join(PACKAGE, 'src/main.ts')],
     { env: { ...process.env, ...env } },
   )
+}
+
+/** Free loopback ports for the three listeners and the runtime settings, as env. */
+export async function loopbackEnv(root: string) {
+  const [port, grpcPort, debugPort] = await Promise.all([
+    getFreePort(),
+    getFreePort(),
+    getFreePort(),
+  ])
+  const env = {
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    GRPC_HOST: '127.0.0.1',
+    GRPC_PORT: String(grpcPort),
+    DEBUG_HOST: '127.0.0.1',
+    DEBUG_PORT: String(debugPort),
+    RUNTIME_ROOT: root,
+    RUNTIME_WATCH_ROOT: 'false',
+  }
+  return { port, grpcPort, debugPort, env }
 }

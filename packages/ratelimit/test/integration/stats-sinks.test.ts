@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { upstreamFixture } from '../fixtures.js'
-import { spawnService, startService } from '../harness.js'
+import { loopbackEnv, spawnService, startService } from '../harness.js'
 import { scrape, series } from '../prometheus.js'
 
 const BASIC = upstreamFixture('integration/basic.yaml')
@@ -188,19 +188,12 @@ describe('the executable with several stats sinks and workers', () => {
   })
 
   it('sums /stats and the Prometheus metrics over two workers', async () => {
-    const [port, grpcPort, debugPort, promPort] = await Promise.all([
-      getFreePort(),
-      getFreePort(),
-      getFreePort(),
+    const [{ port, debugPort, env }, promPort] = await Promise.all([
+      loopbackEnv(root),
       getFreePort(),
     ])
     const p = await spawn({
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      GRPC_HOST: '127.0.0.1',
-      GRPC_PORT: String(grpcPort),
-      DEBUG_HOST: '127.0.0.1',
-      DEBUG_PORT: String(debugPort),
+      ...env,
       RATELIMIT_WORKERS: '2',
       REDIS_SOCKET_TYPE: 'tcp',
       REDIS_URL: sharedRedisUrl(),
