@@ -135,18 +135,12 @@ export async function startHttpReceiver(): Promise<OtlpReceiver> {
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
-  return {
-    endpoint: `http://127.0.0.1:${String(port)}`,
-    spans,
-    headers,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections()
-        server.close(() => {
-          resolve()
-        })
-      }),
-  }
+  return receiver(port, spans, headers, (done) => {
+    server.closeAllConnections()
+    server.close(() => {
+      done()
+    })
+  })
 }
 
 /** Starts an OTLP/gRPC receiver on a random loopback port. */
@@ -184,15 +178,27 @@ export async function startGrpcReceiver(): Promise<OtlpReceiver> {
       else resolve(p)
     })
   })
+  return receiver(port, spans, headers, (done) => {
+    server.tryShutdown(() => {
+      done()
+    })
+  })
+}
+
+/** The {@link OtlpReceiver} on loopback `port`; `stop` calls `done` once the server is closed. */
+function receiver(
+  port: number,
+  spans: ReceivedSpan[],
+  headers: Record<string, string>[],
+  stop: (done: () => void) => void,
+): OtlpReceiver {
   return {
     endpoint: `http://127.0.0.1:${String(port)}`,
     spans,
     headers,
     close: () =>
       new Promise((resolve) => {
-        server.tryShutdown(() => {
-          resolve()
-        })
+        stop(resolve)
       }),
   }
 }
