@@ -76,8 +76,11 @@ const services: Service[] = [
       RUNTIME_SUBDIRECTORY: '',
       RUNTIME_APPDIRECTORY: 'config',
       RUNTIME_WATCH_ROOT: 'false',
+      // Stats on a Prometheus scrape endpoint (one sink at a time: statsd off).
       USE_STATSD: 'false',
-      STATS_FLUSH_INTERVAL: '60s',
+      USE_PROMETHEUS: 'true',
+      PROMETHEUS_ADDR: '127.0.0.1:9090',
+      STATS_FLUSH_INTERVAL: '10s',
       HOST: '127.0.0.1',
       PORT: '8080',
       GRPC_HOST: '127.0.0.1',
@@ -90,6 +93,7 @@ const services: Service[] = [
       'Envoy rate limit service (gRPC envoy.service.ratelimit.v3) on 127.0.0.1:8081, memory backend, config packages/ratelimit/examples/config/',
       'rate limit HTTP: POST http://127.0.0.1:8080/json, GET http://127.0.0.1:8080/healthcheck',
       'rate limit debug: http://127.0.0.1:6070/ (/rlconfig, /stats, /debug/pprof/profile)',
+      'rate limit metrics (Prometheus, updated every 10s): http://127.0.0.1:9090/metrics',
     ],
   },
 ]

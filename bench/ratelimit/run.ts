@@ -9,8 +9,12 @@
  *
  * Usage (from the repository root, after `npx tsc -b packages/ratelimit`):
  *   npx tsx bench/ratelimit/run.ts [--seconds 10] [--slices 5] [--concurrency 1,50,200]
- *     [--backends redis,cluster,memcache] [--label default] [--env KEY=VALUE]... [--write]
+ *     [--backends redis,cluster,memcache] [--label default] [--env KEY=VALUE]... [--observability]
+ *     [--write]
  *
+ * `--observability` also runs a second service with Prometheus and tracing on (USE_PROMETHEUS,
+ * TRACING_ENABLED, TRACING_SAMPLING_RATE=0.01, spans exported to a local OTLP/HTTP sink), measured
+ * in the same slices, and reports its throughput against the defaults'.
  * `--env` passes settings to the service (e.g. `--env REDIS_POOL_SIZE=1`); `--write` stores the
  * markdown table in bench/RESULTS.md under "## ratelimit". `--main PATH` runs another build's
  * `dist/main.js` instead of this checkout's (to compare two commits in the same conditions).
@@ -24,6 +28,8 @@ import {
   waitFor,
 } from '@gatehouse/testing'
 import { execFile } from 'node:child_process'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -45,6 +51,7 @@ interface Options {
   env: Record<string, string>
   write: boolean
   main: string
+  observability: boolean
 }
 
 /** The `--help` text. */
@@ -57,6 +64,7 @@ function usage(): string {
   --label TEXT         the run's name in bench/RESULTS.md (default "default")
   --env KEY=VALUE      a setting for the service (repeatable)
   --main PATH          another build's bin/gatehouse-ratelimit.js or dist/main.js
+  --observability      also a service with Prometheus and tracing at 1%, in the same slices
   --write              store the table in bench/RESULTS.md under "## ratelimit"
   --help               print this and exit`
 }
@@ -71,6 +79,7 @@ function parseArgs(argv: string[]): Options {
     env: {},
     write: false,
     main: join(ROOT, 'packages/ratelimit/bin/gatehouse-ratelimit.js'),
+    observability: false,
   }
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]
@@ -86,6 +95,7 @@ function parseArgs(argv: string[]): Options {
       }
     } else if (arg === '--label') options.label = value()
     else if (arg === '--write') options.write = true
+    else if (arg === '--observability') options.observability = true
     else if (arg === '--main') options.main = value()
     else if (arg === '--help') {
       console.log(usage())
@@ -291,6 +301,66 @@ function fmt(values: number[], digits = 0): string {
   return `${median(values).toFixed(digits)} (${min.toFixed(digits)}–${max.toFixed(digits)})`
 }
 
+/**
+ * The table row of an `--observability` path (`grpc+obs`, `http+obs`) of one backend and
+ * concurrency: its samples, and its throughput per slice against the defaults' slice next to it.
+ */
+function observabilityRow(
+  results: ReadonlyMap<string, Sample[]>,
+  backend: string,
+  path: string,
+  c: string,
+): string {
+  const mode = path.slice(0, -'+obs'.length)
+  const plain = results.get(`${backend}\t${mode}\t${c}`) ?? []
+  const samples = results.get(`${backend}\t${path}\t${c}`) ?? []
+  const ratios = samples.map((s, i) => s.rps / (plain[i]?.rps ?? NaN))
+  const name = mode === 'grpc' ? 'gRPC' : 'HTTP /json'
+  return `| ${backend} | ${name} + Prometheus + tracing 1% | ${c} | ${fmt(samples.map((s) => s.rps))} | ${fmt(
+    samples.map((s) => s.p50),
+    2,
+  )} | ${fmt(
+    samples.map((s) => s.p99),
+    2,
+  )} | | | ${fmt(ratios.map((x) => x * 100))}% of the defaults |`
+}
+
+/** A local OTLP/HTTP sink: accepts every export (what a collector next to the service does). */
+async function startTraceSink(): Promise<{
+  url: string
+  exports: () => number
+  close: () => void
+}> {
+  let exports = 0
+  const server = createServer((req, res) => {
+    req.resume()
+    req.on('end', () => {
+      exports++
+      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${String(port)}`,
+    exports: () => exports,
+    close: () => server.close(),
+  }
+}
+
+/** Settings of the `--observability` service: Prometheus, and tracing at 1% to `sink`. */
+async function observabilityEnv(sink: string): Promise<Record<string, string>> {
+  return {
+    DISABLE_STATS: 'false',
+    USE_STATSD: 'false',
+    USE_PROMETHEUS: 'true',
+    PROMETHEUS_ADDR: `127.0.0.1:${String(await getFreePort())}`,
+    TRACING_ENABLED: 'true',
+    TRACING_SAMPLING_RATE: '0.01',
+    OTEL_EXPORTER_OTLP_ENDPOINT: sink,
+  }
+}
+
 async function main(): Promise<void> {
   const options = parseArgs(process.argv.slice(2))
   requireTools([
@@ -318,36 +388,58 @@ async function main(): Promise<void> {
       `${key}: ${sample.rps.toFixed(0)}/s p50 ${sample.p50.toFixed(2)} ms p99 ${sample.p99.toFixed(2)} ms`,
     )
   }
+  const sink = options.observability ? await startTraceSink() : undefined
   try {
     for (const name of options.backends) {
       const open = BACKENDS[name]
       if (open === undefined) throw new Error(`unknown backend ${name}`)
       const backend = await open()
-      const svc = await startService(dir, { ...backend.env, ...options.env }, options.main)
+      const env = { ...backend.env, ...options.env }
+      const svc = await startService(dir, env, options.main)
+      const obsEnv = sink === undefined ? undefined : await observabilityEnv(sink.url)
+      const obs =
+        obsEnv === undefined
+          ? undefined
+          : await startService(dir, { ...env, ...obsEnv }, options.main)
       try {
         for (const c of options.concurrency) {
           const at = (path: string): string => `${backend.name}\t${path}\t${String(c)}`
           // Warm-up of every path at this concurrency (not recorded).
           await backend.baseline(c, 1)
-          await grpcLoad(svc.grpc, c, 1, dir)
-          await httpLoad(svc.http, c, 1, dir)
+          for (const service of [svc, obs]) {
+            if (service === undefined) continue
+            await grpcLoad(service.grpc, c, 1, dir)
+            await httpLoad(service.http, c, 1, dir)
+          }
           // Interleaved slices: each service slice is compared with the baseline slice next to
           // it, so both see the same background load.
           for (let slice = 0; slice < options.slices; slice++) {
             add(at('baseline'), await backend.baseline(c, options.seconds))
             add(at('grpc'), await grpcLoad(svc.grpc, c, options.seconds, dir))
             add(at('http'), await httpLoad(svc.http, c, options.seconds, dir))
+            if (obs !== undefined && obsEnv !== undefined) {
+              add(at('grpc+obs'), await grpcLoad(obs.grpc, c, options.seconds, dir))
+              add(at('http+obs'), await httpLoad(obs.http, c, options.seconds, dir))
+              // One scrape per slice, as a Prometheus server would do every few seconds.
+              const scrape = await fetch(`http://${obsEnv.PROMETHEUS_ADDR ?? ''}/metrics`)
+              if (!(await scrape.text()).includes('ratelimit_service_total_requests')) {
+                throw new Error('the observability service exposes no metrics')
+              }
+            }
           }
         }
         const stats = await (await fetch(`http://127.0.0.1:${String(svc.debug)}/stats`)).text()
         const errors = /should_rate_limit\.redis_error: (\d+)/.exec(stats)?.[1]
         if (errors !== '0') throw new Error(`the service counted redis errors: ${String(errors)}`)
       } finally {
+        await obs?.service.stop()
         await svc.service.stop()
         await backend.stop()
       }
     }
+    if (sink !== undefined && sink.exports() === 0) throw new Error('no spans were exported')
   } finally {
+    sink?.close()
     rmSync(dir, { recursive: true, force: true })
   }
 
@@ -355,6 +447,10 @@ async function main(): Promise<void> {
   for (const key of results.keys()) {
     const [backend = '', path = '', c = ''] = key.split('\t')
     if (path === 'baseline') continue
+    if (path.endsWith('+obs')) {
+      rows.push(observabilityRow(results, backend, path, c))
+      continue
+    }
     const base = results.get(`${backend}\tbaseline\t${c}`) ?? []
     const samples = results.get(key) ?? []
     const ratios = samples.map((s, i) => s.rps / (base[i]?.rps ?? NaN))
@@ -407,7 +503,7 @@ function writeResults(table: string, options: Options, load: readonly number[]):
     options.env,
   )
     .map(([k, v]) => ` --env ${k}=${v}`)
-    .join('')} --write`
+    .join('')}${options.observability ? ' --observability' : ''} --write`
   const entry = `### ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC — ${options.label}\n\n- **Machine:** ${machineInfo()}; load average at start ${load
     .map((l) => l.toFixed(1))
     .join(

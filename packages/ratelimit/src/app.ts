@@ -5,11 +5,12 @@
  *
  * @module
  */
+import { readFileSync } from 'node:fs'
 import type { Server as HttpServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import type { Writable } from 'node:stream'
 import type { Logger } from 'pino'
 import { Resolver } from 'node:dns/promises'
+import type { Registry } from 'prom-client'
 import {
   systemClock,
   systemEvery,
@@ -46,12 +47,18 @@ import {
 } from './server/grpc-native.js'
 import { HealthChecker } from './server/health.js'
 import { buildHttpServer } from './server/http.js'
+import { listenHttp } from './server/listen.js'
 import { ServerTls } from './server/tls.js'
 import { RateLimitService } from './service/service.js'
-import type { Settings } from './settings/settings.js'
+import type { StatEntry } from './server/workers.js'
+import { ConfigError, type Settings } from './settings/settings.js'
+import { TaggedStatsdSink } from './stats/dogstatsd.js'
 import { StatsManager } from './stats/manager.js'
+import { defaultMapperYaml, MetricMapper } from './stats/mapper.js'
+import { buildPrometheusServer, listenPrometheus, PrometheusSink } from './stats/prometheus.js'
 import { NullSink, StatsdSink, StreamSink } from './stats/sinks.js'
 import { StatsStore, type StatsSink } from './stats/store.js'
+import { buildTracing, type Tracing } from './telemetry/tracing.js'
 
 /** Optional replacements for the real dependencies (tests, embedding). */
 export interface AppDeps {
@@ -81,6 +88,18 @@ export interface AppDeps {
   readonly resolver?: SrvResolver
   /** Runs repeating tasks (the `MEMCACHE_SRV_REFRESH` lookups). @default {@link systemEvery} */
   readonly every?: Every
+  /**
+   * What the debug port's `/stats` lists; the executable's workers pass the sum over all
+   * workers. @default this process' stats
+   */
+  readonly statsListing?: () => Promise<StatEntry[]>
+  /**
+   * The primary process serves `PROMETHEUS_ADDR` with the sum of the workers' registries: this
+   * process keeps its Prometheus registry but does not listen. @default false
+   */
+  readonly prometheusServedByPrimary?: boolean
+  /** Tracing instead of the one `TRACING_ENABLED` builds. */
+  readonly tracing?: Tracing
 }
 
 /** A gRPC server of either implementation. */
@@ -130,6 +149,8 @@ export interface ListeningAddresses {
   readonly grpc: number
   /** Debug port. */
   readonly debug: number
+  /** Prometheus scrape port (`USE_PROMETHEUS`, when this process serves it). */
+  readonly prometheus?: number
 }
 
 /** The assembled service. */
@@ -148,6 +169,12 @@ export interface RateLimitApp {
   readonly grpcTls: ServerTls | undefined
   readonly httpServer: HttpServer
   readonly debugServer: HttpServer
+  /** The Prometheus sink's registry (`USE_PROMETHEUS`), else undefined. */
+  readonly prometheusRegistry: Registry | undefined
+  /** The scrape endpoint on `PROMETHEUS_ADDR`, when this process serves it. */
+  readonly prometheusServer: HttpServer | undefined
+  /** The tracing (`TRACING_ENABLED`), else undefined. */
+  readonly tracing: Tracing | undefined
   /**
    * Loads the initial configuration (waits for it unless `FORCE_START_WITHOUT_INITIAL_CONFIG`),
    * waits until the backend answers (as upstream does; the `backend` health component turns
@@ -275,8 +302,46 @@ export function checkTlsFiles(settings: Readonly<Settings>, logger: Logger): voi
   if (settings.configType === 'GRPC_XDS_SOTW') xdsChannelCredentials(settings.xds)
 }
 
+/**
+ * The statsd_exporter mapping: `PROMETHEUS_MAPPER_YAML`'s file, else the default mapping.
+ *
+ * @throws {@link ConfigError} When the file cannot be read or is not a valid mapping.
+ */
+export function loadMetricMapper(settings: Readonly<Settings>): MetricMapper {
+  const path = settings.prometheusMapperYaml
+  if (path === '') {
+    return MetricMapper.fromYaml(
+      defaultMapperYaml(settings.prometheusResponseTimeAsMilliseconds),
+      'default mapping',
+    )
+  }
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (error) {
+    throw new ConfigError([
+      `PROMETHEUS_MAPPER_YAML: cannot read ${path}: ${(error as Error).message}`,
+    ])
+  }
+  return MetricMapper.fromYaml(text, `PROMETHEUS_MAPPER_YAML (${path})`)
+}
+
+/** The one sink the settings enable (`loadSettings` refuses two), as upstream's `runner.go`. */
 function buildSink(settings: Readonly<Settings>, clock: Clock, stdout: Writable): StatsSink {
   if (settings.disableStats) return new NullSink()
+  if (settings.usePrometheus) {
+    return new PrometheusSink({
+      mapper: loadMetricMapper(settings),
+      extraTagNames: Object.keys(settings.extraTags),
+    })
+  }
+  if (settings.useTaggedStatsd) {
+    return new TaggedStatsdSink(
+      settings.statsdHost,
+      settings.statsdPort,
+      settings.taggedStatsdMogrifiers,
+    )
+  }
   if (settings.useStatsd) return new StatsdSink(settings.statsdHost, settings.statsdPort)
   return new StreamSink(stdout, clock)
 }
@@ -299,14 +364,15 @@ function closeHttp(server: HttpServer, timeoutMs: number): Promise<void> {
   })
 }
 
-function listenHttp(server: HttpServer, port: number, host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(port, host, () => {
-      server.off('error', reject)
-      resolve((server.address() as AddressInfo).port)
-    })
-  })
+/**
+ * The span around one store round trip, per `BACKEND_TYPE`: upstream's `Redis Pipeline Execution`
+ * (its Redis cache); upstream's memcache cache makes no span, so memcache and the memory backend
+ * (a Gatehouse addition) get parallel names.
+ */
+const STORE_SPAN_NAMES: Readonly<Record<Settings['backendType'], string>> = {
+  redis: 'Redis Pipeline Execution',
+  memcache: 'Memcache Pipeline Execution',
+  memory: 'Memory Pipeline Execution',
 }
 
 /**
@@ -335,6 +401,7 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
   if (settings.backendType === 'memcache' && settings.stopCacheKeyIncrementWhenOverlimit) {
     logger.warn('STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT has no effect with the memcache backend')
   }
+  const tracing = deps.tracing ?? buildTracing(settings, random)
   const cache = new FixedWindowRateLimitCache({
     store,
     clock,
@@ -349,9 +416,11 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
     stopCacheKeyIncrementWhenOverlimit:
       settings.stopCacheKeyIncrementWhenOverlimit && settings.backendType !== 'memcache',
     random,
+    tracing,
+    storeSpanName: STORE_SPAN_NAMES[settings.backendType],
   })
   const service = new RateLimitService(
-    { cache, stats: statsManager, logger },
+    { cache, stats: statsManager, logger, tracing },
     {
       globalShadowMode: settings.shadowMode,
       quotaMode: settings.quotaMode,
@@ -373,11 +442,34 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
   )
   const provider = deps.provider ?? buildProvider(settings, logger, random)
   const sink = deps.statsSink ?? buildSink(settings, clock, deps.stdout ?? process.stdout)
-  const handlers = createGrpcHandlers({ service, health, stats, logger, monotonicClock })
+  const handlers = createGrpcHandlers({
+    service,
+    health,
+    stats,
+    logger,
+    monotonicClock,
+    tracing,
+  })
   const grpcTls = loadGrpcTls(settings, logger)
   const grpcServer = buildGrpcListener(settings, { handlers, monotonicClock, random }, grpcTls)
-  const httpServer = buildHttpServer({ service, health, logger })
-  const debugServer = buildDebugServer({ service, stats, logger })
+  const httpServer = buildHttpServer({ service, health, logger, tracing })
+  const debugServer = buildDebugServer({
+    service,
+    stats,
+    logger,
+    statsListing: deps.statsListing,
+  })
+  const prometheusRegistry = sink instanceof PrometheusSink ? sink.registry : undefined
+  const prometheusServer =
+    prometheusRegistry !== undefined && deps.prometheusServedByPrimary !== true
+      ? buildPrometheusServer(
+          settings.prometheusPath,
+          () => prometheusRegistry.metrics(),
+          (error) => {
+            logger.error({ err: error }, 'cannot collect the metrics')
+          },
+        )
+      : undefined
 
   let flushTimer: NodeJS.Timeout | undefined
   let closed = false
@@ -408,6 +500,9 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
     grpcTls,
     httpServer,
     debugServer,
+    prometheusRegistry,
+    prometheusServer,
+    tracing,
     flushStats,
     async listen() {
       const backendReady = store.ready().then(() => {
@@ -435,13 +530,14 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
         settings.grpcUds !== ''
           ? `unix:${settings.grpcUds}`
           : `${settings.grpcHost}:${String(settings.grpcPort)}`
-      const [grpc, http, debug] = await Promise.all([
+      const [grpc, http, debug, prometheus] = await Promise.all([
         grpcServer.listen(grpcAddress),
         listenHttp(httpServer, settings.port, settings.host),
         listenHttp(debugServer, settings.debugPort, settings.debugHost),
+        prometheusServer && listenPrometheus(prometheusServer, settings.prometheusAddr),
       ])
       logger.info(`listening: http ${String(http)}, grpc ${grpcAddress}, debug ${String(debug)}`)
-      return { http, grpc, debug }
+      return { http, grpc, debug, prometheus }
     },
     async close(drainTimeoutMs = 10_000) {
       if (closed) return
@@ -453,11 +549,12 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
         grpcServer.shutdown(drainTimeoutMs),
         closeHttp(httpServer, drainTimeoutMs),
         closeHttp(debugServer, 0),
+        prometheusServer && closeHttp(prometheusServer, 0),
       ])
       clearInterval(flushTimer)
       await store.close()
       flushStats()
-      await sink.close()
+      await Promise.all([sink.close(), tracing?.shutdown().catch(() => undefined)])
     },
   }
 }

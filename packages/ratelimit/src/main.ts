@@ -14,9 +14,11 @@
 import cluster from 'node:cluster'
 import { availableParallelism } from 'node:os'
 import { SETTINGS_EXIT_STATUS, SettingsError } from '@gatehouse/settings'
-import { buildRateLimitApp, checkTlsFiles, type RateLimitApp } from './app.js'
+import { AggregatorRegistry } from 'prom-client'
+import { buildRateLimitApp, checkTlsFiles, loadMetricMapper, type RateLimitApp } from './app.js'
 import { createLogger } from './logging.js'
-import { workerExitVerdict } from './server/workers.js'
+import { buildPrometheusServer, listenPrometheus } from './stats/prometheus.js'
+import { clusterStatsSource, serveClusterStats, workerExitVerdict } from './server/workers.js'
 import { loadSettings, settingsTable, type Settings } from './settings/settings.js'
 
 const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const
@@ -42,9 +44,21 @@ function readSettings(): Readonly<Settings> {
 
 /** Runs the service in this process. */
 async function serve(settings: Readonly<Settings>): Promise<void> {
-  let app: RateLimitApp
+  let app: RateLimitApp | undefined
+  // A worker's /stats and Prometheus metrics are summed over all workers by the primary.
+  const workerDeps = cluster.isWorker
+    ? {
+        statsListing: clusterStatsSource(process, () => app?.stats.snapshot() ?? []),
+        prometheusServedByPrimary: true,
+      }
+    : {}
   try {
-    app = buildRateLimitApp(settings)
+    app = buildRateLimitApp(settings, workerDeps)
+    if (cluster.isWorker && app.prometheusRegistry !== undefined) {
+      // Constructing one installs prom-client's answer to the primary's requests.
+      new AggregatorRegistry()
+      AggregatorRegistry.setRegistries([app.prometheusRegistry])
+    }
   } catch (error) {
     exitIfInvalidSettings(error)
     console.error(`gatehouse-ratelimit: cannot start: ${(error as Error).message}`)
@@ -79,6 +93,26 @@ async function serve(settings: Readonly<Settings>): Promise<void> {
   }
 }
 
+/**
+ * The primary's scrape endpoint (`USE_PROMETHEUS` with several workers): prom-client's
+ * AggregatorRegistry asks every worker for its registry over the cluster channel and sums them.
+ */
+function servePrometheusForWorkers(settings: Readonly<Settings>): void {
+  const aggregator = new AggregatorRegistry()
+  const server = buildPrometheusServer(
+    settings.prometheusPath,
+    () => aggregator.clusterMetrics(),
+    (error) => {
+      console.error(`gatehouse-ratelimit: cannot collect the workers' metrics: ${String(error)}`)
+    },
+  )
+  server.unref()
+  listenPrometheus(server, settings.prometheusAddr).catch((error: unknown) => {
+    console.error(`gatehouse-ratelimit: cannot listen on PROMETHEUS_ADDR: ${String(error)}`)
+    process.exit(1)
+  })
+}
+
 /** Forks the workers, replaces any that die once serving, and passes signals on. */
 function supervise(workers: number): void {
   let stopSignal: NodeJS.Signals | undefined
@@ -86,6 +120,7 @@ function supervise(workers: number): void {
   if (workers >= availableParallelism()) {
     cluster.setupPrimary({ execArgv: [...process.execArgv, '--single-threaded-gc'] })
   }
+  serveClusterStats(cluster)
   const listening = new Set<number>()
   const stopAll = (signal: NodeJS.Signals): void => {
     stopSignal ??= signal
@@ -167,5 +202,14 @@ function checkFiles(settings: Readonly<Settings>): void {
 const settings = readSettings()
 if (settings.workers > 1 && cluster.isPrimary) {
   checkFiles(settings)
+  if (settings.usePrometheus && !settings.disableStats) {
+    try {
+      loadMetricMapper(settings) // a bad mapping file ends the start here, with exit 2
+    } catch (error) {
+      exitIfInvalidSettings(error)
+      throw error
+    }
+    servePrometheusForWorkers(settings)
+  }
   supervise(settings.workers)
 } else await serve(settings)

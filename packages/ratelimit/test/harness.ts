@@ -4,11 +4,12 @@
  * RUNTIME_WATCH_ROOT=false unless overridden), a fake clock, and clients for gRPC (through the
  * proto files), HTTP and the debug port.
  */
-import { FakeClock } from '@gatehouse/testing'
+import { FakeClock, getFreePort, startProcess, type ManagedProcess } from '@gatehouse/testing'
 import * as grpc from '@grpc/grpc-js'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { pino } from 'pino'
 import { buildRateLimitApp, type AppDeps, type RateLimitApp } from '../src/app.js'
 import { loadSettings } from '../src/settings/settings.js'
@@ -59,16 +60,6 @@ export interface Harness {
   close(): Promise<void>
 }
 
-/** Settings that put the three listeners on loopback, on ports the system picks. */
-export const LOOPBACK_ENV: Readonly<Record<string, string>> = {
-  HOST: '127.0.0.1',
-  PORT: '0',
-  GRPC_HOST: '127.0.0.1',
-  GRPC_PORT: '0',
-  DEBUG_HOST: '127.0.0.1',
-  DEBUG_PORT: '0',
-}
-
 /** Starts the service. */
 export async function startService(options: StartOptions = {}): Promise<Harness> {
   const root = mkdtempSync(join(tmpdir(), 'gatehouse-ratelimit-'))
@@ -81,10 +72,8 @@ export async function startService(options: StartOptions = {}): Promise<Harness>
   for (const [path, content] of Object.entries(options.files ?? {})) writeConfig(path, content)
 
   const settings = loadSettings({
-    ...LOOPBACK_ENV,
+    ...(await loopbackEnv(root)).env,
     BACKEND_TYPE: 'memory',
-    RUNTIME_ROOT: root,
-    RUNTIME_WATCH_ROOT: 'false',
     USE_STATSD: 'false',
     EXPIRATION_JITTER_MAX_SECONDS: '0',
     ...options.env,
@@ -172,4 +161,38 @@ export function rawShouldRateLimit(
       },
     )
   })
+}
+
+const PACKAGE = fileURLToPath(new URL('../', import.meta.url))
+
+/** Runs the `gatehouse-ratelimit` executable from source (as the bin does from dist) with `env`. */
+export function spawnService(env: Record<string, string>): Promise<ManagedProcess> {
+  return startProcess(
+    process.execPath,
+    ['--import', 'tsx', '--conditions', 'dev-source', join(PACKAGE, 'src/main.ts')],
+    { env: { ...process.env, ...env } },
+  )
+}
+
+/**
+ * Settings that put the three listeners on loopback, on free ports (known before the start, as a
+ * spawned executable needs), with the runtime root `root` not watched; also the ports.
+ */
+export async function loopbackEnv(root: string) {
+  const [port, grpcPort, debugPort] = await Promise.all([
+    getFreePort(),
+    getFreePort(),
+    getFreePort(),
+  ])
+  const env = {
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    GRPC_HOST: '127.0.0.1',
+    GRPC_PORT: String(grpcPort),
+    DEBUG_HOST: '127.0.0.1',
+    DEBUG_PORT: String(debugPort),
+    RUNTIME_ROOT: root,
+    RUNTIME_WATCH_ROOT: 'false',
+  }
+  return { port, grpcPort, debugPort, env }
 }

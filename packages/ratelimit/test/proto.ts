@@ -44,7 +44,8 @@ export interface LoadedResponse {
 
 /** A client of our server through the proto-generated stubs. */
 export interface ProtoClient {
-  shouldRateLimit(request: object): Promise<LoadedResponse>
+  /** Calls ShouldRateLimit, with `metadata` (e.g. a `traceparent`) when given. */
+  shouldRateLimit(request: object, metadata?: grpc.Metadata): Promise<LoadedResponse>
   check(service?: string): Promise<string>
   close(): void
 }
@@ -67,21 +68,27 @@ export function protoClient(
     options,
   )
   const health = new grpcPackage.grpc.health.v1.Health(address, credentials, options)
-  const unary = <T>(client: grpc.Client, method: string, request: object): Promise<T> =>
+  const unary = <T>(
+    client: grpc.Client,
+    method: string,
+    request: object,
+    metadata = new grpc.Metadata(),
+  ): Promise<T> =>
     new Promise((resolve, reject) => {
       const fn = (
         client as unknown as Record<
           string,
-          (r: object, cb: (e: Error | null, v: T) => void) => void
+          (r: object, m: grpc.Metadata, cb: (e: Error | null, v: T) => void) => void
         >
       )[method]!
-      fn.call(client, request, (error, value) => {
+      fn.call(client, request, metadata, (error, value) => {
         if (error !== null) reject(error)
         else resolve(value)
       })
     })
   return {
-    shouldRateLimit: (request) => unary<LoadedResponse>(rls, 'ShouldRateLimit', request),
+    shouldRateLimit: (request, metadata) =>
+      unary<LoadedResponse>(rls, 'ShouldRateLimit', request, metadata),
     check: async (service = '') =>
       (await unary<{ status?: string }>(health, 'Check', { service })).status ?? 'UNKNOWN',
     close: () => {

@@ -41,6 +41,8 @@ export const SECRET_KEYS: readonly string[] = Object.freeze([
   'KVSTORE_AUTH',
   'REDIS_PERSECOND_AUTH',
   'KVSTORE_PERSECOND_AUTH',
+  'OTEL_EXPORTER_OTLP_HEADERS',
+  'OTEL_EXPORTER_OTLP_TRACES_HEADERS',
 ])
 
 /** HTTP headers that carry credentials, redacted in any `headers` object (`req.headers`, …). */

@@ -9,6 +9,7 @@
 import type { RateLimit } from '../config/config.js'
 import { RateLimitError } from '../errors.js'
 import type { DescriptorStatus, RateLimitRequest } from '../protocol/types.js'
+import type { TraceSpan } from '../telemetry/tracing.js'
 
 /** Decides a whole request against a backend. */
 export interface RateLimitCache {
@@ -18,6 +19,7 @@ export interface RateLimitCache {
    * @param request The request (its descriptors and hits_addend).
    * @param limits One entry per descriptor, same order; undefined = no limit (status OK, nothing
    *   stored).
+   * @param trace The call's span (tracing on): the store round trip gets a child span.
    * @returns One status per descriptor, in request order.
    * @throws {@link BackendError} When the store fails; the service turns it into an error answer
    *   and counts `should_rate_limit.redis_error`.
@@ -25,6 +27,7 @@ export interface RateLimitCache {
   doLimit(
     request: RateLimitRequest,
     limits: readonly (RateLimit | undefined)[],
+    trace?: TraceSpan,
   ): Promise<DescriptorStatus[]>
 }
 

@@ -8,6 +8,7 @@
 import { systemRandom, type Clock, type Random } from '../clock.js'
 import type { RateLimit } from '../config/config.js'
 import type { CurrentLimit, DescriptorStatus, RateLimitRequest } from '../protocol/types.js'
+import { endWhenSettled, type TraceSpan, type Tracing } from '../telemetry/tracing.js'
 import { BackendError, type CounterStore, type IncrementOp, type RateLimitCache } from './cache.js'
 import { generateCacheKey, type CacheKey } from './cache-key.js'
 import type { LocalCache } from './local-cache.js'
@@ -130,6 +131,13 @@ export interface FixedWindowOptions {
   readonly stopCacheKeyIncrementWhenOverlimit?: boolean
   /** Random source in [0, 1) for the jitter. @default {@link systemRandom} */
   readonly random?: Random
+  /**
+   * Spans for the store round trips, under the call's span (`TRACING_ENABLED`), named
+   * {@link storeSpanName}.
+   */
+  readonly tracing?: Tracing
+  /** Name of the store round trip span. @default 'Redis Pipeline Execution' (upstream's) */
+  readonly storeSpanName?: string
 }
 
 const NO_LIMIT: DescriptorStatus = { code: 'OK', limitRemaining: 0 }
@@ -147,8 +155,12 @@ export class FixedWindowRateLimitCache implements RateLimitCache {
   readonly #jitterMax: number
   readonly #stop: boolean
   readonly #random: Random
+  readonly #tracing: Tracing | undefined
+  readonly #storeSpanName: string
 
   constructor(options: FixedWindowOptions) {
+    this.#tracing = options.tracing
+    this.#storeSpanName = options.storeSpanName ?? 'Redis Pipeline Execution'
     this.#store = options.store
     this.#clock = options.clock
     this.#localCache = options.localCache
@@ -168,6 +180,7 @@ export class FixedWindowRateLimitCache implements RateLimitCache {
   doLimit(
     request: RateLimitRequest,
     limits: readonly (RateLimit | undefined)[],
+    trace?: TraceSpan,
   ): Promise<DescriptorStatus[]> {
     const nowSeconds = Math.floor(this.#clock.now() / 1000)
     const fallback = Math.max(1, request.hitsAddend) // hitsAddends(), without its array
@@ -201,10 +214,10 @@ export class FixedWindowRateLimitCache implements RateLimitCache {
         // The local cache already refused one: increment nothing (upstream's rule).
         for (const item of items) item.increment = 0
       } else {
-        return this.#onlyExceeding(items).then(() => this.#increment(items, nowSeconds))
+        return this.#onlyExceeding(items).then(() => this.#increment(items, nowSeconds, trace))
       }
     }
-    return this.#increment(items, nowSeconds)
+    return this.#increment(items, nowSeconds, trace)
   }
 
   /** Throws the store's problem with the first limited descriptor's key it refuses. */
@@ -234,7 +247,7 @@ export class FixedWindowRateLimitCache implements RateLimitCache {
   }
 
   /** One `INCRBY` + `EXPIRE` per limited key not refused by the local cache, then the decisions. */
-  #increment(items: Item[], nowSeconds: number): Promise<DescriptorStatus[]> {
+  #increment(items: Item[], nowSeconds: number, trace?: TraceSpan): Promise<DescriptorStatus[]> {
     const ops: IncrementOp[] = []
     const incremented: Item[] = []
     for (const item of items) {
@@ -248,7 +261,13 @@ export class FixedWindowRateLimitCache implements RateLimitCache {
       })
       incremented.push(item)
     }
-    return this.#store.increment(ops).then((results) => {
+    const span =
+      trace === undefined || this.#tracing === undefined
+        ? undefined
+        : this.#tracing.startChild(trace, this.#storeSpanName, { 'pipeline length': ops.length })
+    const stored = this.#store.increment(ops)
+    if (span !== undefined) endWhenSettled(span.span, stored)
+    return stored.then((results) => {
       for (let j = 0; j < incremented.length; j++) {
         ;(incremented[j] as Item).after = results[j] ?? 0
       }

@@ -1,7 +1,7 @@
 /**
  * The debug server on `DEBUG_HOST:DEBUG_PORT`: `/` (and unknown paths) lists the endpoints,
  * `/rlconfig` prints the loaded configuration in upstream's dump format, `/stats` prints our
- * counters and gauges (`name: value` per line, sorted), and `/debug/pprof/profile?seconds=N`
+ * counters and gauges (`name: value` per line, sorted; summed over all workers), and `/debug/pprof/profile?seconds=N`
  * records a V8 CPU profile (a `.cpuprofile` file for Chrome DevTools or speedscope).
  *
  * @module
@@ -12,11 +12,17 @@ import type { Logger } from 'pino'
 import type { RateLimitService } from '../service/service.js'
 import type { StatsStore } from '../stats/store.js'
 import { guardRequests } from './guard.js'
+import type { StatEntry } from './workers.js'
 
 /** Dependencies of {@link buildDebugServer}. */
 export interface DebugServerDeps {
   readonly service: RateLimitService
   readonly stats: StatsStore
+  /**
+   * What `/stats` lists: with several workers, the sum over all of them
+   * (`clusterStatsSource` in `workers.ts`). @default this process' `stats`
+   */
+  readonly statsListing?: () => Promise<StatEntry[]>
   /** Where failures of the handlers are logged. */
   readonly logger: Logger
 }
@@ -83,6 +89,7 @@ function parseTarget(target: string): URL | undefined {
  */
 export function buildDebugServer(deps: DebugServerDeps): Server {
   let profiling = false
+  const listing = deps.statsListing ?? (() => Promise.resolve(deps.stats.snapshot()))
   return createServer(
     guardRequests('debug', deps.logger, (req, res) => {
       req.resume()
@@ -96,13 +103,14 @@ export function buildDebugServer(deps: DebugServerDeps): Server {
           text(res, 200, deps.service.config?.dump() ?? '')
           return
         case '/stats':
-          text(
-            res,
-            200,
-            deps.stats
-              .snapshot()
-              .map((s) => `${s.name}: ${String(s.value)}\n`)
-              .join(''),
+          listing().then(
+            (stats) => {
+              text(res, 200, stats.map((s) => `${s.name}: ${String(s.value)}\n`).join(''))
+            },
+            (error: unknown) => {
+              deps.logger.error({ err: error }, 'cannot list the stats')
+              text(res, 503, `${(error as Error).message}\n`)
+            },
           )
           return
         case '/debug/pprof/':

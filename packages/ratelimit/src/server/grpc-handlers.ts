@@ -25,6 +25,7 @@ import { encodeRateLimitResponse } from '../protocol/protobuf/response.js'
 import type { RateLimitRequest } from '../protocol/types.js'
 import type { RateLimitService } from '../service/service.js'
 import type { StatsStore } from '../stats/store.js'
+import { endWithError, type TraceCarrier, type Tracing } from '../telemetry/tracing.js'
 import type { HealthChecker } from './health.js'
 import { GRPC_STATUS, grpcStatusOf, INTERNAL_GRPC_STATUS, type GrpcStatus } from './status.js'
 
@@ -34,6 +35,14 @@ export const SHOULD_RATE_LIMIT_PATH = '/envoy.service.ratelimit.v3.RateLimitServ
 export const HEALTH_CHECK_PATH = '/grpc.health.v1.Health/Check'
 /** Full method path of `Health/Watch`. */
 export const HEALTH_WATCH_PATH = '/grpc.health.v1.Health/Watch'
+
+/** The gRPC server span's name (OpenTelemetry's `<package.service>/<method>`). */
+const SHOULD_RATE_LIMIT_SPAN = SHOULD_RATE_LIMIT_PATH.slice(1)
+const SHOULD_RATE_LIMIT_ATTRIBUTES = {
+  'rpc.system': 'grpc',
+  'rpc.service': 'envoy.service.ratelimit.v3.RateLimitService',
+  'rpc.method': 'ShouldRateLimit',
+}
 
 /** Health service names answered: `""` (the whole server) and `"ratelimit"` (upstream's). */
 const HEALTH_SERVICES: ReadonlySet<string> = new Set(['', 'ratelimit'])
@@ -64,12 +73,22 @@ export interface GrpcHandlerDeps {
   readonly logger: Logger
   /** Times the calls. @default {@link systemMonotonicClock} */
   readonly monotonicClock?: MonotonicClock
+  /** Spans for `ShouldRateLimit` calls (`TRACING_ENABLED`); undefined = no tracer calls at all. */
+  readonly tracing?: Tracing
 }
 
 /** The gRPC methods on request bytes. `framed` asks for messages with the 5-byte gRPC prefix. */
 export interface GrpcHandlers {
-  /** `ShouldRateLimit`: answers with a `RateLimitResponse`, or UNKNOWN / INTERNAL. */
-  readonly shouldRateLimit: (request: Buffer, framed: boolean, done: UnaryCallback) => void
+  /**
+   * `ShouldRateLimit`: answers with a `RateLimitResponse`, or UNKNOWN / INTERNAL. `trace` holds
+   * the call's metadata, read for a W3C `traceparent` when tracing is on.
+   */
+  readonly shouldRateLimit: (
+    request: Buffer,
+    framed: boolean,
+    done: UnaryCallback,
+    trace?: TraceCarrier,
+  ) => void
   /** `Health/Check`: answers with a `HealthCheckResponse`, or NOT_FOUND `unknown service`. */
   readonly check: (request: Buffer, framed: boolean, done: UnaryCallback) => void
   /**
@@ -98,7 +117,7 @@ export function frameMessage(message: Buffer): Buffer {
 
 /** Builds the handlers. */
 export function createGrpcHandlers(deps: GrpcHandlerDeps): GrpcHandlers {
-  const { service, health, logger } = deps
+  const { service, health, logger, tracing } = deps
   const clock = deps.monotonicClock ?? systemMonotonicClock
   const shouldTotal = deps.stats.counter('ratelimit_server.ShouldRateLimit.total_requests')
   const shouldTime = deps.stats.timer('ratelimit_server.ShouldRateLimit.response_time')
@@ -121,9 +140,23 @@ export function createGrpcHandlers(deps: GrpcHandlerDeps): GrpcHandlers {
   return {
     internal,
 
-    shouldRateLimit: (bytes, framed, done) => {
+    shouldRateLimit: (bytes, framed, callback, carrier) => {
       shouldTotal.add()
       const start = clock.now()
+      let done = callback
+      const span = tracing?.startServer(
+        SHOULD_RATE_LIMIT_SPAN,
+        SHOULD_RATE_LIMIT_ATTRIBUTES,
+        carrier,
+      )
+      if (span !== undefined) {
+        done = (status, message) => {
+          span.span.setAttribute('rpc.grpc.status_code', status?.code ?? 0)
+          if (status === null) span.span.end()
+          else endWithError(span.span, status.details)
+          callback(status, message)
+        }
+      }
       let pending
       try {
         let request: RateLimitRequest
@@ -133,7 +166,7 @@ export function createGrpcHandlers(deps: GrpcHandlerDeps): GrpcHandlers {
           // A request beyond a cap is refused (and counted) as the service refuses any other.
           throw error instanceof RequestLimitError ? service.refuse(error) : error
         }
-        pending = service.shouldRateLimit(request)
+        pending = service.shouldRateLimit(request, span)
       } catch (error) {
         shouldTime.record(clock.now() - start)
         done(failed('ShouldRateLimit', error))

@@ -412,7 +412,7 @@ export function buildNativeGrpcServer(
     if (state !== undefined) state.lastCall = now
     readUnary(stream, (bytes) => {
       try {
-        if (unary !== undefined) unary(bytes, true, answer(stream, String(path)))
+        if (unary !== undefined) unary(bytes, true, answer(stream, String(path)), headers)
         else watch(stream, bytes, timeoutHeader !== undefined)
       } catch (error) {
         fail(stream, methodName(path), error)

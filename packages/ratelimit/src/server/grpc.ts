@@ -188,7 +188,7 @@ export function buildGrpcServer(deps: GrpcServerDeps, options: GrpcServerOptions
         call: grpc.ServerUnaryCall<Buffer, Buffer>,
         callback: grpc.sendUnaryData<Buffer>,
       ) {
-        handlers.shouldRateLimit(call.request, false, callback)
+        handlers.shouldRateLimit(call.request, false, callback, call.metadata)
       },
     },
   )

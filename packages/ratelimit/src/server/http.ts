@@ -15,6 +15,7 @@ import type { Logger } from 'pino'
 import { formatJsonRateLimitResponse, parseJsonRateLimitRequest } from '../protocol/json.js'
 import { RequestLimitError } from '../protocol/limits.js'
 import type { RateLimitService } from '../service/service.js'
+import { endWithError, type TraceSpan, type Tracing } from '../telemetry/tracing.js'
 import { guardRequests } from './guard.js'
 import type { HealthChecker } from './health.js'
 import { httpErrorOf } from './status.js'
@@ -27,6 +28,8 @@ export interface HttpServerDeps {
   readonly service: RateLimitService
   readonly health: HealthChecker
   readonly logger: Logger
+  /** A server span per `/json` call (`TRACING_ENABLED`); undefined = no tracer calls. */
+  readonly tracing?: Tracing
 }
 
 function headerSafe(text: string): string {
@@ -70,10 +73,32 @@ function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
   })
 }
 
+/** `/json` in a server span `POST /json` that continues the caller's `traceparent`. */
+function tracedJson(
+  req: IncomingMessage,
+  res: ServerResponse,
+  deps: HttpServerDeps,
+  tracing: Tracing,
+): Promise<void> {
+  const trace = tracing.startServer(
+    `${req.method ?? 'POST'} /json`,
+    { 'http.request.method': req.method ?? '', 'http.route': '/json', 'url.path': '/json' },
+    req.headers,
+  )
+  if (trace === undefined) return handleJson(req, res, deps)
+  res.once('close', () => {
+    trace.span.setAttribute('http.response.status_code', res.statusCode)
+    if (res.statusCode >= 500) endWithError(trace.span, `HTTP ${String(res.statusCode)}`)
+    else trace.span.end()
+  })
+  return handleJson(req, res, deps, trace)
+}
+
 async function handleJson(
   req: IncomingMessage,
   res: ServerResponse,
   deps: HttpServerDeps,
+  trace?: TraceSpan,
 ): Promise<void> {
   const body = await readBody(req)
   if (body === undefined) {
@@ -87,6 +112,7 @@ async function handleJson(
   try {
     response = await deps.service.shouldRateLimit(
       parseJsonRateLimitRequest(body, deps.service.requestLimits),
+      trace,
     )
   } catch (caught) {
     // A request beyond a cap is refused (and counted) as the service refuses any other.
@@ -117,7 +143,11 @@ export function buildHttpServer(deps: HttpServerDeps): Server {
       const url = req.url ?? '/'
       const query = url.indexOf('?')
       const path = query < 0 ? url : url.slice(0, query)
-      if (path === '/json') return handleJson(req, res, deps)
+      if (path === '/json') {
+        return deps.tracing === undefined
+          ? handleJson(req, res, deps)
+          : tracedJson(req, res, deps, deps.tracing)
+      }
       req.resume()
       if (path === '/healthcheck') {
         if (deps.health.healthy()) sendText(res, 200, 'OK')

@@ -24,6 +24,7 @@ import type {
   RateLimitResponse,
 } from '../protocol/types.js'
 import type { StatsManager } from '../stats/manager.js'
+import { endWhenSettled, type TraceSpan, type Tracing } from '../telemetry/tracing.js'
 
 /** `limit_remaining` of an unlimited descriptor: the largest uint32. */
 export const UNLIMITED_REMAINING = 4_294_967_295
@@ -91,6 +92,8 @@ export interface ServiceDeps {
   readonly cache: RateLimitCache
   readonly stats: StatsManager
   readonly logger: Logger
+  /** Spans for the decisions (`TRACING_ENABLED`); undefined = no tracer calls. */
+  readonly tracing?: Tracing
 }
 
 const NO_HEADERS: readonly HeaderValue[] = Object.freeze([])
@@ -109,6 +112,7 @@ export class RateLimitService {
   readonly #cache: RateLimitCache
   readonly #stats: StatsManager
   readonly #logger: Logger
+  readonly #tracing: Tracing | undefined
   readonly #options: ServiceOptions
   readonly #listeners: ConfigListener[] = []
   readonly #requestLimits: RequestLimits
@@ -118,6 +122,7 @@ export class RateLimitService {
     this.#cache = deps.cache
     this.#stats = deps.stats
     this.#logger = deps.logger
+    this.#tracing = deps.tracing
     this.#options = options
     this.#requestLimits = options.requestLimits ?? DEFAULT_REQUEST_LIMITS
   }
@@ -186,13 +191,28 @@ export class RateLimitService {
    * @throws {@link ShouldRateLimitError} `service_error` for an empty domain, no descriptors, a
    *   request beyond {@link requestLimits}, no configuration loaded, or an invalid descriptor
    *   override/hits_addend; `redis_error` when the backend fails.
+   * @param trace The call's span (tracing on): the decision gets a child span,
+   *   `ShouldRateLimit Execution` with the `domain` (upstream's).
    */
-  shouldRateLimit(request: RateLimitRequest): Promise<RateLimitResponse> {
+  shouldRateLimit(request: RateLimitRequest, trace?: TraceSpan): Promise<RateLimitResponse> {
+    if (trace !== undefined && this.#tracing !== undefined) {
+      const span = this.#tracing.startChild(trace, 'ShouldRateLimit Execution', {
+        domain: request.domain,
+        'descriptors count': request.descriptors.length,
+      })
+      const decided = this.#decide(request, span)
+      endWhenSettled(span.span, decided)
+      return decided
+    }
+    return this.#decide(request, undefined)
+  }
+
+  #decide(request: RateLimitRequest, trace: TraceSpan | undefined): Promise<RateLimitResponse> {
     let limits: Limits
     let decided: Promise<DescriptorStatus[]>
     try {
       limits = this.#limitsFor(request)
-      decided = this.#cache.doLimit(request, limits.limits)
+      decided = this.#cache.doLimit(request, limits.limits, trace)
     } catch (error) {
       // Rejects with whatever was thrown, as an async function would.
       // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors

@@ -376,10 +376,84 @@ describe('loadSettings', () => {
     expect(workers({ RATELIMIT_WORKERS: '4' }, 2)).toBe(4)
   })
 
-  it('rejects features of later versions instead of ignoring them', () => {
-    expect(problemsOf({ USE_PROMETHEUS: 'true', TRACING_ENABLED: 'true' })).toEqual([
-      'USE_PROMETHEUS: the Prometheus sink is not supported by this version of Gatehouse (got "true")',
-      'TRACING_ENABLED: tracing is not supported by this version of Gatehouse (got "true")',
+  it("refuses two stats sinks at once with upstream's message, unless stats are disabled", () => {
+    const message =
+      'USE_PROMETHEUS: Error: unable to use more than one stats sink at the same time. Set one of USE_DOG_STATSD, USE_STATSD, USE_PROMETHEUS.'
+    expect(problemsOf({ USE_PROMETHEUS: 'true' })).toEqual([message])
+    expect(problemsOf({ USE_DOG_STATSD: 'true' })).toEqual([message])
+    expect(
+      problemsOf({ USE_TAGGED_STATSD: 'true', USE_PROMETHEUS: 'true', USE_STATSD: 'false' }),
+    ).toEqual([message])
+    expect(problemsOf({ USE_PROMETHEUS: 'true', USE_STATSD: 'false' })).toEqual([])
+    expect(problemsOf({ USE_PROMETHEUS: 'true', DISABLE_STATS: 'true' })).toEqual([])
+  })
+
+  it("reads the Prometheus, tagged statsd and tracing settings with upstream's defaults", () => {
+    expect(loadSettings({})).toMatchObject({
+      usePrometheus: false,
+      prometheusAddr: ':9090',
+      prometheusPath: '/metrics',
+      prometheusMapperYaml: '',
+      prometheusResponseTimeAsMilliseconds: false,
+      useTaggedStatsd: false,
+      taggedStatsdMogrifiers: [],
+      tracing: {
+        enabled: false,
+        exporterProtocol: 'http',
+        serviceName: 'RateLimit',
+        serviceNamespace: '',
+        serviceInstanceId: '',
+        samplingRate: 1,
+        endpoint: '',
+        tracesEndpoint: '',
+        headers: {},
+        timeoutMs: 10000,
+      },
+    })
+    const s = loadSettings({
+      USE_STATSD: 'false',
+      USE_TAGGED_STATSD: 'true',
+      USE_DOG_STATSD_MOGRIFIERS: 'RL',
+      DOG_STATSD_MOGRIFIER_RL_PATTERN:
+        '^ratelimit\\.service\\.rate_limit\\.([^.]+)\\.(.*)\\.([^.]+)$',
+      DOG_STATSD_MOGRIFIER_RL_NAME: 'ratelimit.service.rate_limit.$3',
+      DOG_STATSD_MOGRIFIER_RL_TAGS: 'domain:$1,descriptor:$2',
+      TRACING_ENABLED: 'true',
+      TRACING_EXPORTER_PROTOCOL: 'grpc',
+      TRACING_SAMPLING_RATE: '0.01',
+      OTEL_EXPORTER_OTLP_HEADERS: 'api-key=a%20b,x-tenant=t1',
+    })
+    expect(s.taggedStatsdMogrifiers).toEqual([
+      {
+        key: 'RL',
+        pattern: '^ratelimit\\.service\\.rate_limit\\.([^.]+)\\.(.*)\\.([^.]+)$',
+        name: 'ratelimit.service.rate_limit.$3',
+        tags: { domain: '$1', descriptor: '$2' },
+      },
+    ])
+    expect(s.tracing).toMatchObject({
+      enabled: true,
+      exporterProtocol: 'grpc',
+      samplingRate: 0.01,
+      headers: { 'api-key': 'a b', 'x-tenant': 't1' },
+    })
+    expect(
+      problemsOf({
+        USE_STATSD: 'false',
+        USE_DOG_STATSD_MOGRIFIERS: 'A',
+        DOG_STATSD_MOGRIFIER_A_PATTERN: '(',
+        TRACING_EXPORTER_PROTOCOL: 'udp',
+        TRACING_SAMPLING_RATE: '2',
+        PROMETHEUS_ADDR: 'nowhere',
+        PROMETHEUS_PATH: 'metrics',
+      }),
+    ).toEqual([
+      'USE_DOG_STATSD_MOGRIFIERS: mogrifier A needs DOG_STATSD_MOGRIFIER_A_NAME',
+      'USE_DOG_STATSD_MOGRIFIERS: DOG_STATSD_MOGRIFIER_A_PATTERN is not a valid regular expression',
+      expect.stringMatching(/^PROMETHEUS_ADDR: must be host:port or :port/),
+      expect.stringMatching(/^PROMETHEUS_PATH: must be a path starting with \//),
+      expect.stringMatching(/^TRACING_EXPORTER_PROTOCOL: /),
+      expect.stringMatching(/^TRACING_SAMPLING_RATE: /),
     ])
   })
 

@@ -298,6 +298,33 @@ export interface Settings {
    * counted under `<domain>.stats_overflow`. @default 1000
    */
   readonly statsMaxDynamicKeys: number
+  /**
+   * `USE_TAGGED_STATSD` (upstream's `USE_DOG_STATSD` is accepted too): DogStatsD lines with tags
+   * (`name:1|c|#tag:value`) over UDP to `STATSD_HOST:STATSD_PORT`. @default false
+   */
+  readonly useTaggedStatsd: boolean
+  /**
+   * The mogrifiers of `USE_DOG_STATSD_MOGRIFIERS` (names, in order; the first match wins), each
+   * from `DOG_STATSD_MOGRIFIER_<NAME>_PATTERN`, `_NAME` and `_TAGS`.
+   */
+  readonly taggedStatsdMogrifiers: readonly MogrifierSettings[]
+  /** `USE_PROMETHEUS`: serve the stats on a Prometheus scrape endpoint. @default false */
+  readonly usePrometheus: boolean
+  /** `PROMETHEUS_ADDR`: `host:port` of the scrape endpoint (`:9090` = all interfaces). @default ':9090' */
+  readonly prometheusAddr: string
+  /** `PROMETHEUS_PATH`: path of the scrape endpoint. @default '/metrics' */
+  readonly prometheusPath: string
+  /** `PROMETHEUS_MAPPER_YAML`: a statsd_exporter mapping file replacing the default mapping. */
+  readonly prometheusMapperYaml: string
+  /**
+   * `PROMETHEUS_RESPONSE_TIME_AS_MILLISECONDS`: `ratelimit_service_response_time_seconds` observes
+   * milliseconds (upstream's legacy unit) instead of seconds; ignored with a mapper file.
+   * @default false
+   */
+  readonly prometheusResponseTimeAsMilliseconds: boolean
+
+  /** Tracing (`TRACING_*`, `OTEL_EXPORTER_OTLP_*`). */
+  readonly tracing: TracingSettings
 
   /**
    * `BACKEND_TYPE`: `redis` (default), `memcache` (experimental upstream) or `memory`
@@ -361,18 +388,53 @@ export interface Settings {
   readonly redisStartupMaxElapsedMs: number
 }
 
+/** One DogStatsD mogrifier: renames the stats `pattern` matches and gives them tags. */
+export interface MogrifierSettings {
+  /** The name in `USE_DOG_STATSD_MOGRIFIERS`. */
+  readonly key: string
+  /** `DOG_STATSD_MOGRIFIER_<NAME>_PATTERN`: a regular expression on the stat name. */
+  readonly pattern: string
+  /** `DOG_STATSD_MOGRIFIER_<NAME>_NAME`: the new name; `$1`, `$2` are the pattern's groups. */
+  readonly name: string
+  /** `DOG_STATSD_MOGRIFIER_<NAME>_TAGS` (`k:v,k2:$1`): tags, whose values may use the groups. */
+  readonly tags: Readonly<Record<string, string>>
+}
+
+/** Tracing settings: upstream's `TRACING_*` and the standard OTLP exporter variables. */
+export interface TracingSettings {
+  /** `TRACING_ENABLED`. @default false */
+  readonly enabled: boolean
+  /** `TRACING_EXPORTER_PROTOCOL`: OTLP over `http` (protobuf) or `grpc`. @default 'http' */
+  readonly exporterProtocol: 'http' | 'grpc'
+  /** `TRACING_SERVICE_NAME`: resource attribute `service.name`. @default 'RateLimit' */
+  readonly serviceName: string
+  /** `TRACING_SERVICE_NAMESPACE`: `service.namespace`, left out when empty. */
+  readonly serviceNamespace: string
+  /** `TRACING_SERVICE_INSTANCE_ID`: `service.instance.id`; a random UUID v4 when empty. */
+  readonly serviceInstanceId: string
+  /** `TRACING_SAMPLING_RATE`: fraction of new traces sampled, 0 to 1 (parent-based). @default 1 */
+  readonly samplingRate: number
+  /**
+   * `OTEL_EXPORTER_OTLP_ENDPOINT`: base URL; http exports go to `<endpoint>/v1/traces`. Empty =
+   * the exporter's default (`http://localhost:4318`, grpc `http://localhost:4317`).
+   */
+  readonly endpoint: string
+  /** `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`: full URL for traces, used as is; wins over `endpoint`. */
+  readonly tracesEndpoint: string
+  /** `OTEL_EXPORTER_OTLP_HEADERS` (`k=v,k2=v2`, values URL-encoded): sent with every export. */
+  readonly headers: Readonly<Record<string, string>>
+  /** `OTEL_EXPORTER_OTLP_TRACES_HEADERS`: as `headers`, for traces; wins key by key. */
+  readonly tracesHeaders: Readonly<Record<string, string>>
+  /** `OTEL_EXPORTER_OTLP_TIMEOUT`: export timeout, milliseconds. @default 10000 */
+  readonly timeoutMs: number
+  /** `OTEL_EXPORTER_OTLP_TRACES_TIMEOUT`, milliseconds; 0 (unset) = `timeoutMs`. */
+  readonly tracesTimeoutMs: number
+}
+
 /** Facts about the host that some defaults depend on, passed in so that {@link loadSettings} stays pure. */
 export interface HostInfo {
   /** CPU cores this process may use (`os.availableParallelism()`). @default 1 */
   readonly availableCores?: number
-}
-
-/** A Gatehouse refusal of a feature of a later version, instead of ignoring it. */
-const unsupported = (feature: string) => `${feature} is not supported by this version of Gatehouse`
-
-/** A boolean variable that may only be false: its feature is not in this version. */
-function laterFeature(name: string, feature: string) {
-  return bool(name, { check: (on) => (on ? unsupported(feature) : undefined) })
 }
 
 const LOG_LEVELS: Readonly<Record<string, LogLevel>> = {
@@ -384,6 +446,33 @@ const LOG_LEVELS: Readonly<Record<string, LogLevel>> = {
   error: 'error',
   fatal: 'fatal',
   panic: 'fatal',
+}
+
+/** `host:port`, `[v6]:port` or `:port`. */
+const HOST_PORT = /^(\[[^\]]*\]|[^:\s]*):\d{1,5}$/
+
+/**
+ * OTLP headers as the OpenTelemetry specification writes them: `k1=v1,k2=v2`, keys and values
+ * URL-encoded (W3C Baggage format without properties).
+ */
+function parseOtlpHeaders(value: string): Readonly<Record<string, string>> | Invalid {
+  const headers: Record<string, string> = {}
+  for (const item of value.split(',')) {
+    if (item.trim() === '') continue
+    const eq = item.indexOf('=')
+    if (eq <= 0) return invalid('must be a list of key=value pairs separated by commas')
+    try {
+      const key = decodeURIComponent(item.slice(0, eq).trim()).toLowerCase()
+      const val = decodeURIComponent(item.slice(eq + 1).trim())
+      if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(key) || /[\r\n\0]/.test(val)) {
+        return invalid('must be HTTP header names and values')
+      }
+      headers[key] = val
+    } catch {
+      return invalid('must be URL-encoded key=value pairs')
+    }
+  }
+  return headers
 }
 
 /** The fields of one Redis instance: `REDIS_*` = `KVSTORE_*`, or `REDIS_PERSECOND_*` = `KVSTORE_PERSECOND_*`. */
@@ -483,7 +572,8 @@ function parseGrpcHeaders(value: string): Readonly<Record<string, string>> | Inv
 
 /**
  * Every variable the service reads, in `--help` order, with its default written once: the
- * {@link Settings} fields (same keys), plus the switches of features of later versions.
+ * {@link Settings} fields (same keys; the mogrifier names are read into
+ * {@link Settings.taggedStatsdMogrifiers}).
  */
 export const settingsTable = defineSettings(
   {
@@ -578,11 +668,6 @@ export const settingsTable = defineSettings(
         max: 2 ** 31 - 1,
       }),
     }),
-    later: group({
-      usePrometheus: laterFeature('USE_PROMETHEUS', 'the Prometheus sink'),
-      useDogStatsd: laterFeature('USE_DOG_STATSD', 'the DogStatsD sink'),
-      tracingEnabled: laterFeature('TRACING_ENABLED', 'tracing'),
-    }),
     forceStartWithoutInitialConfig: bool('FORCE_START_WITHOUT_INITIAL_CONFIG'),
     runtimeRoot: text('RUNTIME_ROOT', { default: '/srv/runtime_data/current' }),
     runtimeSubdirectory: text('RUNTIME_SUBDIRECTORY'),
@@ -598,6 +683,38 @@ export const settingsTable = defineSettings(
     statsFlushIntervalMs: duration('STATS_FLUSH_INTERVAL', { default: '10s', positive: true }),
     disableStats: bool('DISABLE_STATS'),
     statsMaxDynamicKeys: integer('STATS_MAX_DYNAMIC_KEYS', { default: '1000', max: 1_000_000 }),
+    useTaggedStatsd: bool(['USE_TAGGED_STATSD', 'USE_DOG_STATSD']),
+    taggedStatsdMogrifierNames: list('USE_DOG_STATSD_MOGRIFIERS'),
+    usePrometheus: bool('USE_PROMETHEUS'),
+    prometheusAddr: text('PROMETHEUS_ADDR', {
+      default: ':9090',
+      check: (addr) => (HOST_PORT.test(addr) ? undefined : 'must be host:port or :port'),
+    }),
+    prometheusPath: text('PROMETHEUS_PATH', {
+      default: '/metrics',
+      check: (path) =>
+        /^\/[\x21-\x7e]*$/.test(path) ? undefined : 'must be a path starting with /',
+    }),
+    prometheusMapperYaml: text('PROMETHEUS_MAPPER_YAML'),
+    prometheusResponseTimeAsMilliseconds: bool('PROMETHEUS_RESPONSE_TIME_AS_MILLISECONDS'),
+    tracing: group({
+      enabled: bool('TRACING_ENABLED'),
+      exporterProtocol: oneOf('TRACING_EXPORTER_PROTOCOL', ['http', 'grpc'], { default: 'http' }),
+      serviceName: text('TRACING_SERVICE_NAME', { default: 'RateLimit' }),
+      serviceNamespace: text('TRACING_SERVICE_NAMESPACE'),
+      serviceInstanceId: text('TRACING_SERVICE_INSTANCE_ID'),
+      samplingRate: decimal('TRACING_SAMPLING_RATE', { default: '1', min: 0, max: 1 }),
+      endpoint: text('OTEL_EXPORTER_OTLP_ENDPOINT'),
+      tracesEndpoint: text('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'),
+      headers: field('OTEL_EXPORTER_OTLP_HEADERS', parseOtlpHeaders, { secret: true }),
+      tracesHeaders: field('OTEL_EXPORTER_OTLP_TRACES_HEADERS', parseOtlpHeaders, { secret: true }),
+      timeoutMs: integer('OTEL_EXPORTER_OTLP_TIMEOUT', { default: '10000', min: 1, max: 600_000 }),
+      tracesTimeoutMs: integer('OTEL_EXPORTER_OTLP_TRACES_TIMEOUT', {
+        default: '0',
+        min: 0,
+        max: 600_000,
+      }),
+    }),
     backendType: field(
       'BACKEND_TYPE',
       (value) => {
@@ -713,6 +830,51 @@ function redisAddressProblem(
   return undefined
 }
 
+/** Upstream's start-up error when more than one stats sink is enabled (`runner.go`). */
+export const TWO_SINKS =
+  'Error: unable to use more than one stats sink at the same time. Set one of USE_DOG_STATSD, USE_STATSD, USE_PROMETHEUS.'
+
+/**
+ * The mogrifiers `names` lists, from `DOG_STATSD_MOGRIFIER_<NAME>_PATTERN`, `_NAME` (both
+ * required) and `_TAGS`, as upstream's `mogrifier_map.go` reads them. Problems go to `report`.
+ */
+function readMogrifiers(
+  env: Readonly<Record<string, string | undefined>>,
+  names: readonly string[],
+  report: (message: string) => void,
+): MogrifierSettings[] {
+  return names.flatMap((key) => {
+    const variable = (suffix: string): string => `DOG_STATSD_MOGRIFIER_${key}_${suffix}`
+    const get = (suffix: string): string => env[variable(suffix)] ?? ''
+    const pattern = get('PATTERN')
+    const name = get('NAME')
+    let ok = true
+    for (const [suffix, value] of [
+      ['PATTERN', pattern],
+      ['NAME', name],
+    ] as const) {
+      if (value === '') {
+        report(`mogrifier ${key} needs ${variable(suffix)}`)
+        ok = false
+      }
+    }
+    try {
+      if (pattern !== '') new RegExp(pattern)
+    } catch {
+      report(`${variable('PATTERN')} is not a valid regular expression`)
+      ok = false
+    }
+    let tags: Readonly<Record<string, string>> = {}
+    try {
+      tags = parseMap(get('TAGS'))
+    } catch {
+      report(`${variable('TAGS')} must be a list of key:value pairs separated by commas`)
+      ok = false
+    }
+    return ok ? [{ key, pattern, name, tags }] : []
+  })
+}
+
 /**
  * Reads and validates every setting. Pure: reads only `env` and `host`.
  *
@@ -726,8 +888,18 @@ export function loadSettings(
   host: HostInfo = {},
 ): Readonly<Settings> {
   const read = settingsTable.read(env, host)
-  const { later: _later, ...settings } = read.values
+  const { taggedStatsdMogrifierNames, ...values } = read.values
   const { fields } = settingsTable
+  const settings = {
+    ...values,
+    taggedStatsdMogrifiers: readMogrifiers(env, taggedStatsdMogrifierNames, (message) => {
+      read.report(fields.taggedStatsdMogrifierNames, message, { echo: false })
+    }),
+  }
+  const sinks = [settings.useTaggedStatsd, settings.useStatsd, settings.usePrometheus]
+  if (!settings.disableStats && sinks.filter(Boolean).length > 1) {
+    read.report(fields.usePrometheus, TWO_SINKS, { echo: false })
+  }
   for (const key of ['redis', 'redisPerSecondSettings'] as const) {
     const problem = redisAddressProblem(settings[key])
     if (problem !== undefined) read.report(fields[key].fields[problem.field], problem.message)

@@ -16,37 +16,11 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { upstreamFixture } from '../fixtures.js'
+import { loopbackEnv, spawnService } from '../harness.js'
 
 const PACKAGE = fileURLToPath(new URL('../../', import.meta.url))
 const TSX = ['--import', 'tsx', '--conditions', 'dev-source']
 const run = promisify(execFile)
-
-/** Runs the executable from source (as the bin does from dist) with `env`. */
-function spawnService(env: Record<string, string>): Promise<ManagedProcess> {
-  return startProcess(process.execPath, [...TSX, join(PACKAGE, 'src/main.ts')], {
-    env: { ...process.env, ...env },
-  })
-}
-
-/** Free loopback ports for the three listeners and the runtime settings, as env. */
-async function loopbackEnv(root: string) {
-  const [port, grpcPort, debugPort] = await Promise.all([
-    getFreePort(),
-    getFreePort(),
-    getFreePort(),
-  ])
-  const env = {
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    GRPC_HOST: '127.0.0.1',
-    GRPC_PORT: String(grpcPort),
-    DEBUG_HOST: '127.0.0.1',
-    DEBUG_PORT: String(debugPort),
-    RUNTIME_ROOT: root,
-    RUNTIME_WATCH_ROOT: 'false',
-  }
-  return { port, grpcPort, debugPort, env }
-}
 
 /**
  * Sends raw bytes to a loopback port and resolves with everything the server sends back until it

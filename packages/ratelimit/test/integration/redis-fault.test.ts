@@ -11,7 +11,7 @@ import { buildRateLimitApp } from '../../src/app.js'
 import { RedisCounterStore } from '../../src/redis/redis-store.js'
 import { loadSettings } from '../../src/settings/settings.js'
 import { NullSink } from '../../src/stats/sinks.js'
-import { LOOPBACK_ENV, startService, type Harness } from '../harness.js'
+import { loopbackEnv, startService, type Harness } from '../harness.js'
 
 /**
  * Starts an own redis-server and the service on it (REDIS_TIMEOUT = `timeout`) before the
@@ -247,10 +247,9 @@ describe('Pool behaviour when no connection is ready, READONLY replies, and the 
         REDIS_URL: `127.0.0.1:${String(await getFreePort())}`,
         REDIS_STARTUP_INITIAL_INTERVAL: '50ms',
         REDIS_STARTUP_MAX_ELAPSED_TIME: '300ms',
-        RUNTIME_ROOT: root,
+        ...(await loopbackEnv(root)).env,
         FORCE_START_WITHOUT_INITIAL_CONFIG: 'true',
         USE_STATSD: 'false',
-        ...LOOPBACK_ENV,
       }),
       { logger: pino({ level: 'silent' }), statsSink: new NullSink() },
     )

@@ -1,0 +1,204 @@
+/**
+ * In-test OTLP trace receivers (protobuf over HTTP on `/v1/traces`, and gRPC
+ * `opentelemetry.proto.collector.trace.v1.TraceService/Export`) that decode what arrives with the
+ * OpenTelemetry proto definitions (the protobufjs messages generated from opentelemetry-proto
+ * that `@opentelemetry/otlp-transformer` 0.57 ships, installed as `otlp-proto`).
+ */
+import * as grpc from '@grpc/grpc-js'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { createRequire } from 'node:module'
+
+interface ProtoType {
+  decode(bytes: Uint8Array): unknown
+  encode(message: object): { finish(): Uint8Array }
+  toObject(message: unknown, options: object): unknown
+}
+
+const require = createRequire(import.meta.url)
+const root = require('otlp-proto/build/src/generated/root.js') as {
+  opentelemetry: {
+    proto: {
+      collector: {
+        trace: {
+          v1: { ExportTraceServiceRequest: ProtoType; ExportTraceServiceResponse: ProtoType }
+        }
+      }
+    }
+  }
+}
+const { ExportTraceServiceRequest, ExportTraceServiceResponse } =
+  root.opentelemetry.proto.collector.trace.v1
+
+/** An attribute value as OTLP carries it. */
+interface AnyValue {
+  stringValue?: string
+  intValue?: string
+  boolValue?: boolean
+  doubleValue?: number
+}
+
+interface KeyValue {
+  key: string
+  value?: AnyValue
+}
+
+interface DecodedRequest {
+  resourceSpans?: {
+    resource?: { attributes?: KeyValue[] }
+    scopeSpans?: {
+      spans?: {
+        name: string
+        traceId: Buffer
+        spanId: Buffer
+        parentSpanId?: Buffer
+        kind?: number
+        attributes?: KeyValue[]
+        status?: { code?: number }
+      }[]
+    }[]
+  }[]
+}
+
+/** One received span, flattened. */
+export interface ReceivedSpan {
+  readonly name: string
+  readonly traceId: string
+  readonly spanId: string
+  /** '' for a root span. */
+  readonly parentSpanId: string
+  /** OTLP `SpanKind`: 1 internal, 2 server, 3 client. */
+  readonly kind: number
+  readonly attributes: Record<string, string | number | boolean>
+  readonly resource: Record<string, string | number | boolean>
+}
+
+function attributes(list: KeyValue[] | undefined): Record<string, string | number | boolean> {
+  const out: Record<string, string | number | boolean> = {}
+  for (const { key, value } of list ?? []) {
+    if (value?.stringValue !== undefined) out[key] = value.stringValue
+    else if (value?.intValue !== undefined) out[key] = Number(value.intValue)
+    else if (value?.boolValue !== undefined) out[key] = value.boolValue
+    else if (value?.doubleValue !== undefined) out[key] = value.doubleValue
+  }
+  return out
+}
+
+function flatten(bytes: Uint8Array): ReceivedSpan[] {
+  const decoded = ExportTraceServiceRequest.toObject(ExportTraceServiceRequest.decode(bytes), {
+    longs: String,
+  }) as DecodedRequest
+  return (decoded.resourceSpans ?? []).flatMap((rs) => {
+    const resource = attributes(rs.resource?.attributes)
+    return (rs.scopeSpans ?? []).flatMap((ss) =>
+      (ss.spans ?? []).map((s) => ({
+        name: s.name,
+        traceId: Buffer.from(s.traceId).toString('hex'),
+        spanId: Buffer.from(s.spanId).toString('hex'),
+        parentSpanId: s.parentSpanId ? Buffer.from(s.parentSpanId).toString('hex') : '',
+        kind: s.kind ?? 0,
+        attributes: attributes(s.attributes),
+        resource,
+      })),
+    )
+  })
+}
+
+/** A running receiver. */
+export interface OtlpReceiver {
+  /** The endpoint for `OTEL_EXPORTER_OTLP_ENDPOINT`. */
+  readonly endpoint: string
+  /** Every span received so far. */
+  readonly spans: ReceivedSpan[]
+  /** Request headers of the exports (HTTP: lower-case names; gRPC: metadata). */
+  readonly headers: Record<string, string>[]
+  close(): Promise<void>
+}
+
+/** Starts an OTLP/HTTP (protobuf) receiver on a random loopback port. */
+export async function startHttpReceiver(): Promise<OtlpReceiver> {
+  const spans: ReceivedSpan[] = []
+  const headers: Record<string, string>[] = []
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      if (req.method !== 'POST' || req.url !== '/v1/traces') {
+        res.writeHead(404).end()
+        return
+      }
+      headers.push(Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)])))
+      spans.push(...flatten(Buffer.concat(chunks)))
+      const body = ExportTraceServiceResponse.encode({}).finish()
+      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end(Buffer.from(body))
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return receiver(port, spans, headers, (done) => {
+    server.closeAllConnections()
+    server.close(() => {
+      done()
+    })
+  })
+}
+
+/** Starts an OTLP/gRPC receiver on a random loopback port. */
+export async function startGrpcReceiver(): Promise<OtlpReceiver> {
+  const spans: ReceivedSpan[] = []
+  const headers: Record<string, string>[] = []
+  const server = new grpc.Server()
+  server.addService(
+    {
+      Export: {
+        path: '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
+        requestStream: false,
+        responseStream: false,
+        requestSerialize: (value: Buffer) => value,
+        requestDeserialize: (bytes: Buffer) => bytes,
+        responseSerialize: (value: Buffer) => value,
+        responseDeserialize: (bytes: Buffer) => bytes,
+      },
+    },
+    {
+      Export: (call: grpc.ServerUnaryCall<Buffer, Buffer>, done: grpc.sendUnaryData<Buffer>) => {
+        headers.push(
+          Object.fromEntries(
+            Object.entries(call.metadata.getMap()).map(([k, v]) => [k, String(v)]),
+          ),
+        )
+        spans.push(...flatten(call.request))
+        done(null, Buffer.from(ExportTraceServiceResponse.encode({}).finish()))
+      },
+    },
+  )
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, p) => {
+      if (error !== null) reject(error)
+      else resolve(p)
+    })
+  })
+  return receiver(port, spans, headers, (done) => {
+    server.tryShutdown(() => {
+      done()
+    })
+  })
+}
+
+/** The {@link OtlpReceiver} on loopback `port`; `stop` calls `done` once the server is closed. */
+function receiver(
+  port: number,
+  spans: ReceivedSpan[],
+  headers: Record<string, string>[],
+  stop: (done: () => void) => void,
+): OtlpReceiver {
+  return {
+    endpoint: `http://127.0.0.1:${String(port)}`,
+    spans,
+    headers,
+    close: () =>
+      new Promise((resolve) => {
+        stop(resolve)
+      }),
+  }
+}
