@@ -33,7 +33,7 @@ export function rateLimitServiceConfig(settings: Settings): string {
   let yaml =
     '# The rate limit service config of @gatehouse/auth, generated from its settings by\n' +
     '# `gatehouse-auth ratelimit-config` (RATE_LIMIT_* and MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY).\n' +
-    `domain: ${JSON.stringify(settings.rateLimit.domain)}\ndescriptors:\n`
+    `domain: '${settings.rateLimit.domain.replaceAll("'", "''")}'\ndescriptors:\n`
   for (const operation of Object.keys(rates) as LimitedOperation[]) {
     const windows = bucketWindows(rates[operation])
     yaml +=
