@@ -74,6 +74,12 @@ describe('request rate limits per client key (memory backend, as upstream)', () 
     expect((await refresh(byHeader.url, a)).status).toBe(429)
   })
 
+  it('cuts a huge client key to 256 characters (one budget, bounded state)', async () => {
+    const long = 'x'.repeat(256)
+    await statuses(30, () => refresh(byHeader.url, { 'x-real-ip': `${long}a` }))
+    expect((await refresh(byHeader.url, { 'x-real-ip': `${long}b` })).status).toBe(429)
+  })
+
   it('Svc-Forwarded-For keys the limit when SECURITY_SVC_FORWARDED_FOR_ENABLED', async () => {
     const a = { 'svc-forwarded-for': '198.51.100.7' }
     await statuses(30, () => refresh(byForwardedFor.url, a))
