@@ -12,6 +12,12 @@ export interface PasswordBackoffOptions {
   readonly forgetAfterMs?: number
 }
 
+/**
+ * Longest identifier tracked (an email is at most 320 characters); longer ones cannot belong to
+ * an account and are not kept, so that the state stays small.
+ */
+const MAX_IDENTIFIER_LENGTH = 1024
+
 interface Failures {
   count: number
   /** Epoch milliseconds of the last failure. */
@@ -62,7 +68,7 @@ export class PasswordBackoff {
 
   /** Records a failed password for `identifier` at `now` (epoch milliseconds). */
   failed(identifier: string, now: number): void {
-    if (this.#free <= 0) return
+    if (this.#free <= 0 || identifier.length > MAX_IDENTIFIER_LENGTH) return
     const entry = this.#current(identifier, now) ?? { count: 0, last: now, until: 0 }
     entry.count++
     entry.last = now

@@ -36,10 +36,10 @@ export interface PasswordSignIn {
  * password (against a dummy hash for unknown users, so that timing tells nothing), then the ban
  * and the confirmation, and starts a session.
  *
- * @param signal Aborts the queued password check (the request's deadline).
  * After `RATE_LIMIT_PASSWORD_FAILURES` failed passwords for one email or phone, further attempts
  * back off (see `PasswordBackoff`); a correct password clears it.
  *
+ * @param signal Aborts the queued password check (the request's deadline).
  * @throws {@link BadRequestError} `validation_failed`, `invalid_credentials`, `user_banned`,
  *   `email_not_confirmed`, `phone_not_confirmed`; {@link UnprocessableEntityError}
  *   `email_provider_disabled`, `phone_provider_disabled`; {@link RequestRateLimitError}
@@ -77,9 +77,10 @@ export async function passwordGrant(
     if (!settings.external.phoneEnabled) {
       throw new UnprocessableEntityError('phone_provider_disabled', 'Phone logins are disabled')
     }
-    account = `phone:${client.aud}:${normalizePhone(phone)}`
+    const normalized = normalizePhone(phone)
+    account = `phone:${client.aud}:${normalized}`
     backOff(ctx, account)
-    user = await findUserByPhone(ctx.db, normalizePhone(phone), client.aud)
+    user = await findUserByPhone(ctx.db, normalized, client.aud)
   } else {
     throw new BadRequestError('validation_failed', 'missing email or phone')
   }
