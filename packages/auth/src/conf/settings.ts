@@ -864,6 +864,8 @@ export const settingsTable = defineSettings(
     rateLimitServiceAddress: text('RATE_LIMIT_SERVICE_ADDRESS', {
       default: '127.0.0.1:8081',
       help: 'gRPC host:port of gatehouse-ratelimit',
+      check: (value) =>
+        /^\S+:\d{1,5}$/.test(value) ? undefined : 'must be host:port, such as 127.0.0.1:8081',
     }),
     rateLimitDomain: text('RATE_LIMIT_DOMAIN', {
       default: 'gatehouse-auth',
