@@ -8,7 +8,7 @@
  * own settings, start its binary directly (`npx gatehouse-auth`, `npx gatehouse-ratelimit`).
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, readdirSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
@@ -36,6 +36,27 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const inboxPorts = { smtp: 54325, web: 54324 }
 const inboxUrl = `http://127.0.0.1:${String(inboxPorts.web)}/`
 
+/**
+ * The rate limit service's runtime root for `npm start`: `.data/ratelimit/config/` holding the
+ * service's example config and the auth server's domain config (the output of
+ * `gatehouse-auth ratelimit-config` for the defaults), so that the auth server's limits are
+ * counted by the service. Returns the root, relative to the repository.
+ */
+function ratelimitRuntime(): string {
+  const runtime = '.data/ratelimit'
+  const config = join(root, runtime, 'config')
+  mkdirSync(config, { recursive: true })
+  const examples = join(root, 'packages/ratelimit/examples/config')
+  for (const name of readdirSync(examples).filter((n) => n.endsWith('.yaml'))) {
+    copyFileSync(join(examples, name), join(config, name))
+  }
+  copyFileSync(
+    join(root, 'packages/auth/examples/ratelimit-gatehouse-auth.yaml'),
+    join(config, 'gatehouse-auth.yaml'),
+  )
+  return runtime
+}
+
 /** The stack. Service issues add their entry here. */
 const services: Service[] = [
   {
@@ -59,9 +80,14 @@ const services: Service[] = [
       AUTHSVC_JWT_SECRET: 'gatehouse-development-jwt-secret-not-for-production',
       AUTHSVC_JWT_AUD: 'authenticated',
       AUTHSVC_JWT_DEFAULT_GROUP_NAME: 'authenticated',
+      // Rate limit decisions are asked of the rate limit service below (domain gatehouse-auth,
+      // config packages/auth/examples/ratelimit-gatehouse-auth.yaml), as N instances would share it.
+      AUTHSVC_RATE_LIMIT_BACKEND: 'ratelimit',
+      AUTHSVC_RATE_LIMIT_SERVICE_ADDRESS: '127.0.0.1:8081',
     },
     endpoints: [
       'Supabase-Auth-compatible API on http://127.0.0.1:9999 (PGlite in .data/auth; a service_role key is printed below on the first start: delete .data/auth for a new one)',
+      'rate limits: RATE_LIMIT_BACKEND=ratelimit, every decision asked of the rate limit service on 127.0.0.1:8081 (domain gatehouse-auth; fails open while it is down). Per-client limits need RATE_LIMIT_HEADER set by a trusted proxy',
       `mail inbox: ${inboxUrl} (every mail the auth server sends, e.g. sign-up confirmations; SMTP on 127.0.0.1:${String(inboxPorts.smtp)})`,
     ],
   },
@@ -70,9 +96,10 @@ const services: Service[] = [
     bin: 'packages/ratelimit/bin/gatehouse-ratelimit.js',
     args: [],
     env: {
-      // In-process counters and the example config (edit it while running: it reloads on save).
+      // In-process counters; the config is the service's example plus the auth server's domain,
+      // copied into .data/ratelimit/config at each start (see ratelimitRuntime below).
       BACKEND_TYPE: 'memory',
-      RUNTIME_ROOT: 'packages/ratelimit/examples',
+      RUNTIME_ROOT: ratelimitRuntime(),
       RUNTIME_SUBDIRECTORY: '',
       RUNTIME_APPDIRECTORY: 'config',
       RUNTIME_WATCH_ROOT: 'false',
@@ -90,7 +117,7 @@ const services: Service[] = [
       LOG_LEVEL: 'info',
     },
     endpoints: [
-      'Envoy rate limit service (gRPC envoy.service.ratelimit.v3) on 127.0.0.1:8081, memory backend, config packages/ratelimit/examples/config/',
+      'Envoy rate limit service (gRPC envoy.service.ratelimit.v3) on 127.0.0.1:8081, memory backend, config packages/ratelimit/examples/config/ + packages/auth/examples/ratelimit-gatehouse-auth.yaml (copied to .data/ratelimit/config/)',
       'rate limit HTTP: POST http://127.0.0.1:8080/json, GET http://127.0.0.1:8080/healthcheck',
       'rate limit debug: http://127.0.0.1:6070/ (/rlconfig, /stats, /debug/pprof/profile)',
       'rate limit metrics (Prometheus, updated every 10s): http://127.0.0.1:9090/metrics',

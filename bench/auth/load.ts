@@ -77,13 +77,20 @@ export class JsonClient {
   }
 
   /**
-   * Sends a request and resolves with the parsed JSON body.
+   * Sends a request (with `extraHeaders`, e.g. a client key) and resolves with the parsed JSON
+   * body.
    *
    * @throws {Error} On a non-2xx status (with the body) or a network error.
    */
-  send<T>(method: string, path: string, body?: unknown, token?: string): Promise<T> {
+  send<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    token?: string,
+    extraHeaders: Readonly<Record<string, string>> = {},
+  ): Promise<T> {
     const payload = body === undefined ? undefined : JSON.stringify(body)
-    const headers: Record<string, string> = {}
+    const headers: Record<string, string> = { ...extraHeaders }
     if (payload !== undefined) headers['content-type'] = 'application/json'
     if (token !== undefined) headers.authorization = `Bearer ${token}`
     return new Promise<T>((resolve, reject) => {

@@ -7,6 +7,7 @@
  * @module
  */
 import type { FetchLike } from '@gatehouse/oauth2'
+import { RateLimitClient } from '@gatehouse/ratelimit'
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import { authRoutes } from './api/routes.js'
@@ -17,6 +18,9 @@ import { JwtKeys } from './crypto/jwt.js'
 import type { PasswordHasher } from './crypto/password-hasher.js'
 import { InMemoryEmailSendLimiter, type EmailSendLimiter } from './limiter/email-send-limiter.js'
 import type { Limiter } from './limiter/limiter.js'
+import { PasswordBackoff } from './limiter/password-backoff.js'
+import { requestRates } from './limiter/rates.js'
+import { ServiceLimiter, type ServiceLimiterStats } from './limiter/service-limiter.js'
 import { TokenBucketLimiter } from './limiter/token-bucket.js'
 import { NoopMailer, type Mailer } from './mailer/mailer.js'
 import { SmtpMailer } from './mailer/smtp.js'
@@ -55,11 +59,14 @@ export interface AuthDeps {
   /** @default {@link SiteverifyCaptcha} when `SECURITY_CAPTCHA_ENABLED`, else {@link NoCaptcha} */
   readonly captcha?: CaptchaVerifier
   /**
-   * @default {@link TokenBucketLimiter} for the MFA challenge and verify requests
-   *   (`MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY` a minute, burst 30); other operations unlimited
+   * @default by `RATE_LIMIT_BACKEND`: a {@link TokenBucketLimiter} of the `RATE_LIMIT_*` rates
+   *   (`memory`) or a {@link ServiceLimiter} asking `RATE_LIMIT_SERVICE_ADDRESS` (`ratelimit`)
    */
   readonly limiter?: Limiter
-  /** @default {@link InMemoryEmailSendLimiter} of `RATE_LIMIT_EMAIL_SENT` */
+  /**
+   * @default by `RATE_LIMIT_BACKEND`: an {@link InMemoryEmailSendLimiter} of
+   *   `RATE_LIMIT_EMAIL_SENT`, or the rate limit service's `email_sent` budget
+   */
   readonly emailLimiter?: EmailSendLimiter
   /** @default {@link InMemoryEmailSendLimiter} of `RATE_LIMIT_SMS_SENT` */
   readonly smsLimiter?: EmailSendLimiter
@@ -92,6 +99,11 @@ export interface AuthApp {
    */
   readonly freshDatabase: boolean
   /**
+   * The counters of the rate limit service's client (decisions, failures, fail-open and
+   * fail-closed answers) under `RATE_LIMIT_BACKEND=ratelimit`; `undefined` otherwise.
+   */
+  readonly rateLimitStats: Readonly<ServiceLimiterStats> | undefined
+  /**
    * Loads the keys, opens the database (unless one was given) and applies pending migrations,
    * then makes the server ready. Calling it again returns the same promise.
    *
@@ -106,10 +118,45 @@ export interface AuthApp {
   close(): Promise<void>
 }
 
-/** Upstream's MFA limiters: `MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY` a minute, burst 30 each. */
-function mfaLimiter(settings: Settings): Limiter {
-  const rate = { perSecond: settings.mfa.rateLimitChallengeAndVerify / 60, burst: 30 }
-  return new TokenBucketLimiter({ factor_challenge: rate, factor_verify: rate })
+interface Limiters {
+  readonly limiter: Limiter
+  readonly emailLimiter: EmailSendLimiter
+  readonly smsLimiter: EmailSendLimiter
+  readonly stats?: ServiceLimiterStats
+  readonly close: () => void
+}
+
+/**
+ * The request and email limiters of `RATE_LIMIT_BACKEND`: token buckets in this instance's memory
+ * (as upstream), or decisions of the shared rate limit service over gRPC.
+ */
+function limitersFor(settings: Settings, deps: AuthDeps): Limiters {
+  const { rateLimit } = settings
+  if (rateLimit.backend === 'memory') {
+    return {
+      limiter: deps.limiter ?? new TokenBucketLimiter(requestRates(settings)),
+      emailLimiter: deps.emailLimiter ?? new InMemoryEmailSendLimiter(rateLimit.emailSent),
+      smsLimiter: deps.smsLimiter ?? new InMemoryEmailSendLimiter(rateLimit.smsSent),
+      close: () => undefined,
+    }
+  }
+  const client = new RateLimitClient(rateLimit.serviceAddress, {
+    timeoutMs: rateLimit.serviceTimeout,
+  })
+  const service = new ServiceLimiter(client, {
+    domain: rateLimit.domain,
+    failClosed: rateLimit.failClosed,
+    logger: deps.logger,
+  })
+  return {
+    limiter: deps.limiter ?? service,
+    emailLimiter: deps.emailLimiter ?? service.sendLimiter('email_sent'),
+    smsLimiter: deps.smsLimiter ?? service.sendLimiter('sms_sent'),
+    stats: service.stats,
+    close: () => {
+      client.close()
+    },
+  }
 }
 
 /**
@@ -184,6 +231,8 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
   const random = deps.random ?? cryptoRandom
   const passwords = deps.passwordHasher ?? passwordHasherFor(settings)
   const server = createServer(settings, { random, logger: deps.logger })
+  const limiters = limitersFor(settings, deps)
+  const passwordBackoff = new PasswordBackoff({ freeFailures: settings.rateLimit.passwordFailures })
   let started: Started | undefined
   let starting: Promise<void> | undefined
   let ownedDb: Db | undefined
@@ -219,10 +268,10 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
             (settings.security.captcha.enabled
               ? new SiteverifyCaptcha(settings.security.captcha)
               : new NoCaptcha()),
-          limiter: deps.limiter ?? mfaLimiter(settings),
-          emailLimiter:
-            deps.emailLimiter ?? new InMemoryEmailSendLimiter(settings.rateLimit.emailSent),
-          smsLimiter: deps.smsLimiter ?? new InMemoryEmailSendLimiter(settings.rateLimit.smsSent),
+          limiter: limiters.limiter,
+          emailLimiter: limiters.emailLimiter,
+          smsLimiter: limiters.smsLimiter,
+          passwordBackoff,
           providers: new ProviderRegistry(settings, clock, deps.providerFetch),
         },
       }
@@ -247,6 +296,7 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
     get freshDatabase() {
       return ready().freshDatabase
     },
+    rateLimitStats: limiters.stats,
     start() {
       starting ??= open()
       return starting
@@ -257,6 +307,7 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
       if (started) await server.close()
       await ownedDb?.close()
       ownedDb = undefined
+      limiters.close()
     },
   }
 }

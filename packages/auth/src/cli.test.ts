@@ -8,6 +8,7 @@ describe('parseArgs', () => {
   it.each([
     [[], { command: 'serve', envFile: undefined }],
     [['migrate'], { command: 'migrate', envFile: undefined }],
+    [['ratelimit-config'], { command: 'ratelimit-config', envFile: undefined }],
     [['migrate', 'serve'], { command: 'serve', envFile: undefined }],
     [['serve', '-h'], { command: 'help', envFile: undefined }],
     [['--help', 'migrate'], { command: 'help', envFile: undefined }],

@@ -2,16 +2,20 @@ import { parseArgs as parseArgv } from 'node:util'
 import { SETTINGS_EXIT_STATUS, readEnvFile } from '@gatehouse/settings'
 import type { AuthDeps } from './app.js'
 import { loadSettings, settingsTable, type Settings } from './conf/settings.js'
+import { rateLimitServiceConfig } from './limiter/service-config.js'
 import { migrateCommand, serveCommand } from './serve.js'
 
 /** Usage text of `gatehouse-auth --help`: the commands, then every setting with its default. */
-export const USAGE = `Usage: gatehouse-auth [serve|migrate] [--env-file <path>]
+export const USAGE = `Usage: gatehouse-auth [serve|migrate|ratelimit-config] [--env-file <path>]
 
 Supabase-Auth-compatible user authentication server.
 
 Commands:
   serve      apply pending database migrations, then serve the API (default)
   migrate    apply pending database migrations, then exit
+  ratelimit-config
+             print the rate limit service's YAML config for these settings
+             (RATE_LIMIT_BACKEND=ratelimit; see the README)
 
 Options:
   --env-file <path>  read settings from this file (default: ./.env when present);
@@ -36,14 +40,14 @@ export interface CliIo {
 }
 
 interface ParsedArgs {
-  command: 'serve' | 'migrate' | 'help'
+  command: 'serve' | 'migrate' | 'ratelimit-config' | 'help'
   envFile: string | undefined
   error?: string
 }
 
 /**
  * Parses the command line (without `node` and the script) with `node:util`'s `parseArgs`:
- * `serve` or `migrate` (the last one given), `help`, `-h` or `--help` (wins over a command),
+ * `serve`, `migrate` or `ratelimit-config` (the last one given), `help`, `-h` or `--help` (wins over a command),
  * `--env-file <path>` or `--env-file=<path>`; anything else is an error.
  */
 export function parseArgs(argv: readonly string[]): ParsedArgs {
@@ -60,7 +64,12 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
     if (token.kind === 'option-terminator') parsed.error = 'unknown argument "--"'
     else if (token.kind === 'positional') {
       if (token.value === 'help') help = true
-      else if (token.value === 'serve' || token.value === 'migrate') parsed.command = token.value
+      else if (
+        token.value === 'serve' ||
+        token.value === 'migrate' ||
+        token.value === 'ratelimit-config'
+      )
+        parsed.command = token.value
       else parsed.error = `unknown argument "${token.value}"`
     } else if (token.name === 'env-file') {
       parsed.envFile = token.value
@@ -112,6 +121,10 @@ export async function runCli(
     // A SettingsError lists every problem; an unreadable --env-file is a bad setting too.
     io.err(`gatehouse-auth: ${error instanceof Error ? error.message : String(error)}`)
     return SETTINGS_EXIT_STATUS
+  }
+  if (args.command === 'ratelimit-config') {
+    io.out(rateLimitServiceConfig(settings))
+    return 0
   }
   return args.command === 'migrate'
     ? migrateCommand(settings, io)

@@ -4,6 +4,7 @@ import type { JwtKeys } from './crypto/jwt.js'
 import type { PasswordHasher } from './crypto/password-hasher.js'
 import type { EmailSendLimiter } from './limiter/email-send-limiter.js'
 import type { Limiter } from './limiter/limiter.js'
+import type { PasswordBackoff } from './limiter/password-backoff.js'
 import type { Mailer } from './mailer/mailer.js'
 import type { ProviderRegistry } from './provider/registry.js'
 import type { SessionClient } from './models/session.js'
@@ -29,9 +30,12 @@ export interface AppContext {
   readonly mailer: Mailer
   readonly sms: SmsProvider
   readonly captcha: CaptchaVerifier
+  /** Request rate limits per operation and client (`RATE_LIMIT_*`, `RATE_LIMIT_BACKEND`). */
   readonly limiter: Limiter
   /** The server-wide budget of emails sent (`RATE_LIMIT_EMAIL_SENT`). */
   readonly emailLimiter: EmailSendLimiter
+  /** Per-account back-off of failed password sign-ins (`RATE_LIMIT_PASSWORD_FAILURES`). */
+  readonly passwordBackoff: PasswordBackoff
   /** The enabled external OAuth providers. */
   readonly providers: ProviderRegistry
   /** The server-wide budget of SMS messages sent (`RATE_LIMIT_SMS_SENT`). */

@@ -169,6 +169,28 @@ export class WeakPasswordError extends UnprocessableEntityError {
 /** Too many requests (HTTP 429): `over_request_rate_limit`, `over_email_send_rate_limit`. */
 export class TooManyRequestsError extends AuthError {}
 
+/**
+ * A client over its request budget (HTTP 429 `over_request_rate_limit` "Request rate limit
+ * reached", upstream's `limitHandler`), answered with `Retry-After`.
+ */
+export class RequestRateLimitError extends TooManyRequestsError {
+  /** Whole seconds until a request may succeed (the `Retry-After` header), at least 1. */
+  readonly retryAfterSeconds: number
+
+  /** @param retryAfterSeconds Seconds until a retry may succeed; raised to at least 1. */
+  constructor(retryAfterSeconds: number) {
+    super('over_request_rate_limit', 'Request rate limit reached')
+    this.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterSeconds))
+  }
+}
+
+/**
+ * A service this server depends on per request is unreachable and the server is configured not
+ * to go on without it (HTTP 503 `unexpected_failure`, retryable for auth-js), e.g. the rate
+ * limit service under `RATE_LIMIT_FAIL_CLOSED`.
+ */
+export class ServiceUnavailableError extends AuthError {}
+
 /** Something failed on the server (HTTP 500 `unexpected_failure`); `cause` says what. */
 export class InternalServerError extends AuthError {}
 

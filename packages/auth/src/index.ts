@@ -74,7 +74,9 @@ export {
   InternalServerError,
   NotFoundError,
   PayloadTooLargeError,
+  RequestRateLimitError,
   RequestTimeoutError,
+  ServiceUnavailableError,
   TooManyRequestsError,
   UnauthorizedError,
   UnprocessableEntityError,
@@ -125,7 +127,28 @@ export {
   type CaptchaResult,
   type CaptchaVerifier,
 } from './security/captcha.js'
-export { NoLimiter, type LimitedOperation, type Limiter } from './limiter/limiter.js'
+export {
+  ALLOWED,
+  NoLimiter,
+  type LimitDecision,
+  type LimitedOperation,
+  type Limiter,
+} from './limiter/limiter.js'
+export { PasswordBackoff, type PasswordBackoffOptions } from './limiter/password-backoff.js'
+export {
+  REQUEST_BURST,
+  bucketWindows,
+  requestRates,
+  sendWindow,
+  type ServiceWindow,
+} from './limiter/rates.js'
+export { DESCRIPTOR, rateLimitServiceConfig, type SendOperation } from './limiter/service-config.js'
+export {
+  ServiceLimiter,
+  type RateLimitTransport,
+  type ServiceLimiterOptions,
+  type ServiceLimiterStats,
+} from './limiter/service-limiter.js'
 export { InMemoryEmailSendLimiter, type EmailSendLimiter } from './limiter/email-send-limiter.js'
 export { TokenBucketLimiter, type BucketRate } from './limiter/token-bucket.js'
 export type { OAuthProvider, ProviderTokens, ProviderUserData } from './provider/oauth-provider.js'

@@ -91,3 +91,80 @@ export function callShouldRateLimit(
     )
   })
 }
+
+/** Options of {@link RateLimitClient}. */
+export interface RateLimitClientOptions {
+  /**
+   * Deadline of each call, in milliseconds from its start; a call past it fails with gRPC
+   * `DEADLINE_EXCEEDED`. @default 10000
+   */
+  readonly timeoutMs?: number
+  /** What "now" is (deadlines are absolute epoch milliseconds). @default {@link systemClock} */
+  readonly clock?: Clock
+  /** @default plaintext (`grpc.credentials.createInsecure()`) */
+  readonly credentials?: grpc.ChannelCredentials
+}
+
+/**
+ * A long-lived client of the service's `ShouldRateLimit` (gRPC `envoy.service.ratelimit.v3`):
+ * one channel, reconnected by grpc-js when the service comes back, and a bounded deadline per
+ * call. For embedding (the auth server asks it for each decision); the one-shot
+ * {@link callShouldRateLimit} serves the command-line client.
+ *
+ * Per-request `hitsAddend` (0 means 1, upstream) and per-descriptor `hitsAddend` are sent as
+ * given; each status's `durationUntilReset` (seconds) says when an `OVER_LIMIT` window ends.
+ *
+ * @example
+ * ```ts
+ * const client = new RateLimitClient('127.0.0.1:8081', { timeoutMs: 250 })
+ * const answer = await client.shouldRateLimit({
+ *   domain: 'gatehouse-auth',
+ *   descriptors: [{ entries: [{ key: 'operation', value: 'token' }] }],
+ *   hitsAddend: 1,
+ * })
+ * client.close()
+ * ```
+ */
+export class RateLimitClient {
+  readonly #client: grpc.Client
+  readonly #timeoutMs: number
+  readonly #clock: Clock
+
+  /**
+   * @param dialString `host:port` of the service's gRPC listener (grpc-js target syntax).
+   */
+  constructor(dialString: string, options: RateLimitClientOptions = {}) {
+    const Client = grpc.makeGenericClientConstructor(rateLimitServiceDefinition, 'RateLimitService')
+    this.#client = new Client(dialString, options.credentials ?? grpc.credentials.createInsecure())
+    this.#timeoutMs = options.timeoutMs ?? 10_000
+    this.#clock = options.clock ?? systemClock
+  }
+
+  /**
+   * Asks for one decision.
+   *
+   * @throws {Error} The gRPC error (`code`, `details`): `UNAVAILABLE` when the service cannot be
+   *   reached, `DEADLINE_EXCEEDED` past the deadline, `UNKNOWN` for the service's own errors.
+   */
+  shouldRateLimit(request: RateLimitRequest): Promise<RateLimitResponse> {
+    return new Promise<RateLimitResponse>((resolve, reject) => {
+      this.#client.makeUnaryRequest(
+        rateLimitServiceDefinition.ShouldRateLimit.path,
+        rateLimitServiceDefinition.ShouldRateLimit.requestSerialize,
+        rateLimitServiceDefinition.ShouldRateLimit.responseDeserialize,
+        request,
+        { deadline: this.#clock.now() + this.#timeoutMs },
+        (error, response) => {
+          if (error !== null) reject(error)
+          else if (response === undefined) reject(new Error('empty response'))
+          else resolve(response)
+        },
+      )
+    })
+  }
+
+  /** Closes the channel; calls made afterwards fail. */
+  close(): void {
+    this.#client.close()
+  }
+}

@@ -23,6 +23,7 @@ export {
   type MonotonicClock,
   type Random,
 } from './clock.js'
+export { RateLimitClient, type RateLimitClientOptions } from './client.js'
 export { RateLimitError, type RateLimitErrorCode } from './errors.js'
 export {
   RateLimitConfig,

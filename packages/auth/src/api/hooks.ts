@@ -19,12 +19,12 @@ import type { AppContext } from '../context.js'
 import {
   BadRequestError,
   InternalServerError,
-  TooManyRequestsError,
+  RequestRateLimitError,
   UnauthorizedError,
 } from '../errors.js'
 import type { LimitedOperation } from '../limiter/limiter.js'
 import { authenticateUser, authorizeAdmin, type Authenticated } from '../services/authentication.js'
-import { clientIp, headerValue } from './request-context.js'
+import { clientIp, clientKey } from './request-context.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -97,29 +97,28 @@ export function adminClaimsOf(request: FastifyRequest): JWTPayload {
 
 /**
  * Takes one request from the client's budget for an operation (upstream `limitHandler`), keyed
- * by the first value of `RATE_LIMIT_HEADER`.
+ * by {@link clientKey}: the first value of `RATE_LIMIT_HEADER`, or of `Svc-Forwarded-For` when
+ * `SECURITY_SVC_FORWARDED_FOR_ENABLED`. A request without a key is not limited, as upstream.
+ * This is the one hook that applies request limits; routes list it in their `preHandler`.
  *
  * @param operation The operation, or a function choosing it per request (`undefined`: no limit).
- * @throws {@link TooManyRequestsError} `over_request_rate_limit` "Request rate limit reached".
+ * @throws {@link RequestRateLimitError} 429 `over_request_rate_limit` "Request rate limit
+ *   reached" with `Retry-After`; `ServiceUnavailableError` 503 when the rate limit service
+ *   is unreachable under `RATE_LIMIT_FAIL_CLOSED`.
  */
 export function rateLimit(
   ctx: AppContext,
   operation: LimitedOperation | ((request: FastifyRequest) => LimitedOperation | undefined),
 ): preHandlerHookHandler {
-  const header = ctx.settings.rateLimitHeader.toLowerCase()
   return (request, _reply, done) => {
     const op = typeof operation === 'function' ? operation(request) : operation
-    if (op === undefined) {
+    const key = op === undefined ? undefined : clientKey(request, ctx.settings)
+    if (op === undefined || key === undefined) {
       done()
       return
     }
-    const key = (header === '' ? undefined : headerValue(request, header))?.split(',')[0]?.trim()
-    ctx.limiter.allow(op, key ?? '', ctx.clock.now()).then((allowed) => {
-      done(
-        allowed
-          ? undefined
-          : new TooManyRequestsError('over_request_rate_limit', 'Request rate limit reached'),
-      )
+    ctx.limiter.allow(op, key, ctx.clock.now()).then((decision) => {
+      done(decision.allowed ? undefined : new RequestRateLimitError(decision.retryAfterSeconds))
     }, done)
   }
 }

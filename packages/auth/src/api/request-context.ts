@@ -27,6 +27,25 @@ export function clientIp(request: FastifyRequest, settings: Settings): string {
   return request.ip
 }
 
+/** Longest client key kept (an IPv6 address with a zone fits many times over). */
+export const MAX_CLIENT_KEY_LENGTH = 256
+
+/**
+ * The client key of request rate limits (upstream `limitHandler`): the first value of the
+ * `RATE_LIMIT_HEADER` header, else (with `SECURITY_SVC_FORWARDED_FOR_ENABLED`) the first value of
+ * `Svc-Forwarded-For`; `undefined` (no per-client limit) when neither is configured or sent.
+ * Both headers must be set by a trusted proxy: clients could otherwise choose their own key.
+ * Keys are cut to {@link MAX_CLIENT_KEY_LENGTH} characters, so that no header can make the
+ * limiter's state (buckets, Redis keys) large.
+ */
+export function clientKey(request: FastifyRequest, settings: Settings): string | undefined {
+  const first = (name: string): string | undefined =>
+    headerValue(request, name)?.split(',')[0]?.trim().slice(0, MAX_CLIENT_KEY_LENGTH) || undefined
+  const header = settings.rateLimitHeader.toLowerCase()
+  if (header !== '') return first(header)
+  return settings.svcForwardedForEnabled ? first('svc-forwarded-for') : undefined
+}
+
 /**
  * The audience of a request: the `X-JWT-AUD` header, else the token's `aud` (when given), else
  * `JWT_AUD`.

@@ -112,6 +112,31 @@ describe('loadSettings', () => {
     expect(loadSettings(env).security.refreshTokenReuseInterval).toBe(90)
   })
 
+  it('reads the rate limit settings with upstream defaults and refuses bad ones', () => {
+    expect(loadSettings(REQUIRED).rateLimit).toMatchObject({
+      tokenRefresh: 150,
+      verify: 30,
+      otp: 30,
+      sso: 30,
+      smsSent: { events: 30, periodMs: 3_600_000 },
+      backend: 'memory',
+      serviceAddress: '127.0.0.1:8081',
+      domain: 'gatehouse-auth',
+      serviceTimeout: 250,
+      failClosed: false,
+      passwordFailures: 5,
+    })
+    const bad = problems({
+      ...REQUIRED,
+      AUTHSVC_RATE_LIMIT_BACKEND: 'redis',
+      AUTHSVC_RATE_LIMIT_SERVICE_ADDRESS: 'localhost',
+      AUTHSVC_RATE_LIMIT_VERIFY: '-1',
+    })
+    expect(bad).toHaveLength(3)
+    expect(bad.join('\n')).toContain('AUTHSVC_RATE_LIMIT_BACKEND: must be one of memory, ratelimit')
+    expect(bad.join('\n')).toContain('AUTHSVC_RATE_LIMIT_SERVICE_ADDRESS: must be host:port')
+  })
+
   /** @see issue 8, item 9: a short HS256 secret can be brute-forced from any issued token. */
   it('refuses a JWT_SECRET shorter than 32 bytes, without echoing it', () => {
     expect(problems({ ...REQUIRED, AUTHSVC_JWT_SECRET: 'short-secret' })).toEqual([

@@ -270,10 +270,46 @@ export interface Settings {
      */
     readonly emailSent: EmailSendRate
     /**
-     * `RATE_LIMIT_SMS_SENT`: SMS messages the server sends per period, across all users, in the
-     * same format. @default 30/h
+     * `RATE_LIMIT_SMS_SENT`: SMS the server sends per period, across all users, as
+     * `RATE_LIMIT_EMAIL_SENT`. @default 30/h
      */
     readonly smsSent: EmailSendRate
+    /**
+     * `RATE_LIMIT_TOKEN_REFRESH`: `POST /token` requests (every grant, as upstream) per client
+     * and 5 minutes, burst 30. @default 150
+     */
+    readonly tokenRefresh: number
+    /** `RATE_LIMIT_VERIFY`: `/verify` requests per client and 5 minutes, burst 30. @default 30 */
+    readonly verify: number
+    /**
+     * `RATE_LIMIT_OTP`: requests per client and 5 minutes, burst 30, on each of `/otp`
+     * (`/magiclink`), `/recover`, `/resend`, `/signup` and `PUT /user`. @default 30
+     */
+    readonly otp: number
+    /** `RATE_LIMIT_SSO`: SSO requests per client and 5 minutes, burst 30. @default 30 */
+    readonly sso: number
+    /**
+     * `RATE_LIMIT_BACKEND`: where budgets are counted: `memory` (each instance alone, as upstream)
+     * or `ratelimit` (a shared `gatehouse-ratelimit` service over gRPC). @default 'memory'
+     */
+    readonly backend: 'memory' | 'ratelimit'
+    /** `RATE_LIMIT_SERVICE_ADDRESS`: `host:port` of the rate limit service's gRPC listener. */
+    readonly serviceAddress: string
+    /** `RATE_LIMIT_DOMAIN`: the domain of the requests and of the YAML config. */
+    readonly domain: string
+    /** `RATE_LIMIT_SERVICE_TIMEOUT`: deadline of one decision, in milliseconds. @default 250 */
+    readonly serviceTimeout: number
+    /**
+     * `RATE_LIMIT_FAIL_CLOSED`: with the service unreachable, refuse with 503 instead of allowing
+     * (logged and counted either way). @default false
+     */
+    readonly failClosed: boolean
+    /**
+     * `RATE_LIMIT_PASSWORD_FAILURES`: failed password sign-ins per email or phone before each
+     * further one is refused for a growing delay (1 s, doubling, at most 15 min); 0 disables.
+     * @default 5
+     */
+    readonly passwordFailures: number
   }
   /**
    * `EXTERNAL_FLOW_STATE_EXPIRY_DURATION`: lifetime of a PKCE flow state in milliseconds (at least
@@ -960,6 +996,54 @@ export const settingsTable = defineSettings(
       default: '30',
       help: 'emails sent per hour (N) or per duration (N/10m)',
     }),
+    rateLimitTokenRefresh: decimal('RATE_LIMIT_TOKEN_REFRESH', {
+      default: '150',
+      min: 0,
+      help: 'POST /token requests per client and 5 min (burst 30)',
+    }),
+    rateLimitVerify: decimal('RATE_LIMIT_VERIFY', {
+      default: '30',
+      min: 0,
+      help: '/verify requests per client and 5 min (burst 30)',
+    }),
+    rateLimitOtp: decimal('RATE_LIMIT_OTP', {
+      default: '30',
+      min: 0,
+      help: '/otp, /recover, /resend, /signup, PUT /user per client and 5 min',
+    }),
+    rateLimitSso: decimal('RATE_LIMIT_SSO', {
+      default: '30',
+      min: 0,
+      help: 'SSO requests per client and 5 min (burst 30)',
+    }),
+    rateLimitBackend: oneOf('RATE_LIMIT_BACKEND', ['memory', 'ratelimit'], {
+      default: 'memory',
+      help: 'memory (per instance) or ratelimit (shared service)',
+    }),
+    rateLimitServiceAddress: text('RATE_LIMIT_SERVICE_ADDRESS', {
+      default: '127.0.0.1:8081',
+      help: 'gRPC host:port of gatehouse-ratelimit',
+      check: (value) =>
+        /^\S+:\d{1,5}$/.test(value) ? undefined : 'must be host:port, such as 127.0.0.1:8081',
+    }),
+    rateLimitDomain: text('RATE_LIMIT_DOMAIN', {
+      default: 'gatehouse-auth',
+      help: 'rate limit service domain',
+      check: (value) => (value === '' ? 'must not be empty' : undefined),
+    }),
+    rateLimitServiceTimeout: duration('RATE_LIMIT_SERVICE_TIMEOUT', {
+      default: '250ms',
+      positive: true,
+      help: 'deadline of one rate limit decision',
+    }),
+    rateLimitFailClosed: bool('RATE_LIMIT_FAIL_CLOSED', {
+      help: 'service unreachable: 503 instead of allowing',
+    }),
+    rateLimitPasswordFailures: integer('RATE_LIMIT_PASSWORD_FAILURES', {
+      default: '5',
+      min: 0,
+      help: 'failed passwords per account before back-off; 0: off',
+    }),
     flowStateExpiryDuration: secondsOrDuration('EXTERNAL_FLOW_STATE_EXPIRY_DURATION', {
       unit: 'ms',
       default: '300',
@@ -1219,7 +1303,20 @@ export function loadSettings(env: Env): Settings {
       adminEmail: v.smtpAdminEmail,
       senderName: v.smtpSenderName,
     },
-    rateLimit: { emailSent: v.rateLimitEmailSent, smsSent: v.rateLimitSmsSent },
+    rateLimit: {
+      emailSent: v.rateLimitEmailSent,
+      smsSent: v.rateLimitSmsSent,
+      tokenRefresh: v.rateLimitTokenRefresh,
+      verify: v.rateLimitVerify,
+      otp: v.rateLimitOtp,
+      sso: v.rateLimitSso,
+      backend: v.rateLimitBackend,
+      serviceAddress: v.rateLimitServiceAddress,
+      domain: v.rateLimitDomain,
+      serviceTimeout: v.rateLimitServiceTimeout,
+      failClosed: v.rateLimitFailClosed,
+      passwordFailures: v.rateLimitPasswordFailures,
+    },
     flowStateExpiryDuration: Math.max(300_000, v.flowStateExpiryDuration),
     sms: {
       autoconfirm: v.smsAutoconfirm,

@@ -1,4 +1,8 @@
-/** Limited operations (upstream `limiterOpts`). */
+/**
+ * Limited operations (upstream `limiterOpts`): `token` is every `POST /token` grant but the
+ * refresh, `otp` is `/otp` (and `/magiclink`), `/recover` and `/resend`; `email_sent` and
+ * `sms_sent` are the server-wide send caps.
+ */
 export type LimitedOperation =
   | 'signup'
   | 'token'
@@ -6,27 +10,42 @@ export type LimitedOperation =
   | 'verify'
   | 'otp'
   | 'user'
+  | 'sso'
   | 'factor_challenge'
   | 'factor_verify'
 
+/** The answer of a {@link Limiter}. */
+export interface LimitDecision {
+  /** `false`: answer 429 `over_request_rate_limit`. */
+  readonly allowed: boolean
+  /** When refused: whole seconds until a request may succeed (`Retry-After`); else 0. */
+  readonly retryAfterSeconds: number
+}
+
+/** The decision that allows. */
+export const ALLOWED: LimitDecision = Object.freeze({ allowed: true, retryAfterSeconds: 0 })
+
 /**
- * Request rate limiting per client key (the rate-limit issue adds token buckets keyed by
- * `RATE_LIMIT_HEADER`). {@link NoLimiter} allows everything.
+ * Request rate limiting per operation and client key (upstream `limitHandler`): the in-memory
+ * `TokenBucketLimiter` of each instance, or the shared `ServiceLimiter`. {@link NoLimiter}
+ * allows everything.
  */
 export interface Limiter {
   /**
-   * Takes one request from the key's budget.
+   * Takes one request from the key's budget for `operation`.
    *
-   * @param key Client key (the first value of `RATE_LIMIT_HEADER`), `''` when unknown.
+   * @param key Client key (the first value of `RATE_LIMIT_HEADER`, or of `Svc-Forwarded-For`);
+   *   never empty: requests without a key are not limited.
    * @param now Epoch milliseconds.
-   * @returns `true` to allow, `false` to reject with 429 `over_request_rate_limit`.
+   * @throws {Error} Only when the backend fails and is configured to fail closed (the route
+   *   answers that error).
    */
-  allow(operation: LimitedOperation, key: string, now: number): Promise<boolean>
+  allow(operation: LimitedOperation, key: string, now: number): Promise<LimitDecision>
 }
 
 /** A {@link Limiter} that allows every request. */
 export class NoLimiter implements Limiter {
-  allow(): Promise<boolean> {
-    return Promise.resolve(true)
+  allow(): Promise<LimitDecision> {
+    return Promise.resolve(ALLOWED)
   }
 }

@@ -1,4 +1,4 @@
-import type { LimitedOperation, Limiter } from './limiter.js'
+import { ALLOWED, type LimitDecision, type LimitedOperation, type Limiter } from './limiter.js'
 
 /** The budget of one operation: a bucket of `burst` requests refilled at `perSecond`. */
 export interface BucketRate {
@@ -13,6 +13,9 @@ interface Bucket {
   /** Epoch milliseconds of the last refill. */
   at: number
 }
+
+/** `Retry-After` of a bucket that never refills (a rate of 0), in seconds: one day. */
+const MAX_RETRY_AFTER = 86_400
 
 /** Buckets kept at most; past that the least recently created is dropped (a fresh client). */
 const DEFAULT_MAX_BUCKETS = 10_000
@@ -46,10 +49,13 @@ export class TokenBucketLimiter implements Limiter {
     this.#maxBuckets = maxBuckets
   }
 
-  /** Takes one request from the key's bucket for `operation`; `now` in epoch milliseconds. */
-  allow(operation: LimitedOperation, key: string, now: number): Promise<boolean> {
+  /**
+   * Takes one request from the key's bucket for `operation`; `now` in epoch milliseconds. A
+   * refusal says when the next token arrives (whole seconds, at least 1).
+   */
+  allow(operation: LimitedOperation, key: string, now: number): Promise<LimitDecision> {
     const rate = this.#rates[operation]
-    if (!rate) return Promise.resolve(true)
+    if (!rate) return Promise.resolve(ALLOWED)
     const id = `${operation}\u0000${key}`
     let bucket = this.#buckets.get(id)
     if (!bucket) {
@@ -63,8 +69,14 @@ export class TokenBucketLimiter implements Limiter {
     const elapsed = Math.max(0, now - bucket.at) / 1000
     bucket.tokens = Math.min(rate.burst, bucket.tokens + elapsed * rate.perSecond)
     bucket.at = Math.max(bucket.at, now)
-    if (bucket.tokens < 1) return Promise.resolve(false)
+    if (bucket.tokens < 1) {
+      const wait = rate.perSecond > 0 ? (1 - bucket.tokens) / rate.perSecond : MAX_RETRY_AFTER
+      return Promise.resolve({
+        allowed: false,
+        retryAfterSeconds: Math.min(MAX_RETRY_AFTER, Math.max(1, Math.ceil(wait))),
+      })
+    }
     bucket.tokens -= 1
-    return Promise.resolve(true)
+    return Promise.resolve(ALLOWED)
   }
 }

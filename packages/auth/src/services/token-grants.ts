@@ -8,7 +8,7 @@
 import type { AppContext, RequestContext } from '../context.js'
 import { checkPasswordStrength, type WeakPasswordReason } from '../crypto/password.js'
 import { isWellFormedRefreshToken } from '../crypto/refresh-token.js'
-import { BadRequestError, UnprocessableEntityError } from '../errors.js'
+import { BadRequestError, RequestRateLimitError, UnprocessableEntityError } from '../errors.js'
 import { findUserByEmail, findUserByPhone, isBanned, type User } from '../models/user.js'
 import type { IssuedSession } from '../tokens/service.js'
 import { normalizePhone } from './validation.js'
@@ -36,10 +36,14 @@ export interface PasswordSignIn {
  * password (against a dummy hash for unknown users, so that timing tells nothing), then the ban
  * and the confirmation, and starts a session.
  *
+ * After `RATE_LIMIT_PASSWORD_FAILURES` failed passwords for one email or phone, further attempts
+ * back off (see `PasswordBackoff`); a correct password clears it.
+ *
  * @param signal Aborts the queued password check (the request's deadline).
  * @throws {@link BadRequestError} `validation_failed`, `invalid_credentials`, `user_banned`,
  *   `email_not_confirmed`, `phone_not_confirmed`; {@link UnprocessableEntityError}
- *   `email_provider_disabled`, `phone_provider_disabled`.
+ *   `email_provider_disabled`, `phone_provider_disabled`; {@link RequestRateLimitError}
+ *   `over_request_rate_limit` while the account backs off.
  */
 export async function passwordGrant(
   ctx: AppContext,
@@ -61,16 +65,22 @@ export async function passwordGrant(
     )
   }
   let user: User | undefined
+  let account: string
   if (email !== '') {
     if (!settings.external.emailEnabled) {
       throw new UnprocessableEntityError('email_provider_disabled', 'Email logins are disabled')
     }
+    account = `email:${client.aud}:${email.toLowerCase()}`
+    backOff(ctx, account)
     user = await findUserByEmail(ctx.db, email.toLowerCase(), client.aud)
   } else if (phone !== '') {
     if (!settings.external.phoneEnabled) {
       throw new UnprocessableEntityError('phone_provider_disabled', 'Phone logins are disabled')
     }
-    user = await findUserByPhone(ctx.db, normalizePhone(phone), client.aud)
+    const normalized = normalizePhone(phone)
+    account = `phone:${client.aud}:${normalized}`
+    backOff(ctx, account)
+    user = await findUserByPhone(ctx.db, normalized, client.aud)
   } else {
     throw new BadRequestError('validation_failed', 'missing email or phone')
   }
@@ -78,8 +88,10 @@ export async function passwordGrant(
   // nothing about the account, not even that it is banned.
   const ok = await ctx.passwords.verify(password, user?.encryptedPassword || DUMMY_HASH, signal)
   if (!user || user.encryptedPassword === '' || !ok) {
+    ctx.passwordBackoff.failed(account, ctx.clock.now())
     throw new BadRequestError('invalid_credentials', 'Invalid login credentials')
   }
+  ctx.passwordBackoff.succeeded(account)
   if (isBanned(user, ctx.clock.now())) throw new BadRequestError('user_banned', 'User is banned')
   if (email !== '' && user.emailConfirmedAt === null) {
     throw new BadRequestError('email_not_confirmed', 'Email not confirmed')
@@ -94,6 +106,17 @@ export async function passwordGrant(
   const session = await ctx.tokens.finish(pending)
   const weak = checkPasswordStrength(password, settings.password)
   return weak ? { session, weakPassword: weak.reasons } : { session }
+}
+
+/**
+ * Refuses a sign-in of an account still backing off after failed passwords, before any lookup:
+ * known and unknown accounts get the same answer.
+ *
+ * @throws {@link RequestRateLimitError} 429 `over_request_rate_limit` with `Retry-After`.
+ */
+function backOff(ctx: AppContext, account: string): void {
+  const wait = ctx.passwordBackoff.wait(account, ctx.clock.now())
+  if (wait > 0) throw new RequestRateLimitError(wait / 1000)
 }
 
 /**

@@ -37,7 +37,20 @@ describe('gatehouse-auth CLI', () => {
   it('prints help', async () => {
     const { io, out } = fakeIo()
     expect(await runCli(['--help'], {}, io)).toBe(0)
-    expect(out.join('\n')).toContain('Usage: gatehouse-auth [serve|migrate]')
+    expect(out.join('\n')).toContain('Usage: gatehouse-auth [serve|migrate|ratelimit-config]')
+  })
+
+  it('ratelimit-config prints the rate limit service config of the settings', async () => {
+    const { io, out } = fakeIo()
+    const env = testEnv(schema.url, {
+      AUTHSVC_RATE_LIMIT_DOMAIN: 'auth-eu',
+      AUTHSVC_RATE_LIMIT_VERIFY: '60',
+    })
+    expect(await runCli(['ratelimit-config'], env, io)).toBe(0)
+    const yaml = out.join('\n')
+    expect(yaml).toContain("domain: 'auth-eu'")
+    // RATE_LIMIT_VERIFY 60 per 5 minutes is 720 an hour (no other rate gives 720).
+    expect(yaml).toContain('requests_per_unit: 720')
   })
 
   it('--help lists the limits with their defaults', async () => {

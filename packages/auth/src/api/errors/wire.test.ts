@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest'
 import { PasswordHashingBusyError } from '../../crypto/password-hasher.js'
 import { JwtKeyError } from '../../crypto/jwt.js'
 import {
+  RequestRateLimitError,
+  ServiceUnavailableError,
   AuthError,
   BadRequestError,
   ConflictError,
@@ -54,6 +56,16 @@ describe('WIRE_ERRORS', () => {
       headers: { 'retry-after': '1' },
       extra: {},
     })
+  })
+
+  it('answers a rate-limited request with its Retry-After, an unreachable dependency with 503', () => {
+    expect(wireErrorOf(new RequestRateLimitError(2.2))).toEqual({
+      status: 429,
+      headers: { 'retry-after': '3' },
+      extra: {},
+    })
+    expect(new RequestRateLimitError(0).retryAfterSeconds).toBe(1)
+    expect(wireErrorOf(new ServiceUnavailableError('unexpected_failure', 'x')).status).toBe(503)
   })
 
   it('maps each class once', () => {

@@ -7,7 +7,9 @@ import {
   InternalServerError,
   NotFoundError,
   PayloadTooLargeError,
+  RequestRateLimitError,
   RequestTimeoutError,
+  ServiceUnavailableError,
   TooManyRequestsError,
   UnauthorizedError,
   UnprocessableEntityError,
@@ -21,8 +23,9 @@ export interface WireMapping<E extends AuthError = AuthError> {
   readonly error: abstract new (...args: any[]) => E
   /** HTTP status of the answer. */
   readonly status: number
-  /** Response headers, such as `Retry-After`. */
-  readonly headers?: Readonly<Record<string, string>>
+  /** Response headers, such as `Retry-After`: fixed, or computed from the error. */
+  readonly headers?:
+    Readonly<Record<string, string>> | ((error: E) => Readonly<Record<string, string>>)
   /** Top-level body fields besides the code and message, such as `weak_password`. */
   readonly extra?: (error: E) => Readonly<Record<string, unknown>>
 }
@@ -54,8 +57,14 @@ export const WIRE_ERRORS: readonly WireMapping[] = [
     extra: (error) => ({ weak_password: { reasons: error.reasons } }),
   }),
   row({ error: TooManyRequestsError, status: 429 }),
+  row({
+    error: RequestRateLimitError,
+    status: 429,
+    headers: (error) => ({ 'retry-after': String(error.retryAfterSeconds) }),
+  }),
   row({ error: PasswordHashingBusyError, status: 429, headers: { 'retry-after': '1' } }),
   row({ error: InternalServerError, status: 500 }),
+  row({ error: ServiceUnavailableError, status: 503 }),
   row({ error: RequestTimeoutError, status: 504 }),
   UNMAPPED,
 ]
@@ -84,7 +93,8 @@ export function wireErrorOf(error: AuthError): WireError {
   const found = mapping ?? UNMAPPED
   return {
     status: found.status,
-    headers: found.headers ?? NO_FIELDS,
+    headers:
+      (typeof found.headers === 'function' ? found.headers(error) : found.headers) ?? NO_FIELDS,
     extra: found.extra?.(error) ?? NO_FIELDS,
   }
 }

@@ -1,0 +1,261 @@
+/**
+ * The cost of `RATE_LIMIT_BACKEND=ratelimit` (bench/auth/README.md, "Rate limits"): password
+ * sign-ins/s and refresh rotations/s of an auth server asking a real `gatehouse-ratelimit` (Redis
+ * backend) for every request, next to the same server without limits, in one run. Both servers
+ * share one database and alternate slices, so they see the same background load. Every limited
+ * request carries a client key of its own, so each decision is a full one (new Redis keys) and
+ * none is refused.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { loadSettings, rateLimitServiceConfig } from '@gatehouse/auth'
+import { createTestDatabase, getFreePort, startRedisServer, waitFor } from '@gatehouse/testing'
+import { machineInfo, markdownTable, ratio, type ResultRow } from '../lib/report.js'
+import { JsonClient, runLoad, type LoadResult } from './load.js'
+
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+const SLICE_MS = Number(process.env.BENCH_SLICE_MS ?? 4000)
+const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 1000)
+const SLOW_WARMUP_MS = Math.max(WARMUP_MS, 5000)
+const JWT_SECRET = 'bench-secret-bench-secret-bench-secret!'
+const PASSWORD = 'bench-password-1'
+const root = fileURLToPath(new URL('../../', import.meta.url))
+
+/** High enough that no request is refused: the bench measures the decision, not refusals. */
+const LIMITED_ENV = {
+  AUTHSVC_RATE_LIMIT_BACKEND: 'ratelimit',
+  AUTHSVC_RATE_LIMIT_HEADER: 'X-Real-IP',
+  AUTHSVC_RATE_LIMIT_TOKEN_REFRESH: '100000000',
+  AUTHSVC_RATE_LIMIT_SERVICE_TIMEOUT: '2s',
+}
+
+interface Tokens {
+  access_token: string
+  refresh_token: string
+}
+
+interface Series {
+  ok: number
+  seconds: number
+  rounds: number[]
+  failed: number
+  firstError?: string
+}
+
+const empty = (): Series => ({ ok: 0, seconds: 0, rounds: [], failed: 0 })
+
+function add(series: Series, r: LoadResult): void {
+  series.ok += r.ok
+  series.seconds += SLICE_MS / 1000
+  series.rounds.push(r.rate)
+  series.failed += r.failed
+  if (r.firstError !== undefined) series.firstError ??= r.firstError
+}
+
+async function compare(
+  label: string,
+  unlimited: () => Promise<LoadResult>,
+  limited: () => Promise<LoadResult>,
+): Promise<{ figure: Series; baseline: Series; loads: number[] }> {
+  const result = { figure: empty(), baseline: empty(), loads: [] as number[] }
+  for (let round = 0; round < ROUNDS; round++) {
+    result.loads.push(loadavg()[0] ?? 0)
+    add(result.baseline, await unlimited())
+    add(result.figure, await limited())
+    const b = result.baseline.rounds[round] ?? 0
+    const f = result.figure.rounds[round] ?? 0
+    console.log(
+      `${label} round ${String(round + 1)}: ${f.toFixed(0)}/s limited vs ${b.toFixed(0)}/s = ${ratio(f, b)} (load ${(loadavg()[0] ?? 0).toFixed(1)})`,
+    )
+  }
+  for (const [name, s] of Object.entries({ limited: result.figure, unlimited: result.baseline })) {
+    if (s.failed > 0)
+      console.log(`  ${label} ${name}: ${String(s.failed)} failed (${s.firstError ?? ''})`)
+  }
+  return result
+}
+
+const rate = (s: Series): number => s.ok / s.seconds
+
+function spread(c: { figure: Series; baseline: Series }): string {
+  const ratios = c.figure.rounds.map((f, i) => f / (c.baseline.rounds[i] ?? Number.NaN))
+  const pct = (x: number): string => `${String(Math.round(x * 100))}%`
+  return `${pct(Math.min(...ratios))}–${pct(Math.max(...ratios))}`
+}
+
+function startAuth(env: Record<string, string>): { child: ChildProcess; ready: Promise<unknown> } {
+  const child = spawn(process.execPath, [`${root}packages/auth/bin/gatehouse-auth.js`], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  let out = ''
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()))
+  return {
+    child,
+    ready: waitFor(() => out.includes('listening on'), { timeout: 30_000, what: 'auth server' }),
+  }
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  child.kill('SIGTERM')
+  await exited
+}
+
+async function main(): Promise<void> {
+  for (const pkg of ['packages/auth', 'packages/ratelimit']) {
+    execFileSync(process.execPath, [`${root}node_modules/typescript/bin/tsc`, '-b', root + pkg], {
+      stdio: 'inherit',
+    })
+  }
+  const database = await createTestDatabase('bench_auth_limits')
+  const redis = await startRedisServer()
+  const runtime = mkdtempSync(join(tmpdir(), 'bench-auth-limits-'))
+  const [grpcPort, httpPort, plainPort, limitedPort] = await Promise.all([
+    getFreePort(),
+    getFreePort(),
+    getFreePort(),
+    getFreePort(),
+  ])
+  const base = (port: number): Record<string, string> => ({
+    AUTHSVC_SITE_URL: 'http://localhost:3000',
+    AUTHSVC_API_EXTERNAL_URL: `http://127.0.0.1:${String(port)}`,
+    AUTHSVC_JWT_SECRET: JWT_SECRET,
+    AUTHSVC_DB_DRIVER: 'postgres',
+    DATABASE_URL: database.url,
+    AUTHSVC_API_HOST: '127.0.0.1',
+    PORT: String(port),
+    AUTHSVC_MAILER_AUTOCONFIRM: 'true',
+    AUTHSVC_JWT_AUD: 'authenticated',
+    // Two servers share PostgreSQL's 100 connections with the other engineers' tests.
+    AUTHSVC_DB_MAX_POOL_SIZE: '20',
+    AUTHSVC_RATE_LIMIT_PASSWORD_FAILURES: '0',
+    LOG_LEVEL: 'error',
+  })
+  const limitedEnv = {
+    ...base(limitedPort),
+    ...LIMITED_ENV,
+    AUTHSVC_RATE_LIMIT_SERVICE_ADDRESS: `127.0.0.1:${String(grpcPort)}`,
+  }
+  mkdirSync(join(runtime, 'config'))
+  writeFileSync(
+    join(runtime, 'config', 'auth.yaml'),
+    rateLimitServiceConfig(loadSettings(limitedEnv)),
+  )
+  const service = spawn(
+    process.execPath,
+    [`${root}packages/ratelimit/bin/gatehouse-ratelimit.js`],
+    {
+      env: {
+        ...process.env,
+        HOST: '127.0.0.1',
+        PORT: String(httpPort),
+        GRPC_HOST: '127.0.0.1',
+        GRPC_PORT: String(grpcPort),
+        DEBUG_HOST: '127.0.0.1',
+        DEBUG_PORT: '0',
+        RUNTIME_ROOT: runtime,
+        RUNTIME_SUBDIRECTORY: '',
+        RUNTIME_WATCH_ROOT: 'false',
+        BACKEND_TYPE: 'redis',
+        REDIS_SOCKET_TYPE: 'tcp',
+        REDIS_URL: redis.hostPort,
+        USE_STATSD: 'false',
+        LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    },
+  )
+  const plain = startAuth(base(plainPort))
+  const limited = startAuth(limitedEnv)
+  const plainHttp = new JsonClient('127.0.0.1', plainPort, CONCURRENCY)
+  const limitedHttp = new JsonClient('127.0.0.1', limitedPort, CONCURRENCY)
+  try {
+    await waitFor(
+      async () => (await fetch(`http://127.0.0.1:${String(httpPort)}/healthcheck`)).ok,
+      { timeout: 30_000, what: 'gatehouse-ratelimit' },
+    )
+    await Promise.all([plain.ready, limited.ready])
+    let key = 0
+    const client = (): Record<string, string> => ({ 'x-real-ip': `bench-${String(key++)}` })
+    const signInBody = (w: number) => ({
+      email: `bench${String(w)}@example.com`,
+      password: PASSWORD,
+    })
+    const chains = (
+      await Promise.all(
+        Array.from({ length: CONCURRENCY }, (_, w) =>
+          plainHttp.send<Tokens>('POST', '/signup', signInBody(w)),
+        ),
+      )
+    ).map((t) => t.refresh_token)
+
+    const signIn = await compare(
+      'sign-in',
+      () =>
+        runLoad(CONCURRENCY, SLICE_MS, SLOW_WARMUP_MS, async (w) => {
+          await plainHttp.send('POST', '/token?grant_type=password', signInBody(w))
+        }),
+      () =>
+        runLoad(CONCURRENCY, SLICE_MS, SLOW_WARMUP_MS, async (w) => {
+          await limitedHttp.send('POST', '/token?grant_type=password', signInBody(w), undefined, {
+            ...client(),
+          })
+        }),
+    )
+    const rotate = async (http: JsonClient, w: number, headers = {}): Promise<void> => {
+      const body = { refresh_token: chains[w] }
+      const t = await http.send<Tokens>(
+        'POST',
+        '/token?grant_type=refresh_token',
+        body,
+        undefined,
+        headers,
+      )
+      chains[w] = t.refresh_token
+    }
+    const refresh = await compare(
+      'refresh',
+      () => runLoad(CONCURRENCY, SLICE_MS, WARMUP_MS, (w) => rotate(plainHttp, w)),
+      () => runLoad(CONCURRENCY, SLICE_MS, WARMUP_MS, (w) => rotate(limitedHttp, w, client())),
+    )
+
+    const c = String(CONCURRENCY)
+    const loads = [...signIn.loads, ...refresh.loads]
+    const rows: ResultRow[] = [
+      {
+        figure: `password sign-ins/s, RATE_LIMIT_BACKEND=ratelimit, c=${c} (rounds ${spread(signIn)})`,
+        value: rate(signIn.figure),
+        baseline: 'the same without limits',
+        baselineValue: rate(signIn.baseline),
+        unit: '/s',
+      },
+      {
+        figure: `refresh rotations/s, RATE_LIMIT_BACKEND=ratelimit, c=${c} (rounds ${spread(refresh)})`,
+        value: rate(refresh.figure),
+        baseline: 'the same without limits',
+        baselineValue: rate(refresh.baseline),
+        unit: '/s',
+      },
+    ]
+    console.log(
+      `\n${new Date().toISOString()} — ${machineInfo()}; load average ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}\n`,
+    )
+    console.log(markdownTable(rows))
+    console.log('\nTargets: sign-in ≥ 95 %, refresh ≥ 90 % of the same without limits.')
+  } finally {
+    plainHttp.close()
+    limitedHttp.close()
+    await Promise.all([stop(plain.child), stop(limited.child), stop(service)])
+    await redis.stop()
+    rmSync(runtime, { recursive: true, force: true })
+    await database.drop()
+  }
+}
+
+await main()

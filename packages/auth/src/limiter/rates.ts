@@ -1,0 +1,70 @@
+import type { EmailSendRate, Settings } from '../conf/settings.js'
+import type { LimitedOperation } from './limiter.js'
+import type { BucketRate } from './token-bucket.js'
+
+/** Requests a client may make at once on each operation, as upstream's `SetBurst(30)`. */
+export const REQUEST_BURST = 30
+
+/** Upstream's `RATE_LIMIT_*` request rates are per 5 minutes. */
+const FIVE_MINUTES = 300
+
+/**
+ * The token bucket of every limited operation, from the settings (upstream `limiterOpts`):
+ * `RATE_LIMIT_TOKEN_REFRESH` for every `POST /token` grant, `RATE_LIMIT_VERIFY` for `/verify`,
+ * `RATE_LIMIT_OTP` for `/otp`, `/recover`, `/resend`, `/signup` and `PUT /user` (a bucket each),
+ * `RATE_LIMIT_SSO`, all per 5 minutes; `MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY` per minute; burst 30
+ * each. The memory backend counts these buckets; the rate limit service config is derived from
+ * them ({@link rateLimitServiceConfig}).
+ */
+export function requestRates(settings: Settings): Readonly<Record<LimitedOperation, BucketRate>> {
+  const per5m = (n: number): BucketRate => ({ perSecond: n / FIVE_MINUTES, burst: REQUEST_BURST })
+  const mfa: BucketRate = {
+    perSecond: settings.mfa.rateLimitChallengeAndVerify / 60,
+    burst: REQUEST_BURST,
+  }
+  const { rateLimit } = settings
+  return {
+    token: per5m(rateLimit.tokenRefresh),
+    token_refresh: per5m(rateLimit.tokenRefresh),
+    verify: per5m(rateLimit.verify),
+    otp: per5m(rateLimit.otp),
+    signup: per5m(rateLimit.otp),
+    user: per5m(rateLimit.otp),
+    sso: per5m(rateLimit.sso),
+    factor_challenge: mfa,
+    factor_verify: mfa,
+  }
+}
+
+/** A fixed window of the rate limit service (envoy `rate_limit`: `unit`, `requests_per_unit`). */
+export interface ServiceWindow {
+  readonly unit: 'second' | 'minute' | 'hour' | 'day'
+  readonly requestsPerUnit: number
+}
+
+const UNIT_MS: readonly [ServiceWindow['unit'], number][] = [
+  ['day', 86_400_000],
+  ['hour', 3_600_000],
+  ['minute', 60_000],
+  ['second', 1_000],
+]
+
+/**
+ * The fixed window of a send cap (`RATE_LIMIT_EMAIL_SENT`, `RATE_LIMIT_SMS_SENT`): the largest
+ * unit the period is a whole multiple of, with the count scaled to it and rounded down (`10/5m`
+ * is 2 a minute; `30` is 30 an hour).
+ */
+export function sendWindow(rate: EmailSendRate): ServiceWindow {
+  const [unit, ms] = UNIT_MS.find(([, size]) => rate.periodMs % size === 0) ?? ['second', 1_000]
+  return { unit, requestsPerUnit: Math.floor((rate.events * ms) / Math.max(rate.periodMs, 1)) }
+}
+
+/**
+ * The two fixed windows that stand for a token bucket in the rate limit service, which counts
+ * fixed windows only: the burst per minute, and the long-run rate per hour (rounded down). A
+ * client gets at most the burst in a minute and the bucket's rate over an hour, as upstream,
+ * but a burst can come once a minute rather than once per refill.
+ */
+export function bucketWindows(rate: BucketRate): { minute: number; hour: number } {
+  return { minute: rate.burst, hour: Math.floor(rate.perSecond * 3600) }
+}

@@ -1,0 +1,259 @@
+/**
+ * Request rate limits as upstream (per client key, 429 with Retry-After), the per-account
+ * password back-off, and one budget across two auth instances through a real
+ * `gatehouse-ratelimit` process on a Redis server of this file's own, killed and restarted.
+ */
+import {
+  FakeClock,
+  getFreePort,
+  startProcess,
+  startRedisServer,
+  waitFor,
+  type ManagedProcess,
+  type TestRedisServer,
+} from '@gatehouse/testing'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { rateLimitServiceConfig } from '@gatehouse/auth'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { signUp, startTestServer, type TestServer } from '../helpers.js'
+
+const RATELIMIT_MAIN = fileURLToPath(new URL('../../../ratelimit/src/main.ts', import.meta.url))
+
+/** A refresh with a malformed token: limited as `token_refresh`, then refused (400). */
+function refresh(url: string, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${url}/token?grant_type=refresh_token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ refresh_token: 'not-a-token' }),
+  })
+}
+
+async function statuses(count: number, send: () => Promise<Response>): Promise<number[]> {
+  const seen: number[] = []
+  for (let i = 0; i < count; i++) seen.push((await send()).status)
+  return seen
+}
+
+describe('request rate limits per client key (memory backend, as upstream)', () => {
+  const clock = new FakeClock(Date.UTC(2026, 0, 1))
+  let byHeader: TestServer
+  let byForwardedFor: TestServer
+  let unkeyed: TestServer
+
+  beforeAll(async () => {
+    ;[byHeader, byForwardedFor, unkeyed] = await Promise.all([
+      startTestServer('rl_header', { AUTHSVC_RATE_LIMIT_HEADER: 'X-Real-IP' }, clock),
+      startTestServer('rl_svc', { AUTHSVC_SECURITY_SVC_FORWARDED_FOR_ENABLED: 'true' }, clock),
+      startTestServer('rl_none', {}, clock),
+    ])
+    await Promise.all([byHeader.listen(), byForwardedFor.listen(), unkeyed.listen()])
+  })
+  afterAll(async () => {
+    await Promise.all([byHeader.close(), byForwardedFor.close(), unkeyed.close()])
+  })
+
+  it('RATE_LIMIT_HEADER: a burst of 30 per first value, then 429 with Retry-After', async () => {
+    const a = { 'x-real-ip': '203.0.113.1, 10.0.0.1' }
+    expect(new Set(await statuses(30, () => refresh(byHeader.url, a)))).toEqual(new Set([400]))
+    const limited = await refresh(byHeader.url, { 'x-real-ip': '203.0.113.1' })
+    expect(limited.status).toBe(429)
+    // RATE_LIMIT_TOKEN_REFRESH 150 per 5 minutes: a request every 2 seconds.
+    expect(limited.headers.get('retry-after')).toBe('2')
+    expect(await limited.json()).toMatchObject({
+      code: 429,
+      error_code: 'over_request_rate_limit',
+      msg: 'Request rate limit reached',
+    })
+    // Another client has its own budget; the first gets one back after Retry-After.
+    expect((await refresh(byHeader.url, { 'x-real-ip': '203.0.113.2' })).status).toBe(400)
+    clock.advance(2_000)
+    expect((await refresh(byHeader.url, a)).status).toBe(400)
+    expect((await refresh(byHeader.url, a)).status).toBe(429)
+  })
+
+  it('cuts a huge client key to 256 characters (one budget, bounded state)', async () => {
+    const long = 'x'.repeat(256)
+    await statuses(30, () => refresh(byHeader.url, { 'x-real-ip': `${long}a` }))
+    expect((await refresh(byHeader.url, { 'x-real-ip': `${long}b` })).status).toBe(429)
+  })
+
+  it('Svc-Forwarded-For keys the limit when SECURITY_SVC_FORWARDED_FOR_ENABLED', async () => {
+    const a = { 'svc-forwarded-for': '198.51.100.7' }
+    await statuses(30, () => refresh(byForwardedFor.url, a))
+    expect((await refresh(byForwardedFor.url, a)).status).toBe(429)
+    const other = { 'svc-forwarded-for': '198.51.100.8' }
+    expect((await refresh(byForwardedFor.url, other)).status).toBe(400)
+  })
+
+  it('with neither configured there is no per-client limit', async () => {
+    const seen = await statuses(40, () => refresh(unkeyed.url, { 'x-real-ip': '203.0.113.1' }))
+    expect(seen.filter((s) => s === 429)).toEqual([])
+  })
+})
+
+describe('per-account back-off after failed passwords', () => {
+  const clock = new FakeClock(Date.UTC(2026, 0, 1))
+  let server: TestServer
+
+  beforeAll(async () => {
+    server = await startTestServer(
+      'rl_backoff',
+      { AUTHSVC_RATE_LIMIT_PASSWORD_FAILURES: '2' },
+      clock,
+    )
+    await signUp(server, 'known@example.com', 'right-password')
+  })
+  afterAll(async () => {
+    await server.close()
+  })
+
+  const signIn = async (email: string, password: string) => {
+    const res = await server.request('POST', '/token?grant_type=password', {
+      body: { email, password },
+    })
+    return {
+      status: res.statusCode,
+      code: res.json().error_code,
+      retryAfter: res.headers['retry-after'],
+    }
+  }
+
+  it('grows the delay, answers unknown accounts the same, and a success resets it', async () => {
+    const journey = async (email: string) => {
+      const seen = []
+      for (let i = 0; i < 3; i++) seen.push(await signIn(email, 'wrong'))
+      seen.push(await signIn(email, 'wrong'))
+      clock.advance(1_000)
+      seen.push(await signIn(email, 'wrong'))
+      seen.push(await signIn(email, 'wrong'))
+      clock.advance(2_000)
+      return seen
+    }
+    const known = await journey('known@example.com')
+    const unknown = await journey('nobody@example.com')
+    const bad = { status: 400, code: 'invalid_credentials', retryAfter: undefined }
+    const expected = [
+      bad,
+      bad,
+      bad,
+      { status: 429, code: 'over_request_rate_limit', retryAfter: '1' },
+      bad,
+      { status: 429, code: 'over_request_rate_limit', retryAfter: '2' },
+    ]
+    expect(known).toEqual(expected)
+    expect(unknown).toEqual(expected)
+    // The case of the address does not give a fresh budget.
+    expect((await signIn('KNOWN@example.com', 'wrong')).status).toBe(400)
+    expect((await signIn('known@example.com', 'right-password')).status).toBe(429)
+    clock.advance(4_000)
+    expect((await signIn('known@example.com', 'right-password')).status).toBe(200)
+    expect((await signIn('known@example.com', 'wrong')).status).toBe(400)
+    expect((await signIn('known@example.com', 'wrong')).status).toBe(400)
+  })
+})
+
+describe('RATE_LIMIT_BACKEND=ratelimit: two instances, one budget, a service that dies', () => {
+  let redis: TestRedisServer
+  let root: string
+  let grpcPort: number
+  let httpPort: number
+  let service: ManagedProcess | undefined
+  let open: TestServer
+  let closed: TestServer
+
+  async function startService(): Promise<void> {
+    const started = await startProcess(process.execPath, ['--import', 'tsx', RATELIMIT_MAIN], {
+      env: {
+        ...process.env,
+        HOST: '127.0.0.1',
+        PORT: String(httpPort),
+        GRPC_HOST: '127.0.0.1',
+        GRPC_PORT: String(grpcPort),
+        DEBUG_HOST: '127.0.0.1',
+        DEBUG_PORT: '0',
+        RUNTIME_ROOT: root,
+        RUNTIME_SUBDIRECTORY: '',
+        RUNTIME_APPDIRECTORY: 'config',
+        RUNTIME_WATCH_ROOT: 'false',
+        BACKEND_TYPE: 'redis',
+        REDIS_SOCKET_TYPE: 'tcp',
+        REDIS_URL: redis.hostPort,
+        USE_STATSD: 'false',
+        LOG_LEVEL: 'warn',
+      },
+    })
+    service = started
+    await waitFor(
+      async () => (await fetch(`http://127.0.0.1:${String(httpPort)}/healthcheck`)).ok,
+      { what: `gatehouse-ratelimit (output: ${started.output()})`, timeout: 30_000 },
+    )
+  }
+
+  beforeAll(async () => {
+    redis = await startRedisServer()
+    ;[grpcPort, httpPort] = await Promise.all([getFreePort(), getFreePort()])
+    const env = {
+      AUTHSVC_RATE_LIMIT_BACKEND: 'ratelimit',
+      AUTHSVC_RATE_LIMIT_SERVICE_ADDRESS: `127.0.0.1:${String(grpcPort)}`,
+      AUTHSVC_RATE_LIMIT_SERVICE_TIMEOUT: '3s',
+      AUTHSVC_RATE_LIMIT_HEADER: 'X-Real-IP',
+      // 1 per 5 minutes: 12 an hour per client, the window counted here.
+      AUTHSVC_RATE_LIMIT_TOKEN_REFRESH: '1',
+    }
+    ;[open, closed] = await Promise.all([
+      startTestServer('rl_shared_a', env),
+      startTestServer('rl_shared_b', { ...env, AUTHSVC_RATE_LIMIT_FAIL_CLOSED: 'true' }),
+    ])
+    await Promise.all([open.listen(), closed.listen()])
+    root = mkdtempSync(join(tmpdir(), 'gatehouse-auth-rl-'))
+    mkdirSync(join(root, 'config'))
+    writeFileSync(join(root, 'config', 'auth.yaml'), rateLimitServiceConfig(open.settings))
+    await startService()
+  }, 60_000)
+  afterAll(async () => {
+    await service?.stop()
+    await Promise.all([open.close(), closed.close()])
+    await redis.stop()
+    rmSync(root, { recursive: true, force: true })
+  })
+
+  it('holds one budget across both instances, fails open or closed, and recovers', async () => {
+    const client = { 'x-real-ip': '192.0.2.44' }
+    const both = async () => [
+      (await refresh(open.url, client)).status,
+      (await refresh(closed.url, client)).status,
+    ]
+    const seen: number[] = []
+    for (let i = 0; i < 6; i++) seen.push(...(await both()))
+    expect(seen).toEqual(Array<number>(12).fill(400))
+    const limited = await refresh(closed.url, client)
+    expect(limited.status).toBe(429)
+    const retryAfter = Number(limited.headers.get('retry-after'))
+    expect(retryAfter).toBeGreaterThanOrEqual(1)
+    expect(retryAfter).toBeLessThanOrEqual(3600)
+    expect((await refresh(open.url, client)).status).toBe(429)
+    // Another client is not affected.
+    expect((await refresh(open.url, { 'x-real-ip': '192.0.2.45' })).status).toBe(400)
+
+    await service?.stop('SIGKILL')
+    const failedOpen = open.app.rateLimitStats?.failedOpen ?? 0
+    // Fail open: the over-budget client passes, and it is counted.
+    expect((await refresh(open.url, client)).status).toBe(400)
+    expect(open.app.rateLimitStats?.failedOpen).toBe(failedOpen + 1)
+    // RATE_LIMIT_FAIL_CLOSED: 503, retryable for auth-js.
+    const refused = await refresh(closed.url, { 'x-real-ip': '192.0.2.46' })
+    expect(refused.status).toBe(503)
+    expect(closed.app.rateLimitStats?.failedClosed).toBe(1)
+
+    await startService()
+    // Back: the budget kept in Redis applies again on both instances.
+    await waitFor(async () => (await refresh(open.url, client)).status === 429, {
+      what: 'the auth server to reach the restarted rate limit service',
+      timeout: 30_000,
+    })
+    expect((await refresh(closed.url, client)).status).toBe(429)
+  }, 90_000)
+})
