@@ -1,5 +1,4 @@
 import { BadRequestError } from '../errors.js'
-import { listFactorsOfUser } from '../models/factor.js'
 import { tokenAudience } from '../services/authentication.js'
 import { reauthenticate } from '../services/reauthentication.js'
 import { updateOwnUser } from '../services/users.js'
@@ -34,8 +33,8 @@ export const userRoutes: RouteGroup = (app, ctx) => {
   const { settings } = ctx
   app.addHook('preValidation', requireAuthentication(ctx))
 
-  app.get('/user', async (request) => {
-    const { claims, user, identities } = authOf(request)
+  app.get('/user', (request) => {
+    const { claims, user, identities, factors } = authOf(request)
     const fromToken = tokenAudience(claims)
     if (fromToken === undefined || requestAudience(request, settings, claims) !== fromToken) {
       throw new BadRequestError(
@@ -43,7 +42,7 @@ export const userRoutes: RouteGroup = (app, ctx) => {
         "Token audience doesn't match request audience",
       )
     }
-    return serializeUser(user, identities, await listFactorsOfUser(ctx.db, user.id))
+    return serializeUser(user, identities, factors)
   })
 
   app.put(

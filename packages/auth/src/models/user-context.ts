@@ -1,4 +1,5 @@
 import type { Queryable } from '../storage/db.js'
+import { factorsFromJson, factorsJsonSql, type Factor } from './factor.js'
 import { identitiesFromJson, identitiesJsonSql, type Identity } from './identity.js'
 import {
   prefixedSessionColumns,
@@ -8,19 +9,21 @@ import {
 } from './session.js'
 import { userColumns, userFromRow, type User, type UserRow } from './user.js'
 
-/** A user with its identities and, when asked for, one of its sessions. */
+/** A user with its identities, MFA factors and, when asked for, one of its sessions. */
 export interface UserContext {
   readonly user: User
   readonly identities: Identity[]
+  /** The user's MFA factors, oldest first. */
+  readonly factors: Factor[]
   /** The session named in the lookup, or `undefined` when none was named or it does not exist. */
   readonly session: Session | undefined
 }
 
-type Row = UserRow & PrefixedSessionRow & { identities_json: unknown }
+type Row = UserRow & PrefixedSessionRow & { identities_json: unknown; factors_json: unknown }
 
 /**
- * Loads what an authenticated request needs in one round trip: the user, its identities and the
- * session of the token's `session_id`.
+ * Loads what an authenticated request needs in one round trip: the user, its identities, its MFA
+ * factors and the session of the token's `session_id`.
  *
  * @param sessionId The token's `session_id`, or `null`.
  * @returns `undefined` when the user does not exist.
@@ -32,7 +35,7 @@ export async function findUserContext(
 ): Promise<UserContext | undefined> {
   const { rows } = await q.query<Row>(
     `SELECT ${userColumns('u')}, ${identitiesJsonSql(q.t.identities, 'u.id')} AS identities_json,
-       ${prefixedSessionColumns('s')}
+       ${factorsJsonSql(q.t.mfaFactors, 'u.id')} AS factors_json, ${prefixedSessionColumns('s')}
      FROM ${q.t.users} u LEFT JOIN ${q.t.sessions} s ON s.id = $2::uuid
      WHERE u.id = $1`,
     [userId, sessionId],
@@ -42,6 +45,7 @@ export async function findUserContext(
   return {
     user: userFromRow(row),
     identities: identitiesFromJson(row.identities_json),
+    factors: factorsFromJson(row.factors_json),
     session: sessionFromPrefixed(row),
   }
 }

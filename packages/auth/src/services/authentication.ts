@@ -10,6 +10,7 @@ import type { AppContext } from '../context.js'
 import { BadRequestError, ForbiddenError } from '../errors.js'
 import type { Identity } from '../models/identity.js'
 import { findSessionById, type Session } from '../models/session.js'
+import type { Factor } from '../models/factor.js'
 import { findUserContext } from '../models/user-context.js'
 import { isBanned, type User } from '../models/user.js'
 import { isUuid, NIL_UUID } from './validation.js'
@@ -20,6 +21,8 @@ export interface Authenticated {
   readonly user: User
   /** The user's identities. */
   readonly identities: Identity[]
+  /** The user's MFA factors (listed by `GET /user`). */
+  readonly factors: Factor[]
   /** The session named by `session_id`, when the token has one. */
   readonly session: Session | undefined
 }
@@ -74,7 +77,7 @@ export async function authenticateUser(ctx: AppContext, token: string): Promise<
   if (!found) {
     throw new ForbiddenError('user_not_found', 'User from sub claim in JWT does not exist')
   }
-  const { user, identities, session } = found
+  const { user, identities, factors, session } = found
   if (wantedSession !== null && !session) {
     throw new ForbiddenError(
       'session_not_found',
@@ -82,7 +85,7 @@ export async function authenticateUser(ctx: AppContext, token: string): Promise<
     )
   }
   if (isBanned(user, ctx.clock.now())) throw new ForbiddenError('user_banned', 'User is banned')
-  return { claims, user, identities, session }
+  return { claims, user, identities, factors, session }
 }
 
 /**
