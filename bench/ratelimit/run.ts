@@ -35,6 +35,7 @@ import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
+import { format, resolveConfig } from 'prettier'
 import { encodeRateLimitRequest } from '../../packages/ratelimit/src/protocol/protobuf/request.js'
 import { machineInfo, percentile } from '../lib/report.js'
 import { requireTools } from '../lib/tools.js'
@@ -493,10 +494,15 @@ async function main(): Promise<void> {
     ...rows,
   ].join('\n')
   console.log(table)
-  if (options.write) writeResults(table, options, loadAtStart)
+  if (options.write) await writeResults(table, options, loadAtStart)
 }
 
-function writeResults(table: string, options: Options, load: readonly number[]): void {
+/** Adds the run's entry at the top of the ratelimit section, formatted as `npm run lint` expects. */
+async function writeResults(
+  table: string,
+  options: Options,
+  load: readonly number[],
+): Promise<void> {
   const path = join(ROOT, 'bench/RESULTS.md')
   const text = readFileSync(path, 'utf8')
   const command = `npx tsx bench/ratelimit/run.ts --seconds ${String(options.seconds)} --slices ${String(options.slices)} --concurrency ${options.concurrency.join(',')} --backends ${options.backends.join(',')} --label "${options.label}"${Object.entries(
@@ -508,14 +514,15 @@ function writeResults(table: string, options: Options, load: readonly number[]):
     .map((l) => l.toFixed(1))
     .join(
       ' / ',
-    )} (other engineers' test suites share the 2 cores).\n- **Command:** \`${command}\`\n\n${table}\n`
+    )} (a shared machine: note what else ran).\n- **Command:** \`${command}\`\n\n${table}\n`
   const marker = '## ratelimit\n'
   const start = text.indexOf(marker)
   const updated =
     start < 0
       ? `${text.trimEnd()}\n\n${marker}\n${entry}`
       : `${text.slice(0, start + marker.length)}\n${entry}${text.slice(start + marker.length)}`
-  writeFileSync(path, updated)
+  const config = await resolveConfig(path)
+  writeFileSync(path, await format(updated, { ...config, filepath: path }))
 }
 
 await main()
