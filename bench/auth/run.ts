@@ -101,24 +101,31 @@ async function main(): Promise<void> {
   const database = await createTestDatabase('bench_auth')
   const port = await getFreePort()
   const host = `127.0.0.1:${String(port)}`
-  const server = spawn(process.execPath, [`${root}packages/auth/bin/gatehouse-auth.js`], {
-    env: {
-      ...process.env,
-      AUTHSVC_SITE_URL: 'http://localhost:3000',
-      AUTHSVC_API_EXTERNAL_URL: `http://${host}`,
-      AUTHSVC_JWT_SECRET: JWT_SECRET,
-      AUTHSVC_DB_DRIVER: 'postgres',
-      DATABASE_URL: database.url,
-      AUTHSVC_API_HOST: '127.0.0.1',
-      PORT: String(port),
-      AUTHSVC_MAILER_AUTOCONFIRM: 'true',
-      AUTHSVC_JWT_AUD: 'authenticated',
-      // The same number of connections as the baselines' pool (PostgreSQL allows 100 in all).
-      AUTHSVC_DB_MAX_POOL_SIZE: String(CONCURRENCY),
-      LOG_LEVEL: 'error',
+  const server = spawn(
+    process.execPath,
+    [
+      ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean),
+      `${root}packages/auth/bin/gatehouse-auth.js`,
+    ],
+    {
+      env: {
+        ...process.env,
+        AUTHSVC_SITE_URL: 'http://localhost:3000',
+        AUTHSVC_API_EXTERNAL_URL: `http://${host}`,
+        AUTHSVC_JWT_SECRET: JWT_SECRET,
+        AUTHSVC_DB_DRIVER: 'postgres',
+        DATABASE_URL: database.url,
+        AUTHSVC_API_HOST: '127.0.0.1',
+        PORT: String(port),
+        AUTHSVC_MAILER_AUTOCONFIRM: 'true',
+        AUTHSVC_JWT_AUD: 'authenticated',
+        // The same number of connections as the baselines' pool (PostgreSQL allows 100 in all).
+        AUTHSVC_DB_MAX_POOL_SIZE: String(CONCURRENCY),
+        LOG_LEVEL: 'error',
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
     },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
+  )
   let serverOut = ''
   server.stdout.on('data', (chunk: Buffer) => (serverOut += chunk.toString()))
   const http = new JsonClient('127.0.0.1', port, CONCURRENCY)
