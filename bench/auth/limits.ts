@@ -8,13 +8,14 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { loadavg, tmpdir } from 'node:os'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { loadSettings, rateLimitServiceConfig } from '@gatehouse/auth'
 import { createTestDatabase, getFreePort, startRedisServer, waitFor } from '@gatehouse/testing'
-import { machineInfo, markdownTable, ratio, type ResultRow } from '../lib/report.js'
-import { JsonClient, runLoad, type LoadResult } from './load.js'
+import { machineInfo, markdownTable, type ResultRow } from '../lib/report.js'
+import { JsonClient, runLoad } from './load.js'
+import { compareRounds, rate, spread } from './rounds.js'
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
@@ -36,55 +37,6 @@ const LIMITED_ENV = {
 interface Tokens {
   access_token: string
   refresh_token: string
-}
-
-interface Series {
-  ok: number
-  seconds: number
-  rounds: number[]
-  failed: number
-  firstError?: string
-}
-
-const empty = (): Series => ({ ok: 0, seconds: 0, rounds: [], failed: 0 })
-
-function add(series: Series, r: LoadResult): void {
-  series.ok += r.ok
-  series.seconds += SLICE_MS / 1000
-  series.rounds.push(r.rate)
-  series.failed += r.failed
-  if (r.firstError !== undefined) series.firstError ??= r.firstError
-}
-
-async function compare(
-  label: string,
-  unlimited: () => Promise<LoadResult>,
-  limited: () => Promise<LoadResult>,
-): Promise<{ figure: Series; baseline: Series; loads: number[] }> {
-  const result = { figure: empty(), baseline: empty(), loads: [] as number[] }
-  for (let round = 0; round < ROUNDS; round++) {
-    result.loads.push(loadavg()[0] ?? 0)
-    add(result.baseline, await unlimited())
-    add(result.figure, await limited())
-    const b = result.baseline.rounds[round] ?? 0
-    const f = result.figure.rounds[round] ?? 0
-    console.log(
-      `${label} round ${String(round + 1)}: ${f.toFixed(0)}/s limited vs ${b.toFixed(0)}/s = ${ratio(f, b)} (load ${(loadavg()[0] ?? 0).toFixed(1)})`,
-    )
-  }
-  for (const [name, s] of Object.entries({ limited: result.figure, unlimited: result.baseline })) {
-    if (s.failed > 0)
-      console.log(`  ${label} ${name}: ${String(s.failed)} failed (${s.firstError ?? ''})`)
-  }
-  return result
-}
-
-const rate = (s: Series): number => s.ok / s.seconds
-
-function spread(c: { figure: Series; baseline: Series }): string {
-  const ratios = c.figure.rounds.map((f, i) => f / (c.baseline.rounds[i] ?? Number.NaN))
-  const pct = (x: number): string => `${String(Math.round(x * 100))}%`
-  return `${pct(Math.min(...ratios))}–${pct(Math.max(...ratios))}`
 }
 
 function startAuth(env: Record<string, string>): { child: ChildProcess; ready: Promise<unknown> } {
@@ -195,7 +147,7 @@ async function main(): Promise<void> {
       )
     ).map((t) => t.refresh_token)
 
-    const signIn = await compare(
+    const signIn = await compareRounds(
       'sign-in',
       () =>
         runLoad(CONCURRENCY, SLICE_MS, SLOW_WARMUP_MS, async (w) => {
@@ -207,6 +159,11 @@ async function main(): Promise<void> {
             ...client(),
           })
         }),
+      {
+        rounds: ROUNDS,
+        sliceMs: SLICE_MS,
+        names: { figure: 'limited', baseline: 'unlimited' },
+      },
     )
     const rotate = async (http: JsonClient, w: number, headers = {}): Promise<void> => {
       const body = { refresh_token: chains[w] }
@@ -219,10 +176,15 @@ async function main(): Promise<void> {
       )
       chains[w] = t.refresh_token
     }
-    const refresh = await compare(
+    const refresh = await compareRounds(
       'refresh',
       () => runLoad(CONCURRENCY, SLICE_MS, WARMUP_MS, (w) => rotate(plainHttp, w)),
       () => runLoad(CONCURRENCY, SLICE_MS, WARMUP_MS, (w) => rotate(limitedHttp, w, client())),
+      {
+        rounds: ROUNDS,
+        sliceMs: SLICE_MS,
+        names: { figure: 'limited', baseline: 'unlimited' },
+      },
     )
 
     const c = String(CONCURRENCY)

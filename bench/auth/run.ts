@@ -11,9 +11,10 @@ import { createTestDatabase, getFreePort, waitFor } from '@gatehouse/testing'
 import bcrypt from 'bcrypt'
 import { jwtVerify } from 'jose'
 import pg from 'pg'
-import { machineInfo, markdownTable, ratio, type ResultRow } from '../lib/report.js'
+import { machineInfo, markdownTable, type ResultRow } from '../lib/report.js'
 import { requireTools } from '../lib/tools.js'
-import { JsonClient, runLoad, type LoadResult } from './load.js'
+import { JsonClient, runLoad } from './load.js'
+import { compareRounds, rate, spread } from './rounds.js'
 import { randomRequestsScript, refreshChainScript, runWrk } from './wrk.js'
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50)
@@ -30,63 +31,6 @@ interface Tokens {
   access_token: string
   refresh_token: string
   user: { id: string }
-}
-
-/** Totals of one figure or baseline over all rounds. */
-interface Series {
-  ok: number
-  seconds: number
-  rounds: number[]
-  failed: number
-  firstError?: string
-}
-
-function add(series: Series, r: LoadResult, ms: number): void {
-  series.ok += r.ok
-  series.seconds += ms / 1000
-  series.rounds.push(r.rate)
-  series.failed += r.failed
-  if (r.firstError !== undefined) series.firstError ??= r.firstError
-}
-
-/**
- * Alternates `baseline` and `figure` slices for {@link ROUNDS} rounds.
- *
- * @returns Both series; each round's ratio is `figure.rounds[i] / baseline.rounds[i]`.
- */
-async function compare(
-  label: string,
-  baseline: () => Promise<LoadResult>,
-  figure: () => Promise<LoadResult>,
-): Promise<{ figure: Series; baseline: Series }> {
-  const result = {
-    figure: { ok: 0, seconds: 0, rounds: [], failed: 0 } as Series,
-    baseline: { ok: 0, seconds: 0, rounds: [], failed: 0 } as Series,
-  }
-  for (let round = 0; round < ROUNDS; round++) {
-    add(result.baseline, await baseline(), SLICE_MS)
-    add(result.figure, await figure(), SLICE_MS)
-    const b = result.baseline.rounds[round] ?? 0
-    const f = result.figure.rounds[round] ?? 0
-    console.log(
-      `${label} round ${String(round + 1)}: ${f.toFixed(0)}/s vs ${b.toFixed(0)}/s = ${ratio(f, b)}`,
-    )
-  }
-  for (const [name, s] of Object.entries(result)) {
-    if (s.failed > 0)
-      console.log(`  ${label} ${name}: ${String(s.failed)} failed (${s.firstError ?? ''})`)
-  }
-  return result
-}
-
-function rate(s: Series): number {
-  return s.ok / s.seconds
-}
-
-function spread(c: { figure: Series; baseline: Series }): string {
-  const ratios = c.figure.rounds.map((f, i) => f / (c.baseline.rounds[i] ?? Number.NaN))
-  const pct = (x: number): string => `${String(Math.round(x * 100))}%`
-  return `${pct(Math.min(...ratios))}–${pct(Math.max(...ratios))}`
 }
 
 async function main(): Promise<void> {
@@ -153,7 +97,7 @@ async function main(): Promise<void> {
     ).rows[0]!.encrypted_password
 
     // 1. Password sign-ins vs bcrypt verifications on all cores (libuv pool, as the server).
-    const signIn = await compare(
+    const signIn = await compareRounds(
       'sign-in',
       () =>
         runLoad(CONCURRENCY, SLICE_MS, SLOW_WARMUP_MS, async () => {
@@ -166,6 +110,7 @@ async function main(): Promise<void> {
             password: PASSWORD,
           })
         }),
+      { rounds: ROUNDS, sliceMs: SLICE_MS },
     )
 
     // 2. Refresh rotations vs the raw pg transaction (SELECT … FOR UPDATE + UPDATE + INSERT).
@@ -197,7 +142,7 @@ async function main(): Promise<void> {
       refreshChainScript(host, '/token?grant_type=refresh_token', warmChains),
     )
     let counter = 0
-    const refresh = await compare(
+    const refresh = await compareRounds(
       'refresh',
       async () => {
         const chains = await seedChains()
@@ -249,6 +194,7 @@ async function main(): Promise<void> {
           refreshChainScript(host, '/token?grant_type=refresh_token', await seedChains()),
         )
       },
+      { rounds: ROUNDS, sliceMs: SLICE_MS },
     )
 
     // 3. GET /user vs JWT verification plus one primary-key SELECT.
@@ -278,7 +224,7 @@ async function main(): Promise<void> {
       })),
     )
     runWrk(host, CONCURRENCY, WARMUP_MS, userScript)
-    const getUser = await compare(
+    const getUser = await compareRounds(
       'GET /user',
       () =>
         runLoad(CONCURRENCY, SLICE_MS, WARMUP_MS, async (w) => {
@@ -290,6 +236,7 @@ async function main(): Promise<void> {
         runWrk(host, CONCURRENCY, WARMUP_MS, userScript)
         return Promise.resolve(runWrk(host, CONCURRENCY, SLICE_MS, userScript))
       },
+      { rounds: ROUNDS, sliceMs: SLICE_MS },
     )
 
     const c = String(CONCURRENCY)

@@ -1,0 +1,86 @@
+/**
+ * Alternating rounds of a figure and its baseline, as both auth benchmarks measure them: each
+ * round runs one baseline slice and then one figure slice, so that both see the same background
+ * load on a shared machine.
+ */
+import { loadavg } from 'node:os'
+import { ratio } from '../lib/report.js'
+import type { LoadResult } from './load.js'
+
+/** Totals of one figure or baseline over all rounds. */
+export interface Series {
+  ok: number
+  /** Seconds measured in all (slices × slice length). */
+  seconds: number
+  /** Requests per second of each round. */
+  rounds: number[]
+  failed: number
+  firstError?: string
+}
+
+/** Both series of a comparison, and the 1-minute load average at the start of each round. */
+export interface Comparison {
+  readonly figure: Series
+  readonly baseline: Series
+  readonly loads: number[]
+}
+
+const empty = (): Series => ({ ok: 0, seconds: 0, rounds: [], failed: 0 })
+
+function add(series: Series, r: LoadResult, sliceMs: number): void {
+  series.ok += r.ok
+  series.seconds += sliceMs / 1000
+  series.rounds.push(r.rate)
+  series.failed += r.failed
+  if (r.firstError !== undefined) series.firstError ??= r.firstError
+}
+
+/**
+ * Runs `rounds` rounds of `baseline` then `figure`, printing each round's ratio and any failures.
+ *
+ * @param sliceMs Length of one slice in milliseconds (for the totals' rates).
+ * @param names How the two are called in the printed lines.
+ */
+export async function compareRounds(
+  label: string,
+  baseline: () => Promise<LoadResult>,
+  figure: () => Promise<LoadResult>,
+  options: {
+    readonly rounds: number
+    readonly sliceMs: number
+    readonly names?: { readonly figure: string; readonly baseline: string }
+  },
+): Promise<Comparison> {
+  const names = options.names ?? { figure: 'figure', baseline: 'baseline' }
+  const result: Comparison = { figure: empty(), baseline: empty(), loads: [] }
+  for (let round = 0; round < options.rounds; round++) {
+    result.loads.push(loadavg()[0] ?? 0)
+    add(result.baseline, await baseline(), options.sliceMs)
+    add(result.figure, await figure(), options.sliceMs)
+    const b = result.baseline.rounds[round] ?? 0
+    const f = result.figure.rounds[round] ?? 0
+    console.log(
+      `${label} round ${String(round + 1)}: ${f.toFixed(0)}/s ${names.figure} vs ${b.toFixed(0)}/s ${names.baseline} = ${ratio(f, b)} (load ${(loadavg()[0] ?? 0).toFixed(1)})`,
+    )
+  }
+  for (const [name, s] of [
+    [names.figure, result.figure],
+    [names.baseline, result.baseline],
+  ] as const) {
+    if (s.failed > 0)
+      console.log(`  ${label} ${name}: ${String(s.failed)} failed (${s.firstError ?? ''})`)
+  }
+  return result
+}
+
+/** Requests per second over all rounds of a series. */
+export function rate(s: Series): number {
+  return s.ok / s.seconds
+}
+
+/** The lowest and highest ratio of a single round, e.g. `51%–55%`. */
+export function spread(c: Pick<Comparison, 'figure' | 'baseline'>): string {
+  const ratios = c.figure.rounds.map((f, i) => f / (c.baseline.rounds[i] ?? Number.NaN))
+  const pct = (x: number): string => `${String(Math.round(x * 100))}%`
+  return `${pct(Math.min(...ratios))}–${pct(Math.max(...ratios))}`
+}
