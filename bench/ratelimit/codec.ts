@@ -8,25 +8,22 @@
  *
  * Usage (from the repository root): npx tsx bench/ratelimit/codec.ts [--ms 200] [--rounds 7]
  */
-import { create, fromBinary, toBinary } from '@bufbuild/protobuf'
+import { fromBinary } from '@bufbuild/protobuf'
 import { DEFAULT_REQUEST_LIMITS } from '../../packages/ratelimit/src/protocol/limits.js'
 import {
   decodeRateLimitRequest,
   encodeRateLimitRequest,
 } from '../../packages/ratelimit/src/protocol/protobuf/request.js'
 import { encodeRateLimitResponse } from '../../packages/ratelimit/src/protocol/protobuf/response.js'
-import {
-  UNIT_NUMBERS,
-  UNITS,
-  type RateLimitRequest,
-  type RateLimitResponse,
-  type Unit,
+import type {
+  RateLimitRequest,
+  RateLimitResponse,
 } from '../../packages/ratelimit/src/protocol/types.js'
 import {
   RateLimitRequestSchema,
-  RateLimitResponse_Code,
   RateLimitResponseSchema,
 } from '../../packages/ratelimit/test/reference/envoy/service/ratelimit/v3/rls_pb.js'
+import { requestFromBuf, responseToBuf } from '../../packages/ratelimit/test/reference/convert.js'
 import { machineInfo } from '../lib/report.js'
 
 function parseArgs(argv: string[]): { ms: number; rounds: number } {
@@ -75,53 +72,14 @@ function responseFor(request: RateLimitRequest, headers: boolean): RateLimitResp
   }
 }
 
-const unitName = (value: number): Unit => UNITS.find((u) => UNIT_NUMBERS[u] === value) ?? 'UNKNOWN'
-
 /** @bufbuild/protobuf decoding into the service's request type. */
 function bufDecode(bytes: Buffer): RateLimitRequest {
-  const m = fromBinary(RateLimitRequestSchema, bytes)
-  return {
-    domain: m.domain,
-    descriptors: m.descriptors.map((d) => ({
-      entries: d.entries.map((e) => ({ key: e.key, value: e.value })),
-      limit:
-        d.limit === undefined
-          ? undefined
-          : { requestsPerUnit: d.limit.requestsPerUnit, unit: unitName(d.limit.unit) },
-      hitsAddend: d.hitsAddend === undefined ? undefined : Number(d.hitsAddend),
-    })),
-    hitsAddend: m.hitsAddend,
-  }
+  return requestFromBuf(fromBinary(RateLimitRequestSchema, bytes))
 }
 
 /** @bufbuild/protobuf encoding of the service's response type, framed for gRPC. */
 function bufEncode(response: RateLimitResponse): Buffer {
-  const bytes = toBinary(
-    RateLimitResponseSchema,
-    create(RateLimitResponseSchema, {
-      overallCode: RateLimitResponse_Code[response.overallCode],
-      statuses: response.statuses.map((s) => ({
-        code: RateLimitResponse_Code[s.code],
-        limitRemaining: s.limitRemaining,
-        ...(s.currentLimit === undefined
-          ? {}
-          : {
-              currentLimit: {
-                requestsPerUnit: s.currentLimit.requestsPerUnit,
-                unit: UNIT_NUMBERS[s.currentLimit.unit],
-                name: s.currentLimit.name ?? '',
-              },
-            }),
-        ...(s.durationUntilReset === undefined
-          ? {}
-          : { durationUntilReset: { seconds: BigInt(s.durationUntilReset) } }),
-      })),
-      responseHeadersToAdd: response.responseHeadersToAdd.map((h) => ({
-        key: h.key,
-        value: h.value,
-      })),
-    }),
-  )
+  const bytes = responseToBuf(response)
   const framed = Buffer.allocUnsafe(5 + bytes.length)
   framed[0] = 0
   framed.writeUInt32BE(bytes.length, 1)
