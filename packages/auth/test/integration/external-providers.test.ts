@@ -361,6 +361,22 @@ describe('sign-in with external providers', () => {
     expect(pkce.json().msg).toBe('code challenge has to be between 43 and 128 characters')
   })
 
+  it('reads the first of repeated query parameters, as Go does, on /authorize and /callback', async () => {
+    const res = await server.request(
+      'GET',
+      '/authorize?provider=github&provider=google&scopes=repo&scopes[]=x&skip_http_redirect=true',
+    )
+    expect(res.statusCode).toBe(200)
+    const url = new URL(res.json().url as string)
+    expect(url.origin + url.pathname).toBe(`${fake('github').origin}/login/oauth/authorize`)
+    expect(url.searchParams.get('scope')).toBe('user:email repo')
+    const callback = await server.request('GET', '/callback?code=a&code=b&state=x&state=y')
+    expect(callback.statusCode).toBe(303)
+    expect(new URL(callback.headers.location as string).searchParams.get('error_code')).toBe(
+      'bad_oauth_state',
+    )
+  })
+
   it('adds requested scopes to the defaults and returns the URL as JSON on skip_http_redirect', async () => {
     const res = await server.request(
       'GET',
