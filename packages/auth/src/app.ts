@@ -33,6 +33,7 @@ import { MessagebirdProvider } from './sms/messagebird.js'
 import { NoSmsProvider, type SmsHttpOptions, type SmsProvider } from './sms/sms-provider.js'
 import { TextlocalProvider } from './sms/textlocal.js'
 import { TwilioProvider } from './sms/twilio.js'
+import { TwilioVerifyProvider } from './sms/twilio-verify.js'
 import { VonageProvider } from './sms/vonage.js'
 import type { Db } from './storage/db.js'
 import { migrate, readMigrations } from './storage/migrate.js'
@@ -193,6 +194,9 @@ export function smsProviderFor(
   switch (sms.provider) {
     case 'twilio':
       provider = new TwilioProvider(sms.twilio, options)
+      break
+    case 'twilio_verify':
+      provider = new TwilioVerifyProvider(sms.twilioVerify, options)
       break
     case 'messagebird':
       provider = new MessagebirdProvider(sms.messagebird, options)

@@ -115,6 +115,7 @@ export {
   type SmsProvider,
 } from './sms/sms-provider.js'
 export { TwilioProvider } from './sms/twilio.js'
+export { TwilioVerifyProvider } from './sms/twilio-verify.js'
 export { MessagebirdProvider } from './sms/messagebird.js'
 export { TextlocalProvider } from './sms/textlocal.js'
 export { VonageProvider } from './sms/vonage.js'

@@ -31,8 +31,9 @@ const OtpBody = Body({
 const RedirectQuery = Query({ redirect_to: OptionalParam() })
 
 /**
- * `POST /otp` (email: a magic link and code; `create_user` defaults to true) and `POST
- * /magiclink` (the older form of the same): 200 `{}` whether or not the address is known.
+ * `POST /otp` (email: a magic link and code; phone: an SMS or WhatsApp code; `create_user`
+ * defaults to true) and `POST /magiclink` (the older form of the email one): 200 `{}` whether or
+ * not the address is known, or `{"message_id": …}` for a code sent to a confirmed phone.
  *
  * @see https://github.com/supabase/auth/blob/master/internal/api/otp.go
  * @see https://github.com/supabase/auth/blob/master/internal/api/magic_link.go
@@ -60,8 +61,12 @@ export const otpRoutes: RouteGroup = (app, ctx) => {
   })
 
   app.post('/otp', options, async (request) => {
-    await sendOtp(ctx, paramsOf(request), requestContext(request, ctx.settings))
-    return {}
+    const { messageId } = await sendOtp(
+      ctx,
+      paramsOf(request),
+      requestContext(request, ctx.settings),
+    )
+    return messageId === '' ? {} : { message_id: messageId }
   })
 
   app.post('/magiclink', options, async (request) => {

@@ -17,8 +17,8 @@ const ResendBody = Body({
 const RedirectQuery = Query({ redirect_to: OptionalParam() })
 
 /**
- * `POST /resend`: a pending confirmation or email change again; 200 `{}` whether or not there
- * was one.
+ * `POST /resend`: a pending confirmation, email change or phone change again; 200 `{}` whether
+ * or not there was one, or `{"message_id": …}` for a code sent by SMS.
  *
  * @see https://github.com/supabase/auth/blob/master/internal/api/resend.go
  */
@@ -31,7 +31,7 @@ export const resendRoutes: RouteGroup = (app, ctx) => {
     },
     async (request) => {
       const { body } = request
-      await resend(
+      const messageId = await resend(
         ctx,
         {
           type: str(body.type),
@@ -43,7 +43,7 @@ export const resendRoutes: RouteGroup = (app, ctx) => {
         },
         requestContext(request, ctx.settings),
       )
-      return {}
+      return messageId === '' ? {} : { message_id: messageId }
     },
   )
 }

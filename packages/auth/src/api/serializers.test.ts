@@ -30,6 +30,7 @@ const user: User = {
   phone: '',
   phoneConfirmedAt: null,
   phoneChange: '',
+  phoneChangeToken: '',
   phoneChangeSentAt: null,
   confirmedAt: created,
   bannedUntil: null,

@@ -1,3 +1,4 @@
+import type { Static } from 'typebox'
 import { signUp } from '../services/signup.js'
 import { rateLimit, verifyCaptcha } from './hooks.js'
 import { requestContext } from './request-context.js'
@@ -30,7 +31,16 @@ export const signupRoutes: RouteGroup = (app, ctx) => {
     '/signup',
     {
       schema: { body: SignupBody, querystring: SignupQuery },
-      preHandler: [verifyCaptcha(ctx), rateLimit(ctx, 'signup')],
+      // Anonymous sign-ins have their own hourly budget (upstream `limitAnonymousSignIns`),
+      // counted only while they are enabled (else the request is refused anyway).
+      preHandler: [
+        verifyCaptcha(ctx),
+        rateLimit(ctx, ({ body }) => {
+          const { email, phone } = body as Static<typeof SignupBody>
+          if (str(email) !== '' || str(phone) !== '') return 'signup'
+          return ctx.settings.external.anonymousUsersEnabled ? 'anonymous_signin' : undefined
+        }),
+      ],
     },
     async (request) => {
       const { body } = request

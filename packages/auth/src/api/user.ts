@@ -14,6 +14,7 @@ const UserUpdateBody = Body({
   data: ObjectField(),
   email: StringField(),
   phone: StringField(),
+  channel: StringField(),
   password: StringField(),
   nonce: StringField(),
   code_challenge: StringField(),
@@ -23,8 +24,9 @@ const UserUpdateBody = Body({
 const UserUpdateQuery = Query({ redirect_to: OptionalParam() })
 
 /**
- * `GET /user`, `PUT /user` (`data`, `password` with `nonce`, `email` with PKCE; phone changes come
- * with the SMS issue and are refused for now) and `GET /reauthenticate`, for a valid bearer token.
+ * `GET /user`, `PUT /user` (`data`, `password` with `nonce`, `email` with PKCE, `phone` with
+ * `channel`) and `GET /reauthenticate` (`{}`, or `{"message_id": …}` for a nonce sent by SMS),
+ * for a valid bearer token.
  *
  * @see https://github.com/supabase/auth/blob/master/internal/api/user.go
  * @see https://github.com/supabase/auth/blob/master/internal/api/reauthenticate.go
@@ -61,6 +63,7 @@ export const userRoutes: RouteGroup = (app, ctx) => {
           data: obj(body.data),
           email: str(body.email),
           phone: str(body.phone),
+          channel: str(body.channel),
           password: body.password ?? undefined,
           nonce: str(body.nonce),
           codeChallenge: str(body.code_challenge),
@@ -76,7 +79,11 @@ export const userRoutes: RouteGroup = (app, ctx) => {
   )
 
   app.get('/reauthenticate', async (request) => {
-    await reauthenticate(ctx, authOf(request).user.id, requestContext(request, settings))
-    return {}
+    const messageId = await reauthenticate(
+      ctx,
+      authOf(request).user.id,
+      requestContext(request, settings),
+    )
+    return messageId === '' ? {} : { message_id: messageId }
   })
 }

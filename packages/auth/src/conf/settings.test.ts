@@ -118,6 +118,7 @@ describe('loadSettings', () => {
       verify: 30,
       otp: 30,
       sso: 30,
+      anonymousUsers: 30,
       smsSent: { events: 30, periodMs: 3_600_000 },
       backend: 'memory',
       serviceAddress: '127.0.0.1:8081',
@@ -336,6 +337,7 @@ describe('loadSettings: mail flows', () => {
       testOtp: {},
       testOtpValidUntil: null,
       twilio: { apiUrl: 'https://api.twilio.com' },
+      twilioVerify: { apiUrl: 'https://verify.twilio.com' },
       messagebird: { apiUrl: 'https://rest.messagebird.com' },
       textlocal: { apiUrl: 'https://api.textlocal.in' },
       vonage: { apiUrl: 'https://rest.nexmo.com' },
@@ -366,7 +368,7 @@ describe('loadSettings: mail flows', () => {
 
   it('reports unknown SMS providers, missing credentials and bad test codes', () => {
     expect(problems({ ...REQUIRED, AUTHSVC_SMS_PROVIDER: 'pigeon' })).toEqual([
-      'AUTHSVC_SMS_PROVIDER: must be one of twilio, messagebird, textlocal, vonage (got "pigeon")',
+      'AUTHSVC_SMS_PROVIDER: must be one of twilio, twilio_verify, messagebird, textlocal, vonage (got "pigeon")',
     ])
     expect(
       problems({
@@ -377,6 +379,11 @@ describe('loadSettings: mail flows', () => {
     ).toEqual([
       'AUTHSVC_SMS_TWILIO_AUTH_TOKEN: required when AUTHSVC_SMS_PROVIDER is twilio',
       'AUTHSVC_SMS_TWILIO_MESSAGE_SERVICE_SID: required when AUTHSVC_SMS_PROVIDER is twilio',
+    ])
+    expect(problems({ ...REQUIRED, AUTHSVC_SMS_PROVIDER: 'twilio_verify' })).toEqual([
+      'AUTHSVC_SMS_TWILIO_VERIFY_ACCOUNT_SID: required when AUTHSVC_SMS_PROVIDER is twilio_verify',
+      'AUTHSVC_SMS_TWILIO_VERIFY_AUTH_TOKEN: required when AUTHSVC_SMS_PROVIDER is twilio_verify',
+      'AUTHSVC_SMS_TWILIO_VERIFY_MESSAGE_SERVICE_SID: required when AUTHSVC_SMS_PROVIDER is twilio_verify',
     ])
     expect(problems({ ...REQUIRED, AUTHSVC_SMS_TEST_OTP: '+1555:abc' })).toEqual([
       'AUTHSVC_SMS_TEST_OTP: must be <phone>:<otp> pairs of digits, such as 15551234567:123456 (got "+1555:abc")',

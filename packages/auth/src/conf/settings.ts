@@ -289,6 +289,11 @@ export interface Settings {
     /** `RATE_LIMIT_SSO`: SSO requests per client and 5 minutes, burst 30. @default 30 */
     readonly sso: number
     /**
+     * `RATE_LIMIT_ANONYMOUS_USERS`: anonymous sign-ins (`POST /signup` without email and phone)
+     * per client and hour, burst the same number, as upstream. @default 30
+     */
+    readonly anonymousUsers: number
+    /**
      * `RATE_LIMIT_BACKEND`: where budgets are counted: `memory` (each instance alone, as upstream)
      * or `ratelimit` (a shared `gatehouse-ratelimit` service over gRPC). @default 'memory'
      */
@@ -352,6 +357,16 @@ export interface Settings {
       /** `SMS_TWILIO_CONTENT_SID`: WhatsApp content template whose variable `1` is the code. */
       readonly contentSid: string
       /** `SMS_TWILIO_API_URL`: scheme, host and port replacing `https://api.twilio.com`. */
+      readonly apiUrl: string
+    }
+    readonly twilioVerify: {
+      /** `SMS_TWILIO_VERIFY_ACCOUNT_SID`. */
+      readonly accountSid: string
+      /** `SMS_TWILIO_VERIFY_AUTH_TOKEN` (never logged). */
+      readonly authToken: string
+      /** `SMS_TWILIO_VERIFY_MESSAGE_SERVICE_SID`: the Verify service SID (`VA…`). */
+      readonly messageServiceSid: string
+      /** `SMS_TWILIO_VERIFY_API_URL`: scheme, host and port replacing `https://verify.twilio.com`. */
       readonly apiUrl: string
     }
     readonly messagebird: {
@@ -421,7 +436,13 @@ export interface MfaSettings {
 }
 
 /** The SMS providers of `SMS_PROVIDER` (upstream's names). */
-export const SMS_PROVIDERS = ['twilio', 'messagebird', 'textlocal', 'vonage'] as const
+export const SMS_PROVIDERS = [
+  'twilio',
+  'twilio_verify',
+  'messagebird',
+  'textlocal',
+  'vonage',
+] as const
 
 /** One of {@link SMS_PROVIDERS}. */
 export type SmsProviderName = (typeof SMS_PROVIDERS)[number]
@@ -726,6 +747,9 @@ type SmsCredential =
   | 'twilioAccountSid'
   | 'twilioAuthToken'
   | 'twilioMessageServiceSid'
+  | 'twilioVerifyAccountSid'
+  | 'twilioVerifyAuthToken'
+  | 'twilioVerifyMessageServiceSid'
   | 'messagebirdAccessKey'
   | 'messagebirdOriginator'
   | 'textlocalApiKey'
@@ -740,6 +764,11 @@ function requiredSmsCredentials(
 ): [string, SmsCredential][] {
   const needs: Readonly<Record<string, readonly SmsCredential[]>> = {
     twilio: ['twilioAccountSid', 'twilioAuthToken', 'twilioMessageServiceSid'],
+    twilio_verify: [
+      'twilioVerifyAccountSid',
+      'twilioVerifyAuthToken',
+      'twilioVerifyMessageServiceSid',
+    ],
     messagebird: ['messagebirdAccessKey', 'messagebirdOriginator'],
     textlocal: ['textlocalApiKey', 'textlocalSender'],
     vonage: ['vonageApiKey', 'vonageApiSecret', 'vonageFrom'],
@@ -1097,6 +1126,21 @@ export const settingsTable = defineSettings(
       help: 'Twilio WhatsApp content template (variable 1 = code)',
     }),
     twilioApiUrl: providerUrl('SMS_TWILIO_API_URL', 'https://api.twilio.com', 'Twilio'),
+    twilioVerifyAccountSid: text('SMS_TWILIO_VERIFY_ACCOUNT_SID', {
+      help: 'Twilio Verify account SID',
+    }),
+    twilioVerifyAuthToken: text('SMS_TWILIO_VERIFY_AUTH_TOKEN', {
+      secret: true,
+      help: 'Twilio Verify auth token',
+    }),
+    twilioVerifyMessageServiceSid: text('SMS_TWILIO_VERIFY_MESSAGE_SERVICE_SID', {
+      help: 'Twilio Verify service SID (VA…)',
+    }),
+    twilioVerifyApiUrl: providerUrl(
+      'SMS_TWILIO_VERIFY_API_URL',
+      'https://verify.twilio.com',
+      'Twilio Verify',
+    ),
     messagebirdAccessKey: text('SMS_MESSAGEBIRD_ACCESS_KEY', {
       secret: true,
       help: 'MessageBird access key',
@@ -1117,6 +1161,11 @@ export const settingsTable = defineSettings(
     rateLimitSmsSent: field('RATE_LIMIT_SMS_SENT', parseSmsSendRate, {
       default: '30',
       help: 'SMS messages sent per hour (N) or per duration (N/10m)',
+    }),
+    rateLimitAnonymousUsers: decimal('RATE_LIMIT_ANONYMOUS_USERS', {
+      default: '30',
+      min: 0,
+      help: 'anonymous sign-ins per client and hour (burst as many)',
     }),
     captchaEnabled: bool('SECURITY_CAPTCHA_ENABLED', {
       help: 'captcha on sign-up, sign-in, /otp, /magiclink, /recover, /resend',
@@ -1310,6 +1359,7 @@ export function loadSettings(env: Env): Settings {
       verify: v.rateLimitVerify,
       otp: v.rateLimitOtp,
       sso: v.rateLimitSso,
+      anonymousUsers: v.rateLimitAnonymousUsers,
       backend: v.rateLimitBackend,
       serviceAddress: v.rateLimitServiceAddress,
       domain: v.rateLimitDomain,
@@ -1333,6 +1383,12 @@ export function loadSettings(env: Env): Settings {
         messageServiceSid: v.twilioMessageServiceSid,
         contentSid: v.twilioContentSid,
         apiUrl: v.twilioApiUrl,
+      },
+      twilioVerify: {
+        accountSid: v.twilioVerifyAccountSid,
+        authToken: v.twilioVerifyAuthToken,
+        messageServiceSid: v.twilioVerifyMessageServiceSid,
+        apiUrl: v.twilioVerifyApiUrl,
       },
       messagebird: {
         accessKey: v.messagebirdAccessKey,

@@ -1,10 +1,12 @@
 /**
  * Limited operations (upstream `limiterOpts`): `token` is every `POST /token` grant but the
- * refresh, `otp` is `/otp` (and `/magiclink`), `/recover` and `/resend`; `email_sent` and
- * `sms_sent` are the server-wide send caps.
+ * refresh, `otp` is `/otp` (and `/magiclink`), `/recover` and `/resend`, `signup` a sign-up with
+ * email or phone and `anonymous_signin` one without (upstream `AnonymousSignIns`); `email_sent`
+ * and `sms_sent` are the server-wide send caps.
  */
 export type LimitedOperation =
   | 'signup'
+  | 'anonymous_signin'
   | 'token'
   | 'token_refresh'
   | 'verify'

@@ -13,7 +13,8 @@ const FIVE_MINUTES = 300
  * `RATE_LIMIT_TOKEN_REFRESH` for every `POST /token` grant, `RATE_LIMIT_VERIFY` for `/verify`,
  * `RATE_LIMIT_OTP` for `/otp`, `/recover`, `/resend`, `/signup` and `PUT /user` (a bucket each),
  * `RATE_LIMIT_SSO`, all per 5 minutes; `MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY` per minute; burst 30
- * each. The memory backend counts these buckets; the rate limit service config is derived from
+ * each; and `RATE_LIMIT_ANONYMOUS_USERS` per hour with a burst of as many (upstream's
+ * `AnonymousSignIns`). The memory backend counts these buckets; the rate limit service config is derived from
  * them ({@link rateLimitServiceConfig}).
  */
 export function requestRates(settings: Settings): Readonly<Record<LimitedOperation, BucketRate>> {
@@ -29,6 +30,10 @@ export function requestRates(settings: Settings): Readonly<Record<LimitedOperati
     verify: per5m(rateLimit.verify),
     otp: per5m(rateLimit.otp),
     signup: per5m(rateLimit.otp),
+    anonymous_signin: {
+      perSecond: rateLimit.anonymousUsers / 3600,
+      burst: Math.floor(rateLimit.anonymousUsers),
+    },
     user: per5m(rateLimit.otp),
     sso: per5m(rateLimit.sso),
     factor_challenge: mfa,

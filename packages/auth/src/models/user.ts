@@ -34,7 +34,10 @@ export interface User {
   /** E.164 digits without `+`; `''` when none. */
   phone: string
   phoneConfirmedAt: Date | null
+  /** The requested new phone of a pending change (digits, no `+`); `''` when none. */
   phoneChange: string
+  /** Token hash of the code sent to the new phone of a pending change; `''` when none. */
+  phoneChangeToken: string
   phoneChangeSentAt: Date | null
   confirmedAt: Date | null
   bannedUntil: Date | null
@@ -50,7 +53,8 @@ const COLUMNS = `id, aud, role, email, encrypted_password, email_confirmed_at, i
   confirmation_token, confirmation_sent_at, recovery_token, recovery_sent_at, email_change,
   email_change_token_new, email_change_token_current, email_change_confirm_status,
   email_change_sent_at, last_sign_in_at, raw_app_meta_data, raw_user_meta_data, created_at,
-  updated_at, phone, phone_confirmed_at, phone_change, phone_change_sent_at, confirmed_at,
+  updated_at, phone, phone_confirmed_at, phone_change, phone_change_token, phone_change_sent_at,
+  confirmed_at,
   banned_until, reauthentication_token, reauthentication_sent_at, is_sso_user, deleted_at,
   is_anonymous`
 
@@ -80,6 +84,7 @@ export interface UserRow {
   phone: string | null
   phone_confirmed_at: Date | null
   phone_change: string | null
+  phone_change_token: string | null
   phone_change_sent_at: Date | null
   confirmed_at: Date | null
   banned_until: Date | null
@@ -132,6 +137,7 @@ function fromRow(r: UserRow): User {
     phone: r.phone ?? '',
     phoneConfirmedAt: r.phone_confirmed_at,
     phoneChange: r.phone_change ?? '',
+    phoneChangeToken: r.phone_change_token ?? '',
     phoneChangeSentAt: r.phone_change_sent_at,
     confirmedAt: r.confirmed_at,
     bannedUntil: r.banned_until,
@@ -280,6 +286,15 @@ export function findUserByPhone(
   return findUserWhere(tx, 'phone = $1 AND aud = $2 LIMIT 1', [phone, aud])
 }
 
+/** The user of `aud` with a pending change to this phone (digits, no `+`), or `undefined`. */
+export function findUserByPhoneChange(
+  tx: Queryable,
+  phone: string,
+  aud: string,
+): Promise<User | undefined> {
+  return findUserWhere(tx, 'phone_change = $1 AND aud = $2 LIMIT 1', [phone, aud])
+}
+
 /** The user holding this phone (digits, no `+`) in any audience (it is unique), or `undefined`. */
 export function findUserOwningPhone(tx: Queryable, phone: string): Promise<User | undefined> {
   return findUserWhere(tx, 'phone = $1 LIMIT 1', [phone])
@@ -304,6 +319,9 @@ export type UserChanges = Partial<
     | 'emailChangeSentAt'
     | 'reauthenticationToken'
     | 'reauthenticationSentAt'
+    | 'phoneChange'
+    | 'phoneChangeToken'
+    | 'phoneChangeSentAt'
   >
 >
 
@@ -331,6 +349,9 @@ const CHANGE_COLUMNS: Readonly<Record<keyof UserChanges, [string, string]>> = {
   reauthenticationToken: ['reauthentication_token', ''],
   reauthenticationSentAt: ['reauthentication_sent_at', ''],
   isAnonymous: ['is_anonymous', ''],
+  phoneChange: ['phone_change', ''],
+  phoneChangeToken: ['phone_change_token', ''],
+  phoneChangeSentAt: ['phone_change_sent_at', ''],
 }
 
 /**

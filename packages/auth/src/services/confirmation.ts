@@ -17,7 +17,7 @@ import {
   type PreparedMail,
 } from './mail.js'
 import { startFlowState, type PkceChallenge } from './pkce.js'
-import { sendSmsOtp } from './sms.js'
+import { sendPhoneOtp } from './phone.js'
 
 /**
  * Records a new confirmation (or invite) token for an email user inside `tx` and builds its mail,
@@ -51,34 +51,6 @@ export async function prepareConfirmation(
 }
 
 /**
- * Sends the SMS confirmation code of a phone user, then records its hash (inside `tx`: a later
- * failure rolls the whole request back).
- */
-async function sendPhoneConfirmation(
-  ctx: AppContext,
-  tx: Queryable,
-  user: User,
-  now: number,
-): Promise<User> {
-  const sent = await sendSmsOtp(
-    ctx,
-    user.phone,
-    'sms',
-    'confirmation',
-    user.confirmationSentAt,
-    now,
-  )
-  return recordTokens(
-    ctx,
-    tx,
-    user.id,
-    { confirmationToken: sent.hash, confirmationSentAt: new Date(now) },
-    [{ tokenType: 'confirmation_token', hash: sent.hash, relatesTo: user.phone }],
-    now,
-  )
-}
-
-/**
  * Sends a sign-up confirmation (email link and code, or SMS code) or an invite, recording the
  * token hash in `users.confirmation_token` and `one_time_tokens` inside `tx`. A confirmation mail
  * sent less than `SMTP_MAX_FREQUENCY` ago (an SMS code, `SMS_MAX_FREQUENCY`) is not sent again.
@@ -104,7 +76,9 @@ export async function sendConfirmation(
   now: number,
   pkce?: PkceChallenge,
 ): Promise<User> {
-  if (user.email === '' && user.phone !== '') return sendPhoneConfirmation(ctx, tx, user, now)
+  if (user.email === '' && user.phone !== '') {
+    return (await sendPhoneOtp(ctx, tx, user, user.phone, 'confirmation', 'sms', now)).user
+  }
   if (kind === 'confirmation') enforceMaxFrequency(ctx.settings, user.confirmationSentAt, now)
   const prepared = await prepareConfirmation(ctx, tx, user, kind, redirectTo, now, pkce)
   await deliver(

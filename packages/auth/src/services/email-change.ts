@@ -8,7 +8,6 @@
  */
 import type { AppContext } from '../context.js'
 import type { OneTimeTokenType } from '../models/one-time-token.js'
-import { findIdentitiesByUser, insertIdentity, updateIdentityData } from '../models/identity.js'
 import { mergeMetadata, type User, type UserChanges } from '../models/user.js'
 import type { Queryable } from '../storage/db.js'
 import {
@@ -20,6 +19,7 @@ import {
   type IssuedOtp,
   type PreparedMail,
 } from './mail.js'
+import { setOwnIdentity } from './own-identity.js'
 import { startFlowState, type PkceChallenge } from './pkce.js'
 
 /** Which addresses get an email-change link: both (secure change) or one of them. */
@@ -111,45 +111,6 @@ export async function sendEmailChange(
 }
 
 /**
- * Points the user's `email` identity at the new address, or, for a user without one (an anonymous
- * or phone user adding an email), creates it and adds `email` to `app_metadata.providers`, as
- * upstream's email-change verification does.
- */
-async function setEmailIdentity(
-  ctx: AppContext,
-  tx: Queryable,
-  user: User,
-  update: UserChanges,
-  now: number,
-): Promise<void> {
-  const email = user.emailChange
-  const identities = await findIdentitiesByUser(tx, user.id)
-  if (identities.some((identity) => identity.provider === 'email')) {
-    await updateIdentityData(tx, user.id, 'email', { email }, now)
-    return
-  }
-  await insertIdentity(
-    tx,
-    {
-      id: ctx.random.uuid(),
-      providerId: user.id,
-      userId: user.id,
-      provider: 'email',
-      identityData: { sub: user.id, email, email_verified: true, phone_verified: false },
-    },
-    now,
-  )
-  const listed: unknown = user.appMetadata.providers
-  const providers = Array.isArray(listed)
-    ? listed.filter((p): p is string => typeof p === 'string' && p !== 'email')
-    : []
-  update.appMetadata = mergeMetadata(user.appMetadata, {
-    provider: typeof user.appMetadata.provider === 'string' ? user.appMetadata.provider : 'email',
-    providers: [...providers, 'email'],
-  })
-}
-
-/**
  * Completes a pending email change inside `tx` (upstream `emailChangeVerify` once every link was
  * followed): `email_change` becomes the email (confirmed), the tokens are cleared, the `email`
  * identity follows (or is created), and an anonymous user becomes permanent. Adds the column
@@ -175,7 +136,7 @@ export async function applyEmailChange(
   if (user.userMetadata.email !== undefined) {
     update.userMetadata = mergeMetadata(user.userMetadata, { email: user.emailChange })
   }
-  await setEmailIdentity(ctx, tx, user, update, now)
+  await setOwnIdentity(ctx, tx, user, 'email', user.emailChange, update, now)
   if (user.emailConfirmedAt === null) update.emailConfirmedAt = new Date(now)
   if (user.isAnonymous) update.isAnonymous = false
 }

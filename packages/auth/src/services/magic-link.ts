@@ -11,13 +11,20 @@ import type { AppContext, RequestContext } from '../context.js'
 import { BadRequestError, UnprocessableEntityError } from '../errors.js'
 import { addAuditLogEntry, auditActor } from '../models/audit-log.js'
 import type { JsonObject } from '../models/json.js'
-import { findUserOwningEmail, getUserById } from '../models/user.js'
+import {
+  findUserByPhone,
+  findUserOwningEmail,
+  findUserOwningPhone,
+  getUserById,
+  type User,
+} from '../models/user.js'
 import { sendConfirmation } from './confirmation.js'
 import { randomPassword } from './passwords.js'
 import { parsePkceChallenge } from './pkce.js'
 import { sendRecovery } from './recovery.js'
 import { createUser } from './users.js'
-import { validateEmail } from './validation.js'
+import { sendPhoneOtp, validateChannel } from './phone.js'
+import { validateEmail, validatePhone } from './validation.js'
 
 /** A magic-link request; absent text fields are `''`. */
 export interface MagicLinkParams {
@@ -116,19 +123,98 @@ export interface OtpParams extends MagicLinkParams {
   readonly channel: string
 }
 
+/** What `POST /otp` answers: the SMS provider's message id of a phone code (`''` for none). */
+export interface OtpOutcome {
+  readonly messageId: string
+}
+
 /**
- * `POST /otp`: an email gets a magic link and code (see {@link sendMagicLink}). Phone OTPs come
- * with the SMS issue.
+ * The phone form of `POST /otp` (upstream `SmsOtp`): an unknown number is signed up (without a
+ * password, unless `create_user` is false) and an unconfirmed one gets the sign-up code, both
+ * answered without a message id; a confirmed number (or, under `SMS_AUTOCONFIRM`, one just
+ * signed up) gets a sign-in code in `confirmation_token`, verified with type `sms`. A number of
+ * another audience is answered as a send and gets nothing.
+ */
+async function sendPhoneOtpSignIn(
+  ctx: AppContext,
+  params: OtpParams,
+  phone: string,
+  client: RequestContext,
+): Promise<OtpOutcome> {
+  const { settings } = ctx
+  if (!settings.external.phoneEnabled) {
+    throw new BadRequestError('phone_provider_disabled', 'Unsupported phone provider')
+  }
+  const channel = validateChannel(settings, params.channel)
+  return ctx.db.transaction(async (tx) => {
+    const now = ctx.clock.now()
+    const owner = await findUserOwningPhone(tx, phone)
+    if (owner && owner.aud !== client.aud) return { messageId: '' }
+    let user = owner ? await getUserById(tx, owner.id, true) : undefined
+    const audit = async (action: 'user_signedup' | 'user_recovery_requested', u: User) => {
+      await addAuditLogEntry(
+        tx,
+        {
+          id: ctx.random.uuid(),
+          actor: auditActor(u),
+          action,
+          traits: { provider: 'phone' },
+          ip: client.ip,
+        },
+        now,
+      )
+    }
+    if (!user) {
+      if (settings.disableSignup) {
+        throw new UnprocessableEntityError(
+          'signup_disabled',
+          'Signups not allowed for this instance',
+        )
+      }
+      user = (
+        await createUser(
+          ctx,
+          tx,
+          {
+            aud: client.aud,
+            phone,
+            data: params.data,
+            phoneConfirmed: settings.sms.autoconfirm,
+            // Signed up with a temporary password, as upstream.
+            encryptedPassword: await ctx.passwords.hash(randomPassword(ctx)),
+          },
+          now,
+        )
+      ).user
+      await audit('user_signedup', user)
+    }
+    if (user.phoneConfirmedAt === null) {
+      await sendPhoneOtp(ctx, tx, user, phone, 'confirmation', channel, now)
+      return { messageId: '' }
+    }
+    await audit('user_recovery_requested', user)
+    const sent = await sendPhoneOtp(ctx, tx, user, phone, 'confirmation', channel, now)
+    return { messageId: sent.messageId }
+  })
+}
+
+/**
+ * `POST /otp`: an email gets a magic link and code (see {@link sendMagicLink}), a phone an SMS
+ * or WhatsApp code (`channel`; see `sendPhoneOtpSignIn`).
  *
+ * @returns The message id of a phone code sent to a confirmed number, else `''`.
  * @throws {@link BadRequestError} 400 `validation_failed`: "Only an email address or phone
  *   number should be provided", "Channel should only be specified with Phone OTP", "One of email
- *   or phone must be set"; 400 `phone_provider_disabled`; and what {@link sendMagicLink} throws.
+ *   or phone must be set", the phone and channel texts; 400 `phone_provider_disabled`
+ *   "Unsupported phone provider"; {@link UnprocessableEntityError} 422 `otp_disabled` "Signups
+ *   not allowed for otp" (`create_user` false, unknown number), `signup_disabled`; 429
+ *   `over_sms_send_rate_limit`; 422 `sms_send_failed`; and what {@link sendMagicLink} throws.
  */
 export async function sendOtp(
   ctx: AppContext,
   params: OtpParams,
   client: RequestContext,
-): Promise<void> {
+): Promise<OtpOutcome> {
   if (params.email !== '' && params.phone !== '') {
     throw new BadRequestError(
       'validation_failed',
@@ -141,15 +227,18 @@ export async function sendOtp(
       'Channel should only be specified with Phone OTP',
     )
   }
-  if (params.email !== '') return sendMagicLink(ctx, params, client)
+  if (params.email !== '') {
+    await sendMagicLink(ctx, params, client)
+    return { messageId: '' }
+  }
   if (params.phone === '') {
     throw new BadRequestError('validation_failed', 'One of email or phone must be set')
   }
-  if (!ctx.settings.external.phoneEnabled) {
-    throw new BadRequestError('phone_provider_disabled', 'Unsupported phone provider')
+  const phone = validatePhone(params.phone)
+  if (!params.createUser) {
+    // Upstream `shouldCreateUser`: without `create_user`, only a known number gets a code.
+    const known = await findUserByPhone(ctx.db, phone, client.aud)
+    if (!known) throw new UnprocessableEntityError('otp_disabled', 'Signups not allowed for otp')
   }
-  throw new BadRequestError(
-    'validation_failed',
-    'Phone OTP sign-in is not supported by this server yet',
-  )
+  return sendPhoneOtpSignIn(ctx, params, phone, client)
 }

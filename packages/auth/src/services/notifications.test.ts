@@ -39,6 +39,7 @@ const user: User = {
   phone: '4915112345678',
   phoneConfirmedAt: null,
   phoneChange: '',
+  phoneChangeToken: '',
   phoneChangeSentAt: null,
   confirmedAt: at,
   bannedUntil: null,

@@ -115,3 +115,22 @@ export async function notifyEmailChanged(
   const outcome = await sendNotification(ctx, 'email_changed_notification', user, { oldEmail }, log)
   return outcome === 'sent'
 }
+
+/**
+ * `phone_changed_notification` to the user's email, `{{ .Phone }}` being the new number and
+ * `{{ .OldPhone }}` the previous one (see {@link sendNotification}); a user without an email
+ * gets none.
+ *
+ * @param user The user with its new phone.
+ * @param oldPhone The number before the change (`''` when it had none).
+ * @returns Whether it was sent.
+ */
+export async function notifyPhoneChanged(
+  ctx: Pick<AppContext, 'settings' | 'mailer'>,
+  user: User,
+  oldPhone: string,
+  log?: NotificationLog,
+): Promise<boolean> {
+  const outcome = await sendNotification(ctx, 'phone_changed_notification', user, { oldPhone }, log)
+  return outcome === 'sent'
+}

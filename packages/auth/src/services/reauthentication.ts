@@ -13,29 +13,54 @@ import { deleteOneTimeTokens } from '../models/one-time-token.js'
 import { getUserById, updateUser, type User } from '../models/user.js'
 import type { Queryable } from '../storage/db.js'
 import { deliver, enforceMaxFrequency, issueOtp, recordTokens, tokenHash } from './mail.js'
+import { sendPhoneOtp } from './phone.js'
+import { testOtpFor } from './sms.js'
 
 /**
- * Mails a reauthentication nonce (`{{ .Token }}`) to the user's email, at most once per
- * `SMTP_MAX_FREQUENCY`, recording its hash in `reauthentication_token` and `one_time_tokens`.
+ * Sends a reauthentication nonce, recording its hash in `reauthentication_token` and
+ * `one_time_tokens`: mailed (`{{ .Token }}`) to the user's email at most once per
+ * `SMTP_MAX_FREQUENCY`, or, for a user without an email, sent by SMS to the phone at most once
+ * per `SMS_MAX_FREQUENCY` (as upstream).
  *
- * @throws {@link BadRequestError} 400 `validation_failed` for a user without an email (phone
- *   reauthentication comes with the SMS issue); {@link UnprocessableEntityError} 422
- *   `email_not_confirmed` "Please verify your email first."; 429 `over_email_send_rate_limit`;
- *   500 "Error sending reauthentication email".
+ * @returns The SMS provider's message id of a nonce sent by SMS, else `''`.
+ * @throws {@link BadRequestError} 400 `validation_failed` "Reauthentication requires the user to
+ *   have an email or a phone number"; {@link UnprocessableEntityError} 422 `email_not_confirmed`
+ *   "Please verify your email first.", `phone_not_confirmed` "Please verify your phone first.";
+ *   429 `over_email_send_rate_limit`, `over_sms_send_rate_limit`; 422 `sms_send_failed`; 500
+ *   "Error sending reauthentication email".
  */
 export async function reauthenticate(
   ctx: AppContext,
   userId: string,
   client: RequestContext,
-): Promise<void> {
-  await ctx.db.transaction(async (tx) => {
+): Promise<string> {
+  return ctx.db.transaction(async (tx) => {
     const now = ctx.clock.now()
     const user = await getUserById(tx, userId, true)
-    if (user.email === '') {
+    if (user.email === '' && user.phone === '') {
       throw new BadRequestError(
         'validation_failed',
-        'Reauthentication requires the user to have an email address',
+        'Reauthentication requires the user to have an email or a phone number',
       )
+    }
+    const audit = (): Promise<void> =>
+      addAuditLogEntry(
+        tx,
+        {
+          id: ctx.random.uuid(),
+          actor: auditActor(user),
+          action: 'user_reauthenticate_requested',
+          ip: client.ip,
+        },
+        now,
+      )
+    if (user.email === '') {
+      if (user.phoneConfirmedAt === null) {
+        throw new UnprocessableEntityError('phone_not_confirmed', 'Please verify your phone first.')
+      }
+      await audit()
+      const sent = await sendPhoneOtp(ctx, tx, user, user.phone, 'reauthentication', 'sms', now)
+      return sent.messageId
     }
     if (user.emailConfirmedAt === null) {
       throw new UnprocessableEntityError('email_not_confirmed', 'Please verify your email first.')
@@ -50,16 +75,7 @@ export async function reauthenticate(
       [{ tokenType: 'reauthentication_token', hash, relatesTo: user.email }],
       now,
     )
-    await addAuditLogEntry(
-      tx,
-      {
-        id: ctx.random.uuid(),
-        actor: auditActor(user),
-        action: 'user_reauthenticate_requested',
-        ip: client.ip,
-      },
-      now,
-    )
+    await audit()
     await deliver(
       ctx,
       {
@@ -75,13 +91,16 @@ export async function reauthenticate(
       'Error sending reauthentication email',
       now,
     )
+    return ''
   })
 }
 
 /**
  * Checks and consumes a reauthentication nonce inside `tx` (upstream `verifyReauthentication`):
  * `hex(sha224(email + nonce))` must equal `reauthentication_token`, sent less than
- * `MAILER_OTP_EXP` ago. The token is cleared, so a nonce works once.
+ * `MAILER_OTP_EXP` ago; for a user without an email, `hex(sha224(phone + nonce))` sent less than
+ * `SMS_OTP_EXP` ago, or, with Twilio Verify, the code approved by Twilio. The token is cleared,
+ * so a nonce works once.
  *
  * @param user The user, locked in `tx`.
  * @param now Epoch milliseconds.
@@ -89,18 +108,22 @@ export async function reauthenticate(
  *   is invalid".
  */
 export async function consumeReauthenticationNonce(
-  ctx: Pick<AppContext, 'settings'>,
+  ctx: Pick<AppContext, 'settings' | 'sms'>,
   tx: Queryable,
   user: User,
   nonce: string,
   now: number,
 ): Promise<void> {
   const sentAt = user.reauthenticationSentAt
+  const byPhone = user.email === ''
+  const lifetime = byPhone ? ctx.settings.sms.otpExp : ctx.settings.mailer.otpExp
+  const pending = user.reauthenticationToken !== '' && sentAt !== null
   const valid =
-    user.reauthenticationToken !== '' &&
-    sentAt !== null &&
-    now <= sentAt.getTime() + ctx.settings.mailer.otpExp * 1000 &&
-    tokenHash(user.email !== '' ? user.email : user.phone, nonce) === user.reauthenticationToken
+    pending &&
+    (byPhone && ctx.sms.checkOtp && testOtpFor(ctx.settings, user.phone, now) === undefined
+      ? await ctx.sms.checkOtp(user.phone, nonce).catch(() => false)
+      : now <= sentAt.getTime() + lifetime * 1000 &&
+        tokenHash(byPhone ? user.phone : user.email, nonce) === user.reauthenticationToken)
   if (!valid) {
     throw new UnprocessableEntityError(
       'reauthentication_not_valid',

@@ -8,9 +8,15 @@
  */
 import type { AppContext, RequestContext } from '../context.js'
 import { BadRequestError } from '../errors.js'
-import { findUserByEmail, findUserByPhone, getUserById } from '../models/user.js'
+import {
+  findUserByEmail,
+  findUserByPhone,
+  findUserByPhoneChange,
+  getUserById,
+} from '../models/user.js'
 import { sendConfirmation } from './confirmation.js'
 import { sendEmailChange } from './email-change.js'
+import { sendPhoneOtp } from './phone.js'
 import { parsePkceChallenge } from './pkce.js'
 import { validateEmail, validatePhone } from './validation.js'
 
@@ -27,17 +33,19 @@ export interface ResendParams {
 
 /**
  * Sends the pending confirmation (`signup`, by email; `sms`, by SMS) or email change
- * (`email_change`) again. `phone_change` is accepted and sends nothing until phone changes exist.
+ * (`email_change`, to the address; `phone_change`, to the new number given as `phone`) again.
  *
+ * @returns The SMS provider's message id of a code sent (`''` for a mail, or nothing sent).
  * @throws {@link BadRequestError} 400 `validation_failed` with upstream's texts, 400
  *   `email_provider_disabled` "Email logins are disabled" under `EXTERNAL_EMAIL_ENABLED=false`; 429
- *   `over_email_send_rate_limit`; 500 when the mail fails.
+ *   `over_email_send_rate_limit`, `over_sms_send_rate_limit`; 422 `sms_send_failed`; 500 when the
+ *   mail fails.
  */
 export async function resend(
   ctx: AppContext,
   params: ResendParams,
   client: RequestContext,
-): Promise<void> {
+): Promise<string> {
   const { type } = params
   if (!['signup', 'email_change', 'sms', 'phone_change'].includes(type)) {
     throw new BadRequestError(
@@ -68,31 +76,32 @@ export async function resend(
   const phone = byEmail ? '' : validatePhone(params.phone)
   const pkce = parsePkceChallenge(params.codeChallenge, params.codeChallengeMethod)
   const { redirectTo } = params
-  await ctx.db.transaction(async (tx) => {
+  return ctx.db.transaction(async (tx) => {
     const now = ctx.clock.now()
     const found = byEmail
       ? await findUserByEmail(tx, email, client.aud)
-      : await findUserByPhone(tx, phone, client.aud)
-    if (!found) return
+      : type === 'phone_change'
+        ? await findUserByPhoneChange(tx, phone, client.aud)
+        : await findUserByPhone(tx, phone, client.aud)
+    if (!found) return ''
     const user = await getUserById(tx, found.id, true)
     switch (type) {
       case 'signup':
         if (user.emailConfirmedAt === null) {
           await sendConfirmation(ctx, tx, user, 'confirmation', redirectTo, now, pkce)
         }
-        return
+        return ''
       case 'sms':
-        if (user.phoneConfirmedAt === null) {
-          await sendConfirmation(ctx, tx, user, 'confirmation', redirectTo, now)
-        }
-        return
+        if (user.phoneConfirmedAt !== null) return ''
+        return (await sendPhoneOtp(ctx, tx, user, phone, 'confirmation', 'sms', now)).messageId
       case 'email_change':
         if (user.emailChange !== '') {
           await sendEmailChange(ctx, tx, user, user.emailChange, redirectTo, now, pkce)
         }
-        return
+        return ''
       default:
-        return
+        // `phone_change`: the user was found by its pending new number.
+        return (await sendPhoneOtp(ctx, tx, user, phone, 'phone_change', 'sms', now)).messageId
     }
   })
 }

@@ -11,16 +11,14 @@ import { addAuditLogEntry, auditActor } from '../models/audit-log.js'
 import type { Identity } from '../models/identity.js'
 import type { JsonObject } from '../models/json.js'
 import { findUserOwningEmail, findUserOwningPhone, type User } from '../models/user.js'
-import { isUniqueViolation } from '../storage/db.js'
+import { isUniqueViolation, type Queryable } from '../storage/db.js'
 import type { IssuedSession, PendingTokens } from '../tokens/service.js'
 import { sendConfirmation } from './confirmation.js'
 import { enforcePasswordPolicy } from './passwords.js'
+import { sendPhoneOtp, validateChannel } from './phone.js'
 import { parsePkceChallenge } from './pkce.js'
 import { createUser } from './users.js'
 import { validateEmail, validatePhone } from './validation.js'
-
-/** `channel` values of phone sign-ups. */
-const CHANNELS: ReadonlySet<string> = new Set(['sms', 'whatsapp'])
 
 /** A sign-up request; absent text fields are `''`. */
 export interface SignUpParams {
@@ -83,6 +81,7 @@ function fauxUser(
     phone: provider === 'phone' ? params.phone : '',
     phoneConfirmedAt: null,
     phoneChange: '',
+    phoneChangeToken: '',
     phoneChangeSentAt: null,
     confirmedAt: null,
     bannedUntil: null,
@@ -161,12 +160,7 @@ export async function signUp(
     )
   }
   const provider = params.email !== '' ? 'email' : 'phone'
-  if (provider === 'phone' && !CHANNELS.has(params.channel || 'sms')) {
-    throw new BadRequestError(
-      'validation_failed',
-      "Invalid channel, supported values are 'sms' or 'whatsapp'. 'whatsapp' is only supported if Twilio or Twilio Verify is used as the provider.",
-    )
-  }
+  const channel = provider === 'phone' ? validateChannel(settings, params.channel) : 'sms'
   if (provider === 'phone' && params.codeChallenge !== '') {
     throw new BadRequestError('validation_failed', 'PKCE not supported for phone signups')
   }
@@ -206,6 +200,12 @@ export async function signUp(
     return { kind: 'user', user: faux, identities: [] }
   }
 
+  /** Sends the confirmation: the mail, or the code by SMS or WhatsApp to the phone signed up. */
+  const confirm = async (tx: Queryable, user: User, now: number): Promise<User> =>
+    provider === 'email'
+      ? sendConfirmation(ctx, tx, user, 'confirmation', redirectTo, now, pkce)
+      : (await sendPhoneOtp(ctx, tx, user, phone, 'confirmation', channel, now)).user
+
   let outcome: SignUpOutcome | { readonly kind: 'pending'; readonly pending: PendingTokens }
   try {
     outcome = await ctx.db.transaction(async (tx) => {
@@ -224,9 +224,7 @@ export async function signUp(
             : existing.phoneConfirmedAt !== null
         const resend = existing.aud === client.aud && !confirmed
         // The owner lost the confirmation: send it again (the account is not changed).
-        if (resend) {
-          await sendConfirmation(ctx, tx, existing, 'confirmation', redirectTo, now, pkce)
-        }
+        if (resend) await confirm(tx, existing, now)
         await addAuditLogEntry(
           tx,
           {
@@ -271,15 +269,7 @@ export async function signUp(
           pending: await ctx.tokens.startSession(tx, created.user, 'password', client, false),
         }
       }
-      const user = await sendConfirmation(
-        ctx,
-        tx,
-        created.user,
-        'confirmation',
-        redirectTo,
-        now,
-        pkce,
-      )
+      const user = await confirm(tx, created.user, now)
       return { kind: 'user' as const, user, identities: created.identities }
     })
   } catch (error) {

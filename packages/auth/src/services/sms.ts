@@ -59,6 +59,25 @@ export function enforceSmsFrequency(
 }
 
 /**
+ * The fixed code of a number listed in `SMS_TEST_OTP`, while `SMS_TEST_OTP_VALID_UNTIL` (when
+ * set) has not passed (upstream `GetTestOTP`).
+ *
+ * @param phone E.164 digits without `+`.
+ * @param now Epoch milliseconds.
+ * @returns The code, or `undefined` for a number that gets real messages.
+ */
+export function testOtpFor(
+  settings: Pick<AppContext['settings'], 'sms'>,
+  phone: string,
+  now: number,
+): string | undefined {
+  const { testOtp, testOtpValidUntil } = settings.sms
+  return Object.hasOwn(testOtp, phone) && (testOtpValidUntil === null || now <= testOtpValidUntil)
+    ? testOtp[phone]
+    : undefined
+}
+
+/**
  * Draws a code of `SMS_OTP_LENGTH` digits for `phone` and sends it in `SMS_TEMPLATE` through
  * the SMS provider, after the `SMS_MAX_FREQUENCY` check against `sentAt` and taking one message
  * from the `RATE_LIMIT_SMS_SENT` budget. A number listed in `SMS_TEST_OTP` gets its fixed code
@@ -83,11 +102,7 @@ export async function sendSmsOtp(
   now: number,
 ): Promise<SentSmsOtp> {
   enforceSmsFrequency(ctx, sentAt, now)
-  const { testOtp: testOtps, testOtpValidUntil } = ctx.settings.sms
-  const testOtp =
-    Object.hasOwn(testOtps, phone) && (testOtpValidUntil === null || now <= testOtpValidUntil)
-      ? testOtps[phone]
-      : undefined
+  const testOtp = testOtpFor(ctx.settings, phone, now)
   if (testOtp !== undefined) {
     return { otp: testOtp, hash: tokenHash(phone, testOtp), messageId: TEST_OTP_MESSAGE_ID }
   }

@@ -23,12 +23,13 @@ import {
 } from '../models/user.js'
 import type { Queryable } from '../storage/db.js'
 import { applyEmailChange, sendEmailChange } from './email-change.js'
-import { notifyPasswordChanged, type NotificationLog } from './notifications.js'
+import { notifyPasswordChanged, notifyPhoneChanged, type NotificationLog } from './notifications.js'
 import { enforcePasswordPolicy } from './passwords.js'
 import { requireAal2IfVerifiedFactors } from './mfa.js'
+import { applyPhoneChange, assertPhoneFree, sendPhoneOtp, validateChannel } from './phone.js'
 import { parsePkceChallenge } from './pkce.js'
 import { consumeReauthenticationNonce } from './reauthentication.js'
-import { normalizePhone, validateEmail } from './validation.js'
+import { validateEmail, validatePhone } from './validation.js'
 
 /**
  * Refuses an email that a user (of any audience) already holds.
@@ -190,8 +191,10 @@ export interface OwnChanges {
   readonly data?: JsonObject
   /** A new email (a change is confirmed by mail); `''` for none. */
   readonly email: string
-  /** Must be the current phone (phone changes come with the SMS issue); `''` for none. */
+  /** A new phone (a change is confirmed by a code sent to it); `''` for none. */
   readonly phone: string
+  /** `sms` or `whatsapp`, for the code of a phone change; `''` for the default (`sms`). */
+  readonly channel: string
   /** A new password. */
   readonly password?: string
   /** The reauthentication nonce (`GET /reauthenticate`), for a password change; `''` for none. */
@@ -206,18 +209,24 @@ export interface OwnChanges {
 
 /**
  * Applies a user's changes to itself: `data`, the password (a password change ends every other
- * session and, when enabled, sends `password_changed_notification`) and the email (mails to the
+ * session and, when enabled, sends `password_changed_notification`), the email (mails to the
  * new address, and with `MAILER_SECURE_EMAIL_CHANGE_ENABLED` to the current one; the change
- * happens at `/verify`; an anonymous user under `MAILER_AUTOCONFIRM` gets it at once). Under
- * `SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION`, a password change in a session older than
- * 24 hours needs the `nonce` of `GET /reauthenticate`.
+ * happens at `/verify`; an anonymous user under `MAILER_AUTOCONFIRM` gets it at once) and the
+ * phone (a code by SMS or WhatsApp to the new number, recorded in `phone_change`; the change
+ * happens at `/verify` with type `phone_change`; under `SMS_AUTOCONFIRM` at once, with
+ * `phone_changed_notification`). An anonymous user becomes permanent when its new email or
+ * phone is confirmed. Under `SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION`, a password
+ * change in a session older than 24 hours needs the `nonce` of `GET /reauthenticate`.
  *
  * @param signal Aborts queued password work (the request's deadline).
- * @param log Where a failed password-changed notification is reported (the request's logger).
+ * @param log Where a failed password- or phone-changed notification is reported (the request's
+ *   logger).
  * @throws {@link ForbiddenError} `not_admin` for `app_metadata`; {@link UnprocessableEntityError}
- *   `validation_failed`, `same_password`, `email_exists`, `reauthentication_not_valid`;
- *   {@link BadRequestError} `reauthentication_needed`, the email and PKCE texts; the password
- *   policy's errors; 429 `over_email_send_rate_limit`; 500 when a mail fails (nothing changed).
+ *   `validation_failed`, `same_password`, `email_exists`, `phone_exists`,
+ *   `reauthentication_not_valid`, `sms_send_failed`; {@link BadRequestError}
+ *   `reauthentication_needed`, the email, phone, channel and PKCE texts; the password policy's
+ *   errors; 429 `over_email_send_rate_limit`, `over_sms_send_rate_limit`; 500 when a mail fails
+ *   (nothing changed).
  */
 export async function updateOwnUser(
   ctx: AppContext,
@@ -232,18 +241,15 @@ export async function updateOwnUser(
   if (changes.appMetadata) {
     throw new ForbiddenError('not_admin', 'Updating app_metadata requires admin privileges')
   }
-  const phone = normalizePhone(changes.phone)
-  if (phone !== '' && phone !== user.phone) {
-    throw new UnprocessableEntityError(
-      'validation_failed',
-      'Changing the phone number is not supported by this server yet',
-    )
-  }
   const email = changes.email === '' ? '' : validateEmail(changes.email)
   const newEmail = email !== '' && email !== user.email ? email : ''
+  const phone = changes.phone === '' ? '' : validatePhone(changes.phone)
+  const newPhone = phone !== '' && phone !== user.phone ? phone : ''
+  const channel = newPhone === '' ? 'sms' : validateChannel(settings, changes.channel)
   await requireAal2IfVerifiedFactors(ctx.db, auth, {
     password: changes.password !== undefined,
     email: newEmail !== '',
+    phone: newPhone !== '',
   })
   const pkce = parsePkceChallenge(changes.codeChallenge, changes.codeChallengeMethod)
   const { redirectTo } = changes
@@ -282,6 +288,8 @@ export async function updateOwnUser(
     encryptedPassword = await ctx.passwords.hash(password, signal)
   }
   const { data } = changes
+  /** The number before a phone change made at once (SMS auto-confirm), for the notification. */
+  let oldPhone: string | undefined
   const result = await ctx.db.transaction(async (tx) => {
     const now = ctx.clock.now()
     const current = await getUserById(tx, user.id, true)
@@ -310,7 +318,20 @@ export async function updateOwnUser(
         updated = await sendEmailChange(ctx, tx, updated, newEmail, redirectTo, now, pkce)
       }
     }
-    if (data !== undefined || newEmail !== '') {
+    if (newPhone !== '') {
+      await assertPhoneFree(tx, newPhone)
+      if (settings.sms.autoconfirm) {
+        // Under SMS auto-confirm the number changes at once, without a code (upstream).
+        const change: UserChanges = {}
+        oldPhone = updated.phone
+        await applyPhoneChange(ctx, tx, { ...updated, phoneChange: newPhone }, change, now)
+        updated = await updateUser(tx, user.id, change, now)
+      } else {
+        updated = (await sendPhoneOtp(ctx, tx, updated, newPhone, 'phone_change', channel, now))
+          .user
+      }
+    }
+    if (data !== undefined || newEmail !== '' || newPhone !== '') {
       await addAuditLogEntry(
         tx,
         { id: ctx.random.uuid(), actor, action: 'user_modified', ip: client.ip },
@@ -320,5 +341,6 @@ export async function updateOwnUser(
     return userWithIdentities(tx, updated)
   })
   if (encryptedPassword !== undefined) await notifyPasswordChanged(ctx, result.user, log)
+  if (oldPhone !== undefined) await notifyPhoneChanged(ctx, result.user, oldPhone, log)
   return result
 }

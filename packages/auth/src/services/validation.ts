@@ -5,6 +5,7 @@
  * @see https://github.com/supabase/auth/blob/master/internal/api/helpers.go
  * @module
  */
+import { parsePhoneNumberFromString } from 'libphonenumber-js'
 import { BadRequestError } from '../errors.js'
 
 const EMAIL =
@@ -30,13 +31,24 @@ export function validateEmail(email: string): string {
   return email.toLowerCase()
 }
 
-/** A phone number as stored: spaces and `+` removed (E.164 digits, not checked). */
+/**
+ * A phone number as stored: E.164 digits without `+` (not checked; see {@link validatePhone}).
+ * Spaces and `+` are removed, as upstream; a number written with other punctuation in
+ * international form (`+1 (555) 010-0100`, `+44 20-7946-0958`) is normalised to E.164 by
+ * `libphonenumber-js` (an extension is refused). Anything else is returned with only spaces and `+` removed, so that
+ * {@link validatePhone} refuses it.
+ */
 export function normalizePhone(phone: string): string {
-  return phone.replace(/[\s+]/g, '')
+  const plain = phone.replace(/[\s+]/g, '')
+  if (/^\d*$/.test(plain)) return plain
+  const trimmed = phone.trim()
+  if (!trimmed.startsWith('+')) return plain
+  const parsed = parsePhoneNumberFromString(trimmed, { extract: false })
+  return parsed && parsed.ext === undefined ? parsed.number.slice(1) : plain
 }
 
 /**
- * Normalises and validates a phone number: spaces and `+` are removed, then it must be E.164
+ * Normalises ({@link normalizePhone}) and validates a phone number: it must then be E.164
  * digits (`^[1-9][0-9]{1,14}$`). Stored without `+`.
  *
  * @throws {@link BadRequestError} `validation_failed` "Invalid phone number format (E.164

@@ -1,8 +1,8 @@
 /**
  * Verification (`GET /verify`, `POST /verify`): a mailed link (its token hash) or a typed code
  * (with the email or phone it was sent to) confirms a sign-up or invite, signs in a recovery or
- * magic link, or completes an email change. Each token works once and expires after
- * `MAILER_OTP_EXP`.
+ * magic link, or completes an email or phone change. Each token works once and expires after
+ * `MAILER_OTP_EXP` (an SMS code after `SMS_OTP_EXP`; with Twilio Verify, Twilio checks it).
  *
  * @see https://github.com/supabase/auth/blob/master/internal/api/verify.go
  * @module
@@ -26,6 +26,7 @@ import {
   findUserByEmail,
   findUserByEmailChange,
   findUserByPhone,
+  findUserByPhoneChange,
   getUserById,
   isBanned,
   mergeMetadata,
@@ -38,7 +39,9 @@ import { isUniqueViolation } from '../storage/db.js'
 import type { IssuedSession, PendingTokens } from '../tokens/service.js'
 import { applyEmailChange } from './email-change.js'
 import { PKCE_TOKEN_PREFIX, tokenHash } from './mail.js'
-import { notifyEmailChanged, type NotificationLog } from './notifications.js'
+import { testOtpFor } from './sms.js'
+import { notifyEmailChanged, notifyPhoneChanged, type NotificationLog } from './notifications.js'
+import { applyPhoneChange, assertPhoneFree } from './phone.js'
 import { randomPassword } from './passwords.js'
 import { assertEmailFree } from './users.js'
 import { normalizePhone, validateEmail } from './validation.js'
@@ -59,7 +62,7 @@ export const VERIFICATION_TYPES = [
 export type VerificationType = (typeof VERIFICATION_TYPES)[number]
 
 /** What a verified token turns out to be (`email` resolves to `signup` or `magiclink`). */
-export type ResolvedVerificationType = Exclude<VerificationType, 'email' | 'phone_change'>
+export type ResolvedVerificationType = Exclude<VerificationType, 'email'>
 
 /** A verification request; absent fields are `''`. */
 export interface VerifyParams {
@@ -126,6 +129,13 @@ const EMAIL_CHANGE_CURRENT: Candidate = {
   sentAt: (u) => u.emailChangeSentAt,
 }
 
+const PHONE_CHANGE: Candidate = {
+  tokenType: 'phone_change_token',
+  resolved: 'phone_change',
+  token: (u) => u.phoneChangeToken,
+  sentAt: (u) => u.phoneChangeSentAt,
+}
+
 const CANDIDATES: Readonly<Record<VerificationType, readonly Candidate[]>> = {
   signup: [CONFIRMATION('signup')],
   invite: [CONFIRMATION('invite')],
@@ -134,13 +144,18 @@ const CANDIDATES: Readonly<Record<VerificationType, readonly Candidate[]>> = {
   email: [CONFIRMATION('signup'), RECOVERY('magiclink')],
   email_change: [EMAIL_CHANGE_NEW, EMAIL_CHANGE_CURRENT],
   sms: [CONFIRMATION('sms')],
-  phone_change: [],
+  phone_change: [PHONE_CHANGE],
 }
 
 const LINK_INVALID = (): ForbiddenError =>
   new ForbiddenError('otp_expired', 'Email link is invalid or has expired')
 const CODE_INVALID = (): ForbiddenError =>
   new ForbiddenError('otp_expired', 'Token has expired or is invalid')
+
+/** Whether a type's code goes to a phone (its lifetime is `SMS_OTP_EXP`). */
+function isPhoneType(type: VerificationType): boolean {
+  return type === 'sms' || type === 'phone_change'
+}
 
 function isVerificationType(type: string): type is VerificationType {
   return (VERIFICATION_TYPES as readonly string[]).includes(type)
@@ -220,8 +235,9 @@ function matches(
 ): boolean {
   const expected = candidate.token(user)
   const sentAt = candidate.sentAt(user)
-  const lifetime =
-    candidate.resolved === 'sms' ? ctx.settings.sms.otpExp : ctx.settings.mailer.otpExp
+  const lifetime = isPhoneType(candidate.resolved)
+    ? ctx.settings.sms.otpExp
+    : ctx.settings.mailer.otpExp
   return (
     expected !== '' &&
     sentAt !== null &&
@@ -256,10 +272,31 @@ async function findVerified(
     if (!found && checked.type === 'email_change') {
       found = await findUserByEmailChange(tx, checked.email, aud)
     }
+  } else if (checked.type === 'phone_change') {
+    found = await findUserByPhoneChange(tx, checked.phone, aud)
   } else {
     found = await findUserByPhone(tx, checked.phone, aud)
   }
   const user = found ? await getUserById(tx, found.id, true) : undefined
+  const check = ctx.sms.checkOtp
+  if (
+    check &&
+    checked.phone !== '' &&
+    isPhoneType(checked.type) &&
+    testOtpFor(ctx.settings, checked.phone, now) === undefined
+  ) {
+    // Twilio Verify drew the code and checks it (upstream): a code must have been requested.
+    const candidate = user && candidates.find((c) => c.token(user) !== '')
+    if (!user || !candidate) throw CODE_INVALID()
+    let approved: boolean
+    try {
+      approved = await check(checked.phone, checked.code)
+    } catch (error) {
+      throw new ForbiddenError('otp_expired', 'Token has expired or is invalid', { cause: error })
+    }
+    if (!approved) throw CODE_INVALID()
+    return { user, candidate }
+  }
   const hash = tokenHash(checked.email !== '' ? checked.email : checked.phone, checked.code)
   const candidate = user && candidates.find((c) => matches(ctx, user, c, hash, now))
   if (!user || !candidate) throw CODE_INVALID()
@@ -290,7 +327,14 @@ async function confirm(
 
 /** What {@link applyVerification} did: sign in, or wait for the other email-change link. */
 type Applied =
-  | { readonly kind: 'signed_in'; readonly user: User; readonly oldEmail?: string }
+  | {
+      readonly kind: 'signed_in'
+      readonly user: User
+      /** The address before a completed email change. */
+      readonly oldEmail?: string
+      /** The number before a completed phone change (`''` when there was none). */
+      readonly oldPhone?: string
+    }
   | { readonly kind: 'half' }
 
 /** Carries out a verified token's effect inside `tx` and consumes the token. */
@@ -304,7 +348,9 @@ async function applyVerification(
 ): Promise<Applied> {
   const update: UserChanges = {}
   const type = candidate.resolved
-  const audit = async (action: 'user_signedup' | 'invite_accepted'): Promise<void> => {
+  const audit = async (
+    action: 'user_signedup' | 'invite_accepted' | 'user_modified',
+  ): Promise<void> => {
     await addAuditLogEntry(
       tx,
       { id: ctx.random.uuid(), actor: auditActor(user), action, ip: client.ip },
@@ -312,6 +358,7 @@ async function applyVerification(
     )
   }
   let oldEmail: string | undefined
+  let oldPhone: string | undefined
   switch (type) {
     case 'signup':
     case 'invite':
@@ -326,6 +373,12 @@ async function applyVerification(
     case 'sms':
       update.confirmationToken = ''
       await confirm(tx, user, update, 'phone', now)
+      break
+    case 'phone_change':
+      await assertPhoneFree(tx, user.phoneChange)
+      oldPhone = user.phone
+      await applyPhoneChange(ctx, tx, user, update, now)
+      await audit('user_modified')
       break
     case 'recovery':
     case 'magiclink':
@@ -360,9 +413,12 @@ async function applyVerification(
       ? ['email_change_token_new', 'email_change_token_current']
       : [candidate.tokenType],
   )
-  return oldEmail === undefined
-    ? { kind: 'signed_in', user: updated }
-    : { kind: 'signed_in', user: updated, oldEmail }
+  return {
+    kind: 'signed_in',
+    user: updated,
+    ...(oldEmail === undefined ? {} : { oldEmail }),
+    ...(oldPhone === undefined ? {} : { oldPhone }),
+  }
 }
 
 /**
@@ -371,11 +427,13 @@ async function applyVerification(
  * hash) answers the flow's auth code instead of a session; POST always answers a session.
  *
  * @param method `GET` (a link) or `POST`.
- * @param log Where a failed email-changed notification is reported (the request's logger).
+ * @param log Where a failed email- or phone-changed notification is reported (the request's
+ *   logger).
  * @throws The errors of {@link checkVerifyParams}; {@link ForbiddenError} 403 `otp_expired`
- *   "Email link is invalid or has expired" (hash) or "Token has expired or is invalid" (code),
- *   403 `user_banned`; {@link NotFoundError} 404 `flow_state_not_found`; 422 `email_exists` when
- *   the new address was taken meanwhile.
+ *   "Email link is invalid or has expired" (hash) or "Token has expired or is invalid" (code, or
+ *   a code Twilio Verify did not approve), 403 `user_banned`; {@link NotFoundError} 404
+ *   `flow_state_not_found`; 422 `email_exists` / `phone_exists` when the new address or number
+ *   was taken meanwhile.
  */
 export async function verify(
   ctx: AppContext,
@@ -386,16 +444,16 @@ export async function verify(
 ): Promise<VerifyOutcome> {
   const checked = checkVerifyParams(method, params)
   const { redirectTo } = params
-  /** A completed email change: the user with the new address, and the previous one. */
-  type EmailChanged = { readonly user: User; readonly oldEmail: string } | undefined
+  /** The verified user, with the previous email or phone of a completed change. */
+  type Changed = Extract<Applied, { kind: 'signed_in' }>
   type Done =
     | {
         kind: 'pending'
         pending: PendingTokens
         type: ResolvedVerificationType
-        emailChanged: EmailChanged
+        changed: Changed
       }
-    | { kind: 'code'; authCode: string; emailChanged: EmailChanged }
+    | { kind: 'code'; authCode: string; changed: Changed }
     | { kind: 'half' }
   let done: Done
   try {
@@ -406,10 +464,6 @@ export async function verify(
       const pkce = method === 'GET' && candidate.token(user).startsWith(PKCE_TOKEN_PREFIX)
       const applied = await applyVerification(ctx, tx, user, candidate, client, now)
       if (applied.kind === 'half') return { kind: 'half' }
-      const emailChanged =
-        applied.oldEmail === undefined
-          ? undefined
-          : { user: applied.user, oldEmail: applied.oldEmail }
       if (pkce) {
         const flowMethod = candidate.resolved === 'signup' ? 'email/signup' : candidate.resolved
         const flow = await findLatestFlowStateOfUser(tx, user.id, flowMethod)
@@ -420,25 +474,34 @@ export async function verify(
           )
         }
         await markAuthCodeIssued(tx, flow.id, now)
-        return { kind: 'code', authCode: flow.authCode, emailChanged }
+        return { kind: 'code', authCode: flow.authCode, changed: applied }
       }
       const pending = await ctx.tokens.startSession(tx, applied.user, 'otp', client)
-      return { kind: 'pending', pending, type: candidate.resolved, emailChanged }
+      return { kind: 'pending', pending, type: candidate.resolved, changed: applied }
     })
   } catch (error) {
     if (isUniqueViolation(error, ctx.db.t.users)) {
-      throw new UnprocessableEntityError(
-        'email_exists',
-        'A user with this email address has already been registered',
-      )
+      throw checked.type === 'phone_change'
+        ? new UnprocessableEntityError(
+            'phone_exists',
+            'A user with this phone number has already been registered',
+          )
+        : new UnprocessableEntityError(
+            'email_exists',
+            'A user with this email address has already been registered',
+          )
     }
     throw error
   }
   if (done.kind === 'half') {
     return { kind: 'message', message: SINGLE_CONFIRMATION_ACCEPTED, redirectTo }
   }
-  if (done.emailChanged) {
-    await notifyEmailChanged(ctx, done.emailChanged.user, done.emailChanged.oldEmail, log)
+  const { changed } = done
+  if (changed.oldEmail !== undefined) {
+    await notifyEmailChanged(ctx, changed.user, changed.oldEmail, log)
+  }
+  if (changed.oldPhone !== undefined) {
+    await notifyPhoneChanged(ctx, changed.user, changed.oldPhone, log)
   }
   if (done.kind === 'code') return { kind: 'code', authCode: done.authCode, redirectTo }
   const session = await ctx.tokens.finish(done.pending)

@@ -20,7 +20,18 @@ export class LoggedSmsProvider implements SmsProvider {
     this.#inner = inner
     this.#name = name
     this.#logger = logger
+    const check = inner.checkOtp
+    if (check) {
+      this.checkOtp = async (phone, code) => {
+        const approved = await check(phone, code)
+        logger.info({ component: 'sms', provider: name, approved }, 'SMS code checked')
+        return approved
+      }
+    }
   }
+
+  /** The inner provider's code check, when it has one; logs whether the code was approved. */
+  readonly checkOtp?: (phone: string, code: string) => Promise<boolean>
 
   /** Sends through the inner provider and logs the outcome. @throws {Error} As the inner one. */
   async sendMessage(

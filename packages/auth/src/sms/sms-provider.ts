@@ -4,8 +4,8 @@ import type { Fetch } from '../form-post.js'
 export type SmsChannel = 'sms' | 'whatsapp'
 
 /**
- * Sends OTP messages by SMS: {@link TwilioProvider}, {@link MessagebirdProvider},
- * {@link TextlocalProvider} or {@link VonageProvider}, chosen by `SMS_PROVIDER` in `app.ts`.
+ * Sends OTP messages by SMS: {@link TwilioProvider}, {@link TwilioVerifyProvider},
+ * {@link MessagebirdProvider}, {@link TextlocalProvider} or {@link VonageProvider}, chosen by `SMS_PROVIDER` in `app.ts`.
  */
 export interface SmsProvider {
   /**
@@ -17,6 +17,18 @@ export interface SmsProvider {
    *   the provider's own text, shown to the client after "Error sending … OTP to provider: ".
    */
   sendMessage(phone: string, message: string, channel: SmsChannel, otp: string): Promise<string>
+  /**
+   * Present on providers that draw and check the codes themselves (Twilio Verify): the code a
+   * user typed is checked by the provider, not against a stored hash (upstream
+   * `TwilioVerifyProvider.VerifyOTP`).
+   *
+   * @param phone E.164 digits without `+`.
+   * @param code The code the user typed.
+   * @returns Whether the provider approved the code.
+   * @throws {Error} When the provider cannot be reached or refuses the request; the caller
+   *   answers as for a wrong code.
+   */
+  readonly checkOtp?: (phone: string, code: string) => Promise<boolean>
 }
 
 /** Upstream's timeout of every SMS provider call (`sms_provider.defaultTimeout`), milliseconds. */

@@ -18,6 +18,19 @@ import {
 /** A sender that is a phone number (not a messaging service SID). */
 const PHONE_NUMBER = /^\+?\d{1,15}$/
 
+/**
+ * The error of a non-2xx answer of a Twilio API (`{code, message, more_info, status}`), worded as
+ * upstream's `twilioErrResponse`: "<message> More information: <more_info>".
+ *
+ * @param status The HTTP status, named when the body has no message.
+ * @param body The parsed answer.
+ */
+export function twilioError(status: number, body: Readonly<Record<string, unknown>>): Error {
+  const text = jsonText(body.message) || `HTTP ${String(status)}`
+  const moreInfo = jsonText(body.more_info)
+  return new Error(moreInfo === '' ? text : `${text} More information: ${moreInfo}`)
+}
+
 /** Sends OTPs through Twilio's Messages API, by SMS or (channel `whatsapp`) WhatsApp. */
 export class TwilioProvider implements SmsProvider {
   readonly #config: Settings['sms']['twilio']
@@ -77,11 +90,7 @@ export class TwilioProvider implements SmsProvider {
       this.#options.fetch,
     )
     const body = jsonObject(reply.json)
-    if (reply.status < 200 || reply.status > 299) {
-      const text = jsonText(body.message) || `HTTP ${String(reply.status)}`
-      const moreInfo = jsonText(body.more_info)
-      throw new Error(moreInfo === '' ? text : `${text} More information: ${moreInfo}`)
-    }
+    if (reply.status < 200 || reply.status > 299) throw twilioError(reply.status, body)
     const sid = jsonText(body.sid)
     const status = jsonText(body.status)
     if (status === 'failed' || status === 'undelivered') {

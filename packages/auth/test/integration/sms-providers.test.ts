@@ -187,6 +187,7 @@ const CASES: readonly ProviderCase[] = [
 
 const URL_SETTING: Readonly<Record<SmsProviderName, string>> = {
   twilio: 'AUTHSVC_SMS_TWILIO_API_URL',
+  twilio_verify: 'AUTHSVC_SMS_TWILIO_VERIFY_API_URL',
   messagebird: 'AUTHSVC_SMS_MESSAGEBIRD_API_URL',
   textlocal: 'AUTHSVC_SMS_TEXTLOCAL_API_URL',
   vonage: 'AUTHSVC_SMS_VONAGE_API_URL',
