@@ -57,11 +57,16 @@ function send(response: ServerResponse, [status, body]: FakeReply): void {
 
 /**
  * Starts a local HTTP server speaking a third-party API as `description` describes it (an SMS
- * provider, a captcha siteverify endpoint): it records each request, answers 404 off its path,
+ * provider, a captcha siteverify endpoint; several descriptions for an API of several
+ * endpoints, such as Twilio Verify's): it records each request, answers 404 off their paths,
  * refuses wrong credentials as the provider does, and otherwise answers as {@link FakeApi.mode}
  * says.
  */
-export async function startFakeApi(description: ApiDescription): Promise<FakeApi> {
+export async function startFakeApi(
+  descriptions: ApiDescription | readonly ApiDescription[],
+): Promise<FakeApi> {
+  const endpoints: readonly ApiDescription[] =
+    'path' in descriptions ? [descriptions] : descriptions
   const requests: SeenRequest[] = []
   const fake = {
     mode: 'success' as FakeMode,
@@ -76,7 +81,8 @@ export async function startFakeApi(description: ApiDescription): Promise<FakeApi
         form: Object.fromEntries(new URLSearchParams(body)),
       }
       requests.push(seen)
-      if (seen.method !== 'POST' || seen.path !== description.path) {
+      const description = endpoints.find((d) => d.path === seen.path)
+      if (seen.method !== 'POST' || !description) {
         send(response, [404, { error: 'not found' }])
       } else if (!description.authorized(seen)) {
         send(response, description.unauthorized)
