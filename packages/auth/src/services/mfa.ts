@@ -450,8 +450,9 @@ function sameCode(expected: string, given: string): boolean {
  * the session is raised to `aal2`, its refresh token is rotated (the `aal1` one stops working),
  * the user's other sessions below `aal2` end, and other unverified factors of the type are
  * removed. A TOTP code is accepted for the current 30-second step or one step either side, and
- * never twice (steps at or before the last accepted one are refused). The factor's first
- * verification sends `mfa_factor_enrolled_notification`.
+ * never twice (steps at or before the last accepted one are refused). A phone code must be the
+ * challenge's, or, with Twilio Verify, one Twilio approves. The factor's first verification sends
+ * `mfa_factor_enrolled_notification`.
  *
  * @param code The 6-digit TOTP code or the SMS code.
  * @returns The new session (access token with `aal: "aal2"`).
@@ -514,7 +515,12 @@ export async function verifyFactor(
         throw new UnprocessableEntityError('mfa_verification_failed', 'Invalid TOTP code entered')
       }
       step = matched
-    } else if (!sameCode(challenge.otpCode, params.code)) {
+    } else if (
+      ctx.sms.checkOtp
+        ? // Twilio Verify sent the code and checks it (upstream `verifyPhoneFactor`).
+          !(await ctx.sms.checkOtp(current.phone, params.code).catch(() => false))
+        : !sameCode(challenge.otpCode, params.code)
+    ) {
       throw new UnprocessableEntityError(
         'mfa_verification_failed',
         'Invalid MFA Phone code entered',

@@ -355,6 +355,8 @@ describe('Twilio Verify (fake)', () => {
         AUTHSVC_SMS_TWILIO_VERIFY_MESSAGE_SERVICE_SID: TWILIO_VERIFY.serviceSid,
         AUTHSVC_SMS_TWILIO_VERIFY_API_URL: fake.url,
         AUTHSVC_SMS_TEST_OTP: '15559990001:123456',
+        AUTHSVC_MFA_PHONE_ENROLL_ENABLED: 'true',
+        AUTHSVC_MFA_PHONE_VERIFY_ENABLED: 'true',
       },
       clock,
     )
@@ -425,6 +427,42 @@ describe('Twilio Verify (fake)', () => {
     })
     expect(changed.statusCode).toBe(200)
     expect(changed.json().user.phone).toBe(newPhone)
+  })
+
+  it('checks the code of an MFA phone challenge with Twilio', async () => {
+    const phone = nextPhone()
+    expect((await server.request('POST', '/otp', { body: { phone } })).statusCode).toBe(200)
+    const signedIn = await server.request('POST', '/verify', {
+      body: { type: 'sms', phone, token: fake.codeFor(phone) },
+    })
+    const token = signedIn.json().access_token
+    const mfaPhone = nextPhone()
+    const enrolled = await server.request('POST', '/factors', {
+      token,
+      body: { factor_type: 'phone', phone: mfaPhone },
+    })
+    expect(enrolled.statusCode).toBe(200)
+    const factorId = (enrolled.json() as unknown as { id: string }).id
+    const challenge = await server.request('POST', `/factors/${factorId}/challenge`, {
+      token,
+      body: {},
+    })
+    expect(challenge.statusCode).toBe(200)
+    const challengeId = (challenge.json() as unknown as { id: string }).id
+    const code = fake.codeFor(mfaPhone)!
+    const wrong = await server.request('POST', `/factors/${factorId}/verify`, {
+      token,
+      body: { challenge_id: challengeId, code: code === '000000' ? '111111' : '000000' },
+    })
+    expect(wrong.statusCode).toBe(422)
+    expect(wrong.json().error_code).toBe('mfa_verification_failed')
+    const verified = await server.request('POST', `/factors/${factorId}/verify`, {
+      token,
+      body: { challenge_id: challengeId, code },
+    })
+    expect(verified.statusCode).toBe(200)
+    expect(decodeJwt(verified.json().access_token).aal).toBe('aal2')
+    expect(checks().at(-1)!.form).toEqual({ To: `+${mfaPhone}`, Code: code })
   })
 
   it("uses SMS_TEST_OTP numbers' codes without calling Twilio, and reports Twilio's errors", async () => {
