@@ -488,3 +488,63 @@ describe('Twilio Verify (fake)', () => {
     })
   })
 })
+
+/** `SMS_AUTOCONFIRM`: phone changes happen at once; `/otp` signs new numbers up confirmed. */
+describe('phone flows under SMS_AUTOCONFIRM', () => {
+  const mailer = new RecordingMailer()
+  let server: TestServer
+
+  beforeAll(async () => {
+    server = await startTestServer(
+      'phone_autoconfirm',
+      {
+        AUTHSVC_EXTERNAL_PHONE_ENABLED: 'true',
+        AUTHSVC_SMS_AUTOCONFIRM: 'true',
+        AUTHSVC_SMS_TEST_OTP: '15550509999:111222',
+        AUTHSVC_MAILER_NOTIFICATIONS_PHONE_CHANGED_ENABLED: 'true',
+      },
+      new FakeClock(Date.now()),
+      { deps: { mailer } },
+    )
+  })
+  afterAll(async () => {
+    await server.close()
+  })
+
+  it('PUT /user changes the phone at once and sends the notification', async () => {
+    const email = 'autoconfirm-phone@example.com'
+    const { access_token: token } = await signUp(server, email)
+    const changed = await server.request('PUT', '/user', {
+      token,
+      body: { phone: '+15550500001' },
+    })
+    expect(changed.statusCode).toBe(200)
+    expect(changed.json()).toMatchObject({ phone: '15550500001' })
+    expect(changed.json().phone_confirmed_at).toEqual(expect.any(String))
+    expect(changed.json().new_phone).toBeUndefined()
+    expect(mailer.last(email, 'phone_changed_notification')).toMatchObject({
+      phone: '15550500001',
+      oldPhone: '',
+    })
+    const again = await server.request('PUT', '/user', {
+      token,
+      body: { phone: '+15550500002' },
+    })
+    expect(again.json()).toMatchObject({ phone: '15550500002' })
+    expect(mailer.last(email, 'phone_changed_notification')).toMatchObject({
+      phone: '15550500002',
+      oldPhone: '15550500001',
+    })
+  })
+
+  it('POST /otp signs an unknown number up confirmed and sends it a sign-in code', async () => {
+    const sent = await server.request('POST', '/otp', { body: { phone: '15550509999' } })
+    expect(sent.statusCode).toBe(200)
+    expect(messageIdOf(sent)).toBe('test-otp')
+    const verified = await server.request('POST', '/verify', {
+      body: { type: 'sms', phone: '15550509999', token: '111222' },
+    })
+    expect(verified.statusCode).toBe(200)
+    expect(verified.json().user.phone).toBe('15550509999')
+  })
+})
