@@ -51,6 +51,7 @@ import type { IssuedSession } from '../tokens/service.js'
 import { sendNotification, type NotificationLog } from './notifications.js'
 import { isUuid, validatePhone } from './validation.js'
 import { generateOtp } from './mail.js'
+import { validateChannel } from './phone.js'
 import { smsText } from './sms.js'
 
 /** Who asks: the bearer token's user and session (see `authenticateUser`). */
@@ -96,8 +97,6 @@ export interface ChallengeIssued {
   /** Unix time (seconds) after which the challenge can no longer be verified. */
   readonly expiresAt: number
 }
-
-const SMS_CHANNELS = ['sms', 'whatsapp'] as const
 
 function factorNotFound(): NotFoundError {
   return new NotFoundError('mfa_factor_not_found', 'Factor not found')
@@ -349,7 +348,7 @@ function requireVerifyEnabled(ctx: AppContext, factor: Factor): void {
  * `MFA_PHONE_OTP_LENGTH` digits is sent by SMS with `MFA_PHONE_TEMPLATE` (not more often than
  * `MFA_PHONE_MAX_FREQUENCY` per factor), before the challenge is stored.
  *
- * @param channel Phone factors: `sms` (default) or `whatsapp`.
+ * @param channel Phone factors: `sms` (default) or `whatsapp` (Twilio and Twilio Verify only).
  * @returns The challenge, valid for `MFA_CHALLENGE_EXPIRY_DURATION` seconds.
  * @throws {@link UnprocessableEntityError} `mfa_*_verify_not_enabled`; {@link BadRequestError}
  *   `validation_failed` (channel); {@link TooManyRequestsError} `over_sms_send_rate_limit`;
@@ -367,13 +366,7 @@ export async function challengeFactor(
   const { mfa } = ctx.settings
   let otpCode = ''
   if (factor.factorType === 'phone') {
-    const chosen = channel === '' ? 'sms' : channel
-    if (!(SMS_CHANNELS as readonly string[]).includes(chosen)) {
-      throw new BadRequestError(
-        'validation_failed',
-        "Invalid channel, supported values are 'sms' or 'whatsapp'",
-      )
-    }
+    const chosen = validateChannel(ctx.settings, channel)
     const now = ctx.clock.now()
     const last = factor.lastChallengedAt?.getTime()
     if (last !== undefined && last + mfa.phoneMaxFrequency > now) {
@@ -385,12 +378,7 @@ export async function challengeFactor(
     }
     otpCode = generateOtp(ctx.random, mfa.phoneOtpLength)
     try {
-      await ctx.sms.sendMessage(
-        factor.phone,
-        smsText(mfa.phoneTemplate, otpCode),
-        chosen as (typeof SMS_CHANNELS)[number],
-        otpCode,
-      )
+      await ctx.sms.sendMessage(factor.phone, smsText(mfa.phoneTemplate, otpCode), chosen, otpCode)
     } catch (error) {
       throw new InternalServerError('unexpected_failure', 'error sending message', { cause: error })
     }
