@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
-import { INCREMENT_SCRIPT_SHA } from '../../src/redis/script.js'
+import { INCREMENT_SCRIPT_SHA, TOKEN_BUCKET_SCRIPT_SHA } from '../../src/redis/script.js'
 import { OWN_FIXTURES } from '../fixtures.js'
 import { startService, type Harness } from '../harness.js'
 import { basic, healthy, minuteStart, NOW_S, one, TABLE_NOW as NOW } from './decision-table.js'
@@ -97,6 +97,81 @@ describe('Redis backend options', () => {
       })
       expect(await a.keys('*')).toEqual([`basic_one_per_minute_y_${String(minuteStart)}`])
       expect(await b.keys('*')).toEqual([`basic_key1_x_${String(NOW_S)}`])
+    } finally {
+      a.disconnect()
+      b.disconnect()
+      await h.close()
+      await Promise.all([main.stop(), perSecond.stop()])
+    }
+  })
+
+  it('runs each token bucket as one atomic script per turn (EVALSHA, reloaded after SCRIPT FLUSH), SECOND rules on the per-second Redis', async () => {
+    const [main, perSecond] = await Promise.all([startRedisServer(), startRedisServer()])
+    const rules = `domain: algos
+descriptors:
+  - key: bucket
+    rate_limit: { unit: second, requests_per_unit: 2, algorithm: token_bucket, burst: 5 }
+  - key: sliding
+    rate_limit: { unit: second, requests_per_unit: 2, algorithm: sliding_window }
+  - key: hourly
+    rate_limit: { unit: hour, requests_per_unit: 1, algorithm: token_bucket }
+`
+    const h = await startService({
+      files: { 'algos.yaml': rules },
+      now: NOW,
+      env: {
+        BACKEND_TYPE: 'redis',
+        REDIS_SOCKET_TYPE: 'tcp',
+        REDIS_URL: main.hostPort,
+        REDIS_PERSECOND: 'true',
+        REDIS_PERSECOND_SOCKET_TYPE: 'tcp',
+        REDIS_PERSECOND_URL: perSecond.hostPort,
+        EXPIRATION_JITTER_MAX_SECONDS: '0',
+      },
+    })
+    const a = new Redis(main.url)
+    const b = new Redis(perSecond.url)
+    const calls = async (command: string): Promise<number> => {
+      const info = await b.info('commandstats')
+      return Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(info)?.[1] ?? 0)
+    }
+    const request = { domain: 'algos', descriptors: [one('bucket', 'x')] }
+    try {
+      await healthy(h)
+      const answers = await Promise.all(
+        [1, 2, 3, 4, 5, 6].map(() => h.client.shouldRateLimit(request)),
+      )
+      expect(answers.map((x) => x.overallCode).sort()).toEqual([
+        'OK',
+        'OK',
+        'OK',
+        'OK',
+        'OK',
+        'OVER_LIMIT',
+      ])
+      // One call for the six (the first met an empty script cache and was sent again as EVAL).
+      expect([await calls('evalsha'), await calls('eval')]).toEqual([1, 1])
+      expect(await b.hgetall('algos_bucket_x_tb')).toEqual({ t: '0', ts: String(NOW) })
+      // An empty bucket of 5 refills in 2.5 s: it is kept that long.
+      expect(await b.pttl('algos_bucket_x_tb')).toBeGreaterThan(2000)
+      expect(await b.pttl('algos_bucket_x_tb')).toBeLessThanOrEqual(2500)
+
+      await b.script('FLUSH')
+      h.clock.advance(1000)
+      const refilled = await h.client.shouldRateLimit(request)
+      expect(refilled.statuses?.[0]?.limitRemaining).toBe(1)
+      expect(await b.script('EXISTS', TOKEN_BUCKET_SCRIPT_SHA)).toEqual([1])
+
+      await h.client.shouldRateLimit({
+        domain: 'algos',
+        descriptors: [one('sliding', 'x'), one('hourly', 'x')],
+      })
+      const second = Math.floor(h.clock.now() / 1000)
+      expect((await b.keys('algos_sliding_*')).sort()).toEqual([
+        `algos_sliding_x_sw${String(second - 1)}`,
+        `algos_sliding_x_sw${String(second)}`,
+      ])
+      expect(await a.keys('*')).toEqual(['algos_hourly_x_tb'])
     } finally {
       a.disconnect()
       b.disconnect()
