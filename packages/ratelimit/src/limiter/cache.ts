@@ -112,6 +112,15 @@ export interface CounterStore {
    */
   get(ops: readonly ReadOp[]): Promise<number[]>
   /**
+   * Takes back hits counted for a request that was then refused (the sliding window counts only
+   * allowed hits): `DECRBY key addend` per op, best effort and in the background of the answer;
+   * never below 0. Absent: refused hits stay counted.
+   *
+   * @throws {@link BackendError} When the store fails (the limiter ignores it: the count then
+   *   errs on the refusing side).
+   */
+  release?(ops: readonly IncrementOp[]): Promise<void>
+  /**
    * Runs token-bucket steps, each atomically, in one round trip per underlying connection;
    * absent when the store cannot (memcache: the configuration refuses `token_bucket` then).
    *

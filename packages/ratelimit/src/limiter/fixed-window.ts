@@ -192,7 +192,8 @@ function ceilSeconds(ms: number): number {
  * The {@link RateLimitCache} over any {@link CounterStore}. Per rule's `algorithm`: the fixed
  * window (one `INCRBY` + `EXPIRE` per limited descriptor, upstream's keys), the sliding window
  * (the same on the current window's counter, and an `INCRBY 0` + `EXPIRE` that reads the previous
- * one), or the token bucket (one {@link CounterStore.take}); everything of a request in one round
+ * one; a refused request's hits are then taken back with {@link CounterStore.release}), or the
+ * token bucket (one {@link CounterStore.take}); everything of a request in one round
  * trip.
  */
 export class FixedWindowRateLimitCache implements RateLimitCache {
@@ -440,6 +441,7 @@ export class FixedWindowRateLimitCache implements RateLimitCache {
   #decide(items: readonly Item[], nowMs: number): DescriptorStatus[] {
     const nowSeconds = Math.floor(nowMs / 1000)
     const statuses = new Array<DescriptorStatus>(items.length)
+    let releases: IncrementOp[] | undefined
     for (let i = 0; i < items.length; i++) {
       const item = items[i] as Item
       const limit = item.limit
@@ -458,9 +460,20 @@ export class FixedWindowRateLimitCache implements RateLimitCache {
           durationUntilReset = Math.max(1, ceilSeconds(expiresAt - nowMs))
         }
       } else if (item.sliding !== undefined) {
-        const counts: SlidingWindowCounts = { ...item.sliding, current: item.after }
+        let counts: SlidingWindowCounts = { ...item.sliding, current: item.after }
         after = slidingWindowEstimate(counts)
         const over = after > limit.requestsPerUnit
+        if (over && item.increment > 0) {
+          // Only allowed hits count: take back the refused ones (then the wait is from there).
+          releases ??= []
+          releases.push({
+            key: item.key.key,
+            addend: item.increment,
+            expireSeconds: 0,
+            perSecond: item.key.perSecond,
+          })
+          counts = { ...counts, current: counts.current - item.increment }
+        }
         const ms = slidingWindowResetMs(counts, limit.requestsPerUnit, over)
         durationUntilReset = ceilSeconds(ms)
         ttlSeconds = ms / 1000
@@ -484,8 +497,17 @@ export class FixedWindowRateLimitCache implements RateLimitCache {
       if (decision.overLimit) this.#localCache?.set(item.key.key, ttlSeconds)
       statuses[i] = decision.status
     }
+    if (releases !== undefined) this.#store.release?.(releases).catch(keepCounted)
     return statuses
   }
+}
+
+/**
+ * The best-effort path of a failed release: the refused hits stay counted, which errs on the
+ * refusing side; the store's failure shows in the next call that needs it.
+ */
+function keepCounted(): void {
+  // Nothing to undo.
 }
 
 /** The sliding window's second counter and the position in the window. */

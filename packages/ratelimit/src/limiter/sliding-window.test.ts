@@ -117,8 +117,9 @@ describe('sliding window through the limiter (memory store, fake clock)', () => 
       codes.push((status as DescriptorStatus).code)
     }
     expect(codes).toEqual(['OK', 'OK', 'OK', 'OK', 'OVER_LIMIT'])
-    expect(await store.get([{ key: `d_k_v_sw${String(T0_S)}`, perSecond: false }])).toEqual([5])
-    // 15 s into the next window the 5 counted hits still weigh floor(5 × 45/60) = 3.
+    // The refused hit was taken back: only allowed hits count.
+    expect(await store.get([{ key: `d_k_v_sw${String(T0_S)}`, perSecond: false }])).toEqual([4])
+    // 15 s into the next window the 4 allowed hits still weigh floor(4 × 45/60) = 3.
     clock.set(T0 + 75_000)
     const [next] = await cache.doLimit(request(), [limit])
     expect(next).toMatchObject({ code: 'OK', limitRemaining: 0 })
@@ -132,10 +133,18 @@ describe('sliding window through the limiter (memory store, fake clock)', () => 
     const [first] = await cache.doLimit(request(6), [limit])
     expect(first).toMatchObject({ code: 'OK', limitRemaining: 4, durationUntilReset: 110 })
     const [second] = await cache.doLimit(request(5), [limit])
-    // 11 counted in this window: one more fits in the next once 11 × (60 − d)/60 < 10 (d > 5.45 s).
-    expect(second).toMatchObject({ code: 'OVER_LIMIT', limitRemaining: 0 })
-    expect(second?.durationUntilReset).toBe(50 + 6)
-    clock.set(T0 + 60_000 + 5_455)
+    // Refused and taken back: a single hit fits right away.
+    expect(second).toMatchObject({ code: 'OVER_LIMIT', limitRemaining: 0, durationUntilReset: 1 })
+    expect((await cache.doLimit(request(4), [limit]))[0]).toMatchObject({
+      code: 'OK',
+      limitRemaining: 0,
+    })
+    // 10 counted: one more fits in the next window once 10 × (60 − d)/60 < 10, d ≥ 1 ms.
+    const [full] = await cache.doLimit(request(), [limit])
+    expect(full).toMatchObject({ code: 'OVER_LIMIT', durationUntilReset: 51 })
+    clock.set(T0 + 60_000)
+    expect((await cache.doLimit(request(), [limit]))[0]?.code).toBe('OVER_LIMIT')
+    clock.set(T0 + 60_001)
     expect((await cache.doLimit(request(), [limit]))[0]?.code).toBe('OK')
   })
 
@@ -153,13 +162,16 @@ describe('sliding window through the limiter (memory store, fake clock)', () => 
   it('refuses from the local over-limit cache until one hit would be allowed', async () => {
     const { clock, store, cache } = limiter(T0 + 30_000, true)
     const limit = slidingRule(2)
-    await cache.doLimit(request(3), [limit])
-    const before = store.size
+    const key = { key: `d_k_v_sw${String(T0_S)}`, perSecond: false }
+    for (let i = 0; i < 3; i++) await cache.doLimit(request(), [limit])
+    expect(await store.get([key])).toEqual([2])
+    // Remembered for 30.001 s (when one more fits): refused without counting.
     const [cached] = await cache.doLimit(request(), [limit])
-    expect(cached?.code).toBe('OVER_LIMIT')
-    expect(store.size).toBe(before)
-    // Over: one more fits 30 s + (60 − 2·60/3 = 20 s, +1 ms) later; the cache forgets it then.
-    clock.set(T0 + 60_000 + 20_001)
+    expect(cached).toMatchObject({ code: 'OVER_LIMIT', durationUntilReset: 31 })
+    clock.set(T0 + 60_000)
+    expect((await cache.doLimit(request(), [limit]))[0]?.code).toBe('OVER_LIMIT')
+    expect(await store.get([key])).toEqual([2])
+    clock.set(T0 + 60_001)
     const [after] = await cache.doLimit(request(), [limit])
     expect(after?.code).toBe('OK')
   })

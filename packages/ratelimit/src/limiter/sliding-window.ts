@@ -9,8 +9,10 @@
  * interval of one unit ending at a point `f` (0 ≤ f < 1) of its window, the hits allowed are at
  * most `limit + ceil(f × limit)` (below twice the limit, reached only when the whole previous
  * window's budget was spent at its very end), and exactly bounded by the limit inside any one
- * window. Hits refused are counted too (as upstream's fixed window counts them), so a client that
- * keeps sending over the limit stays refused until its rate drops.
+ * window. Only allowed hits count: the limiter counts first (one round trip, as the fixed
+ * window) and takes a refused request's hits back (`CounterStore.release`), so concurrent
+ * requests may see a refused one's hits for a moment (never allowing more, at worst refusing one
+ * that would have fit), and a client sending faster than the limit still gets the limit's worth.
  *
  * @module
  */
@@ -113,6 +115,7 @@ export function slidingWindowResetMs(
   const untilEmpty = current > 0 ? left + windowMs : left
   if (!overLimit || limit === 0) return Math.max(1, untilEmpty)
   if (current + 1 <= limit) {
+    if (previous === 0) return 1
     // floor(previous × (left − d) / windowMs) ≤ limit − current − 1 =: m
     // ⟺ previous × (left − d) < (m + 1) × windowMs.
     const m = limit - current - 1

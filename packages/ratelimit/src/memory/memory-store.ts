@@ -110,6 +110,16 @@ export class MemoryCounterStore implements CounterStore {
     return slot
   }
 
+  /** {@inheritDoc CounterStore.release} */
+  release(ops: readonly IncrementOp[]): Promise<void> {
+    const now = this.#clock.now()
+    for (const op of ops) {
+      const slot = this.#live(op.key, now)
+      if (slot !== undefined) slot.value = Math.max(0, slot.value - op.addend)
+    }
+    return Promise.resolve()
+  }
+
   /** {@inheritDoc CounterStore.take} */
   take(ops: readonly TakeOp[]): Promise<TakeReply[]> {
     const now = this.#clock.now()

@@ -167,6 +167,18 @@ export class RedisCounterStore implements CounterStore {
   }
 
   /**
+   * {@inheritDoc CounterStore.release}
+   *
+   * One `DECRBY` per op, on the connection (or the key's node) its increment went to, so it runs
+   * after that increment.
+   */
+  release(ops: readonly IncrementOp[]): Promise<void> {
+    return this.#run(ops, (instance, some) =>
+      Promise.all(some.map((op) => instance.decrby(op.key, op.addend))),
+    ).then(() => undefined, rethrowAsBackendError)
+  }
+
+  /**
    * {@inheritDoc CounterStore.take}
    *
    * One `EVALSHA` of `TOKEN_BUCKET_SCRIPT` per bucket and event-loop turn (with the `EVAL`

@@ -92,15 +92,15 @@ export function describeAlgorithmTable(
         ['OK', 2, 110],
         ['OK', 1, 110],
         ['OK', 0, 110],
-        // 5 counted this minute: one more fits 60 × (1 − 4/5) s + 1 ms into the next minute.
-        ['OVER_LIMIT', 0, 50 + 13],
+        // The refused hit is taken back; 4 counted: one more fits 1 ms into the next minute.
+        ['OVER_LIMIT', 0, 50 + 1],
       ])
       expect(headers(answers[3] as LoadedResponse)).toEqual({
         'RateLimit-Limit': '4',
         'RateLimit-Remaining': '0',
         'RateLimit-Reset': '110',
       })
-      expect(await backend.read(`${prefix}algos_sliding_grpc_sw${String(minuteStart)}`)).toBe(5)
+      expect(await backend.read(`${prefix}algos_sliding_grpc_sw${String(minuteStart)}`)).toBe(4)
       expect(await backend.read(`${prefix}algos_sliding_grpc_${String(minuteStart)}`)).toBe(
         undefined,
       )
@@ -117,7 +117,7 @@ export function describeAlgorithmTable(
       expect(over).toMatchObject({ overallCode: 'OVER_LIMIT' })
       h.clock.advance(40_000)
       try {
-        // 50 s in: floor(8 × 10/60) = 1, + 2 counted this minute = 3: OK, 1 left.
+        // 50 s in: floor(8 × 10/60) = 1, + 1 (the refused one was taken back) = 2: OK, 2 left.
         const ok = await http(request)
         expect(ok).toMatchObject({
           overallCode: 'OK',
@@ -125,7 +125,7 @@ export function describeAlgorithmTable(
             {
               code: 'OK',
               currentLimit: { requestsPerUnit: 4, unit: 'MINUTE' },
-              limitRemaining: 1,
+              limitRemaining: 2,
               durationUntilReset: '70s',
             },
           ],
