@@ -180,6 +180,51 @@ descriptors:
     }
   })
 
+  it('decides token buckets exactly as the memory backend (the script mirrors takeTokens)', async () => {
+    const prefix = redisKeyPrefix('ratelimit-parity')
+    const rules = `domain: parity
+descriptors:
+  - key: bucket
+    rate_limit: { unit: minute, requests_per_unit: 7, algorithm: token_bucket, burst: 5 }
+`
+    const start = (env: Record<string, string>): Promise<Harness> =>
+      startService({ files: { 'parity.yaml': rules }, now: NOW, env })
+    const redis = await start({
+      BACKEND_TYPE: 'redis',
+      REDIS_SOCKET_TYPE: 'tcp',
+      REDIS_URL: sharedRedisUrl(),
+      CACHE_KEY_PREFIX: prefix,
+    })
+    const memory = await start({ BACKEND_TYPE: 'memory' })
+    const check = new Redis(sharedRedisUrl())
+    try {
+      await healthy(redis)
+      const answers: [unknown, unknown][] = []
+      // Odd steps and addends: fractional refills, refusals, a cost above the burst.
+      for (let i = 0; i < 60; i++) {
+        const step = (i * 7919) % 13_001
+        redis.clock.advance(step)
+        memory.clock.advance(step)
+        const request = {
+          domain: 'parity',
+          descriptors: [{ ...one('bucket', 'p'), hitsAddend: { value: (i * 31) % 7 } }],
+        }
+        const [a, b] = await Promise.all([
+          redis.client.shouldRateLimit(request),
+          memory.client.shouldRateLimit(request),
+        ])
+        answers.push([a.statuses?.[0], b.statuses?.[0]])
+      }
+      for (const [a, b] of answers) expect(a).toEqual(b)
+      const codes = new Set(answers.map(([a]) => (a as { code?: string } | undefined)?.code))
+      expect(codes).toEqual(new Set(['OK', 'OVER_LIMIT']))
+    } finally {
+      await deleteKeys(check, prefix)
+      check.disconnect()
+      await Promise.all([redis.close(), memory.close()])
+    }
+  })
+
   it('counts with one EVALSHA per key and event-loop turn (same keys, TTLs and replies) and reloads the script after SCRIPT FLUSH', async () => {
     const server = await startRedisServer()
     const h = await startService({
