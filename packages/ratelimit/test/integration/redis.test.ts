@@ -186,6 +186,8 @@ descriptors:
 descriptors:
   - key: bucket
     rate_limit: { unit: minute, requests_per_unit: 7, algorithm: token_bucket, burst: 5 }
+  - key: huge
+    rate_limit: { unit: year, requests_per_unit: 1, algorithm: token_bucket, burst: 4294967295 }
 `
     const start = (env: Record<string, string>): Promise<Harness> =>
       startService({ files: { 'parity.yaml': rules }, now: NOW, env })
@@ -215,6 +217,20 @@ descriptors:
         ])
         answers.push([a.statuses?.[0], b.statuses?.[0]])
       }
+      // Extremes: the largest burst and hits_addend, a refill time beyond 2^52 ms.
+      for (const hits of [4_294_967_295, 1, 4_294_967_295]) {
+        const request = {
+          domain: 'parity',
+          descriptors: [{ ...one('huge', 'h'), hitsAddend: { value: hits } }],
+        }
+        const [a, b] = await Promise.all([
+          redis.client.shouldRateLimit(request),
+          memory.client.shouldRateLimit(request),
+        ])
+        answers.push([a.statuses?.[0], b.statuses?.[0]])
+      }
+      expect(answers.at(-3)?.[0]).toMatchObject({ code: 'OK' })
+      expect(answers.at(-1)?.[0]).toMatchObject({ code: 'OVER_LIMIT' })
       for (const [a, b] of answers) expect(a).toEqual(b)
       const codes = new Set(answers.map(([a]) => (a as { code?: string } | undefined)?.code))
       expect(codes).toEqual(new Set(['OK', 'OVER_LIMIT']))
