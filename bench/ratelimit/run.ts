@@ -15,6 +15,9 @@
  * `--observability` also runs a second service with Prometheus and tracing on (USE_PROMETHEUS,
  * TRACING_ENABLED, TRACING_SAMPLING_RATE=0.01, spans exported to a local OTLP/HTTP sink), measured
  * in the same slices, and reports its throughput against the defaults'.
+ * `--algorithms fixed_window,sliding_window,token_bucket` instead runs one service per algorithm
+ * (`RATE_LIMIT_ALGORITHM`) on the same servers, in interleaved slices, and reports each one's
+ * decisions/s against the fixed window's slice next to it (issue 15).
  * `--env` passes settings to the service (e.g. `--env REDIS_POOL_SIZE=1`); `--write` stores the
  * markdown table in bench/RESULTS.md under "## ratelimit". `--main PATH` runs another build's
  * `dist/main.js` instead of this checkout's (to compare two commits in the same conditions).
@@ -53,7 +56,12 @@ interface Options {
   write: boolean
   main: string
   observability: boolean
+  /** `--algorithms`: compare these algorithms instead (empty: the ordinary run). */
+  algorithms: string[]
 }
+
+/** The algorithms `--algorithms` accepts (`RATE_LIMIT_ALGORITHM` values). */
+const ALGORITHMS = ['fixed_window', 'sliding_window', 'token_bucket']
 
 /** The `--help` text. */
 function usage(): string {
@@ -66,6 +74,8 @@ function usage(): string {
   --env KEY=VALUE      a setting for the service (repeatable)
   --main PATH          another build's bin/gatehouse-ratelimit.js or dist/main.js
   --observability      also a service with Prometheus and tracing at 1%, in the same slices
+  --algorithms LIST    one service per algorithm (${ALGORITHMS.join(', ')}), compared with
+                       the fixed window's slices (gRPC and HTTP; no baseline)
   --write              store the table in bench/RESULTS.md under "## ratelimit"
   --help               print this and exit`
 }
@@ -81,6 +91,7 @@ function parseArgs(argv: string[]): Options {
     write: false,
     main: join(ROOT, 'packages/ratelimit/bin/gatehouse-ratelimit.js'),
     observability: false,
+    algorithms: [],
   }
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]
@@ -97,7 +108,14 @@ function parseArgs(argv: string[]): Options {
     } else if (arg === '--label') options.label = value()
     else if (arg === '--write') options.write = true
     else if (arg === '--observability') options.observability = true
-    else if (arg === '--main') options.main = value()
+    else if (arg === '--algorithms') {
+      options.algorithms = value().split(',')
+      const unknown = options.algorithms.filter((name) => !ALGORITHMS.includes(name))
+      if (unknown.length > 0) {
+        throw new Error(`unknown algorithm ${unknown.join(', ')}; known: ${ALGORITHMS.join(', ')}`)
+      }
+      if (!options.algorithms.includes('fixed_window')) options.algorithms.unshift('fixed_window')
+    } else if (arg === '--main') options.main = value()
     else if (arg === '--help') {
       console.log(usage())
       process.exit(0)
@@ -382,6 +400,17 @@ async function main(): Promise<void> {
     `wrk.method = "POST"\nwrk.body = '${JSON.stringify(REQUEST)}'\nwrk.headers["Content-Type"] = "application/json"\n`,
   )
 
+  if (options.algorithms.length > 0) {
+    try {
+      const table = await compareAlgorithms(options, dir)
+      console.log(table)
+      if (options.write) await writeResults(table, options, loadAtStart)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+    return
+  }
+
   const results = new Map<string, Sample[]>()
   const add = (key: string, sample: Sample): void => {
     results.set(key, [...(results.get(key) ?? []), sample])
@@ -497,6 +526,83 @@ async function main(): Promise<void> {
   if (options.write) await writeResults(table, options, loadAtStart)
 }
 
+/**
+ * `--algorithms`: per backend, one service per algorithm on the same servers; per concurrency,
+ * interleaved slices (gRPC then HTTP of each algorithm in turn), each slice's decisions/s taken
+ * against the fixed window's slice of the same round.
+ *
+ * @returns The markdown table.
+ */
+async function compareAlgorithms(options: Options, dir: string): Promise<string> {
+  const results = new Map<string, Sample[]>()
+  const rows: string[] = []
+  for (const name of options.backends) {
+    const open = BACKENDS[name]
+    if (open === undefined) throw new Error(`unknown backend ${name}`)
+    const backend = await open()
+    const services: { algorithm: string; svc: Awaited<ReturnType<typeof startService>> }[] = []
+    try {
+      for (const algorithm of options.algorithms) {
+        const env = { ...backend.env, ...options.env, RATE_LIMIT_ALGORITHM: algorithm }
+        services.push({ algorithm, svc: await startService(dir, env, options.main) })
+      }
+      for (const c of options.concurrency) {
+        for (const { svc } of services) {
+          await grpcLoad(svc.grpc, c, 1, dir)
+          await httpLoad(svc.http, c, 1, dir)
+        }
+        for (let slice = 0; slice < options.slices; slice++) {
+          for (const { algorithm, svc } of services) {
+            for (const path of ['grpc', 'http']) {
+              const sample =
+                path === 'grpc'
+                  ? await grpcLoad(svc.grpc, c, options.seconds, dir)
+                  : await httpLoad(svc.http, c, options.seconds, dir)
+              const key = `${backend.name}\t${algorithm}\t${path}\t${String(c)}`
+              results.set(key, [...(results.get(key) ?? []), sample])
+              console.error(`${key}: ${sample.rps.toFixed(0)}/s p99 ${sample.p99.toFixed(2)} ms`)
+            }
+          }
+        }
+      }
+      for (const { svc } of services) {
+        const stats = await (await fetch(`http://127.0.0.1:${String(svc.debug)}/stats`)).text()
+        const errors = /should_rate_limit\.redis_error: (\d+)/.exec(stats)?.[1]
+        if (errors !== '0') throw new Error(`the service counted redis errors: ${String(errors)}`)
+      }
+    } finally {
+      for (const { svc } of services) await svc.service.stop()
+      await backend.stop()
+    }
+    for (const c of options.concurrency) {
+      for (const path of ['grpc', 'http']) {
+        const fixed = results.get(`${backend.name}\tfixed_window\t${path}\t${String(c)}`) ?? []
+        for (const algorithm of options.algorithms) {
+          const samples = results.get(`${backend.name}\t${algorithm}\t${path}\t${String(c)}`) ?? []
+          const ratios = samples.map((s, i) => (s.rps / (fixed[i]?.rps ?? NaN)) * 100)
+          rows.push(
+            `| ${backend.name} | ${algorithm} | ${path === 'grpc' ? 'gRPC (h2load)' : 'HTTP /json (wrk)'} | ${String(c)} | ${fmt(samples.map((s) => s.rps))} | ${fmt(
+              samples.map((s) => s.p50),
+              2,
+            )} | ${fmt(
+              samples.map((s) => s.p99),
+              2,
+            )} | ${fmt(ratios)}% |`,
+          )
+        }
+      }
+    }
+  }
+  const settings = Object.entries(options.env).map(([k, v]) => `${k}=${v}`)
+  return [
+    `Algorithms (RATE_LIMIT_ALGORITHM, one service each on the same servers). Service settings: ${settings.length > 0 ? settings.join(', ') : 'defaults'}. ${String(options.slices)} interleaved rounds of ${String(options.seconds)} s slices (each algorithm's gRPC then HTTP slice); median (min–max); the ratio is taken per round against the fixed window's slice of the same path.`,
+    '',
+    '| backend | algorithm | path | concurrency | decisions/s | p50 ms | p99 ms | % of fixed_window |',
+    '|---|---|---|---|---|---|---|---|',
+    ...rows,
+  ].join('\n')
+}
+
 /** Adds the run's entry at the top of the ratelimit section, formatted as `npm run lint` expects. */
 async function writeResults(
   table: string,
@@ -509,7 +615,9 @@ async function writeResults(
     options.env,
   )
     .map(([k, v]) => ` --env ${k}=${v}`)
-    .join('')}${options.observability ? ' --observability' : ''} --write`
+    .join(
+      '',
+    )}${options.observability ? ' --observability' : ''}${options.algorithms.length > 0 ? ` --algorithms ${options.algorithms.join(',')}` : ''} --write`
   const entry = `### ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC — ${options.label}\n\n- **Machine:** ${machineInfo()}; load average at start ${load
     .map((l) => l.toFixed(1))
     .join(

@@ -426,6 +426,13 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
       quotaMode: settings.quotaMode,
       responseDynamicMetadata: settings.responseDynamicMetadata,
       mergeDomainConfig: settings.mergeDomainConfig,
+      defaultAlgorithm: settings.rateLimitAlgorithm,
+      unsupportedAlgorithms:
+        store.take === undefined
+          ? {
+              token_bucket: `BACKEND_TYPE=${settings.backendType} has no atomic token bucket (use redis or memory)`,
+            }
+          : {},
       requestLimits: {
         maxDescriptors: settings.maxDescriptorsPerRequest,
         maxEntries: settings.maxEntriesPerDescriptor,

@@ -26,7 +26,10 @@ export {
 export { RateLimitClient, type RateLimitClientOptions } from './client.js'
 export { RateLimitError, type RateLimitErrorCode } from './errors.js'
 export {
+  ALGORITHMS,
   RateLimitConfig,
+  isAlgorithm,
+  type Algorithm,
   type ConfigFile,
   type LoadConfigOptions,
   type RateLimit,
@@ -38,6 +41,8 @@ export {
   type IncrementOp,
   type RateLimitCache,
   type ReadOp,
+  type TakeOp,
+  type TakeReply,
 } from './limiter/cache.js'
 export { generateCacheKey, type CacheKey } from './limiter/cache-key.js'
 export {
@@ -48,6 +53,24 @@ export {
   type FixedWindowOptions,
 } from './limiter/fixed-window.js'
 export { LocalCache } from './limiter/local-cache.js'
+export {
+  SLIDING_WINDOW_KEY_MARK,
+  slidingWindowEstimate,
+  slidingWindowKeys,
+  slidingWindowResetMs,
+  type SlidingWindowCounts,
+  type SlidingWindowKeys,
+} from './limiter/sliding-window.js'
+export {
+  MAX_WAIT_MS,
+  TOKEN_BUCKET_KEY_MARK,
+  takeTokens,
+  tokenBucketKey,
+  tokenBucketTtlMs,
+  type TakeResult,
+  type TokenBucketParams,
+  type TokenBucketState,
+} from './limiter/token-bucket.js'
 export { UNIT_SECONDS, secondsUntilReset, unitSeconds, windowStart } from './limiter/units.js'
 export { MEMCACHE_MAX_KEY_BYTES, memcacheKeyProblem } from './memcache/keys.js'
 export {

@@ -499,3 +499,88 @@ describe('dump (/rlconfig)', () => {
     expect(lines).toHaveLength(10)
   })
 })
+
+describe('algorithm and burst (issue 15)', () => {
+  const limitOf = (config: RateLimitConfig, key: string) =>
+    config.getLimit('algorithms', d([key, '']))
+
+  it('reads each rule algorithm and burst; rules naming none use the default', () => {
+    const { config } = load([own('algorithms.yaml')])
+    expect(limitOf(config, 'fixed')).toMatchObject({ algorithm: 'fixed_window', burst: 5 })
+    expect(limitOf(config, 'sliding')).toMatchObject({ algorithm: 'sliding_window', burst: 5 })
+    expect(limitOf(config, 'bucket')).toMatchObject({
+      algorithm: 'token_bucket',
+      burst: 20,
+      requestsPerUnit: 10,
+      unit: 'SECOND',
+    })
+    expect(limitOf(config, 'bucket_default_burst')).toMatchObject({
+      algorithm: 'token_bucket',
+      burst: 7,
+    })
+  })
+
+  it('applies RATE_LIMIT_ALGORITHM to rules and descriptor overrides that name none', () => {
+    const store = new StatsStore()
+    const config = RateLimitConfig.load([own('algorithms.yaml')], {
+      stats: new StatsManager(store),
+      defaultAlgorithm: 'sliding_window',
+    })
+    expect(limitOf(config, 'fixed')?.algorithm).toBe('sliding_window')
+    expect(limitOf(config, 'bucket')?.algorithm).toBe('token_bucket')
+    const override = config.getLimit('algorithms', {
+      entries: [{ key: 'x', value: 'y' }],
+      limit: { requestsPerUnit: 3, unit: 'SECOND' },
+    })
+    expect(override).toMatchObject({ algorithm: 'sliding_window', burst: 3 })
+  })
+
+  it('dumps upstream lines unchanged and appends the algorithm of the others', () => {
+    const lines = load([own('algorithms.yaml')])
+      .config.dump()
+      .trimEnd()
+      .split('\n')
+    expect(lines).toEqual([
+      'algorithms.fixed: unit=MINUTE requests_per_unit=5, shadow_mode: false, quota_mode: false',
+      'algorithms.sliding: unit=MINUTE requests_per_unit=5, shadow_mode: false, quota_mode: false, algorithm: sliding_window',
+      'algorithms.bucket: unit=SECOND requests_per_unit=10, shadow_mode: false, quota_mode: false, algorithm: token_bucket, burst: 20',
+      'algorithms.bucket_default_burst: unit=HOUR requests_per_unit=7, shadow_mode: false, quota_mode: false, algorithm: token_bucket, burst: 7',
+      'algorithms.free: unit=UNKNOWN requests_per_unit=0, shadow_mode: false, quota_mode: false',
+    ])
+  })
+
+  it.each([
+    [
+      'unknown_algorithm.yaml',
+      "unknown_algorithm.yaml: invalid rate limit algorithm 'leaky_bucket' (expected one of fixed_window, sliding_window, token_bucket)",
+    ],
+    [
+      'burst_without_token_bucket.yaml',
+      "burst_without_token_bucket.yaml: burst is only valid with algorithm 'token_bucket' (the rule's algorithm is 'sliding_window')",
+    ],
+    ['zero_burst.yaml', 'zero_burst.yaml: burst must be at least 1'],
+    [
+      'negative_burst.yaml',
+      'negative_burst.yaml: error loading config file: yaml: unmarshal errors:\n  line 8: cannot unmarshal !!int `-3` into uint32',
+    ],
+  ])('refuses %s', (name, message) => {
+    expect(messageOf(() => load([own(name)]))).toBe(message)
+  })
+
+  it('refuses an algorithm the backend cannot run, naming the reason', () => {
+    const message = messageOf(() =>
+      RateLimitConfig.load([own('algorithms.yaml')], {
+        stats: new StatsManager(new StatsStore()),
+        unsupportedAlgorithms: { token_bucket: 'BACKEND_TYPE=memcache has no atomic token bucket' },
+      }),
+    )
+    expect(message).toBe(
+      "algorithms.yaml: rate limit algorithm 'token_bucket' is not supported: BACKEND_TYPE=memcache has no atomic token bucket",
+    )
+  })
+
+  it('loads every upstream config exactly as before: fixed window, burst = requests_per_unit', () => {
+    const { config } = load([upstream('basic_config.yaml')])
+    for (const line of config.dump().trimEnd().split('\n')) expect(line).not.toContain('algorithm')
+  })
+})

@@ -9,8 +9,22 @@ import type { Descriptor, JsonObject, Unit } from '../protocol/types.js'
 import { UNITS } from '../protocol/types.js'
 import type { RateLimitStats, StatsManager } from '../stats/manager.js'
 import { RateLimitConfigError } from './errors.js'
-import { parseConfigFile, type YamlDescriptor, type YamlRoot } from './yaml.js'
+import { parseConfigFile, type YamlDescriptor, type YamlRateLimit, type YamlRoot } from './yaml.js'
 import { compileWildcard, matchWildcard, type WildcardPattern } from './wildcard.js'
+
+/**
+ * How a rule counts (a Gatehouse addition, issue 15): upstream's `fixed_window`, the
+ * `sliding_window` counter, or a `token_bucket`. See the package README for the arithmetic.
+ */
+export type Algorithm = 'fixed_window' | 'sliding_window' | 'token_bucket'
+
+/** Every {@link Algorithm}, in the order the README lists them. */
+export const ALGORITHMS: readonly Algorithm[] = ['fixed_window', 'sliding_window', 'token_bucket']
+
+/** Whether `name` is an {@link Algorithm}. */
+export function isAlgorithm(name: string): name is Algorithm {
+  return (ALGORITHMS as readonly string[]).includes(name)
+}
 
 /**
  * A limit that applies to a request descriptor: from a configured `rate_limit` block, or made up
@@ -41,11 +55,19 @@ export interface RateLimit {
    * the request's value (undefined entries use the request's value).
    */
   readonly sharePatterns: readonly (string | undefined)[] | undefined
+  /** How the rule counts: its `algorithm`, else `RATE_LIMIT_ALGORITHM`. */
+  readonly algorithm: Algorithm
+  /**
+   * Token bucket capacity in hits: the rule's `burst`, else `requests_per_unit`. Equal to
+   * `requests_per_unit` for the other algorithms.
+   */
+  readonly burst: number
 }
 
 /**
  * Builds a {@link RateLimit}; fields not given take their neutral value (not unlimited, no
- * shadow or quota mode, no name, no replaces, no metadata, no share patterns).
+ * shadow or quota mode, no name, no replaces, no metadata, no share patterns, fixed window,
+ * burst = `requestsPerUnit`).
  */
 export function newRateLimit(
   fullKey: string,
@@ -62,6 +84,8 @@ export function newRateLimit(
     replaces: [],
     metadata: undefined,
     sharePatterns: undefined,
+    algorithm: 'fixed_window',
+    burst: fields.requestsPerUnit,
     ...fields,
     stats,
   }
@@ -111,6 +135,24 @@ export interface LoadConfigOptions {
   readonly stats: StatsManager
   /** `MERGE_DOMAIN_CONFIG`: several files may define descriptors of one domain. @default false */
   readonly mergeDomainConfig?: boolean
+  /**
+   * `RATE_LIMIT_ALGORITHM`: the algorithm of rules that name none, and of descriptor `limit`
+   * overrides. @default 'fixed_window'
+   */
+  readonly defaultAlgorithm?: Algorithm
+  /**
+   * Algorithms the backend cannot run, with the reason shown in the load error (memcache:
+   * `token_bucket`). @default none
+   */
+  readonly unsupportedAlgorithms?: Readonly<Partial<Record<Algorithm, string>>>
+}
+
+/** What {@link loadDescriptors} needs besides the tree. */
+interface LoadContext {
+  readonly fileName: string
+  readonly stats: StatsManager
+  readonly defaultAlgorithm: Algorithm
+  readonly unsupportedAlgorithms: Readonly<Partial<Record<Algorithm, string>>>
 }
 
 /**
@@ -120,20 +162,29 @@ export interface LoadConfigOptions {
 export class RateLimitConfig {
   readonly #domains: Map<string, DescriptorNode>
   readonly #stats: StatsManager
+  readonly #defaultAlgorithm: Algorithm
 
-  private constructor(domains: Map<string, DescriptorNode>, stats: StatsManager) {
+  private constructor(
+    domains: Map<string, DescriptorNode>,
+    stats: StatsManager,
+    defaultAlgorithm: Algorithm,
+  ) {
     this.#domains = domains
     this.#stats = stats
+    this.#defaultAlgorithm = defaultAlgorithm
   }
 
   /**
    * Parses, validates and builds a configuration from files, in the order given.
    *
    * @throws {@link RateLimitConfigError} With upstream's `<name>: <problem>` text for the first
-   *   problem found.
+   *   problem found (and, in the same style, for a bad `algorithm` or `burst`, or an algorithm
+   *   the backend cannot run).
    */
   static load(files: readonly ConfigFile[], options: LoadConfigOptions): RateLimitConfig {
     const domains = new Map<string, DescriptorNode>()
+    const defaultAlgorithm = options.defaultAlgorithm ?? 'fixed_window'
+    const unsupportedAlgorithms = options.unsupportedAlgorithms ?? {}
     for (const file of files) {
       const root = 'root' in file ? file.root : parseConfigFile(file.name, file.content)
       if (root.domain === '')
@@ -150,9 +201,15 @@ export class RateLimitConfig {
         domainNode = newNode(root.domain)
         domains.set(root.domain, domainNode)
       }
-      loadDescriptors(file.name, domainNode, `${root.domain}.`, root.descriptors, options.stats)
+      const context: LoadContext = {
+        fileName: file.name,
+        stats: options.stats,
+        defaultAlgorithm,
+        unsupportedAlgorithms,
+      }
+      loadDescriptors(context, domainNode, `${root.domain}.`, root.descriptors)
     }
-    return new RateLimitConfig(domains, options.stats)
+    return new RateLimitConfig(domains, options.stats, defaultAlgorithm)
   }
 
   /** Domains in this configuration. */
@@ -164,7 +221,8 @@ export class RateLimitConfig {
    * Finds the limit for one request descriptor (upstream `GetLimit`).
    *
    * Unknown domain: counts `domain_not_found` and returns undefined. A descriptor
-   * `limit` override applies without a config match (the domain must exist). Otherwise the
+   * `limit` override applies without a config match (the domain must exist), with the default
+   * algorithm (`RATE_LIMIT_ALGORITHM`). Otherwise the
    * entries walk the tree: at each level `key_value` beats the first matching wildcard, which
    * beats the bare `key`; only a rule on the node matched by the **last** entry counts.
    *
@@ -183,6 +241,7 @@ export class RateLimitConfig {
       return newRateLimit(fullKey, this.#stats.requestStats(domain, fullKey), {
         requestsPerUnit: descriptor.limit.requestsPerUnit,
         unit: descriptor.limit.unit,
+        algorithm: this.#defaultAlgorithm,
       })
     }
 
@@ -249,7 +308,9 @@ export class RateLimitConfig {
 
   /**
    * The configuration as text, one line per rule (upstream `Dump()`, used by `/rlconfig`):
-   * `<fullKey>: unit=<UNIT> requests_per_unit=<n>, shadow_mode: <bool>, quota_mode: <bool>`.
+   * `<fullKey>: unit=<UNIT> requests_per_unit=<n>, shadow_mode: <bool>, quota_mode: <bool>`,
+   * followed by `, algorithm: <name>` (and `, burst: <n>` for a token bucket) for rules that do
+   * not use the fixed window, so upstream's lines stay as they are.
    */
   dump(): string {
     let out = ''
@@ -259,7 +320,12 @@ export class RateLimitConfig {
         if (limit !== undefined) {
           const unit = limit.unlimited ? 'UNKNOWN' : limit.unit
           const rpu = limit.unlimited ? 0 : limit.requestsPerUnit
-          out += `${limit.fullKey}: unit=${unit} requests_per_unit=${String(rpu)}, shadow_mode: ${String(limit.shadowMode)}, quota_mode: ${String(limit.quotaMode)}\n`
+          let algorithm = ''
+          if (!limit.unlimited && limit.algorithm !== 'fixed_window') {
+            algorithm = `, algorithm: ${limit.algorithm}`
+            if (limit.algorithm === 'token_bucket') algorithm += `, burst: ${String(limit.burst)}`
+          }
+          out += `${limit.fullKey}: unit=${unit} requests_per_unit=${String(rpu)}, shadow_mode: ${String(limit.shadowMode)}, quota_mode: ${String(limit.quotaMode)}${algorithm}\n`
         }
         visit(child)
       }
@@ -269,13 +335,49 @@ export class RateLimitConfig {
   }
 }
 
+/**
+ * The rule's algorithm and burst, checked: a known algorithm the backend runs, and a `burst`
+ * (at least 1) only on a token bucket.
+ */
+function algorithmOf(
+  context: LoadContext,
+  rl: YamlRateLimit,
+): { algorithm: Algorithm; burst: number } {
+  const { fileName } = context
+  const named = rl.algorithm
+  if (named !== '' && !isAlgorithm(named)) {
+    throw new RateLimitConfigError(
+      fileName,
+      `invalid rate limit algorithm '${named}' (expected one of ${ALGORITHMS.join(', ')})`,
+    )
+  }
+  const algorithm = named === '' ? context.defaultAlgorithm : named
+  if (rl.burst !== undefined) {
+    if (algorithm !== 'token_bucket') {
+      throw new RateLimitConfigError(
+        fileName,
+        `burst is only valid with algorithm 'token_bucket' (the rule's algorithm is '${algorithm}')`,
+      )
+    }
+    if (rl.burst === 0) throw new RateLimitConfigError(fileName, 'burst must be at least 1')
+  }
+  const refused = rl.unlimited ? undefined : context.unsupportedAlgorithms[algorithm]
+  if (refused !== undefined) {
+    throw new RateLimitConfigError(
+      fileName,
+      `rate limit algorithm '${algorithm}' is not supported: ${refused}`,
+    )
+  }
+  return { algorithm, burst: rl.burst ?? rl.requestsPerUnit }
+}
+
 function loadDescriptors(
-  fileName: string,
+  context: LoadContext,
   parent: DescriptorNode,
   parentKey: string,
   descriptors: readonly YamlDescriptor[],
-  stats: StatsManager,
 ): void {
+  const { fileName, stats } = context
   for (const d of descriptors) {
     if (d.key === '') throw new RateLimitConfigError(fileName, 'descriptor has empty key')
     const finalKey = d.value === '' ? d.key : `${d.key}_${d.value}`
@@ -309,7 +411,10 @@ function loadDescriptors(
           )
         }
       }
+      const { algorithm, burst } = algorithmOf(context, rl)
       limit = newRateLimit(fullKey, stats.rateLimitStats(fullKey), {
+        algorithm,
+        burst,
         requestsPerUnit: rl.requestsPerUnit,
         unit: unit ?? 'UNKNOWN',
         unlimited: rl.unlimited,
@@ -333,7 +438,7 @@ function loadDescriptors(
       valueToMetric: d.valueToMetric,
       shareThreshold: d.shareThreshold,
     }
-    loadDescriptors(fileName, node, `${fullKey}.`, d.descriptors, stats)
+    loadDescriptors(context, node, `${fullKey}.`, d.descriptors)
     parent.children.set(finalKey, node)
     if (finalKey.includes('*')) parent.wildcards.push({ pattern: compileWildcard(finalKey), node })
   }

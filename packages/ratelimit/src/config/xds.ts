@@ -37,6 +37,9 @@ function toYamlDescriptor(d: XdsRateLimitDescriptor): YamlDescriptor {
             unlimited: rl.unlimited,
             name: rl.name,
             replaces: rl.replaces.map((r) => ({ name: r.name })),
+            // The xDS RateLimitPolicy has no such fields: such rules use RATE_LIMIT_ALGORITHM.
+            algorithm: '',
+            burst: undefined,
           },
     descriptors: d.descriptors.map(toYamlDescriptor),
     shadowMode: d.shadowMode,

@@ -34,6 +34,10 @@ export interface YamlRateLimit {
   readonly unlimited: boolean
   readonly name: string
   readonly replaces: readonly YamlReplaces[]
+  /** `algorithm` (a Gatehouse addition): empty when absent. */
+  readonly algorithm: string
+  /** `burst` (a Gatehouse addition, token bucket only): undefined when absent. */
+  readonly burst: number | undefined
 }
 
 /** One entry of a `descriptors` list. */
@@ -74,6 +78,9 @@ export const VALID_KEYS: ReadonlySet<string> = new Set([
   'value_to_metric',
   'share_threshold',
   'metadata',
+  // Gatehouse additions (issue 15): the rule's algorithm and the token bucket's capacity.
+  'algorithm',
+  'burst',
 ])
 
 // ---------------------------------------------------------------------------------------------
@@ -425,6 +432,8 @@ class Decoder {
       replaces: this.list(f.get('replaces'), 'config.YamlReplaces', (m) => ({
         name: this.string(this.fields(m).get('name')),
       })),
+      algorithm: this.string(f.get('algorithm')),
+      burst: f.has('burst') ? this.uint32(f.get('burst')) : undefined,
     }
   }
 

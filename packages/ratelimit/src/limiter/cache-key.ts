@@ -32,6 +32,28 @@ export function generateCacheKey(
   nowSeconds: number,
 ): CacheKey {
   if (limit === undefined) return NO_KEY
+  const divider = unitSeconds(limit.unit)
+  const key =
+    cacheKeyBase(prefix, domain, descriptor, limit) +
+    String(Math.floor(nowSeconds / divider) * divider)
+  return { key, perSecond: limit.unit === 'SECOND' }
+}
+
+/**
+ * The part of upstream's cache key before the window start:
+ * `prefix + domain + "_" + Σ(key + "_" + value + "_")` (a `share_threshold` entry with its
+ * pattern). The other algorithms' keys append a suffix that is not all digits (`sliding-window.ts`,
+ * `token-bucket.ts`), so they never equal a fixed-window key, which ends in digits after the last
+ * `_`.
+ *
+ * @param prefix `CACHE_KEY_PREFIX`.
+ */
+export function cacheKeyBase(
+  prefix: string,
+  domain: string,
+  descriptor: Descriptor,
+  limit: Pick<RateLimit, 'sharePatterns'>,
+): string {
   let key = `${prefix}${domain}_`
   const patterns = limit.sharePatterns
   const entries = descriptor.entries
@@ -39,7 +61,5 @@ export function generateCacheKey(
     const entry = entries[i] as (typeof entries)[number]
     key += `${entry.key}_${patterns?.[i] ?? entry.value}_`
   }
-  const divider = unitSeconds(limit.unit)
-  key += String(Math.floor(nowSeconds / divider) * divider)
-  return { key, perSecond: limit.unit === 'SECOND' }
+  return key
 }

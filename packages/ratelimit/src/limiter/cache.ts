@@ -57,6 +57,38 @@ export interface IncrementOp {
   readonly perSecond: boolean
 }
 
+/**
+ * One token-bucket step (`token-bucket.ts`'s `takeTokens`) on the bucket stored at `key`, done
+ * atomically by the store.
+ */
+export interface TakeOp {
+  readonly key: string
+  /** Tokens wanted (`hits_addend`; 0 only checks). */
+  readonly cost: number
+  /** The service's time, epoch milliseconds. */
+  readonly nowMs: number
+  /** Refill per unit (`requests_per_unit`, at least 1). */
+  readonly requestsPerUnit: number
+  /** The unit's length, milliseconds. */
+  readonly unitMs: number
+  /** Capacity (`burst`). */
+  readonly burst: number
+  /** Lifetime set on the key, milliseconds (an empty bucket's refill time plus jitter). */
+  readonly expireMs: number
+  /** Send to the per-second store when there is one. */
+  readonly perSecond: boolean
+}
+
+/** The outcome of a {@link TakeOp}. */
+export interface TakeReply {
+  /** The tokens were taken. */
+  readonly allowed: boolean
+  /** Whole tokens left. */
+  readonly tokens: number
+  /** Milliseconds until full (allowed) or until `cost` tokens are there (refused). */
+  readonly waitMs: number
+}
+
 /** A key to read (for `STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT`). */
 export interface ReadOp {
   readonly key: string
@@ -79,6 +111,23 @@ export interface CounterStore {
    * @throws {@link BackendError} When the store fails or cannot be reached.
    */
   get(ops: readonly ReadOp[]): Promise<number[]>
+  /**
+   * Takes back hits counted for a request that was then refused (the sliding window counts only
+   * allowed hits): `DECRBY key addend` per op, best effort and in the background of the answer;
+   * never below 0. Absent: refused hits stay counted.
+   *
+   * @throws {@link BackendError} When the store fails (the limiter ignores it: the count then
+   *   errs on the refusing side).
+   */
+  release?(ops: readonly IncrementOp[]): Promise<void>
+  /**
+   * Runs token-bucket steps, each atomically, in one round trip per underlying connection;
+   * absent when the store cannot (memcache: the configuration refuses `token_bucket` then).
+   *
+   * @returns One reply per op, in `ops` order.
+   * @throws {@link BackendError} When the store fails or cannot be reached.
+   */
+  take?(ops: readonly TakeOp[]): Promise<TakeReply[]>
   /**
    * Why the store cannot take `key` (memcache: over 250 bytes, or whitespace or control
    * characters), checked for every limited descriptor before anything is counted; absent when

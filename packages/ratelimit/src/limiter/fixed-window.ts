@@ -1,7 +1,10 @@
 /**
- * The fixed-window algorithm shared by every backend (upstream `base_limiter.go` +
- * `fixed_cache_impl.go`): cache keys per window, hits addends, the local over-limit cache,
- * `STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT`, and the near/over/within stat arithmetic.
+ * The store-backed limiter shared by every backend: upstream's fixed window (`base_limiter.go` +
+ * `fixed_cache_impl.go`: cache keys per window, hits addends, the local over-limit cache,
+ * `STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT`, and the near/over/within stat arithmetic), and, per
+ * rule (issue 15), the sliding-window counter (`sliding-window.ts`, two `INCRBY` + `EXPIRE`
+ * counters) and the token bucket (`token-bucket.ts`, the store's atomic `take`), all of one request
+ * in one round trip.
  *
  * @module
  */
@@ -9,9 +12,24 @@ import { systemRandom, type Clock, type Random } from '../clock.js'
 import type { RateLimit } from '../config/config.js'
 import type { CurrentLimit, DescriptorStatus, RateLimitRequest } from '../protocol/types.js'
 import { endWhenSettled, type TraceSpan, type Tracing } from '../telemetry/tracing.js'
-import { BackendError, type CounterStore, type IncrementOp, type RateLimitCache } from './cache.js'
+import {
+  BackendError,
+  type CounterStore,
+  type IncrementOp,
+  type RateLimitCache,
+  type ReadOp,
+  type TakeOp,
+  type TakeReply,
+} from './cache.js'
 import { generateCacheKey, type CacheKey } from './cache-key.js'
 import type { LocalCache } from './local-cache.js'
+import {
+  slidingWindowEstimate,
+  slidingWindowKeys,
+  slidingWindowResetMs,
+  type SlidingWindowCounts,
+} from './sliding-window.js'
+import { tokenBucketKey, tokenBucketTtlMs } from './token-bucket.js'
 import { unitSeconds } from './units.js'
 
 /**
@@ -36,8 +54,19 @@ export interface DecisionInput {
   readonly limit: RateLimit
   /** Hits this request adds for the descriptor. */
   readonly hitsAddend: number
-  /** Counter value after the increment (ignored for local-cache hits). */
+  /**
+   * Counter value after the increment (ignored for local-cache hits): the sliding window's
+   * estimate, or for a token bucket the tokens used (`capacity` − whole tokens left, plus the
+   * hits when refused).
+   */
   readonly after: number
+  /** The most `after` may be while allowed. @default limit.requestsPerUnit */
+  readonly capacity?: number
+  /**
+   * Seconds to report as `duration_until_reset`. @default the fixed window's end,
+   * `unit − now % unit`
+   */
+  readonly durationUntilReset?: number
   /** The key was in the local over-limit cache (no store access). */
   readonly localCacheHit: boolean
   readonly nearLimitRatio: number
@@ -62,13 +91,17 @@ export interface Decision {
 export function decideStatus(input: DecisionInput): Decision {
   const { limit, hitsAddend, after, localCacheHit, nowSeconds } = input
   const stats = limit.stats
-  const rpu = limit.requestsPerUnit
-  const divider = unitSeconds(limit.unit)
-  const durationUntilReset = divider - (nowSeconds % divider)
+  const rpu = input.capacity ?? limit.requestsPerUnit
+  let durationUntilReset = input.durationUntilReset
+  if (durationUntilReset === undefined) {
+    const divider = unitSeconds(limit.unit)
+    durationUntilReset = divider - (nowSeconds % divider)
+  }
+  const configured = limit.requestsPerUnit
   const currentLimit: CurrentLimit =
     limit.name === undefined
-      ? { requestsPerUnit: rpu, unit: limit.unit }
-      : { name: limit.name, requestsPerUnit: rpu, unit: limit.unit }
+      ? { requestsPerUnit: configured, unit: limit.unit }
+      : { name: limit.name, requestsPerUnit: configured, unit: limit.unit }
 
   if (localCacheHit) {
     stats.overLimit.add(hitsAddend)
@@ -142,9 +175,26 @@ export interface FixedWindowOptions {
 
 const NO_LIMIT: DescriptorStatus = { code: 'OK', limitRemaining: 0 }
 
+/** The key of a descriptor without a limit (nothing is stored). */
+const NO_KEY: CacheKey = { key: '', perSecond: false }
+
+/** The reply of a token bucket that never refills (`requests_per_unit: 0`): always refused. */
+function emptyBucket(unitMs: number): TakeReply {
+  return { allowed: false, tokens: 0, waitMs: unitMs }
+}
+
+/** Whole seconds covering `ms`. */
+function ceilSeconds(ms: number): number {
+  return Math.ceil(ms / 1000)
+}
+
 /**
- * The fixed-window {@link RateLimitCache} over any {@link CounterStore}: one `INCRBY` + `EXPIRE`
- * per limited descriptor, all in one round trip.
+ * The {@link RateLimitCache} over any {@link CounterStore}. Per rule's `algorithm`: the fixed
+ * window (one `INCRBY` + `EXPIRE` per limited descriptor, upstream's keys), the sliding window
+ * (the same on the current window's counter, and an `INCRBY 0` + `EXPIRE` that reads the previous
+ * one; a refused request's hits are then taken back with {@link CounterStore.release}), or the
+ * token bucket (one {@link CounterStore.take}); everything of a request in one round
+ * trip.
  */
 export class FixedWindowRateLimitCache implements RateLimitCache {
   readonly #store: CounterStore
@@ -182,120 +232,291 @@ export class FixedWindowRateLimitCache implements RateLimitCache {
     limits: readonly (RateLimit | undefined)[],
     trace?: TraceSpan,
   ): Promise<DescriptorStatus[]> {
-    const nowSeconds = Math.floor(this.#clock.now() / 1000)
+    const nowMs = this.#clock.now()
+    const nowSeconds = Math.floor(nowMs / 1000)
     const fallback = Math.max(1, request.hitsAddend) // hitsAddends(), without its array
     const descriptors = request.descriptors
     const items: Item[] = new Array<Item>(descriptors.length)
-    const keys = new Array<CacheKey>(descriptors.length)
-    for (let i = 0; i < descriptors.length; i++) {
-      const descriptor = descriptors[i] as (typeof descriptors)[number]
-      keys[i] = generateCacheKey(this.#prefix, request.domain, descriptor, limits[i], nowSeconds)
-    }
-    if (this.#store.keyProblem !== undefined) this.#checkKeys(keys, limits)
-    let limited = 0
-    let localHits = 0
     for (let i = 0; i < descriptors.length; i++) {
       const descriptor = descriptors[i] as (typeof descriptors)[number]
       const limit = limits[i]
-      const addend = descriptor.hitsAddend ?? fallback
-      const key = keys[i] as CacheKey
-      let localHit = false
-      if (limit !== undefined) {
-        limited++
-        limit.stats.totalHits.add(addend)
-        localHit = this.#localCache?.has(key.key) === true
-        if (localHit) localHits++
+      const item: Item = {
+        limit,
+        addend: descriptor.hitsAddend ?? fallback,
+        key: NO_KEY,
+        localHit: false,
+        increment: 0,
+        after: 0,
+        sliding: undefined,
+        bucket: undefined,
       }
-      items[i] = { limit, addend, key, localHit, increment: addend, after: 0 }
+      item.increment = item.addend
+      if (limit !== undefined) {
+        switch (limit.algorithm) {
+          case 'fixed_window':
+            item.key = generateCacheKey(this.#prefix, request.domain, descriptor, limit, nowSeconds)
+            break
+          case 'sliding_window': {
+            const keys = slidingWindowKeys(this.#prefix, request.domain, descriptor, limit, nowMs)
+            item.key = { key: keys.current, perSecond: keys.perSecond }
+            item.sliding = {
+              previousKey: keys.previous,
+              previous: 0,
+              elapsedMs: keys.elapsedMs,
+              windowMs: keys.windowMs,
+            }
+            break
+          }
+          case 'token_bucket':
+            item.key = tokenBucketKey(this.#prefix, request.domain, descriptor, limit)
+            break
+        }
+      }
+      items[i] = item
     }
-    if (limited === localHits) return Promise.resolve(this.#decide(items, nowSeconds))
+    if (this.#store.keyProblem !== undefined) this.#checkKeys(items)
+    let limited = 0
+    let localHits = 0
+    for (const item of items) {
+      const limit = item.limit
+      if (limit === undefined) continue
+      limited++
+      limit.stats.totalHits.add(item.addend)
+      item.localHit = this.#localCache?.has(item.key.key) === true
+      if (item.localHit) localHits++
+    }
+    if (limited === localHits) return Promise.resolve(this.#decide(items, nowMs))
     if (this.#stop) {
       if (localHits > 0) {
         // The local cache already refused one: increment nothing (upstream's rule).
         for (const item of items) item.increment = 0
       } else {
-        return this.#onlyExceeding(items).then(() => this.#increment(items, nowSeconds, trace))
+        return this.#onlyExceeding(items).then(() => this.#increment(items, nowMs, trace))
       }
     }
-    return this.#increment(items, nowSeconds, trace)
+    return this.#increment(items, nowMs, trace)
   }
 
   /** Throws the store's problem with the first limited descriptor's key it refuses. */
-  #checkKeys(keys: readonly CacheKey[], limits: readonly (RateLimit | undefined)[]): void {
-    for (let i = 0; i < keys.length; i++) {
-      if (limits[i] === undefined) continue
-      const problem = this.#store.keyProblem?.((keys[i] as CacheKey).key)
+  #checkKeys(items: readonly Item[]): void {
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i] as Item
+      if (item.limit === undefined) continue
+      const problem =
+        this.#store.keyProblem?.(item.key.key) ??
+        (item.sliding === undefined
+          ? undefined
+          : this.#store.keyProblem?.(item.sliding.previousKey))
       if (problem !== undefined) throw new BackendError(`descriptor ${String(i)}: ${problem}`)
     }
   }
 
   /**
    * `STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT`: reads the counters first and, when some key would
-   * go over its limit, increments only those (upstream's rule).
+   * go over its limit, increments only those (upstream's rule; a sliding window compares its
+   * estimate). Token buckets never take beyond their content, so they are not read; when some
+   * counter would go over, they only check.
    */
   async #onlyExceeding(items: Item[]): Promise<void> {
-    const limited = items.filter(
-      (item): item is Item & { limit: RateLimit } => item.limit !== undefined,
+    const counted = items.filter(
+      (item): item is Item & { limit: RateLimit } =>
+        item.limit !== undefined && item.limit.algorithm !== 'token_bucket',
     )
-    const current = await this.#store.get(limited.map((item) => item.key))
-    const exceeding = new Set<Item>(
-      limited.filter((item, j) => (current[j] ?? 0) + item.addend > item.limit.requestsPerUnit),
-    )
+    const reads: ReadOp[] = []
+    for (const item of counted) {
+      reads.push(item.key)
+      if (item.sliding !== undefined) {
+        reads.push({ key: item.sliding.previousKey, perSecond: item.key.perSecond })
+      }
+    }
+    const current = await this.#store.get(reads)
+    const exceeding = new Set<Item>()
+    let r = 0
+    for (const item of counted) {
+      let used = current[r++] ?? 0
+      const sliding = item.sliding
+      if (sliding !== undefined) {
+        used = slidingWindowEstimate({ ...sliding, previous: current[r++] ?? 0, current: used })
+      }
+      if (used + item.addend > item.limit.requestsPerUnit) exceeding.add(item)
+    }
     if (exceeding.size > 0) {
       for (const item of items) if (!exceeding.has(item)) item.increment = 0
     }
   }
 
-  /** One `INCRBY` + `EXPIRE` per limited key not refused by the local cache, then the decisions. */
-  #increment(items: Item[], nowSeconds: number, trace?: TraceSpan): Promise<DescriptorStatus[]> {
+  /**
+   * One `INCRBY` + `EXPIRE` per counter (and one `take` per bucket) not refused by the local
+   * cache, then the decisions.
+   */
+  #increment(items: Item[], nowMs: number, trace?: TraceSpan): Promise<DescriptorStatus[]> {
     const ops: IncrementOp[] = []
     const incremented: Item[] = []
+    let takes: TakeOp[] | undefined
+    let taking: Item[] | undefined
     for (const item of items) {
-      if (item.limit === undefined || item.localHit) continue
+      const limit = item.limit
+      if (limit === undefined || item.localHit) continue
       const jitter = this.#jitterMax > 0 ? Math.floor(this.#random() * this.#jitterMax) : 0
-      ops.push({
-        key: item.key.key,
-        addend: item.increment,
-        expireSeconds: unitSeconds(item.limit.unit) + jitter,
-        perSecond: item.key.perSecond,
-      })
-      incremented.push(item)
+      const seconds = unitSeconds(limit.unit)
+      switch (limit.algorithm) {
+        case 'fixed_window':
+          ops.push({
+            key: item.key.key,
+            addend: item.increment,
+            expireSeconds: seconds + jitter,
+            perSecond: item.key.perSecond,
+          })
+          incremented.push(item)
+          break
+        case 'sliding_window': {
+          const sliding = item.sliding as SlidingState
+          // The current window's counter is the previous one during the next window.
+          ops.push({
+            key: item.key.key,
+            addend: item.increment,
+            expireSeconds: 2 * seconds + jitter,
+            perSecond: item.key.perSecond,
+          })
+          ops.push({
+            key: sliding.previousKey,
+            addend: 0,
+            expireSeconds: seconds + jitter,
+            perSecond: item.key.perSecond,
+          })
+          incremented.push(item)
+          break
+        }
+        case 'token_bucket': {
+          const unitMs = seconds * 1000
+          if (limit.requestsPerUnit === 0) {
+            item.bucket = emptyBucket(unitMs)
+            break
+          }
+          const params = { requestsPerUnit: limit.requestsPerUnit, unitMs, burst: limit.burst }
+          takes ??= []
+          taking ??= []
+          takes.push({
+            key: item.key.key,
+            cost: item.increment,
+            nowMs,
+            ...params,
+            expireMs: tokenBucketTtlMs(params) + jitter * 1000,
+            perSecond: item.key.perSecond,
+          })
+          taking.push(item)
+          break
+        }
+      }
     }
     const span =
       trace === undefined || this.#tracing === undefined
         ? undefined
-        : this.#tracing.startChild(trace, this.#storeSpanName, { 'pipeline length': ops.length })
-    const stored = this.#store.increment(ops)
-    if (span !== undefined) endWhenSettled(span.span, stored)
-    return stored.then((results) => {
-      for (let j = 0; j < incremented.length; j++) {
-        ;(incremented[j] as Item).after = results[j] ?? 0
+        : this.#tracing.startChild(trace, this.#storeSpanName, {
+            'pipeline length': ops.length + (takes?.length ?? 0),
+          })
+    const counted = this.#store.increment(ops).then((results) => {
+      let r = 0
+      for (const item of incremented) {
+        item.after = results[r++] ?? 0
+        if (item.sliding !== undefined) item.sliding.previous = results[r++] ?? 0
       }
-      return this.#decide(items, nowSeconds)
     })
+    let stored = counted
+    if (takes !== undefined) {
+      const store = this.#store
+      const taken =
+        store.take === undefined
+          ? Promise.reject(new BackendError('this backend cannot run token_bucket rules'))
+          : store.take(takes).then((replies) => {
+              const list = taking as Item[]
+              for (let j = 0; j < list.length; j++) (list[j] as Item).bucket = replies[j]
+            })
+      stored = Promise.all([counted, taken]).then(() => undefined)
+    }
+    if (span !== undefined) endWhenSettled(span.span, stored)
+    return stored.then(() => this.#decide(items, nowMs))
   }
 
-  #decide(items: readonly Item[], nowSeconds: number): DescriptorStatus[] {
+  #decide(items: readonly Item[], nowMs: number): DescriptorStatus[] {
+    const nowSeconds = Math.floor(nowMs / 1000)
     const statuses = new Array<DescriptorStatus>(items.length)
+    let releases: IncrementOp[] | undefined
     for (let i = 0; i < items.length; i++) {
       const item = items[i] as Item
-      if (item.limit === undefined) {
+      const limit = item.limit
+      if (limit === undefined) {
         statuses[i] = NO_LIMIT
         continue
       }
+      let after = item.after
+      let capacity: number | undefined
+      let durationUntilReset: number | undefined
+      /** Local over-limit cache lifetime, seconds. */
+      let ttlSeconds = unitSeconds(limit.unit)
+      if (item.localHit) {
+        if (limit.algorithm !== 'fixed_window') {
+          const expiresAt = this.#localCache?.expiresAt(item.key.key) ?? nowMs
+          durationUntilReset = Math.max(1, ceilSeconds(expiresAt - nowMs))
+        }
+      } else if (item.sliding !== undefined) {
+        let counts: SlidingWindowCounts = { ...item.sliding, current: item.after }
+        after = slidingWindowEstimate(counts)
+        const over = after > limit.requestsPerUnit
+        if (over && item.increment > 0) {
+          // Only allowed hits count: take back the refused ones (then the wait is from there).
+          releases ??= []
+          releases.push({
+            key: item.key.key,
+            addend: item.increment,
+            expireSeconds: 0,
+            perSecond: item.key.perSecond,
+          })
+          counts = { ...counts, current: counts.current - item.increment }
+        }
+        const ms = slidingWindowResetMs(counts, limit.requestsPerUnit, over)
+        durationUntilReset = ceilSeconds(ms)
+        ttlSeconds = ms / 1000
+      } else if (item.bucket !== undefined) {
+        const { allowed, tokens, waitMs } = item.bucket
+        capacity = limit.burst
+        after = capacity - tokens + (allowed ? 0 : item.addend)
+        durationUntilReset = allowed ? ceilSeconds(waitMs) : Math.max(1, ceilSeconds(waitMs))
+        ttlSeconds = waitMs / 1000
+      }
       const decision = decideStatus({
-        limit: item.limit,
+        limit,
         hitsAddend: item.addend,
-        after: item.after,
+        after,
+        capacity,
+        durationUntilReset,
         localCacheHit: item.localHit,
         nearLimitRatio: this.#nearLimitRatio,
         nowSeconds,
       })
-      if (decision.overLimit) this.#localCache?.set(item.key.key, unitSeconds(item.limit.unit))
+      if (decision.overLimit) this.#localCache?.set(item.key.key, ttlSeconds)
       statuses[i] = decision.status
     }
+    if (releases !== undefined) this.#store.release?.(releases).catch(keepCounted)
     return statuses
   }
+}
+
+/**
+ * The best-effort path of a failed release: the refused hits stay counted, which errs on the
+ * refusing side; the store's failure shows in the next call that needs it.
+ */
+function keepCounted(): void {
+  // Nothing to undo.
+}
+
+/** The sliding window's second counter and the position in the window. */
+interface SlidingState {
+  readonly previousKey: string
+  /** The previous window's count (the `INCRBY 0` reply). */
+  previous: number
+  readonly elapsedMs: number
+  readonly windowMs: number
 }
 
 /** Per-descriptor state of one {@link FixedWindowRateLimitCache.doLimit} call. */
@@ -303,10 +524,15 @@ interface Item {
   readonly limit: RateLimit | undefined
   /** Hits this request adds (used for the decision). */
   readonly addend: number
-  readonly key: CacheKey
-  readonly localHit: boolean
-  /** Hits actually sent with INCRBY (0 under the STOP rule). */
+  /** The counter (fixed window), the current window's counter (sliding) or the bucket. */
+  key: CacheKey
+  localHit: boolean
+  /** Hits actually sent with INCRBY, or tokens asked for (0 under the STOP rule). */
   increment: number
-  /** INCRBY reply. */
+  /** INCRBY reply (the current window's counter for a sliding window). */
   after: number
+  /** Sliding window only. */
+  sliding: SlidingState | undefined
+  /** Token bucket only: the store's reply. */
+  bucket: TakeReply | undefined
 }

@@ -76,9 +76,18 @@ export class LocalCache {
   }
 
   /**
+   * When `key`'s entry expires (epoch milliseconds), or undefined when it is not cached; no
+   * gauges are touched (call after {@link has}).
+   */
+  expiresAt(key: string): number | undefined {
+    return this.#entries.get(key)
+  }
+
+  /**
    * Remembers `key` for `ttlSeconds`.
    *
-   * @param ttlSeconds Lifetime in seconds (upstream uses the unit's length).
+   * @param ttlSeconds Lifetime in seconds (upstream uses the unit's length; the sliding window and
+   *   the token bucket the time until a hit would be allowed, fractional).
    */
   set(key: string, ttlSeconds: number): void {
     if (this.#entries.has(key)) {

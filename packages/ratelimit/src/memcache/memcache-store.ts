@@ -241,6 +241,17 @@ export class MemcacheCounterStore implements CounterStore {
     })
   }
 
+  /**
+   * {@inheritDoc CounterStore.release}
+   *
+   * Queued with this turn's increments as a negative addend (merged with an increment of the
+   * same key still waiting), then `decr` in the background ({@link flush} waits for it).
+   */
+  release(ops: readonly IncrementOp[]): Promise<void> {
+    this.#incrementLater(ops.map((op) => ({ ...op, addend: -op.addend })))
+    return Promise.resolve()
+  }
+
   /** {@inheritDoc CounterStore.get} */
   get(ops: readonly ReadOp[]): Promise<number[]> {
     return ops.length === 0 ? Promise.resolve([]) : this.#read(ops)
@@ -395,6 +406,17 @@ export class MemcacheCounterStore implements CounterStore {
   /** `incr`; on a miss `add` with the expiry; if another instance added it first, `incr` again. */
   async #incrementOne(op: IncrementOp): Promise<void> {
     const client = pickServer(this.#servers, op.key)
+    if (op.addend < 0) {
+      // A release: `decr` (memcache stops at 0); a missing key has nothing to take back.
+      try {
+        await client.decr(op.key, -op.addend)
+      } catch (error) {
+        if ((error as Error).message !== 'NOT_FOUND') {
+          this.#logger.error(`memcache: decr failed: ${(error as Error).message}`)
+        }
+      }
+      return
+    }
     if (await this.#incr(client, op)) return
     this.#stats.incrementMiss.add()
     try {

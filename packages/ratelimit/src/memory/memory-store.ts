@@ -4,11 +4,17 @@ import {
   type CounterStore,
   type IncrementOp,
   type ReadOp,
+  type TakeOp,
+  type TakeReply,
 } from '../limiter/cache.js'
+import { takeTokens, type TokenBucketState } from '../limiter/token-bucket.js'
 import type { Counter } from '../stats/store.js'
 
 interface Slot {
+  /** The counter (`INCRBY` keys). */
   value: number
+  /** The bucket (token-bucket keys). */
+  bucket?: TokenBucketState
   /** Epoch milliseconds. */
   expiresAt: number
 }
@@ -36,7 +42,8 @@ export const DEFAULT_MEMORY_MAX_KEYS = 100_000
 
 /**
  * The in-process backend (`BACKEND_TYPE=memory`, a Gatehouse addition): the same `INCRBY` +
- * `EXPIRE` semantics as Redis, kept in a `Map` in least-recently-incremented order and bounded
+ * `EXPIRE` semantics as Redis, and the token buckets of `token_bucket` rules (`takeTokens`, the
+ * arithmetic the Redis script mirrors), kept in a `Map` in least-recently-incremented order and bounded
  * by {@link MemoryStoreOptions.maxKeys}. Counters are per process, so it suits a single instance
  * (and `npm start`).
  */
@@ -84,17 +91,47 @@ export class MemoryCounterStore implements CounterStore {
   increment(ops: readonly IncrementOp[]): Promise<number[]> {
     const now = this.#clock.now()
     const results = ops.map((op) => {
-      let slot = this.#live(op.key, now)
-      if (slot === undefined) {
-        if (this.#slots.size >= this.#maxKeys) this.#evictOldest(now)
-        slot = { value: 0, expiresAt: 0 }
-      } else this.#slots.delete(op.key) // re-inserted below: most recently used last
-      this.#slots.set(op.key, slot)
+      const slot = this.#touch(op.key, now)
       slot.value = Math.min(slot.value + op.addend, COUNTER_CEILING)
       slot.expiresAt = now + op.expireSeconds * 1000
       return slot.value
     })
     return Promise.resolve(results)
+  }
+
+  /** The live slot of `key`, created when missing, moved to the most recently used end. */
+  #touch(key: string, now: number): Slot {
+    let slot = this.#live(key, now)
+    if (slot === undefined) {
+      if (this.#slots.size >= this.#maxKeys) this.#evictOldest(now)
+      slot = { value: 0, expiresAt: 0 }
+    } else this.#slots.delete(key) // re-inserted below: most recently used last
+    this.#slots.set(key, slot)
+    return slot
+  }
+
+  /** {@inheritDoc CounterStore.release} */
+  release(ops: readonly IncrementOp[]): Promise<void> {
+    const now = this.#clock.now()
+    for (const op of ops) {
+      const slot = this.#live(op.key, now)
+      if (slot !== undefined) slot.value = Math.max(0, slot.value - op.addend)
+    }
+    return Promise.resolve()
+  }
+
+  /** {@inheritDoc CounterStore.take} */
+  take(ops: readonly TakeOp[]): Promise<TakeReply[]> {
+    const now = this.#clock.now()
+    return Promise.resolve(
+      ops.map((op) => {
+        const slot = this.#touch(op.key, now)
+        const result = takeTokens(slot.bucket, op.nowMs, op, op.cost)
+        slot.bucket = result.state
+        slot.expiresAt = now + op.expireMs
+        return { allowed: result.allowed, tokens: result.tokens, waitMs: result.waitMs }
+      }),
+    )
   }
 
   /** Drops the least recently incremented key (counted unless it had expired anyway). */

@@ -7,13 +7,28 @@
  * @module
  */
 import type { Cluster, Redis } from 'ioredis'
-import type { IncrementOp } from '../limiter/cache.js'
-import { INCREMENT_SCRIPT, INCREMENT_SCRIPT_SHA, isNoScript } from './script.js'
+import type { IncrementOp, TakeOp } from '../limiter/cache.js'
+import {
+  INCREMENT_SCRIPT,
+  INCREMENT_SCRIPT_SHA,
+  isNoScript,
+  TOKEN_BUCKET_SCRIPT,
+  TOKEN_BUCKET_SCRIPT_SHA,
+} from './script.js'
+
+/** A script and its SHA-1. */
+interface Script {
+  readonly source: string
+  readonly sha: string
+}
+
+const INCREMENT: Script = { source: INCREMENT_SCRIPT, sha: INCREMENT_SCRIPT_SHA }
+const TOKEN_BUCKET: Script = { source: TOKEN_BUCKET_SCRIPT, sha: TOKEN_BUCKET_SCRIPT_SHA }
 
 /** One key's ops of a turn: the script's KEYS (the key, repeated) and ARGV, and who waits. */
 interface KeyGroup {
   readonly keys: string[]
-  /** addend, TTL, addend, TTL, … */
+  /** addend, TTL, addend, TTL, … (the script's arguments of each op, in order) */
   readonly argv: number[]
   readonly waiters: { resolve: (reply: unknown) => void; reject: (error: unknown) => void }[]
 }
@@ -23,13 +38,13 @@ interface KeyGroup {
  * on NOSCRIPT (a fresh server, `SCRIPT FLUSH`, a failover) with the script itself, which caches
  * it again; nothing ran, so nothing counts twice.
  */
-function sendGroup(client: Redis | Cluster, group: KeyGroup): void {
+function sendGroup(client: Redis | Cluster, script: Script, group: KeyGroup): void {
   const { keys, argv, waiters } = group
   client
-    .evalsha(INCREMENT_SCRIPT_SHA, keys.length, ...keys, ...argv)
+    .evalsha(script.sha, keys.length, ...keys, ...argv)
     .catch((error: unknown) => {
       if (!isNoScript(error)) throw error
-      return client.eval(INCREMENT_SCRIPT, keys.length, ...keys, ...argv)
+      return client.eval(script.source, keys.length, ...keys, ...argv)
     })
     .then(
       (replies) => {
@@ -56,6 +71,8 @@ function sendGroup(client: Redis | Cluster, group: KeyGroup): void {
  */
 export class TurnBatch {
   readonly #groups = new Map<string, KeyGroup>()
+  /** Token-bucket steps (`TOKEN_BUCKET_SCRIPT`), one call per bucket. */
+  readonly #buckets = new Map<string, KeyGroup>()
 
   /**
    * @param client Where the calls go (a pooled connection, or the cluster).
@@ -65,22 +82,45 @@ export class TurnBatch {
     setImmediate(() => {
       onSent()
       // All in one tick: ioredis auto-pipelines them into one write (per node).
-      for (const group of this.#groups.values()) sendGroup(client, group)
+      for (const group of this.#groups.values()) sendGroup(client, INCREMENT, group)
+      for (const group of this.#buckets.values()) sendGroup(client, TOKEN_BUCKET, group)
     })
   }
 
   /** Queues one op; resolves with its reply (the counter after the increment). */
   add(op: IncrementOp): Promise<unknown> {
-    let group = this.#groups.get(op.key)
-    if (group === undefined) {
-      group = { keys: [], argv: [], waiters: [] }
-      this.#groups.set(op.key, group)
-    }
-    group.keys.push(op.key)
-    group.argv.push(op.addend, op.expireSeconds)
-    const { waiters } = group
-    return new Promise((resolve, reject) => {
-      waiters.push({ resolve, reject })
-    })
+    return queue(this.#groups, op.key, op.addend, op.expireSeconds)
   }
+
+  /**
+   * Queues one token-bucket step; resolves with its reply (`{allowed, tokens, wait ms}`). The
+   * steps of one bucket in a turn are one call of {@link TOKEN_BUCKET_SCRIPT}, run in order.
+   */
+  take(op: TakeOp): Promise<unknown> {
+    return queue(
+      this.#buckets,
+      op.key,
+      op.nowMs,
+      op.requestsPerUnit,
+      op.unitMs,
+      op.burst,
+      op.cost,
+      op.expireMs,
+    )
+  }
+}
+
+/** Adds one op (its script arguments) to `key`'s group; resolves with the op's reply. */
+function queue(groups: Map<string, KeyGroup>, key: string, ...args: number[]): Promise<unknown> {
+  let group = groups.get(key)
+  if (group === undefined) {
+    group = { keys: [], argv: [], waiters: [] }
+    groups.set(key, group)
+  }
+  group.keys.push(key)
+  group.argv.push(...args)
+  const { waiters } = group
+  return new Promise((resolve, reject) => {
+    waiters.push({ resolve, reject })
+  })
 }

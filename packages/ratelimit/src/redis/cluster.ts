@@ -8,7 +8,7 @@
  */
 import { Cluster } from 'ioredis'
 import type { Logger } from 'pino'
-import type { IncrementOp } from '../limiter/cache.js'
+import type { IncrementOp, TakeOp } from '../limiter/cache.js'
 import type { RedisSettings } from '../settings/settings.js'
 import { ConnectionGate, type RedisInstance } from './instance.js'
 import { clusterOptions } from './options.js'
@@ -86,11 +86,33 @@ export class RedisClusterInstance implements RedisInstance {
   }
 
   /** One op, in this turn's batch. */
-  readonly #incrementOne = (op: IncrementOp): Promise<unknown> => {
+  readonly #incrementOne = (op: IncrementOp): Promise<unknown> => this.#turnBatch().add(op)
+
+  /** One token-bucket step, in this turn's batch. */
+  readonly #takeOne = (op: TakeOp): Promise<unknown> => this.#turnBatch().take(op)
+
+  /** This turn's batch. */
+  #turnBatch(): TurnBatch {
     this.#batch ??= new TurnBatch(this.#cluster, () => {
       this.#batch = undefined
     })
-    return this.#batch.add(op)
+    return this.#batch
+  }
+
+  /**
+   * {@inheritDoc RedisInstance.take}
+   *
+   * In waves of `REDIS_CLUSTER_PIPELINE_PARALLELISM` keys, as the increments.
+   */
+  take(ops: readonly TakeOp[]): Promise<unknown[]> {
+    return this.#ready(async () => {
+      const replies: unknown[] = []
+      for (let i = 0; i < ops.length; i += this.#parallelism) {
+        const wave = ops.slice(i, i + this.#parallelism)
+        replies.push(...(await Promise.all(wave.map(this.#takeOne))))
+      }
+      return replies
+    })
   }
 
   /** {@inheritDoc RedisInstance.get} */

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { BackendError, type IncrementOp } from '../limiter/cache.js'
+import { BackendError, type IncrementOp, type TakeOp } from '../limiter/cache.js'
 import type { RedisSettings } from '../settings/settings.js'
 
 /** One Redis instance: a pool of connections (`single`, `sentinel`) or a cluster. */
@@ -18,6 +18,13 @@ export interface RedisInstance {
    * @throws The client's error, or a {@link BackendError} when no connection became ready.
    */
   increment(ops: readonly IncrementOp[]): Promise<unknown[]>
+  /**
+   * Runs the token-bucket step of every op (with `TOKEN_BUCKET_SCRIPT`).
+   *
+   * @returns One reply per op, in order: `[allowed, tokens, waitMs]`.
+   * @throws The client's error, or a {@link BackendError} when no connection became ready.
+   */
+  take(ops: readonly TakeOp[]): Promise<unknown[]>
   /** `GET` of every key, in order (`null` for a missing key). */
   get(keys: readonly string[]): Promise<unknown[]>
   /** `DECRBY key by`. */

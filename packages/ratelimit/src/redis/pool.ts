@@ -7,7 +7,7 @@
  */
 import { Redis } from 'ioredis'
 import type { Logger } from 'pino'
-import type { IncrementOp } from '../limiter/cache.js'
+import type { IncrementOp, TakeOp } from '../limiter/cache.js'
 import type { RedisSettings } from '../settings/settings.js'
 import { ConnectionGate, type RedisInstance } from './instance.js'
 import { maskCredentials, redisClientOptions } from './options.js'
@@ -93,6 +93,14 @@ export class RedisPool implements RedisInstance {
     // The common case without a closure or an extra promise: a connection is ready.
     if (client !== undefined) return addAll(this.#batchOn(client), ops)
     return this.#withClient((later) => addAll(this.#batchOn(later), ops))
+  }
+
+  /** {@inheritDoc RedisInstance.take} */
+  take(ops: readonly TakeOp[]): Promise<unknown[]> {
+    return this.#withClient((client) => {
+      const batch = this.#batchOn(client)
+      return Promise.all(ops.map((op) => batch.take(op)))
+    })
   }
 
   /** This turn's batch on `client`. */

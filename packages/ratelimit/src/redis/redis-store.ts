@@ -19,6 +19,8 @@ import {
   type CounterStore,
   type IncrementOp,
   type ReadOp,
+  type TakeOp,
+  type TakeReply,
 } from '../limiter/cache.js'
 import type { RedisSettings } from '../settings/settings.js'
 import { RedisClusterInstance } from './cluster.js'
@@ -83,6 +85,17 @@ function isPerSecond(op: { readonly perSecond: boolean }): boolean {
 /** The ops' increments on one instance. */
 function incrementOn(instance: RedisInstance, ops: readonly IncrementOp[]): Promise<unknown[]> {
   return instance.increment(ops)
+}
+
+/** The ops' token-bucket steps on one instance. */
+function takeOn(instance: RedisInstance, ops: readonly TakeOp[]): Promise<unknown[]> {
+  return instance.take(ops)
+}
+
+/** A `TOKEN_BUCKET_SCRIPT` reply, `[allowed, tokens, waitMs]`. */
+function toTakeReply(reply: unknown): TakeReply {
+  const [allowed, tokens, waitMs] = reply as [number, number, number]
+  return { allowed: allowed === 1, tokens, waitMs }
 }
 
 /** The Redis {@link CounterStore}. */
@@ -151,6 +164,28 @@ export class RedisCounterStore implements CounterStore {
       }
       return out
     }, rethrowAsBackendError)
+  }
+
+  /**
+   * {@inheritDoc CounterStore.release}
+   *
+   * One `DECRBY` per op, on the connection (or the key's node) its increment went to, so it runs
+   * after that increment.
+   */
+  release(ops: readonly IncrementOp[]): Promise<void> {
+    return this.#run(ops, (instance, some) =>
+      Promise.all(some.map((op) => instance.decrby(op.key, op.addend))),
+    ).then(() => undefined, rethrowAsBackendError)
+  }
+
+  /**
+   * {@inheritDoc CounterStore.take}
+   *
+   * One `EVALSHA` of `TOKEN_BUCKET_SCRIPT` per bucket and event-loop turn (with the `EVAL`
+   * fallback on NOSCRIPT), on the bucket key's own node in a cluster.
+   */
+  take(ops: readonly TakeOp[]): Promise<TakeReply[]> {
+    return this.#run(ops, takeOn).then((replies) => replies.map(toTakeReply), rethrowAsBackendError)
   }
 
   /**

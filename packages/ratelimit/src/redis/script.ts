@@ -34,3 +34,57 @@ export const INCREMENT_SCRIPT_SHA = createHash('sha1').update(INCREMENT_SCRIPT).
 export function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT')
 }
+
+/**
+ * The token bucket (`limiter/token-bucket.ts`'s `takeTokens`, the same double operations in the
+ * same order) on one bucket, for each of its ops of an event-loop turn, in order, as one
+ * server-side step. The bucket is a hash at `KEYS[1]`: `t` (tokens, a double) and `ts` (last
+ * refill, epoch ms of the service's clock); a missing bucket is full. `KEYS[i]` (the same key,
+ * repeated) has 6 `ARGV`s: now (ms), requests_per_unit, unit (ms), burst, cost, TTL (ms). Each
+ * reply is `{allowed (0/1), whole tokens left, wait ms}`.
+ */
+export const TOKEN_BUCKET_SCRIPT = [
+  'local out = {}',
+  'local s = redis.call("HMGET", KEYS[1], "t", "ts")',
+  'local tokens = tonumber(s[1])',
+  'local ts = tonumber(s[2])',
+  'local ttl = 0',
+  'for i = 1, #KEYS do',
+  '  local j = (i - 1) * 6',
+  '  local now = tonumber(ARGV[j + 1])',
+  '  local rpu = tonumber(ARGV[j + 2])',
+  '  local unit = tonumber(ARGV[j + 3])',
+  '  local burst = tonumber(ARGV[j + 4])',
+  '  local cost = tonumber(ARGV[j + 5])',
+  '  ttl = tonumber(ARGV[j + 6])',
+  '  if tokens == nil or ts == nil then',
+  '    tokens = burst',
+  '    ts = now',
+  '  end',
+  '  if now > ts then',
+  '    tokens = math.min(burst, tokens + ((now - ts) * rpu) / unit)',
+  '    ts = now',
+  '  end',
+  '  if tokens > burst then tokens = burst end',
+  '  local allowed = 0',
+  '  local missing',
+  '  if tokens >= cost then',
+  '    tokens = tokens - cost',
+  '    allowed = 1',
+  '    missing = burst - tokens',
+  '  elseif cost > burst then',
+  '    missing = burst - tokens',
+  '  else',
+  '    missing = cost - tokens',
+  '  end',
+  `  local wait = math.min(${String(2 ** 52)}, math.ceil((missing * unit) / rpu))`,
+  '  out[i] = {allowed, math.floor(tokens), wait}',
+  'end',
+  // tostring would keep 14 digits only; %.17g gives the double back exactly.
+  'redis.call("HSET", KEYS[1], "t", string.format("%.17g", tokens), "ts", string.format("%.17g", ts))',
+  'redis.call("PEXPIRE", KEYS[1], ttl)',
+  'return out',
+].join('\n')
+
+/** SHA-1 of {@link TOKEN_BUCKET_SCRIPT}, for `EVALSHA`. */
+export const TOKEN_BUCKET_SCRIPT_SHA = createHash('sha1').update(TOKEN_BUCKET_SCRIPT).digest('hex')

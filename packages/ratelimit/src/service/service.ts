@@ -7,7 +7,12 @@
  */
 import type { Logger } from 'pino'
 import { RateLimitError } from '../errors.js'
-import { RateLimitConfig, type ConfigFile, type RateLimit } from '../config/config.js'
+import {
+  RateLimitConfig,
+  type Algorithm,
+  type ConfigFile,
+  type RateLimit,
+} from '../config/config.js'
 import { BackendError, MAX_HITS_ADDEND, type RateLimitCache } from '../limiter/cache.js'
 import {
   checkRequestLimits,
@@ -79,6 +84,13 @@ export interface ServiceOptions {
     { readonly limit: string; readonly remaining: string; readonly reset: string } | undefined
   /** `MERGE_DOMAIN_CONFIG`. @default false */
   readonly mergeDomainConfig?: boolean
+  /** `RATE_LIMIT_ALGORITHM`: the algorithm of rules that name none. @default 'fixed_window' */
+  readonly defaultAlgorithm?: Algorithm
+  /**
+   * Algorithms the backend cannot run, with the reason: configurations using them fail to load.
+   * @default none
+   */
+  readonly unsupportedAlgorithms?: Readonly<Partial<Record<Algorithm, string>>>
   /**
    * Caps on what one request may carry (`MAX_DESCRIPTORS_PER_REQUEST`,
    * `MAX_ENTRIES_PER_DESCRIPTOR`, `MAX_DESCRIPTOR_ENTRY_BYTES`). @default
@@ -170,6 +182,8 @@ export class RateLimitService {
       config = RateLimitConfig.load(files, {
         stats: this.#stats,
         mergeDomainConfig: this.#options.mergeDomainConfig ?? false,
+        defaultAlgorithm: this.#options.defaultAlgorithm ?? 'fixed_window',
+        unsupportedAlgorithms: this.#options.unsupportedAlgorithms ?? {},
       })
     } catch (error) {
       this.#stats.service.configLoadError.add()

@@ -357,6 +357,25 @@ describe('loadSettings', () => {
     expect(problemsOf({ MEMCACHE_HOST_PORT: 'nonsense' })).toEqual([])
   })
 
+  it('reads RATE_LIMIT_ALGORITHM, refusing unknown names and token_bucket on memcache', () => {
+    expect(loadSettings({}).rateLimitAlgorithm).toBe('fixed_window')
+    expect(loadSettings({ RATE_LIMIT_ALGORITHM: 'sliding_window' }).rateLimitAlgorithm).toBe(
+      'sliding_window',
+    )
+    expect(problemsOf({ RATE_LIMIT_ALGORITHM: 'leaky' })).toHaveLength(1)
+    expect(problemsOf({ RATE_LIMIT_ALGORITHM: 'leaky' })[0]).toMatch(/^RATE_LIMIT_ALGORITHM: /)
+    expect(
+      problemsOf({
+        BACKEND_TYPE: 'memcache',
+        MEMCACHE_HOST_PORT: 'mc:11211',
+        RATE_LIMIT_ALGORITHM: 'token_bucket',
+      }),
+    ).toEqual([
+      'RATE_LIMIT_ALGORITHM: token_bucket is not supported with BACKEND_TYPE=memcache (use redis or memory) (got "token_bucket")',
+    ])
+    expect(settingsDefaults().get('RATE_LIMIT_ALGORITHM')).toBe('fixed_window')
+  })
+
   it('requires the Redis backend for several workers', () => {
     expect(problemsOf({ RATELIMIT_WORKERS: '2', BACKEND_TYPE: 'memory' })).toEqual([
       'RATELIMIT_WORKERS: must be 1 with BACKEND_TYPE=memory (in-process counters are not shared between workers) (got "2")',

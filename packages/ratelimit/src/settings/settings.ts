@@ -346,6 +346,12 @@ export interface Settings {
   readonly cacheKeyPrefix: string
   /** `STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT`. @default false */
   readonly stopCacheKeyIncrementWhenOverlimit: boolean
+  /**
+   * `RATE_LIMIT_ALGORITHM` (Gatehouse addition, issue 15): the algorithm of rules that name none
+   * (`fixed_window`, `sliding_window` or `token_bucket`). `token_bucket` is refused with
+   * `BACKEND_TYPE=memcache`. @default 'fixed_window'
+   */
+  readonly rateLimitAlgorithm: 'fixed_window' | 'sliding_window' | 'token_bucket'
 
   /** `LIMIT_RESPONSE_HEADERS_ENABLED`. @default false */
   readonly limitResponseHeadersEnabled: boolean
@@ -730,6 +736,11 @@ export const settingsTable = defineSettings(
     nearLimitRatio: decimal('NEAR_LIMIT_RATIO', { default: '0.8', min: 0, max: 1 }),
     cacheKeyPrefix: text('CACHE_KEY_PREFIX'),
     stopCacheKeyIncrementWhenOverlimit: bool('STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT'),
+    rateLimitAlgorithm: oneOf(
+      'RATE_LIMIT_ALGORITHM',
+      ['fixed_window', 'sliding_window', 'token_bucket'],
+      { default: 'fixed_window' },
+    ),
     limitResponseHeadersEnabled: bool('LIMIT_RESPONSE_HEADERS_ENABLED'),
     limitLimitHeader: text('LIMIT_LIMIT_HEADER', { default: 'RateLimit-Limit' }),
     limitRemainingHeader: text('LIMIT_REMAINING_HEADER', { default: 'RateLimit-Remaining' }),
@@ -943,7 +954,7 @@ export function loadSettings(
  */
 function checkMemcache(
   read: SettingsRead<unknown>,
-  settings: Pick<Settings, 'memcache' | 'cacheKeyPrefix'>,
+  settings: Pick<Settings, 'memcache' | 'cacheKeyPrefix' | 'rateLimitAlgorithm'>,
 ): void {
   const { fields } = settingsTable
   const { hostPort, srv } = settings.memcache
@@ -968,6 +979,12 @@ function checkMemcache(
   }
   if (srv !== '' && !SRV_NAME.test(srv)) {
     read.report(mc.srv, 'must be an SRV record name of the form _service._proto.name')
+  }
+  if (settings.rateLimitAlgorithm === 'token_bucket') {
+    read.report(
+      fields.rateLimitAlgorithm,
+      'token_bucket is not supported with BACKEND_TYPE=memcache (use redis or memory)',
+    )
   }
   if (illegalKeyCharacter(settings.cacheKeyPrefix) >= 0) {
     read.report(

@@ -26,12 +26,14 @@ import { grpcError, startService, type Harness } from '../harness.js'
 import {
   basic,
   describeDecisionTable,
+  type DecisionBackend,
   healthy,
   minuteStart,
   NOW_S,
   one,
   TABLE_NOW,
 } from './decision-table.js'
+import { describeAlgorithmTable } from './algorithm-table.js'
 
 const silent = pino({ level: 'silent' })
 const MAIN = new URL('../../src/main.ts', import.meta.url)
@@ -71,20 +73,20 @@ afterAll(async () => {
   await memcached.stop()
 })
 
-describeDecisionTable(
-  {
-    name: 'memcache',
-    env: (prefix) => memcacheEnv(memcached, prefix),
-    read: (key) => readCounter(raw, key),
-    write: async (key, value, ttlSeconds) => {
-      await raw.set(key, String(value), { lifetime: ttlSeconds })
-    },
-    // Upstream's integration tests flush the background increments the same way.
-    settle: (h) => store(h).flush(),
-    ready: healthy,
+const memcacheBackend: DecisionBackend = {
+  name: 'memcache',
+  env: (prefix) => memcacheEnv(memcached, prefix),
+  read: (key) => readCounter(raw, key),
+  write: async (key, value, ttlSeconds) => {
+    await raw.set(key, String(value), { lifetime: ttlSeconds })
   },
-  'table:',
-)
+  // Upstream's integration tests flush the background increments the same way.
+  settle: (h) => store(h).flush(),
+  ready: healthy,
+}
+
+describeDecisionTable(memcacheBackend, 'table:')
+describeAlgorithmTable(memcacheBackend, 'algos:', { tokenBucket: false })
 
 describe('memcache backend', () => {
   let h: Harness

@@ -8,10 +8,12 @@ import { redisKeyPrefix, waitFor } from '@gatehouse/testing'
 import type { Cluster, Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startService, type Harness } from '../harness.js'
+import { describeAlgorithmTable } from './algorithm-table.js'
 import {
   basic,
   describeDecisionTable,
   healthy,
+  type DecisionBackend,
   minuteStart,
   one,
   TABLE_NOW,
@@ -53,23 +55,22 @@ export function describeRedisDecisions(
       await deployment.close()
     })
 
-    describeDecisionTable(
-      {
-        name: title,
-        env: redisEnv,
-        read: async (key) => {
-          const value = await check().get(key)
-          return value === null ? undefined : Number(value)
-        },
-        write: async (key, value, ttlSeconds) => {
-          await check().set(key, String(value), 'EX', ttlSeconds)
-        },
-        ttl: (key) => check().ttl(key),
-        settle: () => Promise.resolve(),
-        ready: healthy,
+    const backend: DecisionBackend = {
+      name: title,
+      env: redisEnv,
+      read: async (key) => {
+        const value = await check().get(key)
+        return value === null ? undefined : Number(value)
       },
-      `${prefix}table:`,
-    )
+      write: async (key, value, ttlSeconds) => {
+        await check().set(key, String(value), 'EX', ttlSeconds)
+      },
+      ttl: (key) => check().ttl(key),
+      settle: () => Promise.resolve(),
+      ready: healthy,
+    }
+    describeDecisionTable(backend, `${prefix}table:`)
+    describeAlgorithmTable(backend, `${prefix}algos:`, { tokenBucket: true })
 
     describe('Redis only', () => {
       let h: Harness

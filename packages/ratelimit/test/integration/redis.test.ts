@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
-import { INCREMENT_SCRIPT_SHA } from '../../src/redis/script.js'
+import { INCREMENT_SCRIPT_SHA, TOKEN_BUCKET_SCRIPT_SHA } from '../../src/redis/script.js'
 import { OWN_FIXTURES } from '../fixtures.js'
 import { startService, type Harness } from '../harness.js'
 import { basic, healthy, minuteStart, NOW_S, one, TABLE_NOW as NOW } from './decision-table.js'
@@ -102,6 +102,142 @@ describe('Redis backend options', () => {
       b.disconnect()
       await h.close()
       await Promise.all([main.stop(), perSecond.stop()])
+    }
+  })
+
+  it('runs each token bucket as one atomic script per turn (EVALSHA, reloaded after SCRIPT FLUSH), SECOND rules on the per-second Redis', async () => {
+    const [main, perSecond] = await Promise.all([startRedisServer(), startRedisServer()])
+    const rules = `domain: algos
+descriptors:
+  - key: bucket
+    rate_limit: { unit: second, requests_per_unit: 2, algorithm: token_bucket, burst: 5 }
+  - key: sliding
+    rate_limit: { unit: second, requests_per_unit: 2, algorithm: sliding_window }
+  - key: hourly
+    rate_limit: { unit: hour, requests_per_unit: 1, algorithm: token_bucket }
+`
+    const h = await startService({
+      files: { 'algos.yaml': rules },
+      now: NOW,
+      env: {
+        BACKEND_TYPE: 'redis',
+        REDIS_SOCKET_TYPE: 'tcp',
+        REDIS_URL: main.hostPort,
+        REDIS_PERSECOND: 'true',
+        REDIS_PERSECOND_SOCKET_TYPE: 'tcp',
+        REDIS_PERSECOND_URL: perSecond.hostPort,
+        EXPIRATION_JITTER_MAX_SECONDS: '0',
+      },
+    })
+    const a = new Redis(main.url)
+    const b = new Redis(perSecond.url)
+    const calls = async (command: string): Promise<number> => {
+      const info = await b.info('commandstats')
+      return Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(info)?.[1] ?? 0)
+    }
+    const request = { domain: 'algos', descriptors: [one('bucket', 'x')] }
+    try {
+      await healthy(h)
+      const answers = await Promise.all(
+        [1, 2, 3, 4, 5, 6].map(() => h.client.shouldRateLimit(request)),
+      )
+      expect(answers.map((x) => x.overallCode).sort()).toEqual([
+        'OK',
+        'OK',
+        'OK',
+        'OK',
+        'OK',
+        'OVER_LIMIT',
+      ])
+      // One call for the six (the first met an empty script cache and was sent again as EVAL).
+      expect([await calls('evalsha'), await calls('eval')]).toEqual([1, 1])
+      expect(await b.hgetall('algos_bucket_x_tb')).toEqual({ t: '0', ts: String(NOW) })
+      // An empty bucket of 5 refills in 2.5 s: it is kept that long.
+      expect(await b.pttl('algos_bucket_x_tb')).toBeGreaterThan(2000)
+      expect(await b.pttl('algos_bucket_x_tb')).toBeLessThanOrEqual(2500)
+
+      await b.script('FLUSH')
+      h.clock.advance(1000)
+      const refilled = await h.client.shouldRateLimit(request)
+      expect(refilled.statuses?.[0]?.limitRemaining).toBe(1)
+      expect(await b.script('EXISTS', TOKEN_BUCKET_SCRIPT_SHA)).toEqual([1])
+
+      await h.client.shouldRateLimit({
+        domain: 'algos',
+        descriptors: [one('sliding', 'x'), one('hourly', 'x')],
+      })
+      const second = Math.floor(h.clock.now() / 1000)
+      expect((await b.keys('algos_sliding_*')).sort()).toEqual([
+        `algos_sliding_x_sw${String(second - 1)}`,
+        `algos_sliding_x_sw${String(second)}`,
+      ])
+      expect(await a.keys('*')).toEqual(['algos_hourly_x_tb'])
+    } finally {
+      a.disconnect()
+      b.disconnect()
+      await h.close()
+      await Promise.all([main.stop(), perSecond.stop()])
+    }
+  })
+
+  it('decides token buckets exactly as the memory backend (the script mirrors takeTokens)', async () => {
+    const prefix = redisKeyPrefix('ratelimit-parity')
+    const rules = `domain: parity
+descriptors:
+  - key: bucket
+    rate_limit: { unit: minute, requests_per_unit: 7, algorithm: token_bucket, burst: 5 }
+  - key: huge
+    rate_limit: { unit: year, requests_per_unit: 1, algorithm: token_bucket, burst: 4294967295 }
+`
+    const start = (env: Record<string, string>): Promise<Harness> =>
+      startService({ files: { 'parity.yaml': rules }, now: NOW, env })
+    const redis = await start({
+      BACKEND_TYPE: 'redis',
+      REDIS_SOCKET_TYPE: 'tcp',
+      REDIS_URL: sharedRedisUrl(),
+      CACHE_KEY_PREFIX: prefix,
+    })
+    const memory = await start({ BACKEND_TYPE: 'memory' })
+    const check = new Redis(sharedRedisUrl())
+    try {
+      await healthy(redis)
+      const answers: [unknown, unknown][] = []
+      // Odd steps and addends: fractional refills, refusals, a cost above the burst.
+      for (let i = 0; i < 60; i++) {
+        const step = (i * 7919) % 13_001
+        redis.clock.advance(step)
+        memory.clock.advance(step)
+        const request = {
+          domain: 'parity',
+          descriptors: [{ ...one('bucket', 'p'), hitsAddend: { value: (i * 31) % 7 } }],
+        }
+        const [a, b] = await Promise.all([
+          redis.client.shouldRateLimit(request),
+          memory.client.shouldRateLimit(request),
+        ])
+        answers.push([a.statuses?.[0], b.statuses?.[0]])
+      }
+      // Extremes: the largest burst and hits_addend, a refill time beyond 2^52 ms.
+      for (const hits of [4_294_967_295, 1, 4_294_967_295]) {
+        const request = {
+          domain: 'parity',
+          descriptors: [{ ...one('huge', 'h'), hitsAddend: { value: hits } }],
+        }
+        const [a, b] = await Promise.all([
+          redis.client.shouldRateLimit(request),
+          memory.client.shouldRateLimit(request),
+        ])
+        answers.push([a.statuses?.[0], b.statuses?.[0]])
+      }
+      expect(answers.at(-3)?.[0]).toMatchObject({ code: 'OK' })
+      expect(answers.at(-1)?.[0]).toMatchObject({ code: 'OVER_LIMIT' })
+      for (const [a, b] of answers) expect(a).toEqual(b)
+      const codes = new Set(answers.map(([a]) => (a as { code?: string } | undefined)?.code))
+      expect(codes).toEqual(new Set(['OK', 'OVER_LIMIT']))
+    } finally {
+      await deleteKeys(check, prefix)
+      check.disconnect()
+      await Promise.all([redis.close(), memory.close()])
     }
   })
 
