@@ -41,7 +41,10 @@ export interface AuthTelemetry {
   listen(): Promise<string | undefined>
   /** Exports the buffered spans and pending metrics (OTLP). */
   flush(): Promise<void>
-  /** Exports what is buffered, closes the endpoint and stops the diagnostics. */
+  /**
+   * Exports what is buffered, closes the endpoint and stops the diagnostics. Never rejects: an
+   * export that fails is logged.
+   */
   shutdown(): Promise<void>
 }
 
@@ -116,11 +119,21 @@ export function buildTelemetry(
       await Promise.all([tracing?.forceFlush(), metrics?.forceFlush()])
     },
     async shutdown() {
-      try {
-        await Promise.all([tracing?.shutdown(), metrics?.shutdown()])
-      } finally {
-        stopDiagnostics?.()
+      // A collector that is down must not fail the server's shutdown: the loss is logged.
+      const results = await Promise.allSettled([tracing?.shutdown(), metrics?.shutdown()])
+      for (const result of results) {
+        if (result.status === 'rejected') {
+          const reason: unknown = result.reason
+          logger?.warn(
+            {
+              component: 'telemetry',
+              reason: reason instanceof Error ? reason.message : String(reason),
+            },
+            'telemetry not exported at shutdown',
+          )
+        }
       }
+      stopDiagnostics?.()
     },
   }
 }

@@ -6,9 +6,15 @@
  * `http.route.params.*`, SQL spans under the request span, `traceparent` continuation, the
  * `auth.version` resource attribute).
  */
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { runCli, type CliIo } from '@gatehouse/auth'
 import { startMailInbox, type MailInbox } from '@gatehouse/mail-inbox'
 import {
+  createTestSchema,
   FakeClock,
+  getFreePort,
   scrape,
   series,
   startHttpReceiver,
@@ -18,7 +24,7 @@ import {
   type ReceivedSpan,
 } from '@gatehouse/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { signUp, startTestServer, type TestServer } from '../helpers.js'
+import { signUp, startTestServer, testEnv, type TestServer } from '../helpers.js'
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736'
 const PARENT_ID = '00f067aa0ba902b7'
@@ -309,5 +315,66 @@ describe('telemetry off (the defaults)', () => {
     expect(server.app.server.hasRequestDecorator('traceSpan')).toBe(false)
     const res = await server.request('GET', '/health')
     expect(res.statusCode).toBe(200)
+  })
+})
+
+describe('gatehouse-auth serve with telemetry', () => {
+  it('prints the Prometheus URL, and DEBUG=true logs SDK diagnostics without the OTLP headers', async () => {
+    const schema = await createTestSchema('auth_telemetry_cli')
+    const dir = await mkdtemp(join(tmpdir(), 'gatehouse-auth-debug-'))
+    const logFile = join(dir, 'auth.log')
+    const closedPort = await getFreePort() // nothing listens: every export fails
+    const out: string[] = []
+    let stop: ((signal: string) => void) | undefined
+    const io: CliIo = {
+      out: (line) => out.push(line),
+      err: (line) => out.push(line),
+      onSignal: (handler) => {
+        stop = handler
+      },
+    }
+    try {
+      const port = await getFreePort()
+      const running = runCli(
+        [],
+        testEnv(schema.url, {
+          PORT: String(port),
+          AUTHSVC_API_HOST: '127.0.0.1',
+          AUTHSVC_LOG_FILE: logFile,
+          AUTHSVC_METRICS_ENABLED: 'true',
+          AUTHSVC_METRICS_EXPORTER: 'prometheus',
+          OTEL_EXPORTER_PROMETHEUS_HOST: '127.0.0.1',
+          OTEL_EXPORTER_PROMETHEUS_PORT: '0',
+          AUTHSVC_TRACING_ENABLED: 'true',
+          OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${String(closedPort)}`,
+          OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%20collector-secret-42',
+          OTEL_EXPORTER_OTLP_TIMEOUT: '500',
+          DEBUG: 'true',
+        }),
+        io,
+      )
+      await waitFor(() => out.some((line) => line.includes('Prometheus metrics on')), {
+        what: 'the server',
+      })
+      const metrics = /Prometheus metrics on (http:\/\/127\.0\.0\.1:\d+\/)$/.exec(
+        out.find((line) => line.includes('Prometheus metrics on')) ?? '',
+      )?.[1]
+      expect(metrics).toBeDefined()
+      expect((await fetch(`http://127.0.0.1:${String(port)}/health`)).status).toBe(200)
+      expect((await fetch(metrics ?? '')).status).toBe(200)
+      stop?.('SIGTERM') // the shutdown exports the span, which fails
+      expect(await running).toBe(0)
+      const log = await readFile(logFile, 'utf8')
+      const diagnostics = log
+        .split('\n')
+        .filter((line) => line.includes('"component":"opentelemetry"'))
+      expect(diagnostics.length).toBeGreaterThan(0)
+      // The failed export is logged, and does not fail the shutdown (exit 0 above).
+      expect(log).toContain('telemetry not exported at shutdown')
+      expect(log).not.toContain('collector-secret-42')
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+      await schema.drop()
+    }
   })
 })
