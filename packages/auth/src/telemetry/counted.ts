@@ -13,6 +13,10 @@ export class CountedMailer implements Mailer {
   readonly #inner: Mailer
   readonly #metrics: AuthMetrics
 
+  /**
+   * @param inner The mailer that sends.
+   * @param metrics Where each sent mail is counted (by kind).
+   */
   constructor(inner: Mailer, metrics: AuthMetrics) {
     this.#inner = inner
     this.#metrics = metrics
@@ -30,6 +34,10 @@ export class CountedSmsProvider implements SmsProvider {
   readonly #inner: SmsProvider
   readonly #metrics: AuthMetrics
 
+  /**
+   * @param inner The provider that sends.
+   * @param metrics Where each accepted message is counted (by channel).
+   */
   constructor(inner: SmsProvider, metrics: AuthMetrics) {
     this.#inner = inner
     this.#metrics = metrics
