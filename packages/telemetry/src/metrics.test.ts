@@ -1,5 +1,5 @@
 import { diag } from '@opentelemetry/api'
-import { scrape, series, startHttpReceiver } from '@gatehouse/testing'
+import { scrape, series, startGrpcReceiver, startHttpReceiver } from '@gatehouse/testing'
 import { describe, expect, it } from 'vitest'
 import { enableDiagnostics } from './diagnostics.js'
 import { createMetrics, metricsExportUrl } from './metrics.js'
@@ -76,6 +76,36 @@ describe('createMetrics', () => {
         { kind: 'histogram', unit: 's', value: 1, sum: 0.25 },
       )
       expect(receiver.headers[0]?.['x-key']).toBe('k')
+    } finally {
+      await metrics.shutdown()
+      await receiver.close()
+    }
+  })
+})
+
+describe('createMetrics over OTLP/gRPC', () => {
+  it('exports to the gRPC MetricsService with the headers as metadata', async () => {
+    const receiver = await startGrpcReceiver()
+    const metrics = createMetrics({
+      instrumentationName: 'test',
+      resourceAttributes,
+      exporter: {
+        kind: 'otlp',
+        protocol: 'grpc',
+        endpoint: receiver.endpoint,
+        headers: { 'x-key': 'g' },
+        intervalMs: 3_600_000,
+      },
+    })
+    try {
+      metrics.meter.createCounter('auth.token_refreshes').add(4)
+      await metrics.forceFlush()
+      expect(receiver.metrics.find((p) => p.name === 'auth.token_refreshes')).toMatchObject({
+        kind: 'sum',
+        value: 4,
+        resource: { 'auth.version': '1.2.3' },
+      })
+      expect(receiver.headers.some((h) => h['x-key'] === 'g')).toBe(true)
     } finally {
       await metrics.shutdown()
       await receiver.close()

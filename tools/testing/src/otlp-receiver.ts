@@ -1,6 +1,6 @@
 /**
  * In-test OTLP receivers (protobuf over HTTP on `/v1/traces` and `/v1/metrics`, and gRPC
- * `opentelemetry.proto.collector.trace.v1.TraceService/Export`) that decode what arrives with the
+ * `TraceService/Export` and `MetricsService/Export`) that decode what arrives with the
  * OpenTelemetry proto definitions (the protobufjs messages generated from opentelemetry-proto
  * that `@opentelemetry/otlp-transformer` 0.57 ships, installed as `otlp-proto`).
  */
@@ -186,7 +186,7 @@ export interface OtlpReceiver {
   readonly endpoint: string
   /** Every span received so far. */
   readonly spans: ReceivedSpan[]
-  /** Every metric data point received so far (OTLP/HTTP `/v1/metrics`), export after export. */
+  /** Every metric data point received so far, export after export. */
   readonly metrics: ReceivedPoint[]
   /** Request headers of the exports (HTTP: lower-case names; gRPC: metadata). */
   readonly headers: Record<string, string>[]
@@ -227,33 +227,45 @@ export async function startHttpReceiver(): Promise<OtlpReceiver> {
   })
 }
 
-/** Starts an OTLP/gRPC receiver on a random loopback port. */
+/** Starts an OTLP/gRPC receiver of traces and metrics on a random loopback port. */
 export async function startGrpcReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = []
+  const metrics: ReceivedPoint[] = []
   const headers: Record<string, string>[] = []
   const server = new grpc.Server()
-  server.addService(
-    {
-      Export: {
-        path: '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
-        requestStream: false,
-        responseStream: false,
-        requestSerialize: (value: Buffer) => value,
-        requestDeserialize: (bytes: Buffer) => bytes,
-        responseSerialize: (value: Buffer) => value,
-        responseDeserialize: (bytes: Buffer) => bytes,
-      },
+  const exportMethod = (path: string) => ({
+    Export: {
+      path,
+      requestStream: false,
+      responseStream: false,
+      requestSerialize: (value: Buffer) => value,
+      requestDeserialize: (bytes: Buffer) => bytes,
+      responseSerialize: (value: Buffer) => value,
+      responseDeserialize: (bytes: Buffer) => bytes,
     },
+  })
+  const handler =
+    (receive: (bytes: Buffer) => void, response: Uint8Array) =>
+    (call: grpc.ServerUnaryCall<Buffer, Buffer>, done: grpc.sendUnaryData<Buffer>) => {
+      headers.push(
+        Object.fromEntries(Object.entries(call.metadata.getMap()).map(([k, v]) => [k, String(v)])),
+      )
+      receive(call.request)
+      done(null, Buffer.from(response))
+    }
+  server.addService(exportMethod('/opentelemetry.proto.collector.trace.v1.TraceService/Export'), {
+    Export: handler(
+      (bytes) => spans.push(...flatten(bytes)),
+      ExportTraceServiceResponse.encode({}).finish(),
+    ),
+  })
+  server.addService(
+    exportMethod('/opentelemetry.proto.collector.metrics.v1.MetricsService/Export'),
     {
-      Export: (call: grpc.ServerUnaryCall<Buffer, Buffer>, done: grpc.sendUnaryData<Buffer>) => {
-        headers.push(
-          Object.fromEntries(
-            Object.entries(call.metadata.getMap()).map(([k, v]) => [k, String(v)]),
-          ),
-        )
-        spans.push(...flatten(call.request))
-        done(null, Buffer.from(ExportTraceServiceResponse.encode({}).finish()))
-      },
+      Export: handler(
+        (bytes) => metrics.push(...flattenMetrics(bytes)),
+        ExportMetricsServiceResponse.encode({}).finish(),
+      ),
     },
   )
   const port = await new Promise<number>((resolve, reject) => {
@@ -262,7 +274,7 @@ export async function startGrpcReceiver(): Promise<OtlpReceiver> {
       else resolve(p)
     })
   })
-  return receiver(port, spans, [], headers, (done) => {
+  return receiver(port, spans, metrics, headers, (done) => {
     server.tryShutdown(() => {
       done()
     })

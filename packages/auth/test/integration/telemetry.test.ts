@@ -17,6 +17,7 @@ import {
   getFreePort,
   scrape,
   series,
+  startGrpcReceiver,
   startHttpReceiver,
   waitFor,
   type Family,
@@ -297,6 +298,35 @@ describe('OTLP traces and metrics (TRACING_ENABLED, METRICS_EXPORTER=opentelemet
       value: 1,
       attributes: { 'http.request.method': 'GET', 'http.response.status_code': 200 },
     })
+  })
+})
+
+describe('OTLP over gRPC (OTEL_EXPORTER_OTLP_PROTOCOL=grpc)', () => {
+  it('exports the spans and the metrics to the gRPC services', async () => {
+    const receiver = await startGrpcReceiver()
+    const server = await startTestServer('telemetry_grpc', {
+      AUTHSVC_TRACING_ENABLED: 'true',
+      AUTHSVC_METRICS_ENABLED: 'true',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_METRIC_EXPORT_INTERVAL: '3600000',
+    })
+    try {
+      expect((await server.request('GET', '/settings')).statusCode).toBe(200)
+      await server.app.flushTelemetry()
+      expect(receiver.spans.find((s) => s.name === 'api')?.attributes['http.route']).toBe(
+        '/settings',
+      )
+      expect(
+        receiver.metrics.find(
+          (p) =>
+            p.name === 'http.server.request.duration' && p.attributes['http.route'] === '/settings',
+        )?.value,
+      ).toBe(1)
+    } finally {
+      await server.close()
+      await receiver.close()
+    }
   })
 })
 
