@@ -1,4 +1,4 @@
-/** A local OTLP/HTTP sink for the benchmarks: accepts every export (what a nearby collector does). */
+/** A local OTLP/HTTP sink for the benchmarks: accepts every export, as a nearby collector. */
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 

@@ -122,7 +122,8 @@ export interface AuthApp {
   flushTelemetry(): Promise<void>
   /**
    * Loads the keys, opens the database (unless one was given) and applies pending migrations,
-   * opens the Prometheus endpoint (when configured), then makes the server ready. Calling it again returns the same promise.
+   * opens the Prometheus endpoint (when configured), then makes the server ready. Calling it
+   * again returns the same promise.
    *
    * @throws {Error} When the database cannot be reached or a key cannot be imported (what was
    *   opened is closed again).
@@ -130,7 +131,8 @@ export interface AuthApp {
   start(): Promise<void>
   /**
    * Closes the server (draining requests), then the database it opened, then exports what
-   * telemetry is buffered and closes the metrics endpoint; waits for a start in progress first. Nothing to do for an app that never started.
+   * telemetry is buffered and closes the metrics endpoint; waits for a start in progress first.
+   * Nothing to do for an app that never started.
    */
   close(): Promise<void>
 }

@@ -1,5 +1,6 @@
 /**
- * `@gatehouse/telemetry`: the OpenTelemetry setup both Gatehouse servers share (tracing, metrics, SDK diagnostics).
+ * `@gatehouse/telemetry`: the OpenTelemetry setup both Gatehouse servers share (tracing, metrics,
+ * SDK diagnostics).
  *
  * @module
  */

@@ -29,7 +29,9 @@ export class CountedMailer implements Mailer {
   }
 }
 
-/** An {@link SmsProvider} that counts each message its inner provider accepted (`auth.sms_sent`). */
+/**
+ * An {@link SmsProvider} that counts each message its inner provider accepted (`auth.sms_sent`).
+ */
 export class CountedSmsProvider implements SmsProvider {
   readonly #inner: SmsProvider
   readonly #metrics: AuthMetrics

@@ -57,7 +57,10 @@ export interface PendingTokens {
   readonly amr: AmrEntry[]
   /** The user's MFA factors. @default [] */
   readonly factors?: readonly Factor[]
-  /** The authentication method of a session just started (counted as a sign-in by {@link TokenService.finish}). */
+  /**
+   * The authentication method of a session just started (counted as a sign-in by
+   * {@link TokenService.finish}).
+   */
   readonly signIn?: AuthenticationMethod
 }
 
@@ -76,7 +79,10 @@ export class TokenService {
   private readonly random: Random
   private readonly metrics: AuthMetrics
 
-  /** @param metrics Counts sign-ins, refreshes and reuse detections. @default {@link noAuthMetrics} */
+  /**
+   * @param metrics Counts sign-ins, refreshes and reuse detections.
+   *   @default {@link noAuthMetrics}
+   */
   constructor(
     settings: Settings,
     keys: JwtKeys,
