@@ -94,7 +94,7 @@ const services: Service[] = [
       'Supabase-Auth-compatible API on http://127.0.0.1:9999 (PGlite in .data/auth; a service_role key is printed below on the first start: delete .data/auth for a new one)',
       'rate limits: RATE_LIMIT_BACKEND=ratelimit, every decision asked of the rate limit service on 127.0.0.1:8081 (domain gatehouse-auth; fails open while it is down). Per-client limits need RATE_LIMIT_HEADER set by a trusted proxy',
       `mail inbox: ${inboxUrl} (every mail the auth server sends, e.g. sign-up confirmations; SMTP on 127.0.0.1:${String(inboxPorts.smtp)})`,
-      'auth metrics (Prometheus): http://127.0.0.1:9100/',
+      'metrics (Prometheus): http://127.0.0.1:9100/ (no database pool gauges with PGlite)',
     ],
   },
   {
