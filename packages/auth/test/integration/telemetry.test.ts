@@ -9,7 +9,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { runCli, type CliIo } from '@gatehouse/auth'
+import { createAuthApp, loadSettings, openDb, runCli, type CliIo } from '@gatehouse/auth'
 import { startMailInbox, type MailInbox } from '@gatehouse/mail-inbox'
 import {
   createTestSchema,
@@ -331,20 +331,27 @@ describe('OTLP over gRPC (OTEL_EXPORTER_OTLP_PROTOCOL=grpc)', () => {
 })
 
 describe('telemetry off (the defaults)', () => {
-  let server: TestServer
-
-  beforeAll(async () => {
-    server = await startTestServer('telemetry_off')
-  })
-  afterAll(async () => {
-    await server.close()
-  })
-
   it('adds no hook, no database wrapper and no endpoint', async () => {
-    expect(server.app.metricsUrl).toBeUndefined()
-    expect(server.app.server.hasRequestDecorator('traceSpan')).toBe(false)
-    const res = await server.request('GET', '/health')
-    expect(res.statusCode).toBe(200)
+    const schema = await createTestSchema('auth_telemetry_off')
+    const db = await openDb(schema.url, '', 2)
+    const env = (overrides: Record<string, string> = {}) =>
+      loadSettings(testEnv(schema.url, overrides))
+    const off = await createAuthApp(env(), { db })
+    const on = await createAuthApp(env({ AUTHSVC_TRACING_ENABLED: 'true' }), { db })
+    try {
+      expect(off.metricsUrl).toBeUndefined()
+      expect(off.server.hasRequestDecorator('traceSpan')).toBe(false)
+      // The services get the database itself: no wrapper between them and pg.
+      expect(off.db).toBe(db)
+      expect(on.db).not.toBe(db)
+      expect(on.server.hasRequestDecorator('traceSpan')).toBe(true)
+      expect((await off.server.inject({ method: 'GET', url: '/health' })).statusCode).toBe(200)
+    } finally {
+      await off.close()
+      await on.close()
+      await db.close()
+      await schema.drop()
+    }
   })
 })
 
