@@ -84,11 +84,17 @@ const services: Service[] = [
       // config packages/auth/examples/ratelimit-gatehouse-auth.yaml), as N instances would share it.
       AUTHSVC_RATE_LIMIT_BACKEND: 'ratelimit',
       AUTHSVC_RATE_LIMIT_SERVICE_ADDRESS: '127.0.0.1:8081',
+      // Metrics on a Prometheus scrape endpoint (examples/observability/prometheus.yml).
+      AUTHSVC_METRICS_ENABLED: 'true',
+      AUTHSVC_METRICS_EXPORTER: 'prometheus',
+      OTEL_EXPORTER_PROMETHEUS_HOST: '127.0.0.1',
+      OTEL_EXPORTER_PROMETHEUS_PORT: '9100',
     },
     endpoints: [
       'Supabase-Auth-compatible API on http://127.0.0.1:9999 (PGlite in .data/auth; a service_role key is printed below on the first start: delete .data/auth for a new one)',
       'rate limits: RATE_LIMIT_BACKEND=ratelimit, every decision asked of the rate limit service on 127.0.0.1:8081 (domain gatehouse-auth; fails open while it is down). Per-client limits need RATE_LIMIT_HEADER set by a trusted proxy',
       `mail inbox: ${inboxUrl} (every mail the auth server sends, e.g. sign-up confirmations; SMTP on 127.0.0.1:${String(inboxPorts.smtp)})`,
+      'metrics (Prometheus): http://127.0.0.1:9100/ (no database pool gauges with PGlite)',
     ],
   },
   {

@@ -6,7 +6,7 @@
  * request carries a client key of its own, so each decision is a full one (new Redis keys) and
  * none is refused.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -16,6 +16,7 @@ import { createTestDatabase, getFreePort, startRedisServer, waitFor } from '@gat
 import { machineInfo, markdownTable, type ResultRow } from '../lib/report.js'
 import { JsonClient, runLoad } from './load.js'
 import { compareRounds, rate, spread } from './rounds.js'
+import { startAuth, stopChild } from './server.js'
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
@@ -37,26 +38,6 @@ const LIMITED_ENV = {
 interface Tokens {
   access_token: string
   refresh_token: string
-}
-
-function startAuth(env: Record<string, string>): { child: ChildProcess; ready: Promise<unknown> } {
-  const child = spawn(process.execPath, [`${root}packages/auth/bin/gatehouse-auth.js`], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  let out = ''
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()))
-  return {
-    child,
-    ready: waitFor(() => out.includes('listening on'), { timeout: 30_000, what: 'auth server' }),
-  }
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return
-  const exited = new Promise((resolve) => child.once('exit', resolve))
-  child.kill('SIGTERM')
-  await exited
 }
 
 async function main(): Promise<void> {
@@ -213,7 +194,7 @@ async function main(): Promise<void> {
   } finally {
     plainHttp.close()
     limitedHttp.close()
-    await Promise.all([stop(plain.child), stop(limited.child), stop(service)])
+    await Promise.all([stopChild(plain.child), stopChild(limited.child), stopChild(service)])
     await redis.stop()
     rmSync(runtime, { recursive: true, force: true })
     await database.drop()

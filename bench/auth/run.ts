@@ -3,6 +3,9 @@
  * GET /user req/s at concurrency 50 against real PostgreSQL, each next to its physical baseline
  * measured in the same run. Figure and baseline alternate in rounds, so that both see the same
  * background load on a shared machine; the ratio of each round is reported for the spread.
+ *
+ * `--observability` runs instead the cost of telemetry: the defaults against Prometheus metrics
+ * plus tracing at 1%, two servers in the same run (`observability.ts`).
  */
 import { execFileSync, spawn } from 'node:child_process'
 import { randomUUID, webcrypto } from 'node:crypto'
@@ -14,6 +17,7 @@ import pg from 'pg'
 import { machineInfo, markdownTable, type ResultRow } from '../lib/report.js'
 import { requireTools } from '../lib/tools.js'
 import { JsonClient, runLoad } from './load.js'
+import { runObservability } from './observability.js'
 import { compareRounds, rate, spread } from './rounds.js'
 import { randomRequestsScript, refreshChainScript, runWrk } from './wrk.js'
 
@@ -277,4 +281,5 @@ async function main(): Promise<void> {
   }
 }
 
-await main()
+if (process.argv.includes('--observability')) await runObservability()
+else await main()

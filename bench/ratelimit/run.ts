@@ -31,8 +31,6 @@ import {
   waitFor,
 } from '@gatehouse/testing'
 import { execFile } from 'node:child_process'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -40,6 +38,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { format, resolveConfig } from 'prettier'
 import { encodeRateLimitRequest } from '../../packages/ratelimit/src/protocol/protobuf/request.js'
+import { startOtlpSink } from '../lib/otlp-sink.js'
 import { machineInfo, percentile } from '../lib/report.js'
 import { requireTools } from '../lib/tools.js'
 
@@ -344,29 +343,6 @@ function observabilityRow(
   )} | | | ${fmt(ratios.map((x) => x * 100))}% of the defaults |`
 }
 
-/** A local OTLP/HTTP sink: accepts every export (what a collector next to the service does). */
-async function startTraceSink(): Promise<{
-  url: string
-  exports: () => number
-  close: () => void
-}> {
-  let exports = 0
-  const server = createServer((req, res) => {
-    req.resume()
-    req.on('end', () => {
-      exports++
-      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end()
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  return {
-    url: `http://127.0.0.1:${String(port)}`,
-    exports: () => exports,
-    close: () => server.close(),
-  }
-}
-
 /** Settings of the `--observability` service: Prometheus, and tracing at 1% to `sink`. */
 async function observabilityEnv(sink: string): Promise<Record<string, string>> {
   return {
@@ -418,7 +394,7 @@ async function main(): Promise<void> {
       `${key}: ${sample.rps.toFixed(0)}/s p50 ${sample.p50.toFixed(2)} ms p99 ${sample.p99.toFixed(2)} ms`,
     )
   }
-  const sink = options.observability ? await startTraceSink() : undefined
+  const sink = options.observability ? await startOtlpSink() : undefined
   try {
     for (const name of options.backends) {
       const open = BACKENDS[name]

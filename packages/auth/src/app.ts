@@ -38,6 +38,11 @@ import { VonageProvider } from './sms/vonage.js'
 import type { Db } from './storage/db.js'
 import { migrate, readMigrations } from './storage/migrate.js'
 import { openDb } from './storage/open.js'
+import type { AuthMetrics } from './telemetry/auth-metrics.js'
+import { CountedMailer, CountedSmsProvider } from './telemetry/counted.js'
+import { addRequestTelemetry } from './telemetry/request-telemetry.js'
+import { buildTelemetry } from './telemetry/telemetry.js'
+import { tracedDb } from './telemetry/traced-db.js'
 import { TokenService } from './tokens/service.js'
 
 /** Optional replacements for the real dependencies (tests, embedding). */
@@ -80,6 +85,11 @@ export interface AuthDeps {
   readonly providerFetch?: FetchLike
   /** @default {@link passwordHasherFor} the settings (bcrypt, bounded) */
   readonly passwordHasher?: PasswordHasher
+  /**
+   * Counters to call instead of the ones `METRICS_ENABLED` builds (embedding: the caller's own
+   * metrics). The HTTP server metrics and pool gauges still come from the settings.
+   */
+  readonly metrics?: AuthMetrics
 }
 
 /** The auth server, built by {@link buildAuthApp}. */
@@ -105,16 +115,25 @@ export interface AuthApp {
    */
   readonly rateLimitStats: Readonly<ServiceLimiterStats> | undefined
   /**
+   * The Prometheus scrape endpoint's URL once {@link AuthApp.start} has opened it
+   * (`METRICS_ENABLED` with `METRICS_EXPORTER=prometheus`); undefined otherwise.
+   */
+  readonly metricsUrl: string | undefined
+  /** Exports the buffered spans and pending OTLP metrics now (tests, before a shutdown). */
+  flushTelemetry(): Promise<void>
+  /**
    * Loads the keys, opens the database (unless one was given) and applies pending migrations,
-   * then makes the server ready. Calling it again returns the same promise.
+   * opens the Prometheus endpoint (when configured), then makes the server ready. Calling it
+   * again returns the same promise.
    *
    * @throws {Error} When the database cannot be reached or a key cannot be imported (what was
    *   opened is closed again).
    */
   start(): Promise<void>
   /**
-   * Closes the server (draining requests), then the database it opened; waits for a start in
-   * progress first. Nothing to do for an app that never started.
+   * Closes the server (draining requests), then the database it opened, then exports what
+   * telemetry is buffered and closes the metrics endpoint; waits for a start in progress first.
+   * Nothing to do for an app that never started.
    */
   close(): Promise<void>
 }
@@ -235,9 +254,21 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
   const random = deps.random ?? cryptoRandom
   const passwords = deps.passwordHasher ?? passwordHasherFor(settings)
   const server = createServer(settings, { random, logger: deps.logger })
+  let started: Started | undefined
+  // Telemetry: nothing is built (no hook, no wrapper, no span) for what is off.
+  const telemetry = buildTelemetry(settings, deps.logger, () => started?.ctx.db.poolStats?.())
+  const metrics = deps.metrics ?? telemetry.authMetrics
+  if (telemetry.tracing !== undefined || telemetry.metrics !== undefined) {
+    addRequestTelemetry(
+      server,
+      telemetry.tracing,
+      telemetry.spans,
+      telemetry.metrics ? telemetry.authMetrics : undefined,
+    )
+  }
+  let metricsUrl: string | undefined
   const limiters = limitersFor(settings, deps)
   const passwordBackoff = new PasswordBackoff({ freeFailures: settings.rateLimit.passwordFailures })
-  let started: Started | undefined
   let starting: Promise<void> | undefined
   let ownedDb: Db | undefined
   const ready = (): Started => {
@@ -249,9 +280,13 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
 
   async function open(): Promise<void> {
     const keys = deps.keys ?? (await JwtKeys.load(settings.jwt))
-    const db =
+    const opened =
       deps.db ?? (await openDb(settings.db.url, settings.db.namespace, settings.db.maxPoolSize))
-    if (!deps.db) ownedDb = db
+    if (!deps.db) ownedDb = opened
+    const db = telemetry.tracing ? tracedDb(opened, telemetry.tracing, telemetry.spans) : opened
+    const mailer = deps.mailer ?? mailerFor(settings, clock, deps.logger)
+    const sms = deps.sms ?? smsProviderFor(settings, deps.logger)
+    const counted = telemetry.metrics !== undefined || deps.metrics !== undefined
     try {
       const migrations = await readMigrations()
       const applied = await migrate(db, migrations)
@@ -263,10 +298,10 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
           clock,
           random,
           keys,
-          tokens: new TokenService(settings, keys, clock, random),
+          tokens: new TokenService(settings, keys, clock, random, metrics),
           passwords,
-          mailer: deps.mailer ?? mailerFor(settings, clock, deps.logger),
-          sms: deps.sms ?? smsProviderFor(settings, deps.logger),
+          mailer: counted ? new CountedMailer(mailer, metrics) : mailer,
+          sms: counted ? new CountedSmsProvider(sms, metrics) : sms,
           captcha:
             deps.captcha ??
             (settings.security.captcha.enabled
@@ -277,13 +312,15 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
           smsLimiter: limiters.smsLimiter,
           passwordBackoff,
           providers: new ProviderRegistry(settings, clock, deps.providerFetch),
+          metrics,
         },
       }
+      metricsUrl = await telemetry.listen()
       await server.ready()
     } catch (error) {
       started = undefined
       ownedDb = undefined
-      if (!deps.db) await db.close()
+      if (!deps.db) await opened.close()
       throw error
     }
   }
@@ -301,6 +338,10 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
       return ready().freshDatabase
     },
     rateLimitStats: limiters.stats,
+    get metricsUrl() {
+      return metricsUrl
+    },
+    flushTelemetry: () => telemetry.flush(),
     start() {
       starting ??= open()
       return starting
@@ -312,6 +353,7 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
       await ownedDb?.close()
       ownedDb = undefined
       limiters.close()
+      await telemetry.shutdown()
     },
   }
 }

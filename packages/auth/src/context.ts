@@ -12,6 +12,7 @@ import type { Random } from './random.js'
 import type { CaptchaVerifier } from './security/captcha.js'
 import type { SmsProvider } from './sms/sms-provider.js'
 import type { Db } from './storage/db.js'
+import type { AuthMetrics } from './telemetry/auth-metrics.js'
 import type { TokenService } from './tokens/service.js'
 
 /**
@@ -40,6 +41,8 @@ export interface AppContext {
   readonly providers: ProviderRegistry
   /** The server-wide budget of SMS messages sent (`RATE_LIMIT_SMS_SENT`). */
   readonly smsLimiter: EmailSendLimiter
+  /** The counters (`METRICS_ENABLED`); does nothing when metrics are off. */
+  readonly metrics: AuthMetrics
 }
 
 /** Who a request comes from: recorded on sessions and in audit entries. */

@@ -158,10 +158,27 @@ export {
   isUniqueViolation,
   tableNames,
   type Db,
+  type PoolStats,
   type Queryable,
   type Tables,
   type Tx,
 } from './storage/db.js'
+export {
+  DURATION_BUCKETS,
+  meterAuthMetrics,
+  noAuthMetrics,
+  type AuthMetrics,
+  type RequestRecord,
+} from './telemetry/auth-metrics.js'
+export { CountedMailer, CountedSmsProvider } from './telemetry/counted.js'
+export { REQUEST_SPAN_NAME } from './telemetry/request-telemetry.js'
+export { tracedDb, operationOf } from './telemetry/traced-db.js'
+export {
+  buildTelemetry,
+  resourceAttributes,
+  INSTRUMENTATION_NAME,
+  type AuthTelemetry,
+} from './telemetry/telemetry.js'
 export { openDb } from './storage/open.js'
 export { migrate, readMigrations, MIGRATIONS_DIR, type Migration } from './storage/migrate.js'
 export { createLogger, REDACT_PATHS } from './logger.js'

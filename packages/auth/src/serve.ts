@@ -92,6 +92,9 @@ export async function serveCommand(
   const address = app.server.server.address()
   const port = typeof address === 'object' && address !== null ? address.port : settings.port
   io.out(`gatehouse-auth: listening on ${displayUrl(settings, port)} (database: ${app.db.kind})`)
+  if (app.metricsUrl !== undefined) {
+    io.out(`gatehouse-auth: Prometheus metrics on ${app.metricsUrl}`)
+  }
   // A lasting admin credential on standard output: only for an embedded database this start
   // created (in memory, or a new data directory), never again for one that may hold real users.
   if (app.db.kind === 'pglite' && app.freshDatabase) {

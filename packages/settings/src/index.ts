@@ -8,6 +8,7 @@
  */
 export { parseGoDuration } from './duration.js'
 export { parseBool, parseList, parseMap } from './values.js'
+export { parseOtlpHeaders, parseResourceAttributes } from './otel.js'
 export {
   DurationError,
   SETTINGS_ERROR_CODE,

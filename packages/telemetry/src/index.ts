@@ -1,5 +1,6 @@
 /**
- * `@gatehouse/telemetry`: the OpenTelemetry setup both Gatehouse servers share (tracing today).
+ * `@gatehouse/telemetry`: the OpenTelemetry setup both Gatehouse servers share (tracing, metrics,
+ * SDK diagnostics).
  *
  * @module
  */
@@ -13,3 +14,11 @@ export {
   type Tracing,
   type TracingOptions,
 } from './tracing.js'
+export {
+  createMetrics,
+  metricsExportUrl,
+  type Metrics,
+  type MetricsExporterOptions,
+  type MetricsOptions,
+} from './metrics.js'
+export { enableDiagnostics, type DiagnosticsLogger } from './diagnostics.js'

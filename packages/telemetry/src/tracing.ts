@@ -47,6 +47,11 @@ export interface TracingOptions {
   /** `service.instance.id`; a random UUID v4 when empty. */
   readonly serviceInstanceId?: string
   /**
+   * More resource attributes (the server's version, `OTEL_RESOURCE_ATTRIBUTES`); they win over
+   * the three above.
+   */
+  readonly resourceAttributes?: Attributes
+  /**
    * Fraction (0 to 1) of new traces sampled (drawn from `random`, as upstream's
    * `ParentBased(TraceIDRatioBased)` samples the trace ID); a caller's sampled flag is followed.
    */
@@ -150,6 +155,7 @@ export function createTracing(options: TracingOptions): Tracing {
     'service.name': options.serviceName,
     ...(options.serviceNamespace ? { 'service.namespace': options.serviceNamespace } : {}),
     'service.instance.id': options.serviceInstanceId || randomUUID(),
+    ...options.resourceAttributes,
   })
   const provider = new BasicTracerProvider({
     resource,

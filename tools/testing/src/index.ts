@@ -39,3 +39,11 @@ export {
   type TestCertificates,
   type TestCertificatesOptions,
 } from './certs.js'
+export {
+  startGrpcReceiver,
+  startHttpReceiver,
+  type OtlpReceiver,
+  type ReceivedPoint,
+  type ReceivedSpan,
+} from './otlp-receiver.js'
+export { scrape, series, type Family, type Series } from './prometheus.js'

@@ -536,3 +536,82 @@ describe('splitRequiredCharacters', () => {
     expect(splitRequiredCharacters('')).toEqual([])
   })
 })
+
+describe('telemetry settings', () => {
+  it('has upstream defaults: everything off, Prometheus on 0.0.0.0:9100, OTLP http/protobuf', () => {
+    expect(loadSettings(REQUIRED).telemetry).toEqual({
+      tracingEnabled: false,
+      tracingExporter: 'opentelemetry',
+      tracingSamplingRate: 1,
+      metricsEnabled: false,
+      metricsExporter: 'opentelemetry',
+      prometheusHost: '0.0.0.0',
+      prometheusPort: 9100,
+      otlpProtocol: 'http/protobuf',
+      otlpEndpoint: '',
+      otlpTracesEndpoint: '',
+      otlpMetricsEndpoint: '',
+      otlpHeaders: {},
+      otlpTimeoutMs: 10000,
+      metricExportIntervalMs: 60000,
+      serviceName: 'gotrue',
+      resourceAttributes: {},
+      debug: false,
+    })
+  })
+
+  it('reads the prefixed switches and the OTEL_* variables and DEBUG without a prefix', () => {
+    const t = loadSettings({
+      ...REQUIRED,
+      GOTRUE_TRACING_ENABLED: 'true',
+      AUTHSVC_TRACING_SAMPLING_RATE: '0.01',
+      AUTHSVC_METRICS_ENABLED: 'true',
+      AUTHSVC_METRICS_EXPORTER: 'prometheus',
+      OTEL_EXPORTER_PROMETHEUS_HOST: '127.0.0.1',
+      OTEL_EXPORTER_PROMETHEUS_PORT: '9101',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4317',
+      OTEL_EXPORTER_OTLP_HEADERS: 'Authorization=Bearer%20x',
+      OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=prod',
+      OTEL_SERVICE_NAME: 'auth',
+      DEBUG: 'true',
+    }).telemetry
+    expect(t).toMatchObject({
+      tracingEnabled: true,
+      tracingSamplingRate: 0.01,
+      metricsEnabled: true,
+      metricsExporter: 'prometheus',
+      prometheusHost: '127.0.0.1',
+      prometheusPort: 9101,
+      otlpProtocol: 'grpc',
+      otlpEndpoint: 'http://collector:4317',
+      otlpHeaders: { authorization: 'Bearer x' },
+      resourceAttributes: { 'deployment.environment': 'prod' },
+      serviceName: 'auth',
+      debug: true,
+    })
+  })
+
+  it('refuses unknown exporters and protocols, and never echoes OTLP header values', () => {
+    const found = problems({
+      ...REQUIRED,
+      AUTHSVC_TRACING_EXPORTER: 'jaeger',
+      AUTHSVC_METRICS_EXPORTER: 'statsd',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_EXPORTER_OTLP_HEADERS: 'x=sec%0Dret',
+      OTEL_EXPORTER_PROMETHEUS_PORT: '99999',
+      AUTHSVC_TRACING_SAMPLING_RATE: '2',
+    })
+    expect(found.map((p) => p.split(':')[0])).toEqual(
+      expect.arrayContaining([
+        'AUTHSVC_TRACING_EXPORTER',
+        'AUTHSVC_METRICS_EXPORTER',
+        'OTEL_EXPORTER_OTLP_PROTOCOL',
+        'OTEL_EXPORTER_OTLP_HEADERS',
+        'OTEL_EXPORTER_PROMETHEUS_PORT',
+        'AUTHSVC_TRACING_SAMPLING_RATE',
+      ]),
+    )
+    expect(found.join('\n')).not.toContain('sec')
+  })
+})

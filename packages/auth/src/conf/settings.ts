@@ -20,6 +20,8 @@ import {
   parseMap,
   port,
   parseGoDuration,
+  parseOtlpHeaders,
+  parseResourceAttributes,
   secondsOrDuration,
   text,
   url,
@@ -92,6 +94,53 @@ export interface EmailSendRate {
   readonly periodMs: number
 }
 
+/**
+ * Telemetry settings: upstream's `TRACING_*` and `METRICS_*` (`conf.TracingConfig`,
+ * `conf.MetricsConfig`) and the standard OpenTelemetry variables, which are read without a prefix.
+ */
+export interface TelemetrySettings {
+  /** `TRACING_ENABLED`: export a span per request and per SQL statement. @default false */
+  readonly tracingEnabled: boolean
+  /** `TRACING_EXPORTER`: `opentelemetry` (OTLP), the only one upstream has. */
+  readonly tracingExporter: 'opentelemetry'
+  /**
+   * `TRACING_SAMPLING_RATE` (Gatehouse addition, as the rate limit service's): fraction of new
+   * traces sampled, 0 to 1; a caller's `traceparent` sampled flag is followed. @default 1
+   */
+  readonly tracingSamplingRate: number
+  /** `METRICS_ENABLED`. @default false */
+  readonly metricsEnabled: boolean
+  /** `METRICS_EXPORTER`: `opentelemetry` (OTLP push) or `prometheus` (scrape endpoint). */
+  readonly metricsExporter: 'opentelemetry' | 'prometheus'
+  /** `OTEL_EXPORTER_PROMETHEUS_HOST`: listen address of the scrape endpoint. @default '0.0.0.0' */
+  readonly prometheusHost: string
+  /** `OTEL_EXPORTER_PROMETHEUS_PORT`: its port; metrics are served on `/`. @default 9100 */
+  readonly prometheusPort: number
+  /**
+   * `OTEL_EXPORTER_OTLP_PROTOCOL`: `http/protobuf` or `grpc` (upstream refuses `http/json`).
+   * @default 'http/protobuf'
+   */
+  readonly otlpProtocol: 'http/protobuf' | 'grpc'
+  /** `OTEL_EXPORTER_OTLP_ENDPOINT`: base URL ('' = `http://localhost:4318`, grpc `:4317`). */
+  readonly otlpEndpoint: string
+  /** `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`: full URL for traces, wins over the base. */
+  readonly otlpTracesEndpoint: string
+  /** `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`: full URL for metrics, wins over the base. */
+  readonly otlpMetricsEndpoint: string
+  /** `OTEL_EXPORTER_OTLP_HEADERS` (`k=v,…`, URL-encoded): sent with every export; secret. */
+  readonly otlpHeaders: Readonly<Record<string, string>>
+  /** `OTEL_EXPORTER_OTLP_TIMEOUT`: export timeout in milliseconds. @default 10000 */
+  readonly otlpTimeoutMs: number
+  /** `OTEL_METRIC_EXPORT_INTERVAL`: milliseconds between OTLP metric exports. @default 60000 */
+  readonly metricExportIntervalMs: number
+  /** `OTEL_SERVICE_NAME`: resource attribute `service.name`. @default 'gotrue' */
+  readonly serviceName: string
+  /** `OTEL_RESOURCE_ATTRIBUTES` (`k=v,…`, URL-encoded): more resource attributes. */
+  readonly resourceAttributes: Readonly<Record<string, string>>
+  /** `DEBUG` (no prefix): OpenTelemetry SDK diagnostics in the log. @default false */
+  readonly debug: boolean
+}
+
 /** The validated, frozen configuration of the auth server. Built by {@link loadSettings}. */
 export interface Settings {
   /** `SITE_URL`: base URL of the site; required. */
@@ -136,6 +185,8 @@ export interface Settings {
     /** `LOG_FILE`: append logs to this file instead of standard output. @default '' */
     readonly file: string
   }
+  /** Traces and metrics (`TRACING_*`, `METRICS_*`, the standard `OTEL_*` variables). */
+  readonly telemetry: TelemetrySettings
   readonly jwt: {
     /**
      * `JWT_SECRET`: HS256 signing secret, at least {@link MIN_JWT_SECRET_BYTES} bytes; required
@@ -865,6 +916,71 @@ export const settingsTable = defineSettings(
       { default: 'info', help: LOG_LEVELS.join(', ') },
     ),
     logFile: text('LOG_FILE', { help: 'append JSON logs to this file, not standard output' }),
+    tracingEnabled: bool('TRACING_ENABLED', { help: 'a span per request and SQL statement' }),
+    tracingExporter: oneOf('TRACING_EXPORTER', ['opentelemetry'], {
+      default: 'opentelemetry',
+      help: 'opentelemetry (OTLP)',
+    }),
+    tracingSamplingRate: decimal('TRACING_SAMPLING_RATE', {
+      default: '1',
+      min: 0,
+      max: 1,
+      help: 'fraction of new traces sampled',
+    }),
+    metricsEnabled: bool('METRICS_ENABLED', { help: 'HTTP, auth and database pool metrics' }),
+    metricsExporter: oneOf('METRICS_EXPORTER', ['opentelemetry', 'prometheus'], {
+      default: 'opentelemetry',
+      help: 'opentelemetry (OTLP push) or prometheus (scrape endpoint)',
+    }),
+    prometheusHost: text(['OTEL_EXPORTER_PROMETHEUS_HOST', 'OTEL_EXPORTER_PROMETHEUS_HOST'], {
+      default: '0.0.0.0',
+      help: 'Prometheus scrape endpoint address',
+    }),
+    prometheusPort: port(['OTEL_EXPORTER_PROMETHEUS_PORT', 'OTEL_EXPORTER_PROMETHEUS_PORT'], {
+      default: '9100',
+      help: 'Prometheus scrape endpoint port (path /)',
+    }),
+    otlpProtocol: oneOf(
+      ['OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_EXPORTER_OTLP_PROTOCOL'],
+      ['http/protobuf', 'grpc'],
+      { default: 'http/protobuf', help: 'http/protobuf or grpc' },
+    ),
+    otlpEndpoint: text(['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_ENDPOINT'], {
+      help: 'OTLP base URL',
+    }),
+    otlpTracesEndpoint: text(
+      ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'],
+      { help: 'OTLP traces URL' },
+    ),
+    otlpMetricsEndpoint: text(
+      ['OTEL_EXPORTER_OTLP_METRICS_ENDPOINT', 'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT'],
+      { help: 'OTLP metrics URL' },
+    ),
+    otlpHeaders: field(
+      ['OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_HEADERS'],
+      parseOtlpHeaders,
+      { secret: true, help: 'k=v,… sent with every export' },
+    ),
+    otlpTimeoutMs: integer(['OTEL_EXPORTER_OTLP_TIMEOUT', 'OTEL_EXPORTER_OTLP_TIMEOUT'], {
+      default: '10000',
+      min: 1,
+      max: 600_000,
+      help: 'export timeout, ms',
+    }),
+    metricExportIntervalMs: integer(
+      ['OTEL_METRIC_EXPORT_INTERVAL', 'OTEL_METRIC_EXPORT_INTERVAL'],
+      { default: '60000', min: 100, max: 86_400_000, help: 'OTLP metric export interval, ms' },
+    ),
+    serviceName: text(['OTEL_SERVICE_NAME', 'OTEL_SERVICE_NAME'], {
+      default: 'gotrue',
+      help: 'service.name',
+    }),
+    resourceAttributes: field(
+      ['OTEL_RESOURCE_ATTRIBUTES', 'OTEL_RESOURCE_ATTRIBUTES'],
+      parseResourceAttributes,
+      { help: 'k=v,… resource attributes' },
+    ),
+    debug: bool(['DEBUG', 'DEBUG'], { help: 'OpenTelemetry SDK diagnostics in the log' }),
     jwtExp: integer('JWT_EXP', { default: '3600', min: 1, help: 'access-token lifetime, seconds' }),
     jwtAud: text('JWT_AUD', { help: 'default audience' }),
     jwtIssuer: text('JWT_ISSUER', { help: 'iss claim, omitted when empty' }),
@@ -1278,6 +1394,25 @@ export function loadSettings(env: Env): Settings {
       namespace: v.dbNamespace,
     },
     log: { level: v.logLevel, file: v.logFile },
+    telemetry: {
+      tracingEnabled: v.tracingEnabled,
+      tracingExporter: v.tracingExporter,
+      tracingSamplingRate: v.tracingSamplingRate,
+      metricsEnabled: v.metricsEnabled,
+      metricsExporter: v.metricsExporter,
+      prometheusHost: v.prometheusHost,
+      prometheusPort: v.prometheusPort,
+      otlpProtocol: v.otlpProtocol,
+      otlpEndpoint: v.otlpEndpoint,
+      otlpTracesEndpoint: v.otlpTracesEndpoint,
+      otlpMetricsEndpoint: v.otlpMetricsEndpoint,
+      otlpHeaders: { ...v.otlpHeaders },
+      otlpTimeoutMs: v.otlpTimeoutMs,
+      metricExportIntervalMs: v.metricExportIntervalMs,
+      serviceName: v.serviceName,
+      resourceAttributes: { ...v.resourceAttributes },
+      debug: v.debug,
+    },
     jwt: {
       secret: v.jwtSecret,
       exp: v.jwtExp,

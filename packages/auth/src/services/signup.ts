@@ -120,6 +120,7 @@ async function signUpAnonymously(
     )
     return ctx.tokens.startSession(tx, user, 'anonymous', client, false)
   })
+  ctx.metrics.signUp('anonymous')
   return { kind: 'session', session: await ctx.tokens.finish(pending) }
 }
 
@@ -207,6 +208,8 @@ export async function signUp(
       : (await sendPhoneOtp(ctx, tx, user, phone, 'confirmation', channel, now)).user
 
   let outcome: SignUpOutcome | { readonly kind: 'pending'; readonly pending: PendingTokens }
+  // Set inside the transaction's callback: whether this request inserted the user.
+  const signedUp = { done: false }
   try {
     outcome = await ctx.db.transaction(async (tx) => {
       const now = ctx.clock.now()
@@ -252,6 +255,7 @@ export async function signUp(
         },
         now,
       )
+      signedUp.done = true
       await addAuditLogEntry(
         tx,
         {
@@ -275,8 +279,10 @@ export async function signUp(
   } catch (error) {
     // A concurrent sign-up took the email or phone between our lookup and our insert.
     if (!isUniqueViolation(error, ctx.db.t.users)) throw error
+    signedUp.done = false
     outcome = duplicate()
   }
+  if (signedUp.done) ctx.metrics.signUp(provider)
   if (outcome.kind === 'pending') {
     return { kind: 'session', session: await ctx.tokens.finish(outcome.pending) }
   }

@@ -43,6 +43,17 @@ export interface Queryable {
 /** A transaction in progress; see {@link Db.transaction}. */
 export type Tx = Queryable
 
+/** The connection pool's state: `pg.Pool`'s `totalCount`, `idleCount` and `waitingCount`. */
+export interface PoolStats {
+  /** Open connections, idle or in use. */
+  readonly total: number
+  readonly idle: number
+  /** Queries waiting for a connection. */
+  readonly waiting: number
+  /** Most connections the pool opens. */
+  readonly max: number
+}
+
 /** A database: pooled PostgreSQL or embedded PGlite. */
 export interface Db extends Queryable {
   /** `postgres` or `pglite`, for logs. */
@@ -59,6 +70,8 @@ export interface Db extends Queryable {
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>
   /** Closes every connection (waits for queries in flight). */
   close(): Promise<void>
+  /** The pool's state now (PostgreSQL; PGlite has no pool). */
+  poolStats?(): PoolStats
 }
 
 /**

@@ -152,5 +152,11 @@ export async function openPostgres(
     async close() {
       await pool.end()
     },
+    poolStats: () => ({
+      total: pool.totalCount,
+      idle: pool.idleCount,
+      waiting: pool.waitingCount,
+      max,
+    }),
   }
 }

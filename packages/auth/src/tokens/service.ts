@@ -26,6 +26,7 @@ import {
 import { insertSession, touchSession, type Session } from '../models/session.js'
 import { isBanned, updateUser, type User } from '../models/user.js'
 import type { Random } from '../random.js'
+import { noAuthMetrics, type AuthMetrics } from '../telemetry/auth-metrics.js'
 import { isLockTimeout, type Db, type Queryable } from '../storage/db.js'
 
 /** A signed-in session: the access token, the refresh token and whom they are for. */
@@ -56,6 +57,11 @@ export interface PendingTokens {
   readonly amr: AmrEntry[]
   /** The user's MFA factors. @default [] */
   readonly factors?: readonly Factor[]
+  /**
+   * The authentication method of a session just started (counted as a sign-in by
+   * {@link TokenService.finish}).
+   */
+  readonly signIn?: AuthenticationMethod
 }
 
 type RefreshOutcome = { kind: 'ok'; pending: PendingTokens } | { kind: 'reused' }
@@ -71,12 +77,24 @@ export class TokenService {
   private readonly keys: JwtKeys
   private readonly clock: Clock
   private readonly random: Random
+  private readonly metrics: AuthMetrics
 
-  constructor(settings: Settings, keys: JwtKeys, clock: Clock, random: Random) {
+  /**
+   * @param metrics Counts sign-ins, refreshes and reuse detections.
+   *   @default {@link noAuthMetrics}
+   */
+  constructor(
+    settings: Settings,
+    keys: JwtKeys,
+    clock: Clock,
+    random: Random,
+    metrics: AuthMetrics = noAuthMetrics,
+  ) {
     this.settings = settings
     this.keys = keys
     this.clock = clock
     this.random = random
+    this.metrics = metrics
   }
 
   /**
@@ -150,16 +168,22 @@ export class TokenService {
       refreshToken: refresh.token,
       amr: await listAmrClaims(tx, session.id),
       factors: await listFactorsOfUser(tx, user.id),
+      signIn: method,
     }
   }
 
-  /** Signs the access token of a session started by {@link startSession} once it is committed. */
+  /**
+   * Signs the access token of a session started by {@link startSession} once it is committed
+   * (and counts the sign-in).
+   */
   async finish(pending: PendingTokens): Promise<IssuedSession> {
     const nowSeconds = Math.floor(this.clock.now() / 1000)
     const claims = this.claimsFor(pending.user, pending.session, pending.amr, nowSeconds)
     const exp = claims.exp as number
+    const accessToken = await this.keys.sign(claims)
+    if (pending.signIn !== undefined) this.metrics.signIn(pending.signIn)
     return {
-      accessToken: await this.keys.sign(claims),
+      accessToken,
       expiresIn: exp - nowSeconds,
       expiresAt: exp,
       refreshToken: pending.refreshToken,
@@ -221,9 +245,12 @@ export class TokenService {
       throw error
     }
     if (outcome.kind === 'reused') {
+      this.metrics.refreshTokenReuse()
       throw new BadRequestError('refresh_token_already_used', 'Invalid Refresh Token: Already Used')
     }
-    return this.finish(outcome.pending)
+    const issued = await this.finish(outcome.pending)
+    this.metrics.tokenRefresh()
+    return issued
   }
 
   async #refreshInTx(

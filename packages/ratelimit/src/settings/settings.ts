@@ -21,6 +21,7 @@ import {
   oneOf,
   parseList,
   parseMap,
+  parseOtlpHeaders,
   port,
   text,
   type SettingsRead,
@@ -456,30 +457,6 @@ const LOG_LEVELS: Readonly<Record<string, LogLevel>> = {
 
 /** `host:port`, `[v6]:port` or `:port`. */
 const HOST_PORT = /^(\[[^\]]*\]|[^:\s]*):\d{1,5}$/
-
-/**
- * OTLP headers as the OpenTelemetry specification writes them: `k1=v1,k2=v2`, keys and values
- * URL-encoded (W3C Baggage format without properties).
- */
-function parseOtlpHeaders(value: string): Readonly<Record<string, string>> | Invalid {
-  const headers: Record<string, string> = {}
-  for (const item of value.split(',')) {
-    if (item.trim() === '') continue
-    const eq = item.indexOf('=')
-    if (eq <= 0) return invalid('must be a list of key=value pairs separated by commas')
-    try {
-      const key = decodeURIComponent(item.slice(0, eq).trim()).toLowerCase()
-      const val = decodeURIComponent(item.slice(eq + 1).trim())
-      if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(key) || /[\r\n\0]/.test(val)) {
-        return invalid('must be HTTP header names and values')
-      }
-      headers[key] = val
-    } catch {
-      return invalid('must be URL-encoded key=value pairs')
-    }
-  }
-  return headers
-}
 
 /** The fields of one Redis instance: `REDIS_*` = `KVSTORE_*`, or `REDIS_PERSECOND_*` = `KVSTORE_PERSECOND_*`. */
 function redisFields(perSecond: boolean) {

@@ -6,6 +6,8 @@
 import {
   getFreePort,
   redisKeyPrefix,
+  scrape,
+  series,
   sharedRedisUrl,
   waitFor,
   type ManagedProcess,
@@ -17,7 +19,6 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { upstreamFixture } from '../fixtures.js'
 import { loopbackEnv, spawnService, startService } from '../harness.js'
-import { scrape, series } from '../prometheus.js'
 
 const BASIC = upstreamFixture('integration/basic.yaml')
 const request = (value: string) => ({

@@ -5,16 +5,19 @@
  * the sampling rate, the OTLP headers, and the store span of every backend.
  */
 import * as grpc from '@grpc/grpc-js'
-import { redisKeyPrefix, sharedRedisUrl, startMemcached, waitFor } from '@gatehouse/testing'
+import {
+  redisKeyPrefix,
+  sharedRedisUrl,
+  startGrpcReceiver,
+  startHttpReceiver,
+  startMemcached,
+  waitFor,
+  type OtlpReceiver,
+  type ReceivedSpan,
+} from '@gatehouse/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { upstreamFixture } from '../fixtures.js'
 import { startService, type Harness } from '../harness.js'
-import {
-  startGrpcReceiver,
-  startHttpReceiver,
-  type OtlpReceiver,
-  type ReceivedSpan,
-} from '../otlp-receiver.js'
 
 const BASIC = upstreamFixture('integration/basic.yaml')
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736'

@@ -20,7 +20,14 @@ export interface Family {
   readonly metrics: readonly Series[]
 }
 
-/** GETs `url` and parses it; fails unless it is a 200 in the text format. */
+/**
+ * GETs `url` and parses it; fails unless it is a 200 in the text format.
+ *
+ * The parser flattens a histogram's labelled series into one (its `le` buckets overwrite each
+ * other and labelled `_count`/`_sum` samples are dropped), so each histogram's `<name>_bucket`,
+ * `<name>_count` and `<name>_sum` samples are also given as untyped families of their own, one
+ * series per label set (parsed from the same text without the histogram `# TYPE` lines).
+ */
 export async function scrape(url: string): Promise<Map<string, Family>> {
   const response = await fetch(url)
   const text = await response.text()
@@ -29,7 +36,22 @@ export async function scrape(url: string): Promise<Map<string, Family>> {
     throw new Error(`scrape ${url}: content-type ${String(response.headers.get('content-type'))}`)
   }
   const families = parsePrometheusTextFormat(text) as Family[]
-  return new Map(families.map((f) => [f.name, f]))
+  const parsed = new Map(families.map((f) => [f.name, f]))
+  const histograms = families.filter((f) => f.type === 'HISTOGRAM').map((f) => f.name)
+  if (histograms.length > 0) {
+    const untyped = text
+      .split('\n')
+      .filter((line) => !histograms.some((h) => line === `# TYPE ${h} histogram`))
+      .join('\n')
+    for (const f of parsePrometheusTextFormat(untyped) as Family[]) {
+      if (histograms.some((h) => [`${h}_bucket`, `${h}_count`, `${h}_sum`].includes(f.name))) {
+        // Series of one histogram come as runs (count, sum, buckets per label set): merge them.
+        const seen = parsed.get(f.name)
+        parsed.set(f.name, seen ? { ...seen, metrics: [...seen.metrics, ...f.metrics] } : f)
+      }
+    }
+  }
+  return parsed
 }
 
 /** The series of `family` whose labels are exactly `labels`. */
