@@ -43,7 +43,12 @@ export class CountedSmsProvider implements SmsProvider {
   constructor(inner: SmsProvider, metrics: AuthMetrics) {
     this.#inner = inner
     this.#metrics = metrics
+    // Twilio Verify checks its own codes: the check must survive the wrapping.
+    if (inner.checkOtp) this.checkOtp = inner.checkOtp.bind(inner)
   }
+
+  /** The inner provider's code check, when it has one (Twilio Verify). */
+  readonly checkOtp?: (phone: string, code: string) => Promise<boolean>
 
   /** Sends through the inner provider, then counts. @throws {Error} As the inner provider. */
   async sendMessage(

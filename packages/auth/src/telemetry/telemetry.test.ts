@@ -39,6 +39,20 @@ describe('CountedMailer and CountedSmsProvider', () => {
     expect(await sms.sendMessage('15550001', 'code', 'whatsapp', '123456')).toBe('id-1')
     expect(calls).toEqual(['mail recovery', 'sms whatsapp'])
   })
+  it("keep the inner provider's code check (Twilio Verify), and have none when it has none", async () => {
+    const { metrics } = recording()
+    const verify = new CountedSmsProvider(
+      {
+        sendMessage: () => Promise.resolve('VE1'),
+        checkOtp: (_phone, code) => Promise.resolve(code === '123456'),
+      },
+      metrics,
+    )
+    expect(await verify.checkOtp?.('15550001', '123456')).toBe(true)
+    expect(await verify.checkOtp?.('15550001', '000000')).toBe(false)
+    const plain = new CountedSmsProvider({ sendMessage: () => Promise.resolve('SM1') }, metrics)
+    expect(plain.checkOtp).toBeUndefined()
+  })
 })
 
 describe('operationOf', () => {
