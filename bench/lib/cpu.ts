@@ -34,25 +34,59 @@ export function processCpuMs(pid: number | 'self', which: 'own' | 'children' = '
   return ((Number(f[a]) + Number(f[b])) * 1000) / TICKS_PER_SECOND
 }
 
-/**
- * CPU time, in milliseconds, of every PostgreSQL backend of one database on this machine
- * (processes titled `postgres: … <user> <database> …`). Backends that exit between two readings
- * take their time with them: keep the connections open across a measurement.
- */
-export function databaseBackendsCpuMs(database: string): number {
-  let total = 0
+/** Every process on this machine: pid, parent pid and command line (arguments joined by spaces). */
+function processes(): { pid: number; ppid: number; command: string }[] {
+  const list: { pid: number; ppid: number; command: string }[] = []
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue
-    let title: string
     try {
-      title = readFileSync(`/proc/${entry}/cmdline`, 'utf8')
+      const command = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ')
+      const ppid = Number(statFields(Number(entry))?.[1] ?? 0)
+      list.push({ pid: Number(entry), ppid, command })
     } catch {
-      continue
-    }
-    if (title.startsWith('postgres:') && title.split(' ').includes(database)) {
-      total += processCpuMs(Number(entry))
+      // The process ended while being read.
     }
   }
+  return list
+}
+
+/**
+ * CPU time, in milliseconds, of every process whose command line `matches` (for example
+ * `redis-server 127.0.0.1:6380`). Processes that exit between two readings take their time with
+ * them.
+ */
+export function matchingProcessesCpuMs(matches: (command: string) => boolean): number {
+  let total = 0
+  for (const p of processes()) if (matches(p.command)) total += processCpuMs(p.pid)
+  return total
+}
+
+/**
+ * CPU time, in milliseconds, of every PostgreSQL backend of one database on this machine
+ * (processes titled `postgres: … <user> <database> …`). Keep the connections open across a
+ * measurement: a backend that exits takes its time with it.
+ */
+export function databaseBackendsCpuMs(database: string): number {
+  return matchingProcessesCpuMs(
+    (command) => command.startsWith('postgres:') && command.split(' ').includes(database),
+  )
+}
+
+/** CPU time, in milliseconds, of a process and all its living descendants (such as workers). */
+export function processTreeCpuMs(pid: number): number {
+  const list = processes()
+  const tree = new Set([pid])
+  for (let grew = true; grew;) {
+    grew = false
+    for (const p of list) {
+      if (!tree.has(p.pid) && tree.has(p.ppid)) {
+        tree.add(p.pid)
+        grew = true
+      }
+    }
+  }
+  let total = 0
+  for (const member of tree) total += processCpuMs(member)
   return total
 }
 
