@@ -66,8 +66,9 @@ async function main(): Promise<void> {
         PORT: String(port),
         AUTHSVC_MAILER_AUTOCONFIRM: 'true',
         AUTHSVC_JWT_AUD: 'authenticated',
-        // The same number of connections as the baselines' pool (PostgreSQL allows 100 in all).
-        AUTHSVC_DB_MAX_POOL_SIZE: String(CONCURRENCY),
+        // The same number of connections as the baselines' pool (PostgreSQL allows 100 in all),
+        // unless BENCH_SERVER_POOL says otherwise.
+        AUTHSVC_DB_MAX_POOL_SIZE: process.env.BENCH_SERVER_POOL ?? String(CONCURRENCY),
         LOG_LEVEL: 'error',
       },
       stdio: ['ignore', 'pipe', 'inherit'],
