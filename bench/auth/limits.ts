@@ -13,6 +13,13 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { loadSettings, rateLimitServiceConfig } from '@gatehouse/auth'
 import { createTestDatabase, getFreePort, startRedisServer, waitFor } from '@gatehouse/testing'
+import {
+  databaseBackendsCpuMs,
+  matchingProcessesCpuMs,
+  processCpuMs,
+  processTreeCpuMs,
+  type CpuProbes,
+} from '../lib/cpu.js'
 import { machineInfo, markdownTable, type ResultRow } from '../lib/report.js'
 import { JsonClient, runLoad } from './load.js'
 import { compareRounds, rate, spread } from './rounds.js'
@@ -23,6 +30,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const SLICE_MS = Number(process.env.BENCH_SLICE_MS ?? 4000)
 const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 1000)
 const SLOW_WARMUP_MS = Math.max(WARMUP_MS, 5000)
+/** Which figures to measure: a comma-separated subset of `sign-in,refresh` (both by default). */
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'sign-in,refresh').split(','))
 const JWT_SECRET = 'bench-secret-bench-secret-bench-secret!'
 const PASSWORD = 'bench-password-1'
 const root = fileURLToPath(new URL('../../', import.meta.url))
@@ -98,16 +107,33 @@ async function main(): Promise<void> {
         BACKEND_TYPE: 'redis',
         REDIS_SOCKET_TYPE: 'tcp',
         REDIS_URL: redis.hostPort,
+        // As bench/ratelimit: no stats export. `USE_STATSD=false` alone writes a JSON line per
+        // decision (the response-time timer) to standard output, which no deployment does.
         USE_STATSD: 'false',
+        DISABLE_STATS: 'true',
         LOG_LEVEL: 'warn',
       },
       stdio: ['ignore', 'inherit', 'inherit'],
     },
   )
-  const plain = startAuth(base(plainPort))
-  const limited = startAuth(limitedEnv)
+  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean)
+  const plain = startAuth(base(plainPort), nodeArgs)
+  const limited = startAuth(limitedEnv, nodeArgs)
   const plainHttp = new JsonClient('127.0.0.1', plainPort, CONCURRENCY)
   const limitedHttp = new JsonClient('127.0.0.1', limitedPort, CONCURRENCY)
+  // CPU per operation of every process involved (the service with its workers).
+  const cpu: CpuProbes = {
+    bench: () => processCpuMs('self'),
+    'auth (no limits)': () => processCpuMs(plain.child.pid ?? 0),
+    'auth (limited)': () => processCpuMs(limited.child.pid ?? 0),
+    ratelimit: () => processTreeCpuMs(service.pid ?? 0),
+    redis: () =>
+      matchingProcessesCpuMs(
+        (command) =>
+          command.startsWith('redis-server') && command.includes(`:${String(redis.port)}`),
+      ),
+    postgres: () => databaseBackendsCpuMs(database.name),
+  }
   try {
     await waitFor(
       async () => (await fetch(`http://127.0.0.1:${String(httpPort)}/healthcheck`)).ok,
@@ -128,24 +154,42 @@ async function main(): Promise<void> {
       )
     ).map((t) => t.refresh_token)
 
-    const signIn = await compareRounds(
-      'sign-in',
-      () =>
-        runLoad(CONCURRENCY, SLICE_MS, SLOW_WARMUP_MS, async (w) => {
-          await plainHttp.send('POST', '/token?grant_type=password', signInBody(w))
-        }),
-      () =>
-        runLoad(CONCURRENCY, SLICE_MS, SLOW_WARMUP_MS, async (w) => {
-          await limitedHttp.send('POST', '/token?grant_type=password', signInBody(w), undefined, {
-            ...client(),
-          })
-        }),
-      {
-        rounds: ROUNDS,
-        sliceMs: SLICE_MS,
-        names: { figure: 'limited', baseline: 'unlimited' },
-      },
-    )
+    const signIn = ONLY.has('sign-in')
+      ? await compareRounds(
+          'sign-in',
+          () =>
+            runLoad(
+              CONCURRENCY,
+              SLICE_MS,
+              SLOW_WARMUP_MS,
+              async (w) => {
+                await plainHttp.send('POST', '/token?grant_type=password', signInBody(w))
+              },
+              cpu,
+            ),
+          () =>
+            runLoad(
+              CONCURRENCY,
+              SLICE_MS,
+              SLOW_WARMUP_MS,
+              async (w) => {
+                await limitedHttp.send(
+                  'POST',
+                  '/token?grant_type=password',
+                  signInBody(w),
+                  undefined,
+                  client(),
+                )
+              },
+              cpu,
+            ),
+          {
+            rounds: ROUNDS,
+            sliceMs: SLICE_MS,
+            names: { figure: 'limited', baseline: 'unlimited' },
+          },
+        )
+      : undefined
     const rotate = async (http: JsonClient, w: number, headers = {}): Promise<void> => {
       const body = { refresh_token: chains[w] }
       const t = await http.send<Tokens>(
@@ -157,35 +201,41 @@ async function main(): Promise<void> {
       )
       chains[w] = t.refresh_token
     }
-    const refresh = await compareRounds(
-      'refresh',
-      () => runLoad(CONCURRENCY, SLICE_MS, WARMUP_MS, (w) => rotate(plainHttp, w)),
-      () => runLoad(CONCURRENCY, SLICE_MS, WARMUP_MS, (w) => rotate(limitedHttp, w, client())),
-      {
-        rounds: ROUNDS,
-        sliceMs: SLICE_MS,
-        names: { figure: 'limited', baseline: 'unlimited' },
-      },
-    )
+    const refresh = ONLY.has('refresh')
+      ? await compareRounds(
+          'refresh',
+          () => runLoad(CONCURRENCY, SLICE_MS, WARMUP_MS, (w) => rotate(plainHttp, w), cpu),
+          () =>
+            runLoad(CONCURRENCY, SLICE_MS, WARMUP_MS, (w) => rotate(limitedHttp, w, client()), cpu),
+          {
+            rounds: ROUNDS,
+            sliceMs: SLICE_MS,
+            names: { figure: 'limited', baseline: 'unlimited' },
+          },
+        )
+      : undefined
 
     const c = String(CONCURRENCY)
-    const loads = [...signIn.loads, ...refresh.loads]
-    const rows: ResultRow[] = [
-      {
+    const loads = [...(signIn?.loads ?? []), ...(refresh?.loads ?? [])]
+    const rows: ResultRow[] = []
+    if (signIn) {
+      rows.push({
         figure: `password sign-ins/s, RATE_LIMIT_BACKEND=ratelimit, c=${c} (rounds ${spread(signIn)})`,
         value: rate(signIn.figure),
         baseline: 'the same without limits',
         baselineValue: rate(signIn.baseline),
         unit: '/s',
-      },
-      {
+      })
+    }
+    if (refresh) {
+      rows.push({
         figure: `refresh rotations/s, RATE_LIMIT_BACKEND=ratelimit, c=${c} (rounds ${spread(refresh)})`,
         value: rate(refresh.figure),
         baseline: 'the same without limits',
         baselineValue: rate(refresh.baseline),
         unit: '/s',
-      },
-    ]
+      })
+    }
     console.log(
       `\n${new Date().toISOString()} — ${machineInfo()}; load average ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}\n`,
     )

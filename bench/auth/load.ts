@@ -3,6 +3,7 @@
  * time is up; completions, failures and latencies are counted.
  */
 import { Agent, request } from 'node:http'
+import { startCpu, type CpuProbes } from '../lib/cpu.js'
 import { percentile } from '../lib/report.js'
 
 /** Outcome of one load phase. */
@@ -16,21 +17,34 @@ export interface LoadResult {
   p99: number
   /** First failure message, if any. */
   firstError?: string
+  /** CPU milliseconds each probe used while `ok` was counted, when probes were given. */
+  cpuMs?: Record<string, number>
 }
 
 /**
  * Runs `task(worker)` in `concurrency` parallel loops for `durationMs` after `warmupMs` (not
- * counted).
+ * counted). With `cpu`, each probe's CPU time over the counted window is reported too.
  */
 export async function runLoad(
   concurrency: number,
   durationMs: number,
   warmupMs: number,
   task: (worker: number) => Promise<void>,
+  cpu?: CpuProbes,
 ): Promise<LoadResult> {
   const start = performance.now()
   const measureFrom = start + warmupMs
   const end = measureFrom + durationMs
+  let cpuMs: Record<string, number> | undefined
+  const timers: NodeJS.Timeout[] = []
+  if (cpu) {
+    timers.push(
+      setTimeout(() => {
+        const stop = startCpu(cpu)
+        timers.push(setTimeout(() => (cpuMs = stop()), end - performance.now()))
+      }, warmupMs),
+    )
+  }
   let ok = 0
   let failed = 0
   let firstError: string | undefined
@@ -54,6 +68,7 @@ export async function runLoad(
       }
     }),
   )
+  for (const timer of timers) clearTimeout(timer)
   return {
     rate: ok / (durationMs / 1000),
     ok,
@@ -61,6 +76,7 @@ export async function runLoad(
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     ...(firstError === undefined ? {} : { firstError }),
+    ...(cpuMs === undefined ? {} : { cpuMs }),
   }
 }
 

@@ -14,6 +14,7 @@ import { createTestDatabase, getFreePort, waitFor } from '@gatehouse/testing'
 import bcrypt from 'bcrypt'
 import { jwtVerify } from 'jose'
 import pg from 'pg'
+import { databaseBackendsCpuMs, processCpuMs, type CpuProbes } from '../lib/cpu.js'
 import { machineInfo, markdownTable, type ResultRow } from '../lib/report.js'
 import { requireTools } from '../lib/tools.js'
 import { JsonClient, runLoad } from './load.js'
@@ -25,6 +26,8 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const SLICE_MS = Number(process.env.BENCH_SLICE_MS ?? 4000)
 const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 1000)
+/** Which figures to measure: a comma-separated subset of `sign-in,refresh,user` (all by default). */
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'sign-in,refresh,user').split(','))
 /** bcrypt-bound phases have seconds of latency at c=50: let the pipeline fill first. */
 const SLOW_WARMUP_MS = Math.max(WARMUP_MS, 5000)
 const JWT_SECRET = 'bench-secret-bench-secret-bench-secret!'
@@ -67,8 +70,9 @@ async function main(): Promise<void> {
         PORT: String(port),
         AUTHSVC_MAILER_AUTOCONFIRM: 'true',
         AUTHSVC_JWT_AUD: 'authenticated',
-        // The same number of connections as the baselines' pool (PostgreSQL allows 100 in all).
-        AUTHSVC_DB_MAX_POOL_SIZE: String(CONCURRENCY),
+        // The same number of connections as the baselines' pool (PostgreSQL allows 100 in all),
+        // unless BENCH_SERVER_POOL says otherwise.
+        AUTHSVC_DB_MAX_POOL_SIZE: process.env.BENCH_SERVER_POOL ?? String(CONCURRENCY),
         LOG_LEVEL: 'error',
       },
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -78,6 +82,14 @@ async function main(): Promise<void> {
   server.stdout.on('data', (chunk: Buffer) => (serverOut += chunk.toString()))
   const http = new JsonClient('127.0.0.1', port, CONCURRENCY)
   const pool = new pg.Pool({ connectionString: database.url, max: CONCURRENCY })
+  // CPU per operation of each process involved (the bench's children are wrk runs).
+  const serverPid = server.pid ?? 0
+  const cpu: CpuProbes = {
+    bench: () => processCpuMs('self'),
+    wrk: () => processCpuMs('self', 'children'),
+    server: () => processCpuMs(serverPid),
+    postgres: () => databaseBackendsCpuMs(database.name),
+  }
   try {
     await waitFor(() => serverOut.includes('listening on'), {
       timeout: 30_000,
@@ -101,21 +113,35 @@ async function main(): Promise<void> {
     ).rows[0]!.encrypted_password
 
     // 1. Password sign-ins vs bcrypt verifications on all cores (libuv pool, as the server).
-    const signIn = await compareRounds(
-      'sign-in',
-      () =>
-        runLoad(CONCURRENCY, SLICE_MS, SLOW_WARMUP_MS, async () => {
-          if (!(await bcrypt.compare(PASSWORD, hash))) throw new Error('bcrypt mismatch')
-        }),
-      () =>
-        runLoad(CONCURRENCY, SLICE_MS, SLOW_WARMUP_MS, async (w) => {
-          await http.send<Tokens>('POST', '/token?grant_type=password', {
-            email: `bench${String(w)}@example.com`,
-            password: PASSWORD,
-          })
-        }),
-      { rounds: ROUNDS, sliceMs: SLICE_MS },
-    )
+    const signIn = ONLY.has('sign-in')
+      ? await compareRounds(
+          'sign-in',
+          () =>
+            runLoad(
+              CONCURRENCY,
+              SLICE_MS,
+              SLOW_WARMUP_MS,
+              async () => {
+                if (!(await bcrypt.compare(PASSWORD, hash))) throw new Error('bcrypt mismatch')
+              },
+              cpu,
+            ),
+          () =>
+            runLoad(
+              CONCURRENCY,
+              SLICE_MS,
+              SLOW_WARMUP_MS,
+              async (w) => {
+                await http.send<Tokens>('POST', '/token?grant_type=password', {
+                  email: `bench${String(w)}@example.com`,
+                  password: PASSWORD,
+                })
+              },
+              cpu,
+            ),
+          { rounds: ROUNDS, sliceMs: SLICE_MS },
+        )
+      : undefined
 
     // 2. Refresh rotations vs the raw pg transaction (SELECT … FOR UPDATE + UPDATE + INSERT).
     // Every slice starts from fresh sessions, seeded with SQL (one token chain per connection).
@@ -138,68 +164,79 @@ async function main(): Promise<void> {
       )
       return tokens
     }
-    const warmChains = await seedChains()
-    runWrk(
-      host,
-      CONCURRENCY,
-      WARMUP_MS,
-      refreshChainScript(host, '/token?grant_type=refresh_token', warmChains),
-    )
+    if (ONLY.has('refresh')) {
+      runWrk(
+        host,
+        CONCURRENCY,
+        WARMUP_MS,
+        refreshChainScript(host, '/token?grant_type=refresh_token', await seedChains()),
+      )
+    }
     let counter = 0
-    const refresh = await compareRounds(
-      'refresh',
-      async () => {
-        const chains = await seedChains()
-        return runLoad(CONCURRENCY, SLICE_MS, WARMUP_MS, async (w) => {
-          const client = await pool.connect()
-          try {
-            await client.query('BEGIN')
-            const { rows } = await client.query<{
-              id: string
-              user_id: string
-              session_id: string
-            }>('SELECT id, user_id, session_id FROM refresh_tokens WHERE token = $1 FOR UPDATE', [
-              chains[w],
-            ])
-            const row = rows[0]
-            if (!row) throw new Error('raw token not found')
-            await client.query(
-              'UPDATE refresh_tokens SET revoked = true, updated_at = now() WHERE id = $1',
-              [row.id],
-            )
-            const next = `r${String(counter++)}`.padStart(12, '0')
-            await client.query(
-              `INSERT INTO refresh_tokens (token, user_id, revoked, created_at, updated_at, parent, session_id)
+    const refresh = ONLY.has('refresh')
+      ? await compareRounds(
+          'refresh',
+          async () => {
+            const chains = await seedChains()
+            return runLoad(
+              CONCURRENCY,
+              SLICE_MS,
+              WARMUP_MS,
+              async (w) => {
+                const client = await pool.connect()
+                try {
+                  await client.query('BEGIN')
+                  const { rows } = await client.query<{
+                    id: string
+                    user_id: string
+                    session_id: string
+                  }>(
+                    'SELECT id, user_id, session_id FROM refresh_tokens WHERE token = $1 FOR UPDATE',
+                    [chains[w]],
+                  )
+                  const row = rows[0]
+                  if (!row) throw new Error('raw token not found')
+                  await client.query(
+                    'UPDATE refresh_tokens SET revoked = true, updated_at = now() WHERE id = $1',
+                    [row.id],
+                  )
+                  const next = `r${String(counter++)}`.padStart(12, '0')
+                  await client.query(
+                    `INSERT INTO refresh_tokens (token, user_id, revoked, created_at, updated_at, parent, session_id)
                VALUES ($1, $2, false, now(), now(), $3, $4)`,
-              [next, row.user_id, chains[w], row.session_id],
+                    [next, row.user_id, chains[w], row.session_id],
+                  )
+                  await client.query('COMMIT')
+                  chains[w] = next
+                } catch (error) {
+                  await client.query('ROLLBACK')
+                  throw error
+                } finally {
+                  client.release()
+                }
+              },
+              cpu,
             )
-            await client.query('COMMIT')
-            chains[w] = next
-          } catch (error) {
-            await client.query('ROLLBACK')
-            throw error
-          } finally {
-            client.release()
-          }
-        })
-      },
-      async () => {
-        // Warm up like the baseline slice does, on chains of its own.
-        runWrk(
-          host,
-          CONCURRENCY,
-          WARMUP_MS,
-          refreshChainScript(host, '/token?grant_type=refresh_token', await seedChains()),
+          },
+          async () => {
+            // Warm up like the baseline slice does, on chains of its own.
+            runWrk(
+              host,
+              CONCURRENCY,
+              WARMUP_MS,
+              refreshChainScript(host, '/token?grant_type=refresh_token', await seedChains()),
+            )
+            return runWrk(
+              host,
+              CONCURRENCY,
+              SLICE_MS,
+              refreshChainScript(host, '/token?grant_type=refresh_token', await seedChains()),
+              cpu,
+            )
+          },
+          { rounds: ROUNDS, sliceMs: SLICE_MS },
         )
-        return runWrk(
-          host,
-          CONCURRENCY,
-          SLICE_MS,
-          refreshChainScript(host, '/token?grant_type=refresh_token', await seedChains()),
-        )
-      },
-      { rounds: ROUNDS, sliceMs: SLICE_MS },
-    )
+      : undefined
 
     // 3. GET /user vs JWT verification plus one primary-key SELECT.
     const access = (
@@ -227,46 +264,61 @@ async function main(): Promise<void> {
         headers: { Authorization: `Bearer ${token}` },
       })),
     )
-    runWrk(host, CONCURRENCY, WARMUP_MS, userScript)
-    const getUser = await compareRounds(
-      'GET /user',
-      () =>
-        runLoad(CONCURRENCY, SLICE_MS, WARMUP_MS, async (w) => {
-          const { payload } = await jwtVerify(access[w]!, key, { algorithms: ['HS256'] })
-          const { rows } = await pool.query('SELECT * FROM users WHERE id = $1', [payload.sub])
-          if (rows.length !== 1) throw new Error('user not found')
-        }),
-      () => {
-        runWrk(host, CONCURRENCY, WARMUP_MS, userScript)
-        return Promise.resolve(runWrk(host, CONCURRENCY, SLICE_MS, userScript))
-      },
-      { rounds: ROUNDS, sliceMs: SLICE_MS },
-    )
+    if (ONLY.has('user')) runWrk(host, CONCURRENCY, WARMUP_MS, userScript)
+    const getUser = ONLY.has('user')
+      ? await compareRounds(
+          'GET /user',
+          () =>
+            runLoad(
+              CONCURRENCY,
+              SLICE_MS,
+              WARMUP_MS,
+              async (w) => {
+                const { payload } = await jwtVerify(access[w]!, key, { algorithms: ['HS256'] })
+                const { rows } = await pool.query('SELECT * FROM users WHERE id = $1', [
+                  payload.sub,
+                ])
+                if (rows.length !== 1) throw new Error('user not found')
+              },
+              cpu,
+            ),
+          () => {
+            runWrk(host, CONCURRENCY, WARMUP_MS, userScript)
+            return Promise.resolve(runWrk(host, CONCURRENCY, SLICE_MS, userScript, cpu))
+          },
+          { rounds: ROUNDS, sliceMs: SLICE_MS },
+        )
+      : undefined
 
     const c = String(CONCURRENCY)
-    const rows: ResultRow[] = [
-      {
+    const rows: ResultRow[] = []
+    if (signIn) {
+      rows.push({
         figure: `password sign-ins/s, c=${c} (rounds ${spread(signIn)})`,
         value: rate(signIn.figure),
         baseline: 'bcrypt (cost 10) verifications/s, all cores',
         baselineValue: rate(signIn.baseline),
         unit: '/s',
-      },
-      {
+      })
+    }
+    if (refresh) {
+      rows.push({
         figure: `refresh rotations/s, c=${c} (rounds ${spread(refresh)})`,
         value: rate(refresh.figure),
         baseline: 'raw pg SELECT FOR UPDATE + UPDATE + INSERT transaction',
         baselineValue: rate(refresh.baseline),
         unit: '/s',
-      },
-      {
+      })
+    }
+    if (getUser) {
+      rows.push({
         figure: `GET /user req/s, c=${c} (rounds ${spread(getUser)})`,
         value: rate(getUser.figure),
         baseline: 'jose HS256 verify + one PK SELECT (pg)',
         baselineValue: rate(getUser.baseline),
         unit: '/s',
-      },
-    ]
+      })
+    }
     console.log(`\n${new Date().toISOString()} — ${machineInfo()}\n`)
     console.log(markdownTable(rows))
   } finally {

@@ -5,6 +5,7 @@ import { execFileSync } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { startCpu, type CpuProbes } from '../lib/cpu.js'
 import type { LoadResult } from './load.js'
 
 /** One request template: method, path, headers and body. */
@@ -77,7 +78,8 @@ export function refreshChainScript(host: string, path: string, tokens: readonly 
 }
 
 /**
- * Runs `wrk -t1 -c<connections> -d<seconds>` with `script` against `host`.
+ * Runs `wrk -t1 -c<connections> -d<seconds>` with `script` against `host`. With `cpu`, each
+ * probe's CPU time over the run is reported too (wrk's own is the bench's `children` time).
  *
  * @throws {Error} When wrk is missing or prints no summary.
  */
@@ -86,9 +88,11 @@ export function runWrk(
   connections: number,
   durationMs: number,
   script: string,
+  cpu?: CpuProbes,
 ): LoadResult {
   const file = join(tmpdir(), `gatehouse-bench-auth-${String(process.pid)}.lua`)
   writeFileSync(file, script)
+  const stop = cpu && startCpu(cpu)
   const out = execFileSync('wrk', [
     '-t1',
     `-c${String(connections)}`,
@@ -99,6 +103,7 @@ export function runWrk(
     file,
     `http://${host}`,
   ]).toString()
+  const cpuMs = stop?.()
   const m = /WRK (\d+) (\d+) (\d+) (\S+) (\S+)/.exec(out)
   if (!m) throw new Error(`unexpected wrk output: ${out}`)
   const total = Number(m[1])
@@ -111,5 +116,6 @@ export function runWrk(
     p50: Number(m[4]),
     p99: Number(m[5]),
     ...(bad === undefined ? {} : { firstError: bad }),
+    ...(cpuMs === undefined ? {} : { cpuMs }),
   }
 }

@@ -59,7 +59,7 @@ export interface ClientOptions {
    * @default 'form'
    */
   readonly basicAuthEncoding?: BasicAuthEncoding | undefined
-  /** HTTP connection options: `timeout` (ms), `headers`, `proxy`, `tls`. */
+  /** HTTP connection options: `timeout` (ms), `headers`, `proxy`, `tls`, `maxResponseBytes`. */
   readonly connectionOpts?: ConnectionOptions | undefined
   /**
    * Throw {@link OAuth2Error} for 400-599 responses (else set `response.error` and return, also
@@ -225,6 +225,21 @@ export function checkOptions(options: ClientOptions): void {
       'options.connectionOpts.timeout',
       'a positive number of milliseconds',
       timeout,
+    )
+  }
+  const maxResponseBytes = options.connectionOpts?.maxResponseBytes
+  if (
+    maxResponseBytes !== undefined &&
+    !(
+      typeof maxResponseBytes === 'number' &&
+      (maxResponseBytes === Infinity ||
+        (Number.isInteger(maxResponseBytes) && maxResponseBytes > 0))
+    )
+  ) {
+    throw invalidType(
+      'options.connectionOpts.maxResponseBytes',
+      'a positive integer number of bytes or Infinity',
+      maxResponseBytes,
     )
   }
   assertOptionalBoolean('options.raiseErrors', options.raiseErrors)

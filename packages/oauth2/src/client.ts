@@ -316,7 +316,7 @@ export class Client<RaiseErrors extends boolean = true> {
    * @param opts Query, body, headers, parsing and error options.
    * @returns The response.
    * @throws {OAuth2Error} As described above; `missing_location` for a redirect without a valid
-   *   Location.
+   *   Location; `response_too_large` for a body over `connectionOpts.maxResponseBytes`.
    * @throws {ConnectionError} When the connection fails.
    * @throws {TimeoutError} When `connectionOpts.timeout` elapses.
    */

@@ -2,7 +2,7 @@ import type { Dispatcher } from 'undici'
 import { invalidType, invalidValue } from './args.js'
 import { debugEnabled, type Configuration } from './config.js'
 import { debugLogging, type Logger } from './debug.js'
-import { ConnectionError, TimeoutError } from './error.js'
+import { ConnectionError, libraryError, OAuth2Error, TimeoutError } from './error.js'
 
 /** HTTP request methods the client sends. */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS'
@@ -37,7 +37,11 @@ export type Transport = (request: HttpRequest) => Promise<HttpResponse>
  */
 export type Middleware = (request: HttpRequest, next: Transport) => Promise<HttpResponse>
 
-/** The subset of the WHATWG `fetch` the client uses (Node's, undici's, a runtime's or a fake). */
+/**
+ * The subset of the WHATWG `fetch` the client uses (Node's, undici's, a runtime's or a fake). When
+ * the response has a `body` stream, it is read chunk by chunk and its size counted against
+ * `connectionOpts.maxResponseBytes`; otherwise `text()` is read whole and checked after.
+ */
 export type FetchLike = (
   input: string,
   init: {
@@ -51,7 +55,16 @@ export type FetchLike = (
   status: number
   headers: { forEach(fn: (value: string, key: string) => void): void }
   text(): Promise<string>
+  body?: {
+    getReader(): {
+      read(): Promise<{ done: boolean; value?: Uint8Array | undefined }>
+      cancel(reason?: unknown): Promise<void>
+    }
+  } | null
 }>
+
+/** The default of `connectionOpts.maxResponseBytes`: 1 MiB. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024
 
 /** TLS material for mutual TLS (`tls_client_auth`) and private CAs; PEM strings or buffers. */
 export interface TlsOptions {
@@ -78,6 +91,18 @@ export interface ConnectionOptions {
   readonly proxy?: string | undefined
   /** TLS options (undici transport only; with `fetch`, configure the fetch instead). */
   readonly tls?: TlsOptions | undefined
+  /**
+   * Largest response body read, in bytes (token, revocation, introspection, discovery, JWKS,
+   * UserInfo and resource responses alike). A response that declares a larger `Content-Length`
+   * is refused before its body is read; one that sends more is cut off as soon as the count
+   * passes the limit (the connection is closed), so an oversized or endless body never holds
+   * more than this much memory. Either way the request fails with {@link OAuth2Error} code
+   * `response_too_large`, whatever `raiseErrors` says (there is no response to return). A
+   * positive integer, or `Infinity` for no limit.
+   *
+   * @default 1048576 ({@link DEFAULT_MAX_RESPONSE_BYTES}, 1 MiB)
+   */
+  readonly maxResponseBytes?: number | undefined
 }
 
 /** Body encoding for object bodies: form (`application/x-www-form-urlencoded`) or JSON. */
@@ -105,7 +130,7 @@ export class ConnectionBuilder {
   /** @internal */
   readonly middleware: Middleware[] = []
   /** @internal */
-  transport: Transport | undefined
+  fetch: FetchLike | undefined
 
   /** Sets how object bodies are encoded. @default 'form' */
   request(encoding: RequestEncoding): this {
@@ -131,7 +156,7 @@ export class ConnectionBuilder {
     if (typeof fetch !== 'function') {
       throw invalidType('fetch', 'a function', fetch)
     }
-    this.transport = fetchTransport(fetch, undefined)
+    this.fetch = fetch
     return this
   }
 }
@@ -148,9 +173,20 @@ function isTimeout(error: unknown): boolean {
   )
 }
 
-/** Maps a transport failure to {@link ConnectionError} or {@link TimeoutError}. @internal */
+/**
+ * Maps a transport failure to {@link ConnectionError} or {@link TimeoutError} (an
+ * {@link OAuth2Error} of the transport's own, such as `response_too_large`, passes as it is).
+ *
+ * @internal
+ */
 export function transportError(error: unknown): Error {
-  if (error instanceof ConnectionError || error instanceof TimeoutError) return error
+  if (
+    error instanceof ConnectionError ||
+    error instanceof TimeoutError ||
+    error instanceof OAuth2Error
+  ) {
+    return error
+  }
   // fetch wraps the socket error: report the cause's message when there is one.
   const inner = error instanceof TypeError && error.cause instanceof Error ? error.cause : error
   const message = inner instanceof Error ? inner.message : String(inner)
@@ -158,8 +194,52 @@ export function transportError(error: unknown): Error {
   return new ConnectionError(message, { cause: error })
 }
 
+/** The `response_too_large` error of a body over `max` bytes. */
+function tooLarge(max: number): OAuth2Error {
+  return libraryError(
+    'response_too_large',
+    `the response body is larger than ${String(max)} bytes (connectionOpts.maxResponseBytes)`,
+  )
+}
+
+/** Refuses a response whose `Content-Length` is over `max` before any of its body is read. */
+function checkDeclaredLength(length: string | undefined, max: number): void {
+  if (length !== undefined && /^\d+$/.test(length.trim()) && Number(length) > max) {
+    throw tooLarge(max)
+  }
+}
+
+/** Reads chunks until the end, failing (and calling `stop`) once more than `max` bytes came. */
+async function readCapped(
+  chunks: AsyncIterable<Uint8Array> | (() => Promise<Uint8Array | undefined>),
+  max: number,
+  stop: () => void,
+): Promise<string> {
+  const parts: Uint8Array[] = []
+  let size = 0
+  const add = (chunk: Uint8Array): void => {
+    size += chunk.byteLength
+    if (size > max) {
+      stop()
+      throw tooLarge(max)
+    }
+    parts.push(chunk)
+  }
+  if (typeof chunks === 'function') {
+    for (let chunk = await chunks(); chunk !== undefined; chunk = await chunks()) add(chunk)
+  } else {
+    for await (const chunk of chunks) add(chunk)
+  }
+  // As fetch's and undici's text(): UTF-8, a leading BOM dropped, bad bytes replaced.
+  return new TextDecoder().decode(Buffer.concat(parts, size))
+}
+
 /** A transport over a WHATWG `fetch`. @internal */
-export function fetchTransport(fetch: FetchLike, timeout: number | undefined): Transport {
+export function fetchTransport(
+  fetch: FetchLike,
+  timeout: number | undefined,
+  maxResponseBytes: number = DEFAULT_MAX_RESPONSE_BYTES,
+): Transport {
   return async (request) => {
     let response
     let body: string
@@ -171,7 +251,32 @@ export function fetchTransport(fetch: FetchLike, timeout: number | undefined): T
         redirect: 'manual',
         signal: timeout === undefined ? undefined : AbortSignal.timeout(timeout),
       })
-      body = await response.text()
+      let length: string | undefined
+      response.headers.forEach((value, key) => {
+        if (key.toLowerCase() === 'content-length') length = value
+      })
+      const stream = response.body
+      if (stream) {
+        const reader = stream.getReader()
+        try {
+          checkDeclaredLength(length, maxResponseBytes)
+        } catch (error) {
+          void reader.cancel().catch(() => undefined)
+          throw error
+        }
+        body = await readCapped(
+          async () => {
+            const { done, value } = await reader.read()
+            return done ? undefined : (value ?? new Uint8Array(0))
+          },
+          maxResponseBytes,
+          () => void reader.cancel().catch(() => undefined),
+        )
+      } else {
+        checkDeclaredLength(length, maxResponseBytes)
+        body = await response.text()
+        if (Buffer.byteLength(body) > maxResponseBytes) throw tooLarge(maxResponseBytes)
+      }
     } catch (error) {
       throw transportError(error)
     }
@@ -199,6 +304,7 @@ export function undiciTransport(options: ConnectionOptions): {
   const load = async (): Promise<Transport> => {
     const undici = await import('undici')
     const { timeout, tls, proxy } = options
+    const max = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES
     const connect =
       tls === undefined && timeout === undefined
         ? undefined
@@ -224,7 +330,19 @@ export function undiciTransport(options: ConnectionOptions): {
           body: request.body,
           signal: timeout === undefined ? undefined : AbortSignal.timeout(timeout),
         })
-        const body = await response.body.text()
+        // Destroying an unfinished body emits undici's "Request aborted" on it: expected here.
+        response.body.on('error', () => undefined)
+        const declared = response.headers['content-length']
+        if (typeof declared === 'string') {
+          try {
+            checkDeclaredLength(declared, max)
+          } catch (error) {
+            response.body.destroy()
+            throw error
+          }
+        }
+        // Leaving the loop early (over the limit) destroys the body, closing the connection.
+        const body = await readCapped(response.body, max, () => undefined)
         const headers: Record<string, string> = {}
         for (const key of Object.keys(response.headers)) {
           const value = response.headers[key]
@@ -284,11 +402,14 @@ export function openConnection(
 ): Connection {
   const builder = new ConnectionBuilder()
   buildConnection?.(builder)
-  let transport = builder.transport
+  const max = options.connectionOpts.maxResponseBytes
+  let transport: Transport
   let close = async (): Promise<void> => {}
-  if (transport === undefined) {
+  if (builder.fetch !== undefined) {
+    transport = fetchTransport(builder.fetch, undefined, max)
+  } else {
     if (options.fetch !== undefined) {
-      transport = fetchTransport(options.fetch, options.connectionOpts.timeout)
+      transport = fetchTransport(options.fetch, options.connectionOpts.timeout, max)
     } else {
       const undici = undiciTransport(options.connectionOpts)
       transport = undici.transport

@@ -73,6 +73,11 @@ export type OAuth2ErrorCode =
   | 'redirect_not_followed'
   /** The server answered with a status outside 200-599. */
   | 'unhandled_status'
+  /**
+   * A response body was larger than `connectionOpts.maxResponseBytes` (declared by
+   * `Content-Length`, or counted while it streamed); it was not read further.
+   */
+  | 'response_too_large'
   /** An ID token failed validation (signature, `iss`, `aud`, `azp`, `exp`, `iat`, `nonce`, `auth_time`). */
   | 'invalid_id_token'
   /** Discovery metadata is missing, malformed, or for another issuer. */

@@ -38,7 +38,7 @@ export { pkce, pkceChallenge } from './pkce.js'
 export type { Pkce } from './pkce.js'
 export { CLIENT_ASSERTION_TYPE } from './authenticator.js'
 export type { AuthScheme, BasicAuthEncoding } from './authenticator.js'
-export { ConnectionBuilder } from './connection.js'
+export { ConnectionBuilder, DEFAULT_MAX_RESPONSE_BYTES } from './connection.js'
 export type {
   ConnectionOptions,
   FetchLike,

@@ -1,12 +1,15 @@
 /**
- * A small client of the rate limit service: the command line parsing of
- * `gatehouse-ratelimit-client` (upstream's `cmd/client` flags) and a one-shot `ShouldRateLimit`
- * call over @grpc/grpc-js.
+ * Clients of the rate limit service: the command line parsing of `gatehouse-ratelimit-client`
+ * (upstream's `cmd/client` flags), a one-shot `ShouldRateLimit` call over @grpc/grpc-js, and the
+ * long-lived {@link RateLimitClient} for embedding, which speaks gRPC over `node:http2` itself.
  *
  * @module
  */
+import { connect, constants, type ClientHttp2Session, type IncomingHttpHeaders } from 'node:http2'
 import * as grpc from '@grpc/grpc-js'
 import { systemClock, type Clock } from './clock.js'
+import { encodeRateLimitRequest } from './protocol/protobuf/request.js'
+import { decodeRateLimitResponse } from './protocol/protobuf/response.js'
 import type { Descriptor, RateLimitRequest, RateLimitResponse } from './protocol/types.js'
 import { rateLimitServiceDefinition } from './server/grpc.js'
 
@@ -95,21 +98,118 @@ export function callShouldRateLimit(
 /** Options of {@link RateLimitClient}. */
 export interface RateLimitClientOptions {
   /**
-   * Deadline of each call, in milliseconds from its start; a call past it fails with gRPC
-   * `DEADLINE_EXCEEDED`. @default 10000
+   * Deadline of each call, in milliseconds from its start (sent as `grpc-timeout`); a call past it
+   * fails with gRPC `DEADLINE_EXCEEDED`. @default 10000
    */
   readonly timeoutMs?: number
-  /** What "now" is (deadlines are absolute epoch milliseconds). @default {@link systemClock} */
+  /**
+   * What "now" is for the deadlines of calls through grpc-js (absolute epoch milliseconds).
+   * @default {@link systemClock}
+   */
   readonly clock?: Clock
-  /** @default plaintext (`grpc.credentials.createInsecure()`) */
+  /**
+   * Channel credentials (TLS, call credentials): calls then go through a grpc-js channel.
+   * @default plaintext over one `node:http2` session of this client's own
+   */
   readonly credentials?: grpc.ChannelCredentials
 }
 
+/** gRPC status codes a call can fail with (`grpc/status.h`). */
+export const GRPC_CALL_STATUS = {
+  CANCELLED: 1,
+  UNKNOWN: 2,
+  DEADLINE_EXCEEDED: 4,
+  PERMISSION_DENIED: 7,
+  RESOURCE_EXHAUSTED: 8,
+  UNIMPLEMENTED: 12,
+  INTERNAL: 13,
+  UNAVAILABLE: 14,
+  UNAUTHENTICATED: 16,
+} as const
+
+/** Largest response message {@link RateLimitClient} reads (grpc-js' default), in bytes. */
+export const MAX_RESPONSE_MESSAGE_BYTES = 4 * 1024 * 1024
+
 /**
- * A long-lived client of the service's `ShouldRateLimit` (gRPC `envoy.service.ratelimit.v3`):
- * one channel, reconnected by grpc-js when the service comes back, and a bounded deadline per
- * call. For embedding (the auth server asks it for each decision); the one-shot
- * {@link callShouldRateLimit} serves the command-line client.
+ * A failed `ShouldRateLimit` call of {@link RateLimitClient}: the gRPC status `code` (a number of
+ * {@link GRPC_CALL_STATUS}) and its `details`, as grpc-js' `ServiceError` has them.
+ */
+export class RateLimitCallError extends Error {
+  /** The gRPC status code. */
+  readonly code: number
+  /** The status message (`grpc-message`, decoded), or what failed locally. */
+  readonly details: string
+
+  constructor(code: number, details: string, options?: { cause?: unknown }) {
+    super(`${String(code)} ${STATUS_NAMES.get(code) ?? 'UNKNOWN'}: ${details}`, options)
+    this.name = 'RateLimitCallError'
+    this.code = code
+    this.details = details
+  }
+}
+
+const STATUS_NAMES = new Map<number, string>(
+  Object.entries(GRPC_CALL_STATUS).map(([name, code]) => [code, name]),
+)
+
+/**
+ * The status of a response whose HTTP status is not 200 (gRPC's "HTTP to gRPC Status Code
+ * Mapping").
+ */
+function statusOfHttp(status: number): number {
+  switch (status) {
+    case 400:
+      return GRPC_CALL_STATUS.INTERNAL
+    case 401:
+      return GRPC_CALL_STATUS.UNAUTHENTICATED
+    case 403:
+      return GRPC_CALL_STATUS.PERMISSION_DENIED
+    case 404:
+      return GRPC_CALL_STATUS.UNIMPLEMENTED
+    case 429:
+    case 502:
+    case 503:
+    case 504:
+      return GRPC_CALL_STATUS.UNAVAILABLE
+    default:
+      return GRPC_CALL_STATUS.UNKNOWN
+  }
+}
+
+/** `grpc-message` is percent-encoded; a value that does not decode is kept as sent. */
+function grpcMessage(value: string | string[] | undefined): string {
+  const text = Array.isArray(value) ? value.join(',') : (value ?? '')
+  try {
+    return decodeURIComponent(text)
+  } catch {
+    return text
+  }
+}
+
+/** `host:port` or `[v6]:port`: the targets {@link RateLimitClient} dials itself. */
+const HOST_PORT = /^(?:[^:/[\]]+|\[[0-9A-Fa-f:.]+\]):\d{1,5}$/
+
+const SHOULD_RATE_LIMIT = rateLimitServiceDefinition.ShouldRateLimit
+
+/** An HTTP/2 session and its calls in flight: it keeps the process alive only while it has some. */
+interface Channel {
+  readonly session: ClientHttp2Session
+  active: number
+}
+
+/**
+ * A long-lived client of the service's `ShouldRateLimit` (gRPC `envoy.service.ratelimit.v3`), for
+ * embedding (the auth server asks it for each decision); the one-shot {@link callShouldRateLimit}
+ * serves the command-line client.
+ *
+ * For a plaintext `host:port` target, the client speaks gRPC over one `node:http2` session itself
+ * (one length-prefixed message each way, the status in the trailers): about half the CPU of a
+ * grpc-js call per decision, which the auth server pays on every limited request. The session is
+ * opened on the first call and again on the first call after it closed (the service restarted,
+ * sent GOAWAY or could not be reached); calls made while it connects wait for it, so a service
+ * that is down costs one connection attempt per wave of calls, each failing at once with
+ * `UNAVAILABLE`. With `credentials`, or another target syntax (`dns:`, `unix:`, …), calls go
+ * through a grpc-js channel, reconnected by grpc-js.
  *
  * Per-request `hitsAddend` (0 means 1, upstream) and per-descriptor `hitsAddend` are sent as
  * given; each status's `durationUntilReset` (seconds) says when an `OVER_LIMIT` window ends.
@@ -126,45 +226,198 @@ export interface RateLimitClientOptions {
  * ```
  */
 export class RateLimitClient {
-  readonly #client: grpc.Client
+  readonly #authority: string | undefined
+  readonly #client: grpc.Client | undefined
   readonly #timeoutMs: number
+  readonly #timeoutHeader: string
   readonly #clock: Clock
+  #session: Channel | undefined
+  #closed = false
 
   /**
    * @param dialString `host:port` of the service's gRPC listener (grpc-js target syntax).
    */
   constructor(dialString: string, options: RateLimitClientOptions = {}) {
-    const Client = grpc.makeGenericClientConstructor(rateLimitServiceDefinition, 'RateLimitService')
-    this.#client = new Client(dialString, options.credentials ?? grpc.credentials.createInsecure())
     this.#timeoutMs = options.timeoutMs ?? 10_000
+    this.#timeoutHeader = `${String(Math.max(1, Math.ceil(this.#timeoutMs)))}m`
     this.#clock = options.clock ?? systemClock
+    if (options.credentials === undefined && HOST_PORT.test(dialString)) {
+      this.#authority = `http://${dialString}`
+    } else {
+      const Client = grpc.makeGenericClientConstructor(
+        rateLimitServiceDefinition,
+        'RateLimitService',
+      )
+      this.#client = new Client(
+        dialString,
+        options.credentials ?? grpc.credentials.createInsecure(),
+      )
+    }
   }
 
   /**
    * Asks for one decision.
    *
-   * @throws {Error} The gRPC error (`code`, `details`): `UNAVAILABLE` when the service cannot be
-   *   reached, `DEADLINE_EXCEEDED` past the deadline, `UNKNOWN` for the service's own errors.
+   * @throws {@link RateLimitCallError} (or grpc-js' `ServiceError`, with `credentials`): gRPC
+   *   `code` and `details`: `UNAVAILABLE` when the service cannot be reached or the connection
+   *   breaks, `DEADLINE_EXCEEDED` past the deadline, `RESOURCE_EXHAUSTED` for a response over
+   *   {@link MAX_RESPONSE_MESSAGE_BYTES}, `INTERNAL` for a malformed one, and the service's own
+   *   status otherwise (`UNKNOWN` for its errors).
    */
   shouldRateLimit(request: RateLimitRequest): Promise<RateLimitResponse> {
+    const client = this.#client
+    if (client) {
+      return new Promise<RateLimitResponse>((resolve, reject) => {
+        client.makeUnaryRequest(
+          SHOULD_RATE_LIMIT.path,
+          SHOULD_RATE_LIMIT.requestSerialize,
+          SHOULD_RATE_LIMIT.responseDeserialize,
+          request,
+          { deadline: this.#clock.now() + this.#timeoutMs },
+          (error, response) => {
+            if (error !== null) reject(error)
+            else if (response === undefined) reject(new Error('empty response'))
+            else resolve(response)
+          },
+        )
+      })
+    }
+    return this.#call(request)
+  }
+
+  /** The open session, or a new one (dialled now; requests wait for the connection). */
+  #channel(): Channel {
+    const current = this.#session
+    if (current && !current.session.closed && !current.session.destroyed) return current
+    const channel: Channel = { session: connect(this.#authority as string), active: 0 }
+    const forget = (): void => {
+      if (this.#session === channel) this.#session = undefined
+    }
+    // Every call in flight fails with its stream's error; nothing else to report here.
+    channel.session.on('error', forget)
+    channel.session.on('close', forget)
+    channel.session.on('goaway', forget)
+    channel.session.unref()
+    this.#session = channel
+    return channel
+  }
+
+  #call(request: RateLimitRequest): Promise<RateLimitResponse> {
     return new Promise<RateLimitResponse>((resolve, reject) => {
-      this.#client.makeUnaryRequest(
-        rateLimitServiceDefinition.ShouldRateLimit.path,
-        rateLimitServiceDefinition.ShouldRateLimit.requestSerialize,
-        rateLimitServiceDefinition.ShouldRateLimit.responseDeserialize,
-        request,
-        { deadline: this.#clock.now() + this.#timeoutMs },
-        (error, response) => {
-          if (error !== null) reject(error)
-          else if (response === undefined) reject(new Error('empty response'))
-          else resolve(response)
-        },
-      )
+      if (this.#closed) {
+        reject(new RateLimitCallError(GRPC_CALL_STATUS.UNAVAILABLE, 'client closed'))
+        return
+      }
+      const message = encodeRateLimitRequest(request)
+      const frame = Buffer.allocUnsafe(5 + message.length)
+      frame[0] = 0
+      frame.writeUInt32BE(message.length, 1)
+      frame.set(message, 5)
+      const channel = this.#channel()
+      let stream
+      try {
+        stream = channel.session.request({
+          [constants.HTTP2_HEADER_METHOD]: 'POST',
+          [constants.HTTP2_HEADER_PATH]: SHOULD_RATE_LIMIT.path,
+          [constants.HTTP2_HEADER_CONTENT_TYPE]: 'application/grpc',
+          [constants.HTTP2_HEADER_TE]: 'trailers',
+          'grpc-timeout': this.#timeoutHeader,
+        })
+      } catch (error) {
+        reject(
+          new RateLimitCallError(GRPC_CALL_STATUS.UNAVAILABLE, 'no connection', { cause: error }),
+        )
+        return
+      }
+      if (channel.active++ === 0) channel.session.ref()
+      let settled = false
+      let status: number | undefined
+      let details = ''
+      const chunks: Buffer[] = []
+      let received = 0
+      const finish = (
+        error: RateLimitCallError | undefined,
+        response?: RateLimitResponse,
+      ): void => {
+        if (settled) return
+        settled = true
+        clearTimeout(timer)
+        if (--channel.active === 0) channel.session.unref()
+        if (error) {
+          if (!stream.closed) stream.close(constants.NGHTTP2_CANCEL)
+          reject(error)
+        } else resolve(response as RateLimitResponse)
+      }
+      const timer = setTimeout(() => {
+        finish(new RateLimitCallError(GRPC_CALL_STATUS.DEADLINE_EXCEEDED, 'Deadline exceeded'))
+      }, this.#timeoutMs)
+      const readStatus = (headers: IncomingHttpHeaders): void => {
+        const code = headers['grpc-status']
+        if (code === undefined) return
+        status = Number(code)
+        details = grpcMessage(headers['grpc-message'])
+      }
+      stream.on('response', (headers) => {
+        const http = Number(headers[constants.HTTP2_HEADER_STATUS])
+        if (http !== 200) {
+          finish(new RateLimitCallError(statusOfHttp(http), `HTTP status ${String(http)}`))
+          return
+        }
+        readStatus(headers)
+      })
+      stream.on('trailers', readStatus)
+      stream.on('data', (chunk: Buffer) => {
+        received += chunk.length
+        if (received > MAX_RESPONSE_MESSAGE_BYTES + 5) {
+          finish(
+            new RateLimitCallError(
+              GRPC_CALL_STATUS.RESOURCE_EXHAUSTED,
+              `response over ${String(MAX_RESPONSE_MESSAGE_BYTES)} bytes`,
+            ),
+          )
+        } else chunks.push(chunk)
+      })
+      stream.on('error', (error: Error) => {
+        finish(
+          new RateLimitCallError(GRPC_CALL_STATUS.UNAVAILABLE, error.message, { cause: error }),
+        )
+      })
+      stream.on('close', () => {
+        if (status === undefined) {
+          finish(
+            new RateLimitCallError(GRPC_CALL_STATUS.UNAVAILABLE, 'stream ended without a status'),
+          )
+        } else if (status !== 0) {
+          finish(new RateLimitCallError(status, details))
+        } else {
+          const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)
+          if (body.length < 5 || body[0] !== 0 || body.readUInt32BE(1) !== body.length - 5) {
+            finish(new RateLimitCallError(GRPC_CALL_STATUS.INTERNAL, 'malformed response message'))
+            return
+          }
+          let response: RateLimitResponse
+          try {
+            response = decodeRateLimitResponse(body.subarray(5))
+          } catch (error) {
+            finish(
+              new RateLimitCallError(GRPC_CALL_STATUS.INTERNAL, 'undecodable response message', {
+                cause: error,
+              }),
+            )
+            return
+          }
+          finish(undefined, response)
+        }
+      })
+      stream.end(frame)
     })
   }
 
-  /** Closes the channel; calls made afterwards fail. */
+  /** Closes the channel; calls made afterwards fail (`UNAVAILABLE`). */
   close(): void {
-    this.#client.close()
+    this.#closed = true
+    this.#client?.close()
+    this.#session?.session.close()
+    this.#session = undefined
   }
 }

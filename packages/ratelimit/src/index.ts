@@ -23,7 +23,13 @@ export {
   type MonotonicClock,
   type Random,
 } from './clock.js'
-export { RateLimitClient, type RateLimitClientOptions } from './client.js'
+export {
+  GRPC_CALL_STATUS,
+  MAX_RESPONSE_MESSAGE_BYTES,
+  RateLimitCallError,
+  RateLimitClient,
+  type RateLimitClientOptions,
+} from './client.js'
 export { RateLimitError, type RateLimitErrorCode } from './errors.js'
 export {
   ALGORITHMS,

@@ -19,6 +19,28 @@ describe('JwtKeys', () => {
     expect(keys.jwks()).toEqual({ keys: [] })
   })
 
+  it('signs HS256 tokens byte for byte as jose SignJWT does, with and without a kid', async () => {
+    const claims = {
+      aud: 'authenticated',
+      exp: now + 3600,
+      iat: now,
+      sub: 'a1b2',
+      email: 'é@example.com',
+      app_metadata: { provider: 'email', providers: ['email'] },
+      user_metadata: {},
+      amr: [{ method: 'password', timestamp: now }],
+      is_anonymous: false,
+    }
+    const secret = new TextEncoder().encode('s3cret')
+    for (const keyId of ['', 'main']) {
+      const keys = await JwtKeys.load({ secret: 's3cret', keyId, keys: [] })
+      const header =
+        keyId === '' ? { alg: 'HS256', typ: 'JWT' } : { alg: 'HS256', typ: 'JWT', kid: keyId }
+      const expected = await new SignJWT(claims).setProtectedHeader(header).sign(secret)
+      expect(await keys.sign(claims)).toBe(expected)
+    }
+  })
+
   it('checks exp against the injected clock, and refuses tokens without exp', async () => {
     const keys = await JwtKeys.load({ secret: 's3cret', keyId: '', keys: [] })
     const expired = await keys.sign({ sub: 'x', exp: now - 1 })
