@@ -6,7 +6,7 @@
  * request carries a client key of its own, so each decision is a full one (new Redis keys) and
  * none is refused.
  */
-import { execFileSync, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -23,7 +23,7 @@ import {
 import { machineInfo, markdownTable, type ResultRow } from '../lib/report.js'
 import { JsonClient, runLoad } from './load.js'
 import { compareRounds, rate, spread } from './rounds.js'
-import { startAuth, stopChild } from './server.js'
+import { benchAuthEnv, buildPackages, serverNodeArgs, startAuth, stopChild } from './server.js'
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
@@ -32,7 +32,6 @@ const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 1000)
 const SLOW_WARMUP_MS = Math.max(WARMUP_MS, 5000)
 /** Which figures to measure: a comma-separated subset of `sign-in,refresh` (both by default). */
 const ONLY = new Set((process.env.BENCH_ONLY ?? 'sign-in,refresh').split(','))
-const JWT_SECRET = 'bench-secret-bench-secret-bench-secret!'
 const PASSWORD = 'bench-password-1'
 const root = fileURLToPath(new URL('../../', import.meta.url))
 
@@ -50,11 +49,7 @@ interface Tokens {
 }
 
 async function main(): Promise<void> {
-  for (const pkg of ['packages/auth', 'packages/ratelimit']) {
-    execFileSync(process.execPath, [`${root}node_modules/typescript/bin/tsc`, '-b', root + pkg], {
-      stdio: 'inherit',
-    })
-  }
+  buildPackages('auth', 'ratelimit')
   const database = await createTestDatabase('bench_auth_limits')
   const redis = await startRedisServer()
   const runtime = mkdtempSync(join(tmpdir(), 'bench-auth-limits-'))
@@ -65,19 +60,9 @@ async function main(): Promise<void> {
     getFreePort(),
   ])
   const base = (port: number): Record<string, string> => ({
-    AUTHSVC_SITE_URL: 'http://localhost:3000',
-    AUTHSVC_API_EXTERNAL_URL: `http://127.0.0.1:${String(port)}`,
-    AUTHSVC_JWT_SECRET: JWT_SECRET,
-    AUTHSVC_DB_DRIVER: 'postgres',
-    DATABASE_URL: database.url,
-    AUTHSVC_API_HOST: '127.0.0.1',
-    PORT: String(port),
-    AUTHSVC_MAILER_AUTOCONFIRM: 'true',
-    AUTHSVC_JWT_AUD: 'authenticated',
     // Two servers share PostgreSQL's 100 connections with the other engineers' tests.
-    AUTHSVC_DB_MAX_POOL_SIZE: '20',
+    ...benchAuthEnv(port, database.url, 20),
     AUTHSVC_RATE_LIMIT_PASSWORD_FAILURES: '0',
-    LOG_LEVEL: 'error',
   })
   const limitedEnv = {
     ...base(limitedPort),
@@ -116,7 +101,7 @@ async function main(): Promise<void> {
       stdio: ['ignore', 'inherit', 'inherit'],
     },
   )
-  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean)
+  const nodeArgs = serverNodeArgs()
   const plain = startAuth(base(plainPort), nodeArgs)
   const limited = startAuth(limitedEnv, nodeArgs)
   const plainHttp = new JsonClient('127.0.0.1', plainPort, CONCURRENCY)

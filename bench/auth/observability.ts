@@ -7,26 +7,22 @@
  * so the most database spans) and `GET /user` req/s (the cheapest request, so the largest share
  * of the per-request hooks).
  */
-import { execFileSync } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
 import { createTestDatabase, getFreePort } from '@gatehouse/testing'
 import { startOtlpSink } from '../lib/otlp-sink.js'
 import { machineInfo, markdownTable, type ResultRow } from '../lib/report.js'
 import { requireTools } from '../lib/tools.js'
 import { JsonClient, runLoad } from './load.js'
 import { compareRounds, rate, spread } from './rounds.js'
-import { startAuth, stopChild } from './server.js'
+import { benchAuthEnv, buildPackages, startAuth, stopChild } from './server.js'
 import { randomRequestsScript, runWrk } from './wrk.js'
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const SLICE_MS = Number(process.env.BENCH_SLICE_MS ?? 4000)
 const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 1000)
-const JWT_SECRET = 'bench-secret-bench-secret-bench-secret!'
 const PASSWORD = 'bench-password-1'
 /** Two servers share PostgreSQL's 100 connections with the other engineers' tests. */
 const POOL_SIZE = String(Math.min(CONCURRENCY, 30))
-const root = fileURLToPath(new URL('../../', import.meta.url))
 
 interface Tokens {
   access_token: string
@@ -36,13 +32,7 @@ interface Tokens {
 /** Runs the comparison and prints its table. */
 export async function runObservability(): Promise<void> {
   requireTools([{ command: 'wrk', debianPackage: 'wrk' }])
-  execFileSync(
-    process.execPath,
-    [`${root}node_modules/typescript/bin/tsc`, '-b', `${root}packages/auth`],
-    {
-      stdio: 'inherit',
-    },
-  )
+  buildPackages('auth')
   const database = await createTestDatabase('bench_auth_obs')
   const sink = await startOtlpSink()
   const [plainPort, obsPort, metricsPort] = await Promise.all([
@@ -51,18 +41,8 @@ export async function runObservability(): Promise<void> {
     getFreePort(),
   ])
   const base = (port: number): Record<string, string> => ({
-    AUTHSVC_SITE_URL: 'http://localhost:3000',
-    AUTHSVC_API_EXTERNAL_URL: `http://127.0.0.1:${String(port)}`,
-    AUTHSVC_JWT_SECRET: JWT_SECRET,
-    AUTHSVC_DB_DRIVER: 'postgres',
-    DATABASE_URL: database.url,
-    AUTHSVC_API_HOST: '127.0.0.1',
-    PORT: String(port),
-    AUTHSVC_MAILER_AUTOCONFIRM: 'true',
-    AUTHSVC_JWT_AUD: 'authenticated',
-    AUTHSVC_DB_MAX_POOL_SIZE: POOL_SIZE,
+    ...benchAuthEnv(port, database.url, POOL_SIZE),
     AUTHSVC_RATE_LIMIT_PASSWORD_FAILURES: '0',
-    LOG_LEVEL: 'error',
   })
   const plain = startAuth(base(plainPort))
   const obs = startAuth({

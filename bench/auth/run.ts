@@ -7,10 +7,8 @@
  * `--observability` runs instead the cost of telemetry: the defaults against Prometheus metrics
  * plus tracing at 1%, two servers in the same run (`observability.ts`).
  */
-import { execFileSync, spawn } from 'node:child_process'
 import { randomUUID, webcrypto } from 'node:crypto'
-import { fileURLToPath } from 'node:url'
-import { createTestDatabase, getFreePort, waitFor } from '@gatehouse/testing'
+import { createTestDatabase, getFreePort } from '@gatehouse/testing'
 import bcrypt from 'bcrypt'
 import { jwtVerify } from 'jose'
 import pg from 'pg'
@@ -20,6 +18,14 @@ import { requireTools } from '../lib/tools.js'
 import { JsonClient, runLoad } from './load.js'
 import { runObservability } from './observability.js'
 import { compareRounds, rate, spread } from './rounds.js'
+import {
+  BENCH_JWT_SECRET,
+  benchAuthEnv,
+  buildPackages,
+  serverNodeArgs,
+  startAuth,
+  stopChild,
+} from './server.js'
 import { randomRequestsScript, refreshChainScript, runWrk } from './wrk.js'
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50)
@@ -30,9 +36,7 @@ const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 1000)
 const ONLY = new Set((process.env.BENCH_ONLY ?? 'sign-in,refresh,user').split(','))
 /** bcrypt-bound phases have seconds of latency at c=50: let the pipeline fill first. */
 const SLOW_WARMUP_MS = Math.max(WARMUP_MS, 5000)
-const JWT_SECRET = 'bench-secret-bench-secret-bench-secret!'
 const PASSWORD = 'bench-password-1'
-const root = fileURLToPath(new URL('../../', import.meta.url))
 
 interface Tokens {
   access_token: string
@@ -42,45 +46,18 @@ interface Tokens {
 
 async function main(): Promise<void> {
   requireTools([{ command: 'wrk', debianPackage: 'wrk' }])
-  execFileSync(
-    process.execPath,
-    [`${root}node_modules/typescript/bin/tsc`, '-b', `${root}packages/auth`],
-    {
-      stdio: 'inherit',
-    },
-  )
+  buildPackages('auth')
   const database = await createTestDatabase('bench_auth')
   const port = await getFreePort()
   const host = `127.0.0.1:${String(port)}`
-  const server = spawn(
-    process.execPath,
-    [
-      ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean),
-      `${root}packages/auth/bin/gatehouse-auth.js`,
-    ],
-    {
-      env: {
-        ...process.env,
-        AUTHSVC_SITE_URL: 'http://localhost:3000',
-        AUTHSVC_API_EXTERNAL_URL: `http://${host}`,
-        AUTHSVC_JWT_SECRET: JWT_SECRET,
-        AUTHSVC_DB_DRIVER: 'postgres',
-        DATABASE_URL: database.url,
-        AUTHSVC_API_HOST: '127.0.0.1',
-        PORT: String(port),
-        AUTHSVC_MAILER_AUTOCONFIRM: 'true',
-        AUTHSVC_JWT_AUD: 'authenticated',
-        // A production-sized pool (a few connections per PostgreSQL core): a rotation holds its
-        // connection for one round trip, and more backends committing at once only add
-        // WALWriteLock waits. The baseline keeps one connection per client, its best.
-        AUTHSVC_DB_MAX_POOL_SIZE: process.env.BENCH_SERVER_POOL ?? '16',
-        LOG_LEVEL: 'error',
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
+  // A production-sized pool (a few connections per PostgreSQL core): a rotation holds its
+  // connection for one round trip, and more backends committing at once only add WALWriteLock
+  // waits. The baseline keeps one connection per client, its best.
+  const started = startAuth(
+    benchAuthEnv(port, database.url, process.env.BENCH_SERVER_POOL ?? 16),
+    serverNodeArgs(),
   )
-  let serverOut = ''
-  server.stdout.on('data', (chunk: Buffer) => (serverOut += chunk.toString()))
+  const server = started.child
   const http = new JsonClient('127.0.0.1', port, CONCURRENCY)
   const pool = new pg.Pool({
     connectionString: database.url,
@@ -95,10 +72,7 @@ async function main(): Promise<void> {
     postgres: () => databaseBackendsCpuMs(database.name),
   }
   try {
-    await waitFor(() => serverOut.includes('listening on'), {
-      timeout: 30_000,
-      what: 'the auth server',
-    })
+    await started.ready
 
     // Seed: one user per worker, signed up through the API.
     const users = await Promise.all(
@@ -255,7 +229,7 @@ async function main(): Promise<void> {
     ).map((t) => t.access_token)
     const key = await webcrypto.subtle.importKey(
       'raw',
-      new TextEncoder().encode(JWT_SECRET),
+      new TextEncoder().encode(BENCH_JWT_SECRET),
       { name: 'HMAC', hash: 'SHA-256' },
       false,
       ['verify'],
@@ -326,13 +300,15 @@ async function main(): Promise<void> {
     console.log(`\n${new Date().toISOString()} — ${machineInfo()}\n`)
     console.log(markdownTable(rows))
   } finally {
-    const errors = serverOut.split('\n').filter((line) => line.includes('"level":50'))
+    const errors = started
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('"level":50'))
     if (errors.length > 0)
       console.log(`server errors (${String(errors.length)}), first: ${errors[0] ?? ''}`)
     http.close()
     await pool.end()
-    server.kill('SIGTERM')
-    await new Promise((resolve) => server.once('exit', resolve))
+    await stopChild(server)
     await database.drop()
   }
 }
