@@ -47,6 +47,8 @@ export {
   type IncrementOp,
   type RateLimitCache,
   type ReadOp,
+  type SlideOp,
+  type SlideReply,
   type TakeOp,
   type TakeReply,
 } from './limiter/cache.js'
@@ -61,6 +63,7 @@ export {
 export { LocalCache } from './limiter/local-cache.js'
 export {
   SLIDING_WINDOW_KEY_MARK,
+  hasHashTag,
   slidingWindowEstimate,
   slidingWindowKeys,
   slidingWindowResetMs,

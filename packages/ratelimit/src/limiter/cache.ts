@@ -58,6 +58,24 @@ export interface IncrementOp {
 }
 
 /**
+ * One sliding-window step: `INCRBY key addend` + `EXPIRE key expireSeconds` on the current
+ * window's counter (as an {@link IncrementOp}) and a read of the previous window's counter, in
+ * one atomic step. Both keys share a Redis hash tag (one Cluster slot).
+ */
+export interface SlideOp extends IncrementOp {
+  /** The previous window's counter (read only: neither created nor its TTL changed). */
+  readonly previousKey: string
+}
+
+/** The outcome of a {@link SlideOp}. */
+export interface SlideReply {
+  /** The current window's counter after the increment. */
+  readonly current: number
+  /** The previous window's counter (0 when missing). */
+  readonly previous: number
+}
+
+/**
  * One token-bucket step (`token-bucket.ts`'s `takeTokens`) on the bucket stored at `key`, done
  * atomically by the store.
  */
@@ -120,6 +138,16 @@ export interface CounterStore {
    *   errs on the refusing side).
    */
   release?(ops: readonly IncrementOp[]): Promise<void>
+  /**
+   * Runs sliding-window steps (one script call per current counter and round trip on Redis);
+   * absent when the store has no such step: the limiter then sends an {@link increment} of the
+   * current counter and one of 0 (a read) of the previous one. Counters are kept at or below
+   * {@link COUNTER_CEILING}.
+   *
+   * @returns One reply per op, in `ops` order.
+   * @throws {@link BackendError} When the store fails or cannot be reached.
+   */
+  slide?(ops: readonly SlideOp[]): Promise<SlideReply[]>
   /**
    * Runs token-bucket steps, each atomically, in one round trip per underlying connection;
    * absent when the store cannot (memcache: the configuration refuses `token_bucket` then).

@@ -2,9 +2,9 @@
  * The store-backed limiter shared by every backend: upstream's fixed window (`base_limiter.go` +
  * `fixed_cache_impl.go`: cache keys per window, hits addends, the local over-limit cache,
  * `STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT`, and the near/over/within stat arithmetic), and, per
- * rule (issue 15), the sliding-window counter (`sliding-window.ts`, two `INCRBY` + `EXPIRE`
- * counters) and the token bucket (`token-bucket.ts`, the store's atomic `take`), all of one request
- * in one round trip.
+ * rule (issue 15), the sliding-window counter (`sliding-window.ts`, the store's `slide`: one
+ * script that counts the current window and reads the previous one) and the token bucket
+ * (`token-bucket.ts`, the store's atomic `take`), all of one request in one round trip.
  *
  * @module
  */
@@ -18,17 +18,13 @@ import {
   type IncrementOp,
   type RateLimitCache,
   type ReadOp,
+  type SlideOp,
   type TakeOp,
   type TakeReply,
 } from './cache.js'
 import { generateCacheKey, type CacheKey } from './cache-key.js'
 import type { LocalCache } from './local-cache.js'
-import {
-  slidingWindowEstimate,
-  slidingWindowKeys,
-  slidingWindowResetMs,
-  type SlidingWindowCounts,
-} from './sliding-window.js'
+import { slidingWindowEstimate, slidingWindowKeys, slidingWindowResetMs } from './sliding-window.js'
 import { tokenBucketKey, tokenBucketTtlMs } from './token-bucket.js'
 import { unitSeconds } from './units.js'
 
@@ -191,10 +187,11 @@ function ceilSeconds(ms: number): number {
 /**
  * The {@link RateLimitCache} over any {@link CounterStore}. Per rule's `algorithm`: the fixed
  * window (one `INCRBY` + `EXPIRE` per limited descriptor, upstream's keys), the sliding window
- * (the same on the current window's counter, and an `INCRBY 0` + `EXPIRE` that reads the previous
- * one; a refused request's hits are then taken back with {@link CounterStore.release}), or the
- * token bucket (one {@link CounterStore.take}); everything of a request in one round
- * trip.
+ * (the same on the current window's counter and a read of the previous one, in one
+ * {@link CounterStore.slide} step, or, on stores without it, an `INCRBY 0` + `EXPIRE` that reads
+ * the previous one; a refused request's hits are then taken back with
+ * {@link CounterStore.release}), or the token bucket (one {@link CounterStore.take}); everything
+ * of a request in one round trip.
  */
 export class FixedWindowRateLimitCache implements RateLimitCache {
   readonly #store: CounterStore
@@ -261,7 +258,9 @@ export class FixedWindowRateLimitCache implements RateLimitCache {
             item.key = { key: keys.current, perSecond: keys.perSecond }
             item.sliding = {
               previousKey: keys.previous,
+              oneSlot: keys.oneSlot,
               previous: 0,
+              current: 0,
               elapsedMs: keys.elapsedMs,
               windowMs: keys.windowMs,
             }
@@ -352,6 +351,9 @@ export class FixedWindowRateLimitCache implements RateLimitCache {
   #increment(items: Item[], nowMs: number, trace?: TraceSpan): Promise<DescriptorStatus[]> {
     const ops: IncrementOp[] = []
     const incremented: Item[] = []
+    const canSlide = this.#store.slide !== undefined
+    let slides: SlideOp[] | undefined
+    let sliding: Item[] | undefined
     let takes: TakeOp[] | undefined
     let taking: Item[] | undefined
     for (const item of items) {
@@ -370,16 +372,30 @@ export class FixedWindowRateLimitCache implements RateLimitCache {
           incremented.push(item)
           break
         case 'sliding_window': {
-          const sliding = item.sliding as SlidingState
+          const state = item.sliding as SlidingState
           // The current window's counter is the previous one during the next window.
+          const expireSeconds = 2 * seconds + jitter
+          if (canSlide && state.oneSlot) {
+            slides ??= []
+            sliding ??= []
+            slides.push({
+              key: item.key.key,
+              previousKey: state.previousKey,
+              addend: item.increment,
+              expireSeconds,
+              perSecond: item.key.perSecond,
+            })
+            sliding.push(item)
+            break
+          }
           ops.push({
             key: item.key.key,
             addend: item.increment,
-            expireSeconds: 2 * seconds + jitter,
+            expireSeconds,
             perSecond: item.key.perSecond,
           })
           ops.push({
-            key: sliding.previousKey,
+            key: state.previousKey,
             addend: 0,
             expireSeconds: seconds + jitter,
             perSecond: item.key.perSecond,
@@ -413,27 +429,46 @@ export class FixedWindowRateLimitCache implements RateLimitCache {
       trace === undefined || this.#tracing === undefined
         ? undefined
         : this.#tracing.startChild(trace, this.#storeSpanName, {
-            'pipeline length': ops.length + (takes?.length ?? 0),
+            'pipeline length': ops.length + (slides?.length ?? 0) + (takes?.length ?? 0),
           })
-    const counted = this.#store.increment(ops).then((results) => {
-      let r = 0
-      for (const item of incremented) {
-        item.after = results[r++] ?? 0
-        if (item.sliding !== undefined) item.sliding.previous = results[r++] ?? 0
-      }
-    })
-    let stored = counted
+    const store = this.#store
+    const steps: Promise<void>[] = []
+    if (ops.length > 0) {
+      steps.push(
+        store.increment(ops).then((results) => {
+          let r = 0
+          for (const item of incremented) {
+            item.after = results[r++] ?? 0
+            if (item.sliding !== undefined) item.sliding.previous = results[r++] ?? 0
+          }
+        }),
+      )
+    }
+    if (slides !== undefined && store.slide !== undefined) {
+      steps.push(
+        store.slide(slides).then((replies) => {
+          const list = sliding as Item[]
+          for (let j = 0; j < list.length; j++) {
+            const item = list[j] as Item
+            const reply = replies[j]
+            item.after = reply?.current ?? 0
+            ;(item.sliding as SlidingState).previous = reply?.previous ?? 0
+          }
+        }),
+      )
+    }
     if (takes !== undefined) {
-      const store = this.#store
-      const taken =
+      steps.push(
         store.take === undefined
           ? Promise.reject(new BackendError('this backend cannot run token_bucket rules'))
           : store.take(takes).then((replies) => {
               const list = taking as Item[]
               for (let j = 0; j < list.length; j++) (list[j] as Item).bucket = replies[j]
-            })
-      stored = Promise.all([counted, taken]).then(() => undefined)
+            }),
+      )
     }
+    const stored =
+      steps.length === 1 ? (steps[0] as Promise<void>) : Promise.all(steps).then(() => undefined)
     if (span !== undefined) endWhenSettled(span.span, stored)
     return stored.then(() => this.#decide(items, nowMs))
   }
@@ -460,7 +495,8 @@ export class FixedWindowRateLimitCache implements RateLimitCache {
           durationUntilReset = Math.max(1, ceilSeconds(expiresAt - nowMs))
         }
       } else if (item.sliding !== undefined) {
-        let counts: SlidingWindowCounts = { ...item.sliding, current: item.after }
+        const counts = item.sliding
+        counts.current = item.after
         after = slidingWindowEstimate(counts)
         const over = after > limit.requestsPerUnit
         if (over && item.increment > 0) {
@@ -472,7 +508,7 @@ export class FixedWindowRateLimitCache implements RateLimitCache {
             expireSeconds: 0,
             perSecond: item.key.perSecond,
           })
-          counts = { ...counts, current: counts.current - item.increment }
+          counts.current -= item.increment
         }
         const ms = slidingWindowResetMs(counts, limit.requestsPerUnit, over)
         durationUntilReset = ceilSeconds(ms)
@@ -510,11 +546,15 @@ function keepCounted(): void {
   // Nothing to undo.
 }
 
-/** The sliding window's second counter and the position in the window. */
+/** The sliding window's second counter, its counts and the position in the window. */
 interface SlidingState {
   readonly previousKey: string
-  /** The previous window's count (the `INCRBY 0` reply). */
+  /** Both keys in one Redis Cluster slot (`SlidingWindowKeys.oneSlot`). */
+  readonly oneSlot: boolean
+  /** The previous window's count (read with the current one's increment). */
   previous: number
+  /** The current window's count (the INCRBY reply; less the refused hits once taken back). */
+  current: number
   readonly elapsedMs: number
   readonly windowMs: number
 }

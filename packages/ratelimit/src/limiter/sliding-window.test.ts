@@ -3,12 +3,14 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { newRateLimit, type RateLimit } from '../config/config.js'
 import { MemoryCounterStore } from '../memory/memory-store.js'
+import type { IncrementOp, SlideOp, SlideReply } from './cache.js'
 import type { DescriptorStatus, RateLimitRequest, Unit } from '../protocol/types.js'
 import { StatsManager } from '../stats/manager.js'
 import { StatsStore } from '../stats/store.js'
 import { FixedWindowRateLimitCache } from './fixed-window.js'
 import { LocalCache } from './local-cache.js'
 import {
+  hasHashTag,
   slidingWindowEstimate,
   slidingWindowKeys,
   slidingWindowResetMs,
@@ -50,6 +52,24 @@ function limiter(start = T0, localCache = false) {
   return { clock, store, cache }
 }
 
+/**
+ * A memory store with the sliding step (as the Redis store has it: count the current counter,
+ * read the previous one), recording which operation each call used.
+ */
+class SlidingMemoryStore extends MemoryCounterStore {
+  readonly calls: string[] = []
+  override increment(ops: readonly IncrementOp[]): Promise<number[]> {
+    this.calls.push(`increment ${String(ops.length)}`)
+    return super.increment(ops)
+  }
+  async slide(ops: readonly SlideOp[]): Promise<SlideReply[]> {
+    this.calls.push(`slide ${String(ops.length)}`)
+    const current = await super.increment(ops)
+    const previous = await this.get(ops.map((op) => ({ key: op.previousKey, perSecond: false })))
+    return ops.map((_, i) => ({ current: current[i] ?? 0, previous: previous[i] ?? 0 }))
+  }
+}
+
 const counts = (c: Partial<SlidingWindowCounts>): SlidingWindowCounts => ({
   previous: 0,
   current: 0,
@@ -68,12 +88,52 @@ describe('sliding-window arithmetic', () => {
       T0 + 75_500,
     )
     expect(keys).toEqual({
-      current: `p:d_k_v_sw${String(T0_S + 60)}`,
-      previous: `p:d_k_v_sw${String(T0_S)}`,
+      current: `p:{swd_k_v_}${String(T0_S + 60)}`,
+      previous: `p:{swd_k_v_}${String(T0_S)}`,
       perSecond: false,
       elapsedMs: 15_500,
       windowMs: 60_000,
+      oneSlot: true,
     })
+  })
+
+  it('gives both keys one non-empty Redis hash tag, whatever braces the descriptor holds', () => {
+    const tag = (key: string): string => {
+      const open = key.indexOf('{')
+      const close = key.indexOf('}', open + 1)
+      return close > open + 1 ? key.slice(open + 1, close) : key
+    }
+    for (const [prefix, domain, value] of [
+      ['', '}', '}'],
+      ['', '{}', 'v'],
+      ['p:', 'd', '}{'],
+      ['{p}', 'd', 'v'],
+      ['p{', 'd', '}'],
+    ] as const) {
+      const keys = slidingWindowKeys(
+        prefix,
+        domain,
+        { entries: [{ key: 'k', value }] },
+        { unit: 'MINUTE', sharePatterns: undefined },
+        T0,
+      )
+      expect(keys.oneSlot).toBe(true)
+      expect(hasHashTag(keys.current)).toBe(true)
+      expect(tag(keys.current)).toBe(tag(keys.previous))
+      expect(tag(keys.current)).not.toBe(keys.current)
+    }
+    // An empty tag at the prefix's first `{`: Redis hashes each whole key, so not one slot.
+    const empty = slidingWindowKeys(
+      'p{}',
+      'd',
+      { entries: [{ key: 'k', value: 'v' }] },
+      { unit: 'MINUTE', sharePatterns: undefined },
+      T0,
+    )
+    expect(empty.oneSlot).toBe(false)
+    expect(hasHashTag('a{}b{c}')).toBe(false)
+    expect(hasHashTag('abc')).toBe(false)
+    expect(hasHashTag('a{b')).toBe(false)
   })
 
   it('weights the previous window by the part of it still inside the sliding window', () => {
@@ -108,6 +168,48 @@ describe('sliding-window arithmetic', () => {
 })
 
 describe('sliding window through the limiter (memory store, fake clock)', () => {
+  it("uses the store's one sliding step per decision, deciding as the two increments do", async () => {
+    const decide = async (store: MemoryCounterStore, prefix: string, clock: FakeClock) => {
+      const cache = new FixedWindowRateLimitCache({
+        store,
+        clock,
+        cacheKeyPrefix: prefix,
+        expirationJitterMaxSeconds: 0,
+      })
+      const limit = slidingRule(5)
+      const out: unknown[] = []
+      for (const [advance, hits] of [
+        [0, 2],
+        [1_000, 3],
+        [1_000, 1],
+        [50_000, 1],
+        [20_000, 2],
+        [30_000, 4],
+        [45_000, 1],
+      ] as const) {
+        clock.advance(advance)
+        out.push(await cache.doLimit(request(hits), [limit]))
+      }
+      return out
+    }
+    const plainClock = new FakeClock(T0 + 40_000)
+    const plain = await decide(
+      new MemoryCounterStore({ clock: plainClock, sweepIntervalMs: 0 }),
+      'p:',
+      plainClock,
+    )
+    const slidingClock = new FakeClock(T0 + 40_000)
+    const store = new SlidingMemoryStore({ clock: slidingClock, sweepIntervalMs: 0 })
+    expect(await decide(store, 'p:', slidingClock)).toEqual(plain)
+    expect(new Set(store.calls)).toEqual(new Set(['slide 1']))
+
+    // A prefix with an empty hash tag: the two counters could be in two Cluster slots.
+    const emptyTagClock = new FakeClock(T0 + 40_000)
+    const emptyTag = new SlidingMemoryStore({ clock: emptyTagClock, sweepIntervalMs: 0 })
+    expect(await decide(emptyTag, 'p{}', emptyTagClock)).toEqual(plain)
+    expect(new Set(emptyTag.calls)).toEqual(new Set(['increment 2']))
+  })
+
   it('allows the limit in a window, counts into a distinct key, and remembers the previous window', async () => {
     const { clock, store, cache } = limiter(T0 + 50_000)
     const limit = slidingRule(4)
@@ -118,7 +220,7 @@ describe('sliding window through the limiter (memory store, fake clock)', () => 
     }
     expect(codes).toEqual(['OK', 'OK', 'OK', 'OK', 'OVER_LIMIT'])
     // The refused hit was taken back: only allowed hits count.
-    expect(await store.get([{ key: `d_k_v_sw${String(T0_S)}`, perSecond: false }])).toEqual([4])
+    expect(await store.get([{ key: `{swd_k_v_}${String(T0_S)}`, perSecond: false }])).toEqual([4])
     // 15 s into the next window the 4 allowed hits still weigh floor(4 × 45/60) = 3.
     clock.set(T0 + 75_000)
     const [next] = await cache.doLimit(request(), [limit])
@@ -162,7 +264,7 @@ describe('sliding window through the limiter (memory store, fake clock)', () => 
   it('refuses from the local over-limit cache until one hit would be allowed', async () => {
     const { clock, store, cache } = limiter(T0 + 30_000, true)
     const limit = slidingRule(2)
-    const key = { key: `d_k_v_sw${String(T0_S)}`, perSecond: false }
+    const key = { key: `{swd_k_v_}${String(T0_S)}`, perSecond: false }
     for (let i = 0; i < 3; i++) await cache.doLimit(request(), [limit])
     expect(await store.get([key])).toEqual([2])
     // Remembered for 30.001 s (when one more fits): refused without counting.

@@ -3,7 +3,9 @@
  * Upstash describe): a counter per fixed window, and a decision on the current window's count
  * plus the previous window's count weighted by the part of the previous window still inside the
  * sliding window that ends now. Pure arithmetic on an injected time (milliseconds); the limiter
- * (`fixed-window.ts`) stores the counters with the ordinary `INCRBY` + `EXPIRE` of every backend.
+ * (`fixed-window.ts`) stores the counters with the store's sliding step (Redis: one script that
+ * counts the current counter and reads the previous one), or, on stores without one, with the
+ * ordinary `INCRBY` + `EXPIRE` of every backend.
  *
  * Error bound: the estimate assumes the previous window's hits were spread evenly. Over any
  * interval of one unit ending at a point `f` (0 ≤ f < 1) of its window, the hits allowed are at
@@ -22,9 +24,10 @@ import { cacheKeyBase } from './cache-key.js'
 import { unitSeconds } from './units.js'
 
 /**
- * What a sliding-window key puts between upstream's key base and the window start:
- * `<prefix><domain>_<key>_<value>_sw<windowStart>`. A fixed-window key ends with digits after its
- * last `_`, so the two never collide.
+ * What a sliding-window key puts in front of upstream's key base (without the prefix), inside the
+ * hash tag: `<prefix>{sw<domain>_<key>_<value>_}<windowStart>`. A fixed-window key ends with
+ * digits after its last `_` (here `}` follows it) and a token-bucket key ends in `tb`, so they
+ * never collide.
  */
 export const SLIDING_WINDOW_KEY_MARK = 'sw'
 
@@ -40,11 +43,32 @@ export interface SlidingWindowKeys {
   readonly elapsedMs: number
   /** The window's length, milliseconds. */
   readonly windowMs: number
+  /**
+   * Both keys have the same Redis hash tag, so they live in one Cluster slot and one script may
+   * use both. False only when `CACHE_KEY_PREFIX` holds an empty tag `{}` at its first `{` (Redis
+   * then hashes each whole key): the two counters are then updated by separate calls.
+   */
+  readonly oneSlot: boolean
 }
 
 /**
- * The current and previous window's counter keys for `nowMs`. Each counter is its own key, so on
- * a Redis Cluster each lives in its own slot and every call stays single-key.
+ * Whether Redis hashes `key` by a hash tag (Redis Cluster specification: the part between the
+ * first `{` and the first `}` after it, when not empty) rather than by the whole key.
+ */
+export function hasHashTag(key: string): boolean {
+  const open = key.indexOf('{')
+  if (open < 0) return false
+  return key.indexOf('}', open + 1) > open + 1
+}
+
+/**
+ * The current and previous window's counter keys for `nowMs`:
+ * `<prefix>{sw<domain>_<key>_<value>_}<windowStart>`. The part in braces (with whatever the
+ * prefix has from its first `{`) is common to both keys and is their Redis hash tag, so on a
+ * Redis Cluster both live in one slot and one script reads and counts them. The tag is never
+ * empty through a descriptor (it starts with `sw`; hostile values containing braces can only end
+ * it early, inside the common part); only a prefix with `{}` at its first `{` empties it, which
+ * {@link SlidingWindowKeys.oneSlot} reports.
  *
  * @param prefix `CACHE_KEY_PREFIX`.
  * @param nowMs Current time, epoch milliseconds (the service's injected clock).
@@ -60,13 +84,15 @@ export function slidingWindowKeys(
   const divider = unitSeconds(limit.unit)
   const windowMs = divider * 1000
   const start = Math.floor(nowMs / windowMs) * divider
-  const base = cacheKeyBase(prefix, domain, descriptor, limit) + SLIDING_WINDOW_KEY_MARK
+  const base = `${prefix}{${SLIDING_WINDOW_KEY_MARK}${cacheKeyBase('', domain, descriptor, limit)}}`
+  const current = base + String(start)
   return {
-    current: base + String(start),
+    current,
     previous: base + String(start - divider),
     perSecond: limit.unit === 'SECOND',
     elapsedMs: nowMs - start * 1000,
     windowMs,
+    oneSlot: hasHashTag(current),
   }
 }
 

@@ -23,7 +23,7 @@ import { cacheKeyBase } from './cache-key.js'
 /**
  * What a token-bucket key appends to upstream's key base: `<prefix><domain>_<key>_<value>_tb`. No
  * window start: the bucket lives on. A fixed-window key ends with digits, a sliding-window key with
- * `sw<digits>`, so the three never collide.
+ * `}<digits>`, so the three never collide.
  */
 export const TOKEN_BUCKET_KEY_MARK = 'tb'
 

@@ -7,11 +7,13 @@
  * @module
  */
 import type { Cluster, Redis } from 'ioredis'
-import type { IncrementOp, TakeOp } from '../limiter/cache.js'
+import type { IncrementOp, SlideOp, TakeOp } from '../limiter/cache.js'
 import {
   INCREMENT_SCRIPT,
   INCREMENT_SCRIPT_SHA,
   isNoScript,
+  SLIDING_WINDOW_SCRIPT,
+  SLIDING_WINDOW_SCRIPT_SHA,
   TOKEN_BUCKET_SCRIPT,
   TOKEN_BUCKET_SCRIPT_SHA,
 } from './script.js'
@@ -24,13 +26,45 @@ interface Script {
 
 const INCREMENT: Script = { source: INCREMENT_SCRIPT, sha: INCREMENT_SCRIPT_SHA }
 const TOKEN_BUCKET: Script = { source: TOKEN_BUCKET_SCRIPT, sha: TOKEN_BUCKET_SCRIPT_SHA }
+const SLIDING_WINDOW: Script = { source: SLIDING_WINDOW_SCRIPT, sha: SLIDING_WINDOW_SCRIPT_SHA }
+
+/** Who waits for one op's reply. */
+interface Waiter {
+  resolve: (reply: unknown) => void
+  reject: (error: unknown) => void
+}
 
 /** One key's ops of a turn: the script's KEYS (the key, repeated) and ARGV, and who waits. */
 interface KeyGroup {
   readonly keys: string[]
   /** addend, TTL, addend, TTL, … (the script's arguments of each op, in order) */
   readonly argv: number[]
-  readonly waiters: { resolve: (reply: unknown) => void; reject: (error: unknown) => void }[]
+  readonly waiters: Waiter[]
+}
+
+/** Hands a script's replies (one per op) to the waiters, in order. */
+function settleEach(replies: unknown[], waiters: readonly Waiter[]): void {
+  for (let i = 0; i < waiters.length; i++) {
+    const waiter = waiters[i] as Waiter
+    const reply = replies[i]
+    if (reply instanceof Error) waiter.reject(reply)
+    else waiter.resolve(reply)
+  }
+}
+
+/**
+ * Hands a {@link SLIDING_WINDOW_SCRIPT} reply to the waiters: each gets `[current, previous]`
+ * (its INCRBY reply and the previous count, the last reply), or the error of either.
+ */
+function settleSlides(replies: unknown[], waiters: readonly Waiter[]): void {
+  const previous = replies[waiters.length]
+  for (let i = 0; i < waiters.length; i++) {
+    const waiter = waiters[i] as Waiter
+    const reply = replies[i]
+    if (reply instanceof Error) waiter.reject(reply)
+    else if (previous instanceof Error) waiter.reject(previous)
+    else waiter.resolve([reply, previous])
+  }
 }
 
 /**
@@ -38,7 +72,12 @@ interface KeyGroup {
  * on NOSCRIPT (a fresh server, `SCRIPT FLUSH`, a failover) with the script itself, which caches
  * it again; nothing ran, so nothing counts twice.
  */
-function sendGroup(client: Redis | Cluster, script: Script, group: KeyGroup): void {
+function sendGroup(
+  client: Redis | Cluster,
+  script: Script,
+  group: KeyGroup,
+  settle: (replies: unknown[], waiters: readonly Waiter[]) => void,
+): void {
   const { keys, argv, waiters } = group
   client
     .evalsha(script.sha, keys.length, ...keys, ...argv)
@@ -48,12 +87,7 @@ function sendGroup(client: Redis | Cluster, script: Script, group: KeyGroup): vo
     })
     .then(
       (replies) => {
-        const list = replies as unknown[]
-        waiters.forEach((waiter, i) => {
-          const reply = list[i]
-          if (reply instanceof Error) waiter.reject(reply)
-          else waiter.resolve(reply)
-        })
+        settle(replies as unknown[], waiters)
       },
       (error: unknown) => {
         for (const waiter of waiters) waiter.reject(error)
@@ -73,6 +107,8 @@ export class TurnBatch {
   readonly #groups = new Map<string, KeyGroup>()
   /** Token-bucket steps (`TOKEN_BUCKET_SCRIPT`), one call per bucket. */
   readonly #buckets = new Map<string, KeyGroup>()
+  /** Sliding-window steps (`SLIDING_WINDOW_SCRIPT`), one call per current counter. */
+  readonly #slides = new Map<string, KeyGroup>()
 
   /**
    * @param client Where the calls go (a pooled connection, or the cluster).
@@ -82,14 +118,43 @@ export class TurnBatch {
     setImmediate(() => {
       onSent()
       // All in one tick: ioredis auto-pipelines them into one write (per node).
-      for (const group of this.#groups.values()) sendGroup(client, INCREMENT, group)
-      for (const group of this.#buckets.values()) sendGroup(client, TOKEN_BUCKET, group)
+      for (const group of this.#groups.values()) sendGroup(client, INCREMENT, group, settleEach)
+      for (const group of this.#slides.values()) {
+        sendGroup(client, SLIDING_WINDOW, group, settleSlides)
+      }
+      for (const group of this.#buckets.values()) {
+        sendGroup(client, TOKEN_BUCKET, group, settleEach)
+      }
     })
   }
 
   /** Queues one op; resolves with its reply (the counter after the increment). */
   add(op: IncrementOp): Promise<unknown> {
     return queue(this.#groups, op.key, op.addend, op.expireSeconds)
+  }
+
+  /**
+   * Queues one sliding-window step; resolves with `[current, previous]` (the current counter
+   * after the increment, the previous one's `GET` reply). The steps of one current counter in a
+   * turn are one call of {@link SLIDING_WINDOW_SCRIPT} with both keys, run in order.
+   */
+  slide(op: SlideOp): Promise<unknown> {
+    let name = op.key
+    let group = this.#slides.get(name)
+    if (group !== undefined && group.keys[1] !== op.previousKey) {
+      // The same counter with another previous one (a reload changed the rule's unit).
+      name = `${op.key}\n${op.previousKey}`
+      group = this.#slides.get(name)
+    }
+    if (group === undefined) {
+      group = { keys: [op.key, op.previousKey], argv: [], waiters: [] }
+      this.#slides.set(name, group)
+    }
+    group.argv.push(op.addend, op.expireSeconds)
+    const { waiters } = group
+    return new Promise((resolve, reject) => {
+      waiters.push({ resolve, reject })
+    })
   }
 
   /**

@@ -8,7 +8,7 @@
  */
 import { Cluster } from 'ioredis'
 import type { Logger } from 'pino'
-import type { IncrementOp, TakeOp } from '../limiter/cache.js'
+import type { IncrementOp, SlideOp, TakeOp } from '../limiter/cache.js'
 import type { RedisSettings } from '../settings/settings.js'
 import { ConnectionGate, type RedisInstance } from './instance.js'
 import { clusterOptions } from './options.js'
@@ -84,6 +84,29 @@ export class RedisClusterInstance implements RedisInstance {
       return replies
     })
   }
+
+  /**
+   * {@inheritDoc RedisInstance.slide}
+   *
+   * In waves of `REDIS_CLUSTER_PIPELINE_PARALLELISM` keys, as the increments; each call on the
+   * node of its keys' common hash tag.
+   */
+  slide(ops: readonly SlideOp[]): Promise<unknown[]> {
+    if (this.#cluster.status === 'ready' && ops.length <= this.#parallelism) {
+      return Promise.all(ops.map(this.#slideOne))
+    }
+    return this.#ready(async () => {
+      const replies: unknown[] = []
+      for (let i = 0; i < ops.length; i += this.#parallelism) {
+        const wave = ops.slice(i, i + this.#parallelism)
+        replies.push(...(await Promise.all(wave.map(this.#slideOne))))
+      }
+      return replies
+    })
+  }
+
+  /** One sliding-window step, in this turn's batch. */
+  readonly #slideOne = (op: SlideOp): Promise<unknown> => this.#turnBatch().slide(op)
 
   /** One op, in this turn's batch. */
   readonly #incrementOne = (op: IncrementOp): Promise<unknown> => this.#turnBatch().add(op)

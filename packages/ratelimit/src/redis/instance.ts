@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { BackendError, type IncrementOp, type TakeOp } from '../limiter/cache.js'
+import { BackendError, type IncrementOp, type SlideOp, type TakeOp } from '../limiter/cache.js'
 import type { RedisSettings } from '../settings/settings.js'
 
 /** One Redis instance: a pool of connections (`single`, `sentinel`) or a cluster. */
@@ -18,6 +18,14 @@ export interface RedisInstance {
    * @throws The client's error, or a {@link BackendError} when no connection became ready.
    */
   increment(ops: readonly IncrementOp[]): Promise<unknown[]>
+  /**
+   * Runs the sliding-window step of every op (with `SLIDING_WINDOW_SCRIPT`).
+   *
+   * @returns One reply per op, in order: `[current counter after the increment, previous
+   *   counter's GET reply]`.
+   * @throws The client's error, or a {@link BackendError} when no connection became ready.
+   */
+  slide(ops: readonly SlideOp[]): Promise<unknown[]>
   /**
    * Runs the token-bucket step of every op (with `TOKEN_BUCKET_SCRIPT`).
    *

@@ -7,7 +7,7 @@
  */
 import { Redis } from 'ioredis'
 import type { Logger } from 'pino'
-import type { IncrementOp, TakeOp } from '../limiter/cache.js'
+import type { IncrementOp, SlideOp, TakeOp } from '../limiter/cache.js'
 import type { RedisSettings } from '../settings/settings.js'
 import { ConnectionGate, type RedisInstance } from './instance.js'
 import { maskCredentials, redisClientOptions } from './options.js'
@@ -16,6 +16,11 @@ import { TurnBatch } from './batch.js'
 /** Queues every op in `batch`; resolves with their replies, in order. */
 function addAll(batch: TurnBatch, ops: readonly IncrementOp[]): Promise<unknown[]> {
   return Promise.all(ops.map((op) => batch.add(op)))
+}
+
+/** Queues every sliding-window op in `batch`; resolves with their replies, in order. */
+function slideAll(batch: TurnBatch, ops: readonly SlideOp[]): Promise<unknown[]> {
+  return Promise.all(ops.map((op) => batch.slide(op)))
 }
 
 /** A pool of connections to one Redis (`single`) or to the master of a sentinel group. */
@@ -93,6 +98,13 @@ export class RedisPool implements RedisInstance {
     // The common case without a closure or an extra promise: a connection is ready.
     if (client !== undefined) return addAll(this.#batchOn(client), ops)
     return this.#withClient((later) => addAll(this.#batchOn(later), ops))
+  }
+
+  /** {@inheritDoc RedisInstance.slide} */
+  slide(ops: readonly SlideOp[]): Promise<unknown[]> {
+    const client = this.#readyClient()
+    if (client !== undefined) return slideAll(this.#batchOn(client), ops)
+    return this.#withClient((later) => slideAll(this.#batchOn(later), ops))
   }
 
   /** {@inheritDoc RedisInstance.take} */

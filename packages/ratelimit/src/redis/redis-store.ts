@@ -19,6 +19,8 @@ import {
   type CounterStore,
   type IncrementOp,
   type ReadOp,
+  type SlideOp,
+  type SlideReply,
   type TakeOp,
   type TakeReply,
 } from '../limiter/cache.js'
@@ -27,7 +29,12 @@ import { RedisClusterInstance } from './cluster.js'
 import type { RedisInstance } from './instance.js'
 import { RedisPool } from './pool.js'
 
-export { INCREMENT_SCRIPT, INCREMENT_SCRIPT_SHA } from './script.js'
+export {
+  INCREMENT_SCRIPT,
+  INCREMENT_SCRIPT_SHA,
+  SLIDING_WINDOW_SCRIPT,
+  SLIDING_WINDOW_SCRIPT_SHA,
+} from './script.js'
 export { maskCredentials, redisClientOptions } from './options.js'
 
 /** Upstream's start-up retry of the `PING` check (`REDIS_STARTUP_*`), milliseconds. */
@@ -85,6 +92,11 @@ function isPerSecond(op: { readonly perSecond: boolean }): boolean {
 /** The ops' increments on one instance. */
 function incrementOn(instance: RedisInstance, ops: readonly IncrementOp[]): Promise<unknown[]> {
   return instance.increment(ops)
+}
+
+/** The ops' sliding-window steps on one instance. */
+function slideOn(instance: RedisInstance, ops: readonly SlideOp[]): Promise<unknown[]> {
+  return instance.slide(ops)
 }
 
 /** The ops' token-bucket steps on one instance. */
@@ -161,6 +173,27 @@ export class RedisCounterStore implements CounterStore {
         const after = Number(values[i])
         if (after > COUNTER_CEILING) this.#lower(ops[i] as IncrementOp, after - COUNTER_CEILING)
         out[i] = after
+      }
+      return out
+    }, rethrowAsBackendError)
+  }
+
+  /**
+   * {@inheritDoc CounterStore.slide}
+   *
+   * One `EVALSHA` of `SLIDING_WINDOW_SCRIPT` per current counter and event-loop turn (with the
+   * `EVAL` fallback on NOSCRIPT), on the keys' node in a cluster.
+   */
+  slide(ops: readonly SlideOp[]): Promise<SlideReply[]> {
+    return this.#run(ops, slideOn).then((replies) => {
+      const out = new Array<SlideReply>(ops.length)
+      for (let i = 0; i < ops.length; i++) {
+        const [after, previous] = replies[i] as [unknown, unknown]
+        const current = Number(after)
+        if (current > COUNTER_CEILING) {
+          this.#lower(ops[i] as SlideOp, current - COUNTER_CEILING)
+        }
+        out[i] = { current, previous: previous === null ? 0 : Number(previous) }
       }
       return out
     }, rethrowAsBackendError)

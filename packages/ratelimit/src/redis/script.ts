@@ -30,6 +30,36 @@ export const INCREMENT_SCRIPT = [
 /** SHA-1 of {@link INCREMENT_SCRIPT}, for `EVALSHA`. */
 export const INCREMENT_SCRIPT_SHA = createHash('sha1').update(INCREMENT_SCRIPT).digest('hex')
 
+/**
+ * One sliding-window decision's store step (issue 15), for each of its ops of an event-loop
+ * turn, in order, as one server-side step: `KEYS[1]` (the current window's counter) gets
+ * `INCRBY ARGV[2i-1]` then `EXPIRE ARGV[2i]` per op, exactly as {@link INCREMENT_SCRIPT}; then
+ * `KEYS[2]` (the previous window's counter, in the same Cluster slot through the keys' common
+ * hash tag) is read with `GET`, which creates nothing and leaves its TTL (set when it was the
+ * current window's) alone. The reply is the INCRBY replies (or their own errors) followed by the
+ * previous count (`nil` when missing; the error Redis' `INCRBY` would give when it holds no
+ * integer).
+ */
+export const SLIDING_WINDOW_SCRIPT = [
+  'local n = #ARGV / 2',
+  'local out = {}',
+  'for i = 1, n do',
+  "  out[i] = redis.pcall('INCRBY', KEYS[1], ARGV[2 * i - 1])",
+  "  redis.call('EXPIRE', KEYS[1], ARGV[2 * i])",
+  'end',
+  "local previous = redis.pcall('GET', KEYS[2])",
+  "if type(previous) == 'string' and not string.match(previous, '^%-?%d+$') then",
+  "  previous = redis.error_reply('ERR value is not an integer or out of range')",
+  'end',
+  'out[n + 1] = previous',
+  'return out',
+].join('\n')
+
+/** SHA-1 of {@link SLIDING_WINDOW_SCRIPT}, for `EVALSHA`. */
+export const SLIDING_WINDOW_SCRIPT_SHA = createHash('sha1')
+  .update(SLIDING_WINDOW_SCRIPT)
+  .digest('hex')
+
 /** Whether Redis refused an `EVALSHA` because its script cache does not hold the script. */
 export function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT')

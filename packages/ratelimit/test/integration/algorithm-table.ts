@@ -100,14 +100,14 @@ export function describeAlgorithmTable(
         'RateLimit-Remaining': '0',
         'RateLimit-Reset': '110',
       })
-      expect(await backend.read(`${prefix}algos_sliding_grpc_sw${String(minuteStart)}`)).toBe(4)
+      expect(await backend.read(`${prefix}{swalgos_sliding_grpc_}${String(minuteStart)}`)).toBe(4)
       expect(await backend.read(`${prefix}algos_sliding_grpc_${String(minuteStart)}`)).toBe(
         undefined,
       )
     })
 
     it('sliding window (HTTP): weighs the previous window another instance counted', async () => {
-      await backend.write(`${prefix}algos_sliding_http_sw${String(minuteStart - 60)}`, 8, 120)
+      await backend.write(`${prefix}{swalgos_sliding_http_}${String(minuteStart - 60)}`, 8, 120)
       const request = {
         domain: 'algos',
         descriptors: [{ entries: [{ key: 'sliding', value: 'http' }] }],

@@ -1,6 +1,7 @@
 import { redisKeyPrefix, startRedisCluster, type TestRedisCluster } from '@gatehouse/testing'
 import { Cluster } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { slidingWindowKeys } from '../../src/limiter/sliding-window.js'
 import { startService, type Harness } from '../harness.js'
 import { LOAD_FILES, loadKey, startLoad } from '../load.js'
 import { healthy, one, TABLE_NOW as NOW } from './decision-table.js'
@@ -66,6 +67,28 @@ describe('Redis Cluster under change', () => {
     )
     expect(owners.size).toBeGreaterThan(1)
     expect(await Promise.all(keys.map((key) => check.get(key)))).toEqual(keys.map(() => '1'))
+  })
+
+  it("puts a sliding window's two counters in one slot (their hash tag), spread over the nodes", async () => {
+    const values = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', '}', '{}', '}{', 'x}y']
+    const slots = await Promise.all(
+      values.map(async (value) => {
+        const keys = slidingWindowKeys(
+          prefix,
+          'load',
+          one('client', value),
+          { unit: 'MINUTE', sharePatterns: undefined },
+          NOW,
+        )
+        expect(keys.oneSlot).toBe(true)
+        return [await cluster.keySlot(keys.current), await cluster.keySlot(keys.previous)]
+      }),
+    )
+    for (const [current, previous] of slots) expect(current).toBe(previous)
+    const owners = new Set(
+      await Promise.all(slots.map(([slot]) => cluster.ownerOf(slot as number))),
+    )
+    expect(owners.size).toBeGreaterThan(1)
   })
 
   it('keeps deciding while a slot moves to another node under load, losing no decision', async () => {

@@ -4,13 +4,18 @@ import {
   sharedRedisUrl,
   startRedisServer,
   type TestRedisServer,
+  waitFor,
 } from '@gatehouse/testing'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
-import { INCREMENT_SCRIPT_SHA, TOKEN_BUCKET_SCRIPT_SHA } from '../../src/redis/script.js'
+import {
+  INCREMENT_SCRIPT_SHA,
+  SLIDING_WINDOW_SCRIPT_SHA,
+  TOKEN_BUCKET_SCRIPT_SHA,
+} from '../../src/redis/script.js'
 import { OWN_FIXTURES } from '../fixtures.js'
 import { startService, type Harness } from '../harness.js'
 import { basic, healthy, minuteStart, NOW_S, one, TABLE_NOW as NOW } from './decision-table.js'
@@ -167,10 +172,8 @@ descriptors:
         descriptors: [one('sliding', 'x'), one('hourly', 'x')],
       })
       const second = Math.floor(h.clock.now() / 1000)
-      expect((await b.keys('algos_sliding_*')).sort()).toEqual([
-        `algos_sliding_x_sw${String(second - 1)}`,
-        `algos_sliding_x_sw${String(second)}`,
-      ])
+      // One script counts this second's counter and reads the previous one (creating nothing).
+      expect(await b.keys('{swalgos_sliding_*')).toEqual([`{swalgos_sliding_x_}${String(second)}`])
       expect(await a.keys('*')).toEqual(['algos_hourly_x_tb'])
     } finally {
       a.disconnect()
@@ -292,6 +295,95 @@ descriptors:
     } finally {
       check.disconnect()
       await h.close()
+      await server.stop()
+    }
+  })
+
+  it('decides a sliding window with one script call that counts this window and reads the previous one, two calls under an empty-tag prefix', async () => {
+    const server = await startRedisServer()
+    const rules = `domain: sw
+descriptors:
+  - key: k
+    rate_limit: { unit: minute, requests_per_unit: 4, algorithm: sliding_window }
+`
+    const start = (prefix: string): Promise<Harness> =>
+      startService({
+        files: { 'sw.yaml': rules },
+        now: NOW,
+        env: {
+          BACKEND_TYPE: 'redis',
+          REDIS_SOCKET_TYPE: 'tcp',
+          REDIS_URL: server.hostPort,
+          EXPIRATION_JITTER_MAX_SECONDS: '0',
+          CACHE_KEY_PREFIX: prefix,
+        },
+      })
+    const [tagged, emptyTag] = await Promise.all([start('t:'), start('e{}')])
+    const check = new Redis(server.url)
+    const calls = async (): Promise<Record<string, number>> => {
+      const info = await check.info('commandstats')
+      const out: Record<string, number> = {}
+      for (const command of ['evalsha', 'eval', 'incrby', 'expire', 'get']) {
+        out[command] = Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(info)?.[1] ?? 0)
+      }
+      return out
+    }
+    const delta = async (run: () => Promise<unknown>): Promise<Record<string, number>> => {
+      const before = await calls()
+      await run()
+      const after = await calls()
+      return Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]))
+    }
+    const request = (value: string) => ({ domain: 'sw', descriptors: [one('k', value)] })
+    try {
+      await Promise.all([healthy(tagged), healthy(emptyTag)])
+      const current = `t:{swsw_k_a_}${String(minuteStart)}`
+      const previous = `t:{swsw_k_a_}${String(minuteStart - 60)}`
+      // 10 s into the minute: floor(3 × 50/60) = 2 from the previous minute.
+      await check.set(previous, '3', 'EX', 70)
+      await tagged.client.shouldRateLimit(request('a')) // loads the script (NOSCRIPT, then EVAL)
+      expect(await check.script('EXISTS', SLIDING_WINDOW_SCRIPT_SHA)).toEqual([1])
+      let answer: Awaited<ReturnType<typeof tagged.client.shouldRateLimit>> | undefined
+      expect(
+        await delta(async () => {
+          answer = await tagged.client.shouldRateLimit(request('a'))
+        }),
+      ).toEqual({ evalsha: 1, eval: 0, incrby: 1, expire: 1, get: 1 })
+      // 3 of the previous minute weigh floor(3 × 50/60) = 2, + 2: nothing left (proto3 omits 0).
+      expect(answer?.statuses?.[0]?.code).toBe('OK')
+      expect(answer?.statuses?.[0]?.limitRemaining ?? 0).toBe(0)
+      expect(await check.get(current)).toBe('2')
+      // The current counter is the previous one during the next window: kept two units.
+      expect(await check.ttl(current)).toBe(120)
+      // The previous counter is read, not created and not touched.
+      expect(await check.ttl(previous)).toBeLessThanOrEqual(70)
+      expect(await check.exists(`t:{swsw_k_b_}${String(minuteStart - 60)}`)).toBe(0)
+      await tagged.client.shouldRateLimit(request('b'))
+      expect(await check.exists(`t:{swsw_k_b_}${String(minuteStart - 60)}`)).toBe(0)
+      // Over the limit: refused, and the refused hit taken back.
+      expect((await tagged.client.shouldRateLimit(request('a'))).overallCode).toBe('OVER_LIMIT')
+      await waitFor(async () => (await check.get(current)) === '2')
+
+      // A previous counter that holds no integer fails the call as INCRBY would, without a crash.
+      await check.set(`t:{swsw_k_c_}${String(minuteStart - 60)}`, 'not a number')
+      const errorsBefore = tagged.stat('ratelimit.service.call.should_rate_limit.redis_error')
+      await expect(tagged.client.shouldRateLimit(request('c'))).rejects.toThrow(/not an integer/)
+      expect(tagged.stat('ratelimit.service.call.should_rate_limit.redis_error')).toBe(
+        errorsBefore + 1,
+      )
+
+      // `e{}`: an empty hash tag, so Redis hashes each whole key: two single-key calls instead.
+      await emptyTag.client.shouldRateLimit(request('a'))
+      expect(
+        await delta(async () => {
+          answer = await emptyTag.client.shouldRateLimit(request('a'))
+        }),
+      ).toEqual({ evalsha: 2, eval: 0, incrby: 2, expire: 2, get: 0 })
+      expect(answer?.statuses?.[0]).toMatchObject({ code: 'OK', limitRemaining: 2 })
+      expect(await check.get(`e{}{swsw_k_a_}${String(minuteStart)}`)).toBe('2')
+    } finally {
+      check.disconnect()
+      await Promise.all([tagged.close(), emptyTag.close()])
       await server.stop()
     }
   })
