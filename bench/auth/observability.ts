@@ -54,6 +54,13 @@ export async function runObservability(): Promise<void> {
     AUTHSVC_TRACING_ENABLED: 'true',
     AUTHSVC_TRACING_SAMPLING_RATE: '0.01',
     OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
+    // BENCH_OBSERVABILITY_ENV="KEY=value …" changes the observed server (one part at a time).
+    ...Object.fromEntries(
+      (process.env.BENCH_OBSERVABILITY_ENV ?? '')
+        .split(' ')
+        .filter(Boolean)
+        .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+    ),
   })
   const metricsUrl = `http://127.0.0.1:${String(metricsPort)}/`
   const plainHttp = new JsonClient('127.0.0.1', plainPort, CONCURRENCY)

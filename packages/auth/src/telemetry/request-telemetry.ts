@@ -54,6 +54,13 @@ export function addRequestTelemetry(
   spans: AsyncLocalStorage<TraceSpan>,
   metrics: AuthMetrics | undefined,
 ): void {
+  /**
+   * Sampled requests in flight. On Node 20 an enabled `AsyncLocalStorage` puts a hook on every
+   * promise of the process, sampled request or not; so `spans` is disabled whenever no sampled
+   * request runs (it is enabled again by the next `run`): unsampled requests pay for it only while
+   * a sampled one runs.
+   */
+  let sampledInFlight = 0
   if (tracing !== undefined) {
     server.decorateRequest('traceSpan', undefined)
     server.addHook('onRequest', (request, _reply, done) => {
@@ -71,6 +78,7 @@ export function addRequestTelemetry(
         return
       }
       request.traceSpan = started
+      sampledInFlight++
       // The rest of the request (hooks, handler, services, SQL) runs with the span in `spans`.
       spans.run(started, done)
     })
@@ -82,6 +90,7 @@ export function addRequestTelemetry(
       span.setAttribute('http.response.status_code', status)
       if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR })
       span.end()
+      if (--sampledInFlight === 0) spans.disable()
     }
     if (metrics !== undefined) {
       const errorCode = reply.getHeader('x-sb-error-code')
