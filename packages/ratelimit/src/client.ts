@@ -112,7 +112,16 @@ export interface RateLimitClientOptions {
    * @default plaintext over one `node:http2` session of this client's own
    */
   readonly credentials?: grpc.ChannelCredentials
+  /**
+   * Calls per `node:http2` session before the client dials a new one (the old one closes once
+   * its calls in flight end). A client's stream ids are the odd numbers below 2^31 (RFC 9113
+   * §5.1.1), so one session cannot carry more than 2^30 calls. @default 2^30 - 1
+   */
+  readonly maxStreamsPerSession?: number
 }
+
+/** The default of {@link RateLimitClientOptions.maxStreamsPerSession}. */
+const MAX_STREAMS_PER_SESSION = 2 ** 30 - 1
 
 /** gRPC status codes a call can fail with (`grpc/status.h`). */
 export const GRPC_CALL_STATUS = {
@@ -195,6 +204,10 @@ const SHOULD_RATE_LIMIT = rateLimitServiceDefinition.ShouldRateLimit
 interface Channel {
   readonly session: ClientHttp2Session
   active: number
+  /** Streams opened on it so far. */
+  streams: number
+  /** Out of stream ids: closed once its calls in flight end. */
+  retired: boolean
 }
 
 /**
@@ -231,6 +244,7 @@ export class RateLimitClient {
   readonly #timeoutMs: number
   readonly #timeoutHeader: string
   readonly #clock: Clock
+  readonly #maxStreams: number
   #session: Channel | undefined
   #closed = false
 
@@ -241,6 +255,7 @@ export class RateLimitClient {
     this.#timeoutMs = options.timeoutMs ?? 10_000
     this.#timeoutHeader = `${String(Math.max(1, Math.ceil(this.#timeoutMs)))}m`
     this.#clock = options.clock ?? systemClock
+    this.#maxStreams = options.maxStreamsPerSession ?? MAX_STREAMS_PER_SESSION
     if (options.credentials === undefined && HOST_PORT.test(dialString)) {
       this.#authority = `http://${dialString}`
     } else {
@@ -288,8 +303,19 @@ export class RateLimitClient {
   /** The open session, or a new one (dialled now; requests wait for the connection). */
   #channel(): Channel {
     const current = this.#session
-    if (current && !current.session.closed && !current.session.destroyed) return current
-    const channel: Channel = { session: connect(this.#authority as string), active: 0 }
+    if (current && !current.session.closed && !current.session.destroyed) {
+      if (current.streams < this.#maxStreams) return current
+      // Out of stream ids: no new streams here; it closes once its calls in flight end (closing
+      // it now would fail the calls still waiting for it to connect).
+      current.retired = true
+      if (current.active === 0) current.session.close()
+    }
+    const channel: Channel = {
+      session: connect(this.#authority as string),
+      active: 0,
+      streams: 0,
+      retired: false,
+    }
     const forget = (): void => {
       if (this.#session === channel) this.#session = undefined
     }
@@ -329,6 +355,7 @@ export class RateLimitClient {
         )
         return
       }
+      channel.streams++
       if (channel.active++ === 0) channel.session.ref()
       let settled = false
       let status: number | undefined
@@ -342,7 +369,10 @@ export class RateLimitClient {
         if (settled) return
         settled = true
         clearTimeout(timer)
-        if (--channel.active === 0) channel.session.unref()
+        if (--channel.active === 0) {
+          channel.session.unref()
+          if (channel.retired) channel.session.close()
+        }
         if (error) {
           if (!stream.closed) stream.close(constants.NGHTTP2_CANCEL)
           reject(error)

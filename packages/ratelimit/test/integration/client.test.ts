@@ -189,6 +189,34 @@ describe('RateLimitClient over node:http2 against misbehaving servers', () => {
     }
   })
 
+  it('moves to a new session before its stream ids run out, finishing the calls in flight', async () => {
+    let opened = 0
+    const fake = await startFake((stream) => {
+      stream.respond(
+        { ':status': 200, 'content-type': 'application/grpc' },
+        { waitForTrailers: true },
+      )
+      stream.on('wantTrailers', () => {
+        stream.sendTrailers({ 'grpc-status': '0' })
+      })
+      stream.end(OK_ANSWER)
+    })
+    fake.server.on('session', () => opened++)
+    const client = new RateLimitClient(`127.0.0.1:${String(fake.port)}`, {
+      timeoutMs: 2_000,
+      maxStreamsPerSession: 2,
+    })
+    try {
+      const answers = await Promise.all([1, 2, 3].map(() => client.shouldRateLimit(request(1))))
+      for (let i = 0; i < 2; i++) answers.push(await client.shouldRateLimit(request(1)))
+      expect(answers.map((a) => a.overallCode)).toEqual(['OK', 'OK', 'OK', 'OK', 'OK'])
+      expect(opened).toBe(3)
+    } finally {
+      client.close()
+      await stopFake(fake)
+    }
+  })
+
   it('dials again after the server went away, on the same address', async () => {
     const ok = (stream: ServerHttp2Stream): void => {
       stream.respond(
