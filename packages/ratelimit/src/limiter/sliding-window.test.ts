@@ -4,11 +4,11 @@ import { describe, expect, it } from 'vitest'
 import { newRateLimit, type RateLimit } from '../config/config.js'
 import { MemoryCounterStore } from '../memory/memory-store.js'
 import type { IncrementOp, SlideOp, SlideReply } from './cache.js'
-import type { DescriptorStatus, RateLimitRequest, Unit } from '../protocol/types.js'
+import type { DescriptorStatus, Unit } from '../protocol/types.js'
 import { StatsManager } from '../stats/manager.js'
 import { StatsStore } from '../stats/store.js'
 import { FixedWindowRateLimitCache } from './fixed-window.js'
-import { LocalCache } from './local-cache.js'
+import { memoryLimiter, oneKeyRequest } from '../../test/limiter.js'
 import {
   hasHashTag,
   slidingWindowEstimate,
@@ -35,22 +35,8 @@ function slidingRule(
   })
 }
 
-function request(hitsAddend = 1): RateLimitRequest {
-  return { domain: 'd', descriptors: [{ entries: [{ key: 'k', value: 'v' }] }], hitsAddend }
-}
-
-/** A limiter over a real memory store and a fake clock, without jitter. */
-function limiter(start = T0, localCache = false) {
-  const clock = new FakeClock(start)
-  const store = new MemoryCounterStore({ clock, sweepIntervalMs: 0 })
-  const cache = new FixedWindowRateLimitCache({
-    store,
-    clock,
-    expirationJitterMaxSeconds: 0,
-    localCache: localCache ? new LocalCache(0, clock, new StatsStore()) : undefined,
-  })
-  return { clock, store, cache }
-}
+const request = oneKeyRequest
+const limiter = (start = T0, localCache = false) => memoryLimiter(start, localCache)
 
 /**
  * A memory store with the sliding step (as the Redis store has it: count the current counter,

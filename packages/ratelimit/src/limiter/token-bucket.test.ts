@@ -1,13 +1,10 @@
-import { FakeClock } from '@gatehouse/testing'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { newRateLimit, type RateLimit } from '../config/config.js'
-import { MemoryCounterStore } from '../memory/memory-store.js'
-import type { RateLimitRequest, Unit } from '../protocol/types.js'
+import type { Unit } from '../protocol/types.js'
 import { StatsManager } from '../stats/manager.js'
 import { StatsStore } from '../stats/store.js'
-import { FixedWindowRateLimitCache } from './fixed-window.js'
-import { LocalCache } from './local-cache.js'
+import { memoryLimiter, oneKeyRequest } from '../../test/limiter.js'
 import {
   takeTokens,
   tokenBucketKey,
@@ -37,21 +34,8 @@ function bucketRule(
   return { limit, store }
 }
 
-function request(hitsAddend = 1): RateLimitRequest {
-  return { domain: 'd', descriptors: [{ entries: [{ key: 'k', value: 'v' }] }], hitsAddend }
-}
-
-function limiter(start = T0, localCache = false) {
-  const clock = new FakeClock(start)
-  const store = new MemoryCounterStore({ clock, sweepIntervalMs: 0 })
-  const cache = new FixedWindowRateLimitCache({
-    store,
-    clock,
-    expirationJitterMaxSeconds: 0,
-    localCache: localCache ? new LocalCache(0, clock, new StatsStore()) : undefined,
-  })
-  return { clock, store, cache }
-}
+const request = oneKeyRequest
+const limiter = (start = T0, localCache = false) => memoryLimiter(start, localCache)
 
 describe('token-bucket arithmetic', () => {
   it('keys the bucket after upstream key base with the tb mark (no window)', () => {
