@@ -2,6 +2,7 @@ import { FakeClock } from '@gatehouse/testing'
 import { GoTrueClient } from '@supabase/auth-js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { RecordingMailer, startTestServer, type TestServer } from '../helpers.js'
+import { authJsClient } from '../support/auth-js.js'
 
 /**
  * Black-box journeys of the email flows through the unchanged `@supabase/auth-js`, over real
@@ -30,13 +31,7 @@ describe('@supabase/auth-js email journeys', () => {
   })
 
   function client(flowType: 'implicit' | 'pkce' = 'implicit'): GoTrueClient {
-    return new GoTrueClient({
-      url: server.url,
-      autoRefreshToken: false,
-      persistSession: false,
-      detectSessionInUrl: false,
-      flowType,
-    })
+    return authJsClient(server.url, { flowType })
   }
 
   /** Follows a mailed link (on this server) the way a browser would, without the redirect. */

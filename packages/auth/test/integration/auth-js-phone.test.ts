@@ -1,8 +1,9 @@
 import { FakeClock } from '@gatehouse/testing'
-import { GoTrueClient } from '@supabase/auth-js'
+import type { GoTrueClient } from '@supabase/auth-js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startFakeApi, type FakeApi } from '../support/fake-form-api.js'
 import { RecordingMailer, startTestServer, type TestServer } from '../helpers.js'
+import { authJsClient } from '../support/auth-js.js'
 
 /**
  * Black-box journeys of the phone flows and of anonymous conversion through the unchanged
@@ -50,12 +51,7 @@ describe('@supabase/auth-js phone and anonymous journeys', () => {
   })
 
   function client(): GoTrueClient {
-    return new GoTrueClient({
-      url: server.url,
-      autoRefreshToken: false,
-      persistSession: false,
-      detectSessionInUrl: false,
-    })
+    return authJsClient(server.url)
   }
 
   /** The code of the newest SMS to `+<phone>`. */

@@ -1,13 +1,14 @@
+import type { GoTrueClient } from '@supabase/auth-js'
 import {
   AuthApiError,
   AuthSessionMissingError,
   AuthWeakPasswordError,
   GoTrueAdminApi,
-  GoTrueClient,
 } from '@supabase/auth-js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { systemClock } from '@gatehouse/auth'
 import { startTestServer, type TestServer } from '../helpers.js'
+import { authJsClient } from '../support/auth-js.js'
 
 /** Black-box tests: the server driven only through the official client, over real HTTP. */
 describe('@supabase/auth-js against the server', () => {
@@ -15,12 +16,7 @@ describe('@supabase/auth-js against the server', () => {
   let admin: GoTrueAdminApi
 
   function client(): GoTrueClient {
-    return new GoTrueClient({
-      url: server.url,
-      autoRefreshToken: false,
-      persistSession: false,
-      detectSessionInUrl: false,
-    })
+    return authJsClient(server.url)
   }
 
   beforeAll(async () => {

@@ -1,9 +1,10 @@
-import { AuthApiError, GoTrueClient } from '@supabase/auth-js'
+import { AuthApiError } from '@supabase/auth-js'
 import { getFreePort } from '@gatehouse/testing'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { SiteverifyCaptcha, systemClock, type CaptchaProviderName } from '@gatehouse/auth'
 import { startFakeApi, type ApiDescription, type FakeApi } from '../support/fake-form-api.js'
 import { startTestServer, type TestServer } from '../helpers.js'
+import { authJsClient } from '../support/auth-js.js'
 
 const SECRET = 'captcha-secret-key'
 const GOOD = 'good-token'
@@ -156,12 +157,7 @@ describe.each(PROVIDERS)('captcha protection with $name', ({ name, path }) => {
   })
 
   it('works through unchanged @supabase/auth-js (signUp with options.captchaToken)', async () => {
-    const auth = new GoTrueClient({
-      url: server.url,
-      autoRefreshToken: false,
-      persistSession: false,
-      detectSessionInUrl: false,
-    })
+    const auth = authJsClient(server.url)
     const refused = await auth.signUp({ email: email(), password: 'password123' })
     expect(refused.error).toBeInstanceOf(AuthApiError)
     expect(refused.error).toMatchObject({ status: 400, code: 'captcha_failed' })

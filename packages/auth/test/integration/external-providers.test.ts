@@ -7,6 +7,7 @@ import { Browser } from '../support/browser.js'
 import { FakeProvider, type FakeAccount } from '../support/fake-provider.js'
 import { startOidcProvider, type TestOidcProvider } from '../support/oidc-provider.js'
 import { DESCRIPTIONS } from '../support/provider-descriptions.js'
+import { authJsClient } from '../support/auth-js.js'
 
 const SITE = 'http://localhost:3000'
 let serial = 1000
@@ -409,12 +410,7 @@ describe('sign-in with external providers', () => {
   })
 
   it('auth-js: signInWithOAuth (implicit), linkIdentity, getUserIdentities and unlinkIdentity', async () => {
-    const auth = new GoTrueClient({
-      url: server.url,
-      autoRefreshToken: false,
-      persistSession: false,
-      detectSessionInUrl: false,
-    })
+    const auth = authJsClient(server.url)
     const who = account()
     fake('slack').account = who
     const started = await auth.signInWithOAuth({

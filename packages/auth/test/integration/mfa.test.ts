@@ -1,9 +1,11 @@
-import { AuthApiError, GoTrueAdminApi, GoTrueClient } from '@supabase/auth-js'
+import type { GoTrueClient } from '@supabase/auth-js'
+import { AuthApiError, GoTrueAdminApi } from '@supabase/auth-js'
 import { startMailInbox, type MailInbox } from '@gatehouse/mail-inbox'
 import { FakeClock } from '@gatehouse/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { totpCode, type SmsChannel, type SmsProvider } from '@gatehouse/auth'
 import { signUp, startTestServer, type TestServer } from '../helpers.js'
+import { authJsClient } from '../support/auth-js.js'
 
 /** An SMS provider that keeps what it is asked to send (the real ones come with issue 12). */
 class RecordingSmsProvider implements SmsProvider {
@@ -67,12 +69,7 @@ afterAll(async () => {
 })
 
 function client(): GoTrueClient {
-  return new GoTrueClient({
-    url: server.url,
-    autoRefreshToken: false,
-    persistSession: false,
-    detectSessionInUrl: false,
-  })
+  return authJsClient(server.url)
 }
 
 /** A signed-in auth-js client of a new user (auto-confirmed). */
