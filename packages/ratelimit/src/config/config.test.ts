@@ -560,6 +560,10 @@ describe('algorithm and burst (issue 15)', () => {
     ],
     ['zero_burst.yaml', 'zero_burst.yaml: burst must be at least 1'],
     [
+      'zero_rate_burst.yaml',
+      'zero_rate_burst.yaml: burst needs requests_per_unit of at least 1 (the refill rate)',
+    ],
+    [
       'negative_burst.yaml',
       'negative_burst.yaml: error loading config file: yaml: unmarshal errors:\n  line 8: cannot unmarshal !!int `-3` into uint32',
     ],

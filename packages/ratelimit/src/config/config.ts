@@ -360,6 +360,12 @@ function algorithmOf(
       )
     }
     if (rl.burst === 0) throw new RateLimitConfigError(fileName, 'burst must be at least 1')
+    if (rl.requestsPerUnit === 0 && !rl.unlimited) {
+      throw new RateLimitConfigError(
+        fileName,
+        'burst needs requests_per_unit of at least 1 (the refill rate)',
+      )
+    }
   }
   const refused = rl.unlimited ? undefined : context.unsupportedAlgorithms[algorithm]
   if (refused !== undefined) {
