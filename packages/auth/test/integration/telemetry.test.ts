@@ -6,7 +6,10 @@
  * `http.route.params.*`, SQL spans under the request span, `traceparent` continuation, the
  * `auth.version` resource attribute).
  */
+import { once } from 'node:events'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createAuthApp, loadSettings, openDb, runCli, type CliIo } from '@gatehouse/auth'
@@ -360,7 +363,18 @@ describe('gatehouse-auth serve with telemetry', () => {
     const schema = await createTestSchema('auth_telemetry_cli')
     const dir = await mkdtemp(join(tmpdir(), 'gatehouse-auth-debug-'))
     const logFile = join(dir, 'auth.log')
-    const closedPort = await getFreePort() // nothing listens: every export fails
+    // A collector that refuses every export with 503 and `Retry-After: 10`: the exporter's retry
+    // would come after its 5 s timeout, so it gives up at once and says so in a diagnostic
+    // (deterministic, unlike a closed port, where a loaded machine can hit the timeout first).
+    const authorizations: (string | undefined)[] = []
+    const collector = createServer((req, res) => {
+      authorizations.push(req.headers.authorization)
+      req.resume()
+      req.on('end', () => res.writeHead(503, { 'retry-after': '10' }).end())
+    })
+    collector.listen(0, '127.0.0.1')
+    await once(collector, 'listening')
+    const collectorPort = (collector.address() as AddressInfo).port
     const out: string[] = []
     let stop: ((signal: string) => void) | undefined
     const io: CliIo = {
@@ -383,9 +397,9 @@ describe('gatehouse-auth serve with telemetry', () => {
           OTEL_EXPORTER_PROMETHEUS_HOST: '127.0.0.1',
           OTEL_EXPORTER_PROMETHEUS_PORT: '0',
           AUTHSVC_TRACING_ENABLED: 'true',
-          OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${String(closedPort)}`,
+          OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${String(collectorPort)}`,
           OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%20collector-secret-42',
-          OTEL_EXPORTER_OTLP_TIMEOUT: '500',
+          OTEL_EXPORTER_OTLP_TIMEOUT: '5000',
           DEBUG: 'true',
         }),
         io,
@@ -405,11 +419,14 @@ describe('gatehouse-auth serve with telemetry', () => {
       const diagnostics = log
         .split('\n')
         .filter((line) => line.includes('"component":"opentelemetry"'))
-      expect(diagnostics.length).toBeGreaterThan(0)
+      expect(diagnostics.join('\n')).toMatch(/Export retry time \d+ms exceeds remaining timeout/)
+      // The export carried the configured header; the logs never do.
+      expect(authorizations).toContain('Bearer collector-secret-42')
       // The failed export is logged, and does not fail the shutdown (exit 0 above).
       expect(log).toContain('telemetry not exported at shutdown')
       expect(log).not.toContain('collector-secret-42')
     } finally {
+      collector.close()
       await rm(dir, { recursive: true, force: true })
       await schema.drop()
     }
