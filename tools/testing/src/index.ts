@@ -47,3 +47,4 @@ export {
   type ReceivedSpan,
 } from './otlp-receiver.js'
 export { scrape, series, type Family, type Series } from './prometheus.js'
+export { addHeadlessInteractions, type HeadlessInteractionOptions } from './oidc-interactions.js'

@@ -4,7 +4,7 @@
  * headless login and consent. The test picks who logs in, and whether consent is denied.
  */
 import type { Server } from 'node:http'
-import { getFreePort } from '@gatehouse/testing'
+import { addHeadlessInteractions, getFreePort } from '@gatehouse/testing'
 import Provider from 'oidc-provider'
 
 /** An account of the fake identity provider. */
@@ -97,52 +97,16 @@ export async function startOidcProvider(
   }
 
   // Headless interactions: log in as `state.account`, then grant (or deny) what is asked.
-  provider.use(async (ctx, next) => {
-    if (!ctx.path.startsWith('/interaction/')) {
-      await next()
-      return
-    }
-    const details = await provider.interactionDetails(ctx.req, ctx.res)
-    ctx.respond = false
-    if (state.deny) {
-      state.deny = false
-      await provider.interactionFinished(ctx.req, ctx.res, {
-        error: 'access_denied',
-        error_description: 'End-User aborted interaction',
-      })
-      return
-    }
-    if (details.prompt.name === 'login') {
+  addHeadlessInteractions(provider, {
+    login: () => {
       accounts.set(state.account.sub, state.account)
-      await provider.interactionFinished(
-        ctx.req,
-        ctx.res,
-        { login: { accountId: state.account.sub } },
-        { mergeWithLastSubmission: false },
-      )
-      return
-    }
-    const grant =
-      details.grantId === undefined
-        ? new provider.Grant({
-            accountId: details.session?.accountId,
-            clientId: String(details.params.client_id),
-          })
-        : await provider.Grant.find(details.grantId)
-    if (grant === undefined) throw new Error('grant not found')
-    const missing = details.prompt.details as {
-      missingOIDCScope?: string[]
-      missingOIDCClaims?: string[]
-    }
-    if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '))
-    if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims)
-    const grantId = await grant.save()
-    await provider.interactionFinished(
-      ctx.req,
-      ctx.res,
-      { consent: { grantId } },
-      { mergeWithLastSubmission: true },
-    )
+      return state.account.sub
+    },
+    deny: () => {
+      if (!state.deny) return false
+      state.deny = false
+      return true
+    },
   })
 
   const server: Server = provider.listen(port, '127.0.0.1')

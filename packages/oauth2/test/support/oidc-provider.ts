@@ -8,7 +8,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import type { Server } from 'node:http'
-import { getFreePort } from '@gatehouse/testing'
+import { addHeadlessInteractions, getFreePort } from '@gatehouse/testing'
 import { exportJWK, generateKeyPair, jwtVerify, type CryptoKey, type JWK } from 'jose'
 import Provider, { type TokenEndpointGrantContext } from 'oidc-provider'
 
@@ -208,48 +208,7 @@ export async function startProvider(): Promise<TestProvider> {
   )
 
   // Headless interactions: log in as `alice` and grant whatever is asked.
-  provider.use(async (ctx, next) => {
-    if (!ctx.path.startsWith('/interaction/')) {
-      await next()
-      return
-    }
-    const details = await provider.interactionDetails(ctx.req, ctx.res)
-    ctx.respond = false
-    if (details.prompt.name === 'login') {
-      await provider.interactionFinished(
-        ctx.req,
-        ctx.res,
-        { login: { accountId: 'alice' } },
-        { mergeWithLastSubmission: false },
-      )
-      return
-    }
-    const grant =
-      details.grantId === undefined
-        ? new provider.Grant({
-            accountId: details.session?.accountId,
-            clientId: String(details.params.client_id),
-          })
-        : await provider.Grant.find(details.grantId)
-    if (grant === undefined) throw new Error('grant not found')
-    const missing = details.prompt.details as {
-      missingOIDCScope?: string[]
-      missingOIDCClaims?: string[]
-      missingResourceScopes?: Record<string, string[]>
-    }
-    if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '))
-    if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims)
-    for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes ?? {})) {
-      grant.addResourceScope(indicator, scopes.join(' '))
-    }
-    const grantId = await grant.save()
-    await provider.interactionFinished(
-      ctx.req,
-      ctx.res,
-      { consent: { grantId } },
-      { mergeWithLastSubmission: true },
-    )
-  })
+  addHeadlessInteractions(provider, { login: () => 'alice' })
 
   const server: Server = provider.listen(port, '127.0.0.1')
   await new Promise<void>((resolve, reject) => {
