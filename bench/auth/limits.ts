@@ -76,7 +76,10 @@ async function main(): Promise<void> {
   )
   const service = spawn(
     process.execPath,
-    [`${root}packages/ratelimit/bin/gatehouse-ratelimit.js`],
+    [
+      ...(process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean),
+      `${root}packages/ratelimit/bin/gatehouse-ratelimit.js`,
+    ],
     {
       env: {
         ...process.env,
