@@ -223,6 +223,7 @@ export interface OwnChanges {
  *   logger).
  * @throws {@link ForbiddenError} `not_admin` for `app_metadata`; {@link UnprocessableEntityError}
  *   `validation_failed`, `same_password`, `email_exists`, `phone_exists`,
+ *   `user_sso_managed` (an SSO user changing its email, phone or password, or sending a nonce),
  *   `reauthentication_not_valid`, `sms_send_failed`; {@link BadRequestError}
  *   `reauthentication_needed`, the email, phone, channel and PKCE texts; the password policy's
  *   errors; 429 `over_email_send_rate_limit`, `over_sms_send_rate_limit`; 500 when a mail fails
@@ -246,6 +247,19 @@ export async function updateOwnUser(
   const phone = changes.phone === '' ? '' : validatePhone(changes.phone)
   const newPhone = phone !== '' && phone !== user.phone ? phone : ''
   const channel = newPhone === '' ? 'sms' : validateChannel(settings, changes.channel)
+  if (
+    user.isSsoUser &&
+    (newEmail !== '' ||
+      newPhone !== '' ||
+      (changes.password !== undefined && changes.password !== '') ||
+      changes.nonce !== '')
+  ) {
+    // The identity provider owns them (upstream `UserUpdate`).
+    throw new UnprocessableEntityError(
+      'user_sso_managed',
+      'Updating email, phone, password of a SSO account only possible via SSO',
+    )
+  }
   await requireAal2IfVerifiedFactors(ctx.db, auth, {
     password: changes.password !== undefined,
     email: newEmail !== '',

@@ -163,6 +163,42 @@ describe('GET/PUT /user and POST /logout', () => {
     })
   })
 
+  it('an SSO user (one migrated from GoTrue) keeps email, phone and password managed by SSO', async () => {
+    const session = await signUp(server, 'sso@example.com')
+    await server.app.db.query(
+      `UPDATE ${server.app.db.t.users} SET is_sso_user = true WHERE id = $1`,
+      [session.user.id],
+    )
+    const refused = {
+      code: 422,
+      error_code: 'user_sso_managed',
+      msg: 'Updating email, phone, password of a SSO account only possible via SSO',
+    }
+    for (const body of [
+      { email: 'other@example.com' },
+      { phone: '+14155550100' },
+      { password: 'another-password-1' },
+      { nonce: '123456' },
+    ]) {
+      const res = await server.request('PUT', '/user', { token: session.access_token, body })
+      expect({ body, status: res.statusCode, json: res.json() }).toEqual({
+        body,
+        status: 422,
+        json: refused,
+      })
+    }
+    // Its own email again and metadata are no change of what SSO manages.
+    const allowed = await server.request('PUT', '/user', {
+      token: session.access_token,
+      body: { email: 'sso@example.com', data: { theme: 'dark' } },
+    })
+    expect(allowed.statusCode).toBe(200)
+    expect(allowed.json()).toMatchObject({
+      email: 'sso@example.com',
+      user_metadata: { theme: 'dark' },
+    })
+  })
+
   it('changes the password: weak and same passwords are refused, other sessions end', async () => {
     const first = await signUp(server, 'pw@example.com')
     const second = await signIn(server, 'pw@example.com')
