@@ -284,7 +284,7 @@ describe('coalescing with MAX_DESCRIPTORS_PER_REQUEST=4', () => {
   })
 })
 
-describe.each([
+describe.each<{ name: string; env: Record<string, string>; files: Record<string, string> }>([
   {
     name: 'STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT=true',
     env: { STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT: 'true' },
