@@ -123,10 +123,9 @@ export class RequestCoalescer {
     }
     const descriptors = new Array<Descriptor>(size)
     let at = 0
-    for (const waiter of batch)
-      for (const descriptor of waiter.request.descriptors) {
-        descriptors[at++] = descriptor
-      }
+    for (const waiter of batch) {
+      for (const descriptor of waiter.request.descriptors) descriptors[at++] = descriptor
+    }
     this.#deps
       .send({ domain: first.request.domain, descriptors, hitsAddend: first.request.hitsAddend })
       .then(
