@@ -95,6 +95,36 @@ function answered(results: PromiseSettledResult<RateLimitResponse>[]): RateLimit
   })
 }
 
+/**
+ * Starts the service (the file's config plus `files`) and a coalescing client for the enclosing
+ * `describe`.
+ */
+function coalescingService(options: {
+  env: Record<string, string>
+  files?: Record<string, string>
+}): { readonly h: Harness; readonly client: RateLimitClient } {
+  let h: Harness | undefined
+  let client: RateLimitClient | undefined
+  beforeAll(async () => {
+    h = await startService({ files: { 'co.yaml': CONFIG, ...options.files }, env: options.env })
+    client = new RateLimitClient(h.grpcAddress, { timeoutMs: 5_000, coalesce: true })
+  })
+  afterAll(async () => {
+    client?.close()
+    await h?.close()
+  })
+  return {
+    get h() {
+      if (h === undefined) throw new Error('service not started')
+      return h
+    },
+    get client() {
+      if (client === undefined) throw new Error('service not started')
+      return client
+    },
+  }
+}
+
 describe.each([
   { server: 'native', transport: 'node:http2' },
   { server: 'grpc-js', transport: 'node:http2' },
@@ -236,25 +266,12 @@ describe.each([
 })
 
 describe('coalescing with MAX_DESCRIPTORS_PER_REQUEST=4', () => {
-  let h: Harness
-  let client: RateLimitClient
-
-  beforeAll(async () => {
-    h = await startService({
-      files: { 'co.yaml': CONFIG },
-      env: { MAX_DESCRIPTORS_PER_REQUEST: '4' },
-    })
-    client = new RateLimitClient(h.grpcAddress, { timeoutMs: 5_000, coalesce: true })
-  })
-  afterAll(async () => {
-    client.close()
-    await h.close()
-  })
+  const s = coalescingService({ env: { MAX_DESCRIPTORS_PER_REQUEST: '4' } })
 
   it('splits a turn into calls of at most 4 descriptors; a larger request goes alone and is refused', async () => {
-    expect(await coalesceHeader(h.grpcAddress)).toBe('4')
-    await client.shouldRateLimit(request(descriptor('user', 'first')))
-    const before = h.stat(TOTAL)
+    expect(await coalesceHeader(s.h.grpcAddress)).toBe('4')
+    await s.client.shouldRateLimit(request(descriptor('user', 'first')))
+    const before = s.h.stat(TOTAL)
     const requests = [
       request(descriptor('user', 's1')),
       request(descriptor('user', 's2'), descriptor('user', 's3')),
@@ -264,9 +281,9 @@ describe('coalescing with MAX_DESCRIPTORS_PER_REQUEST=4', () => {
       request(descriptor('user', 's7'), descriptor('user', 's8')),
       request(descriptor('user', 's9')),
     ]
-    const results = await oneTurn(client, requests)
+    const results = await oneTurn(s.client, requests)
     // [s1, s2 s3, s4] [s5 s6, s7 s8] [s9] and the 5-descriptor request alone.
-    expect(h.stat(TOTAL) - before).toBe(4)
+    expect(s.h.stat(TOTAL) - before).toBe(4)
     expect(results.map((r) => r.status)).toEqual([
       'fulfilled',
       'fulfilled',
@@ -305,87 +322,54 @@ descriptors:
     },
   },
 ])('no coalescing with $name', ({ env, files }) => {
-  let h: Harness
-  let client: RateLimitClient
-
-  beforeAll(async () => {
-    h = await startService({ files: { 'co.yaml': CONFIG, ...files }, env })
-    client = new RateLimitClient(h.grpcAddress, { timeoutMs: 5_000, coalesce: true })
-  })
-  afterAll(async () => {
-    client.close()
-    await h.close()
-  })
+  const s = coalescingService({ env, files })
 
   it('sends no header, so the client calls one by one', async () => {
-    expect(await coalesceHeader(h.grpcAddress)).toBeUndefined()
-    await client.shouldRateLimit(request(descriptor('user', 'first')))
-    const before = h.stat(TOTAL)
+    expect(await coalesceHeader(s.h.grpcAddress)).toBeUndefined()
+    await s.client.shouldRateLimit(request(descriptor('user', 'first')))
+    const before = s.h.stat(TOTAL)
     answered(
-      await oneTurn(client, [
+      await oneTurn(s.client, [
         request(descriptor('user', 'n1')),
         request(descriptor('user', 'n2')),
         request(descriptor('user', 'n3')),
       ]),
     )
-    expect(h.stat(TOTAL) - before).toBe(3)
+    expect(s.h.stat(TOTAL) - before).toBe(3)
   })
 })
 
 describe('no coalescing under STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT (the bypass it prevents)', () => {
-  let h: Harness
-  let client: RateLimitClient
-
-  beforeAll(async () => {
-    h = await startService({
-      files: { 'co.yaml': CONFIG },
-      env: { STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT: 'true' },
-    })
-    client = new RateLimitClient(h.grpcAddress, { timeoutMs: 5_000, coalesce: true })
-  })
-  afterAll(async () => {
-    client.close()
-    await h.close()
-  })
+  const s = coalescingService({ env: { STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT: 'true' } })
 
   it("counts another caller's key while one caller is over its limit in the same turn", async () => {
-    expect((await client.shouldRateLimit(request(descriptor('one', 'x')))).overallCode).toBe('OK')
+    expect((await s.client.shouldRateLimit(request(descriptor('one', 'x')))).overallCode).toBe('OK')
     // Merged, `one` over its limit would make the service add 0 to `two`: it would never fill.
     for (let turn = 0; turn < 2; turn++) {
       const [over, counted] = answered(
-        await oneTurn(client, [request(descriptor('one', 'x')), request(descriptor('two', 'y'))]),
+        await oneTurn(s.client, [request(descriptor('one', 'x')), request(descriptor('two', 'y'))]),
       )
       expect(over?.overallCode).toBe('OVER_LIMIT')
       expect(counted?.statuses[0]?.limitRemaining).toBe(1 - turn)
     }
-    const third = await client.shouldRateLimit(request(descriptor('two', 'y')))
+    const third = await s.client.shouldRateLimit(request(descriptor('two', 'y')))
     expect(third.overallCode).toBe('OVER_LIMIT')
   })
 })
 
 describe('coalescing with SHADOW_MODE=true', () => {
-  let h: Harness
-  let client: RateLimitClient
-
-  beforeAll(async () => {
-    h = await startService({ files: { 'co.yaml': CONFIG }, env: { SHADOW_MODE: 'true' } })
-    client = new RateLimitClient(h.grpcAddress, { timeoutMs: 5_000, coalesce: true })
-  })
-  afterAll(async () => {
-    client.close()
-    await h.close()
-  })
+  const s = coalescingService({ env: { SHADOW_MODE: 'true' } })
 
   it('answers every caller OK, as the service answers each request alone', async () => {
-    await client.shouldRateLimit(request(descriptor('one', 'shadow')))
-    const before = h.stat(TOTAL)
+    await s.client.shouldRateLimit(request(descriptor('one', 'shadow')))
+    const before = s.h.stat(TOTAL)
     const answers = answered(
-      await oneTurn(client, [
+      await oneTurn(s.client, [
         request(descriptor('one', 'shadow')),
         request(descriptor('user', 'shadow')),
       ]),
     )
-    expect(h.stat(TOTAL) - before).toBe(1)
+    expect(s.h.stat(TOTAL) - before).toBe(1)
     expect(answers.map(codes)).toEqual([['OVER_LIMIT'], ['OK']])
     expect(answers.map((a) => a.overallCode)).toEqual(['OK', 'OK'])
   })
