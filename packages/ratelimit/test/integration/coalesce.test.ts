@@ -422,7 +422,8 @@ describe('coalescing over grpc-js with TLS', () => {
 describe('RateLimitClient coalescing against a fake service', () => {
   /** What the fake answers: statuses per call and whether it sends the header. */
   let statuses = 1
-  let header = true
+  /** The header's value; undefined sends none. */
+  let header: string | undefined = '10'
   let streams = 0
   const server = createServer()
   server.on('stream', (stream: ServerHttp2Stream) => {
@@ -434,7 +435,7 @@ describe('RateLimitClient coalescing against a fake service', () => {
         {
           [constants.HTTP2_HEADER_STATUS]: 200,
           'content-type': 'application/grpc',
-          ...(header ? { [COALESCE_MAX_DESCRIPTORS_HEADER]: '10' } : {}),
+          ...(header === undefined ? {} : { [COALESCE_MAX_DESCRIPTORS_HEADER]: header }),
         },
         { waitForTrailers: true },
       )
@@ -487,7 +488,7 @@ describe('RateLimitClient coalescing against a fake service', () => {
 
   it('stops coalescing after an answer without the header, and starts again with one that has it', async () => {
     statuses = 2
-    header = false
+    header = undefined
     // Coalesced (the last answer had the header); this answer has none.
     answered(
       await oneTurn(client, [request(descriptor('user', 'a')), request(descriptor('user', 'b'))]),
@@ -498,7 +499,7 @@ describe('RateLimitClient coalescing against a fake service', () => {
       await oneTurn(client, [request(descriptor('user', 'a')), request(descriptor('user', 'b'))]),
     )
     expect(streams - before).toBe(2)
-    header = true
+    header = '10'
     answered(await oneTurn(client, [request(descriptor('user', 'a'))]))
     statuses = 2
     before = streams
@@ -507,4 +508,20 @@ describe('RateLimitClient coalescing against a fake service', () => {
     )
     expect(streams - before).toBe(1)
   })
+
+  it.each(['0', '-1', '1e3', ' 4', '4.5', 'x', '1234567890'])(
+    'takes a header value %j that is not a count from 1 to 999999999 as no header',
+    async (value) => {
+      header = '10'
+      statuses = 1
+      answered(await oneTurn(client, [request(descriptor('user', 'a'))]))
+      header = value
+      answered(await oneTurn(client, [request(descriptor('user', 'a'))]))
+      const before = streams
+      answered(
+        await oneTurn(client, [request(descriptor('user', 'a')), request(descriptor('user', 'b'))]),
+      )
+      expect(streams - before).toBe(2)
+    },
+  )
 })
