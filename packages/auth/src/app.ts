@@ -7,7 +7,7 @@
  * @module
  */
 import type { FetchLike } from '@gatehouse/oauth2'
-import { RateLimitClient } from '@gatehouse/ratelimit'
+import { RateLimitClient, type RateLimitClientCounts } from '@gatehouse/ratelimit'
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import { authRoutes } from './api/routes.js'
@@ -115,6 +115,12 @@ export interface AuthApp {
    */
   readonly rateLimitStats: Readonly<ServiceLimiterStats> | undefined
   /**
+   * What the rate limit service's client sent under `RATE_LIMIT_BACKEND=ratelimit`: the decisions
+   * asked (`requests`) and the `ShouldRateLimit` calls made (`calls`; fewer with
+   * `RATE_LIMIT_SERVICE_COALESCE`); `undefined` otherwise.
+   */
+  readonly rateLimitClientCounts: RateLimitClientCounts | undefined
+  /**
    * The Prometheus scrape endpoint's URL once {@link AuthApp.start} has opened it
    * (`METRICS_ENABLED` with `METRICS_EXPORTER=prometheus`); undefined otherwise.
    */
@@ -143,6 +149,7 @@ interface Limiters {
   readonly emailLimiter: EmailSendLimiter
   readonly smsLimiter: EmailSendLimiter
   readonly stats?: ServiceLimiterStats
+  readonly counts?: () => RateLimitClientCounts
   readonly close: () => void
 }
 
@@ -162,6 +169,7 @@ function limitersFor(settings: Settings, deps: AuthDeps): Limiters {
   }
   const client = new RateLimitClient(rateLimit.serviceAddress, {
     timeoutMs: rateLimit.serviceTimeout,
+    coalesce: rateLimit.serviceCoalesce,
   })
   const service = new ServiceLimiter(client, {
     domain: rateLimit.domain,
@@ -173,6 +181,7 @@ function limitersFor(settings: Settings, deps: AuthDeps): Limiters {
     emailLimiter: deps.emailLimiter ?? service.sendLimiter('email_sent'),
     smsLimiter: deps.smsLimiter ?? service.sendLimiter('sms_sent'),
     stats: service.stats,
+    counts: () => client.counts,
     close: () => {
       client.close()
     },
@@ -338,6 +347,9 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
       return ready().freshDatabase
     },
     rateLimitStats: limiters.stats,
+    get rateLimitClientCounts() {
+      return limiters.counts?.()
+    },
     get metricsUrl() {
       return metricsUrl
     },

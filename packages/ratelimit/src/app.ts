@@ -398,6 +398,9 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
   const health = new HealthChecker({ configComponent: settings.healthyWithAtLeastOneConfigLoaded })
   const store =
     deps.store ?? buildStore(settings, { ...deps, clock, random, logger }, health, stats)
+  // Upstream's memcache backend does not implement it: it increments every key.
+  const stopIncrement =
+    settings.stopCacheKeyIncrementWhenOverlimit && settings.backendType !== 'memcache'
   if (settings.backendType === 'memcache' && settings.stopCacheKeyIncrementWhenOverlimit) {
     logger.warn('STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT has no effect with the memcache backend')
   }
@@ -412,9 +415,7 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
     nearLimitRatio: settings.nearLimitRatio,
     cacheKeyPrefix: settings.cacheKeyPrefix,
     expirationJitterMaxSeconds: settings.expirationJitterMaxSeconds,
-    // Upstream's memcache backend does not implement it: it increments every key.
-    stopCacheKeyIncrementWhenOverlimit:
-      settings.stopCacheKeyIncrementWhenOverlimit && settings.backendType !== 'memcache',
+    stopCacheKeyIncrementWhenOverlimit: stopIncrement,
     random,
     tracing,
     storeSpanName: STORE_SPAN_NAMES[settings.backendType],
@@ -424,6 +425,7 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
     {
       globalShadowMode: settings.shadowMode,
       quotaMode: settings.quotaMode,
+      cacheCouplesDescriptors: stopIncrement,
       responseDynamicMetadata: settings.responseDynamicMetadata,
       mergeDomainConfig: settings.mergeDomainConfig,
       defaultAlgorithm: settings.rateLimitAlgorithm,

@@ -28,9 +28,11 @@ export {
   MAX_RESPONSE_MESSAGE_BYTES,
   RateLimitCallError,
   RateLimitClient,
+  type RateLimitClientCounts,
   type RateLimitClientOptions,
 } from './client.js'
 export { RateLimitError, type RateLimitErrorCode } from './errors.js'
+export { COALESCE_MAX_DESCRIPTORS_HEADER } from './server/grpc-handlers.js'
 export {
   ALGORITHMS,
   RateLimitConfig,

@@ -124,6 +124,7 @@ describe('loadSettings', () => {
       serviceAddress: '127.0.0.1:8081',
       domain: 'gatehouse-auth',
       serviceTimeout: 250,
+      serviceCoalesce: true,
       failClosed: false,
       passwordFailures: 5,
     })
@@ -132,8 +133,16 @@ describe('loadSettings', () => {
       AUTHSVC_RATE_LIMIT_BACKEND: 'redis',
       AUTHSVC_RATE_LIMIT_SERVICE_ADDRESS: 'localhost',
       AUTHSVC_RATE_LIMIT_VERIFY: '-1',
+      AUTHSVC_RATE_LIMIT_SERVICE_COALESCE: 'yes',
     })
-    expect(bad).toHaveLength(3)
+    expect(bad).toHaveLength(4)
+    expect(bad).toContain(
+      'AUTHSVC_RATE_LIMIT_SERVICE_COALESCE: must be a boolean (true/false/1/0) (got "yes")',
+    )
+    expect(
+      loadSettings({ ...REQUIRED, AUTHSVC_RATE_LIMIT_SERVICE_COALESCE: 'false' }).rateLimit
+        .serviceCoalesce,
+    ).toBe(false)
     expect(bad.join('\n')).toContain('AUTHSVC_RATE_LIMIT_BACKEND: must be one of memory, ratelimit')
     expect(bad.join('\n')).toContain('AUTHSVC_RATE_LIMIT_SERVICE_ADDRESS: must be host:port')
   })

@@ -356,6 +356,13 @@ export interface Settings {
     /** `RATE_LIMIT_SERVICE_TIMEOUT`: deadline of one decision, in milliseconds. @default 250 */
     readonly serviceTimeout: number
     /**
+     * `RATE_LIMIT_SERVICE_COALESCE`: send the decisions of one event-loop turn as one
+     * `ShouldRateLimit` call when the service allows it (its `gatehouse-coalesce-max-descriptors`
+     * header; not with `STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT=true`): the `coalesce` option of
+     * `RateLimitClient`. @default true
+     */
+    readonly serviceCoalesce: boolean
+    /**
      * `RATE_LIMIT_FAIL_CLOSED`: with the service unreachable, refuse with 503 instead of allowing
      * (logged and counted either way). @default false
      */
@@ -1181,6 +1188,10 @@ export const settingsTable = defineSettings(
       positive: true,
       help: 'deadline of one rate limit decision',
     }),
+    rateLimitServiceCoalesce: bool('RATE_LIMIT_SERVICE_COALESCE', {
+      default: 'true',
+      help: 'one gRPC call per event-loop turn when the service allows it',
+    }),
     rateLimitFailClosed: bool('RATE_LIMIT_FAIL_CLOSED', {
       help: 'service unreachable: 503 instead of allowing',
     }),
@@ -1499,6 +1510,7 @@ export function loadSettings(env: Env): Settings {
       serviceAddress: v.rateLimitServiceAddress,
       domain: v.rateLimitDomain,
       serviceTimeout: v.rateLimitServiceTimeout,
+      serviceCoalesce: v.rateLimitServiceCoalesce,
       failClosed: v.rateLimitFailClosed,
       passwordFailures: v.rateLimitPasswordFailures,
     },

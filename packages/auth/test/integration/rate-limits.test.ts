@@ -220,6 +220,23 @@ describe('RATE_LIMIT_BACKEND=ratelimit: two instances, one budget, a service tha
     rmSync(root, { recursive: true, force: true })
   })
 
+  it('counts concurrent requests exactly while coalescing their decisions into fewer calls', async () => {
+    const client = { 'x-real-ip': '192.0.2.77' }
+    const concurrently = (headers: Record<string, string>) =>
+      Promise.all(Array.from({ length: 40 }, async () => (await refresh(open.url, headers)).status))
+    // Another client's requests open the connections (and the first answer tells the auth
+    // server that the service allows coalescing), so the measured ones arrive together.
+    await concurrently({ 'x-real-ip': '192.0.2.78' })
+    const before = open.app.rateLimitClientCounts
+    const seen = await concurrently(client)
+    // 1 per 5 minutes: 12 an hour per client, whatever the batching.
+    expect(seen.filter((status) => status === 400)).toHaveLength(12)
+    expect(seen.filter((status) => status === 429)).toHaveLength(28)
+    const after = open.app.rateLimitClientCounts
+    expect((after?.requests ?? 0) - (before?.requests ?? 0)).toBe(40)
+    expect((after?.calls ?? 0) - (before?.calls ?? 0)).toBeLessThan(40)
+  })
+
   it('holds one budget across both instances, fails open or closed, and recovers', async () => {
     const client = { 'x-real-ip': '192.0.2.44' }
     const both = async () => [

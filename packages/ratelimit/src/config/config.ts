@@ -163,6 +163,8 @@ export class RateLimitConfig {
   readonly #domains: Map<string, DescriptorNode>
   readonly #stats: StatsManager
   readonly #defaultAlgorithm: Algorithm
+  /** {@link couplesDescriptors}, found on first use. */
+  #couples: boolean | undefined
 
   private constructor(
     domains: Map<string, DescriptorNode>,
@@ -210,6 +212,19 @@ export class RateLimitConfig {
       loadDescriptors(context, domainNode, `${root.domain}.`, root.descriptors)
     }
     return new RateLimitConfig(domains, options.stats, defaultAlgorithm)
+  }
+
+  /**
+   * Whether a rule makes the outcome of one descriptor depend on the other descriptors of the
+   * same request: a rule with `replaces` (it drops the replaced rules' limits from the request)
+   * or with `quota_mode` (a quota descriptor over its limit fails the request only when every
+   * quota descriptor of the request is over). Without such rules a request's descriptors are
+   * decided independently of each other (the service then allows clients to coalesce requests:
+   * see `COALESCE_MAX_DESCRIPTORS_HEADER`).
+   */
+  get couplesDescriptors(): boolean {
+    this.#couples ??= [...this.#domains.values()].some(coupling)
+    return this.#couples
   }
 
   /** Domains in this configuration. */
@@ -448,4 +463,13 @@ function loadDescriptors(
     parent.children.set(finalKey, node)
     if (finalKey.includes('*')) parent.wildcards.push({ pattern: compileWildcard(finalKey), node })
   }
+}
+
+/** Whether a rule at or below `node` has `replaces` or `quota_mode` (see `couplesDescriptors`). */
+function coupling(node: DescriptorNode): boolean {
+  const limit = node.limit
+  if (limit !== undefined && (limit.quotaMode || limit.replaces.length > 0)) return true
+  for (const child of node.children.values()) if (coupling(child)) return true
+  for (const wildcard of node.wildcards) if (coupling(wildcard.node)) return true
+  return false
 }

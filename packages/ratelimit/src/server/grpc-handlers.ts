@@ -48,10 +48,32 @@ const SHOULD_RATE_LIMIT_ATTRIBUTES = {
 const HEALTH_SERVICES: ReadonlySet<string> = new Set(['', 'ratelimit'])
 
 /**
- * Receives the outcome of a unary call: a status to end it with, or `null` and the response
- * message (gRPC-framed when the handler was asked to). The shape of grpc-js' `sendUnaryData`.
+ * The response header (gRPC initial metadata) of every successful `ShouldRateLimit` answer while
+ * the service decides each descriptor of a request on its own
+ * (`RateLimitService.independentDescriptors`: `STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT` off, no
+ * `QUOTA_MODE`, no rule with `replaces` or `quota_mode`). Its value is
+ * `MAX_DESCRIPTORS_PER_REQUEST` (decimal): a client may then concatenate the descriptors of
+ * several requests of one domain and `hits_addend` into one request of at most that many
+ * descriptors and split the statuses back (`RateLimitClient`'s `coalesce`). A gatehouse
+ * extension; Envoy ignores response metadata it does not know.
  */
-export type UnaryCallback = (status: GrpcStatus | null, message?: Buffer) => void
+export const COALESCE_MAX_DESCRIPTORS_HEADER = 'gatehouse-coalesce-max-descriptors'
+
+/** Response headers (gRPC initial metadata) a handler asks the transport to send. */
+export type ResponseHeaders = Readonly<Record<string, string>>
+
+/**
+ * Receives the outcome of a unary call: a status to end it with, or `null` and the response
+ * message (gRPC-framed when the handler was asked to), with the response headers to send
+ * (always the same object for the same headers, so transports can keep what they derive from
+ * it). The shape of grpc-js' `sendUnaryData`, whose third argument (trailers) the grpc-js server
+ * adapts.
+ */
+export type UnaryCallback = (
+  status: GrpcStatus | null,
+  message?: Buffer,
+  headers?: ResponseHeaders,
+) => void
 
 /** A `Health/Watch` call that was accepted. */
 export interface HealthWatch {
@@ -80,8 +102,10 @@ export interface GrpcHandlerDeps {
 /** The gRPC methods on request bytes. `framed` asks for messages with the 5-byte gRPC prefix. */
 export interface GrpcHandlers {
   /**
-   * `ShouldRateLimit`: answers with a `RateLimitResponse`, or UNKNOWN / INTERNAL. `trace` holds
-   * the call's metadata, read for a W3C `traceparent` when tracing is on.
+   * `ShouldRateLimit`: answers with a `RateLimitResponse` (and the
+   * {@link COALESCE_MAX_DESCRIPTORS_HEADER} header when the service allows coalescing), or
+   * UNKNOWN / INTERNAL. `trace` holds the call's metadata, read for a W3C `traceparent` when
+   * tracing is on.
    */
   readonly shouldRateLimit: (
     request: Buffer,
@@ -123,6 +147,9 @@ export function createGrpcHandlers(deps: GrpcHandlerDeps): GrpcHandlers {
   const shouldTime = deps.stats.timer('ratelimit_server.ShouldRateLimit.response_time')
   const checkTotal = deps.stats.counter('ratelimit_server.Check.total_requests')
   const checkTime = deps.stats.timer('ratelimit_server.Check.response_time')
+  const coalesceHeaders: ResponseHeaders = Object.freeze({
+    [COALESCE_MAX_DESCRIPTORS_HEADER]: String(service.requestLimits.maxDescriptors),
+  })
 
   const internal = (method: string, error: unknown): GrpcStatus => {
     logger.error({ err: error }, `unexpected error in ${method}`)
@@ -150,11 +177,11 @@ export function createGrpcHandlers(deps: GrpcHandlerDeps): GrpcHandlers {
         carrier,
       )
       if (span !== undefined) {
-        done = (status, message) => {
+        done = (status, message, headers) => {
           span.span.setAttribute('rpc.grpc.status_code', status?.code ?? 0)
           if (status === null) span.span.end()
           else endWithError(span.span, status.details)
-          callback(status, message)
+          callback(status, message, headers)
         }
       }
       let pending
@@ -182,7 +209,7 @@ export function createGrpcHandlers(deps: GrpcHandlerDeps): GrpcHandlers {
             done(internal('ShouldRateLimit', error))
             return
           }
-          done(null, message)
+          done(null, message, service.independentDescriptors ? coalesceHeaders : undefined)
         },
         (error: unknown) => {
           shouldTime.record(clock.now() - start)

@@ -37,6 +37,7 @@ import {
   HEALTH_WATCH_PATH,
   SHOULD_RATE_LIMIT_PATH,
   type GrpcHandlers,
+  type ResponseHeaders,
   type UnaryCallback,
 } from './grpc-handlers.js'
 import { GRPC_STATUS, type GrpcStatus } from './status.js'
@@ -176,10 +177,17 @@ function sendError(stream: ServerHttp2Stream, { code, details }: GrpcStatus): vo
   if (!stream.readableEnded) stream.close(constants.NGHTTP2_NO_ERROR)
 }
 
-/** Sends one already framed message and the OK trailers (unless the call was answered). */
-function sendFramed(stream: ServerHttp2Stream, framed: Buffer): void {
+/**
+ * Sends one already framed message (after `headers`, {@link RESPONSE_HEADERS} and the handler's
+ * own) and the OK trailers, unless the call was answered.
+ */
+function sendFramed(
+  stream: ServerHttp2Stream,
+  framed: Buffer,
+  headers: typeof RESPONSE_HEADERS,
+): void {
   if (stream.destroyed || stream.closed || stream.headersSent) return
-  stream.respond(RESPONSE_HEADERS, WITH_TRAILERS)
+  stream.respond(headers, WITH_TRAILERS)
   // 'wantTrailers' is emitted once per stream: `on` spares the wrapper `once` allocates.
   stream.on('wantTrailers', sendOkTrailers)
   stream.end(framed)
@@ -278,14 +286,29 @@ export function buildNativeGrpcServer(
     }
   }
 
+  /**
+   * The response headers with a handler's own: built once per object the handlers pass (they
+   * pass one precomputed object), so an answer allocates no headers.
+   */
+  let extraHeaders: ResponseHeaders | undefined
+  let withExtraHeaders = RESPONSE_HEADERS
+  const headersWith = (extra: ResponseHeaders | undefined): typeof RESPONSE_HEADERS => {
+    if (extra === undefined) return RESPONSE_HEADERS
+    if (extra !== extraHeaders) {
+      withExtraHeaders = { ...extra, ...RESPONSE_HEADERS }
+      extraHeaders = extra
+    }
+    return withExtraHeaders
+  }
+
   /** Answers a unary call with the handler's outcome. */
   const answer =
     (stream: ServerHttp2Stream, path: string): UnaryCallback =>
-    (status, message) => {
+    (status, message, headers) => {
       deadlines.delete(stream)
       try {
         if (status !== null) sendError(stream, status)
-        else if (message !== undefined) sendFramed(stream, message)
+        else if (message !== undefined) sendFramed(stream, message, headersWith(headers))
       } catch (error) {
         fail(stream, methodName(path), error)
       }

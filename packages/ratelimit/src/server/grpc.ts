@@ -21,6 +21,7 @@ import {
   HEALTH_WATCH_PATH,
   SHOULD_RATE_LIMIT_PATH,
   type GrpcHandlers,
+  type ResponseHeaders,
 } from './grpc-handlers.js'
 import { clientSanProblem, type ServerTls } from './tls.js'
 
@@ -173,6 +174,18 @@ export function maxCallDurationInterceptor(maxMs: number): grpc.ServerIntercepto
 export function buildGrpcServer(deps: GrpcServerDeps, options: GrpcServerOptions): grpc.Server {
   const { handlers } = deps
   const idle = options.maxConnectionIdleMs ?? 0
+  // The handlers pass one precomputed headers object: its Metadata is built once (grpc-js only
+  // reads the Metadata it is given).
+  let lastHeaders: ResponseHeaders | undefined
+  let lastMetadata = new grpc.Metadata()
+  const metadataOf = (headers: ResponseHeaders): grpc.Metadata => {
+    if (headers !== lastHeaders) {
+      lastMetadata = new grpc.Metadata()
+      for (const [key, value] of Object.entries(headers)) lastMetadata.set(key, value)
+      lastHeaders = headers
+    }
+    return lastMetadata
+  }
   const server = new grpc.Server({
     'grpc.max_connection_age_ms': Math.min(options.maxConnectionAgeMs, 2 ** 31 - 1),
     'grpc.max_connection_age_grace_ms': Math.min(options.maxConnectionAgeGraceMs, 2 ** 31 - 1),
@@ -188,7 +201,15 @@ export function buildGrpcServer(deps: GrpcServerDeps, options: GrpcServerOptions
         call: grpc.ServerUnaryCall<Buffer, Buffer>,
         callback: grpc.sendUnaryData<Buffer>,
       ) {
-        handlers.shouldRateLimit(call.request, false, callback, call.metadata)
+        handlers.shouldRateLimit(
+          call.request,
+          false,
+          (status, message, headers) => {
+            if (headers !== undefined) call.sendMetadata(metadataOf(headers))
+            callback(status, message)
+          },
+          call.metadata,
+        )
       },
     },
   )
@@ -196,7 +217,9 @@ export function buildGrpcServer(deps: GrpcServerDeps, options: GrpcServerOptions
     { Check: rawMethod(HEALTH_CHECK_PATH, false), Watch: rawMethod(HEALTH_WATCH_PATH, true) },
     {
       Check(call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) {
-        handlers.check(call.request, false, callback)
+        handlers.check(call.request, false, (status, message) => {
+          callback(status, message)
+        })
       },
       Watch(call: grpc.ServerWritableStream<Buffer, Buffer>) {
         try {

@@ -368,3 +368,40 @@ describe('RateLimitService.shouldRateLimit', () => {
     expect(counter('ratelimit.service.config_load_success')).toBe(1)
   })
 })
+
+describe('independentDescriptors (what allows clients to coalesce requests)', () => {
+  const plain =
+    'domain: rl\ndescriptors:\n  - key: k\n    rate_limit: {unit: minute, requests_per_unit: 1}\n'
+
+  it('holds for a plain configuration, and not before one is loaded', () => {
+    const stats = new StatsManager(new StatsStore())
+    const clock = new FakeClock(0)
+    const cache = new FixedWindowRateLimitCache({
+      store: new MemoryCounterStore({ clock, sweepIntervalMs: 0 }),
+      clock,
+    })
+    const service = new RateLimitService({ cache, stats, logger })
+    expect(service.independentDescriptors).toBe(false)
+    expect(service.loadConfig([{ name: 'plain.yaml', content: plain }])).toBeUndefined()
+    expect(service.independentDescriptors).toBe(true)
+  })
+
+  it.each([
+    ['the cache couples them (STOP rule)', { cacheCouplesDescriptors: true }, plain],
+    ['QUOTA_MODE', { quotaMode: true }, plain],
+    [
+      'a rule with quota_mode',
+      {},
+      'domain: rl\ndescriptors:\n  - key: q\n    descriptors:\n      - key: r\n        quota_mode: true\n        rate_limit: {unit: minute, requests_per_unit: 1}\n',
+    ],
+    ['a rule with replaces (upstream example.yaml)', {}, upstreamFixture('examples/example.yaml')],
+  ])('does not hold with %s', (_name, options: ServiceOptions, content) => {
+    expect(setup(options, content).service.independentDescriptors).toBe(false)
+  })
+
+  it('follows configuration reloads', () => {
+    const { service } = setup({}, upstreamFixture('examples/example.yaml'))
+    expect(service.loadConfig([{ name: 'plain.yaml', content: plain }])).toBeUndefined()
+    expect(service.independentDescriptors).toBe(true)
+  })
+})

@@ -97,6 +97,13 @@ export interface ServiceOptions {
    * {@link DEFAULT_REQUEST_LIMITS}
    */
   readonly requestLimits?: RequestLimits
+  /**
+   * The cache decides a request's descriptors together (`STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT`
+   * with a backend that implements it: one descriptor over its limit, or refused by the local
+   * cache, stops the counting of the others). See {@link RateLimitService.independentDescriptors}.
+   * @default false
+   */
+  readonly cacheCouplesDescriptors?: boolean
 }
 
 /** Dependencies of {@link RateLimitService}. */
@@ -129,6 +136,8 @@ export class RateLimitService {
   readonly #listeners: ConfigListener[] = []
   readonly #requestLimits: RequestLimits
   #config: RateLimitConfig | undefined
+  /** {@link independentDescriptors}, set at each configuration load. */
+  #independent = false
 
   constructor(deps: ServiceDeps, options: ServiceOptions = {}) {
     this.#cache = deps.cache
@@ -157,6 +166,24 @@ export class RateLimitService {
       cause: error,
       code: 'ERR_REQUEST_TOO_LARGE',
     })
+  }
+
+  /**
+   * Whether each descriptor of a request is decided as if it came alone, so that requests
+   * concatenated into one get the statuses they would have got one by one (what a coalescing
+   * client relies on; see `COALESCE_MAX_DESCRIPTORS_HEADER`). It is not so, and this is false:
+   * before a configuration is loaded; with {@link ServiceOptions.cacheCouplesDescriptors}
+   * (`STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT`); with `QUOTA_MODE`; or while the configuration
+   * has a rule with `replaces` or `quota_mode` (`RateLimitConfig.couplesDescriptors`).
+   *
+   * Nothing else couples them: counters are incremented one descriptor at a time (the same key
+   * twice in one request is counted twice, in order, as in two requests), and the local cache,
+   * which only refuses keys already over their limit, affects the other descriptors only under
+   * the STOP rule. `SHADOW_MODE` (global) answers the whole request OK; a client splitting
+   * answers keeps that (a caller is over the limit only when the whole answer is).
+   */
+  get independentDescriptors(): boolean {
+    return this.#independent
   }
 
   /** The current configuration, or undefined before the first successful load. */
@@ -191,6 +218,10 @@ export class RateLimitService {
       return error as Error
     }
     this.#config = config
+    this.#independent =
+      this.#options.cacheCouplesDescriptors !== true &&
+      this.#options.quotaMode !== true &&
+      !config.couplesDescriptors
     this.#stats.service.configLoadSuccess.add()
     this.#logger.info(
       `Successfully loaded new configuration (${String(config.domains.length)} domain(s))`,
