@@ -75,6 +75,7 @@ export const ERROR_CODES = [
   'identity_not_found',
   'single_identity_not_deletable',
   'manual_linking_disabled',
+  'user_sso_managed',
 ] as const
 
 /** One of {@link ERROR_CODES}. */
