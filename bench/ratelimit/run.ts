@@ -14,7 +14,9 @@
  *
  * `--observability` also runs a second service with Prometheus and tracing on (USE_PROMETHEUS,
  * TRACING_ENABLED, TRACING_SAMPLING_RATE=0.01, spans exported to a local OTLP/HTTP sink), measured
- * in the same slices, and reports its throughput against the defaults'.
+ * in the same slices, and reports its throughput against the defaults' (slice next to slice, with
+ * the service's CPU per decision), and side by side: both services loaded at once, half the
+ * concurrency each, so that both see the same machine in the same seconds.
  * `--algorithms fixed_window,sliding_window,token_bucket` instead runs one service per algorithm
  * (`RATE_LIMIT_ALGORITHM`) on the same servers, in interleaved slices, and reports each one's
  * decisions/s against the fixed window's slice next to it (issue 15).
@@ -38,6 +40,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { format, resolveConfig } from 'prettier'
 import { encodeRateLimitRequest } from '../../packages/ratelimit/src/protocol/protobuf/request.js'
+import { processTreeCpuMs } from '../lib/cpu.js'
 import { startOtlpSink } from '../lib/otlp-sink.js'
 import { machineInfo, percentile } from '../lib/report.js'
 import { requireTools } from '../lib/tools.js'
@@ -130,6 +133,8 @@ interface Sample {
   rps: number
   p50: number
   p99: number
+  /** CPU milliseconds of the service's processes (primary and workers) during the slice. */
+  serviceCpuMs?: number
 }
 
 const DOMAIN = 'bench'
@@ -222,7 +227,7 @@ const BACKEND_NAMES = Object.keys(BACKENDS).join(', ')
 async function grpcLoad(port: number, c: number, seconds: number, dir: string): Promise<Sample> {
   const streams = Math.min(c, 10)
   const connections = Math.ceil(c / streams)
-  const log = join(dir, `h2load-${String(c)}.log`)
+  const log = join(dir, `h2load-${String(port)}-${String(c)}.log`)
   const { stdout } = await run('h2load', [
     '-D',
     String(seconds),
@@ -308,6 +313,43 @@ async function startService(dir: string, env: Record<string, string>, main: stri
   return { http, grpc, debug, service }
 }
 
+/** Runs `load` and adds the CPU the service's processes used meanwhile to its sample. */
+async function withServiceCpu(
+  service: { readonly child: { readonly pid?: number | undefined } },
+  load: () => Promise<Sample>,
+): Promise<Sample> {
+  const pid = service.child.pid ?? 0
+  const before = processTreeCpuMs(pid)
+  const sample = await load()
+  return { ...sample, serviceCpuMs: processTreeCpuMs(pid) - before }
+}
+
+/**
+ * The table row of a side-by-side `--observability` measurement (`grpc=obs`, `http=obs`): the
+ * observed service's rate against the defaults' in the same seconds, both at half the
+ * concurrency.
+ */
+function sideBySideRow(
+  results: ReadonlyMap<string, Sample[]>,
+  backend: string,
+  path: string,
+  c: string,
+): string {
+  const mode = path.slice(0, -'=obs'.length)
+  const plain = results.get(`${backend}\t${mode}=defaults\t${c}`) ?? []
+  const samples = results.get(`${backend}\t${path}\t${c}`) ?? []
+  const ratios = samples.map((s, i) => s.rps / (plain[i]?.rps ?? NaN))
+  const name = mode === 'grpc' ? 'gRPC' : 'HTTP /json'
+  const half = String(Math.max(1, Math.floor(Number(c) / 2)))
+  return `| ${backend} | ${name} + Prometheus + tracing 1%, side by side with the defaults (${half} each) | ${c} | ${fmt(samples.map((s) => s.rps))} | ${fmt(
+    samples.map((s) => s.p50),
+    2,
+  )} | ${fmt(
+    samples.map((s) => s.p99),
+    2,
+  )} | ${fmt(plain.map((s) => s.rps))} (the defaults, same seconds) | | ${fmt(ratios.map((x) => x * 100))}% of the defaults |`
+}
+
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.floor(sorted.length / 2)] ?? NaN
@@ -333,6 +375,13 @@ function observabilityRow(
   const plain = results.get(`${backend}\t${mode}\t${c}`) ?? []
   const samples = results.get(`${backend}\t${path}\t${c}`) ?? []
   const ratios = samples.map((s, i) => s.rps / (plain[i]?.rps ?? NaN))
+  // The service's CPU per decision against the defaults' in the slice next to it (both slices
+  // last as long, so CPU/rps compares CPU per decision): steadier than throughput on a shared
+  // machine, whose neighbours move both services' rates.
+  const cpu = samples.map(
+    (s, i) =>
+      (s.serviceCpuMs ?? NaN) / s.rps / ((plain[i]?.serviceCpuMs ?? NaN) / (plain[i]?.rps ?? NaN)),
+  )
   const name = mode === 'grpc' ? 'gRPC' : 'HTTP /json'
   return `| ${backend} | ${name} + Prometheus + tracing 1% | ${c} | ${fmt(samples.map((s) => s.rps))} | ${fmt(
     samples.map((s) => s.p50),
@@ -340,7 +389,7 @@ function observabilityRow(
   )} | ${fmt(
     samples.map((s) => s.p99),
     2,
-  )} | | | ${fmt(ratios.map((x) => x * 100))}% of the defaults |`
+  )} | | | ${fmt(ratios.map((x) => x * 100))}% of the defaults; service CPU per decision ${fmt(cpu.map((x) => x * 100))}% of theirs |`
 }
 
 /** Settings of the `--observability` service: Prometheus, and tracing at 1% to `sink`. */
@@ -436,11 +485,34 @@ async function main(): Promise<void> {
           // it, so both see the same background load.
           for (let slice = 0; slice < options.slices; slice++) {
             add(at('baseline'), await backend.baseline(c, options.seconds))
-            add(at('grpc'), await grpcLoad(svc.grpc, c, options.seconds, dir))
-            add(at('http'), await httpLoad(svc.http, c, options.seconds, dir))
+            const cpuOf = (service: typeof svc, load: () => Promise<Sample>) =>
+              withServiceCpu(service.service, load)
+            add(at('grpc'), await cpuOf(svc, () => grpcLoad(svc.grpc, c, options.seconds, dir)))
+            add(at('http'), await cpuOf(svc, () => httpLoad(svc.http, c, options.seconds, dir)))
             if (obs !== undefined && obsEnv !== undefined) {
-              add(at('grpc+obs'), await grpcLoad(obs.grpc, c, options.seconds, dir))
-              add(at('http+obs'), await httpLoad(obs.http, c, options.seconds, dir))
+              add(
+                at('grpc+obs'),
+                await cpuOf(obs, () => grpcLoad(obs.grpc, c, options.seconds, dir)),
+              )
+              add(
+                at('http+obs'),
+                await cpuOf(obs, () => httpLoad(obs.http, c, options.seconds, dir)),
+              )
+              // Side by side: both services loaded at once, half the concurrency each, so that
+              // both see the same machine in the same seconds (a shared machine's speed drifts
+              // between slices); the ratio of their rates is what observability costs.
+              const half = Math.max(1, Math.floor(c / 2))
+              for (const [mode, load] of [
+                ['grpc', grpcLoad],
+                ['http', httpLoad],
+              ] as const) {
+                const [plain, observed] = await Promise.all([
+                  load(mode === 'grpc' ? svc.grpc : svc.http, half, options.seconds, dir),
+                  load(mode === 'grpc' ? obs.grpc : obs.http, half, options.seconds, dir),
+                ])
+                add(at(`${mode}=defaults`), plain)
+                add(at(`${mode}=obs`), observed)
+              }
               // One scrape per slice, as a Prometheus server would do every few seconds.
               const scrape = await fetch(`http://${obsEnv.PROMETHEUS_ADDR ?? ''}/metrics`)
               if (!(await scrape.text()).includes('ratelimit_service_total_requests')) {
@@ -474,6 +546,11 @@ async function main(): Promise<void> {
       rows.push(observabilityRow(results, backend, path, c))
       continue
     }
+    if (path.endsWith('=obs')) {
+      rows.push(sideBySideRow(results, backend, path, c))
+      continue
+    }
+    if (path.endsWith('=defaults')) continue
     const base = results.get(`${backend}\tbaseline\t${c}`) ?? []
     const samples = results.get(key) ?? []
     const ratios = samples.map((s, i) => s.rps / (base[i]?.rps ?? NaN))
