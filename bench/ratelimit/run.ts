@@ -341,13 +341,7 @@ function sideBySideRow(
   const ratios = samples.map((s, i) => s.rps / (plain[i]?.rps ?? NaN))
   const name = mode === 'grpc' ? 'gRPC' : 'HTTP /json'
   const half = String(Math.max(1, Math.floor(Number(c) / 2)))
-  return `| ${backend} | ${name} + Prometheus + tracing 1%, side by side with the defaults (${half} each) | ${c} | ${fmt(samples.map((s) => s.rps))} | ${fmt(
-    samples.map((s) => s.p50),
-    2,
-  )} | ${fmt(
-    samples.map((s) => s.p99),
-    2,
-  )} | ${fmt(plain.map((s) => s.rps))} (the defaults, same seconds) | | ${fmt(ratios.map((x) => x * 100))}% of the defaults |`
+  return `| ${backend} | ${name} + Prometheus + tracing 1%, side by side with the defaults (${half} each) | ${c} | ${sampleCells(samples)} | ${fmt(plain.map((s) => s.rps))} (the defaults, same seconds) | | ${fmt(ratios.map((x) => x * 100))}% of the defaults |`
 }
 
 function median(values: number[]): number {
@@ -359,6 +353,21 @@ function fmt(values: number[], digits = 0): string {
   const min = Math.min(...values)
   const max = Math.max(...values)
   return `${median(values).toFixed(digits)} (${min.toFixed(digits)}–${max.toFixed(digits)})`
+}
+
+/** The decisions/s, p50 and p99 cells of a row of `samples`. */
+function sampleCells(samples: readonly Sample[]): string {
+  return [
+    fmt(samples.map((s) => s.rps)),
+    fmt(
+      samples.map((s) => s.p50),
+      2,
+    ),
+    fmt(
+      samples.map((s) => s.p99),
+      2,
+    ),
+  ].join(' | ')
 }
 
 /**
@@ -383,13 +392,7 @@ function observabilityRow(
       (s.serviceCpuMs ?? NaN) / s.rps / ((plain[i]?.serviceCpuMs ?? NaN) / (plain[i]?.rps ?? NaN)),
   )
   const name = mode === 'grpc' ? 'gRPC' : 'HTTP /json'
-  return `| ${backend} | ${name} + Prometheus + tracing 1% | ${c} | ${fmt(samples.map((s) => s.rps))} | ${fmt(
-    samples.map((s) => s.p50),
-    2,
-  )} | ${fmt(
-    samples.map((s) => s.p99),
-    2,
-  )} | | | ${fmt(ratios.map((x) => x * 100))}% of the defaults; service CPU per decision ${fmt(cpu.map((x) => x * 100))}% of theirs |`
+  return `| ${backend} | ${name} + Prometheus + tracing 1% | ${c} | ${sampleCells(samples)} | | | ${fmt(ratios.map((x) => x * 100))}% of the defaults; service CPU per decision ${fmt(cpu.map((x) => x * 100))}% of theirs |`
 }
 
 /** Settings of the `--observability` service: Prometheus, and tracing at 1% to `sink`. */
