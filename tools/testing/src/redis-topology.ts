@@ -105,7 +105,13 @@ export async function startRedisCluster(
       for (const range of ranges) {
         if (range.startsWith('[')) continue // a slot being imported or migrated
         const [start = '', end = start] = range.split('-')
-        if (slot >= Number(start) && slot <= Number(end)) return ids.indexOf(id)
+        if (slot >= Number(start) && slot <= Number(end)) {
+          const index = ids.indexOf(id)
+          // A node id this cluster did not start with (a view still settling): say so, rather
+          // than answering -1 for every such slot.
+          if (index < 0) throw new Error(`slot ${String(slot)} is served by unknown node ${id}`)
+          return index
+        }
       }
     }
     throw new Error(`no node serves slot ${String(slot)}`)
