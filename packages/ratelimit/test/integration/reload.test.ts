@@ -182,6 +182,45 @@ describe('hot reload of configuration files', () => {
     }
   })
 
+  it('reloads a Kubernetes ConfigMap update (..data swapped in the config directory) with RUNTIME_WATCH_ROOT=false', async () => {
+    // The layout kubelet keeps in a ConfigMap volume: each version in a timestamped dot
+    // directory, `..data` pointing at the current one, and each key a symlink through `..data`.
+    const base = mkdtempSync(join(tmpdir(), 'gatehouse-ratelimit-configmap-'))
+    const mount = join(base, 'config')
+    mkdirSync(mount)
+    const publish = (version: string, limit: number): void => {
+      mkdirSync(join(mount, version))
+      writeFileSync(join(mount, version, 'k8s.yaml'), config('k8s', limit))
+      symlinkSync(version, join(mount, '..data_tmp'))
+      renameSync(join(mount, '..data_tmp'), join(mount, '..data'))
+    }
+    publish('..2026_11_24_07_00_00.1', 5)
+    symlinkSync(join('..data', 'k8s.yaml'), join(mount, 'k8s.yaml'))
+    const h = await startService({
+      env: {
+        RUNTIME_ROOT: base,
+        RUNTIME_SUBDIRECTORY: '',
+        RUNTIME_WATCH_ROOT: 'false',
+        RUNTIME_IGNOREDOTFILES: 'true',
+      },
+    })
+    try {
+      const remaining = async () =>
+        (await h.client.shouldRateLimit(peek('k8s'))).statuses?.[0]?.limitRemaining
+      expect(await remaining()).toBe(5)
+      publish('..2026_11_24_07_05_00.2', 50)
+      rmSync(join(mount, '..2026_11_24_07_00_00.1'), { recursive: true })
+      await waitFor(async () => (await remaining()) === 50, { what: 'the updated ConfigMap' })
+      publish('..2026_11_24_07_10_00.3', 7)
+      rmSync(join(mount, '..2026_11_24_07_05_00.2'), { recursive: true })
+      await waitFor(async () => (await remaining()) === 7, { what: 'the second update' })
+      expect(h.stat('ratelimit.service.config_load_error')).toBe(0)
+    } finally {
+      await h.close()
+      rmSync(base, { recursive: true, force: true })
+    }
+  })
+
   it('reloads when the runtime root symlink is swapped (RUNTIME_WATCH_ROOT=true) and ignores dot files', async () => {
     const base = mkdtempSync(join(tmpdir(), 'gatehouse-ratelimit-swap-'))
     const v1 = join(base, 'v1')
