@@ -118,6 +118,19 @@ const OK_ANSWER = encodeRateLimitResponse(
   true,
 )
 
+/** Answers a unary call with `message` (gRPC-framed) and OK trailers, after `headers`. */
+function answerWith(
+  stream: ServerHttp2Stream,
+  message: Buffer,
+  headers: Record<string, string | number> = { ':status': 200, 'content-type': 'application/grpc' },
+): void {
+  stream.respond(headers, { waitForTrailers: true })
+  stream.on('wantTrailers', () => {
+    stream.sendTrailers({ 'grpc-status': '0' })
+  })
+  stream.end(message)
+}
+
 describe('RateLimitClient over node:http2 against misbehaving servers', () => {
   it('ends a call the server never answers with DEADLINE_EXCEEDED, and cancels its stream', async () => {
     let cancelled = 0
@@ -166,11 +179,7 @@ describe('RateLimitClient over node:http2 against misbehaving servers', () => {
         stream.respond({ ':status': 503 }, { endStream: true })
         return
       }
-      stream.respond({ 'content-type': 'application/grpc' }, { waitForTrailers: true })
-      stream.on('wantTrailers', () => {
-        stream.sendTrailers({ 'grpc-status': '0' })
-      })
-      stream.end(Buffer.from([0, 0, 0, 0, 9, 1]))
+      answerWith(stream, Buffer.from([0, 0, 0, 0, 9, 1]), { 'content-type': 'application/grpc' })
     })
     const client = new RateLimitClient(`127.0.0.1:${String(fake.port)}`, { timeoutMs: 2_000 })
     try {
@@ -192,14 +201,7 @@ describe('RateLimitClient over node:http2 against misbehaving servers', () => {
   it('moves to a new session before its stream ids run out, finishing the calls in flight', async () => {
     let opened = 0
     const fake = await startFake((stream) => {
-      stream.respond(
-        { ':status': 200, 'content-type': 'application/grpc' },
-        { waitForTrailers: true },
-      )
-      stream.on('wantTrailers', () => {
-        stream.sendTrailers({ 'grpc-status': '0' })
-      })
-      stream.end(OK_ANSWER)
+      answerWith(stream, OK_ANSWER)
     })
     fake.server.on('session', () => opened++)
     const client = new RateLimitClient(`127.0.0.1:${String(fake.port)}`, {
@@ -219,14 +221,7 @@ describe('RateLimitClient over node:http2 against misbehaving servers', () => {
 
   it('dials again after the server went away, on the same address', async () => {
     const ok = (stream: ServerHttp2Stream): void => {
-      stream.respond(
-        { ':status': 200, 'content-type': 'application/grpc' },
-        { waitForTrailers: true },
-      )
-      stream.on('wantTrailers', () => {
-        stream.sendTrailers({ 'grpc-status': '0' })
-      })
-      stream.end(OK_ANSWER)
+      answerWith(stream, OK_ANSWER)
     }
     const first = await startFake(ok)
     const client = new RateLimitClient(`127.0.0.1:${String(first.port)}`, { timeoutMs: 2_000 })
