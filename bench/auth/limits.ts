@@ -142,65 +142,35 @@ async function main(): Promise<void> {
       )
     ).map((t) => t.refresh_token)
 
-    const signIn = ONLY.has('sign-in')
-      ? await compareRounds(
-          'sign-in',
-          () =>
-            runLoad(
-              CONCURRENCY,
-              SLICE_MS,
-              SLOW_WARMUP_MS,
-              async (w) => {
-                await plainHttp.send('POST', '/token?grant_type=password', signInBody(w))
-              },
-              cpu,
-            ),
-          () =>
-            runLoad(
-              CONCURRENCY,
-              SLICE_MS,
-              SLOW_WARMUP_MS,
-              async (w) => {
-                await limitedHttp.send(
-                  'POST',
-                  '/token?grant_type=password',
-                  signInBody(w),
-                  undefined,
-                  client(),
-                )
-              },
-              cpu,
-            ),
-          {
-            rounds: ROUNDS,
-            sliceMs: SLICE_MS,
-            names: { figure: 'limited', baseline: 'unlimited' },
-          },
-        )
-      : undefined
-    const rotate = async (http: JsonClient, w: number, headers = {}): Promise<void> => {
-      const body = { refresh_token: chains[w] }
-      const t = await http.send<Tokens>(
-        'POST',
-        '/token?grant_type=refresh_token',
-        body,
-        undefined,
-        headers,
+    /** Limited against unlimited, `op` on each server in alternating slices. */
+    const compare = (
+      name: string,
+      warmupMs: number,
+      op: (http: JsonClient, w: number, headers: Record<string, string>) => Promise<void>,
+    ) =>
+      compareRounds(
+        name,
+        () => runLoad(CONCURRENCY, SLICE_MS, warmupMs, (w) => op(plainHttp, w, {}), cpu),
+        () => runLoad(CONCURRENCY, SLICE_MS, warmupMs, (w) => op(limitedHttp, w, client()), cpu),
+        { rounds: ROUNDS, sliceMs: SLICE_MS, names: { figure: 'limited', baseline: 'unlimited' } },
       )
-      chains[w] = t.refresh_token
-    }
+    const signIn = ONLY.has('sign-in')
+      ? await compare('sign-in', SLOW_WARMUP_MS, async (http, w, headers) => {
+          await http.send('POST', '/token?grant_type=password', signInBody(w), undefined, headers)
+        })
+      : undefined
     const refresh = ONLY.has('refresh')
-      ? await compareRounds(
-          'refresh',
-          () => runLoad(CONCURRENCY, SLICE_MS, WARMUP_MS, (w) => rotate(plainHttp, w), cpu),
-          () =>
-            runLoad(CONCURRENCY, SLICE_MS, WARMUP_MS, (w) => rotate(limitedHttp, w, client()), cpu),
-          {
-            rounds: ROUNDS,
-            sliceMs: SLICE_MS,
-            names: { figure: 'limited', baseline: 'unlimited' },
-          },
-        )
+      ? await compare('refresh', WARMUP_MS, async (http, w, headers) => {
+          const body = { refresh_token: chains[w] }
+          const t = await http.send<Tokens>(
+            'POST',
+            '/token?grant_type=refresh_token',
+            body,
+            undefined,
+            headers,
+          )
+          chains[w] = t.refresh_token
+        })
       : undefined
 
     const c = String(CONCURRENCY)
