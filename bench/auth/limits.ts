@@ -72,7 +72,8 @@ async function main(): Promise<void> {
   mkdirSync(join(runtime, 'config'))
   writeFileSync(
     join(runtime, 'config', 'auth.yaml'),
-    rateLimitServiceConfig(loadSettings(limitedEnv)),
+    // As the limited server sees them: its environment over this process's (AUTHSVC_* knobs).
+    rateLimitServiceConfig(loadSettings({ ...process.env, ...limitedEnv })),
   )
   const service = spawn(
     process.execPath,

@@ -173,6 +173,7 @@ function limitersFor(settings: Settings, deps: AuthDeps): Limiters {
   })
   const service = new ServiceLimiter(client, {
     domain: rateLimit.domain,
+    algorithm: rateLimit.serviceAlgorithm,
     failClosed: rateLimit.failClosed,
     logger: deps.logger,
   })

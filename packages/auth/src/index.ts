@@ -25,8 +25,10 @@ export {
   splitRequiredCharacters,
   CAPTCHA_PROVIDERS,
   CAPTCHA_VERIFY_URLS,
+  SERVICE_ALGORITHMS,
   SMS_PROVIDERS,
   type CaptchaProviderName,
+  type ServiceAlgorithm,
   type CaptchaSettings,
   type SmsProviderName,
   type EmailSendRate,
@@ -141,6 +143,8 @@ export {
   bucketWindows,
   requestRates,
   sendWindow,
+  serviceBucket,
+  type ServiceRule,
   type ServiceWindow,
 } from './limiter/rates.js'
 export { DESCRIPTOR, rateLimitServiceConfig, type SendOperation } from './limiter/service-config.js'

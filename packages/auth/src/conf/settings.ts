@@ -363,6 +363,14 @@ export interface Settings {
      */
     readonly serviceCoalesce: boolean
     /**
+     * `RATE_LIMIT_SERVICE_ALGORITHM`: how the service counts a client's budget, and so the
+     * descriptors the limiter sends and the config `gatehouse-auth ratelimit-config` prints:
+     * `token_bucket` (upstream's bucket exactly, one descriptor; the service's Redis and memory
+     * backends) or `fixed_window` (a burst per minute and a rate per hour, two descriptors; for
+     * a memcache backend or envoyproxy/ratelimit). @default 'token_bucket'
+     */
+    readonly serviceAlgorithm: ServiceAlgorithm
+    /**
      * `RATE_LIMIT_FAIL_CLOSED`: with the service unreachable, refuse with 503 instead of allowing
      * (logged and counted either way). @default false
      */
@@ -510,6 +518,16 @@ export const CAPTCHA_PROVIDERS = ['hcaptcha', 'turnstile'] as const
 
 /** One of {@link CAPTCHA_PROVIDERS}. */
 export type CaptchaProviderName = (typeof CAPTCHA_PROVIDERS)[number]
+
+/**
+ * How the rate limit service counts a client's budget (`RATE_LIMIT_SERVICE_ALGORITHM`): the
+ * service's `token_bucket`, or the two `fixed_window`s that approximate it where the service
+ * has no token bucket.
+ */
+export const SERVICE_ALGORITHMS = ['token_bucket', 'fixed_window'] as const
+
+/** One of {@link SERVICE_ALGORITHMS}. */
+export type ServiceAlgorithm = (typeof SERVICE_ALGORITHMS)[number]
 
 /** Each captcha provider's siteverify endpoint (upstream `security.GetCaptchaURL`). */
 export const CAPTCHA_VERIFY_URLS: Readonly<Record<CaptchaProviderName, string>> = {
@@ -1192,6 +1210,10 @@ export const settingsTable = defineSettings(
       default: 'true',
       help: 'one gRPC call per event-loop turn when the service allows it',
     }),
+    rateLimitServiceAlgorithm: oneOf('RATE_LIMIT_SERVICE_ALGORITHM', SERVICE_ALGORITHMS, {
+      default: 'token_bucket',
+      help: 'token_bucket (service on Redis or memory) or fixed_window (memcache, envoy)',
+    }),
     rateLimitFailClosed: bool('RATE_LIMIT_FAIL_CLOSED', {
       help: 'service unreachable: 503 instead of allowing',
     }),
@@ -1511,6 +1533,7 @@ export function loadSettings(env: Env): Settings {
       domain: v.rateLimitDomain,
       serviceTimeout: v.rateLimitServiceTimeout,
       serviceCoalesce: v.rateLimitServiceCoalesce,
+      serviceAlgorithm: v.rateLimitServiceAlgorithm,
       failClosed: v.rateLimitFailClosed,
       passwordFailures: v.rateLimitPasswordFailures,
     },

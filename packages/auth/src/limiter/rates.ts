@@ -64,11 +64,39 @@ export function sendWindow(rate: EmailSendRate): ServiceWindow {
   return { unit, requestsPerUnit: Math.floor((rate.events * ms) / Math.max(rate.periodMs, 1)) }
 }
 
+/** A rule of the rate limit service: a fixed window, or a token bucket when `burst` is set. */
+export interface ServiceRule extends ServiceWindow {
+  /** `algorithm: token_bucket` with this capacity (`burst`); absent: a fixed window. */
+  readonly burst?: number
+}
+
 /**
- * The two fixed windows that stand for a token bucket in the rate limit service, which counts
- * fixed windows only: the burst per minute, and the long-run rate per hour (rounded down). A
- * client gets at most the burst in a minute and the bucket's rate over an hour, as upstream,
- * but a burst can come once a minute rather than once per refill.
+ * The rate limit service's token bucket (`algorithm: token_bucket`) that counts as `rate`, i.e.
+ * as upstream's `tollbooth` bucket and the memory backend: capacity `burst`, refilled with
+ * `requests_per_unit` per `unit` in the smallest unit where that is a whole number (150 per
+ * 5 minutes is 30 a minute), else per day rounded down. Two edges differ: a rate below 1 a day
+ * refills 1 a day (a service bucket refills at least 1 per unit), and a burst below 1 (no request
+ * ever allowed) is a fixed window of 0 a minute, which refuses every request as well.
+ */
+export function serviceBucket(rate: BucketRate): ServiceRule {
+  if (rate.burst < 1) return { unit: 'minute', requestsPerUnit: 0 }
+  for (const [unit, ms] of [...UNIT_MS].reverse()) {
+    const count = (rate.perSecond * ms) / 1000
+    const whole = Math.round(count)
+    if (whole >= 1 && Math.abs(count - whole) <= 1e-9 * whole) {
+      return { unit, requestsPerUnit: whole, burst: rate.burst }
+    }
+  }
+  const perDay = Math.floor(rate.perSecond * 86_400)
+  return { unit: 'day', requestsPerUnit: Math.max(1, perDay), burst: rate.burst }
+}
+
+/**
+ * The two fixed windows that stand for a token bucket where the service has none
+ * (`RATE_LIMIT_SERVICE_ALGORITHM=fixed_window`: a memcache backend, envoyproxy/ratelimit): the
+ * burst per minute, and the long-run rate per hour (rounded down). A client gets at most the
+ * burst in a minute and the bucket's rate over an hour, as upstream, but a burst can come once a
+ * minute rather than once per refill.
  */
 export function bucketWindows(rate: BucketRate): { minute: number; hour: number } {
   return { minute: rate.burst, hour: Math.floor(rate.perSecond * 3600) }

@@ -47,7 +47,7 @@ function logger() {
 }
 
 describe('ServiceLimiter', () => {
-  it('sends the operation and client descriptors, and Retry-After from the window that refused', async () => {
+  it('sends the operation and client descriptor (the token bucket), and Retry-After from the refusal', async () => {
     const { t, requests } = transport(ok, over)
     const limiter = new ServiceLimiter(t, { domain: 'gatehouse-auth', failClosed: false })
     expect(await limiter.allow('verify', '203.0.113.1')).toEqual({
@@ -68,15 +68,33 @@ describe('ServiceLimiter', () => {
             { key: 'client', value: '203.0.113.1' },
           ],
         },
-        {
-          entries: [
-            { key: 'operation', value: 'verify' },
-            { key: 'client', value: '203.0.113.1' },
-            { key: 'window', value: 'hour' },
-          ],
-        },
       ],
     })
+  })
+
+  it('with fixed_window, sends the minute and the hour descriptor', async () => {
+    const { t, requests } = transport(ok)
+    const limiter = new ServiceLimiter(t, {
+      domain: 'gatehouse-auth',
+      algorithm: 'fixed_window',
+      failClosed: false,
+    })
+    expect((await limiter.allow('verify', '203.0.113.1')).allowed).toBe(true)
+    expect(requests[0]?.descriptors).toEqual([
+      {
+        entries: [
+          { key: 'operation', value: 'verify' },
+          { key: 'client', value: '203.0.113.1' },
+        ],
+      },
+      {
+        entries: [
+          { key: 'operation', value: 'verify' },
+          { key: 'client', value: '203.0.113.1' },
+          { key: 'window', value: 'hour' },
+        ],
+      },
+    ])
   })
 
   it('counts the email cap under operation=email_sent', async () => {

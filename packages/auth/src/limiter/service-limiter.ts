@@ -1,5 +1,6 @@
 import type { RateLimitRequest, RateLimitResponse } from '@gatehouse/ratelimit'
 import type { Logger } from 'pino'
+import type { ServiceAlgorithm } from '../conf/settings.js'
 import { ServiceUnavailableError } from '../errors.js'
 import type { EmailSendLimiter } from './email-send-limiter.js'
 import { ALLOWED, type LimitDecision, type LimitedOperation, type Limiter } from './limiter.js'
@@ -14,6 +15,11 @@ export interface RateLimitTransport {
 export interface ServiceLimiterOptions {
   /** `RATE_LIMIT_DOMAIN`. */
   readonly domain: string
+  /**
+   * `RATE_LIMIT_SERVICE_ALGORITHM`: `token_bucket` sends one descriptor per request limit,
+   * `fixed_window` two (the minute and the hour window). @default 'token_bucket'
+   */
+  readonly algorithm?: ServiceAlgorithm | undefined
   /** `RATE_LIMIT_FAIL_CLOSED`: refuse (503) rather than allow when the service fails. */
   readonly failClosed: boolean
   /** Where the unreachable service is reported (warn) and its return (info). */
@@ -37,10 +43,11 @@ const entry = (key: string, value: string) => ({ key, value })
 /**
  * The `RATE_LIMIT_BACKEND=ratelimit` limiter: every decision is asked of a `gatehouse-ratelimit`
  * service (gRPC `ShouldRateLimit`), so every auth instance counts against one budget. A request
- * limit sends two descriptors, `operation/client` (the burst per minute) and
- * `operation/client/window=hour` (the rate per hour), as `rateLimitServiceConfig` declares; the
- * send caps send `operation=email_sent` or `sms_sent`. `Retry-After` is the longest
- * `duration_until_reset` of the descriptors over their limit.
+ * limit sends the descriptor `operation/client` (the client's token bucket) and, with the
+ * `fixed_window` algorithm, `operation/client/window=hour` beside it (the burst per minute and the
+ * rate per hour), as `rateLimitServiceConfig` declares; the send caps send
+ * `operation=email_sent` or `sms_sent`. `Retry-After` is the longest `duration_until_reset` of the
+ * descriptors over their limit.
  *
  * When the service fails (unreachable, past `RATE_LIMIT_SERVICE_TIMEOUT`), the request is
  * allowed (fail open) or refused with 503 (`failClosed`); either is counted in {@link stats},
@@ -51,11 +58,13 @@ export class ServiceLimiter implements Limiter {
   readonly stats: ServiceLimiterStats = { calls: 0, failures: 0, failedOpen: 0, failedClosed: 0 }
   readonly #transport: RateLimitTransport
   readonly #options: ServiceLimiterOptions
+  readonly #windows: boolean
   #down = false
 
   constructor(transport: RateLimitTransport, options: ServiceLimiterOptions) {
     this.#transport = transport
     this.#options = options
+    this.#windows = options.algorithm === 'fixed_window'
   }
 
   /**
@@ -65,6 +74,7 @@ export class ServiceLimiter implements Limiter {
    */
   allow(operation: LimitedOperation, key: string): Promise<LimitDecision> {
     const base = [entry(DESCRIPTOR.operation, operation), entry(DESCRIPTOR.client, key)]
+    if (!this.#windows) return this.#decide([{ entries: base }])
     return this.#decide([
       { entries: base },
       { entries: [...base, entry(DESCRIPTOR.window, 'hour')] },

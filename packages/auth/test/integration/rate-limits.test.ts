@@ -163,6 +163,8 @@ describe('RATE_LIMIT_BACKEND=ratelimit: two instances, one budget, a service tha
   let service: ManagedProcess | undefined
   let open: TestServer
   let closed: TestServer
+  /** `RATE_LIMIT_SERVICE_ALGORITHM=fixed_window`, a domain of its own. */
+  let windows: TestServer
 
   async function startService(): Promise<void> {
     const started = await startProcess(process.execPath, ['--import', 'tsx', RATELIMIT_MAIN], {
@@ -200,22 +202,31 @@ describe('RATE_LIMIT_BACKEND=ratelimit: two instances, one budget, a service tha
       AUTHSVC_RATE_LIMIT_SERVICE_ADDRESS: `127.0.0.1:${String(grpcPort)}`,
       AUTHSVC_RATE_LIMIT_SERVICE_TIMEOUT: '3s',
       AUTHSVC_RATE_LIMIT_HEADER: 'X-Real-IP',
-      // 1 per 5 minutes: 12 an hour per client, the window counted here.
+      // 1 per 5 minutes: a client's bucket holds the burst of 30, refilled every 5 minutes.
       AUTHSVC_RATE_LIMIT_TOKEN_REFRESH: '1',
     }
-    ;[open, closed] = await Promise.all([
+    ;[open, closed, windows] = await Promise.all([
       startTestServer('rl_shared_a', env),
       startTestServer('rl_shared_b', { ...env, AUTHSVC_RATE_LIMIT_FAIL_CLOSED: 'true' }),
+      startTestServer('rl_shared_w', {
+        ...env,
+        AUTHSVC_RATE_LIMIT_SERVICE_ALGORITHM: 'fixed_window',
+        AUTHSVC_RATE_LIMIT_DOMAIN: 'gatehouse-auth-windows',
+      }),
     ])
-    await Promise.all([open.listen(), closed.listen()])
+    await Promise.all([open.listen(), closed.listen(), windows.listen()])
     root = mkdtempSync(join(tmpdir(), 'gatehouse-auth-rl-'))
     mkdirSync(join(root, 'config'))
     writeFileSync(join(root, 'config', 'auth.yaml'), rateLimitServiceConfig(open.settings))
+    writeFileSync(
+      join(root, 'config', 'auth-windows.yaml'),
+      rateLimitServiceConfig(windows.settings),
+    )
     await startService()
   }, 60_000)
   afterAll(async () => {
     await service?.stop()
-    await Promise.all([open.close(), closed.close()])
+    await Promise.all([open.close(), closed.close(), windows.close()])
     await redis.stop()
     rmSync(root, { recursive: true, force: true })
   })
@@ -229,12 +240,27 @@ describe('RATE_LIMIT_BACKEND=ratelimit: two instances, one budget, a service tha
     await concurrently({ 'x-real-ip': '192.0.2.78' })
     const before = open.app.rateLimitClientCounts
     const seen = await concurrently(client)
-    // 1 per 5 minutes: 12 an hour per client, whatever the batching.
-    expect(seen.filter((status) => status === 400)).toHaveLength(12)
-    expect(seen.filter((status) => status === 429)).toHaveLength(28)
+    // The burst of 30, whatever the batching.
+    expect(seen.filter((status) => status === 400)).toHaveLength(30)
+    expect(seen.filter((status) => status === 429)).toHaveLength(10)
     const after = open.app.rateLimitClientCounts
     expect((after?.requests ?? 0) - (before?.requests ?? 0)).toBe(40)
     expect((after?.calls ?? 0) - (before?.calls ?? 0)).toBeLessThan(40)
+  })
+
+  it('with fixed_window, holds a client to the hourly window (12 for 1 per 5 minutes)', async () => {
+    const client = { 'x-real-ip': '192.0.2.90' }
+    const seen = await Promise.all(
+      Array.from({ length: 40 }, async () => (await refresh(windows.url, client)).status),
+    )
+    expect(seen.filter((status) => status === 400)).toHaveLength(12)
+    expect(seen.filter((status) => status === 429)).toHaveLength(28)
+    // The hour window refused: Retry-After is the rest of the hour, not the minute's.
+    const limited = await refresh(windows.url, client)
+    expect(limited.status).toBe(429)
+    const retryAfter = Number(limited.headers.get('retry-after'))
+    expect(retryAfter).toBeGreaterThanOrEqual(1)
+    expect(retryAfter).toBeLessThanOrEqual(3600)
   })
 
   it('holds one budget across both instances, fails open or closed, and recovers', async () => {
@@ -244,13 +270,14 @@ describe('RATE_LIMIT_BACKEND=ratelimit: two instances, one budget, a service tha
       (await refresh(closed.url, client)).status,
     ]
     const seen: number[] = []
-    for (let i = 0; i < 6; i++) seen.push(...(await both()))
-    expect(seen).toEqual(Array<number>(12).fill(400))
+    for (let i = 0; i < 15; i++) seen.push(...(await both()))
+    expect(seen).toEqual(Array<number>(30).fill(400))
     const limited = await refresh(closed.url, client)
     expect(limited.status).toBe(429)
+    // The next token comes 5 minutes after the first request took one.
     const retryAfter = Number(limited.headers.get('retry-after'))
-    expect(retryAfter).toBeGreaterThanOrEqual(1)
-    expect(retryAfter).toBeLessThanOrEqual(3600)
+    expect(retryAfter).toBeGreaterThan(240)
+    expect(retryAfter).toBeLessThanOrEqual(300)
     expect((await refresh(open.url, client)).status).toBe(429)
     // Another client is not affected.
     expect((await refresh(open.url, { 'x-real-ip': '192.0.2.45' })).status).toBe(400)
