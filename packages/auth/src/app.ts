@@ -21,6 +21,7 @@ import type { Limiter } from './limiter/limiter.js'
 import { PasswordBackoff } from './limiter/password-backoff.js'
 import { requestRates } from './limiter/rates.js'
 import { ServiceLimiter, type ServiceLimiterStats } from './limiter/service-limiter.js'
+import { serviceRules } from './limiter/service-config.js'
 import { TokenBucketLimiter } from './limiter/token-bucket.js'
 import { NoopMailer, type Mailer } from './mailer/mailer.js'
 import { SmtpMailer } from './mailer/smtp.js'
@@ -173,7 +174,7 @@ function limitersFor(settings: Settings, deps: AuthDeps): Limiters {
   })
   const service = new ServiceLimiter(client, {
     domain: rateLimit.domain,
-    algorithm: rateLimit.serviceAlgorithm,
+    rules: serviceRules(settings),
     failClosed: rateLimit.failClosed,
     logger: deps.logger,
   })

@@ -147,7 +147,14 @@ export {
   type ServiceRule,
   type ServiceWindow,
 } from './limiter/rates.js'
-export { DESCRIPTOR, rateLimitServiceConfig, type SendOperation } from './limiter/service-config.js'
+export {
+  DESCRIPTOR,
+  rateLimitServiceConfig,
+  serviceRules,
+  type OperationRules,
+  type SendOperation,
+  type ServiceRules,
+} from './limiter/service-config.js'
 export {
   ServiceLimiter,
   type RateLimitTransport,

@@ -1,8 +1,23 @@
-import type { RateLimitRequest, RateLimitResponse } from '@gatehouse/ratelimit'
+import type { RateLimitRequest, RateLimitResponse, Unit } from '@gatehouse/ratelimit'
 import { pino } from 'pino'
 import { describe, expect, it } from 'vitest'
 import { ServiceUnavailableError } from '../errors.js'
+import { loadSettings } from '../conf/settings.js'
+import { serviceRules } from './service-config.js'
 import { ServiceLimiter, type RateLimitTransport } from './service-limiter.js'
+
+const SETTINGS = {
+  AUTHSVC_SITE_URL: 'http://localhost:3000',
+  AUTHSVC_API_EXTERNAL_URL: 'http://localhost:9999',
+  AUTHSVC_JWT_SECRET: 'a-secret-of-thirty-two-bytes-or-more',
+  AUTHSVC_DB_DRIVER: 'postgres',
+  DATABASE_URL: 'postgres://localhost/db',
+}
+/** The defaults: token buckets, `verify` refilled 6 a minute, `token` 30 a minute. */
+const RULES = serviceRules(loadSettings(SETTINGS))
+const WINDOW_RULES = serviceRules(
+  loadSettings({ ...SETTINGS, AUTHSVC_RATE_LIMIT_SERVICE_ALGORITHM: 'fixed_window' }),
+)
 
 /** A transport answering from a queue (a function per call) and recording the requests. */
 function transport(...answers: (() => RateLimitResponse)[]) {
@@ -20,16 +35,30 @@ function transport(...answers: (() => RateLimitResponse)[]) {
   return { t, requests }
 }
 
-const ok = (): RateLimitResponse => ({
-  overallCode: 'OK',
-  statuses: [],
-  responseHeadersToAdd: [],
-})
+/** An OK answer whose descriptors had these limits (`[requests_per_unit, unit]`). */
+const okWith =
+  (...limits: [number, Unit][]) =>
+  (): RateLimitResponse => ({
+    overallCode: 'OK',
+    statuses: limits.map(([requestsPerUnit, unit]) => ({
+      code: 'OK',
+      currentLimit: { requestsPerUnit, unit },
+      limitRemaining: 1,
+      durationUntilReset: 1,
+    })),
+    responseHeadersToAdd: [],
+  })
+/** The answer to a default `verify` decision. */
+const ok = okWith([6, 'MINUTE'])
 const over = (): RateLimitResponse => ({
   overallCode: 'OVER_LIMIT',
   statuses: [
-    { code: 'OK', limitRemaining: 3, durationUntilReset: 40 },
-    { code: 'OVER_LIMIT', limitRemaining: 0, durationUntilReset: 1200 },
+    {
+      code: 'OVER_LIMIT',
+      currentLimit: { requestsPerUnit: 6, unit: 'MINUTE' },
+      limitRemaining: 0,
+      durationUntilReset: 1200,
+    },
   ],
   responseHeadersToAdd: [],
 })
@@ -49,7 +78,11 @@ function logger() {
 describe('ServiceLimiter', () => {
   it('sends the operation and client descriptor (the token bucket), and Retry-After from the refusal', async () => {
     const { t, requests } = transport(ok, over)
-    const limiter = new ServiceLimiter(t, { domain: 'gatehouse-auth', failClosed: false })
+    const limiter = new ServiceLimiter(t, {
+      domain: 'gatehouse-auth',
+      rules: RULES,
+      failClosed: false,
+    })
     expect(await limiter.allow('verify', '203.0.113.1')).toEqual({
       allowed: true,
       retryAfterSeconds: 0,
@@ -73,10 +106,10 @@ describe('ServiceLimiter', () => {
   })
 
   it('with fixed_window, sends the minute and the hour descriptor', async () => {
-    const { t, requests } = transport(ok)
+    const { t, requests } = transport(okWith([30, 'MINUTE'], [72, 'HOUR']))
     const limiter = new ServiceLimiter(t, {
       domain: 'gatehouse-auth',
-      algorithm: 'fixed_window',
+      rules: WINDOW_RULES,
       failClosed: false,
     })
     expect((await limiter.allow('verify', '203.0.113.1')).allowed).toBe(true)
@@ -98,10 +131,12 @@ describe('ServiceLimiter', () => {
   })
 
   it('counts the email cap under operation=email_sent', async () => {
-    const { t, requests } = transport(ok, over)
-    const email = new ServiceLimiter(t, { domain: 'd', failClosed: false }).sendLimiter(
-      'email_sent',
-    )
+    const { t, requests } = transport(okWith([30, 'HOUR']), over)
+    const email = new ServiceLimiter(t, {
+      domain: 'd',
+      rules: RULES,
+      failClosed: false,
+    }).sendLimiter('email_sent')
     expect(await email.take(0)).toBe(true)
     expect(await email.take(0)).toBe(false)
     expect(requests[1]?.descriptors).toEqual([
@@ -111,12 +146,23 @@ describe('ServiceLimiter', () => {
 
   it('fails open: allows, counts, warns once, and says when the service is back', async () => {
     const { log, lines } = logger()
-    const { t } = transport(down, down, ok)
-    const limiter = new ServiceLimiter(t, { domain: 'd', failClosed: false, logger: log })
+    const { t } = transport(down, down, okWith([30, 'MINUTE']))
+    const limiter = new ServiceLimiter(t, {
+      domain: 'd',
+      rules: RULES,
+      failClosed: false,
+      logger: log,
+    })
     expect((await limiter.allow('token', 'k')).allowed).toBe(true)
     expect((await limiter.allow('token', 'k')).allowed).toBe(true)
     expect((await limiter.allow('token', 'k')).allowed).toBe(true)
-    expect(limiter.stats).toEqual({ calls: 3, failures: 2, failedOpen: 2, failedClosed: 0 })
+    expect(limiter.stats).toEqual({
+      calls: 3,
+      failures: 2,
+      failedOpen: 2,
+      failedClosed: 0,
+      configMismatches: 0,
+    })
     expect(lines.map((l) => [l.level, l.msg])).toEqual([
       [40, 'rate limit service unreachable: requests are allowed (fail open)'],
       [30, 'rate limit service reachable again'],
@@ -125,8 +171,54 @@ describe('ServiceLimiter', () => {
 
   it('fails closed with 503 under RATE_LIMIT_FAIL_CLOSED', async () => {
     const { t } = transport(down)
-    const limiter = new ServiceLimiter(t, { domain: 'd', failClosed: true })
+    const limiter = new ServiceLimiter(t, { domain: 'd', rules: RULES, failClosed: true })
     await expect(limiter.allow('token', 'k')).rejects.toBeInstanceOf(ServiceUnavailableError)
     expect(limiter.stats.failedClosed).toBe(1)
+  })
+
+  it('warns once per operation when the service applies another limit than the settings give', async () => {
+    const { log, lines } = logger()
+    const none = (): RateLimitResponse => ({
+      overallCode: 'OK',
+      statuses: [{ code: 'OK', limitRemaining: 0 }],
+      responseHeadersToAdd: [],
+    })
+    // No rule at all (the domain config is missing), twice; then a stale rule for `token`; then
+    // the rules' limit, also with a second status, which no rule covers.
+    const { t } = transport(
+      none,
+      none,
+      okWith([20, 'MINUTE']),
+      ok,
+      okWith([6, 'MINUTE'], [1, 'HOUR']),
+    )
+    const limiter = new ServiceLimiter(t, {
+      domain: 'd',
+      rules: RULES,
+      failClosed: false,
+      logger: log,
+    })
+    for (const operation of ['verify', 'verify', 'token', 'verify', 'verify'] as const) {
+      expect((await limiter.allow(operation, 'k')).allowed).toBe(true)
+    }
+    expect(limiter.stats.configMismatches).toBe(3)
+    const warnings = lines as unknown as Record<string, unknown>[]
+    expect(
+      warnings.map(({ operation, expected, applied }) => ({ operation, expected, applied })),
+    ).toEqual([
+      { operation: 'verify', expected: '6 per MINUTE', applied: 'none' },
+      { operation: 'token', expected: '30 per MINUTE', applied: '20 per MINUTE' },
+    ])
+    expect(lines[0]?.msg).toContain('gatehouse-auth ratelimit-config')
+  })
+
+  it('checks the send caps against their window', async () => {
+    const { t } = transport(okWith([30, 'HOUR']), okWith([30, 'MINUTE']))
+    const limiter = new ServiceLimiter(t, { domain: 'd', rules: RULES, failClosed: false })
+    const sms = limiter.sendLimiter('sms_sent')
+    expect(await sms.take(0)).toBe(true)
+    expect(limiter.stats.configMismatches).toBe(0)
+    expect(await sms.take(0)).toBe(true)
+    expect(limiter.stats.configMismatches).toBe(1)
   })
 })

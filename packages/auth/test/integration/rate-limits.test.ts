@@ -246,6 +246,8 @@ describe('RATE_LIMIT_BACKEND=ratelimit: two instances, one budget, a service tha
     const after = open.app.rateLimitClientCounts
     expect((after?.requests ?? 0) - (before?.requests ?? 0)).toBe(40)
     expect((after?.calls ?? 0) - (before?.calls ?? 0)).toBeLessThan(40)
+    // The service applied the generated config's token bucket to every decision.
+    expect(open.app.rateLimitStats?.configMismatches).toBe(0)
   })
 
   it('with fixed_window, holds a client to the hourly window (12 for 1 per 5 minutes)', async () => {
@@ -261,6 +263,7 @@ describe('RATE_LIMIT_BACKEND=ratelimit: two instances, one budget, a service tha
     const retryAfter = Number(limited.headers.get('retry-after'))
     expect(retryAfter).toBeGreaterThanOrEqual(1)
     expect(retryAfter).toBeLessThanOrEqual(3600)
+    expect(windows.app.rateLimitStats?.configMismatches).toBe(0)
   })
 
   it('holds one budget across both instances, fails open or closed, and recovers', async () => {
