@@ -41,16 +41,24 @@ describe('gatehouse-auth CLI', () => {
   })
 
   it('ratelimit-config prints the rate limit service config of the settings', async () => {
-    const { io, out } = fakeIo()
-    const env = testEnv(schema.url, {
-      AUTHSVC_RATE_LIMIT_DOMAIN: 'auth-eu',
-      AUTHSVC_RATE_LIMIT_VERIFY: '60',
-    })
-    expect(await runCli(['ratelimit-config'], env, io)).toBe(0)
-    const yaml = out.join('\n')
-    expect(yaml).toContain("domain: 'auth-eu'")
-    // RATE_LIMIT_VERIFY 60 per 5 minutes is 720 an hour (no other rate gives 720).
-    expect(yaml).toContain('requests_per_unit: 720')
+    const print = async (extra: Record<string, string>) => {
+      const { io, out } = fakeIo()
+      const env = testEnv(schema.url, {
+        AUTHSVC_RATE_LIMIT_DOMAIN: 'auth-eu',
+        AUTHSVC_RATE_LIMIT_VERIFY: '70',
+        ...extra,
+      })
+      expect(await runCli(['ratelimit-config'], env, io)).toBe(0)
+      return out.join('\n')
+    }
+    const buckets = await print({})
+    expect(buckets).toContain("domain: 'auth-eu'")
+    // RATE_LIMIT_VERIFY 70 per 5 minutes is 14 a minute (no other rate gives 14).
+    expect(buckets).toContain('requests_per_unit: 14\n          algorithm: token_bucket')
+    // With fixed windows, it is 840 an hour.
+    const windows = await print({ AUTHSVC_RATE_LIMIT_SERVICE_ALGORITHM: 'fixed_window' })
+    expect(windows).toContain('requests_per_unit: 840')
+    expect(windows).not.toContain('token_bucket')
   })
 
   it('--help lists the limits with their defaults', async () => {
