@@ -30,6 +30,12 @@ export interface CoalescerDeps {
   readonly maxDescriptors: () => number | undefined
   /** The error of every caller of a call whose answer does not fit its descriptors. */
   readonly malformed: (details: string) => Error
+  /**
+   * Whether a call's error says the service refused the request itself before counting anything
+   * (one of its descriptors is at fault): the batch is then sent again as one call per request.
+   * @default never
+   */
+  readonly refusedRequest?: (error: unknown) => boolean
   /** Schedules the flush after the current turn. @default setImmediate */
   readonly schedule?: (flush: () => void) => void
 }
@@ -48,9 +54,11 @@ const NO_HEADERS: RateLimitResponse['responseHeadersToAdd'] = Object.freeze([])
  * answers each with `{ overallCode, statuses, responseHeadersToAdd: [] }`: its own statuses (by
  * position) and `OVER_LIMIT` when one of them is `OVER_LIMIT` and the whole answer is (so
  * `SHADOW_MODE`'s OK stands); the fields that describe a whole request (`responseHeadersToAdd`,
- * `dynamicMetadata`) are left out. A call that fails fails all its requests with its error; an
- * answer whose number of statuses differs from the number of descriptors sent fails them with
- * {@link CoalescerDeps.malformed}.
+ * `dynamicMetadata`) are left out. A call of several requests that the service refused as a
+ * request ({@link CoalescerDeps.refusedRequest}) is sent again as one call per request, so that
+ * one caller's bad descriptor fails that caller only; a call that fails otherwise fails all its
+ * requests with its error; an answer whose number of statuses differs from the number of
+ * descriptors sent fails them with {@link CoalescerDeps.malformed}.
  *
  * Memory: the waiting requests are those of the current turn only; each flush empties the queue.
  */
@@ -152,6 +160,10 @@ export class RequestCoalescer {
           }
         },
         (error: unknown) => {
+          if (this.#deps.refusedRequest?.(error) === true) {
+            for (const waiter of batch) this.#alone(waiter)
+            return
+          }
           for (const waiter of batch) waiter.reject(error)
         },
       )

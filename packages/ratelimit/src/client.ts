@@ -14,6 +14,7 @@ import { decodeRateLimitResponse } from './protocol/protobuf/response.js'
 import type { Descriptor, RateLimitRequest, RateLimitResponse } from './protocol/types.js'
 import { rateLimitServiceDefinition } from './server/grpc.js'
 import { COALESCE_MAX_DESCRIPTORS_HEADER } from './server/grpc-handlers.js'
+import { ERROR_CODE_TRAILER } from './server/status.js'
 
 /** Parsed command line. */
 export interface ClientArgs {
@@ -143,10 +144,14 @@ export interface RateLimitClientOptions {
    * unchanged). The others each get their own statuses (by position), `overallCode`
    * `OVER_LIMIT` when one of them is `OVER_LIMIT` (and the service's overall code is; with
    * `SHADOW_MODE` it is `OK`), and no `responseHeadersToAdd` or `dynamicMetadata` (they describe
-   * a whole request). A failed call (unreachable, deadline, service error) fails every caller of
-   * its batch with its error; an answer whose number of statuses differs from the number of
-   * descriptors sent fails them with {@link RateLimitCallError} `INTERNAL`. Calls wait at most
-   * until the end of the turn they are made in.
+   * a whole request). A call the service refused as a request (its `gatehouse-error-code` trailer
+   * is `ERR_SERVICE` or `ERR_REQUEST_TOO_LARGE`: a descriptor over a cap, a bad override, which
+   * it checks before counting anything) is sent again as one call per caller, so only the callers
+   * whose own request is at fault fail. Any other failure (unreachable, deadline, a backend error,
+   * which may come after some counting) fails every caller of its batch with its error; an answer
+   * whose number of statuses differs from the number of descriptors sent fails them with
+   * {@link RateLimitCallError} `INTERNAL`. Calls wait at most until the end of the turn they are
+   * made in.
    *
    * @default false
    */
@@ -202,14 +207,49 @@ export class RateLimitCallError extends Error {
   readonly code: number
   /** The status message (`grpc-message`, decoded), or what failed locally. */
   readonly details: string
+  /**
+   * The service's error code (its `gatehouse-error-code` trailer, e.g. `ERR_BACKEND`), when it
+   * sent one; see {@link serviceErrorCode}.
+   */
+  readonly errorCode: string | undefined
 
-  constructor(code: number, details: string, options?: { cause?: unknown }) {
+  constructor(
+    code: number,
+    details: string,
+    options?: { cause?: unknown; errorCode?: string | undefined },
+  ) {
     super(`${String(code)} ${STATUS_NAMES.get(code) ?? 'UNKNOWN'}: ${details}`, options)
     this.name = 'RateLimitCallError'
     this.code = code
     this.details = details
+    this.errorCode = options?.errorCode
   }
 }
+
+/**
+ * The error code gatehouse-ratelimit gave a failed call (`ERR_SERVICE`, `ERR_REQUEST_TOO_LARGE`,
+ * `ERR_BACKEND`, …: its `gatehouse-error-code` trailer, which upstream's service does not send),
+ * from a {@link RateLimitCallError} or a grpc-js `ServiceError`.
+ *
+ * @returns The code, or undefined when there is none.
+ */
+export function serviceErrorCode(error: unknown): string | undefined {
+  if (error instanceof RateLimitCallError) return error.errorCode
+  if (typeof error === 'object' && error !== null && 'metadata' in error) {
+    const { metadata } = error
+    if (metadata instanceof grpc.Metadata) {
+      const value = metadata.get(ERROR_CODE_TRAILER)[0]
+      return typeof value === 'string' ? value : undefined
+    }
+  }
+  return undefined
+}
+
+/** Codes of requests the service refused before counting any of their descriptors. */
+const REFUSED_REQUEST_CODES: ReadonlySet<string | undefined> = new Set([
+  'ERR_SERVICE',
+  'ERR_REQUEST_TOO_LARGE',
+])
 
 const STATUS_NAMES = new Map<number, string>(
   Object.entries(GRPC_CALL_STATUS).map(([name, code]) => [code, name]),
@@ -320,6 +360,7 @@ export class RateLimitClient {
         send: (request) => this.#send(request),
         maxDescriptors: () => this.#coalesceMax,
         malformed: (details) => new RateLimitCallError(GRPC_CALL_STATUS.INTERNAL, details),
+        refusedRequest: (error) => REFUSED_REQUEST_CODES.has(serviceErrorCode(error)),
       })
     }
     if (options.credentials === undefined && HOST_PORT.test(dialString)) {
@@ -449,6 +490,7 @@ export class RateLimitClient {
       let settled = false
       let status: number | undefined
       let details = ''
+      let errorCode: string | undefined
       let advertised: number | undefined
       const chunks: Buffer[] = []
       let received = 0
@@ -476,6 +518,8 @@ export class RateLimitClient {
         if (code === undefined) return
         status = Number(code)
         details = grpcMessage(headers['grpc-message'])
+        const named = headers[ERROR_CODE_TRAILER]
+        errorCode = typeof named === 'string' ? named : undefined
       }
       stream.on('response', (headers) => {
         const http = Number(headers[constants.HTTP2_HEADER_STATUS])
@@ -509,7 +553,7 @@ export class RateLimitClient {
             new RateLimitCallError(GRPC_CALL_STATUS.UNAVAILABLE, 'stream ended without a status'),
           )
         } else if (status !== 0) {
-          finish(new RateLimitCallError(status, details))
+          finish(new RateLimitCallError(status, details, { errorCode }))
         } else {
           const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)
           if (body.length < 5 || body[0] !== 0 || body.readUInt32BE(1) !== body.length - 5) {

@@ -28,11 +28,13 @@ export {
   MAX_RESPONSE_MESSAGE_BYTES,
   RateLimitCallError,
   RateLimitClient,
+  serviceErrorCode,
   type RateLimitClientCounts,
   type RateLimitClientOptions,
 } from './client.js'
 export { RateLimitError, type RateLimitErrorCode } from './errors.js'
 export { COALESCE_MAX_DESCRIPTORS_HEADER } from './server/grpc-handlers.js'
+export { ERROR_CODE_TRAILER } from './server/status.js'
 export {
   ALGORITHMS,
   RateLimitConfig,

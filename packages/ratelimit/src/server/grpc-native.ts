@@ -40,7 +40,7 @@ import {
   type ResponseHeaders,
   type UnaryCallback,
 } from './grpc-handlers.js'
-import { GRPC_STATUS, type GrpcStatus } from './status.js'
+import { ERROR_CODE_TRAILER, GRPC_STATUS, type GrpcStatus } from './status.js'
 import { clientSanProblem, type ServerTls } from './tls.js'
 
 /** Largest accepted request message (grpc-js' and grpc-go's default), in bytes. */
@@ -160,7 +160,7 @@ function methodName(path: string | string[] | undefined): string {
  * request is not complete, the stream is then reset with NO_ERROR (RFC 9113 §8.1), so that the
  * client stops sending and what it sent is released.
  */
-function sendError(stream: ServerHttp2Stream, { code, details }: GrpcStatus): void {
+function sendError(stream: ServerHttp2Stream, { code, details, errorCode }: GrpcStatus): void {
   if (stream.destroyed || stream.closed || stream.writableEnded) return
   if (stream.headersSent) {
     stream.close(constants.NGHTTP2_INTERNAL_ERROR)
@@ -171,6 +171,7 @@ function sendError(stream: ServerHttp2Stream, { code, details }: GrpcStatus): vo
       ...RESPONSE_HEADERS,
       'grpc-status': String(code),
       'grpc-message': grpcMessage(details),
+      ...(errorCode === undefined ? {} : { [ERROR_CODE_TRAILER]: errorCode }),
     },
     { endStream: true },
   )

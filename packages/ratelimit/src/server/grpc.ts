@@ -23,6 +23,7 @@ import {
   type GrpcHandlers,
   type ResponseHeaders,
 } from './grpc-handlers.js'
+import { ERROR_CODE_TRAILER, type GrpcStatus } from './status.js'
 import { clientSanProblem, type ServerTls } from './tls.js'
 
 /** The rate limit service definition, with our protobuf codec (usable by clients too). */
@@ -166,6 +167,13 @@ export function maxCallDurationInterceptor(maxMs: number): grpc.ServerIntercepto
   }
 }
 
+/** A failed call's status with its {@link ERROR_CODE_TRAILER} (grpc-js sends `metadata` as trailers). */
+function withErrorTrailer(status: GrpcStatus): GrpcStatus & { metadata: grpc.Metadata } {
+  const metadata = new grpc.Metadata()
+  metadata.set(ERROR_CODE_TRAILER, status.errorCode ?? '')
+  return { ...status, metadata }
+}
+
 /**
  * Builds the gRPC server (not yet bound).
  *
@@ -206,7 +214,7 @@ export function buildGrpcServer(deps: GrpcServerDeps, options: GrpcServerOptions
           false,
           (status, message, headers) => {
             if (headers !== undefined) call.sendMetadata(metadataOf(headers))
-            callback(status, message)
+            callback(status?.errorCode === undefined ? status : withErrorTrailer(status), message)
           },
           call.metadata,
         )

@@ -49,6 +49,7 @@ describe('one mapping to gRPC and HTTP statuses', () => {
       expect(grpcStatusOf(error)).toEqual({
         code: GRPC_STATUS.UNKNOWN,
         details: 'rate limit domain must not be empty',
+        errorCode: error.code,
       })
       expect(httpErrorOf(error)).toEqual({
         status: 400,
@@ -64,6 +65,7 @@ describe('one mapping to gRPC and HTTP statuses', () => {
     expect(grpcStatusOf(wire)).toEqual({
       code: GRPC_STATUS.INTERNAL,
       details: 'grpc: error unmarshalling request: proto: cannot parse invalid wire-format data',
+      errorCode: 'ERR_INVALID_WIRE_FORMAT',
     })
     const json = new JsonRequestError('ERR_EMPTY_BODY', 'request body is empty')
     expect(httpErrorOf(json)).toMatchObject({ status: 400, code: 'ERR_EMPTY_BODY' })

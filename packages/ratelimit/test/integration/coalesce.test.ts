@@ -21,7 +21,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { GRPC_CALL_STATUS, RateLimitCallError, RateLimitClient } from '../../src/client.js'
+import {
+  GRPC_CALL_STATUS,
+  RateLimitCallError,
+  RateLimitClient,
+  serviceErrorCode,
+} from '../../src/client.js'
 import { encodeRateLimitRequest } from '../../src/protocol/protobuf/request.js'
 import { encodeRateLimitResponse } from '../../src/protocol/protobuf/response.js'
 import type { Descriptor, RateLimitRequest, RateLimitResponse } from '../../src/protocol/types.js'
@@ -240,7 +245,7 @@ describe.each([
     expect(answers.map(remaining)).toEqual([[9], [8], [7], [0]])
   })
 
-  it('fails every caller of a batch with the error of its call', async () => {
+  it('sends a batch the service refused as a request again, one call per caller, so only the caller at fault fails', async () => {
     const results = await oneTurn(client, [
       request(descriptor('user', 'f1')),
       {
@@ -250,17 +255,19 @@ describe.each([
         ],
       },
     ])
-    expect(callsSince()).toBe(1)
-    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected'])
-    for (const result of results) {
-      expect((result as PromiseRejectedResult).reason).toMatchObject({
-        code: GRPC_CALL_STATUS.UNKNOWN,
-        details: 'descriptor 1: rate limit override must have a unit other than UNKNOWN',
-      })
-    }
-    // Nothing of the failed call was counted.
+    // The merged call, then each request alone.
+    expect(callsSince()).toBe(3)
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected'])
+    expect(remaining((results[0] as PromiseFulfilledResult<RateLimitResponse>).value)).toEqual([9])
+    const reason = (results[1] as PromiseRejectedResult).reason as unknown
+    expect(reason).toMatchObject({
+      code: GRPC_CALL_STATUS.UNKNOWN,
+      details: 'descriptor 0: rate limit override must have a unit other than UNKNOWN',
+    })
+    expect(serviceErrorCode(reason)).toBe('ERR_SERVICE')
+    // The refused call counted nothing: f1 was counted once, by its own call.
     const [after] = answered(await oneTurn(client, [request(descriptor('user', 'f1'))]))
-    expect(after?.statuses[0]?.limitRemaining).toBe(9)
+    expect(after?.statuses[0]?.limitRemaining).toBe(8)
     callsSince()
   })
 })

@@ -8,10 +8,13 @@ import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { upstreamFixture } from '../fixtures.js'
 import { buildRateLimitApp } from '../../src/app.js'
+import { RateLimitClient, serviceErrorCode } from '../../src/client.js'
 import { RedisCounterStore } from '../../src/redis/redis-store.js'
 import { loadSettings } from '../../src/settings/settings.js'
 import { NullSink } from '../../src/stats/sinks.js'
 import { loopbackEnv, startService, type Harness } from '../harness.js'
+
+const TOTAL = 'ratelimit_server.ShouldRateLimit.total_requests'
 
 /**
  * Starts an own redis-server and the service on it (REDIS_TIMEOUT = `timeout`) before the
@@ -55,6 +58,10 @@ describe('Redis killed and restarted mid-run', () => {
 
   it('fails calls like upstream while Redis is down and serves again once it is back', async () => {
     expect((await h.client.shouldRateLimit(request)).overallCode).toBe('OK')
+    // A coalescing client, allowed to coalesce by its first answer.
+    const coalescing = new RateLimitClient(h.grpcAddress, { timeoutMs: 5_000, coalesce: true })
+    const decision = { ...request, hitsAddend: 1 }
+    expect((await coalescing.shouldRateLimit(decision)).overallCode).toBe('OK')
 
     await server.kill()
     const failure = await waitFor(
@@ -70,6 +77,19 @@ describe('Redis killed and restarted mid-run', () => {
     )
     expect(failure.code).toBe(grpc.status.UNKNOWN)
     expect(failure.details).not.toBe('')
+    expect(serviceErrorCode(failure)).toBe('ERR_BACKEND')
+    // A backend failure fails the whole batch, with one call: some of it may have been counted.
+    const before = h.stat(TOTAL)
+    const batch = await Promise.allSettled([
+      coalescing.shouldRateLimit(decision),
+      coalescing.shouldRateLimit(decision),
+    ])
+    coalescing.close()
+    expect(batch.map((r) => r.status)).toEqual(['rejected', 'rejected'])
+    for (const result of batch) {
+      expect(serviceErrorCode((result as PromiseRejectedResult).reason)).toBe('ERR_BACKEND')
+    }
+    expect(h.stat(TOTAL) - before).toBe(1)
     expect(h.stat('ratelimit.service.call.should_rate_limit.redis_error')).toBeGreaterThan(0)
     const http = await h.json(request)
     expect([http.status, http.text, http.headers.get('x-gatehouse-error-code')]).toEqual([
