@@ -145,8 +145,8 @@ export interface RateLimitClientOptions {
    * `OVER_LIMIT` when one of them is `OVER_LIMIT` (and the service's overall code is; with
    * `SHADOW_MODE` it is `OK`), and no `responseHeadersToAdd` or `dynamicMetadata` (they describe
    * a whole request). A call the service refused as a request (its `gatehouse-error-code` trailer
-   * is `ERR_SERVICE` or `ERR_REQUEST_TOO_LARGE`: a descriptor over a cap, a bad override, which
-   * it checks before counting anything) is sent again as one call per caller, so only the callers
+   * is `ERR_SERVICE`, `ERR_REQUEST_TOO_LARGE` or `ERR_BACKEND_KEY`: a descriptor over a cap, a bad
+   * override, a key memcache cannot hold, which it checks before counting anything) is sent again as one call per caller, so only the callers
    * whose own request is at fault fail. Any other failure (unreachable, deadline, a backend error,
    * which may come after some counting) fails every caller of its batch with its error; an answer
    * whose number of statuses differs from the number of descriptors sent fails them with
@@ -249,6 +249,7 @@ export function serviceErrorCode(error: unknown): string | undefined {
 const REFUSED_REQUEST_CODES: ReadonlySet<string | undefined> = new Set([
   'ERR_SERVICE',
   'ERR_REQUEST_TOO_LARGE',
+  'ERR_BACKEND_KEY',
 ])
 
 const STATUS_NAMES = new Map<number, string>(

@@ -16,8 +16,9 @@
  *   invalid override or `hits_addend`), `ERR_REQUEST_TOO_LARGE` (a cap of `RequestLimits`).
  * - **Unreadable requests**: `ERR_INVALID_WIRE_FORMAT` (protobuf), `ERR_EMPTY_BODY`,
  *   `ERR_INVALID_UTF8`, `ERR_INVALID_JSON`, `ERR_INVALID_MESSAGE` (`/json`).
- * - **Backend errors**: `ERR_BACKEND` (the key-value store failed;
- *   `should_rate_limit.redis_error`).
+ * - **Backend errors** (`should_rate_limit.redis_error`): `ERR_BACKEND` (the key-value store
+ *   failed), `ERR_BACKEND_KEY` (the store cannot hold the key of a descriptor of the request,
+ *   e.g. memcache's 250 bytes; found before anything is counted).
  * - **Configuration errors**: `ERR_RATELIMIT_CONFIG` (a YAML configuration file). Bad
  *   environment variables are `@gatehouse/settings`' `SettingsError` (exported here as
  *   `ConfigError`), shared with the auth server.
@@ -31,6 +32,7 @@ export type RateLimitErrorCode =
   | 'ERR_INVALID_JSON'
   | 'ERR_INVALID_MESSAGE'
   | 'ERR_BACKEND'
+  | 'ERR_BACKEND_KEY'
   | 'ERR_RATELIMIT_CONFIG'
 
 /**

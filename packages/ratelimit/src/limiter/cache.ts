@@ -172,11 +172,13 @@ export interface CounterStore {
 
 /**
  * A failure of the key-value store. The message is the store client's error text, which is
- * what upstream returns to the caller.
+ * what upstream returns to the caller. Code `ERR_BACKEND_KEY` when the store refuses a
+ * descriptor's key before anything is counted ({@link CounterStore.keyProblem}), else
+ * `ERR_BACKEND`.
  */
 export class BackendError extends RateLimitError {
-  declare readonly code: 'ERR_BACKEND'
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('ERR_BACKEND', message, options)
+  declare readonly code: 'ERR_BACKEND' | 'ERR_BACKEND_KEY'
+  constructor(message: string, options?: { cause?: unknown; code?: 'ERR_BACKEND_KEY' }) {
+    super(options?.code ?? 'ERR_BACKEND', message, options)
   }
 }

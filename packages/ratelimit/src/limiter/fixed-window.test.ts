@@ -307,7 +307,7 @@ describe('FixedWindowRateLimitCache', () => {
     const cache = new FixedWindowRateLimitCache({ store: picky, clock })
     const limits = [rule(stats, 5), rule(stats, 5)]
     expect(() => cache.doLimit(request([one('key', 'fine'), one('key', 'a b')]), limits)).toThrow(
-      new BackendError('descriptor 1: no spaces, please'),
+      new BackendError('descriptor 1: no spaces, please', { code: 'ERR_BACKEND_KEY' }),
     )
     expect(store.increments).toEqual([])
     expect(stats.totalHits.value()).toBe(0)

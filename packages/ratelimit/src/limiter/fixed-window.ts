@@ -306,7 +306,9 @@ export class FixedWindowRateLimitCache implements RateLimitCache {
         (item.sliding === undefined
           ? undefined
           : this.#store.keyProblem?.(item.sliding.previousKey))
-      if (problem !== undefined) throw new BackendError(`descriptor ${String(i)}: ${problem}`)
+      if (problem !== undefined) {
+        throw new BackendError(`descriptor ${String(i)}: ${problem}`, { code: 'ERR_BACKEND_KEY' })
+      }
     }
   }
 

@@ -68,6 +68,7 @@ const ANSWERS: Readonly<
   ERR_SERVICE: { grpc: GRPC_STATUS.UNKNOWN, http: 400 },
   ERR_REQUEST_TOO_LARGE: { grpc: GRPC_STATUS.UNKNOWN, http: 400 },
   ERR_BACKEND: { grpc: GRPC_STATUS.UNKNOWN, http: 400 },
+  ERR_BACKEND_KEY: { grpc: GRPC_STATUS.UNKNOWN, http: 400 },
   ERR_INVALID_WIRE_FORMAT: { grpc: 'unmarshal', http: 400 },
   ERR_EMPTY_BODY: { grpc: 'unmarshal', http: 400 },
   ERR_INVALID_UTF8: { grpc: 'unmarshal', http: 400 },

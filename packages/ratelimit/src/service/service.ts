@@ -39,10 +39,12 @@ export type ShouldRateLimitErrorType = 'service_error' | 'redis_error'
 
 /**
  * Machine-readable code of a {@link ShouldRateLimitError}: `ERR_BACKEND` (the store failed),
+ * `ERR_BACKEND_KEY` (the store cannot hold a descriptor's key; nothing was counted),
  * `ERR_REQUEST_TOO_LARGE` (a cap of {@link RequestLimits} exceeded) or `ERR_SERVICE` (any other
  * request the service refuses).
  */
-export type ShouldRateLimitErrorCode = 'ERR_SERVICE' | 'ERR_BACKEND' | 'ERR_REQUEST_TOO_LARGE'
+export type ShouldRateLimitErrorCode =
+  'ERR_SERVICE' | 'ERR_BACKEND' | 'ERR_BACKEND_KEY' | 'ERR_REQUEST_TOO_LARGE'
 
 /**
  * A request that could not be decided. The message is upstream's text (e.g.
@@ -275,7 +277,10 @@ export class RateLimitService {
   #backendFailure(error: unknown): unknown {
     if (!(error instanceof BackendError)) return error
     this.#stats.service.redisError.add()
-    return new ShouldRateLimitError('redis_error', error.message, { cause: error })
+    return new ShouldRateLimitError('redis_error', error.message, {
+      cause: error,
+      code: error.code,
+    })
   }
 
   /** The response to a decided request: overall code, quota mode, headers, shadow mode, metadata. */

@@ -17,6 +17,7 @@ import {
 import { MemcacheClient } from 'memcache-client'
 import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { RateLimitClient, serviceErrorCode } from '../../src/client.js'
 import { systemClock, type Every } from '../../src/clock.js'
 import { MemcacheCounterStore } from '../../src/memcache/memcache-store.js'
 import { pickServer } from '../../src/memcache/servers.js'
@@ -136,6 +137,8 @@ describe('memcache backend', () => {
     expect(spaced.headers.get('x-gatehouse-error')).toBe(
       'descriptor 0: the memcache backend cannot store a key with whitespace or control characters (found U+0020 in the domain or an entry)',
     )
+    expect(spaced.headers.get('x-gatehouse-error-code')).toBe('ERR_BACKEND_KEY')
+    expect(serviceErrorCode(long)).toBe('ERR_BACKEND_KEY')
     expect(h.stat('ratelimit.service.call.should_rate_limit.redis_error')).toBe(errors + 2)
     // Nothing of a refused request is counted, not even its acceptable descriptors.
     await store(h).flush()
@@ -146,6 +149,31 @@ describe('memcache backend', () => {
       descriptors: [one('one_per_minute', `é${'x'.repeat(210)}`)],
     })
     expect(fits.overallCode).toBe('OK')
+  })
+
+  it('refuses only the coalescing caller whose key memcache cannot take', async () => {
+    const client = new RateLimitClient(h.grpcAddress, { timeoutMs: 5_000, coalesce: true })
+    try {
+      const decision = (value: string) => ({
+        domain: 'basic',
+        descriptors: [one('key1', value)],
+        hitsAddend: 1,
+      })
+      // The first answer allows coalescing.
+      expect((await client.shouldRateLimit(decision('first'))).overallCode).toBe('OK')
+      const calls = client.counts.calls
+      const [good, spaced] = await Promise.allSettled([
+        client.shouldRateLimit(decision('good')),
+        client.shouldRateLimit(decision('two words')),
+      ])
+      // The merged call, refused before counting, then each caller alone.
+      expect(client.counts.calls - calls).toBe(3)
+      expect(good).toMatchObject({ status: 'fulfilled', value: { overallCode: 'OK' } })
+      expect(spaced.status).toBe('rejected')
+      expect(serviceErrorCode((spaced as PromiseRejectedResult).reason)).toBe('ERR_BACKEND_KEY')
+    } finally {
+      client.close()
+    }
   })
 
   it('ignores STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT, as upstream does with memcache', async () => {
