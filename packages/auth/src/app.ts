@@ -267,7 +267,13 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
   const server = createServer(settings, { random, logger: deps.logger })
   let started: Started | undefined
   // Telemetry: nothing is built (no hook, no wrapper, no span) for what is off.
-  const telemetry = buildTelemetry(settings, deps.logger, () => started?.ctx.db.poolStats?.())
+  const limiters = limitersFor(settings, deps)
+  const telemetry = buildTelemetry(
+    settings,
+    deps.logger,
+    () => started?.ctx.db.poolStats?.(),
+    () => limiters.stats,
+  )
   const metrics = deps.metrics ?? telemetry.authMetrics
   if (telemetry.tracing !== undefined || telemetry.metrics !== undefined) {
     addRequestTelemetry(
@@ -278,7 +284,6 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
     )
   }
   let metricsUrl: string | undefined
-  const limiters = limitersFor(settings, deps)
   const passwordBackoff = new PasswordBackoff({ freeFailures: settings.rateLimit.passwordFailures })
   let starting: Promise<void> | undefined
   let ownedDb: Db | undefined

@@ -11,6 +11,11 @@
  *   authentication method, `password`, `otp`, `oauth`, `anonymous`, …), `auth.token_refreshes`,
  *   `auth.refresh_token_reuse_detections`, `auth.mails_sent` (`kind`), `auth.sms_sent`
  *   (`channel`), `auth.rate_limited_requests` (`http.route`, `error_code`);
+ * - with `RATE_LIMIT_BACKEND=ratelimit`: `auth.rate_limit_service.decisions` (decisions asked of
+ *   the service), `auth.rate_limit_service.failures` (`auth.rate_limit_service.fail_mode`: `open`,
+ *   the request allowed, or `closed`, refused with 503) and
+ *   `auth.rate_limit_service.config_mismatches` (answers whose limit is not the settings' rule),
+ *   read from the limiter's counters at each collection;
  * - `db.client.connection.count` (`db.client.connection.state`: idle, used),
  *   `db.client.connection.max`, `db.client.connection.pending_requests`: the pool gauges of the
  *   OpenTelemetry database client convention.
@@ -20,6 +25,7 @@
  * @module
  */
 import type { Meter } from '@opentelemetry/api'
+import type { ServiceLimiterStats } from '../limiter/service-limiter.js'
 import type { PoolStats } from '../storage/db.js'
 
 /** A finished HTTP request, as the metrics record it. */
@@ -73,9 +79,15 @@ export const DURATION_BUCKETS = [
 
 /**
  * {@link AuthMetrics} on an OpenTelemetry meter, with the pool gauges read from `pool` at each
- * collection (left out while it returns undefined: before the database is open, or PGlite).
+ * collection (left out while it returns undefined: before the database is open, or PGlite), and
+ * the rate limit service's counters from `rateLimit` (left out while it returns undefined: the
+ * memory backend).
  */
-export function meterAuthMetrics(meter: Meter, pool: () => PoolStats | undefined): AuthMetrics {
+export function meterAuthMetrics(
+  meter: Meter,
+  pool: () => PoolStats | undefined,
+  rateLimit: () => Readonly<ServiceLimiterStats> | undefined = () => undefined,
+): AuthMetrics {
   const duration = meter.createHistogram('http.server.request.duration', {
     description: 'Duration of HTTP server requests.',
     unit: 's',
@@ -119,6 +131,33 @@ export function meterAuthMetrics(meter: Meter, pool: () => PoolStats | undefined
       result.observe(pending, stats.waiting, base)
     },
     [connections, max, pending],
+  )
+
+  const decisions = meter.createObservableCounter('auth.rate_limit_service.decisions', {
+    description: 'Rate limit decisions asked of the rate limit service.',
+    unit: '{decision}',
+  })
+  const failures = meter.createObservableCounter('auth.rate_limit_service.failures', {
+    description: 'Decisions the rate limit service could not give, by what the request got.',
+    unit: '{decision}',
+  })
+  const mismatches = meter.createObservableCounter('auth.rate_limit_service.config_mismatches', {
+    description:
+      'Answers whose limit is not the rule these settings give (stale or missing config).',
+    unit: '{decision}',
+  })
+  meter.addBatchObservableCallback(
+    (result) => {
+      const stats = rateLimit()
+      if (stats === undefined) return
+      result.observe(decisions, stats.calls)
+      result.observe(failures, stats.failedOpen, { 'auth.rate_limit_service.fail_mode': 'open' })
+      result.observe(failures, stats.failedClosed, {
+        'auth.rate_limit_service.fail_mode': 'closed',
+      })
+      result.observe(mismatches, stats.configMismatches)
+    },
+    [decisions, failures, mismatches],
   )
 
   return {

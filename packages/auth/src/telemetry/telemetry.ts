@@ -18,6 +18,7 @@ import {
 import type { Logger } from 'pino'
 import { VERSION } from '../api/health.js'
 import type { Settings } from '../conf/settings.js'
+import type { ServiceLimiterStats } from '../limiter/service-limiter.js'
 import type { PoolStats } from '../storage/db.js'
 import { meterAuthMetrics, noAuthMetrics, type AuthMetrics } from './auth-metrics.js'
 
@@ -62,11 +63,13 @@ export function resourceAttributes(settings: Settings): Record<string, string> {
  * an OTLP metric export starts its timer.
  *
  * @param pool Reads the database pool's state for the pool gauges.
+ * @param rateLimit Reads the shared limiter's counters (undefined with the memory backend).
  */
 export function buildTelemetry(
   settings: Settings,
   logger: Logger | undefined,
   pool: () => PoolStats | undefined,
+  rateLimit: () => Readonly<ServiceLimiterStats> | undefined = () => undefined,
 ): AuthTelemetry {
   const t = settings.telemetry
   const stopDiagnostics =
@@ -109,7 +112,7 @@ export function buildTelemetry(
     tracing,
     spans: new AsyncLocalStorage<TraceSpan>(),
     metrics,
-    authMetrics: metrics ? meterAuthMetrics(metrics.meter, pool) : noAuthMetrics,
+    authMetrics: metrics ? meterAuthMetrics(metrics.meter, pool, rateLimit) : noAuthMetrics,
     async listen() {
       if (metrics === undefined || t.metricsExporter !== 'prometheus') return undefined
       listened ??= await metrics.listen(t.prometheusHost, t.prometheusPort)

@@ -6,6 +6,8 @@
 import {
   FakeClock,
   getFreePort,
+  scrape,
+  series,
   startProcess,
   startRedisServer,
   waitFor,
@@ -205,9 +207,20 @@ describe('RATE_LIMIT_BACKEND=ratelimit: two instances, one budget, a service tha
       // 1 per 5 minutes: a client's bucket holds the burst of 30, refilled every 5 minutes.
       AUTHSVC_RATE_LIMIT_TOKEN_REFRESH: '1',
     }
+    // Both shared instances serve Prometheus metrics (the limiter's counters among them).
+    const metrics = {
+      AUTHSVC_METRICS_ENABLED: 'true',
+      AUTHSVC_METRICS_EXPORTER: 'prometheus',
+      OTEL_EXPORTER_PROMETHEUS_HOST: '127.0.0.1',
+      OTEL_EXPORTER_PROMETHEUS_PORT: '0',
+    }
     ;[open, closed, windows] = await Promise.all([
-      startTestServer('rl_shared_a', env),
-      startTestServer('rl_shared_b', { ...env, AUTHSVC_RATE_LIMIT_FAIL_CLOSED: 'true' }),
+      startTestServer('rl_shared_a', { ...env, ...metrics }),
+      startTestServer('rl_shared_b', {
+        ...env,
+        ...metrics,
+        AUTHSVC_RATE_LIMIT_FAIL_CLOSED: 'true',
+      }),
       startTestServer('rl_shared_w', {
         ...env,
         AUTHSVC_RATE_LIMIT_SERVICE_ALGORITHM: 'fixed_window',
@@ -300,6 +313,22 @@ describe('RATE_LIMIT_BACKEND=ratelimit: two instances, one budget, a service tha
     const refused = await refresh(closed.url, { 'x-real-ip': '192.0.2.46' })
     expect(refused.status).toBe(503)
     expect(closed.app.rateLimitStats?.failedClosed).toBe(1)
+    // The same counters, as metrics.
+    const failures = async (server: TestServer, mode: string) => {
+      const families = await scrape(server.app.metricsUrl ?? '')
+      return series(families, 'auth_rate_limit_service_failures_total', {
+        auth_rate_limit_service_fail_mode: mode,
+      })?.value
+    }
+    expect(await failures(open, 'open')).toBe(String(open.app.rateLimitStats?.failedOpen))
+    expect(await failures(closed, 'closed')).toBe('1')
+    const families = await scrape(open.app.metricsUrl ?? '')
+    expect(Number(families.get('auth_rate_limit_service_decisions_total')?.metrics[0]?.value)).toBe(
+      open.app.rateLimitStats?.calls,
+    )
+    expect(families.get('auth_rate_limit_service_config_mismatches_total')?.metrics[0]?.value).toBe(
+      '0',
+    )
 
     await startService()
     // Back: the budget kept in Redis applies again on both instances.
