@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { startMailInbox, type MailInbox } from '@gatehouse/mail-inbox'
+import { rateLimitServiceConfig } from '@gatehouse/auth'
 import { FakeClock, scrape, waitFor, type Family } from '@gatehouse/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { upstreamFixture } from '../../../ratelimit/test/fixtures.js'
@@ -60,12 +61,19 @@ describe('the Grafana dashboard', () => {
         OTEL_EXPORTER_PROMETHEUS_HOST: '127.0.0.1',
         OTEL_EXPORTER_PROMETHEUS_PORT: '0',
         AUTHSVC_RATE_LIMIT_PASSWORD_FAILURES: '2',
+        // Decisions asked of the rate limit service above (the send cap, here).
+        AUTHSVC_RATE_LIMIT_BACKEND: 'ratelimit',
+        AUTHSVC_RATE_LIMIT_SERVICE_ADDRESS: ratelimit.grpcAddress,
         AUTHSVC_SMTP_HOST: '127.0.0.1',
         AUTHSVC_SMTP_PORT: String(inbox.smtp.port),
         AUTHSVC_SMTP_ADMIN_EMAIL: 'no-reply@example.com',
       },
       clock,
     )
+    ratelimit.writeConfig('auth.yaml', rateLimitServiceConfig(auth.settings))
+    await waitFor(() => ratelimit.app.service.config?.domains.includes('gatehouse-auth'), {
+      what: "the auth server's domain config",
+    })
     // Rate limit traffic: decisions within and over the limit, over HTTP and gRPC, a request
     // without a domain (service_error) and a configuration that does not load.
     const request = { domain: 'basic', descriptors: [{ entries: [{ key: 'one_per_minute' }] }] }
