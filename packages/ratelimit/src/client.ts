@@ -146,8 +146,8 @@ export interface RateLimitClientOptions {
    * `SHADOW_MODE` it is `OK`), and no `responseHeadersToAdd` or `dynamicMetadata` (they describe
    * a whole request). A call the service refused as a request (its `gatehouse-error-code` trailer
    * is `ERR_SERVICE`, `ERR_REQUEST_TOO_LARGE` or `ERR_BACKEND_KEY`: a descriptor over a cap, a bad
-   * override, a key memcache cannot hold, which it checks before counting anything) is sent again as one call per caller, so only the callers
-   * whose own request is at fault fail. Any other failure (unreachable, deadline, a backend error,
+   * override, a key memcache cannot hold, which it checks before counting anything) is sent
+   * again as one call per caller, so only the callers whose own request is at fault fail. Any other failure (unreachable, deadline, a backend error,
    * which may come after some counting) fails every caller of its batch with its error; an answer
    * whose number of statuses differs from the number of descriptors sent fails them with
    * {@link RateLimitCallError} `INTERNAL`. Calls wait at most until the end of the turn they are

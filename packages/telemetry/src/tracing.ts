@@ -1,8 +1,8 @@
 /**
  * Tracing with the OpenTelemetry JS SDK: a tracer provider of our own (never registered
  * globally), parent-based ratio sampling decided once per server span, a batch processor and an
- * OTLP exporter (protobuf over HTTP, or gRPC), and W3C Trace Context to continue a caller's `traceparent` (Envoy's, a
- * browser's). Used by the rate limit service; the auth server builds its tracing the same way.
+ * OTLP exporter (protobuf over HTTP, or gRPC), and W3C Trace Context to continue a caller's
+ * `traceparent` (Envoy's, a browser's). Used by the rate limit service; the auth server builds its tracing the same way.
  *
  * When tracing is off a server holds no {@link Tracing} at all, so its hot path skips every
  * tracer call behind one `undefined` check.

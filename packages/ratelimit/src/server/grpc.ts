@@ -167,7 +167,10 @@ export function maxCallDurationInterceptor(maxMs: number): grpc.ServerIntercepto
   }
 }
 
-/** A failed call's status with its {@link ERROR_CODE_TRAILER} (grpc-js sends `metadata` as trailers). */
+/**
+ * A failed call's status with its {@link ERROR_CODE_TRAILER} (grpc-js sends a status's `metadata`
+ * as trailers).
+ */
 function withErrorTrailer(status: GrpcStatus): GrpcStatus & { metadata: grpc.Metadata } {
   const metadata = new grpc.Metadata()
   metadata.set(ERROR_CODE_TRAILER, status.errorCode ?? '')
