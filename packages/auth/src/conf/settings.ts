@@ -381,6 +381,13 @@ export interface Settings {
      * @default 5
      */
     readonly passwordFailures: number
+    /**
+     * `RATE_LIMIT_TRUSTED_PROXY_HOPS`: proxies in front of this server that append to the
+     * `RATE_LIMIT_HEADER` (or `Svc-Forwarded-For`) list; the client key is the value this many
+     * places from the right, the one the outermost trusted proxy appended (the values left of it
+     * are the client's own). @default 1
+     */
+    readonly trustedProxyHops: number
   }
   /**
    * `EXTERNAL_FLOW_STATE_EXPIRY_DURATION`: lifetime of a PKCE flow state in milliseconds (at least
@@ -1222,6 +1229,11 @@ export const settingsTable = defineSettings(
       min: 0,
       help: 'failed passwords per account before back-off; 0: off',
     }),
+    rateLimitTrustedProxyHops: integer('RATE_LIMIT_TRUSTED_PROXY_HOPS', {
+      default: '1',
+      min: 1,
+      help: 'proxies appending to RATE_LIMIT_HEADER; its key is this many values from the right',
+    }),
     flowStateExpiryDuration: secondsOrDuration('EXTERNAL_FLOW_STATE_EXPIRY_DURATION', {
       unit: 'ms',
       default: '300',
@@ -1536,6 +1548,7 @@ export function loadSettings(env: Env): Settings {
       serviceAlgorithm: v.rateLimitServiceAlgorithm,
       failClosed: v.rateLimitFailClosed,
       passwordFailures: v.rateLimitPasswordFailures,
+      trustedProxyHops: v.rateLimitTrustedProxyHops,
     },
     flowStateExpiryDuration: Math.max(300_000, v.flowStateExpiryDuration),
     sms: {
