@@ -75,7 +75,10 @@ export interface AuthDeps {
    *   `RATE_LIMIT_EMAIL_SENT`, or the rate limit service's `email_sent` budget
    */
   readonly emailLimiter?: EmailSendLimiter
-  /** @default {@link InMemoryEmailSendLimiter} of `RATE_LIMIT_SMS_SENT` */
+  /**
+   * @default by `RATE_LIMIT_BACKEND`: an {@link InMemoryEmailSendLimiter} of
+   *   `RATE_LIMIT_SMS_SENT`, or the rate limit service's `sms_sent` budget
+   */
   readonly smsLimiter?: EmailSendLimiter
   /** @default no logging */
   readonly logger?: Logger
@@ -180,8 +183,13 @@ function limitersFor(settings: Settings, deps: AuthDeps): Limiters {
   })
   return {
     limiter: deps.limiter ?? service,
-    emailLimiter: deps.emailLimiter ?? service.sendLimiter('email_sent'),
-    smsLimiter: deps.smsLimiter ?? service.sendLimiter('sms_sent'),
+    // Never fail open: each cap falls back to this process's count while the service is down.
+    emailLimiter:
+      deps.emailLimiter ??
+      service.sendLimiter('email_sent', new InMemoryEmailSendLimiter(rateLimit.emailSent)),
+    smsLimiter:
+      deps.smsLimiter ??
+      service.sendLimiter('sms_sent', new InMemoryEmailSendLimiter(rateLimit.smsSent)),
     stats: service.stats,
     counts: () => client.counts,
     close: () => {
