@@ -26,6 +26,8 @@ import { TokenBucketLimiter } from './limiter/token-bucket.js'
 import { NoopMailer, type Mailer } from './mailer/mailer.js'
 import { SmtpMailer } from './mailer/smtp.js'
 import { ProviderRegistry } from './provider/registry.js'
+import { mailJobHandlers } from './services/mail-jobs.js'
+import { MailQueue } from './services/mail-queue.js'
 import { cryptoRandom, type Random } from './random.js'
 import { NoCaptcha, SiteverifyCaptcha, type CaptchaVerifier } from './security/captcha.js'
 import { createServer, passwordHasherFor } from './server.js'
@@ -132,6 +134,12 @@ export interface AuthApp {
   /** Exports the buffered spans and pending OTLP metrics now (tests, before a shutdown). */
   flushTelemetry(): Promise<void>
   /**
+   * Runs every due job of the mail queue now, and the mails they queue, and resolves when none
+   * is due (tests; a failed send is not due again until its back-off ends). Before
+   * {@link AuthApp.start}, nothing to run.
+   */
+  flushMail(): Promise<void>
+  /**
    * Loads the keys, opens the database (unless one was given) and applies pending migrations,
    * opens the Prometheus endpoint (when configured), then makes the server ready. Calling it
    * again returns the same promise.
@@ -141,8 +149,9 @@ export interface AuthApp {
    */
   start(): Promise<void>
   /**
-   * Closes the server (draining requests), then the database it opened, then exports what
-   * telemetry is buffered and closes the metrics endpoint; waits for a start in progress first.
+   * Closes the server (draining requests), then the mail queue (sending what is due, for at
+   * most 10 s), then the database it opened, then exports what telemetry is buffered and closes
+   * the metrics endpoint; waits for a start in progress first.
    * Nothing to do for an app that never started.
    */
   close(): Promise<void>
@@ -254,6 +263,7 @@ export function smsProviderFor(
 interface Started {
   readonly ctx: AppContext
   readonly freshDatabase: boolean
+  readonly mailQueue: MailQueue
 }
 
 /**
@@ -314,8 +324,19 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
     try {
       const migrations = await readMigrations()
       const applied = await migrate(db, migrations)
+      let handlers: ReturnType<typeof mailJobHandlers> = {}
+      const mailQueue = new MailQueue({
+        db,
+        clock,
+        random,
+        handlerFor: (job) => (Object.hasOwn(handlers, job) ? handlers[job] : undefined),
+        lifetimeMs: settings.mailer.otpExp * 1000,
+        pollIntervalMs: settings.mailer.queuePollInterval,
+        logger: deps.logger,
+      })
       started = {
         freshDatabase: migrations[0] !== undefined && applied.includes(migrations[0].version),
+        mailQueue,
         ctx: {
           settings,
           db,
@@ -337,10 +358,13 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
           passwordBackoff,
           providers: new ProviderRegistry(settings, clock, deps.providerFetch),
           metrics,
+          mailQueue,
         },
       }
+      handlers = mailJobHandlers(started.ctx)
       metricsUrl = await telemetry.listen()
       await server.ready()
+      mailQueue.start()
     } catch (error) {
       started = undefined
       ownedDb = undefined
@@ -369,6 +393,7 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
       return metricsUrl
     },
     flushTelemetry: () => telemetry.flush(),
+    flushMail: () => started?.mailQueue.flush() ?? Promise.resolve(),
     start() {
       starting ??= open()
       return starting
@@ -377,6 +402,9 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
       await starting?.catch(() => undefined)
       // A server that never started has nothing to drain (and closing it would load its routes).
       if (started) await server.close()
+      // After the requests (whose jobs are committed): the due mails go out before the database
+      // closes, within the queue's drain timeout; the rest stays queued.
+      await started?.mailQueue.close()
       await ownedDb?.close()
       ownedDb = undefined
       limiters.close()

@@ -41,9 +41,7 @@ describe('clientKey', () => {
     expect(clientKey(request(chain), twoHops)).toBe('198.51.100.1')
     // Fewer values than hops: the request skipped the outer proxy; the first value is the
     // address the inner one saw.
-    expect(clientKey(request({ 'x-forwarded-for': '198.51.100.1' }), twoHops)).toBe(
-      '198.51.100.1',
-    )
+    expect(clientKey(request({ 'x-forwarded-for': '198.51.100.1' }), twoHops)).toBe('198.51.100.1')
     const svc = loadSettings({ ...env, AUTHSVC_SECURITY_SVC_FORWARDED_FOR_ENABLED: 'true' })
     expect(clientKey(request({ 'svc-forwarded-for': 'spoofed, 198.51.100.7' }), svc)).toBe(
       '198.51.100.7',

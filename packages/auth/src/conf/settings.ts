@@ -299,6 +299,12 @@ export interface Settings {
      * camelCase of the kind, see {@link notificationSwitch}). @default false each
      */
     readonly notifications: Readonly<Record<NotificationSwitch, boolean>>
+    /**
+     * `MAILER_QUEUE_POLL_INTERVAL`: how often each instance looks for due jobs of the mail queue
+     * (retries, and jobs queued by other instances or before a restart), in milliseconds; a
+     * job queued by a request runs at once. @default 5000
+     */
+    readonly queuePollInterval: number
   }
   readonly smtp: {
     /** `SMTP_HOST`: the SMTP server; empty means no mail is sent (upstream's noop mailer). */
@@ -1169,6 +1175,11 @@ export const settingsTable = defineSettings(
       default: '900',
       help: 'shortest interval between two mails of a kind to a user',
     }),
+    mailerQueuePollInterval: duration('MAILER_QUEUE_POLL_INTERVAL', {
+      default: '5s',
+      positive: true,
+      help: "how often the mail queue looks for retries and other instances' jobs",
+    }),
     rateLimitEmailSent: field('RATE_LIMIT_EMAIL_SENT', parseEmailSendRate, {
       default: '30',
       help: 'emails sent per hour (N) or per duration (N/10m)',
@@ -1523,6 +1534,7 @@ export function loadSettings(env: Env): Settings {
       templates: { ...v.mailerTemplates },
       maxFrequency: v.smtpMaxFrequency,
       notifications: { ...v.notifications },
+      queuePollInterval: v.mailerQueuePollInterval,
     },
     smtp: {
       host: v.smtpHost,

@@ -17,6 +17,8 @@ export interface Tables {
   readonly mfaFactors: string
   readonly mfaChallenges: string
   readonly schemaMigrations: string
+  /** Gatehouse's durable mail queue (migration 0005). */
+  readonly mailQueue: string
 }
 
 /**
@@ -93,6 +95,7 @@ export function tableNames(namespace: string): Tables {
     mfaFactors: `${p}mfa_factors`,
     mfaChallenges: `${p}mfa_challenges`,
     schemaMigrations: `${p}schema_migrations`,
+    mailQueue: `${p}mail_queue`,
   }
 }
 

@@ -41,6 +41,7 @@ describe('migrations', () => {
         'gh_audit_log_entries',
         'gh_flow_state',
         'gh_identities',
+        'gh_mail_queue',
         'gh_mfa_amr_claims',
         'gh_mfa_challenges',
         'gh_mfa_factors',
