@@ -103,11 +103,19 @@ export {
   type TemplateSourceOptions,
 } from './mailer/template-source.js'
 export {
+  compileTemplate,
   renderActions,
   renderTemplate,
   templateValues,
   type TemplateValues,
 } from './mailer/template.js'
+export {
+  parseTemplate,
+  TemplateExecError,
+  TemplateParseError,
+  type RenderOptions,
+  type Template,
+} from './mailer/go-template.js'
 export { DEFAULT_TEMPLATES } from './mailer/default-templates.js'
 export {
   NoSmsProvider,

@@ -29,6 +29,7 @@ import {
   type Field,
   type Invalid,
 } from '@gatehouse/settings'
+import { parseTemplate } from '../mailer/go-template.js'
 import type { MailKind, NotificationKind } from '../mailer/mailer.js'
 import { compileGlob } from '../services/url-glob.js'
 
@@ -738,6 +739,15 @@ const subjectFields = Object.fromEntries(
     text(`MAILER_SUBJECTS_${kind.toUpperCase()}`, {
       default: DEFAULT_SUBJECTS[kind],
       help: `subject of the ${human(kind)} mail`,
+      // A Go template: one that does not parse is refused at start, not at the first send.
+      check: (value) => {
+        try {
+          parseTemplate(value)
+          return undefined
+        } catch (error) {
+          return invalid(`is not a valid template: ${(error as Error).message}`)
+        }
+      },
     }),
   ]),
 ) as Record<MailKind, Field<string>>

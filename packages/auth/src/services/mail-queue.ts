@@ -156,10 +156,12 @@ export class MailQueue implements MailOutbox {
     }
     this.#running = (async () => {
       try {
-        do {
+        let again = true
+        while (again) {
           this.#again = false
           await this.#drain()
-        } while (this.#again)
+          again = this.#calledAgain()
+        }
       } catch (error) {
         this.#options.logger?.warn(
           { component: 'mail_queue', err: error },
@@ -189,6 +191,11 @@ export class MailQueue implements MailOutbox {
     } finally {
       clearTimeout(timeout)
     }
+  }
+
+  /** Whether {@link MailQueue.flush} was called during the current run. */
+  #calledAgain(): boolean {
+    return this.#again
   }
 
   async #drain(): Promise<void> {

@@ -155,7 +155,8 @@ describe('the mail queue keeps what it was given', () => {
     const { rows: queued } = await server.app.db.query<{ attempts: number; last_error: string }>(
       `SELECT attempts, last_error FROM ${server.app.db.t.mailQueue}`,
     )
-    expect(queued).toEqual([{ attempts: 2, last_error: expect.stringContaining('ECONNREFUSED') }])
+    expect(queued.map((row) => row.attempts)).toEqual([2])
+    expect(queued[0]?.last_error).toContain('ECONNREFUSED')
     // This instance stops; another one, on the same database, with a working SMTP server.
     await server.app.close()
     mailer.failing = false
