@@ -26,6 +26,7 @@ import { TokenBucketLimiter } from './limiter/token-bucket.js'
 import { NoopMailer, type Mailer } from './mailer/mailer.js'
 import { SmtpMailer } from './mailer/smtp.js'
 import { ProviderRegistry } from './provider/registry.js'
+import { CleanupJob, type CleanupResult } from './services/cleanup.js'
 import { mailJobHandlers } from './services/mail-jobs.js'
 import { MailQueue } from './services/mail-queue.js'
 import { cryptoRandom, type Random } from './random.js'
@@ -139,6 +140,13 @@ export interface AuthApp {
    * {@link AuthApp.start}, nothing to run.
    */
   flushMail(): Promise<void>
+  /**
+   * Runs the clean-up of expired flow states and MFA challenges now (it also runs every
+   * `DB_CLEANUP_INTERVAL`).
+   *
+   * @throws {Error} Before {@link AuthApp.start}, or the database's error.
+   */
+  cleanup(): Promise<CleanupResult>
   /**
    * Loads the keys, opens the database (unless one was given) and applies pending migrations,
    * opens the Prometheus endpoint (when configured), then makes the server ready. Calling it
@@ -264,6 +272,7 @@ interface Started {
   readonly ctx: AppContext
   readonly freshDatabase: boolean
   readonly mailQueue: MailQueue
+  readonly cleanup: CleanupJob
 }
 
 /**
@@ -337,6 +346,13 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
       started = {
         freshDatabase: migrations[0] !== undefined && applied.includes(migrations[0].version),
         mailQueue,
+        cleanup: new CleanupJob({
+          db,
+          clock,
+          settings,
+          intervalMs: settings.dbCleanupInterval,
+          logger: deps.logger,
+        }),
         ctx: {
           settings,
           db,
@@ -365,6 +381,7 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
       metricsUrl = await telemetry.listen()
       await server.ready()
       mailQueue.start()
+      started.cleanup.start()
     } catch (error) {
       started = undefined
       ownedDb = undefined
@@ -394,6 +411,7 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
     },
     flushTelemetry: () => telemetry.flush(),
     flushMail: () => started?.mailQueue.flush() ?? Promise.resolve(),
+    cleanup: () => ready().cleanup.runOnce(),
     start() {
       starting ??= open()
       return starting
@@ -405,6 +423,7 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
       // After the requests (whose jobs are committed): the due mails go out before the database
       // closes, within the queue's drain timeout; the rest stays queued.
       await started?.mailQueue.close()
+      await started?.cleanup.close()
       await ownedDb?.close()
       ownedDb = undefined
       limiters.close()

@@ -201,3 +201,11 @@ export {
 export { openDb } from './storage/open.js'
 export { migrate, readMigrations, MIGRATIONS_DIR, type Migration } from './storage/migrate.js'
 export { createLogger, REDACT_PATHS } from './logger.js'
+export { CleanupJob, type CleanupJobOptions, type CleanupResult } from './services/cleanup.js'
+export {
+  MailQueue,
+  DeferJob,
+  type JobHandler,
+  type MailOutbox,
+  type MailQueueOptions,
+} from './services/mail-queue.js'

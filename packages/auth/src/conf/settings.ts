@@ -401,6 +401,11 @@ export interface Settings {
    * 300 s, as upstream). @default 300000
    */
   readonly flowStateExpiryDuration: number
+  /**
+   * `DB_CLEANUP_INTERVAL`: milliseconds between two runs of each instance's clean-up of expired
+   * flow states and MFA challenges (`services/cleanup.ts`); 0 turns it off. @default 600000
+   */
+  readonly dbCleanupInterval: number
   readonly sms: {
     /** `SMS_AUTOCONFIRM`: phone sign-ups are confirmed at once. @default false */
     readonly autoconfirm: boolean
@@ -1255,6 +1260,10 @@ export const settingsTable = defineSettings(
       min: 1,
       help: 'proxies appending to RATE_LIMIT_HEADER; its key is this many values from the right',
     }),
+    dbCleanupInterval: duration('DB_CLEANUP_INTERVAL', {
+      default: '10m',
+      help: 'how often expired flow states and MFA challenges are deleted; 0: never',
+    }),
     flowStateExpiryDuration: secondsOrDuration('EXTERNAL_FLOW_STATE_EXPIRY_DURATION', {
       unit: 'ms',
       default: '300',
@@ -1573,6 +1582,7 @@ export function loadSettings(env: Env): Settings {
       trustedProxyHops: v.rateLimitTrustedProxyHops,
     },
     flowStateExpiryDuration: Math.max(300_000, v.flowStateExpiryDuration),
+    dbCleanupInterval: v.dbCleanupInterval,
     sms: {
       autoconfirm: v.smsAutoconfirm,
       provider: v.smsProvider as SmsProviderName | '',
