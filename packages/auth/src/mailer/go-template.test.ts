@@ -161,6 +161,28 @@ describe('Go templates as upstream documents them', () => {
     expect(text('{{ .Data.x }}', { x: '{{ .Token }}' })).toBe('{{ .Token }}')
   })
 
+  it('refuses a javascript: or data: URL that starts a URL attribute, as html/template does', () => {
+    const link = '<a href="{{ .Data.site }}">site</a><img src={{ .Data.site }}>'
+    expect(html(link, { site: 'javascript:alert(1)' })).toBe(
+      '<a href="#ZgotmplZ">site</a><img src=#ZgotmplZ>',
+    )
+    expect(html(link, { site: ' JavaScript:alert(1)' })).toContain('href="#ZgotmplZ"')
+    expect(html(link, { site: 'data:text/html,x' })).toContain('href="#ZgotmplZ"')
+    for (const site of ['https://ann.example', '/profile?a=1', 'mailto:a@b.c', 'page#x:y']) {
+      expect(html(link, { site })).toContain(`href="${site.replace('&', '&amp;')}"`)
+    }
+    // Not a URL attribute, or not its start: escaped only.
+    expect(html('<p title="{{ .Data.site }}">{{ .Data.site }}</p>', { site: 'javascript:x' })).toBe(
+      '<p title="javascript:x">javascript:x</p>',
+    )
+    expect(html('<a href="{{ .SiteURL }}/{{ .Data.site }}">', { site: 'javascript:x' })).toBe(
+      '<a href="https://app.example.com/javascript:x">',
+    )
+    expect(text('<a href="{{ .Data.site }}">', { site: 'javascript:x' })).toBe(
+      '<a href="javascript:x">',
+    )
+  })
+
   it('prints a missing key as nothing and never reaches inherited properties', () => {
     expect(
       text('[{{ .Unknown }}][{{ .Data.constructor }}][{{ .Data.__proto__ }}][{{ .constructor }}]'),

@@ -16,7 +16,9 @@
  * nothing, comparisons of values of different kinds fail ({@link TemplateExecError}). Two
  * differences: numbers are one kind (JSON's, so `eq .Data.age 42` holds), and a list or map
  * prints as JSON. In bodies (`html: true`) every printed value is HTML-escaped, as Go's
- * `html/template` does outside attributes and scripts (`html` output is not escaped twice).
+ * `html/template` does outside attributes and scripts (`html` output is not escaped twice), and
+ * a value that starts a URL attribute (`href="{{ .Data.site }}"`) with a scheme other than
+ * `http`, `https`, `mailto` or `tel` becomes `#ZgotmplZ`, as `html/template` makes it.
  *
  * @see https://pkg.go.dev/text/template
  * @module
@@ -580,6 +582,14 @@ export function escapeHtml(value: string): string {
   return value.replace(/[&<>"'\0]/g, (ch) => HTML_ESCAPES[ch] ?? ch)
 }
 
+/** The output ends at the start of a URL attribute's value: `<a href="`, `<img src=`. */
+const URL_ATTRIBUTE_START =
+  /<[A-Za-z][^<>]*\s(?:href|src|action|formaction|poster|cite|background|xlink:href)\s*=\s*["']?$/i
+/** A URL that may start such a value: http(s), mailto or tel, or no scheme (relative). */
+const SAFE_URL = /^(?:(?:https?|mailto|tel):|[^:]*(?:[/?#]|$))/i
+/** What `html/template` writes for a URL it refuses. */
+const UNSAFE_URL = '#ZgotmplZ'
+
 /** Largest rendered output, in UTF-16 code units. */
 const MAX_OUTPUT = 1 << 20
 
@@ -758,8 +768,16 @@ class Renderer {
         case 'action': {
           const value = this.#pipe(node.pipe, scope)
           if (node.pipe.vars.length > 0) break
-          const text = printed(value)
-          this.#write(this.#html && !(value instanceof SafeHtml) ? escapeHtml(text) : text)
+          let text = printed(value)
+          if (this.#html && !(value instanceof SafeHtml)) {
+            if (URL_ATTRIBUTE_START.test(this.#out.slice(-200)) && !SAFE_URL.test(text)) {
+              // As html/template: a value starting a URL attribute with another scheme
+              // (`javascript:`, `data:`) is replaced.
+              text = UNSAFE_URL
+            }
+            text = escapeHtml(text)
+          }
+          this.#write(text)
           break
         }
         case 'if':
