@@ -30,8 +30,8 @@ import type { Queryable } from '../storage/db.js'
 import { prepareConfirmation } from './confirmation.js'
 import { maxFrequencyWait, queueMail } from './mail.js'
 import { randomPassword } from './passwords.js'
-import { parsePkceChallenge, type PkceChallenge } from './pkce.js'
-import { queueRecoveryMail } from './recovery.js'
+import { parsePkceChallenge } from './pkce.js'
+import { queuedEmailRequest, queueRecoveryMail, type QueuedEmailRequest } from './recovery.js'
 import { createUser } from './users.js'
 import { sendPhoneOtp, validateChannel } from './phone.js'
 import { validateEmail, validatePhone } from './validation.js'
@@ -50,14 +50,10 @@ export interface MagicLinkParams {
 }
 
 /** The `magic_link` job of the mail queue: a checked email `/otp` or `/magiclink` request. */
-export interface MagicLinkJob {
-  /** The validated, lower-cased address. */
-  readonly email: string
+export interface MagicLinkJob extends QueuedEmailRequest {
+  /** `user_metadata` of a user signed up on the way. */
   readonly data: JsonObject
   readonly createUser: boolean
-  readonly redirectTo: string
-  readonly pkce: PkceChallenge | null
-  readonly client: RequestContext
 }
 
 /**
@@ -83,12 +79,9 @@ export async function sendMagicLink(
   const email = validateEmail(params.email)
   const pkce = parsePkceChallenge(params.codeChallenge, params.codeChallengeMethod)
   const job: MagicLinkJob = {
-    email,
+    ...queuedEmailRequest(email, params.redirectTo, pkce, client),
     data: params.data,
     createUser: params.createUser,
-    redirectTo: params.redirectTo,
-    pkce: pkce ?? null,
-    client: { aud: client.aud, ip: client.ip, userAgent: client.userAgent },
   }
   await ctx.mailQueue.submit('magic_link', job)
 }

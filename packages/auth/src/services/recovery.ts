@@ -103,14 +103,32 @@ export interface RecoverParams {
   readonly redirectTo: string
 }
 
-/** The `recover` job of the mail queue: a checked `POST /recover` request. */
-export interface RecoverJob {
+/** What every queued email request holds: the checked address, redirect, PKCE and client. */
+export interface QueuedEmailRequest {
   /** The validated, lower-cased address. */
   readonly email: string
   readonly redirectTo: string
   readonly pkce: PkceChallenge | null
   readonly client: RequestContext
 }
+
+/** The {@link QueuedEmailRequest} of a checked request (plain JSON, for the queue). */
+export function queuedEmailRequest(
+  email: string,
+  redirectTo: string,
+  pkce: PkceChallenge | undefined,
+  client: RequestContext,
+): QueuedEmailRequest {
+  return {
+    email,
+    redirectTo,
+    pkce: pkce ?? null,
+    client: { aud: client.aud, ip: client.ip, userAgent: client.userAgent },
+  }
+}
+
+/** The `recover` job of the mail queue: a checked `POST /recover` request. */
+export type RecoverJob = QueuedEmailRequest
 
 /**
  * `POST /recover`: checks the request and queues it (see the module comment); the recovery link
@@ -129,12 +147,7 @@ export async function recoverPassword(
   }
   const email = validateEmail(params.email)
   const pkce = parsePkceChallenge(params.codeChallenge, params.codeChallengeMethod)
-  const job: RecoverJob = {
-    email,
-    redirectTo: params.redirectTo,
-    pkce: pkce ?? null,
-    client: { aud: client.aud, ip: client.ip, userAgent: client.userAgent },
-  }
+  const job: RecoverJob = queuedEmailRequest(email, params.redirectTo, pkce, client)
   await ctx.mailQueue.submit('recover', job)
 }
 
