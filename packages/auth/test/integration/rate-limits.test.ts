@@ -199,7 +199,7 @@ describe('RATE_LIMIT_BACKEND=ratelimit: two instances, one budget, a service tha
       },
       { grpcPort },
     )
-  }, 60_000)
+  }, 120_000)
   afterAll(async () => {
     await service?.close()
     await Promise.all([open.close(), closed.close(), windows.close()])

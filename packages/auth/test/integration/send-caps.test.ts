@@ -21,7 +21,7 @@ describe('send caps and refusals of the rate limit service', () => {
     },
   }
   let redis: TestRedisServer
-  let service: RateLimitService
+  let service: RateLimitService | undefined
   let server: TestServer
   /** Its requests are limited per client (`RATE_LIMIT_HEADER`). */
   let keyed: TestServer
@@ -56,9 +56,9 @@ describe('send caps and refusals of the rate limit service', () => {
       // Entry values up to 16 bytes: every operation name fits, a client descriptor does not.
       { grpcPort, env: { MAX_DESCRIPTOR_ENTRY_BYTES: '16' } },
     )
-  }, 60_000)
+  }, 120_000)
   afterAll(async () => {
-    await service.close()
+    await service?.close()
     await Promise.all([server.close(), keyed.close()])
     await redis.stop()
   })
@@ -92,7 +92,7 @@ describe('send caps and refusals of the rate limit service', () => {
     expect(mailer.messages).toHaveLength(2)
     expect(sms).toHaveLength(2)
 
-    await service.stop('SIGKILL')
+    await service?.stop('SIGKILL')
     const mails = []
     for (let n = 10; n < 15; n++) mails.push(await mailSignUp(n))
     const texts = []

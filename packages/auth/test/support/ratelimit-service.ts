@@ -76,7 +76,8 @@ export async function startRateLimitService(
       running = started
       await waitFor(
         async () => (await fetch(`http://127.0.0.1:${String(httpPort)}/healthcheck`)).ok,
-        { what: `gatehouse-ratelimit (output: ${started.output()})`, timeout: 30_000 },
+        // Generous: it compiles its sources with tsx, slow on a busy 2-core machine.
+        { what: `gatehouse-ratelimit (output: ${started.output()})`, timeout: 90_000 },
       )
     },
     async stop(signal) {
