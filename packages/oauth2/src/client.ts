@@ -25,6 +25,7 @@ import { systemRandom } from './random.js'
 import {
   lowerHeaders,
   Requester,
+  type Endpoint,
   type HttpVerb,
   type RequestOptions,
   type RequestSigner,
@@ -39,6 +40,15 @@ import { Password } from './strategy/password.js'
 import { TokenExchange } from './strategy/token-exchange.js'
 import { TokenEndpoint, type TokenParams, type TokenResult } from './token-endpoint.js'
 import { resolveUrl, withQuery, type Params } from './url.js'
+
+/** Discovery documents are read where the issuer says, never through a redirect. */
+const DISCOVERY: Endpoint = {
+  name: 'discovery document',
+  option: 'issuer',
+  refusal:
+    'discovery documents are read only at the URLs the issuer gives (OIDC Discovery §4, ' +
+    'RFC 8414 §3.1), never through a redirect',
+}
 
 /**
  * An OAuth 2.0 client (the gem's `OAuth2::Client`): builds authorization URLs, requests tokens
@@ -168,8 +178,11 @@ export class Client<RaiseErrors extends boolean = true> {
    * @param clientSecret The client secret, if any.
    * @param options Other client options (endpoint options are overridden by the metadata).
    * @param buildConnection The connection builder callback.
-   * @throws {OAuth2Error} `invalid_metadata` when no document is found, it is not a JSON object,
-   *   or its `issuer` differs.
+   * @throws {OAuth2Error} `invalid_metadata` when no document is found (documents are read only at
+   *   the discovery URLs, never through a redirect), it is not a JSON object, its `issuer` differs,
+   *   or an endpoint it names (`token_endpoint`, `jwks_uri`, any `*_endpoint`,
+   *   `mtls_endpoint_aliases`) is not https (http only on a loopback host; RFC 8414 §2): the
+   *   description names the field.
    * @throws {TypeError} `ERR_INVALID_ARG_VALUE` when `issuer` is not a URL, or not https outside
    *   loopback hosts; or when the `dpop` option's algorithm is not one the server accepts.
    * @see https://openid.net/specs/openid-connect-discovery-1_0.html#ProviderConfig
@@ -342,6 +355,16 @@ export class Client<RaiseErrors extends boolean = true> {
     signer: RequestSigner,
   ): Promise<Response> {
     return this.#requester.send(verb, url, opts, undefined, signer)
+  }
+
+  /**
+   * GETs a discovery document at `url` as it is: no redirect followed (a 3xx comes back with
+   * `response.error` `redirect_not_followed`), no status raised; for `Client.discover`.
+   *
+   * @internal
+   */
+  discoveryRequest(url: string): Promise<Response> {
+    return this.#requester.send('get', url, { snaky: false, raiseErrors: false }, DISCOVERY)
   }
 
   /**

@@ -166,6 +166,83 @@ describe('OpenID Connect', () => {
     )
   })
 
+  /** @see issue 24, item 11 */
+  it('refuses discovered endpoints that are not https (loopback excepted), naming the field', async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ token_endpoint: 'http://169.254.169.254/token' }, 'token_endpoint'],
+      [{ authorization_endpoint: 'http://auth.example/auth' }, 'authorization_endpoint'],
+      [{ revocation_endpoint: 'http://10.0.0.1/revoke' }, 'revocation_endpoint'],
+      [{ introspection_endpoint: 'http://auth.example/i' }, 'introspection_endpoint'],
+      [{ userinfo_endpoint: 'http://auth.example/me' }, 'userinfo_endpoint'],
+      [{ jwks_uri: 'http://auth.example/jwks' }, 'jwks_uri'],
+      [{ pushed_authorization_request_endpoint: 'http://a.example/par' }, 'pushed_authorization'],
+      [{ device_authorization_endpoint: 'http://a.example/device' }, 'device_authorization'],
+      [{ end_session_endpoint: 'http://a.example/logout' }, 'end_session_endpoint'],
+      [{ registration_endpoint: 'ftp://a.example/register' }, 'registration_endpoint'],
+      [
+        { mtls_endpoint_aliases: { token_endpoint: 'http://mtls.example/token' } },
+        'mtls_endpoint_aliases.token_endpoint',
+      ],
+      [{ token_endpoint: 'http://localhost.evil.example/token' }, 'token_endpoint'],
+      [{ token_endpoint: 'http://[::ffff:7f00:1]/token' }, 'token_endpoint'],
+    ]
+    for (const [extra, field] of cases) {
+      server.on('GET', '/.well-known/openid-configuration', { body: { ...metadata(), ...extra } })
+      const error = await Client.discover(issuer, 'client-1', secretText).catch((e: unknown) => e)
+      expect(error, field).toBeInstanceOf(OAuth2Error)
+      expect(error, field).toMatchObject({
+        code: 'invalid_metadata',
+        description: expect.stringContaining(field) as unknown,
+      })
+      expect((error as OAuth2Error).description, field).toContain(
+        'discovered endpoints must be https (http only on a loopback host',
+      )
+    }
+    server.on('GET', '/.well-known/openid-configuration', {
+      body: { ...metadata(), mtls_endpoint_aliases: 'https://mtls.example' },
+    })
+    await expect(Client.discover(issuer, 'client-1')).rejects.toMatchObject({
+      code: 'invalid_metadata',
+      description: expect.stringContaining('mtls_endpoint_aliases of') as unknown,
+    })
+    // https anywhere, and http on loopback hosts, are accepted.
+    server.on('GET', '/.well-known/openid-configuration', {
+      body: {
+        ...metadata(),
+        token_endpoint: 'https://auth.example/token',
+        userinfo_endpoint: 'http://localhost:1/me',
+        revocation_endpoint: 'http://127.0.0.2:1/revoke',
+        introspection_endpoint: 'http://[::1]:1/introspect',
+        mtls_endpoint_aliases: { token_endpoint: 'https://mtls.auth.example/token' },
+      },
+    })
+    const client = await Client.discover(issuer, 'client-1', secretText)
+    expect(client.tokenUrl()).toBe('https://auth.example/token')
+    // Only the discovery documents were requested.
+    expect(server.requests.every((r) => r.path === '/.well-known/openid-configuration')).toBe(true)
+  })
+
+  /** @see issue 24, item 11 */
+  it('fetches discovery documents only from the URLs the issuer gives: no redirect is followed', async () => {
+    server.on('GET', '/.well-known/openid-configuration', {
+      status: 302,
+      headers: { location: `${issuer}/moved` },
+    })
+    server.on('GET', '/.well-known/oauth-authorization-server', {
+      status: 301,
+      headers: { location: `${issuer}/moved` },
+    })
+    const error = await Client.discover(issuer, 'client-1').catch((e: unknown) => e)
+    expect(error).toMatchObject({
+      code: 'invalid_metadata',
+      description: expect.stringContaining('redirect') as unknown,
+    })
+    expect(server.requests.map((r) => r.path)).toEqual([
+      '/.well-known/openid-configuration',
+      '/.well-known/oauth-authorization-server',
+    ])
+  })
+
   it('verifies an ID token and caches the JWKS', async () => {
     const client = await discovered()
     server.on('GET', '/jwks', { body: await jwks() })

@@ -53,6 +53,11 @@ const REDIRECTS = new Set([301, 302, 303, 307])
 export interface Endpoint {
   readonly name: string
   readonly option: string
+  /**
+   * Why the redirect is refused and what to do, for the error message. Default: the request
+   * carries credentials; set `option` to the endpoint's final URL.
+   */
+  readonly refusal?: string
 }
 
 /** ` (Location: <origin><path>)`, without query or fragment (they may carry secrets). */
@@ -230,8 +235,9 @@ export class Requester {
         if (endpoint !== undefined) {
           return refuse(
             `the ${endpoint.name} answered ${String(status)}${describeLocation(raw.headers.location, target)}; ` +
-              `requests that carry client credentials, grants or tokens are never redirected: ` +
-              `set ${endpoint.option} to the endpoint's final URL`,
+              (endpoint.refusal ??
+                `requests that carry client credentials, grants or tokens are never redirected: ` +
+                  `set ${endpoint.option} to the endpoint's final URL`),
           )
         }
         if (!REDIRECTS.has(status) || redirects >= this.#host.options.maxRedirects) return response
