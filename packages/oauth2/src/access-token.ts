@@ -2,6 +2,7 @@ import { assertOptionalBoolean, invalidType, invalidValue, isRecord, show } from
 import type { Client } from './client.js'
 import { invalidTokenResponse, libraryError } from './error.js'
 import type { IdTokenClaims, VerifyIdTokenOptions } from './oidc/id-token.js'
+import type { NonceExpectation } from './oidc/sent-nonces.js'
 import type { HttpVerb, RequestOptions, RequestSigner } from './requester.js'
 import { parseForm, type Response } from './response.js'
 import { snakeCase } from './snaky-hash.js'
@@ -188,6 +189,8 @@ export class AccessToken {
   /** Counts the refreshes in place, so a request knows whether its 401 is already dealt with. */
   #generation = 0
   #refreshing: Promise<void> | undefined
+  /** The nonce the ID token must carry, for a token of an authorization code exchange. */
+  #nonceExpectation: NonceExpectation | undefined
 
   /**
    * @param client The client the token belongs to.
@@ -435,6 +438,8 @@ export class AccessToken {
         this.#expiresIn = next.#expiresIn
         this.#expiresAt = next.#expiresAt
         this.response = next.response
+        // A refreshed ID token is not the one of the authorization request (OIDC Core §12.2).
+        this.#nonceExpectation = undefined
         this.#generation++
         await this.#onRefresh?.(this)
       } finally {
@@ -713,14 +718,32 @@ export class AccessToken {
   }
 
   /**
+   * Records which nonce the ID token of this token must carry (set by `authCode.getToken`).
+   *
+   * @internal
+   */
+  expectNonce(expectation: NonceExpectation): void {
+    this.#nonceExpectation = expectation
+  }
+
+  /**
    * Verifies the `id_token` of the token response (OpenID Connect Core §3.1.3.7) and returns its
    * claims, checking its `at_hash` (when present) against this access token. See
    * {@link Client.verifyIdToken}.
    *
-   * @param options `nonce` (required when the authorization request carried one), `maxAge`,
-   *   `clockTolerance`, `code`.
+   * The nonce: `options.nonce` when given (`null`: the authorization request sent none). Without
+   * it, a token from `authCode.getToken` expects the nonce its authorization request sent when
+   * the same client built that request with a PKCE challenge (or none, if it sent none); when the
+   * client does not know the request (another process, no PKCE), `options.nonce` is required, so
+   * an ID token whose nonce was stripped from the authorization request is never accepted by
+   * default. Other tokens (refreshed, `fromHash`) expect no nonce unless told.
    *
-   * @throws {OAuth2Error} `invalid_id_token` when the response has no `id_token` or it is invalid.
+   * @param options `nonce` (required when the client cannot tell which nonce the authorization
+   *   request sent), `maxAge`, `clockTolerance`, `code`.
+   *
+   * @throws {OAuth2Error} `invalid_id_token` when the response has no `id_token` or it is invalid
+   *   (a `nonce` other than the expected one, or none when one is expected).
+   * @throws {TypeError} `ERR_INVALID_ARG_VALUE` when `options.nonce` is required and absent.
    */
   async idToken(options: VerifyIdTokenOptions = {}): Promise<IdTokenClaims> {
     const fromParams = this.params.id_token
@@ -729,9 +752,23 @@ export class AccessToken {
       throw libraryError('invalid_id_token', 'the token response has no id_token')
     }
     if (!isRecord(options)) throw invalidType('options', 'an object', options)
+    let { nonce } = options as VerifyIdTokenOptions
+    const expected = this.#nonceExpectation
+    if (nonce === undefined && expected !== undefined) {
+      if (expected === 'unknown') {
+        throw invalidValue(
+          'options.nonce',
+          'is required: the token comes from authCode.getToken() but this client did not build ' +
+            'its authorization request with that code_verifier (another process, or no PKCE), so ' +
+            'it cannot tell which nonce the ID token must carry; pass the nonce the request sent ' +
+            '(keep it with the state), or null if it sent none',
+        )
+      }
+      nonce = expected.nonce ?? null
+    }
     // The access token issued with the ID token is what its at_hash covers.
     const accessToken = fromParams !== undefined && this.#token !== '' ? this.#token : undefined
-    return this.client.verifyIdToken(idToken, { accessToken, ...options })
+    return this.client.verifyIdToken(idToken, { accessToken, ...options, nonce })
   }
 
   /**

@@ -20,6 +20,7 @@ import {
   fetchMetadata,
   type AuthorizationServerMetadata,
 } from './oidc/metadata.js'
+import { SentNonces } from './oidc/sent-nonces.js'
 import { fetchUserinfo, type UserinfoOptions } from './oidc/userinfo.js'
 import { systemRandom } from './random.js'
 import {
@@ -86,6 +87,7 @@ export class Client<RaiseErrors extends boolean = true> {
   readonly #tokens: TokenEndpoint
   readonly #dpop: DPoP | undefined
   readonly #close: () => Promise<void>
+  readonly #sentNonces = new SentNonces()
   #verifier: IdTokenVerifier | undefined
   #tokenUrl: string | undefined
 
@@ -276,6 +278,16 @@ export class Client<RaiseErrors extends boolean = true> {
   /** Token Exchange (RFC 8693): delegation and impersonation between services. */
   get tokenExchange(): TokenExchange<RaiseErrors> {
     return new TokenExchange(this)
+  }
+
+  /**
+   * The nonces of the authorization requests this client built, per PKCE challenge, until their
+   * code exchange.
+   *
+   * @internal
+   */
+  get sentNonces(): SentNonces {
+    return this.#sentNonces
   }
 
   /** The client's DPoP key and server nonces, when it has the `dpop` option. @internal */

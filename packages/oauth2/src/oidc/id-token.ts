@@ -15,11 +15,13 @@ import { isSecureUrl, type AuthorizationServerMetadata, type OidcHost } from './
 /** Options of `Client#verifyIdToken`. */
 export interface VerifyIdTokenOptions {
   /**
-   * The `nonce` sent with the authorization request; the token must carry the same. Without it, a
-   * token that carries a `nonce` is refused: its authorization request had one, which the caller
-   * must check (OIDC Core §3.1.3.7 step 11).
+   * The `nonce` sent with the authorization request; the token must carry the same (OIDC Core
+   * §3.1.3.7 step 11). `null` (or, for `verifyIdToken`, absent): the request sent none, and a
+   * token that carries a `nonce` is refused (its request had one, which the caller must check).
+   * `token.idToken()` on a token from `authCode.getToken` fills it in when its client built the
+   * authorization request, and requires it otherwise.
    */
-  readonly nonce?: string | undefined
+  readonly nonce?: string | null | undefined
   /** Seconds; when given, `auth_time` is required and must be at most this old. */
   readonly maxAge?: number | undefined
   /** Seconds of clock skew tolerated for `exp`, `iat`, `nbf` and `auth_time`. @default 0 */
@@ -72,7 +74,10 @@ async function leftHalfHash(alg: string, value: string): Promise<string> {
 }
 
 function checkVerifyOptions(options: VerifyIdTokenOptions): void {
-  for (const key of ['nonce', 'accessToken', 'code'] as const) {
+  const nonce: unknown = options.nonce
+  if (nonce !== undefined && nonce !== null && typeof nonce !== 'string')
+    throw invalidType('options.nonce', 'a string, or null for none', nonce)
+  for (const key of ['accessToken', 'code'] as const) {
     const value: unknown = options[key]
     if (value !== undefined && typeof value !== 'string')
       throw invalidType(`options.${key}`, 'a string', value)
@@ -221,10 +226,18 @@ export class IdTokenVerifier {
         `azp ${JSON.stringify(payload.azp)} is not this client`,
       )
     }
-    if (options.nonce !== undefined && payload.nonce !== options.nonce) {
+    const nonce = options.nonce ?? undefined
+    if (nonce !== undefined && payload.nonce === undefined) {
+      throw libraryError(
+        'invalid_id_token',
+        'the ID token carries no nonce, but its authorization request sent one: it was issued ' +
+          'for another authorization request, or the nonce was removed from this one',
+      )
+    }
+    if (nonce !== undefined && payload.nonce !== nonce) {
       throw libraryError('invalid_id_token', 'nonce mismatch')
     }
-    if (options.nonce === undefined && payload.nonce !== undefined) {
+    if (nonce === undefined && payload.nonce !== undefined) {
       throw libraryError(
         'invalid_id_token',
         'the ID token carries a nonce, so its authorization request had one: pass it as options.nonce',
