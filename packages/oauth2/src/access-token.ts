@@ -1,9 +1,21 @@
-import { assertOptionalBoolean, invalidType, invalidValue, isRecord, show } from './args.js'
+import {
+  assertKnownKeys,
+  assertOptionalBoolean,
+  invalidType,
+  invalidValue,
+  isRecord,
+  show,
+} from './args.js'
 import type { Client } from './client.js'
 import { invalidTokenResponse, libraryError } from './error.js'
 import type { IdTokenClaims, VerifyIdTokenOptions } from './oidc/id-token.js'
 import type { NonceExpectation } from './oidc/sent-nonces.js'
-import type { HttpVerb, RequestOptions, RequestSigner } from './requester.js'
+import {
+  REQUEST_OPTION_KEYS,
+  type HttpVerb,
+  type RequestOptions,
+  type RequestSigner,
+} from './requester.js'
 import { parseForm, type Response } from './response.js'
 import { snakeCase } from './snaky-hash.js'
 import { challengeError } from './www-authenticate.js'
@@ -89,6 +101,9 @@ export type TokenFetchInit = TokenRequestOptions & {
 /** Token-like fields, in the order {@link AccessToken.fromHash} picks from them. */
 const TOKEN_KEYS = ['access_token', 'id_token', 'token', 'accessToken', 'idToken'] as const
 const MODES: readonly TokenMode[] = ['header', 'query', 'body']
+const VERBS: readonly HttpVerb[] = ['get', 'post', 'put', 'patch', 'delete', 'head', 'options']
+const TOKEN_REQUEST_OPTION_KEYS = [...REQUEST_OPTION_KEYS, 'autoRefresh']
+const FETCH_INIT_KEYS = [...TOKEN_REQUEST_OPTION_KEYS, 'method']
 const OPTION_KEYS = new Set([
   'refresh_token',
   'expires_in',
@@ -133,6 +148,7 @@ function checkMode(mode: unknown): ModeOption {
     return mode as TokenMode
   }
   if (isRecord(mode)) {
+    assertKnownKeys('opts.mode', mode, VERBS)
     for (const [verb, m] of Object.entries(mode)) {
       if (!(MODES as readonly unknown[]).includes(m)) {
         throw invalidValue(`opts.mode.${verb}`, `must be 'header', 'query' or 'body'`)
@@ -547,6 +563,7 @@ export class AccessToken {
     opts: TokenRequestOptions = {},
   ): Promise<Response> {
     if (!isRecord(opts)) throw invalidType('opts', 'an object', opts)
+    assertKnownKeys('opts', opts, TOKEN_REQUEST_OPTION_KEYS)
     assertOptionalBoolean('opts.autoRefresh', opts.autoRefresh)
     if (opts.autoRefresh !== true) return this.#send(verb, path, opts)
     if (this.expired() && this.#refreshable()) await this.#refreshInPlace(this.#generation)
@@ -607,8 +624,9 @@ export class AccessToken {
    * const created = await token.fetch('/api/items', { method: 'POST', body: { name: 'n' } })
    * ```
    */
-  fetch(url: string | URL, init: TokenFetchInit = {}): Promise<Response> {
-    if (!isRecord(init)) return Promise.reject(invalidType('init', 'an object', init))
+  async fetch(url: string | URL, init: TokenFetchInit = {}): Promise<Response> {
+    if (!isRecord(init)) throw invalidType('init', 'an object', init)
+    assertKnownKeys('init', init, FETCH_INIT_KEYS)
     const { method = 'get', ...opts } = init
     return this.request(method, url, { autoRefresh: true, ...opts })
   }

@@ -49,6 +49,18 @@ export function assertRecord(name: string, value: unknown): void {
   if (value !== undefined && !isRecord(value)) throw invalidType(name, 'an object', value)
 }
 
+/**
+ * The keys of an options interface, from an object that names each of them (so that adding an
+ * option to the interface without adding it here fails to compile).
+ *
+ * @internal
+ */
+export function optionKeys<T>(keys: {
+  readonly [K in keyof Required<T>]: true
+}): readonly string[] {
+  return Object.freeze(Object.keys(keys))
+}
+
 /** A key's spelling without case and separators, to find what a misspelt key meant. */
 function folded(key: string): string {
   return key.toLowerCase().replace(/[_-]/g, '')

@@ -13,7 +13,12 @@ import { openConnection, type ConnectionBuilder } from './connection.js'
 import { DebugFilter, type Logger } from './debug.js'
 import { DPoP } from './dpop.js'
 import { libraryError } from './error.js'
-import { IdTokenVerifier, type IdTokenClaims, type VerifyIdTokenOptions } from './oidc/id-token.js'
+import {
+  checkVerifyOptions,
+  IdTokenVerifier,
+  type IdTokenClaims,
+  type VerifyIdTokenOptions,
+} from './oidc/id-token.js'
 import {
   checkIssuer,
   discoveredOptions,
@@ -521,6 +526,7 @@ export class Client<RaiseErrors extends boolean = true> {
   async verifyIdToken(idToken: string, options: VerifyIdTokenOptions = {}): Promise<IdTokenClaims> {
     assertString('idToken', idToken)
     assertRecord('options', options)
+    checkVerifyOptions(options)
     const metadata = this.options.metadata
     if (metadata === undefined) {
       throw libraryError(

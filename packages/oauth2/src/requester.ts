@@ -1,4 +1,12 @@
-import { assertRecord, invalidType, invalidValue, isRecord, show } from './args.js'
+import {
+  assertKnownKeys,
+  assertRecord,
+  invalidType,
+  invalidValue,
+  isRecord,
+  optionKeys,
+  show,
+} from './args.js'
 import type {
   Connection,
   HttpMethod,
@@ -32,6 +40,17 @@ export interface RequestOptions {
   /** Class of parsed objects. @default SnakyHash */
   readonly snakyHashClass?: typeof SnakyHash | undefined
 }
+
+/** The keys of {@link RequestOptions}. @internal */
+export const REQUEST_OPTION_KEYS = optionKeys<RequestOptions>({
+  params: true,
+  body: true,
+  headers: true,
+  raiseErrors: true,
+  parse: true,
+  snaky: true,
+  snakyHashClass: true,
+})
 
 const VERBS: Readonly<Record<string, HttpMethod>> = {
   get: 'GET',
@@ -193,6 +212,7 @@ export class Requester {
     if (typeof url !== 'string' && !(url instanceof URL))
       throw invalidType('url', 'a string or URL', url)
     assertRecord('opts', opts)
+    assertKnownKeys('opts', opts, REQUEST_OPTION_KEYS)
     let target = withQuery(
       url instanceof URL ? new URL(url) : resolveUrl(this.#host.site, url),
       opts.params,

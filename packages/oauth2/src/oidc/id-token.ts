@@ -7,7 +7,7 @@ import {
   type JWTHeaderParameters,
   type JWTPayload,
 } from 'jose'
-import { invalidType, isRecord } from '../args.js'
+import { assertKnownKeys, invalidType, isRecord, optionKeys } from '../args.js'
 import { libraryError, OAuth2Error } from '../error.js'
 import { JwksCache } from './jwks-cache.js'
 import { isSecureUrl, type AuthorizationServerMetadata, type OidcHost } from './metadata.js'
@@ -73,7 +73,22 @@ async function leftHalfHash(alg: string, value: string): Promise<string> {
   return base64url.encode(digest.subarray(0, digest.length / 2))
 }
 
-function checkVerifyOptions(options: VerifyIdTokenOptions): void {
+const VERIFY_OPTION_KEYS = optionKeys<VerifyIdTokenOptions>({
+  nonce: true,
+  maxAge: true,
+  clockTolerance: true,
+  accessToken: true,
+  code: true,
+})
+
+/**
+ * Checks the options of `Client#verifyIdToken` (before anything else is looked at).
+ *
+ * @throws {TypeError} `ERR_INVALID_ARG_TYPE`/`ERR_INVALID_ARG_VALUE` naming the option.
+ * @internal
+ */
+export function checkVerifyOptions(options: VerifyIdTokenOptions): void {
+  assertKnownKeys('options', options, VERIFY_OPTION_KEYS)
   const nonce: unknown = options.nonce
   if (nonce !== undefined && nonce !== null && typeof nonce !== 'string')
     throw invalidType('options.nonce', 'a string, or null for none', nonce)
@@ -161,8 +176,8 @@ export class IdTokenVerifier {
           )
   }
 
+  /** Verifies `idToken`; `options` were checked by {@link checkVerifyOptions}. */
   async verify(idToken: string, options: VerifyIdTokenOptions): Promise<IdTokenClaims> {
-    checkVerifyOptions(options)
     const clientId = this.#host.id
     const tolerance = options.clockTolerance ?? 0
     let alg: string | undefined
