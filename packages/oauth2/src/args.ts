@@ -69,9 +69,9 @@ function folded(key: string): string {
 /**
  * Throws for an own key of the options object `value` that is not one of `known`: an option that
  * is not understood is an error, never silently ignored. The message names the key, lists the
- * accepted ones, and says what was meant: `hints[key]` (a phrase) when given, else the known key spelt the
- * same but for case and `_` (`redirectUri` for `redirect_uri`). Does nothing for `undefined` or a
- * value that is not a plain object (the caller's type check reports those).
+ * accepted ones, and says what was meant: `hints[key]` (a phrase) when given, else the known key
+ * spelt the same but for case and `_` (`redirectUri` for `redirect_uri`). Does nothing for
+ * `undefined` or a value that is not a plain object (the caller's type check reports those).
  *
  * @throws {TypeError} `ERR_INVALID_ARG_VALUE` naming `name.key`.
  * @internal

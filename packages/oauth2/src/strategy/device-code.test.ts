@@ -141,6 +141,9 @@ describe('device authorization grant (RFC 8628)', () => {
     server.on('POST', '/oauth/token', { body: TOKEN })
     await slow.poll({ minimumIntervalSeconds: 1 })
     expect(clock.sleeps.slice(2)).toEqual([7000])
+    await expect(slow.poll('fast' as never)).rejects.toThrow(
+      argError('ERR_INVALID_ARG_TYPE', '"options" must be an object'),
+    )
     for (const bad of [-1, Number.NaN, Infinity, '5']) {
       await expect(slow.poll({ minimumIntervalSeconds: bad as never })).rejects.toThrow(
         argError('ERR_INVALID_ARG_TYPE', '"options.minimumIntervalSeconds" must be'),
@@ -156,7 +159,10 @@ describe('device authorization grant (RFC 8628)', () => {
     // Any request past the 359th is unexpected: the fake answers 599 and the test fails.
     server.on('POST', '/oauth/token', pending, 359)
     const error = await device.poll().catch((e: unknown) => e)
-    expect(error).toMatchObject({ code: 'expired_token' })
+    expect(error).toMatchObject({
+      code: 'expired_token',
+      description: expect.stringContaining('polling capped at 1800 s') as unknown,
+    })
     // Polls at 5, 10, ..., 1795 s; the wait that reaches 1800 s ends the polling.
     expect(server.requests.filter((r) => r.path === '/oauth/token')).toHaveLength(359)
     expect(clock.now()).toBe(NOW + 1_800_000)

@@ -1,5 +1,5 @@
 import type { AccessToken, AccessTokenOptions } from '../access-token.js'
-import { assertKnownKeys, assertRecord, invalidType } from '../args.js'
+import { assertKnownKeys, assertRecord, invalidType, optionKeys } from '../args.js'
 import type { Client } from '../client.js'
 import { sleepFor } from '../clock.js'
 import { libraryError, OAuth2Error, responseObject } from '../error.js'
@@ -45,7 +45,12 @@ export interface DevicePollOptions {
   readonly minimumIntervalSeconds?: number | undefined
 }
 
-const POLL_OPTIONS = ['signal', 'params', 'accessTokenOpts', 'minimumIntervalSeconds'] as const
+const POLL_OPTION_KEYS = optionKeys<DevicePollOptions>({
+  signal: true,
+  params: true,
+  accessTokenOpts: true,
+  minimumIntervalSeconds: true,
+})
 
 /**
  * A device authorization (RFC 8628 §3.2): what to show the user, and {@link DeviceAuthorization.poll}
@@ -120,7 +125,8 @@ export class DeviceAuthorization<RaiseErrors extends boolean = true> {
    * @see https://www.rfc-editor.org/rfc/rfc8628#section-3.4
    */
   async poll(options: DevicePollOptions = {}): Promise<TokenResult<RaiseErrors>> {
-    assertKnownKeys('options', options, POLL_OPTIONS)
+    assertRecord('options', options)
+    assertKnownKeys('options', options, POLL_OPTION_KEYS)
     const {
       signal,
       params = {},
@@ -150,9 +156,11 @@ export class DeviceAuthorization<RaiseErrors extends boolean = true> {
       if (client.clock.now() >= this.expiresAt) {
         throw libraryError(
           'expired_token',
-          `the device code expired (expires_in ${String(this.expires_in)} s, polled for at most ` +
-            `${String(MAXIMUM_POLL_SECONDS)} s) before the user approved it at ` +
-            `${this.verification_uri}: call deviceCode.start() again`,
+          `the device code expired (expires_in ${String(this.expires_in)} s` +
+            (this.expires_in > MAXIMUM_POLL_SECONDS
+              ? `, polling capped at ${String(MAXIMUM_POLL_SECONDS)} s`
+              : '') +
+            `) before the user approved it at ${this.verification_uri}: call deviceCode.start() again`,
         )
       }
       let token: AccessToken | undefined
