@@ -10,7 +10,7 @@
  */
 import type { Queryable } from '../storage/db.js'
 
-/** Expired rows one recorded failure removes at most. */
+/** Expired rows one {@link purgeExpiredFailedAttempts} removes at most. */
 const PURGE_BATCH = 100
 
 /** The live failures of a target. */
