@@ -125,6 +125,21 @@ function route(store: MailStore, method: string, url: string): Answer {
 }
 
 /**
+ * The `Host` values the page answers: the loopback names with its port (`127.0.0.1:<port>`,
+ * `localhost:<port>`, `[::1]:<port>`) and the address it listens on. Any other name is refused,
+ * so that a page on a rebound DNS name (an attacker's name resolving to 127.0.0.1) cannot read
+ * the mails, sign-in links included.
+ */
+export function allowedHosts(host: string, port: number): ReadonlySet<string> {
+  const p = String(port)
+  const names = [`127.0.0.1:${p}`, `localhost:${p}`, `[::1]:${p}`]
+  if (!['0.0.0.0', '::', ''].includes(host)) {
+    names.push(`${host.includes(':') ? `[${host}]` : host}:${p}`)
+  }
+  return new Set(names.map((name) => name.toLowerCase()))
+}
+
+/**
  * Starts the inbox page.
  *
  * @throws {Error} When the port cannot be listened on.
@@ -132,7 +147,17 @@ function route(store: MailStore, method: string, url: string): Answer {
 export async function startInboxWeb(options: InboxWebOptions): Promise<InboxWeb> {
   const { store } = options
   const host = options.host ?? '127.0.0.1'
+  let hosts: ReadonlySet<string> = new Set()
   const server = createServer((req, res) => {
+    if (!hosts.has((req.headers.host ?? '').toLowerCase())) {
+      send(
+        res,
+        403,
+        'text/plain',
+        `Host not allowed: open ${[...hosts].map((h) => `http://${h}/`).join(' or ')}\n`,
+      )
+      return
+    }
     const [status, type, body] = route(store, req.method ?? 'GET', req.url ?? '/')
     send(res, status, type, body)
   })
@@ -142,6 +167,7 @@ export async function startInboxWeb(options: InboxWebOptions): Promise<InboxWeb>
     once(server, 'error').then(([error]) => Promise.reject(error as Error)),
   ])
   const { port } = server.address() as AddressInfo
+  hosts = allowedHosts(host, port)
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${String(port)}/`,
     port,

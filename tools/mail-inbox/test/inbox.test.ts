@@ -1,3 +1,4 @@
+import { request } from 'node:http'
 import nodemailer, { type Transporter } from 'nodemailer'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import {
@@ -110,6 +111,58 @@ describe('mail inbox', () => {
     expect((await fetch(new URL('mails/999999', inbox.web.url))).status).toBe(404)
     expect((await fetch(new URL('nothing', inbox.web.url))).status).toBe(404)
     expect((await fetch(new URL('mails/abc', inbox.web.url))).status).toBe(404)
+  })
+})
+
+/** A GET with a `Host` header as written (fetch would set its own), answering status and body. */
+function getWithHost(path: string, host: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(new URL(path, inbox.web.url), { headers: { host } }, (res) => {
+      let body = ''
+      res.setEncoding('utf8')
+      res.on('data', (chunk: string) => (body += chunk))
+      res.on('end', () => {
+        resolve({ status: res.statusCode ?? 0, body })
+      })
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+describe('mail inbox Host check (DNS rebinding)', () => {
+  /** @see issue 24, item 9: a rebound name must not read the mails (sign-in links). */
+  it('refuses a request whose Host is not a loopback name with the inbox port', async () => {
+    await transport().sendMail({
+      from: 'a@example.com',
+      to: 'victim@example.com',
+      subject: 'Your sign-in link',
+      text: 'http://127.0.0.1:9999/verify?token=secret',
+    })
+    const port = String(inbox.web.port)
+    for (const host of [
+      `attacker.example:${port}`,
+      'attacker.example',
+      `127.0.0.1:${String(inbox.web.port + 1)}`,
+      `localhost.attacker.example:${port}`,
+      '127.0.0.1',
+    ]) {
+      for (const path of ['/', '/api/mails', '/mails/1']) {
+        const answer = await getWithHost(path, host)
+        expect({ host, path, status: answer.status }).toEqual({ host, path, status: 403 })
+        expect(answer.body).not.toContain('victim@example.com')
+      }
+    }
+    for (const host of [
+      `127.0.0.1:${port}`,
+      `localhost:${port}`,
+      `LOCALHOST:${port}`,
+      `[::1]:${port}`,
+    ]) {
+      const answer = await getWithHost('/api/mails', host)
+      expect({ host, status: answer.status }).toEqual({ host, status: 200 })
+      expect(answer.body).toContain('victim@example.com')
+    }
   })
 })
 
