@@ -22,7 +22,7 @@ export {
   type NewMail,
   type ReceivedMail,
 } from './store.js'
-export { MAIL_VIEWS, type MailView } from './pages.js'
+export { escapeHtml, MAIL_VIEWS, type MailView } from './pages.js'
 export { parseMail, startSmtpCatcher, type SmtpCatcher, type SmtpCatcherOptions } from './smtp.js'
 export { allowedHosts, startInboxWeb, type InboxWeb, type InboxWebOptions } from './web.js'
 
