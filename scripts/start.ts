@@ -313,9 +313,12 @@ if (!stopping()) {
 
 // 5. Ready once every part answers: the table, and the keys for npm run status.
 if (!stopping()) {
-  const keys = await developmentKeys(auth.settings)
-  state = { ...state, keys }
-  writeState(plan.dataDir, state)
+  // Keys only from the public development secret: one of the user's own never reaches the
+  // terminal (or the logs it may end up in).
+  if (plan.developmentSecret) {
+    state = { ...state, keys: await developmentKeys(auth.settings) }
+    writeState(plan.dataDir, state)
+  }
   let lastNotice = Date.now()
   for (;;) {
     if (stopping()) break

@@ -26,6 +26,7 @@ describe('stackPlan', () => {
     })
     expect(plan.ratelimit.configDir).toBe('/repo/.data/ratelimit/config')
     expect(plan.auth.embeddedDatabaseDir).toBe('/repo/.data/auth')
+    expect(plan.developmentSecret).toBe(true)
     expect(plan.ports.map((p) => [p.port, p.variable])).toEqual([
       [54321, 'GATEHOUSE_API_PORT'],
       [54324, 'GATEHOUSE_INBOX_PORT'],
@@ -60,6 +61,7 @@ describe('stackPlan', () => {
     expect(plan.auth.env).not.toHaveProperty('AUTHSVC_API_PORT')
     expect(plan.auth.env).not.toHaveProperty('AUTHSVC_SITE_URL')
     expect(plan.auth.env).not.toHaveProperty('AUTHSVC_JWT_SECRET')
+    expect(plan.developmentSecret).toBe(false)
     expect(plan.auth.env).toMatchObject({
       AUTHSVC_MAILER_URLPATHS_INVITE: '/verify',
       AUTHSVC_RATE_LIMIT_SERVICE_ADDRESS: '127.0.0.1:8181',

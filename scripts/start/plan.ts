@@ -68,6 +68,12 @@ export interface StackPlan {
     readonly configDir: string | undefined
   }
   readonly ports: readonly PortUse[]
+  /**
+   * Whether tokens are signed with {@link DEVELOPMENT_JWT_SECRET} (the user set neither
+   * `JWT_SECRET` nor `JWT_KEYS`): only then are the keys printed, since anyone can sign such
+   * keys anyway.
+   */
+  readonly developmentSecret: boolean
   /** The status table's lines, keys excepted. */
   readonly endpoints: readonly Endpoint[]
 }
@@ -384,6 +390,8 @@ export function stackPlan(env: Env, root: string): StackPlan {
 
   return {
     dataDir,
+    developmentSecret:
+      read.set([...authNames('JWT_SECRET'), ...authNames('JWT_KEYS')]) === undefined,
     inbox: { webPort: inboxPort.port, smtpPort: smtpPort.port, dir: join(dataDir, 'mail-inbox') },
     gateway: { port: gatewayPort.port, authUrl, url: gatewayUrl },
     auth: {

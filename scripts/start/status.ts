@@ -22,6 +22,8 @@ export function statusTable(state: StackState, health?: ReadonlyMap<string, bool
   if (state.keys) {
     rows.push(['anon key', state.keys.anon, ''])
     rows.push(['service_role key', state.keys.serviceRole, 'admin: never in a browser'])
+  } else if (state.ready) {
+    rows.push(['keys', 'not printed: the JWT secret (or JWT_KEYS) is your own', ''])
   }
   const labelWidth = Math.max(...rows.map(([label]) => label.length))
   const valueWidth = Math.max(...rows.filter(([, v]) => v.length < 60).map(([, v]) => v.length))
