@@ -15,6 +15,7 @@ import { dirname, isAbsolute, join, relative } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
+import { readEnvFile } from '@gatehouse/settings'
 import type { MailInbox } from '@gatehouse/mail-inbox'
 import type { AuthPreparation } from './start/auth.js'
 import type { Gateway } from './start/gateway.js'
@@ -97,9 +98,18 @@ if (options.help) {
   process.exit(0)
 }
 
+// The user's settings: a .env file in the repository (as gatehouse-auth reads it), overlaid with
+// the environment.
+let userEnv: Record<string, string | undefined>
+try {
+  userEnv = { ...readEnvFile(join(root, '.env'), { optional: true }), ...process.env }
+} catch (error) {
+  fail(`gatehouse: cannot read .env: ${error instanceof Error ? error.message : String(error)}`, 2)
+}
+
 let plan: StackPlan
 try {
-  plan = stackPlan(process.env, root)
+  plan = stackPlan(userEnv, root)
 } catch (error) {
   if (error instanceof PlanError) fail(`gatehouse: ${error.message}`, 2)
   throw error
@@ -152,7 +162,7 @@ if (busy.length > 0) {
 
 // 2. The auth server's settings as it will read them; a bad AUTHSVC_* stops here.
 const childEnv = (service: ServicePlan): Record<string, string | undefined> => ({
-  ...process.env,
+  ...userEnv,
   ...service.env,
 })
 say('starting the stack…')
@@ -162,7 +172,10 @@ let auth: AuthPreparation
 try {
   auth = prepareAuth(childEnv(plan.auth))
 } catch (error) {
-  fail(`gatehouse: the auth server's ${error instanceof Error ? error.message : String(error)}`, 2)
+  fail(
+    `gatehouse: the auth server would refuse its settings: ${error instanceof Error ? error.message : String(error)}`,
+    2,
+  )
 }
 
 // 3. The data directory is ours from here on, unless another npm start holds it.

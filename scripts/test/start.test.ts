@@ -7,7 +7,15 @@
  * @see issue 25, items 9 to 14
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -304,7 +312,16 @@ describe('npm start', { timeout: 120_000 }, () => {
     }
     const before = snapshot()
 
-    const busy = startStack(env)
+    // The same command again (same data directory): refused before anything is written.
+    const again = startStack(env)
+    expect(await again.exited).toBe(1)
+    expect(again.output()).toMatch(
+      new RegExp(`another npm start \\(pid ${String(stack.child.pid)}, since .*\\) runs on`),
+    )
+
+    // Another data directory on the same ports: each busy port names its variable.
+    const otherDir = join(dirname(dataDir), 'other')
+    const busy = startStack({ ...env, GATEHOUSE_DATA_DIR: otherDir })
     expect(await busy.exited).toBe(1)
     expect(busy.output()).toContain(
       `port ${String(ports.GATEHOUSE_API_PORT)} on 127.0.0.1 (API gateway) is in use: stop what listens there, or set GATEHOUSE_API_PORT to a free port`,
@@ -312,18 +329,7 @@ describe('npm start', { timeout: 120_000 }, () => {
     expect(busy.output()).toContain(
       `port ${String(ports.AUTHSVC_API_PORT)} on 127.0.0.1 (auth API) is in use: stop what listens there, or set AUTHSVC_API_PORT to a free port`,
     )
-
-    const otherPorts: Record<string, string> = {}
-    for (const name of PORT_VARIABLES) otherPorts[name] = String(await getFreePort())
-    const sameDir = startStack({
-      ...env,
-      ...otherPorts,
-      RATELIMIT_PROMETHEUS_ADDR: `127.0.0.1:${otherPorts.RATELIMIT_PROMETHEUS_PORT ?? ''}`,
-    })
-    expect(await sameDir.exited).toBe(1)
-    expect(sameDir.output()).toMatch(
-      new RegExp(`another npm start \\(pid ${String(stack.child.pid)}, since .*\\) runs on`),
-    )
+    expect(existsSync(otherDir)).toBe(false)
 
     expect(snapshot()).toEqual(before)
     const { stdout } = await run('npm', ['run', '--silent', 'status'], { cwd: root, env })
