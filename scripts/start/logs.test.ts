@@ -9,60 +9,49 @@ const line = (text: string, stream: ServerLine['stream'] = 'stdout'): ServerLine
   at,
 })
 
+/** A JSON log record in the pretty format, without colors. */
+const pretty = (record: object, stream: ServerLine['stream'] = 'stdout'): string =>
+  prettyLine(line(JSON.stringify(record), stream), false)
+
 describe('prettyLine', () => {
   it('shows pino lines (numeric levels) and Fastify request fields in one line', () => {
     const time = at.getTime() + 1000
     expect(
-      prettyLine(
-        line(
-          JSON.stringify({
-            level: 30,
-            time,
-            component: 'api',
-            reqId: 'req-1',
-            req: { method: 'GET', url: '/health' },
-            msg: 'incoming request',
-          }),
-        ),
-        false,
-      ),
+      pretty({
+        level: 30,
+        time,
+        component: 'api',
+        reqId: 'req-1',
+        req: { method: 'GET', url: '/health' },
+        msg: 'incoming request',
+      }),
     ).toBe(
       `${clockTime(new Date(time))} INFO  incoming request GET /health component=api reqId=req-1`,
     )
     expect(
-      prettyLine(
-        line(
-          JSON.stringify({
-            level: 30,
-            time,
-            res: { statusCode: 204 },
-            responseTime: 1.234,
-            msg: 'request completed',
-          }),
-        ),
-        false,
-      ),
+      pretty({
+        level: 30,
+        time,
+        res: { statusCode: 204 },
+        responseTime: 1.234,
+        msg: 'request completed',
+      }),
     ).toBe(`${clockTime(new Date(time))} INFO  request completed 204 in 1.2 ms`)
   })
 
   it("shows word levels and the rate limit service's @timestamp/@message the same way", () => {
     expect(
-      prettyLine(
-        line(
-          JSON.stringify({
-            level: 'warning',
-            '@timestamp': at.toISOString(),
-            '@message': 'config reload failed',
-            file: 'a b.yaml',
-          }),
-          'stderr',
-        ),
-        false,
+      pretty(
+        {
+          level: 'warning',
+          '@timestamp': at.toISOString(),
+          '@message': 'config reload failed',
+          file: 'a b.yaml',
+        },
+        'stderr',
       ),
     ).toBe('03:04:05.006 WARN  config reload failed file="a b.yaml"')
-    expect(prettyLine(line(JSON.stringify({ level: 'info', msg: 'x' })), false)).toBe(
-      '03:04:05.006 INFO  x',
-    )
+    expect(pretty({ level: 'info', msg: 'x' })).toBe('03:04:05.006 INFO  x')
   })
 
   it("puts an error's stack on indented lines and colors the level when asked", () => {
