@@ -16,7 +16,8 @@ export default defineConfig({
           include: [
             'packages/*/src/**/*.test.ts',
             'tools/*/src/**/*.test.ts',
-            'scripts/**/*.test.ts',
+            'scripts/*.test.ts',
+            'scripts/start/**/*.test.ts',
           ],
           testTimeout: 10_000,
         },
@@ -25,7 +26,11 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'integration',
-          include: ['packages/*/test/**/*.test.ts', 'tools/*/test/**/*.test.ts'],
+          include: [
+            'packages/*/test/**/*.test.ts',
+            'tools/*/test/**/*.test.ts',
+            'scripts/test/**/*.test.ts',
+          ],
           testTimeout: 30_000,
           hookTimeout: 60_000,
         },

@@ -1,211 +1,222 @@
 /**
  * `npm start`: runs every Gatehouse service on embedded defaults (no PostgreSQL or Redis needed),
- * prefixes each service's log lines with its name, and stops them all on Ctrl-C.
+ * shows their log lines in one format, prints what runs where (and the development keys) once
+ * every service answers, and stops them all on Ctrl-C. `npm run status` (`--status`) prints that
+ * table again.
  *
- * Each service plugs itself in below with the settings that make it self-contained. The user's
- * environment is passed through, but the embedded defaults listed here win, so that the two
- * services' shared variable names (both read `PORT`) cannot collide. To run one service with your
- * own settings, start its binary directly (`npx gatehouse-auth`, `npx gatehouse-ratelimit`).
+ * What runs where, and how the user's environment overrides it, is `stackPlan` (start/plan.ts).
+ * Before writing anything, `npm start` claims the data directory (`stack.json`), checks every port
+ * and reads the auth server's settings, so a second `npm start` that cannot run leaves the running
+ * stack's files alone.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { copyFileSync, existsSync, mkdirSync, readdirSync } from 'node:fs'
-import { dirname, join } from 'node:path'
+import { existsSync } from 'node:fs'
+import { dirname, isAbsolute, join, relative } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
-import { startMailInbox, type MailInbox } from '@gatehouse/mail-inbox'
-
-interface Service {
-  /** Prefix of its log lines. */
-  name: string
-  /** Path of the package bin, relative to the repository root. */
-  bin: string
-  args: string[]
-  /** Embedded defaults; these override the caller's environment. */
-  env: Record<string, string>
-  /** One line each: what runs where. */
-  endpoints: string[]
-}
+import { parseArgs } from 'node:util'
+import { readEnvFile } from '@gatehouse/settings'
+import type { MailInbox } from '@gatehouse/mail-inbox'
+import type { AuthPreparation } from './start/auth.js'
+import type { Gateway } from './start/gateway.js'
+import { jsonLine, prettyLine, type LogFormat } from './start/logs.js'
+import {
+  PlanError,
+  stackPlan,
+  START_VARIABLES,
+  type ServicePlan,
+  type StackPlan,
+} from './start/plan.js'
+import { portProblems } from './start/ports.js'
+import { prepareRatelimitConfig } from './start/runtime.js'
+import {
+  claimState,
+  isAlive,
+  readState,
+  releaseState,
+  writeState,
+  type StackState,
+} from './start/state.js'
+import { answers, runStatus, statusTable } from './start/status.js'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 
-/**
- * The local mail inbox (in this process): an SMTP catcher the auth server sends through, and a
- * page listing what it caught, so that a newcomer can follow confirmation links without an SMTP
- * account. Same ports as the Supabase CLI's mail catcher.
- */
-const inboxPorts = { smtp: 54325, web: 54324 }
-const inboxUrl = `http://127.0.0.1:${String(inboxPorts.web)}/`
+const USAGE = `Usage: npm start [-- --log-format pretty|json]
+       npm run status            (or: npm start -- --status)
 
-/**
- * The rate limit service's runtime root for `npm start`: `.data/ratelimit/config/` holding the
- * service's example config and the auth server's domain config (the output of
- * `gatehouse-auth ratelimit-config` for the defaults), so that the auth server's limits are
- * counted by the service. Returns the root, relative to the repository.
- */
-function ratelimitRuntime(): string {
-  const runtime = '.data/ratelimit'
-  const config = join(root, runtime, 'config')
-  mkdirSync(config, { recursive: true })
-  const examples = join(root, 'packages/ratelimit/examples/config')
-  for (const name of readdirSync(examples).filter((n) => n.endsWith('.yaml'))) {
-    copyFileSync(join(examples, name), join(config, name))
-  }
-  copyFileSync(
-    join(root, 'packages/auth/examples/ratelimit-gatehouse-auth.yaml'),
-    join(config, 'gatehouse-auth.yaml'),
-  )
-  return runtime
+Runs the Gatehouse stack on embedded defaults: the auth server (PGlite), the rate limit service
+(in-process counters), the mail inbox and an API gateway with the Supabase URL layout. Prints the
+URLs and the development keys once every service answers; Ctrl-C stops everything.
+
+Options:
+  --status             print the running stack's URLs, keys and health, then exit
+  --log-format <name>  pretty (default): one readable format for every server;
+                       json: one JSON object per line, with the server in "service"
+  -h, --help           show this help
+
+Your environment wins over the embedded defaults:
+${START_VARIABLES.map(([name, fallback, help]) => `  ${name.padEnd(26)} ${help} (default ${fallback})`).join('\n')}
+  AUTHSVC_<NAME>             any auth server setting (npx gatehouse-auth --help), e.g.
+                             AUTHSVC_API_PORT=7999, AUTHSVC_SITE_URL=http://localhost:3000
+  RATELIMIT_<NAME>           <NAME> for the rate limit service (its names overlap the auth
+                             server's), e.g. RATELIMIT_PORT=8180, RATELIMIT_GRPC_PORT=8181
+`
+
+const SERVICE_COLORS = [36, 35, 33, 32, 34]
+const color = process.stdout.isTTY && process.env.NO_COLOR === undefined
+
+/** Exits after printing `message` to standard error. */
+function fail(message: string, code: number): never {
+  console.error(message)
+  process.exit(code)
 }
 
-/** The stack. Service issues add their entry here. */
-const services: Service[] = [
-  {
-    name: 'auth',
-    bin: 'packages/auth/bin/gatehouse-auth.js',
-    args: ['serve'],
-    env: {
-      // Embedded PostgreSQL (PGlite) in the repository's gitignored .data/ directory.
-      DATABASE_URL: 'pglite://.data/auth',
-      AUTHSVC_DB_DRIVER: 'postgres',
-      AUTHSVC_SITE_URL: 'http://localhost:3000',
-      AUTHSVC_API_EXTERNAL_URL: 'http://127.0.0.1:9999',
-      AUTHSVC_API_HOST: '127.0.0.1',
-      PORT: '9999',
-      // Mail goes to the local inbox; MAILER_AUTOCONFIRM keeps its default (false), so sign-ups
-      // are confirmed by following the mailed link, as in production.
-      AUTHSVC_SMTP_HOST: '127.0.0.1',
-      AUTHSVC_SMTP_PORT: String(inboxPorts.smtp),
-      AUTHSVC_SMTP_ADMIN_EMAIL: 'no-reply@gatehouse.localhost',
-      AUTHSVC_SMTP_SENDER_NAME: 'Gatehouse',
-      AUTHSVC_JWT_SECRET: 'gatehouse-development-jwt-secret-not-for-production',
-      AUTHSVC_JWT_AUD: 'authenticated',
-      AUTHSVC_JWT_DEFAULT_GROUP_NAME: 'authenticated',
-      // Rate limit decisions are asked of the rate limit service below (domain gatehouse-auth,
-      // config packages/auth/examples/ratelimit-gatehouse-auth.yaml), as N instances would share it.
-      AUTHSVC_RATE_LIMIT_BACKEND: 'ratelimit',
-      AUTHSVC_RATE_LIMIT_SERVICE_ADDRESS: '127.0.0.1:8081',
-      // Metrics on a Prometheus scrape endpoint (examples/observability/prometheus.yml).
-      AUTHSVC_METRICS_ENABLED: 'true',
-      AUTHSVC_METRICS_EXPORTER: 'prometheus',
-      OTEL_EXPORTER_PROMETHEUS_HOST: '127.0.0.1',
-      OTEL_EXPORTER_PROMETHEUS_PORT: '9100',
+let options: { status: boolean; logFormat: LogFormat; help: boolean }
+try {
+  const { values } = parseArgs({
+    options: {
+      status: { type: 'boolean', default: false },
+      'log-format': { type: 'string', default: 'pretty' },
+      help: { type: 'boolean', short: 'h', default: false },
     },
-    endpoints: [
-      'Supabase-Auth-compatible API on http://127.0.0.1:9999 (PGlite in .data/auth; a service_role key is printed below on the first start: delete .data/auth for a new one)',
-      'rate limits: RATE_LIMIT_BACKEND=ratelimit, every decision asked of the rate limit service on 127.0.0.1:8081 (domain gatehouse-auth; fails open while it is down). Per-client limits need RATE_LIMIT_HEADER set by a trusted proxy',
-      `mail inbox: ${inboxUrl} (every mail the auth server sends, e.g. sign-up confirmations; SMTP on 127.0.0.1:${String(inboxPorts.smtp)})`,
-      'metrics (Prometheus): http://127.0.0.1:9100/ (no database pool gauges with PGlite)',
-    ],
-  },
-  {
-    name: 'ratelimit',
-    bin: 'packages/ratelimit/bin/gatehouse-ratelimit.js',
-    args: [],
-    env: {
-      // In-process counters; the config is the service's example plus the auth server's domain,
-      // copied into .data/ratelimit/config at each start (see ratelimitRuntime below).
-      BACKEND_TYPE: 'memory',
-      RUNTIME_ROOT: ratelimitRuntime(),
-      RUNTIME_SUBDIRECTORY: '',
-      RUNTIME_APPDIRECTORY: 'config',
-      RUNTIME_WATCH_ROOT: 'false',
-      // Stats on a Prometheus scrape endpoint (one sink at a time: statsd off).
-      USE_STATSD: 'false',
-      USE_PROMETHEUS: 'true',
-      PROMETHEUS_ADDR: '127.0.0.1:9090',
-      STATS_FLUSH_INTERVAL: '10s',
-      HOST: '127.0.0.1',
-      PORT: '8080',
-      GRPC_HOST: '127.0.0.1',
-      GRPC_PORT: '8081',
-      DEBUG_HOST: '127.0.0.1',
-      DEBUG_PORT: '6070',
-      LOG_LEVEL: 'info',
-    },
-    endpoints: [
-      'Envoy rate limit service (gRPC envoy.service.ratelimit.v3) on 127.0.0.1:8081, memory backend, config packages/ratelimit/examples/config/ + packages/auth/examples/ratelimit-gatehouse-auth.yaml (copied to .data/ratelimit/config/)',
-      'rate limit HTTP: POST http://127.0.0.1:8080/json, GET http://127.0.0.1:8080/healthcheck',
-      'rate limit debug: http://127.0.0.1:6070/ (/rlconfig, /stats, /debug/pprof/profile)',
-      'rate limit metrics (Prometheus, updated every 10s): http://127.0.0.1:9090/metrics',
-    ],
-  },
-]
-
-const colors = [36, 35, 33, 32, 34]
-const useColor = process.stdout.isTTY && process.env.NO_COLOR === undefined
-const width = Math.max(0, ...services.map((s) => s.name.length))
-
-function prefix(name: string, index: number): string {
-  const label = `${name.padEnd(width)} |`
-  return useColor ? `\u001b[${String(colors[index % colors.length])}m${label}\u001b[0m` : label
-}
-
-function pipeLines(stream: NodeJS.ReadableStream, out: NodeJS.WriteStream, label: string): void {
-  createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => {
-    out.write(`${label} ${line}\n`)
+    strict: true,
   })
+  const logFormat = values['log-format']
+  if (logFormat !== 'pretty' && logFormat !== 'json') {
+    throw new Error(`--log-format must be pretty or json (got "${logFormat}")`)
+  }
+  options = { status: values.status, logFormat, help: values.help }
+} catch (error) {
+  fail(
+    `npm start: ${error instanceof Error ? error.message : String(error)}; see npm start -- --help`,
+    2,
+  )
 }
 
-if (services.length === 0) {
-  console.log('gatehouse: no services to start yet.')
+if (options.help) {
+  process.stdout.write(USAGE)
   process.exit(0)
 }
 
-const children = new Map<string, ChildProcess>()
-let stopping = false
-let exitCode = 0
-
-let inbox: MailInbox
+// The user's settings: a .env file in the repository (as gatehouse-auth reads it), overlaid with
+// the environment.
+let userEnv: Record<string, string | undefined>
 try {
-  inbox = await startMailInbox({ smtpPort: inboxPorts.smtp, webPort: inboxPorts.web, limit: 100 })
+  userEnv = { ...readEnvFile(join(root, '.env'), { optional: true }), ...process.env }
 } catch (error) {
-  console.error(
-    `gatehouse: the mail inbox cannot listen on 127.0.0.1:${String(inboxPorts.smtp)} and :${String(inboxPorts.web)} (${error instanceof Error ? error.message : String(error)}); is another npm start running?`,
-  )
-  process.exit(1)
+  fail(`gatehouse: cannot read .env: ${error instanceof Error ? error.message : String(error)}`, 2)
 }
 
-console.log('gatehouse: starting the stack on embedded defaults:')
-for (const service of services) {
-  for (const endpoint of service.endpoints) console.log(`  ${service.name}: ${endpoint}`)
+let plan: StackPlan
+try {
+  plan = stackPlan(userEnv, root)
+} catch (error) {
+  if (error instanceof PlanError) fail(`gatehouse: ${error.message}`, 2)
+  throw error
 }
-console.log('Press Ctrl-C to stop.\n')
+/** A path as messages show it: relative to the repository when inside it. */
+function shown(path: string): string {
+  const rel = relative(root, path)
+  return rel === '' ? '.' : rel.startsWith('..') || isAbsolute(rel) ? path : rel
+}
+const shownDataDir = shown(plan.dataDir)
 
-services.forEach((service, index) => {
-  const bin = join(root, service.bin)
-  if (!existsSync(bin)) {
-    console.error(`gatehouse: ${service.bin} is missing; run "npm install" first.`)
-    process.exit(1)
+if (options.status) process.exit(await runStatus(plan.dataDir, shown(plan.dataDir), console.log))
+
+/** npm start's own lines, in the chosen format. */
+function say(message: string, level: 'info' | 'warn' | 'error' = 'info'): void {
+  if (options.logFormat === 'json') {
+    const line = JSON.stringify({
+      service: 'gatehouse',
+      time: new Date().toISOString(),
+      level,
+      msg: message,
+    })
+    ;(level === 'info' ? process.stdout : process.stderr).write(`${line}\n`)
+  } else {
+    ;(level === 'info' ? console.log : console.error)(`gatehouse: ${message}`)
   }
-  const child = spawn(process.execPath, [bin, ...service.args], {
-    cwd: root,
-    env: { ...process.env, ...service.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  children.set(service.name, child)
-  const label = prefix(service.name, index)
-  pipeLines(child.stdout, process.stdout, label)
-  pipeLines(child.stderr, process.stderr, label)
-  child.on('exit', (code, signal) => {
-    children.delete(service.name)
-    if (!stopping) {
-      console.error(
-        `gatehouse: ${service.name} exited (${signal ?? `code ${String(code)}`}); stopping the others.`,
-      )
-      exitCode = 1
-      stopAll()
-    }
-    if (children.size === 0) {
-      void inbox.close().finally(() => {
-        console.log('gatehouse: all services stopped.')
-        process.exit(exitCode)
-      })
-    }
-  })
+}
+
+/** Refuses to run beside another npm start on the same data directory. */
+function refuseHolder(holder: StackState): never {
+  fail(
+    `gatehouse: another npm start (pid ${String(holder.pid)}, since ${holder.startedAt}) runs on ${shownDataDir}; npm run status shows it. Stop it first, or set GATEHOUSE_DATA_DIR (and the ports) for a second stack.`,
+    1,
+  )
+}
+
+// 1. Another npm start on this data directory, then the ports, before anything is written: a
+// busy port names the variable that moves it.
+const running = readState(plan.dataDir)
+if (running !== undefined && running.pid !== process.pid && isAlive(running.pid)) {
+  refuseHolder(running)
+}
+const busy = await portProblems(plan.ports)
+if (busy.length > 0) {
+  fail(
+    `gatehouse: cannot start, ${busy.length === 1 ? 'a port is' : 'ports are'} not free:\n${busy.map((p) => `  ${p}`).join('\n')}\n(another npm start? npm run status shows it)`,
+    1,
+  )
+}
+
+// 2. The auth server's settings as it will read them; a bad AUTHSVC_* stops here.
+const childEnv = (service: ServicePlan): Record<string, string | undefined> => ({
+  ...userEnv,
+  ...service.env,
 })
+say('starting the stack…')
+// Loaded only now: the auth server's code takes a moment, which --status and a refusal skip.
+const { developmentKeys, prepareAuth } = await import('./start/auth.js')
+let auth: AuthPreparation
+try {
+  auth = prepareAuth(childEnv(plan.auth))
+} catch (error) {
+  fail(
+    `gatehouse: the auth server would refuse its settings: ${error instanceof Error ? error.message : String(error)}`,
+    2,
+  )
+}
+
+// 3. The data directory is ours from here on, unless another npm start holds it.
+const startedAt = new Date()
+const checks = [
+  { name: 'auth', url: plan.auth.healthUrl },
+  { name: 'ratelimit', url: plan.ratelimit.healthUrl },
+  { name: 'gateway', url: `${plan.gateway.url}/auth/v1/health` },
+  { name: 'inbox', url: `http://127.0.0.1:${String(plan.inbox.webPort)}/api/mails` },
+]
+let state: StackState = {
+  pid: process.pid,
+  startedAt: startedAt.toISOString(),
+  ready: false,
+  endpoints: plan.endpoints,
+  checks,
+}
+const holder = claimState(plan.dataDir, state)
+if (holder !== undefined) refuseHolder(holder)
+
+const children = new Map<string, ChildProcess>()
+let inbox: MailInbox | undefined
+let gateway: Gateway | undefined
+/** Set from signal and exit handlers, so kept in an object the compiler does not narrow. */
+const run = { stopping: false, exitCode: 0 }
+/** Whether the stack is stopping (read through a call: awaits in between may change it). */
+const stopping = (): boolean => run.stopping
+
+async function shutdown(): Promise<never> {
+  await Promise.allSettled([inbox?.close(), gateway?.close()])
+  releaseState(plan.dataDir)
+  say('all services stopped.')
+  process.exit(run.exitCode)
+}
 
 function stopAll(): void {
-  stopping = true
+  run.stopping = true
+  if (children.size === 0) {
+    void shutdown()
+    return
+  }
   for (const child of children.values()) child.kill('SIGTERM')
   // A service that does not drain in time is killed.
   setTimeout(() => {
@@ -215,8 +226,143 @@ function stopAll(): void {
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
-    if (stopping) return
-    console.log(`\ngatehouse: ${signal} received, stopping ${String(children.size)} service(s)…`)
+    if (run.stopping) return
+    say(`${signal} received, stopping…`)
     stopAll()
   })
+}
+
+// 4. Files, the in-process parts, then the servers.
+try {
+  if (plan.ratelimit.configDir !== undefined) {
+    prepareRatelimitConfig(
+      plan.ratelimit.configDir,
+      join(root, 'packages/ratelimit/examples/config'),
+      auth.ratelimitConfig,
+    )
+  }
+  const { startMailInbox } = await import('@gatehouse/mail-inbox')
+  const { startGateway } = await import('./start/gateway.js')
+  inbox = await startMailInbox({
+    smtpPort: plan.inbox.smtpPort,
+    webPort: plan.inbox.webPort,
+    limit: 100,
+    dataDir: plan.inbox.dir,
+  })
+  gateway = await startGateway({
+    host: '127.0.0.1',
+    port: plan.gateway.port,
+    authUrl: plan.gateway.authUrl,
+    inboxUrl: inbox.web.url,
+  })
+} catch (error) {
+  say(`cannot start: ${error instanceof Error ? error.message : String(error)}`, 'error')
+  run.exitCode = 1
+  stopAll()
+}
+
+const width = Math.max(...[plan.auth, plan.ratelimit].map((s) => s.name.length))
+
+/** Shows a server's lines in the chosen format (see start/logs.ts). */
+function pipeLines(service: ServicePlan, index: number, child: ChildProcess): void {
+  const label = `${service.name.padEnd(width)} |`
+  const prefix = color
+    ? `\u001b[${String(SERVICE_COLORS[index % SERVICE_COLORS.length])}m${label}\u001b[0m`
+    : label
+  for (const stream of ['stdout', 'stderr'] as const) {
+    const input = child[stream]
+    if (input === null) continue
+    createInterface({ input, crlfDelay: Infinity }).on('line', (text) => {
+      // The auth server's own development key (a new one each start, and only on the first):
+      // npm start prints stable keys in its table instead.
+      if (/development service_role key/.test(text)) return
+      const line = { service: service.name, stream, text, at: new Date() }
+      const out = stream === 'stdout' ? process.stdout : process.stderr
+      out.write(
+        options.logFormat === 'json'
+          ? `${jsonLine(line)}\n`
+          : `${prefix} ${prettyLine(line, color)}\n`,
+      )
+    })
+  }
+}
+
+if (!stopping()) {
+  const databaseDir = plan.auth.embeddedDatabaseDir
+  if (databaseDir !== undefined && !existsSync(databaseDir)) {
+    say(
+      `creating the embedded database in ${shown(databaseDir)} (first start only: this takes a little while)…`,
+    )
+  }
+  ;[plan.auth, plan.ratelimit].forEach((service, index) => {
+    const bin = join(root, service.bin)
+    if (!existsSync(bin)) {
+      say(`${service.bin} is missing; run "npm install" first.`, 'error')
+      run.exitCode = 1
+      stopAll()
+      return
+    }
+    const child = spawn(process.execPath, [bin, ...service.args], {
+      cwd: root,
+      env: childEnv(service),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    children.set(service.name, child)
+    pipeLines(service, index, child)
+    child.on('exit', (code, signal) => {
+      children.delete(service.name)
+      if (!stopping()) {
+        say(
+          `${service.name} exited (${signal ?? `code ${String(code)}`}); stopping the others.`,
+          'error',
+        )
+        run.exitCode = 1
+        stopAll()
+      }
+      if (children.size === 0) void shutdown()
+    })
+  })
+}
+
+// 5. Ready once every part answers: the table, and the keys for npm run status.
+if (!stopping()) {
+  // Keys only from the public development secret: one of the user's own never reaches the
+  // terminal (or the logs it may end up in).
+  if (plan.developmentSecret) {
+    state = { ...state, keys: await developmentKeys(auth.settings) }
+    writeState(plan.dataDir, state)
+  }
+  let lastNotice = Date.now()
+  for (;;) {
+    if (stopping()) break
+    const results = await Promise.all(
+      checks.map(async (c) => [c.name, await answers(c.url, 1000)] as const),
+    )
+    const waiting = results.filter(([, up]) => !up).map(([name]) => name)
+    if (waiting.length === 0) break
+    if (Date.now() - lastNotice >= 15_000) {
+      lastNotice = Date.now()
+      say(`still waiting for ${waiting.join(', ')} to answer…`)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250))
+  }
+  if (!stopping()) {
+    state = { ...state, ready: true }
+    writeState(plan.dataDir, state)
+    const seconds = ((Date.now() - startedAt.getTime()) / 1000).toFixed(1)
+    if (options.logFormat === 'json') {
+      say(`ready in ${seconds} s`)
+      process.stdout.write(
+        `${JSON.stringify({ service: 'gatehouse', ready: true, endpoints: state.endpoints, keys: state.keys })}\n`,
+      )
+    } else {
+      console.log(
+        [
+          `gatehouse: ready in ${seconds} s. Every service answers:`,
+          ...statusTable(state),
+          '  npm run status prints this again; Ctrl-C stops the stack.',
+        ].join('\n'),
+      )
+    }
+  }
 }

@@ -8,7 +8,7 @@ import { once } from 'node:events'
 import type { AddressInfo } from 'node:net'
 import { simpleParser, type AddressObject } from 'mailparser'
 import { SMTPServer } from 'smtp-server'
-import type { MailStore, ReceivedMail } from './store.js'
+import type { MailHeader, MailStore, NewMail } from './store.js'
 
 /** Options of {@link startSmtpCatcher}. */
 export interface SmtpCatcherOptions {
@@ -45,13 +45,23 @@ function linksOf(html: string): string[] {
   )
 }
 
+/** The header lines as received, each unfolded (RFC 5322 §2.2.3) into name and value. */
+function headerLinesOf(lines: readonly { key: string; line: string }[]): MailHeader[] {
+  return lines.map(({ line }) => {
+    const colon = line.indexOf(':')
+    const name = colon < 0 ? line : line.slice(0, colon)
+    const value = colon < 0 ? '' : line.slice(colon + 1)
+    return { name: name.trim(), value: value.replace(/\r?\n[ \t]+/g, ' ').trim() }
+  })
+}
+
 /**
  * Parses a raw message into what the inbox keeps.
  *
  * @param raw The message as received (RFC 5322).
  * @param now When it arrived.
  */
-export async function parseMail(raw: Buffer, now: Date): Promise<Omit<ReceivedMail, 'id'>> {
+export async function parseMail(raw: Buffer, now: Date): Promise<NewMail> {
   const parsed = await simpleParser(raw, { skipImageLinks: true })
   const html = typeof parsed.html === 'string' ? parsed.html : ''
   return {
@@ -62,6 +72,9 @@ export async function parseMail(raw: Buffer, now: Date): Promise<Omit<ReceivedMa
     html,
     text: parsed.text ?? '',
     links: linksOf(html),
+    headers: headerLinesOf(parsed.headerLines),
+    sizeBytes: raw.length,
+    source: raw.toString('utf8'),
   }
 }
 

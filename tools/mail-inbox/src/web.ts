@@ -1,17 +1,25 @@
 /**
- * The inbox's web side: a page listing the kept mails (newest first) and a page per mail that
- * renders its HTML in a sandboxed frame (no scripts; links open in the whole window), plus the
- * same as JSON for tests and scripts.
+ * The inbox's web side: the pages (`pages.ts`), their script (`client.ts`) and a JSON API for
+ * tests and scripts, on loopback only.
  *
- * Routes: `GET /` (list), `GET /mails/<id>` (one mail), `GET /api/mails`,
- * `GET /api/mails/<id>`, `DELETE /api/mails`.
+ * Routes: `GET /` (list; `?q=` searches), `GET /mails/<id>` (one mail; `?view=html|text|headers|
+ * source`), `GET /inbox.js`; `GET /api/mails` (`?q=`), `DELETE /api/mails` (all),
+ * `GET|DELETE /api/mails/<id>`, `GET /api/mails/<id>/source` (`message/rfc822`),
+ * `GET /api/events` (Server-Sent Events: `{ type: 'added', mail, count }`,
+ * `{ type: 'deleted', id, count }`, `{ type: 'cleared', count }`).
+ *
+ * Only requests whose `Host` is a loopback name with the inbox's port are answered (a page on a
+ * rebound DNS name cannot read the mails), and a request that carries an `Origin` must come from
+ * the inbox itself (another site cannot delete mails or hold event streams open).
  *
  * @module
  */
 import { once } from 'node:events'
-import { createServer, type ServerResponse } from 'node:http'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import type { MailStore, ReceivedMail } from './store.js'
+import { CLIENT_SCRIPT } from './client.js'
+import { listPage, mailPage, notFoundPage, viewsOf } from './pages.js'
+import type { MailStore } from './store.js'
 
 /** Options of {@link startInboxWeb}. */
 export interface InboxWebOptions {
@@ -20,6 +28,8 @@ export interface InboxWebOptions {
   readonly host?: string
   /** @default 0 (a free port) */
   readonly port?: number
+  /** Most event streams (`/api/events`) open at once; more are answered 503. @default 32 */
+  readonly maxEventStreams?: number
 }
 
 /** A running inbox page. */
@@ -30,98 +40,137 @@ export interface InboxWeb {
   close(): Promise<void>
 }
 
-const escapeHtml = (value: string): string =>
-  value.replace(
-    /[&<>"']/g,
-    (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch] ?? ch,
-  )
+/** The pages' policy: the inbox's own script only; mail images may load. */
+const PAGE_CSP =
+  "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; frame-src 'self' about:; img-src * data:; frame-ancestors 'none'; base-uri 'self'; form-action 'self'"
 
-const STYLE = `body{font:15px/1.4 system-ui,sans-serif;margin:0;color:#222}
-header{background:#1f2937;color:#fff;padding:.6em 1em}header a{color:#fff}
-table{border-collapse:collapse;width:100%}td,th{padding:.45em 1em;border-bottom:1px solid #e5e7eb;text-align:left}
-tr:hover{background:#f3f4f6}.meta{padding:.6em 1em;border-bottom:1px solid #e5e7eb}
-iframe{border:0;width:100%;height:calc(100vh - 9em)}pre{padding:1em;white-space:pre-wrap}`
+/** Everything that is not a page: nothing runs, nothing loads. */
+const DATA_CSP = "default-src 'none'; frame-ancestors 'none'; sandbox"
 
-function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
-<style>${STYLE}</style></head><body><header><a href="/">Gatehouse mail inbox</a></header>${body}</body></html>`
+interface Answer {
+  readonly status: number
+  readonly type: string
+  readonly body: string
+  readonly headers?: Readonly<Record<string, string>>
 }
 
-function listPage(store: MailStore): string {
-  const rows = store
-    .list()
-    .map(
-      (m) =>
-        `<tr><td><a href="/mails/${String(m.id)}">${escapeHtml(m.subject || '(no subject)')}</a></td>` +
-        `<td>${escapeHtml(m.from)}</td><td>${escapeHtml(m.to.join(', '))}</td>` +
-        `<td><time datetime="${m.receivedAt}">${m.receivedAt.replace('T', ' ').slice(0, 19)}</time></td></tr>`,
-    )
-    .join('')
-  const body = rows
-    ? `<table><thead><tr><th>Subject</th><th>From</th><th>To</th><th>Received (UTC)</th></tr></thead><tbody>${rows}</tbody></table>`
-    : `<p class="meta">No mail yet. Mails sent to the SMTP server appear here (the last ${String(store.limit)} are kept).</p>`
-  return page('Mail inbox', body)
+const json = (status: number, value: unknown): Answer => ({
+  status,
+  type: 'application/json; charset=utf-8',
+  body: JSON.stringify(value),
+})
+const html = (status: number, body: string): Answer => ({
+  status,
+  type: 'text/html; charset=utf-8',
+  body,
+})
+
+function send(res: ServerResponse, answer: Answer): void {
+  res.writeHead(answer.status, {
+    'content-type': answer.type,
+    'cache-control': 'no-store',
+    'content-security-policy': answer.type.startsWith('text/html') ? PAGE_CSP : DATA_CSP,
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+    ...answer.headers,
+  })
+  res.end(answer.body)
 }
 
 /**
- * The mail's HTML for the frame: links open in the whole window (`<base target="_top">`); the
- * frame's sandbox lets no script run.
+ * The `Host` values the page answers: the loopback names with its port (`127.0.0.1:<port>`,
+ * `localhost:<port>`, `[::1]:<port>`) and the address it listens on. Any other name is refused,
+ * so that a page on a rebound DNS name (an attacker's name resolving to 127.0.0.1) cannot read
+ * the mails, sign-in links included.
  */
-function framed(mail: ReceivedMail): string {
-  return `<base target="_top">${mail.html}`
-}
-
-function mailPage(mail: ReceivedMail): string {
-  const content = mail.html
-    ? `<iframe title="Mail body" sandbox="allow-top-navigation-by-user-activation allow-popups allow-popups-to-escape-sandbox" srcdoc="${escapeHtml(framed(mail))}"></iframe>`
-    : `<pre>${escapeHtml(mail.text)}</pre>`
-  return page(
-    mail.subject,
-    `<div class="meta"><h2>${escapeHtml(mail.subject || '(no subject)')}</h2>
-<div>From: ${escapeHtml(mail.from)}</div><div>To: ${escapeHtml(mail.to.join(', '))}</div>
-<div>Received: ${escapeHtml(mail.receivedAt)}</div></div>${content}`,
-  )
-}
-
-function send(res: ServerResponse, status: number, type: string, body: string): void {
-  res.writeHead(status, {
-    'content-type': `${type}; charset=utf-8`,
-    'cache-control': 'no-store',
-    // The page itself runs no script and is never framed by another site.
-    'content-security-policy':
-      "default-src 'none'; style-src 'unsafe-inline'; frame-src 'self' about:; img-src * data:; frame-ancestors 'none'; base-uri 'self'",
-    'x-content-type-options': 'nosniff',
-  })
-  res.end(body)
-}
-
-type Answer = readonly [status: number, type: string, body: string]
-
-const json = (status: number, value: unknown): Answer => [
-  status,
-  'application/json',
-  JSON.stringify(value),
-]
-
-/** The answer to one request (the routes in the module's notes). */
-function route(store: MailStore, method: string, url: string): Answer {
-  const path = new URL(url, 'http://inbox').pathname
-  const api = path.startsWith('/api/')
-  if (method === 'GET' && path === '/') return [200, 'text/html', listPage(store)]
-  if (method === 'GET' && path === '/api/mails') return json(200, store.list())
-  if (method === 'DELETE' && path === '/api/mails') {
-    store.clear()
-    return json(200, {})
+export function allowedHosts(host: string, port: number): ReadonlySet<string> {
+  const p = String(port)
+  const names = [`127.0.0.1:${p}`, `localhost:${p}`, `[::1]:${p}`]
+  if (!['0.0.0.0', '::', ''].includes(host)) {
+    names.push(`${host.includes(':') ? `[${host}]` : host}:${p}`)
   }
-  const id = /^\/(?:api\/)?mails\/([0-9]{1,15})$/.exec(path)?.[1]
-  if (method !== 'GET' || id === undefined) return json(404, { error: 'not found' })
-  const mail = store.get(Number(id))
+  return new Set(names.map((name) => name.toLowerCase()))
+}
+
+/** Why a request is refused before routing, or `undefined` when it may go on. */
+function refusal(req: IncomingMessage, hosts: ReadonlySet<string>): string | undefined {
+  const host = (req.headers.host ?? '').toLowerCase()
+  const open = [...hosts].map((h) => `http://${h}/`).join(' or ')
+  if (!hosts.has(host)) return `Host not allowed: open ${open}\n`
+  const origin = req.headers.origin
+  if (origin !== undefined && !hosts.has(origin.toLowerCase().replace(/^http:\/\//, ''))) {
+    return `Origin not allowed: only pages of ${open} may call the inbox\n`
+  }
+  return undefined
+}
+
+const MAIL_PATH = /^\/(api\/)?mails\/([0-9]{1,15})(\/source)?$/
+
+/** The answer to one request other than the event stream (the routes in the module's notes). */
+function route(store: MailStore, method: string, url: URL): Answer {
+  const path = url.pathname
+  const query = url.searchParams.get('q') ?? ''
+  if (method === 'GET' && path === '/') {
+    return html(
+      200,
+      listPage({ mails: store.list(query), query, count: store.size, limit: store.limit }),
+    )
+  }
+  if (method === 'GET' && path === '/inbox.js') {
+    return { status: 200, type: 'text/javascript; charset=utf-8', body: CLIENT_SCRIPT }
+  }
+  if (path === '/api/mails') {
+    if (method === 'GET') return json(200, store.list(query))
+    if (method === 'DELETE') {
+      store.clear()
+      return json(200, {})
+    }
+  }
+  const [, api, idText, source] = MAIL_PATH.exec(path) ?? []
+  if (idText === undefined || (method !== 'GET' && !(method === 'DELETE' && api && !source))) {
+    return json(404, { error: 'not found' })
+  }
+  const id = Number(idText)
+  const mail = store.get(id)
   if (!mail) {
     return api
       ? json(404, { error: 'no such mail' })
-      : [404, 'text/html', page('Not found', '<p class="meta">No such mail.</p>')]
+      : html(
+          404,
+          notFoundPage('No such mail: it was deleted, or pushed out by newer ones.', store.size),
+        )
   }
-  return api ? json(200, mail) : [200, 'text/html', mailPage(mail)]
+  if (method === 'DELETE') {
+    store.delete(id)
+    return json(200, {})
+  }
+  if (source) {
+    return {
+      status: 200,
+      type: 'message/rfc822',
+      body: store.source(id) ?? '',
+      headers: { 'content-disposition': `attachment; filename="mail-${String(id)}.eml"` },
+    }
+  }
+  if (api) return json(200, mail)
+  const views = viewsOf(mail)
+  const asked = url.searchParams.get('view')
+  const view = views.find((v) => v === asked) ?? views[0] ?? 'text'
+  return html(200, mailPage(mail, view, store.source(id) ?? '', store.size))
+}
+
+/** Keeps `res` open as an event stream of the store's changes, each with the new count. */
+function streamEvents(store: MailStore, req: IncomingMessage, res: ServerResponse): void {
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+  })
+  res.write('retry: 1000\n\n')
+  const unsubscribe = store.subscribe((event) => {
+    res.write(`data: ${JSON.stringify({ ...event, count: store.size })}\n\n`)
+  })
+  req.once('close', unsubscribe)
 }
 
 /**
@@ -132,9 +181,28 @@ function route(store: MailStore, method: string, url: string): Answer {
 export async function startInboxWeb(options: InboxWebOptions): Promise<InboxWeb> {
   const { store } = options
   const host = options.host ?? '127.0.0.1'
+  const maxEventStreams = options.maxEventStreams ?? 32
+  let hosts: ReadonlySet<string> = new Set()
+  let eventStreams = 0
   const server = createServer((req, res) => {
-    const [status, type, body] = route(store, req.method ?? 'GET', req.url ?? '/')
-    send(res, status, type, body)
+    const refused = refusal(req, hosts)
+    if (refused !== undefined) {
+      send(res, { status: 403, type: 'text/plain; charset=utf-8', body: refused })
+      return
+    }
+    const method = req.method ?? 'GET'
+    const url = new URL(req.url ?? '/', 'http://inbox')
+    if (url.pathname === '/api/events' && method === 'GET') {
+      if (eventStreams >= maxEventStreams) {
+        send(res, json(503, { error: 'too many event streams open' }))
+        return
+      }
+      eventStreams++
+      req.once('close', () => eventStreams--)
+      streamEvents(store, req, res)
+      return
+    }
+    send(res, route(store, method, url))
   })
   server.listen(options.port ?? 0, host)
   await Promise.race([
@@ -142,6 +210,7 @@ export async function startInboxWeb(options: InboxWebOptions): Promise<InboxWeb>
     once(server, 'error').then(([error]) => Promise.reject(error as Error)),
   ])
   const { port } = server.address() as AddressInfo
+  hosts = allowedHosts(host, port)
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${String(port)}/`,
     port,
