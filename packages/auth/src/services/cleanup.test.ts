@@ -38,13 +38,13 @@ describe('CleanupJob', () => {
     const job = new CleanupJob({ db, clock, settings, intervalMs: 60_000 })
     job.start()
     await vi.advanceTimersByTimeAsync(120_000)
-    // Two runs, one statement per table each (nothing to delete).
-    expect(cutoffs).toEqual([
-      1_000_000_000_000 - 86_400_000 - 300_000,
-      1_000_000_000_000 - 300_000,
-      1_000_000_000_000 - 86_400_000 - 300_000,
-      1_000_000_000_000 - 300_000,
-    ])
+    // Two runs, one statement per table each (nothing to delete): flow states after the link's
+    // and the flow's lifetimes, challenges after theirs.
+    const flow =
+      1_000_000_000_000 - settings.mailer.otpExp * 1000 - settings.flowStateExpiryDuration
+    const challenge = 1_000_000_000_000 - settings.mfa.challengeExpiryDuration * 1000
+    expect(challenge).toBe(1_000_000_000_000 - 300_000)
+    expect(cutoffs).toEqual([flow, challenge, flow, challenge])
     await job.close()
     await vi.advanceTimersByTimeAsync(600_000)
     expect(cutoffs).toHaveLength(4)
