@@ -26,6 +26,9 @@ import { TokenBucketLimiter } from './limiter/token-bucket.js'
 import { NoopMailer, type Mailer } from './mailer/mailer.js'
 import { SmtpMailer } from './mailer/smtp.js'
 import { ProviderRegistry } from './provider/registry.js'
+import { CleanupJob, type CleanupResult } from './services/cleanup.js'
+import { mailJobHandlers } from './services/mail-jobs.js'
+import { MailQueue } from './services/mail-queue.js'
 import { cryptoRandom, type Random } from './random.js'
 import { NoCaptcha, SiteverifyCaptcha, type CaptchaVerifier } from './security/captcha.js'
 import { createServer, passwordHasherFor } from './server.js'
@@ -75,7 +78,10 @@ export interface AuthDeps {
    *   `RATE_LIMIT_EMAIL_SENT`, or the rate limit service's `email_sent` budget
    */
   readonly emailLimiter?: EmailSendLimiter
-  /** @default {@link InMemoryEmailSendLimiter} of `RATE_LIMIT_SMS_SENT` */
+  /**
+   * @default by `RATE_LIMIT_BACKEND`: an {@link InMemoryEmailSendLimiter} of
+   *   `RATE_LIMIT_SMS_SENT`, or the rate limit service's `sms_sent` budget
+   */
   readonly smsLimiter?: EmailSendLimiter
   /** @default no logging */
   readonly logger?: Logger
@@ -129,6 +135,19 @@ export interface AuthApp {
   /** Exports the buffered spans and pending OTLP metrics now (tests, before a shutdown). */
   flushTelemetry(): Promise<void>
   /**
+   * Runs every due job of the mail queue now, and the mails they queue, and resolves when none
+   * is due (tests; a failed send is not due again until its back-off ends). Before
+   * {@link AuthApp.start}, nothing to run.
+   */
+  flushMail(): Promise<void>
+  /**
+   * Runs the clean-up of expired flow states and MFA challenges now (it also runs every
+   * `DB_CLEANUP_INTERVAL`).
+   *
+   * @throws {Error} Before {@link AuthApp.start}, or the database's error.
+   */
+  cleanup(): Promise<CleanupResult>
+  /**
    * Loads the keys, opens the database (unless one was given) and applies pending migrations,
    * opens the Prometheus endpoint (when configured), then makes the server ready. Calling it
    * again returns the same promise.
@@ -138,8 +157,9 @@ export interface AuthApp {
    */
   start(): Promise<void>
   /**
-   * Closes the server (draining requests), then the database it opened, then exports what
-   * telemetry is buffered and closes the metrics endpoint; waits for a start in progress first.
+   * Closes the server (draining requests), then the mail queue (sending what is due, for at
+   * most 10 s), then the database it opened, then exports what telemetry is buffered and closes
+   * the metrics endpoint; waits for a start in progress first.
    * Nothing to do for an app that never started.
    */
   close(): Promise<void>
@@ -180,8 +200,13 @@ function limitersFor(settings: Settings, deps: AuthDeps): Limiters {
   })
   return {
     limiter: deps.limiter ?? service,
-    emailLimiter: deps.emailLimiter ?? service.sendLimiter('email_sent'),
-    smsLimiter: deps.smsLimiter ?? service.sendLimiter('sms_sent'),
+    // Never fail open: each cap falls back to this process's count while the service is down.
+    emailLimiter:
+      deps.emailLimiter ??
+      service.sendLimiter('email_sent', new InMemoryEmailSendLimiter(rateLimit.emailSent)),
+    smsLimiter:
+      deps.smsLimiter ??
+      service.sendLimiter('sms_sent', new InMemoryEmailSendLimiter(rateLimit.smsSent)),
     stats: service.stats,
     counts: () => client.counts,
     close: () => {
@@ -246,6 +271,8 @@ export function smsProviderFor(
 interface Started {
   readonly ctx: AppContext
   readonly freshDatabase: boolean
+  readonly mailQueue: MailQueue
+  readonly cleanup: CleanupJob
 }
 
 /**
@@ -306,8 +333,26 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
     try {
       const migrations = await readMigrations()
       const applied = await migrate(db, migrations)
+      let handlers: ReturnType<typeof mailJobHandlers> = {}
+      const mailQueue = new MailQueue({
+        db,
+        clock,
+        random,
+        handlerFor: (job) => (Object.hasOwn(handlers, job) ? handlers[job] : undefined),
+        lifetimeMs: settings.mailer.otpExp * 1000,
+        pollIntervalMs: settings.mailer.queuePollInterval,
+        logger: deps.logger,
+      })
       started = {
         freshDatabase: migrations[0] !== undefined && applied.includes(migrations[0].version),
+        mailQueue,
+        cleanup: new CleanupJob({
+          db,
+          clock,
+          settings,
+          intervalMs: settings.dbCleanupInterval,
+          logger: deps.logger,
+        }),
         ctx: {
           settings,
           db,
@@ -329,10 +374,14 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
           passwordBackoff,
           providers: new ProviderRegistry(settings, clock, deps.providerFetch),
           metrics,
+          mailQueue,
         },
       }
+      handlers = mailJobHandlers(started.ctx)
       metricsUrl = await telemetry.listen()
       await server.ready()
+      mailQueue.start()
+      started.cleanup.start()
     } catch (error) {
       started = undefined
       ownedDb = undefined
@@ -361,6 +410,8 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
       return metricsUrl
     },
     flushTelemetry: () => telemetry.flush(),
+    flushMail: () => started?.mailQueue.flush() ?? Promise.resolve(),
+    cleanup: () => ready().cleanup.runOnce(),
     start() {
       starting ??= open()
       return starting
@@ -369,6 +420,10 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
       await starting?.catch(() => undefined)
       // A server that never started has nothing to drain (and closing it would load its routes).
       if (started) await server.close()
+      // After the requests (whose jobs are committed): the due mails go out before the database
+      // closes, within the queue's drain timeout; the rest stays queued.
+      await started?.mailQueue.close()
+      await started?.cleanup.close()
       await ownedDb?.close()
       ownedDb = undefined
       limiters.close()

@@ -10,6 +10,7 @@ import type { ProviderRegistry } from './provider/registry.js'
 import type { SessionClient } from './models/session.js'
 import type { Random } from './random.js'
 import type { CaptchaVerifier } from './security/captcha.js'
+import type { MailOutbox } from './services/mail-queue.js'
 import type { SmsProvider } from './sms/sms-provider.js'
 import type { Db } from './storage/db.js'
 import type { AuthMetrics } from './telemetry/auth-metrics.js'
@@ -43,6 +44,8 @@ export interface AppContext {
   readonly smsLimiter: EmailSendLimiter
   /** The counters (`METRICS_ENABLED`); does nothing when metrics are off. */
   readonly metrics: AuthMetrics
+  /** The durable mail queue: work that requests hand off (see `services/mail-queue.ts`). */
+  readonly mailQueue: MailOutbox
 }
 
 /** Who a request comes from: recorded on sessions and in audit entries. */

@@ -103,11 +103,19 @@ export {
   type TemplateSourceOptions,
 } from './mailer/template-source.js'
 export {
+  compileTemplate,
   renderActions,
   renderTemplate,
   templateValues,
   type TemplateValues,
 } from './mailer/template.js'
+export {
+  parseTemplate,
+  TemplateExecError,
+  TemplateParseError,
+  type RenderOptions,
+  type Template,
+} from './mailer/go-template.js'
 export { DEFAULT_TEMPLATES } from './mailer/default-templates.js'
 export {
   NoSmsProvider,
@@ -194,3 +202,11 @@ export {
 export { openDb } from './storage/open.js'
 export { migrate, readMigrations, MIGRATIONS_DIR, type Migration } from './storage/migrate.js'
 export { createLogger, REDACT_PATHS } from './logger.js'
+export { CleanupJob, type CleanupJobOptions, type CleanupResult } from './services/cleanup.js'
+export {
+  MailQueue,
+  DeferJob,
+  type JobHandler,
+  type MailOutbox,
+  type MailQueueOptions,
+} from './services/mail-queue.js'

@@ -156,12 +156,16 @@ export async function startTestServer(
         payload = typeof options.body === 'string' ? options.body : JSON.stringify(options.body)
         headers['content-type'] ??= 'application/json'
       }
-      return app.server.inject({
+      const response = await app.server.inject({
         method,
         url,
         headers,
         ...(payload === undefined ? {} : { payload }),
       })
+      // What the request queued (mails, recovery and magic-link jobs) has run before the test
+      // reads the mailer: the queue's worker runs it, this only waits for it.
+      await app.flushMail()
+      return response
     },
   }
   return server
@@ -231,7 +235,41 @@ export class RecordingMailer implements Mailer {
   send(message: MailMessage): Promise<void> {
     if (this.failing) return Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:2525'))
     this.messages.push(message)
+    const waiters = [...this.#waiters]
+    this.#waiters.clear()
+    for (const wake of waiters) wake()
     return Promise.resolve()
+  }
+
+  readonly #waiters = new Set<() => void>()
+
+  /**
+   * The `count`-th message to `to` (of `kind`, if given), once it is sent: for mails the queue
+   * sends after the answer, when the test talks to the server over HTTP.
+   *
+   * @throws {Error} When it has not come within `timeoutMs`.
+   */
+  async waitFor(
+    to: string,
+    kind?: MailMessage['kind'],
+    count = 1,
+    timeoutMs = 10_000,
+  ): Promise<MailMessage> {
+    const found = () => this.to(to, kind)[count - 1]
+    const deadline = Date.now() + timeoutMs
+    for (let mail = found(); ; mail = found()) {
+      if (mail) return mail
+      const left = deadline - Date.now()
+      if (left <= 0) throw new Error(`no ${kind ?? 'mail'} #${String(count)} to ${to}`)
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, left)
+        this.#waiters.add(done)
+        function done() {
+          clearTimeout(timer)
+          resolve()
+        }
+      })
+    }
   }
 
   /** The messages sent to `to` (optionally of one kind), oldest first. */

@@ -97,8 +97,8 @@ export function adminClaimsOf(request: FastifyRequest): JWTPayload {
 
 /**
  * Takes one request from the client's budget for an operation (upstream `limitHandler`), keyed
- * by {@link clientKey}: the first value of `RATE_LIMIT_HEADER`, or of `Svc-Forwarded-For` when
- * `SECURITY_SVC_FORWARDED_FOR_ENABLED`. A request without a key is not limited, as upstream.
+ * by {@link clientKey}: the trusted proxy's value of `RATE_LIMIT_HEADER`, or of
+ * `Svc-Forwarded-For` when `SECURITY_SVC_FORWARDED_FOR_ENABLED`. A request without a key is not limited, as upstream.
  * This is the one hook that applies request limits; routes list it in their `preHandler`.
  *
  * @param operation The operation, or a function choosing it per request (`undefined`: no limit).

@@ -31,19 +31,36 @@ export function clientIp(request: FastifyRequest, settings: Settings): string {
 export const MAX_CLIENT_KEY_LENGTH = 256
 
 /**
- * The client key of request rate limits (upstream `limitHandler`): the first value of the
- * `RATE_LIMIT_HEADER` header, else (with `SECURITY_SVC_FORWARDED_FOR_ENABLED`) the first value of
- * `Svc-Forwarded-For`; `undefined` (no per-client limit) when neither is configured or sent.
- * Both headers must be set by a trusted proxy: clients could otherwise choose their own key.
- * Keys are cut to {@link MAX_CLIENT_KEY_LENGTH} characters, so that no header can make the
- * limiter's state (buckets, Redis keys) large.
+ * The value of a comma-separated forwarding list that the outermost of `hops` trusted proxies
+ * appended: `hops` places from the right (each proxy appends the address it saw, and the
+ * values left of the trusted ones are whatever the client sent); the leftmost when the list is
+ * shorter (the request reached an inner proxy directly).
+ */
+function trustedHop(list: string, hops: number): string {
+  const values = list.split(',')
+  return values[Math.max(0, values.length - hops)]?.trim() ?? ''
+}
+
+/**
+ * The client key of request rate limits (upstream `limitHandler`): from the `RATE_LIMIT_HEADER`
+ * header, else (with `SECURITY_SVC_FORWARDED_FOR_ENABLED`) from `Svc-Forwarded-For`; `undefined`
+ * (no per-client limit) when neither is configured or sent. Both headers must be set by a
+ * trusted proxy. Of a list (`X-Forwarded-For: a, b`), the key is the value the outermost trusted
+ * proxy appended, `RATE_LIMIT_TRUSTED_PROXY_HOPS` places from the right, never a value the
+ * client chose (upstream takes the first, which the client writes). Keys are cut to
+ * {@link MAX_CLIENT_KEY_LENGTH} characters, so that no header can make the limiter's state
+ * (buckets, Redis keys) large.
  */
 export function clientKey(request: FastifyRequest, settings: Settings): string | undefined {
-  const first = (name: string): string | undefined =>
-    headerValue(request, name)?.split(',')[0]?.trim().slice(0, MAX_CLIENT_KEY_LENGTH) || undefined
+  const hops = settings.rateLimit.trustedProxyHops
+  const trusted = (name: string): string | undefined => {
+    const value = headerValue(request, name)
+    if (value === undefined) return undefined
+    return trustedHop(value, hops).slice(0, MAX_CLIENT_KEY_LENGTH) || undefined
+  }
   const header = settings.rateLimitHeader.toLowerCase()
-  if (header !== '') return first(header)
-  return settings.svcForwardedForEnabled ? first('svc-forwarded-for') : undefined
+  if (header !== '') return trusted(header)
+  return settings.svcForwardedForEnabled ? trusted('svc-forwarded-for') : undefined
 }
 
 /**

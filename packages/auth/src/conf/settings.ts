@@ -29,6 +29,7 @@ import {
   type Field,
   type Invalid,
 } from '@gatehouse/settings'
+import { parseTemplate } from '../mailer/go-template.js'
 import type { MailKind, NotificationKind } from '../mailer/mailer.js'
 import { compileGlob } from '../services/url-glob.js'
 
@@ -310,6 +311,12 @@ export interface Settings {
      * camelCase of the kind, see {@link notificationSwitch}). @default false each
      */
     readonly notifications: Readonly<Record<NotificationSwitch, boolean>>
+    /**
+     * `MAILER_QUEUE_POLL_INTERVAL`: how often each instance looks for due jobs of the mail queue
+     * (retries, and jobs queued by other instances or before a restart), in milliseconds; a
+     * job queued by a request runs at once. @default 5000
+     */
+    readonly queuePollInterval: number
   }
   readonly smtp: {
     /** `SMTP_HOST`: the SMTP server; empty means no mail is sent (upstream's noop mailer). */
@@ -392,12 +399,24 @@ export interface Settings {
      * @default 5
      */
     readonly passwordFailures: number
+    /**
+     * `RATE_LIMIT_TRUSTED_PROXY_HOPS`: proxies in front of this server that append to the
+     * `RATE_LIMIT_HEADER` (or `Svc-Forwarded-For`) list; the client key is the value this many
+     * places from the right, the one the outermost trusted proxy appended (the values left of it
+     * are the client's own). @default 1
+     */
+    readonly trustedProxyHops: number
   }
   /**
    * `EXTERNAL_FLOW_STATE_EXPIRY_DURATION`: lifetime of a PKCE flow state in milliseconds (at least
    * 300 s, as upstream). @default 300000
    */
   readonly flowStateExpiryDuration: number
+  /**
+   * `DB_CLEANUP_INTERVAL`: milliseconds between two runs of each instance's clean-up of expired
+   * flow states and MFA challenges (`services/cleanup.ts`); 0 turns it off. @default 600000
+   */
+  readonly dbCleanupInterval: number
   readonly sms: {
     /** `SMS_AUTOCONFIRM`: phone sign-ups are confirmed at once. @default false */
     readonly autoconfirm: boolean
@@ -742,6 +761,15 @@ const subjectFields = Object.fromEntries(
     text(`MAILER_SUBJECTS_${kind.toUpperCase()}`, {
       default: DEFAULT_SUBJECTS[kind],
       help: `subject of the ${human(kind)} mail`,
+      // A Go template: one that does not parse is refused at start, not at the first send.
+      check: (value) => {
+        try {
+          parseTemplate(value)
+          return undefined
+        } catch (error) {
+          return invalid(`is not a valid template: ${(error as Error).message}`)
+        }
+      },
     }),
   ]),
 ) as Record<MailKind, Field<string>>
@@ -1189,6 +1217,11 @@ export const settingsTable = defineSettings(
       default: '900',
       help: 'shortest interval between two mails of a kind to a user',
     }),
+    mailerQueuePollInterval: duration('MAILER_QUEUE_POLL_INTERVAL', {
+      default: '5s',
+      positive: true,
+      help: "how often the mail queue looks for retries and other instances' jobs",
+    }),
     rateLimitEmailSent: field('RATE_LIMIT_EMAIL_SENT', parseEmailSendRate, {
       default: '30',
       help: 'emails sent per hour (N) or per duration (N/10m)',
@@ -1248,6 +1281,15 @@ export const settingsTable = defineSettings(
       default: '5',
       min: 0,
       help: 'failed passwords per account before back-off; 0: off',
+    }),
+    rateLimitTrustedProxyHops: integer('RATE_LIMIT_TRUSTED_PROXY_HOPS', {
+      default: '1',
+      min: 1,
+      help: 'proxies appending to RATE_LIMIT_HEADER; its key is this many values from the right',
+    }),
+    dbCleanupInterval: duration('DB_CLEANUP_INTERVAL', {
+      default: '10m',
+      help: 'how often expired flow states and MFA challenges are deleted; 0: never',
     }),
     flowStateExpiryDuration: secondsOrDuration('EXTERNAL_FLOW_STATE_EXPIRY_DURATION', {
       unit: 'ms',
@@ -1540,6 +1582,7 @@ export function loadSettings(env: Env): Settings {
       templates: { ...v.mailerTemplates },
       maxFrequency: v.smtpMaxFrequency,
       notifications: { ...v.notifications },
+      queuePollInterval: v.mailerQueuePollInterval,
     },
     smtp: {
       host: v.smtpHost,
@@ -1565,8 +1608,10 @@ export function loadSettings(env: Env): Settings {
       serviceAlgorithm: v.rateLimitServiceAlgorithm,
       failClosed: v.rateLimitFailClosed,
       passwordFailures: v.rateLimitPasswordFailures,
+      trustedProxyHops: v.rateLimitTrustedProxyHops,
     },
     flowStateExpiryDuration: Math.max(300_000, v.flowStateExpiryDuration),
+    dbCleanupInterval: v.dbCleanupInterval,
     sms: {
       autoconfirm: v.smsAutoconfirm,
       provider: v.smsProvider as SmsProviderName | '',

@@ -1,10 +1,21 @@
-import type { RateLimitRequest, RateLimitResponse, Unit } from '@gatehouse/ratelimit'
+import {
+  GRPC_CALL_STATUS,
+  RateLimitCallError,
+  type RateLimitRequest,
+  type RateLimitResponse,
+  type Unit,
+} from '@gatehouse/ratelimit'
 import { pino } from 'pino'
 import { describe, expect, it } from 'vitest'
 import { ServiceUnavailableError } from '../errors.js'
 import { loadSettings } from '../conf/settings.js'
+import { InMemoryEmailSendLimiter } from './email-send-limiter.js'
 import { serviceRules } from './service-config.js'
-import { ServiceLimiter, type RateLimitTransport } from './service-limiter.js'
+import {
+  clientDescriptorValue,
+  ServiceLimiter,
+  type RateLimitTransport,
+} from './service-limiter.js'
 
 const SETTINGS = {
   AUTHSVC_SITE_URL: 'http://localhost:3000',
@@ -65,6 +76,12 @@ const over = (): RateLimitResponse => ({
 const down = (): RateLimitResponse => {
   throw Object.assign(new Error('14 UNAVAILABLE: No connection established'), { code: 14 })
 }
+/** The service refused the request with this code (its `gatehouse-error-code` trailer). */
+const refused = (errorCode: string) => (): RateLimitResponse => {
+  throw new RateLimitCallError(GRPC_CALL_STATUS.UNKNOWN, 'refused', { errorCode })
+}
+/** A fresh in-process cap of `events` per hour, the fallback of a send cap. */
+const perHour = (events: number) => new InMemoryEmailSendLimiter({ events, periodMs: 3_600_000 })
 
 function logger() {
   const lines: { level: number; msg: string }[] = []
@@ -98,7 +115,7 @@ describe('ServiceLimiter', () => {
         {
           entries: [
             { key: 'operation', value: 'verify' },
-            { key: 'client', value: '203.0.113.1' },
+            { key: 'client', value: clientDescriptorValue('203.0.113.1') },
           ],
         },
       ],
@@ -117,13 +134,13 @@ describe('ServiceLimiter', () => {
       {
         entries: [
           { key: 'operation', value: 'verify' },
-          { key: 'client', value: '203.0.113.1' },
+          { key: 'client', value: clientDescriptorValue('203.0.113.1') },
         ],
       },
       {
         entries: [
           { key: 'operation', value: 'verify' },
-          { key: 'client', value: '203.0.113.1' },
+          { key: 'client', value: clientDescriptorValue('203.0.113.1') },
           { key: 'window', value: 'hour' },
         ],
       },
@@ -136,7 +153,7 @@ describe('ServiceLimiter', () => {
       domain: 'd',
       rules: RULES,
       failClosed: false,
-    }).sendLimiter('email_sent')
+    }).sendLimiter('email_sent', perHour(30))
     expect(await email.take(0)).toBe(true)
     expect(await email.take(0)).toBe(false)
     expect(requests[1]?.descriptors).toEqual([
@@ -162,9 +179,14 @@ describe('ServiceLimiter', () => {
       failedOpen: 2,
       failedClosed: 0,
       configMismatches: 0,
+      refused: 0,
+      sendFallbacks: 0,
     })
     expect(lines.map((l) => [l.level, l.msg])).toEqual([
-      [40, 'rate limit service unreachable: requests are allowed (fail open)'],
+      [
+        40,
+        'rate limit service unreachable: requests are allowed (fail open); send caps are counted in this process',
+      ],
       [30, 'rate limit service reachable again'],
     ])
   })
@@ -215,10 +237,81 @@ describe('ServiceLimiter', () => {
   it('checks the send caps against their window', async () => {
     const { t } = transport(okWith([30, 'HOUR']), okWith([30, 'MINUTE']))
     const limiter = new ServiceLimiter(t, { domain: 'd', rules: RULES, failClosed: false })
-    const sms = limiter.sendLimiter('sms_sent')
+    const sms = limiter.sendLimiter('sms_sent', perHour(30))
     expect(await sms.take(0)).toBe(true)
     expect(limiter.stats.configMismatches).toBe(0)
     expect(await sms.take(0)).toBe(true)
     expect(limiter.stats.configMismatches).toBe(1)
+  })
+
+  /** @see issue 24, item 6 */
+  describe('hardening of issue 24', () => {
+    it('hashes client keys into short descriptor values every backend can hold', async () => {
+      const hostile = ['x'.repeat(300), 'a b\r\nSET k 0', 'ключ:😀', '', '203.0.113.1']
+      const values = hostile.map(clientDescriptorValue)
+      for (const value of values) expect(value).toMatch(/^[A-Za-z0-9_-]{22}$/)
+      expect(new Set(values).size).toBe(hostile.length)
+      expect(clientDescriptorValue('203.0.113.1')).toBe(values[4])
+      const { t, requests } = transport(ok)
+      await new ServiceLimiter(t, { domain: 'd', rules: RULES, failClosed: false }).allow(
+        'verify',
+        hostile[1] as string,
+      )
+      expect(requests[0]?.descriptors[0]?.entries[1]).toEqual({
+        key: 'client',
+        value: values[1],
+      })
+    })
+
+    it.each(['ERR_BACKEND_KEY', 'ERR_SERVICE', 'ERR_REQUEST_TOO_LARGE'])(
+      'refuses a request the service refuses with %s, even failing open',
+      async (code) => {
+        const { log, lines } = logger()
+        const { t } = transport(refused(code), refused(code))
+        const limiter = new ServiceLimiter(t, {
+          domain: 'd',
+          rules: RULES,
+          failClosed: false,
+          logger: log,
+        })
+        await expect(limiter.allow('token', 'k')).rejects.toBeInstanceOf(ServiceUnavailableError)
+        expect(await limiter.sendLimiter('sms_sent', perHour(30)).take(0)).toBe(false)
+        expect(limiter.stats).toMatchObject({ refused: 2, failedOpen: 0, sendFallbacks: 0 })
+        expect(lines.map((l) => l.msg)).toEqual([
+          expect.stringContaining('rate limit service refused'),
+          expect.stringContaining('rate limit service refused'),
+        ])
+      },
+    )
+
+    it('send caps never fail open: the in-process cap decides while the service is down', async () => {
+      const { log, lines } = logger()
+      const { t } = transport(down, down, down, down)
+      const limiter = new ServiceLimiter(t, {
+        domain: 'd',
+        rules: RULES,
+        failClosed: false,
+        logger: log,
+      })
+      const sms = limiter.sendLimiter('sms_sent', perHour(2))
+      const taken = []
+      for (let i = 0; i < 4; i++) taken.push(await sms.take(1_000))
+      expect(taken).toEqual([true, true, false, false])
+      expect(limiter.stats).toMatchObject({ failures: 4, failedOpen: 0, sendFallbacks: 4 })
+      expect(lines.map((l) => l.msg)).toEqual([
+        expect.stringContaining('send caps are counted in this process'),
+      ])
+    })
+
+    it('the in-process cap also counts what the service allowed, so an outage starts from there', async () => {
+      const { t } = transport(okWith([2, 'HOUR']), okWith([2, 'HOUR']), down)
+      const limiter = new ServiceLimiter(t, { domain: 'd', rules: RULES, failClosed: false })
+      const email = limiter.sendLimiter('email_sent', perHour(2))
+      expect([await email.take(0), await email.take(0), await email.take(0)]).toEqual([
+        true,
+        true,
+        false,
+      ])
+    })
   })
 })

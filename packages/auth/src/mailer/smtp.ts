@@ -10,7 +10,10 @@ import nodemailer, { type Transporter } from 'nodemailer'
 import type { Clock } from '../clock.js'
 import type { Settings } from '../conf/settings.js'
 import type { Mailer, MailKind, MailMessage } from './mailer.js'
-import { renderTemplate, templateValues } from './template.js'
+import { DEFAULT_SUBJECTS } from '../conf/settings.js'
+import { DEFAULT_TEMPLATES } from './default-templates.js'
+import { TemplateExecError } from './go-template.js'
+import { renderTemplate, templateValues, type TemplateValues } from './template.js'
 import { TemplateSource } from './template-source.js'
 
 /** A rendered mail: what goes on the wire. */
@@ -35,7 +38,11 @@ export interface SmtpMailerOptions {
    * milliseconds; then the send fails. @default 10000
    */
   readonly timeoutMs?: number
-  /** Told when a template URL is unavailable and the built-in template is used. */
+  /**
+   * Told when a template is unavailable (its URL cannot be fetched, it does not parse, or it
+   * fails on a message's values) and the built-in template is used; `url` names the template
+   * (its URL, or the `MAILER_SUBJECTS_*` variable).
+   */
   readonly onTemplateFallback?: (kind: MailKind, url: string, reason: Error) => void
 }
 
@@ -54,6 +61,7 @@ export class SmtpMailer implements Mailer {
   readonly #settings: Settings
   readonly #templates: TemplateSource
   readonly #transport: Transporter
+  readonly #onFallback: SmtpMailerOptions['onTemplateFallback']
 
   /**
    * @param settings `SMTP_*`, `MAILER_SUBJECTS_*`, `MAILER_TEMPLATES_*` and `SITE_URL`.
@@ -61,6 +69,7 @@ export class SmtpMailer implements Mailer {
    */
   constructor(settings: Settings, options: SmtpMailerOptions) {
     this.#settings = settings
+    this.#onFallback = options.onTemplateFallback
     this.#templates =
       options.templates ??
       new TemplateSource({
@@ -90,8 +99,17 @@ export class SmtpMailer implements Mailer {
   async render(message: MailMessage): Promise<RenderedMail> {
     const settings = this.#settings
     const values = templateValues(message, settings.siteUrl)
-    const subject = renderTemplate(settings.mailer.subjects[message.kind], values, { html: false })
-    const html = renderTemplate(await this.#templates.get(message.kind), values, { html: true })
+    const { kind } = message
+    const subject = this.#render(settings.mailer.subjects[kind], DEFAULT_SUBJECTS[kind], values, {
+      kind,
+      what: `MAILER_SUBJECTS_${kind.toUpperCase()}`,
+      html: false,
+    })
+    const html = this.#render(await this.#templates.get(kind), DEFAULT_TEMPLATES[kind], values, {
+      kind,
+      what: settings.mailer.templates[kind],
+      html: true,
+    })
     return {
       from: fromAddress(settings.smtp.senderName, settings.smtp.adminEmail),
       to: message.to,
@@ -99,6 +117,25 @@ export class SmtpMailer implements Mailer {
       subject: subject.replace(/[\r\n]+/g, ' ').trim(),
       html,
       text: convert(html, { wordwrap: 78 }),
+    }
+  }
+
+  /**
+   * Renders `source`; when one of its actions fails on these values (a comparison of a string
+   * with a number, …), the built-in `fallback` is rendered instead and the failure reported.
+   */
+  #render(
+    source: string,
+    fallback: string,
+    values: TemplateValues,
+    use: { readonly kind: MailKind; readonly what: string; readonly html: boolean },
+  ): string {
+    try {
+      return renderTemplate(source, values, { html: use.html })
+    } catch (error) {
+      if (!(error instanceof TemplateExecError) || source === fallback) throw error
+      this.#onFallback?.(use.kind, use.what, error)
+      return renderTemplate(fallback, values, { html: use.html })
     }
   }
 

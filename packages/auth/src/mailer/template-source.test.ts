@@ -150,4 +150,22 @@ describe('TemplateSource', () => {
     expect(await s.get('recovery')).toBe(DEFAULT_TEMPLATES.recovery)
     expect(fallbacks).toHaveLength(2)
   })
+
+  /** @see issue 25, item 19: a template that does not parse is refused when it is loaded. */
+  it('refuses a template that does not parse, keeping the last good copy or the built-in one', async () => {
+    routes.set('/bad.html', html('<p>{{ if .Token }}never closed</p>'))
+    const { source: s, clock, fallbacks } = source({ recovery: '/bad.html', invite: '/ok.html' })
+    expect(await s.get('recovery')).toBe(DEFAULT_TEMPLATES.recovery)
+    expect(fallbacks).toEqual([
+      'recovery: template does not parse: line 1, column 4: unexpected end of template: {{ if }} without {{ end }}',
+    ])
+    routes.set('/ok.html', html('<p>{{ .Token }}</p>'))
+    expect(await s.get('invite')).toBe('<p>{{ .Token }}</p>')
+    routes.set('/ok.html', html('<p>{{ end }}</p>'))
+    clock.advance(600_000)
+    expect(await s.get('invite')).toBe('<p>{{ .Token }}</p>')
+    expect(fallbacks.at(-1)).toBe(
+      'invite: template does not parse: line 1, column 4: unexpected {{ end }}',
+    )
+  })
 })

@@ -8,6 +8,7 @@
 import type { Clock } from '../clock.js'
 import { DEFAULT_TEMPLATES } from './default-templates.js'
 import type { MailKind } from './mailer.js'
+import { compileTemplate } from './template.js'
 
 /** Options of {@link TemplateSource}. */
 export interface TemplateSourceOptions {
@@ -77,8 +78,9 @@ async function readCapped(response: Response, maxBytes: number): Promise<string>
  * The body template of each kind of mail. A kind with a URL gets it fetched (`GET`, at most
  * {@link TemplateSourceOptions.maxBytes}, within {@link TemplateSourceOptions.timeoutMs}) and
  * cached for {@link TemplateSourceOptions.cacheTtlMs}; concurrent sends share one fetch. When the
- * fetch fails (network error, timeout, a status other than 2xx, oversize body) the last good copy
- * is used if there is one, else the built-in template, for
+ * fetch fails (network error, timeout, a status other than 2xx, oversize body, a template that
+ * does not parse as a Go template) the last good copy is used if there is one, else the built-in
+ * template, for
  * {@link TemplateSourceOptions.retryAfterMs}; then the URL is tried again.
  */
 export class TemplateSource {
@@ -124,6 +126,15 @@ export class TemplateSource {
         throw new TemplateFetchError(`template URL answered ${String(response.status)}`)
       }
       const body = await readCapped(response, maxBytes)
+      try {
+        compileTemplate(body)
+      } catch (error) {
+        // Refused at load time, as upstream: the last good copy or the built-in one is used.
+        throw new TemplateFetchError(
+          `template does not parse: ${error instanceof Error ? error.message : String(error)}`,
+          { cause: error },
+        )
+      }
       this.#cache.set(kind, { body, expiresAt: clock.now() + cacheTtlMs })
       this.#retryAt.delete(kind)
       return body

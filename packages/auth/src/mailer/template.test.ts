@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest'
+import { loadSettings } from '../conf/settings.js'
 import type { MailMessage } from './mailer.js'
-import { escapeHtml, renderTemplate, templateValues } from './template.js'
+import {
+  escapeHtml,
+  renderTemplate,
+  TemplateExecError,
+  TemplateParseError,
+  templateValues,
+} from './template.js'
 
 const message: MailMessage = {
   kind: 'email_change',
@@ -53,10 +60,25 @@ describe('renderTemplate', () => {
     ).toBe('42 true {"a":1} []')
   })
 
-  it('renders unknown placeholders and Go actions as nothing, never failing', () => {
+  it('renders unknown placeholders as nothing, and refuses a field of a string', () => {
+    const source = '[{{ .Unknown }}][{{ .constructor }}][{{ .__proto__ }}][{{ .Data.missing }}]'
+    expect(renderTemplate(source, values, { html: true })).toBe('[][][][]')
+    expect(() => renderTemplate('{{ .Email.Sub }}', values, { html: true })).toThrow(
+      TemplateExecError,
+    )
+    expect(() => renderTemplate('{{ if .Token }}', values, { html: true })).toThrow(
+      TemplateParseError,
+    )
+  })
+
+  /** @see issue 25, item 19: both branches were rendered (a mail in French and in English). */
+  it('renders one branch of {{ if }} … {{ else }} … {{ end }}', () => {
     const source =
-      '[{{ .Unknown }}][{{ if .Token }}][{{ end }}][{{ .Email.Sub }}][{{ .Data }}][{{ .constructor }}][{{ .__proto__ }}]'
-    expect(renderTemplate(source, values, { html: true })).toBe('[][][][][][][]')
+      '{{ if eq .Data.lang "fr" }}Bonjour {{ .Data.name }}{{ else }}Hello {{ .Data.name }}{{ end }}'
+    const fr = templateValues({ ...message, data: { lang: 'fr', name: 'Ann' } }, 'https://s')
+    const en = templateValues({ ...message, data: { lang: 'en', name: 'Ann' } }, 'https://s')
+    expect(renderTemplate(source, fr, { html: true })).toBe('Bonjour Ann')
+    expect(renderTemplate(source, en, { html: true })).toBe('Hello Ann')
   })
 
   it('takes {{ .Email }} from to when the message has no email', () => {
@@ -75,5 +97,29 @@ describe('escapeHtml', () => {
     expect(escapeHtml(`<a href="x" title='y'>&</a>`)).toBe(
       '&lt;a href=&#34;x&#34; title=&#39;y&#39;&gt;&amp;&lt;/a&gt;',
     )
+  })
+})
+
+describe('MAILER_SUBJECTS_*', () => {
+  /** @see issue 25, item 19: a template that fails to parse is refused when it is loaded. */
+  it('refuses a subject that does not parse, at start, naming the variable and the place', () => {
+    const env = {
+      AUTHSVC_SITE_URL: 'https://app.example.com',
+      AUTHSVC_API_EXTERNAL_URL: 'https://auth.example.com',
+      AUTHSVC_JWT_SECRET: 'a-secret-of-thirty-two-bytes-or-more',
+      AUTHSVC_DB_DRIVER: 'postgres',
+      DATABASE_URL: 'pglite://memory',
+    }
+    expect(() =>
+      loadSettings({ ...env, AUTHSVC_MAILER_SUBJECTS_RECOVERY: 'Reset {{ if .Data.vip }}now' }),
+    ).toThrow(
+      /MAILER_SUBJECTS_RECOVERY.*is not a valid template: line 1, column 7: unexpected end of template: \{\{ if \}\} without \{\{ end \}\}/,
+    )
+    const ok = loadSettings({
+      ...env,
+      AUTHSVC_MAILER_SUBJECTS_RECOVERY:
+        '{{ if eq .Data.lang "fr" }}Réinitialiser{{ else }}Reset{{ end }}',
+    })
+    expect(ok.mailer.subjects.recovery).toContain('{{ if eq')
   })
 })

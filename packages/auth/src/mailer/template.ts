@@ -1,16 +1,17 @@
 /**
- * Rendering of mail subjects and bodies: upstream's Go-template placeholders (`{{ .Token }}`,
- * `{{ .Data.key }}`, …) replaced by a message's values.
- *
- * Only placeholders are supported, not Go's template actions (`if`, `range`, pipelines): an
- * action or an unknown placeholder renders as nothing, so that a template written for upstream
- * never fails a send. Bodies are HTML: values are HTML-escaped there (as Go's `html/template`
- * does); subjects are plain text and get the values as they are.
+ * Rendering of mail subjects and bodies: upstream's Go templates (`{{ .Token }}`,
+ * `{{ if eq .Data.locale "fr" }}…{{ else }}…{{ end }}`, …; see `go-template.ts` for what is
+ * supported) with a message's values. Bodies are HTML: printed values are HTML-escaped there (as
+ * Go's `html/template` does); subjects are plain text and get the values as they are.
  *
  * @see https://github.com/supabase/auth/blob/master/internal/mailer/templatemailer/templatemailer.go
  * @module
  */
+import { escapeHtml, parseTemplate, type Template } from './go-template.js'
 import type { MailMessage } from './mailer.js'
+
+export { escapeHtml }
+export { TemplateExecError, TemplateParseError } from './go-template.js'
 
 /** The values a template sees, by upstream's names (`SiteURL`, `ConfirmationURL`, …). */
 export interface TemplateValues {
@@ -54,50 +55,16 @@ export function templateValues(message: MailMessage, siteUrl: string): TemplateV
   }
 }
 
-const HTML_ESCAPES: Readonly<Record<string, string>> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&#34;',
-  "'": '&#39;',
-}
-
-/** `value` with `& < > " '` replaced by character references. */
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (ch) => HTML_ESCAPES[ch] ?? ch)
-}
-
 /**
  * `{{ … }}` with the whitespace around it: Go's trim markers (`{{- ` and ` -}}`) remove that
  * whitespace, otherwise it stays.
  */
 const ACTION = /(\s*)\{\{(-\s)?\s*([^{}]*?)\s*(\s-)?\}\}(\s*)/g
-/** `.Name` or `.Data.key` (keys may hold letters, digits, `_` and `-`). */
-const FIELD_PATH = /^\.([A-Za-z][A-Za-z0-9]*)(?:\.([A-Za-z0-9_-]+))?$/
-
-/** A value as Go's templates print it: strings as they are, numbers and booleans as text. */
-function printable(value: unknown): string {
-  if (typeof value === 'string') return value
-  if (typeof value === 'number' || typeof value === 'boolean') return String(value)
-  if (value === null || value === undefined) return ''
-  return JSON.stringify(value)
-}
-
-function lookup(values: TemplateValues, path: string): string {
-  const match = FIELD_PATH.exec(path)
-  if (!match) return ''
-  const [, name = '', key] = match
-  if (name === 'Data') {
-    if (key === undefined || !Object.hasOwn(values.Data, key)) return ''
-    return printable(values.Data[key])
-  }
-  if (key !== undefined || !Object.hasOwn(values, name)) return ''
-  return printable(values[name as keyof TemplateValues])
-}
 
 /**
  * Replaces each `{{ … }}` action of `template` (honouring Go's `{{- ` and ` -}}` trim markers)
- * by what `valueOf` gives for its inside (`.Token`, `.Data.key`, `if .X`, …), as it is.
+ * by what `valueOf` gives for its inside (`.Token`, `.Data.key`, `if .X`, …), as it is: the
+ * placeholder-only renderer of SMS texts (`SMS_TEMPLATE`), which never fails.
  *
  * @param valueOf The text of an action, given its trimmed inside; `''` removes it.
  * @returns The rendered text. Never throws (unless `valueOf` does).
@@ -110,22 +77,41 @@ export function renderActions(template: string, valueOf: (action: string) => str
   )
 }
 
+/** Parsed templates by source: defaults, subjects and the fetched bodies, a few dozen at most. */
+const compiled = new Map<string, Template>()
+const MAX_COMPILED = 256
+
 /**
- * Renders `template` with `values`: each `{{ .Name }}` or `{{ .Data.key }}` becomes its value;
- * any other `{{ … }}` (an unknown name, a Go action) becomes nothing.
+ * Parses a mail template once (later calls with the same text reuse it).
+ *
+ * @throws {@link TemplateParseError} When it does not parse.
+ */
+export function compileTemplate(source: string): Template {
+  let template = compiled.get(source)
+  if (!template) {
+    template = parseTemplate(source)
+    if (compiled.size >= MAX_COMPILED) compiled.clear()
+    compiled.set(source, template)
+  }
+  return template
+}
+
+/**
+ * Renders `template` with `values` as Go's templates do (see `go-template.ts`): `{{ .Name }}`,
+ * `{{ .Data.key }}`, conditions, `range`, `with`, pipelines.
  *
  * @param template The subject or body source.
- * @param values What the placeholders stand for.
- * @param options `html: true` HTML-escapes every value (bodies); `false` leaves them (subjects).
- * @returns The rendered text. Never throws.
+ * @param values What `.` stands for.
+ * @param options `html: true` HTML-escapes every printed value (bodies); `false` leaves them
+ *   (subjects).
+ * @returns The rendered text.
+ * @throws {@link TemplateParseError} When the template does not parse; {@link TemplateExecError}
+ *   when an action fails (a comparison of a string with a number, …).
  */
 export function renderTemplate(
   template: string,
   values: TemplateValues,
   options: { readonly html: boolean },
 ): string {
-  return renderActions(template, (path) => {
-    const value = lookup(values, path)
-    return options.html ? escapeHtml(value) : value
-  })
+  return compileTemplate(template).render(values, options)
 }

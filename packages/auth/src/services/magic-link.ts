@@ -3,6 +3,14 @@
  * user gets a magic link and code; an unknown or unconfirmed address is signed up (without a
  * password) and gets the sign-up confirmation instead, unless `create_user` is false.
  *
+ * The email requests answer `{}` for every address, at once: they only queue a `magic_link` job
+ * (see `services/mail-queue.ts`), and the worker decides what the address gets. What depends on
+ * the address is silent: an unknown address with `create_user` false or under `DISABLE_SIGNUP`
+ * gets nothing, `SMTP_MAX_FREQUENCY` drops a request, an address of another audience gets
+ * nothing. Stricter than upstream, which answers 422 `otp_disabled` or `signup_disabled` for
+ * unknown addresses, 429 for known ones sent to recently, and takes longer when it sends. The
+ * phone form of `/otp` keeps upstream's answers (see SECURITY.md).
+ *
  * @see https://github.com/supabase/auth/blob/master/internal/api/magic_link.go
  * @see https://github.com/supabase/auth/blob/master/internal/api/otp.go
  * @module
@@ -18,10 +26,12 @@ import {
   getUserById,
   type User,
 } from '../models/user.js'
-import { sendConfirmation } from './confirmation.js'
+import type { Queryable } from '../storage/db.js'
+import { prepareConfirmation } from './confirmation.js'
+import { maxFrequencyWait, queueMail } from './mail.js'
 import { randomPassword } from './passwords.js'
 import { parsePkceChallenge } from './pkce.js'
-import { sendRecovery } from './recovery.js'
+import { queuedEmailRequest, queueRecoveryMail, type QueuedEmailRequest } from './recovery.js'
 import { createUser } from './users.js'
 import { sendPhoneOtp, validateChannel } from './phone.js'
 import { validateEmail, validatePhone } from './validation.js'
@@ -39,22 +49,28 @@ export interface MagicLinkParams {
   readonly redirectTo: string
 }
 
+/** The `magic_link` job of the mail queue: a checked email `/otp` or `/magiclink` request. */
+export interface MagicLinkJob extends QueuedEmailRequest {
+  /** `user_metadata` of a user signed up on the way. */
+  readonly data: JsonObject
+  readonly createUser: boolean
+}
+
 /**
- * Sends a magic link (or, to an unknown or unconfirmed address, the sign-up confirmation).
+ * Checks a magic-link request and queues it (see the module comment): a magic link, or to an
+ * unknown or unconfirmed address the sign-up confirmation, goes out after the answer.
  *
  * @throws {@link UnprocessableEntityError} 422 `email_provider_disabled` "Email logins are
- *   disabled", `validation_failed` "Password recovery requires an email" (upstream's text),
- *   `otp_disabled` "Signups not allowed for otp" (`create_user` false, unknown address),
- *   `signup_disabled`; {@link BadRequestError} the email and PKCE texts; 429
- *   `over_email_send_rate_limit`; 500 when the mail fails.
+ *   disabled", `validation_failed` "Password recovery requires an email" (upstream's text);
+ *   {@link BadRequestError} the email and PKCE texts; the database's error when the job cannot
+ *   be stored.
  */
 export async function sendMagicLink(
   ctx: AppContext,
   params: MagicLinkParams,
   client: RequestContext,
 ): Promise<void> {
-  const { settings } = ctx
-  if (!settings.external.emailEnabled) {
+  if (!ctx.settings.external.emailEnabled) {
     throw new UnprocessableEntityError('email_provider_disabled', 'Email logins are disabled')
   }
   if (params.email === '') {
@@ -62,59 +78,79 @@ export async function sendMagicLink(
   }
   const email = validateEmail(params.email)
   const pkce = parsePkceChallenge(params.codeChallenge, params.codeChallengeMethod)
-  const { redirectTo } = params
-  await ctx.db.transaction(async (tx) => {
-    const now = ctx.clock.now()
-    const owner = await findUserOwningEmail(tx, email)
-    if (owner && owner.aud !== client.aud) {
-      // The address belongs to another audience: answer as for a sent mail, send nothing.
-      return
-    }
-    let user = owner ? await getUserById(tx, owner.id, true) : undefined
-    if (!user) {
-      if (!params.createUser) {
-        throw new UnprocessableEntityError('otp_disabled', 'Signups not allowed for otp')
-      }
-      if (settings.disableSignup) {
-        throw new UnprocessableEntityError(
-          'signup_disabled',
-          'Signups not allowed for this instance',
-        )
-      }
-      const autoconfirm = settings.mailer.autoconfirm
-      user = (
-        await createUser(
-          ctx,
-          tx,
-          {
-            aud: client.aud,
-            email,
-            data: params.data,
-            emailConfirmed: autoconfirm,
-            // Signed up with a temporary password, as upstream.
-            encryptedPassword: await ctx.passwords.hash(randomPassword(ctx)),
-          },
-          now,
-        )
-      ).user
-      await addAuditLogEntry(
+  const job: MagicLinkJob = {
+    ...queuedEmailRequest(email, params.redirectTo, pkce, client),
+    data: params.data,
+    createUser: params.createUser,
+  }
+  await ctx.mailQueue.submit('magic_link', job)
+}
+
+/**
+ * Runs a `magic_link` job inside `tx`: a confirmed user of the request's audience gets a magic
+ * link queued (see `queueRecoveryMail`); an unconfirmed one the sign-up confirmation (at most
+ * once per `SMTP_MAX_FREQUENCY`); an unknown address is signed up first (without a password, as
+ * upstream) when `create_user` and sign-ups allow it; anything else gets nothing.
+ *
+ * @param now Epoch milliseconds of the transaction.
+ */
+export async function runMagicLinkJob(
+  ctx: AppContext,
+  tx: Queryable,
+  job: MagicLinkJob,
+  now: number,
+): Promise<void> {
+  const { settings } = ctx
+  const { client } = job
+  const pkce = job.pkce ?? undefined
+  const owner = await findUserOwningEmail(tx, job.email)
+  // The address belongs to another audience: nothing to send.
+  if (owner && owner.aud !== client.aud) return
+  let user = owner ? await getUserById(tx, owner.id, true) : undefined
+  if (!user) {
+    if (!job.createUser || settings.disableSignup) return
+    user = (
+      await createUser(
+        ctx,
         tx,
         {
-          id: ctx.random.uuid(),
-          actor: auditActor(user),
-          action: 'user_signedup',
-          traits: { provider: 'email' },
-          ip: client.ip,
+          aud: client.aud,
+          email: job.email,
+          data: job.data,
+          emailConfirmed: settings.mailer.autoconfirm,
+          // Signed up with a temporary password, as upstream.
+          encryptedPassword: await ctx.passwords.hash(randomPassword(ctx)),
         },
         now,
       )
-    }
-    if (user.emailConfirmedAt === null) {
-      await sendConfirmation(ctx, tx, user, 'confirmation', redirectTo, now, pkce)
-      return
-    }
-    await sendRecovery(ctx, tx, user, 'magic_link', redirectTo, client, now, pkce)
-  })
+    ).user
+    await addAuditLogEntry(
+      tx,
+      {
+        id: ctx.random.uuid(),
+        actor: auditActor(user),
+        action: 'user_signedup',
+        traits: { provider: 'email' },
+        ip: client.ip,
+      },
+      now,
+    )
+  }
+  if (user.emailConfirmedAt === null) {
+    if (maxFrequencyWait(settings, user.confirmationSentAt, now) > 0) return
+    const prepared = await prepareConfirmation(
+      ctx,
+      tx,
+      user,
+      'confirmation',
+      job.redirectTo,
+      now,
+      pkce,
+    )
+    await queueMail(ctx, tx, prepared.message, now)
+    return
+  }
+  await queueRecoveryMail(ctx, tx, user, 'magic_link', job.redirectTo, client, now, pkce)
 }
 
 /** A `POST /otp` request; absent text fields are `''`. */
@@ -207,8 +243,9 @@ async function sendPhoneOtpSignIn(
  *   number should be provided", "Channel should only be specified with Phone OTP", "One of email
  *   or phone must be set", the phone and channel texts; 400 `phone_provider_disabled`
  *   "Unsupported phone provider"; {@link UnprocessableEntityError} 422 `otp_disabled` "Signups
- *   not allowed for otp" (`create_user` false, unknown number), `signup_disabled`; 429
- *   `over_sms_send_rate_limit`; 422 `sms_send_failed`; and what {@link sendMagicLink} throws.
+ *   not allowed for otp" (`create_user` false, unknown number, as upstream: the phone form is
+ *   not queued), `signup_disabled`; 429 `over_sms_send_rate_limit`; 422 `sms_send_failed`; and
+ *   what {@link sendMagicLink} throws.
  */
 export async function sendOtp(
   ctx: AppContext,
@@ -228,6 +265,7 @@ export async function sendOtp(
     )
   }
   if (params.email !== '') {
+    // `create_user` false is applied by the job, silently: an unknown address is not told.
     await sendMagicLink(ctx, params, client)
     return { messageId: '' }
   }

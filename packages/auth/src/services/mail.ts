@@ -18,6 +18,7 @@ import { upsertOneTimeToken, type OneTimeTokenType } from '../models/one-time-to
 import { updateUser, type User, type UserChanges } from '../models/user.js'
 import type { Queryable } from '../storage/db.js'
 import type { Random } from '../random.js'
+import { DeferJob } from './mail-queue.js'
 
 /** The `type` of a `/verify` link (upstream's verification types of email flows). */
 export type EmailVerificationType = 'signup' | 'invite' | 'recovery' | 'magiclink' | 'email_change'
@@ -73,6 +74,17 @@ const LINK_PATHS: Readonly<Record<EmailVerificationType, LinkPath>> = {
 }
 
 /**
+ * Milliseconds until a mail of a kind may go out again (`SMTP_MAX_FREQUENCY` after the previous
+ * one), or 0 when it may go now.
+ *
+ * @param sentAt When the previous mail of the kind went out, or `null`.
+ * @param now Epoch milliseconds.
+ */
+export function maxFrequencyWait(settings: Settings, sentAt: Date | null, now: number): number {
+  return sentAt === null ? 0 : Math.max(0, sentAt.getTime() + settings.mailer.maxFrequency - now)
+}
+
+/**
  * Refuses a mail sent less than `SMTP_MAX_FREQUENCY` after the previous one of its kind (upstream
  * `isOtpValid`'s sibling check in `sendConfirmation`, `sendPasswordRecovery`, …).
  *
@@ -82,8 +94,7 @@ const LINK_PATHS: Readonly<Record<EmailVerificationType, LinkPath>> = {
  *   you can only request this after N seconds." (N rounded up).
  */
 export function enforceMaxFrequency(settings: Settings, sentAt: Date | null, now: number): void {
-  if (sentAt === null) return
-  const wait = sentAt.getTime() + settings.mailer.maxFrequency - now
+  const wait = maxFrequencyWait(settings, sentAt, now)
   if (wait > 0) {
     throw new TooManyRequestsError(
       'over_email_send_rate_limit',
@@ -118,6 +129,49 @@ export async function deliver(
   } catch (error) {
     throw new InternalServerError('unexpected_failure', failure, { cause: error })
   }
+}
+
+/** The `mail` job of the mail queue: a message to send. */
+export interface MailJob {
+  readonly message: MailMessage
+}
+
+/** How long a queued mail waits when `RATE_LIMIT_EMAIL_SENT` is used up, in milliseconds. */
+export const EMAIL_CAP_RETRY_MS = 60_000
+
+/**
+ * Queues a flow mail inside `tx` (the transaction that records its token): it is sent after the
+ * commit, off the request's path, by {@link sendQueuedMail}.
+ *
+ * @param now Epoch milliseconds of the transaction.
+ */
+export async function queueMail(
+  ctx: Pick<AppContext, 'mailQueue'>,
+  tx: Queryable,
+  message: MailMessage,
+  now: number,
+): Promise<void> {
+  const job: MailJob = { message }
+  await ctx.mailQueue.enqueue(tx, 'mail', job, now)
+}
+
+/**
+ * Runs a `mail` job: takes it from the `RATE_LIMIT_EMAIL_SENT` budget (unless
+ * `MAILER_AUTOCONFIRM` is on, as upstream), then hands it to the mailer.
+ *
+ * @param now Epoch milliseconds.
+ * @throws {@link DeferJob} When the budget is used up (the mail waits {@link EMAIL_CAP_RETRY_MS});
+ *   the mailer's error when the send fails (the queue retries it).
+ */
+export async function sendQueuedMail(
+  ctx: Pick<AppContext, 'settings' | 'mailer' | 'emailLimiter'>,
+  job: MailJob,
+  now: number,
+): Promise<void> {
+  if (!ctx.settings.mailer.autoconfirm && !(await ctx.emailLimiter.take(now))) {
+    throw new DeferJob(EMAIL_CAP_RETRY_MS, 'RATE_LIMIT_EMAIL_SENT is used up')
+  }
+  await ctx.mailer.send(job.message)
 }
 
 /**

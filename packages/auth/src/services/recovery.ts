@@ -3,6 +3,11 @@
  * magic link shares recovery's `SMTP_MAX_FREQUENCY` clock, `recovery_sent_at`) and
  * `one_time_tokens`, and sign the user in at `/verify`. `POST /recover` lives here.
  *
+ * `POST /recover` answers the same for every address, at once: the request only queues a
+ * `recover` job (see `services/mail-queue.ts`), and the worker looks the address up, applies
+ * `SMTP_MAX_FREQUENCY` silently, records the token and queues the mail. Stricter than upstream,
+ * whose answer and timing differ for known addresses (429 when too soon, the SMTP round trip).
+ *
  * @see https://github.com/supabase/auth/blob/master/internal/api/recover.go
  * @see https://github.com/supabase/auth/blob/master/internal/api/mail.go
  * @module
@@ -13,10 +18,10 @@ import { addAuditLogEntry, auditActor } from '../models/audit-log.js'
 import { findUserByEmail, getUserById, type User } from '../models/user.js'
 import type { Queryable } from '../storage/db.js'
 import {
-  deliver,
-  enforceMaxFrequency,
   flowMail,
   issueOtp,
+  maxFrequencyWait,
+  queueMail,
   recordTokens,
   type PreparedMail,
 } from './mail.js'
@@ -54,15 +59,16 @@ export async function prepareRecovery(
 }
 
 /**
- * Sends a recovery or magic-link mail inside `tx`, at most once per `SMTP_MAX_FREQUENCY` (both
- * kinds share `recovery_sent_at`), and records `user_recovery_requested` (as upstream, for both).
- * A failed send throws, rolling the token back.
+ * Queues a recovery or magic-link mail inside `tx` (see `queueMail`), at most once per
+ * `SMTP_MAX_FREQUENCY` (both kinds share `recovery_sent_at`): a request within it is dropped
+ * silently, so that the caller's answer does not tell it. Records `user_recovery_requested` (as
+ * upstream, for both).
  *
+ * @param user The user, locked in `tx`.
  * @param now Epoch milliseconds of the transaction.
- * @throws 429 `over_email_send_rate_limit`; 500 "Error sending recovery email" / "Error sending
- *   magic link email".
+ * @returns Whether a mail was queued.
  */
-export async function sendRecovery(
+export async function queueRecoveryMail(
   ctx: AppContext,
   tx: Queryable,
   user: User,
@@ -71,8 +77,8 @@ export async function sendRecovery(
   client: RequestContext,
   now: number,
   pkce?: PkceChallenge,
-): Promise<User> {
-  enforceMaxFrequency(ctx.settings, user.recoverySentAt, now)
+): Promise<boolean> {
+  if (maxFrequencyWait(ctx.settings, user.recoverySentAt, now) > 0) return false
   const prepared = await prepareRecovery(ctx, tx, user, kind, redirectTo, now, pkce)
   await addAuditLogEntry(
     tx,
@@ -84,13 +90,8 @@ export async function sendRecovery(
     },
     now,
   )
-  await deliver(
-    ctx,
-    prepared.message,
-    kind === 'recovery' ? 'Error sending recovery email' : 'Error sending magic link email',
-    now,
-  )
-  return prepared.user
+  await queueMail(ctx, tx, prepared.message, now)
+  return true
 }
 
 /** A `POST /recover` request; absent fields are `''`. */
@@ -102,12 +103,39 @@ export interface RecoverParams {
   readonly redirectTo: string
 }
 
+/** What every queued email request holds: the checked address, redirect, PKCE and client. */
+export interface QueuedEmailRequest {
+  /** The validated, lower-cased address. */
+  readonly email: string
+  readonly redirectTo: string
+  readonly pkce: PkceChallenge | null
+  readonly client: RequestContext
+}
+
+/** The {@link QueuedEmailRequest} of a checked request (plain JSON, for the queue). */
+export function queuedEmailRequest(
+  email: string,
+  redirectTo: string,
+  pkce: PkceChallenge | undefined,
+  client: RequestContext,
+): QueuedEmailRequest {
+  return {
+    email,
+    redirectTo,
+    pkce: pkce ?? null,
+    client: { aud: client.aud, ip: client.ip, userAgent: client.userAgent },
+  }
+}
+
+/** The `recover` job of the mail queue: a checked `POST /recover` request. */
+export type RecoverJob = QueuedEmailRequest
+
 /**
- * `POST /recover`: mails a recovery link and code to a known address. An unknown address is
- * answered the same way (nothing is sent), so that the answer reveals nothing.
+ * `POST /recover`: checks the request and queues it (see the module comment); the recovery link
+ * and code go to a known address. Every address gets the same answer.
  *
  * @throws {@link BadRequestError} 400 `validation_failed` "Password recovery requires an email"
- *   and the email and PKCE texts; 429 `over_email_send_rate_limit`; 500 when the mail fails.
+ *   and the email and PKCE texts; the database's error when the job cannot be stored.
  */
 export async function recoverPassword(
   ctx: AppContext,
@@ -119,12 +147,33 @@ export async function recoverPassword(
   }
   const email = validateEmail(params.email)
   const pkce = parsePkceChallenge(params.codeChallenge, params.codeChallengeMethod)
-  const { redirectTo } = params
-  await ctx.db.transaction(async (tx) => {
-    const now = ctx.clock.now()
-    const found = await findUserByEmail(tx, email, client.aud)
-    if (!found) return
-    const locked = await getUserById(tx, found.id, true)
-    await sendRecovery(ctx, tx, locked, 'recovery', redirectTo, client, now, pkce)
-  })
+  const job: RecoverJob = queuedEmailRequest(email, params.redirectTo, pkce, client)
+  await ctx.mailQueue.submit('recover', job)
+}
+
+/**
+ * Runs a `recover` job inside `tx`: a known address of the request's audience gets a recovery
+ * mail queued (see {@link queueRecoveryMail}); anything else, nothing.
+ *
+ * @param now Epoch milliseconds of the transaction.
+ */
+export async function runRecoverJob(
+  ctx: AppContext,
+  tx: Queryable,
+  job: RecoverJob,
+  now: number,
+): Promise<void> {
+  const found = await findUserByEmail(tx, job.email, job.client.aud)
+  if (!found) return
+  const locked = await getUserById(tx, found.id, true)
+  await queueRecoveryMail(
+    ctx,
+    tx,
+    locked,
+    'recovery',
+    job.redirectTo,
+    job.client,
+    now,
+    job.pkce ?? undefined,
+  )
 }

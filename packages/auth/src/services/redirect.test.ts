@@ -37,6 +37,28 @@ describe('isRedirectUrlValid', () => {
     expect(isRedirectUrlValid(local, 'https://localhost:5173/app')).toBe(false)
   })
 
+  /** @see issue 24, item 8: loopback literals were accepted whatever the settings said. */
+  it('accepts a loopback IP literal only when SITE_URL is loopback or URI_ALLOW_LIST names it', () => {
+    for (const url of [
+      'http://127.0.0.1:8080/cb',
+      'http://127.8.9.10/cb',
+      'https://[::1]:4443/cb',
+      'http://[::ffff:127.0.0.1]/cb',
+    ]) {
+      expect(isRedirectUrlValid(settings, url)).toBe(false)
+    }
+    const listed = loadSettings({ ...env, AUTHSVC_URI_ALLOW_LIST: 'http://127.0.0.1:9999/**' })
+    expect(isRedirectUrlValid(listed, 'http://127.0.0.1:9999/native/cb')).toBe(true)
+    expect(isRedirectUrlValid(listed, 'http://127.0.0.1:9998/native/cb')).toBe(false)
+    for (const site of ['http://localhost:3000', 'http://127.0.0.1:3000', 'http://[::1]:3000']) {
+      const local = loadSettings({ ...env, AUTHSVC_SITE_URL: site })
+      expect(isRedirectUrlValid(local, 'http://127.0.0.1:5555/cb')).toBe(true)
+      expect(isRedirectUrlValid(local, 'http://[::1]:5555/cb')).toBe(true)
+      // Never another address, loopback SITE_URL or not.
+      expect(isRedirectUrlValid(local, 'http://10.0.0.1:5555/cb')).toBe(false)
+    }
+  })
+
   // Upstream's TestGetReferrer (internal/utilities/request_test.go): SITE_URL
   // https://example.com and four allow-list globs.
   const upstream = loadSettings({

@@ -46,7 +46,9 @@ function parse(value: string): URL | undefined {
  * 2. same scheme, host and port as `SITE_URL` (any port on `localhost`, `127.0.0.1`, `::1`,
  *    `0.0.0.0`, `::`): yes;
  * 3. a host written as a decimal number (`http://2130706433/`): no; an IP address: only a
- *    loopback one; an `http(s)` host with unusual characters: no;
+ *    loopback one, and only when `SITE_URL` is loopback (`localhost`, `127.0.0.1`, `::1`) or
+ *    the URL matches `URI_ALLOW_LIST` (upstream takes every loopback literal); an `http(s)` host
+ *    with unusual characters: no;
  * 4. otherwise: when the URL without its fragment matches a `URI_ALLOW_LIST` glob (see
  *    {@link compileGlob}: `*` stays within a `.` or `/` segment, `**` crosses them).
  *
@@ -69,13 +71,27 @@ export function isRedirectUrlValid(settings: Settings, redirectTo: string): bool
   const rawHost = RAW_HOST.exec(redirectTo)?.[1] ?? target.hostname
   const bareHost = rawHost.replace(/^\[(.*)\]$/, '$1')
   if (/^[0-9]+$/.test(bareHost)) return false
-  if (isIP(bareHost) !== 0) return isLoopbackIp(bareHost)
+  const allowListed = (): boolean => {
+    const withoutFragment = redirectTo.split('#', 1)[0] ?? redirectTo
+    return settings.uriAllowList.some((glob) => compileGlob(glob).test(withoutFragment))
+  }
+  if (isIP(bareHost) !== 0) {
+    // Stricter than upstream, which takes any loopback literal: a development SITE_URL, or a
+    // native app's loopback redirect (RFC 8252 §7.3) named in the allow list.
+    return isLoopbackIp(bareHost) && (isLoopbackSite(site) || allowListed())
+  }
   // WHATWG read another spelling of an address (`0x7f.1`, `127.1`) as an IP: refuse it.
   if (isIP(target.hostname.replace(/^\[(.*)\]$/, '$1')) !== 0) return false
   const http = target.protocol === 'http:' || target.protocol === 'https:'
   if (http && !REGULAR_HOSTNAME.test(bareHost)) return false
-  const withoutFragment = redirectTo.split('#', 1)[0] ?? redirectTo
-  return settings.uriAllowList.some((glob) => compileGlob(glob).test(withoutFragment))
+  return allowListed()
+}
+
+/** Whether `SITE_URL` is on this machine (`localhost` or a loopback address): development. */
+function isLoopbackSite(site: URL | undefined): boolean {
+  if (!site) return false
+  const host = site.hostname.replace(/^\[(.*)\]$/, '$1')
+  return host === 'localhost' || (isIP(host) !== 0 && isLoopbackIp(host))
 }
 
 /** The places a request may name its `redirect_to`, each `''` when absent. */

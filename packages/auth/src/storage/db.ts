@@ -18,6 +18,8 @@ export interface Tables {
   readonly mfaChallenges: string
   readonly failedAttempts: string
   readonly schemaMigrations: string
+  /** Gatehouse's durable mail queue (migration 0005). */
+  readonly mailQueue: string
 }
 
 /**
@@ -95,6 +97,7 @@ export function tableNames(namespace: string): Tables {
     mfaChallenges: `${p}mfa_challenges`,
     failedAttempts: `${p}failed_attempts`,
     schemaMigrations: `${p}schema_migrations`,
+    mailQueue: `${p}mail_queue`,
   }
 }
 

@@ -155,6 +155,13 @@ export function meterAuthMetrics(
       result.observe(failures, stats.failedClosed, {
         'auth.rate_limit_service.fail_mode': 'closed',
       })
+      // A send cap decided by the in-process cap, and a request the service refused.
+      result.observe(failures, stats.sendFallbacks, {
+        'auth.rate_limit_service.fail_mode': 'fallback',
+      })
+      result.observe(failures, stats.refused, {
+        'auth.rate_limit_service.fail_mode': 'refused',
+      })
       result.observe(mismatches, stats.configMismatches)
     },
     [decisions, failures, mismatches],

@@ -10,7 +10,17 @@ let templates: TestHttpServer
 beforeAll(async () => {
   inbox = await startMailInbox()
   templates = await startHttpServer((req, res) => {
-    if (req.url === '/invite.html') {
+    if (req.url === '/bilingual.html') {
+      // The shape of upstream's documented per-language template, with our own words.
+      res.writeHead(200, { 'content-type': 'text/html' })
+      res.end(
+        '{{ if eq .Data.lang "fr" }}<p>Bonjour {{ .Data.name }}</p>{{ else }}<p>Hello {{ .Data.name }}</p>{{ end }}' +
+          '{{ range $k, $v := .Data.prefs }}<i>{{ $k }}:{{ $v }}</i>{{ end }}',
+      )
+    } else if (req.url === '/fails.html') {
+      res.writeHead(200, { 'content-type': 'text/html' })
+      res.end('<p>{{ if lt .Data.name 3 }}small{{ end }}</p>')
+    } else if (req.url === '/invite.html') {
       res.writeHead(200, { 'content-type': 'text/html' })
       res.end(
         '<p>Hello {{ .Data.name }}, join {{ .SiteURL }}: <a href="{{ .ConfirmationURL }}">accept</a></p>',
@@ -99,6 +109,29 @@ describe('SmtpMailer through a real SMTP server', () => {
     expect(mail.subject).toBe('Reset your password')
     expect(mail.html).toContain('Reset your password')
     expect(reasons).toEqual(['template URL answered 404'])
+  })
+
+  /** @see issue 25, item 19: both branches of an {{ if }} were sent. */
+  it('renders a conditional template to one language, and falls back when an action fails', async () => {
+    const reasons: string[] = []
+    const mailer = new SmtpMailer(
+      smtpSettings({
+        AUTHSVC_MAILER_TEMPLATES_CONFIRMATION: `${templates.url}/bilingual.html`,
+        AUTHSVC_MAILER_TEMPLATES_RECOVERY: `${templates.url}/fails.html`,
+      }),
+      {
+        clock: new FakeClock(),
+        onTemplateFallback: (_k, _u, reason) => reasons.push(reason.message),
+      },
+    )
+    await mailer.send(
+      message('gil@example.com', { data: { lang: 'fr', name: 'Gil <3', prefs: { b: 2, a: 1 } } }),
+    )
+    const mail = await inbox.store.waitFor('gil@example.com')
+    expect(mail.html).toBe('<p>Bonjour Gil &lt;3</p><i>a:1</i><i>b:2</i>')
+    await mailer.send(message('hal@example.com', { kind: 'recovery', data: { name: 'Hal' } }))
+    expect((await inbox.store.waitFor('hal@example.com')).html).toContain('Reset your password')
+    expect(reasons).toEqual(['incompatible types for comparison'])
   })
 
   it('throws, naming the server, when the SMTP server is down', async () => {

@@ -42,6 +42,7 @@ describe('migrations', () => {
         'gh_failed_attempts',
         'gh_flow_state',
         'gh_identities',
+        'gh_mail_queue',
         'gh_mfa_amr_claims',
         'gh_mfa_challenges',
         'gh_mfa_factors',

@@ -1,0 +1,118 @@
+/**
+ * The periodic clean-up of rows nobody can use any more (upstream deletes them in its
+ * `models/cleanup.go`; without it they pile up for ever): PKCE flow states once no link or
+ * callback can reach them, and MFA challenges once they have expired. A background job of each
+ * instance, every `DB_CLEANUP_INTERVAL`, in bounded batches.
+ *
+ * @module
+ */
+import type { Logger } from 'pino'
+import type { Clock } from '../clock.js'
+import type { Settings } from '../conf/settings.js'
+import {
+  deleteChallengesCreatedBefore,
+  deleteFlowStatesCreatedBefore,
+} from '../models/expired-rows.js'
+import type { Queryable } from '../storage/db.js'
+
+/** What one clean-up deleted. */
+export interface CleanupResult {
+  readonly flowStates: number
+  readonly mfaChallenges: number
+}
+
+/** Options of {@link CleanupJob}. */
+export interface CleanupJobOptions {
+  readonly db: Queryable
+  readonly clock: Clock
+  /** `MAILER_OTP_EXP`, `EXTERNAL_FLOW_STATE_EXPIRY_DURATION`, `MFA_CHALLENGE_EXPIRY_DURATION`. */
+  readonly settings: Pick<Settings, 'mailer' | 'flowStateExpiryDuration' | 'mfa'>
+  /** Milliseconds between two runs (`DB_CLEANUP_INTERVAL`); 0: never on its own. */
+  readonly intervalMs: number
+  readonly logger?: Logger | undefined
+  /** Rows deleted by one statement. @default 500 */
+  readonly batchSize?: number
+  /** Statements per table and run; the rest waits for the next run. @default 20 */
+  readonly maxBatchesPerRun?: number
+}
+
+/**
+ * The clean-up job. A flow state is deleted once `MAILER_OTP_EXP` (the longest a mail link that
+ * starts it stays valid) plus `EXTERNAL_FLOW_STATE_EXPIRY_DURATION` (the longest its code is then
+ * valid) have passed since it was created, so a flow still in use is never touched; an MFA
+ * challenge once `MFA_CHALLENGE_EXPIRY_DURATION` has passed (it can no longer be verified).
+ * Each run deletes at most `batchSize × maxBatchesPerRun` rows per table, a batch per statement.
+ */
+export class CleanupJob {
+  readonly #options: CleanupJobOptions
+  #timer: NodeJS.Timeout | undefined
+  #running: Promise<CleanupResult> | undefined
+
+  constructor(options: CleanupJobOptions) {
+    this.#options = options
+  }
+
+  /** Starts the periodic runs (none when the interval is 0). */
+  start(): void {
+    if (this.#timer || this.#options.intervalMs <= 0) return
+    this.#timer = setInterval(() => {
+      this.runOnce().catch((error: unknown) => {
+        this.#options.logger?.warn({ component: 'cleanup', err: error }, 'clean-up failed')
+      })
+    }, this.#options.intervalMs)
+    this.#timer.unref()
+  }
+
+  /**
+   * Runs one clean-up now (a run in progress is shared), with the clock's time.
+   *
+   * @throws The database's error.
+   */
+  runOnce(): Promise<CleanupResult> {
+    this.#running ??= this.#run().finally(() => {
+      this.#running = undefined
+    })
+    return this.#running
+  }
+
+  /** Stops the periodic runs and waits for one in progress. */
+  async close(): Promise<void> {
+    clearInterval(this.#timer)
+    this.#timer = undefined
+    await this.#running?.catch(() => undefined)
+  }
+
+  async #run(): Promise<CleanupResult> {
+    const { db, clock, settings, logger } = this.#options
+    const now = clock.now()
+    const flowStates = await this.#batches((limit) =>
+      deleteFlowStatesCreatedBefore(
+        db,
+        now - settings.mailer.otpExp * 1000 - settings.flowStateExpiryDuration,
+        limit,
+      ),
+    )
+    const mfaChallenges = await this.#batches((limit) =>
+      deleteChallengesCreatedBefore(db, now - settings.mfa.challengeExpiryDuration * 1000, limit),
+    )
+    if (flowStates + mfaChallenges > 0) {
+      logger?.info(
+        { component: 'cleanup', flow_states: flowStates, mfa_challenges: mfaChallenges },
+        'deleted expired rows',
+      )
+    }
+    return { flowStates, mfaChallenges }
+  }
+
+  /** Runs `deleteBatch` until a batch is not full or the run's batches are spent. */
+  async #batches(deleteBatch: (limit: number) => Promise<number>): Promise<number> {
+    const { batchSize = 500, maxBatchesPerRun = 20 } = this.#options
+    let total = 0
+    for (let batch = 0; batch < maxBatchesPerRun; batch++) {
+      const deleted = await deleteBatch(batchSize)
+      total += deleted
+      if (deleted < batchSize) break
+    }
+    return total
+  }
+}
