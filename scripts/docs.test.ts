@@ -348,6 +348,24 @@ describe('documentation', () => {
     expect(notPrinted).toEqual([])
   })
 
+  it('shows each example file as it is, where a README quotes one', () => {
+    const quoted: string[] = []
+    const different: string[] = []
+    for (const doc of DOCS) {
+      const pattern = /```ts\n((?:(?!```)[\s\S])*?)```\n\n\(\[`(examples\/[\w/-]+\.ts)`\]/g
+      for (const [, code = '', file = ''] of doc.text.matchAll(pattern)) {
+        quoted.push(file)
+        const source = readFileSync(join(root, dirname(doc.path), file), 'utf8')
+        // The file's lint header is left out of the README.
+        if (source.replace(/^\/\* eslint-disable[^\n]*\n/, '') !== code) {
+          different.push(`${doc.path}: ${file}`)
+        }
+      }
+    }
+    expect(quoted.length).toBeGreaterThan(10)
+    expect(different).toEqual([])
+  })
+
   it('gives each published package an install line in its README', () => {
     for (const name of ['oauth2', 'auth', 'ratelimit', 'settings', 'telemetry']) {
       const readme = readFileSync(join(root, 'packages', name, 'README.md'), 'utf8')
