@@ -228,6 +228,45 @@ describe('documentation', () => {
     expect(broken).toEqual([])
   })
 
+  it('names only files and directories that exist', () => {
+    // Paths in code spans are written relative to the doc, the repository, a package (or its
+    // src/), or the directory the surrounding text names: a tracked file ending so is enough.
+    const tracked = execFileSync('git', ['ls-files'], { cwd: root, encoding: 'utf8' })
+      .split('\n')
+      .map((file) => `/${file}`)
+    const bases = [
+      '',
+      ...['packages', 'tools'].flatMap((dir) =>
+        execFileSync('git', ['ls-files', '--', `${dir}/*/package.json`], {
+          cwd: root,
+          encoding: 'utf8',
+        })
+          .split('\n')
+          .filter((line) => line !== '')
+          .flatMap((manifest) => [dirname(manifest), join(dirname(manifest), 'src')]),
+      ),
+    ]
+    // Made at run time, or examples of names rather than files.
+    const notFiles = [/^\.data\//, /^(config\.)?basic\.yaml$/, /^\.\.\/shared\//]
+    const missing: string[] = []
+    for (const doc of DOCS.filter((d) => !/CHANGELOG|RESULTS/.test(d.path))) {
+      for (const code of doc.inline) {
+        const path =
+          /^[\w.@-][\w./@-]*\.(ts|js|json|yaml|yml|sql|proto|md|svg)$/.test(code) ||
+          /^[\w.-]+\/[\w./-]*\/$/.test(code)
+        if (!path || notFiles.some((pattern) => pattern.test(code))) continue
+        const candidates = [join(dirname(doc.path), code), ...bases.map((base) => join(base, code))]
+        const found =
+          candidates.some((candidate) => existsSync(join(root, candidate))) ||
+          tracked.some((file) => file.includes(`/${code}`))
+        if (!found) {
+          missing.push(`${doc.path}: ${code}`)
+        }
+      }
+    }
+    expect(missing).toEqual([])
+  })
+
   it('names only npm scripts that exist', () => {
     const scriptsOf = (dir: string) =>
       (
