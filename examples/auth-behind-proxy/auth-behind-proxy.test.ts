@@ -11,104 +11,71 @@ import { promisify } from 'node:util'
 import {
   createTestDatabase,
   getFreePort,
-  redisKeyPrefix,
-  sharedRedisUrl,
   startProcess,
-  waitFor,
   type ManagedProcess,
   type TestDatabase,
 } from '@gatehouse/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ROOT } from '../support/run-example.js'
+import {
+  ROOT,
+  executable,
+  startRateLimitService,
+  waitUntilOk,
+  type ExampleRateLimitService,
+} from '../support/run-example.js'
 import { startProxy } from './proxy.js'
 
 const run = promisify(execFile)
-const TSX = ['--conditions=dev-source', '--import', 'tsx']
-const AUTH = 'packages/auth/src/main.ts'
+const [NODE, AUTH] = executable('gatehouse-auth')
 const ENV_FILE = 'examples/auth-behind-proxy/auth.env'
 
 let database: TestDatabase
 let runtimeRoot = ''
-let service: ManagedProcess
+let service: ExampleRateLimitService
 let instances: ManagedProcess[] = []
 let proxy: Awaited<ReturnType<typeof startProxy>>
 const upstreams: string[] = []
 
-/** Waits until `url` answers 200, or fails with the process's output. */
-async function healthy(url: string, process_: ManagedProcess): Promise<void> {
-  await waitFor(async () => (await fetch(url).catch(() => undefined))?.ok === true, {
-    timeout: 60_000,
-    what: `${url} to answer:\n${process_.output()}`,
-  })
-}
-
 beforeAll(async () => {
   database = await createTestDatabase('auth_behind_proxy')
   runtimeRoot = await mkdtemp(join(tmpdir(), 'auth-behind-proxy-'))
-  const [grpcPort, httpPort, debugPort] = [
-    await getFreePort(),
-    await getFreePort(),
-    await getFreePort(),
-  ]
+  // The rate limit service, with the config generated from the same settings.
+  await mkdir(join(runtimeRoot, 'config'))
+  const { stdout: yaml } = await run(NODE, [AUTH, 'ratelimit-config', '--env-file', ENV_FILE], {
+    cwd: ROOT,
+  })
+  await writeFile(join(runtimeRoot, 'config', 'gatehouse-auth.yaml'), yaml)
+  service = await startRateLimitService(runtimeRoot)
   // What differs from the README: this test's database, ports and Redis key prefix.
   const authEnv = {
     ...process.env,
     DATABASE_URL: database.url,
-    AUTHSVC_RATE_LIMIT_SERVICE_ADDRESS: `127.0.0.1:${String(grpcPort)}`,
+    AUTHSVC_RATE_LIMIT_SERVICE_ADDRESS: service.grpcAddress,
   }
-
-  // The rate limit service, with the config generated from the same settings.
-  await mkdir(join(runtimeRoot, 'config'))
-  const { stdout: yaml } = await run(
-    process.execPath,
-    [...TSX, AUTH, 'ratelimit-config', '--env-file', ENV_FILE],
-    { cwd: ROOT, env: authEnv },
-  )
-  await writeFile(join(runtimeRoot, 'config', 'gatehouse-auth.yaml'), yaml)
-  service = await startProcess(process.execPath, [...TSX, 'packages/ratelimit/src/main.ts'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      RUNTIME_ROOT: runtimeRoot,
-      RUNTIME_WATCH_ROOT: 'false',
-      REDIS_SOCKET_TYPE: 'tcp',
-      REDIS_URL: sharedRedisUrl(),
-      USE_STATSD: 'false',
-      CACHE_KEY_PREFIX: redisKeyPrefix('auth-behind-proxy'),
-      HOST: '127.0.0.1',
-      GRPC_HOST: '127.0.0.1',
-      DEBUG_HOST: '127.0.0.1',
-      GRPC_PORT: String(grpcPort),
-      PORT: String(httpPort),
-      DEBUG_PORT: String(debugPort),
-      RATELIMIT_WORKERS: '1',
-    },
-  })
 
   // Two auth instances on one database.
   const ports = [await getFreePort(), await getFreePort()]
   instances = await Promise.all(
     ports.map((port) =>
-      startProcess(process.execPath, [...TSX, AUTH, '--env-file', ENV_FILE], {
+      startProcess(NODE, [AUTH, '--env-file', ENV_FILE], {
         cwd: ROOT,
         env: { ...authEnv, PORT: String(port) },
       }),
     ),
   )
   upstreams.push(...ports.map((port) => `127.0.0.1:${String(port)}`))
-  await healthy(`http://127.0.0.1:${String(httpPort)}/healthcheck`, service)
   await Promise.all(
     upstreams.map((upstream, i) =>
-      healthy(`http://${upstream}/health`, instances[i] as ManagedProcess),
+      waitUntilOk(`http://${upstream}/health`, instances[i] as ManagedProcess),
     ),
   )
   proxy = await startProxy({ upstreams, port: 0 })
-}, 120_000)
+}, 180_000)
 
 afterAll(async () => {
   await proxy.close()
   await Promise.all(instances.map((instance) => instance.stop()))
-  await service.stop()
+  await service.process.stop()
   await database.drop()
   if (runtimeRoot !== '') await rm(runtimeRoot, { recursive: true, force: true })
 })

@@ -3,76 +3,41 @@
  * (its executable, this directory's config) on the shared Redis under a key prefix, the backend,
  * and the stand-in speaking the rate limit filter's gRPC protocol.
  */
-import {
-  getFreePort,
-  redisKeyPrefix,
-  sharedRedisUrl,
-  startProcess,
-  waitFor,
-  type ManagedProcess,
-} from '@gatehouse/testing'
+import { sharedRedisUrl } from '@gatehouse/testing'
 import { Redis } from 'ioredis'
 import type { Server } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ROOT } from '../support/run-example.js'
+import { startRateLimitService, type ExampleRateLimitService } from '../support/run-example.js'
 import { startBackend } from './backend.js'
 import { startEnvoyStandin } from './envoy-standin.js'
 
-const prefix = redisKeyPrefix('envoy-example')
-let service: ManagedProcess
+let service: ExampleRateLimitService
+let prefix = ''
 let backend: Server
 let standin: Awaited<ReturnType<typeof startEnvoyStandin>>
 let redis: Redis
-let serviceHttp = ''
 
 beforeAll(async () => {
-  const [http, grpc, debug] = [await getFreePort(), await getFreePort(), await getFreePort()]
   // The README's command, on ports of its own and a key prefix on the shared Redis.
-  service = await startProcess(
-    process.execPath,
-    ['--conditions=dev-source', '--import', 'tsx', 'packages/ratelimit/src/main.ts'],
-    {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        RUNTIME_ROOT: 'examples/envoy-ratelimit',
-        RUNTIME_WATCH_ROOT: 'false',
-        REDIS_SOCKET_TYPE: 'tcp',
-        REDIS_URL: sharedRedisUrl(),
-        USE_STATSD: 'false',
-        CACHE_KEY_PREFIX: prefix,
-        HOST: '127.0.0.1',
-        GRPC_HOST: '127.0.0.1',
-        DEBUG_HOST: '127.0.0.1',
-        PORT: String(http),
-        GRPC_PORT: String(grpc),
-        DEBUG_PORT: String(debug),
-        RATELIMIT_WORKERS: '1',
-      },
-    },
-  )
-  serviceHttp = `http://127.0.0.1:${String(http)}`
-  await waitFor(
-    async () => (await fetch(`${serviceHttp}/healthcheck`).catch(() => undefined))?.ok === true,
-    { timeout: 60_000, what: `the rate limit service to be healthy:\n${service.output()}` },
-  )
+  service = await startRateLimitService('examples/envoy-ratelimit')
+  prefix = service.keyPrefix
   const started = await startBackend(0)
   backend = started.server
   standin = await startEnvoyStandin({
     backendUrl: started.url,
-    rateLimitAddress: `127.0.0.1:${String(grpc)}`,
+    rateLimitAddress: service.grpcAddress,
     port: 0,
     // Envoy's 250 ms would let requests through on a busy test machine; the decisions are the test.
     timeoutMs: 10_000,
   })
   redis = new Redis(sharedRedisUrl())
-}, 90_000)
+}, 180_000)
 
 afterAll(async () => {
   await standin.close()
   backend.closeAllConnections()
   await new Promise((resolve) => backend.close(resolve))
-  await service.stop()
+  await service.process.stop()
   const keys = await redis.keys(`${prefix}*`)
   if (keys.length > 0) await redis.del(...keys)
   redis.disconnect()
@@ -132,7 +97,7 @@ describe('Envoy + rate limit service + Redis', () => {
   })
 
   it('lets requests through while the service is down (failure_mode_deny: false)', async () => {
-    await service.stop()
+    await service.process.stop()
     const answer = await get('/', 'alice')
     expect(answer.status).toBe(200)
     expect(answer.headers.get('x-ratelimit-limit')).toBeNull()

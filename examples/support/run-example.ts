@@ -5,6 +5,14 @@
 import { spawn } from 'node:child_process'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import {
+  getFreePort,
+  redisKeyPrefix,
+  sharedRedisUrl,
+  startProcess,
+  waitFor,
+  type ManagedProcess,
+} from '@gatehouse/testing'
 
 /** The repository root. */
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
@@ -68,4 +76,62 @@ export async function runExample(
   clearTimeout(timer)
   await answering
   return { code, stdout, stderr }
+}
+
+/** The rate limit service an example runs, as started by {@link startRateLimitService}. */
+export interface ExampleRateLimitService {
+  readonly process: ManagedProcess
+  /** `host:port` of its gRPC server. */
+  readonly grpcAddress: string
+  /** Its Redis key prefix (`CACHE_KEY_PREFIX`) on the shared Redis. */
+  readonly keyPrefix: string
+}
+
+/**
+ * The executable `npx <name>` runs, as `[node, script]`: the package's `bin/` launcher of the
+ * built `dist/` (`npm test` builds before it tests; after a change, `npm run build`).
+ */
+export function executable(name: 'gatehouse-auth' | 'gatehouse-ratelimit'): [string, string] {
+  const dir = name === 'gatehouse-auth' ? 'packages/auth' : 'packages/ratelimit'
+  return [process.execPath, join(ROOT, dir, 'bin', `${name}.js`)]
+}
+
+/**
+ * Starts `gatehouse-ratelimit` as the examples' READMEs do (`RUNTIME_ROOT`, Redis over TCP, stats
+ * to standard output), on free loopback ports of its own, one worker, and a key prefix of its own
+ * on the shared Redis; resolves once it is healthy.
+ */
+export async function startRateLimitService(runtimeRoot: string): Promise<ExampleRateLimitService> {
+  const [http, grpc, debug] = [await getFreePort(), await getFreePort(), await getFreePort()]
+  const keyPrefix = redisKeyPrefix('example')
+  const [node, script] = executable('gatehouse-ratelimit')
+  const service = await startProcess(node, [script], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      RUNTIME_ROOT: runtimeRoot,
+      RUNTIME_WATCH_ROOT: 'false',
+      REDIS_SOCKET_TYPE: 'tcp',
+      REDIS_URL: sharedRedisUrl(),
+      USE_STATSD: 'false',
+      CACHE_KEY_PREFIX: keyPrefix,
+      HOST: '127.0.0.1',
+      GRPC_HOST: '127.0.0.1',
+      DEBUG_HOST: '127.0.0.1',
+      PORT: String(http),
+      GRPC_PORT: String(grpc),
+      DEBUG_PORT: String(debug),
+      RATELIMIT_WORKERS: '1',
+    },
+  })
+  await waitUntilOk(`http://127.0.0.1:${String(http)}/healthcheck`, service)
+  return { process: service, grpcAddress: `127.0.0.1:${String(grpc)}`, keyPrefix }
+}
+
+/** Waits until `url` answers 200, or fails with the process's output. */
+export async function waitUntilOk(url: string, started: ManagedProcess): Promise<void> {
+  await waitFor(async () => (await fetch(url).catch(() => undefined))?.ok === true, {
+    timeout: 60_000,
+    what: `${url} to answer:\n${started.output()}`,
+  })
 }
