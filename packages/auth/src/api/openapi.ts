@@ -279,6 +279,7 @@ export const COMPONENT_SCHEMAS: Readonly<Record<string, Record<string, unknown>>
       phone_autoconfirm: { type: 'boolean' },
       sms_provider: string,
       saml_enabled: { type: 'boolean' },
+      autoconfirm: { type: 'boolean' },
     },
   },
   Jwks: { type: 'object', properties: { keys: { type: 'array', items: object } } },
