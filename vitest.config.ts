@@ -30,6 +30,7 @@ export default defineConfig({
             'packages/*/test/**/*.test.ts',
             'tools/*/test/**/*.test.ts',
             'scripts/test/**/*.test.ts',
+            'examples/**/*.test.ts',
           ],
           testTimeout: 30_000,
           hookTimeout: 60_000,

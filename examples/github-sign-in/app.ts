@@ -8,11 +8,13 @@
  * - `GET /welcome` (the `redirect_to`) reads `location.hash` in the browser and posts it to
  *   `/session`, which checks it with auth-js (`setSession`, then `getUser`) and greets the user.
  *
- * Use {@link startApp} against any auth server with GitHub enabled; `run-local.ts` runs it all on
- * this machine with a stand-in for GitHub.
+ * Use {@link startApp} against any auth server with GitHub enabled, or run this file:
+ * `AUTH_URL=http://127.0.0.1:9999 APP_PORT=3000 node --conditions=dev-source --import tsx examples/github-sign-in/app.ts`
+ * (see the README); `run-local.ts` runs it all on this machine with a stand-in for GitHub.
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { fileURLToPath } from 'node:url'
 import { GoTrueClient } from '@supabase/auth-js'
 
 /** The app's options. */
@@ -117,4 +119,15 @@ export async function startApp(options: AppOptions): Promise<{ server: Server; u
   await new Promise<void>((resolve) => server.listen(options.port ?? 3000, '127.0.0.1', resolve))
   appUrl = `http://127.0.0.1:${String((server.address() as AddressInfo).port)}`
   return { server, url: appUrl }
+}
+
+// Run as a program: the auth server's URL from AUTH_URL, the port from APP_PORT (default 3000).
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const authUrl = process.env.AUTH_URL
+  if (authUrl === undefined || authUrl === '') {
+    process.stderr.write('AUTH_URL is required: the auth server, such as http://127.0.0.1:9999\n')
+    process.exit(2)
+  }
+  const app = await startApp({ authUrl, port: Number(process.env.APP_PORT ?? '3000') })
+  process.stdout.write(`open ${app.url} (Ctrl-C to stop)\n`)
 }

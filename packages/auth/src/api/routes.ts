@@ -35,6 +35,7 @@ import { healthRoutes } from './health.js'
 import { identityRoutes } from './identities.js'
 import { inviteRoutes } from './invite.js'
 import { logoutRoutes } from './logout.js'
+import { registerOpenApi } from './openapi.js'
 import { otpRoutes } from './otp.js'
 import { recoverRoutes } from './recover.js'
 import { resendRoutes } from './resend.js'
@@ -86,9 +87,11 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
 
 /**
  * Registers every route group as a Fastify plugin of its own, so that the hooks a group adds
- * (its guards) apply to its routes only.
+ * (its guards) apply to its routes only; first the OpenAPI document, which records them (and,
+ * with `API_OPENAPI_ENABLED`, serves itself at `/openapi.json`).
  */
 export const authRoutes: FastifyPluginCallback<RouteOptions> = (app, { ctx }, done) => {
+  registerOpenApi(app, { serve: ctx.settings.apiOpenapiEnabled })
   for (const group of ROUTE_GROUPS) {
     void app.register((scope, _options, registered) => {
       group(scope.withTypeProvider<TypeBoxTypeProvider>(), ctx)

@@ -163,6 +163,8 @@ export interface Settings {
   readonly apiMaxRequestDuration: number
   /** `REQUEST_ID_HEADER`: incoming header whose value becomes the request id. @default '' */
   readonly requestIdHeader: string
+  /** `API_OPENAPI_ENABLED`: serve the API's OpenAPI 3.1 document at `/openapi.json`. @default false */
+  readonly apiOpenapiEnabled: boolean
   /** `RATE_LIMIT_HEADER`: header identifying the client for rate limits (trusted proxy). */
   readonly rateLimitHeader: string
   /** `SECURITY_SVC_FORWARDED_FOR_ENABLED`: first `Svc-Forwarded-For` value is the client IP. */
@@ -957,6 +959,9 @@ export const settingsTable = defineSettings(
       help: 'longest a request may take; then 504',
     }),
     requestIdHeader: text('REQUEST_ID_HEADER', { help: 'header whose value is the request id' }),
+    apiOpenapiEnabled: bool('API_OPENAPI_ENABLED', {
+      help: 'serve the OpenAPI document at /openapi.json',
+    }),
     rateLimitHeader: text('RATE_LIMIT_HEADER', {
       help: 'header naming the client for rate limits',
     }),
@@ -1487,6 +1492,7 @@ export function loadSettings(env: Env): Settings {
     port: v.port,
     apiMaxRequestDuration: v.apiMaxRequestDuration,
     requestIdHeader: v.requestIdHeader,
+    apiOpenapiEnabled: v.apiOpenapiEnabled,
     rateLimitHeader: v.rateLimitHeader,
     svcForwardedForEnabled: v.svcForwardedForEnabled,
     db: {

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto'
 import type { Server } from 'node:http'
 import { addHeadlessInteractions, getFreePort } from '@gatehouse/testing'
 import { exportJWK, generateKeyPair, jwtVerify, type CryptoKey, type JWK } from 'jose'
-import Provider, { type TokenEndpointGrantContext } from 'oidc-provider'
+import Provider, { errors, type TokenEndpointGrantContext } from 'oidc-provider'
 
 export const REDIRECT_URI = 'http://127.0.0.1:1/callback'
 export const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer'
@@ -36,7 +36,16 @@ export interface TestProvider {
   stop(): Promise<void>
 }
 
-export async function startProvider(): Promise<TestProvider> {
+/** Options of {@link startProvider}. */
+export interface StartProviderOptions {
+  /**
+   * A resource server (RFC 8707 resource indicator) tokens may be asked for, with scope `api`;
+   * any other `resource` is `invalid_target`. @default none
+   */
+  readonly resourceServer?: string
+}
+
+export async function startProvider(options: StartProviderOptions = {}): Promise<TestProvider> {
   const port = await getFreePort()
   const issuer = `http://127.0.0.1:${String(port)}`
   const clientPair = await generateKeyPair('ES256', { extractable: true })
@@ -130,6 +139,13 @@ export async function startProvider(): Promise<TestProvider> {
       dPoP: { enabled: true, nonceSecret: randomBytes(32), requireNonce: () => true },
       pushedAuthorizationRequests: { enabled: true },
       deviceFlow: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        getResourceServerInfo: (_ctx, indicator) => {
+          if (indicator !== options.resourceServer) throw new errors.InvalidTarget()
+          return { scope: 'api', accessTokenFormat: 'opaque' }
+        },
+      },
     },
     ttl: { DeviceCode: DEVICE_CODE_TTL },
     scopes: ['openid', 'offline_access', 'api'],
