@@ -146,14 +146,19 @@ async function checkLinkTicket(
   return { flowStateId: link.id, userId: link.userId, sessionId: link.sessionId }
 }
 
-/** The provider's parameters of an `/authorize` query (upstream forwards all but its own). */
+/** The parameters of an `/authorize` query that are the provider's (all but upstream's own). */
+function providerParams(query: Readonly<Record<string, string>>): [string, string][] {
+  return Object.entries(query).filter(([key]) => !NOT_FORWARDED.has(key))
+}
+
+/** {@link providerParams} as the provider receives them (`workos_provider` as `provider`). */
 function forwardedParams(query: Readonly<Record<string, string>>): Record<string, string> {
-  const extra: Record<string, string> = {}
-  for (const [key, value] of Object.entries(query)) {
-    if (NOT_FORWARDED.has(key)) continue
-    extra[key === 'workos_provider' ? 'provider' : key] = value
-  }
-  return extra
+  return Object.fromEntries(
+    providerParams(query).map(([key, value]) => [
+      key === 'workos_provider' ? 'provider' : key,
+      value,
+    ]),
+  )
 }
 
 /**
@@ -255,7 +260,7 @@ export async function startIdentityLinking(
   const base = ctx.settings.apiExternalUrl
   const url = new URL('authorize', base.endsWith('/') ? base : `${base}/`)
   const query: Record<string, string> = {
-    ...forwardedParams(params.query),
+    ...Object.fromEntries(providerParams(params.query)),
     provider: provider.name,
     redirect_to: params.redirectTo,
     ...(params.scopes === '' ? {} : { scopes: params.scopes }),

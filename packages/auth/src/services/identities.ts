@@ -82,8 +82,8 @@ function neverConfirmed(user: User): boolean {
 /**
  * Upstream's `RemoveUnconfirmedIdentities`: the user was never confirmed, so what others gave it
  * is not to be trusted once `keep` (the identity being proven now) takes it over. The password
- * is cleared (unless `keep` is the `email` or `phone` identity, whose owner proves the address
- * and then sets one), every other identity is deleted, `user_metadata` becomes `keep`'s
+ * is cleared (not for an `email` or `phone` identity, as upstream: its owner proves the address
+ * the password came with), every other identity is deleted, `user_metadata` becomes `keep`'s
  * `identity_data`, and `app_metadata.provider(s)` name `keep`'s provider only. Run in the
  * transaction that links or confirms.
  *

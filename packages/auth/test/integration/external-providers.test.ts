@@ -676,7 +676,7 @@ describe('sign-in with external providers', () => {
       fake('notion').account = account()
       const asked = await server.request(
         'GET',
-        `/user/identities/authorize?provider=notion&skip_http_redirect=true&redirect_to=${encodeURIComponent(`${SITE}/linked`)}`,
+        `/user/identities/authorize?provider=notion&skip_http_redirect=true&login=ada&redirect_to=${encodeURIComponent(`${SITE}/linked`)}`,
         { token: owner.access_token },
       )
       expect(asked.statusCode).toBe(200)
@@ -700,6 +700,7 @@ describe('sign-in with external providers', () => {
         referer: `${SITE}/settings`,
         until: (url) => url.origin === fake('notion').origin,
       })
+      expect(atProvider.url.searchParams.get('login')).toBe('ada')
       const atCallback = await ownBrowser.open(atProvider.url, toCallback)
       const linked = await ownBrowser.open(atCallback.url)
       expect(linked.url.origin + linked.url.pathname).toBe(`${SITE}/linked`)
