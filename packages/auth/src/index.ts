@@ -138,6 +138,7 @@ export {
   type Limiter,
 } from './limiter/limiter.js'
 export { PasswordBackoff, type PasswordBackoffOptions } from './limiter/password-backoff.js'
+export { FailureBackoff, type FailureBackoffOptions } from './limiter/failure-backoff.js'
 export {
   REQUEST_BURST,
   bucketWindows,

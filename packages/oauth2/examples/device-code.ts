@@ -13,9 +13,9 @@ if (device.verification_uri_complete !== undefined) {
   console.log(`or scan a QR code of ${device.verification_uri_complete}`)
 }
 
-// poll() waits `interval` seconds between requests (5 when the server gives none), adds 5 s on
-// slow_down, keeps going on authorization_pending and stops at expires_in. Cancel it with a signal
-// (here: Ctrl-C).
+// poll() waits `interval` seconds between requests (5 when the server gives none, and never less
+// than 5), adds 5 s on slow_down, keeps going on authorization_pending and stops at expires_in
+// (at most 1800 s). Cancel it with a signal (here: Ctrl-C).
 const controller = new AbortController()
 process.once('SIGINT', () => {
   controller.abort()

@@ -26,6 +26,9 @@ if (callback.searchParams.get('state') !== state) throw new Error('state mismatc
 const token = await client.authCode.getToken(callback.searchParams.get('code') ?? '', {
   code_verifier,
 })
+// The client remembers the nonce it sent with this code_challenge, so idToken() checks it even
+// without { nonce }. In another process (the callback on another instance) it cannot know it:
+// pass the nonce kept with the state, or idToken() throws; never leave the nonce check out.
 const claims = await token.idToken({ nonce, maxAge: 600 })
 const profile = await client.userinfo(token, { expectedSubject: claims.sub })
 console.log(claims.sub, profile.email)

@@ -1,8 +1,21 @@
-import { assertOptionalBoolean, invalidType, invalidValue, isRecord, show } from './args.js'
+import {
+  assertKnownKeys,
+  assertOptionalBoolean,
+  invalidType,
+  invalidValue,
+  isRecord,
+  show,
+} from './args.js'
 import type { Client } from './client.js'
 import { invalidTokenResponse, libraryError } from './error.js'
 import type { IdTokenClaims, VerifyIdTokenOptions } from './oidc/id-token.js'
-import type { HttpVerb, RequestOptions, RequestSigner } from './requester.js'
+import type { NonceExpectation } from './oidc/sent-nonces.js'
+import {
+  REQUEST_OPTION_KEYS,
+  type HttpVerb,
+  type RequestOptions,
+  type RequestSigner,
+} from './requester.js'
 import { parseForm, type Response } from './response.js'
 import { snakeCase } from './snaky-hash.js'
 import { challengeError } from './www-authenticate.js'
@@ -88,6 +101,9 @@ export type TokenFetchInit = TokenRequestOptions & {
 /** Token-like fields, in the order {@link AccessToken.fromHash} picks from them. */
 const TOKEN_KEYS = ['access_token', 'id_token', 'token', 'accessToken', 'idToken'] as const
 const MODES: readonly TokenMode[] = ['header', 'query', 'body']
+const VERBS: readonly HttpVerb[] = ['get', 'post', 'put', 'patch', 'delete', 'head', 'options']
+const TOKEN_REQUEST_OPTION_KEYS = [...REQUEST_OPTION_KEYS, 'autoRefresh']
+const FETCH_INIT_KEYS = [...TOKEN_REQUEST_OPTION_KEYS, 'method']
 const OPTION_KEYS = new Set([
   'refresh_token',
   'expires_in',
@@ -132,6 +148,7 @@ function checkMode(mode: unknown): ModeOption {
     return mode as TokenMode
   }
   if (isRecord(mode)) {
+    assertKnownKeys('opts.mode', mode, VERBS)
     for (const [verb, m] of Object.entries(mode)) {
       if (!(MODES as readonly unknown[]).includes(m)) {
         throw invalidValue(`opts.mode.${verb}`, `must be 'header', 'query' or 'body'`)
@@ -188,6 +205,8 @@ export class AccessToken {
   /** Counts the refreshes in place, so a request knows whether its 401 is already dealt with. */
   #generation = 0
   #refreshing: Promise<void> | undefined
+  /** The nonce the ID token must carry, for a token of an authorization code exchange. */
+  #nonceExpectation: NonceExpectation | undefined
 
   /**
    * @param client The client the token belongs to.
@@ -435,6 +454,8 @@ export class AccessToken {
         this.#expiresIn = next.#expiresIn
         this.#expiresAt = next.#expiresAt
         this.response = next.response
+        // A refreshed ID token is not the one of the authorization request (OIDC Core §12.2).
+        this.#nonceExpectation = undefined
         this.#generation++
         await this.#onRefresh?.(this)
       } finally {
@@ -542,6 +563,7 @@ export class AccessToken {
     opts: TokenRequestOptions = {},
   ): Promise<Response> {
     if (!isRecord(opts)) throw invalidType('opts', 'an object', opts)
+    assertKnownKeys('opts', opts, TOKEN_REQUEST_OPTION_KEYS)
     assertOptionalBoolean('opts.autoRefresh', opts.autoRefresh)
     if (opts.autoRefresh !== true) return this.#send(verb, path, opts)
     if (this.expired() && this.#refreshable()) await this.#refreshInPlace(this.#generation)
@@ -602,8 +624,9 @@ export class AccessToken {
    * const created = await token.fetch('/api/items', { method: 'POST', body: { name: 'n' } })
    * ```
    */
-  fetch(url: string | URL, init: TokenFetchInit = {}): Promise<Response> {
-    if (!isRecord(init)) return Promise.reject(invalidType('init', 'an object', init))
+  async fetch(url: string | URL, init: TokenFetchInit = {}): Promise<Response> {
+    if (!isRecord(init)) throw invalidType('init', 'an object', init)
+    assertKnownKeys('init', init, FETCH_INIT_KEYS)
     const { method = 'get', ...opts } = init
     return this.request(method, url, { autoRefresh: true, ...opts })
   }
@@ -713,14 +736,32 @@ export class AccessToken {
   }
 
   /**
+   * Records which nonce the ID token of this token must carry (set by `authCode.getToken`).
+   *
+   * @internal
+   */
+  expectNonce(expectation: NonceExpectation): void {
+    this.#nonceExpectation = expectation
+  }
+
+  /**
    * Verifies the `id_token` of the token response (OpenID Connect Core §3.1.3.7) and returns its
    * claims, checking its `at_hash` (when present) against this access token. See
    * {@link Client.verifyIdToken}.
    *
-   * @param options `nonce` (required when the authorization request carried one), `maxAge`,
-   *   `clockTolerance`, `code`.
+   * The nonce: `options.nonce` when given (`null`: the authorization request sent none). Without
+   * it, a token from `authCode.getToken` expects the nonce its authorization request sent when
+   * the same client built that request with a PKCE challenge (or none, if it sent none); when the
+   * client does not know the request (another process, no PKCE), `options.nonce` is required, so
+   * an ID token whose nonce was stripped from the authorization request is never accepted by
+   * default. Other tokens (refreshed, `fromHash`) expect no nonce unless told.
    *
-   * @throws {OAuth2Error} `invalid_id_token` when the response has no `id_token` or it is invalid.
+   * @param options `nonce` (required when the client cannot tell which nonce the authorization
+   *   request sent), `maxAge`, `clockTolerance`, `code`.
+   *
+   * @throws {OAuth2Error} `invalid_id_token` when the response has no `id_token` or it is invalid
+   *   (a `nonce` other than the expected one, or none when one is expected).
+   * @throws {TypeError} `ERR_INVALID_ARG_VALUE` when `options.nonce` is required and absent.
    */
   async idToken(options: VerifyIdTokenOptions = {}): Promise<IdTokenClaims> {
     const fromParams = this.params.id_token
@@ -729,9 +770,23 @@ export class AccessToken {
       throw libraryError('invalid_id_token', 'the token response has no id_token')
     }
     if (!isRecord(options)) throw invalidType('options', 'an object', options)
+    let { nonce } = options as VerifyIdTokenOptions
+    const expected = this.#nonceExpectation
+    if (nonce === undefined && expected !== undefined) {
+      if (expected === 'unknown') {
+        throw invalidValue(
+          'options.nonce',
+          'is required: the token comes from authCode.getToken() but this client did not build ' +
+            'its authorization request with that code_verifier (another process, or no PKCE), so ' +
+            'it cannot tell which nonce the ID token must carry; pass the nonce the request sent ' +
+            '(keep it with the state), or null if it sent none',
+        )
+      }
+      nonce = expected.nonce ?? null
+    }
     // The access token issued with the ID token is what its at_hash covers.
     const accessToken = fromParams !== undefined && this.#token !== '' ? this.#token : undefined
-    return this.client.verifyIdToken(idToken, { accessToken, ...options })
+    return this.client.verifyIdToken(idToken, { accessToken, ...options, nonce })
   }
 
   /**

@@ -49,6 +49,55 @@ export function assertRecord(name: string, value: unknown): void {
   if (value !== undefined && !isRecord(value)) throw invalidType(name, 'an object', value)
 }
 
+/**
+ * The keys of an options interface, from an object that names each of them (so that adding an
+ * option to the interface without adding it here fails to compile).
+ *
+ * @internal
+ */
+export function optionKeys<T>(keys: {
+  readonly [K in keyof Required<T>]: true
+}): readonly string[] {
+  return Object.freeze(Object.keys(keys))
+}
+
+/** A key's spelling without case and separators, to find what a misspelt key meant. */
+function folded(key: string): string {
+  return key.toLowerCase().replace(/[_-]/g, '')
+}
+
+/**
+ * Throws for an own key of the options object `value` that is not one of `known`: an option that
+ * is not understood is an error, never silently ignored. The message names the key, lists the
+ * accepted ones, and says what was meant: `hints[key]` (a phrase) when given, else the known key
+ * spelt the same but for case and `_` (`redirectUri` for `redirect_uri`). Does nothing for
+ * `undefined` or a value that is not a plain object (the caller's type check reports those).
+ *
+ * @throws {TypeError} `ERR_INVALID_ARG_VALUE` naming `name.key`.
+ * @internal
+ */
+export function assertKnownKeys(
+  name: string,
+  value: unknown,
+  known: readonly string[],
+  hints: Readonly<Record<string, string>> = {},
+): void {
+  if (!isRecord(value)) return
+  for (const key of Object.keys(value)) {
+    if (known.includes(key)) continue
+    const alike = known.find((k) => folded(k) === folded(key))
+    const hint = Object.hasOwn(hints, key)
+      ? ` (${String(hints[key])})`
+      : alike === undefined
+        ? ''
+        : ` (did you mean ${alike}?)`
+    throw invalidValue(
+      `${name}.${key}`,
+      `is not understood${hint}: ${name} takes ${known.join(', ')}`,
+    )
+  }
+}
+
 /** Shows a non-secret value in an error message: strings quoted, others by type or value. @internal */
 export function show(value: unknown): string {
   if (typeof value === 'string') return `'${value}'`

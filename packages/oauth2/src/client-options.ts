@@ -1,18 +1,20 @@
 import { AccessToken } from './access-token.js'
 import {
+  assertKnownKeys,
   assertOneOf,
   assertOptionalBoolean,
   assertRecord,
   invalidType,
   invalidValue,
   isRecord,
+  optionKeys,
 } from './args.js'
 import { AUTH_SCHEMES, type AuthScheme, type BasicAuthEncoding } from './authenticator.js'
 import type { Clock } from './clock.js'
-import type { ConnectionOptions, FetchLike } from './connection.js'
+import type { ConnectionOptions, FetchLike, TlsOptions } from './connection.js'
 import type { Logger } from './debug.js'
 import { checkDpopOption, type DPoPAlgorithm, type DPoPKeyPair, type DPoPOptions } from './dpop.js'
-import { assertSigningAlgorithm, type SigningOptions } from './jwt.js'
+import { assertSigningAlgorithm, SIGNING_OPTION_KEYS, type SigningOptions } from './jwt.js'
 import type { AuthorizationServerMetadata } from './oidc/metadata.js'
 
 /**
@@ -166,6 +168,41 @@ export type ClientOptionsFor<RaiseErrors extends boolean> = ClientOptions & {
   readonly raiseErrors?: RaiseErrors | undefined
 }
 
+const CLIENT_OPTION_KEYS = optionKeys<ClientOptions>({
+  site: true,
+  authorizeUrl: true,
+  tokenUrl: true,
+  revokeUrl: true,
+  introspectUrl: true,
+  userinfoUrl: true,
+  pushedAuthorizationRequestUrl: true,
+  deviceAuthorizationUrl: true,
+  redirect_uri: true,
+  tokenMethod: true,
+  authScheme: true,
+  basicAuthEncoding: true,
+  connectionOpts: true,
+  raiseErrors: true,
+  maxRedirects: true,
+  logger: true,
+  fetch: true,
+  privateKey: true,
+  requirePkce: true,
+  requirePar: true,
+  dpop: true,
+  metadata: true,
+  accessTokenClass: true,
+  clock: true,
+})
+const CONNECTION_OPTION_KEYS = optionKeys<ConnectionOptions>({
+  timeout: true,
+  headers: true,
+  proxy: true,
+  tls: true,
+  maxResponseBytes: true,
+})
+const TLS_OPTION_KEYS = optionKeys<TlsOptions>({ cert: true, key: true, ca: true })
+
 /** All {@link TokenMethod} values. @internal */
 export const TOKEN_METHODS: readonly TokenMethod[] = ['post', 'get', 'post_with_query_string']
 const BASIC_ENCODINGS: readonly BasicAuthEncoding[] = ['form', 'raw']
@@ -185,13 +222,16 @@ function optionalUrlString(name: string, value: unknown): string | undefined {
 
 /**
  * Checks the options of `new Client` (types and values; the headers of `connectionOpts` are checked
- * when the client lowercases them).
+ * when the client lowercases them). A key that is not an option, in `options`, `connectionOpts`,
+ * `connectionOpts.tls` or `privateKey` (and `dpop`, checked when resolved), is an error: an option
+ * that is not understood is never silently ignored.
  *
  * @throws {TypeError} `ERR_INVALID_ARG_TYPE`/`ERR_INVALID_ARG_VALUE` naming the option.
  * @internal
  */
 export function checkOptions(options: ClientOptions): void {
   assertRecord('options', options)
+  assertKnownKeys('options', options, CLIENT_OPTION_KEYS)
   for (const key of [
     'authorizeUrl',
     'tokenUrl',
@@ -219,6 +259,9 @@ export function checkOptions(options: ClientOptions): void {
     assertOneOf('options.basicAuthEncoding', options.basicAuthEncoding, BASIC_ENCODINGS)
   }
   assertRecord('options.connectionOpts', options.connectionOpts)
+  assertKnownKeys('options.connectionOpts', options.connectionOpts, CONNECTION_OPTION_KEYS)
+  assertRecord('options.connectionOpts.tls', options.connectionOpts?.tls)
+  assertKnownKeys('options.connectionOpts.tls', options.connectionOpts?.tls, TLS_OPTION_KEYS)
   const timeout = options.connectionOpts?.timeout
   if (timeout !== undefined && (typeof timeout !== 'number' || !(timeout > 0))) {
     throw invalidType(
@@ -269,6 +312,7 @@ export function checkOptions(options: ClientOptions): void {
   const { privateKey } = options
   if (privateKey !== undefined) {
     if (!isRecord(privateKey)) throw invalidType('options.privateKey', 'an object', privateKey)
+    assertKnownKeys('options.privateKey', privateKey, SIGNING_OPTION_KEYS)
     assertSigningAlgorithm('options.privateKey.algorithm', privateKey.algorithm)
   }
   if (

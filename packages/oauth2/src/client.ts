@@ -13,18 +13,25 @@ import { openConnection, type ConnectionBuilder } from './connection.js'
 import { DebugFilter, type Logger } from './debug.js'
 import { DPoP } from './dpop.js'
 import { libraryError } from './error.js'
-import { IdTokenVerifier, type IdTokenClaims, type VerifyIdTokenOptions } from './oidc/id-token.js'
+import {
+  checkVerifyOptions,
+  IdTokenVerifier,
+  type IdTokenClaims,
+  type VerifyIdTokenOptions,
+} from './oidc/id-token.js'
 import {
   checkIssuer,
   discoveredOptions,
   fetchMetadata,
   type AuthorizationServerMetadata,
 } from './oidc/metadata.js'
+import { SentNonces } from './oidc/sent-nonces.js'
 import { fetchUserinfo, type UserinfoOptions } from './oidc/userinfo.js'
 import { systemRandom } from './random.js'
 import {
   lowerHeaders,
   Requester,
+  type Endpoint,
   type HttpVerb,
   type RequestOptions,
   type RequestSigner,
@@ -39,6 +46,15 @@ import { Password } from './strategy/password.js'
 import { TokenExchange } from './strategy/token-exchange.js'
 import { TokenEndpoint, type TokenParams, type TokenResult } from './token-endpoint.js'
 import { resolveUrl, withQuery, type Params } from './url.js'
+
+/** Discovery documents are read where the issuer says, never through a redirect. */
+const DISCOVERY: Endpoint = {
+  name: 'discovery document',
+  option: 'issuer',
+  refusal:
+    'discovery documents are read only at the URLs the issuer gives (OIDC Discovery §4, ' +
+    'RFC 8414 §3.1), never through a redirect',
+}
 
 /**
  * An OAuth 2.0 client (the gem's `OAuth2::Client`): builds authorization URLs, requests tokens
@@ -76,6 +92,7 @@ export class Client<RaiseErrors extends boolean = true> {
   readonly #tokens: TokenEndpoint
   readonly #dpop: DPoP | undefined
   readonly #close: () => Promise<void>
+  readonly #sentNonces = new SentNonces()
   #verifier: IdTokenVerifier | undefined
   #tokenUrl: string | undefined
 
@@ -168,8 +185,11 @@ export class Client<RaiseErrors extends boolean = true> {
    * @param clientSecret The client secret, if any.
    * @param options Other client options (endpoint options are overridden by the metadata).
    * @param buildConnection The connection builder callback.
-   * @throws {OAuth2Error} `invalid_metadata` when no document is found, it is not a JSON object,
-   *   or its `issuer` differs.
+   * @throws {OAuth2Error} `invalid_metadata` when no document is found (documents are read only at
+   *   the discovery URLs, never through a redirect), it is not a JSON object, its `issuer` differs,
+   *   or an endpoint it names (`token_endpoint`, `jwks_uri`, any `*_endpoint`,
+   *   `mtls_endpoint_aliases`) is not https (http only on a loopback host; RFC 8414 §2): the
+   *   description names the field.
    * @throws {TypeError} `ERR_INVALID_ARG_VALUE` when `issuer` is not a URL, or not https outside
    *   loopback hosts; or when the `dpop` option's algorithm is not one the server accepts.
    * @see https://openid.net/specs/openid-connect-discovery-1_0.html#ProviderConfig
@@ -265,6 +285,16 @@ export class Client<RaiseErrors extends boolean = true> {
     return new TokenExchange(this)
   }
 
+  /**
+   * The nonces of the authorization requests this client built, per PKCE challenge, until their
+   * code exchange.
+   *
+   * @internal
+   */
+  get sentNonces(): SentNonces {
+    return this.#sentNonces
+  }
+
   /** The client's DPoP key and server nonces, when it has the `dpop` option. @internal */
   get dpop(): DPoP | undefined {
     return this.#dpop
@@ -342,6 +372,16 @@ export class Client<RaiseErrors extends boolean = true> {
     signer: RequestSigner,
   ): Promise<Response> {
     return this.#requester.send(verb, url, opts, undefined, signer)
+  }
+
+  /**
+   * GETs a discovery document at `url` as it is: no redirect followed (a 3xx comes back with
+   * `response.error` `redirect_not_followed`), no status raised; for `Client.discover`.
+   *
+   * @internal
+   */
+  discoveryRequest(url: string): Promise<Response> {
+    return this.#requester.send('get', url, { snaky: false, raiseErrors: false }, DISCOVERY)
   }
 
   /**
@@ -486,6 +526,7 @@ export class Client<RaiseErrors extends boolean = true> {
   async verifyIdToken(idToken: string, options: VerifyIdTokenOptions = {}): Promise<IdTokenClaims> {
     assertString('idToken', idToken)
     assertRecord('options', options)
+    checkVerifyOptions(options)
     const metadata = this.options.metadata
     if (metadata === undefined) {
       throw libraryError(

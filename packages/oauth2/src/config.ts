@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { invalidType } from './args.js'
+import { assertKnownKeys, invalidType, optionKeys } from './args.js'
 import type { Response } from './response.js'
 
 /** Library-wide settings. */
@@ -71,6 +71,13 @@ const DEFAULTS: Configuration = Object.freeze({
   ]),
 })
 
+const SETTING_KEYS = optionKeys<Configuration>({
+  silenceExtraTokensWarning: true,
+  silenceNoTokensWarning: true,
+  filteredLabel: true,
+  filteredDebugKeys: true,
+})
+
 /** A body parser added with `Response.registerParser`, and the MIME types it handles. @internal */
 export interface ParserEntry {
   readonly key: string
@@ -104,6 +111,7 @@ export function configure(settings: Partial<Configuration>): Configuration {
   if (typeof settings !== 'object' || (settings as unknown) === null) {
     throw invalidType('settings', 'an object', settings)
   }
+  assertKnownKeys('settings', settings, SETTING_KEYS)
   const previous = globals.configuration
   const next = { ...previous, ...settings }
   for (const key of ['silenceExtraTokensWarning', 'silenceNoTokensWarning'] as const) {

@@ -395,6 +395,16 @@ describe('DPoP (RFC 9449)', () => {
         ['sign', 'verify'],
       )
       const ed = await generateKeyPair('EdDSA', { crv: 'Ed25519' })
+      const decryptOnly = await crypto.subtle.generateKey(
+        {
+          name: 'RSA-OAEP',
+          modulusLength: 2048,
+          publicExponent: new Uint8Array([1, 0, 1]),
+          hash: 'SHA-256',
+        },
+        false,
+        ['encrypt', 'decrypt'],
+      )
       const cases: [unknown, string, string][] = [
         ['yes', 'ERR_INVALID_ARG_TYPE', '"options.dpop" must be true or an object'],
         [
@@ -425,6 +435,7 @@ describe('DPoP (RFC 9449)', () => {
         ],
         [ecdh, 'ERR_INVALID_ARG_VALUE', "cannot sign DPoP proofs: it is a 'ECDH' key"],
         [small, 'ERR_INVALID_ARG_VALUE', 'an RSA key of 1024 bits; at least 2048 are required'],
+        [decryptOnly, 'ERR_INVALID_ARG_VALUE', "cannot sign DPoP proofs: it is a 'RSA-OAEP' key"],
         [
           { keyPair: { privateKey: es256.privateKey, publicKey: ed.publicKey } },
           'ERR_INVALID_ARG_VALUE',

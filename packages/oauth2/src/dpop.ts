@@ -20,7 +20,7 @@ import {
   type CryptoKey,
   type JWK,
 } from 'jose'
-import { invalidType, invalidValue, isRecord, show } from './args.js'
+import { assertKnownKeys, invalidType, invalidValue, isRecord, optionKeys, show } from './args.js'
 import type { Clock } from './clock.js'
 import type { HttpRequest, HttpResponse } from './connection.js'
 import { OAuth2Error } from './error.js'
@@ -81,6 +81,16 @@ export interface DPoPOptions {
    * `dpop_signing_alg_values_supported` lacks ES256, the first of it this library can sign with.
    */
   readonly algorithm?: DPoPAlgorithm | undefined
+}
+
+const DPOP_OPTION_KEYS = optionKeys<DPoPOptions>({ keyPair: true, algorithm: true })
+const KEY_PAIR_KEYS = optionKeys<DPoPKeyPair>({ privateKey: true, publicKey: true })
+/** What a key pair spread into `dpop` (or a key given there) was meant to be. */
+const MISPLACED_KEY = 'the key pair goes in keyPair: { privateKey, publicKey }'
+const DPOP_HINTS: Readonly<Record<string, string>> = {
+  privateKey: MISPLACED_KEY,
+  publicKey: MISPLACED_KEY,
+  key: MISPLACED_KEY,
 }
 
 /** WebCrypto's description of a key, as far as DPoP needs it. */
@@ -152,7 +162,8 @@ function isCryptoKey(value: unknown): value is CryptoKey {
  * @param value The option (`true` or {@link DPoPOptions}).
  * @param supported The server's `dpop_signing_alg_values_supported`, if known.
  * @returns The key pair (if given) and the algorithm.
- * @throws {TypeError} `ERR_INVALID_ARG_TYPE`/`ERR_INVALID_ARG_VALUE` naming `options.dpop...`: not a
+ * @throws {TypeError} `ERR_INVALID_ARG_TYPE`/`ERR_INVALID_ARG_VALUE` naming `options.dpop...`: a key
+ *   that is not `keyPair` or `algorithm` (a key pair spread one level too high, a secret), not a
  *   key pair, a secret or public key where the private key goes, a key that cannot sign (HMAC, AES,
  *   ECDH, RSA-OAEP), an RSA key under 2048 bits, an algorithm that does not fit the key or that the
  *   server does not accept.
@@ -165,6 +176,8 @@ export function checkDpopOption(
   if (value !== true && !isRecord(value)) {
     throw invalidType('options.dpop', 'true or an object with keyPair and/or algorithm', value)
   }
+  // A key pair spread one level too high would otherwise leave keyPair absent: a fresh key.
+  assertKnownKeys('options.dpop', value, DPOP_OPTION_KEYS, DPOP_HINTS)
   const { keyPair, algorithm } = value === true ? {} : (value as DPoPOptions)
   if (algorithm !== undefined && !(DPOP_ALGORITHMS as readonly unknown[]).includes(algorithm)) {
     throw invalidValue(
@@ -197,6 +210,7 @@ export function checkDpopOption(
   if (!isRecord(keyPair)) {
     throw invalidType('options.dpop.keyPair', 'an object with privateKey and publicKey', keyPair)
   }
+  assertKnownKeys('options.dpop.keyPair', keyPair, KEY_PAIR_KEYS)
   const { privateKey, publicKey } = keyPair
   for (const [name, key, type] of [
     ['privateKey', privateKey, 'private'],

@@ -15,7 +15,7 @@
  *
  * @module
  */
-import { isRecord } from './args.js'
+import { assertKnownKeys, isRecord, optionKeys } from './args.js'
 import { Response } from './response.js'
 
 /**
@@ -120,6 +120,13 @@ export interface OAuth2ErrorOptions {
   readonly cause?: unknown
 }
 
+const ERROR_OPTION_KEYS = optionKeys<OAuth2ErrorOptions>({
+  message: true,
+  code: true,
+  description: true,
+  cause: true,
+})
+
 /**
  * An error reported by the authorization or resource server, or a token that cannot be used.
  *
@@ -166,6 +173,7 @@ export class OAuth2Error extends Error {
    * @param options Overrides and the cause.
    */
   constructor(source: Response | OAuth2ErrorFields, options: OAuth2ErrorOptions = {}) {
+    assertKnownKeys('options', options, ERROR_OPTION_KEYS)
     let code: string | undefined
     let description: string | undefined
     let body: string

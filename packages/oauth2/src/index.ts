@@ -59,7 +59,12 @@ export { JWT_BEARER_GRANT_TYPE } from './strategy/assertion.js'
 export type { Assertion, AssertionClaims } from './strategy/assertion.js'
 export type { AuthCode, AuthCodeTokenParams, AuthorizeParams } from './strategy/auth-code.js'
 export type { ClientCredentials } from './strategy/client-credentials.js'
-export { DEVICE_CODE_GRANT_TYPE, DeviceAuthorization } from './strategy/device-code.js'
+export {
+  DEVICE_CODE_GRANT_TYPE,
+  DeviceAuthorization,
+  MAXIMUM_POLL_SECONDS,
+  MINIMUM_POLL_INTERVAL_SECONDS,
+} from './strategy/device-code.js'
 export type { DeviceCode, DevicePollOptions } from './strategy/device-code.js'
 export { TOKEN_EXCHANGE_GRANT_TYPE, TOKEN_TYPES } from './strategy/token-exchange.js'
 export type {

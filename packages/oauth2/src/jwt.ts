@@ -6,7 +6,7 @@ import {
   type JWTPayload,
   type KeyObject,
 } from 'jose'
-import { invalidType, invalidValue, isRecord, show } from './args.js'
+import { assertKnownKeys, invalidType, invalidValue, isRecord, optionKeys, show } from './args.js'
 
 /**
  * A signing key: a PEM private key (PKCS#8 anywhere; PKCS#1/SEC1 on Node), a private JWK, a
@@ -47,6 +47,13 @@ export interface SigningOptions {
 
 type ImportedKey = Uint8Array | JWK | KeyObject | CryptoKey
 
+/** The keys of {@link SigningOptions}. @internal */
+export const SIGNING_OPTION_KEYS = optionKeys<SigningOptions>({
+  algorithm: true,
+  key: true,
+  kid: true,
+})
+
 /**
  * Asserts that `value` is one of {@link SIGNING_ALGORITHMS}.
  *
@@ -73,6 +80,7 @@ const PEM = /^-----BEGIN ([A-Z ]+)-----/
  */
 export async function importSigningKey(name: string, options: unknown): Promise<ImportedKey> {
   if (!isRecord(options)) throw invalidType(name, 'an object with algorithm and key', options)
+  assertKnownKeys(name, options, SIGNING_OPTION_KEYS)
   const { algorithm, key, kid } = options
   assertSigningAlgorithm(`${name}.algorithm`, algorithm)
   if (kid !== undefined && typeof kid !== 'string')

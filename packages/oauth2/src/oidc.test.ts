@@ -5,6 +5,8 @@ import { FakeServer } from '../test/support/fake-server.js'
 import { AccessToken } from './access-token.js'
 import { Client } from './client.js'
 import { OAuth2Error } from './error.js'
+import { pkceChallenge } from './pkce.js'
+import { argError } from '../test/support/expect.js'
 
 const NOW = Date.UTC(2030, 0, 1)
 const nowS = NOW / 1000
@@ -164,6 +166,83 @@ describe('OpenID Connect', () => {
     await expect(Client.discover('nope', 'c')).rejects.toThrow(
       expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }),
     )
+  })
+
+  /** @see issue 24, item 11 */
+  it('refuses discovered endpoints that are not https (loopback excepted), naming the field', async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ token_endpoint: 'http://169.254.169.254/token' }, 'token_endpoint'],
+      [{ authorization_endpoint: 'http://auth.example/auth' }, 'authorization_endpoint'],
+      [{ revocation_endpoint: 'http://10.0.0.1/revoke' }, 'revocation_endpoint'],
+      [{ introspection_endpoint: 'http://auth.example/i' }, 'introspection_endpoint'],
+      [{ userinfo_endpoint: 'http://auth.example/me' }, 'userinfo_endpoint'],
+      [{ jwks_uri: 'http://auth.example/jwks' }, 'jwks_uri'],
+      [{ pushed_authorization_request_endpoint: 'http://a.example/par' }, 'pushed_authorization'],
+      [{ device_authorization_endpoint: 'http://a.example/device' }, 'device_authorization'],
+      [{ end_session_endpoint: 'http://a.example/logout' }, 'end_session_endpoint'],
+      [{ registration_endpoint: 'ftp://a.example/register' }, 'registration_endpoint'],
+      [
+        { mtls_endpoint_aliases: { token_endpoint: 'http://mtls.example/token' } },
+        'mtls_endpoint_aliases.token_endpoint',
+      ],
+      [{ token_endpoint: 'http://localhost.evil.example/token' }, 'token_endpoint'],
+      [{ token_endpoint: 'http://[::ffff:7f00:1]/token' }, 'token_endpoint'],
+    ]
+    for (const [extra, field] of cases) {
+      server.on('GET', '/.well-known/openid-configuration', { body: { ...metadata(), ...extra } })
+      const error = await Client.discover(issuer, 'client-1', secretText).catch((e: unknown) => e)
+      expect(error, field).toBeInstanceOf(OAuth2Error)
+      expect(error, field).toMatchObject({
+        code: 'invalid_metadata',
+        description: expect.stringContaining(field) as unknown,
+      })
+      expect((error as OAuth2Error).description, field).toContain(
+        'discovered endpoints must be https (http only on a loopback host',
+      )
+    }
+    server.on('GET', '/.well-known/openid-configuration', {
+      body: { ...metadata(), mtls_endpoint_aliases: 'https://mtls.example' },
+    })
+    await expect(Client.discover(issuer, 'client-1')).rejects.toMatchObject({
+      code: 'invalid_metadata',
+      description: expect.stringContaining('mtls_endpoint_aliases of') as unknown,
+    })
+    // https anywhere, and http on loopback hosts, are accepted.
+    server.on('GET', '/.well-known/openid-configuration', {
+      body: {
+        ...metadata(),
+        token_endpoint: 'https://auth.example/token',
+        userinfo_endpoint: 'http://localhost:1/me',
+        revocation_endpoint: 'http://127.0.0.2:1/revoke',
+        introspection_endpoint: 'http://[::1]:1/introspect',
+        mtls_endpoint_aliases: { token_endpoint: 'https://mtls.auth.example/token' },
+      },
+    })
+    const client = await Client.discover(issuer, 'client-1', secretText)
+    expect(client.tokenUrl()).toBe('https://auth.example/token')
+    // Only the discovery documents were requested.
+    expect(server.requests.every((r) => r.path === '/.well-known/openid-configuration')).toBe(true)
+  })
+
+  /** @see issue 24, item 11 */
+  it('fetches discovery documents only from the URLs the issuer gives: no redirect is followed', async () => {
+    server.on('GET', '/.well-known/openid-configuration', {
+      status: 302,
+      headers: { location: `${issuer}/moved` },
+    })
+    server.on('GET', '/.well-known/oauth-authorization-server', {
+      status: 301,
+      headers: { location: `${issuer}/moved` },
+    })
+    const error = await Client.discover(issuer, 'client-1').catch((e: unknown) => e)
+    expect(error).toMatchObject({
+      code: 'invalid_metadata',
+      description: expect.stringContaining('redirect') as unknown,
+    })
+    expect(server.requests.map((r) => r.path)).toEqual([
+      '/.well-known/openid-configuration',
+      '/.well-known/oauth-authorization-server',
+    ])
   })
 
   it('verifies an ID token and caches the JWKS', async () => {
@@ -326,6 +405,83 @@ describe('OpenID Connect', () => {
         client.verifyIdToken(await sign({ iss: loopback }, 'x', secret, 'HS256')),
       ).resolves.toMatchObject({ iss: loopback })
     }
+  })
+
+  /** @see issue 24, item 12 */
+  it('remembers the nonce of the last 1000 authorization requests per PKCE challenge (S256, plain, pushed) until their exchange', async () => {
+    const client = await discovered({ pushed_authorization_request_endpoint: `${issuer}/par` })
+    server.on('GET', '/jwks', { body: await jwks() })
+    const exchange = async (verifier: string, idToken: string) => {
+      server.on('POST', '/token', {
+        body: { access_token: 'AT', token_type: 'Bearer', id_token: idToken, refresh_token: 'RT' },
+      })
+      return client.authCode.getToken('code', { code_verifier: verifier })
+    }
+    const verifiers = Array.from(
+      { length: 1001 },
+      (_, i) => `${'v'.repeat(40)}${String(i).padStart(4, '0')}`,
+    )
+    for (const [i, verifier] of verifiers.entries()) {
+      client.authCode.authorizeUrl({
+        nonce: `n${String(i)}`,
+        code_challenge: pkceChallenge(verifier),
+        code_challenge_method: 'S256',
+      })
+    }
+    // The latest request is known: its nonce is expected, a token without it refused.
+    const last = await exchange(verifiers[1000]!, await sign({}))
+    await expect(last.idToken()).rejects.toMatchObject({
+      code: 'invalid_id_token',
+      description: expect.stringContaining('carries no nonce') as unknown,
+    })
+    const good = await exchange(verifiers[999]!, await sign({ nonce: 'n999' }))
+    await expect(good.idToken()).resolves.toMatchObject({ nonce: 'n999' })
+    // Each request gives one code: a second exchange with the same verifier knows nothing.
+    const again = await exchange(verifiers[999]!, await sign({ nonce: 'n999' }))
+    await expect(again.idToken()).rejects.toThrow(
+      argError('ERR_INVALID_ARG_VALUE', '"options.nonce" is required'),
+    )
+    // The oldest of 1001 requests was forgotten.
+    const oldest = await exchange(verifiers[0]!, await sign({ nonce: 'n0' }))
+    await expect(oldest.idToken()).rejects.toThrow(
+      argError('ERR_INVALID_ARG_VALUE', '"options.nonce"'),
+    )
+    await expect(oldest.idToken({ nonce: 'n0' })).resolves.toMatchObject({ nonce: 'n0' })
+
+    // A plain challenge, a pushed request, and a request that sent no nonce.
+    const plain = 'p'.repeat(43)
+    client.authCode.authorizeUrl({ nonce: 'p', code_challenge: plain })
+    await expect(
+      (await exchange(plain, await sign({ nonce: 'p' }))).idToken(),
+    ).resolves.toMatchObject({ nonce: 'p' })
+    const pushed = 'q'.repeat(43)
+    server.on('POST', '/par', { status: 201, body: { request_uri: 'urn:r', expires_in: 60 } })
+    await client.authCode.pushAuthorizationRequest({
+      nonce: 'pushed',
+      code_challenge: pkceChallenge(pushed),
+      code_challenge_method: 'S256',
+    })
+    const viaPar = await exchange(pushed, await sign({ nonce: 'other' }))
+    await expect(viaPar.idToken()).rejects.toMatchObject({ description: 'nonce mismatch' })
+    const none = 'r'.repeat(43)
+    client.authCode.authorizeUrl({
+      code_challenge: pkceChallenge(none),
+      code_challenge_method: 'S256',
+    })
+    const withoutNonce = await exchange(none, await sign({}))
+    await expect(withoutNonce.idToken()).resolves.toMatchObject({ sub: 'alice' })
+
+    // A token refreshed in place carries a new ID token, which is not checked against the old nonce.
+    server.on('POST', '/token', {
+      body: { access_token: 'AT2', token_type: 'Bearer', id_token: await sign({}) },
+    })
+    server.on('GET', '/api', {
+      status: 401,
+      headers: { 'www-authenticate': 'Bearer error="invalid_token"' },
+    })
+    server.on('GET', '/api', { body: {} })
+    await good.fetch(`${issuer}/api`)
+    await expect(good.idToken()).resolves.toMatchObject({ sub: 'alice' })
   })
 
   it('rejects bad verification options with coded TypeErrors', async () => {

@@ -1,4 +1,12 @@
-import { assertRecord, invalidType, invalidValue, isRecord, show } from './args.js'
+import {
+  assertKnownKeys,
+  assertRecord,
+  invalidType,
+  invalidValue,
+  isRecord,
+  optionKeys,
+  show,
+} from './args.js'
 import type {
   Connection,
   HttpMethod,
@@ -33,6 +41,17 @@ export interface RequestOptions {
   readonly snakyHashClass?: typeof SnakyHash | undefined
 }
 
+/** The keys of {@link RequestOptions}. @internal */
+export const REQUEST_OPTION_KEYS = optionKeys<RequestOptions>({
+  params: true,
+  body: true,
+  headers: true,
+  raiseErrors: true,
+  parse: true,
+  snaky: true,
+  snakyHashClass: true,
+})
+
 const VERBS: Readonly<Record<string, HttpMethod>> = {
   get: 'GET',
   post: 'POST',
@@ -53,6 +72,11 @@ const REDIRECTS = new Set([301, 302, 303, 307])
 export interface Endpoint {
   readonly name: string
   readonly option: string
+  /**
+   * Why the redirect is refused and what to do, for the error message. Default: the request
+   * carries credentials; set `option` to the endpoint's final URL.
+   */
+  readonly refusal?: string
 }
 
 /** ` (Location: <origin><path>)`, without query or fragment (they may carry secrets). */
@@ -188,6 +212,7 @@ export class Requester {
     if (typeof url !== 'string' && !(url instanceof URL))
       throw invalidType('url', 'a string or URL', url)
     assertRecord('opts', opts)
+    assertKnownKeys('opts', opts, REQUEST_OPTION_KEYS)
     let target = withQuery(
       url instanceof URL ? new URL(url) : resolveUrl(this.#host.site, url),
       opts.params,
@@ -230,8 +255,9 @@ export class Requester {
         if (endpoint !== undefined) {
           return refuse(
             `the ${endpoint.name} answered ${String(status)}${describeLocation(raw.headers.location, target)}; ` +
-              `requests that carry client credentials, grants or tokens are never redirected: ` +
-              `set ${endpoint.option} to the endpoint's final URL`,
+              (endpoint.refusal ??
+                `requests that carry client credentials, grants or tokens are never redirected: ` +
+                  `set ${endpoint.option} to the endpoint's final URL`),
           )
         }
         if (!REDIRECTS.has(status) || redirects >= this.#host.options.maxRedirects) return response

@@ -1,4 +1,4 @@
-import { invalidType, invalidValue } from './args.js'
+import { assertKnownKeys, invalidType, invalidValue, optionKeys } from './args.js'
 import {
   parserByKey,
   parserByMime,
@@ -33,6 +33,12 @@ export interface ResponseOptions {
   /** The class of parsed objects when `snaky` is on. @default SnakyHash */
   readonly snakyHashClass?: typeof SnakyHash | undefined
 }
+
+const RESPONSE_OPTION_KEYS = optionKeys<ResponseOptions>({
+  parse: true,
+  snaky: true,
+  snakyHashClass: true,
+})
 
 /** What a {@link Response} is made of. */
 export interface ResponseInit {
@@ -80,6 +86,7 @@ export class Response {
     this.status = init.status
     this.headers = init.headers
     this.body = init.body
+    assertKnownKeys('options', options, RESPONSE_OPTION_KEYS)
     this.#options = options
     this.error = undefined
   }

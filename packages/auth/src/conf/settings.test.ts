@@ -47,6 +47,7 @@ describe('loadSettings', () => {
       updatePasswordRequireReauthentication: false,
       manualLinkingEnabled: false,
       manualLinkingRequireSiteReferer: true,
+      otpMaxAttempts: 5,
       captcha: {
         enabled: false,
         provider: 'hcaptcha',
@@ -214,12 +215,39 @@ describe('loadSettings', () => {
   })
 })
 
+describe('loadSettings: attempt limits', () => {
+  it('SECURITY_OTP_MAX_ATTEMPTS (5), MFA_PHONE_MAX_UNVERIFIED_FACTORS (2) and MAILER_OTP_EXP (1 hour)', () => {
+    const s = loadSettings(REQUIRED)
+    expect(s.security.otpMaxAttempts).toBe(5)
+    expect(s.mfa.phoneMaxUnverifiedFactors).toBe(2)
+    expect(s.mailer.otpExp).toBe(3600)
+    const set = loadSettings({
+      ...REQUIRED,
+      AUTHSVC_SECURITY_OTP_MAX_ATTEMPTS: '10',
+      AUTHSVC_MFA_PHONE_MAX_UNVERIFIED_FACTORS: '10',
+      AUTHSVC_MAILER_OTP_EXP: '86400',
+    })
+    expect([set.security.otpMaxAttempts, set.mfa.phoneMaxUnverifiedFactors]).toEqual([10, 10])
+    expect(set.mailer.otpExp).toBe(86400)
+    expect(
+      problems({
+        ...REQUIRED,
+        AUTHSVC_SECURITY_OTP_MAX_ATTEMPTS: '0',
+        AUTHSVC_MFA_PHONE_MAX_UNVERIFIED_FACTORS: '0',
+      }),
+    ).toEqual([
+      'AUTHSVC_MFA_PHONE_MAX_UNVERIFIED_FACTORS: must be an integer of at least 1 (got "0")',
+      'AUTHSVC_SECURITY_OTP_MAX_ATTEMPTS: must be an integer of at least 1 (got "0")',
+    ])
+  })
+})
+
 describe('loadSettings: mail', () => {
   it("applies upstream's mailer and SMTP defaults and the spec's subjects", () => {
     const s = loadSettings(REQUIRED)
     expect(s.mailer).toMatchObject({
       autoconfirm: false,
-      otpExp: 86400,
+      otpExp: 3600,
       otpLength: 6,
       secureEmailChangeEnabled: true,
       urlPaths: {
@@ -318,7 +346,7 @@ describe('loadSettings: mail flows', () => {
     const s = loadSettings(REQUIRED)
     expect(s.mailer).toMatchObject({
       autoconfirm: false,
-      otpExp: 86400,
+      otpExp: 3600,
       otpLength: 6,
       secureEmailChangeEnabled: true,
       maxFrequency: 900_000,

@@ -98,6 +98,7 @@ export function factorsFromJson(value: unknown): Factor[] {
 /**
  * Inserts an unverified factor.
  *
+ * @param f `lastChallengedAt`: the last challenge of the factors it replaces (`null`: never).
  * @param now Epoch milliseconds.
  */
 export async function insertFactor(
@@ -109,15 +110,26 @@ export async function insertFactor(
     factorType: FactorType
     secret: string
     phone: string
+    lastChallengedAt?: Date | null
   },
   now: number,
 ): Promise<Factor> {
   const { rows } = await tx.query<FactorRow>(
     `INSERT INTO ${tx.t.mfaFactors}
-       (id, user_id, friendly_name, factor_type, status, created_at, updated_at, secret, phone)
-     VALUES ($1, $2, $3, $4, 'unverified', $5, $5, NULLIF($6, ''), NULLIF($7, ''))
+       (id, user_id, friendly_name, factor_type, status, created_at, updated_at, secret, phone,
+        last_challenged_at)
+     VALUES ($1, $2, $3, $4, 'unverified', $5, $5, NULLIF($6, ''), NULLIF($7, ''), $8)
      RETURNING ${COLUMNS}`,
-    [f.id, f.userId, f.friendlyName, f.factorType, new Date(now), f.secret, f.phone],
+    [
+      f.id,
+      f.userId,
+      f.friendlyName,
+      f.factorType,
+      new Date(now),
+      f.secret,
+      f.phone,
+      f.lastChallengedAt ?? null,
+    ],
   )
   return fromRow(rows[0] as FactorRow)
 }
@@ -131,19 +143,25 @@ export async function listFactorsOfUser(tx: Queryable, userId: string): Promise<
   return rows.map(fromRow)
 }
 
+/** How {@link findFactorOfUser} locks the row: not, waiting, or skipping it when it is taken. */
+export type FactorLock = false | true | 'skip-locked'
+
 /**
  * The factor `id` of `userId`, or `undefined`.
  *
- * @param forUpdate Lock the row until the transaction ends (verification).
+ * @param lock `true`: lock the row until the transaction ends, waiting for another holder
+ *   (verification); `'skip-locked'`: the same, but `undefined` at once when another transaction
+ *   holds it (a phone challenge being sent).
  */
 export async function findFactorOfUser(
   tx: Queryable,
   userId: string,
   id: string,
-  forUpdate = false,
+  lock: FactorLock = false,
 ): Promise<Factor | undefined> {
+  const suffix = lock === false ? '' : lock === true ? ' FOR UPDATE' : ' FOR UPDATE SKIP LOCKED'
   const { rows } = await tx.query<FactorRow>(
-    `SELECT ${COLUMNS} FROM ${tx.t.mfaFactors} WHERE id = $1 AND user_id = $2${forUpdate ? ' FOR UPDATE' : ''}`,
+    `SELECT ${COLUMNS} FROM ${tx.t.mfaFactors} WHERE id = $1 AND user_id = $2${suffix}`,
     [id, userId],
   )
   return rows[0] ? fromRow(rows[0]) : undefined
@@ -178,19 +196,16 @@ export async function markFactorVerified(
 }
 
 /**
- * Records a challenge on its factor (`last_challenged_at`). The column is `UNIQUE` upstream;
- * two challenges in the same microsecond would collide, so the time is nudged past the newest
- * one already recorded.
+ * Records a challenge on its factor (`last_challenged_at`; not `UNIQUE` here, unlike upstream's
+ * column, see migration 0003).
  *
  * @param now Epoch milliseconds.
  */
 export async function touchFactorChallenged(tx: Queryable, id: string, now: number): Promise<void> {
-  await tx.query(
-    `UPDATE ${tx.t.mfaFactors} SET last_challenged_at = GREATEST($2::timestamptz,
-       (SELECT max(last_challenged_at) + interval '1 microsecond' FROM ${tx.t.mfaFactors}))
-     WHERE id = $1`,
-    [id, new Date(now)],
-  )
+  await tx.query(`UPDATE ${tx.t.mfaFactors} SET last_challenged_at = $2 WHERE id = $1`, [
+    id,
+    new Date(now),
+  ])
 }
 
 /**
@@ -204,20 +219,22 @@ export async function deleteFactor(tx: Queryable, id: string): Promise<boolean> 
 }
 
 /**
- * Deletes the user's unverified factors of a type: all of them (after one of that type is
- * verified), or those of one phone number (a new enrolment of the number replaces them).
+ * Deletes the user's unverified factors: of every type (`factorType` undefined: the first factor
+ * was verified), of a type (after one of that type is verified), or of one phone number (a new
+ * enrolment of the number replaces them).
  */
 export async function deleteUnverifiedFactors(
   tx: Queryable,
   userId: string,
-  factorType: FactorType,
+  factorType?: FactorType,
   phone?: string,
 ): Promise<void> {
   await tx.query(
     `DELETE FROM ${tx.t.mfaFactors}
-     WHERE user_id = $1 AND status = 'unverified' AND factor_type = $2
+     WHERE user_id = $1 AND status = 'unverified'
+       AND ($2::text IS NULL OR factor_type::text = $2)
        AND ($3::text IS NULL OR phone = $3)`,
-    [userId, factorType, phone ?? null],
+    [userId, factorType ?? null, phone ?? null],
   )
 }
 

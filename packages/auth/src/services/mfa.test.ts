@@ -11,7 +11,7 @@ const BASE = {
 }
 
 describe('MFA settings', () => {
-  it("has upstream's defaults", () => {
+  it("has upstream's defaults, and MFA_PHONE_MAX_UNVERIFIED_FACTORS (ours)", () => {
     expect(loadSettings(BASE).mfa).toEqual({
       totpEnrollEnabled: true,
       totpVerifyEnabled: true,
@@ -19,6 +19,7 @@ describe('MFA settings', () => {
       phoneVerifyEnabled: false,
       maxEnrolledFactors: 10,
       maxVerifiedFactors: 10,
+      phoneMaxUnverifiedFactors: 2,
       challengeExpiryDuration: 300,
       factorExpiryDuration: 300_000,
       rateLimitChallengeAndVerify: 15,

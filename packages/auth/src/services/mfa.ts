@@ -16,6 +16,7 @@ import {
   ForbiddenError,
   InternalServerError,
   NotFoundError,
+  RequestRateLimitError,
   TooManyRequestsError,
   UnauthorizedError,
   UnprocessableEntityError,
@@ -52,7 +53,8 @@ import { sendNotification, type NotificationLog } from './notifications.js'
 import { isUuid, validatePhone } from './validation.js'
 import { generateOtp } from './mail.js'
 import { validateChannel } from './phone.js'
-import { smsText } from './sms.js'
+import { smsText, takeSmsBudget } from './sms.js'
+import { countWrongAnswer, factorBackoff, factorTarget, purgeExpiredAttempts } from './attempts.js'
 
 /** Who asks: the bearer token's user and session (see `authenticateUser`). */
 export interface MfaCaller {
@@ -177,6 +179,25 @@ function checkEnrolment(
   }
 }
 
+/**
+ * Once a user has a verified factor, only an `aal2` session may complete the enrolment of
+ * another: challenge or verify an unverified factor (beyond upstream, which checks this at
+ * enrolment only; with the password alone, a factor left unverified would otherwise raise a new
+ * `aal1` session to `aal2`). Answered as upstream answers the enrolment.
+ *
+ * @throws {@link ForbiddenError} 403 `insufficient_aal` "AAL2 required to enroll a new factor".
+ */
+async function requireAal2ToCompleteEnrolment(
+  q: Queryable,
+  factor: Factor,
+  session: Session,
+): Promise<void> {
+  if (factor.status === 'verified' || session.aal === 'aal2') return
+  if (await hasVerifiedFactor(q, factor.userId)) {
+    throw new ForbiddenError('insufficient_aal', 'AAL2 required to enroll a new factor')
+  }
+}
+
 /** `SITE_URL`'s host, upstream's default TOTP issuer. */
 function siteHost(ctx: AppContext): string {
   try {
@@ -191,12 +212,13 @@ function siteHost(ctx: AppContext): string {
 /**
  * Enrolls a factor (`POST /factors`), unverified until its first challenge is verified. TOTP:
  * a new secret, its key URI and QR code. Phone: the number; an unverified factor of the same
- * number is replaced. Unverified, never-challenged factors older than `MFA_FACTOR_EXPIRY_DURATION`
- * are deleted first.
+ * number is replaced (the new one keeps its last challenge time); at most
+ * `MFA_PHONE_MAX_UNVERIFIED_FACTORS` phone factors are unverified at once. Unverified,
+ * never-challenged factors older than `MFA_FACTOR_EXPIRY_DURATION` are deleted first.
  *
  * @throws {@link UnprocessableEntityError} `mfa_totp_enroll_not_enabled`,
- *   `mfa_phone_enroll_not_enabled`, `mfa_factor_name_conflict`, `too_many_enrolled_mfa_factors`,
- *   `mfa_verified_factor_exists`; {@link BadRequestError} `validation_failed` (factor type,
+ *   `mfa_phone_enroll_not_enabled`, `mfa_factor_name_conflict`, `too_many_enrolled_mfa_factors`
+ *   (also for `MFA_PHONE_MAX_UNVERIFIED_FACTORS`), `mfa_verified_factor_exists`; {@link BadRequestError} `validation_failed` (factor type,
  *   phone); {@link ForbiddenError} `insufficient_aal` (a verified factor exists and the session
  *   is `aal1`).
  */
@@ -243,21 +265,37 @@ export async function enrollFactor(
     // Serialises enrolments of one user, so that the limits hold under concurrent requests.
     await getUserById(tx, user.id, true)
     await deleteExpiredFactors(tx, mfa.factorExpiryDuration, now)
+    let lastChallengedAt: Date | null = null
     if (factorType === 'phone') {
-      const existing = await listFactorsOfUser(tx, user.id)
-      if (
-        existing.some(
-          (f) => f.factorType === 'phone' && f.phone === phone && f.status === 'verified',
-        )
-      ) {
+      const phones = (await listFactorsOfUser(tx, user.id)).filter((f) => f.factorType === 'phone')
+      if (phones.some((f) => f.phone === phone && f.status === 'verified')) {
         throw new UnprocessableEntityError(
           'mfa_verified_factor_exists',
           'A verified phone factor already exists, unenroll the existing factor to continue',
         )
       }
+      // The new factor replaces the unverified ones of its number and keeps their last
+      // challenge, so that enrolling again does not restart MFA_PHONE_MAX_FREQUENCY.
+      for (const replaced of phones.filter((f) => f.phone === phone)) {
+        const at = replaced.lastChallengedAt
+        if (at !== null && (lastChallengedAt === null || at > lastChallengedAt)) {
+          lastChallengedAt = at
+        }
+      }
       await deleteUnverifiedFactors(tx, user.id, 'phone', phone)
     }
-    checkEnrolment(ctx, await listFactorsOfUser(tx, user.id), params.friendlyName, session)
+    const factors = await listFactorsOfUser(tx, user.id)
+    checkEnrolment(ctx, factors, params.friendlyName, session)
+    if (
+      factorType === 'phone' &&
+      factors.filter((f) => f.factorType === 'phone' && f.status === 'unverified').length >=
+        mfa.phoneMaxUnverifiedFactors
+    ) {
+      throw new UnprocessableEntityError(
+        'too_many_enrolled_mfa_factors',
+        'Maximum number of unverified phone factors reached, verify or unenroll one to continue',
+      )
+    }
     const created = await insertFactor(
       tx,
       {
@@ -267,6 +305,7 @@ export async function enrollFactor(
         factorType,
         secret,
         phone,
+        lastChallengedAt,
       },
       now,
     )
@@ -343,15 +382,29 @@ function requireVerifyEnabled(ctx: AppContext, factor: Factor): void {
   }
 }
 
+/** 429 `over_sms_send_rate_limit` with upstream's text, for a wait of `waitMs`. */
+function smsTooSoon(waitMs: number): TooManyRequestsError {
+  return new TooManyRequestsError(
+    'over_sms_send_rate_limit',
+    `For security purposes, you can only request this after ${String(Math.floor(waitMs / 1000))} seconds.`,
+  )
+}
+
 /**
  * Creates a challenge (`POST /factors/<id>/challenge`). Phone factors: a code of
- * `MFA_PHONE_OTP_LENGTH` digits is sent by SMS with `MFA_PHONE_TEMPLATE` (not more often than
- * `MFA_PHONE_MAX_FREQUENCY` per factor), before the challenge is stored.
+ * `MFA_PHONE_OTP_LENGTH` digits is sent by SMS with `MFA_PHONE_TEMPLATE`, not more often than
+ * `MFA_PHONE_MAX_FREQUENCY` per factor, from the `RATE_LIMIT_SMS_SENT` budget every SMS spends.
+ * One transaction holds the factor's row from the interval check to the send (stricter than
+ * upstream, which checks, sends, then writes): a challenge that finds the row taken by another
+ * being sent is told to wait, so concurrent requests send one SMS and never fail with a 500. A
+ * failed send stores nothing.
  *
  * @param channel Phone factors: `sms` (default) or `whatsapp` (Twilio and Twilio Verify only).
  * @returns The challenge, valid for `MFA_CHALLENGE_EXPIRY_DURATION` seconds.
  * @throws {@link UnprocessableEntityError} `mfa_*_verify_not_enabled`; {@link BadRequestError}
- *   `validation_failed` (channel); {@link TooManyRequestsError} `over_sms_send_rate_limit`;
+ *   `validation_failed` (channel); {@link ForbiddenError} `insufficient_aal` (an unverified
+ *   factor, a verified one exists, and the session is `aal1`); {@link TooManyRequestsError}
+ *   `over_sms_send_rate_limit` (too soon, or the SMS budget is spent);
  *   {@link InternalServerError} when the SMS cannot be sent.
  */
 export async function challengeFactor(
@@ -361,36 +414,31 @@ export async function challengeFactor(
   channel: string,
   ip: string,
 ): Promise<ChallengeIssued> {
-  sessionOf(caller, 'challenge a factor')
+  const session = sessionOf(caller, 'challenge a factor')
   requireVerifyEnabled(ctx, factor)
   const { mfa } = ctx.settings
-  let otpCode = ''
-  if (factor.factorType === 'phone') {
-    const chosen = validateChannel(ctx.settings, channel)
-    const now = ctx.clock.now()
-    const last = factor.lastChallengedAt?.getTime()
-    if (last !== undefined && last + mfa.phoneMaxFrequency > now) {
-      const seconds = Math.floor((last + mfa.phoneMaxFrequency - now) / 1000)
-      throw new TooManyRequestsError(
-        'over_sms_send_rate_limit',
-        `For security purposes, you can only request this after ${String(seconds)} seconds.`,
-      )
-    }
-    otpCode = generateOtp(ctx.random, mfa.phoneOtpLength)
-    try {
-      await ctx.sms.sendMessage(factor.phone, smsText(mfa.phoneTemplate, otpCode), chosen, otpCode)
-    } catch (error) {
-      throw new InternalServerError('unexpected_failure', 'error sending message', { cause: error })
-    }
-  }
+  const chosen = factor.factorType === 'phone' ? validateChannel(ctx.settings, channel) : 'sms'
+  await requireAal2ToCompleteEnrolment(ctx.db, factor, session)
   const challenge = await ctx.db.transaction(async (tx) => {
     const now = ctx.clock.now()
+    let otpCode = ''
+    if (factor.factorType === 'phone') {
+      const current = await findFactorOfUser(tx, factor.userId, factor.id, 'skip-locked')
+      if (!current) throw smsTooSoon(mfa.phoneMaxFrequency)
+      const last = current.lastChallengedAt?.getTime()
+      if (last !== undefined && last + mfa.phoneMaxFrequency > now) {
+        throw smsTooSoon(last + mfa.phoneMaxFrequency - now)
+      }
+      await takeSmsBudget(ctx, now)
+      otpCode = generateOtp(ctx.random, mfa.phoneOtpLength)
+    }
+    // The factor's row before the challenge's (whose foreign key reads it): one lock order.
+    await touchFactorChallenged(tx, factor.id, now)
     const created = await insertChallenge(
       tx,
       { id: ctx.random.uuid(), factorId: factor.id, ip, otpCode },
       now,
     )
-    await touchFactorChallenged(tx, factor.id, now)
     await addAuditLogEntry(
       tx,
       {
@@ -402,6 +450,20 @@ export async function challengeFactor(
       },
       now,
     )
+    if (factor.factorType === 'phone') {
+      try {
+        await ctx.sms.sendMessage(
+          factor.phone,
+          smsText(mfa.phoneTemplate, otpCode),
+          chosen,
+          otpCode,
+        )
+      } catch (error) {
+        throw new InternalServerError('unexpected_failure', 'error sending message', {
+          cause: error,
+        })
+      }
+    }
     return created
   })
   return {
@@ -414,7 +476,7 @@ export async function challengeFactor(
 }
 
 /** Why a verification was refused: decided in the transaction, thrown after it (see below). */
-type Refusal = { readonly refused: UnprocessableEntityError }
+type Refusal = { readonly refused: UnprocessableEntityError; readonly counted: boolean }
 
 function isRefusal(value: unknown): value is Refusal {
   return typeof value === 'object' && value !== null && 'refused' in value
@@ -466,11 +528,18 @@ export async function verifyFactor(
   }
   requireVerifyEnabled(ctx, factor)
   const { mfa } = ctx.settings
+  const backoff = factorBackoff(ctx.settings)
   const outcome = await ctx.db.transaction(async (tx) => {
     const now = ctx.clock.now()
-    // The factor's lock serialises verifications of one factor: a code is used only once.
+    // The user's lock serialises verifications of one user (the first verified factor below is
+    // decided once); the factor's, those of one factor: a code is used, and counted, once.
+    await getUserById(tx, caller.user.id, true)
     const current = await findFactorOfUser(tx, caller.user.id, factor.id, true)
     if (!current) throw factorNotFound()
+    await requireAal2ToCompleteEnrolment(tx, current, session)
+    const firstVerified = !(await hasVerifiedFactor(tx, caller.user.id))
+    const wait = await backoff.wait(tx, factorTarget(current.id), now)
+    if (wait > 0) throw new RequestRateLimitError(wait / 1000)
     const challenge = await lockChallengeOfFactor(tx, current.id, params.challengeId)
     if (!challenge) {
       throw new UnprocessableEntityError(
@@ -484,36 +553,48 @@ export async function verifyFactor(
         'Challenge and verify IP addresses mismatch.',
       )
     }
-    if (now > challenge.createdAt.getTime() + mfa.challengeExpiryDuration * 1000) {
+    const expiresAt = challenge.createdAt.getTime() + mfa.challengeExpiryDuration * 1000
+    if (now > expiresAt) {
       await deleteChallenge(tx, challenge.id)
       return {
         refused: new UnprocessableEntityError(
           'mfa_challenge_expired',
           `MFA challenge ${challenge.id} has expired, verify against another challenge or create a new challenge.`,
         ),
+        counted: false,
       }
     }
     let step: number | null = null
+    let valid: boolean
     if (current.factorType === 'totp') {
       const matched = matchTotpStep(current.secret, params.code, now)
-      if (
-        matched === undefined ||
-        (current.lastTotpStep !== null && matched <= current.lastTotpStep)
-      ) {
-        throw new UnprocessableEntityError('mfa_verification_failed', 'Invalid TOTP code entered')
-      }
-      step = matched
-    } else if (
-      ctx.sms.checkOtp
+      valid =
+        matched !== undefined && (current.lastTotpStep === null || matched > current.lastTotpStep)
+      step = matched ?? null
+    } else {
+      valid = ctx.sms.checkOtp
         ? // Twilio Verify sent the code and checks it (upstream `verifyPhoneFactor`).
-          !(await ctx.sms.checkOtp(current.phone, params.code).catch(() => false))
-        : !sameCode(challenge.otpCode, params.code)
-    ) {
-      throw new UnprocessableEntityError(
-        'mfa_verification_failed',
-        'Invalid MFA Phone code entered',
-      )
+          await ctx.sms.checkOtp(current.phone, params.code).catch(() => false)
+        : sameCode(challenge.otpCode, params.code)
     }
+    if (!valid) {
+      // Counted and committed before the answer: the challenge takes SECURITY_OTP_MAX_ATTEMPTS
+      // wrong codes, and the factor backs off after as many over all its challenges.
+      if (await countWrongAnswer(ctx, tx, `mfa_challenge:${challenge.id}`, expiresAt, now)) {
+        await deleteChallenge(tx, challenge.id)
+      }
+      await backoff.failed(tx, factorTarget(current.id), now)
+      return {
+        refused: new UnprocessableEntityError(
+          'mfa_verification_failed',
+          current.factorType === 'totp'
+            ? 'Invalid TOTP code entered'
+            : 'Invalid MFA Phone code entered',
+        ),
+        counted: true,
+      }
+    }
+    await backoff.succeeded(tx, factorTarget(current.id))
     await addAuditLogEntry(
       tx,
       {
@@ -533,13 +614,22 @@ export async function verifyFactor(
     await markFactorVerified(tx, current.id, step, now)
     const pending = await raiseSession(ctx, tx, caller.user, session, current, client, now)
     await deleteSessionsBelowAal2(tx, caller.user.id)
-    await deleteUnverifiedFactors(tx, caller.user.id, current.factorType)
+    // The first verified factor ends every pending enrolment (beyond upstream, which removes those
+    // of its type only): a factor enrolled by someone with the password alone cannot outlive it.
+    await deleteUnverifiedFactors(
+      tx,
+      caller.user.id,
+      firstVerified ? undefined : current.factorType,
+    )
     return {
       pending: { ...pending, factors: await listFactorsOfUser(tx, caller.user.id) },
       newlyVerified: current.status === 'unverified',
     }
   })
-  if (isRefusal(outcome)) throw outcome.refused
+  if (isRefusal(outcome)) {
+    if (outcome.counted) await purgeExpiredAttempts(ctx)
+    throw outcome.refused
+  }
   if (outcome.newlyVerified) {
     await sendNotification(
       ctx,

@@ -10,8 +10,8 @@ import type { AppContext, RequestContext } from '../context.js'
 import { BadRequestError, UnprocessableEntityError } from '../errors.js'
 import { addAuditLogEntry, auditActor } from '../models/audit-log.js'
 import { deleteOneTimeTokens } from '../models/one-time-token.js'
-import { getUserById, updateUser, type User } from '../models/user.js'
-import type { Queryable } from '../storage/db.js'
+import { getUserById, updateUser } from '../models/user.js'
+import { countWrongAnswer, purgeExpiredAttempts } from './attempts.js'
 import { deliver, enforceMaxFrequency, issueOtp, recordTokens, tokenHash } from './mail.js'
 import { sendPhoneOtp } from './phone.js'
 import { testOtpFor } from './sms.js'
@@ -96,40 +96,64 @@ export async function reauthenticate(
 }
 
 /**
- * Checks and consumes a reauthentication nonce inside `tx` (upstream `verifyReauthentication`):
+ * Checks and consumes a reauthentication nonce in a transaction of its own (upstream
+ * `verifyReauthentication`, which `PUT /user` calls before changing anything):
  * `hex(sha224(email + nonce))` must equal `reauthentication_token`, sent less than
  * `MAILER_OTP_EXP` ago; for a user without an email, `hex(sha224(phone + nonce))` sent less than
  * `SMS_OTP_EXP` ago, or, with Twilio Verify, the code approved by Twilio. The token is cleared,
- * so a nonce works once.
+ * so a nonce works once, even when the change that needed it then fails. A wrong nonce is
+ * counted (committed before the answer, the user's row locked), and the
+ * `SECURITY_OTP_MAX_ATTEMPTS`-th invalidates the nonce (beyond upstream); a new one can be
+ * requested once `SMTP_MAX_FREQUENCY` (`SMS_MAX_FREQUENCY`) has passed since it was sent.
  *
- * @param user The user, locked in `tx`.
- * @param now Epoch milliseconds.
  * @throws {@link UnprocessableEntityError} 422 `reauthentication_not_valid` "Nonce has expired or
  *   is invalid".
  */
 export async function consumeReauthenticationNonce(
-  ctx: Pick<AppContext, 'settings' | 'sms'>,
-  tx: Queryable,
-  user: User,
+  ctx: AppContext,
+  userId: string,
   nonce: string,
-  now: number,
 ): Promise<void> {
-  const sentAt = user.reauthenticationSentAt
-  const byPhone = user.email === ''
-  const lifetime = byPhone ? ctx.settings.sms.otpExp : ctx.settings.mailer.otpExp
-  const pending = user.reauthenticationToken !== '' && sentAt !== null
-  const valid =
-    pending &&
-    (byPhone && ctx.sms.checkOtp && testOtpFor(ctx.settings, user.phone, now) === undefined
-      ? await ctx.sms.checkOtp(user.phone, nonce).catch(() => false)
-      : now <= sentAt.getTime() + lifetime * 1000 &&
-        tokenHash(byPhone ? user.phone : user.email, nonce) === user.reauthenticationToken)
+  const valid = await ctx.db.transaction(async (tx) => {
+    const now = ctx.clock.now()
+    const user = await getUserById(tx, userId, true)
+    const sentAt = user.reauthenticationSentAt
+    if (user.reauthenticationToken === '' || sentAt === null) return false
+    const byPhone = user.email === ''
+    const expiresAt =
+      sentAt.getTime() + (byPhone ? ctx.settings.sms.otpExp : ctx.settings.mailer.otpExp) * 1000
+    // With Twilio Verify, Twilio drew the nonce, checks it and decides when it expires.
+    const check =
+      byPhone && testOtpFor(ctx.settings, user.phone, now) === undefined
+        ? ctx.sms.checkOtp
+        : undefined
+    if (!check && now > expiresAt) return false
+    const approved = check
+      ? await check(user.phone, nonce).catch(() => false)
+      : tokenHash(byPhone ? user.phone : user.email, nonce) === user.reauthenticationToken
+    if (approved) {
+      await updateUser(
+        tx,
+        user.id,
+        { reauthenticationToken: '', reauthenticationSentAt: null },
+        now,
+      )
+      await deleteOneTimeTokens(tx, user.id, ['reauthentication_token'])
+      return true
+    }
+    const target = `reauthentication:${user.id}:${String(sentAt.getTime())}`
+    if (await countWrongAnswer(ctx, tx, target, expiresAt, now)) {
+      // The sent-at column stays: a new nonce still waits for the send interval.
+      await updateUser(tx, user.id, { reauthenticationToken: '' }, now)
+      await deleteOneTimeTokens(tx, user.id, ['reauthentication_token'])
+    }
+    return false
+  })
   if (!valid) {
+    await purgeExpiredAttempts(ctx)
     throw new UnprocessableEntityError(
       'reauthentication_not_valid',
       'Nonce has expired or is invalid',
     )
   }
-  await updateUser(tx, user.id, { reauthenticationToken: '', reauthenticationSentAt: null }, now)
-  await deleteOneTimeTokens(tx, user.id, ['reauthentication_token'])
 }

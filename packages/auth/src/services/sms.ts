@@ -78,6 +78,22 @@ export function testOtpFor(
 }
 
 /**
+ * Takes one message from the server-wide SMS budget (`RATE_LIMIT_SMS_SENT`), which every SMS the
+ * server sends spends: one-time codes, reauthentication nonces and MFA challenge codes.
+ *
+ * @param now Epoch milliseconds.
+ * @throws {@link TooManyRequestsError} 429 `over_sms_send_rate_limit` "SMS rate limit exceeded".
+ */
+export async function takeSmsBudget(
+  ctx: Pick<AppContext, 'smsLimiter'>,
+  now: number,
+): Promise<void> {
+  if (!(await ctx.smsLimiter.take(now))) {
+    throw new TooManyRequestsError('over_sms_send_rate_limit', 'SMS rate limit exceeded')
+  }
+}
+
+/**
  * Draws a code of `SMS_OTP_LENGTH` digits for `phone` and sends it in `SMS_TEMPLATE` through
  * the SMS provider, after the `SMS_MAX_FREQUENCY` check against `sentAt` and taking one message
  * from the `RATE_LIMIT_SMS_SENT` budget. A number listed in `SMS_TEST_OTP` gets its fixed code
@@ -106,9 +122,7 @@ export async function sendSmsOtp(
   if (testOtp !== undefined) {
     return { otp: testOtp, hash: tokenHash(phone, testOtp), messageId: TEST_OTP_MESSAGE_ID }
   }
-  if (!(await ctx.smsLimiter.take(now))) {
-    throw new TooManyRequestsError('over_sms_send_rate_limit', 'SMS rate limit exceeded')
-  }
+  await takeSmsBudget(ctx, now)
   const otp = generateOtp(ctx.random, ctx.settings.sms.otpLength)
   let messageId: string
   try {

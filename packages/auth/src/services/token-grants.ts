@@ -37,7 +37,8 @@ export interface PasswordSignIn {
  * and the confirmation, and starts a session.
  *
  * After `RATE_LIMIT_PASSWORD_FAILURES` failed passwords for one email or phone, further attempts
- * back off (see `PasswordBackoff`); a correct password clears it.
+ * back off (see `PasswordBackoff`, shared by every instance through the database); a correct
+ * password clears it.
  *
  * @param signal Aborts the queued password check (the request's deadline).
  * @throws {@link BadRequestError} `validation_failed`, `invalid_credentials`, `user_banned`,
@@ -71,7 +72,7 @@ export async function passwordGrant(
       throw new UnprocessableEntityError('email_provider_disabled', 'Email logins are disabled')
     }
     account = `email:${client.aud}:${email.toLowerCase()}`
-    backOff(ctx, account)
+    await backOff(ctx, account)
     user = await findUserByEmail(ctx.db, email.toLowerCase(), client.aud)
   } else if (phone !== '') {
     if (!settings.external.phoneEnabled) {
@@ -79,7 +80,7 @@ export async function passwordGrant(
     }
     const normalized = normalizePhone(phone)
     account = `phone:${client.aud}:${normalized}`
-    backOff(ctx, account)
+    await backOff(ctx, account)
     user = await findUserByPhone(ctx.db, normalized, client.aud)
   } else {
     throw new BadRequestError('validation_failed', 'missing email or phone')
@@ -88,10 +89,10 @@ export async function passwordGrant(
   // nothing about the account, not even that it is banned.
   const ok = await ctx.passwords.verify(password, user?.encryptedPassword || DUMMY_HASH, signal)
   if (!user || user.encryptedPassword === '' || !ok) {
-    ctx.passwordBackoff.failed(account, ctx.clock.now())
+    await ctx.passwordBackoff.failed(ctx.db, account, ctx.clock.now())
     throw new BadRequestError('invalid_credentials', 'Invalid login credentials')
   }
-  ctx.passwordBackoff.succeeded(account)
+  await ctx.passwordBackoff.succeeded(ctx.db, account)
   if (isBanned(user, ctx.clock.now())) throw new BadRequestError('user_banned', 'User is banned')
   if (email !== '' && user.emailConfirmedAt === null) {
     throw new BadRequestError('email_not_confirmed', 'Email not confirmed')
@@ -114,8 +115,8 @@ export async function passwordGrant(
  *
  * @throws {@link RequestRateLimitError} 429 `over_request_rate_limit` with `Retry-After`.
  */
-function backOff(ctx: AppContext, account: string): void {
-  const wait = ctx.passwordBackoff.wait(account, ctx.clock.now())
+async function backOff(ctx: AppContext, account: string): Promise<void> {
+  const wait = await ctx.passwordBackoff.wait(ctx.db, account, ctx.clock.now())
   if (wait > 0) throw new RequestRateLimitError(wait / 1000)
 }
 

@@ -268,7 +268,6 @@ export async function updateOwnUser(
   const pkce = parsePkceChallenge(changes.codeChallenge, changes.codeChallengeMethod)
   const { redirectTo } = changes
   let encryptedPassword: string | undefined
-  let nonceRequired = false
   if (changes.password !== undefined) {
     const password = changes.password
     if (user.isAnonymous && user.email === '' && user.phone === '') {
@@ -287,7 +286,9 @@ export async function updateOwnUser(
             'Password update requires reauthentication',
           )
         }
-        nonceRequired = true
+        // Checked, consumed (and a wrong one counted) in a transaction of its own before the
+        // password work, as upstream's `verifyReauthentication`.
+        await consumeReauthenticationNonce(ctx, user.id, changes.nonce)
       }
     }
     if (
@@ -307,7 +308,6 @@ export async function updateOwnUser(
   const result = await ctx.db.transaction(async (tx) => {
     const now = ctx.clock.now()
     const current = await getUserById(tx, user.id, true)
-    if (nonceRequired) await consumeReauthenticationNonce(ctx, tx, current, changes.nonce, now)
     const update: UserChanges = {}
     if (data !== undefined) update.userMetadata = mergeMetadata(current.userMetadata, data)
     if (encryptedPassword !== undefined) update.encryptedPassword = encryptedPassword

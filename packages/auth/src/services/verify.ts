@@ -2,7 +2,9 @@
  * Verification (`GET /verify`, `POST /verify`): a mailed link (its token hash) or a typed code
  * (with the email or phone it was sent to) confirms a sign-up or invite, signs in a recovery or
  * magic link, or completes an email or phone change. Each token works once and expires after
- * `MAILER_OTP_EXP` (an SMS code after `SMS_OTP_EXP`; with Twilio Verify, Twilio checks it).
+ * `MAILER_OTP_EXP` (an SMS code after `SMS_OTP_EXP`; with Twilio Verify, Twilio checks it). A
+ * typed code takes `SECURITY_OTP_MAX_ATTEMPTS` wrong answers at most (beyond upstream): the last
+ * one invalidates it.
  *
  * @see https://github.com/supabase/auth/blob/master/internal/api/verify.go
  * @module
@@ -15,6 +17,7 @@ import {
   UnprocessableEntityError,
 } from '../errors.js'
 import { addAuditLogEntry, auditActor } from '../models/audit-log.js'
+import { countWrongAnswer, purgeExpiredAttempts } from './attempts.js'
 import { findLatestFlowStateOfUser, markAuthCodeIssued } from '../models/flow-state.js'
 import { updateIdentityData } from '../models/identity.js'
 import {
@@ -102,6 +105,14 @@ interface Candidate {
   readonly resolved: ResolvedVerificationType
   readonly token: (user: User) => string
   readonly sentAt: (user: User) => Date | null
+  /**
+   * Whose wrong answers count together: every type that can match the column shares its count
+   * (`signup`, `invite`, `email` and `sms` the confirmation code's); both codes of an email
+   * change share one.
+   */
+  readonly counter: string
+  /** What invalidates the code once its answers are used up (both codes of an email change). */
+  readonly invalidate: { readonly changes: UserChanges; readonly types: OneTimeTokenType[] }
 }
 
 const CONFIRMATION = (resolved: ResolvedVerificationType): Candidate => ({
@@ -109,24 +120,37 @@ const CONFIRMATION = (resolved: ResolvedVerificationType): Candidate => ({
   resolved,
   token: (u) => u.confirmationToken,
   sentAt: (u) => u.confirmationSentAt,
+  counter: 'confirmation_token',
+  invalidate: { changes: { confirmationToken: '' }, types: ['confirmation_token'] },
 })
 const RECOVERY = (resolved: ResolvedVerificationType): Candidate => ({
   tokenType: 'recovery_token',
   resolved,
   token: (u) => u.recoveryToken,
   sentAt: (u) => u.recoverySentAt,
+  counter: 'recovery_token',
+  invalidate: { changes: { recoveryToken: '' }, types: ['recovery_token'] },
 })
+/** Invalidating either code of an email change ends the change: one code must never suffice. */
+const EMAIL_CHANGE_INVALIDATED: Candidate['invalidate'] = {
+  changes: { emailChangeTokenNew: '', emailChangeTokenCurrent: '' },
+  types: ['email_change_token_new', 'email_change_token_current'],
+}
 const EMAIL_CHANGE_NEW: Candidate = {
   tokenType: 'email_change_token_new',
   resolved: 'email_change',
   token: (u) => u.emailChangeTokenNew,
   sentAt: (u) => u.emailChangeSentAt,
+  counter: 'email_change',
+  invalidate: EMAIL_CHANGE_INVALIDATED,
 }
 const EMAIL_CHANGE_CURRENT: Candidate = {
   tokenType: 'email_change_token_current',
   resolved: 'email_change',
   token: (u) => u.emailChangeTokenCurrent,
   sentAt: (u) => u.emailChangeSentAt,
+  counter: 'email_change',
+  invalidate: EMAIL_CHANGE_INVALIDATED,
 }
 
 const PHONE_CHANGE: Candidate = {
@@ -134,6 +158,8 @@ const PHONE_CHANGE: Candidate = {
   resolved: 'phone_change',
   token: (u) => u.phoneChangeToken,
   sentAt: (u) => u.phoneChangeSentAt,
+  counter: 'phone_change_token',
+  invalidate: { changes: { phoneChangeToken: '' }, types: ['phone_change_token'] },
 }
 
 const CANDIDATES: Readonly<Record<VerificationType, readonly Candidate[]>> = {
@@ -225,7 +251,23 @@ export function checkVerifyParams(method: 'GET' | 'POST', params: VerifyParams):
   return { form: 'code', type, code: params.token, email, phone: normalizePhone(params.phone) }
 }
 
-/** Whether `user`'s column of `candidate` holds `hash` (or its `pkce_` form) and has not expired. */
+/** Epoch milliseconds at which `user`'s code of `candidate` expires, or `undefined` for none. */
+function expiryOf(ctx: AppContext, user: User, candidate: Candidate): number | undefined {
+  const sentAt = candidate.sentAt(user)
+  if (candidate.token(user) === '' || sentAt === null) return undefined
+  const lifetime = isPhoneType(candidate.resolved)
+    ? ctx.settings.sms.otpExp
+    : ctx.settings.mailer.otpExp
+  return sentAt.getTime() + lifetime * 1000
+}
+
+/** Whether `user` has a code of `candidate` out that has not expired at `now`. */
+function isPending(ctx: AppContext, user: User, candidate: Candidate, now: number): boolean {
+  const expiry = expiryOf(ctx, user, candidate)
+  return expiry !== undefined && now <= expiry
+}
+
+/** Whether `user`'s pending code of `candidate` is `hash` (or its `pkce_` form). */
 function matches(
   ctx: AppContext,
   user: User,
@@ -234,26 +276,33 @@ function matches(
   now: number,
 ): boolean {
   const expected = candidate.token(user)
-  const sentAt = candidate.sentAt(user)
-  const lifetime = isPhoneType(candidate.resolved)
-    ? ctx.settings.sms.otpExp
-    : ctx.settings.mailer.otpExp
   return (
-    expected !== '' &&
-    sentAt !== null &&
-    now <= sentAt.getTime() + lifetime * 1000 &&
+    isPending(ctx, user, candidate, now) &&
     (expected === hash || expected === PKCE_TOKEN_PREFIX + hash)
   )
 }
 
-/** Finds and locks the user of a verification and the token column it matched. */
+/**
+ * What {@link findVerified} found: the token a request verified, or, for a typed code that
+ * matched none of a known user's pending codes, those codes (each counts a wrong answer).
+ */
+type Found =
+  | { readonly kind: 'verified'; readonly user: User; readonly candidate: Candidate }
+  | { readonly kind: 'wrong'; readonly user: User; readonly pending: readonly Candidate[] }
+
+/**
+ * Finds and locks the user of a verification and the token column it matched.
+ *
+ * @throws {@link ForbiddenError} `otp_expired` when there is nothing to count: no such link, no
+ *   such user, or no code out.
+ */
 async function findVerified(
   ctx: AppContext,
   tx: Queryable,
   checked: Checked,
   aud: string,
   now: number,
-): Promise<{ user: User; candidate: Candidate }> {
+): Promise<Found> {
   const candidates = CANDIDATES[checked.type]
   if (checked.form === 'hash') {
     const row = await findOneTimeToken(
@@ -264,7 +313,7 @@ async function findVerified(
     const user = row ? await getUserById(tx, row.userId, true) : undefined
     const candidate = user && candidates.find((c) => matches(ctx, user, c, checked.hash, now))
     if (!user || !candidate) throw LINK_INVALID()
-    return { user, candidate }
+    return { kind: 'verified', user, candidate }
   }
   let found: User | undefined
   if (checked.email !== '') {
@@ -277,7 +326,9 @@ async function findVerified(
   } else {
     found = await findUserByPhone(tx, checked.phone, aud)
   }
+  // The user's row is locked: its codes' answers are checked and counted one at a time.
   const user = found ? await getUserById(tx, found.id, true) : undefined
+  if (!user) throw CODE_INVALID()
   const check = ctx.sms.checkOtp
   if (
     check &&
@@ -286,21 +337,56 @@ async function findVerified(
     testOtpFor(ctx.settings, checked.phone, now) === undefined
   ) {
     // Twilio Verify drew the code and checks it (upstream): a code must have been requested.
-    const candidate = user && candidates.find((c) => c.token(user) !== '')
-    if (!user || !candidate) throw CODE_INVALID()
+    const pending = candidates.filter((c) => c.token(user) !== '')
+    const candidate = pending[0]
+    if (!candidate) throw CODE_INVALID()
     let approved: boolean
     try {
       approved = await check(checked.phone, checked.code)
     } catch (error) {
       throw new ForbiddenError('otp_expired', 'Token has expired or is invalid', { cause: error })
     }
-    if (!approved) throw CODE_INVALID()
-    return { user, candidate }
+    return approved ? { kind: 'verified', user, candidate } : { kind: 'wrong', user, pending }
   }
   const hash = tokenHash(checked.email !== '' ? checked.email : checked.phone, checked.code)
-  const candidate = user && candidates.find((c) => matches(ctx, user, c, hash, now))
-  if (!user || !candidate) throw CODE_INVALID()
-  return { user, candidate }
+  const candidate = candidates.find((c) => matches(ctx, user, c, hash, now))
+  if (candidate) return { kind: 'verified', user, candidate }
+  const pending = candidates.filter((c) => isPending(ctx, user, c, now))
+  if (pending.length === 0) throw CODE_INVALID()
+  return { kind: 'wrong', user, pending }
+}
+
+/**
+ * Counts a wrong code against each of `user`'s pending codes it was checked against, and
+ * invalidates those whose `SECURITY_OTP_MAX_ATTEMPTS` answers are used up (their columns and
+ * `one_time_tokens` rows cleared; the sent-at columns stay, so a new code still waits for
+ * `SMTP_MAX_FREQUENCY` or `SMS_MAX_FREQUENCY`).
+ */
+async function countWrongCode(
+  ctx: AppContext,
+  tx: Queryable,
+  user: User,
+  pending: readonly Candidate[],
+  now: number,
+): Promise<void> {
+  const counted = new Set<string>()
+  const changes: UserChanges = {}
+  const types: OneTimeTokenType[] = []
+  for (const candidate of pending) {
+    const sentAt = candidate.sentAt(user)?.getTime() ?? 0
+    const target = `otp:${candidate.counter}:${user.id}:${String(sentAt)}`
+    if (counted.has(target)) continue
+    counted.add(target)
+    const expiry = expiryOf(ctx, user, candidate) ?? now
+    if (await countWrongAnswer(ctx, tx, target, expiry, now)) {
+      Object.assign(changes, candidate.invalidate.changes)
+      types.push(...candidate.invalidate.types)
+    }
+  }
+  if (types.length > 0) {
+    await updateUser(tx, user.id, changes, now)
+    await deleteOneTimeTokens(tx, user.id, types)
+  }
 }
 
 /** Confirms the user's email (or phone, for `sms`) and its identity. */
@@ -424,7 +510,10 @@ async function applyVerification(
 /**
  * Verifies a link or code and carries out its effect in one transaction (the user row is locked,
  * so a token is used once): confirmation, sign-in, or email change. A PKCE link (GET, `pkce_`
- * hash) answers the flow's auth code instead of a session; POST always answers a session.
+ * hash) answers the flow's auth code instead of a session; POST always answers a session. A
+ * wrong typed code counts against the user's pending codes it was checked against, and the
+ * `SECURITY_OTP_MAX_ATTEMPTS`-th invalidates them; the answer is the same whether or not the
+ * address or number belongs to a user (a link's hash names no user, so it counts nothing).
  *
  * @param method `GET` (a link) or `POST`.
  * @param log Where a failed email- or phone-changed notification is reported (the request's
@@ -455,11 +544,18 @@ export async function verify(
       }
     | { kind: 'code'; authCode: string; changed: Changed }
     | { kind: 'half' }
+    | { kind: 'wrong' }
   let done: Done
   try {
     done = await ctx.db.transaction(async (tx): Promise<Done> => {
       const now = ctx.clock.now()
-      const { user, candidate } = await findVerified(ctx, tx, checked, client.aud, now)
+      const found = await findVerified(ctx, tx, checked, client.aud, now)
+      if (found.kind === 'wrong') {
+        // Committed before answering, so that every wrong code counts.
+        await countWrongCode(ctx, tx, found.user, found.pending, now)
+        return { kind: 'wrong' }
+      }
+      const { user, candidate } = found
       if (isBanned(user, now)) throw new ForbiddenError('user_banned', 'User is banned')
       const pkce = method === 'GET' && candidate.token(user).startsWith(PKCE_TOKEN_PREFIX)
       const applied = await applyVerification(ctx, tx, user, candidate, client, now)
@@ -492,6 +588,10 @@ export async function verify(
           )
     }
     throw error
+  }
+  if (done.kind === 'wrong') {
+    await purgeExpiredAttempts(ctx)
+    throw CODE_INVALID()
   }
   if (done.kind === 'half') {
     return { kind: 'message', message: SINGLE_CONFIRMATION_ACCEPTED, redirectTo }

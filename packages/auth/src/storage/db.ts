@@ -16,6 +16,7 @@ export interface Tables {
   readonly mfaAmrClaims: string
   readonly mfaFactors: string
   readonly mfaChallenges: string
+  readonly failedAttempts: string
   readonly schemaMigrations: string
 }
 
@@ -92,6 +93,7 @@ export function tableNames(namespace: string): Tables {
     mfaAmrClaims: `${p}mfa_amr_claims`,
     mfaFactors: `${p}mfa_factors`,
     mfaChallenges: `${p}mfa_challenges`,
+    failedAttempts: `${p}failed_attempts`,
     schemaMigrations: `${p}schema_migrations`,
   }
 }

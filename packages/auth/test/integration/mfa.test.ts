@@ -333,6 +333,73 @@ describe('phone factors', () => {
   })
 })
 
+/** @see issue 24, item 5 */
+describe('leftover factors', () => {
+  it('the first verified factor removes unverified factors of every type, so one enrolled with the password alone raises nothing', async () => {
+    const email = 'leftover-factor@example.com'
+    const victim = await signedIn(email)
+    // Someone who has the password plants a phone factor of their own and leaves it unverified.
+    const attacker = client()
+    expect((await attacker.signInWithPassword({ email, password: 'password123' })).error).toBeNull()
+    const planted = await attacker.mfa.enroll({
+      factorType: 'phone',
+      phone: '+15557770001',
+      friendlyName: 'planted',
+    })
+    expect(planted.error).toBeNull()
+
+    const { id, secret } = await enrollTotp(victim)
+    await verifyTotp(victim, id, secret)
+    expect((await victim.mfa.listFactors()).data?.all).toMatchObject([
+      { id, factor_type: 'totp', status: 'verified' },
+    ])
+    expect((await victim.mfa.listFactors()).data?.all).toHaveLength(1)
+
+    const later = client()
+    expect((await later.signInWithPassword({ email, password: 'password123' })).error).toBeNull()
+    const sent = sms.sent.length
+    const challenge = await later.mfa.challenge({ factorId: planted.data!.id })
+    expect(challenge.error).toMatchObject({ status: 404, code: 'mfa_factor_not_found' })
+    expect(sms.sent.length).toBe(sent)
+  })
+
+  it('once a factor is verified, an aal1 session can neither challenge nor verify an unverified one', async () => {
+    const email = 'aal1-pending-factor@example.com'
+    const owner = await signedIn(email)
+    const first = await enrollTotp(owner, 'first')
+    await verifyTotp(owner, first.id, first.secret)
+    // The owner (aal2) starts enrolling two more factors and leaves them pending.
+    const pending = await enrollTotp(owner, 'second')
+    const phone = await owner.mfa.enroll({ factorType: 'phone', phone: '+15557770002' })
+    expect(phone.error).toBeNull()
+
+    const attacker = client()
+    expect((await attacker.signInWithPassword({ email, password: 'password123' })).error).toBeNull()
+    const refused = {
+      status: 403,
+      code: 'insufficient_aal',
+      message: 'AAL2 required to enroll a new factor',
+    }
+    expect((await attacker.mfa.challenge({ factorId: pending.id })).error).toMatchObject(refused)
+    const sent = sms.sent.length
+    const phoneChallenge = await attacker.mfa.challenge({ factorId: phone.data!.id })
+    expect(phoneChallenge.error).toMatchObject(refused)
+    expect(sms.sent.length).toBe(sent)
+
+    // Not even with a challenge the owner's aal2 session created.
+    const challenge = await owner.mfa.challenge({ factorId: pending.id })
+    expect(challenge.error).toBeNull()
+    const params = {
+      factorId: pending.id,
+      challengeId: challenge.data!.id,
+      code: totpCode(pending.secret, clock.now()),
+    }
+    expect((await attacker.mfa.verify(params)).error).toMatchObject(refused)
+    expect((await owner.mfa.verify(params)).error).toBeNull()
+    clock.advance(STEP)
+  })
+})
+
 describe('limits', () => {
   it('MFA_MAX_ENROLLED_FACTORS and friendly-name conflicts', async () => {
     const auth = await signedIn('limits@example.com')

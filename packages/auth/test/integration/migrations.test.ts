@@ -39,6 +39,7 @@ describe('migrations', () => {
       )
       expect(rows.map((r) => r.table_name)).toEqual([
         'gh_audit_log_entries',
+        'gh_failed_attempts',
         'gh_flow_state',
         'gh_identities',
         'gh_mfa_amr_claims',

@@ -43,6 +43,19 @@ async function startFakeTwilio(): Promise<FakeApi> {
   })
 }
 
+/** Settings of the Twilio provider at the fake's URL, with phone factors enabled. */
+function twilioSettings(fake: FakeApi): Record<string, string> {
+  return {
+    AUTHSVC_SMS_PROVIDER: 'twilio',
+    AUTHSVC_SMS_TWILIO_ACCOUNT_SID: 'AC0123',
+    AUTHSVC_SMS_TWILIO_AUTH_TOKEN: 'twilio-token',
+    AUTHSVC_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG0456',
+    AUTHSVC_SMS_TWILIO_API_URL: fake.url,
+    AUTHSVC_MFA_PHONE_ENROLL_ENABLED: 'true',
+    AUTHSVC_MFA_PHONE_VERIFY_ENABLED: 'true',
+  }
+}
+
 /**
  * Phone flows as upstream answers them, through the Twilio provider against a local fake of its
  * API (the codes are read from the messages the fake received).
@@ -62,11 +75,7 @@ describe('phone flows (Twilio fake)', () => {
       {
         AUTHSVC_EXTERNAL_PHONE_ENABLED: 'true',
         AUTHSVC_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',
-        AUTHSVC_SMS_PROVIDER: 'twilio',
-        AUTHSVC_SMS_TWILIO_ACCOUNT_SID: 'AC0123',
-        AUTHSVC_SMS_TWILIO_AUTH_TOKEN: 'twilio-token',
-        AUTHSVC_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG0456',
-        AUTHSVC_SMS_TWILIO_API_URL: fake.url,
+        ...twilioSettings(fake),
         AUTHSVC_RATE_LIMIT_SMS_SENT: '1000',
         AUTHSVC_MAILER_NOTIFICATIONS_PHONE_CHANGED_ENABLED: 'true',
         AUTHSVC_SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION: 'true',
@@ -329,6 +338,119 @@ describe('phone flows (Twilio fake)', () => {
     expect(withEmail.statusCode).toBe(200)
     clock.advance(1_800_000)
     expect((await anonymous('198.51.100.7')).statusCode).toBe(200)
+  })
+  /** Enrolls a phone factor for `+<phone>` in the session of `token`: the answer. */
+  function enrollPhoneFactor(token: string, phone: string): Promise<TestResponse> {
+    return server.request('POST', '/factors', {
+      token,
+      body: { factor_type: 'phone', phone: `+${phone}`, friendly_name: phone },
+    })
+  }
+
+  /** The id of an enrolment or challenge answer. */
+  const idOf = (res: TestResponse): string => (res.json() as unknown as { id: string }).id
+
+  /** @see issue 24, item 3 */
+  it('a burst of 100 concurrent MFA challenges on 10 phone factors sends one SMS per factor, answers 429 to the others and never 500', async () => {
+    const factors: { token: string; id: string; phone: string }[] = []
+    for (let i = 0; i < 10; i++) {
+      const { access_token: token } = await phoneUser(nextPhone())
+      const phone = nextPhone()
+      const enrolled = await enrollPhoneFactor(token, phone)
+      expect(enrolled.statusCode).toBe(200)
+      factors.push({ token, id: idOf(enrolled), phone })
+    }
+    const before = fake.requests.length
+    const results = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => {
+        const factor = factors[i % factors.length]!
+        return server.request('POST', `/factors/${factor.id}/challenge`, {
+          token: factor.token,
+          body: {},
+        })
+      }),
+    )
+    const statuses = results.map((r) => r.statusCode).sort()
+    expect(statuses).toEqual([...Array<number>(10).fill(200), ...Array<number>(90).fill(429)])
+    for (const refused of results.filter((r) => r.statusCode === 429)) {
+      expect(refused.json().error_code).toBe('over_sms_send_rate_limit')
+    }
+    const sent = fake.requests.slice(before)
+    expect(sent.map((r) => r.form.To).sort()).toEqual(factors.map((f) => `+${f.phone}`).sort())
+
+    // Each factor's one challenge verifies with the code its number got.
+    for (const [i, factor] of factors.entries()) {
+      const challenge = results.find((r, j) => j % factors.length === i && r.statusCode === 200)!
+      const verified = await server.request('POST', `/factors/${factor.id}/verify`, {
+        token: factor.token,
+        body: { challenge_id: idOf(challenge), code: codeSentTo(factor.phone) },
+      })
+      expect(verified.statusCode).toBe(200)
+    }
+  })
+
+  /** @see issue 24, item 3 */
+  it('MFA_PHONE_MAX_UNVERIFIED_FACTORS caps pending phone factors; enrolling a number again keeps its interval', async () => {
+    const { access_token: token } = await phoneUser(nextPhone())
+    const [a, b, c] = [nextPhone(), nextPhone(), nextPhone()]
+    const first = await enrollPhoneFactor(token, a)
+    expect(first.statusCode).toBe(200)
+    const challenge = (id: string) =>
+      server.request('POST', `/factors/${id}/challenge`, { token, body: {} })
+    expect((await challenge(idOf(first))).statusCode).toBe(200)
+    const again = await enrollPhoneFactor(token, a)
+    expect(again.statusCode).toBe(200)
+    expect(idOf(again)).not.toBe(idOf(first))
+    const tooSoon = await challenge(idOf(again))
+    expect(tooSoon.statusCode).toBe(429)
+    expect(tooSoon.json().error_code).toBe('over_sms_send_rate_limit')
+
+    expect((await enrollPhoneFactor(token, b)).statusCode).toBe(200)
+    const third = await enrollPhoneFactor(token, c)
+    expect(third.statusCode).toBe(422)
+    expect(third.json()).toMatchObject({
+      error_code: 'too_many_enrolled_mfa_factors',
+      msg: 'Maximum number of unverified phone factors reached, verify or unenroll one to continue',
+    })
+  })
+})
+
+/** MFA phone challenges spend the server-wide SMS budget like every other SMS. */
+describe('RATE_LIMIT_SMS_SENT and MFA phone challenges', () => {
+  let fake: FakeApi
+  let server: TestServer
+
+  beforeAll(async () => {
+    fake = await startFakeTwilio()
+    server = await startTestServer(
+      'phone_mfa_budget',
+      { ...twilioSettings(fake), AUTHSVC_RATE_LIMIT_SMS_SENT: '3' },
+      new FakeClock(Date.now()),
+    )
+  })
+  afterAll(async () => {
+    await server.close()
+    await fake.close()
+  })
+
+  /** @see issue 24, item 3 */
+  it('sends as many challenge codes as the budget allows, then answers 429 and sends nothing', async () => {
+    const answers: TestResponse[] = []
+    for (let i = 0; i < 4; i++) {
+      const { access_token: token } = await signUp(server, `mfa-budget-${String(i)}@example.com`)
+      const enrolled = await server.request('POST', '/factors', {
+        token,
+        body: { factor_type: 'phone', phone: `+1555080${String(1000 + i)}` },
+      })
+      const { id } = enrolled.json() as unknown as { id: string }
+      answers.push(await server.request('POST', `/factors/${id}/challenge`, { token, body: {} }))
+    }
+    expect(answers.map((r) => r.statusCode)).toEqual([200, 200, 200, 429])
+    expect(answers[3]!.json()).toMatchObject({
+      error_code: 'over_sms_send_rate_limit',
+      msg: 'SMS rate limit exceeded',
+    })
+    expect(fake.requests).toHaveLength(3)
   })
 })
 

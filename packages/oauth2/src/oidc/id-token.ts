@@ -7,7 +7,7 @@ import {
   type JWTHeaderParameters,
   type JWTPayload,
 } from 'jose'
-import { invalidType, isRecord } from '../args.js'
+import { assertKnownKeys, invalidType, isRecord, optionKeys } from '../args.js'
 import { libraryError, OAuth2Error } from '../error.js'
 import { JwksCache } from './jwks-cache.js'
 import { isSecureUrl, type AuthorizationServerMetadata, type OidcHost } from './metadata.js'
@@ -15,11 +15,13 @@ import { isSecureUrl, type AuthorizationServerMetadata, type OidcHost } from './
 /** Options of `Client#verifyIdToken`. */
 export interface VerifyIdTokenOptions {
   /**
-   * The `nonce` sent with the authorization request; the token must carry the same. Without it, a
-   * token that carries a `nonce` is refused: its authorization request had one, which the caller
-   * must check (OIDC Core §3.1.3.7 step 11).
+   * The `nonce` sent with the authorization request; the token must carry the same (OIDC Core
+   * §3.1.3.7 step 11). `null` (or, for `verifyIdToken`, absent): the request sent none, and a
+   * token that carries a `nonce` is refused (its request had one, which the caller must check).
+   * `token.idToken()` on a token from `authCode.getToken` fills it in when its client built the
+   * authorization request, and requires it otherwise.
    */
-  readonly nonce?: string | undefined
+  readonly nonce?: string | null | undefined
   /** Seconds; when given, `auth_time` is required and must be at most this old. */
   readonly maxAge?: number | undefined
   /** Seconds of clock skew tolerated for `exp`, `iat`, `nbf` and `auth_time`. @default 0 */
@@ -71,8 +73,26 @@ async function leftHalfHash(alg: string, value: string): Promise<string> {
   return base64url.encode(digest.subarray(0, digest.length / 2))
 }
 
-function checkVerifyOptions(options: VerifyIdTokenOptions): void {
-  for (const key of ['nonce', 'accessToken', 'code'] as const) {
+const VERIFY_OPTION_KEYS = optionKeys<VerifyIdTokenOptions>({
+  nonce: true,
+  maxAge: true,
+  clockTolerance: true,
+  accessToken: true,
+  code: true,
+})
+
+/**
+ * Checks the options of `Client#verifyIdToken` (before anything else is looked at).
+ *
+ * @throws {TypeError} `ERR_INVALID_ARG_TYPE`/`ERR_INVALID_ARG_VALUE` naming the option.
+ * @internal
+ */
+export function checkVerifyOptions(options: VerifyIdTokenOptions): void {
+  assertKnownKeys('options', options, VERIFY_OPTION_KEYS)
+  const nonce: unknown = options.nonce
+  if (nonce !== undefined && nonce !== null && typeof nonce !== 'string')
+    throw invalidType('options.nonce', 'a string, or null for none', nonce)
+  for (const key of ['accessToken', 'code'] as const) {
     const value: unknown = options[key]
     if (value !== undefined && typeof value !== 'string')
       throw invalidType(`options.${key}`, 'a string', value)
@@ -156,8 +176,8 @@ export class IdTokenVerifier {
           )
   }
 
+  /** Verifies `idToken`; `options` were checked by {@link checkVerifyOptions}. */
   async verify(idToken: string, options: VerifyIdTokenOptions): Promise<IdTokenClaims> {
-    checkVerifyOptions(options)
     const clientId = this.#host.id
     const tolerance = options.clockTolerance ?? 0
     let alg: string | undefined
@@ -221,10 +241,18 @@ export class IdTokenVerifier {
         `azp ${JSON.stringify(payload.azp)} is not this client`,
       )
     }
-    if (options.nonce !== undefined && payload.nonce !== options.nonce) {
+    const nonce = options.nonce ?? undefined
+    if (nonce !== undefined && payload.nonce === undefined) {
+      throw libraryError(
+        'invalid_id_token',
+        'the ID token carries no nonce, but its authorization request sent one: it was issued ' +
+          'for another authorization request, or the nonce was removed from this one',
+      )
+    }
+    if (nonce !== undefined && payload.nonce !== nonce) {
       throw libraryError('invalid_id_token', 'nonce mismatch')
     }
-    if (options.nonce === undefined && payload.nonce !== undefined) {
+    if (nonce === undefined && payload.nonce !== undefined) {
       throw libraryError(
         'invalid_id_token',
         'the ID token carries a nonce, so its authorization request had one: pass it as options.nonce',

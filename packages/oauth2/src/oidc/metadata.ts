@@ -39,7 +39,15 @@ export interface OidcHost {
   readonly secret: string | undefined
   readonly clock: { now(): number }
   request(verb: 'get', url: string, opts: { snaky: false; raiseErrors: boolean }): Promise<Response>
+  /**
+   * GETs a discovery document without following redirects (a 3xx is returned with
+   * `response.error` set to `redirect_not_followed`); never throws for a status.
+   */
+  discoveryRequest(url: string): Promise<Response>
 }
+
+/** What the metadata's endpoints may be, for error messages. */
+const SECURE_URL_RULE = 'https (http only on a loopback host: localhost, 127.0.0.0/8, [::1])'
 
 function isLoopbackHost(hostname: string): boolean {
   return hostname === 'localhost' || hostname === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(hostname)
@@ -55,6 +63,36 @@ export function isSecureUrl(url: string): boolean {
   if (!URL.canParse(url)) return false
   const { protocol, hostname } = new URL(url)
   return protocol === 'https:' || (protocol === 'http:' && isLoopbackHost(hostname))
+}
+
+/**
+ * Whether a metadata field names an endpoint or another URL the client sends requests to: every
+ * `*_endpoint` (RFC 8414 §2, OIDC Discovery §3, RFC 7009, RFC 7662, RFC 9126, RFC 8628, OIDC
+ * RP-Initiated Logout) and `jwks_uri`.
+ */
+function isEndpointField(key: string): boolean {
+  return key.endsWith('_endpoint') || key === 'jwks_uri'
+}
+
+/**
+ * Checks a discovered endpoint: a URL, https (http only on a loopback host), so that a document
+ * cannot send the client's secret, grants or tokens in clear or to a link-local metadata service
+ * (RFC 8414 §2: endpoints "MUST use the https scheme"; OIDC Discovery §3).
+ *
+ * @throws {OAuth2Error} `invalid_metadata` naming `field` and the document.
+ */
+function checkEndpoint(document: string, field: string, value: unknown): void {
+  if (typeof value !== 'string' || !URL.canParse(value)) {
+    throw libraryError('invalid_metadata', `${field} of ${document} is not a URL`)
+  }
+  if (!isSecureUrl(value)) {
+    const { protocol, host } = new URL(value)
+    throw libraryError(
+      'invalid_metadata',
+      `${field} of ${document} is on ${protocol}//${host}: discovered endpoints must be ` +
+        `${SECURE_URL_RULE} (RFC 8414 §2)`,
+    )
+  }
 }
 
 /**
@@ -93,8 +131,12 @@ export function discoveryUrls(issuer: string): string[] {
 }
 
 /**
- * Fetches and checks the metadata of `issuer`: the document must be a JSON object whose `issuer`
- * equals the given one exactly (OIDC Discovery §4.3, RFC 8414 §3.3).
+ * Fetches and checks the metadata of `issuer`: the document is read only at the URLs the issuer
+ * gives (no redirect followed, as oauth4webapi), must be a JSON object whose `issuer` equals the
+ * given one exactly (OIDC Discovery §4.3, RFC 8414 §3.3), and whose endpoints (every `*_endpoint`,
+ * `jwks_uri`, `mtls_endpoint_aliases`) are https, or http on a loopback host.
+ *
+ * @throws {OAuth2Error} `invalid_metadata` naming the field or the problem.
  *
  * @internal
  */
@@ -102,9 +144,11 @@ export async function fetchMetadata(
   host: OidcHost,
   issuer: string,
 ): Promise<AuthorizationServerMetadata> {
+  checkIssuer(issuer)
   let last: Response | undefined
   for (const url of discoveryUrls(issuer)) {
-    const response = await host.request('get', url, { snaky: false, raiseErrors: false })
+    // Derived from a checked issuer, so https or loopback; and read there only (no redirect).
+    const response = await host.discoveryRequest(url)
     if (response.status !== 200) {
       last = response
       continue
@@ -123,11 +167,16 @@ export async function fetchMetadata(
       )
     }
     for (const key of Object.keys(parsed)) {
-      if (key.endsWith('_endpoint') || key === 'jwks_uri') {
-        const value = parsed[key]
-        if (typeof value !== 'string' || !URL.canParse(value)) {
-          throw libraryError('invalid_metadata', `${key} of ${url} is not a URL`)
-        }
+      if (isEndpointField(key)) checkEndpoint(url, key, parsed[key])
+    }
+    // RFC 8705 §5: the endpoints to use with mutual TLS, by their metadata names.
+    const aliases = parsed.mtls_endpoint_aliases
+    if (aliases !== undefined) {
+      if (!isRecord(aliases)) {
+        throw libraryError('invalid_metadata', `mtls_endpoint_aliases of ${url} is not an object`)
+      }
+      for (const key of Object.keys(aliases)) {
+        checkEndpoint(url, `mtls_endpoint_aliases.${key}`, aliases[key])
       }
     }
     // The fields the client acts on (the endpoints are checked above).
@@ -146,9 +195,11 @@ export async function fetchMetadata(
     }
     return parsed as AuthorizationServerMetadata
   }
+  const refused =
+    last?.error?.code === 'redirect_not_followed' ? `: ${String(last.error.description)}` : ''
   throw libraryError(
     'invalid_metadata',
-    `no discovery document for ${issuer} (last status ${String(last?.status)})`,
+    `no discovery document for ${issuer} (last status ${String(last?.status)})${refused}`,
   )
 }
 

@@ -1,5 +1,5 @@
 import { AccessToken } from '../access-token.js'
-import { assertRecord, assertString, isRecord } from '../args.js'
+import { assertKnownKeys, assertRecord, assertString, isRecord, optionKeys } from '../args.js'
 import type { Client } from '../client.js'
 import { libraryError, OAuth2Error } from '../error.js'
 import type { Response } from '../response.js'
@@ -25,6 +25,14 @@ export interface UserinfoOptions {
   readonly snaky?: boolean | undefined
 }
 
+const USERINFO_OPTION_KEYS = optionKeys<UserinfoOptions>({
+  expectedSubject: true,
+  url: true,
+  headers: true,
+  params: true,
+  snaky: true,
+})
+
 /**
  * `Client#userinfo`: fetches the user's claims from the UserInfo endpoint (OpenID Connect Core
  * §5.3), or a provider's own profile endpoint, with the access token, and checks them (a JSON
@@ -37,6 +45,8 @@ export async function fetchUserinfo(
   token: AccessToken | string,
   options: UserinfoOptions,
 ): Promise<Record<string, unknown>> {
+  assertRecord('options', options)
+  assertKnownKeys('options', options, USERINFO_OPTION_KEYS)
   if (options.url !== undefined) assertString('options.url', options.url)
   assertRecord('options.headers', options.headers)
   assertRecord('options.params', options.params)

@@ -12,7 +12,12 @@ export interface AuthorizeParams {
   readonly state?: string
   readonly code_challenge?: string
   readonly code_challenge_method?: 'S256' | 'plain' | (string & {})
-  /** OpenID Connect replay protection; check it with `verifyIdToken(…, { nonce })`. */
+  /**
+   * OpenID Connect replay protection (OIDC Core §3.1.2.1). With a PKCE `code_challenge`, the
+   * client remembers it, and `token.idToken()` on the token of the matching
+   * `authCode.getToken(code, { code_verifier })` expects it without being told; elsewhere (another
+   * process) pass it as `idToken({ nonce })`.
+   */
   readonly nonce?: string
   readonly [param: string]: unknown
 }
@@ -88,9 +93,11 @@ export class AuthCode<RaiseErrors extends boolean = true> {
           'await client.authCode.pushAuthorizationRequest(params) instead of authorizeUrl(params)',
       )
     }
-    return authorizeUrlFor(this.#client, 'code', params, (p) => {
+    const url = authorizeUrlFor(this.#client, 'code', params, (p) => {
       checkPkce(this.#client, p)
     })
+    this.#client.sentNonces.remember(params)
+    return url
   }
 
   /**
@@ -154,6 +161,7 @@ export class AuthCode<RaiseErrors extends boolean = true> {
         return undefined
       },
     )
+    client.sentNonces.remember(params)
     const endpoint = resolveUrl(client.site, client.options.authorizeUrl, 'options.authorizeUrl')
     return withQuery(endpoint, { client_id: client.id, request_uri: requestUri as string })
   }
@@ -161,6 +169,12 @@ export class AuthCode<RaiseErrors extends boolean = true> {
   /**
    * Exchanges an authorization code for a token (RFC 6749 §4.1.3): sends `grant_type`, `code`,
    * the client's `redirect_uri` and `params` (which win).
+   *
+   * The token knows which nonce its ID token must carry: when this client built the authorization
+   * request (`authorizeUrl` or `pushAuthorizationRequest` with the `code_challenge` of
+   * `params.code_verifier`), the `nonce` that request sent, or none if it sent none; otherwise
+   * `token.idToken()` requires `options.nonce` (the nonce kept with the state, or `null` when the
+   * request sent none), so an ID token whose nonce was stripped is never accepted by default.
    *
    * @param code The `code` of the callback.
    * @param params `redirect_uri`, `code_verifier`, `headers`, extra parameters.
@@ -181,7 +195,7 @@ export class AuthCode<RaiseErrors extends boolean = true> {
     if (this.#client.options.requirePkce && typeof params.code_verifier !== 'string') {
       throw invalidValue('params.code_verifier', 'is required (requirePkce)')
     }
-    return this.#client.getToken(
+    const token = await this.#client.getToken(
       {
         grant_type: 'authorization_code',
         code,
@@ -190,5 +204,8 @@ export class AuthCode<RaiseErrors extends boolean = true> {
       },
       accessTokenOpts,
     )
+    // Taken once the server answered: a transport failure leaves the request to retry.
+    token?.expectNonce(this.#client.sentNonces.take(params.code_verifier))
+    return token
   }
 }

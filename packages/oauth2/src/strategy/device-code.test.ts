@@ -119,6 +119,55 @@ describe('device authorization grant (RFC 8628)', () => {
     expect(server.requests).toHaveLength(6)
   })
 
+  /** @see issue 24, item 10 */
+  it('polls no faster than every 5 s, whatever interval the server gives (0.001 s), and adds 5 s on slow_down', async () => {
+    const device = await start({ ...AUTHORIZATION, interval: 0.001 })
+    expect(device.interval).toBe(0.001) // the server's value, as sent
+    server.on('POST', '/oauth/token', pending, 2)
+    server.on('POST', '/oauth/token', { status: 400, body: { error: 'slow_down' } })
+    server.on('POST', '/oauth/token', { body: TOKEN })
+    await device.poll()
+    expect(clock.sleeps).toEqual([5000, 5000, 5000, 10000])
+  })
+
+  /** @see issue 24, item 10 */
+  it('lowers the floor only through minimumIntervalSeconds (for tests), never below the server interval', async () => {
+    const device = await start({ ...AUTHORIZATION, interval: 0.001 })
+    server.on('POST', '/oauth/token', pending)
+    server.on('POST', '/oauth/token', { body: TOKEN })
+    await device.poll({ minimumIntervalSeconds: 0 })
+    expect(clock.sleeps).toEqual([1, 1])
+    const slow = await start({ ...AUTHORIZATION, interval: 7 })
+    server.on('POST', '/oauth/token', { body: TOKEN })
+    await slow.poll({ minimumIntervalSeconds: 1 })
+    expect(clock.sleeps.slice(2)).toEqual([7000])
+    await expect(slow.poll('fast' as never)).rejects.toThrow(
+      argError('ERR_INVALID_ARG_TYPE', '"options" must be an object'),
+    )
+    for (const bad of [-1, Number.NaN, Infinity, '5']) {
+      await expect(slow.poll({ minimumIntervalSeconds: bad as never })).rejects.toThrow(
+        argError('ERR_INVALID_ARG_TYPE', '"options.minimumIntervalSeconds" must be'),
+      )
+    }
+  })
+
+  /** @see issue 24, item 10 */
+  it('polls for at most 1800 s (expires_in capped), however long the server says the code lives', async () => {
+    const device = await start({ ...AUTHORIZATION, expires_in: 10 ** 9 })
+    expect(device.expires_in).toBe(10 ** 9)
+    expect(device.expiresAt).toBe(NOW + 1_800_000)
+    // Any request past the 359th is unexpected: the fake answers 599 and the test fails.
+    server.on('POST', '/oauth/token', pending, 359)
+    const error = await device.poll().catch((e: unknown) => e)
+    expect(error).toMatchObject({
+      code: 'expired_token',
+      description: expect.stringContaining('polling capped at 1800 s') as unknown,
+    })
+    // Polls at 5, 10, ..., 1795 s; the wait that reaches 1800 s ends the polling.
+    expect(server.requests.filter((r) => r.path === '/oauth/token')).toHaveLength(359)
+    expect(clock.now()).toBe(NOW + 1_800_000)
+  })
+
   it('throws the terminal answers: access_denied and expired_token from the server', async () => {
     for (const error of ['access_denied', 'expired_token']) {
       const device = await start()

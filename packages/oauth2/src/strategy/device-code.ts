@@ -1,5 +1,5 @@
 import type { AccessToken, AccessTokenOptions } from '../access-token.js'
-import { assertRecord, invalidType } from '../args.js'
+import { assertKnownKeys, assertRecord, invalidType, optionKeys } from '../args.js'
 import type { Client } from '../client.js'
 import { sleepFor } from '../clock.js'
 import { libraryError, OAuth2Error, responseObject } from '../error.js'
@@ -13,6 +13,16 @@ export const DEVICE_CODE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_c
 const DEFAULT_INTERVAL = 5
 /** Seconds added to the interval on `slow_down` (RFC 8628 §3.5). */
 const SLOW_DOWN_STEP = 5
+/**
+ * The shortest wait between polls, seconds, whatever `interval` the server sends: RFC 8628 §3.5's
+ * default (the default of {@link DevicePollOptions.minimumIntervalSeconds}).
+ */
+export const MINIMUM_POLL_INTERVAL_SECONDS = 5
+/**
+ * The longest `poll()` keeps polling, seconds: a larger `expires_in` is capped to this (RFC 8628
+ * §3.2 suggests 1800 s; Google sends 1800, GitHub, Microsoft and Auth0 900, Okta 600).
+ */
+export const MAXIMUM_POLL_SECONDS = 1800
 
 /** Options of {@link DeviceAuthorization.poll}. */
 export interface DevicePollOptions {
@@ -25,7 +35,22 @@ export interface DevicePollOptions {
   readonly params?: TokenParams | undefined
   /** Options of the token. */
   readonly accessTokenOpts?: AccessTokenOptions | undefined
+  /**
+   * The shortest wait between polls, seconds: a server `interval` below it is raised to it (the
+   * `slow_down` steps are added to the raised value). Lower it only to test against a local
+   * server; `0` polls at the server's `interval`.
+   *
+   * @default 5 ({@link MINIMUM_POLL_INTERVAL_SECONDS}, RFC 8628 §3.5)
+   */
+  readonly minimumIntervalSeconds?: number | undefined
 }
+
+const POLL_OPTION_KEYS = optionKeys<DevicePollOptions>({
+  signal: true,
+  params: true,
+  accessTokenOpts: true,
+  minimumIntervalSeconds: true,
+})
 
 /**
  * A device authorization (RFC 8628 §3.2): what to show the user, and {@link DeviceAuthorization.poll}
@@ -42,11 +67,17 @@ export class DeviceAuthorization<RaiseErrors extends boolean = true> {
   readonly verification_uri: string
   /** `verification_uri` with the code in it (for a QR code), when the server gives one. */
   readonly verification_uri_complete: string | undefined
-  /** Lifetime of the codes, seconds. */
+  /** Lifetime of the codes, seconds, as the server sent it. */
   readonly expires_in: number
-  /** Seconds between polls: the server's, or 5 when it gives none (RFC 8628 §3.2). */
+  /**
+   * Seconds between polls as the server sent it, or 5 when it gives none (RFC 8628 §3.2). `poll()`
+   * never waits less than `minimumIntervalSeconds` (5 s by default).
+   */
   readonly interval: number
-  /** When the codes expire, epoch milliseconds by the client's clock. */
+  /**
+   * When `poll()` stops, epoch milliseconds by the client's clock: `expires_in` after the
+   * authorization, capped at {@link MAXIMUM_POLL_SECONDS} (1800 s).
+   */
   readonly expiresAt: number
   /** The response of the device authorization request. */
   readonly response: Response
@@ -63,7 +94,7 @@ export class DeviceAuthorization<RaiseErrors extends boolean = true> {
     this.verification_uri_complete = fields.verification_uri_complete as string | undefined
     this.expires_in = fields.expires_in as number
     this.interval = (fields.interval as number | undefined) ?? DEFAULT_INTERVAL
-    this.expiresAt = client.clock.now() + this.expires_in * 1000
+    this.expiresAt = client.clock.now() + Math.min(this.expires_in, MAXIMUM_POLL_SECONDS) * 1000
   }
 
   /** The device code (RFC 8628 §3.2), a credential of this client: keep it out of logs. */
@@ -73,12 +104,16 @@ export class DeviceAuthorization<RaiseErrors extends boolean = true> {
 
   /**
    * Polls the token endpoint until the user approves or denies, or the codes expire (RFC 8628
-   * §3.4, §3.5): waits `interval` seconds before each request (on the client's `clock`, so a test
+   * §3.4, §3.5): waits `interval` seconds before each request, never less than
+   * `minimumIntervalSeconds` (5 s by default, RFC 8628 §3.5; on the client's `clock`, so a test
    * clock with `sleep` makes it instant), keeps polling on `authorization_pending`, adds 5 seconds
-   * to the interval on `slow_down`, and stops at `expires_in` without another request. Each request
-   * carries the client authentication, and a DPoP proof when the client has DPoP.
+   * to the interval on `slow_down`, and stops at `expiresAt` (`expires_in`, at most 1800 s) without
+   * another request: however the server answers, a poll sends at most one request per 5 s for at
+   * most 30 minutes. Each request carries the client authentication, and a DPoP proof when the
+   * client has DPoP.
    *
-   * @param options `signal` to stop, `params` and `accessTokenOpts` of the token request.
+   * @param options `signal` to stop, `params` and `accessTokenOpts` of the token request,
+   *   `minimumIntervalSeconds`.
    * @returns The token. With the client's `raiseErrors: false`, an `access_denied` or
    *   `expired_token` answer resolves as `getToken` does (a token whose `response.error` is set).
    * @throws {OAuth2Error} `access_denied` (the user refused), `expired_token` (from the server, or
@@ -91,21 +126,41 @@ export class DeviceAuthorization<RaiseErrors extends boolean = true> {
    */
   async poll(options: DevicePollOptions = {}): Promise<TokenResult<RaiseErrors>> {
     assertRecord('options', options)
-    const { signal, params = {}, accessTokenOpts } = options
+    assertKnownKeys('options', options, POLL_OPTION_KEYS)
+    const {
+      signal,
+      params = {},
+      accessTokenOpts,
+      minimumIntervalSeconds = MINIMUM_POLL_INTERVAL_SECONDS,
+    } = options
     if (signal !== undefined && !(signal instanceof AbortSignal)) {
       throw invalidType('options.signal', 'an AbortSignal', signal)
     }
     assertRecord('options.params', params)
+    if (
+      typeof minimumIntervalSeconds !== 'number' ||
+      !(minimumIntervalSeconds >= 0) ||
+      minimumIntervalSeconds === Infinity
+    ) {
+      throw invalidType(
+        'options.minimumIntervalSeconds',
+        'a non-negative number of seconds',
+        minimumIntervalSeconds,
+      )
+    }
     const client = this.#client
-    let interval = this.interval
+    let interval = Math.max(this.interval, minimumIntervalSeconds)
     for (;;) {
       const remaining = this.expiresAt - client.clock.now()
       await sleepFor(client.clock, Math.max(0, Math.min(interval * 1000, remaining)), signal)
       if (client.clock.now() >= this.expiresAt) {
         throw libraryError(
           'expired_token',
-          `the device code expired (expires_in ${String(this.expires_in)} s) before the user ` +
-            `approved it at ${this.verification_uri}: call deviceCode.start() again`,
+          `the device code expired (expires_in ${String(this.expires_in)} s` +
+            (this.expires_in > MAXIMUM_POLL_SECONDS
+              ? `, polling capped at ${String(MAXIMUM_POLL_SECONDS)} s`
+              : '') +
+            `) before the user approved it at ${this.verification_uri}: call deviceCode.start() again`,
         )
       }
       let token: AccessToken | undefined

@@ -1,4 +1,4 @@
-import { SignJWT } from 'jose'
+import { decodeJwt, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   AccessToken,
@@ -16,6 +16,7 @@ import {
   WEB_SECRET,
   type TestProvider,
 } from '../support/oidc-provider.js'
+import { argError } from '../support/expect.js'
 
 describe('against a real oidc-provider', () => {
   let op: TestProvider
@@ -35,21 +36,32 @@ describe('against a real oidc-provider', () => {
       ...options,
     })
 
-  async function signIn(client: Client, extra: Record<string, string> = {}) {
+  /**
+   * Signs alice in through `client.authCode.authorizeUrl()`; `strip` removes parameters from the
+   * URL on its way through the browser (as an attacker relaying it could).
+   */
+  async function signIn(
+    client: Client,
+    extra: Record<string, string | undefined> = {},
+    strip: readonly string[] = [],
+  ) {
     const scope = 'openid offline_access'
     const { code_verifier, code_challenge, code_challenge_method } = pkce()
     const state = crypto.randomUUID()
     const nonce = crypto.randomUUID()
-    const url = client.authCode.authorizeUrl({
-      scope,
-      state,
-      nonce,
-      prompt: 'consent',
-      code_challenge,
-      code_challenge_method,
-      ...extra,
-    })
-    const callback = await authorize(url)
+    const url = new URL(
+      client.authCode.authorizeUrl({
+        scope,
+        state,
+        nonce,
+        prompt: 'consent',
+        code_challenge,
+        code_challenge_method,
+        ...extra,
+      }),
+    )
+    for (const name of strip) url.searchParams.delete(name)
+    const callback = await authorize(url.href)
     expect(callback.get('state')).toBe(state)
     expect(callback.get('iss')).toBe(op.issuer)
     const code = callback.get('code')
@@ -89,7 +101,7 @@ describe('against a real oidc-provider', () => {
     expect(client.options.metadata?.id_token_signing_alg_values_supported).not.toContain('HS256')
     const { code, code_verifier, nonce } = await signIn(client)
     const token = await client.authCode.getToken(code, { code_verifier })
-    const error = await token.idToken().catch((e: unknown) => e)
+    const error = await token.idToken({ nonce: null }).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(OAuth2Error)
     expect(error).toMatchObject({ code: 'invalid_id_token' })
     expect((error as OAuth2Error).description).toContain('nonce')
@@ -104,6 +116,59 @@ describe('against a real oidc-provider', () => {
     await expect(client.verifyIdToken(forged, { nonce })).rejects.toMatchObject({
       code: 'invalid_id_token',
     })
+  })
+
+  /** @see issue 24, item 12 */
+  it('refuses an ID token without the nonce its authorization request sent (nonce stripped from the URL), in this process and in another', async () => {
+    const client = await webClient()
+    const first = await signIn(client, {}, ['nonce'])
+    const token = await client.authCode.getToken(first.code, { code_verifier: first.code_verifier })
+    expect(decodeJwt(String(token.params.id_token)).nonce).toBeUndefined()
+    const error = await token.idToken().catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(OAuth2Error)
+    expect(error).toMatchObject({ code: 'invalid_id_token' })
+    expect((error as OAuth2Error).description).toContain('nonce')
+
+    // Another process (a client that did not build the URL) does not know the nonce: it must be
+    // told, and then refuses the token too.
+    const second = await signIn(client, {}, ['nonce'])
+    const elsewhere = await webClient()
+    const other = await elsewhere.authCode.getToken(second.code, {
+      code_verifier: second.code_verifier,
+    })
+    await expect(other.idToken()).rejects.toThrow(
+      argError('ERR_INVALID_ARG_VALUE', '"options.nonce" is required'),
+    )
+    await expect(other.idToken({ nonce: second.nonce })).rejects.toMatchObject({
+      code: 'invalid_id_token',
+      description: expect.stringContaining('carries no nonce') as unknown,
+    })
+  })
+
+  /** @see issue 24, item 12 */
+  it('checks the nonce it sent without being told in the same process; elsewhere takes the one kept with the state, or null for none', async () => {
+    const client = await webClient()
+    const first = await signIn(client)
+    const token = await client.authCode.getToken(first.code, { code_verifier: first.code_verifier })
+    await expect(token.idToken()).resolves.toMatchObject({ sub: 'alice', nonce: first.nonce })
+
+    const elsewhere = await webClient()
+    const second = await signIn(client)
+    const other = await elsewhere.authCode.getToken(second.code, {
+      code_verifier: second.code_verifier,
+    })
+    await expect(other.idToken({ nonce: second.nonce })).resolves.toMatchObject({
+      nonce: second.nonce,
+    })
+
+    const noNonce = await signIn(client, { nonce: undefined })
+    const plain = await elsewhere.authCode.getToken(noNonce.code, {
+      code_verifier: noNonce.code_verifier,
+    })
+    await expect(plain.idToken()).rejects.toThrow(
+      argError('ERR_INVALID_ARG_VALUE', '"options.nonce" is required'),
+    )
+    await expect(plain.idToken({ nonce: null })).resolves.toMatchObject({ sub: 'alice' })
   })
 
   it('refreshes, introspects and revokes (revoking the access token revokes the grant)', async () => {
