@@ -28,6 +28,9 @@ describe('redactUrl on OAuth callbacks', () => {
       `/callback?code=${REDACT_CENSOR}&state=${REDACT_CENSOR}&oauth_token=${REDACT_CENSOR}&oauth_verifier=${REDACT_CENSOR}&iss=http%3A%2F%2Fidp`,
     )
     expect(redactUrl('/authorize?provider=github')).toBe('/authorize?provider=github')
+    expect(redactUrl('/authorize?provider=github&link_ticket=eyJ.x.y')).toBe(
+      `/authorize?provider=github&link_ticket=${REDACT_CENSOR}`,
+    )
     expect(redactUrl('/health')).toBe('/health')
   })
 })

@@ -82,9 +82,9 @@ export const REDACT_CENSOR = '[redacted]'
 /**
  * Query-string parameters whose values are credentials: {@link SECRET_KEYS} and the one-time
  * values of mailed links and redirects (`token_hash`, the PKCE `code`, `auth_code` and
- * `code_verifier`, the reauthentication `nonce`, OAuth `state` and OAuth 1.0a `oauth_token` and
- * `oauth_verifier`). `code` is a secret only in a URL: as a log key
- * it is an error code, so it is not in {@link SECRET_KEYS}.
+ * `code_verifier`, the reauthentication `nonce`, OAuth `state`, the auth server's identity
+ * `link_ticket`, and OAuth 1.0a `oauth_token` and `oauth_verifier`). `code` is a secret only in a
+ * URL: as a log key it is an error code, so it is not in {@link SECRET_KEYS}.
  */
 export const SECRET_QUERY_PARAMS: readonly string[] = Object.freeze([
   ...SECRET_KEYS,
@@ -94,6 +94,7 @@ export const SECRET_QUERY_PARAMS: readonly string[] = Object.freeze([
   'code_verifier',
   'nonce',
   'state',
+  'link_ticket',
   'oauth_token',
   'oauth_verifier',
 ])

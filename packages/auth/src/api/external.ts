@@ -1,6 +1,8 @@
 /**
  * `GET /authorize` and `GET|POST /callback`: sign-in with an external provider, and the
  * redirects that end it (a session or an error in the fragment, an auth code in the query).
+ * `/authorize` gives the browser its binding cookie; `/callback` completes a flow only for the
+ * browser that has it.
  *
  * @see https://github.com/supabase/auth/blob/master/internal/api/external.go
  * @module
@@ -8,20 +10,30 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { AppContext } from '../context.js'
 import type { AuthError } from '../errors.js'
+import type { OAuthFlowState } from '../models/flow-state.js'
 import { ProviderFailure } from '../provider/oauth-provider.js'
 import {
   ProviderCallbackError,
+  claimCallbackFlow,
   finishExternalSignIn,
   readCallbackState,
   startExternalSignIn,
+  type ExternalAuthorizeParams,
   type ExternalSignInOutcome,
 } from '../services/external.js'
+import { bindingCookie, readBindingSecret } from '../services/oauth-browser-binding.js'
 import { OAuthStateError, type OAuthState } from '../services/oauth-state.js'
 import { toAuthError } from './errors/error-handler.js'
 import { wireErrorOf } from './errors/wire.js'
-import { requestContext } from './request-context.js'
+import { headerValue, requestContext } from './request-context.js'
 import type { RouteGroup } from './routes.js'
 import { requestRedirectTo } from './redirect-to.js'
+
+/**
+ * The field a `form_post` callback is posted again with from this server's own page (see
+ * {@link resubmitPage}), so that it is resubmitted once at most.
+ */
+const RESUBMITTED = 'gatehouse_resubmitted'
 
 /** A request's query as strings (the query parser keeps each parameter's first value). */
 export function queryOf(request: FastifyRequest): Record<string, string> {
@@ -53,6 +65,78 @@ export function withParams(
 export function sendAuthorizeUrl(request: FastifyRequest, reply: FastifyReply, url: string) {
   if (queryOf(request).skip_http_redirect === 'true') return reply.code(200).send({ url })
   return reply.code(302).header('location', url).send()
+}
+
+/**
+ * Answers a state error as upstream does: a 303 to `SITE_URL` with `error=invalid_request`,
+ * `error_code` and `error_description` in the query (never to the state's own referrer).
+ */
+function sendStateError(
+  ctx: AppContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  error: OAuthStateError,
+) {
+  request.log.debug({ error_code: error.code }, error.message)
+  const location = withParams(
+    ctx.settings.siteUrl,
+    { error: 'invalid_request', error_code: error.code, error_description: error.message },
+    'query',
+  )
+  return reply.code(303).header('location', location).send()
+}
+
+/** `text` for an HTML attribute value. */
+function escapeAttribute(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${String(c.charCodeAt(0))};`)
+}
+
+/**
+ * Answers a `form_post` callback that came without the binding cookie: a cross-site POST (Apple
+ * posts the authorization response from its own site) does not carry a `SameSite=Lax` cookie, so
+ * a page of this server posts the same fields once more to `/callback`, a same-site POST that
+ * does. The binding is still checked then: a browser without the cookie is refused.
+ */
+function resubmitPage(
+  ctx: AppContext,
+  reply: FastifyReply,
+  fields: Readonly<Record<string, string>>,
+) {
+  const nonce = Buffer.from(ctx.random.bytes(16)).toString('base64')
+  const inputs = Object.entries({ ...fields, [RESUBMITTED]: '1' })
+    .map(
+      ([name, value]) =>
+        `<input type="hidden" name="${escapeAttribute(name)}" value="${escapeAttribute(value)}">`,
+    )
+    .join('')
+  return reply
+    .code(200)
+    .header('content-type', 'text/html; charset=utf-8')
+    .header('cache-control', 'no-store')
+    .header('referrer-policy', 'no-referrer')
+    .header(
+      'content-security-policy',
+      `default-src 'none'; script-src 'nonce-${nonce}'; frame-ancestors 'none'`,
+    )
+    .send(
+      `<!doctype html><html><head><title>Signing in…</title></head><body>` +
+        `<form method="post" action="callback">${inputs}` +
+        `<noscript><button type="submit">Continue</button></noscript></form>` +
+        `<script nonce="${nonce}">document.forms[0].submit()</script></body></html>`,
+    )
+}
+
+/** What an `/authorize` request (or `/user/identities/authorize`) asks for. */
+export function authorizeParams(ctx: AppContext, request: FastifyRequest): ExternalAuthorizeParams {
+  const query = queryOf(request)
+  return {
+    provider: query.provider ?? '',
+    scopes: query.scopes ?? '',
+    redirectTo: requestRedirectTo(request, ctx.settings),
+    codeChallenge: query.code_challenge ?? '',
+    codeChallengeMethod: query.code_challenge_method ?? '',
+    query,
+  }
 }
 
 /** Upstream's OAuth `error` for an API error's status (`redirectErrors`). */
@@ -103,20 +187,25 @@ async function callback(
   params: Record<string, string>,
 ): Promise<FastifyReply> {
   const stateToken = params.state ?? ''
+  const bindingSecret = readBindingSecret(ctx.settings, request.headers.cookie)
   let state: OAuthState
   try {
     state = await readCallbackState(ctx, stateToken)
   } catch (error) {
     if (!(error instanceof OAuthStateError)) throw error
-    request.log.debug({ error_code: error.code }, error.message)
-    const location = withParams(
-      ctx.settings.siteUrl,
-      { error: 'invalid_request', error_code: error.code, error_description: error.message },
-      'query',
-    )
-    return reply.code(303).header('location', location).send()
+    return sendStateError(ctx, request, reply, error)
   }
-  const location = await signInLocation(ctx, request, state, stateToken, params)
+  if (request.method === 'POST' && bindingSecret === undefined && params[RESUBMITTED] !== '1') {
+    return resubmitPage(ctx, reply, params)
+  }
+  let flow: OAuthFlowState
+  try {
+    flow = await claimCallbackFlow(ctx, state, bindingSecret)
+  } catch (error) {
+    if (!(error instanceof OAuthStateError)) throw error
+    return sendStateError(ctx, request, reply, error)
+  }
+  const location = await signInLocation(ctx, request, state, flow, stateToken, params)
   return reply.code(302).header('location', location).send()
 }
 
@@ -125,6 +214,7 @@ async function signInLocation(
   ctx: AppContext,
   request: FastifyRequest,
   state: OAuthState,
+  flow: OAuthFlowState,
   stateToken: string,
   params: Record<string, string>,
 ): Promise<string> {
@@ -132,6 +222,7 @@ async function signInLocation(
     const outcome = await finishExternalSignIn(
       ctx,
       state,
+      flow,
       stateToken,
       params,
       requestContext(request, ctx.settings),
@@ -156,7 +247,7 @@ async function signInLocation(
       sb: '',
     }
     const location = withParams(state.referrer, fields, 'fragment')
-    return state.flowStateId === '' ? location : withParams(location, fields, 'query')
+    return flow.authCode === null ? location : withParams(location, fields, 'query')
   }
 }
 
@@ -167,15 +258,19 @@ async function signInLocation(
 export const externalRoutes: RouteGroup = (app, ctx) => {
   app.get('/authorize', async (request, reply) => {
     const query = queryOf(request)
-    const url = await startExternalSignIn(ctx, {
-      provider: query.provider ?? '',
-      scopes: query.scopes ?? '',
-      redirectTo: requestRedirectTo(request, ctx.settings),
-      codeChallenge: query.code_challenge ?? '',
-      codeChallengeMethod: query.code_challenge_method ?? '',
-      query,
-    })
-    return sendAuthorizeUrl(request, reply, url)
+    let started
+    try {
+      started = await startExternalSignIn(ctx, authorizeParams(ctx, request), {
+        bindingSecret: readBindingSecret(ctx.settings, request.headers.cookie),
+        linkTicket: query.link_ticket ?? '',
+        referer: headerValue(request, 'referer') ?? '',
+      })
+    } catch (error) {
+      if (!(error instanceof OAuthStateError)) throw error
+      return sendStateError(ctx, request, reply, error)
+    }
+    reply.header('set-cookie', bindingCookie(ctx.settings, started.bindingSecret))
+    return sendAuthorizeUrl(request, reply, started.url)
   })
 
   app.get('/callback', (request, reply) => callback(ctx, request, reply, queryOf(request)))

@@ -1,21 +1,22 @@
 /**
  * `GET /user/identities/authorize` and `DELETE /user/identities/<identity_id>`: a signed-in user
  * links another provider's identity, or unlinks one (never the last), when
- * `SECURITY_MANUAL_LINKING_ENABLED` is on.
+ * `SECURITY_MANUAL_LINKING_ENABLED` is on. The link's URL is this server's `/authorize` with a
+ * link ticket (not the provider's URL, as upstream answers), so that the browser that follows it
+ * is bound to the flow; see `services/external.ts`.
  *
  * @see https://github.com/supabase/auth/blob/master/internal/api/identity.go
  * @module
  */
 import { NotFoundError } from '../errors.js'
-import { startExternalSignIn } from '../services/external.js'
+import { startIdentityLinking } from '../services/external.js'
 import { unlinkIdentity } from '../services/identities.js'
 import { sendNotification } from '../services/notifications.js'
-import { queryOf, sendAuthorizeUrl } from './external.js'
+import { authorizeParams, sendAuthorizeUrl } from './external.js'
 import { authOf, requireAuthentication } from './hooks.js'
 import { requestContext } from './request-context.js'
 import type { RouteGroup } from './routes.js'
 import { Param, Params } from './schema.js'
-import { requestRedirectTo } from './redirect-to.js'
 
 const IdentityParams = Params({
   identity_id: Param({
@@ -32,15 +33,10 @@ export const identityRoutes: RouteGroup = (app, ctx) => {
     if (!ctx.settings.security.manualLinkingEnabled) {
       throw new NotFoundError('manual_linking_disabled', 'Manual linking is disabled')
     }
-    const query = queryOf(request)
-    const url = await startExternalSignIn(ctx, {
-      provider: query.provider ?? '',
-      scopes: query.scopes ?? '',
-      redirectTo: requestRedirectTo(request, ctx.settings),
-      codeChallenge: query.code_challenge ?? '',
-      codeChallengeMethod: query.code_challenge_method ?? '',
-      query,
-      linkingTargetId: authOf(request).user.id,
+    const auth = authOf(request)
+    const url = await startIdentityLinking(ctx, authorizeParams(ctx, request), {
+      userId: auth.user.id,
+      sessionId: auth.session?.id,
     })
     return sendAuthorizeUrl(request, reply, url)
   })

@@ -46,6 +46,7 @@ describe('loadSettings', () => {
       refreshTokenReuseInterval: 0,
       updatePasswordRequireReauthentication: false,
       manualLinkingEnabled: false,
+      manualLinkingRequireSiteReferer: true,
       otpMaxAttempts: 5,
       captcha: {
         enabled: false,
@@ -523,6 +524,17 @@ describe('loadSettings: external providers', () => {
     })
     expect(s.external.oauth.gitlab.url).toBe('https://gitlab.com')
     expect(s.mailer.notifications).toMatchObject({ identityLinked: false, identityUnlinked: false })
+  })
+
+  it('trusts the unverified emails of a provider only when EXTERNAL_<P>_TRUST_EMAIL says so', () => {
+    const s = loadSettings({ ...REQUIRED, AUTHSVC_EXTERNAL_WORKOS_TRUST_EMAIL: 'true' })
+    expect(s.external.oauth.workos.trustEmail).toBe(true)
+    expect(s.external.oauth.figma.trustEmail).toBe(false)
+    // GitHub says whether it verified an address: there is nothing to trust.
+    expect(s.external.oauth.github).not.toHaveProperty('trustEmail')
+    expect(() =>
+      loadSettings({ ...REQUIRED, AUTHSVC_EXTERNAL_SLACK_TRUST_EMAIL: 'maybe' }),
+    ).toThrow(/EXTERNAL_SLACK_TRUST_EMAIL/)
   })
 
   it('needs the team and key ids with a PEM Apple secret', () => {

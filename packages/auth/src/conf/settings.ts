@@ -87,7 +87,29 @@ export interface ProviderSettings {
    * the issuer to discover from. '' for the provider's default.
    */
   readonly url: string
+  /**
+   * `EXTERNAL_<P>_TRUST_EMAIL`, for the providers of {@link EMAIL_ASSUMED_PROVIDERS} only: trust
+   * that the address the provider returns is its user's although the provider does not say it
+   * verified it, so that it links the identity to an existing account holding that address.
+   * @default false
+   */
+  readonly trustEmail?: boolean
 }
+
+/**
+ * Providers that do not say whether they verified the email they return (their modules count it
+ * as verified, as upstream does): without `EXTERNAL_<P>_TRUST_EMAIL` it never links to an
+ * existing account.
+ */
+export const EMAIL_ASSUMED_PROVIDERS: readonly ExternalProvider[] = [
+  'facebook',
+  'figma',
+  'linkedin',
+  'notion',
+  'slack',
+  'snapchat',
+  'workos',
+]
 
 /** `RATE_LIMIT_EMAIL_SENT`: `events` mails per `periodMs` milliseconds; `events` 0 blocks all. */
 export interface EmailSendRate {
@@ -241,6 +263,14 @@ export interface Settings {
      * (`/user/identities/*`). @default false
      */
     readonly manualLinkingEnabled: boolean
+    /**
+     * `SECURITY_MANUAL_LINKING_REQUIRE_SITE_REFERER`: the browser's first request of an identity
+     * link (`/authorize?link_ticket=…`) must come from a page of the site (its `Referer` allowed
+     * as a `redirect_to` is), so that a link URL sent to someone else's browser cannot attach
+     * their provider account to the sender's user. Turn off for native apps that open the link
+     * URL in a system browser (no `Referer`). @default true
+     */
+    readonly manualLinkingRequireSiteReferer: boolean
     /**
      * `SECURITY_OTP_MAX_ATTEMPTS`: wrong answers one one-time code (email or SMS), reauthentication
      * nonce or MFA challenge takes; the last of them invalidates it, and a new one must be
@@ -680,6 +710,13 @@ function providerGroup(p: ExternalProvider) {
             ? `issuer to discover ${p} from instead of its public one`
             : `${p} base URL instead of its public one`,
     }),
+    ...(EMAIL_ASSUMED_PROVIDERS.includes(p)
+      ? {
+          trustEmail: bool(`${name}_TRUST_EMAIL`, {
+            help: `link ${p} sign-ins to existing accounts by email, although ${p} does not say it verified it`,
+          }),
+        }
+      : {}),
   })
 }
 
@@ -1163,6 +1200,10 @@ export const settingsTable = defineSettings(
     manualLinkingEnabled: bool('SECURITY_MANUAL_LINKING_ENABLED', {
       help: 'users may link and unlink identities',
     }),
+    manualLinkingRequireSiteReferer: bool('SECURITY_MANUAL_LINKING_REQUIRE_SITE_REFERER', {
+      default: 'true',
+      help: "an identity link must be opened from the site's pages (Referer); off for native apps",
+    }),
     emailEnabled: bool('EXTERNAL_EMAIL_ENABLED', {
       default: 'true',
       help: 'email sign-up and sign-in',
@@ -1543,6 +1584,7 @@ export function loadSettings(env: Env): Settings {
       refreshTokenReuseInterval: v.refreshTokenReuseInterval,
       updatePasswordRequireReauthentication: v.updatePasswordRequireReauthentication,
       manualLinkingEnabled: v.manualLinkingEnabled,
+      manualLinkingRequireSiteReferer: v.manualLinkingRequireSiteReferer,
       otpMaxAttempts: v.otpMaxAttempts,
       captcha: {
         enabled: v.captchaEnabled,

@@ -176,6 +176,15 @@ export async function refreshIdentity(
   )
 }
 
+/** Deletes every identity of a user but one (`keepId`). */
+export async function deleteOtherIdentities(
+  tx: Queryable,
+  userId: string,
+  keepId: string,
+): Promise<void> {
+  await tx.query(`DELETE FROM ${tx.t.identities} WHERE user_id = $1 AND id <> $2`, [userId, keepId])
+}
+
 /** Deletes one identity of a user; answers whether there was one. */
 export async function deleteIdentity(tx: Queryable, id: string, userId: string): Promise<boolean> {
   const { rowCount } = await tx.query(

@@ -36,7 +36,8 @@ function nameFromUserField(field: string | undefined): string {
  * name) on the first sign-in only. The user comes from the checked ID token (`sub`, `email`,
  * `email_verified`, `is_private_email`). `EXTERNAL_APPLE_SECRET` is the client-secret JWT, or an
  * ES256 private key (PEM) from which one is signed per request (`iss` team id, `sub` client id,
- * `aud` the issuer, `kid` key id, 5 minutes). Scopes `email name`.
+ * `aud` the issuer, `kid` key id, 5 minutes). Scopes `email name`. No PKCE (Apple does not
+ * document it).
  *
  * @see https://developer.apple.com/documentation/sign_in_with_apple/generate_and_validate_tokens
  */

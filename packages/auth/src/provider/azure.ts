@@ -24,6 +24,7 @@ const MAX_TENANTS = 100
  * tenant's issuer (`https://<host>/<tenant id>/v2.0`, on the configured host) and the keys at
  * `<URL>/discovery/v2.0/keys`. The email counts as verified when `xms_edov` (email domain owner
  * verified) or `email_verified` is true. Scope `openid` (plus `email profile` for the claims).
+ * PKCE (S256).
  *
  * @see https://learn.microsoft.com/en-us/entra/identity-platform/id-token-claims-reference
  */
@@ -59,6 +60,7 @@ export function azure(ctx: ProviderContext): OAuthProvider {
     client,
     scopes: ['openid', 'email', 'profile'],
     nonce: true,
+    pkce: true,
     async readUser(_user, tokens, _callback, state) {
       const raw = tokens.params.id_token
       const iss = typeof raw === 'string' ? decodeJwt(raw).iss : undefined

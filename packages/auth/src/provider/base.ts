@@ -15,6 +15,7 @@ import {
   ProviderFailure,
   type AuthorizeRequest,
   type OAuthProvider,
+  type ProviderEmail,
   type ProviderTokens,
   type ProviderUserData,
 } from './oauth-provider.js'
@@ -134,6 +135,8 @@ export interface OAuth2Description {
   readonly authorizeParams?: Readonly<Record<string, string>>
   /** Send a `nonce` derived from the state (OIDC providers whose ID token is checked). */
   readonly nonce?: boolean
+  /** The provider supports PKCE with S256 (see {@link OAuthProvider.pkce}). @default false */
+  readonly pkce?: boolean
   /** Reads the user: through the user-info API, the ID token or the token response. */
   readUser(
     api: UserApi,
@@ -146,10 +149,12 @@ export interface OAuth2Description {
 /** An OAuth 2.0 provider (all but Twitter) from its {@link OAuth2Description}. */
 export class OAuth2Provider implements OAuthProvider {
   readonly name: ExternalProvider
+  readonly pkce: boolean
   readonly #description: OAuth2Description
 
   constructor(description: OAuth2Description) {
     this.name = description.name
+    this.pkce = description.pkce === true
     this.#description = description
   }
 
@@ -172,14 +177,23 @@ export class OAuth2Provider implements OAuthProvider {
       ...d.authorizeParams,
       ...(scopes.length === 0 ? {} : { scope: scopes.join(d.scopeSeparator ?? ' ') }),
       ...(d.nonce === true ? { nonce: nonceFor(request.state) } : {}),
+      ...(this.pkce && request.codeChallenge !== undefined
+        ? { code_challenge: request.codeChallenge, code_challenge_method: 'S256' }
+        : {}),
       state: request.state,
     })
   }
 
-  async exchange(callback: Readonly<Record<string, string>>): Promise<ProviderTokens> {
+  async exchange(
+    callback: Readonly<Record<string, string>>,
+    pkce?: { readonly codeVerifier: string },
+  ): Promise<ProviderTokens> {
     try {
       const client = await this.#client()
-      const token = await client.authCode.getToken(callback.code ?? '')
+      const token = await client.authCode.getToken(
+        callback.code ?? '',
+        this.pkce && pkce !== undefined ? { code_verifier: pkce.codeVerifier } : {},
+      )
       return {
         accessToken: token.token,
         refreshToken: token.refreshToken ?? '',
@@ -303,7 +317,22 @@ export function profileClaims(p: Profile): JsonObject {
   })
 }
 
-/** One email address, or none when it is empty. */
-export function emailOf(email: string, verified: boolean, primary = true) {
-  return email === '' ? [] : [{ email, verified, primary }]
+/**
+ * One primary email address, or none when it is empty.
+ *
+ * @param verified Whether the provider says the address is verified.
+ */
+export function emailOf(email: string, verified: boolean): ProviderEmail[] {
+  return email === '' ? [] : [{ email, verified, primary: true }]
+}
+
+/**
+ * The primary address of a provider that does not say whether it verified it: counted as
+ * verified (as upstream counts it) but {@link ProviderEmail.assumed}, so it links to no existing
+ * account, unless `EXTERNAL_<P>_TRUST_EMAIL` trusts the provider.
+ */
+export function assumedEmailOf(ctx: ProviderContext, email: string): ProviderEmail[] {
+  return email === ''
+    ? []
+    : [{ email, verified: true, primary: true, assumed: ctx.config.trustEmail !== true }]
 }

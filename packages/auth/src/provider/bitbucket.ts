@@ -14,7 +14,8 @@ import type { OAuthProvider } from './oauth-provider.js'
 /**
  * Bitbucket: `bitbucket.org/site/oauth2/authorize` and `/access_token`; the user from
  * `api.bitbucket.org/2.0/user` and its addresses from `/user/emails` (`values[]` with
- * `is_primary`, `is_confirmed`). Scopes `account email`.
+ * `is_primary`, `is_confirmed`). Scopes `account email`. No PKCE (not documented for
+ * Bitbucket Cloud).
  *
  * @see https://developer.atlassian.com/cloud/bitbucket/oauth-2/
  */

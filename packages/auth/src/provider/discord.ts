@@ -15,8 +15,10 @@ import type { OAuthProvider } from './oauth-provider.js'
  * Discord: `discord.com/api/oauth2/authorize` and `/token`; the user from `/api/users/@me`
  * (`email` with `verified`; name `username#discriminator`, or `username` for the new unique
  * names whose discriminator is `0`; avatar on `cdn.discordapp.com`). Scopes `email identify`.
+ * PKCE (S256, in Discord's authorization server metadata).
  *
  * @see https://discord.com/developers/docs/topics/oauth2
+ * @see https://discord.com/.well-known/oauth-authorization-server
  */
 export function discord(ctx: ProviderContext): OAuthProvider {
   const api = `${chooseHost(ctx.config.url, 'discord.com')}/api`
@@ -27,6 +29,7 @@ export function discord(ctx: ProviderContext): OAuthProvider {
       tokenUrl: `${api}/oauth2/token`,
     }),
     scopes: ['email', 'identify'],
+    pkce: true,
     async readUser(user) {
       const profile = record(await user.object(`${api}/users/@me`))
       const id = idOf(profile, 'id')

@@ -2,7 +2,7 @@ import {
   OAuth2Provider,
   chooseHost,
   profileClaims,
-  emailOf,
+  assumedEmailOf,
   idOf,
   oauth2Client,
   record,
@@ -13,8 +13,9 @@ import type { OAuthProvider } from './oauth-provider.js'
 
 /**
  * Figma: `www.figma.com/oauth`, `api.figma.com/v1/oauth/token`; the user from
- * `api.figma.com/v1/me` (`id`, `email` counted as verified, `handle`, `img_url`). Scope
- * `current_user:read`.
+ * `api.figma.com/v1/me` (`id`, `email`, `handle`, `img_url`). Figma does not say whether it
+ * verified the email: it counts as verified, as upstream, but links to an existing account only
+ * with `EXTERNAL_FIGMA_TRUST_EMAIL`. Scope `current_user:read`. No PKCE (not documented).
  *
  * @see https://www.figma.com/developers/api#oauth2
  */
@@ -31,7 +32,7 @@ export function figma(ctx: ProviderContext): OAuthProvider {
       const handle = text(profile, 'handle')
       return {
         id,
-        emails: emailOf(text(profile, 'email'), true),
+        emails: assumedEmailOf(ctx, text(profile, 'email')),
         claims: profileClaims({
           iss: api,
           id,

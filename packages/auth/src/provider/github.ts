@@ -14,9 +14,11 @@ import type { OAuthProvider } from './oauth-provider.js'
 /**
  * GitHub: `github.com/login/oauth/authorize` and `/access_token`; the user from
  * `api.github.com/user` and its addresses from `/user/emails` (a custom `EXTERNAL_GITHUB_URL`,
- * GitHub Enterprise, serves the API under `<URL>/api/v3`). Scope `user:email`.
+ * GitHub Enterprise, serves the API under `<URL>/api/v3`). Scope `user:email`. PKCE (S256 only,
+ * supported since July 2025).
  *
  * @see https://docs.github.com/en/apps/oauth-apps/building-oauth-apps/authorizing-oauth-apps
+ * @see https://github.blog/changelog/2025-07-14-pkce-support-for-oauth-and-github-app-authentication
  */
 export function github(ctx: ProviderContext): OAuthProvider {
   const host = chooseHost(ctx.config.url, 'github.com')
@@ -28,6 +30,7 @@ export function github(ctx: ProviderContext): OAuthProvider {
       tokenUrl: `${host}/login/oauth/access_token`,
     }),
     scopes: ['user:email'],
+    pkce: true,
     async readUser(user) {
       const profile = record(await user.object(`${api}/user`))
       const emails = records(await user.json(`${api}/user/emails`), 'emails are not a JSON array')

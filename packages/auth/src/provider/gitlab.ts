@@ -14,7 +14,7 @@ import type { OAuthProvider, ProviderEmail } from './oauth-provider.js'
 /**
  * GitLab (`EXTERNAL_GITLAB_URL`, default `https://gitlab.com`): `/oauth/authorize`,
  * `/oauth/token`; the user from `/api/v4/user` (its `email` verified when `confirmed_at` is set)
- * and more addresses from `/api/v4/user/emails`. Scope `read_user`.
+ * and more addresses from `/api/v4/user/emails`. Scope `read_user`. PKCE (S256).
  *
  * @see https://docs.gitlab.com/api/oauth2/
  */
@@ -27,6 +27,7 @@ export function gitlab(ctx: ProviderContext): OAuthProvider {
       tokenUrl: `${base}/oauth/token`,
     }),
     scopes: ['read_user'],
+    pkce: true,
     async readUser(user) {
       const profile = record(await user.object(`${base}/api/v4/user`))
       const more = records(

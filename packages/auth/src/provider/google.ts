@@ -15,7 +15,7 @@ import { verifiedIdToken } from './oidc.js'
 /**
  * Google: found by OIDC discovery from `https://accounts.google.com` (or `EXTERNAL_GOOGLE_URL`,
  * for tests and private deployments); the user from the checked ID token (`sub`, `email` with
- * `email_verified`, `name`, `picture`, `hd`). Scopes `openid email profile`.
+ * `email_verified`, `name`, `picture`, `hd`). Scopes `openid email profile`. PKCE (S256).
  *
  * @see https://developers.google.com/identity/openid-connect/openid-connect
  */
@@ -26,6 +26,7 @@ export function google(ctx: ProviderContext): OAuthProvider {
     client: discoveredClient(ctx, issuer),
     scopes: ['openid', 'email', 'profile'],
     nonce: true,
+    pkce: true,
     async readUser(user, tokens, _callback, state) {
       const token = await verifiedIdToken(user.client, tokens, state)
       const id = idOf(token, 'sub')

@@ -21,7 +21,7 @@ const STANDARD = new Set(['sub', 'name', 'email', 'email_verified', 'preferred_u
  * has one, is checked against the realm's keys; the user comes from UserInfo (`sub`, `email` with
  * `email_verified`, `name`, `preferred_username`; every other claim in `custom_claims`).
  * Scopes `openid profile email` (`openid`, which upstream leaves out, is what current Keycloak
- * releases require for UserInfo).
+ * releases require for UserInfo). PKCE (S256).
  *
  * @see https://www.keycloak.org/securing-apps/oidc-layers
  */
@@ -42,6 +42,7 @@ export function keycloak(ctx: ProviderContext): OAuthProvider {
     }),
     scopes: ['openid', 'profile', 'email'],
     nonce: true,
+    pkce: true,
     async readUser(user, tokens, _callback, state) {
       const idToken =
         tokens.params.id_token === undefined

@@ -3,7 +3,7 @@ import {
   OAuth2Provider,
   chooseHost,
   profileClaims,
-  emailOf,
+  assumedEmailOf,
   idOf,
   oauth2Client,
   record,
@@ -27,7 +27,10 @@ function localized(value: unknown): string {
 /**
  * LinkedIn: `api.linkedin.com/oauth/v2/authorization` and `/accessToken`; the user from
  * `/v2/me` (localized names, the display image's first identifier) and the address from
- * `/v2/emailAddress?q=members` (counted as verified). Scopes `r_emailaddress r_liteprofile`.
+ * `/v2/emailAddress?q=members`. LinkedIn does not say whether it verified the address: it counts
+ * as verified, as upstream, but links to an existing account only with
+ * `EXTERNAL_LINKEDIN_TRUST_EMAIL`. Scopes `r_emailaddress r_liteprofile`. No PKCE (LinkedIn offers
+ * it to approved native apps only).
  *
  * @see https://learn.microsoft.com/en-us/linkedin/shared/authentication/authorization-code-flow
  */
@@ -65,7 +68,7 @@ export function linkedin(ctx: ProviderContext): OAuthProvider {
       const name = `${localized(profile.firstName)} ${localized(profile.lastName)}`.trim()
       return {
         id,
-        emails: emailOf(email, true),
+        emails: assumedEmailOf(ctx, email),
         claims: profileClaims({ iss: host, id, name, avatar }),
       }
     },

@@ -2,7 +2,7 @@ import {
   OAuth2Provider,
   chooseHost,
   profileClaims,
-  emailOf,
+  assumedEmailOf,
   idOf,
   oauth2Client,
   record,
@@ -17,7 +17,9 @@ export const NOTION_VERSION = '2021-08-16'
 /**
  * Notion: `api.notion.com/v1/oauth/authorize` (`owner=user`) and `/v1/oauth/token` (HTTP Basic);
  * the user from `/v1/users/me` with `Notion-Version: 2021-08-16`: the bot's owner user (`id`,
- * `name`, `avatar_url`, `person.email` counted as verified). No scopes.
+ * `name`, `avatar_url`, `person.email`). Notion does not say whether it verified the email: it
+ * counts as verified, as upstream, but links to an existing account only with
+ * `EXTERNAL_NOTION_TRUST_EMAIL`. No scopes; no PKCE (not documented).
  *
  * @see https://developers.notion.com/docs/authorization
  */
@@ -41,7 +43,7 @@ export function notion(ctx: ProviderContext): OAuthProvider {
       const name = text(owner, 'name')
       return {
         id,
-        emails: emailOf(text(record(owner.person ?? {}), 'email'), true),
+        emails: assumedEmailOf(ctx, text(record(owner.person ?? {}), 'email')),
         claims: profileClaims({ iss: api, id, name, avatar: text(owner, 'avatar_url') }),
       }
     },

@@ -15,6 +15,13 @@ export interface ProviderEmail {
   readonly verified: boolean
   /** Whether it is the account's primary address. */
   readonly primary: boolean
+  /**
+   * `verified` is the provider module's assumption, not the provider's statement (the provider
+   * does not say whether it verified the address, and `EXTERNAL_<P>_TRUST_EMAIL` is off): the
+   * address may confirm a new user's email, as upstream, but never links the identity to an
+   * existing account.
+   */
+  readonly assumed?: boolean
 }
 
 /**
@@ -46,6 +53,11 @@ export interface ProviderTokens {
 export interface AuthorizeRequest {
   /** The signed `state`. */
   readonly state: string
+  /**
+   * The S256 PKCE challenge (RFC 7636) to send, for providers with {@link OAuthProvider.pkce};
+   * its verifier comes back to {@link OAuthProvider.exchange}.
+   */
+  readonly codeChallenge?: string | undefined
   /** `scopes` of the request, added to the provider's defaults. */
   readonly scopes: readonly string[]
   /** Other query parameters of `/authorize`, forwarded to the provider (upstream). */
@@ -61,6 +73,11 @@ export interface OAuthProvider {
   /** Identifier, such as `github`. */
   readonly name: ExternalProvider
   /**
+   * Whether the provider supports PKCE (RFC 7636, S256): its authorization request then carries
+   * `code_challenge` and its token request `code_verifier` (upstream sends PKCE to X only).
+   */
+  readonly pkce: boolean
+  /**
    * The URL to send the browser to (OAuth 1.0a providers first fetch a request token).
    *
    * @throws {@link ProviderFailure} When the provider cannot be reached.
@@ -71,12 +88,13 @@ export interface OAuthProvider {
    * for tokens.
    *
    * @param callback The query (or `form_post` body) of `/callback`.
-   * @param state The verified state, for providers that keep something in it.
+   * @param pkce The PKCE verifier of the authorization request, for providers with
+   *   {@link OAuthProvider.pkce}.
    * @throws {@link ProviderFailure} When the provider refuses or fails.
    */
   exchange(
     callback: Readonly<Record<string, string>>,
-    state: Readonly<Record<string, unknown>>,
+    pkce?: { readonly codeVerifier: string },
   ): Promise<ProviderTokens>
   /**
    * Reads the user behind the tokens (ID token, user-info endpoints or the token response).

@@ -2,7 +2,7 @@ import {
   OAuth2Provider,
   chooseHost,
   profileClaims,
-  emailOf,
+  assumedEmailOf,
   idOf,
   oauth2Client,
   record,
@@ -17,7 +17,9 @@ const ME_QUERY = '{me { externalId displayName bitmoji { avatar id } email } }'
 /**
  * Snapchat: `accounts.snapchat.com/accounts/oauth2/auth` and `/token`; the user from
  * `kit.snapchat.com/v1/me?query=…` (`data.me`: `externalId`, `displayName`, `bitmoji.avatar`,
- * `email` counted as verified when present). Scopes: the three `user.*` scope URLs.
+ * `email`). Snapchat does not say whether it verified an email: it counts as verified, as
+ * upstream, but links to an existing account only with `EXTERNAL_SNAPCHAT_TRUST_EMAIL`. Scopes:
+ * the three `user.*` scope URLs. PKCE (S256, Login Kit's recommended flow).
  *
  * @see https://developers.snap.com/snap-kit/login-kit/overview
  */
@@ -35,6 +37,7 @@ export function snapchat(ctx: ProviderContext): OAuthProvider {
       'https://auth.snapchat.com/oauth2/api/user.display_name',
       'https://auth.snapchat.com/oauth2/api/user.bitmoji.avatar',
     ],
+    pkce: true,
     async readUser(user) {
       const body = await user.object(`${api}/v1/me`, { params: { query: ME_QUERY } })
       const me = record(record(body.data ?? {}).me, 'has no data.me')
@@ -43,7 +46,7 @@ export function snapchat(ctx: ProviderContext): OAuthProvider {
       const avatar = text(record(me.bitmoji ?? {}), 'avatar')
       return {
         id,
-        emails: emailOf(text(me, 'email'), true),
+        emails: assumedEmailOf(ctx, text(me, 'email')),
         claims: profileClaims({ iss: api, id, name, avatar }),
       }
     },

@@ -15,7 +15,7 @@ import type { OAuthProvider } from './oauth-provider.js'
 /**
  * Spotify: `accounts.spotify.com/authorize` and `/api/token`; the user from
  * `api.spotify.com/v1/me` (`id`, `display_name`, the largest of `images`; its `email` is **not**
- * counted as verified, as upstream). Scope `user-read-email`.
+ * counted as verified, as upstream). Scope `user-read-email`. PKCE (S256).
  *
  * @see https://developer.spotify.com/documentation/web-api/tutorials/code-flow
  */
@@ -26,6 +26,7 @@ export function spotify(ctx: ProviderContext): OAuthProvider {
     name: 'spotify',
     client: oauth2Client(ctx, { authorizeUrl: `${auth}/authorize`, tokenUrl: `${auth}/api/token` }),
     scopes: ['user-read-email'],
+    pkce: true,
     async readUser(user) {
       const profile = record(await user.object(`${api}/me`))
       const id = idOf(profile, 'id')

@@ -14,8 +14,11 @@ import type { OAuthProvider } from './oauth-provider.js'
 
 /**
  * Twitch: `id.twitch.tv/oauth2/authorize` and `/token`; the user from `api.twitch.tv/helix/users`
- * with `Client-Id` beside the bearer token (`data[0]`: `id`, `login`, `email` counted as
- * verified, `profile_image_url`). Scope `user:read:email`.
+ * with `Client-Id` beside the bearer token (`data[0]`: `id`, `login`, `email`,
+ * `profile_image_url`). Twitch returns only a verified address ("the user's verified email
+ * address"). Scope `user:read:email`. No PKCE (not documented).
+ *
+ * @see https://dev.twitch.tv/docs/api/reference/#get-users
  *
  * @see https://dev.twitch.tv/docs/authentication/getting-tokens-oauth/
  */

@@ -60,7 +60,8 @@ class RequestTokenSecrets {
  * (callback `EXTERNAL_TWITTER_REDIRECT_URI?state=…`), the user sent to `/oauth/authenticate`, and
  * `oauth_token` + `oauth_verifier` exchanged at `/oauth/access_token`; the user from
  * `/1.1/account/verify_credentials.json?include_email=true&include_entities=false&skip_status=true`
- * (`id_str`, `name`, `screen_name`, `email` counted as verified, `profile_image_url_https`).
+ * (`id_str`, `name`, `screen_name`, `email`, `profile_image_url_https`); Twitter returns no
+ * address that is not verified ("if the email address is un-verified, null will be returned").
  * Requests are signed HMAC-SHA1 by `oauth-1.0a` and sent through `@gatehouse/oauth2`'s
  * connection. `provider_token` is the access token, `provider_refresh_token` its secret.
  *
@@ -68,6 +69,8 @@ class RequestTokenSecrets {
  */
 export class TwitterProvider implements OAuthProvider {
   readonly name = 'twitter'
+  /** OAuth 1.0a has no PKCE. */
+  readonly pkce = false
   readonly #ctx: ProviderContext
   readonly #host: string
   readonly #oauth: OAuth

@@ -2,7 +2,7 @@ import {
   OAuth2Provider,
   chooseHost,
   profileClaims,
-  emailOf,
+  assumedEmailOf,
   idOf,
   oauth2Client,
   record,
@@ -14,8 +14,10 @@ import type { OAuthProvider } from './oauth-provider.js'
 /**
  * WorkOS SSO: `api.workos.com/sso/authorize` (with the `connection`, `organization` or
  * `provider` the client forwards) and `/sso/token`, whose response carries the `profile` (`id`,
- * `email` counted as verified, `first_name`, `last_name`, `connection_id`, `organization_id`).
- * No scopes.
+ * `email`, `first_name`, `last_name`, `connection_id`, `organization_id`). The email is what the
+ * organization's identity provider asserts, which WorkOS does not verify: it counts as verified,
+ * as upstream, but links to an existing account only with `EXTERNAL_WORKOS_TRUST_EMAIL`. No
+ * scopes. PKCE (S256).
  *
  * @see https://workos.com/docs/reference/sso/get-authorization-url
  */
@@ -28,6 +30,7 @@ export function workos(ctx: ProviderContext): OAuthProvider {
       tokenUrl: `${host}/sso/token`,
     }),
     scopes: [],
+    pkce: true,
     // eslint-disable-next-line @typescript-eslint/require-await -- the profile is in the token response
     async readUser(_user, tokens) {
       const profile = record(tokens.params.profile, 'is missing from the token response')
@@ -35,7 +38,7 @@ export function workos(ctx: ProviderContext): OAuthProvider {
       const name = `${text(profile, 'first_name')} ${text(profile, 'last_name')}`.trim()
       return {
         id,
-        emails: emailOf(text(profile, 'email'), true),
+        emails: assumedEmailOf(ctx, text(profile, 'email')),
         claims: profileClaims({
           iss: host,
           id,

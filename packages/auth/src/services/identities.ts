@@ -18,6 +18,7 @@ import {
 import { addAuditLogEntry, auditActor } from '../models/audit-log.js'
 import {
   deleteIdentity,
+  deleteOtherIdentities,
   findIdentitiesByUser,
   findIdentityByProviderId,
   insertIdentity,
@@ -73,6 +74,87 @@ function withoutProvider(appMetadata: JsonObject, left: readonly Identity[]): Js
   }
 }
 
+/** Whether no one has proven the user's email or phone yet (neither is confirmed). */
+function neverConfirmed(user: User): boolean {
+  return user.emailConfirmedAt === null && user.phoneConfirmedAt === null
+}
+
+/**
+ * Upstream's `RemoveUnconfirmedIdentities`: the user was never confirmed, so what others gave it
+ * is not to be trusted once `keep` (the identity being proven now) takes it over. The password
+ * is cleared (not for an `email` or `phone` identity, as upstream: its owner proves the address
+ * the password came with), every other identity is deleted, `user_metadata` becomes `keep`'s
+ * `identity_data`, and `app_metadata.provider(s)` name `keep`'s provider only. Run in the
+ * transaction that links or confirms.
+ *
+ * @param now Epoch milliseconds.
+ * @returns The user after the change.
+ * @see https://github.com/supabase/auth/blob/master/internal/models/user.go
+ */
+async function removeUnconfirmedIdentities(
+  tx: Queryable,
+  user: User,
+  keep: Pick<Identity, 'id' | 'provider' | 'identityData'>,
+  now: number,
+): Promise<User> {
+  await deleteOtherIdentities(tx, user.id, keep.id)
+  return updateUser(
+    tx,
+    user.id,
+    {
+      ...(keep.provider === 'email' || keep.provider === 'phone' ? {} : { encryptedPassword: '' }),
+      userMetadata: keep.identityData,
+      appMetadata: { ...user.appMetadata, provider: keep.provider, providers: [keep.provider] },
+    },
+    now,
+  )
+}
+
+/**
+ * A sign-up of the email or phone of a user that was never confirmed (its owner lost the
+ * confirmation, or someone else took the address first): when the user has no identity of that
+ * kind yet (it came from a provider sign-in with an unverified address), the `email` or `phone`
+ * identity is created and takes the user over ({@link removeUnconfirmedIdentities}), as
+ * upstream's sign-up does, so that a provider identity of someone else is not inside the account
+ * when the address's owner confirms it. The password is not set (who signs up is not proven).
+ *
+ * @param value The lower-cased email or the phone digits signed up with.
+ * @param data The sign-up's `data` (kept in `identity_data` beside the standard claims).
+ * @param now Epoch milliseconds of the transaction.
+ * @returns The user, changed or not.
+ */
+export async function takeOverUnconfirmedBySignUp(
+  ctx: Pick<AppContext, 'random'>,
+  tx: Queryable,
+  user: User,
+  provider: 'email' | 'phone',
+  value: string,
+  data: JsonObject,
+  now: number,
+): Promise<User> {
+  if (!neverConfirmed(user)) return user
+  const identities = await findIdentitiesByUser(tx, user.id)
+  if (identities.some((identity) => identity.provider === provider)) return user
+  const identity = await insertIdentity(
+    tx,
+    {
+      id: ctx.random.uuid(),
+      providerId: user.id,
+      userId: user.id,
+      provider,
+      identityData: {
+        ...data,
+        sub: user.id,
+        [provider]: value,
+        email_verified: false,
+        phone_verified: false,
+      },
+    },
+    now,
+  )
+  return removeUnconfirmedIdentities(tx, user, identity, now)
+}
+
 /** What the callback asks of {@link signInWithIdentity}. */
 export interface IdentitySignIn {
   readonly provider: string
@@ -101,10 +183,17 @@ export interface IdentityOutcome {
  *   `identity_already_exists`);
  * - a known identity: its claims are refreshed, its user signs in (a verified email confirms an
  *   unconfirmed user);
- * - a verified email that an existing user holds: the identity is linked to that user;
+ * - a verified email that an existing user holds: the identity is linked to that user, unless
+ *   the provider does not say it verified the address ({@link ProviderEmail.assumed});
  * - otherwise a new user (422 `signup_disabled` under `DISABLE_SIGNUP`; 422 `email_exists` when
- *   the unverified email is another user's, which is never linked); an unverified email without
- *   `MAILER_AUTOCONFIRM` leaves the user unconfirmed and sends a confirmation.
+ *   the unverified or assumed email is another user's, which is never linked); an unverified
+ *   email without `MAILER_AUTOCONFIRM` leaves the user unconfirmed and sends a confirmation.
+ *
+ * An existing user that was never confirmed (someone signed up with the address and never
+ * confirmed it) is taken over by the identity that links to it or signs in to it, before it is
+ * confirmed: its password is cleared and its other identities and `user_metadata` replaced
+ * (upstream's `RemoveUnconfirmedIdentities`), so that whoever signed up first keeps no way in.
+ * Linking to a signed-in user leaves that user as it is.
  *
  * @param now Epoch milliseconds of the transaction.
  * @throws {@link InternalServerError} "Error getting user email from external provider" without
@@ -145,8 +234,8 @@ export async function signInWithIdentity(
       },
       now,
     )
-  const link = async (target: User): Promise<User> => {
-    await insertIdentity(
+  const link = async (target: User): Promise<{ user: User; identity: Identity }> => {
+    const identity = await insertIdentity(
       tx,
       { id: ctx.random.uuid(), providerId: data.id, userId: target.id, provider, identityData },
       now,
@@ -158,11 +247,13 @@ export async function signInWithIdentity(
       now,
     )
     await audit(user, 'identity_linked')
-    return user
+    return { user, identity }
   }
 
   let user: User
   let linked = false
+  /** The identity that now proves an existing, never confirmed user (see above). */
+  let provenBy: Pick<Identity, 'id' | 'provider' | 'identityData'> | undefined
   if (request.linkingTargetId !== undefined) {
     if (existing !== undefined && existing.userId !== request.linkingTargetId) {
       throw new UnprocessableEntityError(
@@ -172,7 +263,7 @@ export async function signInWithIdentity(
     }
     const target = await getUserById(tx, request.linkingTargetId, true)
     if (existing === undefined) {
-      user = await link(target)
+      ;({ user } = await link(target))
       linked = true
     } else {
       await refreshIdentity(tx, existing.id, identityData, now)
@@ -181,10 +272,13 @@ export async function signInWithIdentity(
   } else if (existing !== undefined) {
     await refreshIdentity(tx, existing.id, identityData, now)
     user = await getUserById(tx, existing.userId, true)
+    provenBy = { ...existing, identityData }
   } else {
     const holder = await findUserOwningEmail(tx, email.email)
-    if (holder !== undefined && email.verified) {
-      user = await link(holder)
+    if (holder !== undefined && email.verified && email.assumed !== true) {
+      const linkedTo = await link(await getUserById(tx, holder.id, true))
+      user = linkedTo.user
+      provenBy = linkedTo.identity
       linked = true
     } else if (holder !== undefined) {
       throw new UnprocessableEntityError(
@@ -213,6 +307,9 @@ export async function signInWithIdentity(
     }
   }
   if (isBanned(user, now)) throw new ForbiddenError('user_banned', 'User is banned')
+  if (provenBy !== undefined && user.email !== '' && neverConfirmed(user)) {
+    user = await removeUnconfirmedIdentities(tx, user, provenBy, now)
+  }
   if (user.emailConfirmedAt === null && user.email !== '') {
     if (email.verified && email.email === user.email) {
       user = await updateUser(tx, user.id, { emailConfirmedAt: new Date(now) }, now)

@@ -14,6 +14,7 @@ import { findUserOwningEmail, findUserOwningPhone, type User } from '../models/u
 import { isUniqueViolation, type Queryable } from '../storage/db.js'
 import type { IssuedSession, PendingTokens } from '../tokens/service.js'
 import { sendConfirmation } from './confirmation.js'
+import { takeOverUnconfirmedBySignUp } from './identities.js'
 import { enforcePasswordPolicy } from './passwords.js'
 import { sendPhoneOtp, validateChannel } from './phone.js'
 import { parsePkceChallenge } from './pkce.js'
@@ -226,8 +227,21 @@ export async function signUp(
             ? existing.emailConfirmedAt !== null
             : existing.phoneConfirmedAt !== null
         const resend = existing.aud === client.aud && !confirmed
-        // The owner lost the confirmation: send it again (the account is not changed).
-        if (resend) await confirm(tx, existing, now)
+        // The owner lost the confirmation: send it again (the account is not changed, except
+        // that a provider identity with the unverified address gives way to the address's own).
+        if (resend) {
+          const value = provider === 'email' ? email : phone
+          const user = await takeOverUnconfirmedBySignUp(
+            ctx,
+            tx,
+            existing,
+            provider,
+            value,
+            params.data,
+            now,
+          )
+          await confirm(tx, user, now)
+        }
         await addAuditLogEntry(
           tx,
           {

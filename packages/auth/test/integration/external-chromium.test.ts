@@ -5,15 +5,37 @@ import { getFreePort } from '@gatehouse/testing'
 import { chromium, type Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestServer, type TestServer } from '../helpers.js'
+import { FakeProvider } from '../support/fake-provider.js'
 import { startOidcProvider, type TestOidcProvider } from '../support/oidc-provider.js'
+import { DESCRIPTIONS } from '../support/provider-descriptions.js'
 
-/** One journey in a real browser: Debian's Chromium, driven by Playwright. */
-describe('sign-in with Keycloak in Chromium', () => {
+/** The fake of `name` from the provider descriptions. */
+function startFake(name: string, email: string): Promise<FakeProvider> {
+  const description = DESCRIPTIONS.find((d) => d.name === name)
+  if (description === undefined) throw new Error(`no ${name} description`)
+  return FakeProvider.start(description, {
+    id: String(4200 + DESCRIPTIONS.indexOf(description)),
+    email,
+    emailVerified: true,
+    name: 'Dorothy Vaughan',
+    avatar: 'https://avatars.example/dv.png',
+  })
+}
+
+/**
+ * Journeys in a real browser: Debian's Chromium, driven by Playwright. The binding cookie is
+ * `__Host-gatehouse-oauth` (`Secure`) although the servers speak plain HTTP on loopback:
+ * Chromium keeps `Secure` cookies from `127.0.0.1` and `localhost`.
+ */
+describe('sign-in and linking in Chromium', () => {
   let oidc: TestOidcProvider
+  let apple: FakeProvider
+  let github: FakeProvider
   let server: TestServer
   let browser: Browser
   let site: Server
   let SITE = ''
+  let port = 0
 
   beforeAll(async () => {
     // The site the user lands on: a page saying so.
@@ -22,7 +44,7 @@ describe('sign-in with Keycloak in Chromium', () => {
     })
     await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve))
     SITE = `http://127.0.0.1:${String((site.address() as AddressInfo).port)}`
-    const port = await getFreePort()
+    port = await getFreePort()
     const redirectUri = `http://127.0.0.1:${String(port)}/callback`
     oidc = await startOidcProvider(redirectUri, {
       sub: 'chromium-1',
@@ -30,16 +52,23 @@ describe('sign-in with Keycloak in Chromium', () => {
       emailVerified: true,
       name: 'Katherine Johnson',
     })
+    apple = await startFake('apple', 'apple-chromium@example.com')
+    github = await startFake('github', 'github-chromium@example.com')
     server = await startTestServer(
       'external_chromium',
       {
         AUTHSVC_SITE_URL: SITE,
         AUTHSVC_API_EXTERNAL_URL: `http://127.0.0.1:${String(port)}`,
+        AUTHSVC_SECURITY_MANUAL_LINKING_ENABLED: 'true',
         AUTHSVC_EXTERNAL_KEYCLOAK_ENABLED: 'true',
         AUTHSVC_EXTERNAL_KEYCLOAK_CLIENT_ID: oidc.clients.keycloak.id,
         AUTHSVC_EXTERNAL_KEYCLOAK_SECRET: oidc.clients.keycloak.secret,
         AUTHSVC_EXTERNAL_KEYCLOAK_REDIRECT_URI: redirectUri,
         AUTHSVC_EXTERNAL_KEYCLOAK_URL: oidc.issuer,
+        ...github.env(redirectUri),
+        // Apple posts its answer from its own site (127.0.0.1) to this server as `localhost`:
+        // a cross-site POST.
+        ...apple.env(`http://localhost:${String(port)}/callback`),
       },
       systemClock,
     )
@@ -55,6 +84,8 @@ describe('sign-in with Keycloak in Chromium', () => {
     await browser.close()
     await server.close()
     await oidc.stop()
+    await apple.stop()
+    await github.stop()
     site.closeAllConnections()
     await new Promise<void>((resolve) => {
       site.close(() => {
@@ -78,5 +109,83 @@ describe('sign-in with Keycloak in Chromium', () => {
       email: 'chromium@example.com',
       app_metadata: { provider: 'keycloak', providers: ['keycloak'] },
     })
+    // Cookies are per host, not per port: oidc-provider's are there too.
+    const cookies = await page.context().cookies(server.url)
+    expect(cookies.filter((c) => c.name.includes('gatehouse'))).toEqual([
+      expect.objectContaining({
+        name: '__Host-gatehouse-oauth',
+        path: '/',
+        secure: true,
+        httpOnly: true,
+        sameSite: 'Lax',
+      }),
+    ])
+    await page.close()
+  })
+
+  it("completes Apple's cross-site form_post: the Lax cookie comes with the server's own re-post", async () => {
+    const page = await browser.newPage()
+    const callbacks: string[] = []
+    page.on('request', (request) => {
+      if (new URL(request.url()).pathname === '/callback') {
+        const resubmitted = new URLSearchParams(request.postData() ?? '').has(
+          'gatehouse_resubmitted',
+        )
+        callbacks.push(`${request.method()}${resubmitted ? ' resubmitted' : ''}`)
+      }
+    })
+    await page.goto(
+      `http://localhost:${String(port)}/authorize?provider=apple&redirect_to=${encodeURIComponent(`${SITE}/apple`)}`,
+    )
+    await page.waitForURL(`${SITE}/apple#*`)
+    expect(callbacks).toEqual(['POST', 'POST resubmitted'])
+    const fragment = new URLSearchParams(new URL(page.url()).hash.slice(1))
+    const res = await server.request('GET', '/user', { token: fragment.get('access_token') ?? '' })
+    expect(res.json()).toMatchObject({
+      email: 'apple-chromium@example.com',
+      user_metadata: { full_name: 'Dorothy Vaughan' },
+    })
+    await page.close()
+  })
+
+  it("links GitHub from the site's page as auth-js does it: the fetch, then the navigation", async () => {
+    const email = 'linker-chromium@example.com'
+    await server.request('POST', '/admin/users', {
+      token: server.serviceKey,
+      body: { email, password: 'password123', email_confirm: true },
+    })
+    const session = await server.request('POST', '/token?grant_type=password', {
+      body: { email, password: 'password123' },
+    })
+    const token = session.json().access_token
+    const page = await browser.newPage()
+    await page.goto(`${SITE}/settings`)
+    // auth-js's linkIdentity: GET /user/identities/authorize with the session, then
+    // window.location.assign(url).
+    await page.evaluate(
+      async ({ api, bearer, back }) => {
+        const res = await fetch(
+          `${api}/user/identities/authorize?provider=github&redirect_to=${encodeURIComponent(back)}&skip_http_redirect=true`,
+          { headers: { authorization: `Bearer ${bearer}` } },
+        )
+        const { url } = (await res.json()) as { url: string }
+        ;(globalThis as unknown as { location: { assign(to: string): void } }).location.assign(url)
+      },
+      { api: server.url, bearer: token, back: `${SITE}/linked` },
+    )
+    await page.waitForURL(`${SITE}/linked#*`)
+    const fragment = new URLSearchParams(new URL(page.url()).hash.slice(1))
+    expect(fragment.get('error_description')).toBeNull()
+    const user = await server.request('GET', '/user', {
+      token: fragment.get('access_token') ?? '',
+    })
+    expect(user.json().email).toBe(email)
+    expect(
+      user
+        .json()
+        .identities.map((i) => i.provider)
+        .sort(),
+    ).toEqual(['email', 'github'])
+    await page.close()
   })
 })

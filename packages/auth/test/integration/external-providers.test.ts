@@ -1,4 +1,4 @@
-import { FakeClock, getFreePort } from '@gatehouse/testing'
+import { FakeClock, getFreePort, waitFor } from '@gatehouse/testing'
 import { GoTrueClient } from '@supabase/auth-js'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { MailMessage } from '@gatehouse/auth'
@@ -34,7 +34,10 @@ describe('sign-in with external providers', () => {
   let origins: string[] = []
 
   /** A browser with an empty cookie jar: every journey logs in afresh. */
-  const browser = { open: (url: string) => new Browser(origins).open(url) }
+  const browser = {
+    open: (url: string, options?: Parameters<Browser['open']>[1]) =>
+      new Browser(origins).open(url, options),
+  }
 
   function fake(name: string): FakeProvider {
     const found = fakes.get(name)
@@ -83,6 +86,8 @@ describe('sign-in with external providers', () => {
       AUTHSVC_API_EXTERNAL_URL: `http://127.0.0.1:${String(port)}`,
       AUTHSVC_MAILER_AUTOCONFIRM: 'false',
       AUTHSVC_SECURITY_MANUAL_LINKING_ENABLED: 'true',
+      // Figma does not say whether it verified an address; this server trusts it to.
+      AUTHSVC_EXTERNAL_FIGMA_TRUST_EMAIL: 'true',
       AUTHSVC_MAILER_NOTIFICATIONS_IDENTITY_LINKED_ENABLED: 'true',
       AUTHSVC_MAILER_NOTIFICATIONS_IDENTITY_UNLINKED_ENABLED: 'true',
       AUTHSVC_EXTERNAL_KEYCLOAK_ENABLED: 'true',
@@ -306,19 +311,22 @@ describe('sign-in with external providers', () => {
     }
   })
 
-  it('refuses a replayed callback: the provider does not take its code twice', async () => {
+  it('refuses a replayed callback in the same browser: each state is completed once', async () => {
     fake('github').account = account()
-    const start = await fetch(`${server.url}/authorize?provider=github`, { redirect: 'manual' })
-    const atProvider = await fetch(start.headers.get('location') ?? '', { redirect: 'manual' })
-    const callbackUrl = atProvider.headers.get('location') ?? ''
-    const first = await fetch(callbackUrl, { redirect: 'manual' })
-    expect(new URL(first.headers.get('location') ?? '').hash).toContain('access_token=')
-    const replay = await fetch(callbackUrl, { redirect: 'manual' })
-    const fragment = new URLSearchParams(
-      new URL(replay.headers.get('location') ?? '').hash.slice(1),
-    )
-    expect(fragment.get('error')).toBe('server_error')
-    expect(fragment.get('error_description')).toBe('Unable to exchange external code')
+    const same = new Browser(origins)
+    const atCallback = await same.open(`${server.url}/authorize?provider=github`, {
+      until: (url) => url.pathname === '/callback',
+    })
+    const first = await same.open(atCallback.url)
+    expect(first.fragment.get('access_token')).toEqual(expect.any(String))
+    const replay = await same.open(atCallback.url)
+    expect(replay.status).toBe(303)
+    expect(replay.url.origin).toBe(SITE)
+    expect(Object.fromEntries(replay.url.searchParams)).toEqual({
+      error: 'invalid_request',
+      error_code: 'bad_oauth_state',
+      error_description: 'OAuth state not found or expired',
+    })
   })
 
   it.each([
@@ -432,7 +440,8 @@ describe('sign-in with external providers', () => {
       options: { skipBrowserRedirect: true },
     })
     expect(link.error).toBeNull()
-    const linked = await browser.open(link.data.url ?? '')
+    // auth-js sends the browser from the site's page, which the browser names as Referer.
+    const linked = await browser.open(link.data.url ?? '', { referer: `${SITE}/home` })
     expect(linked.fragment.get('access_token')).toEqual(expect.any(String))
     await auth.setSession({
       access_token: linked.fragment.get('access_token') ?? '',
@@ -510,8 +519,291 @@ describe('sign-in with external providers', () => {
       '/user/identities/authorize?provider=workos&skip_http_redirect=true',
       { token: other.access_token },
     )
-    const landing = await browser.open(res.json().url as string)
+    const landing = await browser.open(res.json().url as string, { referer: `${SITE}/` })
     expect(landing.fragment.get('error_code')).toBe('identity_already_exists')
+  })
+
+  describe('pre-account takeover (issue 24, item 1)', () => {
+    it("a provider sign-in with a verified email takes over a squatter's unconfirmed sign-up", async () => {
+      const victim = account()
+      const squatter = authJsClient(server.url)
+      const squat = await squatter.signUp({
+        email: victim.email,
+        password: 'squatter-password-1',
+        options: { data: { name: 'Mallory', backdoor: 'yes' } },
+      })
+      expect(squat.error).toBeNull()
+      expect(squat.data.session).toBeNull()
+
+      fake('github').account = victim
+      const landing = await signIn('github')
+      const user = await userOf(landing.fragment.get('access_token') ?? '')
+      expect(user.email).toBe(victim.email)
+      expect(user.email_confirmed_at).toEqual(expect.any(String))
+      expect(user.identities.map((i) => i.provider)).toEqual(['github'])
+      expect(user.app_metadata).toEqual({ provider: 'github', providers: ['github'] })
+      expect(user.user_metadata).not.toHaveProperty('backdoor')
+      expect(user.user_metadata).toMatchObject({ email: victim.email, full_name: victim.name })
+
+      const again = await squatter.signInWithPassword({
+        email: victim.email,
+        password: 'squatter-password-1',
+      })
+      expect(again.error?.code).toBe('invalid_credentials')
+      expect(again.data.session).toBeNull()
+    })
+
+    it('an unverified provider address never ends up in the account its owner signs up and confirms', async () => {
+      const victimEmail = account().email
+      // The attacker's GitLab account claims the victim's address, unverified.
+      fake('gitlab').account = account({ email: victimEmail, emailVerified: false })
+      const claimed = await signIn('gitlab')
+      expect(claimed.fragment.get('error_code')).toBe('provider_email_needs_verification')
+
+      mails.length = 0
+      clock.advance(server.settings.mailer.maxFrequency + 1000) // the confirmation may be resent
+      const owner = authJsClient(server.url)
+      const signedUp = await owner.signUp({ email: victimEmail, password: 'owner-password-1' })
+      expect(signedUp.error).toBeNull()
+      const mail = await waitFor(() =>
+        mails.find((m) => m.kind === 'confirmation' && m.to === victimEmail),
+      )
+      const confirmed = await browser.open(mail.confirmationUrl)
+      const user = await userOf(confirmed.fragment.get('access_token') ?? '')
+      expect(user.email).toBe(victimEmail)
+      expect(user.identities.map((i) => i.provider)).toEqual(['email'])
+      expect(user.app_metadata).toEqual({ provider: 'email', providers: ['email'] })
+
+      // The attacker signs in with the same GitLab account again: not into the owner's account.
+      const back = await signIn('gitlab')
+      expect(back.fragment.get('access_token')).toBeNull()
+      expect(back.fragment.get('error_code')).toBe('email_exists')
+      const admin = await server.request('GET', `/admin/users/${user.id}`, {
+        token: server.serviceKey,
+      })
+      expect(admin.json().identities.map((i) => i.provider)).toEqual(['email'])
+    })
+  })
+
+  describe('state bound to the browser (issue 24, item 4)', () => {
+    const toCallback = { until: (url: URL) => url.pathname === '/callback' }
+
+    it('refuses a state started in browser A and completed in browser B (login CSRF)', async () => {
+      fake('github').account = account()
+      const attacker = new Browser(origins)
+      const atCallback = await attacker.open(`${server.url}/authorize?provider=github`, toCallback)
+      expect(atCallback.url.searchParams.get('code')).toEqual(expect.any(String))
+
+      const refused = {
+        error: 'invalid_request',
+        error_code: 'bad_oauth_state',
+        error_description: 'OAuth state was not started in this browser',
+      }
+      // A browser without the cookie, and one with a cookie of its own.
+      const fresh = await new Browser(origins).open(atCallback.url)
+      expect(fresh.status).toBe(303)
+      expect(fresh.url.origin + fresh.url.pathname).toBe(`${SITE}/`)
+      expect(Object.fromEntries(fresh.url.searchParams)).toEqual(refused)
+      const other = new Browser(origins)
+      await other.open(`${server.url}/authorize?provider=github`, toCallback)
+      const mixed = await other.open(atCallback.url)
+      expect(Object.fromEntries(mixed.url.searchParams)).toEqual(refused)
+
+      // The refusals did not spend the flow: the browser that started it completes it.
+      const own = await attacker.open(atCallback.url)
+      expect(own.fragment.get('access_token')).toEqual(expect.any(String))
+    })
+
+    it('refuses a form_post callback from another browser, after posting it once from its own page', async () => {
+      fake('apple').account = account({ name: 'O"Brien <b>' })
+      const attacker = new Browser(origins)
+      // Stop at Apple's auto-posting page, before its form reaches /callback.
+      const start = await server.request('GET', '/authorize?provider=apple&skip_http_redirect=true')
+      const atApple = await attacker.open(start.json().url as string, toCallback)
+      const fields = new URLSearchParams({
+        code: atApple.url.searchParams.get('code') ?? 'x',
+        state: new URL(start.json().url as string).searchParams.get('state') ?? '',
+        user: JSON.stringify({ name: { firstName: 'O"Brien', lastName: '<b>' } }),
+      })
+      const first = await server.request('POST', '/callback', {
+        body: fields.toString(),
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      })
+      expect(first.statusCode).toBe(200)
+      expect(first.headers['content-type']).toBe('text/html; charset=utf-8')
+      expect(first.headers['content-security-policy']).toMatch(
+        /^default-src 'none'; script-src 'nonce-[A-Za-z0-9+/=]+'; frame-ancestors 'none'$/,
+      )
+      expect(first.body).toContain('<form method="post" action="callback">')
+      expect(first.body).toContain(
+        '<input type="hidden" name="user" value="{&#34;name&#34;:{&#34;firstName&#34;:&#34;O\\&#34;Brien&#34;,&#34;lastName&#34;:&#34;&#60;b&#62;&#34;}}">',
+      )
+      expect(first.body).toContain('<input type="hidden" name="gatehouse_resubmitted" value="1">')
+      fields.set('gatehouse_resubmitted', '1')
+      const second = await server.request('POST', '/callback', {
+        body: fields.toString(),
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      })
+      expect(second.statusCode).toBe(303)
+      expect(new URL(second.headers.location as string).searchParams.get('error_description')).toBe(
+        'OAuth state was not started in this browser',
+      )
+    })
+
+    it('gives each authorization its own state, and one browser one binding cookie for all', async () => {
+      const authorize = () =>
+        server.request('GET', '/authorize?provider=github&skip_http_redirect=true')
+      const [a, b] = await Promise.all([authorize(), authorize()])
+      const stateOf = (r: typeof a) => new URL(r.json().url as string).searchParams.get('state')
+      expect(stateOf(a)).not.toBe(stateOf(b))
+      expect(a.headers['set-cookie']).toMatch(
+        /^__Host-gatehouse-oauth=[A-Za-z0-9_-]{43}; Max-Age=300; Path=\/; HttpOnly; SameSite=Lax; Secure$/,
+      )
+
+      // Two tabs of one browser: the second /authorize keeps the first one's secret, so both
+      // flows complete.
+      const tabs = new Browser(origins)
+      fake('discord').account = account()
+      const first = await tabs.open(`${server.url}/authorize?provider=discord`, toCallback)
+      const second = await tabs.open(`${server.url}/authorize?provider=discord`, toCallback)
+      expect(first.url.searchParams.get('state')).not.toBe(second.url.searchParams.get('state'))
+      expect((await tabs.open(first.url)).fragment.get('access_token')).toEqual(expect.any(String))
+      expect((await tabs.open(second.url)).fragment.get('access_token')).toEqual(expect.any(String))
+    })
+
+    it('makes a link URL single use, opened from the site, by the browser that completes it', async () => {
+      const owner = await confirmedUser(account().email)
+      fake('notion').account = account()
+      const asked = await server.request(
+        'GET',
+        `/user/identities/authorize?provider=notion&skip_http_redirect=true&login=ada&redirect_to=${encodeURIComponent(`${SITE}/linked`)}`,
+        { token: owner.access_token },
+      )
+      expect(asked.statusCode).toBe(200)
+      const linkUrl = asked.json().url as string
+      expect(new URL(linkUrl).origin + new URL(linkUrl).pathname).toBe(`${server.url}/authorize`)
+
+      // Sent to someone else's browser (no Referer, or another site's): refused.
+      for (const referer of [undefined, 'https://evil.example/']) {
+        const elsewhere = await new Browser(origins).open(linkUrl, { referer })
+        expect(elsewhere.status).toBe(303)
+        expect(Object.fromEntries(elsewhere.url.searchParams)).toEqual({
+          error: 'invalid_request',
+          error_code: 'bad_oauth_state',
+          error_description: 'Identity link request must be opened from the site that asked for it',
+        })
+      }
+
+      // The owner's browser, sent from the site.
+      const ownBrowser = new Browser(origins)
+      const atProvider = await ownBrowser.open(linkUrl, {
+        referer: `${SITE}/settings`,
+        until: (url) => url.origin === fake('notion').origin,
+      })
+      expect(atProvider.url.searchParams.get('login')).toBe('ada')
+      const atCallback = await ownBrowser.open(atProvider.url, toCallback)
+      const linked = await ownBrowser.open(atCallback.url)
+      expect(linked.url.origin + linked.url.pathname).toBe(`${SITE}/linked`)
+      const user = await userOf(linked.fragment.get('access_token') ?? '')
+      expect(user.id).toBe(owner.user.id)
+      expect(user.identities.map((i) => i.provider).sort()).toEqual(['email', 'notion'])
+
+      // Replayed: the link URL, the callback, and the state with a fresh code from the provider.
+      const replays = [
+        await ownBrowser.open(linkUrl, { referer: `${SITE}/settings` }),
+        await ownBrowser.open(atCallback.url),
+        await ownBrowser.open(atProvider.url),
+      ]
+      expect(replays.map((r) => r.url.searchParams.get('error_description'))).toEqual([
+        'Identity link request was already used',
+        'OAuth state has already been used',
+        'OAuth state has already been used',
+      ])
+    })
+
+    it('links only while the session that asked for the link exists', async () => {
+      const owner = await confirmedUser(account().email)
+      fake('notion').account = account()
+      const linkUrl = async () =>
+        (
+          await server.request(
+            'GET',
+            '/user/identities/authorize?provider=notion&skip_http_redirect=true',
+            { token: owner.access_token },
+          )
+        ).json().url as string
+      const ownBrowser = new Browser(origins)
+      const atCallback = await ownBrowser.open(await linkUrl(), {
+        referer: `${SITE}/`,
+        ...toCallback,
+      })
+      const unusedLink = await linkUrl()
+      const out = await server.request('POST', '/logout', { token: owner.access_token })
+      expect(out.statusCode).toBe(204)
+
+      const ended = await ownBrowser.open(atCallback.url)
+      expect(ended.fragment.get('access_token')).toBeNull()
+      expect(Object.fromEntries(ended.fragment)).toEqual({
+        error: 'access_denied',
+        error_code: 'session_not_found',
+        error_description: 'The session that asked for the link has ended',
+        sb: '',
+      })
+      const late = await ownBrowser.open(unusedLink, { referer: `${SITE}/` })
+      expect(late.url.searchParams.get('error_code')).toBe('session_not_found')
+      const admin = await server.request('GET', `/admin/users/${owner.user.id}`, {
+        token: server.serviceKey,
+      })
+      expect(admin.json().identities.map((i) => i.provider)).toEqual(['email'])
+    })
+  })
+
+  describe('provider details (issue 24, item 8)', () => {
+    it('sends PKCE (S256) to the providers that support it, and the verifier to their token endpoint', async () => {
+      const pkce = DESCRIPTIONS.filter((d) => d.pkce === true).map((d) => d.name)
+      expect(pkce.sort()).toEqual(
+        [
+          'azure',
+          'discord',
+          'facebook',
+          'github',
+          'gitlab',
+          'snapchat',
+          'spotify',
+          'workos',
+        ].sort(),
+      )
+      for (const name of ['github', 'slack']) {
+        const f = fake(name)
+        f.account = account()
+        const before = f.authorizations.length
+        const landing = await signIn(name)
+        expect(landing.fragment.get('access_token')).toEqual(expect.any(String))
+        const sent = f.authorizations[before]
+        expect(sent?.get('code_challenge_method')).toBe(name === 'github' ? 'S256' : null)
+        expect(f.pkceRefusals).toBe(0)
+      }
+    })
+
+    it('links an address WorkOS does not say it verified to no existing account, unless trusted', async () => {
+      const who = account()
+      const existing = await confirmedUser(who.email)
+      fake('workos').account = who
+      const refused = await signIn('workos')
+      expect(refused.fragment.get('error_code')).toBe('email_exists')
+      const admin = await server.request('GET', `/admin/users/${existing.user.id}`, {
+        token: server.serviceKey,
+      })
+      expect(admin.json().identities.map((i) => i.provider)).toEqual(['email'])
+
+      // Figma is trusted by this server (AUTHSVC_EXTERNAL_FIGMA_TRUST_EMAIL).
+      const trusted = account()
+      const holder = await confirmedUser(trusted.email)
+      fake('figma').account = trusted
+      const linked = await userOf((await signIn('figma')).fragment.get('access_token') ?? '')
+      expect(linked.id).toBe(holder.user.id)
+      expect(linked.identities.map((i) => i.provider).sort()).toEqual(['email', 'figma'])
+    })
   })
 })
 

@@ -23,13 +23,22 @@ export class Browser {
     this.#servers = new Set(servers.map((s) => new URL(s).origin))
   }
 
-  /** Opens `url` and follows it until it leaves the servers. */
-  async open(url: string | URL): Promise<Landing> {
+  /**
+   * Opens `url` and follows it until it leaves the servers.
+   *
+   * @param options `referer`: the page the first request comes from (as a browser sends it when
+   *   a page navigates); `until`: stop before requesting a URL it accepts (it is then the
+   *   landing).
+   */
+  async open(
+    url: string | URL,
+    options: { readonly referer?: string; readonly until?: (url: URL) => boolean } = {},
+  ): Promise<Landing> {
     let next = new URL(url)
     let form: URLSearchParams | undefined
     let status = 0
     for (let hop = 0; hop < 25; hop++) {
-      if (!this.#servers.has(next.origin)) {
+      if (!this.#servers.has(next.origin) || options.until?.(next) === true) {
         return { url: next, fragment: new URLSearchParams(next.hash.slice(1)), status }
       }
       const jar = this.#jars.get(next.origin) ?? new Map<string, string>()
@@ -40,6 +49,7 @@ export class Browser {
         redirect: 'manual',
         headers: {
           ...(cookie === '' ? {} : { cookie }),
+          ...(hop === 0 && options.referer !== undefined ? { referer: options.referer } : {}),
           ...(form === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
         },
         body: form?.toString(),

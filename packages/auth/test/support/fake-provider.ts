@@ -5,7 +5,7 @@
  * token-response shape and its profile JSON. The user who "logs in" and what goes wrong (denied
  * consent, 5xx, malformed profile) are chosen by the test before each journey.
  */
-import { createHmac, randomUUID } from 'node:crypto'
+import { createHash, createHmac, randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { SignJWT, exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose'
@@ -63,6 +63,12 @@ export interface ProviderDescription {
   readonly userinfo: Readonly<Record<string, (request: UserinfoRequest) => FakeReply>>
   /** OAuth 1.0a (Twitter): request token, authenticate, access token, signed requests. */
   readonly oauth1?: { readonly requestTokenPath: string; readonly accessTokenPath: string }
+  /**
+   * The provider supports PKCE (S256): the fake then requires `code_challenge` at the
+   * authorization endpoint and the matching `code_verifier` at the token endpoint; without it, it
+   * refuses both (as Slack does for an app that is not a public client).
+   */
+  readonly pkce?: boolean
 }
 
 /** What goes wrong on the next journey. */
@@ -72,6 +78,8 @@ interface Grant {
   readonly account: FakeAccount
   readonly nonce: string
   readonly redirectUri: string
+  /** The S256 `code_challenge` of the authorization request, `''` without PKCE. */
+  readonly codeChallenge: string
 }
 
 /** A running fake provider. */
@@ -86,6 +94,10 @@ export class FakeProvider {
   fault: FakeFault | undefined
   /** Requests seen, as `METHOD path`. */
   readonly seen: string[] = []
+  /** The query of each authorization request, in order. */
+  readonly authorizations: URLSearchParams[] = []
+  /** Token requests refused for a missing or wrong `code_verifier`. */
+  pkceRefusals = 0
   readonly #codes = new Map<string, Grant>()
   readonly #tokens = new Map<string, FakeAccount>()
   /** OAuth 1.0a: request token → its secret, callback and (once authorized) verifier. */
@@ -221,12 +233,19 @@ export class FakeProvider {
 
   #authorize(res: ServerResponse, url: URL): void {
     const q = url.searchParams
+    this.authorizations.push(new URLSearchParams(q))
     const redirectUri = q.get('redirect_uri') ?? ''
     const state = q.get('state') ?? ''
+    const codeChallenge = q.get('code_challenge') ?? ''
+    const pkceOk =
+      this.description.pkce === true
+        ? /^[A-Za-z0-9_-]{43}$/.test(codeChallenge) && q.get('code_challenge_method') === 'S256'
+        : codeChallenge === '' && !q.has('code_challenge_method')
     if (
       q.get('client_id') !== this.clientId ||
       redirectUri === '' ||
-      q.get('response_type') !== 'code'
+      q.get('response_type') !== 'code' ||
+      !pkceOk
     ) {
       res.writeHead(400).end('bad authorization request')
       return
@@ -238,7 +257,12 @@ export class FakeProvider {
       fields.error_description = 'The user denied the request'
     } else {
       const code = randomUUID()
-      this.#codes.set(code, { account: this.account, nonce: q.get('nonce') ?? '', redirectUri })
+      this.#codes.set(code, {
+        account: this.account,
+        nonce: q.get('nonce') ?? '',
+        redirectUri,
+        codeChallenge,
+      })
       fields.code = code
       if (this.description.formPost === true) {
         const [first = '', ...rest] = this.account.name.split(' ')
@@ -292,10 +316,19 @@ export class FakeProvider {
     }
     const grant = this.#codes.get(form.get('code') ?? '')
     this.#codes.delete(form.get('code') ?? '')
+    const verifier = form.get('code_verifier')
+    const pkceOk =
+      grant === undefined ||
+      (grant.codeChallenge === ''
+        ? verifier === null
+        : verifier !== null &&
+          createHash('sha256').update(verifier).digest('base64url') === grant.codeChallenge)
+    if (!pkceOk) this.pkceRefusals += 1
     if (
       form.get('grant_type') !== 'authorization_code' ||
       grant === undefined ||
-      form.get('redirect_uri') !== grant.redirectUri
+      form.get('redirect_uri') !== grant.redirectUri ||
+      !pkceOk
     ) {
       const refusal = d.tokenError?.() ?? { status: 400, body: { error: 'invalid_grant' } }
       json(refusal.status ?? 200, refusal.body)

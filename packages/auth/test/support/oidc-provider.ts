@@ -63,7 +63,8 @@ export async function startOidcProvider(
       email: ['email', 'email_verified'],
       profile: ['name', 'preferred_username'],
     },
-    pkce: { required: () => false },
+    // The auth server sends PKCE to Keycloak and Google: a request without it is refused.
+    pkce: { required: () => true },
     conformIdTokenClaims: false,
     findAccount: (_ctx, sub) => {
       const found = accounts.get(sub)

@@ -19,6 +19,7 @@ const last = (a: FakeAccount) => a.name.split(' ').slice(1).join(' ')
 export const DESCRIPTIONS: readonly ProviderDescription[] = [
   {
     name: 'github',
+    pkce: true,
     url: (origin) => origin,
     authorizePath: '/login/oauth/authorize',
     tokenPath: '/login/oauth/access_token',
@@ -41,6 +42,7 @@ export const DESCRIPTIONS: readonly ProviderDescription[] = [
   },
   {
     name: 'gitlab',
+    pkce: true,
     url: (origin) => origin,
     authorizePath: '/oauth/authorize',
     tokenPath: '/oauth/token',
@@ -71,6 +73,7 @@ export const DESCRIPTIONS: readonly ProviderDescription[] = [
   },
   {
     name: 'discord',
+    pkce: true,
     url: (origin) => origin,
     authorizePath: '/api/oauth2/authorize',
     tokenPath: '/api/oauth2/token',
@@ -88,6 +91,7 @@ export const DESCRIPTIONS: readonly ProviderDescription[] = [
   },
   {
     name: 'facebook',
+    pkce: true,
     url: (origin) => origin,
     authorizePath: '/dialog/oauth',
     tokenPath: '/oauth/access_token',
@@ -174,6 +178,7 @@ export const DESCRIPTIONS: readonly ProviderDescription[] = [
   },
   {
     name: 'snapchat',
+    pkce: true,
     url: (origin) => origin,
     authorizePath: '/accounts/oauth2/auth',
     tokenPath: '/accounts/oauth2/token',
@@ -195,6 +200,7 @@ export const DESCRIPTIONS: readonly ProviderDescription[] = [
   },
   {
     name: 'spotify',
+    pkce: true,
     url: (origin) => origin,
     authorizePath: '/authorize',
     tokenPath: '/api/token',
@@ -224,6 +230,7 @@ export const DESCRIPTIONS: readonly ProviderDescription[] = [
           'https://slack.com/user_id': a.id,
           'https://slack.com/team_id': 'T0001',
           email: a.email,
+          email_verified: a.emailVerified,
           name: a.name,
           picture: a.avatar,
         }),
@@ -243,7 +250,8 @@ export const DESCRIPTIONS: readonly ProviderDescription[] = [
                   id: a.id,
                   login: first(a).toLowerCase(),
                   display_name: a.name,
-                  email: a.email,
+                  // Twitch returns a verified address only.
+                  ...(a.emailVerified ? { email: a.email } : {}),
                   profile_image_url: a.avatar,
                 },
               ],
@@ -253,6 +261,7 @@ export const DESCRIPTIONS: readonly ProviderDescription[] = [
   },
   {
     name: 'workos',
+    pkce: true,
     url: (origin) => origin,
     authorizePath: '/sso/authorize',
     tokenPath: '/sso/token',
@@ -272,6 +281,7 @@ export const DESCRIPTIONS: readonly ProviderDescription[] = [
   },
   {
     name: 'azure',
+    pkce: true,
     url: (origin) => `${origin}/common`,
     authorizePath: '/common/oauth2/v2.0/authorize',
     tokenPath: '/common/oauth2/v2.0/token',
@@ -314,7 +324,8 @@ export const DESCRIPTIONS: readonly ProviderDescription[] = [
               id_str: a.id,
               name: a.name,
               screen_name: first(a).toLowerCase(),
-              email: a.email,
+              // Twitter answers null for an address that is not verified.
+              email: a.emailVerified ? a.email : null,
               profile_image_url_https: a.avatar,
             })
           : ok({ id_str: a.id, name: a.name }),
