@@ -121,7 +121,7 @@ describe('one-time codes cannot be guessed', () => {
     await signedUp(email)
     const auth = client()
     expect((await auth.resetPasswordForEmail(email)).error).toBeNull()
-    const code = mailer.last(email, 'recovery').token
+    const code = (await mailer.waitFor(email, 'recovery')).token
     const guess = (address: string, token: string) =>
       auth.verifyOtp({ email: address, token, type: 'recovery' })
 
@@ -135,7 +135,7 @@ describe('one-time codes cannot be guessed', () => {
 
     clock.advance(901_000) // SMTP_MAX_FREQUENCY
     expect((await auth.resetPasswordForEmail(email)).error).toBeNull()
-    const fresh = mailer.last(email, 'recovery').token
+    const fresh = (await mailer.waitFor(email, 'recovery', 2)).token
     for (const wrong of wrongCodes(fresh, MAX_ATTEMPTS - 1)) {
       expect(seen((await guess(email, wrong)).error)).toEqual(CODE_INVALID)
     }
@@ -149,7 +149,7 @@ describe('one-time codes cannot be guessed', () => {
     await signedUp(email)
     const auth = client()
     expect((await auth.signInWithOtp({ email })).error).toBeNull()
-    const code = mailer.last(email, 'magic_link').token
+    const code = (await mailer.waitFor(email, 'magic_link')).token
     const [a, b, c, d, e] = wrongCodes(code, MAX_ATTEMPTS)
     for (const wrong of [a, b, c]) {
       const res = await auth.verifyOtp({ email, token: wrong!, type: 'email' })
@@ -188,7 +188,7 @@ describe('one-time codes cannot be guessed', () => {
     await signedUp(email)
     const auth = client()
     expect((await auth.signInWithOtp({ email })).error).toBeNull()
-    const code = mailer.last(email, 'magic_link').token
+    const code = (await mailer.waitFor(email, 'magic_link')).token
     const results = await Promise.all(
       wrongCodes(code, 40).map((token) =>
         server.request('POST', '/verify', { body: { type: 'magiclink', email, token } }),
