@@ -14,7 +14,7 @@ import { PerformanceObserver, constants as perf } from 'node:perf_hooks'
 import { pino } from 'pino'
 import { systemClock } from '../../packages/ratelimit/src/clock.js'
 import type { CounterStore, IncrementOp } from '../../packages/ratelimit/src/limiter/cache.js'
-import { FixedWindowRateLimitCache } from '../../packages/ratelimit/src/limiter/fixed-window.js'
+import { StoreRateLimitCache } from '../../packages/ratelimit/src/limiter/store-cache.js'
 import {
   decodeRateLimitRequest,
   encodeRateLimitRequest,
@@ -142,7 +142,7 @@ descriptors:
 `
 
 async function measure(store: CounterStore, ms: number) {
-  const cache = new FixedWindowRateLimitCache({ store, clock: systemClock })
+  const cache = new StoreRateLimitCache({ store, clock: systemClock })
   const service = new RateLimitService({
     cache,
     stats: new StatsManager(new StatsStore()),

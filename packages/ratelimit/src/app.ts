@@ -22,7 +22,7 @@ import {
   type Random,
 } from './clock.js'
 import type { CounterStore } from './limiter/cache.js'
-import { FixedWindowRateLimitCache } from './limiter/fixed-window.js'
+import { StoreRateLimitCache } from './limiter/store-cache.js'
 import { LocalCache } from './limiter/local-cache.js'
 import { createLogger } from './logging.js'
 import { MemcacheCounterStore, memcacheTlsOptions } from './memcache/memcache-store.js'
@@ -405,7 +405,7 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
     logger.warn('STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT has no effect with the memcache backend')
   }
   const tracing = deps.tracing ?? buildTracing(settings, random)
-  const cache = new FixedWindowRateLimitCache({
+  const cache = new StoreRateLimitCache({
     store,
     clock,
     localCache:

@@ -58,12 +58,12 @@ export {
 } from './limiter/cache.js'
 export { generateCacheKey, type CacheKey } from './limiter/cache-key.js'
 export {
-  FixedWindowRateLimitCache,
+  StoreRateLimitCache,
   decideStatus,
   hitsAddends,
   nearLimitThreshold,
-  type FixedWindowOptions,
-} from './limiter/fixed-window.js'
+  type StoreRateLimitCacheOptions,
+} from './limiter/store-cache.js'
 export { LocalCache } from './limiter/local-cache.js'
 export {
   SLIDING_WINDOW_KEY_MARK,

@@ -1,6 +1,6 @@
 /** The limiter the algorithms' unit tests drive: a real memory store and a fake clock. */
 import { FakeClock } from '@gatehouse/testing'
-import { FixedWindowRateLimitCache } from '../src/limiter/fixed-window.js'
+import { StoreRateLimitCache } from '../src/limiter/store-cache.js'
 import { LocalCache } from '../src/limiter/local-cache.js'
 import { MemoryCounterStore } from '../src/memory/memory-store.js'
 import type { RateLimitRequest } from '../src/protocol/types.js'
@@ -18,7 +18,7 @@ export function oneKeyRequest(hitsAddend = 1): RateLimitRequest {
 export function memoryLimiter(start: number, localCache = false) {
   const clock = new FakeClock(start)
   const store = new MemoryCounterStore({ clock, sweepIntervalMs: 0 })
-  const cache = new FixedWindowRateLimitCache({
+  const cache = new StoreRateLimitCache({
     store,
     clock,
     expirationJitterMaxSeconds: 0,

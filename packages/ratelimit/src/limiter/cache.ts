@@ -1,8 +1,8 @@
 /**
  * The backend seam. {@link RateLimitCache} is what the service calls (upstream's
  * `limiter.RateLimitCache`); {@link CounterStore} is the small part a key-value store has to
- * provide (Redis, memcache, memory) so that the fixed-window logic lives in one place
- * (`fixed-window.ts`).
+ * provide (Redis, memcache, memory) so that the limiting logic (fixed window, sliding window, token bucket) lives in one place
+ * (`store-cache.ts`).
  *
  * @module
  */

@@ -7,7 +7,7 @@ import type { IncrementOp, SlideOp, SlideReply } from './cache.js'
 import type { DescriptorStatus, Unit } from '../protocol/types.js'
 import { StatsManager } from '../stats/manager.js'
 import { StatsStore } from '../stats/store.js'
-import { FixedWindowRateLimitCache } from './fixed-window.js'
+import { StoreRateLimitCache } from './store-cache.js'
 import { memoryLimiter, oneKeyRequest } from '../../test/limiter.js'
 import {
   hasHashTag,
@@ -156,7 +156,7 @@ describe('sliding-window arithmetic', () => {
 describe('sliding window through the limiter (memory store, fake clock)', () => {
   it("uses the store's one sliding step per decision, deciding as the two increments do", async () => {
     const decide = async (store: MemoryCounterStore, prefix: string, clock: FakeClock) => {
-      const cache = new FixedWindowRateLimitCache({
+      const cache = new StoreRateLimitCache({
         store,
         clock,
         cacheKeyPrefix: prefix,

@@ -3,7 +3,7 @@
  * Upstash describe): a counter per fixed window, and a decision on the current window's count
  * plus the previous window's count weighted by the part of the previous window still inside the
  * sliding window that ends now. Pure arithmetic on an injected time (milliseconds); the limiter
- * (`fixed-window.ts`) stores the counters with the store's sliding step (Redis: one script that
+ * (`store-cache.ts`) stores the counters with the store's sliding step (Redis: one script that
  * counts the current counter and reads the previous one), or, on stores without one, with the
  * ordinary `INCRBY` + `EXPIRE` of every backend.
  *

@@ -3,7 +3,7 @@ import { pino } from 'pino'
 import { describe, expect, it } from 'vitest'
 import { upstreamFixture } from '../../test/fixtures.js'
 import { BackendError, type CounterStore } from '../limiter/cache.js'
-import { FixedWindowRateLimitCache } from '../limiter/fixed-window.js'
+import { StoreRateLimitCache } from '../limiter/store-cache.js'
 import { MemoryCounterStore } from '../memory/memory-store.js'
 import type { Descriptor, RateLimitRequest } from '../protocol/types.js'
 import { StatsManager } from '../stats/manager.js'
@@ -25,7 +25,7 @@ function setup(
   const clock = new FakeClock(Date.UTC(2026, 0, 1, 0, 0, 30))
   const stats = new StatsStore()
   const manager = new StatsManager(stats)
-  const cache = new FixedWindowRateLimitCache({
+  const cache = new StoreRateLimitCache({
     store: store ?? new MemoryCounterStore({ clock, sweepIntervalMs: 0 }),
     clock,
     expirationJitterMaxSeconds: 0,
@@ -69,7 +69,7 @@ describe('RateLimitService.shouldRateLimit', () => {
       'rate limit descriptor list must not be empty',
     )
     const empty = new RateLimitService({
-      cache: new FixedWindowRateLimitCache({
+      cache: new StoreRateLimitCache({
         store: new MemoryCounterStore({ clock: new FakeClock(), sweepIntervalMs: 0 }),
         clock: new FakeClock(),
       }),
@@ -376,7 +376,7 @@ describe('independentDescriptors (what allows clients to coalesce requests)', ()
   it('holds for a plain configuration, and not before one is loaded', () => {
     const stats = new StatsManager(new StatsStore())
     const clock = new FakeClock(0)
-    const cache = new FixedWindowRateLimitCache({
+    const cache = new StoreRateLimitCache({
       store: new MemoryCounterStore({ clock, sweepIntervalMs: 0 }),
       clock,
     })

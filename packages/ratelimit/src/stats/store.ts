@@ -46,7 +46,8 @@ export interface StatsSink {
   close(): Promise<void>
 }
 
-class CounterImpl implements Counter {
+/** A counter with its running total and the total at the last flush (for deltas). */
+class StoredCounter implements Counter {
   total = 0
   flushed = 0
   add(amount = 1): void {
@@ -57,7 +58,8 @@ class CounterImpl implements Counter {
   }
 }
 
-class GaugeImpl implements Gauge {
+/** A gauge: the last value set. */
+class StoredGauge implements Gauge {
   current = 0
   set(value: number): void {
     this.current = value
@@ -70,7 +72,8 @@ class GaugeImpl implements Gauge {
 /** Samples kept per timer between two flushes; the rest are sampled out. */
 const MAX_TIMER_SAMPLES = 1000
 
-class TimerImpl implements Timer {
+/** A timer keeping a uniform sample of at most {@link MAX_TIMER_SAMPLES} durations per flush. */
+class SampledTimer implements Timer {
   samples: number[] = []
   seen = 0
   readonly #random: Random
@@ -114,9 +117,9 @@ function getOrCreate<T>(map: Map<string, T>, name: string, create: () => T): T {
  * process (as in gostats).
  */
 export class StatsStore {
-  readonly #counters = new Map<string, CounterImpl>()
-  readonly #gauges = new Map<string, GaugeImpl>()
-  readonly #timers = new Map<string, TimerImpl>()
+  readonly #counters = new Map<string, StoredCounter>()
+  readonly #gauges = new Map<string, StoredGauge>()
+  readonly #timers = new Map<string, SampledTimer>()
   readonly #suffix: string
   readonly #random: Random
 
@@ -136,17 +139,17 @@ export class StatsStore {
 
   /** The counter called `name`, created at zero on first use. */
   counter(name: string): Counter {
-    return getOrCreate(this.#counters, this.#name(name), () => new CounterImpl())
+    return getOrCreate(this.#counters, this.#name(name), () => new StoredCounter())
   }
 
   /** The gauge called `name`, created at zero on first use. */
   gauge(name: string): Gauge {
-    return getOrCreate(this.#gauges, this.#name(name), () => new GaugeImpl())
+    return getOrCreate(this.#gauges, this.#name(name), () => new StoredGauge())
   }
 
   /** The timer called `name` (milliseconds). */
   timer(name: string): Timer {
-    return getOrCreate(this.#timers, this.#name(name), () => new TimerImpl(this.#random))
+    return getOrCreate(this.#timers, this.#name(name), () => new SampledTimer(this.#random))
   }
 
   /**

@@ -6,11 +6,11 @@ import { StatsManager, type RateLimitStats } from '../stats/manager.js'
 import { StatsStore } from '../stats/store.js'
 import { BackendError, type CounterStore, type IncrementOp, type ReadOp } from './cache.js'
 import {
-  FixedWindowRateLimitCache,
+  StoreRateLimitCache,
   decideStatus,
   hitsAddends,
   nearLimitThreshold,
-} from './fixed-window.js'
+} from './store-cache.js'
 import { LocalCache } from './local-cache.js'
 
 /** A store that records commands and answers INCRBY/GET with scripted values. */
@@ -133,13 +133,13 @@ describe('stat arithmetic (reference §2.2 vectors)', () => {
   )
 })
 
-describe('FixedWindowRateLimitCache', () => {
+describe('StoreRateLimitCache', () => {
   const clock = new FakeClock(1_000_000_000)
 
   it('sends INCRBY+EXPIRE with upstream keys and jitter, and reports duration until reset', async () => {
     const stats = manager().rateLimitStats('domain.key_value')
     const store = new ScriptedStore([[5]])
-    const cache = new FixedWindowRateLimitCache({
+    const cache = new StoreRateLimitCache({
       store,
       clock,
       random: () => 0.5,
@@ -172,7 +172,7 @@ describe('FixedWindowRateLimitCache', () => {
   it('skips descriptors without a limit and keeps request order', async () => {
     const stats = manager().rateLimitStats('domain.key_value')
     const store = new ScriptedStore([[1]])
-    const cache = new FixedWindowRateLimitCache({ store, clock, expirationJitterMaxSeconds: 0 })
+    const cache = new StoreRateLimitCache({ store, clock, expirationJitterMaxSeconds: 0 })
     const statuses = await cache.doLimit(request([one('none', 'x'), one('key', 'value')]), [
       undefined,
       rule(stats, 2),
@@ -188,7 +188,7 @@ describe('FixedWindowRateLimitCache', () => {
     const stats = manager().rateLimitStats('domain.key4_value4')
     const store = new ScriptedStore([[11], [13], [16]])
     const localCache = new LocalCache(0, clock, new StatsStore())
-    const cache = new FixedWindowRateLimitCache({ store, clock, localCache })
+    const cache = new StoreRateLimitCache({ store, clock, localCache })
     const limit = [rule(stats, 15, 'HOUR')]
     const req = request([one('key4', 'value4')])
     expect(await cache.doLimit(req, limit)).toMatchObject([{ code: 'OK', limitRemaining: 4 }])
@@ -210,7 +210,7 @@ describe('FixedWindowRateLimitCache', () => {
     const stats = manager().rateLimitStats('domain.key4_value4')
     const store = new ScriptedStore([[11], [13], [16]])
     const localCache = new LocalCache(0, clock, new StatsStore())
-    const cache = new FixedWindowRateLimitCache({ store, clock, localCache })
+    const cache = new StoreRateLimitCache({ store, clock, localCache })
     const limit = [rule(stats, 15, 'HOUR', { shadowMode: true })]
     const req = request([one('key4', 'value4')])
     const codes: string[] = []
@@ -223,7 +223,7 @@ describe('FixedWindowRateLimitCache', () => {
     const c = new FakeClock(3_600_000 * 1000)
     const stats = manager().rateLimitStats('domain.k_v')
     const store = new ScriptedStore([[2], [1]])
-    const cache = new FixedWindowRateLimitCache({
+    const cache = new StoreRateLimitCache({
       store,
       clock: c,
       localCache: new LocalCache(0, c, new StatsStore()),
@@ -251,7 +251,7 @@ describe('FixedWindowRateLimitCache', () => {
         [13, 13],
       ],
     )
-    const cache = new FixedWindowRateLimitCache({
+    const cache = new StoreRateLimitCache({
       store,
       clock,
       stopCacheKeyIncrementWhenOverlimit: true,
@@ -273,7 +273,7 @@ describe('FixedWindowRateLimitCache', () => {
     const m = manager()
     const localCache = new LocalCache(0, clock, new StatsStore())
     const store = new ScriptedStore([[3, 1], [2]], [[1, 0]])
-    const cache = new FixedWindowRateLimitCache({
+    const cache = new StoreRateLimitCache({
       store,
       clock,
       localCache,
@@ -304,7 +304,7 @@ describe('FixedWindowRateLimitCache', () => {
       close: () => store.close(),
       keyProblem: (key) => (key.includes(' ') ? 'no spaces, please' : undefined),
     }
-    const cache = new FixedWindowRateLimitCache({ store: picky, clock })
+    const cache = new StoreRateLimitCache({ store: picky, clock })
     const limits = [rule(stats, 5), rule(stats, 5)]
     expect(() => cache.doLimit(request([one('key', 'fine'), one('key', 'a b')]), limits)).toThrow(
       new BackendError('descriptor 1: no spaces, please', { code: 'ERR_BACKEND_KEY' }),

@@ -144,8 +144,8 @@ function overLimit(
   }
 }
 
-/** Settings of {@link FixedWindowRateLimitCache}. */
-export interface FixedWindowOptions {
+/** Settings of {@link StoreRateLimitCache}. */
+export interface StoreRateLimitCacheOptions {
   readonly store: CounterStore
   readonly clock: Clock
   /** The over-limit cache, or undefined when `LOCAL_CACHE_SIZE_IN_BYTES` is 0. */
@@ -193,7 +193,7 @@ function ceilSeconds(ms: number): number {
  * {@link CounterStore.release}), or the token bucket (one {@link CounterStore.take}); everything
  * of a request in one round trip.
  */
-export class FixedWindowRateLimitCache implements RateLimitCache {
+export class StoreRateLimitCache implements RateLimitCache {
   readonly #store: CounterStore
   readonly #clock: Clock
   readonly #localCache: LocalCache | undefined
@@ -205,7 +205,7 @@ export class FixedWindowRateLimitCache implements RateLimitCache {
   readonly #tracing: Tracing | undefined
   readonly #storeSpanName: string
 
-  constructor(options: FixedWindowOptions) {
+  constructor(options: StoreRateLimitCacheOptions) {
     this.#tracing = options.tracing
     this.#storeSpanName = options.storeSpanName ?? 'Redis Pipeline Execution'
     this.#store = options.store
@@ -561,7 +561,7 @@ interface SlidingState {
   readonly windowMs: number
 }
 
-/** Per-descriptor state of one {@link FixedWindowRateLimitCache.doLimit} call. */
+/** Per-descriptor state of one {@link StoreRateLimitCache.doLimit} call. */
 interface Item {
   readonly limit: RateLimit | undefined
   /** Hits this request adds (used for the decision). */
