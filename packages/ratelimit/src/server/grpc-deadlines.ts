@@ -1,0 +1,152 @@
+/**
+ * The lean gRPC server's deadline sweeper: every call waits in one map with its deadline (the
+ * earlier of its `grpc-timeout` and `GRPC_MAX_CALL_DURATION`), and one timer per server ends the
+ * overdue calls with DEADLINE_EXCEEDED, forgets the calls clients reset, and sends GOAWAY to
+ * connections without a call for `GRPC_MAX_CONNECTION_IDLE`. A call costs a map insertion and a
+ * removal, not a timer of its own.
+ *
+ * @module
+ */
+import type { Http2Session, ServerHttp2Stream } from 'node:http2'
+import type { MonotonicClock } from '../clock.js'
+import { GRPC_STATUS } from './status.js'
+import { sendError } from './grpc-wire.js'
+
+/** How often deadlines and idle connections are checked, in milliseconds. */
+const HOUSEKEEPING_MS = 50
+
+/** Options of {@link CallDeadlines}. */
+export interface CallDeadlinesOptions {
+  /** Deadlines and idleness. */
+  readonly clock: MonotonicClock
+  /** `GRPC_MAX_CONNECTION_IDLE` in milliseconds; 0 never closes idle connections. */
+  readonly maxConnectionIdleMs: number
+  /** Called when ending an overdue call throws (a bug): the caller answers INTERNAL. */
+  readonly onFailure: (stream: ServerHttp2Stream, error: unknown) => void
+}
+
+/** The calls and connections of one server, with their deadlines and idleness. */
+export class CallDeadlines {
+  readonly #clock: MonotonicClock
+  readonly #maxIdleMs: number
+  readonly #onFailure: (stream: ServerHttp2Stream, error: unknown) => void
+  /**
+   * Calls not answered yet, with their deadline ({@link MonotonicClock} milliseconds). Answers
+   * remove their call; the sweep ends the overdue ones and forgets the ones the client reset.
+   */
+  readonly #deadlines = new Map<ServerHttp2Stream, number>()
+  /** `Health/Watch` calls being served (they keep their connection busy). */
+  readonly #watching = new Set<ServerHttp2Stream>()
+  /** Watch calls whose `grpc-timeout` passed: their trailers say DEADLINE_EXCEEDED. */
+  readonly #expiredWatches = new WeakSet<ServerHttp2Stream>()
+  /** Per connection: when it last started a call and was last seen with one in flight. */
+  readonly #activity = new Map<Http2Session, { lastCall: number; lastBusy: number }>()
+  #timer: NodeJS.Timeout | undefined
+
+  /** @param options The clock, the idle limit and the failure callback. */
+  constructor(options: CallDeadlinesOptions) {
+    this.#clock = options.clock
+    this.#maxIdleMs = options.maxConnectionIdleMs
+    this.#onFailure = options.onFailure
+  }
+
+  /** Starts watching a connection for idleness; the sweep runs while there are connections. */
+  connectionOpened(session: Http2Session): void {
+    const now = this.#clock.now()
+    this.#activity.set(session, { lastCall: now, lastBusy: now })
+    if (this.#timer === undefined) {
+      this.#timer = setInterval(() => {
+        this.#sweep()
+      }, HOUSEKEEPING_MS)
+      this.#timer.unref()
+    }
+  }
+
+  /** Forgets a closed connection. */
+  connectionClosed(session: Http2Session): void {
+    this.#activity.delete(session)
+  }
+
+  /**
+   * A call started: it must be answered within `timeoutMs`.
+   *
+   * @param timeoutMs Milliseconds from now.
+   */
+  callStarted(stream: ServerHttp2Stream, timeoutMs: number): void {
+    const now = this.#clock.now()
+    this.#deadlines.set(stream, now + timeoutMs)
+    const state = this.#activity.get(stream.session as Http2Session)
+    if (state !== undefined) state.lastCall = now
+  }
+
+  /** The call is being answered: its deadline no longer applies. */
+  callAnswered(stream: ServerHttp2Stream): void {
+    this.#deadlines.delete(stream)
+  }
+
+  /**
+   * A `Health/Watch` call is being served: it keeps its connection busy until it closes, and
+   * keeps its deadline only when the client sent `grpc-timeout`.
+   */
+  watchStarted(stream: ServerHttp2Stream, clientTimeout: boolean): void {
+    if (!clientTimeout) this.#deadlines.delete(stream)
+    this.#watching.add(stream)
+    stream.once('close', () => this.#watching.delete(stream))
+  }
+
+  /** Whether a watch call ended because its `grpc-timeout` passed. */
+  watchExpired(stream: ServerHttp2Stream): boolean {
+    return this.#expiredWatches.has(stream)
+  }
+
+  /** Stops the sweep (on shutdown). */
+  stop(): void {
+    clearInterval(this.#timer)
+    this.#timer = undefined
+  }
+
+  /** Ends a call whose deadline passed with DEADLINE_EXCEEDED, as grpc-js does. */
+  #expire(stream: ServerHttp2Stream): void {
+    if (this.#watching.has(stream)) {
+      this.#expiredWatches.add(stream)
+      stream.end()
+    } else sendError(stream, { code: GRPC_STATUS.DEADLINE_EXCEEDED, details: 'Deadline exceeded' })
+  }
+
+  /**
+   * Every {@link HOUSEKEEPING_MS}: ends overdue calls, forgets calls the client reset, and sends
+   * GOAWAY to connections that have had no call for `GRPC_MAX_CONNECTION_IDLE`.
+   */
+  #sweep(): void {
+    const now = this.#clock.now()
+    const busy = new Set<Http2Session | undefined>()
+    for (const [stream, deadline] of this.#deadlines) {
+      if (
+        stream.destroyed ||
+        stream.closed ||
+        (stream.headersSent && !this.#watching.has(stream))
+      ) {
+        this.#deadlines.delete(stream) // reset by the client, or being answered
+      } else if (deadline <= now) {
+        this.#deadlines.delete(stream)
+        try {
+          this.#expire(stream)
+        } catch (error) {
+          this.#onFailure(stream, error)
+        }
+      } else busy.add(stream.session)
+    }
+    for (const stream of this.#watching) busy.add(stream.session)
+    for (const [session, state] of this.#activity) {
+      if (busy.has(session)) state.lastBusy = now
+      else if (
+        this.#maxIdleMs > 0 &&
+        !session.closed &&
+        now - Math.max(state.lastCall, state.lastBusy) >= this.#maxIdleMs
+      ) {
+        session.close() // GOAWAY; nothing is in flight
+      }
+    }
+    if (this.#activity.size === 0 && this.#deadlines.size === 0) this.stop()
+  }
+}
