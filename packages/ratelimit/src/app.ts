@@ -47,7 +47,7 @@ import {
 } from './server/grpc-native.js'
 import { HealthChecker } from './server/health.js'
 import { buildHttpServer } from './server/http.js'
-import { listenHttp } from './server/listen.js'
+import { listenHttp } from './listen.js'
 import { ServerTls } from './server/tls.js'
 import { RateLimitService } from './service/service.js'
 import type { StatEntry } from './server/workers.js'

@@ -8,7 +8,7 @@
  * @module
  */
 import { createServer, type Server } from 'node:http'
-import { listenHttp } from '../server/listen.js'
+import { listenHttp } from '../listen.js'
 import { Counter, Gauge, Histogram, Registry, Summary } from 'prom-client'
 import type { MappedMetric, MetricMapper } from './mapper.js'
 import type { FlushedStat, StatsSink } from './store.js'

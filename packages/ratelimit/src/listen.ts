@@ -1,5 +1,6 @@
 /**
- * Binding an HTTP server (the HTTP, debug and Prometheus ports).
+ * Binding an HTTP server (the HTTP, debug and Prometheus ports): shared by `server/` and `stats/`,
+ * so it sits beside them.
  *
  * @module
  */
