@@ -15,7 +15,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { upstreamFixture } from '../fixtures.js'
+import { fixture } from '../fixtures.js'
 import { loopbackEnv, spawnService } from '../harness.js'
 
 const PACKAGE = fileURLToPath(new URL('../../', import.meta.url))
@@ -57,7 +57,7 @@ describe('the gatehouse-ratelimit executable', () => {
   beforeAll(() => {
     root = mkdtempSync(join(tmpdir(), 'ratelimit-exe-'))
     mkdirSync(join(root, 'config'))
-    writeFileSync(join(root, 'config', 'basic.yaml'), upstreamFixture('integration/basic.yaml'))
+    writeFileSync(join(root, 'config', 'basic.yaml'), fixture('integration/basic.yaml'))
   })
   afterAll(() => {
     rmSync(root, { recursive: true, force: true })

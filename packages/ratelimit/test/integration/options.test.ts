@@ -4,11 +4,11 @@ import { createServer, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { upstreamFixture } from '../fixtures.js'
+import { fixture } from '../fixtures.js'
 import { startService } from '../harness.js'
 import type { ConfigProvider } from '../../src/provider/provider.js'
 
-const basic = { 'basic.yaml': upstreamFixture('integration/basic.yaml') }
+const basic = { 'basic.yaml': fixture('integration/basic.yaml') }
 const request = { domain: 'basic', descriptors: [{ entries: [{ key: 'key1', value: 'opt' }] }] }
 
 describe('service options', () => {
@@ -30,7 +30,7 @@ describe('service options', () => {
       expect((await h.get('/healthcheck')).status).toBe(500)
       expect((await h.get('/healthcheck')).text).toBe('')
       expect(await h.client.check('ratelimit')).toBe('NOT_SERVING')
-      h.writeConfig('basic.yaml', upstreamFixture('integration/basic.yaml'))
+      h.writeConfig('basic.yaml', fixture('integration/basic.yaml'))
       await waitFor(async () => (await h.get('/healthcheck')).status === 200, {
         what: 'healthy after loading',
       })
