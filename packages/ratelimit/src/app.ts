@@ -22,6 +22,7 @@ import {
   type Random,
 } from './clock.js'
 import type { CounterStore } from './limiter/cache.js'
+import type { StartupPolicy } from './limiter/startup.js'
 import { FixedWindowRateLimitCache } from './limiter/fixed-window.js'
 import { LocalCache } from './limiter/local-cache.js'
 import { createLogger } from './logging.js'
@@ -192,6 +193,25 @@ export interface RateLimitApp {
   flushStats(): void
 }
 
+/**
+ * How long and how often the store is tried at start: `BACKEND_STARTUP_TIMEOUT_SECONDS`, or
+ * upstream's `REDIS_STARTUP_MAX_ELAPSED_TIME` for Redis when it is shorter; the intervals of
+ * `REDIS_STARTUP_*` (= `KVSTORE_STARTUP_*`) for every backend.
+ */
+function startupPolicy(settings: Readonly<Settings>): StartupPolicy {
+  const backendMs = settings.backendStartupTimeoutSeconds * 1000
+  const redisMs = settings.backendType === 'redis' ? settings.redisStartupMaxElapsedMs : 0
+  const redisFirst = redisMs > 0 && (backendMs === 0 || redisMs < backendMs)
+  return {
+    initialIntervalMs: settings.redisStartupInitialIntervalMs,
+    maxIntervalMs: settings.redisStartupMaxIntervalMs,
+    timeoutMs: redisFirst ? redisMs : backendMs,
+    timeoutSetting: redisFirst
+      ? 'REDIS_STARTUP_MAX_ELAPSED_TIME'
+      : 'BACKEND_STARTUP_TIMEOUT_SECONDS',
+  }
+}
+
 function buildStore(
   settings: Readonly<Settings>,
   deps: AppDeps & { clock: Clock; random: Random; logger: Logger },
@@ -199,6 +219,7 @@ function buildStore(
   stats: StatsStore,
 ): CounterStore {
   const { clock, random, logger } = deps
+  const startup = startupPolicy(settings)
   if (settings.backendType === 'memcache') {
     const mc = settings.memcache
     return new MemcacheCounterStore({
@@ -216,6 +237,8 @@ function buildStore(
       clock,
       logger,
       stats,
+      startup,
+      random,
     })
   }
   if (settings.backendType === 'memory') {
@@ -225,22 +248,48 @@ function buildStore(
       evictions: stats.counter('ratelimit.memory.evicted_keys'),
     })
   }
-  return new RedisCounterStore({
+  const redis: RedisCounterStore = new RedisCounterStore({
     main: settings.redis,
     perSecond: settings.redisPerSecond ? settings.redisPerSecondSettings : undefined,
     logger,
     random,
-    startup: {
-      initialIntervalMs: settings.redisStartupInitialIntervalMs,
-      maxIntervalMs: settings.redisStartupMaxIntervalMs,
-      maxElapsedMs: settings.redisStartupMaxElapsedMs,
-    },
+    startup,
     onConnectionsChange: settings.redisHealthCheckActiveConnection
       ? (ready) => {
-          health.set('backend', ready > 0)
+          health.set('backend', ready > 0, redis.unavailableReason())
         }
       : undefined,
   })
+  return redis
+}
+
+/**
+ * Waits until the backend `BACKEND_TYPE` selects answers, as {@link RateLimitApp.listen} does,
+ * then closes it: what the executable's primary process does before forking workers, so that an
+ * unreachable backend is reported once (its `warn` lines, then one error) instead of by every
+ * worker. Nothing to wait for with the memory backend.
+ *
+ * @throws {@link BackendUnavailableError} When the backend does not answer within
+ *   `BACKEND_STARTUP_TIMEOUT_SECONDS` (naming the variable of its address).
+ * @throws {Error} When the Redis or memcache TLS files cannot be read or an address is malformed.
+ */
+export async function waitForBackendAtStart(
+  settings: Readonly<Settings>,
+  logger: Logger,
+): Promise<void> {
+  if (settings.backendType === 'memory') return
+  const stats = new StatsStore()
+  const store = buildStore(
+    settings,
+    { clock: systemClock, random: systemRandom, logger },
+    new HealthChecker(),
+    stats,
+  )
+  try {
+    await store.ready()
+  } finally {
+    await store.close()
+  }
 }
 
 function buildProvider(

@@ -2,7 +2,9 @@
  * The `gatehouse-ratelimit` executable: reads settings from the environment, builds the service,
  * listens, and stops gracefully on SIGTERM/SIGINT/SIGHUP (health turns unhealthy, in-flight calls
  * drain, exit 0). Invalid settings (and unreadable gRPC TLS files): one message listing every
- * problem, exit 2. With
+ * problem, exit 2. A backend that does not answer within `BACKEND_STARTUP_TIMEOUT_SECONDS` (each
+ * failed attempt is a `warn` line), a port in use, or any other failure to start: one line
+ * naming the setting to fix and the cause, exit 1. With
  * `RATELIMIT_WORKERS` > 1 the primary process forks that many workers sharing the ports and
  * forwards signals to them; when the workers fill the host's cores they run with V8's
  * single-threaded GC (helper threads would only compete with the other workers; measured: about
@@ -15,7 +17,13 @@ import cluster from 'node:cluster'
 import { availableParallelism } from 'node:os'
 import { SETTINGS_EXIT_STATUS, SettingsError } from '@gatehouse/settings'
 import { AggregatorRegistry } from 'prom-client'
-import { buildRateLimitApp, checkTlsFiles, loadMetricMapper, type RateLimitApp } from './app.js'
+import {
+  buildRateLimitApp,
+  checkTlsFiles,
+  loadMetricMapper,
+  waitForBackendAtStart,
+  type RateLimitApp,
+} from './app.js'
 import { createLogger } from './logging.js'
 import { buildPrometheusServer, listenPrometheus } from './stats/prometheus.js'
 import { clusterStatsSource, serveClusterStats, workerExitVerdict } from './server/workers.js'
@@ -31,6 +39,12 @@ function exitIfInvalidSettings(error: unknown): void {
     console.error(`gatehouse-ratelimit: ${error.message}`)
     process.exit(SETTINGS_EXIT_STATUS)
   }
+}
+
+/** Any other failure to start: one line (the error names the setting to fix), exit 1. */
+function exitCannotStart(error: unknown): never {
+  console.error(`gatehouse-ratelimit: cannot start: ${(error as Error).message}`)
+  process.exit(1)
 }
 
 function readSettings(): Readonly<Settings> {
@@ -61,8 +75,7 @@ async function serve(settings: Readonly<Settings>): Promise<void> {
     }
   } catch (error) {
     exitIfInvalidSettings(error)
-    console.error(`gatehouse-ratelimit: cannot start: ${(error as Error).message}`)
-    process.exit(1)
+    exitCannotStart(error)
   }
   const state = { stopping: false }
   const stop = (signal: string): void => {
@@ -87,9 +100,8 @@ async function serve(settings: Readonly<Settings>): Promise<void> {
     if (cluster.isWorker) process.send?.(READY)
   } catch (error) {
     if (state.stopping) return // SIGTERM while waiting for the backend: close() exits.
-    app.logger.fatal({ err: error }, `cannot start: ${(error as Error).message}`)
     await app.close(0).catch(() => undefined)
-    process.exit(1)
+    exitCannotStart(error)
   }
 }
 
@@ -189,19 +201,32 @@ if (process.argv.includes('--help') || process.argv.includes('-h')) {
   process.stdout.write(usage())
   process.exit(0)
 }
-/** Before forking: unusable TLS files end the start here, with exit 2 (workers would exit 1). */
-function checkFiles(settings: Readonly<Settings>): void {
+/**
+ * Before forking: unusable TLS files end the start here, with exit 2 (workers would exit 1), and
+ * the backend is waited for here, once (workers would each log every attempt).
+ */
+async function checkBeforeForking(settings: Readonly<Settings>): Promise<void> {
+  const logger = createLogger({ level: settings.logLevel, format: settings.logFormat })
   try {
-    checkTlsFiles(settings, createLogger({ level: settings.logLevel, format: settings.logFormat }))
+    checkTlsFiles(settings, logger)
   } catch (error) {
     exitIfInvalidSettings(error)
     throw error
   }
+  // A signal while waiting stops the start, as it does in a single process.
+  const exitNow = (): void => process.exit(0)
+  for (const signal of SIGNALS) process.on(signal, exitNow)
+  try {
+    await waitForBackendAtStart(settings, logger)
+  } catch (error) {
+    exitCannotStart(error)
+  }
+  for (const signal of SIGNALS) process.off(signal, exitNow)
 }
 
 const settings = readSettings()
 if (settings.workers > 1 && cluster.isPrimary) {
-  checkFiles(settings)
+  await checkBeforeForking(settings)
   if (settings.usePrometheus && !settings.disableStats) {
     try {
       loadMetricMapper(settings) // a bad mapping file ends the start here, with exit 2

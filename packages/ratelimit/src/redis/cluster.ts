@@ -17,6 +17,7 @@ import { TurnBatch } from './batch.js'
 /** A Redis Cluster, as one instance. */
 export class RedisClusterInstance implements RedisInstance {
   readonly label: string
+  readonly address: string
   readonly #cluster: Cluster
   readonly #gate: ConnectionGate
   /** Keys of one request sent at once (`REDIS_CLUSTER_PIPELINE_PARALLELISM`). */
@@ -31,6 +32,7 @@ export class RedisClusterInstance implements RedisInstance {
    */
   constructor(settings: RedisSettings, label: string, logger: Logger, onChange: () => void) {
     this.label = label
+    this.address = settings.url
     const { nodes, options } = clusterOptions(settings)
     const { clusterPipelineParallelism: parallelism, poolSize } = settings
     // Upstream: 0 = the pool size; larger values are capped at it.
@@ -49,11 +51,14 @@ export class RedisClusterInstance implements RedisInstance {
       wasReady = false
       onChange()
     })
-    this.#cluster.on('error', (error: Error) => {
+    this.#cluster.on('error', (error: Error & { lastNodeError?: Error }) => {
       logger.debug(`${label} redis cluster: ${error.message}`)
+      // "Failed to refresh slots cache." says less than the node's own error.
+      this.#gate.failed(error.lastNodeError ?? error)
     })
     this.#cluster.on('node error', (error: Error) => {
       logger.debug(`${label} redis cluster node: ${error.message}`)
+      this.#gate.failed(error)
     })
     this.#cluster.connect().catch(() => {
       // Reported by the 'error' event; ioredis keeps reconnecting.
@@ -157,6 +162,16 @@ export class RedisClusterInstance implements RedisInstance {
   /** {@inheritDoc RedisInstance.whenReady} */
   whenReady(ms: number): Promise<boolean> {
     return this.#gate.wait(ms)
+  }
+
+  /** {@inheritDoc RedisInstance.whenSettled} */
+  whenSettled(ms: number): Promise<void> {
+    return this.#gate.settle(ms)
+  }
+
+  /** {@inheritDoc RedisInstance.lastError} */
+  lastError(): Error | undefined {
+    return this.#gate.lastError()
   }
 
   /** {@inheritDoc RedisInstance.ping} */

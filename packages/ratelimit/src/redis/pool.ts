@@ -26,6 +26,7 @@ function slideAll(batch: TurnBatch, ops: readonly SlideOp[]): Promise<unknown[]>
 /** A pool of connections to one Redis (`single`) or to the master of a sentinel group. */
 export class RedisPool implements RedisInstance {
   readonly label: string
+  readonly address: string
   readonly #clients: Redis[]
   readonly #gate: ConnectionGate
   /** The batch of this event-loop turn per connection, until it is sent. */
@@ -40,10 +41,11 @@ export class RedisPool implements RedisInstance {
   constructor(settings: RedisSettings, label: string, logger: Logger, onChange: () => void) {
     this.label = label
     const { url, options } = redisClientOptions(settings)
-    const where =
+    this.address =
       settings.type === 'sentinel'
         ? `master "${settings.url.split(',')[0] ?? ''}" of sentinels ${settings.url.split(',').slice(1).join(',')}`
         : maskCredentials(settings.url)
+    const where = this.address
     this.#gate = new ConnectionGate(settings, label, () => this.#readyClient() !== undefined)
     this.#clients = Array.from({ length: settings.poolSize }, () => {
       const client = url === undefined ? new Redis(options) : new Redis(url, options)
@@ -61,6 +63,7 @@ export class RedisPool implements RedisInstance {
       })
       client.on('error', (error: Error) => {
         logger.debug(`${label} redis: ${error.message}`)
+        this.#gate.failed(error)
       })
       client.connect().catch(() => {
         // Reported by the 'error' event; ioredis keeps reconnecting.
@@ -143,6 +146,16 @@ export class RedisPool implements RedisInstance {
   /** {@inheritDoc RedisInstance.whenReady} */
   whenReady(ms: number): Promise<boolean> {
     return this.#gate.wait(ms)
+  }
+
+  /** {@inheritDoc RedisInstance.whenSettled} */
+  whenSettled(ms: number): Promise<void> {
+    return this.#gate.settle(ms)
+  }
+
+  /** {@inheritDoc RedisInstance.lastError} */
+  lastError(): Error | undefined {
+    return this.#gate.lastError()
   }
 
   /** {@inheritDoc RedisInstance.ping} */

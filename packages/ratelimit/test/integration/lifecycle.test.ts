@@ -5,7 +5,6 @@ import {
   sharedRedisUrl,
   startProcess,
   waitFor,
-  type ManagedProcess,
 } from '@gatehouse/testing'
 import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs'
@@ -16,7 +15,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { fixture } from '../fixtures.js'
-import { loopbackEnv, spawnService } from '../harness.js'
+import { exitCode, loopbackEnv, spawnService } from '../harness.js'
 
 const PACKAGE = fileURLToPath(new URL('../../', import.meta.url))
 const TSX = ['--import', 'tsx', '--conditions', 'dev-source']
@@ -39,16 +38,6 @@ function rawExchange(port: number, request: string): Promise<string> {
     socket.on('close', () => {
       resolve(Buffer.concat(chunks).toString('latin1'))
     })
-  })
-}
-
-function exitCode(p: ManagedProcess): Promise<number | null> {
-  return new Promise((resolve) => {
-    if (p.child.exitCode !== null) resolve(p.child.exitCode)
-    else
-      p.child.once('exit', (code) => {
-        resolve(code)
-      })
   })
 }
 
