@@ -21,17 +21,31 @@ import {
   buildRateLimitApp,
   checkTlsFiles,
   loadMetricMapper,
+  statsSinkKind,
   waitForBackendAtStart,
   type RateLimitApp,
 } from './app.js'
-import { createLogger } from './logging.js'
+import { systemClock } from './clock.js'
+import { createLogger, sharedLinesLogger } from './logging.js'
 import { buildPrometheusServer, listenPrometheus } from './stats/prometheus.js'
-import { clusterStatsSource, serveClusterStats, workerExitVerdict } from './server/workers.js'
+import {
+  clusterStatsSource,
+  PrimaryForwardingSink,
+  printWorkerStats,
+  serveClusterStats,
+  workerExitVerdict,
+} from './server/workers.js'
+import { StreamSink } from './stats/sinks.js'
 import { loadSettings, settingsTable, type Settings } from './settings/settings.js'
 
 const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const
 /** What a worker tells the primary once all its listeners are bound. */
 const READY = 'gatehouse-ratelimit:ready'
+/**
+ * Set (to `1`) in the environment of the worker that writes the lines all workers would write
+ * alike (`sharedLinesLogger`): the first one, then whichever replaces it.
+ */
+const LEAD_WORKER = 'GATEHOUSE_RATELIMIT_LEAD_WORKER'
 
 /** Invalid settings (or unusable TLS files) end the start: every problem, exit 2. */
 function exitIfInvalidSettings(error: unknown): void {
@@ -60,12 +74,24 @@ function readSettings(): Readonly<Settings> {
 async function serve(settings: Readonly<Settings>): Promise<void> {
   let app: RateLimitApp | undefined
   // A worker's /stats and Prometheus metrics are summed over all workers by the primary.
-  const workerDeps = cluster.isWorker
-    ? {
-        statsListing: clusterStatsSource(process, () => app?.stats.snapshot() ?? []),
-        prometheusServedByPrimary: true,
-      }
-    : {}
+  const worker = cluster.worker
+  const logger =
+    worker === undefined
+      ? undefined
+      : createLogger({ level: settings.logLevel, format: settings.logFormat })
+  const workerDeps =
+    worker === undefined || logger === undefined
+      ? {}
+      : {
+          logger,
+          sharedLogger: sharedLinesLogger(logger, process.env[LEAD_WORKER] === '1', worker.id),
+          statsListing: clusterStatsSource(process, () => app?.stats.snapshot() ?? []),
+          prometheusServedByPrimary: true,
+          // Standard-output stats are printed once, for all workers, by the primary.
+          ...(statsSinkKind(settings) === 'stdout'
+            ? { statsSink: new PrimaryForwardingSink(process) }
+            : {}),
+        }
   try {
     app = buildRateLimitApp(settings, workerDeps)
     if (cluster.isWorker && app.prometheusRegistry !== undefined) {
@@ -81,7 +107,7 @@ async function serve(settings: Readonly<Settings>): Promise<void> {
   const stop = (signal: string): void => {
     if (state.stopping) return
     state.stopping = true
-    app.logger.warn(`${signal} received, draining and shutting down`)
+    app.sharedLogger.warn(`${signal} received, draining and shutting down`)
     app.close().then(
       () => process.exit(0),
       (error: unknown) => {
@@ -125,8 +151,12 @@ function servePrometheusForWorkers(settings: Readonly<Settings>): void {
   })
 }
 
-/** Forks the workers, replaces any that die once serving, and passes signals on. */
-function supervise(workers: number): void {
+/**
+ * Forks the workers, replaces any that die once serving, and passes signals on.
+ *
+ * @param beforeExit Called once every worker has exited, before the primary exits.
+ */
+function supervise(workers: number, beforeExit: () => void): void {
   let stopSignal: NodeJS.Signals | undefined
   let failed = false
   if (workers >= availableParallelism()) {
@@ -138,7 +168,8 @@ function supervise(workers: number): void {
     stopSignal ??= signal
     for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal)
   }
-  for (let i = 0; i < workers; i++) cluster.fork()
+  let lead = cluster.fork({ [LEAD_WORKER]: '1' }).id
+  for (let i = 1; i < workers; i++) cluster.fork({ [LEAD_WORKER]: '0' })
   cluster.on('message', (worker, message) => {
     if (message === READY) listening.add(worker.id)
   })
@@ -157,7 +188,8 @@ function supervise(workers: number): void {
         console.error(
           `gatehouse-ratelimit: worker ${String(worker.process.pid)} exited (${how}); starting another`,
         )
-        cluster.fork()
+        if (worker.id === lead) lead = cluster.fork({ [LEAD_WORKER]: '1' }).id
+        else cluster.fork({ [LEAD_WORKER]: '0' })
         return
       case 'stop':
         // It could not start (its error is on standard error): restarting would loop.
@@ -169,7 +201,10 @@ function supervise(workers: number): void {
       case 'drained':
         break
     }
-    if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(failed ? 1 : 0)
+    if (Object.keys(cluster.workers ?? {}).length === 0) {
+      beforeExit()
+      process.exit(failed ? 1 : 0)
+    }
   })
   for (const signal of SIGNALS) {
     process.on(signal, () => {
@@ -217,7 +252,9 @@ async function checkBeforeForking(settings: Readonly<Settings>): Promise<void> {
   const exitNow = (): void => process.exit(0)
   for (const signal of SIGNALS) process.on(signal, exitNow)
   try {
-    await waitForBackendAtStart(settings, logger)
+    // Its warnings only: the first worker tells when the backend is connected.
+    const quiet = logger.child({}, { level: logger.levelVal > 40 ? logger.level : 'warn' })
+    await waitForBackendAtStart(settings, quiet)
   } catch (error) {
     exitCannotStart(error)
   }
@@ -236,5 +273,13 @@ if (settings.workers > 1 && cluster.isPrimary) {
     }
     servePrometheusForWorkers(settings)
   }
-  supervise(settings.workers)
+  const printed =
+    statsSinkKind(settings) === 'stdout'
+      ? printWorkerStats(
+          cluster,
+          new StreamSink(process.stdout, systemClock),
+          settings.statsFlushIntervalMs,
+        )
+      : undefined
+  supervise(settings.workers, () => printed?.flush())
 } else await serve(settings)

@@ -24,6 +24,7 @@ export class RedisClusterInstance implements RedisInstance {
   readonly #parallelism: number
   /** The batch of this event-loop turn, until it is sent. */
   #batch: TurnBatch | undefined
+  #closing = false
   /**
    * Connects (in the background).
    *
@@ -47,7 +48,9 @@ export class RedisClusterInstance implements RedisInstance {
       onChange()
     })
     this.#cluster.on('close', () => {
-      if (wasReady) logger.warn(`lost connection to ${label} redis cluster; reconnecting`)
+      if (wasReady && !this.#closing) {
+        logger.warn(`lost connection to ${label} redis cluster; reconnecting`)
+      }
       wasReady = false
       onChange()
     })
@@ -185,6 +188,7 @@ export class RedisClusterInstance implements RedisInstance {
 
   /** {@inheritDoc RedisInstance.close} */
   async close(): Promise<void> {
+    this.#closing = true
     try {
       if (this.#cluster.status === 'ready') await this.#cluster.quit()
       else this.#cluster.disconnect()

@@ -31,6 +31,9 @@ export class RedisPool implements RedisInstance {
   readonly #gate: ConnectionGate
   /** The batch of this event-loop turn per connection, until it is sent. */
   readonly #batches = new Map<Redis, TurnBatch>()
+  /** Whether a connection was ready since the last time none was (for one line per change). */
+  #connected = false
+  #closing = false
 
   /**
    * Opens the connections (in the background).
@@ -49,16 +52,21 @@ export class RedisPool implements RedisInstance {
     this.#gate = new ConnectionGate(settings, label, () => this.#readyClient() !== undefined)
     this.#clients = Array.from({ length: settings.poolSize }, () => {
       const client = url === undefined ? new Redis(options) : new Redis(url, options)
-      let wasReady = false
+      // One line when the pool gets its first ready connection and one when it has lost them all,
+      // not one per connection.
       client.on('ready', () => {
-        if (!wasReady) logger.info(`connected to ${label} redis at ${where}`)
-        wasReady = true
+        if (!this.#connected) logger.info(`connected to ${label} redis at ${where}`)
+        this.#connected = true
         this.#gate.opened()
         onChange()
       })
       client.on('close', () => {
-        if (wasReady) logger.warn(`lost connection to ${label} redis at ${where}; reconnecting`)
-        wasReady = false
+        if (this.#connected && this.readyCount() === 0) {
+          this.#connected = false
+          if (!this.#closing) {
+            logger.warn(`lost every connection to ${label} redis at ${where}; reconnecting`)
+          }
+        }
         onChange()
       })
       client.on('error', (error: Error) => {
@@ -168,6 +176,7 @@ export class RedisPool implements RedisInstance {
 
   /** {@inheritDoc RedisInstance.close} */
   async close(): Promise<void> {
+    this.#closing = true
     await Promise.all(
       this.#clients.map(async (client) => {
         try {
