@@ -239,6 +239,7 @@ try {
       plan.ratelimit.configDir,
       join(root, 'packages/ratelimit/examples/config'),
       auth.ratelimitConfig,
+      shown,
     )
   }
   const { startMailInbox } = await import('@gatehouse/mail-inbox')

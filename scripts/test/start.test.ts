@@ -338,6 +338,9 @@ describe('npm start', { timeout: 120_000 }, () => {
 
   it('stops on Ctrl-C, and a restart keeps the mails, the database and the edited example config', async () => {
     const example = join(dataDir, 'ratelimit/config/example.yaml')
+    // The served copy says where it is served from (GATEHOUSE_DATA_DIR here), not the example's path.
+    const [first, second] = readFileSync(example, 'utf8').split('\n')
+    expect([first, second]).toEqual(['# Served by npm start from', `#   ${example}`])
     const edited = `${readFileSync(example, 'utf8')}\n# edited by the test\n`
     writeFileSync(example, edited)
     const mailsBefore = readdirSync(join(dataDir, 'mail-inbox')).length

@@ -22,6 +22,7 @@ import {
   type Random,
 } from './clock.js'
 import type { CounterStore } from './limiter/cache.js'
+import type { StartupPolicy } from './limiter/startup.js'
 import { StoreRateLimitCache } from './limiter/store-cache.js'
 import { LocalCache } from './limiter/local-cache.js'
 import { createLogger } from './logging.js'
@@ -66,6 +67,13 @@ export interface AppDeps {
   readonly clock?: Clock
   /** @default a pino logger from LOG_LEVEL / LOG_FORMAT on standard error */
   readonly logger?: Logger
+  /**
+   * Where the lines go that every worker of the executable would write alike: configuration
+   * loads, the backend's connections and start-up attempts, start-up and TLS certificate reloads,
+   * xDS. The executable's workers other than the first pass a quieter one
+   * ({@link sharedLinesLogger}), so that each such line appears once. @default {@link logger}
+   */
+  readonly sharedLogger?: Logger
   /** Counter backend instead of the one `BACKEND_TYPE` selects. */
   readonly store?: CounterStore
   /** Configuration source instead of the one `CONFIG_TYPE` selects. */
@@ -157,6 +165,8 @@ export interface ListeningAddresses {
 export interface RateLimitApp {
   readonly settings: Readonly<Settings>
   readonly logger: Logger
+  /** {@link AppDeps.sharedLogger}: the lines every worker would write alike. */
+  readonly sharedLogger: Logger
   readonly service: RateLimitService
   readonly health: HealthChecker
   readonly stats: StatsStore
@@ -192,6 +202,25 @@ export interface RateLimitApp {
   flushStats(): void
 }
 
+/**
+ * How long and how often the store is tried at start: `BACKEND_STARTUP_TIMEOUT_SECONDS`, or
+ * upstream's `REDIS_STARTUP_MAX_ELAPSED_TIME` for Redis when it is shorter; the intervals of
+ * `REDIS_STARTUP_*` (= `KVSTORE_STARTUP_*`) for every backend.
+ */
+function startupPolicy(settings: Readonly<Settings>): StartupPolicy {
+  const backendMs = settings.backendStartupTimeoutSeconds * 1000
+  const redisMs = settings.backendType === 'redis' ? settings.redisStartupMaxElapsedMs : 0
+  const redisFirst = redisMs > 0 && (backendMs === 0 || redisMs < backendMs)
+  return {
+    initialIntervalMs: settings.redisStartupInitialIntervalMs,
+    maxIntervalMs: settings.redisStartupMaxIntervalMs,
+    timeoutMs: redisFirst ? redisMs : backendMs,
+    timeoutSetting: redisFirst
+      ? 'REDIS_STARTUP_MAX_ELAPSED_TIME'
+      : 'BACKEND_STARTUP_TIMEOUT_SECONDS',
+  }
+}
+
 function buildStore(
   settings: Readonly<Settings>,
   deps: AppDeps & { clock: Clock; random: Random; logger: Logger },
@@ -199,6 +228,7 @@ function buildStore(
   stats: StatsStore,
 ): CounterStore {
   const { clock, random, logger } = deps
+  const startup = startupPolicy(settings)
   if (settings.backendType === 'memcache') {
     const mc = settings.memcache
     return new MemcacheCounterStore({
@@ -216,6 +246,8 @@ function buildStore(
       clock,
       logger,
       stats,
+      startup,
+      random,
     })
   }
   if (settings.backendType === 'memory') {
@@ -225,22 +257,48 @@ function buildStore(
       evictions: stats.counter('ratelimit.memory.evicted_keys'),
     })
   }
-  return new RedisCounterStore({
+  const redis: RedisCounterStore = new RedisCounterStore({
     main: settings.redis,
     perSecond: settings.redisPerSecond ? settings.redisPerSecondSettings : undefined,
     logger,
     random,
-    startup: {
-      initialIntervalMs: settings.redisStartupInitialIntervalMs,
-      maxIntervalMs: settings.redisStartupMaxIntervalMs,
-      maxElapsedMs: settings.redisStartupMaxElapsedMs,
-    },
+    startup,
     onConnectionsChange: settings.redisHealthCheckActiveConnection
       ? (ready) => {
-          health.set('backend', ready > 0)
+          health.set('backend', ready > 0, redis.unavailableReason())
         }
       : undefined,
   })
+  return redis
+}
+
+/**
+ * Waits until the backend `BACKEND_TYPE` selects answers, as {@link RateLimitApp.listen} does,
+ * then closes it: what the executable's primary process does before forking workers, so that an
+ * unreachable backend is reported once (its `warn` lines, then one error) instead of by every
+ * worker. Nothing to wait for with the memory backend.
+ *
+ * @throws {@link BackendUnavailableError} When the backend does not answer within
+ *   `BACKEND_STARTUP_TIMEOUT_SECONDS` (naming the variable of its address).
+ * @throws {Error} When the Redis or memcache TLS files cannot be read or an address is malformed.
+ */
+export async function waitForBackendAtStart(
+  settings: Readonly<Settings>,
+  logger: Logger,
+): Promise<void> {
+  if (settings.backendType === 'memory') return
+  const stats = new StatsStore()
+  const store = buildStore(
+    settings,
+    { clock: systemClock, random: systemRandom, logger },
+    new HealthChecker(),
+    stats,
+  )
+  try {
+    await store.ready()
+  } finally {
+    await store.close()
+  }
 }
 
 function buildProvider(
@@ -326,23 +384,38 @@ export function loadMetricMapper(settings: Readonly<Settings>): MetricMapper {
   return MetricMapper.fromYaml(text, `PROMETHEUS_MAPPER_YAML (${path})`)
 }
 
-/** The one sink the settings enable (`loadSettings` refuses two), as upstream's `runner.go`. */
+/**
+ * Which stats sink the settings enable (`loadSettings` refuses two), as upstream's `runner.go`:
+ * `none` (`DISABLE_STATS`), `prometheus`, `dogstatsd` (`USE_DOG_STATSD`), `statsd`, or `stdout`
+ * (none of these: gostats' logging sink on standard output).
+ */
+export function statsSinkKind(
+  settings: Readonly<Settings>,
+): 'none' | 'prometheus' | 'dogstatsd' | 'statsd' | 'stdout' {
+  if (settings.disableStats) return 'none'
+  if (settings.usePrometheus) return 'prometheus'
+  if (settings.useTaggedStatsd) return 'dogstatsd'
+  return settings.useStatsd ? 'statsd' : 'stdout'
+}
+
+/** The one sink the settings enable ({@link statsSinkKind}). */
 function buildSink(settings: Readonly<Settings>, clock: Clock, stdout: Writable): StatsSink {
-  if (settings.disableStats) return new NullSink()
-  if (settings.usePrometheus) {
+  const kind = statsSinkKind(settings)
+  if (kind === 'none') return new NullSink()
+  if (kind === 'prometheus') {
     return new PrometheusSink({
       mapper: loadMetricMapper(settings),
       extraTagNames: Object.keys(settings.extraTags),
     })
   }
-  if (settings.useTaggedStatsd) {
+  if (kind === 'dogstatsd') {
     return new TaggedStatsdSink(
       settings.statsdHost,
       settings.statsdPort,
       settings.taggedStatsdMogrifiers,
     )
   }
-  if (settings.useStatsd) return new StatsdSink(settings.statsdHost, settings.statsdPort)
+  if (kind === 'statsd') return new StatsdSink(settings.statsdHost, settings.statsdPort)
   return new StreamSink(stdout, clock)
 }
 
@@ -393,16 +466,17 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
   const logger =
     deps.logger ??
     createLogger({ level: settings.logLevel, format: settings.logFormat }, process.stderr, clock)
+  const shared = deps.sharedLogger ?? logger
   const stats = new StatsStore({ extraTags: settings.extraTags, random })
   const statsManager = new StatsManager(stats, { maxDynamicKeys: settings.statsMaxDynamicKeys })
   const health = new HealthChecker({ configComponent: settings.healthyWithAtLeastOneConfigLoaded })
   const store =
-    deps.store ?? buildStore(settings, { ...deps, clock, random, logger }, health, stats)
+    deps.store ?? buildStore(settings, { ...deps, clock, random, logger: shared }, health, stats)
   // Upstream's memcache backend does not implement it: it increments every key.
   const stopIncrement =
     settings.stopCacheKeyIncrementWhenOverlimit && settings.backendType !== 'memcache'
   if (settings.backendType === 'memcache' && settings.stopCacheKeyIncrementWhenOverlimit) {
-    logger.warn('STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT has no effect with the memcache backend')
+    shared.warn('STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT has no effect with the memcache backend')
   }
   const tracing = deps.tracing ?? buildTracing(settings, random)
   const cache = new StoreRateLimitCache({
@@ -421,7 +495,7 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
     storeSpanName: STORE_SPAN_NAMES[settings.backendType],
   })
   const service = new RateLimitService(
-    { cache, stats: statsManager, logger, tracing },
+    { cache, stats: statsManager, logger: shared, tracing },
     {
       globalShadowMode: settings.shadowMode,
       quotaMode: settings.quotaMode,
@@ -449,7 +523,7 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
         : undefined,
     },
   )
-  const provider = deps.provider ?? buildProvider(settings, logger, random)
+  const provider = deps.provider ?? buildProvider(settings, shared, random)
   const sink = deps.statsSink ?? buildSink(settings, clock, deps.stdout ?? process.stdout)
   const handlers = createGrpcHandlers({
     service,
@@ -459,7 +533,7 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
     monotonicClock,
     tracing,
   })
-  const grpcTls = loadGrpcTls(settings, logger)
+  const grpcTls = loadGrpcTls(settings, shared)
   const grpcServer = buildGrpcListener(settings, { handlers, monotonicClock, random }, grpcTls)
   const httpServer = buildHttpServer({ service, health, logger, tracing })
   const debugServer = buildDebugServer({
@@ -488,7 +562,7 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
   const onUpdate = (update: ConfigUpdate): Error | undefined => {
     if ('error' in update) {
       statsManager.service.configLoadError.add()
-      logger.error(`Error loading new configuration: ${update.error.message}`)
+      shared.error(`Error loading new configuration: ${update.error.message}`)
       return update.error
     }
     const error = service.loadConfig(update.files)
@@ -499,6 +573,7 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
   return {
     settings,
     logger,
+    sharedLogger: shared,
     service,
     health,
     stats,
@@ -523,14 +598,14 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
       const started = provider.start(onUpdate)
       if (settings.forceStartWithoutInitialConfig) {
         started.catch((error: unknown) => {
-          logger.error(`configuration provider failed: ${(error as Error).message}`)
+          shared.error(`configuration provider failed: ${(error as Error).message}`)
         })
       } else {
-        logger.info('Waiting for initial ratelimit config update event')
+        shared.info('Waiting for initial ratelimit config update event')
         await started
       }
       // Like upstream, listen only once the store answers (so no call fails just for starting).
-      logger.info('Waiting for the backend to answer')
+      shared.info('Waiting for the backend to answer')
       await backendReady
       flushTimer = setInterval(flushStats, settings.statsFlushIntervalMs)
       flushTimer.unref()
@@ -545,7 +620,7 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
         listenHttp(debugServer, settings.debugPort, settings.debugHost),
         prometheusServer && listenPrometheus(prometheusServer, settings.prometheusAddr),
       ])
-      logger.info(`listening: http ${String(http)}, grpc ${grpcAddress}, debug ${String(debug)}`)
+      shared.info(`listening: http ${String(http)}, grpc ${grpcAddress}, debug ${String(debug)}`)
       return { http, grpc, debug, prometheus }
     },
     async close(drainTimeoutMs = 10_000) {

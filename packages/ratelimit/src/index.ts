@@ -66,6 +66,14 @@ export {
 } from './limiter/store-cache.js'
 export { LocalCache } from './limiter/local-cache.js'
 export {
+  BackendUnavailableError,
+  DEFAULT_STARTUP_POLICY,
+  waitForBackend,
+  type StartupDeps,
+  type StartupPolicy,
+  type StartupTarget,
+} from './limiter/startup.js'
+export {
   SLIDING_WINDOW_KEY_MARK,
   hasHashTag,
   slidingWindowEstimate,

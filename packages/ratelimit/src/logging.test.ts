@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream'
 import { describe, expect, it } from 'vitest'
-import { createLogger } from './logging.js'
+import { createLogger, sharedLinesLogger } from './logging.js'
 
 function capture(): { stream: Writable; text: () => string } {
   const chunks: string[] = []
@@ -54,5 +54,20 @@ describe('createLogger', () => {
       level: 'warning',
       auth: '[redacted]',
     })
+  })
+})
+
+describe('sharedLinesLogger', () => {
+  it('writes the shared lines in the first worker only, and in the others only at debug level', () => {
+    const out = capture()
+    const logger = createLogger({ level: 'info', format: 'text' }, out.stream)
+    sharedLinesLogger(logger, true, 1).warn('from the first')
+    sharedLinesLogger(logger, false, 2).error('from the second')
+    expect(out.text()).toMatch(/^time="[^"]+" level=warning msg="from the first"\n$/)
+
+    const debug = capture()
+    const verbose = createLogger({ level: 'debug', format: 'text' }, debug.stream)
+    sharedLinesLogger(verbose, false, 2).info('from the second')
+    expect(debug.text()).toMatch(/ level=info msg="from the second" worker=2\n$/)
   })
 })

@@ -73,3 +73,20 @@ export function createLogger(
     stream,
   )
 }
+
+/**
+ * The logger for the lines every worker of the executable would write alike (configuration loads,
+ * the backend's connections, start-up): the worker's own logger in the first worker (or a single
+ * process); in the others, one that writes them only at `LOG_LEVEL=debug` or `trace` (then with
+ * the worker's number), so that at the usual levels each such line appears once.
+ *
+ * @param lead Whether this process writes them (the first worker, or the only process).
+ * @param worker The worker's number, for the lines the others write at debug level.
+ */
+export function sharedLinesLogger(logger: Logger, lead: boolean, worker: number): Logger {
+  if (lead) return logger
+  return logger.child(
+    { worker },
+    { level: logger.isLevelEnabled('debug') ? logger.level : 'silent' },
+  )
+}

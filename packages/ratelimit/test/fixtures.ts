@@ -1,23 +1,16 @@
 /**
- * Paths of test inputs: upstream's fixtures (kept outside the repository, in
- * `shared/fixtures/envoy-ratelimit/`, found by `sharedFixturesDir`) and our own (`test/fixtures/`).
+ * Paths of this package's test inputs (`test/fixtures/`): rate limit configs written for our
+ * tests (`config/` for loading and matching, `integration/` for the running service, `service/`
+ * for the decision tests) and the TLS material (`tls/`). Nothing is read from outside the
+ * repository.
  */
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { sharedFixturesDir } from '@gatehouse/testing'
 
-/** Directory of envoyproxy/ratelimit's own test configs (config/, integration/, examples/). */
-export const UPSTREAM_FIXTURES = sharedFixturesDir('envoy-ratelimit')
+/** Directory of this package's fixtures, with a trailing separator. */
+export const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url))
 
-/** Directory of this package's own fixtures. */
-export const OWN_FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url))
-
-/** Reads an upstream fixture, e.g. `config/basic_config.yaml`. */
-export function upstreamFixture(path: string): string {
-  return readFileSync(UPSTREAM_FIXTURES + path, 'utf8')
-}
-
-/** Reads one of our fixtures, e.g. `config/float_value.yaml`. */
-export function ownFixture(path: string): string {
-  return readFileSync(OWN_FIXTURES + path, 'utf8')
+/** Reads a fixture by its path under `test/fixtures/`, e.g. `integration/basic.yaml`. */
+export function fixture(path: string): string {
+  return readFileSync(FIXTURES + path, 'utf8')
 }

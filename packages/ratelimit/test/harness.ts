@@ -174,6 +174,17 @@ export function spawnService(env: Record<string, string>): Promise<ManagedProces
   )
 }
 
+/** Resolves with the exit code of a spawned process (null when a signal ended it). */
+export function exitCode(p: ManagedProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    if (p.child.exitCode !== null) resolve(p.child.exitCode)
+    else
+      p.child.once('exit', (code) => {
+        resolve(code)
+      })
+  })
+}
+
 /**
  * Settings that put the three listeners on loopback, on free ports (known before the start, as a
  * spawned executable needs), with the runtime root `root` not watched; also the ports.

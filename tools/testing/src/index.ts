@@ -6,7 +6,6 @@
  */
 export { FakeClock, type Clock } from './clock.js'
 export { CHROMIUM_PATH, launchChromium } from './browser.js'
-export { sharedFixturesDir } from './fixtures.js'
 export { getFreePort, probeTcp, waitFor, type WaitForOptions } from './net.js'
 export { startHttpServer, type TestHttpServer } from './http.js'
 export { startProcess, type ManagedProcess, type StartProcessOptions } from './process.js'

@@ -7,7 +7,6 @@ import {
   ping,
   redisCli,
   redisKeyPrefix,
-  sharedFixturesDir,
   startMemcached,
   startRedisCluster,
   startRedisServer,
@@ -118,14 +117,5 @@ describe('waitFor', () => {
         { timeout: 30, interval: 5, what: 'a miracle' },
       ),
     ).rejects.toThrow('waiting for a miracle: nope')
-  })
-})
-
-describe('sharedFixturesDir', () => {
-  it('finds upstream fixtures outside the repository, or names where it looked', () => {
-    expect(sharedFixturesDir('envoy-ratelimit')).toMatch(/fixtures\/envoy-ratelimit\/$/)
-    expect(() =>
-      sharedFixturesDir('no-such-set', { GATEHOUSE_SHARED_DIR: '/nonexistent' }),
-    ).toThrow(/set GATEHOUSE_SHARED_DIR\. Looked in: \/nonexistent\/fixtures\/no-such-set/)
   })
 })

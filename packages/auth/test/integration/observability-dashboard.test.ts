@@ -8,7 +8,7 @@ import { startMailInbox, type MailInbox } from '@gatehouse/mail-inbox'
 import { rateLimitServiceConfig } from '@gatehouse/auth'
 import { FakeClock, scrape, waitFor, type Family } from '@gatehouse/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { upstreamFixture } from '../../../ratelimit/test/fixtures.js'
+import { fixture } from '../../../ratelimit/test/fixtures.js'
 import { startService, type Harness } from '../../../ratelimit/test/harness.js'
 import { signUp, startTestServer, type TestServer } from '../helpers.js'
 
@@ -48,7 +48,7 @@ describe('the Grafana dashboard', () => {
 
   beforeAll(async () => {
     ratelimit = await startService({
-      files: { 'basic.yaml': upstreamFixture('integration/basic.yaml') },
+      files: { 'basic.yaml': fixture('integration/basic.yaml') },
       env: { USE_PROMETHEUS: 'true', PROMETHEUS_ADDR: '127.0.0.1:0' },
       deps: { statsSink: undefined },
     })

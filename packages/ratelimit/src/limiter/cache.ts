@@ -164,7 +164,13 @@ export interface CounterStore {
    * @returns The problem, or undefined when the key is accepted.
    */
   keyProblem?(key: string): string | undefined
-  /** Resolves once the store answers (Redis: PING), for the health component. */
+  /**
+   * Resolves once the store answers (Redis: PING), for the health component; the Redis and
+   * memcache stores try with back-off, logging each failed attempt at `warn`.
+   *
+   * @throws {@link BackendUnavailableError} (Redis, memcache) When it does not answer within the
+   *   start-up timeout, naming the variable of its address.
+   */
   ready(): Promise<void>
   /** Closes connections. */
   close(): Promise<void>

@@ -19,7 +19,7 @@ import { readFileSync } from 'node:fs'
 import { createSecureContext, type ConnectionOptions } from 'node:tls'
 import { MemcacheClient, type MultiRetrievalResponse } from 'memcache-client'
 import type { Logger } from 'pino'
-import type { Clock, Every } from '../clock.js'
+import type { Clock, Every, Random } from '../clock.js'
 import {
   BackendError,
   COUNTER_CEILING,
@@ -27,6 +27,7 @@ import {
   type IncrementOp,
   type ReadOp,
 } from '../limiter/cache.js'
+import { DEFAULT_STARTUP_POLICY, waitForBackend, type StartupPolicy } from '../limiter/startup.js'
 import type { MemcacheSettings } from '../settings/settings.js'
 import type { Counter, StatsStore } from '../stats/store.js'
 import { memcacheKeyProblem } from './keys.js'
@@ -76,6 +77,14 @@ export interface MemcacheStoreOptions {
    * @default 1000
    */
   readonly maxPendingIncrements?: number
+  /**
+   * The start-up wait of {@link MemcacheCounterStore.ready} (`BACKEND_STARTUP_TIMEOUT_SECONDS`,
+   * `REDIS_STARTUP_*` = `KVSTORE_STARTUP_*` intervals). @default checks 1 s apart at first, at
+   * most 30 s apart, for 60 s
+   */
+  readonly startup?: StartupPolicy
+  /** Jitter of the start-up intervals. @default Math.random */
+  readonly random?: Random
 }
 
 /**
@@ -259,31 +268,37 @@ export class MemcacheCounterStore implements CounterStore {
 
   /**
    * Resolves once the server list is known and a server answers `version` (one of several may be
-   * down: its keys fail until it is back, and the others keep serving); while none does, tries
-   * again every half second.
+   * down: its keys fail until it is back, and the others keep serving). After each failed check
+   * logs a `warn` line (servers, errors) and tries again with back-off.
    *
-   * @throws {Error} `Unable to fetch servers from SRV …` when the first SRV lookup fails, or when
-   *   the store is closed while waiting.
+   * @throws {@link BackendUnavailableError} Naming `MEMCACHE_SRV` at once when the first SRV
+   *   lookup fails (upstream panics), else naming `MEMCACHE_HOST_PORT` (or `MEMCACHE_SRV`) after
+   *   the start-up timeout without an answer, or when the store is closed while waiting.
    */
   async ready(): Promise<void> {
-    await this.#started
-    let logged = false
-    for (;;) {
-      if (this.#closed) throw new Error('memcache store closed')
-      try {
-        await Promise.any(this.#servers.map((client) => client.version()))
-        return
-      } catch (error) {
-        const reasons = error instanceof AggregateError ? error.errors : [error]
-        if (!logged) {
-          this.#logger.warn(
-            `memcache not answering yet: ${reasons.map((e) => (e as Error).message).join('; ')}`,
-          )
-        }
-        logged = true
-      }
-      await new Promise((resolve) => setTimeout(resolve, 500))
-    }
+    const srv = this.#srv !== undefined
+    let srvFailed = false
+    await waitForBackend(
+      {
+        what: 'memcache',
+        address:
+          'name' in this.#options.servers
+            ? this.#options.servers.name
+            : this.#options.servers.join(','),
+        setting: srv ? 'MEMCACHE_SRV' : 'MEMCACHE_HOST_PORT',
+        attempt: async () => {
+          await this.#started.catch((error: unknown) => {
+            srvFailed = true
+            throw error
+          })
+          await Promise.any(this.#servers.map((client) => client.version()))
+        },
+        isFatal: () => srvFailed,
+        closed: () => this.#closed,
+      },
+      this.#options.startup ?? DEFAULT_STARTUP_POLICY,
+      { logger: this.#logger, random: this.#options.random },
+    )
   }
 
   /** The servers in use, `host:port`, in the order keys are spread over them. */

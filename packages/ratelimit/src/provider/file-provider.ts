@@ -6,7 +6,9 @@
  * - `RUNTIME_WATCH_ROOT=true`: when the root itself is replaced (the symlink swap of a runtime
  *   deployment); config keys are relative to root/subdirectory, e.g. `config.basic.yaml`.
  * - `RUNTIME_WATCH_ROOT=false`: on any write, create, chmod or remove inside the app directory;
- *   keys are relative to it, e.g. `basic.yaml`.
+ *   keys are relative to it, e.g. `basic.yaml`. Watched with chokidar, which follows a file
+ *   replaced by rename (an editor's atomic save), so later edits of it are still seen (Node 20's
+ *   recursive `fs.watch` keeps watching the replaced file's old inode and misses them).
  *
  * A missing app directory at start gives an empty configuration (with a warning); once a
  * configuration was delivered, a reload that finds no app directory is an error, so the service
@@ -18,6 +20,7 @@
 import { watch, type FSWatcher } from 'node:fs'
 import { readdir, readFile, stat } from 'node:fs/promises'
 import { basename, dirname, join, relative, sep } from 'node:path'
+import { watch as watchTree, type FSWatcher as TreeWatcher } from 'chokidar'
 import type { Logger } from 'pino'
 import type { ConfigFile } from '../config/config.js'
 import type { ConfigProvider, ConfigUpdateListener } from './provider.js'
@@ -61,6 +64,7 @@ async function walk(dir: string, ignoreDotFiles: boolean, out: string[]): Promis
 export class FileConfigProvider implements ConfigProvider {
   readonly #options: FileProviderOptions
   readonly #watchers: FSWatcher[] = []
+  #tree: TreeWatcher | undefined
   #timer: NodeJS.Timeout | undefined
   #listener: ConfigUpdateListener | undefined
   #stopped = false
@@ -120,11 +124,20 @@ export class FileConfigProvider implements ConfigProvider {
     }
   }
 
-  /** {@inheritDoc ConfigProvider.start} */
+  /**
+   * {@inheritDoc ConfigProvider.start}
+   *
+   * The app directory is watched before the first read, so that no edit falls between the two.
+   */
   async start(listener: ConfigUpdateListener): Promise<void> {
     this.#listener = listener
-    await this.#reload()
-    this.#watch()
+    if (this.#options.watchRoot) {
+      await this.#reload()
+      this.#watchRoot()
+    } else {
+      await this.#watchTree()
+      await this.#reload()
+    }
   }
 
   #reload(): Promise<void> {
@@ -150,35 +163,47 @@ export class FileConfigProvider implements ConfigProvider {
     }, this.#options.debounceMs ?? 50)
   }
 
-  #watch(): void {
+  /** `RUNTIME_WATCH_ROOT=true`: the root's entry in its parent directory (a symlink swap). */
+  #watchRoot(): void {
     const o = this.#options
-    const { logger } = o
+    const name = basename(o.root)
+    let watcher: FSWatcher
     try {
-      if (o.watchRoot) {
-        const name = basename(o.root)
-        this.#watchers.push(
-          watch(dirname(o.root), (_event, filename) => {
-            if (filename === name) this.#schedule()
-          }),
-        )
-      } else {
-        this.#watchers.push(
-          watch(this.appDirectoryPath, { recursive: true }, () => {
-            this.#schedule()
-          }),
-        )
-      }
+      watcher = watch(dirname(o.root), (_event, filename) => {
+        if (filename === name) this.#schedule()
+      })
     } catch (error) {
-      logger.warn(
+      o.logger.warn(
         `cannot watch the runtime directory, configuration will not reload: ${(error as Error).message}`,
       )
       return
     }
-    for (const w of this.#watchers) {
-      w.on('error', (error) => {
-        logger.warn(`configuration watcher failed: ${error.message}`)
-      })
+    this.#watchers.push(watcher)
+    watcher.on('error', (error) => {
+      o.logger.warn(`configuration watcher failed: ${error.message}`)
+    })
+  }
+
+  /**
+   * `RUNTIME_WATCH_ROOT=false`: every change under the app directory (following symlinks, as a
+   * Kubernetes ConfigMap's `..data` swap needs). Resolves once the watcher has scanned it.
+   */
+  async #watchTree(): Promise<void> {
+    const { logger } = this.#options
+    const tree = watchTree(this.appDirectoryPath, { ignoreInitial: true, followSymlinks: true })
+    this.#tree = tree
+    // 'all': chokidar's events (it follows renamed-over files); 'raw': every event of the
+    // underlying watches, so that a chmod reloads too (chokidar reports changed contents only), as
+    // upstream's fsnotify loader does.
+    const schedule = (): void => {
+      this.#schedule()
     }
+    tree.on('all', schedule)
+    tree.on('raw', schedule)
+    tree.on('error', (error) => {
+      logger.warn(`configuration watcher failed: ${(error as Error).message}`)
+    })
+    await new Promise<void>((resolve) => tree.once('ready', resolve))
   }
 
   /** {@inheritDoc ConfigProvider.stop} */
@@ -186,6 +211,7 @@ export class FileConfigProvider implements ConfigProvider {
     this.#stopped = true
     clearTimeout(this.#timer)
     for (const w of this.#watchers.splice(0)) w.close()
+    await this.#tree?.close()
     await this.#loading
   }
 }

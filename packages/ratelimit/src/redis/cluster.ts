@@ -17,12 +17,14 @@ import { TurnBatch } from './batch.js'
 /** A Redis Cluster, as one instance. */
 export class RedisClusterInstance implements RedisInstance {
   readonly label: string
+  readonly address: string
   readonly #cluster: Cluster
   readonly #gate: ConnectionGate
   /** Keys of one request sent at once (`REDIS_CLUSTER_PIPELINE_PARALLELISM`). */
   readonly #parallelism: number
   /** The batch of this event-loop turn, until it is sent. */
   #batch: TurnBatch | undefined
+  #closing = false
   /**
    * Connects (in the background).
    *
@@ -31,6 +33,7 @@ export class RedisClusterInstance implements RedisInstance {
    */
   constructor(settings: RedisSettings, label: string, logger: Logger, onChange: () => void) {
     this.label = label
+    this.address = settings.url
     const { nodes, options } = clusterOptions(settings)
     const { clusterPipelineParallelism: parallelism, poolSize } = settings
     // Upstream: 0 = the pool size; larger values are capped at it.
@@ -45,15 +48,20 @@ export class RedisClusterInstance implements RedisInstance {
       onChange()
     })
     this.#cluster.on('close', () => {
-      if (wasReady) logger.warn(`lost connection to ${label} redis cluster; reconnecting`)
+      if (wasReady && !this.#closing) {
+        logger.warn(`lost connection to ${label} redis cluster; reconnecting`)
+      }
       wasReady = false
       onChange()
     })
-    this.#cluster.on('error', (error: Error) => {
+    this.#cluster.on('error', (error: Error & { lastNodeError?: Error }) => {
       logger.debug(`${label} redis cluster: ${error.message}`)
+      // "Failed to refresh slots cache." says less than the node's own error.
+      this.#gate.failed(error.lastNodeError ?? error)
     })
     this.#cluster.on('node error', (error: Error) => {
       logger.debug(`${label} redis cluster node: ${error.message}`)
+      this.#gate.failed(error)
     })
     this.#cluster.connect().catch(() => {
       // Reported by the 'error' event; ioredis keeps reconnecting.
@@ -159,6 +167,16 @@ export class RedisClusterInstance implements RedisInstance {
     return this.#gate.wait(ms)
   }
 
+  /** {@inheritDoc RedisInstance.whenSettled} */
+  whenSettled(ms: number): Promise<void> {
+    return this.#gate.settle(ms)
+  }
+
+  /** {@inheritDoc RedisInstance.lastError} */
+  lastError(): Error | undefined {
+    return this.#gate.lastError()
+  }
+
   /** {@inheritDoc RedisInstance.ping} */
   async ping(): Promise<void> {
     if (this.#cluster.status !== 'ready') {
@@ -170,6 +188,7 @@ export class RedisClusterInstance implements RedisInstance {
 
   /** {@inheritDoc RedisInstance.close} */
   async close(): Promise<void> {
+    this.#closing = true
     try {
       if (this.#cluster.status === 'ready') await this.#cluster.quit()
       else this.#cluster.disconnect()

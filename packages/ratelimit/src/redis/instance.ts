@@ -11,6 +11,8 @@ import type { RedisSettings } from '../settings/settings.js'
 export interface RedisInstance {
   /** `main` or `per-second`, for logs and errors. */
   readonly label: string
+  /** Where it is, for messages (credentials masked; sentinels: the master's name and theirs). */
+  readonly address: string
   /**
    * Runs upstream's `INCRBY` + `EXPIRE` of every op (with `INCREMENT_SCRIPT`).
    *
@@ -41,6 +43,13 @@ export interface RedisInstance {
   readyCount(): number
   /** Resolves true once the instance is ready, or with whether it is after `ms` milliseconds. */
   whenReady(ms: number): Promise<boolean>
+  /**
+   * Resolves at the next connection event (a connection turned ready, or one failed), or after
+   * `ms` milliseconds; at once when a connection is ready.
+   */
+  whenSettled(ms: number): Promise<void>
+  /** The last connection error since a connection was last ready, if any. */
+  lastError(): Error | undefined
   /** `PING`, expecting `PONG` (upstream's start-up check). @throws When it does not answer so. */
   ping(): Promise<void>
   /** Closes every connection; calls waiting for a connection fail. */
@@ -57,6 +66,9 @@ export class ConnectionGate {
   readonly #label: string
   readonly #isReady: () => boolean
   readonly #waiters = new Set<() => void>()
+  /** Woken by the next connection event, ready or failed ({@link settle}). */
+  readonly #settleWaiters = new Set<() => void>()
+  #lastError: Error | undefined
 
   /** @param isReady Whether a connection is ready now. */
   constructor(settings: RedisSettings, label: string, isReady: () => boolean) {
@@ -67,8 +79,40 @@ export class ConnectionGate {
 
   /** To call when a connection turns ready (or the instance closes): wakes every waiter. */
   opened(): void {
+    this.#lastError = undefined
     for (const wake of this.#waiters) wake()
     this.#waiters.clear()
+    this.#wakeSettled()
+  }
+
+  /** To call when a connection fails (the client's `error` event): kept for start-up messages. */
+  failed(error: Error): void {
+    this.#lastError = error
+    this.#wakeSettled()
+  }
+
+  /** The last connection error since a connection was last ready. */
+  lastError(): Error | undefined {
+    return this.#lastError
+  }
+
+  #wakeSettled(): void {
+    for (const wake of this.#settleWaiters) wake()
+    this.#settleWaiters.clear()
+  }
+
+  /** Resolves at the next {@link opened} or {@link failed}, or after `ms`; at once when ready. */
+  settle(ms: number): Promise<void> {
+    if (this.#isReady()) return Promise.resolve()
+    return new Promise((resolve) => {
+      const wake = (): void => {
+        clearTimeout(timer)
+        this.#settleWaiters.delete(wake)
+        resolve()
+      }
+      const timer = setTimeout(wake, ms)
+      this.#settleWaiters.add(wake)
+    })
   }
 
   /** Resolves true as soon as a connection is ready, or with whether one is after `ms`. */

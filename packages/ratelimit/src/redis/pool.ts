@@ -26,10 +26,14 @@ function slideAll(batch: TurnBatch, ops: readonly SlideOp[]): Promise<unknown[]>
 /** A pool of connections to one Redis (`single`) or to the master of a sentinel group. */
 export class RedisPool implements RedisInstance {
   readonly label: string
+  readonly address: string
   readonly #clients: Redis[]
   readonly #gate: ConnectionGate
   /** The batch of this event-loop turn per connection, until it is sent. */
   readonly #batches = new Map<Redis, TurnBatch>()
+  /** Whether a connection was ready since the last time none was (for one line per change). */
+  #connected = false
+  #closing = false
 
   /**
    * Opens the connections (in the background).
@@ -40,27 +44,34 @@ export class RedisPool implements RedisInstance {
   constructor(settings: RedisSettings, label: string, logger: Logger, onChange: () => void) {
     this.label = label
     const { url, options } = redisClientOptions(settings)
-    const where =
+    this.address =
       settings.type === 'sentinel'
         ? `master "${settings.url.split(',')[0] ?? ''}" of sentinels ${settings.url.split(',').slice(1).join(',')}`
         : maskCredentials(settings.url)
+    const where = this.address
     this.#gate = new ConnectionGate(settings, label, () => this.#readyClient() !== undefined)
     this.#clients = Array.from({ length: settings.poolSize }, () => {
       const client = url === undefined ? new Redis(options) : new Redis(url, options)
-      let wasReady = false
+      // One line when the pool gets its first ready connection and one when it has lost them all,
+      // not one per connection.
       client.on('ready', () => {
-        if (!wasReady) logger.info(`connected to ${label} redis at ${where}`)
-        wasReady = true
+        if (!this.#connected) logger.info(`connected to ${label} redis at ${where}`)
+        this.#connected = true
         this.#gate.opened()
         onChange()
       })
       client.on('close', () => {
-        if (wasReady) logger.warn(`lost connection to ${label} redis at ${where}; reconnecting`)
-        wasReady = false
+        if (this.#connected && this.readyCount() === 0) {
+          this.#connected = false
+          if (!this.#closing) {
+            logger.warn(`lost every connection to ${label} redis at ${where}; reconnecting`)
+          }
+        }
         onChange()
       })
       client.on('error', (error: Error) => {
         logger.debug(`${label} redis: ${error.message}`)
+        this.#gate.failed(error)
       })
       client.connect().catch(() => {
         // Reported by the 'error' event; ioredis keeps reconnecting.
@@ -145,6 +156,16 @@ export class RedisPool implements RedisInstance {
     return this.#gate.wait(ms)
   }
 
+  /** {@inheritDoc RedisInstance.whenSettled} */
+  whenSettled(ms: number): Promise<void> {
+    return this.#gate.settle(ms)
+  }
+
+  /** {@inheritDoc RedisInstance.lastError} */
+  lastError(): Error | undefined {
+    return this.#gate.lastError()
+  }
+
   /** {@inheritDoc RedisInstance.ping} */
   async ping(): Promise<void> {
     const client = this.#readyClient()
@@ -155,6 +176,7 @@ export class RedisPool implements RedisInstance {
 
   /** {@inheritDoc RedisInstance.close} */
   async close(): Promise<void> {
+    this.#closing = true
     await Promise.all(
       this.#clients.map(async (client) => {
         try {

@@ -10,7 +10,6 @@
  *
  * @module
  */
-import { setTimeout as delay } from 'node:timers/promises'
 import type { Logger } from 'pino'
 import { systemRandom, type Random } from '../clock.js'
 import {
@@ -24,6 +23,12 @@ import {
   type TakeOp,
   type TakeReply,
 } from '../limiter/cache.js'
+import {
+  DEFAULT_STARTUP_POLICY,
+  waitForBackend,
+  type StartupPolicy,
+  type StartupTarget,
+} from '../limiter/startup.js'
 import type { RedisSettings } from '../settings/settings.js'
 import { RedisClusterInstance } from './cluster.js'
 import type { RedisInstance } from './instance.js'
@@ -37,16 +42,6 @@ export {
 } from './script.js'
 export { maskCredentials, redisClientOptions } from './options.js'
 
-/** Upstream's start-up retry of the `PING` check (`REDIS_STARTUP_*`), milliseconds. */
-export interface RedisStartupOptions {
-  /** First wait after a failed check; doubled after each (±50% jitter). @default 1000 */
-  readonly initialIntervalMs: number
-  /** Longest wait between checks. @default 30000 */
-  readonly maxIntervalMs: number
-  /** Give up after this long; 0 = never. @default 0 */
-  readonly maxElapsedMs: number
-}
-
 /** Options of {@link RedisCounterStore}. */
 export interface RedisStoreOptions {
   /** The main Redis. */
@@ -56,8 +51,11 @@ export interface RedisStoreOptions {
   readonly logger: Logger
   /** Called when the number of ready connections changes (for the active-connection health check). */
   readonly onConnectionsChange?: (ready: number) => void
-  /** @default wait forever, checks 1 s apart at first, at most 30 s */
-  readonly startup?: RedisStartupOptions
+  /**
+   * The start-up wait of {@link RedisCounterStore.ready} (`BACKEND_STARTUP_TIMEOUT_SECONDS`,
+   * `REDIS_STARTUP_*`). @default checks 1 s apart at first, at most 30 s apart, for 60 s
+   */
+  readonly startup?: StartupPolicy
   /** Jitter of the start-up retry intervals. @default {@link systemRandom} */
   readonly random?: Random
 }
@@ -70,6 +68,17 @@ function toBackendError(error: unknown): BackendError {
 
 function rethrowAsBackendError(error: unknown): never {
   throw toBackendError(error)
+}
+
+/**
+ * A hint for the commonest mistake: a `host:port` address read as a unix socket path because
+ * `REDIS_SOCKET_TYPE` is `unix` (its default, as upstream's).
+ */
+function socketTypeHint(settings: RedisSettings, perSecond: boolean): string | undefined {
+  if (settings.type !== 'single' || settings.socketType !== 'unix') return undefined
+  if (!/^[^/]*:\d+$/.test(settings.url)) return undefined
+  const prefix = perSecond ? 'REDIS_PERSECOND_' : 'REDIS_'
+  return `${prefix}SOCKET_TYPE is unix, so ${prefix}URL is a socket path; set ${prefix}SOCKET_TYPE=tcp for host:port`
 }
 
 /** Opens one instance of the settings' `REDIS_TYPE`. */
@@ -115,18 +124,19 @@ export class RedisCounterStore implements CounterStore {
   readonly #main: RedisInstance
   readonly #perSecond: RedisInstance | undefined
   readonly #logger: Logger
-  readonly #startup: RedisStartupOptions
+  readonly #startup: StartupPolicy
   readonly #random: Random
+  readonly #hints: readonly (string | undefined)[]
   #closed = false
 
   /** @throws {Error} When TLS files cannot be read or an address is malformed. */
   constructor(options: RedisStoreOptions) {
     this.#logger = options.logger
-    this.#startup = options.startup ?? {
-      initialIntervalMs: 1000,
-      maxIntervalMs: 30_000,
-      maxElapsedMs: 0,
-    }
+    this.#startup = options.startup ?? DEFAULT_STARTUP_POLICY
+    this.#hints = [
+      socketTypeHint(options.main, false),
+      options.perSecond && socketTypeHint(options.perSecond, true),
+    ]
     this.#random = options.random ?? systemRandom
     const notify = (): void => {
       options.onConnectionsChange?.(this.readyConnections())
@@ -242,49 +252,62 @@ export class RedisCounterStore implements CounterStore {
   }
 
   /**
-   * Resolves once every instance answers `PING` with `PONG` (upstream's start-up check). After a
-   * failed check it waits for a connection to turn ready, at most the current interval
-   * (`REDIS_STARTUP_INITIAL_INTERVAL`, doubled each time with ±50% jitter, up to
-   * `REDIS_STARTUP_MAX_INTERVAL`), so it checks again as soon as Redis is reachable.
+   * Resolves once every instance answers `PING` with `PONG` (upstream's start-up check). Each
+   * attempt waits for the instance's next connection event; after a failed one it logs a `warn`
+   * line (address, error) and waits at most the current interval (`REDIS_STARTUP_INITIAL_INTERVAL`,
+   * doubled each time with ±50% jitter, up to `REDIS_STARTUP_MAX_INTERVAL`), checking again as
+   * soon as a connection turns ready.
    *
-   * @throws {BackendError} After `REDIS_STARTUP_MAX_ELAPSED_TIME` without an answer (naming the
-   *   instance and the last error), or after {@link close}.
+   * @throws {@link BackendUnavailableError} After the start-up timeout without an answer (naming
+   *   `REDIS_URL` or `REDIS_PERSECOND_URL`, the address and the last error), or after
+   *   {@link close}.
    */
   async ready(): Promise<void> {
-    const { initialIntervalMs, maxIntervalMs, maxElapsedMs } = this.#startup
-    const started = Date.now()
-    let interval = initialIntervalMs
-    for (const instance of [
-      this.#main,
-      ...(this.#perSecond === undefined ? [] : [this.#perSecond]),
-    ]) {
-      for (;;) {
-        if (this.#closed) throw new BackendError('redis store closed')
-        try {
-          await instance.ping()
-          break
-        } catch (error) {
-          const elapsed = Date.now() - started
-          const message = (error as Error).message
-          if (maxElapsedMs > 0 && elapsed >= maxElapsedMs) {
-            throw new BackendError(
-              `the ${instance.label} redis did not answer PING within REDIS_STARTUP_MAX_ELAPSED_TIME (${String(maxElapsedMs)} ms): ${message}`,
-            )
-          }
-          this.#logger.debug(`redis not ready: ${message}`)
-          const jittered = interval * (0.5 + this.#random())
-          const wait = maxElapsedMs > 0 ? Math.min(jittered, maxElapsedMs - elapsed) : jittered
-          if (instance.readyCount() > 0) {
-            // Connected, but the check failed (e.g. LOADING): try again after the interval.
-            await delay(wait)
-          } else if (await instance.whenReady(wait)) {
-            // Checks again as soon as a connection turns ready: no fixed sleep.
-            continue
-          }
-          interval = Math.min(interval * 2, maxIntervalMs)
-        }
-      }
+    const instances = [this.#main, ...(this.#perSecond === undefined ? [] : [this.#perSecond])]
+    for (const [i, instance] of instances.entries()) {
+      await waitForBackend(this.#startupTarget(instance, this.#hints[i]), this.#startup, {
+        logger: this.#logger,
+        random: this.#random,
+      })
     }
+  }
+
+  /** The variable holding the instance's address. */
+  #setting(instance: RedisInstance): string {
+    return instance === this.#main ? 'REDIS_URL' : 'REDIS_PERSECOND_URL'
+  }
+
+  #startupTarget(instance: RedisInstance, hint: string | undefined): StartupTarget {
+    return {
+      what: `the ${instance.label} redis`,
+      address: instance.address,
+      setting: this.#setting(instance),
+      attempt: async (budgetMs) => {
+        if (instance.readyCount() === 0) await instance.whenSettled(budgetMs)
+        if (instance.readyCount() === 0) {
+          throw instance.lastError() ?? new Error(`no connection within ${String(budgetMs)} ms`)
+        }
+        await instance.ping()
+      },
+      pause: (ms) => instance.whenReady(ms),
+      closed: () => this.#closed,
+      hint: () => hint,
+    }
+  }
+
+  /**
+   * Why the store cannot serve now (for `/healthcheck`): each instance without a ready
+   * connection, with its address variable, address and last connection error; undefined while
+   * every instance has one.
+   */
+  unavailableReason(): string | undefined {
+    const down = [this.#main, ...(this.#perSecond === undefined ? [] : [this.#perSecond])]
+      .filter((instance) => instance.readyCount() === 0)
+      .map(
+        (instance) =>
+          `the ${instance.label} redis at ${instance.address} (${this.#setting(instance)}) is not connected: ${instance.lastError()?.message ?? 'connecting'}`,
+      )
+    return down.length === 0 ? undefined : down.join('; ')
   }
 
   /** {@inheritDoc CounterStore.close} */

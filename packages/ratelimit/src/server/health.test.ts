@@ -25,3 +25,22 @@ describe('HealthChecker', () => {
     expect(health.healthy()).toBe(true)
   })
 })
+
+describe('HealthChecker.reasons', () => {
+  it('says why each unhealthy component is, with the given reason or a default', () => {
+    const health = new HealthChecker({ configComponent: true })
+    expect(health.reasons()).toEqual([
+      'backend: the backend has not answered yet',
+      'config: no configuration with at least one domain is loaded (HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED)',
+    ])
+    health.set('config', true)
+    health.set('backend', false, 'the main redis at 127.0.0.1:1 (REDIS_URL) is not connected')
+    expect(health.reasons()).toEqual([
+      'backend: the main redis at 127.0.0.1:1 (REDIS_URL) is not connected',
+    ])
+    health.set('backend', true, 'ignored when healthy')
+    expect(health.reasons()).toEqual([])
+    health.set('backend', false)
+    expect(health.reasons()).toEqual(['backend: the backend has not answered yet'])
+  })
+})

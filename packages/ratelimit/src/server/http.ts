@@ -2,7 +2,8 @@
  * The HTTP server on `HOST:PORT` (upstream `server_impl.go`): `/json` takes a proto3 JSON
  * `RateLimitRequest` with any method and answers 200 (OK) or 429 (OVER_LIMIT) with the JSON
  * response, or 400 `Bad Request` for unreadable requests and service errors; `/healthcheck`
- * answers 200 `OK` or 500. Other paths: Go's `404 page not found` (400 for a request target
+ * answers 200 `OK` or 500 with why (one line per unhealthy component; upstream's body is
+ * empty). Other paths: Go's `404 page not found` (400 for a request target
  * that is not a URL, as Go's server answers).
  *
  * The wire stays upstream's; as an addition, every error answer carries
@@ -163,7 +164,7 @@ export function buildHttpServer(deps: HttpServerDeps): Server {
       req.resume()
       if (path === '/healthcheck') {
         if (deps.health.healthy()) sendText(res, 200, 'OK')
-        else sendText(res, 500, '')
+        else sendText(res, 500, `${deps.health.reasons().join('\n')}\n`)
       } else if (!URL.canParse(url, 'http://ratelimit')) {
         // As Go's server answers a request target it cannot parse (e.g. `http://[/`).
         sendText(res, 400, 'Bad Request\n', {

@@ -1,7 +1,10 @@
 import { EventEmitter } from 'node:events'
 import { describe, expect, it, vi } from 'vitest'
+import type { FlushedStat } from '../stats/store.js'
 import {
   clusterStatsSource,
+  PrimaryForwardingSink,
+  printWorkerStats,
   serveClusterStats,
   sumStats,
   workerExitVerdict,
@@ -169,6 +172,49 @@ describe('the /stats sum over workers', () => {
       const check = expect(pending).rejects.toThrow(/did not answer/)
       await vi.advanceTimersByTimeAsync(1000)
       await check
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+})
+
+describe('the standard-output stats of several workers', () => {
+  it('prints one flush per interval: counters summed, gauges summed over live workers, every timer sample', () => {
+    vi.useFakeTimers()
+    try {
+      const primary = new EventEmitter()
+      const cluster = primary as unknown as PrimaryCluster
+      const flushes: (readonly FlushedStat[])[] = []
+      printWorkerStats(
+        cluster,
+        { flush: (stats) => flushes.push(stats), close: async () => {} },
+        1000,
+      )
+      const forward = (id: number) =>
+        new PrimaryForwardingSink({
+          send: (message) => primary.emit('message', { id }, message),
+        })
+      forward(1).flush([
+        { name: 'hits', type: 'counter', value: 2 },
+        { name: 'keys', type: 'gauge', value: 10 },
+        { name: 'ms', type: 'timer', value: 3, sampleRate: 1 },
+      ])
+      forward(2).flush([
+        { name: 'hits', type: 'counter', value: 5 },
+        { name: 'keys', type: 'gauge', value: 7 },
+      ])
+      vi.advanceTimersByTime(1000)
+      expect(flushes).toEqual([
+        [
+          { name: 'hits', type: 'counter', value: 7 },
+          { name: 'keys', type: 'gauge', value: 17 },
+          { name: 'ms', type: 'timer', value: 3, sampleRate: 1 },
+        ],
+      ])
+      // Counters are deltas: nothing new, nothing printed; a worker gone no longer counts in gauges.
+      primary.emit('exit', { id: 2 })
+      vi.advanceTimersByTime(1000)
+      expect(flushes[1]).toEqual([{ name: 'keys', type: 'gauge', value: 10 }])
     } finally {
       vi.useRealTimers()
     }

@@ -1,9 +1,12 @@
 /**
- * What the primary process does when one of its `RATELIMIT_WORKERS` workers exits (pure, so that
- * every case is tested without forking).
+ * What the primary process does with its `RATELIMIT_WORKERS` workers, written against small
+ * interfaces of node:cluster so that every case is tested without forking: the verdict when one
+ * exits, the `/stats` sum over all of them, and the one standard-output stats flush for all of
+ * them (each worker would otherwise print its own lines).
  *
  * @module
  */
+import type { FlushedStat, StatsSink } from '../stats/store.js'
 
 /** How a worker ended and what the primary knew about it. */
 export interface WorkerExit {
@@ -62,6 +65,7 @@ export function sumStats(listings: readonly (readonly StatEntry[])[]): StatEntry
 
 /** Messages of the `/stats` exchange between workers and the primary (cluster IPC). */
 type StatsMessage =
+  | { readonly gatehouseStats: 'flush'; readonly stats: readonly FlushedStat[] }
   | { readonly gatehouseStats: 'collect'; readonly id: number }
   | { readonly gatehouseStats: 'ask'; readonly round: number }
   | { readonly gatehouseStats: 'listing'; readonly round: number; readonly stats: StatEntry[] }
@@ -189,4 +193,74 @@ export function clusterStatsSource(
         reject(new Error('no channel to the primary process'))
       }
     })
+}
+
+/**
+ * Worker side of the one standard-output stats flush: a sink that hands each flush to the
+ * primary ({@link printWorkerStats}) instead of printing it.
+ */
+export class PrimaryForwardingSink implements StatsSink {
+  readonly #proc: Pick<WorkerProcess, 'send'>
+
+  constructor(proc: Pick<WorkerProcess, 'send'>) {
+    this.#proc = proc
+  }
+
+  /** {@inheritDoc StatsSink.flush} */
+  flush(stats: readonly FlushedStat[]): void {
+    this.#proc.send?.({ gatehouseStats: 'flush', stats })
+  }
+
+  /** {@inheritDoc StatsSink.close} */
+  close(): Promise<void> {
+    return Promise.resolve()
+  }
+}
+
+/**
+ * Primary side of the one standard-output stats flush: gathers the workers' flushes
+ * ({@link PrimaryForwardingSink}) and every `intervalMs` hands `sink` one flush for all of them,
+ * as a single process would: counter deltas summed by name, each gauge summed over the live
+ * workers' latest values, every timer sample.
+ *
+ * @returns `flush()`, to send what is pending now (before the primary exits).
+ */
+export function printWorkerStats(
+  cluster: PrimaryCluster,
+  sink: StatsSink,
+  intervalMs: number,
+): { flush(): void } {
+  const counters = new Map<string, number>()
+  const gauges = new Map<number, Map<string, number>>()
+  let timers: FlushedStat[] = []
+  cluster.on('message', (worker, message) => {
+    if (!isStatsMessage(message) || message.gatehouseStats !== 'flush') return
+    const latest = new Map<string, number>()
+    for (const stat of message.stats) {
+      if (stat.type === 'counter')
+        counters.set(stat.name, (counters.get(stat.name) ?? 0) + stat.value)
+      else if (stat.type === 'gauge') latest.set(stat.name, stat.value)
+      else timers.push(stat)
+    }
+    gauges.set(worker.id, latest)
+  })
+  cluster.on('exit', (worker) => {
+    gauges.delete(worker.id)
+  })
+  const flush = (): void => {
+    const summed = new Map<string, number>()
+    for (const latest of gauges.values()) {
+      for (const [name, value] of latest) summed.set(name, (summed.get(name) ?? 0) + value)
+    }
+    const stats: FlushedStat[] = [
+      ...[...counters].map(([name, value]) => ({ name, type: 'counter' as const, value })),
+      ...[...summed].map(([name, value]) => ({ name, type: 'gauge' as const, value })),
+      ...timers,
+    ]
+    counters.clear()
+    timers = []
+    sink.flush(stats)
+  }
+  setInterval(flush, intervalMs).unref()
+  return { flush }
 }

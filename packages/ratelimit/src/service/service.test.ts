@@ -1,7 +1,7 @@
 import { FakeClock } from '@gatehouse/testing'
 import { pino } from 'pino'
 import { describe, expect, it } from 'vitest'
-import { upstreamFixture } from '../../test/fixtures.js'
+import { fixture } from '../../test/fixtures.js'
 import { BackendError, type CounterStore } from '../limiter/cache.js'
 import { StoreRateLimitCache } from '../limiter/store-cache.js'
 import { MemoryCounterStore } from '../memory/memory-store.js'
@@ -19,7 +19,7 @@ const logger = pino({ level: 'silent' })
 
 function setup(
   options: ServiceOptions = {},
-  content = upstreamFixture('examples/example.yaml'),
+  content = fixture('service/edge.yaml'),
   store?: CounterStore,
 ) {
   const clock = new FakeClock(Date.UTC(2026, 0, 1, 0, 0, 30))
@@ -40,7 +40,7 @@ const d = (...pairs: [string, string][]): Descriptor => ({
   entries: pairs.map(([key, value]) => ({ key, value })),
 })
 const req = (...descriptors: Descriptor[]): RateLimitRequest => ({
-  domain: 'rl',
+  domain: 'edge',
   descriptors,
   hitsAddend: 0,
 })
@@ -84,7 +84,11 @@ describe('RateLimitService.shouldRateLimit', () => {
 
   it('answers statuses in request order, OVER_LIMIT when any descriptor is over', async () => {
     const { service } = setup()
-    const request = req(d(['foo', 'x']), d(['unknown', 'x']), d(['foo', 'x'], ['bar', 'bkthomps']))
+    const request = req(
+      d(['user', 'x']),
+      d(['unknown', 'x']),
+      d(['user', 'x'], ['action', 'checkout']),
+    )
     const first = await service.shouldRateLimit(request)
     expect(first.overallCode).toBe('OK')
     expect(
@@ -99,7 +103,7 @@ describe('RateLimitService.shouldRateLimit', () => {
     expect(second.overallCode).toBe('OVER_LIMIT')
     expect(second.statuses.map((s) => s.code)).toEqual(['OK', 'OK', 'OVER_LIMIT'])
     expect(second.statuses[2]!.currentLimit).toEqual({
-      name: 'bkthomps',
+      name: 'per_user_checkout',
       requestsPerUnit: 1,
       unit: 'MINUTE',
     })
@@ -108,8 +112,8 @@ describe('RateLimitService.shouldRateLimit', () => {
   it("drops limits named in a matched rule's replaces (and does not count them)", async () => {
     const { service, counter } = setup()
     const request = req(
-      d(['source_cluster', 'proxy'], ['destination_cluster', 'bkthomps']),
-      d(['foo', 'x'], ['bar', 'bkthomps']),
+      d(['client', 'mobile'], ['route', 'checkout']),
+      d(['user', 'x'], ['action', 'checkout']),
     )
     const codes: string[][] = []
     for (let i = 0; i < 3; i++) {
@@ -124,22 +128,19 @@ describe('RateLimitService.shouldRateLimit', () => {
       ['OK', 'OK:2', 'OK:undefined'],
       ['OVER_LIMIT', 'OVER_LIMIT:2', 'OK:undefined'],
     ])
-    expect(counter('ratelimit.service.rate_limit.rl.foo.bar_bkthomps.total_hits')).toBe(0)
+    expect(counter('ratelimit.service.rate_limit.edge.user.action_checkout.total_hits')).toBe(0)
     // Without the replacing rule the named one applies again.
-    const alone = await service.shouldRateLimit(req(d(['foo', 'x'], ['bar', 'bkthomps'])))
+    const alone = await service.shouldRateLimit(req(d(['user', 'x'], ['action', 'checkout'])))
     expect(alone.statuses[0]!.currentLimit?.requestsPerUnit).toBe(1)
   })
 
   it('lets a replacing rule lift a zero limit', async () => {
     const { service } = setup()
     expect(
-      (await service.shouldRateLimit(req(d(['foo', 'x'], ['bar', 'banned'])))).overallCode,
+      (await service.shouldRateLimit(req(d(['user', 'x'], ['action', 'blocked'])))).overallCode,
     ).toBe('OVER_LIMIT')
     const lifted = await service.shouldRateLimit(
-      req(
-        d(['foo', 'x'], ['bar', 'banned']),
-        d(['source_cluster', 'proxy'], ['destination_cluster', 'override']),
-      ),
+      req(d(['user', 'x'], ['action', 'blocked']), d(['client', 'mobile'], ['route', 'unblock'])),
     )
     expect(lifted.overallCode).toBe('OK')
   })
@@ -147,29 +148,29 @@ describe('RateLimitService.shouldRateLimit', () => {
   it('answers unlimited rules without counting', async () => {
     const { service, counter } = setup()
     const r = await service.shouldRateLimit(
-      req(d(['qux', 'anything']), d(['foo', 'x'], ['bay', 'y'])),
+      req(d(['health', 'anything']), d(['user', 'x'], ['export', 'y'])),
     )
     expect(r.statuses).toEqual([
       { code: 'OK', limitRemaining: UNLIMITED_REMAINING },
       { code: 'OK', limitRemaining: UNLIMITED_REMAINING },
     ])
-    expect(counter('ratelimit.service.rate_limit.rl.qux.total_hits')).toBe(0)
+    expect(counter('ratelimit.service.rate_limit.edge.health.total_hits')).toBe(0)
   })
 
   it('reports shadow-mode rules as OK but counts shadow_mode', async () => {
     const { service, counter } = setup()
-    const request = req(d(['foo', 'x'], ['baz', 'shady']))
+    const request = req(d(['user', 'x'], ['ip', 'suspect']))
     for (let i = 0; i < 5; i++) {
       const r = await service.shouldRateLimit(request)
       expect(r.overallCode).toBe('OK')
     }
-    expect(counter('ratelimit.service.rate_limit.rl.foo.baz_shady.over_limit')).toBe(2)
-    expect(counter('ratelimit.service.rate_limit.rl.foo.baz_shady.shadow_mode')).toBe(2)
+    expect(counter('ratelimit.service.rate_limit.edge.user.ip_suspect.over_limit')).toBe(2)
+    expect(counter('ratelimit.service.rate_limit.edge.user.ip_suspect.shadow_mode')).toBe(2)
   })
 
   it('fails quota descriptors only when all of them are over', async () => {
     const { service } = setup()
-    const both = req(d(['service', 'service_1']), d(['service', 'service_2']))
+    const both = req(d(['quota', 'gold']), d(['quota', 'silver']))
     expect((await service.shouldRateLimit(both)).overallCode).toBe('OK')
     const second = await service.shouldRateLimit(both)
     expect(second.statuses.map((s) => s.code)).toEqual(['OVER_LIMIT', 'OK'])
@@ -179,18 +180,18 @@ describe('RateLimitService.shouldRateLimit', () => {
 
   it('applies QUOTA_MODE to every descriptor', async () => {
     const { service } = setup({ quotaMode: true })
-    const request = req(d(['foo', 'x']), d(['qux', 'y']))
+    const request = req(d(['user', 'x']), d(['health', 'y']))
     for (let i = 0; i < 3; i++) await service.shouldRateLimit(request)
     const r = await service.shouldRateLimit(request)
     expect(r.statuses[0]!.code).toBe('OVER_LIMIT')
     expect(r.overallCode).toBe('OVER_LIMIT')
-    const mixed = await service.shouldRateLimit(req(d(['foo', 'x']), d(['unspec', 'z'])))
+    const mixed = await service.shouldRateLimit(req(d(['user', 'x']), d(['tenant', 'z'])))
     expect(mixed.overallCode).toBe('OK')
   })
 
   it('overrides the overall code in global SHADOW_MODE', async () => {
     const { service, counter } = setup({ globalShadowMode: true })
-    const request = req(d(['foo', 'x'], ['bar', 'bkthomps']))
+    const request = req(d(['user', 'x'], ['action', 'checkout']))
     await service.shouldRateLimit(request)
     const r = await service.shouldRateLimit(request)
     expect(r.overallCode).toBe('OK')
@@ -206,29 +207,31 @@ describe('RateLimitService.shouldRateLimit', () => {
     }
     const { service } = setup({ responseHeaders: headers })
     const r = await service.shouldRateLimit(
-      req(d(['foo', 'x']), d(['foo', 'x'], ['bar', 'y']), d(['qux', 'q'])),
+      req(d(['user', 'x']), d(['user', 'x'], ['action', 'y']), d(['health', 'q'])),
     )
     expect(r.responseHeadersToAdd).toEqual([
       { key: 'RateLimit-Limit', value: '2' },
       { key: 'RateLimit-Remaining', value: '1' },
       { key: 'RateLimit-Reset', value: '30' },
     ])
-    await service.shouldRateLimit(req(d(['foo', 'z'])))
+    await service.shouldRateLimit(req(d(['user', 'z'])))
     const over = await service.shouldRateLimit(
-      req(d(['foo', 'z'], ['bar', 'y']), d(['foo', 'z']), d(['foo', 'w'])),
+      req(d(['user', 'z'], ['action', 'y']), d(['user', 'z']), d(['user', 'w'])),
     )
     expect(over.responseHeadersToAdd[0]).toEqual({ key: 'RateLimit-Limit', value: '2' })
     expect(over.responseHeadersToAdd[1]).toEqual({ key: 'RateLimit-Remaining', value: '0' })
-    expect((await service.shouldRateLimit(req(d(['qux', 'q'])))).responseHeadersToAdd).toEqual([])
+    expect((await service.shouldRateLimit(req(d(['health', 'q'])))).responseHeadersToAdd).toEqual(
+      [],
+    )
   })
 
   it('honours descriptor hits_addend (0 = check only) and the request hits_addend', async () => {
     const { service } = setup()
-    const check = await service.shouldRateLimit(req({ ...d(['foo', 'a']), hitsAddend: 0 }))
+    const check = await service.shouldRateLimit(req({ ...d(['user', 'a']), hitsAddend: 0 }))
     expect(check.statuses[0]).toMatchObject({ code: 'OK', limitRemaining: 2 })
     const big = await service.shouldRateLimit({
-      domain: 'rl',
-      descriptors: [d(['foo', 'a'])],
+      domain: 'edge',
+      descriptors: [d(['user', 'a'])],
       hitsAddend: 3,
     })
     expect(big.statuses[0]!.code).toBe('OVER_LIMIT')
@@ -274,16 +277,18 @@ describe('RateLimitService.shouldRateLimit', () => {
       maxEntries: 32,
       maxEntryBytes: 4096,
     })
-    const many = req(...Array.from({ length: 65 }, () => d(['foo', 'x'])))
+    const many = req(...Array.from({ length: 65 }, () => d(['user', 'x'])))
     expect((await errorOf(service.shouldRateLimit(many))).code).toBe('ERR_REQUEST_TOO_LARGE')
   })
 
   it('refuses a descriptor hits_addend above 4294967295 (uint32, like the request field)', async () => {
     const { service, counter } = setup()
-    const at = await service.shouldRateLimit(req({ ...d(['foo', 'a']), hitsAddend: 4_294_967_295 }))
+    const at = await service.shouldRateLimit(
+      req({ ...d(['user', 'a']), hitsAddend: 4_294_967_295 }),
+    )
     expect(at.overallCode).toBe('OVER_LIMIT')
     const error = await errorOf(
-      service.shouldRateLimit(req({ ...d(['foo', 'a']), hitsAddend: 4_294_967_296 })),
+      service.shouldRateLimit(req({ ...d(['user', 'a']), hitsAddend: 4_294_967_296 })),
     )
     expect(error).toMatchObject({
       message: 'descriptor 0: hits_addend must not exceed 4294967295',
@@ -313,7 +318,7 @@ describe('RateLimitService.shouldRateLimit', () => {
 
   it('starts a new window when the clock rolls over', async () => {
     const { service, clock } = setup()
-    const request = req(d(['foo', 'x'], ['bar', 'bkthomps']))
+    const request = req(d(['user', 'x'], ['action', 'checkout']))
     expect((await service.shouldRateLimit(request)).overallCode).toBe('OK')
     expect((await service.shouldRateLimit(request)).overallCode).toBe('OVER_LIMIT')
     clock.advance(29_000)
@@ -327,18 +332,15 @@ describe('RateLimitService.shouldRateLimit', () => {
   it('returns dynamic metadata of passed descriptors', async () => {
     const { service } = setup({ responseDynamicMetadata: true })
     const r = await service.shouldRateLimit({
-      domain: 'rl',
-      descriptors: [d(['service', 'service_1']), { ...d(['service', 'service_2']), hitsAddend: 1 }],
+      domain: 'edge',
+      descriptors: [d(['quota', 'gold']), { ...d(['quota', 'silver']), hitsAddend: 1 }],
       hitsAddend: 1,
     })
     expect(r.dynamicMetadata).toEqual({
-      domain: 'rl',
-      descriptors: [
-        { entries: ['service=service_1'] },
-        { entries: ['service=service_2'], hitsAddend: 1 },
-      ],
+      domain: 'edge',
+      descriptors: [{ entries: ['quota=gold'] }, { entries: ['quota=silver'], hitsAddend: 1 }],
       hitsAddend: 1,
-      metadata: { service_with_quota: { name: 'service_1' } },
+      metadata: { billing: { plan: 'gold' } },
     })
   })
 
@@ -349,8 +351,8 @@ describe('RateLimitService.shouldRateLimit', () => {
       ready: () => Promise.resolve(),
       close: () => Promise.resolve(),
     }
-    const { service, counter } = setup({}, upstreamFixture('examples/example.yaml'), failing)
-    const error = await errorOf(service.shouldRateLimit(req(d(['foo', 'x']))))
+    const { service, counter } = setup({}, fixture('service/edge.yaml'), failing)
+    const error = await errorOf(service.shouldRateLimit(req(d(['user', 'x']))))
     expect(error).toMatchObject({
       type: 'redis_error',
       message: 'connect ECONNREFUSED 127.0.0.1:1',
@@ -394,13 +396,13 @@ describe('independentDescriptors (what allows clients to coalesce requests)', ()
       {},
       'domain: rl\ndescriptors:\n  - key: q\n    descriptors:\n      - key: r\n        quota_mode: true\n        rate_limit: {unit: minute, requests_per_unit: 1}\n',
     ],
-    ['a rule with replaces (upstream example.yaml)', {}, upstreamFixture('examples/example.yaml')],
+    ['a rule with replaces (edge.yaml)', {}, fixture('service/edge.yaml')],
   ])('does not hold with %s', (_name, options: ServiceOptions, content) => {
     expect(setup(options, content).service.independentDescriptors).toBe(false)
   })
 
   it('follows configuration reloads', () => {
-    const { service } = setup({}, upstreamFixture('examples/example.yaml'))
+    const { service } = setup({}, fixture('service/edge.yaml'))
     expect(service.loadConfig([{ name: 'plain.yaml', content: plain }])).toBeUndefined()
     expect(service.independentDescriptors).toBe(true)
   })

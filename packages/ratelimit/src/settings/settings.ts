@@ -381,16 +381,23 @@ export interface Settings {
   /** The memcache servers (`MEMCACHE_*`), used with `BACKEND_TYPE=memcache`. */
   readonly memcache: MemcacheSettings
   /**
+   * `BACKEND_STARTUP_TIMEOUT_SECONDS`: how long the service tries to reach its Redis or memcache
+   * at start before it exits (status 1) with one line naming the address variable and the error;
+   * 0 waits forever (upstream's default). @default 60
+   */
+  readonly backendStartupTimeoutSeconds: number
+  /**
    * `REDIS_STARTUP_INITIAL_INTERVAL`, milliseconds: at start, the wait before the first retry of
-   * the `PING` check after a failed one; doubled after each failure (with ±50% jitter), up to
-   * {@link redisStartupMaxIntervalMs}. @default 1000
+   * the backend check (Redis `PING`, memcache `version`) after a failed one; doubled after each
+   * failure (with ±50% jitter), up to {@link redisStartupMaxIntervalMs}. @default 1000
    */
   readonly redisStartupInitialIntervalMs: number
   /** `REDIS_STARTUP_MAX_INTERVAL`, milliseconds. @default 30000 */
   readonly redisStartupMaxIntervalMs: number
   /**
-   * `REDIS_STARTUP_MAX_ELAPSED_TIME`, milliseconds: how long the service waits at start for Redis
-   * to answer before it gives up with an error naming the instance; 0 waits forever. @default 0
+   * `REDIS_STARTUP_MAX_ELAPSED_TIME`, milliseconds: upstream's own bound on the wait for Redis at
+   * start; 0 sets none, and {@link backendStartupTimeoutSeconds} bounds it. The shorter applies.
+   * @default 0
    */
   readonly redisStartupMaxElapsedMs: number
 }
@@ -742,6 +749,11 @@ export const settingsTable = defineSettings(
       tlsClientKey: text('MEMCACHE_TLS_CLIENT_KEY'),
       tlsCaCert: text('MEMCACHE_TLS_CACERT'),
       tlsSkipHostnameVerification: bool('MEMCACHE_TLS_SKIP_HOSTNAME_VERIFICATION'),
+    }),
+    backendStartupTimeoutSeconds: integer('BACKEND_STARTUP_TIMEOUT_SECONDS', {
+      default: '60',
+      min: 0,
+      max: 86_400,
     }),
     redisStartupInitialIntervalMs: duration(
       ['REDIS_STARTUP_INITIAL_INTERVAL', 'KVSTORE_STARTUP_INITIAL_INTERVAL'],

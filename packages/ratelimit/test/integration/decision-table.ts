@@ -7,7 +7,7 @@
  */
 import { waitFor } from '@gatehouse/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { upstreamFixture } from '../fixtures.js'
+import { fixture } from '../fixtures.js'
 import { startService, type Harness } from '../harness.js'
 import type { LoadedResponse } from '../proto.js'
 
@@ -37,8 +37,8 @@ export const NOW_S = TABLE_NOW / 1000
 export const minuteStart = Math.floor(NOW_S / 60) * 60
 /** Upstream's integration configs: domains `basic` and `another`. */
 export const basic = {
-  'basic.yaml': upstreamFixture('integration/basic.yaml'),
-  'another.yaml': upstreamFixture('integration/another.yaml'),
+  'basic.yaml': fixture('integration/basic.yaml'),
+  'another.yaml': fixture('integration/another.yaml'),
 }
 /** Resolves once the service's health is OK (the backend answered). */
 export async function healthy(h: Harness): Promise<void> {

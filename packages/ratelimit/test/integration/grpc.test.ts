@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js'
 import { waitFor } from '@gatehouse/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { upstreamFixture } from '../fixtures.js'
+import { fixture } from '../fixtures.js'
 import { grpcError, rawShouldRateLimit, startService, type Harness } from '../harness.js'
 import type { LoadedResponse } from '../proto.js'
 
@@ -24,10 +24,10 @@ describe.each(['native', 'grpc-js'])(
     beforeAll(async () => {
       h = await startService({
         files: {
-          'basic.yaml': upstreamFixture('integration/basic.yaml'),
-          'example.yaml': upstreamFixture('examples/example.yaml'),
-          'wildcard.yaml': upstreamFixture('config/wildcard.yaml'),
-          'share.yaml': upstreamFixture('integration/share_threshold.yaml'),
+          'basic.yaml': fixture('integration/basic.yaml'),
+          'example.yaml': fixture('service/edge.yaml'),
+          'wildcard.yaml': fixture('config/wildcards.yaml'),
+          'share.yaml': fixture('integration/uploads.yaml'),
         },
         env: { LIMIT_RESPONSE_HEADERS_ENABLED: 'true', GRPC_SERVER_IMPLEMENTATION: implementation },
         now: Date.UTC(2026, 0, 1, 0, 0, 15),
@@ -81,10 +81,10 @@ describe.each(['native', 'grpc-js'])(
 
     it('applies replaces, shadow mode and unlimited rules', async () => {
       const replaced = {
-        domain: 'rl',
+        domain: 'edge',
         descriptors: [
-          entries(['source_cluster', 'proxy'], ['destination_cluster', 'bkthomps']),
-          entries(['foo', 'g'], ['bar', 'bkthomps']),
+          entries(['client', 'mobile'], ['route', 'checkout']),
+          entries(['user', 'g'], ['action', 'checkout']),
         ],
       }
       expect(codes(await h.client.shouldRateLimit(replaced))).toEqual(['OK', 'OK', 'OK'])
@@ -96,44 +96,42 @@ describe.each(['native', 'grpc-js'])(
         'OK',
       ])
 
-      const shady = { domain: 'rl', descriptors: [entries(['foo', 'g'], ['baz', 'shady'])] }
+      const shady = { domain: 'edge', descriptors: [entries(['user', 'g'], ['ip', 'suspect'])] }
       for (let i = 0; i < 4; i++)
         expect((await h.client.shouldRateLimit(shady)).overallCode).toBe('OK')
-      expect(h.stat('ratelimit.service.rate_limit.rl.foo.baz_shady.shadow_mode')).toBe(1)
+      expect(h.stat('ratelimit.service.rate_limit.edge.user.ip_suspect.shadow_mode')).toBe(1)
 
       const unlimited = await h.client.shouldRateLimit({
-        domain: 'rl',
-        descriptors: [entries(['qux', 'x'])],
+        domain: 'edge',
+        descriptors: [entries(['health', 'x'])],
       })
       expect(unlimited.statuses).toEqual([{ code: 'OK', limitRemaining: 4294967295 }])
     })
 
     it('matches wildcards and shares counters with share_threshold', async () => {
       const wild = (value: string) => ({
-        domain: 'test-domain',
-        descriptors: [entries(['midWild', value])],
+        domain: 'paths',
+        descriptors: [entries(['middle', value])],
       })
       expect(
-        (await h.client.shouldRateLimit(wild('bar-x-b'))).statuses?.[0]?.currentLimit
+        (await h.client.shouldRateLimit(wild('log-x.txt'))).statuses?.[0]?.currentLimit
           ?.requestsPerUnit,
       ).toBe(20)
       expect((await h.client.shouldRateLimit(wild('nope'))).statuses).toEqual([{ code: 'OK' }])
 
       const file = (name: string) => ({
-        domain: 'share-threshold-test',
-        descriptors: [entries(['files', `files/${name}`])],
+        domain: 'uploads',
+        descriptors: [entries(['pooled', `tmp/${name}`])],
       })
       const separate = (name: string) => ({
-        domain: 'share-threshold-test',
-        descriptors: [entries(['files_no_share', `files_no_share/${name}`])],
+        domain: 'uploads',
+        descriptors: [entries(['apart', `tmp/${name}`])],
       })
       for (let i = 0; i < 10; i++) await h.client.shouldRateLimit(file(`f${String(i)}.txt`))
       expect((await h.client.shouldRateLimit(file('other.txt'))).overallCode).toBe('OVER_LIMIT')
       for (let i = 0; i < 10; i++) await h.client.shouldRateLimit(separate(`f${String(i)}.txt`))
       expect((await h.client.shouldRateLimit(separate('other.txt'))).overallCode).toBe('OK')
-      expect(
-        h.stat('ratelimit.service.rate_limit.share-threshold-test.files_files/*.total_hits'),
-      ).toBe(11)
+      expect(h.stat('ratelimit.service.rate_limit.uploads.pooled_tmp/*.total_hits')).toBe(11)
     })
 
     it('honours hits_addend on the request and per descriptor, and descriptor overrides', async () => {

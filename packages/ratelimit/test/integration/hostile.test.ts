@@ -15,7 +15,7 @@ import { Writable } from 'node:stream'
 import { pino } from 'pino'
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
-import { upstreamFixture } from '../fixtures.js'
+import { fixture } from '../fixtures.js'
 import { grpcError, rawShouldRateLimit, startService, type Harness } from '../harness.js'
 
 /** A logger that keeps its JSON lines. */
@@ -33,7 +33,7 @@ function capturingLogger() {
   return { logger, lines }
 }
 
-const basic = { 'basic.yaml': upstreamFixture('integration/basic.yaml') }
+const basic = { 'basic.yaml': fixture('integration/basic.yaml') }
 
 describe('last-resort guards around request handlers', () => {
   let h: Harness | undefined

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { upstreamFixture } from '../fixtures.js'
+import { fixture } from '../fixtures.js'
 import { startService, type Harness } from '../harness.js'
 
 describe('HTTP /json, /healthcheck and the debug server (memory backend)', () => {
@@ -8,8 +8,8 @@ describe('HTTP /json, /healthcheck and the debug server (memory backend)', () =>
   beforeAll(async () => {
     h = await startService({
       files: {
-        'basic.yaml': upstreamFixture('integration/basic.yaml'),
-        'example.yaml': upstreamFixture('examples/example.yaml'),
+        'basic.yaml': fixture('integration/basic.yaml'),
+        'example.yaml': fixture('service/edge.yaml'),
       },
       now: Date.UTC(2026, 0, 1, 0, 0, 18),
     })
@@ -78,8 +78,8 @@ describe('HTTP /json, /healthcheck and the debug server (memory backend)', () =>
       '{"overallCode":"OK","statuses":[{"code":"OK"}]}',
     ])
     const unlimited = await h.json({
-      domain: 'rl',
-      descriptors: [{ entries: [{ key: 'qux', value: 'q' }] }],
+      domain: 'edge',
+      descriptors: [{ entries: [{ key: 'health', value: 'q' }] }],
     })
     expect(unlimited.text).toBe(
       '{"overallCode":"OK","statuses":[{"code":"OK","limitRemaining":4294967295}]}',
@@ -175,7 +175,7 @@ describe('HTTP /json, /healthcheck and the debug server (memory backend)', () =>
       'basic.one_per_minute: unit=MINUTE requests_per_unit=1, shadow_mode: false, quota_mode: false',
     )
     expect(config).toContain(
-      'rl.foo.baz_shady: unit=MINUTE requests_per_unit=3, shadow_mode: true, quota_mode: false',
+      'edge.user.ip_suspect: unit=MINUTE requests_per_unit=3, shadow_mode: true, quota_mode: false',
     )
   })
 

@@ -5,7 +5,6 @@ import {
   sharedRedisUrl,
   startProcess,
   waitFor,
-  type ManagedProcess,
 } from '@gatehouse/testing'
 import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs'
@@ -15,8 +14,8 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { upstreamFixture } from '../fixtures.js'
-import { loopbackEnv, spawnService } from '../harness.js'
+import { fixture } from '../fixtures.js'
+import { exitCode, loopbackEnv, spawnService } from '../harness.js'
 
 const PACKAGE = fileURLToPath(new URL('../../', import.meta.url))
 const TSX = ['--import', 'tsx', '--conditions', 'dev-source']
@@ -42,22 +41,12 @@ function rawExchange(port: number, request: string): Promise<string> {
   })
 }
 
-function exitCode(p: ManagedProcess): Promise<number | null> {
-  return new Promise((resolve) => {
-    if (p.child.exitCode !== null) resolve(p.child.exitCode)
-    else
-      p.child.once('exit', (code) => {
-        resolve(code)
-      })
-  })
-}
-
 describe('the gatehouse-ratelimit executable', () => {
   let root: string
   beforeAll(() => {
     root = mkdtempSync(join(tmpdir(), 'ratelimit-exe-'))
     mkdirSync(join(root, 'config'))
-    writeFileSync(join(root, 'config', 'basic.yaml'), upstreamFixture('integration/basic.yaml'))
+    writeFileSync(join(root, 'config', 'basic.yaml'), fixture('integration/basic.yaml'))
   })
   afterAll(() => {
     rmSync(root, { recursive: true, force: true })

@@ -22,7 +22,7 @@ import { systemClock, type Every } from '../../src/clock.js'
 import { MemcacheCounterStore } from '../../src/memcache/memcache-store.js'
 import { pickServer } from '../../src/memcache/servers.js'
 import { StatsStore } from '../../src/stats/store.js'
-import { OWN_FIXTURES } from '../fixtures.js'
+import { FIXTURES } from '../fixtures.js'
 import { grpcError, startService, type Harness } from '../harness.js'
 import {
   basic,
@@ -416,7 +416,7 @@ describe('memcache store', () => {
   })
 
   it('connects over TLS with a client certificate (MEMCACHE_TLS*)', async () => {
-    const tls = join(OWN_FIXTURES, 'tls')
+    const tls = join(FIXTURES, 'tls')
     const secure = await startMemcached({
       args: [
         '-Z',

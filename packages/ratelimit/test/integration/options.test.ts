@@ -4,11 +4,11 @@ import { createServer, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { upstreamFixture } from '../fixtures.js'
+import { fixture } from '../fixtures.js'
 import { startService } from '../harness.js'
 import type { ConfigProvider } from '../../src/provider/provider.js'
 
-const basic = { 'basic.yaml': upstreamFixture('integration/basic.yaml') }
+const basic = { 'basic.yaml': fixture('integration/basic.yaml') }
 const request = { domain: 'basic', descriptors: [{ entries: [{ key: 'key1', value: 'opt' }] }] }
 
 describe('service options', () => {
@@ -28,9 +28,11 @@ describe('service options', () => {
     const h = await startService({ env: { HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED: 'true' } })
     try {
       expect((await h.get('/healthcheck')).status).toBe(500)
-      expect((await h.get('/healthcheck')).text).toBe('')
+      expect((await h.get('/healthcheck')).text).toBe(
+        'config: no configuration with at least one domain is loaded (HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED)\n',
+      )
       expect(await h.client.check('ratelimit')).toBe('NOT_SERVING')
-      h.writeConfig('basic.yaml', upstreamFixture('integration/basic.yaml'))
+      h.writeConfig('basic.yaml', fixture('integration/basic.yaml'))
       await waitFor(async () => (await h.get('/healthcheck')).status === 200, {
         what: 'healthy after loading',
       })
@@ -58,7 +60,7 @@ describe('service options', () => {
     }
   })
 
-  it('reports the backend unhealthy while no Redis connection is up (REDIS_HEALTH_CHECK_ACTIVE_CONNECTION)', async () => {
+  it('reports the backend unhealthy, and why, while no Redis connection is up (REDIS_HEALTH_CHECK_ACTIVE_CONNECTION)', async () => {
     const server = await startRedisServer()
     const h = await startService({
       files: basic,
@@ -76,6 +78,13 @@ describe('service options', () => {
       await waitFor(async () => (await h.get('/healthcheck')).status === 500, {
         what: 'unhealthy without Redis',
       })
+      // The reason names the backend, its variable and the connection error.
+      await waitFor(async () => (await h.get('/healthcheck')).text.includes('ECONNREFUSED'), {
+        what: 'the connection error in the health answer',
+      })
+      expect((await h.get('/healthcheck')).text).toBe(
+        `backend: the main redis at ${server.hostPort} (REDIS_URL) is not connected: connect ECONNREFUSED ${server.hostPort}\n`,
+      )
       await server.restart()
       await waitFor(async () => (await h.get('/healthcheck')).status === 200, {
         what: 'healthy again',

@@ -16,7 +16,7 @@ import {
   SLIDING_WINDOW_SCRIPT_SHA,
   TOKEN_BUCKET_SCRIPT_SHA,
 } from '../../src/redis/script.js'
-import { OWN_FIXTURES } from '../fixtures.js'
+import { FIXTURES } from '../fixtures.js'
 import { startService, type Harness } from '../harness.js'
 import { basic, healthy, minuteStart, NOW_S, one, TABLE_NOW as NOW } from './decision-table.js'
 import { describeRedisDecisions } from './redis-decisions.js'
@@ -421,7 +421,7 @@ descriptors:
   })
 
   it('connects over TLS with a client certificate and a private CA', async () => {
-    const dir = join(OWN_FIXTURES, 'tls')
+    const dir = join(FIXTURES, 'tls')
     const tlsPort = await getFreePort()
     let server: TestRedisServer | undefined
     let h: Harness | undefined

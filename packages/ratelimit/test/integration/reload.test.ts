@@ -15,6 +15,32 @@ import { pino } from 'pino'
 import { describe, expect, it } from 'vitest'
 import { startService } from '../harness.js'
 
+/**
+ * A logger that lets a test await the next successful configuration load after which `check`
+ * holds (the service logs `Successfully loaded new configuration` on each).
+ */
+function reloadEvents() {
+  const waiters = new Set<{ check: () => boolean; resolve: () => void }>()
+  const logger = pino(
+    { level: 'info' },
+    new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        if (chunk.toString('utf8').includes('Successfully loaded new configuration')) {
+          for (const waiter of waiters) {
+            if (!waiter.check()) continue
+            waiters.delete(waiter)
+            waiter.resolve()
+          }
+        }
+        callback()
+      },
+    }),
+  )
+  const reloaded = (check: () => boolean): Promise<void> =>
+    new Promise((resolve) => waiters.add({ check, resolve }))
+  return { logger, reloaded }
+}
+
 const config = (domain: string, requestsPerUnit: number) => `domain: ${domain}
 descriptors:
   - key: key1
@@ -73,6 +99,37 @@ describe('hot reload of configuration files', () => {
         what: 'the removed file',
       })
       expect((await h.client.shouldRateLimit(request('other'))).statuses).toEqual([{ code: 'OK' }])
+    } finally {
+      await h.close()
+    }
+  })
+
+  it("sees every edit of a file after an editor's atomic save replaced it (rename over it)", async () => {
+    // @see issue 25 item 12: Node 20's recursive fs.watch kept watching the replaced inode.
+    const { logger, reloaded } = reloadEvents()
+    const h = await startService({
+      files: { 'atomic.yaml': config('atomic', 1) },
+      env: { RUNTIME_IGNOREDOTFILES: 'true' },
+      deps: { logger },
+    })
+    const limit = () =>
+      h.app.service.config?.getLimit('atomic', { entries: [{ key: 'key1', value: 'v' }] })
+        ?.requestsPerUnit
+    const path = join(h.configDir, 'atomic.yaml')
+    try {
+      expect(limit()).toBe(1)
+      // What vim (backupcopy=no), VS Code and most editors do: a new file renamed over the old.
+      let next = reloaded(() => limit() === 2)
+      writeFileSync(join(h.configDir, '.atomic.yaml.swp'), config('atomic', 2))
+      renameSync(join(h.configDir, '.atomic.yaml.swp'), path)
+      await next
+      next = reloaded(() => limit() === 3)
+      writeFileSync(path, config('atomic', 3))
+      await next
+      next = reloaded(() => limit() === 4)
+      writeFileSync(path, config('atomic', 4))
+      await next
+      expect(h.stat('ratelimit.service.config_load_error')).toBe(0)
     } finally {
       await h.close()
     }

@@ -17,10 +17,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { upstreamFixture } from '../fixtures.js'
+import { fixture } from '../fixtures.js'
 import { loopbackEnv, spawnService, startService } from '../harness.js'
 
-const BASIC = upstreamFixture('integration/basic.yaml')
+const BASIC = fixture('integration/basic.yaml')
 const request = (value: string) => ({
   domain: 'basic',
   descriptors: [{ entries: [{ key: 'one_per_minute', value }] }],

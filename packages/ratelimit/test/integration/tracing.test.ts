@@ -16,10 +16,10 @@ import {
   type ReceivedSpan,
 } from '@gatehouse/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { upstreamFixture } from '../fixtures.js'
+import { fixture } from '../fixtures.js'
 import { startService, type Harness } from '../harness.js'
 
-const BASIC = upstreamFixture('integration/basic.yaml')
+const BASIC = fixture('integration/basic.yaml')
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736'
 const PARENT_ID = '00f067aa0ba902b7'
 const request = (value: string) => ({
