@@ -13,31 +13,25 @@ export { cryptoRandom, type Random } from './random.js'
 export type { FactorJson, IdentityJson, TokenResponse, UserJson } from './api/serializers.js'
 export {
   ConfigError,
-  DEFAULT_SUBJECTS,
-  EXTERNAL_PROVIDERS,
-  MAIL_KINDS,
-  NOTIFICATION_KINDS,
-  notificationSwitch,
   loadSettings,
   parseEmailSendRate,
   parseSmsSendRate,
   parseTestOtp,
   splitRequiredCharacters,
-  CAPTCHA_PROVIDERS,
-  CAPTCHA_VERIFY_URLS,
-  SERVICE_ALGORITHMS,
-  SMS_PROVIDERS,
-  type CaptchaProviderName,
-  type ServiceAlgorithm,
   type CaptchaSettings,
-  type SmsProviderName,
   type EmailSendRate,
-  type ExternalProvider,
   type LogLevel,
   type MfaSettings,
-  type NotificationSwitch,
   type Settings,
 } from './conf/settings.js'
+export { EXTERNAL_PROVIDERS, type ExternalProvider } from './provider/names.js'
+export { SMS_PROVIDERS, type SmsProviderName } from './sms/sms-provider.js'
+export {
+  CAPTCHA_PROVIDERS,
+  CAPTCHA_VERIFY_URLS,
+  type CaptchaProviderName,
+} from './security/captcha-providers.js'
+export { SERVICE_ALGORITHMS, type ServiceAlgorithm } from './limiter/algorithms.js'
 export { parseEnvFile } from './conf/env-file.js'
 export { DurationError, parseGoDuration } from './conf/duration.js'
 export {
@@ -90,7 +84,11 @@ export {
 export { WIRE_ERRORS, wireErrorOf, type WireError, type WireMapping } from './api/errors/wire.js'
 export { toOAuthError, type OAuthErrorBody, type OAuthErrorCode } from './api/errors/oauth-error.js'
 export {
+  MAIL_KINDS,
+  NOTIFICATION_KINDS,
+  notificationSwitch,
   NoopMailer,
+  type NotificationSwitch,
   type Mailer,
   type MailKind,
   type MailMessage,
@@ -116,7 +114,7 @@ export {
   type RenderOptions,
   type Template,
 } from './mailer/go-template.js'
-export { DEFAULT_TEMPLATES } from './mailer/default-templates.js'
+export { DEFAULT_SUBJECTS, DEFAULT_TEMPLATES } from './mailer/default-templates.js'
 export {
   NoSmsProvider,
   SMS_TIMEOUT_MS,

@@ -1,4 +1,4 @@
-import { EXTERNAL_PROVIDERS } from '../conf/settings.js'
+import { EXTERNAL_PROVIDERS } from '../provider/names.js'
 import type { RouteGroup } from './routes.js'
 
 /**

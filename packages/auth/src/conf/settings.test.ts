@@ -1,12 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { passwordHasherFor } from '../server.js'
-import {
-  ConfigError,
-  DEFAULT_SUBJECTS,
-  MAIL_KINDS,
-  loadSettings,
-  splitRequiredCharacters,
-} from './settings.js'
+import { DEFAULT_SUBJECTS } from '../mailer/default-templates.js'
+import { MAIL_KINDS } from '../mailer/mailer.js'
+import { ConfigError, loadSettings, splitRequiredCharacters } from './settings.js'
 
 const REQUIRED = {
   AUTHSVC_SITE_URL: 'http://localhost:3000',

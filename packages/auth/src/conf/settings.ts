@@ -30,39 +30,30 @@ import {
   type Invalid,
 } from '@gatehouse/settings'
 import { parseTemplate } from '../mailer/go-template.js'
-import type { MailKind, NotificationKind } from '../mailer/mailer.js'
-import { compileGlob } from '../services/url-glob.js'
+import { DEFAULT_SUBJECTS } from '../mailer/default-templates.js'
+import {
+  MAIL_KINDS,
+  NOTIFICATION_KINDS,
+  notificationSwitch,
+  type MailKind,
+  type NotificationSwitch,
+} from '../mailer/mailer.js'
+import {
+  CAPTCHA_VERIFY_URLS,
+  CAPTCHA_PROVIDERS,
+  type CaptchaProviderName,
+} from '../security/captcha-providers.js'
+import { SERVICE_ALGORITHMS, type ServiceAlgorithm } from '../limiter/algorithms.js'
+import {
+  EMAIL_ASSUMED_PROVIDERS,
+  EXTERNAL_PROVIDERS,
+  type ExternalProvider,
+} from '../provider/names.js'
+import { SMS_PROVIDERS, type SmsProviderName } from '../sms/sms-provider.js'
+import { compileGlob } from '../url-glob.js'
 
 /** The log levels of `LOG_LEVEL` (upstream's logrus names). */
 export type LogLevel = 'panic' | 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace'
-
-/**
- * External OAuth providers whose `EXTERNAL_<P>_ENABLED` switch is reported by `GET /settings`.
- * The spec's list plus the ones upstream reports.
- */
-export const EXTERNAL_PROVIDERS = [
-  'apple',
-  'azure',
-  'bitbucket',
-  'discord',
-  'facebook',
-  'figma',
-  'github',
-  'gitlab',
-  'google',
-  'keycloak',
-  'linkedin',
-  'notion',
-  'snapchat',
-  'spotify',
-  'slack',
-  'twitch',
-  'twitter',
-  'workos',
-] as const
-
-/** One of {@link EXTERNAL_PROVIDERS}. */
-export type ExternalProvider = (typeof EXTERNAL_PROVIDERS)[number]
 
 /**
  * One external provider's OAuth client (`EXTERNAL_<P>_*`, upstream's `conf.OAuthProviderConfiguration`).
@@ -95,21 +86,6 @@ export interface ProviderSettings {
    */
   readonly trustEmail?: boolean
 }
-
-/**
- * Providers that do not say whether they verified the email they return (their modules count it
- * as verified, as upstream does): without `EXTERNAL_<P>_TRUST_EMAIL` it never links to an
- * existing account.
- */
-export const EMAIL_ASSUMED_PROVIDERS: readonly ExternalProvider[] = [
-  'facebook',
-  'figma',
-  'linkedin',
-  'notion',
-  'slack',
-  'snapchat',
-  'workos',
-]
 
 /** `RATE_LIMIT_EMAIL_SENT`: `events` mails per `periodMs` milliseconds; `events` 0 blocks all. */
 export interface EmailSendRate {
@@ -569,40 +545,6 @@ export interface MfaSettings {
   readonly phoneMaxFrequency: number
 }
 
-/** The SMS providers of `SMS_PROVIDER` (upstream's names). */
-export const SMS_PROVIDERS = [
-  'twilio',
-  'twilio_verify',
-  'messagebird',
-  'textlocal',
-  'vonage',
-] as const
-
-/** One of {@link SMS_PROVIDERS}. */
-export type SmsProviderName = (typeof SMS_PROVIDERS)[number]
-
-/** The captcha providers of `SECURITY_CAPTCHA_PROVIDER`. */
-export const CAPTCHA_PROVIDERS = ['hcaptcha', 'turnstile'] as const
-
-/** One of {@link CAPTCHA_PROVIDERS}. */
-export type CaptchaProviderName = (typeof CAPTCHA_PROVIDERS)[number]
-
-/**
- * How the rate limit service counts a client's budget (`RATE_LIMIT_SERVICE_ALGORITHM`): the
- * service's `token_bucket`, or the two `fixed_window`s that approximate it where the service
- * has no token bucket.
- */
-export const SERVICE_ALGORITHMS = ['token_bucket', 'fixed_window'] as const
-
-/** One of {@link SERVICE_ALGORITHMS}. */
-export type ServiceAlgorithm = (typeof SERVICE_ALGORITHMS)[number]
-
-/** Each captcha provider's siteverify endpoint (upstream `security.GetCaptchaURL`). */
-export const CAPTCHA_VERIFY_URLS: Readonly<Record<CaptchaProviderName, string>> = {
-  hcaptcha: 'https://hcaptcha.com/siteverify',
-  turnstile: 'https://challenges.cloudflare.com/turnstile/v0/siteverify',
-}
-
 /** `SECURITY_CAPTCHA_*`. */
 export interface CaptchaSettings {
   /** `SECURITY_CAPTCHA_ENABLED`. @default false */
@@ -724,72 +666,6 @@ function providerGroup(p: ExternalProvider) {
 const providerFields = Object.fromEntries(EXTERNAL_PROVIDERS.map((p) => [p, providerGroup(p)])) as {
   [P in ExternalProvider]: ReturnType<typeof providerGroup>
 }
-
-/** Every kind of mail, in upstream's order: the six flow mails, then the seven notifications. */
-export const MAIL_KINDS = [
-  'invite',
-  'confirmation',
-  'recovery',
-  'magic_link',
-  'email_change',
-  'reauthentication',
-  'password_changed_notification',
-  'email_changed_notification',
-  'phone_changed_notification',
-  'identity_linked_notification',
-  'identity_unlinked_notification',
-  'mfa_factor_enrolled_notification',
-  'mfa_factor_unenrolled_notification',
-] as const satisfies readonly MailKind[]
-
-/** The notification kinds of {@link MAIL_KINDS}. */
-export const NOTIFICATION_KINDS = MAIL_KINDS.filter((kind): kind is NotificationKind =>
-  kind.endsWith('_notification'),
-)
-
-/**
- * The switch of a notification kind in `Settings.mailer.notifications`: the camelCase of its
- * `MAILER_NOTIFICATIONS_<KIND>_ENABLED` (`passwordChanged`, …, `mfaFactorUnenrolled`).
- */
-export type NotificationSwitch =
-  | 'passwordChanged'
-  | 'emailChanged'
-  | 'phoneChanged'
-  | 'identityLinked'
-  | 'identityUnlinked'
-  | 'mfaFactorEnrolled'
-  | 'mfaFactorUnenrolled'
-
-/**
- * The {@link NotificationSwitch} of a notification kind.
- *
- * @example `notificationSwitch('mfa_factor_enrolled_notification')` is `'mfaFactorEnrolled'`.
- */
-export function notificationSwitch(kind: NotificationKind): NotificationSwitch {
-  return kind
-    .replace(/_notification$/, '')
-    .replace(/_([a-z])/g, (_m, ch: string) => ch.toUpperCase()) as NotificationSwitch
-}
-
-/**
- * Default `MAILER_SUBJECTS_<KIND>`: the spec's table (upstream's current defaults for the six
- * flow mails).
- */
-export const DEFAULT_SUBJECTS: Readonly<Record<MailKind, string>> = Object.freeze({
-  invite: "You've been invited",
-  confirmation: 'Confirm your email address',
-  recovery: 'Reset your password',
-  magic_link: 'Your sign-in link',
-  email_change: 'Confirm your new email address',
-  reauthentication: '{{ .Token }} is your verification code',
-  password_changed_notification: 'Your password was changed',
-  email_changed_notification: 'Your email address was changed',
-  phone_changed_notification: 'Your phone number was changed',
-  identity_linked_notification: 'A new sign-in method was linked to your account',
-  identity_unlinked_notification: 'A sign-in method was removed from your account',
-  mfa_factor_enrolled_notification: 'A new verification method was added to your account',
-  mfa_factor_unenrolled_notification: 'A verification method was removed from your account',
-})
 
 const human = (kind: string): string => kind.replaceAll('_', ' ')
 

@@ -9,7 +9,8 @@
 import { createHash } from 'node:crypto'
 import { Client, type ClientOptions, type FetchLike } from '@gatehouse/oauth2'
 import type { Clock } from '../clock.js'
-import type { ExternalProvider, ProviderSettings } from '../conf/settings.js'
+import type { ProviderSettings } from '../conf/settings.js'
+import type { ExternalProvider } from './names.js'
 import type { JsonObject } from '../models/json.js'
 import {
   ProviderFailure,
