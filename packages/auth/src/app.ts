@@ -350,7 +350,7 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
           db,
           clock,
           settings,
-          intervalMs: settings.dbCleanupInterval,
+          intervalMs: settings.db.cleanupInterval,
           logger: deps.logger,
         }),
         ctx: {

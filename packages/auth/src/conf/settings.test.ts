@@ -62,6 +62,7 @@ describe('loadSettings', () => {
       url: 'postgres://localhost/db',
       maxPoolSize: 0,
       namespace: '',
+      cleanupInterval: 600_000,
     })
     expect(s.log).toEqual({ level: 'info', file: '' })
     expect(Object.isFrozen(s.jwt)).toBe(true)
@@ -74,8 +75,8 @@ describe('loadSettings', () => {
       'AUTHSVC_DB_DRIVER: must be postgres (got "mysql")',
       'AUTHSVC_DB_DATABASE_URL (or DATABASE_URL): required',
       'AUTHSVC_JWT_SECRET: required unless AUTHSVC_JWT_KEYS holds a signing key',
-      'PORT: must be an integer of at least 0 (got "x")',
       'AUTHSVC_JWT_EXP: must be an integer of at least 1 (got "soon")',
+      'PORT: must be an integer of at least 0 (got "x")',
     ])
   })
 
@@ -357,7 +358,7 @@ describe('loadSettings: mail flows', () => {
       },
     })
     expect(s.rateLimit.emailSent).toEqual({ events: 30, periodMs: 3_600_000 })
-    expect(s.flowStateExpiryDuration).toBe(300_000)
+    expect(s.external.flowStateExpiryDuration).toBe(300_000)
   })
 
   it('applies upstream SMS defaults and reads the SMS settings', () => {
@@ -469,7 +470,7 @@ describe('loadSettings: mail flows', () => {
     expect(s.rateLimit.emailSent).toEqual({ events: 5, periodMs: 600_000 })
     expect(s.mailer).toMatchObject({ otpLength: 10, maxFrequency: 60_000 })
     expect(s.mailer.notifications.emailChanged).toBe(true)
-    expect(s.flowStateExpiryDuration).toBe(300_000)
+    expect(s.external.flowStateExpiryDuration).toBe(300_000)
     expect(
       loadSettings({ ...REQUIRED, AUTHSVC_RATE_LIMIT_EMAIL_SENT: '0' }).rateLimit.emailSent,
     ).toEqual({ events: 0, periodMs: 3_600_000 })
@@ -509,25 +510,25 @@ describe('loadSettings: external providers', () => {
       GOTRUE_EXTERNAL_GITHUB_SECRET: 'secret',
       GOTRUE_EXTERNAL_GITHUB_REDIRECT_URI: 'http://localhost:9999/callback',
     })
-    expect(s.external.providers.github).toBe(true)
-    expect(s.external.providers.google).toBe(false)
-    expect(s.external.oauth.github).toEqual({
+    expect(s.external.github.enabled).toBe(true)
+    expect(s.external.google.enabled).toBe(false)
+    expect(s.external.github).toEqual({
       enabled: true,
       clientId: 'id',
       secret: 'secret',
       redirectUri: 'http://localhost:9999/callback',
       url: '',
     })
-    expect(s.external.oauth.gitlab.url).toBe('https://gitlab.com')
+    expect(s.external.gitlab.url).toBe('https://gitlab.com')
     expect(s.mailer.notifications).toMatchObject({ identityLinked: false, identityUnlinked: false })
   })
 
   it('trusts the unverified emails of a provider only when EXTERNAL_<P>_TRUST_EMAIL says so', () => {
     const s = loadSettings({ ...REQUIRED, AUTHSVC_EXTERNAL_WORKOS_TRUST_EMAIL: 'true' })
-    expect(s.external.oauth.workos.trustEmail).toBe(true)
-    expect(s.external.oauth.figma.trustEmail).toBe(false)
+    expect(s.external.workos.trustEmail).toBe(true)
+    expect(s.external.figma.trustEmail).toBe(false)
     // GitHub says whether it verified an address: there is nothing to trust.
-    expect(s.external.oauth.github).not.toHaveProperty('trustEmail')
+    expect(s.external.github).not.toHaveProperty('trustEmail')
     expect(() =>
       loadSettings({ ...REQUIRED, AUTHSVC_EXTERNAL_SLACK_TRUST_EMAIL: 'maybe' }),
     ).toThrow(/EXTERNAL_SLACK_TRUST_EMAIL/)

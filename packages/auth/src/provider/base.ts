@@ -335,5 +335,12 @@ export function emailOf(email: string, verified: boolean): ProviderEmail[] {
 export function assumedEmailOf(ctx: ProviderContext, email: string): ProviderEmail[] {
   return email === ''
     ? []
-    : [{ email, verified: true, primary: true, assumed: ctx.config.trustEmail !== true }]
+    : [
+        {
+          email,
+          verified: true,
+          primary: true,
+          assumed: !('trustEmail' in ctx.config && ctx.config.trustEmail),
+        },
+      ]
 }

@@ -32,18 +32,3 @@ export const EXTERNAL_PROVIDERS = [
 
 /** One of {@link EXTERNAL_PROVIDERS}. */
 export type ExternalProvider = (typeof EXTERNAL_PROVIDERS)[number]
-
-/**
- * Providers that do not say whether they verified the email they return (their modules count it
- * as verified, as upstream does): without `EXTERNAL_<P>_TRUST_EMAIL` it never links to an
- * existing account.
- */
-export const EMAIL_ASSUMED_PROVIDERS: readonly ExternalProvider[] = [
-  'facebook',
-  'figma',
-  'linkedin',
-  'notion',
-  'slack',
-  'snapchat',
-  'workos',
-]

@@ -84,7 +84,7 @@ export class ProviderRegistry {
         `Unsupported provider: Provider ${name} could not be found`,
       )
     }
-    const config = this.#settings.external.oauth[known]
+    const config = this.#settings.external[known]
     if (!config.enabled) {
       throw new BadRequestError(
         'validation_failed',

@@ -41,7 +41,7 @@ describe('CleanupJob', () => {
     // Two runs, one statement per table each (nothing to delete): flow states after the link's
     // and the flow's lifetimes, challenges after theirs.
     const flow =
-      1_000_000_000_000 - settings.mailer.otpExp * 1000 - settings.flowStateExpiryDuration
+      1_000_000_000_000 - settings.mailer.otpExp * 1000 - settings.external.flowStateExpiryDuration
     const challenge = 1_000_000_000_000 - settings.mfa.challengeExpiryDuration * 1000
     expect(challenge).toBe(1_000_000_000_000 - 300_000)
     expect(cutoffs).toEqual([flow, challenge, flow, challenge])
