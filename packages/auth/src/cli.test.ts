@@ -2,34 +2,40 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { UsageError } from '@gatehouse/settings'
 import { parseArgs, readEnvironment, USAGE } from './cli.js'
 
 describe('parseArgs', () => {
   it.each([
-    [[], { command: 'serve', envFile: undefined }],
-    [['migrate'], { command: 'migrate', envFile: undefined }],
-    [['ratelimit-config'], { command: 'ratelimit-config', envFile: undefined }],
-    [['migrate', 'serve'], { command: 'serve', envFile: undefined }],
-    [['serve', '-h'], { command: 'help', envFile: undefined }],
-    [['--help', 'migrate'], { command: 'help', envFile: undefined }],
-    [['help'], { command: 'help', envFile: undefined }],
-    [['--env-file', 'conf/.env', 'migrate'], { command: 'migrate', envFile: 'conf/.env' }],
-    [['--env-file=prod.env'], { command: 'serve', envFile: 'prod.env' }],
-    [['--env-file', '-weird-name'], { command: 'serve', envFile: '-weird-name' }],
+    [[], { name: 'serve', envFile: undefined }],
+    [['migrate'], { name: 'migrate', envFile: undefined }],
+    [['ratelimit-config'], { name: 'ratelimit-config', envFile: undefined }],
+    [['serve', '-h'], { name: 'help' }],
+    [['--help', 'migrate'], { name: 'help' }],
+    [['help'], { name: 'help' }],
+    [['help', 'migrate'], { name: 'help' }],
+    [['--version'], { name: 'version' }],
+    [['migrate', '--version'], { name: 'version' }],
+    [['version'], { name: 'version' }],
+    [['--env-file', 'conf/.env', 'migrate'], { name: 'migrate', envFile: 'conf/.env' }],
+    [['--env-file=prod.env'], { name: 'serve', envFile: 'prod.env' }],
+    [['--env-file', '-weird-name'], { name: 'serve', envFile: '-weird-name' }],
+    [['--', 'migrate'], { name: 'migrate', envFile: undefined }],
   ])('reads %j', (argv, parsed) => {
     expect(parseArgs(argv)).toEqual(parsed)
   })
 
   it.each([
-    [['--env-file'], '--env-file needs a path'],
-    [['--bogus'], 'unknown argument "--bogus"'],
-    [['-x'], 'unknown argument "-x"'],
-    [['-hx'], 'unknown argument "-hx"'],
-    [['--help=yes'], 'unknown argument "--help=yes"'],
-    [['start'], 'unknown argument "start"'],
-    [['--', 'serve'], 'unknown argument "--"'],
-  ])('refuses %j', (argv, error) => {
-    expect(parseArgs(argv).error).toBe(error)
+    [['--env-file'], "option '--env-file' needs a value"],
+    [['--bogus'], "unknown option '--bogus'"],
+    [['-x'], "unknown option '-x'"],
+    [['-hx'], "unknown option '-x'"],
+    [['--help=yes'], "option '--help' takes no value"],
+    [['start'], "unknown command 'start'"],
+    [['migrate', 'serve'], "unexpected argument 'serve'"],
+    [['version', 'x'], "unexpected argument 'x'"],
+  ])('refuses %j', (argv, message) => {
+    expect(() => parseArgs(argv)).toThrow(new UsageError(message))
   })
 })
 
@@ -70,7 +76,10 @@ describe('readEnvironment', () => {
     })
   })
 
-  it('fails for a named file that cannot be read', () => {
-    expect(() => readEnvironment({}, join(dir, 'missing.env'))).toThrow(/ENOENT/)
+  it('fails for a named file that cannot be read, not for a missing ./.env', () => {
+    expect(() => readEnvironment({}, join(dir, 'missing.env'))).toThrow(
+      /missing\.env: cannot read the env file \(ENOENT/,
+    )
+    expect(readEnvironment({ A: '1' }, undefined)).toMatchObject({ A: '1' })
   })
 })

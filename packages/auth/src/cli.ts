@@ -1,12 +1,22 @@
-import { parseArgs as parseArgv } from 'node:util'
-import { SETTINGS_EXIT_STATUS, readEnvFile } from '@gatehouse/settings'
+import {
+  SETTINGS_EXIT_STATUS,
+  SettingsError,
+  USAGE_EXIT_STATUS,
+  UsageError,
+  environmentWithFile,
+  parseCommandLine,
+  usageErrorLine,
+} from '@gatehouse/settings'
 import type { AuthDeps } from './app.js'
 import { loadSettings, settingsTable, type Settings } from './conf/settings.js'
 import { rateLimitServiceConfig } from './limiter/service-config.js'
-import { migrateCommand, serveCommand } from './serve.js'
+import { VERSION } from './version.js'
+
+/** The executable's name, as its messages start. */
+const PROGRAM = 'gatehouse-auth'
 
 /** Usage text of `gatehouse-auth --help`: the commands, then every setting with its default. */
-export const USAGE = `Usage: gatehouse-auth [serve|migrate|ratelimit-config] [--env-file <path>]
+export const USAGE = `Usage: gatehouse-auth [command] [--env-file <path>]
 
 Supabase-Auth-compatible user authentication server.
 
@@ -16,12 +26,16 @@ Commands:
   ratelimit-config
              print the rate limit service's YAML config for these settings
              (RATE_LIMIT_BACKEND=ratelimit; see the README)
+  version    print the version
+  help       show this help
 
 Options:
   --env-file <path>  read settings from this file (default: ./.env when present);
                      environment variables win over the file
   -h, --help         show this help
+  --version          print the version
 
+A command line it cannot run is refused on one line (exit status ${String(USAGE_EXIT_STATUS)}).
 Settings are read as AUTHSVC_<NAME>, else GOTRUE_<NAME>; a second name (PORT, DATABASE_URL,
 LOG_LEVEL) also as written. Booleans: 1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False.
 Invalid settings are listed all at once and stop the server (exit status ${String(SETTINGS_EXIT_STATUS)}).
@@ -39,58 +53,61 @@ export interface CliIo {
   onSignal(handler: (signal: string) => void): void
 }
 
-interface ParsedArgs {
-  command: 'serve' | 'migrate' | 'ratelimit-config' | 'help'
-  envFile: string | undefined
-  error?: string
+/** The options of every command. */
+const OPTIONS = {
+  'env-file': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
+} as const
+
+/** The commands that read the settings. */
+const SETTINGS_COMMANDS = ['serve', 'migrate', 'ratelimit-config'] as const
+
+/** What a command line asks for: see {@link parseArgs}. */
+export type AuthCommand =
+  | { readonly name: 'help' | 'version' }
+  | {
+      readonly name: (typeof SETTINGS_COMMANDS)[number]
+      /** `--env-file`; undefined reads `./.env` when it exists. */
+      readonly envFile: string | undefined
+    }
+
+function isSettingsCommand(name: string): name is (typeof SETTINGS_COMMANDS)[number] {
+  return (SETTINGS_COMMANDS as readonly string[]).includes(name)
 }
 
 /**
- * Parses the command line (without `node` and the script) with `node:util`'s `parseArgs`:
- * `serve`, `migrate` or `ratelimit-config` (the last one given), `help`, `-h` or `--help` (wins over a command),
- * `--env-file <path>` or `--env-file=<path>`; anything else is an error.
- */
-export function parseArgs(argv: readonly string[]): ParsedArgs {
-  const parsed: ParsedArgs = { command: 'serve', envFile: undefined }
-  const { tokens } = parseArgv({
-    args: [...argv],
-    options: { 'env-file': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-    allowPositionals: true,
-    strict: false,
-    tokens: true,
-  })
-  let help = false
-  for (const token of tokens) {
-    if (token.kind === 'option-terminator') parsed.error = 'unknown argument "--"'
-    else if (token.kind === 'positional') {
-      if (token.value === 'help') help = true
-      else if (
-        token.value === 'serve' ||
-        token.value === 'migrate' ||
-        token.value === 'ratelimit-config'
-      )
-        parsed.command = token.value
-      else parsed.error = `unknown argument "${token.value}"`
-    } else if (token.name === 'env-file') {
-      parsed.envFile = token.value
-      if (token.value === undefined) parsed.error = '--env-file needs a path'
-    } else if (token.name === 'help' && token.value === undefined) help = true
-    else parsed.error = `unknown argument "${argv[token.index] ?? token.rawName}"`
-  }
-  if (help) parsed.command = 'help'
-  return parsed
-}
-
-/**
- * The variables settings are read from: the `.env` file (if any) overlaid with the environment.
+ * Parses the command line (without `node` and the script) with `@gatehouse/settings`'
+ * `parseCommandLine` (Node's `util.parseArgs`): a command (`serve` when none), `--env-file <path>`
+ * (or `--env-file=<path>`), `-h`/`--help` or `help`, `--version` or `version` (the options win
+ * over a command). Arguments after `--` are the command's.
  *
- * @throws {Error} When an explicitly named file cannot be read.
+ * @throws {UsageError} With one line: an unknown option or command, a missing value, an
+ *   argument no command takes.
+ */
+export function parseArgs(argv: readonly string[]): AuthCommand {
+  const { values, positionals } = parseCommandLine(argv, OPTIONS)
+  const [name = 'serve', ...rest] = positionals
+  if (values.help === true || name === 'help') return { name: 'help' }
+  if (values.version === true) return { name: 'version' }
+  if (name !== 'version' && !isSettingsCommand(name)) {
+    throw new UsageError(`unknown command '${name}'`)
+  }
+  if (rest[0] !== undefined) throw new UsageError(`unexpected argument '${rest[0]}'`)
+  return name === 'version' ? { name } : { name, envFile: values['env-file'] }
+}
+
+/**
+ * The variables settings are read from: the `--env-file` (or `./.env` when it exists) overlaid
+ * with the environment, which wins.
+ *
+ * @throws {SettingsError} When an explicitly named file cannot be read.
  */
 export function readEnvironment(
   env: Readonly<Record<string, string | undefined>>,
   envFile: string | undefined,
 ): Record<string, string | undefined> {
-  return { ...readEnvFile(envFile ?? '.env', { optional: envFile === undefined }), ...env }
+  return environmentWithFile(env, envFile ?? '.env', { optional: envFile === undefined })
 }
 
 /**
@@ -105,28 +122,41 @@ export async function runCli(
   io: CliIo,
   deps: AuthDeps = {},
 ): Promise<number> {
-  const args = parseArgs(argv)
-  if (args.error !== undefined) {
-    io.err(`gatehouse-auth: ${args.error}\n\n${USAGE}`)
-    return 2
+  let command: AuthCommand
+  try {
+    command = parseArgs(argv)
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error
+    io.err(usageErrorLine(PROGRAM, error))
+    return USAGE_EXIT_STATUS
   }
-  if (args.command === 'help') {
-    io.out(USAGE)
-    return 0
+  switch (command.name) {
+    case 'help':
+      io.out(USAGE)
+      return 0
+    case 'version':
+      io.out(`${PROGRAM} ${VERSION}`)
+      return 0
+    case 'serve':
+    case 'migrate':
+    case 'ratelimit-config':
+      break
   }
   let settings: Settings
   try {
-    settings = loadSettings(readEnvironment(env, args.envFile))
+    settings = loadSettings(readEnvironment(env, command.envFile))
   } catch (error) {
-    // A SettingsError lists every problem; an unreadable --env-file is a bad setting too.
-    io.err(`gatehouse-auth: ${error instanceof Error ? error.message : String(error)}`)
+    if (!(error instanceof SettingsError)) throw error
+    io.err(`${PROGRAM}: ${error.message}`)
     return SETTINGS_EXIT_STATUS
   }
-  if (args.command === 'ratelimit-config') {
+  if (command.name === 'ratelimit-config') {
     io.out(rateLimitServiceConfig(settings))
     return 0
   }
-  return args.command === 'migrate'
+  // Loaded only to run them: --help, --version and a refused command line answer at once.
+  const { migrateCommand, serveCommand } = await import('./serve.js')
+  return command.name === 'migrate'
     ? migrateCommand(settings, io)
     : serveCommand(settings, io, deps)
 }
