@@ -26,12 +26,17 @@ Commands:
   ratelimit-config
              print the rate limit service's YAML config for these settings
              (RATE_LIMIT_BACKEND=ratelimit; see the README)
+  check [--connect]
+             check the settings without serving; with --connect, also reach the
+             database and the SMTP server (SMTP_HOST), one line each
+             (exit status 1 when one cannot be reached)
   version    print the version
   help       show this help
 
 Options:
   --env-file <path>  read settings from this file (default: ./.env when present);
                      environment variables win over the file
+  --connect          (check) reach the database and the SMTP server
   -h, --help         show this help
   --version          print the version
 
@@ -58,10 +63,11 @@ const OPTIONS = {
   'env-file': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
+  connect: { type: 'boolean' },
 } as const
 
 /** The commands that read the settings. */
-const SETTINGS_COMMANDS = ['serve', 'migrate', 'ratelimit-config'] as const
+const SETTINGS_COMMANDS = ['serve', 'migrate', 'ratelimit-config', 'check'] as const
 
 /** What a command line asks for: see {@link parseArgs}. */
 export type AuthCommand =
@@ -70,6 +76,8 @@ export type AuthCommand =
       readonly name: (typeof SETTINGS_COMMANDS)[number]
       /** `--env-file`; undefined reads `./.env` when it exists. */
       readonly envFile: string | undefined
+      /** `check --connect`. */
+      readonly connect?: true
     }
 
 function isSettingsCommand(name: string): name is (typeof SETTINGS_COMMANDS)[number] {
@@ -94,7 +102,15 @@ export function parseArgs(argv: readonly string[]): AuthCommand {
     throw new UsageError(`unknown command '${name}'`)
   }
   if (rest[0] !== undefined) throw new UsageError(`unexpected argument '${rest[0]}'`)
-  return name === 'version' ? { name } : { name, envFile: values['env-file'] }
+  if (values.connect === true && name !== 'check') {
+    throw new UsageError("option '--connect' goes with 'check'")
+  }
+  if (name === 'version') return { name }
+  return {
+    name,
+    envFile: values['env-file'],
+    ...(values.connect === true ? { connect: true } : {}),
+  }
 }
 
 /**
@@ -140,6 +156,7 @@ export async function runCli(
     case 'serve':
     case 'migrate':
     case 'ratelimit-config':
+    case 'check':
       break
   }
   let settings: Settings
@@ -153,6 +170,10 @@ export async function runCli(
   if (command.name === 'ratelimit-config') {
     io.out(rateLimitServiceConfig(settings))
     return 0
+  }
+  if (command.name === 'check') {
+    const { checkCommand } = await import('./check.js')
+    return checkCommand(settings, io, { connect: command.connect === true })
   }
   // Loaded only to run them: --help, --version and a refused command line answer at once.
   const { migrateCommand, serveCommand } = await import('./serve.js')

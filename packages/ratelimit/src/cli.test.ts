@@ -10,6 +10,9 @@ describe('gatehouse-ratelimit arguments', () => {
     [['-h'], { name: 'help' }],
     [['--help', '--bogus-after-help-is-still-parsed-first'], undefined],
     [['--version'], { name: 'version' }],
+    [['check'], { name: 'check', path: undefined, envFile: undefined }],
+    [['check', 'conf/', '--env-file', 'x'], { name: 'check', path: 'conf/', envFile: 'x' }],
+    [['--', 'check', '-odd-dir'], { name: 'check', path: '-odd-dir', envFile: undefined }],
   ])('reads %j', (argv, command) => {
     if (command === undefined) expect(() => parseServiceArgs(argv)).toThrow(UsageError)
     else expect(parseServiceArgs(argv)).toEqual(command)
@@ -20,7 +23,8 @@ describe('gatehouse-ratelimit arguments', () => {
     [['-x'], "unknown option '-x'"],
     [['--env-file'], "option '--env-file' needs a value"],
     [['--help=1'], "option '--help' takes no value"],
-    [['serve'], "unexpected argument 'serve'"],
+    [['serve'], "unknown command 'serve'"],
+    [['check', 'a', 'b'], "unexpected argument 'b'"],
   ])('refuses %j on one line', (argv, message) => {
     expect(() => parseServiceArgs(argv)).toThrow(new UsageError(message))
   })

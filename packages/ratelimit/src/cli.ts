@@ -1,7 +1,7 @@
 /**
  * The command line of `gatehouse-ratelimit` (`main.ts` runs it): `--help`, `--version`,
- * `--env-file <path>`; everything else about the service is set by environment variables, as
- * upstream's.
+ * `--env-file <path>`, and `check [<dir-or-file>]` (upstream's `ratelimit_config_check`);
+ * everything else about the service is set by environment variables, as upstream's.
  *
  * @module
  */
@@ -15,7 +15,8 @@ import {
   readPackageVersion,
   usageErrorLine,
 } from '@gatehouse/settings'
-import { settingsTable, type HostInfo } from './settings/settings.js'
+import { checkConfigs } from './config-check.js'
+import { loadSettings, settingsTable, type HostInfo, type Settings } from './settings/settings.js'
 
 /** The executable's name, as its messages start. */
 export const SERVICE_PROGRAM = 'gatehouse-ratelimit'
@@ -47,10 +48,16 @@ export type ServiceCommand =
       /** `--env-file`: variables read before the environment's, which win. */
       readonly envFile: string | undefined
     }
+  | {
+      readonly name: 'check'
+      /** The directory or file to check; undefined for the service's `RUNTIME_*` directory. */
+      readonly path: string | undefined
+      readonly envFile: string | undefined
+    }
 
 /**
  * Parses `gatehouse-ratelimit`'s command line (without `node` and the script): no command
- * (serve), `-h`/`--help`, `--version`, `--env-file <path>`.
+ * (serve), `check [<dir-or-file>]`, `-h`/`--help`, `--version`, `--env-file <path>`.
  *
  * @throws {UsageError} With one line, for anything else.
  */
@@ -58,9 +65,12 @@ export function parseServiceArgs(argv: readonly string[]): ServiceCommand {
   const { values, positionals } = parseCommandLine(argv, OPTIONS)
   if (values.help === true) return { name: 'help' }
   if (values.version === true) return { name: 'version' }
-  const [first] = positionals
-  if (first !== undefined) throw new UsageError(`unexpected argument '${first}'`)
-  return { name: 'serve', envFile: values['env-file'] }
+  const envFile = values['env-file']
+  const [first, path, extra] = positionals
+  if (first === undefined) return { name: 'serve', envFile }
+  if (first !== 'check') throw new UsageError(`unknown command '${first}'`)
+  if (extra !== undefined) throw new UsageError(`unexpected argument '${extra}'`)
+  return { name: 'check', path, envFile }
 }
 
 /**
@@ -69,11 +79,18 @@ export function parseServiceArgs(argv: readonly string[]): ServiceCommand {
  */
 export function serviceUsage(host: HostInfo): string {
   return [
-    'Usage: gatehouse-ratelimit [--env-file <path>]',
+    'Usage: gatehouse-ratelimit [check [<dir-or-file>]] [--env-file <path>]',
     '',
     "Rate limit service compatible with envoyproxy/ratelimit: Envoy's envoy.service.ratelimit.v3",
     'gRPC API, HTTP POST /json and GET /healthcheck, a debug server, YAML configs and Redis keys.',
     'SIGTERM or SIGINT drains in-flight calls and exits 0.',
+    '',
+    'Commands:',
+    '  (none)     serve',
+    '  check [<dir-or-file>]',
+    '             load the config files of a directory, or one file, as the service would',
+    "             (upstream's ratelimit_config_check); exit status 1 when one does not load.",
+    "             Without a path: the service's RUNTIME_* directory",
     '',
     'Options:',
     '  --env-file <path>  read variables from this file first; the environment wins over it',
@@ -97,18 +114,47 @@ export type ServiceCliResult =
   { readonly serve: Record<string, string | undefined> } | { readonly exitCode: number }
 
 /**
+ * `check`: the configuration files, loaded as the service with these variables would load them.
+ *
+ * @returns The exit status.
+ */
+async function check(
+  path: string | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+  io: CommandIo,
+  host: HostInfo,
+): Promise<number> {
+  let settings: Readonly<Settings>
+  try {
+    settings = loadSettings(env, host)
+  } catch (error) {
+    if (!(error instanceof SettingsError)) throw error
+    io.err(`${SERVICE_PROGRAM}: ${error.message}\n`)
+    return SETTINGS_EXIT_STATUS
+  }
+  if (path === undefined && settings.configType !== 'FILE') {
+    io.err(
+      `${SERVICE_PROGRAM}: CONFIG_TYPE=${settings.configType} reads no files; name a directory or a file to check\n`,
+    )
+    return USAGE_EXIT_STATUS
+  }
+  return checkConfigs(path, settings, io)
+}
+
+/**
  * Runs the command line of `gatehouse-ratelimit`: prints the help or the version, refuses a
- * command line it cannot run (one line, exit 2), or reads the `--env-file` for the service.
+ * command line it cannot run (one line, exit 2), checks configuration files, or reads the
+ * `--env-file` for the service.
  *
  * @param env The process's environment.
  * @param host Facts about the host, for the defaults `--help` shows.
  */
-export function runServiceCli(
+export async function runServiceCli(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
   io: CommandIo,
   host: HostInfo,
-): ServiceCliResult {
+): Promise<ServiceCliResult> {
   let command: ServiceCommand
   try {
     command = parseServiceArgs(argv)
@@ -125,13 +171,19 @@ export function runServiceCli(
       io.out(`${SERVICE_PROGRAM} ${packageVersion()}\n`)
       return { exitCode: 0 }
     case 'serve':
+    case 'check':
       break
   }
+  let variables: Record<string, string | undefined>
   try {
-    return { serve: environmentWithFile(env, command.envFile) }
+    variables = environmentWithFile(env, command.envFile)
   } catch (error) {
     if (!(error instanceof SettingsError)) throw error
     io.err(`${SERVICE_PROGRAM}: ${error.message}\n`)
     return { exitCode: SETTINGS_EXIT_STATUS }
   }
+  if (command.name === 'check') {
+    return { exitCode: await check(command.path, variables, io, host) }
+  }
+  return { serve: variables }
 }

@@ -178,9 +178,9 @@ function checkFiles(settings: Readonly<Settings>): void {
   }
 }
 
-// --help, --version, a refused command line; the variables with --env-file's (each worker reads
-// it again).
-const cli = runServiceCli(
+// --help, --version, a refused command line, check; the variables with --env-file's (each worker
+// reads it again).
+const cli = await runServiceCli(
   process.argv.slice(2),
   process.env,
   {

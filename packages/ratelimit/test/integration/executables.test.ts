@@ -3,7 +3,7 @@
  * the command line, their exit status and exact output (issue 25: command lines that follow
  * conventions; the client keeps Go's `flag` texts).
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -58,7 +58,9 @@ describe('gatehouse-ratelimit', () => {
     async ({ expect }) => {
       const { code, stdout, stderr } = await run(SERVICE, ['--help'], { PORT: 'not-a-port' })
       expect({ code, stderr }).toEqual({ code: 0, stderr: '' })
-      expect(stdout).toMatch(/^Usage: gatehouse-ratelimit \[--env-file <path>\]\n/)
+      expect(stdout).toMatch(
+        /^Usage: gatehouse-ratelimit \[check \[<dir-or-file>\]\] \[--env-file <path>\]\n/,
+      )
       expect(stdout).toMatch(/\n {2}PORT +HTTP port \(8080\)\n/)
       expect(stdout).toMatch(
         /\n {2}REDIS_URL \| KVSTORE_URL +host:port, socket path, redis:\/\/ URL, or a sentinel\/cluster list \(\/var\/run\/nutcracker\/ratelimit\.sock\)\n/,
@@ -95,6 +97,50 @@ describe('gatehouse-ratelimit', () => {
       expect(stderr).toBe(
         'gatehouse-ratelimit: invalid settings:\n  PORT: must be an integer from 0 to 65535 (got "eighty")\n',
       )
+    },
+  )
+})
+
+describe("gatehouse-ratelimit check (upstream's ratelimit_config_check)", () => {
+  it.concurrent(
+    'loads a directory as the service would and says so, exit 0',
+    async ({ expect }) => {
+      const config = join(dir, 'config-ok')
+      mkdirSync(join(config, 'team'), { recursive: true })
+      writeFileSync(
+        join(config, 'a.yaml'),
+        'domain: a\ndescriptors:\n  - key: k\n    rate_limit: {unit: second, requests_per_unit: 1}\n',
+      )
+      writeFileSync(join(config, 'team', 'b.yaml'), 'domain: b\n')
+      expect(await run(SERVICE, ['check', config])).toEqual({
+        code: 0,
+        stdout: [
+          'checking rate limit configs...',
+          `loading config directory: ${config}`,
+          'opening config file: a.yaml',
+          'opening config file: team.b.yaml',
+          'all rate limit configs ok',
+          '',
+        ].join('\n'),
+        stderr: '',
+      })
+    },
+  )
+
+  it.concurrent(
+    "prints upstream's message for a file that does not load, exit 1",
+    async ({ expect }) => {
+      const file = join(dir, 'bad-unit.yaml')
+      writeFileSync(
+        file,
+        'domain: a\ndescriptors:\n  - key: k\n    rate_limit: {unit: fortnight, requests_per_unit: 1}\n',
+      )
+      expect(await run(SERVICE, ['check', file])).toEqual({
+        code: 1,
+        stdout: `checking rate limit configs...\nopening config file: ${file}\n`,
+        stderr:
+          "error loading rate limit configs: bad-unit.yaml: invalid rate limit unit 'fortnight'\n",
+      })
     },
   )
 })
