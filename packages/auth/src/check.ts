@@ -7,13 +7,13 @@
  *
  * @module
  */
-import { REDACT_CENSOR } from '@gatehouse/settings'
 import type { CliIo } from './cli.js'
 import { systemClock } from './clock.js'
 import type { Settings } from './conf/settings.js'
 import { SmtpMailer } from './mailer/smtp.js'
 import { pendingMigrations } from './storage/migrate.js'
 import { openDb } from './storage/open.js'
+import { censor, displayUrl, urlPasswords } from './redact.js'
 
 /** The exit status when a service the settings name cannot be reached. */
 export const CHECK_UNREACHABLE_EXIT_STATUS = 1
@@ -27,44 +27,6 @@ export interface CheckOptions {
   readonly connect: boolean
   /** How long to wait for each service, in milliseconds. @default 10000 */
   readonly timeoutMs?: number
-}
-
-/**
- * A connection URL as it may be shown: without its password (in the user part or as a
- * `password`/`sslpassword` parameter).
- */
-export function displayUrl(url: string): string {
-  try {
-    const parsed = new URL(url)
-    parsed.password = ''
-    for (const name of [...parsed.searchParams.keys()]) {
-      if (/pass/i.test(name)) parsed.searchParams.delete(name)
-    }
-    return parsed.toString()
-  } catch {
-    return 'DATABASE_URL (not a URL)'
-  }
-}
-
-/** `message` with every occurrence of the non-empty `secrets` censored. */
-function censor(message: string, secrets: readonly string[]): string {
-  return secrets
-    .filter((secret) => secret !== '')
-    .reduce((text, secret) => text.replaceAll(secret, REDACT_CENSOR), message)
-}
-
-/** The passwords a connection URL holds (its user part's, `password` parameters), decoded. */
-function urlPasswords(url: string): string[] {
-  try {
-    const parsed = new URL(url)
-    return [
-      parsed.password,
-      decodeURIComponent(parsed.password),
-      ...[...parsed.searchParams].filter(([name]) => /pass/i.test(name)).map(([, value]) => value),
-    ]
-  } catch {
-    return [url]
-  }
 }
 
 /** Resolves with `work`, or rejects when it takes longer than `timeoutMs`. */

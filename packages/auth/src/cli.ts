@@ -7,6 +7,7 @@ import {
   parseCommandLine,
   usageErrorLine,
 } from '@gatehouse/settings'
+import type { AdminAction } from './admin-command.js'
 import type { AuthDeps } from './app.js'
 import { loadSettings, settingsTable, type Settings } from './conf/settings.js'
 import { rateLimitServiceConfig } from './limiter/service-config.js'
@@ -30,6 +31,14 @@ Commands:
              check the settings without serving; with --connect, also reach the
              database and the SMTP server (SMTP_HOST), one line each
              (exit status 1 when one cannot be reached)
+  keys       print an anon and a service_role key signed with JWT_SECRET or
+             JWT_KEYS (the same keys for one secret; service_role is an admin key)
+  admin createuser <email> <password> [<role>] [--confirm] [--admin] [--aud <aud>]
+             create a user (default role JWT_DEFAULT_GROUP_NAME)
+  admin deleteuser <email-or-id> [--aud <aud>]
+             delete a user
+  admin editrole <email-or-id> (<role> | --admin) [--aud <aud>]
+             change a user's role
   version    print the version
   help       show this help
 
@@ -37,6 +46,9 @@ Options:
   --env-file <path>  read settings from this file (default: ./.env when present);
                      environment variables win over the file
   --connect          (check) reach the database and the SMTP server
+  --confirm          (admin createuser) confirm the email now; nothing is sent
+  --admin            (admin createuser, editrole) the role JWT_ADMIN_GROUP_NAME
+  -a, --aud <aud>    (admin) the users' audience (default: JWT_AUD)
   -h, --help         show this help
   --version          print the version
 
@@ -64,10 +76,21 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
   connect: { type: 'boolean' },
+  confirm: { type: 'boolean' },
+  admin: { type: 'boolean' },
+  aud: { type: 'string', short: 'a' },
 } as const
 
+/** The commands an option goes with (`admin <action>` for the admin commands); others: all. */
+const OPTION_COMMANDS: Readonly<Partial<Record<keyof typeof OPTIONS, readonly string[]>>> = {
+  connect: ['check'],
+  confirm: ['admin createuser'],
+  admin: ['admin createuser', 'admin editrole'],
+  aud: ['admin createuser', 'admin deleteuser', 'admin editrole'],
+}
+
 /** The commands that read the settings. */
-const SETTINGS_COMMANDS = ['serve', 'migrate', 'ratelimit-config', 'check'] as const
+const SETTINGS_COMMANDS = ['serve', 'migrate', 'ratelimit-config', 'check', 'keys'] as const
 
 /** What a command line asks for: see {@link parseArgs}. */
 export type AuthCommand =
@@ -79,38 +102,110 @@ export type AuthCommand =
       /** `check --connect`. */
       readonly connect?: true
     }
+  | {
+      readonly name: 'admin'
+      readonly envFile: string | undefined
+      readonly admin: AdminAction
+    }
 
 function isSettingsCommand(name: string): name is (typeof SETTINGS_COMMANDS)[number] {
   return (SETTINGS_COMMANDS as readonly string[]).includes(name)
 }
 
+/** Refuses arguments beyond those a command takes. */
+function noMore(extra: string | undefined): void {
+  if (extra !== undefined) throw new UsageError(`unexpected argument '${extra}'`)
+}
+
+/**
+ * `admin createuser|deleteuser|editrole …` (upstream's commands and texts).
+ *
+ * @throws {UsageError} For missing or extra arguments, or a role given twice.
+ */
+function parseAdmin(
+  rest: readonly string[],
+  values: { readonly admin?: true; readonly confirm?: true; readonly aud?: string },
+): AdminAction {
+  const [action, first, second, third, extra] = rest
+  const admin = values.admin === true
+  const aud = values.aud
+  const roleOrAdmin = (role: string | undefined): void => {
+    if (admin && role !== undefined) throw new UsageError("give a role or '--admin', not both")
+  }
+  switch (action) {
+    case 'createuser':
+      if (first === undefined || second === undefined) {
+        throw new UsageError(
+          'Not enough arguments to createuser command. Expected at least email and password values',
+        )
+      }
+      noMore(extra)
+      roleOrAdmin(third)
+      return {
+        action,
+        email: first,
+        password: second,
+        role: third,
+        admin,
+        confirm: values.confirm === true,
+        aud,
+      }
+    case 'deleteuser':
+      if (first === undefined) {
+        throw new UsageError(
+          'Not enough arguments to deleteuser command. Expected at least ID or email',
+        )
+      }
+      noMore(second)
+      return { action, user: first, aud }
+    case 'editrole':
+      if (first === undefined || (second === undefined && !admin)) {
+        throw new UsageError(
+          'Not enough arguments to editrole command. Expected an ID or email, and a role or --admin',
+        )
+      }
+      noMore(third)
+      roleOrAdmin(second)
+      return { action, user: first, role: second, admin, aud }
+    case undefined:
+      throw new UsageError("'admin' needs a command: createuser, deleteuser or editrole")
+    default:
+      throw new UsageError(`unknown admin command '${action}'`)
+  }
+}
+
 /**
  * Parses the command line (without `node` and the script) with `@gatehouse/settings`'
- * `parseCommandLine` (Node's `util.parseArgs`): a command (`serve` when none), `--env-file <path>`
- * (or `--env-file=<path>`), `-h`/`--help` or `help`, `--version` or `version` (the options win
- * over a command). Arguments after `--` are the command's.
+ * `parseCommandLine` (Node's `util.parseArgs`): a command (`serve` when none) and its arguments,
+ * `--env-file <path>` (or `--env-file=<path>`), `-h`/`--help` or `help`, `--version` or
+ * `version` (the options win over a command), and the options of one command (`--connect`,
+ * `--confirm`, `--admin`, `--aud`). Arguments after `--` are the command's.
  *
- * @throws {UsageError} With one line: an unknown option or command, a missing value, an
- *   argument no command takes.
+ * @throws {UsageError} With one line: an unknown option or command, a missing value or argument,
+ *   an argument no command takes, an option of another command.
  */
 export function parseArgs(argv: readonly string[]): AuthCommand {
   const { values, positionals } = parseCommandLine(argv, OPTIONS)
   const [name = 'serve', ...rest] = positionals
   if (values.help === true || name === 'help') return { name: 'help' }
   if (values.version === true) return { name: 'version' }
-  if (name !== 'version' && !isSettingsCommand(name)) {
-    throw new UsageError(`unknown command '${name}'`)
+  const envFile = values['env-file']
+  let command: AuthCommand
+  if (name === 'admin') command = { name, envFile, admin: parseAdmin(rest, values) }
+  else if (name === 'version') command = { name }
+  else if (isSettingsCommand(name)) {
+    command = { name, envFile, ...(values.connect === true ? { connect: true } : {}) }
+  } else throw new UsageError(`unknown command '${name}'`)
+  if (command.name !== 'admin') noMore(rest[0])
+  const which = command.name === 'admin' ? `admin ${command.admin.action}` : command.name
+  for (const [option, commands] of Object.entries(OPTION_COMMANDS)) {
+    if (values[option as keyof typeof OPTIONS] !== undefined && !commands.includes(which)) {
+      throw new UsageError(
+        `option '--${option}' goes with ${commands.map((c) => `'${c}'`).join(' or ')}`,
+      )
+    }
   }
-  if (rest[0] !== undefined) throw new UsageError(`unexpected argument '${rest[0]}'`)
-  if (values.connect === true && name !== 'check') {
-    throw new UsageError("option '--connect' goes with 'check'")
-  }
-  if (name === 'version') return { name }
-  return {
-    name,
-    envFile: values['env-file'],
-    ...(values.connect === true ? { connect: true } : {}),
-  }
+  return command
 }
 
 /**
@@ -157,6 +252,8 @@ export async function runCli(
     case 'migrate':
     case 'ratelimit-config':
     case 'check':
+    case 'keys':
+    case 'admin':
       break
   }
   let settings: Settings
@@ -174,6 +271,20 @@ export async function runCli(
   if (command.name === 'check') {
     const { checkCommand } = await import('./check.js')
     return checkCommand(settings, io, { connect: command.connect === true })
+  }
+  if (command.name === 'keys') {
+    const [{ JwtKeys }, { apiKeys }] = await Promise.all([
+      import('./crypto/jwt.js'),
+      import('./tokens/api-keys.js'),
+    ])
+    const keys = await apiKeys(await JwtKeys.load(settings.jwt))
+    io.out(`anon key: ${keys.anon}`)
+    io.out(`service_role key: ${keys.serviceRole}`)
+    return 0
+  }
+  if (command.name === 'admin') {
+    const { adminCommand } = await import('./admin-command.js')
+    return adminCommand(settings, command.admin, io)
   }
   // Loaded only to run them: --help, --version and a refused command line answer at once.
   const { migrateCommand, serveCommand } = await import('./serve.js')
