@@ -8,6 +8,13 @@ export { buildAuthApp, createAuthApp, smsProviderFor, type AuthApp, type AuthDep
 export { passwordHasherFor } from './server.js'
 export { runCli, parseArgs, USAGE, type CliIo } from './cli.js'
 export { migrateCommand, serveCommand, serviceRoleKey } from './serve.js'
+export {
+  API_KEY_ISSUED_AT,
+  API_KEY_LIFETIME_SECONDS,
+  apiKey,
+  apiKeys,
+  type ApiKeys,
+} from './tokens/api-keys.js'
 export { systemClock, type Clock } from './clock.js'
 export { cryptoRandom, type Random } from './random.js'
 export type { FactorJson, IdentityJson, TokenResponse, UserJson } from './api/serializers.js'

@@ -13,19 +13,16 @@ import type { JwtKeys } from './crypto/jwt.js'
 import { createLogger } from './logger.js'
 import { migrate } from './storage/migrate.js'
 import { openDb } from './storage/open.js'
+import { apiKey } from './tokens/api-keys.js'
 
 /**
- * A `service_role` JWT for development: what the Supabase CLI prints as the service key.
+ * A `service_role` JWT for development: what the Supabase CLI prints as the service key
+ * ({@link apiKey}).
  *
  * @param nowSeconds Unix time of `iat`; the key is valid for ten years.
  */
-export async function serviceRoleKey(keys: JwtKeys, nowSeconds: number): Promise<string> {
-  return keys.sign({
-    role: 'service_role',
-    iss: 'gatehouse',
-    iat: nowSeconds,
-    exp: nowSeconds + 315_360_000,
-  })
+export function serviceRoleKey(keys: JwtKeys, nowSeconds: number): Promise<string> {
+  return apiKey(keys, 'service_role', nowSeconds)
 }
 
 function displayUrl(settings: Settings, port: number): string {

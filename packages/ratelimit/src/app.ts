@@ -21,6 +21,7 @@ import {
   type MonotonicClock,
   type Random,
 } from './clock.js'
+import type { LoadConfigOptions } from './config/config.js'
 import type { CounterStore } from './limiter/cache.js'
 import type { StartupPolicy } from './limiter/startup.js'
 import { StoreRateLimitCache } from './limiter/store-cache.js'
@@ -325,6 +326,17 @@ function buildProvider(
       random,
     })
   }
+  return fileConfigProvider(settings, logger)
+}
+
+/**
+ * The FILE provider of the settings (`RUNTIME_*`): the files the service loads, named as its
+ * errors name them; `gatehouse-ratelimit check` reads them through it too.
+ */
+export function fileConfigProvider(
+  settings: Readonly<Settings>,
+  logger: Logger,
+): FileConfigProvider {
   return new FileConfigProvider({
     root: settings.runtimeRoot,
     subdirectory: settings.runtimeSubdirectory,
@@ -333,6 +345,28 @@ function buildProvider(
     watchRoot: settings.runtimeWatchRoot,
     logger,
   })
+}
+
+/**
+ * How the settings load configuration files (the service's loads and `gatehouse-ratelimit
+ * check`): `MERGE_DOMAIN_CONFIG`, `RATE_LIMIT_ALGORITHM`, and the algorithms the backend cannot
+ * run (a store without an atomic `take`, memcache's, has no token bucket).
+ *
+ * @param canTake Whether the backend's store has `take`.
+ */
+export function configLoadOptions(
+  settings: Readonly<Settings>,
+  canTake: boolean,
+): Required<Omit<LoadConfigOptions, 'stats'>> {
+  return {
+    mergeDomainConfig: settings.mergeDomainConfig,
+    defaultAlgorithm: settings.rateLimitAlgorithm,
+    unsupportedAlgorithms: canTake
+      ? {}
+      : {
+          token_bucket: `BACKEND_TYPE=${settings.backendType} has no atomic token bucket (use redis or memory)`,
+        },
+  }
 }
 
 function loadGrpcTls(settings: Readonly<Settings>, logger: Logger): ServerTls | undefined {
@@ -501,14 +535,7 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
       quotaMode: settings.quotaMode,
       cacheCouplesDescriptors: stopIncrement,
       responseDynamicMetadata: settings.responseDynamicMetadata,
-      mergeDomainConfig: settings.mergeDomainConfig,
-      defaultAlgorithm: settings.rateLimitAlgorithm,
-      unsupportedAlgorithms:
-        store.take === undefined
-          ? {
-              token_bucket: `BACKEND_TYPE=${settings.backendType} has no atomic token bucket (use redis or memory)`,
-            }
-          : {},
+      ...configLoadOptions(settings, store.take !== undefined),
       requestLimits: {
         maxDescriptors: settings.maxDescriptorsPerRequest,
         maxEntries: settings.maxEntriesPerDescriptor,

@@ -473,7 +473,10 @@ function redisFields(perSecond: boolean) {
     `KVSTORE_${infix}${suffix}`,
   ]
   return group({
-    socketType: oneOf(kv('SOCKET_TYPE'), ['tcp', 'unix'], { default: 'unix' }),
+    socketType: oneOf(kv('SOCKET_TYPE'), ['tcp', 'unix'], {
+      help: 'how a host:port or path URL is dialled: tcp or unix',
+      default: 'unix',
+    }),
     type: field(
       kv('TYPE'),
       (value) => {
@@ -486,32 +489,53 @@ function redisFields(perSecond: boolean) {
           },
         )
       },
-      { default: 'SINGLE' },
+      { help: 'single, sentinel or cluster', default: 'SINGLE' },
     ),
     url: text(kv('URL'), {
+      help: 'host:port, socket path, redis:// URL, or a sentinel/cluster list',
       default: `/var/run/nutcracker/ratelimit${perSecond ? 'persecond' : ''}.sock`,
     }),
-    poolSize: integer(kv('POOL_SIZE'), { default: '10', min: 1, max: 1000 }),
-    auth: text(kv('AUTH'), { secret: true }),
-    sentinelAuth: text(kv('SENTINEL_AUTH'), { secret: true }),
-    tls: bool(kv('TLS')),
+    poolSize: integer(kv('POOL_SIZE'), {
+      help: 'connections (single, sentinel)',
+      default: '10',
+      min: 1,
+      max: 1000,
+    }),
+    auth: text(kv('AUTH'), { help: 'password or user:password', secret: true }),
+    sentinelAuth: text(kv('SENTINEL_AUTH'), {
+      help: 'password or user:password of the sentinels',
+      secret: true,
+    }),
+    tls: bool(kv('TLS'), { help: 'connect with TLS' }),
     // The per-second instance's TLS files default to the main instance's (computed below).
-    tlsClientCert: text(kv('TLS_CLIENT_CERT')),
-    tlsClientKey: text(kv('TLS_CLIENT_KEY')),
-    tlsCaCert: text(kv('TLS_CACERT')),
-    tlsSkipHostnameVerification: bool(kv('TLS_SKIP_HOSTNAME_VERIFICATION')),
-    timeoutMs: duration(kv('TIMEOUT'), { default: '10s' }),
+    tlsClientCert: text(kv('TLS_CLIENT_CERT'), { help: 'client certificate file' }),
+    tlsClientKey: text(kv('TLS_CLIENT_KEY'), { help: 'client key file' }),
+    tlsCaCert: text(kv('TLS_CACERT'), { help: 'CA file of the server' }),
+    tlsSkipHostnameVerification: bool(kv('TLS_SKIP_HOSTNAME_VERIFICATION'), {
+      help: 'verify the chain but not the host name',
+    }),
+    timeoutMs: duration(kv('TIMEOUT'), { help: 'connect and read timeout', default: '10s' }),
     poolOnEmptyBehavior: oneOf(kv('POOL_ON_EMPTY_BEHAVIOR'), ['CREATE', 'ERROR', 'WAIT'], {
+      help: 'no connection ready: CREATE, ERROR or WAIT',
       default: 'CREATE',
     }),
-    poolOnEmptyWaitMs: duration(kv('POOL_ON_EMPTY_WAIT_DURATION'), { default: '1s' }),
-    pipelineWindowMs: duration(kv('PIPELINE_WINDOW'), { default: '0' }),
+    poolOnEmptyWaitMs: duration(kv('POOL_ON_EMPTY_WAIT_DURATION'), {
+      help: 'wait of CREATE and ERROR',
+      default: '1s',
+    }),
+    pipelineWindowMs: duration(kv('PIPELINE_WINDOW'), {
+      help: 'pipelining window (cluster: required)',
+      default: '0',
+    }),
     clusterPipelineParallelism: integer(kv('CLUSTER_PIPELINE_PARALLELISM'), {
+      help: 'cluster: keys of one request sent at once; 0 = pool size',
       default: '1',
       min: 0,
       max: 1000,
     }),
-    closeConnectionOnReadonlyError: bool(kv('CLOSE_CONNECTION_ON_READONLY_ERROR')),
+    closeConnectionOnReadonlyError: bool(kv('CLOSE_CONNECTION_ON_READONLY_ERROR'), {
+      help: 'close a connection that answers READONLY',
+    }),
   })
 }
 
@@ -567,38 +591,65 @@ function parseGrpcHeaders(value: string): Readonly<Record<string, string>> | Inv
  */
 export const settingsTable = defineSettings(
   {
-    host: text('HOST', { default: '0.0.0.0' }),
-    port: port('PORT', { default: '8080' }),
-    debugHost: text('DEBUG_HOST', { default: '0.0.0.0' }),
-    debugPort: port('DEBUG_PORT', { default: '6070' }),
-    grpcHost: text('GRPC_HOST', { default: '0.0.0.0' }),
-    grpcPort: port('GRPC_PORT', { default: '8081' }),
-    grpcUds: text('GRPC_UDS'),
-    grpcMaxConnectionAgeMs: duration('GRPC_MAX_CONNECTION_AGE', { default: '24h' }),
-    grpcMaxConnectionAgeGraceMs: duration('GRPC_MAX_CONNECTION_AGE_GRACE', { default: '1h' }),
-    grpcMaxConnectionIdleMs: duration('GRPC_MAX_CONNECTION_IDLE', { default: '5m' }),
+    host: text('HOST', { help: 'HTTP address (/json, /healthcheck)', default: '0.0.0.0' }),
+    port: port('PORT', { help: 'HTTP port', default: '8080' }),
+    debugHost: text('DEBUG_HOST', {
+      help: 'debug server address (/stats, /rlconfig)',
+      default: '0.0.0.0',
+    }),
+    debugPort: port('DEBUG_PORT', { help: 'debug server port', default: '6070' }),
+    grpcHost: text('GRPC_HOST', { help: 'gRPC address', default: '0.0.0.0' }),
+    grpcPort: port('GRPC_PORT', { help: 'gRPC port', default: '8081' }),
+    grpcUds: text('GRPC_UDS', {
+      help: 'serve gRPC on this unix socket instead of GRPC_HOST:GRPC_PORT',
+    }),
+    grpcMaxConnectionAgeMs: duration('GRPC_MAX_CONNECTION_AGE', {
+      help: 'close client connections after this age (±10%)',
+      default: '24h',
+    }),
+    grpcMaxConnectionAgeGraceMs: duration('GRPC_MAX_CONNECTION_AGE_GRACE', {
+      help: 'time in-flight calls get after that',
+      default: '1h',
+    }),
+    grpcMaxConnectionIdleMs: duration('GRPC_MAX_CONNECTION_IDLE', {
+      help: 'GOAWAY to a connection without calls this long; 0 never',
+      default: '5m',
+    }),
     grpcMaxConcurrentStreams: integer('GRPC_MAX_CONCURRENT_STREAMS', {
+      help: 'calls one connection may have open at once',
       default: '100',
       min: 1,
       max: 2 ** 31 - 1,
     }),
-    grpcMaxCallDurationMs: duration('GRPC_MAX_CALL_DURATION', { default: '10s', positive: true }),
+    grpcMaxCallDurationMs: duration('GRPC_MAX_CALL_DURATION', {
+      help: 'longest call, from its headers to its answer',
+      default: '10s',
+      positive: true,
+    }),
     grpcServerImplementation: oneOf('GRPC_SERVER_IMPLEMENTATION', ['native', 'grpc-js'], {
+      help: 'native (node:http2) or grpc-js',
       default: 'native',
     }),
     // Default computed below: two processes where they can run in parallel.
-    workers: integer('RATELIMIT_WORKERS', { min: 1, max: 64 }),
+    workers: integer('RATELIMIT_WORKERS', {
+      help: 'processes serving the same ports (1 with BACKEND_TYPE=memory)',
+      min: 1,
+      max: 64,
+    }),
     maxDescriptorsPerRequest: integer('MAX_DESCRIPTORS_PER_REQUEST', {
+      help: 'descriptors in one request',
       default: '64',
       min: 1,
       max: 100_000,
     }),
     maxEntriesPerDescriptor: integer('MAX_ENTRIES_PER_DESCRIPTOR', {
+      help: 'entries in one descriptor',
       default: '32',
       min: 1,
       max: 100_000,
     }),
     maxDescriptorEntryBytes: integer('MAX_DESCRIPTOR_ENTRY_BYTES', {
+      help: 'longest entry key or value, UTF-8 bytes',
       default: '4096',
       min: 1,
       max: 4 * 1024 * 1024,
@@ -608,14 +659,25 @@ export const settingsTable = defineSettings(
       (value) =>
         LOG_LEVELS[value.toLowerCase()] ??
         invalid('must be one of trace, debug, info, warn, error, fatal, panic'),
-      { default: 'WARN' },
+      { help: 'trace, debug, info, warn, error, fatal (panic)', default: 'WARN' },
     ),
-    logFormat: oneOf('LOG_FORMAT', ['text', 'json'], { default: 'text' }),
-    grpcServerUseTls: bool('GRPC_SERVER_USE_TLS'),
-    grpcServerTlsCert: text('GRPC_SERVER_TLS_CERT'),
-    grpcServerTlsKey: text('GRPC_SERVER_TLS_KEY'),
-    grpcClientTlsCaCert: text('GRPC_CLIENT_TLS_CACERT'),
-    grpcClientTlsSan: text('GRPC_CLIENT_TLS_SAN'),
+    logFormat: oneOf('LOG_FORMAT', ['text', 'json'], {
+      help: 'text (logrus style) or json, on standard error',
+      default: 'text',
+    }),
+    grpcServerUseTls: bool('GRPC_SERVER_USE_TLS', { help: 'serve gRPC over TLS only' }),
+    grpcServerTlsCert: text('GRPC_SERVER_TLS_CERT', {
+      help: 'PEM certificate chain of the gRPC server (reloaded)',
+    }),
+    grpcServerTlsKey: text('GRPC_SERVER_TLS_KEY', {
+      help: 'PEM private key of the gRPC server (reloaded)',
+    }),
+    grpcClientTlsCaCert: text('GRPC_CLIENT_TLS_CACERT', {
+      help: 'PEM CA of client certificates: mutual TLS',
+    }),
+    grpcClientTlsSan: text('GRPC_CLIENT_TLS_SAN', {
+      help: 'DNS SAN the client certificate must carry',
+    }),
     configType: field(
       'CONFIG_TYPE',
       (value) => {
@@ -623,83 +685,173 @@ export const settingsTable = defineSettings(
         if (type === 'FILE' || type === 'GRPC_XDS_SOTW') return type
         return invalid(`Invalid setting for ConfigType: ${value}`, { echo: false })
       },
-      { default: 'FILE' },
+      { help: 'FILE (RUNTIME_* files) or GRPC_XDS_SOTW (a management server)', default: 'FILE' },
     ),
     xds: group({
-      nodeId: text('CONFIG_GRPC_XDS_NODE_ID', { default: 'default' }),
-      nodeMetadata: field('CONFIG_GRPC_XDS_NODE_METADATA', parseNodeMetadata),
-      serverUrl: text('CONFIG_GRPC_XDS_SERVER_URL', { default: 'localhost:18000' }),
+      nodeId: text('CONFIG_GRPC_XDS_NODE_ID', {
+        help: 'node id sent to the management server',
+        default: 'default',
+      }),
+      nodeMetadata: field('CONFIG_GRPC_XDS_NODE_METADATA', parseNodeMetadata, {
+        help: 'node metadata, k1=v1,k2=v2',
+      }),
+      serverUrl: text('CONFIG_GRPC_XDS_SERVER_URL', {
+        help: 'gRPC target of the management server',
+        default: 'localhost:18000',
+      }),
       connectRetryIntervalMs: duration('CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL', {
+        help: 'wait between connection attempts',
         default: '3s',
         positive: true,
       }),
       additionalHeaders: field('CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS', parseGrpcHeaders, {
+        help: 'gRPC metadata sent with the stream, k1:v1,k2:v2',
         secret: true,
       }),
-      useTls: bool('CONFIG_GRPC_XDS_SERVER_USE_TLS'),
-      clientTlsCert: text('CONFIG_GRPC_XDS_CLIENT_TLS_CERT'),
-      clientTlsKey: text('CONFIG_GRPC_XDS_CLIENT_TLS_KEY'),
-      serverTlsCaCert: text('CONFIG_GRPC_XDS_SERVER_TLS_CACERT'),
-      serverTlsSan: text('CONFIG_GRPC_XDS_SERVER_TLS_SAN'),
+      useTls: bool('CONFIG_GRPC_XDS_SERVER_USE_TLS', {
+        help: 'connect to the management server over TLS',
+      }),
+      clientTlsCert: text('CONFIG_GRPC_XDS_CLIENT_TLS_CERT', {
+        help: 'PEM client certificate (mutual TLS)',
+      }),
+      clientTlsKey: text('CONFIG_GRPC_XDS_CLIENT_TLS_KEY', { help: 'PEM client key (mutual TLS)' }),
+      serverTlsCaCert: text('CONFIG_GRPC_XDS_SERVER_TLS_CACERT', {
+        help: 'PEM CA of the server certificate; empty: system CAs',
+      }),
+      serverTlsSan: text('CONFIG_GRPC_XDS_SERVER_TLS_SAN', {
+        help: 'name the server certificate must carry; empty: the URL host',
+      }),
       backoffInitialMs: duration('XDS_CLIENT_BACKOFF_INITIAL_INTERVAL', {
+        help: 'first wait before reconnecting a failed stream',
         default: '10s',
         positive: true,
       }),
-      backoffMaxMs: duration('XDS_CLIENT_BACKOFF_MAX_INTERVAL', { default: '60s', positive: true }),
+      backoffMaxMs: duration('XDS_CLIENT_BACKOFF_MAX_INTERVAL', {
+        help: 'longest such wait',
+        default: '60s',
+        positive: true,
+      }),
       backoffRandomFactor: decimal('XDS_CLIENT_BACKOFF_RANDOM_FACTOR', {
+        help: 'each wait varies by ± this fraction',
         default: '0.5',
         min: 0,
         max: 1,
       }),
-      backoffJitter: bool('XDS_CLIENT_BACKOFF_JITTER', { default: 'true' }),
+      backoffJitter: bool('XDS_CLIENT_BACKOFF_JITTER', {
+        help: 'randomise the waits',
+        default: 'true',
+      }),
       maxMsgSizeBytes: integer('XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES', {
+        help: "largest response accepted; 0: gRPC's 4 MiB",
         default: '0',
         min: 0,
         max: 2 ** 31 - 1,
       }),
     }),
-    forceStartWithoutInitialConfig: bool('FORCE_START_WITHOUT_INITIAL_CONFIG'),
-    runtimeRoot: text('RUNTIME_ROOT', { default: '/srv/runtime_data/current' }),
-    runtimeSubdirectory: text('RUNTIME_SUBDIRECTORY'),
-    runtimeAppDirectory: text('RUNTIME_APPDIRECTORY', { default: 'config' }),
-    runtimeIgnoreDotFiles: bool('RUNTIME_IGNOREDOTFILES'),
-    runtimeWatchRoot: bool('RUNTIME_WATCH_ROOT', { default: 'true' }),
-    mergeDomainConfig: bool('MERGE_DOMAIN_CONFIG'),
-    healthyWithAtLeastOneConfigLoaded: bool('HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED'),
-    useStatsd: bool('USE_STATSD', { default: 'true' }),
-    statsdHost: text('STATSD_HOST', { default: 'localhost' }),
-    statsdPort: port('STATSD_PORT', { default: '8125' }),
-    extraTags: map('EXTRA_TAGS'),
-    statsFlushIntervalMs: duration('STATS_FLUSH_INTERVAL', { default: '10s', positive: true }),
-    disableStats: bool('DISABLE_STATS'),
-    statsMaxDynamicKeys: integer('STATS_MAX_DYNAMIC_KEYS', { default: '1000', max: 1_000_000 }),
-    useTaggedStatsd: bool(['USE_TAGGED_STATSD', 'USE_DOG_STATSD']),
-    taggedStatsdMogrifierNames: list('USE_DOG_STATSD_MOGRIFIERS'),
-    usePrometheus: bool('USE_PROMETHEUS'),
+    forceStartWithoutInitialConfig: bool('FORCE_START_WITHOUT_INITIAL_CONFIG', {
+      help: 'listen before the first configuration is loaded',
+    }),
+    runtimeRoot: text('RUNTIME_ROOT', {
+      help: 'root directory of the config files (usually a symlink)',
+      default: '/srv/runtime_data/current',
+    }),
+    runtimeSubdirectory: text('RUNTIME_SUBDIRECTORY', { help: 'directory under the root' }),
+    runtimeAppDirectory: text('RUNTIME_APPDIRECTORY', {
+      help: 'directory holding the config files',
+      default: 'config',
+    }),
+    runtimeIgnoreDotFiles: bool('RUNTIME_IGNOREDOTFILES', {
+      help: 'skip files and directories starting with .',
+    }),
+    runtimeWatchRoot: bool('RUNTIME_WATCH_ROOT', {
+      help: 'reload when the root is swapped (false: on any change)',
+      default: 'true',
+    }),
+    mergeDomainConfig: bool('MERGE_DOMAIN_CONFIG', { help: 'allow several files for one domain' }),
+    healthyWithAtLeastOneConfigLoaded: bool('HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED', {
+      help: 'unhealthy until a config with a domain is loaded',
+    }),
+    useStatsd: bool('USE_STATSD', {
+      help: 'send stats to statsd (false: JSON lines on standard output)',
+      default: 'true',
+    }),
+    statsdHost: text('STATSD_HOST', { help: 'statsd host', default: 'localhost' }),
+    statsdPort: port('STATSD_PORT', { help: 'statsd port', default: '8125' }),
+    extraTags: map('EXTRA_TAGS', { help: 'k1:v1,k2:v2 tags on every stat' }),
+    statsFlushIntervalMs: duration('STATS_FLUSH_INTERVAL', {
+      help: 'stats flush period',
+      default: '10s',
+      positive: true,
+    }),
+    disableStats: bool('DISABLE_STATS', { help: 'send stats nowhere (/stats still shows them)' }),
+    statsMaxDynamicKeys: integer('STATS_MAX_DYNAMIC_KEYS', {
+      help: 'stat keys made from request values',
+      default: '1000',
+      max: 1_000_000,
+    }),
+    useTaggedStatsd: bool(['USE_TAGGED_STATSD', 'USE_DOG_STATSD'], {
+      help: 'send DogStatsD lines with tags',
+    }),
+    taggedStatsdMogrifierNames: list('USE_DOG_STATSD_MOGRIFIERS', {
+      help: 'mogrifier names, tried in order (DOG_STATSD_MOGRIFIER_<NAME>_*)',
+    }),
+    usePrometheus: bool('USE_PROMETHEUS', {
+      help: 'serve the stats on a Prometheus scrape endpoint',
+    }),
     prometheusAddr: text('PROMETHEUS_ADDR', {
+      help: 'host:port of the scrape endpoint',
       default: ':9090',
       check: (addr) => (HOST_PORT.test(addr) ? undefined : 'must be host:port or :port'),
     }),
     prometheusPath: text('PROMETHEUS_PATH', {
+      help: 'path of the scrape endpoint',
       default: '/metrics',
       check: (path) =>
         /^\/[\x21-\x7e]*$/.test(path) ? undefined : 'must be a path starting with /',
     }),
-    prometheusMapperYaml: text('PROMETHEUS_MAPPER_YAML'),
-    prometheusResponseTimeAsMilliseconds: bool('PROMETHEUS_RESPONSE_TIME_AS_MILLISECONDS'),
+    prometheusMapperYaml: text('PROMETHEUS_MAPPER_YAML', {
+      help: 'statsd_exporter mapping file replacing the default mapping',
+    }),
+    prometheusResponseTimeAsMilliseconds: bool('PROMETHEUS_RESPONSE_TIME_AS_MILLISECONDS', {
+      help: 'response time histogram in milliseconds',
+    }),
     tracing: group({
-      enabled: bool('TRACING_ENABLED'),
-      exporterProtocol: oneOf('TRACING_EXPORTER_PROTOCOL', ['http', 'grpc'], { default: 'http' }),
-      serviceName: text('TRACING_SERVICE_NAME', { default: 'RateLimit' }),
-      serviceNamespace: text('TRACING_SERVICE_NAMESPACE'),
-      serviceInstanceId: text('TRACING_SERVICE_INSTANCE_ID'),
-      samplingRate: decimal('TRACING_SAMPLING_RATE', { default: '1', min: 0, max: 1 }),
-      endpoint: text('OTEL_EXPORTER_OTLP_ENDPOINT'),
-      tracesEndpoint: text('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'),
-      headers: field('OTEL_EXPORTER_OTLP_HEADERS', parseOtlpHeaders, { secret: true }),
-      tracesHeaders: field('OTEL_EXPORTER_OTLP_TRACES_HEADERS', parseOtlpHeaders, { secret: true }),
-      timeoutMs: integer('OTEL_EXPORTER_OTLP_TIMEOUT', { default: '10000', min: 1, max: 600_000 }),
+      enabled: bool('TRACING_ENABLED', { help: 'export spans with OpenTelemetry over OTLP' }),
+      exporterProtocol: oneOf('TRACING_EXPORTER_PROTOCOL', ['http', 'grpc'], {
+        help: 'OTLP over http or grpc',
+        default: 'http',
+      }),
+      serviceName: text('TRACING_SERVICE_NAME', { help: 'service.name', default: 'RateLimit' }),
+      serviceNamespace: text('TRACING_SERVICE_NAMESPACE', { help: 'service.namespace' }),
+      serviceInstanceId: text('TRACING_SERVICE_INSTANCE_ID', {
+        help: 'service.instance.id; empty: a random UUID',
+      }),
+      samplingRate: decimal('TRACING_SAMPLING_RATE', {
+        help: 'fraction of new traces sampled',
+        default: '1',
+        min: 0,
+        max: 1,
+      }),
+      endpoint: text('OTEL_EXPORTER_OTLP_ENDPOINT', { help: 'OTLP collector base URL' }),
+      tracesEndpoint: text('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', {
+        help: 'OTLP traces URL, used as is',
+      }),
+      headers: field('OTEL_EXPORTER_OTLP_HEADERS', parseOtlpHeaders, {
+        help: 'k=v,… sent with every export',
+        secret: true,
+      }),
+      tracesHeaders: field('OTEL_EXPORTER_OTLP_TRACES_HEADERS', parseOtlpHeaders, {
+        help: 'k=v,… sent with trace exports',
+        secret: true,
+      }),
+      timeoutMs: integer('OTEL_EXPORTER_OTLP_TIMEOUT', {
+        help: 'export timeout, ms',
+        default: '10000',
+        min: 1,
+        max: 600_000,
+      }),
       tracesTimeoutMs: integer('OTEL_EXPORTER_OTLP_TRACES_TIMEOUT', {
+        help: 'trace export timeout, ms; 0: the previous one',
         default: '0',
         min: 0,
         max: 600_000,
@@ -712,43 +864,89 @@ export const settingsTable = defineSettings(
         if (type === 'redis' || type === 'memcache' || type === 'memory') return type
         return invalid('must be redis, memcache or memory')
       },
-      { default: 'redis' },
+      { help: 'redis, memcache or memory (in-process)', default: 'redis' },
     ),
-    memoryMaxKeys: integer('MEMORY_MAX_KEYS', { default: '100000', min: 1, max: 100_000_000 }),
-    expirationJitterMaxSeconds: integer('EXPIRATION_JITTER_MAX_SECONDS', { default: '300' }),
-    localCacheSizeInBytes: integer('LOCAL_CACHE_SIZE_IN_BYTES', { default: '0' }),
-    nearLimitRatio: decimal('NEAR_LIMIT_RATIO', { default: '0.8', min: 0, max: 1 }),
-    cacheKeyPrefix: text('CACHE_KEY_PREFIX'),
-    stopCacheKeyIncrementWhenOverlimit: bool('STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT'),
+    memoryMaxKeys: integer('MEMORY_MAX_KEYS', {
+      help: 'counters the memory backend keeps',
+      default: '100000',
+      min: 1,
+      max: 100_000_000,
+    }),
+    expirationJitterMaxSeconds: integer('EXPIRATION_JITTER_MAX_SECONDS', {
+      help: 'random seconds added to each key TTL',
+      default: '300',
+    }),
+    localCacheSizeInBytes: integer('LOCAL_CACHE_SIZE_IN_BYTES', {
+      help: 'local over-limit cache size; 0 off',
+      default: '0',
+    }),
+    nearLimitRatio: decimal('NEAR_LIMIT_RATIO', {
+      help: 'share of the limit above which hits are near_limit',
+      default: '0.8',
+      min: 0,
+      max: 1,
+    }),
+    cacheKeyPrefix: text('CACHE_KEY_PREFIX', { help: 'prefix of every counter key' }),
+    stopCacheKeyIncrementWhenOverlimit: bool('STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT', {
+      help: 'do not count requests over the limit',
+    }),
     rateLimitAlgorithm: oneOf(
       'RATE_LIMIT_ALGORITHM',
       ['fixed_window', 'sliding_window', 'token_bucket'],
-      { default: 'fixed_window' },
+      { help: 'fixed_window, sliding_window or token_bucket', default: 'fixed_window' },
     ),
-    limitResponseHeadersEnabled: bool('LIMIT_RESPONSE_HEADERS_ENABLED'),
-    limitLimitHeader: text('LIMIT_LIMIT_HEADER', { default: 'RateLimit-Limit' }),
-    limitRemainingHeader: text('LIMIT_REMAINING_HEADER', { default: 'RateLimit-Remaining' }),
-    limitResetHeader: text('LIMIT_RESET_HEADER', { default: 'RateLimit-Reset' }),
-    shadowMode: bool('SHADOW_MODE'),
-    quotaMode: bool('QUOTA_MODE'),
-    responseDynamicMetadata: bool('RESPONSE_DYNAMIC_METADATA'),
+    limitResponseHeadersEnabled: bool('LIMIT_RESPONSE_HEADERS_ENABLED', {
+      help: 'return RateLimit-* headers',
+    }),
+    limitLimitHeader: text('LIMIT_LIMIT_HEADER', {
+      help: 'name of the limit header',
+      default: 'RateLimit-Limit',
+    }),
+    limitRemainingHeader: text('LIMIT_REMAINING_HEADER', {
+      help: 'name of the remaining header',
+      default: 'RateLimit-Remaining',
+    }),
+    limitResetHeader: text('LIMIT_RESET_HEADER', {
+      help: 'name of the reset header (seconds)',
+      default: 'RateLimit-Reset',
+    }),
+    shadowMode: bool('SHADOW_MODE', { help: 'answer OK even over the limit' }),
+    quotaMode: bool('QUOTA_MODE', { help: 'treat every descriptor as a quota descriptor' }),
+    responseDynamicMetadata: bool('RESPONSE_DYNAMIC_METADATA', {
+      help: 'return rule metadata in dynamic_metadata',
+    }),
     redis: redisFields(false),
-    redisPerSecond: bool(['REDIS_PERSECOND', 'KVSTORE_PERSECOND']),
+    redisPerSecond: bool(['REDIS_PERSECOND', 'KVSTORE_PERSECOND'], {
+      help: 'send SECOND limits to a second Redis (REDIS_PERSECOND_*)',
+    }),
     redisPerSecondSettings: redisFields(true),
-    redisHealthCheckActiveConnection: bool([
-      'REDIS_HEALTH_CHECK_ACTIVE_CONNECTION',
-      'KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION',
-    ]),
+    redisHealthCheckActiveConnection: bool(
+      ['REDIS_HEALTH_CHECK_ACTIVE_CONNECTION', 'KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION'],
+      { help: 'unhealthy while no Redis connection is up' },
+    ),
     memcache: group({
-      hostPort: list('MEMCACHE_HOST_PORT'),
-      srv: text('MEMCACHE_SRV'),
-      srvRefreshMs: duration('MEMCACHE_SRV_REFRESH', { default: '0' }),
-      maxIdleConns: integer('MEMCACHE_MAX_IDLE_CONNS', { default: '2', max: 1000 }),
-      tls: bool('MEMCACHE_TLS'),
-      tlsClientCert: text('MEMCACHE_TLS_CLIENT_CERT'),
-      tlsClientKey: text('MEMCACHE_TLS_CLIENT_KEY'),
-      tlsCaCert: text('MEMCACHE_TLS_CACERT'),
-      tlsSkipHostnameVerification: bool('MEMCACHE_TLS_SKIP_HOSTNAME_VERIFICATION'),
+      hostPort: list('MEMCACHE_HOST_PORT', {
+        help: 'memcached servers, host:port,… (same order everywhere)',
+      }),
+      srv: text('MEMCACHE_SRV', { help: 'SRV record listing the memcached servers' }),
+      srvRefreshMs: duration('MEMCACHE_SRV_REFRESH', {
+        help: 'look the SRV record up again this often; 0 never',
+        default: '0',
+      }),
+      maxIdleConns: integer('MEMCACHE_MAX_IDLE_CONNS', {
+        help: 'connections per server and process',
+        default: '2',
+        max: 1000,
+      }),
+      tls: bool('MEMCACHE_TLS', { help: 'connect to memcached with TLS' }),
+      tlsClientCert: text('MEMCACHE_TLS_CLIENT_CERT', { help: 'client certificate file' }),
+      tlsClientKey: text('MEMCACHE_TLS_CLIENT_KEY', { help: 'client key file' }),
+      tlsCaCert: text('MEMCACHE_TLS_CACERT', {
+        help: "CA file of the servers; empty: the system's",
+      }),
+      tlsSkipHostnameVerification: bool('MEMCACHE_TLS_SKIP_HOSTNAME_VERIFICATION', {
+        help: 'verify the chain but not the host name',
+      }),
     }),
     backendStartupTimeoutSeconds: integer('BACKEND_STARTUP_TIMEOUT_SECONDS', {
       default: '60',
@@ -757,15 +955,15 @@ export const settingsTable = defineSettings(
     }),
     redisStartupInitialIntervalMs: duration(
       ['REDIS_STARTUP_INITIAL_INTERVAL', 'KVSTORE_STARTUP_INITIAL_INTERVAL'],
-      { default: '1s', positive: true },
+      { help: 'at start, first wait between PINGs', default: '1s', positive: true },
     ),
     redisStartupMaxIntervalMs: duration(
       ['REDIS_STARTUP_MAX_INTERVAL', 'KVSTORE_STARTUP_MAX_INTERVAL'],
-      { default: '30s', positive: true },
+      { help: 'at start, longest wait between PINGs', default: '30s', positive: true },
     ),
     redisStartupMaxElapsedMs: duration(
       ['REDIS_STARTUP_MAX_ELAPSED_TIME', 'KVSTORE_STARTUP_MAX_ELAPSED_TIME'],
-      { default: '0' },
+      { help: 'at start, give up without a PONG after this; 0 never', default: '0' },
     ),
   },
   {
