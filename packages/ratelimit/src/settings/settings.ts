@@ -949,6 +949,7 @@ export const settingsTable = defineSettings(
       }),
     }),
     backendStartupTimeoutSeconds: integer('BACKEND_STARTUP_TIMEOUT_SECONDS', {
+      help: 'at start, seconds to try the Redis or memcache before exiting 1; 0 forever',
       default: '60',
       min: 0,
       max: 86_400,
