@@ -58,6 +58,7 @@ export type { UserinfoOptions } from './oidc/userinfo.js'
 export { JWT_BEARER_GRANT_TYPE } from './strategy/assertion.js'
 export type { Assertion, AssertionClaims } from './strategy/assertion.js'
 export type { AuthCode, AuthCodeTokenParams, AuthorizeParams } from './strategy/auth-code.js'
+export type { CallbackChecks, CallbackInput } from './callback.js'
 export type { ClientCredentials } from './strategy/client-credentials.js'
 export {
   DEVICE_CODE_GRANT_TYPE,

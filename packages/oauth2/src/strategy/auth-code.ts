@@ -1,7 +1,14 @@
-import type { AccessTokenOptions } from '../access-token.js'
+import type { AccessToken, AccessTokenOptions } from '../access-token.js'
 import { assertRecord, assertString, invalidValue } from '../args.js'
+import {
+  callbackParams,
+  checkCallbackChecks,
+  validateCallback,
+  type CallbackChecks,
+  type CallbackInput,
+} from '../callback.js'
 import type { Client } from '../client.js'
-import { libraryError, responseObject } from '../error.js'
+import { invalidTokenResponse, libraryError, responseObject } from '../error.js'
 import type { TokenParams, TokenResult } from '../token-endpoint.js'
 import { resolveUrl, withQuery } from '../url.js'
 
@@ -190,12 +197,116 @@ export class AuthCode<RaiseErrors extends boolean = true> {
     params: AuthCodeTokenParams = {},
     accessTokenOpts?: AccessTokenOptions,
   ): Promise<TokenResult<RaiseErrors>> {
+    const { token } = await this.#exchange(code, params, accessTokenOpts)
+    return token as TokenResult<RaiseErrors>
+  }
+
+  /**
+   * Validates the authorization response the browser brought back and exchanges its code for a
+   * token: what a callback handler does, in one call (openid-client's `authorizationCodeGrant`,
+   * oauth4webapi's `validateAuthResponse`). In order:
+   *
+   * 1. parameters sent twice are refused (RFC 6749 §3.1, `invalid_callback`);
+   * 2. `iss` (RFC 9207 §2.4) must equal the discovered issuer when present, and is required when
+   *    the server metadata has `authorization_response_iss_parameter_supported`
+   *    (`issuer_mismatch`); a client without metadata cannot check it;
+   * 3. `state` must equal `checks.state`, compared in constant time (`state_mismatch`; with
+   *    `state: null`, a callback carrying one is refused);
+   * 4. an `error` parameter throws an {@link OAuth2Error} whose `code`, `description` and
+   *    `errorUri` are the response's `error`, `error_description` (plain text from the browser:
+   *    escape it before showing it) and `error_uri`;
+   * 5. `code` is required (`invalid_callback`);
+   * 6. the code is exchanged (with `checks.codeVerifier` and the `redirect_uri`), as
+   *    {@link AuthCode.getToken}; errors always throw, whatever `raiseErrors`;
+   * 7. with `checks.nonce`, the token response must carry an ID token whose `nonce` is that one;
+   *    it is validated (OpenID Connect Core §3.1.3.7, `invalid_id_token`) before the token is
+   *    returned.
+   *
+   * @param callback The URL the browser was sent back to, or the `URLSearchParams` of a
+   *   `response_mode=form_post` body.
+   * @param checks `state` (required; `null` when the request sent none), `nonce`, `maxAge`,
+   *   `codeVerifier`, `redirectUri`: what the authorization request sent, kept in the user's
+   *   session.
+   * @param params Extra parameters of the code exchange, and `headers`.
+   * @param accessTokenOpts Options of the token.
+   * @returns The token.
+   * @throws {OAuth2Error} `invalid_callback`, `issuer_mismatch`, `state_mismatch`, the response's
+   *   `error`, the token endpoint's error, `invalid_token_response`, `invalid_id_token`.
+   * @throws {TypeError} `ERR_INVALID_ARG_TYPE`/`ERR_INVALID_ARG_VALUE` for bad arguments
+   *   (`checks.state` missing, a callback string that is not a URL, `requirePkce` without
+   *   `codeVerifier`).
+   * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.1.2
+   * @see https://www.rfc-editor.org/rfc/rfc9207#section-2.4
+   * @see https://openid.net/specs/oauth-v2-form-post-response-mode-1_0.html
+   *
+   * @example
+   * ```ts
+   * import type { Client } from '@gatehouse/oauth2'
+   * let client!: Client
+   * declare const session: { state: string; nonce: string; codeVerifier: string }
+   * declare const requestUrl: string // the callback request's full URL
+   * const token = await client.authCode.getTokenFromCallback(requestUrl, session)
+   * // response_mode=form_post: the POSTed form body
+   * declare const body: string
+   * await client.authCode.getTokenFromCallback(new URLSearchParams(body), session)
+   * ```
+   */
+  async getTokenFromCallback(
+    callback: CallbackInput,
+    checks: CallbackChecks,
+    params: AuthCodeTokenParams = {},
+    accessTokenOpts?: AccessTokenOptions,
+  ): Promise<AccessToken> {
+    checkCallbackChecks(checks)
+    assertRecord('params', params)
+    if (
+      this.#client.options.requirePkce &&
+      checks.codeVerifier === undefined &&
+      params.code_verifier === undefined
+    ) {
+      throw invalidValue('checks.codeVerifier', 'is required (requirePkce)')
+    }
+    const { params: response, redirectUri } = callbackParams(callback)
+    const metadata = this.#client.options.metadata
+    const code = validateCallback(response, checks.state, {
+      issuer: metadata?.issuer,
+      required: metadata?.authorization_response_iss_parameter_supported === true,
+    })
+    const redirect = checks.redirectUri ?? this.#client.options.redirect_uri ?? redirectUri
+    const { response: tokenResponse, token } = await this.#exchange(
+      code,
+      {
+        ...(redirect === undefined ? {} : { redirect_uri: redirect }),
+        ...(checks.codeVerifier === undefined ? {} : { code_verifier: checks.codeVerifier }),
+        ...params,
+      },
+      accessTokenOpts,
+    )
+    // With raiseErrors: false the exchange hands back what it got; here errors always throw.
+    if (token === undefined) throw invalidTokenResponse(tokenResponse)
+    const failed = token.response?.error
+    if (failed !== undefined) throw failed
+    if (checks.nonce !== undefined) {
+      await token.idToken({
+        nonce: checks.nonce,
+        ...(checks.maxAge === undefined ? {} : { maxAge: checks.maxAge }),
+      })
+    }
+    return token
+  }
+
+  /** The code exchange of {@link AuthCode.getToken}, with the response. */
+  async #exchange(
+    code: string,
+    params: AuthCodeTokenParams,
+    accessTokenOpts: AccessTokenOptions | undefined,
+  ) {
     assertString('code', code)
     assertRecord('params', params)
     if (this.#client.options.requirePkce && typeof params.code_verifier !== 'string') {
       throw invalidValue('params.code_verifier', 'is required (requirePkce)')
     }
-    const token = await this.#client.getToken(
+    const result = await this.#client.requestToken(
       {
         grant_type: 'authorization_code',
         code,
@@ -205,7 +316,7 @@ export class AuthCode<RaiseErrors extends boolean = true> {
       accessTokenOpts,
     )
     // Taken once the server answered: a transport failure leaves the request to retry.
-    token?.expectNonce(this.#client.sentNonces.take(params.code_verifier))
-    return token
+    result.token?.expectNonce(this.#client.sentNonces.take(params.code_verifier))
+    return result
   }
 }

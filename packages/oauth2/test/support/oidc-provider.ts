@@ -33,6 +33,8 @@ export interface TestProvider {
   clientKey: JWK
   /** Key the JWT bearer grant trusts for assertions (issuer `trusted-issuer`). */
   assertionKey: CryptoKey
+  /** Makes the next interaction end with `access_denied`, as a user refusing consent. */
+  denyNext(): void
   stop(): Promise<void>
 }
 
@@ -223,8 +225,16 @@ export async function startProvider(options: StartProviderOptions = {}): Promise
     ],
   )
 
-  // Headless interactions: log in as `alice` and grant whatever is asked.
-  addHeadlessInteractions(provider, { login: () => 'alice' })
+  // Headless interactions: log in as `alice` and grant whatever is asked (or deny, when told).
+  let deny = false
+  addHeadlessInteractions(provider, {
+    login: () => 'alice',
+    deny: () => {
+      const answer = deny
+      deny = false
+      return answer
+    },
+  })
 
   const server: Server = provider.listen(port, '127.0.0.1')
   await new Promise<void>((resolve, reject) => {
@@ -236,6 +246,9 @@ export async function startProvider(options: StartProviderOptions = {}): Promise
     provider,
     clientKey: { ...(await exportJWK(clientPair.privateKey)), kid: 'client-key-1' },
     assertionKey: assertionPair.privateKey,
+    denyNext() {
+      deny = true
+    },
     async stop() {
       server.closeAllConnections()
       await new Promise<void>((resolve) => {
@@ -306,6 +319,32 @@ export async function authorize(url: string): Promise<URLSearchParams> {
     throw new Error(`authorization stopped at ${page.url.href} with status ${String(page.status)}`)
   }
   return page.url.searchParams
+}
+
+/**
+ * Drives a browser through an authorization URL with `response_mode=form_post`: the server answers
+ * with a page whose form posts the response to the redirect URI; returns that form's fields, as
+ * the client's callback would receive them in its POST body.
+ */
+export async function authorizeFormPost(url: string): Promise<URLSearchParams> {
+  const page = await new Browser().open(url)
+  if (!page.body.includes(`action="${REDIRECT_URI}"`)) {
+    throw new Error(`no form_post page at ${page.url.href} (status ${String(page.status)})`)
+  }
+  const unescape = (value: string) =>
+    value
+      .replaceAll('&quot;', '"')
+      .replaceAll('&#39;', "'")
+      .replaceAll('&lt;', '<')
+      .replaceAll('&gt;', '>')
+      .replaceAll('&amp;', '&')
+  const fields = new URLSearchParams()
+  for (const [, name = '', value = ''] of page.body.matchAll(
+    /<input type="hidden" name="(\w+)" value="([^"]*)"\/>/g,
+  )) {
+    fields.append(name, unescape(value))
+  }
+  return fields
 }
 
 /**
