@@ -53,7 +53,13 @@ export interface ClientOptions {
   readonly redirect_uri?: string | undefined
   /** How token requests carry parameters. @default 'post' */
   readonly tokenMethod?: TokenMethod | undefined
-  /** Client authentication at the token endpoint. @default 'basic_auth' */
+  /**
+   * Client authentication at the token endpoint (and revocation, introspection, PAR, device
+   * authorization): see {@link AuthScheme}. `'client_secret_jwt'` needs the client secret;
+   * `'none'` (a public client) takes no secret and turns `requirePkce` on.
+   *
+   * @default 'basic_auth'
+   */
   readonly authScheme?: AuthScheme | undefined
   /**
    * Encoding of id and secret in `basic_auth`: `'form'` (RFC 6749 §2.3.1) or `'raw'` (the gem).
@@ -86,7 +92,12 @@ export interface ClientOptions {
   readonly fetch?: FetchLike | undefined
   /** Key for `private_key_jwt`: `{ key, algorithm, kid? }`. */
   readonly privateKey?: SigningOptions | undefined
-  /** Refuse authorization-code URLs without a S256 `code_challenge` and exchanges without a `code_verifier` (OAuth 2.1). @default false */
+  /**
+   * Refuse authorization-code URLs without a S256 `code_challenge` and exchanges without a
+   * `code_verifier` (OAuth 2.1 §7.5.1). Always on for public clients (`authScheme: 'none'`).
+   *
+   * @default false (true with `authScheme: 'none'`)
+   */
   readonly requirePkce?: boolean | undefined
   /**
    * Refuse `authCode.authorizeUrl()` (OAuth2Error `par_required`): authorization requests go
@@ -287,6 +298,12 @@ export function checkOptions(options: ClientOptions): void {
   }
   assertOptionalBoolean('options.raiseErrors', options.raiseErrors)
   assertOptionalBoolean('options.requirePkce', options.requirePkce)
+  if (options.authScheme === 'none' && options.requirePkce === false) {
+    throw invalidValue(
+      'options.requirePkce',
+      "cannot be false with authScheme 'none': a public client needs PKCE (OAuth 2.1 §7.5.1)",
+    )
+  }
   assertOptionalBoolean('options.requirePar', options.requirePar)
   const max = options.maxRedirects
   if (max !== undefined && (!Number.isInteger(max) || max < 0)) {
@@ -357,7 +374,7 @@ export function resolveOptions(
     connectionOpts: options.connectionOpts ?? {},
     raiseErrors: options.raiseErrors ?? true,
     maxRedirects: options.maxRedirects ?? 5,
-    requirePkce: options.requirePkce ?? false,
+    requirePkce: options.requirePkce ?? options.authScheme === 'none',
     requirePar: options.requirePar ?? false,
     dpop:
       options.dpop === undefined

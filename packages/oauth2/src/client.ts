@@ -1,6 +1,6 @@
 import type { AccessToken, AccessTokenOptions } from './access-token.js'
 import { assertRecord, assertString, invalidType, invalidValue } from './args.js'
-import { Authenticator } from './authenticator.js'
+import { Authenticator, type AuthScheme } from './authenticator.js'
 import {
   checkOptions,
   resolveOptions,
@@ -46,6 +46,26 @@ import { Password } from './strategy/password.js'
 import { TokenExchange } from './strategy/token-exchange.js'
 import { TokenEndpoint, type TokenParams, type TokenResult } from './token-endpoint.js'
 import { resolveUrl, withQuery, type Params } from './url.js'
+
+/**
+ * `client_secret_jwt` signs with the secret, so it needs one; a public client (`none`) has none.
+ *
+ * @throws {TypeError} `ERR_INVALID_ARG_VALUE` naming `clientSecret`.
+ */
+function checkSecretForScheme(secret: string | undefined, scheme: AuthScheme | undefined): void {
+  if (scheme === 'client_secret_jwt' && (secret === undefined || secret === '')) {
+    throw invalidValue(
+      'clientSecret',
+      "is required with authScheme 'client_secret_jwt' (the assertion is signed with it)",
+    )
+  }
+  if (scheme === 'none' && secret !== undefined) {
+    throw invalidValue(
+      'clientSecret',
+      "must not be set with authScheme 'none' (a public client has no secret)",
+    )
+  }
+}
 
 /** Discovery documents are read where the issuer says, never through a redirect. */
 const DISCOVERY: Endpoint = {
@@ -115,6 +135,7 @@ export class Client<RaiseErrors extends boolean = true> {
       throw invalidType('clientSecret', 'a string', clientSecret)
     }
     checkOptions(options)
+    checkSecretForScheme(clientSecret ?? undefined, options.authScheme)
     if (buildConnection !== undefined && typeof buildConnection !== 'function') {
       throw invalidType('buildConnection', 'a function', buildConnection)
     }

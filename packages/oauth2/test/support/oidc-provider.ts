@@ -10,7 +10,12 @@ import { randomBytes } from 'node:crypto'
 import type { Server } from 'node:http'
 import { addHeadlessInteractions, getFreePort } from '@gatehouse/testing'
 import { exportJWK, generateKeyPair, jwtVerify, type CryptoKey, type JWK } from 'jose'
-import Provider, { errors, type TokenEndpointGrantContext } from 'oidc-provider'
+import Provider, {
+  errors,
+  type ClientMetadata,
+  type Configuration,
+  type TokenEndpointGrantContext,
+} from 'oidc-provider'
 
 export const REDIRECT_URI = 'http://127.0.0.1:1/callback'
 export const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer'
@@ -45,6 +50,13 @@ export interface StartProviderOptions {
    * any other `resource` is `invalid_target`. @default none
    */
   readonly resourceServer?: string
+  /** More clients, for the features a test file checks. @default none */
+  readonly clients?: readonly ClientMetadata[]
+  /**
+   * Changes to the configuration (features, extra metadata, ...), applied last.
+   * @default none
+   */
+  readonly configure?: (configuration: Configuration) => void
 }
 
 export async function startProvider(options: StartProviderOptions = {}): Promise<TestProvider> {
@@ -59,7 +71,7 @@ export async function startProvider(options: StartProviderOptions = {}): Promise
     use: 'sig',
   }
 
-  const provider = new Provider(issuer, {
+  const configuration: Configuration = {
     clients: [
       {
         client_id: 'web-app',
@@ -131,6 +143,7 @@ export async function startProvider(options: StartProviderOptions = {}): Promise
         jwks: { keys: [clientPublic] },
         scope: 'api',
       },
+      ...(options.clients ?? []),
     ],
     features: {
       devInteractions: { enabled: false },
@@ -157,7 +170,9 @@ export async function startProvider(options: StartProviderOptions = {}): Promise
       accountId: sub,
       claims: () => ({ sub, email: `${sub}@example.com` }),
     }),
-  })
+  }
+  options.configure?.(configuration)
+  const provider = new Provider(issuer, configuration)
 
   /** Answers a registered grant with a client credentials token (scope `api`) of the client. */
   async function issueApiToken(ctx: TokenEndpointGrantContext, extra: object = {}) {
