@@ -49,6 +49,12 @@ export interface ClientOptions {
    * `site` or absolute; set by {@link Client.discover}. Needed by `deviceCode.start()`.
    */
   readonly deviceAuthorizationUrl?: string | undefined
+  /**
+   * End session endpoint (OpenID Connect RP-Initiated Logout 1.0 §2.1, `end_session_endpoint`),
+   * relative to `site` or absolute; set by {@link Client.discover}. Needed by
+   * `client.endSessionUrl()`.
+   */
+  readonly endSessionUrl?: string | undefined
   /** Redirect URI added to authorization URLs and code exchanges. */
   readonly redirect_uri?: string | undefined
   /** How token requests carry parameters. @default 'post' */
@@ -144,6 +150,8 @@ export interface ResolvedClientOptions {
   readonly pushedAuthorizationRequestUrl: string | undefined
   /** Device authorization endpoint, if set (see {@link ClientOptions.deviceAuthorizationUrl}). */
   readonly deviceAuthorizationUrl: string | undefined
+  /** End session endpoint, if set (see {@link ClientOptions.endSessionUrl}). */
+  readonly endSessionUrl: string | undefined
   /** Redirect URI, if set (see {@link ClientOptions.redirect_uri}). */
   readonly redirect_uri: string | undefined
   /** How token requests carry parameters (see {@link ClientOptions.tokenMethod}). */
@@ -188,6 +196,7 @@ const CLIENT_OPTION_KEYS = optionKeys<ClientOptions>({
   userinfoUrl: true,
   pushedAuthorizationRequestUrl: true,
   deviceAuthorizationUrl: true,
+  endSessionUrl: true,
   redirect_uri: true,
   tokenMethod: true,
   authScheme: true,
@@ -251,6 +260,7 @@ export function checkOptions(options: ClientOptions): void {
     'userinfoUrl',
     'pushedAuthorizationRequestUrl',
     'deviceAuthorizationUrl',
+    'endSessionUrl',
     'redirect_uri',
   ]) {
     optionalUrlString(`options.${key}`, (options as Record<string, unknown>)[key])
@@ -367,6 +377,7 @@ export function resolveOptions(
     userinfoUrl: options.userinfoUrl,
     pushedAuthorizationRequestUrl: options.pushedAuthorizationRequestUrl,
     deviceAuthorizationUrl: options.deviceAuthorizationUrl,
+    endSessionUrl: options.endSessionUrl,
     redirect_uri: options.redirect_uri,
     tokenMethod: options.tokenMethod ?? 'post',
     authScheme: options.authScheme ?? 'basic_auth',

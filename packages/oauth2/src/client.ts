@@ -1,5 +1,12 @@
 import type { AccessToken, AccessTokenOptions } from './access-token.js'
-import { assertRecord, assertString, invalidType, invalidValue } from './args.js'
+import {
+  assertKnownKeys,
+  assertRecord,
+  assertString,
+  invalidType,
+  invalidValue,
+  optionKeys,
+} from './args.js'
 import { Authenticator, type AuthScheme } from './authenticator.js'
 import {
   checkOptions,
@@ -66,6 +73,28 @@ function checkSecretForScheme(secret: string | undefined, scheme: AuthScheme | u
     )
   }
 }
+
+/** Options of {@link Client.endSessionUrl} (OpenID Connect RP-Initiated Logout 1.0 §2). */
+export interface EndSessionOptions {
+  /** The ID token the user signed in with (`id_token_hint`). */
+  readonly idTokenHint?: string | undefined
+  /** Where the provider sends the browser after signing out (`post_logout_redirect_uri`). */
+  readonly postLogoutRedirectUri?: string | undefined
+  /** Sent back to `postLogoutRedirectUri` (`state`). */
+  readonly state?: string | undefined
+  /** The `client_id` to send. @default the client's id */
+  readonly clientId?: string | undefined
+  /** Other parameters (`logout_hint`, `ui_locales`, ...); the ones above win. */
+  readonly params?: Readonly<Record<string, unknown>> | undefined
+}
+
+const END_SESSION_OPTION_KEYS = optionKeys<EndSessionOptions>({
+  idTokenHint: true,
+  postLogoutRedirectUri: true,
+  state: true,
+  clientId: true,
+  params: true,
+})
 
 /** Discovery documents are read where the issuer says, never through a redirect. */
 const DISCOVERY: Endpoint = {
@@ -195,7 +224,7 @@ export class Client<RaiseErrors extends boolean = true> {
    * Discovers an OpenID Connect provider or OAuth 2.0 authorization server (OIDC Discovery 1.0,
    * RFC 8414) and returns a client configured with its endpoints (`authorizeUrl`, `tokenUrl`,
    * `revokeUrl`, `introspectUrl`, `userinfoUrl`, `pushedAuthorizationRequestUrl`,
-   * `deviceAuthorizationUrl`), `requirePar` when the server has
+   * `deviceAuthorizationUrl`, `endSessionUrl`), `requirePar` when the server has
    * `require_pushed_authorization_requests`, and `metadata` (for ID token validation, and the DPoP
    * algorithm: the first of `dpop_signing_alg_values_supported` a generated key can use, ES256
    * when listed).
@@ -430,8 +459,68 @@ export class Client<RaiseErrors extends boolean = true> {
     return this.#tokens.deviceAuthorization(url, params)
   }
 
+  /**
+   * The URL to send the user's browser to for signing out at the OpenID provider (OpenID Connect
+   * RP-Initiated Logout 1.0 §2): the discovered `end_session_endpoint` (or `endSessionUrl`) with
+   * `client_id` (the client's, or `options.clientId`), `id_token_hint`,
+   * `post_logout_redirect_uri`, `state` and `options.params` (`logout_hint`, `ui_locales`, ...) in
+   * the query. Pass the ID token the user signed in with as `idTokenHint` (the provider then knows
+   * whom to sign out and skips its confirmation where it may); `postLogoutRedirectUri` must be
+   * registered with the provider, and `state` comes back to it.
+   *
+   * @param options `idTokenHint`, `postLogoutRedirectUri` (an absolute URL), `state`, `clientId`,
+   *   `params`.
+   * @returns The end session URL.
+   * @throws {OAuth2Error} `invalid_metadata` when the client has no end session endpoint (use
+   *   `Client.discover()` on a provider that has one, or set `endSessionUrl`).
+   * @throws {TypeError} `ERR_INVALID_ARG_TYPE`/`ERR_INVALID_ARG_VALUE` for bad options.
+   * @see https://openid.net/specs/openid-connect-rpinitiated-1_0.html#RPLogout
+   *
+   * @example
+   * ```ts
+   * import type { AccessToken, Client } from '@gatehouse/oauth2'
+   * let client!: Client
+   * let token!: AccessToken // from the sign-in, with its id_token
+   * const url = client.endSessionUrl({
+   *   idTokenHint: String(token.params.id_token),
+   *   postLogoutRedirectUri: 'https://app.example/signed-out',
+   *   state: 'after-logout',
+   * })
+   * ```
+   */
+  endSessionUrl(options: EndSessionOptions = {}): string {
+    assertRecord('options', options)
+    assertKnownKeys('options', options, END_SESSION_OPTION_KEYS)
+    const { idTokenHint, postLogoutRedirectUri, state, clientId, params = {} } = options
+    for (const [name, value] of Object.entries({
+      idTokenHint,
+      postLogoutRedirectUri,
+      state,
+      clientId,
+    })) {
+      if (value !== undefined) assertString(`options.${name}`, value)
+    }
+    if (postLogoutRedirectUri !== undefined && !URL.canParse(postLogoutRedirectUri)) {
+      throw invalidValue('options.postLogoutRedirectUri', 'must be an absolute URL')
+    }
+    assertRecord('options.params', params)
+    const url = this.#endpointUrl('endSessionUrl', 'end session endpoint')
+    return withQuery(new URL(url), {
+      ...params,
+      client_id: clientId ?? this.id,
+      ...(idTokenHint === undefined ? {} : { id_token_hint: idTokenHint }),
+      ...(postLogoutRedirectUri === undefined
+        ? {}
+        : { post_logout_redirect_uri: postLogoutRedirectUri }),
+      ...(state === undefined ? {} : { state }),
+    })
+  }
+
   /** An endpoint that has no default path: from the option or discovery, else `invalid_metadata`. */
-  #endpointUrl(option: 'pushedAuthorizationRequestUrl' | 'deviceAuthorizationUrl', what: string) {
+  #endpointUrl(
+    option: 'pushedAuthorizationRequestUrl' | 'deviceAuthorizationUrl' | 'endSessionUrl',
+    what: string,
+  ) {
     const path = this.options[option]
     if (path === undefined) {
       throw libraryError(

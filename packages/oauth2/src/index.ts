@@ -7,6 +7,7 @@
  * @packageDocumentation
  */
 export { Client } from './client.js'
+export type { EndSessionOptions } from './client.js'
 export type {
   ClientOptions,
   ClientOptionsFor,

@@ -212,7 +212,8 @@ function isStringArray(value: unknown): value is readonly string[] {
 /**
  * The options of a discovered client: `options` with `site` set to the issuer, the `metadata`, the
  * endpoints the metadata names (`authorizeUrl`, `tokenUrl`, `revokeUrl`, `introspectUrl`,
- * `userinfoUrl`, `pushedAuthorizationRequestUrl`, `deviceAuthorizationUrl`; an endpoint it does not
+ * `userinfoUrl`, `pushedAuthorizationRequestUrl`, `deviceAuthorizationUrl`, `endSessionUrl`; an
+ * endpoint it does not
  * name keeps the option's value), and `requirePar` when the server requires pushed authorization
  * requests. The DPoP algorithm is settled against `dpop_signing_alg_values_supported` by the
  * client.
@@ -237,6 +238,7 @@ export function discoveredOptions<O extends ClientOptions>(
       metadata.pushed_authorization_request_endpoint ?? options.pushedAuthorizationRequestUrl,
     deviceAuthorizationUrl:
       metadata.device_authorization_endpoint ?? options.deviceAuthorizationUrl,
+    endSessionUrl: metadata.end_session_endpoint ?? options.endSessionUrl,
     requirePar:
       options.requirePar === true || metadata.require_pushed_authorization_requests === true,
   }

@@ -276,7 +276,7 @@ export async function startProvider(options: StartProviderOptions = {}): Promise
 }
 
 /** A page a {@link Browser} stopped at: not a redirect, or a redirect to the redirect URI. */
-interface Page {
+export interface Page {
   readonly url: URL
   readonly status: number
   readonly body: string
@@ -284,9 +284,9 @@ interface Page {
 
 /**
  * A headless browser: a cookie jar and redirect following (every hop a GET), enough for
- * oidc-provider's authorization, interaction and device pages.
+ * oidc-provider's authorization, interaction, device and logout pages.
  */
-class Browser {
+export class Browser {
   readonly #jar = new Map<string, string>()
 
   /** Sends the request, then follows redirects until a page or the redirect URI. */
