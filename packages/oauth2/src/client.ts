@@ -5,12 +5,15 @@ import {
   assertString,
   invalidType,
   invalidValue,
+  isRecord,
   optionKeys,
+  show,
 } from './args.js'
 import { Authenticator, type AuthScheme } from './authenticator.js'
 import {
   checkOptions,
   resolveOptions,
+  type ClientOptions,
   type ClientOptionsFor,
   type ResolvedClientOptions,
 } from './client-options.js'
@@ -33,6 +36,12 @@ import {
   type AuthorizationServerMetadata,
 } from './oidc/metadata.js'
 import { SentNonces } from './oidc/sent-nonces.js'
+import {
+  authSchemeOf,
+  readRegistration,
+  type ClientMetadata,
+  type ClientRegistration,
+} from './registration.js'
 import { fetchUserinfo, type UserinfoOptions } from './oidc/userinfo.js'
 import { systemRandom } from './random.js'
 import {
@@ -95,6 +104,30 @@ const END_SESSION_OPTION_KEYS = optionKeys<EndSessionOptions>({
   clientId: true,
   params: true,
 })
+
+/** Options of {@link Client.register}: the returned client's options and the registration's. */
+export type RegisterOptions<RaiseErrors extends boolean = true> = ClientOptionsFor<RaiseErrors> & {
+  /**
+   * The initial access token the server gave out of band, sent as a bearer token with the
+   * registration request (RFC 7591 §3).
+   */
+  readonly initialAccessToken?: string | undefined
+}
+
+/** The registration endpoint: its requests carry the initial access token. */
+const REGISTRATION: Endpoint = {
+  name: 'registration endpoint',
+  option: 'registration_endpoint',
+  refusal:
+    'registration requests carry the initial access token and are never redirected ' +
+    '(RFC 7591 §3)',
+}
+
+/** The options of a client that only reads metadata and registers: the transport's. */
+function transportOptions(options: ClientOptions, site: string): ClientOptions {
+  const { fetch, connectionOpts, logger, clock } = options
+  return { site, fetch, connectionOpts, logger, clock }
+}
 
 /** Discovery documents are read where the issuer says, never through a redirect. */
 const DISCOVERY: Endpoint = {
@@ -266,6 +299,122 @@ export class Client<RaiseErrors extends boolean = true> {
       discoveredOptions(options, issuer, metadata),
       buildConnection,
     )
+  }
+
+  /**
+   * Registers a client with an authorization server (RFC 7591) and returns a client configured
+   * with the issued credentials. Discovers the server (as {@link Client.discover}), POSTs
+   * `clientMetadata` as JSON to its `registration_endpoint` (with `Authorization: Bearer
+   * <initialAccessToken>` when given, RFC 7591 §3; never through a redirect), checks the response
+   * (status 201, `client_id`, a `client_secret` with its `client_secret_expires_at`, a secure
+   * `registration_client_uri`), and builds the client: the issued `client_id` and
+   * `client_secret`, `authScheme` from the registered `token_endpoint_auth_method`
+   * (`client_secret_basic` when absent), `redirect_uri` when exactly one was registered (options
+   * win over both), and the discovered endpoints.
+   *
+   * @param issuer The issuer identifier (https; http only on a loopback host).
+   * @param clientMetadata The client metadata to register (RFC 7591 §2), wire names.
+   * @param options `initialAccessToken` (RFC 7591 §3, when the server requires one) and the
+   *   options of the returned client.
+   * @param buildConnection The connection builder callback.
+   * @returns `{ client, registration }`: the client, and the registration response as sent (with
+   *   `registration_access_token` and `registration_client_uri`, RFC 7592 §3, when the server
+   *   issues them; keep them, with the secret, to manage the registration).
+   * @throws {OAuth2Error} `invalid_metadata` (discovery, or no `registration_endpoint`); the
+   *   server's error (`invalid_redirect_uri`, `invalid_client_metadata`,
+   *   `invalid_software_statement`, `unapproved_software_statement`, RFC 7591 §3.2.2; or
+   *   `invalid_token` for a bad initial access token); `invalid_registration_response`;
+   *   `redirect_not_followed`.
+   * @throws {TypeError} `ERR_INVALID_ARG_TYPE`/`ERR_INVALID_ARG_VALUE` for bad arguments, and for a
+   *   registered `token_endpoint_auth_method` this library does not speak (pass `authScheme`).
+   * @see https://www.rfc-editor.org/rfc/rfc7591#section-3
+   *
+   * @example
+   * ```ts
+   * import { Client } from '@gatehouse/oauth2'
+   * const { client, registration } = await Client.register('https://auth.example', {
+   *   client_name: 'My app',
+   *   redirect_uris: ['https://app.example/callback'],
+   *   grant_types: ['authorization_code', 'refresh_token'],
+   * })
+   * // keep client.id, client.secret and registration.registration_access_token
+   * ```
+   */
+  static async register<RaiseErrors extends boolean = true>(
+    issuer: string,
+    clientMetadata: ClientMetadata,
+    options: RegisterOptions<RaiseErrors> = {},
+    buildConnection?: (connection: ConnectionBuilder) => void,
+  ): Promise<{ client: Client<RaiseErrors>; registration: ClientRegistration }> {
+    checkIssuer(issuer)
+    if (!isRecord(clientMetadata)) throw invalidType('clientMetadata', 'an object', clientMetadata)
+    assertRecord('options', options)
+    const { initialAccessToken, ...clientOptions } = options
+    if (initialAccessToken !== undefined) {
+      assertString('options.initialAccessToken', initialAccessToken)
+    }
+    checkOptions(clientOptions)
+    const probe = new this('', undefined, transportOptions(clientOptions, issuer), buildConnection)
+    let metadata: AuthorizationServerMetadata
+    let registration: ClientRegistration
+    try {
+      metadata = await fetchMetadata(probe, issuer)
+      const endpoint = metadata.registration_endpoint
+      if (typeof endpoint !== 'string') {
+        throw libraryError(
+          'invalid_metadata',
+          `${issuer} has no registration_endpoint: it does not take dynamic client registration`,
+        )
+      }
+      const response = await probe.#requester.send(
+        'post',
+        endpoint,
+        {
+          body: clientMetadata,
+          headers: {
+            'content-type': 'application/json',
+            ...(initialAccessToken === undefined
+              ? {}
+              : { authorization: `Bearer ${initialAccessToken}` }),
+          },
+          snaky: false,
+          raiseErrors: true,
+        },
+        REGISTRATION,
+      )
+      registration = readRegistration(response)
+    } finally {
+      await probe.close()
+    }
+    const authScheme =
+      clientOptions.authScheme ?? authSchemeOf(registration.token_endpoint_auth_method)
+    if (authScheme === undefined) {
+      throw invalidValue(
+        'options.authScheme',
+        `is needed: the registered token_endpoint_auth_method ` +
+          `${show(registration.token_endpoint_auth_method)} has no authScheme of its own`,
+      )
+    }
+    const redirects = registration.redirect_uris
+    const redirect =
+      Array.isArray(redirects) && redirects.length === 1 && typeof redirects[0] === 'string'
+        ? redirects[0]
+        : undefined
+    const client = new this(
+      registration.client_id,
+      authScheme === 'none' ? undefined : registration.client_secret,
+      discoveredOptions(
+        {
+          ...(redirect === undefined ? {} : { redirect_uri: redirect }),
+          ...clientOptions,
+          authScheme,
+        },
+        issuer,
+        metadata,
+      ),
+      buildConnection,
+    )
+    return { client, registration }
   }
 
   /** `{ redirect_uri }` from the options, or `{}` (the gem's `redirection_params`). */

@@ -94,6 +94,19 @@ export type OAuth2ErrorCode =
    * `require_pushed_authorization_requests`): use `authCode.pushAuthorizationRequest()`.
    */
   | 'par_required'
+  /** RFC 7591 §3.2.2: a redirection URI of the client metadata was refused. */
+  | 'invalid_redirect_uri'
+  /** RFC 7591 §3.2.2: a field of the client metadata was refused. */
+  | 'invalid_client_metadata'
+  /** RFC 7591 §3.2.2: the software statement is invalid. */
+  | 'invalid_software_statement'
+  /** RFC 7591 §3.2.2: the software statement is not approved for this server. */
+  | 'unapproved_software_statement'
+  /**
+   * The registration response (RFC 7591 §3.2.1) was not a 201 with a JSON object holding
+   * `client_id` (and `client_secret_expires_at` with a secret).
+   */
+  | 'invalid_registration_response'
   /** The pushed authorization response (RFC 9126 §2.2) lacked `request_uri` or `expires_in`. */
   | 'invalid_par_response'
   /** The device authorization response (RFC 8628 §3.2) lacked or mistyped a required field. */

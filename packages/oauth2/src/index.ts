@@ -7,7 +7,8 @@
  * @packageDocumentation
  */
 export { Client } from './client.js'
-export type { EndSessionOptions } from './client.js'
+export type { EndSessionOptions, RegisterOptions } from './client.js'
+export type { ClientMetadata, ClientRegistration } from './registration.js'
 export type {
   ClientOptions,
   ClientOptionsFor,

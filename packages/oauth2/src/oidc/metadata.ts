@@ -28,6 +28,8 @@ export interface AuthorizationServerMetadata {
   readonly require_pushed_authorization_requests?: boolean
   /** RFC 8628 §4: where device authorization requests go. */
   readonly device_authorization_endpoint?: string
+  /** RFC 7591 §3: where dynamic client registration requests go. */
+  readonly registration_endpoint?: string
   /** RFC 9207 §3: authorization responses carry `iss` (then required by the callback check). */
   readonly authorization_response_iss_parameter_supported?: boolean
   /** RFC 9449 §5.1: the JWS algorithms the server accepts for DPoP proofs. */
