@@ -114,6 +114,15 @@ export interface ClientOptions {
    */
   readonly requirePar?: boolean | undefined
   /**
+   * Refuse authorization requests that are not signed request objects (RFC 9101 §10.5):
+   * `authCode.authorizeUrl()` then throws `request_object_required` unless called with
+   * `requestObject: true`, and `pushAuthorizationRequest()` signs by itself. {@link Client.discover}
+   * turns it on when the server metadata has `require_signed_request_object: true`.
+   *
+   * @default false
+   */
+  readonly requireSignedRequestObject?: boolean | undefined
+  /**
    * Sender-constrained tokens with DPoP (RFC 9449): `true` for a generated ES256 key pair, or
    * {@link DPoPOptions} (`keyPair`, `algorithm`). Token requests (every grant, refresh included)
    * and pushed authorization requests then carry a DPoP proof; tokens issued with `token_type`
@@ -170,6 +179,8 @@ export interface ResolvedClientOptions {
   readonly requirePkce: boolean
   /** Whether pushed authorization requests are required (see {@link ClientOptions.requirePar}). */
   readonly requirePar: boolean
+  /** Whether request objects are required (see {@link ClientOptions.requireSignedRequestObject}). */
+  readonly requireSignedRequestObject: boolean
   /**
    * The DPoP key pair (when given) and the proofs' algorithm, if DPoP is on (see
    * {@link ClientOptions.dpop}; a generated key pair is never shown here).
@@ -209,6 +220,7 @@ const CLIENT_OPTION_KEYS = optionKeys<ClientOptions>({
   privateKey: true,
   requirePkce: true,
   requirePar: true,
+  requireSignedRequestObject: true,
   dpop: true,
   metadata: true,
   accessTokenClass: true,
@@ -315,6 +327,7 @@ export function checkOptions(options: ClientOptions): void {
     )
   }
   assertOptionalBoolean('options.requirePar', options.requirePar)
+  assertOptionalBoolean('options.requireSignedRequestObject', options.requireSignedRequestObject)
   const max = options.maxRedirects
   if (max !== undefined && (!Number.isInteger(max) || max < 0)) {
     throw invalidType('options.maxRedirects', 'a non-negative integer', max)
@@ -387,6 +400,7 @@ export function resolveOptions(
     maxRedirects: options.maxRedirects ?? 5,
     requirePkce: options.requirePkce ?? options.authScheme === 'none',
     requirePar: options.requirePar ?? false,
+    requireSignedRequestObject: options.requireSignedRequestObject ?? false,
     dpop:
       options.dpop === undefined
         ? undefined

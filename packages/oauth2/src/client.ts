@@ -44,6 +44,7 @@ import {
 } from './registration.js'
 import { fetchUserinfo, type UserinfoOptions } from './oidc/userinfo.js'
 import { systemRandom } from './random.js'
+import { RequestObjectSigner } from './request-object.js'
 import {
   lowerHeaders,
   Requester,
@@ -175,6 +176,7 @@ export class Client<RaiseErrors extends boolean = true> {
   readonly #dpop: DPoP | undefined
   readonly #close: () => Promise<void>
   readonly #sentNonces = new SentNonces()
+  readonly #requestObjects: RequestObjectSigner
   #verifier: IdTokenVerifier | undefined
   #tokenUrl: string | undefined
 
@@ -233,6 +235,12 @@ export class Client<RaiseErrors extends boolean = true> {
     this.#dpop =
       dpop === undefined ? undefined : new DPoP(dpop, { clock: this.clock, random: systemRandom })
     this.#tokens = new TokenEndpoint(this, this.#requester, authenticator, this.#dpop)
+    this.#requestObjects = new RequestObjectSigner(
+      clientId,
+      options.privateKey,
+      () => this.clock.now(),
+      systemRandom,
+    )
   }
 
   /** The client secret (not shown by `util.inspect` or `JSON.stringify`). */
@@ -492,6 +500,25 @@ export class Client<RaiseErrors extends boolean = true> {
    */
   get sentNonces(): SentNonces {
     return this.#sentNonces
+  }
+
+  /**
+   * Signs authorization request parameters as a request object (RFC 9101 §4) with the client's
+   * `privateKey`; `aud` is the server's issuer identifier (the metadata's, else `site`).
+   *
+   * @internal
+   */
+  signRequestObject(params: Readonly<Record<string, unknown>>): Promise<string> {
+    const audience = this.options.metadata?.issuer ?? this.#site
+    if (audience === undefined) {
+      return Promise.reject(
+        invalidValue(
+          'options.site',
+          'is needed to sign request objects (their aud is the issuer): use Client.discover()',
+        ),
+      )
+    }
+    return this.#requestObjects.sign(params, audience)
   }
 
   /** The client's DPoP key and server nonces, when it has the `dpop` option. @internal */

@@ -107,6 +107,12 @@ export type OAuth2ErrorCode =
    * `client_id` (and `client_secret_expires_at` with a secret).
    */
   | 'invalid_registration_response'
+  /**
+   * `authCode.authorizeUrl()` without `requestObject: true` on a client with
+   * `requireSignedRequestObject` (or whose server metadata sets `require_signed_request_object`):
+   * the request must be a signed request object (RFC 9101 §10.5).
+   */
+  | 'request_object_required'
   /** The pushed authorization response (RFC 9126 §2.2) lacked `request_uri` or `expires_in`. */
   | 'invalid_par_response'
   /** The device authorization response (RFC 8628 §3.2) lacked or mistyped a required field. */

@@ -1,5 +1,5 @@
 import type { AccessToken, AccessTokenOptions } from '../access-token.js'
-import { assertRecord, assertString, invalidValue } from '../args.js'
+import { assertOptionalBoolean, assertRecord, assertString, invalidValue } from '../args.js'
 import {
   callbackParams,
   checkCallbackChecks,
@@ -26,6 +26,13 @@ export interface AuthorizeParams {
    * process) pass it as `idToken({ nonce })`.
    */
   readonly nonce?: string
+  /**
+   * Send the request as a signed request object (JAR, RFC 9101): every parameter goes in a JWT
+   * signed with the client's `privateKey` (`iss` the client id, `aud` the issuer, 5-minute `exp`,
+   * `typ` `oauth-authz-req+jwt`), and the URL carries only `client_id` and `request`. A library
+   * option, never sent as such. `authorizeUrl` then returns a promise.
+   */
+  readonly requestObject?: boolean
   readonly [param: string]: unknown
 }
 
@@ -84,14 +91,41 @@ export class AuthCode<RaiseErrors extends boolean = true> {
    * The URL to send the user's browser to: the client's authorize endpoint with `response_type=code`,
    * `client_id`, the client's `redirect_uri` (if set) and `params` (which win), sorted by key.
    *
+   * With `requestObject: true` (JAR, RFC 9101 §5.1) the parameters are signed as a request object
+   * with the client's `privateKey` and the URL is `<authorize endpoint>?client_id=…&request=<jwt>`;
+   * signing is asynchronous, so the call then returns a promise. A client with
+   * `requireSignedRequestObject` (set by discovery from `require_signed_request_object`) refuses
+   * plain URLs.
+   *
    * @throws {TypeError} `ERR_INVALID_ARG_VALUE` when `params` holds `client_secret` (it must never
    *   reach a browser), or when the client has `requirePkce` and `code_challenge` or
-   *   `code_challenge_method` is missing.
+   *   `code_challenge_method` is missing; with `requestObject`, when the client has no
+   *   `privateKey` (the promise rejects).
    * @throws {OAuth2Error} `par_required` when the client has `requirePar` (set by discovery when
    *   the server requires pushed authorization requests): use
-   *   {@link AuthCode.pushAuthorizationRequest}.
+   *   {@link AuthCode.pushAuthorizationRequest}; `request_object_required` without
+   *   `requestObject: true` on a client with `requireSignedRequestObject`.
+   * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.1.1
+   * @see https://www.rfc-editor.org/rfc/rfc9101#section-5
+   *
+   * @example
+   * ```ts
+   * import { pkce, type Client } from '@gatehouse/oauth2'
+   * let client!: Client // with a privateKey
+   * const { code_challenge, code_challenge_method } = pkce()
+   * const plain = client.authCode.authorizeUrl({ scope: 'openid', state: 's', code_challenge, code_challenge_method })
+   * const signed = await client.authCode.authorizeUrl({
+   *   scope: 'openid',
+   *   state: 's',
+   *   code_challenge,
+   *   code_challenge_method,
+   *   requestObject: true,
+   * })
+   * ```
    */
-  authorizeUrl(params: AuthorizeParams = {}): string {
+  authorizeUrl(params: AuthorizeParams & { readonly requestObject: true }): Promise<string>
+  authorizeUrl(params?: AuthorizeParams): string
+  authorizeUrl(params: AuthorizeParams = {}): string | Promise<string> {
     if (this.#client.options.requirePar) {
       throw libraryError(
         'par_required',
@@ -100,11 +134,42 @@ export class AuthCode<RaiseErrors extends boolean = true> {
           'await client.authCode.pushAuthorizationRequest(params) instead of authorizeUrl(params)',
       )
     }
-    const url = authorizeUrlFor(this.#client, 'code', params, (p) => {
+    assertRecord('params', params)
+    const { requestObject, ...rest } = params
+    assertOptionalBoolean('params.requestObject', requestObject)
+    if (requestObject === true) return this.#signedUrl(rest)
+    if (this.#client.options.requireSignedRequestObject) {
+      throw libraryError(
+        'request_object_required',
+        'authorization requests must be signed request objects (requireSignedRequestObject, or ' +
+          'the server metadata sets require_signed_request_object, RFC 9101 §10.5): pass ' +
+          'requestObject: true (and await the URL), or push the request',
+      )
+    }
+    const url = authorizeUrlFor(this.#client, 'code', rest, (p) => {
       checkPkce(this.#client, p)
     })
-    this.#client.sentNonces.remember(params)
+    this.#client.sentNonces.remember(rest)
     return url
+  }
+
+  /** The parameters of a code-flow authorization request, checked (`client_secret`, PKCE). */
+  #requestParams(params: AuthorizeParams): Record<string, unknown> {
+    if (Object.hasOwn(params, 'client_secret')) {
+      throw invalidValue('params.client_secret', 'must not be sent to the authorization endpoint')
+    }
+    checkPkce(this.#client, params)
+    const client = this.#client
+    return { response_type: 'code', client_id: client.id, ...client.redirectionParams(), ...params }
+  }
+
+  /** The authorize endpoint URL of a request object: `client_id` and `request` (RFC 9101 §5.2). */
+  async #signedUrl(params: AuthorizeParams): Promise<string> {
+    const client = this.#client
+    const request = await client.signRequestObject(this.#requestParams(params))
+    client.sentNonces.remember(params)
+    const endpoint = resolveUrl(client.site, client.options.authorizeUrl, 'options.authorizeUrl')
+    return withQuery(endpoint, { client_id: client.id, request })
   }
 
   /**
@@ -118,6 +183,9 @@ export class AuthCode<RaiseErrors extends boolean = true> {
    * `params` (which win), checked as {@link AuthCode.authorizeUrl} checks them (`requirePkce`).
    * The `request_uri` is valid for the `expires_in` the server chose (often 60 seconds): redirect
    * at once, and push again for a new attempt.
+   *
+   * With `requestObject: true`, or on a client with `requireSignedRequestObject`, the parameters
+   * are pushed as a signed request object (RFC 9126 §3, RFC 9101): `client_id` and `request`.
    *
    * @param params `scope`, `state`, `nonce`, `code_challenge`, `code_challenge_method`,
    *   `redirect_uri`, `headers`, extra parameters.
@@ -147,13 +215,16 @@ export class AuthCode<RaiseErrors extends boolean = true> {
    */
   async pushAuthorizationRequest(params: AuthorizeParams = {}): Promise<string> {
     assertRecord('params', params)
-    checkPkce(this.#client, params)
+    const { requestObject, headers, ...rest } = params
+    assertOptionalBoolean('params.requestObject', requestObject)
     const client = this.#client
+    const pushed = this.#requestParams(rest)
+    const signed = requestObject === true || client.options.requireSignedRequestObject
     const response = await client.pushAuthorization({
-      response_type: 'code',
-      client_id: client.id,
-      ...client.redirectionParams(),
-      ...params,
+      ...(signed
+        ? { client_id: client.id, request: await client.signRequestObject(pushed) }
+        : pushed),
+      ...(headers === undefined ? {} : { headers }),
     })
     const { request_uri: requestUri } = responseObject(
       response,
@@ -168,7 +239,7 @@ export class AuthCode<RaiseErrors extends boolean = true> {
         return undefined
       },
     )
-    client.sentNonces.remember(params)
+    client.sentNonces.remember(rest)
     const endpoint = resolveUrl(client.site, client.options.authorizeUrl, 'options.authorizeUrl')
     return withQuery(endpoint, { client_id: client.id, request_uri: requestUri as string })
   }

@@ -1,6 +1,12 @@
 import { decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { Client, CLIENT_ASSERTION_TYPE, pkce, type HttpRequest } from '@gatehouse/oauth2'
+import {
+  Client,
+  CLIENT_ASSERTION_TYPE,
+  pkce,
+  type ClientOptionsFor,
+  type HttpRequest,
+} from '@gatehouse/oauth2'
 import {
   authorize,
   REDIRECT_URI,
@@ -47,7 +53,7 @@ describe('client_secret_jwt and public clients against oidc-provider', () => {
   function recording(
     clientId: string,
     secret: string | undefined,
-    options: Parameters<typeof Client.discover>[3],
+    options: ClientOptionsFor<true>,
   ) {
     const sent: HttpRequest[] = []
     const client = Client.discover(op.issuer, clientId, secret, options, (connection) => {

@@ -89,10 +89,13 @@ describe('Client.register against oidc-provider', () => {
       op.issuer,
       { redirect_uris: ['not a url'] },
       { initialAccessToken: INITIAL_ACCESS_TOKEN },
-    ).catch((error: unknown) => error as OAuth2Error)
+    ).then(
+      () => undefined,
+      (error: unknown) => error as OAuth2Error,
+    )
     expect(badRedirect).toBeInstanceOf(OAuth2Error)
-    expect(badRedirect.code).toBe('invalid_redirect_uri')
-    expect(badRedirect.description).toBe('redirect_uris must only contain valid uris')
+    expect(badRedirect?.code).toBe('invalid_redirect_uri')
+    expect(badRedirect?.description).toBe('redirect_uris must only contain valid uris')
   })
 
   it('checks its arguments', async () => {
