@@ -62,6 +62,14 @@ export interface AccessTokenOptions {
    * part of `toHash()`.
    */
   readonly onRefresh?: ((token: AccessToken) => void | Promise<void>) | undefined
+  /**
+   * The resource the token is for (RFC 8707 resource indicator): the token's requests then go
+   * only there (a relative path resolves against it; an absolute URL must be on its origin, under
+   * its path, else `TypeError`), and its refreshes ask for it again (`resource` in the
+   * `refresh_token` grant, RFC 8707 §2.2). `''` is the resource itself and `tools/list` goes
+   * under it. Set by `Client.forResource`; kept by `toHash()`.
+   */
+  readonly resource?: string | undefined
   readonly [field: string]: unknown
 }
 
@@ -75,6 +83,8 @@ export interface AccessTokenHash {
   readonly headerFormat: string
   readonly paramName: string
   readonly tokenName?: string | undefined
+  /** The resource the token is bound to, if any (see {@link AccessTokenOptions.resource}). */
+  readonly resource?: string | undefined
   readonly [field: string]: unknown
 }
 
@@ -115,6 +125,7 @@ const OPTION_KEYS = new Set([
   'headerFormat',
   'paramName',
   'onRefresh',
+  'resource',
 ])
 
 /** Ruby's `to_i`: leading integer of a string, else 0. */
@@ -189,6 +200,8 @@ export class AccessToken {
   readonly paramName: string
   /** The response field the token was read from, when given. */
   readonly tokenName: string | undefined
+  /** The resource the token's requests are bound to (see {@link AccessTokenOptions.resource}). */
+  readonly resource: string | undefined
   /**
    * The token response this token was built from (set by `Client#getToken`; replaced when the
    * token refreshes itself).
@@ -256,6 +269,10 @@ export class AccessToken {
     this.headerFormat = optionalString('opts.headerFormat', opts.headerFormat) ?? 'Bearer %s'
     this.paramName = optionalString('opts.paramName', opts.paramName) ?? 'access_token'
     this.tokenName = optionalString('opts.tokenName', opts.tokenName)
+    this.resource = optionalString('opts.resource', opts.resource)
+    if (this.resource !== undefined && !URL.canParse(this.resource)) {
+      throw invalidValue('opts.resource', 'must be an absolute URL (RFC 8707 §2)')
+    }
     const onRefresh = opts.onRefresh
     if (onRefresh !== undefined && typeof onRefresh !== 'function') {
       throw invalidType('opts.onRefresh', 'a function (token) => void | Promise<void>', onRefresh)
@@ -415,7 +432,12 @@ export class AccessToken {
       throw libraryError('no_refresh_token', 'A refresh_token is not available')
     }
     const { response, token: next } = await this.client.requestToken(
-      { ...params, grant_type: 'refresh_token', refresh_token: refreshToken },
+      {
+        ...(this.resource === undefined ? {} : { resource: this.resource }),
+        ...params,
+        grant_type: 'refresh_token',
+        refresh_token: refreshToken,
+      },
       { ...this.#options(), ...accessTokenOpts },
     )
     // Only with raiseErrors: false: there is no token to return (the gem fails on nil here).
@@ -432,6 +454,7 @@ export class AccessToken {
       ...(this.tokenName === undefined ? {} : { tokenName: this.tokenName }),
       ...(this.expiresLatency === undefined ? {} : { expiresLatency: this.expiresLatency }),
       ...(this.#onRefresh === undefined ? {} : { onRefresh: this.#onRefresh }),
+      ...(this.resource === undefined ? {} : { resource: this.resource }),
     }
   }
 
@@ -638,6 +661,7 @@ export class AccessToken {
     opts: TokenRequestOptions,
   ): Promise<Response> {
     if (typeof verb !== 'string') throw invalidType('verb', 'a string', verb)
+    if (this.resource !== undefined) path = this.#withinResource(path, this.resource)
     const mode = this.#modeFor(verb.toLowerCase() as HttpVerb)
     const { autoRefresh: _autoRefresh, ...rest } = opts
     if (this.dpopBound) return this.#sendDpop(verb, path, mode, rest)
@@ -669,6 +693,34 @@ export class AccessToken {
       }
     }
     return this.client.request(verb, path, next)
+  }
+
+  /**
+   * The absolute URL of a request of a token bound to `resource`: `''` is the resource, a relative
+   * path goes under it (a leading `/` from its origin's root), and the result must be on its
+   * origin, under its path.
+   *
+   * @throws {TypeError} `ERR_INVALID_ARG_VALUE` for a URL outside the resource.
+   */
+  #withinResource(path: string | URL, resource: string): URL {
+    const base = new URL(resource)
+    const text = String(path)
+    // Relative paths go under the resource (`tools/list` of `…/mcp` is `…/mcp/tools/list`).
+    const directory = new URL(base)
+    if (!directory.pathname.endsWith('/')) directory.pathname += '/'
+    const url = URL.canParse(text) ? new URL(text) : text === '' ? base : new URL(text, directory)
+    const prefix = base.pathname.replace(/\/$/, '')
+    if (
+      url.origin !== base.origin ||
+      !(url.pathname === prefix || url.pathname.startsWith(`${prefix}/`) || prefix === '')
+    ) {
+      throw invalidValue(
+        'url',
+        `is outside the resource the token is for (${base.origin}${base.pathname}): the token ` +
+          'goes nowhere else (RFC 8707)',
+      )
+    }
+    return url
   }
 
   /** Sends the request as RFC 9449 §7.1 wants: `Authorization: DPoP` and a fresh proof. */
@@ -804,6 +856,7 @@ export class AccessToken {
       headerFormat: this.headerFormat,
       paramName: this.paramName,
       ...(this.tokenName === undefined ? {} : { tokenName: this.tokenName }),
+      ...(this.resource === undefined ? {} : { resource: this.resource }),
     }
   }
 
@@ -824,6 +877,7 @@ export class AccessToken {
       headerFormat: this.headerFormat,
       paramName: this.paramName,
       tokenName: this.tokenName,
+      resource: this.resource,
       params,
     }
   }

@@ -411,3 +411,16 @@ export function resolveOptions(
     accessTokenClass: options.accessTokenClass ?? AccessToken,
   })
 }
+
+/**
+ * The options of a client that only reads metadata and registers: the transport's, and `site`.
+ *
+ * @internal
+ */
+export function transportOptions(
+  options: Pick<ClientOptions, 'fetch' | 'connectionOpts' | 'logger' | 'clock'>,
+  site: string,
+): ClientOptions {
+  const { fetch, connectionOpts, logger, clock } = options
+  return { site, fetch, connectionOpts, logger, clock }
+}

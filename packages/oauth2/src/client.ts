@@ -13,6 +13,7 @@ import { Authenticator, type AuthScheme } from './authenticator.js'
 import {
   checkOptions,
   resolveOptions,
+  transportOptions,
   type ClientOptions,
   type ClientOptionsFor,
   type ResolvedClientOptions,
@@ -43,6 +44,7 @@ import {
   type ClientRegistration,
 } from './registration.js'
 import { fetchUserinfo, type UserinfoOptions } from './oidc/userinfo.js'
+import { forResource, type ForResourceOptions, type ResourceAuthorization } from './for-resource.js'
 import { systemRandom } from './random.js'
 import { RequestObjectSigner } from './request-object.js'
 import {
@@ -124,10 +126,52 @@ const REGISTRATION: Endpoint = {
     '(RFC 7591 §3)',
 }
 
-/** The options of a client that only reads metadata and registers: the transport's. */
-function transportOptions(options: ClientOptions, site: string): ClientOptions {
-  const { fetch, connectionOpts, logger, clock } = options
-  return { site, fetch, connectionOpts, logger, clock }
+/**
+ * A client of a registration (RFC 7591 §3.2.1): the issued `client_id` and `client_secret`,
+ * `authScheme` from `token_endpoint_auth_method` (`client_secret_basic` when absent),
+ * `redirect_uri` when exactly one was registered (options win over both), and the discovered
+ * endpoints.
+ *
+ * @throws {TypeError} `ERR_INVALID_ARG_VALUE` for a registered `token_endpoint_auth_method` that
+ *   has no `authScheme` (unless `options.authScheme` is given).
+ * @internal
+ */
+export function clientFor<RaiseErrors extends boolean>(
+  ClientClass: new (
+    clientId: string,
+    clientSecret: string | undefined,
+    options: ClientOptionsFor<RaiseErrors>,
+    buildConnection?: (connection: ConnectionBuilder) => void,
+  ) => Client<RaiseErrors>,
+  registration: ClientRegistration,
+  options: ClientOptionsFor<RaiseErrors>,
+  issuer: string,
+  metadata: AuthorizationServerMetadata,
+  buildConnection?: (connection: ConnectionBuilder) => void,
+): Client<RaiseErrors> {
+  const authScheme = options.authScheme ?? authSchemeOf(registration.token_endpoint_auth_method)
+  if (authScheme === undefined) {
+    throw invalidValue(
+      'options.authScheme',
+      `is needed: the registered token_endpoint_auth_method ` +
+        `${show(registration.token_endpoint_auth_method)} has no authScheme of its own`,
+    )
+  }
+  const redirects = registration.redirect_uris
+  const redirect =
+    Array.isArray(redirects) && redirects.length === 1 && typeof redirects[0] === 'string'
+      ? redirects[0]
+      : undefined
+  return new ClientClass(
+    registration.client_id,
+    authScheme === 'none' ? undefined : registration.client_secret,
+    discoveredOptions(
+      { ...(redirect === undefined ? {} : { redirect_uri: redirect }), ...options, authScheme },
+      issuer,
+      metadata,
+    ),
+    buildConnection,
+  )
 }
 
 /** Discovery documents are read where the issuer says, never through a redirect. */
@@ -374,55 +418,86 @@ export class Client<RaiseErrors extends boolean = true> {
           `${issuer} has no registration_endpoint: it does not take dynamic client registration`,
         )
       }
-      const response = await probe.#requester.send(
-        'post',
-        endpoint,
-        {
-          body: clientMetadata,
-          headers: {
-            'content-type': 'application/json',
-            ...(initialAccessToken === undefined
-              ? {}
-              : { authorization: `Bearer ${initialAccessToken}` }),
-          },
-          snaky: false,
-          raiseErrors: true,
-        },
-        REGISTRATION,
-      )
+      const response = await probe.registrationRequest(endpoint, clientMetadata, initialAccessToken)
       registration = readRegistration(response)
     } finally {
       await probe.close()
     }
-    const authScheme =
-      clientOptions.authScheme ?? authSchemeOf(registration.token_endpoint_auth_method)
-    if (authScheme === undefined) {
-      throw invalidValue(
-        'options.authScheme',
-        `is needed: the registered token_endpoint_auth_method ` +
-          `${show(registration.token_endpoint_auth_method)} has no authScheme of its own`,
-      )
-    }
-    const redirects = registration.redirect_uris
-    const redirect =
-      Array.isArray(redirects) && redirects.length === 1 && typeof redirects[0] === 'string'
-        ? redirects[0]
-        : undefined
-    const client = new this(
-      registration.client_id,
-      authScheme === 'none' ? undefined : registration.client_secret,
-      discoveredOptions(
-        {
-          ...(redirect === undefined ? {} : { redirect_uri: redirect }),
-          ...clientOptions,
-          authScheme,
-        },
-        issuer,
-        metadata,
-      ),
-      buildConnection,
-    )
+    const client = clientFor(this, registration, clientOptions, issuer, metadata, buildConnection)
     return { client, registration }
+  }
+
+  /**
+   * A client of a registration made elsewhere (for `Client.forResource`).
+   *
+   * @internal
+   */
+  static fromRegistration(
+    registration: ClientRegistration,
+    options: ClientOptions,
+    issuer: string,
+    metadata: AuthorizationServerMetadata,
+    buildConnection?: (connection: ConnectionBuilder) => void,
+  ): Client {
+    return clientFor(this, registration, options, issuer, metadata, buildConnection)
+  }
+
+  /**
+   * Walks the whole chain from a protected resource to a token for it, as an MCP client must
+   * (MCP authorization; RFC 9728, RFC 8414, RFC 7591, RFC 9126, RFC 7636, RFC 8707):
+   *
+   * 1. the resource's metadata ({@link discoverResource}: the `resource_metadata` of its `401`,
+   *    else its well-known document), `resource` checked;
+   * 2. the metadata of the first of its `authorization_servers` (OpenID Connect discovery, then
+   *    RFC 8414), which must list `S256` in `code_challenge_methods_supported`;
+   * 3. a client id: the `clientIdMetadataDocument` URL when the server has
+   *    `client_id_metadata_document_supported`, else a dynamic registration (RFC 7591) with
+   *    `clientMetadata` (a public client by default), kept per issuer in `registrations`;
+   * 4. an authorization request with PKCE S256, a random `state`, the `scope` and the RFC 8707
+   *    `resource`, pushed (RFC 9126) when the server takes PAR.
+   *
+   * It resolves with the URL to send the user to and `complete(callback)`, which validates the
+   * callback, exchanges the code (with `resource`) and yields a token bound to the resource: its
+   * `fetch` goes only to the resource, is DPoP-bound with the `dpop` option, and refreshes itself
+   * asking for the same resource.
+   *
+   * @param resourceUrl The protected resource (an MCP server's URL): https, http only on a
+   *   loopback host, no fragment.
+   * @param options `redirectUri` (required), `clientMetadata` or `clientIdMetadataDocument`,
+   *   `scope`, `dpop`, `registrations`, `initialAccessToken`, `challenge`, and the transport
+   *   options (`fetch`, `connectionOpts`, `logger`, `clock`).
+   * @param buildConnection The connection builder callback, for every client of the chain.
+   * @returns `{ authorizeUrl, state, codeVerifier, resource, resourceMetadata, client, complete }`.
+   * @throws {OAuth2Error} `invalid_resource_metadata` (no metadata, another `resource`, no
+   *   `authorization_servers`, an authorization server that is not https); `invalid_metadata`
+   *   (discovery; no S256; no way to get a client id); the registration's and the PAR's errors.
+   * @throws {TypeError} `ERR_INVALID_ARG_TYPE`/`ERR_INVALID_ARG_VALUE` for bad arguments.
+   * @see https://modelcontextprotocol.io/specification/draft/basic/authorization
+   * @see https://www.rfc-editor.org/rfc/rfc9728
+   * @see https://www.rfc-editor.org/rfc/rfc8707
+   *
+   * @example
+   * ```ts
+   * import { Client, type ClientRegistration } from '@gatehouse/oauth2'
+   * const registrations = new Map<string, ClientRegistration>()
+   * const flow = await Client.forResource('https://mcp.example.com/mcp', {
+   *   redirectUri: 'http://127.0.0.1:8123/callback',
+   *   clientIdMetadataDocument: 'https://app.example.com/oauth/client.json',
+   *   dpop: true,
+   *   registrations,
+   * })
+   * // send the user to flow.authorizeUrl; then, with the URL the browser came back to:
+   * declare const callbackUrl: string
+   * const token = await flow.complete(callbackUrl)
+   * const tools = await token.fetch('', { method: 'POST', body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' })
+   * ```
+   */
+  static forResource(
+    resourceUrl: string | URL,
+    options: ForResourceOptions,
+    buildConnection?: (connection: ConnectionBuilder) => void,
+  ): Promise<ResourceAuthorization> {
+    return forResource(this, resourceUrl, options, buildConnection)
   }
 
   /** `{ redirect_uri }` from the options, or `{}` (the gem's `redirection_params`). */
@@ -608,6 +683,35 @@ export class Client<RaiseErrors extends boolean = true> {
    */
   discoveryRequest(url: string): Promise<Response> {
     return this.#requester.send('get', url, { snaky: false, raiseErrors: false }, DISCOVERY)
+  }
+
+  /**
+   * POSTs client metadata as JSON to a registration endpoint (RFC 7591 §3.1), with the initial
+   * access token as a bearer token when given; never redirected; errors raised.
+   *
+   * @internal
+   */
+  registrationRequest(
+    endpoint: string,
+    clientMetadata: ClientMetadata,
+    initialAccessToken: string | undefined,
+  ): Promise<Response> {
+    return this.#requester.send(
+      'post',
+      endpoint,
+      {
+        body: clientMetadata,
+        headers: {
+          'content-type': 'application/json',
+          ...(initialAccessToken === undefined
+            ? {}
+            : { authorization: `Bearer ${initialAccessToken}` }),
+        },
+        snaky: false,
+        raiseErrors: true,
+      },
+      REGISTRATION,
+    )
   }
 
   /**

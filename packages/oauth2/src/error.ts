@@ -113,6 +113,12 @@ export type OAuth2ErrorCode =
    * the request must be a signed request object (RFC 9101 §10.5).
    */
   | 'request_object_required'
+  /**
+   * Protected resource metadata (RFC 9728) is missing, malformed, for another resource, or names
+   * an authorization server that is not https; or `Client.forResource` cannot go on with what the
+   * resource and its authorization server advertise.
+   */
+  | 'invalid_resource_metadata'
   /** The pushed authorization response (RFC 9126 §2.2) lacked `request_uri` or `expires_in`. */
   | 'invalid_par_response'
   /** The device authorization response (RFC 8628 §3.2) lacked or mistyped a required field. */

@@ -9,6 +9,13 @@
 export { Client } from './client.js'
 export type { EndSessionOptions, RegisterOptions } from './client.js'
 export type { ClientMetadata, ClientRegistration } from './registration.js'
+export { discoverResource } from './discover-resource.js'
+export type { DiscoverResourceOptions, ProtectedResourceMetadata } from './resource.js'
+export type {
+  ForResourceOptions,
+  RegistrationCache,
+  ResourceAuthorization,
+} from './for-resource.js'
 export type {
   ClientOptions,
   ClientOptionsFor,

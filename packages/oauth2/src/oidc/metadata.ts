@@ -30,6 +30,8 @@ export interface AuthorizationServerMetadata {
   readonly device_authorization_endpoint?: string
   /** RFC 9101 §10.5: authorization requests must be signed request objects. */
   readonly require_signed_request_object?: boolean
+  /** draft-ietf-oauth-client-id-metadata-document: a client id may be its metadata document's URL. */
+  readonly client_id_metadata_document_supported?: boolean
   /** RFC 7591 §3: where dynamic client registration requests go. */
   readonly registration_endpoint?: string
   /** RFC 9207 §3: authorization responses carry `iss` (then required by the callback check). */
