@@ -119,6 +119,11 @@ export type OAuth2ErrorCode =
    * resource and its authorization server advertise.
    */
   | 'invalid_resource_metadata'
+  /**
+   * A token sharing its refreshes through a `TokenStore` waited `waitTimeoutMs` for another
+   * process's refresh, and neither found a new token in the store nor could take the lease.
+   */
+  | 'token_store_timeout'
   /** The pushed authorization response (RFC 9126 §2.2) lacked `request_uri` or `expires_in`. */
   | 'invalid_par_response'
   /** The device authorization response (RFC 8628 §3.2) lacked or mistyped a required field. */

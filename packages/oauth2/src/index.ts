@@ -36,6 +36,8 @@ export type {
   TokenMode,
   TokenRequestOptions,
 } from './access-token.js'
+export { MemoryTokenStore, RedisTokenStore, TOKEN_STORE_DEFAULTS } from './token-store.js'
+export type { RedisClientLike, TokenStore, TokenStoreOptions } from './token-store.js'
 export { Response } from './response.js'
 export type { ParseOption, ResponseHeaders, ResponseInit, ResponseOptions } from './response.js'
 export { ConnectionError, OAuth2Error, TimeoutError } from './error.js'

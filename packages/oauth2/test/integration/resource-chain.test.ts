@@ -51,12 +51,14 @@ describe('discoverResource and Client.forResource against a resource server and 
           },
         }
       },
-    })
-    op.provider.use(async (ctx, next) => {
-      if (ctx.path === '/reg' && ctx.method === 'POST') {
-        registrations.push({ method: 'POST', url: ctx.href, headers: {}, body: undefined })
-      }
-      await next()
+      setup: (provider) => {
+        provider.use(async (ctx, next) => {
+          if (ctx.path === '/reg' && ctx.method === 'POST') {
+            registrations.push({ method: 'POST', url: ctx.href, headers: {}, body: undefined })
+          }
+          await next()
+        })
+      },
     })
   })
 
@@ -104,6 +106,7 @@ describe('discoverResource and Client.forResource against a resource server and 
       clientMetadata: { client_name: 'chain test' },
     })
     expect(cache.get(op.issuer)?.client_id).toBe(flow.client.id)
+    expect(registrations).toHaveLength(1)
     expect(flow.client.options.authScheme).toBe('none')
     expect(flow.resource).toBe(rs.resource)
     const url = new URL(flow.authorizeUrl)

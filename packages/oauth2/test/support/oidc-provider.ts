@@ -57,6 +57,11 @@ export interface StartProviderOptions {
    * @default none
    */
   readonly configure?: (configuration: Configuration) => void
+  /**
+   * Adds middleware or listeners before the server listens (Koa composes its middleware then:
+   * `provider.use` afterwards has no effect). @default none
+   */
+  readonly setup?: (provider: Provider) => void
 }
 
 export async function startProvider(options: StartProviderOptions = {}): Promise<TestProvider> {
@@ -251,6 +256,7 @@ export async function startProvider(options: StartProviderOptions = {}): Promise
     },
   })
 
+  options.setup?.(provider)
   const server: Server = provider.listen(port, '127.0.0.1')
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve)
