@@ -143,7 +143,9 @@ export class MemoryTokenStore implements TokenStore {
   /** {@inheritDoc TokenStore.get} */
   get(key: string): Promise<Record<string, unknown> | undefined> {
     const json = this.#tokens.get(key)
-    return Promise.resolve(json === undefined ? undefined : (JSON.parse(json) as Record<string, unknown>))
+    return Promise.resolve(
+      json === undefined ? undefined : (JSON.parse(json) as Record<string, unknown>),
+    )
   }
 
   /** {@inheritDoc TokenStore.set} */
@@ -178,8 +180,11 @@ export class MemoryTokenStore implements TokenStore {
  * the store; nothing is imported from it.
  */
 export interface RedisClientLike {
+  /** `GET key`: the stored token's JSON. */
   get(key: string): Promise<string | null>
+  /** `EVALSHA sha1 numKeys keys… args…`: a cached Lua script (lease, fenced write, release). */
   evalsha(sha1: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>
+  /** `EVAL script numKeys keys… args…`: the same, when Redis answers `NOSCRIPT`. */
   eval(script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>
 }
 
@@ -250,7 +255,9 @@ export class RedisTokenStore implements TokenStore {
   constructor(redis: RedisClientLike, options: { readonly keyPrefix?: string } = {}) {
     if (
       typeof redis !== 'object' ||
-      ['get', 'evalsha', 'eval'].some((m) => typeof (redis as unknown as Record<string, unknown>)[m] !== 'function')
+      ['get', 'evalsha', 'eval'].some(
+        (m) => typeof (redis as unknown as Record<string, unknown>)[m] !== 'function',
+      )
     ) {
       throw invalidType('redis', 'an ioredis client (get, evalsha, eval)', redis)
     }
@@ -287,12 +294,17 @@ export class RedisTokenStore implements TokenStore {
   }
 
   /** {@inheritDoc TokenStore.set} */
-  async set(key: string, hash: Readonly<Record<string, unknown>>, fence?: number): Promise<boolean> {
+  async set(
+    key: string,
+    hash: Readonly<Record<string, unknown>>,
+    fence?: number,
+  ): Promise<boolean> {
     const [token, , fences] = this.#keys(key)
-    const stored = await this.#run(this.#scripts.set, [token, fences], [
-      JSON.stringify(hash),
-      fence === undefined ? '' : fence,
-    ])
+    const stored = await this.#run(
+      this.#scripts.set,
+      [token, fences],
+      [JSON.stringify(hash), fence === undefined ? '' : fence],
+    )
     return stored === 1
   }
 

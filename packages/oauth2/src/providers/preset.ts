@@ -83,8 +83,11 @@ export interface ProfileInput {
  * does not say whether it verified it; treat it as unverified for linking accounts).
  */
 export interface ProviderProfileEmail {
+  /** The address. */
   readonly email: string
+  /** `true`/`false` as the provider says; `undefined` when it does not say. */
   readonly verified: boolean | undefined
+  /** Whether it is the account's primary address. */
   readonly primary: boolean
 }
 
@@ -126,8 +129,11 @@ export interface RefreshSupport {
 
 /** What the profile requests may need besides the endpoints. */
 export interface ProfileRequestContext {
+  /** The client id (Twitch's `Client-Id` header). */
   readonly clientId: string
+  /** The client secret (Facebook's `appsecret_proof` key). */
   readonly clientSecret: string
+  /** The user's access token. */
   readonly accessToken: string
 }
 
