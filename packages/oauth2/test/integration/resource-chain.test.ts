@@ -1,5 +1,4 @@
 import { decodeJwt } from 'jose'
-import { errors } from 'oidc-provider'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   Client,
@@ -8,14 +7,9 @@ import {
   type ClientRegistration,
   type HttpRequest,
 } from '@gatehouse/oauth2'
-import { cimdAdapterFactory } from '../support/cimd-adapter.js'
-import {
-  authorize,
-  REDIRECT_URI,
-  startProvider,
-  type TestProvider,
-} from '../support/oidc-provider.js'
-import { startProtectedResource, type ProtectedResource } from '../support/protected-resource.js'
+import { authorize, REDIRECT_URI, type TestProvider } from '../support/oidc-provider.js'
+import type { ProtectedResource } from '../support/protected-resource.js'
+import { startResourceChain } from '../support/resource-chain.js'
 import { argError } from '../support/expect.js'
 
 /**
@@ -27,44 +21,24 @@ import { argError } from '../support/expect.js'
 describe('discoverResource and Client.forResource against a resource server and oidc-provider', () => {
   let op: TestProvider
   let rs: ProtectedResource
+  let stop: () => Promise<void>
   const registrations: HttpRequest[] = []
 
   beforeAll(async () => {
-    rs = await startProtectedResource(() => op.issuer, REDIRECT_URI)
-    op = await startProvider({
-      configure(configuration) {
-        configuration.adapter = cimdAdapterFactory()
-        configuration.scopes = [...(configuration.scopes ?? []), 'mcp:tools']
-        configuration.discovery = { client_id_metadata_document_supported: true }
-        configuration.issueRefreshToken = (_ctx, client) =>
-          Promise.resolve(client.grantTypeAllowed('refresh_token'))
-        configuration.features = {
-          ...configuration.features,
-          registration: { enabled: true },
-          resourceIndicators: {
-            enabled: true,
-            useGrantedResource: () => true,
-            getResourceServerInfo: (_ctx, indicator) => {
-              if (indicator !== rs.resource) throw new errors.InvalidTarget()
-              return { scope: 'mcp:tools', accessTokenFormat: 'jwt' }
-            },
-          },
+    const chain = await startResourceChain((provider) => {
+      provider.use(async (ctx, next) => {
+        if (ctx.path === '/reg' && ctx.method === 'POST') {
+          registrations.push({ method: 'POST', url: ctx.href, headers: {}, body: undefined })
         }
-      },
-      setup: (provider) => {
-        provider.use(async (ctx, next) => {
-          if (ctx.path === '/reg' && ctx.method === 'POST') {
-            registrations.push({ method: 'POST', url: ctx.href, headers: {}, body: undefined })
-          }
-          await next()
-        })
-      },
+        await next()
+      })
     })
+    ;({ op, rs } = chain)
+    stop = () => chain.stop()
   })
 
   afterAll(async () => {
-    await op.stop()
-    await rs.close()
+    await stop()
   })
 
   const complete = async (authorizeUrl: string) =>
