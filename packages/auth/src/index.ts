@@ -174,13 +174,17 @@ export { InMemoryEmailSendLimiter, type EmailSendLimiter } from './limiter/email
 export { TokenBucketLimiter, type BucketRate } from './limiter/token-bucket.js'
 export type { OAuthProvider, ProviderTokens, ProviderUserData } from './provider/oauth-provider.js'
 export {
+  DatabaseUnavailableError,
+  isDatabaseUnavailable,
   isLockTimeout,
+  isStatementTimeout,
   isUniqueViolation,
   tableNames,
   type Db,
   type PoolStats,
   type Queryable,
   type Tables,
+  type TransactionOptions,
   type Tx,
 } from './storage/db.js'
 export {

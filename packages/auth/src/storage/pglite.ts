@@ -1,6 +1,13 @@
 import { mkdirSync } from 'node:fs'
 import { PGlite, type Transaction } from '@electric-sql/pglite'
-import { tableNames, type Db, type Queryable, type Tables, type Tx } from './db.js'
+import {
+  tableNames,
+  type Db,
+  type Queryable,
+  type Tables,
+  type TransactionOptions,
+  type Tx,
+} from './db.js'
 
 function wrap(target: PGlite | Transaction, t: Tables): Queryable {
   return {
@@ -45,8 +52,14 @@ export async function openPglite(url: string, namespace: string): Promise<Db> {
     t,
     query: base.query,
     exec: base.exec,
-    async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-      return lite.transaction((tx) => fn(wrap(tx, t)))
+    async transaction<T>(fn: (tx: Tx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+      return lite.transaction(async (tx) => {
+        const result = await fn(wrap(tx, t))
+        // PGlite commits in this process as soon as the callback returns: `commit` only decides
+        // whether it may (it throws to roll back), as it does before PostgreSQL's COMMIT.
+        if (options.commit) await options.commit(() => Promise.resolve())
+        return result
+      })
     },
     async close() {
       await lite.close()

@@ -13,7 +13,7 @@
 import type { AsyncLocalStorage } from 'node:async_hooks'
 import { SpanKind } from '@opentelemetry/api'
 import { endWithError, type TraceSpan, type Tracing } from '@gatehouse/telemetry'
-import type { Db, Queryable, Tx } from '../storage/db.js'
+import type { Db, Queryable, TransactionOptions, Tx } from '../storage/db.js'
 
 /** The SQL keyword a statement starts with (`SELECT`, `WITH`, …), for its span name. */
 export function operationOf(text: string): string {
@@ -83,11 +83,11 @@ export function tracedDb(db: Db, tracing: Tracing, spans: AsyncLocalStorage<Trac
     query: base.query,
     exec: base.exec,
     ...(db.poolStats ? { poolStats: db.poolStats.bind(db) } : {}),
-    transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    transaction<T>(fn: (tx: Tx) => Promise<T>, options?: TransactionOptions): Promise<T> {
       const parent = spans.getStore()
-      if (parent === undefined) return db.transaction(fn)
+      if (parent === undefined) return db.transaction(fn, options)
       return inSpan(tracing, spans, parent, 'transaction', { 'db.system.name': 'postgresql' }, () =>
-        db.transaction((tx) => fn(tracedQueryable(tx, tracing, spans))),
+        db.transaction((tx) => fn(tracedQueryable(tx, tracing, spans)), options),
       )
     },
     close: () => db.close(),
