@@ -6,10 +6,12 @@
  *
  * @module
  */
+import { AsyncLocalStorage } from 'node:async_hooks'
 import type { FetchLike } from '@gatehouse/oauth2'
 import { RateLimitClient, type RateLimitClientCounts } from '@gatehouse/ratelimit'
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
+import type { RequestDeadline } from './api/deadline.js'
 import { authRoutes } from './api/routes.js'
 import { systemClock, type Clock } from './clock.js'
 import type { Settings } from './conf/settings.js'
@@ -40,6 +42,7 @@ import { TwilioProvider } from './sms/twilio.js'
 import { TwilioVerifyProvider } from './sms/twilio-verify.js'
 import { VonageProvider } from './sms/vonage.js'
 import type { Db } from './storage/db.js'
+import { guardedDb } from './storage/guarded-db.js'
 import { migrate, readMigrations } from './storage/migrate.js'
 import { openDb } from './storage/open.js'
 import type { AuthMetrics } from './telemetry/auth-metrics.js'
@@ -107,7 +110,12 @@ export interface AuthApp {
    * {@link AuthApp.start} (`serveCommand` does), or `inject()` requests.
    */
   readonly server: FastifyInstance
-  /** The database. @throws {Error} Before {@link AuthApp.start} has resolved. */
+  /**
+   * The database: the one given or opened (with spans under `TRACING_ENABLED`); the services'
+   * statements also go through their request's deadline (`guardedDb`).
+   *
+   * @throws {Error} Before {@link AuthApp.start} has resolved.
+   */
   readonly db: Db
   /** The signing and verification keys. @throws {Error} Before {@link AuthApp.start}. */
   readonly keys: JwtKeys
@@ -269,6 +277,8 @@ export function smsProviderFor(
 }
 
 interface Started {
+  /** The database as {@link AuthApp.db} gives it: traced, without the requests' deadlines. */
+  readonly db: Db
   readonly ctx: AppContext
   readonly freshDatabase: boolean
   readonly mailQueue: MailQueue
@@ -291,7 +301,10 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
   const clock = deps.clock ?? systemClock
   const random = deps.random ?? cryptoRandom
   const passwords = deps.passwordHasher ?? passwordHasherFor(settings)
-  const server = createServer(settings, { random, logger: deps.logger })
+  // Each request's deadline, for its database work: a request answered with its timeout never
+  // commits afterwards (see `api/deadline.ts`).
+  const deadlines = new AsyncLocalStorage<RequestDeadline>()
+  const server = createServer(settings, { random, logger: deps.logger, deadlines })
   let started: Started | undefined
   // Telemetry: nothing is built (no hook, no wrapper, no span) for what is off.
   const limiters = limitersFor(settings, deps)
@@ -326,7 +339,8 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
     const opened =
       deps.db ?? (await openDb(settings.db.url, settings.db.namespace, settings.db.maxPoolSize))
     if (!deps.db) ownedDb = opened
-    const db = telemetry.tracing ? tracedDb(opened, telemetry.tracing, telemetry.spans) : opened
+    const traced = telemetry.tracing ? tracedDb(opened, telemetry.tracing, telemetry.spans) : opened
+    const db = guardedDb(traced, () => deadlines.getStore())
     const mailer = deps.mailer ?? mailerFor(settings, clock, deps.logger)
     const sms = deps.sms ?? smsProviderFor(settings, deps.logger)
     const counted = telemetry.metrics !== undefined || deps.metrics !== undefined
@@ -344,6 +358,7 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
         logger: deps.logger,
       })
       started = {
+        db: traced,
         freshDatabase: migrations[0] !== undefined && applied.includes(migrations[0].version),
         mailQueue,
         cleanup: new CleanupJob({
@@ -394,7 +409,7 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
     settings,
     server,
     get db() {
-      return ready().ctx.db
+      return ready().db
     },
     get keys() {
       return ready().ctx.keys

@@ -183,10 +183,14 @@ export {
   type Db,
   type PoolStats,
   type Queryable,
+  type CommitHook,
+  type QueryOptions,
   type Tables,
   type TransactionOptions,
   type Tx,
 } from './storage/db.js'
+export { guardedDb, isReadOnlyStatement, type WriteGuard } from './storage/guarded-db.js'
+export { RequestDeadline } from './api/deadline.js'
 export {
   DURATION_BUCKETS,
   meterAuthMetrics,

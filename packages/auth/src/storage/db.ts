@@ -38,6 +38,7 @@ export interface Queryable {
   readonly query: <R = Record<string, unknown>>(
     text: string,
     params?: readonly unknown[],
+    options?: QueryOptions,
   ) => Promise<{ rows: R[]; rowCount: number }>
   /** Runs a script of several statements without parameters (migrations). */
   readonly exec: (script: string) => Promise<void>
@@ -45,6 +46,24 @@ export interface Queryable {
 
 /** A transaction in progress; see {@link Db.transaction}. */
 export type Tx = Queryable
+
+/**
+ * Sends a statement that commits (a transaction's `COMMIT`, or a statement outside a
+ * transaction), once its connection is held: it either calls `send` (and returns its promise) or
+ * throws instead, and nothing is sent (a transaction is rolled back). The request deadline uses
+ * it so that a request it has answered never commits.
+ */
+export type CommitHook = <T>(send: () => Promise<T>) => Promise<T>
+
+/** How one statement runs; see {@link Queryable.query}. */
+export interface QueryOptions {
+  /**
+   * Sends the statement through this hook once it has a connection (outside a transaction only;
+   * ignored inside one, whose `COMMIT` has its own).
+   * @default sends it
+   */
+  readonly commit?: CommitHook
+}
 
 /** How one transaction runs; see {@link Db.transaction}. */
 export interface TransactionOptions {
@@ -55,12 +74,10 @@ export interface TransactionOptions {
    */
   readonly timeoutMs?: number
   /**
-   * Sends the `COMMIT`: called with the function that sends it, it either calls it (and returns
-   * its promise) or throws instead, and the transaction is rolled back. The request deadline
-   * uses it so that a request it has answered never commits.
+   * Sends the `COMMIT` (or throws instead: the transaction is rolled back).
    * @default sends it
    */
-  readonly commit?: (send: () => Promise<void>) => Promise<void>
+  readonly commit?: CommitHook
 }
 
 /** The connection pool's state: `pg.Pool`'s `totalCount`, `idleCount` and `waitingCount`. */

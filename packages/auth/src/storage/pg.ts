@@ -4,7 +4,9 @@ import {
   DatabaseUnavailableError,
   isDatabaseUnavailable,
   tableNames,
+  type CommitHook,
   type Db,
+  type QueryOptions,
   type Queryable,
   type Tables,
   type TransactionOptions,
@@ -52,20 +54,57 @@ async function reporting<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+/** One statement on `client`; named statements are parsed and planned once per connection. */
+// eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- see Queryable.query
+async function run<R>(
+  client: pg.Pool | pg.PoolClient,
+  text: string,
+  params: readonly unknown[],
+): Promise<{ rows: R[]; rowCount: number }> {
+  const result = await reporting(() =>
+    client.query({ name: statementName(text), text, values: params as unknown[] }),
+  )
+  return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 }
+}
+
 function wrap(client: pg.Pool | pg.PoolClient, t: Tables): Queryable {
   return {
     t,
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- see Queryable.query
-    query: async <R>(text: string, params: readonly unknown[] = []) => {
-      // Named statements are parsed and planned once per connection (our SQL texts are fixed).
-      const result = await reporting(() =>
-        client.query({ name: statementName(text), text, values: params as unknown[] }),
-      )
-      return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 }
-    },
+    query: <R>(text: string, params: readonly unknown[] = []) => run<R>(client, text, params),
     exec: async (script: string) => {
       await reporting(() => client.query(script))
     },
+  }
+}
+
+/**
+ * Holds a client of `pool` for `work`: a connection lost meanwhile neither ends the process (a
+ * checked-out client has no listener of the pool's, so its 'error' event would be unhandled) nor
+ * goes back to the pool (it is destroyed on release).
+ *
+ * @param work Gets the client and its state: `broken` once its connection is lost (or the work
+ *   says so, and the client is not reused).
+ */
+async function withClient<T>(
+  pool: pg.Pool,
+  work: (client: pg.PoolClient, connection: { broken: boolean }) => Promise<T>,
+): Promise<T> {
+  const client = await reporting(() => pool.connect())
+  const connection = { broken: false }
+  const onError = (): void => {
+    connection.broken = true
+  }
+  client.on('error', onError)
+  try {
+    return await work(client, connection)
+  } catch (error) {
+    // A statement that failed without an 'error' event may still have lost the connection.
+    if (isDatabaseUnavailable(error)) connection.broken = true
+    throw error
+  } finally {
+    client.off('error', onError)
+    client.release(connection.broken)
   }
 }
 
@@ -80,7 +119,7 @@ export function beginStatements(timeoutMs: number | undefined): string {
   return `BEGIN; SET LOCAL statement_timeout = ${String(statement)}; SET LOCAL lock_timeout = ${String(lock)}`
 }
 
-const sendCommit = (send: () => Promise<void>): Promise<void> => send()
+const sendCommit: CommitHook = (send) => send()
 
 /** What PostgreSQL lets one login open; see {@link derivedPoolSize}. */
 export interface ConnectionLimits {
@@ -169,37 +208,33 @@ export async function openPostgres(
     kind: 'postgres',
     maxConnections: max,
     t,
-    query: base.query,
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- see Queryable.query
+    query: <R>(text: string, params: readonly unknown[] = [], options: QueryOptions = {}) => {
+      const { commit } = options
+      if (commit === undefined) return run<R>(pool, text, params)
+      // The hook decides once the connection is held, right before the statement is sent.
+      return withClient(pool, (client) => commit(() => run<R>(client, text, params)))
+    },
     exec: base.exec,
     async transaction<T>(fn: (tx: Tx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
-      const client = await reporting(() => pool.connect())
-      const connection = { broken: false }
-      // A checked-out client has no listener of the pool's: a connection lost between two
-      // statements would emit an unhandled 'error' and end the process. The next statement (or
-      // the ROLLBACK) fails instead, and the client is destroyed on release.
-      const onError = (): void => {
-        connection.broken = true
-      }
-      client.on('error', onError)
-      const tx = wrap(client, t)
-      try {
-        await tx.exec(beginStatements(options.timeoutMs))
-        const result = await fn(tx)
-        await (options.commit ?? sendCommit)(() => tx.exec('COMMIT'))
-        return result
-      } catch (error) {
-        if (!connection.broken) {
-          try {
-            await client.query('ROLLBACK')
-          } catch {
-            connection.broken = true
+      return withClient(pool, async (client, connection) => {
+        const tx = wrap(client, t)
+        try {
+          await tx.exec(beginStatements(options.timeoutMs))
+          const result = await fn(tx)
+          await (options.commit ?? sendCommit)(() => tx.exec('COMMIT'))
+          return result
+        } catch (error) {
+          if (!connection.broken) {
+            try {
+              await client.query('ROLLBACK')
+            } catch {
+              connection.broken = true
+            }
           }
+          throw storageError(error)
         }
-        throw storageError(error)
-      } finally {
-        client.off('error', onError)
-        client.release(connection.broken)
-      }
+      })
     },
     async close() {
       await pool.end()

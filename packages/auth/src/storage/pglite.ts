@@ -4,6 +4,7 @@ import {
   tableNames,
   type Db,
   type Queryable,
+  type QueryOptions,
   type Tables,
   type TransactionOptions,
   type Tx,
@@ -13,8 +14,9 @@ function wrap(target: PGlite | Transaction, t: Tables): Queryable {
   return {
     t,
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- see Queryable.query
-    query: async <R>(text: string, params: readonly unknown[] = []) => {
-      const result = await target.query<R>(text, params as unknown[])
+    query: async <R>(text: string, params: readonly unknown[] = [], options: QueryOptions = {}) => {
+      const send = () => target.query<R>(text, params as unknown[])
+      const result = await (options.commit ? options.commit(send) : send())
       return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length }
     },
     exec: async (script: string) => {

@@ -48,9 +48,9 @@ function tracedQueryable(
 ): Queryable {
   return {
     t: inner.t,
-    query: (text, params) => {
+    query: (text, params, options) => {
       const parent = spans.getStore()
-      if (parent === undefined) return inner.query(text, params)
+      if (parent === undefined) return inner.query(text, params, options)
       const operation = operationOf(text)
       return inSpan(
         tracing,
@@ -62,7 +62,7 @@ function tracedQueryable(
           'db.operation.name': operation,
           'db.query.text': text,
         },
-        () => inner.query(text, params),
+        () => inner.query(text, params, options),
       )
     },
     exec: (script) => inner.exec(script),
