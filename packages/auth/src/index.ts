@@ -7,7 +7,14 @@
 export { buildAuthApp, createAuthApp, smsProviderFor, type AuthApp, type AuthDeps } from './app.js'
 export { passwordHasherFor } from './server.js'
 export { runCli, parseArgs, USAGE, type CliIo } from './cli.js'
-export { migrateCommand, serveCommand, serviceRoleKey } from './serve.js'
+export {
+  databaseFailureLine,
+  listenFailureLine,
+  migrateCommand,
+  serveCommand,
+  serviceRoleKey,
+  START_FAILURE_EXIT_STATUS,
+} from './serve.js'
 export { systemClock, type Clock } from './clock.js'
 export { cryptoRandom, type Random } from './random.js'
 export type { FactorJson, IdentityJson, TokenResponse, UserJson } from './api/serializers.js'
@@ -190,6 +197,14 @@ export {
   type Tx,
 } from './storage/db.js'
 export { guardedDb, isReadOnlyStatement, type WriteGuard } from './storage/guarded-db.js'
+export {
+  describeDatabaseError,
+  isDatabaseError,
+  isTransientStartError,
+  maskDatabaseUrl,
+  waitForDatabase,
+  type WaitForDatabaseOptions,
+} from './storage/reach.js'
 export { RequestDeadline } from './api/deadline.js'
 export {
   DURATION_BUCKETS,
