@@ -15,6 +15,7 @@ import type { RequestDeadline } from './api/deadline.js'
 import { authRoutes } from './api/routes.js'
 import { systemClock, type Clock } from './clock.js'
 import type { Settings } from './conf/settings.js'
+import { startWarnings } from './conf/start-warnings.js'
 import type { AppContext } from './context.js'
 import { JwtKeys } from './crypto/jwt.js'
 import type { PasswordHasher } from './crypto/password-hasher.js'
@@ -157,8 +158,9 @@ export interface AuthApp {
   cleanup(): Promise<CleanupResult>
   /**
    * Loads the keys, opens the database (unless one was given) and applies pending migrations,
-   * opens the Prometheus endpoint (when configured), then makes the server ready. Calling it
-   * again returns the same promise.
+   * opens the Prometheus endpoint (when configured), then makes the server ready. Logs at `warn`
+   * what the settings leave unable to work (`startWarnings`: confirmations that cannot be
+   * sent). Calling it again returns the same promise.
    *
    * @throws {Error} When the database cannot be reached or a key cannot be imported (what was
    *   opened is closed again).
@@ -343,6 +345,12 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
     const db = guardedDb(traced, () => deadlines.getStore())
     const mailer = deps.mailer ?? mailerFor(settings, clock, deps.logger)
     const sms = deps.sms ?? smsProviderFor(settings, deps.logger)
+    for (const warning of startWarnings(settings, {
+      mailer: deps.mailer !== undefined,
+      sms: deps.sms !== undefined,
+    })) {
+      deps.logger?.warn({ component: 'settings', setting: warning.setting }, warning.message)
+    }
     const counted = telemetry.metrics !== undefined || deps.metrics !== undefined
     try {
       const migrations = await readMigrations()

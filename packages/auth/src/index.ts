@@ -7,6 +7,7 @@
 export { buildAuthApp, createAuthApp, smsProviderFor, type AuthApp, type AuthDeps } from './app.js'
 export { passwordHasherFor } from './server.js'
 export { runCli, parseArgs, USAGE, type CliIo } from './cli.js'
+export { startWarnings, type StartWarning } from './conf/start-warnings.js'
 export {
   databaseFailureLine,
   listenFailureLine,

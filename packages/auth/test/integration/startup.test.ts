@@ -1,13 +1,25 @@
 import { createServer, type Server } from 'node:net'
 import {
   adminDatabaseUrl,
+  createTestSchema,
   getFreePort,
   startPostgresServer,
   waitFor,
+  type TestDatabase,
   type TestPostgresServer,
 } from '@gatehouse/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runAuth, startAuthProcess, type AuthRun } from '../support/auth-process.js'
+
+/** A schema on the shared PostgreSQL for the starts that reach their database. */
+let schema: TestDatabase
+
+beforeAll(async () => {
+  schema = await createTestSchema('auth_startup')
+})
+afterAll(async () => {
+  await schema.drop()
+})
 
 /** A password that must never be printed. */
 const PASSWORD = 's3cret-Pa55word'
@@ -93,7 +105,7 @@ describe('gatehouse-auth start failures', () => {
     })
 
     it('one line naming PORT', async () => {
-      const run = await runAuth([], 'pglite://memory', {
+      const run = await runAuth([], schema.url, {
         PORT: String(port),
         AUTHSVC_API_HOST: '127.0.0.1',
         LOG_LEVEL: 'error',
@@ -135,5 +147,33 @@ describe('gatehouse-auth start failures', () => {
         await auth.stop()
       }
     })
+  })
+})
+
+/**
+ * Settings that leave confirmations unable to go out are said at start.
+ *
+ * @see issue 25, item 3: without SMTP_HOST and with mail confirmation on, nothing said that
+ *   sign-ups could never be confirmed; likewise for SMS.
+ */
+describe('gatehouse-auth start warnings', () => {
+  it('warns once for mail without SMTP_HOST and SMS without SMS_PROVIDER', async () => {
+    const auth = await startAuthProcess(schema.url, {
+      AUTHSVC_MAILER_AUTOCONFIRM: 'false',
+      AUTHSVC_EXTERNAL_PHONE_ENABLED: 'true',
+      LOG_LEVEL: 'warn',
+    })
+    await auth.stop()
+    const warnings = auth.process
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((entry) => entry.component === 'settings')
+    expect(warnings.map((w) => [w.setting, w.msg])).toEqual([
+      ['SMTP_HOST', expect.stringMatching(/^SMTP_HOST is not set, so no mail can be sent/)],
+      ['SMS_PROVIDER', expect.stringMatching(/^SMS_PROVIDER is not set, so no SMS can be sent/)],
+    ])
+    expect(warnings.every((w) => w.level === 40 || w.level === 'warn')).toBe(true)
   })
 })
