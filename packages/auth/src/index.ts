@@ -225,7 +225,7 @@ export {
 } from './telemetry/telemetry.js'
 export { openDb } from './storage/open.js'
 export { migrate, readMigrations, MIGRATIONS_DIR, type Migration } from './storage/migrate.js'
-export { createLogger, REDACT_PATHS } from './logger.js'
+export { createLogger, LEVEL_WORDS, REDACT_PATHS } from './logger.js'
 export { CleanupJob, type CleanupJobOptions, type CleanupResult } from './services/cleanup.js'
 export {
   MailQueue,
