@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process'
+import { rmSync } from 'node:fs'
 import { chown, mkdtemp, readFile, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -125,6 +126,12 @@ export async function startPostgresServer(
   const account: { uid?: number; gid?: number } =
     process.getuid?.() === 0 ? await accountOf(options.user ?? 'postgres') : {}
   const dir = await mkdtemp(join(tmpdir(), 'gh-test-pg-'))
+  // A test process that ends without destroy() (a timeout, a crash) leaves no data behind; its
+  // postgres is killed by startProcess.
+  const removeOnExit = (): void => {
+    rmSync(dir, { recursive: true, force: true })
+  }
+  process.once('exit', removeOnExit)
   if (account.uid !== undefined && account.gid !== undefined) {
     await chown(dir, account.uid, account.gid)
   }
@@ -200,6 +207,7 @@ export async function startPostgresServer(
       destroyed = true
       await stop('immediate')
       await rm(dir, { recursive: true, force: true })
+      process.removeListener('exit', removeOnExit)
     },
   }
   try {
