@@ -15,7 +15,7 @@ import { UserNotFoundError } from './errors.js'
 import type { AuditActor } from './models/audit-log.js'
 import { findUserByEmail, findUserById, type User } from './models/user.js'
 import { cryptoRandom, type Random } from './random.js'
-import { censor, displayUrl, urlPasswords } from './redact.js'
+import { censor, maskDatabaseUrl, urlPasswords } from './redact.js'
 import { passwordHasherFor } from './server.js'
 import {
   createUserAsAdmin,
@@ -170,7 +170,7 @@ export async function adminCommand(
     return ADMIN_FAILED_EXIT_STATUS
   }
   const unreachable = (error: unknown): number =>
-    fail(`cannot use the database (${displayUrl(url)}): ${(error as Error).message}`)
+    fail(`cannot use the database (${maskDatabaseUrl(url)}): ${(error as Error).message}`)
   let db
   try {
     db = await openDb(url, namespace, 1)

@@ -13,7 +13,7 @@ import type { Settings } from './conf/settings.js'
 import { SmtpMailer } from './mailer/smtp.js'
 import { pendingMigrations } from './storage/migrate.js'
 import { openDb } from './storage/open.js'
-import { censor, displayUrl, urlPasswords } from './redact.js'
+import { censor, maskDatabaseUrl, urlPasswords } from './redact.js'
 
 /** The exit status when a service the settings name cannot be reached. */
 export const CHECK_UNREACHABLE_EXIT_STATUS = 1
@@ -51,7 +51,7 @@ async function databaseLine(settings: Settings, timeoutMs: number): Promise<[str
     // Opening it would create it, and two processes must not open one data directory.
     return [`database: embedded PGlite (${url}), nothing to reach`, true]
   }
-  const shown = displayUrl(url)
+  const shown = maskDatabaseUrl(url)
   try {
     const pending = await within(
       (async () => {

@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest'
-import { censor, displayUrl, urlPasswords } from './redact.js'
+import { censor, maskDatabaseUrl, urlPasswords } from './redact.js'
 
 describe('what the executable may print of a connection URL', () => {
-  it('shows a URL without its password, in the user part or as a parameter', () => {
-    expect(displayUrl('postgres://auth:s%40cret@db:5432/auth?sslmode=require&password=p2')).toBe(
-      'postgres://auth@db:5432/auth?sslmode=require',
+  it('shows a URL with its password masked, in the user part or as a parameter', () => {
+    expect(
+      maskDatabaseUrl('postgres://auth:s%40cret@db:5432/auth?sslmode=require&password=p2'),
+    ).toBe('postgres://auth:***@db:5432/auth?sslmode=require&password=***')
+    expect(maskDatabaseUrl('postgres://db/auth?sslpassword=x')).toBe(
+      'postgres://db/auth?sslpassword=***',
     )
-    expect(displayUrl('postgres://db/auth?sslpassword=x')).toBe('postgres://db/auth')
   })
 
   it('censors the passwords an error message repeats, encoded or not', () => {

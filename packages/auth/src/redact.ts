@@ -1,26 +1,28 @@
 /**
- * What the executable may print about a secret: a connection URL without its password, and an
- * error message with the passwords it repeats censored (`gatehouse-auth check`, `admin`).
+ * What the executable may print about a secret: a connection URL with its password masked, and an
+ * error message with the passwords it repeats censored (`gatehouse-auth serve`, `check`, `admin`).
  *
  * @module
  */
 import { REDACT_CENSOR } from '@gatehouse/settings'
 
 /**
- * A connection URL as it may be shown: without its password (in the user part or as a
- * `password`/`sslpassword` parameter).
+ * `url` with its password replaced by `***` (and the values of `password`-like query
+ * parameters), for messages and logs: user, host, port and database stay, since they are what a
+ * wrong setting gets wrong. A URL that does not parse is not shown at all.
  */
-export function displayUrl(url: string): string {
+export function maskDatabaseUrl(url: string): string {
+  let parsed: URL
   try {
-    const parsed = new URL(url)
-    parsed.password = ''
-    for (const name of [...parsed.searchParams.keys()]) {
-      if (/pass/i.test(name)) parsed.searchParams.delete(name)
-    }
-    return parsed.toString()
+    parsed = new URL(url)
   } catch {
-    return 'DATABASE_URL (not a URL)'
+    return '(a connection string that is not a URL)'
   }
+  if (parsed.password !== '') parsed.password = '***'
+  for (const name of [...parsed.searchParams.keys()]) {
+    if (/pass|secret|key/i.test(name)) parsed.searchParams.set(name, '***')
+  }
+  return parsed.toString().replaceAll('%2A', '*')
 }
 
 /** `message` with every occurrence of the non-empty `secrets` censored. */

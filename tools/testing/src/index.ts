@@ -24,6 +24,11 @@ export {
   type TestDatabase,
 } from './postgres.js'
 export {
+  startPostgresServer,
+  type StartPostgresOptions,
+  type TestPostgresServer,
+} from './postgres-server.js'
+export {
   ping,
   redisKeyPrefix,
   sharedRedisUrl,

@@ -17,6 +17,10 @@ export interface StartProcessOptions {
   env?: NodeJS.ProcessEnv
   /** Working directory of the child. @default process.cwd() */
   cwd?: string
+  /** User id the child runs as (a test run as root starting a server that refuses root). */
+  uid?: number
+  /** Group id the child runs as. */
+  gid?: number
 }
 
 /**
@@ -34,6 +38,8 @@ export async function startProcess(
     stdio: ['ignore', 'pipe', 'pipe'],
     ...(options.env === undefined ? {} : { env: options.env }),
     ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+    ...(options.uid === undefined ? {} : { uid: options.uid }),
+    ...(options.gid === undefined ? {} : { gid: options.gid }),
   })
   let output = ''
   const collect = (chunk: Buffer): void => {

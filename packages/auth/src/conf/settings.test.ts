@@ -66,6 +66,7 @@ describe('loadSettings', () => {
       url: 'postgres://localhost/db',
       maxPoolSize: 0,
       namespace: '',
+      startRetrySeconds: 30,
     })
     expect(s.log).toEqual({ level: 'info', file: '' })
     expect(Object.isFrozen(s.jwt)).toBe(true)

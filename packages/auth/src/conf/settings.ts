@@ -203,6 +203,12 @@ export interface Settings {
     readonly maxPoolSize: number
     /** `DB_NAMESPACE`: table-name prefix (`<ns>_users`); empty for none. @default '' */
     readonly namespace: string
+    /**
+     * `DB_START_RETRY_SECONDS`: how long a start keeps trying, with back-off, to reach a
+     * database that refuses connections, times out or is starting up, in seconds; 0 tries once.
+     * @default 30
+     */
+    readonly startRetrySeconds: number
   }
   readonly log: {
     /** `LOG_LEVEL` (no prefix). @default 'info' */
@@ -1010,6 +1016,10 @@ export const settingsTable = defineSettings(
       help: 'PostgreSQL connections',
       note: 'half of what the server allows',
     }),
+    dbStartRetrySeconds: integer('DB_START_RETRY_SECONDS', {
+      default: '30',
+      help: 'seconds a start retries a database that is down; 0: once',
+    }),
     dbNamespace: text('DB_NAMESPACE', {
       help: 'table-name prefix: <ns>_users, …',
       check: (value) =>
@@ -1541,6 +1551,7 @@ export function loadSettings(env: Env): Settings {
       url: v.dbUrl,
       maxPoolSize: v.dbMaxPoolSize,
       namespace: v.dbNamespace,
+      startRetrySeconds: v.dbStartRetrySeconds,
     },
     log: { level: v.logLevel, file: v.logFile },
     telemetry: {

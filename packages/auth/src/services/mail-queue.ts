@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { AsyncResource } from 'node:async_hooks'
 import type { Logger } from 'pino'
 import type { Clock } from '../clock.js'
 import {
@@ -108,9 +109,18 @@ export class MailQueue implements MailOutbox {
   #again = false
   #woken = false
   #closed = false
+  /**
+   * Runs a function in the context the queue was made in (the server's start), not in that of
+   * the request that woke it: the worker's statements are not the request's, and its deadline
+   * must not cut them.
+   */
+  readonly #detached: (fn: () => void) => void
 
   constructor(options: MailQueueOptions) {
     this.#options = options
+    this.#detached = AsyncResource.bind((fn: () => void) => {
+      fn()
+    })
   }
 
   async enqueue(tx: Queryable, job: string, payload: unknown, now: number): Promise<void> {
@@ -131,9 +141,11 @@ export class MailQueue implements MailOutbox {
   wake(): void {
     if (this.#closed || this.#woken) return
     this.#woken = true
-    setImmediate(() => {
-      this.#woken = false
-      void this.flush()
+    this.#detached(() => {
+      setImmediate(() => {
+        this.#woken = false
+        void this.flush()
+      })
     })
   }
 

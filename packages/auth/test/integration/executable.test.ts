@@ -163,7 +163,7 @@ describe('gatehouse-auth check', () => {
       AUTHSVC_SMTP_ADMIN_EMAIL: 'no-reply@example.com',
     })
     const versions = (await readMigrations()).map((m) => m.version)
-    const shown = databaseUrl.replace(`:${PASSWORD}@`, '@')
+    const shown = databaseUrl.replace(`:${PASSWORD}@`, ':***@')
     expect(await auth(['check', '--connect'], env)).toEqual({
       code: 0,
       stdout: [
