@@ -13,6 +13,7 @@ import type { Settings } from './conf/settings.js'
 import { SmtpMailer } from './mailer/smtp.js'
 import { pendingMigrations } from './storage/migrate.js'
 import { openDb } from './storage/open.js'
+import { describeDatabaseError } from './storage/reach.js'
 import { censor, maskDatabaseUrl, urlPasswords } from './redact.js'
 
 /** The exit status when a service the settings name cannot be reached. */
@@ -71,7 +72,7 @@ async function databaseLine(settings: Settings, timeoutMs: number): Promise<[str
         : `${String(pending.length)} migration(s) pending (${pending.join(', ')}; serve and migrate apply them)`
     return [`database: reachable (${shown}), ${schema}`, true]
   } catch (error) {
-    const reason = censor(error instanceof Error ? error.message : String(error), urlPasswords(url))
+    const reason = censor(describeDatabaseError(error, url), urlPasswords(url))
     return [`database: unreachable (${shown}): ${reason}`, false]
   }
 }

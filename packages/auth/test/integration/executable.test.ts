@@ -194,7 +194,7 @@ describe('gatehouse-auth check', () => {
       code: 1,
       stdout: 'settings: ok\n',
       stderr: [
-        `database: unreachable (postgres://postgres@127.0.0.1:${String(dbPort)}/gone): connect ECONNREFUSED 127.0.0.1:${String(dbPort)}`,
+        `database: unreachable (postgres://postgres:***@127.0.0.1:${String(dbPort)}/gone): connection refused by 127.0.0.1:${String(dbPort)} (is PostgreSQL running there?)`,
         `smtp: unreachable (127.0.0.1:${String(smtpPort)}): connect ECONNREFUSED 127.0.0.1:${String(smtpPort)}`,
         '',
       ].join('\n'),
