@@ -6,6 +6,7 @@
  */
 import { SettingsError } from './errors.js'
 import { Invalid, invalid, type Field, type InvalidOptions } from './fields.js'
+import { markdownTable } from './markdown.js'
 
 /** Fields of a table (or of a {@link Group}) by key; a key becomes a key of the values. */
 export type Fields = { readonly [key: string]: Field<unknown> | Group<Fields> }
@@ -35,6 +36,13 @@ export type Values<F extends Fields> = {
       ? Values<G>
       : never
 }
+
+/**
+ * The settings a table gives, derived from its fields (so that a server's `Settings` type is
+ * never written by hand): `type Settings = SettingsOf<typeof settingsTable>`. The TSDoc of each
+ * table entry carries over to the derived property.
+ */
+export type SettingsOf<T extends { readonly fields: Fields }> = Values<T['fields']>
 
 /** Defaults as text for some fields of `F`: what {@link TableOptions.computedDefaults} answers. */
 export type DefaultTexts<F extends Fields> = {
@@ -101,6 +109,17 @@ export interface HelpOptions {
   readonly width?: number
 }
 
+/** Options of {@link SettingsTable.markdown}. */
+export interface MarkdownOptions {
+  /**
+   * The fields to list, as keys or dotted key paths of fields or groups (`'port'`, `'redis'`,
+   * `'sms.twilio'`; a group lists all its fields), in table order.
+   *
+   * @default every field
+   */
+  readonly keys?: readonly string[]
+}
+
 /** A server's settings table; made by {@link defineSettings}. */
 export interface SettingsTable<F extends Fields, C> {
   /** The fields, to name one in {@link SettingsRead.report}. */
@@ -127,6 +146,16 @@ export interface SettingsTable<F extends Fields, C> {
    * @param options Column width.
    */
   help(context?: C, options?: HelpOptions): string[]
+  /**
+   * A README settings table, `| Variable | Default | Meaning |`: the names (aliases after ` / `),
+   * the constant default (`(empty)`, `required`, or the field's
+   * {@link FieldOptions.computedDefault}) and the whole {@link FieldOptions.help}. Independent of
+   * the host. Put it in a README with {@link replaceMarkedRegion}.
+   *
+   * @param options Which fields.
+   * @throws {TypeError} When a key names no field or group.
+   */
+  markdown(options?: MarkdownOptions): string
 }
 
 interface Entry {
@@ -163,6 +192,20 @@ function assign(root: Record<string, unknown>, path: readonly string[], value: u
     node = node[key] as Record<string, unknown>
   }
   node[path.at(-1) ?? ''] = value
+}
+
+/**
+ * The first sentence of a field's description, as plain text, for `--help`: code spans and links
+ * lose their Markdown, a final period goes.
+ */
+export function helpSummary(description: string): string {
+  const plain = description
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/`([^`]*)`/g, '$1')
+    .replace(/\s+/g, ' ')
+    .trim()
+  const end = /[.!?](?=\s+[A-Z(]|$)/.exec(plain)
+  return end === null ? plain : plain.slice(0, end.index)
 }
 
 /** A field's names for `--help` and {@link SettingsTable.defaults}: `REDIS_URL | KVSTORE_URL`. */
@@ -340,7 +383,7 @@ export function defineSettings<const F extends Fields, C = undefined>(
         (field.note === '' ? '' : `: ${field.note}`)
       const value =
         field.help !== ''
-          ? `${field.help} (${shown})`
+          ? `${helpSummary(field.help)} (${shown})`
           : required || text === '' || field.note !== ''
             ? `(${shown})`
             : shown
@@ -348,5 +391,34 @@ export function defineSettings<const F extends Fields, C = undefined>(
     })
   }
 
-  return Object.freeze({ fields, read, defaults, help })
+  function markdown(markdownOptions: MarkdownOptions = {}): string {
+    const keys = markdownOptions.keys
+    const dotted = entries.map(({ path }) => path.join('.'))
+    for (const key of keys ?? []) {
+      if (!dotted.some((d) => d === key || d.startsWith(`${key}.`))) {
+        throw new TypeError(`${key} names no field or group of the settings table`)
+      }
+    }
+    const chosen = entries.filter(
+      (_, i) => keys?.some((key) => dotted[i] === key || dotted[i]?.startsWith(`${key}.`)) ?? true,
+    )
+    return markdownTable(
+      chosen.map(({ field }) => {
+        const constant = field.default === '' ? '(empty)' : `\`${field.default}\``
+        const base =
+          field.required !== false
+            ? 'required'
+            : field.computedDefault !== ''
+              ? field.computedDefault
+              : constant
+        return {
+          names: [...new Set(field.names)],
+          default: field.note === '' ? base : `${base} (${field.note})`,
+          meaning: field.help,
+        }
+      }),
+    )
+  }
+
+  return Object.freeze({ fields, read, defaults, help, markdown })
 }
