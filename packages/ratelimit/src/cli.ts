@@ -102,7 +102,7 @@ export function serviceUsage(host: HostInfo): string {
     'a command line it cannot run.',
     '',
     'Environment variables (default):',
-    ...settingsTable.help(host),
+    ...settingsTable.help(host, { columns: 100 }),
     '',
     'Full reference: the @gatehouse/ratelimit README.',
     '',

@@ -382,6 +382,18 @@ describe('defineSettings: one description for --help and the README', () => {
     expect(helpSummary('e.g. a host; `0` never')).toBe('e.g. a host; 0 never')
   })
 
+  it('wraps a long first sentence under itself in --help', () => {
+    expect(table.help(undefined, { width: 10, columns: 40 })[0]).toBe(
+      ['  PORT        HTTP port (/json) (8080)'].join('\n'),
+    )
+    const long = defineSettings({
+      a: text('A', { help: 'one two three four five six seven eight nine ten eleven' }),
+    })
+    expect(long.help(undefined, { width: 4, columns: 30 })).toEqual([
+      '  A     one two three four\n        five six seven eight\n        nine ten eleven (none)',
+    ])
+  })
+
   it('renders a README table: names with aliases, defaults, computed defaults, whole descriptions', () => {
     expect(table.markdown().split('\n')).toEqual([
       '| Variable                                | Default                   | Meaning                                                                 |',
@@ -395,17 +407,17 @@ describe('defineSettings: one description for --help and the README', () => {
     ])
   })
 
-  it('renders the fields of some keys and groups, in table order', () => {
+  it('renders the fields of some keys and groups, in the order of the keys', () => {
     const rows = (keys: string[]) =>
       table
         .markdown({ keys })
         .split('\n')
         .slice(2)
         .map((line) => line.split('|')[1]?.trim())
-    expect(rows(['key', 'redis'])).toEqual([
+    expect(rows(['key', 'redis', 'redis.url'])).toEqual([
+      '`KEY`',
       '`REDIS_URL` / `KVSTORE_URL`',
       '`REDIS_POOL_SIZE` / `KVSTORE_POOL_SIZE`',
-      '`KEY`',
     ])
     expect(rows(['redis.poolSize'])).toEqual(['`REDIS_POOL_SIZE` / `KVSTORE_POOL_SIZE`'])
     expect(() => table.markdown({ keys: ['redis.nope'] })).toThrow(

@@ -107,13 +107,15 @@ export interface SettingsRead<V> {
 export interface HelpOptions {
   /** Width of the names column. @default 40 */
   readonly width?: number
+  /** Longest line; a longer description wraps under itself. @default no wrapping */
+  readonly columns?: number
 }
 
 /** Options of {@link SettingsTable.markdown}. */
 export interface MarkdownOptions {
   /**
    * The fields to list, as keys or dotted key paths of fields or groups (`'port'`, `'redis'`,
-   * `'sms.twilio'`; a group lists all its fields), in table order.
+   * `'sms.twilio'`; a group lists its fields in table order), in this order.
    *
    * @default every field
    */
@@ -139,7 +141,8 @@ export interface SettingsTable<F extends Fields, C> {
    */
   defaults(context?: C): ReadonlyMap<string, string>
   /**
-   * The `--help` lines: `  NAME  default`, or `  NAME  help (default)` for a field with help;
+   * The `--help` lines: `  NAME  default`, or `  NAME  help (default)` for a field with help
+   * (its first sentence, wrapped under itself; one element per field, lines joined with `\n`);
    * `(none)` for an empty default, `required` for a required field.
    *
    * @param context For computed defaults.
@@ -206,6 +209,19 @@ export function helpSummary(description: string): string {
     .trim()
   const end = /[.!?](?=\s+[A-Z(]|$)/.exec(plain)
   return end === null ? plain : plain.slice(0, end.index)
+}
+
+/** Splits a text into lines of at most `columns` characters at spaces (a longer word stays whole). */
+function wrap(text: string, columns: number): string[] {
+  const lines: string[] = []
+  let line = ''
+  for (const word of text.split(' ')) {
+    if (line !== '' && line.length + 1 + word.length > columns) {
+      lines.push(line)
+      line = word
+    } else line = line === '' ? word : `${line} ${word}`
+  }
+  return [...lines, line]
 }
 
 /** A field's names for `--help` and {@link SettingsTable.defaults}: `REDIS_URL | KVSTORE_URL`. */
@@ -387,7 +403,17 @@ export function defineSettings<const F extends Fields, C = undefined>(
           : required || text === '' || field.note !== ''
             ? `(${shown})`
             : shown
-      return `  ${displayName(field).padEnd(helpOptions.width ?? 40)}  ${value}`
+      const width = helpOptions.width ?? 40
+      const name = displayName(field)
+      const columns = helpOptions.columns ?? Infinity
+      const lines = wrap(value, Math.max(20, columns - width - 4))
+      // A name wider than its column stands on a line of its own when the line would be too long.
+      if (name.length > width && (lines.length > 1 || name.length + value.length + 4 > columns)) {
+        lines.unshift('')
+      }
+      return lines
+        .map((line, l) => `  ${(l === 0 ? name : '').padEnd(width)}  ${line}`.trimEnd())
+        .join('\n')
     })
   }
 
@@ -399,9 +425,16 @@ export function defineSettings<const F extends Fields, C = undefined>(
         throw new TypeError(`${key} names no field or group of the settings table`)
       }
     }
-    const chosen = entries.filter(
-      (_, i) => keys?.some((key) => dotted[i] === key || dotted[i]?.startsWith(`${key}.`)) ?? true,
-    )
+    const chosen =
+      keys === undefined
+        ? entries
+        : [
+            ...new Set(
+              keys.flatMap((key) =>
+                entries.filter((_, i) => dotted[i] === key || dotted[i]?.startsWith(`${key}.`)),
+              ),
+            ),
+          ]
     return markdownTable(
       chosen.map(({ field }) => {
         const constant = field.default === '' ? '(empty)' : `\`${field.default}\``

@@ -472,9 +472,16 @@ function redisFields(perSecond: boolean) {
     `REDIS_${infix}${suffix}`,
     `KVSTORE_${infix}${suffix}`,
   ]
+  /** The per-second instance's fields say so after the main instance's description. */
+  const about = (description: string): string =>
+    perSecond ? `${description} (for the per-second instance)` : description
+  /** The per-second instance's TLS files default to the main instance's (computed below). */
+  const asMain = perSecond ? { computedDefault: "the main instance's" } : {}
   return group({
     socketType: oneOf(kv('SOCKET_TYPE'), ['tcp', 'unix'], {
-      help: 'how a host:port or path URL is dialled: tcp or unix',
+      help: about(
+        '`tcp` or `unix`: how a single `REDIS_URL` is dialled (`redis://` URLs are always TCP)',
+      ),
       default: 'unix',
     }),
     type: field(
@@ -489,52 +496,75 @@ function redisFields(perSecond: boolean) {
           },
         )
       },
-      { help: 'single, sentinel or cluster', default: 'SINGLE' },
+      { help: about('`single`, `sentinel` or `cluster`'), default: 'SINGLE' },
     ),
     url: text(kv('URL'), {
-      help: 'host:port, socket path, redis:// URL, or a sentinel/cluster list',
+      help: about(
+        'single: `host:port`, a socket path, or `redis://[user:pass@]host:port[/db]` (`rediss://` for TLS); sentinel: `<master name>,<host:port>,…` (at least one sentinel); cluster: `<host:port>,…`',
+      ),
       default: `/var/run/nutcracker/ratelimit${perSecond ? 'persecond' : ''}.sock`,
     }),
     poolSize: integer(kv('POOL_SIZE'), {
-      help: 'connections (single, sentinel)',
+      help: about(
+        'Connections (single, sentinel); the first ready one carries the traffic (one write per event-loop turn), the others take over at once when it drops. Cluster: caps `REDIS_CLUSTER_PIPELINE_PARALLELISM`',
+      ),
       default: '10',
       min: 1,
       max: 1000,
     }),
-    auth: text(kv('AUTH'), { help: 'password or user:password', secret: true }),
-    sentinelAuth: text(kv('SENTINEL_AUTH'), {
-      help: 'password or user:password of the sentinels',
+    auth: text(kv('AUTH'), {
+      help: about('`password` or `username:password` for the data nodes (never logged)'),
       secret: true,
     }),
-    tls: bool(kv('TLS'), { help: 'connect with TLS' }),
-    // The per-second instance's TLS files default to the main instance's (computed below).
-    tlsClientCert: text(kv('TLS_CLIENT_CERT'), { help: 'client certificate file' }),
-    tlsClientKey: text(kv('TLS_CLIENT_KEY'), { help: 'client key file' }),
-    tlsCaCert: text(kv('TLS_CACERT'), { help: 'CA file of the server' }),
-    tlsSkipHostnameVerification: bool(kv('TLS_SKIP_HOSTNAME_VERIFICATION'), {
-      help: 'verify the chain but not the host name',
+    sentinelAuth: text(kv('SENTINEL_AUTH'), {
+      help: about('`password` or `username:password` for the sentinels (never logged)'),
+      secret: true,
     }),
-    timeoutMs: duration(kv('TIMEOUT'), { help: 'connect and read timeout', default: '10s' }),
+    tls: bool(kv('TLS'), { help: about('Connect with TLS (data nodes and sentinels)') }),
+    tlsClientCert: text(kv('TLS_CLIENT_CERT'), {
+      ...asMain,
+      help: about('Client certificate file'),
+    }),
+    tlsClientKey: text(kv('TLS_CLIENT_KEY'), { ...asMain, help: about('Client key file') }),
+    tlsCaCert: text(kv('TLS_CACERT'), { ...asMain, help: about('CA file to verify the server') }),
+    tlsSkipHostnameVerification: bool(kv('TLS_SKIP_HOSTNAME_VERIFICATION'), {
+      ...asMain,
+      help: about('Verify the chain but not the host name'),
+    }),
+    timeoutMs: duration(kv('TIMEOUT'), {
+      help: about(
+        'Connect timeout, and read timeout: a connection with commands in flight that gets no answer for this long is closed (its calls fail) and reconnected, as upstream',
+      ),
+      default: '10s',
+    }),
     poolOnEmptyBehavior: oneOf(kv('POOL_ON_EMPTY_BEHAVIOR'), ['CREATE', 'ERROR', 'WAIT'], {
-      help: 'no connection ready: CREATE, ERROR or WAIT',
+      help: about(
+        'What a call does when no connection is ready (all reconnecting): `CREATE` waits up to `REDIS_POOL_ON_EMPTY_WAIT_DURATION`, then tries the connection being re-established (its error); `ERROR` waits as long, then fails with `no connection to the main redis became ready within …`; `WAIT` waits up to `REDIS_TIMEOUT`, then fails so',
+      ),
       default: 'CREATE',
     }),
     poolOnEmptyWaitMs: duration(kv('POOL_ON_EMPTY_WAIT_DURATION'), {
-      help: 'wait of CREATE and ERROR',
+      help: about('The wait of `CREATE` and `ERROR`'),
       default: '1s',
     }),
     pipelineWindowMs: duration(kv('PIPELINE_WINDOW'), {
-      help: 'pipelining window (cluster: required)',
+      help: about(
+        "Cluster: required non-zero (upstream's implicit pipelining). Commands of one event-loop turn leave together per node, which is within any window",
+      ),
       default: '0',
     }),
     clusterPipelineParallelism: integer(kv('CLUSTER_PIPELINE_PARALLELISM'), {
-      help: 'cluster: keys of one request sent at once; 0 = pool size',
+      help: about(
+        'Cluster: keys of one request sent at once (upstream groups commands by key); `0` = `REDIS_POOL_SIZE`; larger values are capped at it',
+      ),
       default: '1',
       min: 0,
       max: 1000,
     }),
     closeConnectionOnReadonlyError: bool(kv('CLOSE_CONNECTION_ON_READONLY_ERROR'), {
-      help: 'close a connection that answers READONLY',
+      help: about(
+        'A `READONLY` reply (a demoted master after a failover) closes that connection, which reconnects (to the current master with sentinel); the call still fails',
+      ),
     }),
   })
 }
@@ -591,65 +621,66 @@ function parseGrpcHeaders(value: string): Readonly<Record<string, string>> | Inv
  */
 export const settingsTable = defineSettings(
   {
-    host: text('HOST', { help: 'HTTP address (/json, /healthcheck)', default: '0.0.0.0' }),
+    host: text('HOST', { help: 'HTTP address (`/json`, `/healthcheck`)', default: '0.0.0.0' }),
     port: port('PORT', { help: 'HTTP port', default: '8080' }),
     debugHost: text('DEBUG_HOST', {
-      help: 'debug server address (/stats, /rlconfig)',
+      help: 'Debug server address',
       default: '0.0.0.0',
     }),
-    debugPort: port('DEBUG_PORT', { help: 'debug server port', default: '6070' }),
+    debugPort: port('DEBUG_PORT', { help: 'Debug server port', default: '6070' }),
     grpcHost: text('GRPC_HOST', { help: 'gRPC address', default: '0.0.0.0' }),
     grpcPort: port('GRPC_PORT', { help: 'gRPC port', default: '8081' }),
     grpcUds: text('GRPC_UDS', {
-      help: 'serve gRPC on this unix socket instead of GRPC_HOST:GRPC_PORT',
+      help: 'Serve gRPC on this unix socket path instead of host:port',
     }),
     grpcMaxConnectionAgeMs: duration('GRPC_MAX_CONNECTION_AGE', {
-      help: 'close client connections after this age (±10%)',
+      help: 'Close client connections after this age (±10% jitter)',
       default: '24h',
     }),
     grpcMaxConnectionAgeGraceMs: duration('GRPC_MAX_CONNECTION_AGE_GRACE', {
-      help: 'time in-flight calls get after that',
+      help: 'Time in-flight calls get after that',
       default: '1h',
     }),
     grpcMaxConnectionIdleMs: duration('GRPC_MAX_CONNECTION_IDLE', {
-      help: 'GOAWAY to a connection without calls this long; 0 never',
+      help: "Gatehouse addition (grpc-go's `MaxConnectionIdle`): a connection without calls for this long gets GOAWAY; `0` never",
       default: '5m',
     }),
     grpcMaxConcurrentStreams: integer('GRPC_MAX_CONCURRENT_STREAMS', {
-      help: 'calls one connection may have open at once',
+      help: 'Gatehouse addition: calls one connection may have open at once (HTTP/2 `SETTINGS_MAX_CONCURRENT_STREAMS`; Envoy opens more connections when it needs more)',
       default: '100',
       min: 1,
       max: 2 ** 31 - 1,
     }),
     grpcMaxCallDurationMs: duration('GRPC_MAX_CALL_DURATION', {
-      help: 'longest call, from its headers to its answer',
+      help: "Gatehouse addition: the longest a call may take from its headers to its answer; a call ends with `DEADLINE_EXCEEDED` (`Deadline exceeded`) at the earlier of this and its `grpc-timeout`, and an unfinished request's stream is reset, so slow or unfinished calls cannot hold memory. `Health/Watch` is bound by it only until its request arrives",
       default: '10s',
       positive: true,
     }),
     grpcServerImplementation: oneOf('GRPC_SERVER_IMPLEMENTATION', ['native', 'grpc-js'], {
-      help: 'native (node:http2) or grpc-js',
+      help: 'Gatehouse addition: `native` (a lean gRPC server on `node:http2`, the faster path) or `grpc-js` (@grpc/grpc-js); same wire behaviour',
       default: 'native',
     }),
     // Default computed below: two processes where they can run in parallel.
     workers: integer('RATELIMIT_WORKERS', {
-      help: 'processes serving the same ports (1 with BACKEND_TYPE=memory)',
+      computedDefault: '`2` for `redis` or `memcache` on 2+ cores, else `1`',
+      help: "Gatehouse addition: processes serving the same ports (node:cluster) to use more cores; more than 1 needs a shared backend (Redis, memcache). Workers that fill the cores run with V8's single-threaded GC. A worker that cannot start stops the service (exit 1). The debug port's `/stats` and the Prometheus endpoint show the sum over all workers",
       min: 1,
       max: 64,
     }),
     maxDescriptorsPerRequest: integer('MAX_DESCRIPTORS_PER_REQUEST', {
-      help: 'descriptors in one request',
+      help: 'Descriptors in one request (1..100000)',
       default: '64',
       min: 1,
       max: 100_000,
     }),
     maxEntriesPerDescriptor: integer('MAX_ENTRIES_PER_DESCRIPTOR', {
-      help: 'entries in one descriptor',
+      help: 'Entries in one descriptor (1..100000)',
       default: '32',
       min: 1,
       max: 100_000,
     }),
     maxDescriptorEntryBytes: integer('MAX_DESCRIPTOR_ENTRY_BYTES', {
-      help: 'longest entry key or value, UTF-8 bytes',
+      help: 'Longest entry key, and longest entry value, in UTF-8 bytes (1..4194304)',
       default: '4096',
       min: 1,
       max: 4 * 1024 * 1024,
@@ -659,24 +690,29 @@ export const settingsTable = defineSettings(
       (value) =>
         LOG_LEVELS[value.toLowerCase()] ??
         invalid('must be one of trace, debug, info, warn, error, fatal, panic'),
-      { help: 'trace, debug, info, warn, error, fatal (panic)', default: 'WARN' },
+      {
+        help: '`trace`, `debug`, `info`, `warn`, `error`, `fatal` (`panic` = `fatal`)',
+        default: 'WARN',
+      },
     ),
     logFormat: oneOf('LOG_FORMAT', ['text', 'json'], {
-      help: 'text (logrus style) or json, on standard error',
+      help: '`text` (logrus style `time=… level=… msg=…`) or `json` (`@timestamp`, `@message`, `level`); logs go to standard error',
       default: 'text',
     }),
-    grpcServerUseTls: bool('GRPC_SERVER_USE_TLS', { help: 'serve gRPC over TLS only' }),
+    grpcServerUseTls: bool('GRPC_SERVER_USE_TLS', {
+      help: 'Serve gRPC over TLS only (see [TLS and mutual TLS](#tls-and-mutual-tls))',
+    }),
     grpcServerTlsCert: text('GRPC_SERVER_TLS_CERT', {
-      help: 'PEM certificate chain of the gRPC server (reloaded)',
+      help: 'PEM certificate chain file of the gRPC server; required with TLS; reloaded when it changes',
     }),
     grpcServerTlsKey: text('GRPC_SERVER_TLS_KEY', {
-      help: 'PEM private key of the gRPC server (reloaded)',
+      help: 'PEM private key file of the gRPC server; required with TLS; reloaded when it changes',
     }),
     grpcClientTlsCaCert: text('GRPC_CLIENT_TLS_CACERT', {
-      help: 'PEM CA of client certificates: mutual TLS',
+      help: 'PEM CA file for client certificates: set, mutual TLS (needs `GRPC_SERVER_USE_TLS=true`)',
     }),
     grpcClientTlsSan: text('GRPC_CLIENT_TLS_SAN', {
-      help: 'DNS SAN the client certificate must carry',
+      help: "DNS subject alternative name the client certificate must carry (needs `GRPC_CLIENT_TLS_CACERT`); other clients' calls get `UNAUTHENTICATED`",
     }),
     configType: field(
       'CONFIG_TYPE',
@@ -685,173 +721,191 @@ export const settingsTable = defineSettings(
         if (type === 'FILE' || type === 'GRPC_XDS_SOTW') return type
         return invalid(`Invalid setting for ConfigType: ${value}`, { echo: false })
       },
-      { help: 'FILE (RUNTIME_* files) or GRPC_XDS_SOTW (a management server)', default: 'FILE' },
+      {
+        help: '`FILE` (the files below) or `GRPC_XDS_SOTW` (a management server, below)',
+        default: 'FILE',
+      },
     ),
     xds: group({
       nodeId: text('CONFIG_GRPC_XDS_NODE_ID', {
-        help: 'node id sent to the management server',
+        help: 'Node id sent to the management server (its snapshots are keyed by it)',
         default: 'default',
       }),
       nodeMetadata: field('CONFIG_GRPC_XDS_NODE_METADATA', parseNodeMetadata, {
-        help: 'node metadata, k1=v1,k2=v2',
+        help: 'Node metadata, `k1=v1,k2=v2` (string values)',
       }),
       serverUrl: text('CONFIG_GRPC_XDS_SERVER_URL', {
         help: 'gRPC target of the management server',
         default: 'localhost:18000',
       }),
       connectRetryIntervalMs: duration('CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL', {
-        help: 'wait between connection attempts',
+        help: 'Wait between connection attempts while the server cannot be reached',
         default: '3s',
         positive: true,
       }),
       additionalHeaders: field('CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS', parseGrpcHeaders, {
-        help: 'gRPC metadata sent with the stream, k1:v1,k2:v2',
+        help: 'gRPC metadata sent with the stream, `k1:v1,k2:v2` (e.g. `authorization:Bearer …`); keys must be valid gRPC metadata keys; never logged',
         secret: true,
       }),
       useTls: bool('CONFIG_GRPC_XDS_SERVER_USE_TLS', {
-        help: 'connect to the management server over TLS',
+        help: 'Connect over TLS',
       }),
       clientTlsCert: text('CONFIG_GRPC_XDS_CLIENT_TLS_CERT', {
-        help: 'PEM client certificate (mutual TLS)',
+        help: 'PEM client certificate file (mutual TLS; with the key)',
       }),
-      clientTlsKey: text('CONFIG_GRPC_XDS_CLIENT_TLS_KEY', { help: 'PEM client key (mutual TLS)' }),
+      clientTlsKey: text('CONFIG_GRPC_XDS_CLIENT_TLS_KEY', {
+        help: 'PEM client key file (with the certificate)',
+      }),
       serverTlsCaCert: text('CONFIG_GRPC_XDS_SERVER_TLS_CACERT', {
-        help: 'PEM CA of the server certificate; empty: system CAs',
+        help: 'PEM CA file for the server certificate; empty: the system CAs',
       }),
       serverTlsSan: text('CONFIG_GRPC_XDS_SERVER_TLS_SAN', {
-        help: 'name the server certificate must carry; empty: the URL host',
+        help: 'Name the server certificate must carry; empty: the host of the URL',
       }),
       backoffInitialMs: duration('XDS_CLIENT_BACKOFF_INITIAL_INTERVAL', {
-        help: 'first wait before reconnecting a failed stream',
+        help: 'First wait before reconnecting after the stream failed',
         default: '10s',
         positive: true,
       }),
       backoffMaxMs: duration('XDS_CLIENT_BACKOFF_MAX_INTERVAL', {
-        help: 'longest such wait',
+        help: 'Longest wait (the waits double up to it)',
         default: '60s',
         positive: true,
       }),
       backoffRandomFactor: decimal('XDS_CLIENT_BACKOFF_RANDOM_FACTOR', {
-        help: 'each wait varies by ± this fraction',
+        help: 'Each wait varies by ± this fraction (0..1)',
         default: '0.5',
         min: 0,
         max: 1,
       }),
       backoffJitter: bool('XDS_CLIENT_BACKOFF_JITTER', {
-        help: 'randomise the waits',
+        help: 'Randomise the waits',
         default: 'true',
       }),
       maxMsgSizeBytes: integer('XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES', {
-        help: "largest response accepted; 0: gRPC's 4 MiB",
+        help: "Largest response accepted; `0`: gRPC's default, 4 MiB",
         default: '0',
         min: 0,
         max: 2 ** 31 - 1,
       }),
     }),
     forceStartWithoutInitialConfig: bool('FORCE_START_WITHOUT_INITIAL_CONFIG', {
-      help: 'listen before the first configuration is loaded',
+      help: 'Listen before the first configuration is loaded (files or xDS)',
     }),
     runtimeRoot: text('RUNTIME_ROOT', {
-      help: 'root directory of the config files (usually a symlink)',
+      help: 'Root directory (usually a symlink)',
       default: '/srv/runtime_data/current',
     }),
-    runtimeSubdirectory: text('RUNTIME_SUBDIRECTORY', { help: 'directory under the root' }),
+    runtimeSubdirectory: text('RUNTIME_SUBDIRECTORY', { help: 'Directory under the root' }),
     runtimeAppDirectory: text('RUNTIME_APPDIRECTORY', {
-      help: 'directory holding the config files',
+      help: 'Directory holding the files',
       default: 'config',
     }),
     runtimeIgnoreDotFiles: bool('RUNTIME_IGNOREDOTFILES', {
-      help: 'skip files and directories starting with .',
+      help: 'Skip files and directories starting with `.`',
     }),
     runtimeWatchRoot: bool('RUNTIME_WATCH_ROOT', {
-      help: 'reload when the root is swapped (false: on any change)',
+      help: '`true`: reload when the root is swapped; `false`: reload on content changes',
       default: 'true',
     }),
-    mergeDomainConfig: bool('MERGE_DOMAIN_CONFIG', { help: 'allow several files for one domain' }),
+    mergeDomainConfig: bool('MERGE_DOMAIN_CONFIG', {
+      help: 'Allow several files for one domain (duplicate keys still fail)',
+    }),
     healthyWithAtLeastOneConfigLoaded: bool('HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED', {
-      help: 'unhealthy until a config with a domain is loaded',
+      help: 'Report unhealthy until a configuration with at least one domain is loaded',
     }),
     useStatsd: bool('USE_STATSD', {
-      help: 'send stats to statsd (false: JSON lines on standard output)',
+      help: 'Send stats to statsd over TCP; `false` writes them to standard output as JSON lines',
       default: 'true',
     }),
     statsdHost: text('STATSD_HOST', { help: 'statsd host', default: 'localhost' }),
     statsdPort: port('STATSD_PORT', { help: 'statsd port', default: '8125' }),
-    extraTags: map('EXTRA_TAGS', { help: 'k1:v1,k2:v2 tags on every stat' }),
+    extraTags: map('EXTRA_TAGS', {
+      help: '`k1:v1,k2:v2`, appended to `ratelimit.*` names as `.__k1=v1.__k2=v2` (`.`, `:`, `|` and control characters in values become `_`, as gostats does for the first three)',
+    }),
     statsFlushIntervalMs: duration('STATS_FLUSH_INTERVAL', {
-      help: 'stats flush period',
+      help: 'Flush period (counters are sent as deltas)',
       default: '10s',
       positive: true,
     }),
-    disableStats: bool('DISABLE_STATS', { help: 'send stats nowhere (/stats still shows them)' }),
+    disableStats: bool('DISABLE_STATS', {
+      help: 'Send stats nowhere (`/stats` on the debug port still shows them)',
+    }),
     statsMaxDynamicKeys: integer('STATS_MAX_DYNAMIC_KEYS', {
-      help: 'stat keys made from request values',
+      help: 'Gatehouse addition: stat keys made from request values (descriptor `limit` overrides, `detailed_metric`, `value_to_metric`) that get stats of their own; later ones, and any longer than 256 characters, are counted under `ratelimit.service.rate_limit.<domain>.stats_overflow.*`',
       default: '1000',
       max: 1_000_000,
     }),
     useTaggedStatsd: bool(['USE_TAGGED_STATSD', 'USE_DOG_STATSD'], {
-      help: 'send DogStatsD lines with tags',
+      help: 'Send DogStatsD lines with tags (`name:1|c|#tag:value`) over UDP to `STATSD_HOST:STATSD_PORT`; `EXTRA_TAGS` become tags',
     }),
     taggedStatsdMogrifierNames: list('USE_DOG_STATSD_MOGRIFIERS', {
-      help: 'mogrifier names, tried in order (DOG_STATSD_MOGRIFIER_<NAME>_*)',
+      help: "Comma-separated mogrifier names, tried in order; the first whose pattern matches a stat's name renames it and adds its tags",
     }),
     usePrometheus: bool('USE_PROMETHEUS', {
-      help: 'serve the stats on a Prometheus scrape endpoint',
+      help: 'Serve the stats on a Prometheus scrape endpoint (text format 0.0.4); values change at each flush',
     }),
     prometheusAddr: text('PROMETHEUS_ADDR', {
-      help: 'host:port of the scrape endpoint',
+      help: '`host:port` of the endpoint (`:port` = all interfaces)',
       default: ':9090',
       check: (addr) => (HOST_PORT.test(addr) ? undefined : 'must be host:port or :port'),
     }),
     prometheusPath: text('PROMETHEUS_PATH', {
-      help: 'path of the scrape endpoint',
+      help: 'Path of the endpoint (other paths: 404)',
       default: '/metrics',
       check: (path) =>
         /^\/[\x21-\x7e]*$/.test(path) ? undefined : 'must be a path starting with /',
     }),
     prometheusMapperYaml: text('PROMETHEUS_MAPPER_YAML', {
-      help: 'statsd_exporter mapping file replacing the default mapping',
+      help: 'A [statsd_exporter mapping file](https://github.com/prometheus/statsd_exporter#metric-mapping-and-configuration) replacing the default mapping',
     }),
     prometheusResponseTimeAsMilliseconds: bool('PROMETHEUS_RESPONSE_TIME_AS_MILLISECONDS', {
-      help: 'response time histogram in milliseconds',
+      help: "`ratelimit_service_response_time_seconds` observes milliseconds (upstream's legacy unit) instead of seconds; ignored with a mapping file",
     }),
     tracing: group({
-      enabled: bool('TRACING_ENABLED', { help: 'export spans with OpenTelemetry over OTLP' }),
+      enabled: bool('TRACING_ENABLED', { help: 'Export spans with OpenTelemetry over OTLP' }),
       exporterProtocol: oneOf('TRACING_EXPORTER_PROTOCOL', ['http', 'grpc'], {
-        help: 'OTLP over http or grpc',
+        help: '`http` (OTLP protobuf over HTTP) or `grpc`',
         default: 'http',
       }),
-      serviceName: text('TRACING_SERVICE_NAME', { help: 'service.name', default: 'RateLimit' }),
-      serviceNamespace: text('TRACING_SERVICE_NAMESPACE', { help: 'service.namespace' }),
+      serviceName: text('TRACING_SERVICE_NAME', {
+        help: 'Resource attribute `service.name`',
+        default: 'RateLimit',
+      }),
+      serviceNamespace: text('TRACING_SERVICE_NAMESPACE', {
+        help: '`service.namespace` (left out when empty)',
+      }),
       serviceInstanceId: text('TRACING_SERVICE_INSTANCE_ID', {
-        help: 'service.instance.id; empty: a random UUID',
+        help: '`service.instance.id`; a random UUID v4 per process when empty',
       }),
       samplingRate: decimal('TRACING_SAMPLING_RATE', {
-        help: 'fraction of new traces sampled',
+        help: "Fraction (0 to 1) of new traces sampled (decided before any tracer call: an unsampled call costs one random number); a caller's sampled or unsampled `traceparent` is followed",
         default: '1',
         min: 0,
         max: 1,
       }),
-      endpoint: text('OTEL_EXPORTER_OTLP_ENDPOINT', { help: 'OTLP collector base URL' }),
+      endpoint: text('OTEL_EXPORTER_OTLP_ENDPOINT', {
+        help: 'Collector base URL; http sends to `<endpoint>/v1/traces`; empty = `http://localhost:4318` (http) or `http://localhost:4317` (grpc)',
+      }),
       tracesEndpoint: text('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', {
-        help: 'OTLP traces URL, used as is',
+        help: 'Full URL for traces, used as is; wins over the previous one',
       }),
       headers: field('OTEL_EXPORTER_OTLP_HEADERS', parseOtlpHeaders, {
-        help: 'k=v,… sent with every export',
+        help: '`k=v,k2=v2` (URL-encoded) sent with every export (gRPC: as metadata); never logged',
         secret: true,
       }),
       tracesHeaders: field('OTEL_EXPORTER_OTLP_TRACES_HEADERS', parseOtlpHeaders, {
-        help: 'k=v,… sent with trace exports',
+        help: 'As the previous one, for traces; wins key by key',
         secret: true,
       }),
       timeoutMs: integer('OTEL_EXPORTER_OTLP_TIMEOUT', {
-        help: 'export timeout, ms',
+        help: 'Export timeout, milliseconds',
         default: '10000',
         min: 1,
         max: 600_000,
       }),
       tracesTimeoutMs: integer('OTEL_EXPORTER_OTLP_TRACES_TIMEOUT', {
-        help: 'trace export timeout, ms; 0: the previous one',
+        help: 'Export timeout for traces, milliseconds; 0 = the previous one',
         default: '0',
         min: 0,
         max: 600_000,
@@ -864,107 +918,125 @@ export const settingsTable = defineSettings(
         if (type === 'redis' || type === 'memcache' || type === 'memory') return type
         return invalid('must be redis, memcache or memory')
       },
-      { help: 'redis, memcache or memory (in-process)', default: 'redis' },
+      { help: '`redis`, `memcache` or `memory` (in-process, one instance only)', default: 'redis' },
     ),
     memoryMaxKeys: integer('MEMORY_MAX_KEYS', {
-      help: 'counters the memory backend keeps',
+      help: "Counters the memory backend keeps; a new key beyond them evicts the least recently incremented one (its count restarts at 0), counted as `ratelimit.memory.evicted_keys`. A counter costs about 150 bytes plus its key (the descriptor's entries: at most `MAX_ENTRIES_PER_DESCRIPTOR` × 2 × `MAX_DESCRIPTOR_ENTRY_BYTES`)",
       default: '100000',
       min: 1,
       max: 100_000_000,
     }),
     expirationJitterMaxSeconds: integer('EXPIRATION_JITTER_MAX_SECONDS', {
-      help: 'random seconds added to each key TTL',
+      help: "Random seconds added to each key's TTL (0 = none)",
       default: '300',
     }),
     localCacheSizeInBytes: integer('LOCAL_CACHE_SIZE_IN_BYTES', {
-      help: 'local over-limit cache size; 0 off',
+      help: 'Size of the local over-limit cache; 0 disables (minimum 512 KiB when on)',
       default: '0',
     }),
     nearLimitRatio: decimal('NEAR_LIMIT_RATIO', {
-      help: 'share of the limit above which hits are near_limit',
+      help: 'Share of the limit above which hits count as `near_limit` (0..1)',
       default: '0.8',
       min: 0,
       max: 1,
     }),
-    cacheKeyPrefix: text('CACHE_KEY_PREFIX', { help: 'prefix of every counter key' }),
+    cacheKeyPrefix: text('CACHE_KEY_PREFIX', { help: 'Prefix of every counter key' }),
     stopCacheKeyIncrementWhenOverlimit: bool('STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT', {
-      help: 'do not count requests over the limit',
+      help: 'Read counters first; do not count refused requests (not with memcache)',
     }),
     rateLimitAlgorithm: oneOf(
       'RATE_LIMIT_ALGORITHM',
       ['fixed_window', 'sliding_window', 'token_bucket'],
-      { help: 'fixed_window, sliding_window or token_bucket', default: 'fixed_window' },
+      {
+        help: 'Algorithm of rules that name none: `fixed_window`, `sliding_window`, `token_bucket` (not with memcache); see [Algorithms](#algorithms)',
+        default: 'fixed_window',
+      },
     ),
     limitResponseHeadersEnabled: bool('LIMIT_RESPONSE_HEADERS_ENABLED', {
-      help: 'return RateLimit-* headers',
+      help: 'Return `RateLimit-*` headers in `response_headers_to_add`',
     }),
     limitLimitHeader: text('LIMIT_LIMIT_HEADER', {
-      help: 'name of the limit header',
+      help: 'Name of the limit header',
       default: 'RateLimit-Limit',
     }),
     limitRemainingHeader: text('LIMIT_REMAINING_HEADER', {
-      help: 'name of the remaining header',
+      help: 'Name of the remaining header',
       default: 'RateLimit-Remaining',
     }),
     limitResetHeader: text('LIMIT_RESET_HEADER', {
-      help: 'name of the reset header (seconds)',
+      help: 'Name of the reset header (seconds)',
       default: 'RateLimit-Reset',
     }),
-    shadowMode: bool('SHADOW_MODE', { help: 'answer OK even over the limit' }),
-    quotaMode: bool('QUOTA_MODE', { help: 'treat every descriptor as a quota descriptor' }),
+    shadowMode: bool('SHADOW_MODE', {
+      help: 'Answer OK even when over limit (counts `ratelimit.service.global_shadow_mode`)',
+    }),
+    quotaMode: bool('QUOTA_MODE', { help: 'Treat every descriptor as a quota descriptor' }),
     responseDynamicMetadata: bool('RESPONSE_DYNAMIC_METADATA', {
-      help: 'return rule metadata in dynamic_metadata',
+      help: 'Return domain, descriptors and rule metadata in `dynamic_metadata`',
     }),
     redis: redisFields(false),
     redisPerSecond: bool(['REDIS_PERSECOND', 'KVSTORE_PERSECOND'], {
-      help: 'send SECOND limits to a second Redis (REDIS_PERSECOND_*)',
+      help: 'Send SECOND limits to a second instance',
     }),
     redisPerSecondSettings: redisFields(true),
     redisHealthCheckActiveConnection: bool(
       ['REDIS_HEALTH_CHECK_ACTIVE_CONNECTION', 'KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION'],
-      { help: 'unhealthy while no Redis connection is up' },
+      {
+        help: 'Report unhealthy while no connection (cluster: no master node) is up; `/healthcheck` then names the instance, its address and the connection error',
+      },
     ),
     memcache: group({
       hostPort: list('MEMCACHE_HOST_PORT', {
-        help: 'memcached servers, host:port,… (same order everywhere)',
+        help: 'Servers as `host:port`, comma-separated (IPv6 servers by host name). Every instance must list them in the same order. Exclusive with `MEMCACHE_SRV`; one of the two is required',
       }),
-      srv: text('MEMCACHE_SRV', { help: 'SRV record listing the memcached servers' }),
+      srv: text('MEMCACHE_SRV', {
+        help: 'An SRV record, `_service._proto.name`, whose targets (sorted by `host:port`) are the servers. Looked up at start: a failed lookup stops the service (`Unable to fetch servers from SRV …`)',
+      }),
       srvRefreshMs: duration('MEMCACHE_SRV_REFRESH', {
-        help: 'look the SRV record up again this often; 0 never',
+        help: 'Look the SRV record up again this often (Go duration, e.g. `30s`); `0` never. A failed or empty lookup keeps the last list (logged)',
         default: '0',
       }),
       maxIdleConns: integer('MEMCACHE_MAX_IDLE_CONNS', {
-        help: 'connections per server and process',
+        help: 'Connections per server and process (`0` = 2, as gomemcache); requests in flight share them',
         default: '2',
         max: 1000,
       }),
-      tls: bool('MEMCACHE_TLS', { help: 'connect to memcached with TLS' }),
-      tlsClientCert: text('MEMCACHE_TLS_CLIENT_CERT', { help: 'client certificate file' }),
-      tlsClientKey: text('MEMCACHE_TLS_CLIENT_KEY', { help: 'client key file' }),
+      tls: bool('MEMCACHE_TLS', { help: 'Connect with TLS' }),
+      tlsClientCert: text('MEMCACHE_TLS_CLIENT_CERT', {
+        help: 'Client certificate file (mutual TLS)',
+      }),
+      tlsClientKey: text('MEMCACHE_TLS_CLIENT_KEY', { help: 'Client key file' }),
       tlsCaCert: text('MEMCACHE_TLS_CACERT', {
-        help: "CA file of the servers; empty: the system's",
+        help: "CA file to verify the servers (the system's CAs when empty)",
       }),
       tlsSkipHostnameVerification: bool('MEMCACHE_TLS_SKIP_HOSTNAME_VERIFICATION', {
-        help: 'verify the chain but not the host name',
+        help: 'Verify the chain but not the host name',
       }),
     }),
     backendStartupTimeoutSeconds: integer('BACKEND_STARTUP_TIMEOUT_SECONDS', {
-      help: 'at start, seconds to try the Redis or memcache before exiting 1; 0 forever',
+      help: "How long to try the Redis or memcache at start (a `warn` line per failed attempt, with the address and the error) before exiting 1 with one line naming the address variable (`REDIS_URL`, `REDIS_PERSECOND_URL`, `MEMCACHE_HOST_PORT`, `MEMCACHE_SRV`) and the cause; `0` waits forever (upstream's behaviour). Nothing listens before the backend answers, as upstream",
       default: '60',
       min: 0,
       max: 86_400,
     }),
     redisStartupInitialIntervalMs: duration(
       ['REDIS_STARTUP_INITIAL_INTERVAL', 'KVSTORE_STARTUP_INITIAL_INTERVAL'],
-      { help: 'at start, first wait between PINGs', default: '1s', positive: true },
+      {
+        help: 'At start, the longest wait before trying the backend again after a failed attempt (Redis `PING`, memcache `version`; tried at once when a Redis connection turns ready); doubled after each failure, ±50% jitter. Every backend, both Redis instances',
+        default: '1s',
+        positive: true,
+      },
     ),
     redisStartupMaxIntervalMs: duration(
       ['REDIS_STARTUP_MAX_INTERVAL', 'KVSTORE_STARTUP_MAX_INTERVAL'],
-      { help: 'at start, longest wait between PINGs', default: '30s', positive: true },
+      { help: 'Longest such wait', default: '30s', positive: true },
     ),
     redisStartupMaxElapsedMs: duration(
       ['REDIS_STARTUP_MAX_ELAPSED_TIME', 'KVSTORE_STARTUP_MAX_ELAPSED_TIME'],
-      { help: 'at start, give up without a PONG after this; 0 never', default: '0' },
+      {
+        help: "Upstream's own bound on the Redis wait at start; `0` sets none. When shorter than `BACKEND_STARTUP_TIMEOUT_SECONDS` it applies instead (the exit line names it)",
+        default: '0',
+      },
     ),
   },
   {
