@@ -176,8 +176,8 @@ export {
   type ShouldRateLimitErrorCode,
   type ShouldRateLimitErrorType,
 } from './service/service.js'
+export { SettingsError } from '@gatehouse/settings'
 export {
-  ConfigError,
   loadSettings,
   type HostInfo,
   type MemcacheSettings,

@@ -7,7 +7,6 @@
  * @module
  */
 import {
-  SettingsError,
   bool,
   decimal,
   defineSettings,
@@ -29,12 +28,6 @@ import {
   type Invalid,
 } from '@gatehouse/settings'
 import { illegalKeyCharacter } from '../memcache/keys.js'
-
-/**
- * Thrown by {@link loadSettings}: the toolkit's `SettingsError` (`code` `ERR_INVALID_SETTINGS`,
- * every problem in `problems`), under the name this package has always exported.
- */
-export { SettingsError as ConfigError }
 
 /** Log levels (logrus names, as upstream's `LOG_LEVEL`). */
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal'
@@ -1019,7 +1012,7 @@ function readMogrifiers(
  * @param env Environment variables. @default process.env
  * @param host The host's cores (for the `RATELIMIT_WORKERS` default). @default one core
  * @returns Frozen settings.
- * @throws {@link ConfigError} Listing every invalid or unsupported variable at once.
+ * @throws `SettingsError` (`@gatehouse/settings`) Listing every invalid or unsupported variable at once.
  */
 export function loadSettings(
   env: Readonly<Record<string, string | undefined>> = process.env,
