@@ -1027,15 +1027,33 @@ export function loadSettings(
       read.report(fields.taggedStatsdMogrifierNames, message, { echo: false })
     }),
   }
+  for (const check of CROSS_FIELD_CHECKS) check(read, settings)
+  return read.finish(settings satisfies Settings)
+}
+
+/** A validator of one group of settings: its cross-field rules, reported on `read`. */
+type Check = (read: SettingsRead<unknown>, settings: Settings) => void
+
+/** The stats sinks: one at most, as upstream (`runner.go`). */
+const checkStats: Check = (read, settings) => {
   const sinks = [settings.useTaggedStatsd, settings.useStatsd, settings.usePrometheus]
   if (!settings.disableStats && sinks.filter(Boolean).length > 1) {
-    read.report(fields.usePrometheus, TWO_SINKS, { echo: false })
+    read.report(settingsTable.fields.usePrometheus, TWO_SINKS, { echo: false })
   }
+}
+
+/** Both Redis instances: the address format of their `REDIS_TYPE`, a cluster's pipelining. */
+const checkRedis: Check = (read, settings) => {
+  const { fields } = settingsTable
   for (const key of ['redis', 'redisPerSecondSettings'] as const) {
     const problem = redisAddressProblem(settings[key])
     if (problem !== undefined) read.report(fields[key].fields[problem.field], problem.message)
   }
-  if (settings.backendType === 'memcache') checkMemcache(read, settings)
+}
+
+/** The gRPC server's TLS: certificate and key with TLS, mutual TLS only over TLS. */
+const checkGrpcTls: Check = (read, settings) => {
+  const { fields } = settingsTable
   if (settings.grpcServerUseTls) {
     for (const key of ['grpcServerTlsCert', 'grpcServerTlsKey'] as const) {
       if (settings[key] === '')
@@ -1047,23 +1065,30 @@ export function loadSettings(
   if (settings.grpcClientTlsSan !== '' && settings.grpcClientTlsCaCert === '') {
     read.report(fields.grpcClientTlsSan, 'needs GRPC_CLIENT_TLS_CACERT (mutual TLS)')
   }
-  const xds = fields.xds.fields
-  if ((settings.xds.clientTlsCert === '') !== (settings.xds.clientTlsKey === '')) {
+}
+
+/** The management server's client: certificate and key together, back-off bounds in order. */
+const checkXds: Check = (read, { xds }) => {
+  const fields = settingsTable.fields.xds.fields
+  if ((xds.clientTlsCert === '') !== (xds.clientTlsKey === '')) {
     read.report(
-      settings.xds.clientTlsCert === '' ? xds.clientTlsCert : xds.clientTlsKey,
+      xds.clientTlsCert === '' ? fields.clientTlsCert : fields.clientTlsKey,
       'CONFIG_GRPC_XDS_CLIENT_TLS_CERT and CONFIG_GRPC_XDS_CLIENT_TLS_KEY must be set together',
     )
   }
-  if (settings.xds.backoffMaxMs < settings.xds.backoffInitialMs) {
-    read.report(xds.backoffMaxMs, 'must not be less than XDS_CLIENT_BACKOFF_INITIAL_INTERVAL')
+  if (xds.backoffMaxMs < xds.backoffInitialMs) {
+    read.report(fields.backoffMaxMs, 'must not be less than XDS_CLIENT_BACKOFF_INITIAL_INTERVAL')
   }
+}
+
+/** Workers share counters only in Redis or memcache. */
+const checkWorkers: Check = (read, settings) => {
   if (settings.workers > 1 && settings.backendType === 'memory') {
     read.report(
-      fields.workers,
+      settingsTable.fields.workers,
       'must be 1 with BACKEND_TYPE=memory (in-process counters are not shared between workers)',
     )
   }
-  return read.finish(settings satisfies Settings)
 }
 
 /**
@@ -1072,10 +1097,8 @@ export function loadSettings(
  * as `host:port`, an SRV name as `_service._proto.name` (upstream's pattern), and a
  * `CACHE_KEY_PREFIX` that memcache accepts in a key.
  */
-function checkMemcache(
-  read: SettingsRead<unknown>,
-  settings: Pick<Settings, 'memcache' | 'cacheKeyPrefix' | 'rateLimitAlgorithm'>,
-): void {
+const checkMemcache: Check = (read, settings) => {
+  if (settings.backendType !== 'memcache') return
   const { fields } = settingsTable
   const { hostPort, srv } = settings.memcache
   const mc = fields.memcache.fields
@@ -1113,6 +1136,16 @@ function checkMemcache(
     )
   }
 }
+
+/** Every group's validator, run by {@link loadSettings} after the fields are read. */
+const CROSS_FIELD_CHECKS: readonly Check[] = [
+  checkStats,
+  checkRedis,
+  checkMemcache,
+  checkGrpcTls,
+  checkXds,
+  checkWorkers,
+]
 
 const NO_ECHO = { echo: false } as const
 
