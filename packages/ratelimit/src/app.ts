@@ -593,9 +593,10 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
       shared.error(`Error loading new configuration: ${update.error.message}`)
       return update.error
     }
-    const error = service.loadConfig(update.files)
-    if (error === undefined) health.set('config', (service.config?.domains.length ?? 0) > 0)
-    return error
+    const result = service.loadConfig(update.files)
+    if (!result.ok) return result.error
+    health.set('config', result.config.domains.length > 0)
+    return undefined
   }
 
   return {

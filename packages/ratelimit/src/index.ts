@@ -172,6 +172,7 @@ export {
   RateLimitService,
   ShouldRateLimitError,
   UNLIMITED_REMAINING,
+  type ConfigLoadResult,
   type ServiceOptions,
   type ShouldRateLimitErrorCode,
   type ShouldRateLimitErrorType,
