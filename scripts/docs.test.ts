@@ -1,7 +1,7 @@
 /**
  * The documentation says what the code does: in every Markdown file of the repository, each
  * relative link (and its `#anchor`) resolves, each `npm run <script>` exists, each
- * `npx gatehouse-…` command line parses, each setting named in a settings table or set for a
+ * `npx gatehouse-…` command line parses (each executable's own parser), each setting named in a settings table or set for a
  * server in a command exists in that server's field table (and each field is documented), and
  * the usage block of the auth README is the executable's.
  */
@@ -12,8 +12,10 @@ import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { parseArgs as parseAuthArgs, USAGE as AUTH_USAGE } from '../packages/auth/src/cli.js'
 import { settingsTable as authTable } from '../packages/auth/src/conf/settings.js'
-import { parseClientArgs } from '../packages/ratelimit/src/client.js'
+import { parseServiceArgs } from '../packages/ratelimit/src/cli.js'
+import { parseClientArgs } from '../packages/ratelimit/src/client-args.js'
 import { settingsTable as rateLimitTable } from '../packages/ratelimit/src/settings/settings.js'
+import { renderSettingsDoc, SETTINGS_DOCS } from './settings-docs.js'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 
@@ -293,22 +295,22 @@ describe('documentation', () => {
     expect(missing).toEqual([])
   })
 
-  it('shows gatehouse-auth and gatehouse-ratelimit-client command lines that parse', () => {
+  it('shows gatehouse-auth, gatehouse-ratelimit and gatehouse-ratelimit-client command lines that parse', () => {
+    const parsers: readonly (readonly [string, (argv: string[]) => unknown])[] = [
+      ['gatehouse-auth', parseAuthArgs],
+      ['gatehouse-ratelimit', parseServiceArgs],
+      ['gatehouse-ratelimit-client', parseClientArgs],
+    ]
     const refused: string[] = []
     let checked = 0
     for (const { path, command } of COMMANDS) {
       for (const words_ of simpleCommands(command)) {
-        const auth = argumentsOf(words_, 'gatehouse-auth')
-        if (auth !== undefined) {
-          checked++
-          const parsed = parseAuthArgs(auth)
-          if (parsed.error !== undefined) refused.push(`${path}: ${command}: ${parsed.error}`)
-        }
-        const client = argumentsOf(words_, 'gatehouse-ratelimit-client')
-        if (client !== undefined) {
+        for (const [bin, parse] of parsers) {
+          const args = argumentsOf(words_, bin)
+          if (args === undefined) continue
           checked++
           try {
-            parseClientArgs(client)
+            parse(args)
           } catch (error) {
             refused.push(`${path}: ${command}: ${(error as Error).message}`)
           }
@@ -375,6 +377,14 @@ describe('documentation', () => {
       .map((names) => names.join(' | '))
     expect(undocumented).toEqual([])
   })
+
+  it.each(SETTINGS_DOCS.map((doc) => [doc.readme, doc] as const))(
+    '%s holds the settings tables its field table renders (npm run docs:settings)',
+    (path, doc) => {
+      const text = readFileSync(join(root, path), 'utf8')
+      expect(renderSettingsDoc(doc, text)).toBe(text)
+    },
+  )
 
   it("shows gatehouse-auth's usage as the executable prints it", () => {
     const readme = readFileSync(join(root, 'packages/auth/README.md'), 'utf8')

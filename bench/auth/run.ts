@@ -303,7 +303,7 @@ async function main(): Promise<void> {
     const errors = started
       .output()
       .split('\n')
-      .filter((line) => line.includes('"level":50'))
+      .filter((line) => line.includes('"level":"error"'))
     if (errors.length > 0)
       console.log(`server errors (${String(errors.length)}), first: ${errors[0] ?? ''}`)
     http.close()

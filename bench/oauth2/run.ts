@@ -3,10 +3,12 @@
  * at concurrency 1 and 100, against a local node:http server in another process; side by side in
  * the same run with raw `undici.request` (the baseline), raw `fetch`, openid-client and
  * simple-oauth2. The `dpop` suite measures resource GETs/s through `accessToken.fetch()` with
- * DPoP next to plain bearer `fetch()` (its baseline) and openid-client's DPoP.
+ * DPoP next to plain bearer `fetch()` (its baseline) and openid-client's DPoP. The `store` suite
+ * measures `fetch()` of a token bound to a RedisTokenStore next to one bound to a
+ * MemoryTokenStore (its baseline), when no refresh is due.
  *
  * Usage: node --conditions=dev-source --import tsx bench/oauth2/run.ts [--seconds 3] [--rounds 1]
- *   [--suites token,resource,dpop]
+ *   [--suites token,resource,dpop,store]
  */
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
@@ -15,14 +17,15 @@ import * as openid from 'openid-client'
 import { ClientCredentials } from 'simple-oauth2'
 import { generateKeyPair } from 'jose'
 import { request } from 'undici'
-import { AccessToken, Client } from '@gatehouse/oauth2'
+import { Redis } from 'ioredis'
+import { AccessToken, Client, MemoryTokenStore, RedisTokenStore } from '@gatehouse/oauth2'
 import { machineInfo, markdownTable, type ResultRow } from '../lib/report.js'
 
 const { values } = parseArgs({
   options: {
     seconds: { type: 'string', default: '3' },
     rounds: { type: 'string', default: '1' },
-    suites: { type: 'string', default: 'token,resource,dpop' },
+    suites: { type: 'string', default: 'token,resource,dpop,store' },
   },
 })
 const SECONDS = Number(values.seconds)
@@ -224,6 +227,32 @@ try {
       )
     },
   }
+  // Refresh once across processes (issue 33): token.fetch() of a token bound to a store, no
+  // refresh due, MemoryTokenStore (the baseline) against RedisTokenStore on the shared Redis.
+  const redis = new Redis(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379')
+  const keyPrefix = `bench:oauth2:${crypto.randomUUID()}:`
+  const storedToken = {
+    access_token: 'bench-access-token',
+    refresh_token: 'bench-refresh-token',
+    token_type: 'Bearer',
+    expires_at: Math.floor(Date.now() / 1000) + 3600,
+  }
+  const memoryStore = new MemoryTokenStore()
+  const redisStore = new RedisTokenStore(redis, { keyPrefix })
+  await memoryStore.set('user-1', storedToken)
+  await redisStore.set('user-1', storedToken)
+  const memoryToken = await AccessToken.fromStore(client, { store: memoryStore, key: 'user-1' })
+  const redisToken = await AccessToken.fromStore(client, { store: redisStore, key: 'user-1' })
+  const storeOps: Record<string, () => Promise<unknown>> = {
+    'fetch(), MemoryTokenStore': async () => {
+      const res = await memoryToken.fetch('/resource')
+      check((res.parsed as { id?: number }).id === 42, 'memory store fetch')
+    },
+    'fetch(), RedisTokenStore': async () => {
+      const res = await redisToken.fetch('/resource')
+      check((res.parsed as { id?: number }).id === 42, 'redis store fetch')
+    },
+  }
   const suites = [
     { kind: 'token requests/s', ops: tokenOps, baseline: 'raw undici.request', key: 'token' },
     { kind: 'resource GETs/s', ops: resourceOps, baseline: 'raw undici.request', key: 'resource' },
@@ -232,6 +261,12 @@ try {
       ops: dpopOps,
       baseline: '@gatehouse/oauth2 bearer, fetch()',
       key: 'dpop',
+    },
+    {
+      kind: 'stored-token resource GETs/s',
+      ops: storeOps,
+      baseline: 'fetch(), MemoryTokenStore',
+      key: 'store',
     },
   ].filter((suite) => SUITES.has(suite.key))
 
@@ -278,6 +313,9 @@ try {
   console.log(markdownTable(rows))
   await client.close()
   await dpopClient.close()
+  const keys = await redis.keys(`${keyPrefix}*`)
+  if (keys.length > 0) await redis.del(...keys)
+  await redis.quit()
 } finally {
   server.stop()
 }

@@ -1,3 +1,5 @@
+import { Writable } from 'node:stream'
+import { createLogger } from '@gatehouse/auth'
 import { describe, expect, it } from 'vitest'
 import { clockTime, jsonLine, prettyLine, type ServerLine } from './logs.js'
 
@@ -37,6 +39,30 @@ describe('prettyLine', () => {
         msg: 'request completed',
       }),
     ).toBe(`${clockTime(new Date(time))} INFO  request completed 204 in 1.2 ms`)
+  })
+
+  /** @see issue 25, item 13: the auth server writes logrus's level words. */
+  it("shows the auth server's own lines (level words) with their level", () => {
+    const written: string[] = []
+    const logger = createLogger(
+      { level: 'info', file: '' },
+      new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          written.push(chunk.toString('utf8').trim())
+          done()
+        },
+      }),
+    )
+    logger.info({ component: 'db' }, 'ready')
+    logger.warn('SMTP_HOST is not set')
+    logger.error('boom')
+    expect(written.map((text) => prettyLine(line(text), false).replace(/^\S+ /, 'HH:MM '))).toEqual(
+      [
+        'HH:MM INFO  ready component=db',
+        'HH:MM WARN  SMTP_HOST is not set component=api',
+        'HH:MM ERROR boom component=api',
+      ],
+    )
   })
 
   it("shows word levels and the rate limit service's @timestamp/@message the same way", () => {

@@ -6,13 +6,16 @@
  *
  * @module
  */
+import { AsyncLocalStorage } from 'node:async_hooks'
 import type { FetchLike } from '@gatehouse/oauth2'
 import { RateLimitClient, type RateLimitClientCounts } from '@gatehouse/ratelimit'
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
+import type { RequestDeadline } from './api/deadline.js'
 import { authRoutes } from './api/routes.js'
 import { systemClock, type Clock } from './clock.js'
 import type { Settings } from './conf/settings.js'
+import { startWarnings } from './conf/start-warnings.js'
 import type { AppContext } from './context.js'
 import { JwtKeys } from './crypto/jwt.js'
 import type { PasswordHasher } from './crypto/password-hasher.js'
@@ -40,6 +43,7 @@ import { TwilioProvider } from './sms/twilio.js'
 import { TwilioVerifyProvider } from './sms/twilio-verify.js'
 import { VonageProvider } from './sms/vonage.js'
 import type { Db } from './storage/db.js'
+import { guardedDb } from './storage/guarded-db.js'
 import { migrate, readMigrations } from './storage/migrate.js'
 import { openDb } from './storage/open.js'
 import type { AuthMetrics } from './telemetry/auth-metrics.js'
@@ -107,7 +111,12 @@ export interface AuthApp {
    * {@link AuthApp.start} (`serveCommand` does), or `inject()` requests.
    */
   readonly server: FastifyInstance
-  /** The database. @throws {Error} Before {@link AuthApp.start} has resolved. */
+  /**
+   * The database: the one given or opened (with spans under `TRACING_ENABLED`); the services'
+   * statements also go through their request's deadline (`guardedDb`).
+   *
+   * @throws {Error} Before {@link AuthApp.start} has resolved.
+   */
   readonly db: Db
   /** The signing and verification keys. @throws {Error} Before {@link AuthApp.start}. */
   readonly keys: JwtKeys
@@ -149,8 +158,9 @@ export interface AuthApp {
   cleanup(): Promise<CleanupResult>
   /**
    * Loads the keys, opens the database (unless one was given) and applies pending migrations,
-   * opens the Prometheus endpoint (when configured), then makes the server ready. Calling it
-   * again returns the same promise.
+   * opens the Prometheus endpoint (when configured), then makes the server ready. Logs at `warn`
+   * what the settings leave unable to work (`startWarnings`: confirmations that cannot be
+   * sent). Calling it again returns the same promise.
    *
    * @throws {Error} When the database cannot be reached or a key cannot be imported (what was
    *   opened is closed again).
@@ -269,6 +279,8 @@ export function smsProviderFor(
 }
 
 interface Started {
+  /** The database as {@link AuthApp.db} gives it: traced, without the requests' deadlines. */
+  readonly db: Db
   readonly ctx: AppContext
   readonly freshDatabase: boolean
   readonly mailQueue: MailQueue
@@ -291,7 +303,10 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
   const clock = deps.clock ?? systemClock
   const random = deps.random ?? cryptoRandom
   const passwords = deps.passwordHasher ?? passwordHasherFor(settings)
-  const server = createServer(settings, { random, logger: deps.logger })
+  // Each request's deadline, for its database work: a request answered with its timeout never
+  // commits afterwards (see `api/deadline.ts`).
+  const deadlines = new AsyncLocalStorage<RequestDeadline>()
+  const server = createServer(settings, { random, logger: deps.logger, deadlines })
   let started: Started | undefined
   // Telemetry: nothing is built (no hook, no wrapper, no span) for what is off.
   const limiters = limitersFor(settings, deps)
@@ -326,9 +341,16 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
     const opened =
       deps.db ?? (await openDb(settings.db.url, settings.db.namespace, settings.db.maxPoolSize))
     if (!deps.db) ownedDb = opened
-    const db = telemetry.tracing ? tracedDb(opened, telemetry.tracing, telemetry.spans) : opened
+    const traced = telemetry.tracing ? tracedDb(opened, telemetry.tracing, telemetry.spans) : opened
+    const db = guardedDb(traced, () => deadlines.getStore())
     const mailer = deps.mailer ?? mailerFor(settings, clock, deps.logger)
     const sms = deps.sms ?? smsProviderFor(settings, deps.logger)
+    for (const warning of startWarnings(settings, {
+      mailer: deps.mailer !== undefined,
+      sms: deps.sms !== undefined,
+    })) {
+      deps.logger?.warn({ component: 'settings', setting: warning.setting }, warning.message)
+    }
     const counted = telemetry.metrics !== undefined || deps.metrics !== undefined
     try {
       const migrations = await readMigrations()
@@ -344,6 +366,7 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
         logger: deps.logger,
       })
       started = {
+        db: traced,
         freshDatabase: migrations[0] !== undefined && applied.includes(migrations[0].version),
         mailQueue,
         cleanup: new CleanupJob({
@@ -394,7 +417,7 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
     settings,
     server,
     get db() {
-      return ready().ctx.db
+      return ready().db
     },
     get keys() {
       return ready().ctx.keys

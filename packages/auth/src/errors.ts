@@ -76,6 +76,8 @@ export const ERROR_CODES = [
   'single_identity_not_deletable',
   'manual_linking_disabled',
   'user_sso_managed',
+  // Ours: GoTrue answers a database outage with 500 `unexpected_failure`.
+  'database_unavailable',
 ] as const
 
 /** One of {@link ERROR_CODES}. */
@@ -186,9 +188,9 @@ export class RequestRateLimitError extends TooManyRequestsError {
 }
 
 /**
- * A service this server depends on per request is unreachable and the server is configured not
- * to go on without it (HTTP 503 `unexpected_failure`, retryable for auth-js), e.g. the rate
- * limit service under `RATE_LIMIT_FAIL_CLOSED`.
+ * A service this server depends on per request is unreachable (HTTP 503, retryable for auth-js):
+ * the database (`database_unavailable`), or the rate limit service under
+ * `RATE_LIMIT_FAIL_CLOSED` (`unexpected_failure`).
  */
 export class ServiceUnavailableError extends AuthError {}
 
@@ -197,8 +199,13 @@ export class InternalServerError extends AuthError {}
 
 /** The request ran out of `API_MAX_REQUEST_DURATION` (HTTP 504 `request_timeout`). */
 export class RequestTimeoutError extends AuthError {
-  constructor() {
-    super('request_timeout', 'Processing this request timed out, please retry after a moment.')
+  /** @param options `cause`: what was cut (a statement cancelled by its timeout). */
+  constructor(options?: { cause?: unknown }) {
+    super(
+      'request_timeout',
+      'Processing this request timed out, please retry after a moment.',
+      options,
+    )
   }
 }
 

@@ -7,7 +7,22 @@
 export { buildAuthApp, createAuthApp, smsProviderFor, type AuthApp, type AuthDeps } from './app.js'
 export { passwordHasherFor } from './server.js'
 export { runCli, parseArgs, USAGE, type CliIo } from './cli.js'
-export { migrateCommand, serveCommand, serviceRoleKey } from './serve.js'
+export {
+  API_KEY_ISSUED_AT,
+  API_KEY_LIFETIME_SECONDS,
+  apiKey,
+  apiKeys,
+  type ApiKeys,
+} from './tokens/api-keys.js'
+export { startWarnings, type StartWarning } from './conf/start-warnings.js'
+export {
+  databaseFailureLine,
+  listenFailureLine,
+  migrateCommand,
+  serveCommand,
+  serviceRoleKey,
+  START_FAILURE_EXIT_STATUS,
+} from './serve.js'
 export { systemClock, type Clock } from './clock.js'
 export { cryptoRandom, type Random } from './random.js'
 export type { FactorJson, IdentityJson, TokenResponse, UserJson } from './api/serializers.js'
@@ -172,15 +187,30 @@ export { InMemoryEmailSendLimiter, type EmailSendLimiter } from './limiter/email
 export { TokenBucketLimiter, type BucketRate } from './limiter/token-bucket.js'
 export type { OAuthProvider, ProviderTokens, ProviderUserData } from './provider/oauth-provider.js'
 export {
+  DatabaseUnavailableError,
+  isDatabaseUnavailable,
   isLockTimeout,
+  isStatementTimeout,
   isUniqueViolation,
   tableNames,
   type Db,
   type PoolStats,
   type Queryable,
+  type CommitHook,
+  type QueryOptions,
   type Tables,
+  type TransactionOptions,
   type Tx,
 } from './storage/db.js'
+export { guardedDb, isReadOnlyStatement, type WriteGuard } from './storage/guarded-db.js'
+export {
+  describeDatabaseError,
+  isDatabaseError,
+  isTransientStartError,
+  waitForDatabase,
+  type WaitForDatabaseOptions,
+} from './storage/reach.js'
+export { RequestDeadline } from './api/deadline.js'
 export {
   DURATION_BUCKETS,
   meterAuthMetrics,
@@ -199,7 +229,7 @@ export {
 } from './telemetry/telemetry.js'
 export { openDb } from './storage/open.js'
 export { migrate, readMigrations, MIGRATIONS_DIR, type Migration } from './storage/migrate.js'
-export { createLogger, REDACT_PATHS } from './logger.js'
+export { createLogger, LEVEL_WORDS, REDACT_PATHS } from './logger.js'
 export { CleanupJob, type CleanupJobOptions, type CleanupResult } from './services/cleanup.js'
 export {
   MailQueue,
@@ -208,3 +238,4 @@ export {
   type MailOutbox,
   type MailQueueOptions,
 } from './services/mail-queue.js'
+export { maskDatabaseUrl } from './redact.js'

@@ -36,6 +36,27 @@ describe('redactUrl on OAuth callbacks', () => {
 })
 
 describe('createLogger', () => {
+  /** @see issue 25, item 13: GoTrue's logrus writes `"level":"info"`; pipelines filter on it. */
+  it('writes levels as logrus words, as GoTrue does', () => {
+    const { stream, lines } = capture()
+    const logger = createLogger({ level: 'trace', file: '' }, stream)
+    logger.trace('a')
+    logger.debug('b')
+    logger.info('c')
+    logger.warn('d')
+    logger.error('e')
+    logger.fatal('f')
+    expect(lines.map((line) => (JSON.parse(line) as { level: unknown }).level)).toEqual([
+      'trace',
+      'debug',
+      'info',
+      'warning',
+      'error',
+      'fatal',
+    ])
+    expect(lines[2]).toMatch(/^\{"level":"info","time":\d+,/)
+  })
+
   it('logs request URLs without their one-time codes', () => {
     const { stream, lines } = capture()
     createLogger({ level: 'info', file: '' }, stream).info(
@@ -101,7 +122,7 @@ describe('createLogger', () => {
       const lines = (await readFile(file, 'utf8')).trim().split('\n')
       expect(lines).toHaveLength(1)
       expect(JSON.parse(lines[0]!)).toMatchObject({
-        level: 40,
+        level: 'warning',
         msg: 'shown',
         password: '[redacted]',
       })

@@ -18,6 +18,19 @@ const LEVELS: Readonly<Record<LogLevel, pino.LevelWithSilent>> = {
   trace: 'trace',
 }
 
+/**
+ * The `level` of each JSON line as a word, logrus's (`"level":"info"`, `"warning"`), as GoTrue
+ * writes it, instead of pino's numbers: log pipelines that filter GoTrue's lines keep working.
+ */
+export const LEVEL_WORDS: Readonly<Record<string, string>> = {
+  trace: 'trace',
+  debug: 'debug',
+  info: 'info',
+  warn: 'warning',
+  error: 'error',
+  fatal: 'fatal',
+}
+
 /** The request as Fastify's request log sees it (`FastifyRequest`'s logged fields). */
 interface LoggedRequest {
   readonly method: string
@@ -48,7 +61,8 @@ export function serializeRequest(request: LoggedRequest): unknown {
 
 /**
  * The server's pino logger: JSON lines, `LOG_LEVEL`, to `LOG_FILE` (appended) or standard output,
- * with {@link REDACT_PATHS} censored and request URLs logged through {@link serializeRequest}.
+ * with {@link REDACT_PATHS} censored, request URLs logged through {@link serializeRequest}, and
+ * levels as words ({@link LEVEL_WORDS}).
  *
  * @param destination A stream for tests. @default LOG_FILE or stdout
  */
@@ -65,6 +79,7 @@ export function createLogger(
     {
       level: LEVELS[options.level],
       redact: { paths: [...REDACT_PATHS], censor: REDACT_CENSOR },
+      formatters: { level: (label) => ({ level: LEVEL_WORDS[label] ?? label }) },
       serializers: { req: serializeRequest },
       base: { component: 'api' },
     },

@@ -5,12 +5,13 @@
  *
  * @module
  */
+import type { AsyncLocalStorage } from 'node:async_hooks'
 import { availableParallelism } from 'node:os'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import { BODY_LIMIT, parseQueryString, registerBodyParser } from './api/body.js'
 import { registerCors } from './api/cors.js'
-import { registerRequestDeadline } from './api/deadline.js'
+import { registerRequestDeadline, type RequestDeadline } from './api/deadline.js'
 import { registerErrorHandler } from './api/errors/error-handler.js'
 import { registerGuardState } from './api/hooks.js'
 import { AJV_OPTIONS } from './api/schema.js'
@@ -41,6 +42,11 @@ export interface ServerOptions {
   readonly random: Random
   /** @default no logging */
   readonly logger?: Logger
+  /**
+   * Where each request's deadline is kept while it runs, for the database (`guardedDb`).
+   * @default none: the deadline only answers 504
+   */
+  readonly deadlines?: AsyncLocalStorage<RequestDeadline>
 }
 
 /**
@@ -68,7 +74,7 @@ export function createServer(settings: Settings, options: ServerOptions): Fastif
     routerOptions: { ignoreTrailingSlash: true, querystringParser: parseQueryString },
     ajv: { customOptions: { ...AJV_OPTIONS, keywords: [...AJV_OPTIONS.keywords] } },
   })
-  registerRequestDeadline(app, settings.apiMaxRequestDuration)
+  registerRequestDeadline(app, settings.apiMaxRequestDuration, options.deadlines)
   registerBodyParser(app)
   registerGuardState(app)
   registerErrorHandler(app)

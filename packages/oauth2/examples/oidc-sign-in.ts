@@ -30,17 +30,18 @@ const url = client.authCode.authorizeUrl({
 })
 console.log('open', url)
 
-// 2. In the callback: check state, exchange the code, validate the ID token, read UserInfo.
+// 2. In the callback: one call checks iss (RFC 9207), state (constant time), an error response and
+// the code, exchanges the code with the verifier, and validates the ID token with the nonce.
 const prompt = createInterface({ input: process.stdin, output: process.stdout })
-const callback = new URL(await prompt.question('the URL you were sent back to: '))
+const callback = await prompt.question('the URL you were sent back to: ')
 prompt.close()
-if (callback.searchParams.get('state') !== state) throw new Error('state mismatch')
-const token = await client.authCode.getToken(callback.searchParams.get('code') ?? '', {
-  code_verifier,
+// With response_mode=form_post, pass the POSTed form instead: new URLSearchParams(body).
+const token = await client.authCode.getTokenFromCallback(callback, {
+  state,
+  nonce,
+  maxAge: 600,
+  codeVerifier: code_verifier,
 })
-// The client remembers the nonce it sent with this code_challenge, so idToken() checks it even
-// without { nonce }. In another process (the callback on another instance) it cannot know it:
-// pass the nonce kept with the state, or idToken() throws; never leave the nonce check out.
-const claims = await token.idToken({ nonce, maxAge: 600 })
+const claims = await token.idToken({ nonce })
 const profile = await client.userinfo(token, { expectedSubject: claims.sub })
 console.log(claims.sub, profile.email)

@@ -18,6 +18,8 @@ import {
 } from './requester.js'
 import { parseForm, type Response } from './response.js'
 import { snakeCase } from './snaky-hash.js'
+import { sleepFor } from './clock.js'
+import { checkTokenStoreOptions, type TokenStoreOptions } from './token-store.js'
 import { challengeError } from './www-authenticate.js'
 
 /** Where a token goes on a resource request. */
@@ -62,6 +64,22 @@ export interface AccessTokenOptions {
    * part of `toHash()`.
    */
   readonly onRefresh?: ((token: AccessToken) => void | Promise<void>) | undefined
+  /**
+   * The resource the token is for (RFC 8707 resource indicator): the token's requests then go
+   * only there (a relative path resolves against it; an absolute URL must be on its origin, under
+   * its path, else `TypeError`), and its refreshes ask for it again (`resource` in the
+   * `refresh_token` grant, RFC 8707 §2.2). `''` is the resource itself and `tools/list` goes
+   * under it. Set by `Client.forResource`; kept by `toHash()`.
+   */
+  readonly resource?: string | undefined
+  /**
+   * Share this token's refreshes with other processes through a {@link TokenStore} (see
+   * {@link TokenStoreOptions}): when it must refresh, the process holding the store's lease for
+   * `key` refreshes and stores the result; the others wait for the store (bounded by
+   * `waitTimeoutMs`) and take the stored token, so a rotating refresh token is used once. Kept by
+   * `refresh()`; not part of `toHash()`.
+   */
+  readonly store?: TokenStoreOptions | undefined
   readonly [field: string]: unknown
 }
 
@@ -75,6 +93,8 @@ export interface AccessTokenHash {
   readonly headerFormat: string
   readonly paramName: string
   readonly tokenName?: string | undefined
+  /** The resource the token is bound to, if any (see {@link AccessTokenOptions.resource}). */
+  readonly resource?: string | undefined
   readonly [field: string]: unknown
 }
 
@@ -115,6 +135,8 @@ const OPTION_KEYS = new Set([
   'headerFormat',
   'paramName',
   'onRefresh',
+  'resource',
+  'store',
 ])
 
 /** Ruby's `to_i`: leading integer of a string, else 0. */
@@ -189,6 +211,8 @@ export class AccessToken {
   readonly paramName: string
   /** The response field the token was read from, when given. */
   readonly tokenName: string | undefined
+  /** The resource the token's requests are bound to (see {@link AccessTokenOptions.resource}). */
+  readonly resource: string | undefined
   /**
    * The token response this token was built from (set by `Client#getToken`; replaced when the
    * token refreshes itself).
@@ -205,6 +229,8 @@ export class AccessToken {
   /** Counts the refreshes in place, so a request knows whether its 401 is already dealt with. */
   #generation = 0
   #refreshing: Promise<void> | undefined
+  /** The store its refreshes are shared through, if any. */
+  readonly #store: ReturnType<typeof checkTokenStoreOptions> | undefined
   /** The nonce the ID token must carry, for a token of an authorization code exchange. */
   #nonceExpectation: NonceExpectation | undefined
 
@@ -256,11 +282,16 @@ export class AccessToken {
     this.headerFormat = optionalString('opts.headerFormat', opts.headerFormat) ?? 'Bearer %s'
     this.paramName = optionalString('opts.paramName', opts.paramName) ?? 'access_token'
     this.tokenName = optionalString('opts.tokenName', opts.tokenName)
+    this.resource = optionalString('opts.resource', opts.resource)
+    if (this.resource !== undefined && !URL.canParse(this.resource)) {
+      throw invalidValue('opts.resource', 'must be an absolute URL (RFC 8707 §2)')
+    }
     const onRefresh = opts.onRefresh
     if (onRefresh !== undefined && typeof onRefresh !== 'function') {
       throw invalidType('opts.onRefresh', 'a function (token) => void | Promise<void>', onRefresh)
     }
     this.#onRefresh = onRefresh
+    this.#store = opts.store === undefined ? undefined : checkTokenStoreOptions(opts.store)
     this.response = undefined
     const params: Record<string, unknown> = {}
     for (const key of Object.keys(opts)) if (!OPTION_KEYS.has(key)) params[key] = opts[key]
@@ -415,7 +446,12 @@ export class AccessToken {
       throw libraryError('no_refresh_token', 'A refresh_token is not available')
     }
     const { response, token: next } = await this.client.requestToken(
-      { ...params, grant_type: 'refresh_token', refresh_token: refreshToken },
+      {
+        ...(this.resource === undefined ? {} : { resource: this.resource }),
+        ...params,
+        grant_type: 'refresh_token',
+        refresh_token: refreshToken,
+      },
       { ...this.#options(), ...accessTokenOpts },
     )
     // Only with raiseErrors: false: there is no token to return (the gem fails on nil here).
@@ -432,6 +468,8 @@ export class AccessToken {
       ...(this.tokenName === undefined ? {} : { tokenName: this.tokenName }),
       ...(this.expiresLatency === undefined ? {} : { expiresLatency: this.expiresLatency }),
       ...(this.#onRefresh === undefined ? {} : { onRefresh: this.#onRefresh }),
+      ...(this.resource === undefined ? {} : { resource: this.resource }),
+      ...(this.#store === undefined ? {} : { store: this.#store }),
     }
   }
 
@@ -444,25 +482,152 @@ export class AccessToken {
     if (generation !== this.#generation) return Promise.resolve()
     this.#refreshing ??= (async () => {
       try {
-        const next = await this.refresh()
-        // A client with raiseErrors: false hands back the error response's token: keep this one.
-        const failed = next.response?.error
-        if (failed !== undefined) throw failed
-        this.#token = next.#token
-        this.#refreshToken = next.#refreshToken
-        this.#params = next.#params
-        this.#expiresIn = next.#expiresIn
-        this.#expiresAt = next.#expiresAt
-        this.response = next.response
-        // A refreshed ID token is not the one of the authorization request (OIDC Core §12.2).
-        this.#nonceExpectation = undefined
-        this.#generation++
-        await this.#onRefresh?.(this)
+        if (this.#store === undefined) await this.#assume(await this.#refreshed(), true)
+        else await this.#refreshShared(this.#store)
       } finally {
         this.#refreshing = undefined
       }
     })()
     return this.#refreshing
+  }
+
+  /** The next token from the server (`refresh()`), refusing an error a lenient client returns. */
+  async #refreshed(): Promise<AccessToken> {
+    const next = await this.refresh()
+    // A client with raiseErrors: false hands back the error response's token: keep this one.
+    const failed = next.response?.error
+    if (failed !== undefined) throw failed
+    return next
+  }
+
+  /** Takes `next`'s credentials in place; `onRefresh` when this process refreshed. */
+  async #assume(next: AccessToken, refreshed: boolean): Promise<void> {
+    this.#token = next.#token
+    this.#refreshToken = next.#refreshToken
+    this.#params = next.#params
+    this.#expiresIn = next.#expiresIn
+    this.#expiresAt = next.#expiresAt
+    this.response = next.response
+    // A refreshed ID token is not the one of the authorization request (OIDC Core §12.2).
+    this.#nonceExpectation = undefined
+    this.#generation++
+    if (refreshed) await this.#onRefresh?.(this)
+  }
+
+  /**
+   * The token a store holds, as a token of this one's options, when it is another one than this
+   * (another process refreshed) and usable; else `undefined`.
+   */
+  #fromStored(stored: Record<string, unknown> | undefined): AccessToken | undefined {
+    if (stored === undefined || typeof stored.access_token !== 'string') return undefined
+    if (stored.access_token === this.#token) return undefined
+    const { access_token: token, ...fields } = stored
+    const next = new AccessToken(this.client, token, { ...fields, ...this.#options() })
+    return next.expired() ? undefined : next
+  }
+
+  /**
+   * Refreshes once across the processes sharing the store: takes the stored token when another
+   * process has already refreshed; else takes the lease, reads the store again, refreshes with the
+   * stored refresh token (the newest), stores the result under the lease's fence and gives the
+   * lease back; while another holds the lease, reads the store every `pollIntervalMs` until the
+   * new token is there, or the lease can be taken (its holder died and its TTL ran out), for at
+   * most `waitTimeoutMs`.
+   *
+   * @throws {OAuth2Error} `token_store_timeout` when nothing came within `waitTimeoutMs`; the
+   *   refresh's error.
+   */
+  async #refreshShared(options: ReturnType<typeof checkTokenStoreOptions>): Promise<void> {
+    const { store, key, leaseTtlMs, waitTimeoutMs, pollIntervalMs } = options
+    const clock = this.client.clock
+    const deadline = clock.now() + waitTimeoutMs
+    for (;;) {
+      const stored = this.#fromStored(await store.get(key))
+      if (stored !== undefined) {
+        await this.#assume(stored, false)
+        return
+      }
+      const fence = await store.acquire(key, leaseTtlMs)
+      if (fence !== undefined) {
+        try {
+          // Another process may have stored its refresh between the read and the lease.
+          const current = await store.get(key)
+          const fresh = this.#fromStored(current)
+          if (fresh !== undefined) {
+            await this.#assume(fresh, false)
+            return
+          }
+          // Refresh with the newest refresh token: the stored one, when the store has this token.
+          if (typeof current?.refresh_token === 'string' && current.access_token === this.#token) {
+            this.#refreshToken = current.refresh_token
+          }
+          const next = await this.#refreshed()
+          await store.set(key, next.#storable(), fence)
+          await this.#assume(next, true)
+        } finally {
+          await store.release(key, fence)
+        }
+        return
+      }
+      if (clock.now() >= deadline) {
+        throw libraryError(
+          'token_store_timeout',
+          `no refreshed token appeared in the store under '${key}' within ${String(waitTimeoutMs)} ms ` +
+            'while another process held its lease',
+        )
+      }
+      await sleepFor(clock, pollIntervalMs)
+    }
+  }
+
+  /** What the store keeps: the response fields, tokens and the expiry (latency not subtracted). */
+  #storable(): Record<string, unknown> {
+    const expiresAt =
+      this.#expiresAt === undefined ? undefined : this.#expiresAt + (this.expiresLatency ?? 0)
+    return {
+      ...this.#params,
+      access_token: this.#token,
+      ...(this.#refreshToken === undefined ? {} : { refresh_token: this.#refreshToken }),
+      ...(expiresAt === undefined ? {} : { expires_at: expiresAt }),
+    }
+  }
+
+  /**
+   * Writes this token to its store (the `store` option) unconditionally: after signing in, so that
+   * the other processes sharing the key find it.
+   *
+   * @throws {TypeError} `ERR_INVALID_ARG_VALUE` when the token has no `store` option.
+   */
+  async saveToStore(): Promise<void> {
+    if (this.#store === undefined) {
+      throw invalidValue('opts.store', 'is not set: the token has no store to save to')
+    }
+    await this.#store.store.set(this.#store.key, this.#storable())
+  }
+
+  /**
+   * The token stored under `options.key` in `options.store`, bound to the store (its refreshes are
+   * shared through it, see {@link AccessTokenOptions.store}).
+   *
+   * @param client The client the token belongs to.
+   * @param options The store, the key and the lease options.
+   * @param opts Other options of the token (`expiresLatency`, `onRefresh`, `resource`, ...).
+   * @returns The token.
+   * @throws {OAuth2Error} `no_token` when nothing is stored under the key.
+   */
+  static async fromStore<T extends typeof AccessToken>(
+    this: T,
+    client: Client<boolean>,
+    options: TokenStoreOptions,
+    opts: AccessTokenOptions = {},
+  ): Promise<InstanceType<T>> {
+    const checked = checkTokenStoreOptions(options)
+    const stored = await checked.store.get(checked.key)
+    if (stored === undefined || typeof stored.access_token !== 'string') {
+      throw libraryError('no_token', `the store holds no token under '${checked.key}'`)
+    }
+    const { access_token: token, ...fields } = stored
+    return new this(client, token, { ...fields, ...opts, store: options }) as InstanceType<T>
   }
 
   /** Whether the token can refresh itself. */
@@ -638,6 +803,7 @@ export class AccessToken {
     opts: TokenRequestOptions,
   ): Promise<Response> {
     if (typeof verb !== 'string') throw invalidType('verb', 'a string', verb)
+    if (this.resource !== undefined) path = this.#withinResource(path, this.resource)
     const mode = this.#modeFor(verb.toLowerCase() as HttpVerb)
     const { autoRefresh: _autoRefresh, ...rest } = opts
     if (this.dpopBound) return this.#sendDpop(verb, path, mode, rest)
@@ -669,6 +835,34 @@ export class AccessToken {
       }
     }
     return this.client.request(verb, path, next)
+  }
+
+  /**
+   * The absolute URL of a request of a token bound to `resource`: `''` is the resource, a relative
+   * path goes under it (a leading `/` from its origin's root), and the result must be on its
+   * origin, under its path.
+   *
+   * @throws {TypeError} `ERR_INVALID_ARG_VALUE` for a URL outside the resource.
+   */
+  #withinResource(path: string | URL, resource: string): URL {
+    const base = new URL(resource)
+    const text = String(path)
+    // Relative paths go under the resource (`tools/list` of `…/mcp` is `…/mcp/tools/list`).
+    const directory = new URL(base)
+    if (!directory.pathname.endsWith('/')) directory.pathname += '/'
+    const url = URL.canParse(text) ? new URL(text) : text === '' ? base : new URL(text, directory)
+    const prefix = base.pathname.replace(/\/$/, '')
+    if (
+      url.origin !== base.origin ||
+      !(url.pathname === prefix || url.pathname.startsWith(`${prefix}/`) || prefix === '')
+    ) {
+      throw invalidValue(
+        'url',
+        `is outside the resource the token is for (${base.origin}${base.pathname}): the token ` +
+          'goes nowhere else (RFC 8707)',
+      )
+    }
+    return url
   }
 
   /** Sends the request as RFC 9449 §7.1 wants: `Authorization: DPoP` and a fresh proof. */
@@ -804,6 +998,7 @@ export class AccessToken {
       headerFormat: this.headerFormat,
       paramName: this.paramName,
       ...(this.tokenName === undefined ? {} : { tokenName: this.tokenName }),
+      ...(this.resource === undefined ? {} : { resource: this.resource }),
     }
   }
 
@@ -824,6 +1019,7 @@ export class AccessToken {
       headerFormat: this.headerFormat,
       paramName: this.paramName,
       tokenName: this.tokenName,
+      resource: this.resource,
       params,
     }
   }

@@ -4,16 +4,38 @@ import { importSigningKey, signJwt, type SigningOptions } from './jwt.js'
 import type { Random } from './random.js'
 import { formUrlEncode } from './url.js'
 
-/** How the client authenticates to the token endpoint (RFC 6749 §2.3, RFC 7523, RFC 8705). */
-export type AuthScheme = 'basic_auth' | 'request_body' | 'tls_client_auth' | 'private_key_jwt'
+/**
+ * How the client authenticates to the token endpoint and the other client-authenticated
+ * endpoints (OpenID Connect Core §9 names in brackets):
+ *
+ * - `'basic_auth'` (`client_secret_basic`, RFC 6749 §2.3.1): HTTP Basic with id and secret;
+ * - `'request_body'` (`client_secret_post`): `client_id` and `client_secret` in the body;
+ * - `'client_secret_jwt'` (RFC 7523 §2.2): an HS256 assertion signed with the client secret;
+ * - `'private_key_jwt'` (RFC 7523 §2.2): an assertion signed with the client's `privateKey`;
+ * - `'tls_client_auth'` (RFC 8705 §2): `client_id` in the body, the TLS certificate authenticates;
+ * - `'none'` (a public client, RFC 6749 §2.1): only `client_id` in the body; PKCE is then
+ *   required (OAuth 2.1 §7.5.1, `requirePkce`).
+ */
+export type AuthScheme =
+  | 'basic_auth'
+  | 'request_body'
+  | 'client_secret_jwt'
+  | 'private_key_jwt'
+  | 'tls_client_auth'
+  | 'none'
 
 /** All {@link AuthScheme} values. @internal */
 export const AUTH_SCHEMES: readonly AuthScheme[] = [
   'basic_auth',
   'request_body',
-  'tls_client_auth',
+  'client_secret_jwt',
   'private_key_jwt',
+  'tls_client_auth',
+  'none',
 ]
+
+/** The JWS algorithm of `client_secret_jwt` assertions (RFC 7518 §3.2: HMAC with SHA-256). */
+const CLIENT_SECRET_JWT_ALGORITHM = 'HS256'
 
 /**
  * How `basic_auth` encodes id and secret before Base64: `'form'` applies
@@ -103,8 +125,10 @@ export class Authenticator {
         if (this.#secret !== undefined) params.client_secret ??= this.#secret
         return
       case 'tls_client_auth':
+      case 'none':
         params.client_id ??= this.#id
         return
+      case 'client_secret_jwt':
       case 'private_key_jwt':
         if (params.client_assertion !== undefined) return
         return this.#assertion(audience).then((assertion) => {
@@ -114,8 +138,15 @@ export class Authenticator {
     }
   }
 
-  /** Builds the RFC 7523 §2.2 client assertion: iss = sub = client_id, aud, jti, iat, exp. */
-  async #assertion(audience: string): Promise<string> {
+  /** The signing options of the client assertion: the private key, or HS256 over the secret. */
+  #signing(): { name: string; options: SigningOptions } {
+    if (this.#scheme === 'client_secret_jwt') {
+      // The constructor of Client refuses client_secret_jwt without a secret.
+      return {
+        name: 'clientSecret',
+        options: { algorithm: CLIENT_SECRET_JWT_ALGORITHM, key: this.#secret ?? '' },
+      }
+    }
     const options = this.#privateKey
     if (options === undefined) {
       throw invalidValue(
@@ -123,11 +154,20 @@ export class Authenticator {
         "is required for authScheme 'private_key_jwt' unless params carry client_assertion",
       )
     }
-    this.#key ??= importSigningKey('options.privateKey', options)
+    return { name: 'options.privateKey', options }
+  }
+
+  /**
+   * Builds the RFC 7523 §2.2 client assertion (`private_key_jwt`, `client_secret_jwt`): iss = sub
+   * = client_id, aud, jti, iat, exp.
+   */
+  async #assertion(audience: string): Promise<string> {
+    const { name, options } = this.#signing()
+    this.#key ??= importSigningKey(name, options)
     const key = await this.#key
     const now = Math.floor(this.#now() / 1000)
     return signJwt(
-      'options.privateKey',
+      name,
       {
         iss: this.#id,
         sub: this.#id,

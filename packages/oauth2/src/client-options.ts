@@ -49,11 +49,23 @@ export interface ClientOptions {
    * `site` or absolute; set by {@link Client.discover}. Needed by `deviceCode.start()`.
    */
   readonly deviceAuthorizationUrl?: string | undefined
+  /**
+   * End session endpoint (OpenID Connect RP-Initiated Logout 1.0 §2.1, `end_session_endpoint`),
+   * relative to `site` or absolute; set by {@link Client.discover}. Needed by
+   * `client.endSessionUrl()`.
+   */
+  readonly endSessionUrl?: string | undefined
   /** Redirect URI added to authorization URLs and code exchanges. */
   readonly redirect_uri?: string | undefined
   /** How token requests carry parameters. @default 'post' */
   readonly tokenMethod?: TokenMethod | undefined
-  /** Client authentication at the token endpoint. @default 'basic_auth' */
+  /**
+   * Client authentication at the token endpoint (and revocation, introspection, PAR, device
+   * authorization): see {@link AuthScheme}. `'client_secret_jwt'` needs the client secret;
+   * `'none'` (a public client) takes no secret and turns `requirePkce` on.
+   *
+   * @default 'basic_auth'
+   */
   readonly authScheme?: AuthScheme | undefined
   /**
    * Encoding of id and secret in `basic_auth`: `'form'` (RFC 6749 §2.3.1) or `'raw'` (the gem).
@@ -86,7 +98,12 @@ export interface ClientOptions {
   readonly fetch?: FetchLike | undefined
   /** Key for `private_key_jwt`: `{ key, algorithm, kid? }`. */
   readonly privateKey?: SigningOptions | undefined
-  /** Refuse authorization-code URLs without a S256 `code_challenge` and exchanges without a `code_verifier` (OAuth 2.1). @default false */
+  /**
+   * Refuse authorization-code URLs without a S256 `code_challenge` and exchanges without a
+   * `code_verifier` (OAuth 2.1 §7.5.1). Always on for public clients (`authScheme: 'none'`).
+   *
+   * @default false (true with `authScheme: 'none'`)
+   */
   readonly requirePkce?: boolean | undefined
   /**
    * Refuse `authCode.authorizeUrl()` (OAuth2Error `par_required`): authorization requests go
@@ -96,6 +113,15 @@ export interface ClientOptions {
    * @default false
    */
   readonly requirePar?: boolean | undefined
+  /**
+   * Refuse authorization requests that are not signed request objects (RFC 9101 §10.5):
+   * `authCode.authorizeUrl()` then throws `request_object_required` unless called with
+   * `requestObject: true`, and `pushAuthorizationRequest()` signs by itself. {@link Client.discover}
+   * turns it on when the server metadata has `require_signed_request_object: true`.
+   *
+   * @default false
+   */
+  readonly requireSignedRequestObject?: boolean | undefined
   /**
    * Sender-constrained tokens with DPoP (RFC 9449): `true` for a generated ES256 key pair, or
    * {@link DPoPOptions} (`keyPair`, `algorithm`). Token requests (every grant, refresh included)
@@ -133,6 +159,8 @@ export interface ResolvedClientOptions {
   readonly pushedAuthorizationRequestUrl: string | undefined
   /** Device authorization endpoint, if set (see {@link ClientOptions.deviceAuthorizationUrl}). */
   readonly deviceAuthorizationUrl: string | undefined
+  /** End session endpoint, if set (see {@link ClientOptions.endSessionUrl}). */
+  readonly endSessionUrl: string | undefined
   /** Redirect URI, if set (see {@link ClientOptions.redirect_uri}). */
   readonly redirect_uri: string | undefined
   /** How token requests carry parameters (see {@link ClientOptions.tokenMethod}). */
@@ -151,6 +179,8 @@ export interface ResolvedClientOptions {
   readonly requirePkce: boolean
   /** Whether pushed authorization requests are required (see {@link ClientOptions.requirePar}). */
   readonly requirePar: boolean
+  /** Whether request objects are required (see {@link ClientOptions.requireSignedRequestObject}). */
+  readonly requireSignedRequestObject: boolean
   /**
    * The DPoP key pair (when given) and the proofs' algorithm, if DPoP is on (see
    * {@link ClientOptions.dpop}; a generated key pair is never shown here).
@@ -177,6 +207,7 @@ const CLIENT_OPTION_KEYS = optionKeys<ClientOptions>({
   userinfoUrl: true,
   pushedAuthorizationRequestUrl: true,
   deviceAuthorizationUrl: true,
+  endSessionUrl: true,
   redirect_uri: true,
   tokenMethod: true,
   authScheme: true,
@@ -189,6 +220,7 @@ const CLIENT_OPTION_KEYS = optionKeys<ClientOptions>({
   privateKey: true,
   requirePkce: true,
   requirePar: true,
+  requireSignedRequestObject: true,
   dpop: true,
   metadata: true,
   accessTokenClass: true,
@@ -240,6 +272,7 @@ export function checkOptions(options: ClientOptions): void {
     'userinfoUrl',
     'pushedAuthorizationRequestUrl',
     'deviceAuthorizationUrl',
+    'endSessionUrl',
     'redirect_uri',
   ]) {
     optionalUrlString(`options.${key}`, (options as Record<string, unknown>)[key])
@@ -287,7 +320,14 @@ export function checkOptions(options: ClientOptions): void {
   }
   assertOptionalBoolean('options.raiseErrors', options.raiseErrors)
   assertOptionalBoolean('options.requirePkce', options.requirePkce)
+  if (options.authScheme === 'none' && options.requirePkce === false) {
+    throw invalidValue(
+      'options.requirePkce',
+      "cannot be false with authScheme 'none': a public client needs PKCE (OAuth 2.1 §7.5.1)",
+    )
+  }
   assertOptionalBoolean('options.requirePar', options.requirePar)
+  assertOptionalBoolean('options.requireSignedRequestObject', options.requireSignedRequestObject)
   const max = options.maxRedirects
   if (max !== undefined && (!Number.isInteger(max) || max < 0)) {
     throw invalidType('options.maxRedirects', 'a non-negative integer', max)
@@ -350,6 +390,7 @@ export function resolveOptions(
     userinfoUrl: options.userinfoUrl,
     pushedAuthorizationRequestUrl: options.pushedAuthorizationRequestUrl,
     deviceAuthorizationUrl: options.deviceAuthorizationUrl,
+    endSessionUrl: options.endSessionUrl,
     redirect_uri: options.redirect_uri,
     tokenMethod: options.tokenMethod ?? 'post',
     authScheme: options.authScheme ?? 'basic_auth',
@@ -357,8 +398,9 @@ export function resolveOptions(
     connectionOpts: options.connectionOpts ?? {},
     raiseErrors: options.raiseErrors ?? true,
     maxRedirects: options.maxRedirects ?? 5,
-    requirePkce: options.requirePkce ?? false,
+    requirePkce: options.requirePkce ?? options.authScheme === 'none',
     requirePar: options.requirePar ?? false,
+    requireSignedRequestObject: options.requireSignedRequestObject ?? false,
     dpop:
       options.dpop === undefined
         ? undefined
@@ -368,4 +410,17 @@ export function resolveOptions(
     metadata: options.metadata,
     accessTokenClass: options.accessTokenClass ?? AccessToken,
   })
+}
+
+/**
+ * The options of a client that only reads metadata and registers: the transport's, and `site`.
+ *
+ * @internal
+ */
+export function transportOptions(
+  options: Pick<ClientOptions, 'fetch' | 'connectionOpts' | 'logger' | 'clock'>,
+  site: string,
+): ClientOptions {
+  const { fetch, connectionOpts, logger, clock } = options
+  return { site, fetch, connectionOpts, logger, clock }
 }

@@ -1,9 +1,20 @@
 import type { AccessToken, AccessTokenOptions } from './access-token.js'
-import { assertRecord, assertString, invalidType, invalidValue } from './args.js'
-import { Authenticator } from './authenticator.js'
+import {
+  assertKnownKeys,
+  assertRecord,
+  assertString,
+  invalidType,
+  invalidValue,
+  isRecord,
+  optionKeys,
+  show,
+} from './args.js'
+import { Authenticator, type AuthScheme } from './authenticator.js'
 import {
   checkOptions,
   resolveOptions,
+  transportOptions,
+  type ClientOptions,
   type ClientOptionsFor,
   type ResolvedClientOptions,
 } from './client-options.js'
@@ -26,8 +37,16 @@ import {
   type AuthorizationServerMetadata,
 } from './oidc/metadata.js'
 import { SentNonces } from './oidc/sent-nonces.js'
+import {
+  authSchemeOf,
+  readRegistration,
+  type ClientMetadata,
+  type ClientRegistration,
+} from './registration.js'
 import { fetchUserinfo, type UserinfoOptions } from './oidc/userinfo.js'
+import { forResource, type ForResourceOptions, type ResourceAuthorization } from './for-resource.js'
 import { systemRandom } from './random.js'
+import { RequestObjectSigner } from './request-object.js'
 import {
   lowerHeaders,
   Requester,
@@ -46,6 +65,114 @@ import { Password } from './strategy/password.js'
 import { TokenExchange } from './strategy/token-exchange.js'
 import { TokenEndpoint, type TokenParams, type TokenResult } from './token-endpoint.js'
 import { resolveUrl, withQuery, type Params } from './url.js'
+
+/**
+ * `client_secret_jwt` signs with the secret, so it needs one; a public client (`none`) has none.
+ *
+ * @throws {TypeError} `ERR_INVALID_ARG_VALUE` naming `clientSecret`.
+ */
+function checkSecretForScheme(secret: string | undefined, scheme: AuthScheme | undefined): void {
+  if (scheme === 'client_secret_jwt' && (secret === undefined || secret === '')) {
+    throw invalidValue(
+      'clientSecret',
+      "is required with authScheme 'client_secret_jwt' (the assertion is signed with it)",
+    )
+  }
+  if (scheme === 'none' && secret !== undefined) {
+    throw invalidValue(
+      'clientSecret',
+      "must not be set with authScheme 'none' (a public client has no secret)",
+    )
+  }
+}
+
+/** Options of {@link Client.endSessionUrl} (OpenID Connect RP-Initiated Logout 1.0 §2). */
+export interface EndSessionOptions {
+  /** The ID token the user signed in with (`id_token_hint`). */
+  readonly idTokenHint?: string | undefined
+  /** Where the provider sends the browser after signing out (`post_logout_redirect_uri`). */
+  readonly postLogoutRedirectUri?: string | undefined
+  /** Sent back to `postLogoutRedirectUri` (`state`). */
+  readonly state?: string | undefined
+  /** The `client_id` to send. @default the client's id */
+  readonly clientId?: string | undefined
+  /** Other parameters (`logout_hint`, `ui_locales`, ...); the ones above win. */
+  readonly params?: Readonly<Record<string, unknown>> | undefined
+}
+
+const END_SESSION_OPTION_KEYS = optionKeys<EndSessionOptions>({
+  idTokenHint: true,
+  postLogoutRedirectUri: true,
+  state: true,
+  clientId: true,
+  params: true,
+})
+
+/** Options of {@link Client.register}: the returned client's options and the registration's. */
+export type RegisterOptions<RaiseErrors extends boolean = true> = ClientOptionsFor<RaiseErrors> & {
+  /**
+   * The initial access token the server gave out of band, sent as a bearer token with the
+   * registration request (RFC 7591 §3).
+   */
+  readonly initialAccessToken?: string | undefined
+}
+
+/** The registration endpoint: its requests carry the initial access token. */
+const REGISTRATION: Endpoint = {
+  name: 'registration endpoint',
+  option: 'registration_endpoint',
+  refusal:
+    'registration requests carry the initial access token and are never redirected ' +
+    '(RFC 7591 §3)',
+}
+
+/**
+ * A client of a registration (RFC 7591 §3.2.1): the issued `client_id` and `client_secret`,
+ * `authScheme` from `token_endpoint_auth_method` (`client_secret_basic` when absent),
+ * `redirect_uri` when exactly one was registered (options win over both), and the discovered
+ * endpoints.
+ *
+ * @throws {TypeError} `ERR_INVALID_ARG_VALUE` for a registered `token_endpoint_auth_method` that
+ *   has no `authScheme` (unless `options.authScheme` is given).
+ * @internal
+ */
+export function clientFor<RaiseErrors extends boolean>(
+  ClientClass: new (
+    clientId: string,
+    clientSecret: string | undefined,
+    options: ClientOptionsFor<RaiseErrors>,
+    buildConnection?: (connection: ConnectionBuilder) => void,
+  ) => Client<RaiseErrors>,
+  registration: ClientRegistration,
+  options: ClientOptionsFor<RaiseErrors>,
+  issuer: string,
+  metadata: AuthorizationServerMetadata,
+  buildConnection?: (connection: ConnectionBuilder) => void,
+): Client<RaiseErrors> {
+  const authScheme = options.authScheme ?? authSchemeOf(registration.token_endpoint_auth_method)
+  if (authScheme === undefined) {
+    throw invalidValue(
+      'options.authScheme',
+      `is needed: the registered token_endpoint_auth_method ` +
+        `${show(registration.token_endpoint_auth_method)} has no authScheme of its own`,
+    )
+  }
+  const redirects = registration.redirect_uris
+  const redirect =
+    Array.isArray(redirects) && redirects.length === 1 && typeof redirects[0] === 'string'
+      ? redirects[0]
+      : undefined
+  return new ClientClass(
+    registration.client_id,
+    authScheme === 'none' ? undefined : registration.client_secret,
+    discoveredOptions(
+      { ...(redirect === undefined ? {} : { redirect_uri: redirect }), ...options, authScheme },
+      issuer,
+      metadata,
+    ),
+    buildConnection,
+  )
+}
 
 /** Discovery documents are read where the issuer says, never through a redirect. */
 const DISCOVERY: Endpoint = {
@@ -93,6 +220,7 @@ export class Client<RaiseErrors extends boolean = true> {
   readonly #dpop: DPoP | undefined
   readonly #close: () => Promise<void>
   readonly #sentNonces = new SentNonces()
+  readonly #requestObjects: RequestObjectSigner
   #verifier: IdTokenVerifier | undefined
   #tokenUrl: string | undefined
 
@@ -115,6 +243,7 @@ export class Client<RaiseErrors extends boolean = true> {
       throw invalidType('clientSecret', 'a string', clientSecret)
     }
     checkOptions(options)
+    checkSecretForScheme(clientSecret ?? undefined, options.authScheme)
     if (buildConnection !== undefined && typeof buildConnection !== 'function') {
       throw invalidType('buildConnection', 'a function', buildConnection)
     }
@@ -150,6 +279,12 @@ export class Client<RaiseErrors extends boolean = true> {
     this.#dpop =
       dpop === undefined ? undefined : new DPoP(dpop, { clock: this.clock, random: systemRandom })
     this.#tokens = new TokenEndpoint(this, this.#requester, authenticator, this.#dpop)
+    this.#requestObjects = new RequestObjectSigner(
+      clientId,
+      options.privateKey,
+      () => this.clock.now(),
+      systemRandom,
+    )
   }
 
   /** The client secret (not shown by `util.inspect` or `JSON.stringify`). */
@@ -174,7 +309,7 @@ export class Client<RaiseErrors extends boolean = true> {
    * Discovers an OpenID Connect provider or OAuth 2.0 authorization server (OIDC Discovery 1.0,
    * RFC 8414) and returns a client configured with its endpoints (`authorizeUrl`, `tokenUrl`,
    * `revokeUrl`, `introspectUrl`, `userinfoUrl`, `pushedAuthorizationRequestUrl`,
-   * `deviceAuthorizationUrl`), `requirePar` when the server has
+   * `deviceAuthorizationUrl`, `endSessionUrl`), `requirePar` when the server has
    * `require_pushed_authorization_requests`, and `metadata` (for ID token validation, and the DPoP
    * algorithm: the first of `dpop_signing_alg_values_supported` a generated key can use, ES256
    * when listed).
@@ -216,6 +351,153 @@ export class Client<RaiseErrors extends boolean = true> {
       discoveredOptions(options, issuer, metadata),
       buildConnection,
     )
+  }
+
+  /**
+   * Registers a client with an authorization server (RFC 7591) and returns a client configured
+   * with the issued credentials. Discovers the server (as {@link Client.discover}), POSTs
+   * `clientMetadata` as JSON to its `registration_endpoint` (with `Authorization: Bearer
+   * <initialAccessToken>` when given, RFC 7591 §3; never through a redirect), checks the response
+   * (status 201, `client_id`, a `client_secret` with its `client_secret_expires_at`, a secure
+   * `registration_client_uri`), and builds the client: the issued `client_id` and
+   * `client_secret`, `authScheme` from the registered `token_endpoint_auth_method`
+   * (`client_secret_basic` when absent), `redirect_uri` when exactly one was registered (options
+   * win over both), and the discovered endpoints.
+   *
+   * @param issuer The issuer identifier (https; http only on a loopback host).
+   * @param clientMetadata The client metadata to register (RFC 7591 §2), wire names.
+   * @param options `initialAccessToken` (RFC 7591 §3, when the server requires one) and the
+   *   options of the returned client.
+   * @param buildConnection The connection builder callback.
+   * @returns `{ client, registration }`: the client, and the registration response as sent (with
+   *   `registration_access_token` and `registration_client_uri`, RFC 7592 §3, when the server
+   *   issues them; keep them, with the secret, to manage the registration).
+   * @throws {OAuth2Error} `invalid_metadata` (discovery, or no `registration_endpoint`); the
+   *   server's error (`invalid_redirect_uri`, `invalid_client_metadata`,
+   *   `invalid_software_statement`, `unapproved_software_statement`, RFC 7591 §3.2.2; or
+   *   `invalid_token` for a bad initial access token); `invalid_registration_response`;
+   *   `redirect_not_followed`.
+   * @throws {TypeError} `ERR_INVALID_ARG_TYPE`/`ERR_INVALID_ARG_VALUE` for bad arguments, and for a
+   *   registered `token_endpoint_auth_method` this library does not speak (pass `authScheme`).
+   * @see https://www.rfc-editor.org/rfc/rfc7591#section-3
+   *
+   * @example
+   * ```ts
+   * import { Client } from '@gatehouse/oauth2'
+   * const { client, registration } = await Client.register('https://auth.example', {
+   *   client_name: 'My app',
+   *   redirect_uris: ['https://app.example/callback'],
+   *   grant_types: ['authorization_code', 'refresh_token'],
+   * })
+   * // keep client.id, client.secret and registration.registration_access_token
+   * ```
+   */
+  static async register<RaiseErrors extends boolean = true>(
+    issuer: string,
+    clientMetadata: ClientMetadata,
+    options: RegisterOptions<RaiseErrors> = {},
+    buildConnection?: (connection: ConnectionBuilder) => void,
+  ): Promise<{ client: Client<RaiseErrors>; registration: ClientRegistration }> {
+    checkIssuer(issuer)
+    if (!isRecord(clientMetadata)) throw invalidType('clientMetadata', 'an object', clientMetadata)
+    assertRecord('options', options)
+    const { initialAccessToken, ...clientOptions } = options
+    if (initialAccessToken !== undefined) {
+      assertString('options.initialAccessToken', initialAccessToken)
+    }
+    checkOptions(clientOptions)
+    const probe = new this('', undefined, transportOptions(clientOptions, issuer), buildConnection)
+    let metadata: AuthorizationServerMetadata
+    let registration: ClientRegistration
+    try {
+      metadata = await fetchMetadata(probe, issuer)
+      const endpoint = metadata.registration_endpoint
+      if (typeof endpoint !== 'string') {
+        throw libraryError(
+          'invalid_metadata',
+          `${issuer} has no registration_endpoint: it does not take dynamic client registration`,
+        )
+      }
+      const response = await probe.registrationRequest(endpoint, clientMetadata, initialAccessToken)
+      registration = readRegistration(response)
+    } finally {
+      await probe.close()
+    }
+    const client = clientFor(this, registration, clientOptions, issuer, metadata, buildConnection)
+    return { client, registration }
+  }
+
+  /**
+   * A client of a registration made elsewhere (for `Client.forResource`).
+   *
+   * @internal
+   */
+  static fromRegistration(
+    registration: ClientRegistration,
+    options: ClientOptions,
+    issuer: string,
+    metadata: AuthorizationServerMetadata,
+    buildConnection?: (connection: ConnectionBuilder) => void,
+  ): Client {
+    return clientFor(this, registration, options, issuer, metadata, buildConnection)
+  }
+
+  /**
+   * Walks the whole chain from a protected resource to a token for it, as an MCP client must
+   * (MCP authorization; RFC 9728, RFC 8414, RFC 7591, RFC 9126, RFC 7636, RFC 8707):
+   *
+   * 1. the resource's metadata ({@link discoverResource}: the `resource_metadata` of its `401`,
+   *    else its well-known document), `resource` checked;
+   * 2. the metadata of the first of its `authorization_servers` (OpenID Connect discovery, then
+   *    RFC 8414), which must list `S256` in `code_challenge_methods_supported`;
+   * 3. a client id: the `clientIdMetadataDocument` URL when the server has
+   *    `client_id_metadata_document_supported`, else a dynamic registration (RFC 7591) with
+   *    `clientMetadata` (a public client by default), kept per issuer in `registrations`;
+   * 4. an authorization request with PKCE S256, a random `state`, the `scope` and the RFC 8707
+   *    `resource`, pushed (RFC 9126) when the server takes PAR.
+   *
+   * It resolves with the URL to send the user to and `complete(callback)`, which validates the
+   * callback, exchanges the code (with `resource`) and yields a token bound to the resource: its
+   * `fetch` goes only to the resource, is DPoP-bound with the `dpop` option, and refreshes itself
+   * asking for the same resource.
+   *
+   * @param resourceUrl The protected resource (an MCP server's URL): https, http only on a
+   *   loopback host, no fragment.
+   * @param options `redirectUri` (required), `clientMetadata` or `clientIdMetadataDocument`,
+   *   `scope`, `dpop`, `registrations`, `initialAccessToken`, `challenge`, and the transport
+   *   options (`fetch`, `connectionOpts`, `logger`, `clock`).
+   * @param buildConnection The connection builder callback, for every client of the chain.
+   * @returns `{ authorizeUrl, state, codeVerifier, resource, resourceMetadata, client, complete }`.
+   * @throws {OAuth2Error} `invalid_resource_metadata` (no metadata, another `resource`, no
+   *   `authorization_servers`, an authorization server that is not https); `invalid_metadata`
+   *   (discovery; no S256; no way to get a client id); the registration's and the PAR's errors.
+   * @throws {TypeError} `ERR_INVALID_ARG_TYPE`/`ERR_INVALID_ARG_VALUE` for bad arguments.
+   * @see https://modelcontextprotocol.io/specification/draft/basic/authorization
+   * @see https://www.rfc-editor.org/rfc/rfc9728
+   * @see https://www.rfc-editor.org/rfc/rfc8707
+   *
+   * @example
+   * ```ts
+   * import { Client, type ClientRegistration } from '@gatehouse/oauth2'
+   * const registrations = new Map<string, ClientRegistration>()
+   * const flow = await Client.forResource('https://mcp.example.com/mcp', {
+   *   redirectUri: 'http://127.0.0.1:8123/callback',
+   *   clientIdMetadataDocument: 'https://app.example.com/oauth/client.json',
+   *   dpop: true,
+   *   registrations,
+   * })
+   * // send the user to flow.authorizeUrl; then, with the URL the browser came back to:
+   * declare const callbackUrl: string
+   * const token = await flow.complete(callbackUrl)
+   * const tools = await token.fetch('', { method: 'POST', body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' })
+   * ```
+   */
+  static forResource(
+    resourceUrl: string | URL,
+    options: ForResourceOptions,
+    buildConnection?: (connection: ConnectionBuilder) => void,
+  ): Promise<ResourceAuthorization> {
+    return forResource(this, resourceUrl, options, buildConnection)
   }
 
   /** `{ redirect_uri }` from the options, or `{}` (the gem's `redirection_params`). */
@@ -293,6 +575,25 @@ export class Client<RaiseErrors extends boolean = true> {
    */
   get sentNonces(): SentNonces {
     return this.#sentNonces
+  }
+
+  /**
+   * Signs authorization request parameters as a request object (RFC 9101 §4) with the client's
+   * `privateKey`; `aud` is the server's issuer identifier (the metadata's, else `site`).
+   *
+   * @internal
+   */
+  signRequestObject(params: Readonly<Record<string, unknown>>): Promise<string> {
+    const audience = this.options.metadata?.issuer ?? this.#site
+    if (audience === undefined) {
+      return Promise.reject(
+        invalidValue(
+          'options.site',
+          'is needed to sign request objects (their aud is the issuer): use Client.discover()',
+        ),
+      )
+    }
+    return this.#requestObjects.sign(params, audience)
   }
 
   /** The client's DPoP key and server nonces, when it has the `dpop` option. @internal */
@@ -385,6 +686,35 @@ export class Client<RaiseErrors extends boolean = true> {
   }
 
   /**
+   * POSTs client metadata as JSON to a registration endpoint (RFC 7591 §3.1), with the initial
+   * access token as a bearer token when given; never redirected; errors raised.
+   *
+   * @internal
+   */
+  registrationRequest(
+    endpoint: string,
+    clientMetadata: ClientMetadata,
+    initialAccessToken: string | undefined,
+  ): Promise<Response> {
+    return this.#requester.send(
+      'post',
+      endpoint,
+      {
+        body: clientMetadata,
+        headers: {
+          'content-type': 'application/json',
+          ...(initialAccessToken === undefined
+            ? {}
+            : { authorization: `Bearer ${initialAccessToken}` }),
+        },
+        snaky: false,
+        raiseErrors: true,
+      },
+      REGISTRATION,
+    )
+  }
+
+  /**
    * Pushes authorization request parameters to `pushedAuthorizationRequestUrl` (RFC 9126 §2.1)
    * with client authentication, for `AuthCode#pushAuthorizationRequest`.
    *
@@ -409,8 +739,68 @@ export class Client<RaiseErrors extends boolean = true> {
     return this.#tokens.deviceAuthorization(url, params)
   }
 
+  /**
+   * The URL to send the user's browser to for signing out at the OpenID provider (OpenID Connect
+   * RP-Initiated Logout 1.0 §2): the discovered `end_session_endpoint` (or `endSessionUrl`) with
+   * `client_id` (the client's, or `options.clientId`), `id_token_hint`,
+   * `post_logout_redirect_uri`, `state` and `options.params` (`logout_hint`, `ui_locales`, ...) in
+   * the query. Pass the ID token the user signed in with as `idTokenHint` (the provider then knows
+   * whom to sign out and skips its confirmation where it may); `postLogoutRedirectUri` must be
+   * registered with the provider, and `state` comes back to it.
+   *
+   * @param options `idTokenHint`, `postLogoutRedirectUri` (an absolute URL), `state`, `clientId`,
+   *   `params`.
+   * @returns The end session URL.
+   * @throws {OAuth2Error} `invalid_metadata` when the client has no end session endpoint (use
+   *   `Client.discover()` on a provider that has one, or set `endSessionUrl`).
+   * @throws {TypeError} `ERR_INVALID_ARG_TYPE`/`ERR_INVALID_ARG_VALUE` for bad options.
+   * @see https://openid.net/specs/openid-connect-rpinitiated-1_0.html#RPLogout
+   *
+   * @example
+   * ```ts
+   * import type { AccessToken, Client } from '@gatehouse/oauth2'
+   * let client!: Client
+   * let token!: AccessToken // from the sign-in, with its id_token
+   * const url = client.endSessionUrl({
+   *   idTokenHint: String(token.params.id_token),
+   *   postLogoutRedirectUri: 'https://app.example/signed-out',
+   *   state: 'after-logout',
+   * })
+   * ```
+   */
+  endSessionUrl(options: EndSessionOptions = {}): string {
+    assertRecord('options', options)
+    assertKnownKeys('options', options, END_SESSION_OPTION_KEYS)
+    const { idTokenHint, postLogoutRedirectUri, state, clientId, params = {} } = options
+    for (const [name, value] of Object.entries({
+      idTokenHint,
+      postLogoutRedirectUri,
+      state,
+      clientId,
+    })) {
+      if (value !== undefined) assertString(`options.${name}`, value)
+    }
+    if (postLogoutRedirectUri !== undefined && !URL.canParse(postLogoutRedirectUri)) {
+      throw invalidValue('options.postLogoutRedirectUri', 'must be an absolute URL')
+    }
+    assertRecord('options.params', params)
+    const url = this.#endpointUrl('endSessionUrl', 'end session endpoint')
+    return withQuery(new URL(url), {
+      ...params,
+      client_id: clientId ?? this.id,
+      ...(idTokenHint === undefined ? {} : { id_token_hint: idTokenHint }),
+      ...(postLogoutRedirectUri === undefined
+        ? {}
+        : { post_logout_redirect_uri: postLogoutRedirectUri }),
+      ...(state === undefined ? {} : { state }),
+    })
+  }
+
   /** An endpoint that has no default path: from the option or discovery, else `invalid_metadata`. */
-  #endpointUrl(option: 'pushedAuthorizationRequestUrl' | 'deviceAuthorizationUrl', what: string) {
+  #endpointUrl(
+    option: 'pushedAuthorizationRequestUrl' | 'deviceAuthorizationUrl' | 'endSessionUrl',
+    what: string,
+  ) {
     const path = this.options[option]
     if (path === undefined) {
       throw libraryError(

@@ -94,10 +94,56 @@ export type OAuth2ErrorCode =
    * `require_pushed_authorization_requests`): use `authCode.pushAuthorizationRequest()`.
    */
   | 'par_required'
+  /** RFC 7591 §3.2.2: a redirection URI of the client metadata was refused. */
+  | 'invalid_redirect_uri'
+  /** RFC 7591 §3.2.2: a field of the client metadata was refused. */
+  | 'invalid_client_metadata'
+  /** RFC 7591 §3.2.2: the software statement is invalid. */
+  | 'invalid_software_statement'
+  /** RFC 7591 §3.2.2: the software statement is not approved for this server. */
+  | 'unapproved_software_statement'
+  /**
+   * The registration response (RFC 7591 §3.2.1) was not a 201 with a JSON object holding
+   * `client_id` (and `client_secret_expires_at` with a secret).
+   */
+  | 'invalid_registration_response'
+  /**
+   * `authCode.authorizeUrl()` without `requestObject: true` on a client with
+   * `requireSignedRequestObject` (or whose server metadata sets `require_signed_request_object`):
+   * the request must be a signed request object (RFC 9101 §10.5).
+   */
+  | 'request_object_required'
+  /**
+   * Protected resource metadata (RFC 9728) is missing, malformed, for another resource, or names
+   * an authorization server that is not https; or `Client.forResource` cannot go on with what the
+   * resource and its authorization server advertise.
+   */
+  | 'invalid_resource_metadata'
+  /**
+   * A token sharing its refreshes through a `TokenStore` waited `waitTimeoutMs` for another
+   * process's refresh, and neither found a new token in the store nor could take the lease.
+   */
+  | 'token_store_timeout'
   /** The pushed authorization response (RFC 9126 §2.2) lacked `request_uri` or `expires_in`. */
   | 'invalid_par_response'
   /** The device authorization response (RFC 8628 §3.2) lacked or mistyped a required field. */
   | 'invalid_device_authorization_response'
+  /**
+   * The `state` of an authorization response differs from the one the request sent, is missing,
+   * or is present when none was sent (RFC 6749 §10.12, compared in constant time).
+   */
+  | 'state_mismatch'
+  /**
+   * The `iss` of an authorization response differs from the issuer the request went to, or is
+   * missing while the server's metadata says it sends one (RFC 9207 §2.4: a mix-up attack).
+   */
+  | 'issuer_mismatch'
+  /**
+   * An authorization response is unusable: no `code`, a parameter sent twice (RFC 6749 §3.1), an
+   * `error` that is not an RFC 6749 error code, tokens in a code flow's response, or a response
+   * only in the URL fragment.
+   */
+  | 'invalid_callback'
 
 /** Fields of an error built without a response (the gem's `OAuth2::Error.new(hash)`). */
 export interface OAuth2ErrorFields {
@@ -105,6 +151,8 @@ export interface OAuth2ErrorFields {
   readonly error?: string | undefined
   /** A human-readable description (`error_description`). */
   readonly error_description?: string | undefined
+  /** A page about the error (`error_uri`). */
+  readonly error_uri?: string | undefined
   readonly [field: string]: unknown
 }
 
@@ -162,6 +210,8 @@ export class OAuth2Error extends Error {
   readonly code: OAuth2ErrorCode | (string & {}) | undefined
   /** The `error_description` field of the body. */
   readonly description: string | undefined
+  /** The `error_uri` field of the body (RFC 6749 §5.2, §4.1.2.1): a page about the error. */
+  readonly errorUri: string | undefined
   /** The HTTP response, when the error came from one. */
   readonly response: Response | undefined
   /** The response body, or the JSON of the fields the error was built from. */
@@ -176,6 +226,7 @@ export class OAuth2Error extends Error {
     assertKnownKeys('options', options, ERROR_OPTION_KEYS)
     let code: string | undefined
     let description: string | undefined
+    let errorUri: string | undefined
     let body: string
     let response: Response | undefined
     if (source instanceof Response) {
@@ -186,10 +237,12 @@ export class OAuth2Error extends Error {
         const fields = parsed as Record<string, unknown>
         code = asString(fields.error)
         description = asString(fields.error_description)
+        errorUri = asString(fields.error_uri)
       }
     } else {
       code = asString(source.error)
       description = asString(source.error_description)
+      errorUri = asString(source.error_uri)
       body = JSON.stringify(source)
     }
     code = options.code ?? code
@@ -198,6 +251,7 @@ export class OAuth2Error extends Error {
     this.name = 'OAuth2Error'
     this.code = code
     this.description = description
+    this.errorUri = errorUri
     this.response = response
     this.body = body
   }

@@ -7,6 +7,15 @@
  * @packageDocumentation
  */
 export { Client } from './client.js'
+export type { EndSessionOptions, RegisterOptions } from './client.js'
+export type { ClientMetadata, ClientRegistration } from './registration.js'
+export { discoverResource } from './discover-resource.js'
+export type { DiscoverResourceOptions, ProtectedResourceMetadata } from './resource.js'
+export type {
+  ForResourceOptions,
+  RegistrationCache,
+  ResourceAuthorization,
+} from './for-resource.js'
 export type {
   ClientOptions,
   ClientOptionsFor,
@@ -27,6 +36,8 @@ export type {
   TokenMode,
   TokenRequestOptions,
 } from './access-token.js'
+export { MemoryTokenStore, RedisTokenStore, TOKEN_STORE_DEFAULTS } from './token-store.js'
+export type { RedisClientLike, TokenStore, TokenStoreOptions } from './token-store.js'
 export { Response } from './response.js'
 export type { ParseOption, ResponseHeaders, ResponseInit, ResponseOptions } from './response.js'
 export { ConnectionError, OAuth2Error, TimeoutError } from './error.js'
@@ -58,6 +69,7 @@ export type { UserinfoOptions } from './oidc/userinfo.js'
 export { JWT_BEARER_GRANT_TYPE } from './strategy/assertion.js'
 export type { Assertion, AssertionClaims } from './strategy/assertion.js'
 export type { AuthCode, AuthCodeTokenParams, AuthorizeParams } from './strategy/auth-code.js'
+export type { CallbackChecks, CallbackInput } from './callback.js'
 export type { ClientCredentials } from './strategy/client-credentials.js'
 export {
   DEVICE_CODE_GRANT_TYPE,

@@ -45,7 +45,8 @@ export interface SigningOptions {
   readonly kid?: string | undefined
 }
 
-type ImportedKey = Uint8Array | JWK | KeyObject | CryptoKey
+/** A key jose signs with, as {@link importSigningKey} returns it. @internal */
+export type ImportedKey = Uint8Array | JWK | KeyObject | CryptoKey
 
 /** The keys of {@link SigningOptions}. @internal */
 export const SIGNING_OPTION_KEYS = optionKeys<SigningOptions>({
@@ -111,9 +112,10 @@ export async function importSigningKey(name: string, options: unknown): Promise<
 }
 
 /**
- * Signs `claims` as a compact JWS with the `typ` `JWT`.
+ * Signs `claims` as a compact JWS with the `typ` `JWT` (or `typ`).
  *
  * @param name The name of the signing options in error messages (`signing`, `options.privateKey`).
+ * @param typ The `typ` header (`oauth-authz-req+jwt` for request objects, RFC 9101 §10.8).
  * @throws {TypeError} `ERR_INVALID_ARG_VALUE` naming `name.key` when jose cannot sign with the key
  *   (jose's error is the `cause`).
  * @internal
@@ -123,12 +125,13 @@ export async function signJwt(
   claims: JWTPayload,
   options: { algorithm: string; kid?: string | undefined },
   key: ImportedKey,
+  typ = 'JWT',
 ): Promise<string> {
   try {
     return await new SignJWT(claims)
       .setProtectedHeader({
         alg: options.algorithm,
-        typ: 'JWT',
+        typ,
         ...(options.kid === undefined ? {} : { kid: options.kid }),
       })
       .sign(key)

@@ -21,6 +21,7 @@ import {
   type MonotonicClock,
   type Random,
 } from './clock.js'
+import type { LoadConfigOptions } from './config/config.js'
 import type { CounterStore } from './limiter/cache.js'
 import type { StartupPolicy } from './limiter/startup.js'
 import { StoreRateLimitCache } from './limiter/store-cache.js'
@@ -52,7 +53,8 @@ import { listenHttp } from './listen.js'
 import { ServerTls } from './server/tls.js'
 import { RateLimitService } from './service/service.js'
 import type { StatEntry } from './server/workers.js'
-import { ConfigError, type Settings } from './settings/settings.js'
+import { SettingsError } from '@gatehouse/settings'
+import { type Settings } from './settings/settings.js'
 import { TaggedStatsdSink } from './stats/dogstatsd.js'
 import { StatsManager } from './stats/manager.js'
 import { defaultMapperYaml, MetricMapper } from './stats/mapper.js'
@@ -325,6 +327,17 @@ function buildProvider(
       random,
     })
   }
+  return fileConfigProvider(settings, logger)
+}
+
+/**
+ * The FILE provider of the settings (`RUNTIME_*`): the files the service loads, named as its
+ * errors name them; `gatehouse-ratelimit check` reads them through it too.
+ */
+export function fileConfigProvider(
+  settings: Readonly<Settings>,
+  logger: Logger,
+): FileConfigProvider {
   return new FileConfigProvider({
     root: settings.runtimeRoot,
     subdirectory: settings.runtimeSubdirectory,
@@ -333,6 +346,28 @@ function buildProvider(
     watchRoot: settings.runtimeWatchRoot,
     logger,
   })
+}
+
+/**
+ * How the settings load configuration files (the service's loads and `gatehouse-ratelimit
+ * check`): `MERGE_DOMAIN_CONFIG`, `RATE_LIMIT_ALGORITHM`, and the algorithms the backend cannot
+ * run (a store without an atomic `take`, memcache's, has no token bucket).
+ *
+ * @param canTake Whether the backend's store has `take`.
+ */
+export function configLoadOptions(
+  settings: Readonly<Settings>,
+  canTake: boolean,
+): Required<Omit<LoadConfigOptions, 'stats'>> {
+  return {
+    mergeDomainConfig: settings.mergeDomainConfig,
+    defaultAlgorithm: settings.rateLimitAlgorithm,
+    unsupportedAlgorithms: canTake
+      ? {}
+      : {
+          token_bucket: `BACKEND_TYPE=${settings.backendType} has no atomic token bucket (use redis or memory)`,
+        },
+  }
 }
 
 function loadGrpcTls(settings: Readonly<Settings>, logger: Logger): ServerTls | undefined {
@@ -363,7 +398,7 @@ export function checkTlsFiles(settings: Readonly<Settings>, logger: Logger): voi
 /**
  * The statsd_exporter mapping: `PROMETHEUS_MAPPER_YAML`'s file, else the default mapping.
  *
- * @throws {@link ConfigError} When the file cannot be read or is not a valid mapping.
+ * @throws {@link SettingsError} When the file cannot be read or is not a valid mapping.
  */
 export function loadMetricMapper(settings: Readonly<Settings>): MetricMapper {
   const path = settings.prometheusMapperYaml
@@ -377,7 +412,7 @@ export function loadMetricMapper(settings: Readonly<Settings>): MetricMapper {
   try {
     text = readFileSync(path, 'utf8')
   } catch (error) {
-    throw new ConfigError([
+    throw new SettingsError([
       `PROMETHEUS_MAPPER_YAML: cannot read ${path}: ${(error as Error).message}`,
     ])
   }
@@ -501,14 +536,7 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
       quotaMode: settings.quotaMode,
       cacheCouplesDescriptors: stopIncrement,
       responseDynamicMetadata: settings.responseDynamicMetadata,
-      mergeDomainConfig: settings.mergeDomainConfig,
-      defaultAlgorithm: settings.rateLimitAlgorithm,
-      unsupportedAlgorithms:
-        store.take === undefined
-          ? {
-              token_bucket: `BACKEND_TYPE=${settings.backendType} has no atomic token bucket (use redis or memory)`,
-            }
-          : {},
+      ...configLoadOptions(settings, store.take !== undefined),
       requestLimits: {
         maxDescriptors: settings.maxDescriptorsPerRequest,
         maxEntries: settings.maxEntriesPerDescriptor,
@@ -565,9 +593,10 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
       shared.error(`Error loading new configuration: ${update.error.message}`)
       return update.error
     }
-    const error = service.loadConfig(update.files)
-    if (error === undefined) health.set('config', (service.config?.domains.length ?? 0) > 0)
-    return error
+    const result = service.loadConfig(update.files)
+    if (!result.ok) return result.error
+    health.set('config', result.config.domains.length > 0)
+    return undefined
   }
 
   return {

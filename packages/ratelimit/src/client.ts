@@ -1,7 +1,7 @@
 /**
- * Clients of the rate limit service: the command line parsing of `gatehouse-ratelimit-client`
- * (upstream's `cmd/client` flags), a one-shot `ShouldRateLimit` call over @grpc/grpc-js, and the
- * long-lived {@link RateLimitClient} for embedding, which speaks gRPC over `node:http2` itself.
+ * Clients of the rate limit service: a one-shot `ShouldRateLimit` call over @grpc/grpc-js (what
+ * `gatehouse-ratelimit-client` sends), and the long-lived {@link RateLimitClient} for embedding,
+ * which speaks gRPC over `node:http2` itself.
  *
  * @module
  */
@@ -11,76 +11,36 @@ import { RequestCoalescer } from './client-coalesce.js'
 import { systemClock, type Clock } from './clock.js'
 import { encodeRateLimitRequest } from './protocol/protobuf/request.js'
 import { decodeRateLimitResponse } from './protocol/protobuf/response.js'
-import type { Descriptor, RateLimitRequest, RateLimitResponse } from './protocol/types.js'
+import type { RateLimitRequest, RateLimitResponse } from './protocol/types.js'
 import { rateLimitServiceDefinition } from './server/grpc.js'
 import { COALESCE_MAX_DESCRIPTORS_HEADER } from './server/grpc-handlers.js'
 import { ERROR_CODE_TRAILER } from './server/status.js'
 
-/** Parsed command line. */
-export interface ClientArgs {
-  readonly dialString: string
-  readonly domain: string
-  readonly descriptors: readonly Descriptor[]
+/** Options of {@link callShouldRateLimit}. */
+export interface CallOptions {
+  /** The call's deadline, in milliseconds from now. @default 10000 */
+  readonly timeoutMs?: number
+  /** What "now" is. @default {@link systemClock} */
+  readonly clock?: Clock
+  /** The channel's credentials (TLS). @default plaintext */
+  readonly credentials?: grpc.ChannelCredentials
 }
 
 /**
- * Parses the command line (Go `flag` syntax).
+ * Sends one request over a grpc-js channel of its own (the command-line client's call).
  *
- * @throws {Error} With a usage message for unknown flags, missing values or malformed descriptors.
- */
-export function parseClientArgs(argv: readonly string[]): ClientArgs {
-  let dialString = 'localhost:8081'
-  let domain = ''
-  const descriptors: Descriptor[] = []
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] ?? ''
-    const match = /^--?([a-z_]+)(?:=(.*))?$/s.exec(arg)
-    if (match === null) throw new Error(`unexpected argument: ${arg}`)
-    const name = match[1] ?? ''
-    if (name === 'h' || name === 'help') throw new Error('help requested')
-    let value = match[2]
-    if (value === undefined) {
-      value = argv[++i]
-      if (value === undefined) throw new Error(`flag needs an argument: -${name}`)
-    }
-    switch (name) {
-      case 'dial_string':
-        dialString = value
-        break
-      case 'domain':
-        domain = value
-        break
-      case 'descriptors':
-        descriptors.push({
-          entries: value.split(',').map((pair) => {
-            const at = pair.indexOf('=')
-            if (at <= 0) throw new Error(`invalid descriptor entry "${pair}": expected key=value`)
-            return { key: pair.slice(0, at), value: pair.slice(at + 1) }
-          }),
-        })
-        break
-      default:
-        throw new Error(`flag provided but not defined: -${name}`)
-    }
-  }
-  return { dialString, domain, descriptors }
-}
-
-/**
- * Sends one request.
- *
- * @param timeoutMs The call's deadline, in milliseconds from now. @default 10000
- * @param clock What "now" is. @default {@link systemClock}
+ * @param dialString The service's gRPC address (grpc-js target syntax, `host:port`).
  * @throws {Error} The gRPC error (status and details).
  */
 export function callShouldRateLimit(
   dialString: string,
   request: RateLimitRequest,
-  timeoutMs = 10_000,
-  clock: Clock = systemClock,
+  options: CallOptions = {},
 ): Promise<RateLimitResponse> {
+  const timeoutMs = options.timeoutMs ?? 10_000
+  const clock = options.clock ?? systemClock
   const Client = grpc.makeGenericClientConstructor(rateLimitServiceDefinition, 'RateLimitService')
-  const client = new Client(dialString, grpc.credentials.createInsecure())
+  const client = new Client(dialString, options.credentials ?? grpc.credentials.createInsecure())
   return new Promise<RateLimitResponse>((resolve, reject) => {
     client.makeUnaryRequest(
       rateLimitServiceDefinition.ShouldRateLimit.path,

@@ -1,5 +1,6 @@
 /**
- * The `gatehouse-ratelimit` executable: reads settings from the environment, builds the service,
+ * The `gatehouse-ratelimit` executable: runs its command line (`cli.ts`: `--help`, `--version`,
+ * `--env-file`), reads settings from the environment, builds the service,
  * listens, and stops gracefully on SIGTERM/SIGINT/SIGHUP (health turns unhealthy, in-flight calls
  * drain, exit 0). Invalid settings (and unreadable gRPC TLS files): one message listing every
  * problem, exit 2. A backend that does not answer within `BACKEND_STARTUP_TIMEOUT_SECONDS` (each
@@ -36,7 +37,8 @@ import {
   workerExitVerdict,
 } from './server/workers.js'
 import { StreamSink } from './stats/sinks.js'
-import { loadSettings, settingsTable, type Settings } from './settings/settings.js'
+import { runServiceCli } from './cli.js'
+import { loadSettings, type Settings } from './settings/settings.js'
 
 const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const
 /** What a worker tells the primary once all its listeners are bound. */
@@ -61,9 +63,9 @@ function exitCannotStart(error: unknown): never {
   process.exit(1)
 }
 
-function readSettings(): Readonly<Settings> {
+function readSettings(env: Readonly<Record<string, string | undefined>>): Readonly<Settings> {
   try {
-    return loadSettings(process.env, { availableCores: availableParallelism() })
+    return loadSettings(env, { availableCores: availableParallelism() })
   } catch (error) {
     exitIfInvalidSettings(error)
     throw error
@@ -213,29 +215,6 @@ function supervise(workers: number, beforeExit: () => void): void {
   }
 }
 
-/** `--help`: what the service is and every variable it reads, with its default. */
-function usage(): string {
-  return [
-    'Usage: gatehouse-ratelimit',
-    '',
-    "Rate limit service compatible with envoyproxy/ratelimit: Envoy's envoy.service.ratelimit.v3",
-    'gRPC API, HTTP POST /json and GET /healthcheck, a debug server, YAML configs and Redis keys.',
-    'Configured only by environment variables (upstream names; KVSTORE_* and REDIS_* spellings',
-    'both accepted); invalid values stop it at once, listing every problem (exit status 2).',
-    'SIGTERM or SIGINT drains in-flight calls and exits 0.',
-    '',
-    'Environment variables (default):',
-    ...settingsTable.help({ availableCores: availableParallelism() }),
-    '',
-    'Full reference: the @gatehouse/ratelimit README.',
-    '',
-  ].join('\n')
-}
-
-if (process.argv.includes('--help') || process.argv.includes('-h')) {
-  process.stdout.write(usage())
-  process.exit(0)
-}
 /**
  * Before forking: unusable TLS files end the start here, with exit 2 (workers would exit 1), and
  * the backend is waited for here, once (workers would each log every attempt).
@@ -261,7 +240,19 @@ async function checkBeforeForking(settings: Readonly<Settings>): Promise<void> {
   for (const signal of SIGNALS) process.off(signal, exitNow)
 }
 
-const settings = readSettings()
+// --help, --version, a refused command line, check; the variables with --env-file's (each worker
+// reads it again).
+const cli = await runServiceCli(
+  process.argv.slice(2),
+  process.env,
+  {
+    out: (text) => process.stdout.write(text),
+    err: (text) => process.stderr.write(text),
+  },
+  { availableCores: availableParallelism() },
+)
+if ('exitCode' in cli) process.exit(cli.exitCode)
+const settings = readSettings(cli.serve)
 if (settings.workers > 1 && cluster.isPrimary) {
   await checkBeforeForking(settings)
   if (settings.usePrometheus && !settings.disableStats) {

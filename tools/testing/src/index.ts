@@ -8,13 +8,26 @@ export { FakeClock, type Clock } from './clock.js'
 export { CHROMIUM_PATH, launchChromium } from './browser.js'
 export { getFreePort, probeTcp, waitFor, type WaitForOptions } from './net.js'
 export { startHttpServer, type TestHttpServer } from './http.js'
-export { startProcess, type ManagedProcess, type StartProcessOptions } from './process.js'
+export {
+  runProcess,
+  sourceEntryArgs,
+  startProcess,
+  type ManagedProcess,
+  type ProcessResult,
+  type RunProcessOptions,
+  type StartProcessOptions,
+} from './process.js'
 export {
   adminDatabaseUrl,
   createTestDatabase,
   createTestSchema,
   type TestDatabase,
 } from './postgres.js'
+export {
+  startPostgresServer,
+  type StartPostgresOptions,
+  type TestPostgresServer,
+} from './postgres-server.js'
 export {
   ping,
   redisKeyPrefix,

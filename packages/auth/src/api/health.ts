@@ -1,10 +1,8 @@
+import { VERSION } from '../version.js'
 import type { RouteGroup } from './routes.js'
 
-/** Version reported by `GET /health`. */
-export const VERSION = '0.1.0'
-
 /**
- * `GET /health` (upstream's body: version, name, description) and `GET /.well-known/jwks.json`
+ * `GET /health` (upstream's body: the package's version, name, description) and `GET /.well-known/jwks.json`
  * (public signing keys; `Cache-Control: public, max-age=600`).
  *
  * @see https://github.com/supabase/auth/blob/master/internal/api/jwks.go

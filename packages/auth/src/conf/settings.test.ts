@@ -63,6 +63,7 @@ describe('loadSettings', () => {
       maxPoolSize: 0,
       namespace: '',
       cleanupInterval: 600_000,
+      startRetrySeconds: 30,
     })
     expect(s.log).toEqual({ level: 'info', file: '' })
     expect(Object.isFrozen(s.jwt)).toBe(true)

@@ -248,6 +248,15 @@ const db = group({
     help: 'PostgreSQL connections',
     note: 'half of what the server allows',
   }),
+  /**
+   * `DB_START_RETRY_SECONDS`: how long a start keeps trying, with back-off, to reach a
+   * database that refuses connections, times out or is starting up, in seconds; 0 tries once.
+   * @default 30
+   */
+  startRetrySeconds: integer('DB_START_RETRY_SECONDS', {
+    default: '30',
+    help: 'seconds a start retries a database that is down; 0: once',
+  }),
   /** `DB_NAMESPACE`: table-name prefix (`<ns>_users`); empty for none. @default '' */
   namespace: text('DB_NAMESPACE', {
     help: 'table-name prefix: <ns>_users, …',

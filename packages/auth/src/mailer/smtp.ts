@@ -158,4 +158,14 @@ export class SmtpMailer implements Mailer {
       )
     }
   }
+
+  /**
+   * Connects to the SMTP server as a send would (TLS or STARTTLS, the login when `SMTP_USER` is
+   * set) and says goodbye without sending anything: `gatehouse-auth check --connect`.
+   *
+   * @throws {Error} nodemailer's error when the server cannot be reached or refuses the login.
+   */
+  async verify(): Promise<void> {
+    await this.#transport.verify()
+  }
 }

@@ -17,6 +17,8 @@ export interface QueuedJob {
   readonly attempts: number
   /** Epoch milliseconds after which the job is dropped instead of run. */
   readonly expiresAt: number
+  /** Epoch milliseconds when it was queued. */
+  readonly createdAt: number
 }
 
 interface Row {
@@ -25,6 +27,7 @@ interface Row {
   payload: unknown
   attempts: number
   expires_at: Date
+  created_at: Date
 }
 
 /** A job to add; see {@link insertQueuedJob}. */
@@ -65,7 +68,7 @@ export async function claimDueJobs(
     `UPDATE ${db.t.mailQueue} SET run_at = $2, attempts = attempts + 1
      WHERE id IN (SELECT id FROM ${db.t.mailQueue} WHERE run_at <= $1
                   ORDER BY run_at LIMIT $3 FOR UPDATE SKIP LOCKED)
-     RETURNING id, job, payload, attempts, expires_at`,
+     RETURNING id, job, payload, attempts, expires_at, created_at`,
     [new Date(now), new Date(now + leaseMs), limit],
   )
   return rows.map((r) => ({
@@ -74,6 +77,7 @@ export async function claimDueJobs(
     payload: r.payload,
     attempts: r.attempts,
     expiresAt: r.expires_at.getTime(),
+    createdAt: r.created_at.getTime(),
   }))
 }
 

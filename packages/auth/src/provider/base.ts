@@ -7,7 +7,13 @@
  * @module
  */
 import { createHash } from 'node:crypto'
-import { Client, type ClientOptions, type FetchLike } from '@gatehouse/oauth2'
+import { Client, type ClientOptions, type FetchLike, type IdTokenClaims } from '@gatehouse/oauth2'
+import {
+  PROVIDER_PRESETS,
+  type ProviderEndpoints,
+  type ProviderPreset,
+  type ProviderProfile,
+} from '@gatehouse/oauth2/providers'
 import type { Clock } from '../clock.js'
 import type { ProviderSettings } from '../conf/settings.js'
 import type { ExternalProvider } from './names.js'
@@ -16,7 +22,6 @@ import {
   ProviderFailure,
   type AuthorizeRequest,
   type OAuthProvider,
-  type ProviderEmail,
   type ProviderTokens,
   type ProviderUserData,
 } from './oauth-provider.js'
@@ -31,24 +36,6 @@ export interface ProviderContext {
   readonly fetch?: FetchLike | undefined
   /** `EXTERNAL_APPLE_TEAM_ID`/`_KEY_ID` (Apple only). */
   readonly apple?: { readonly teamId: string; readonly keyId: string } | undefined
-}
-
-/**
- * Upstream's `chooseHost`: the scheme and host of `EXTERNAL_<P>_URL` when set, else
- * `https://<fallback>`.
- *
- * @param url The custom base URL, or `''`.
- * @param fallback The provider's public host, such as `github.com`.
- */
-export function chooseHost(url: string, fallback: string): string {
-  if (url === '') return `https://${fallback}`
-  const parsed = new URL(url)
-  return `${parsed.protocol}//${parsed.host}`
-}
-
-/** `url` without its trailing slashes (a realm or issuer URL to append paths to). */
-export function trimSlash(url: string): string {
-  return url.replace(/\/+$/, '')
 }
 
 /**
@@ -103,7 +90,10 @@ export interface UserApi {
     options?: { headers?: Record<string, string>; params?: Record<string, string> },
   ): Promise<Record<string, unknown>>
   /** GETs any JSON value (an array of emails). */
-  json(url: string, options?: { headers?: Record<string, string> }): Promise<unknown>
+  json(
+    url: string,
+    options?: { headers?: Record<string, string>; params?: Record<string, string> },
+  ): Promise<unknown>
   /** The client (for ID-token checks). */
   readonly client: Client
 }
@@ -115,6 +105,7 @@ function userApi(client: Client, accessToken: string): UserApi {
     async json(url, options = {}) {
       const response = await client.request('get', url, {
         headers: { ...options.headers, authorization: `Bearer ${accessToken}` },
+        ...(options.params === undefined ? {} : { params: options.params }),
         raiseErrors: true,
         snaky: false,
       })
@@ -232,42 +223,6 @@ export class MalformedProfileError extends Error {
   }
 }
 
-/** `value` as an object, or a {@link MalformedProfileError}. */
-export function record(value: unknown, what = 'is not a JSON object'): Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new MalformedProfileError(what)
-  }
-  return value as Record<string, unknown>
-}
-
-/** `value` as an array of objects (others dropped), or a {@link MalformedProfileError}. */
-export function records(value: unknown, what = 'is not a JSON array'): Record<string, unknown>[] {
-  if (!Array.isArray(value)) throw new MalformedProfileError(what)
-  return value.filter(
-    (v): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v),
-  )
-}
-
-/** A string field, `''` when absent or not a string. */
-export function text(object: Record<string, unknown> | undefined, key: string): string {
-  const value = object?.[key]
-  return typeof value === 'string' ? value : ''
-}
-
-/** A boolean field (`"true"` counts), false when absent. */
-export function flag(object: Record<string, unknown> | undefined, key: string): boolean {
-  const value = object?.[key]
-  return value === true || value === 'true'
-}
-
-/** The user's id at the provider (a non-empty string or an integer), else a {@link MalformedProfileError}. */
-export function idOf(object: Record<string, unknown> | undefined, key: string): string {
-  const value = object?.[key]
-  if (typeof value === 'string' && value !== '') return value
-  if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value)
-  throw new MalformedProfileError(`has no ${key}`)
-}
-
 /** Claims without empty values (upstream's `omitempty`). */
 function claims(values: Readonly<Record<string, unknown>>): JsonObject {
   const out: JsonObject = {}
@@ -319,28 +274,153 @@ export function profileClaims(p: Profile): JsonObject {
 }
 
 /**
- * One primary email address, or none when it is empty.
+ * The verified claims of the ID token in `tokens`.
  *
- * @param verified Whether the provider says the address is verified.
+ * @param state The signed state the authorization request was sent with (its nonce is derived).
+ * @throws {@link MalformedProfileError} Without an `id_token`; the library's `invalid_id_token`
+ *   error when a check fails.
  */
-export function emailOf(email: string, verified: boolean): ProviderEmail[] {
-  return email === '' ? [] : [{ email, verified, primary: true }]
+export async function verifiedIdToken(
+  client: Client,
+  tokens: ProviderTokens,
+  state: string,
+): Promise<IdTokenClaims> {
+  const idToken = tokens.params.id_token
+  if (typeof idToken !== 'string' || idToken === '') {
+    throw new MalformedProfileError('has no id_token')
+  }
+  return client.verifyIdToken(idToken, {
+    nonce: nonceFor(state),
+    accessToken: tokens.accessToken,
+    clockTolerance: 30,
+  })
 }
 
 /**
- * The primary address of a provider that does not say whether it verified it: counted as
- * verified (as upstream counts it) but {@link ProviderEmail.assumed}, so it links to no existing
- * account, unless `EXTERNAL_<P>_TRUST_EMAIL` trusts the provider.
+ * The user of a preset's profile: its addresses (one the provider does not say it verified counts
+ * as verified, as upstream counts it, but is `assumed` (see `ProviderEmail`), so it links to no
+ * existing account, unless `EXTERNAL_<P>_TRUST_EMAIL` trusts the provider) and its claims.
  */
-export function assumedEmailOf(ctx: ProviderContext, email: string): ProviderEmail[] {
-  return email === ''
-    ? []
-    : [
-        {
-          email,
-          verified: true,
-          primary: true,
-          assumed: !('trustEmail' in ctx.config && ctx.config.trustEmail),
-        },
-      ]
+export function userDataOf(ctx: ProviderContext, profile: ProviderProfile): ProviderUserData {
+  return {
+    id: profile.sub,
+    emails: profile.emails.map(({ email, verified, primary }) =>
+      verified === undefined
+        ? {
+            email,
+            verified: true,
+            primary,
+            assumed: !('trustEmail' in ctx.config && ctx.config.trustEmail),
+          }
+        : { email, verified, primary },
+    ),
+    claims: profileClaims({
+      iss: profile.iss,
+      id: profile.sub,
+      name: profile.name,
+      fullName: profile.full_name,
+      avatar: profile.picture,
+      userName: profile.user_name,
+      preferredUsername: profile.preferred_username,
+      nickname: profile.nickname,
+      custom: profile.custom,
+    }),
+  }
+}
+
+/** The endpoints of a preset for `EXTERNAL_<P>_URL` (its public hosts when empty). */
+export function endpointsOf(ctx: ProviderContext, preset: ProviderPreset): ProviderEndpoints {
+  return preset.endpoints(ctx.config.url === '' ? undefined : ctx.config.url)
+}
+
+/**
+ * Reads the user as the preset says: the ID token (checked, when the preset has one, or the
+ * response carries one), the preset's profile requests with the access token, in order, and its
+ * mapping to claims.
+ *
+ * @param idTokenClient The client that checks the ID token. @default the provider's client
+ */
+export async function readPresetUser(
+  ctx: ProviderContext,
+  preset: ProviderPreset,
+  endpoints: ProviderEndpoints,
+  api: UserApi,
+  tokens: ProviderTokens,
+  callback: Readonly<Record<string, string>>,
+  state: string,
+  idTokenClient: Client = api.client,
+): Promise<ProviderUserData> {
+  const checkIdToken =
+    preset.idToken !== undefined &&
+    (preset.idToken.required || tokens.params.id_token !== undefined)
+  const idToken = checkIdToken ? await verifiedIdToken(idTokenClient, tokens, state) : undefined
+  const requests = preset.profileRequests(endpoints, {
+    clientId: ctx.config.clientId,
+    clientSecret: ctx.config.secret,
+    accessToken: tokens.accessToken,
+  })
+  const responses: Record<string, unknown> = {}
+  for (const [name, request] of Object.entries(requests)) {
+    const options = {
+      ...(request.headers === undefined ? {} : { headers: { ...request.headers } }),
+      ...(request.params === undefined ? {} : { params: { ...request.params } }),
+    }
+    responses[name] =
+      request.kind === 'object'
+        ? await api.object(request.url, options)
+        : await api.json(request.url, options)
+  }
+  return userDataOf(
+    ctx,
+    preset.profile({ responses, idToken, tokenResponse: tokens.params, callback, endpoints }),
+  )
+}
+
+/**
+ * The OAuth 2.0 provider of a preset (`@gatehouse/oauth2/providers`), the one source of provider
+ * facts: its endpoints for `EXTERNAL_<P>_URL`, scopes, authorization parameters, PKCE, the nonce
+ * and ID token of OpenID providers, and its profile mapping.
+ *
+ * @param hooks `client`: the client (or a function discovering it) instead of the preset's;
+ *   `idTokenClient`: the client that checks the ID token (Azure's tenant client).
+ */
+export function presetProvider(
+  ctx: ProviderContext,
+  name: ExternalProvider,
+  hooks: {
+    readonly client?: Client | (() => Promise<Client>)
+    readonly idTokenClient?: (tokens: ProviderTokens) => Client
+  } = {},
+): OAuthProvider {
+  const preset = PROVIDER_PRESETS[name]
+  const endpoints = endpointsOf(ctx, preset)
+  const client =
+    hooks.client ??
+    (preset.idToken?.discovery === true
+      ? discoveredClient(ctx, endpoints.issuer ?? endpoints.api)
+      : oauth2Client(ctx, {
+          authorizeUrl: endpoints.authorizeUrl,
+          tokenUrl: endpoints.tokenUrl,
+          authScheme: preset.authScheme,
+          ...(endpoints.metadata === undefined ? {} : { metadata: endpoints.metadata }),
+        }))
+  return new OAuth2Provider({
+    name,
+    client,
+    scopes: preset.scopes,
+    authorizeParams: preset.authorizeParams,
+    nonce: preset.idToken !== undefined,
+    pkce: preset.pkce !== false,
+    readUser: (api, tokens, callback, state) =>
+      readPresetUser(
+        ctx,
+        preset,
+        endpoints,
+        api,
+        tokens,
+        callback,
+        state,
+        hooks.idTokenClient?.(tokens),
+      ),
+  })
 }

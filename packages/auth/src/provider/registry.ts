@@ -11,48 +11,28 @@ import { EXTERNAL_PROVIDERS, type ExternalProvider } from './names.js'
 import { BadRequestError } from '../errors.js'
 import { apple } from './apple.js'
 import { azure } from './azure.js'
-import type { ProviderContext } from './base.js'
-import { bitbucket } from './bitbucket.js'
-import { discord } from './discord.js'
-import { facebook } from './facebook.js'
-import { figma } from './figma.js'
-import { github } from './github.js'
-import { gitlab } from './gitlab.js'
-import { google } from './google.js'
-import { keycloak } from './keycloak.js'
-import { linkedin } from './linkedin.js'
-import { notion } from './notion.js'
+import { presetProvider, type ProviderContext } from './base.js'
 import type { OAuthProvider } from './oauth-provider.js'
-import { slack } from './slack.js'
-import { snapchat } from './snapchat.js'
-import { spotify } from './spotify.js'
-import { twitch } from './twitch.js'
 import { twitter } from './twitter.js'
-import { workos } from './workos.js'
 
-/** Each provider's module. */
-export const PROVIDER_MODULES: Readonly<
-  Record<ExternalProvider, (ctx: ProviderContext) => OAuthProvider>
-> = {
+/** The providers with a module of their own; every other one is its preset as it is. */
+const SPECIAL: Partial<Record<ExternalProvider, (ctx: ProviderContext) => OAuthProvider>> = {
   apple,
   azure,
-  bitbucket,
-  discord,
-  facebook,
-  figma,
-  github,
-  gitlab,
-  google,
-  keycloak,
-  linkedin,
-  notion,
-  snapchat,
-  spotify,
-  slack,
-  twitch,
   twitter,
-  workos,
 }
+
+/**
+ * Each provider's module: Apple (its client-secret JWT), Azure (its tenants' issuers) and Twitter
+ * (OAuth 1.0a) have their own; every other provider is its `@gatehouse/oauth2/providers` preset
+ * as it is ({@link presetProvider}).
+ */
+export const PROVIDER_MODULES = Object.fromEntries(
+  EXTERNAL_PROVIDERS.map((name) => [
+    name,
+    SPECIAL[name] ?? ((ctx: ProviderContext) => presetProvider(ctx, name)),
+  ]),
+) as Readonly<Record<ExternalProvider, (ctx: ProviderContext) => OAuthProvider>>
 
 /** Looks up the enabled providers, each built once on first use. */
 export class ProviderRegistry {

@@ -2,15 +2,12 @@ import { createHmac } from 'node:crypto'
 import type { Client } from '@gatehouse/oauth2'
 import OAuth from 'oauth-1.0a'
 import type { Clock } from '../clock.js'
+import { PROVIDER_PRESETS, type ProviderEndpoints } from '@gatehouse/oauth2/providers'
 import {
   MalformedProfileError,
-  chooseHost,
-  profileClaims,
-  emailOf,
-  idOf,
+  endpointsOf,
   oauth2Client,
-  record,
-  text,
+  userDataOf,
   type ProviderContext,
 } from './base.js'
 import {
@@ -56,14 +53,13 @@ class RequestTokenSecrets {
 }
 
 /**
- * Twitter (X) with OAuth 1.0a, as upstream: a request token from `api.twitter.com/oauth/request_token`
- * (callback `EXTERNAL_TWITTER_REDIRECT_URI?state=…`), the user sent to `/oauth/authenticate`, and
- * `oauth_token` + `oauth_verifier` exchanged at `/oauth/access_token`; the user from
- * `/1.1/account/verify_credentials.json?include_email=true&include_entities=false&skip_status=true`
- * (`id_str`, `name`, `screen_name`, `email`, `profile_image_url_https`); Twitter returns no
- * address that is not verified ("if the email address is un-verified, null will be returned").
- * Requests are signed HMAC-SHA1 by `oauth-1.0a` and sent through `@gatehouse/oauth2`'s
- * connection. `provider_token` is the access token, `provider_refresh_token` its secret.
+ * Twitter (X) with OAuth 1.0a, as upstream, from the `twitter` preset of
+ * `@gatehouse/oauth2/providers`: a request token from its request token endpoint (callback
+ * `EXTERNAL_TWITTER_REDIRECT_URI?state=…`), the user sent to its authorization endpoint, and
+ * `oauth_token` + `oauth_verifier` exchanged at its access token endpoint; the user from the
+ * preset's profile request, mapped by the preset. Requests are signed HMAC-SHA1 by `oauth-1.0a`
+ * and sent through `@gatehouse/oauth2`'s connection. `provider_token` is the access token,
+ * `provider_refresh_token` its secret.
  *
  * @see https://developer.x.com/en/docs/authentication/oauth-1-0a/obtaining-user-access-tokens
  */
@@ -72,20 +68,20 @@ export class TwitterProvider implements OAuthProvider {
   /** OAuth 1.0a has no PKCE. */
   readonly pkce = false
   readonly #ctx: ProviderContext
-  readonly #host: string
+  readonly #endpoints: ProviderEndpoints
   readonly #oauth: OAuth
   readonly #http: Client
   readonly #secrets: RequestTokenSecrets
 
   constructor(ctx: ProviderContext) {
     this.#ctx = ctx
-    this.#host = chooseHost(ctx.config.url, 'api.twitter.com')
+    this.#endpoints = endpointsOf(ctx, PROVIDER_PRESETS.twitter)
     this.#oauth = new OAuth({
       consumer: { key: ctx.config.clientId, secret: ctx.config.secret },
       signature_method: 'HMAC-SHA1',
       hash_function: (base, key) => createHmac('sha1', key).update(base).digest('base64'),
     })
-    this.#http = oauth2Client(ctx, { site: this.#host })
+    this.#http = oauth2Client(ctx, { site: this.#endpoints.api })
     this.#secrets = new RequestTokenSecrets(ctx.clock)
   }
 
@@ -113,7 +109,7 @@ export class TwitterProvider implements OAuthProvider {
     let reply: URLSearchParams
     try {
       reply = new URLSearchParams(
-        await this.#send('post', `${this.#host}/oauth/request_token`, {
+        await this.#send('post', this.#endpoints.requestTokenUrl ?? '', {
           oauth_callback: callback.href,
         }),
       )
@@ -125,7 +121,7 @@ export class TwitterProvider implements OAuthProvider {
       throw new ProviderFailure('authorize', new Error('request token response without a token'))
     }
     this.#secrets.put(token, reply.get('oauth_token_secret') ?? '')
-    const url = new URL(`${this.#host}/oauth/authenticate`)
+    const url = new URL(this.#endpoints.authorizeUrl)
     url.searchParams.set('oauth_token', token)
     return url.href
   }
@@ -136,7 +132,7 @@ export class TwitterProvider implements OAuthProvider {
       const reply = new URLSearchParams(
         await this.#send(
           'post',
-          `${this.#host}/oauth/access_token`,
+          this.#endpoints.tokenUrl,
           { oauth_verifier: callback.oauth_verifier ?? '' },
           { key, secret: this.#secrets.take(key) },
         ),
@@ -153,40 +149,47 @@ export class TwitterProvider implements OAuthProvider {
     }
   }
 
-  async getUserData(tokens: ProviderTokens): Promise<ProviderUserData> {
+  async getUserData(
+    tokens: ProviderTokens,
+    callback: Readonly<Record<string, string>>,
+  ): Promise<ProviderUserData> {
+    const preset = PROVIDER_PRESETS.twitter
     try {
-      const url = `${this.#host}/1.1/account/verify_credentials.json?include_email=true&include_entities=false&skip_status=true`
-      const body = await this.#send(
-        'get',
-        url,
-        {},
-        {
-          key: tokens.accessToken,
-          secret: tokens.refreshToken,
-        },
-      )
-      let parsed: unknown
-      try {
-        parsed = JSON.parse(body)
-      } catch {
-        throw new MalformedProfileError('is not JSON')
+      const responses: Record<string, unknown> = {}
+      const requests = preset.profileRequests(this.#endpoints, {
+        clientId: this.#ctx.config.clientId,
+        clientSecret: this.#ctx.config.secret,
+        accessToken: tokens.accessToken,
+      })
+      for (const [name, request] of Object.entries(requests)) {
+        const url = new URL(request.url)
+        for (const [key, value] of Object.entries(request.params ?? {})) {
+          url.searchParams.set(key, value)
+        }
+        const body = await this.#send(
+          'get',
+          url.href,
+          {},
+          {
+            key: tokens.accessToken,
+            secret: tokens.refreshToken,
+          },
+        )
+        try {
+          responses[name] = JSON.parse(body)
+        } catch {
+          throw new MalformedProfileError('is not JSON')
+        }
       }
-      const profile = record(parsed)
-      const id = idOf(profile, 'id_str')
-      const name = text(profile, 'name')
-      const avatar = text(profile, 'profile_image_url_https')
-      return {
-        id,
-        emails: emailOf(text(profile, 'email'), true),
-        claims: profileClaims({
-          iss: this.#host,
-          id,
-          name,
-          avatar,
-          userName: text(profile, 'screen_name'),
-          preferredUsername: text(profile, 'screen_name'),
+      return userDataOf(
+        this.#ctx,
+        preset.profile({
+          responses,
+          tokenResponse: tokens.params,
+          callback,
+          endpoints: this.#endpoints,
         }),
-      }
+      )
     } catch (error) {
       throw new ProviderFailure('user', error)
     }

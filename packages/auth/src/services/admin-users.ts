@@ -39,6 +39,12 @@ import {
 import { isUuid, NIL_UUID, validateEmail, validatePhone } from './validation.js'
 
 /**
+ * What the admin services need: the settings, the database, time, randomness and the password
+ * hasher (the admin API passes its request's context; `gatehouse-auth admin` builds only this).
+ */
+export type AdminContext = Pick<AppContext, 'settings' | 'db' | 'clock' | 'random' | 'passwords'>
+
+/**
  * Parses `ban_duration`: a Go duration (units ns, us, ms, s, m, h) or `none`.
  *
  * @returns Milliseconds, or `null` for `none` (unban).
@@ -123,7 +129,7 @@ export async function getUser(ctx: AppContext, id: string): Promise<UserWithIden
  *   {@link UnprocessableEntityError} `email_exists`, `phone_exists`.
  */
 export async function createUserAsAdmin(
-  ctx: AppContext,
+  ctx: AdminContext,
   params: AdminUserParams,
   actor: AuditActor,
   client: RequestContext,
@@ -213,7 +219,7 @@ interface AdminChanges {
 }
 
 async function adminChanges(
-  ctx: AppContext,
+  ctx: AdminContext,
   params: AdminUserParams,
   signal: AbortSignal,
 ): Promise<AdminChanges> {
@@ -232,7 +238,7 @@ async function adminChanges(
 
 /** The audit entry of an admin action on `user`. */
 function adminAudit(
-  ctx: AppContext,
+  ctx: AdminContext,
   actor: AuditActor,
   action: 'user_modified' | 'user_deleted',
   user: User,
@@ -257,7 +263,7 @@ function adminAudit(
  *   policy's errors; {@link UnprocessableEntityError} `email_exists`, `phone_exists`.
  */
 export async function updateUserAsAdmin(
-  ctx: AppContext,
+  ctx: AdminContext,
   id: string,
   params: AdminUserParams,
   actor: AuditActor,
@@ -310,7 +316,7 @@ export async function updateUserAsAdmin(
  * @throws {@link UserNotFoundError}
  */
 export async function deleteUserAsAdmin(
-  ctx: AppContext,
+  ctx: AdminContext,
   id: string,
   soft: boolean,
   actor: AuditActor,

@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { AsyncResource } from 'node:async_hooks'
 import type { Logger } from 'pino'
 import type { Clock } from '../clock.js'
 import {
@@ -108,9 +109,18 @@ export class MailQueue implements MailOutbox {
   #again = false
   #woken = false
   #closed = false
+  /**
+   * Runs a function in the context the queue was made in (the server's start), not in that of
+   * the request that woke it: the worker's statements are not the request's, and its deadline
+   * must not cut them.
+   */
+  readonly #detached: (fn: () => void) => void
 
   constructor(options: MailQueueOptions) {
     this.#options = options
+    this.#detached = AsyncResource.bind((fn: () => void) => {
+      fn()
+    })
   }
 
   async enqueue(tx: Queryable, job: string, payload: unknown, now: number): Promise<void> {
@@ -131,9 +141,11 @@ export class MailQueue implements MailOutbox {
   wake(): void {
     if (this.#closed || this.#woken) return
     this.#woken = true
-    setImmediate(() => {
-      this.#woken = false
-      void this.flush()
+    this.#detached(() => {
+      setImmediate(() => {
+        this.#woken = false
+        void this.flush()
+      })
     })
   }
 
@@ -203,7 +215,13 @@ export class MailQueue implements MailOutbox {
     for (;;) {
       const jobs = await claimDueJobs(db, clock.now(), batchSize, leaseMs)
       if (jobs.length === 0) return
-      await Promise.all(jobs.map((job) => this.#run(job)))
+      // One address's jobs run one after another, in the order they were queued, so that the
+      // second sees what the first sent (SMTP_MAX_FREQUENCY); different addresses in parallel.
+      await Promise.all(
+        [...byAddress(jobs).values()].map(async (queue) => {
+          for (const job of queue) await this.#run(job)
+        }),
+      )
     }
   }
 
@@ -254,4 +272,28 @@ export class MailQueue implements MailOutbox {
       }
     }
   }
+}
+
+/**
+ * The address a job mails (`email` of a queued request, `message.to` of a queued mail),
+ * lower-cased; undefined for a payload without one.
+ */
+function addressOf(payload: unknown): string | undefined {
+  if (typeof payload !== 'object' || payload === null) return undefined
+  const { email, message } = payload as { email?: unknown; message?: { to?: unknown } }
+  const address = typeof email === 'string' ? email : message?.to
+  return typeof address === 'string' ? address.toLowerCase() : undefined
+}
+
+/** Claimed jobs by the address they mail (a job without one alone), each in queueing order. */
+function byAddress(jobs: readonly QueuedJob[]): Map<string, QueuedJob[]> {
+  const groups = new Map<string, QueuedJob[]>()
+  const ordered = [...jobs].sort((a, b) => a.createdAt - b.createdAt)
+  for (const job of ordered) {
+    const key = addressOf(job.payload) ?? `job:${job.id}`
+    const group = groups.get(key)
+    if (group === undefined) groups.set(key, [job])
+    else group.push(job)
+  }
+  return groups
 }

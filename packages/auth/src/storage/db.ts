@@ -38,6 +38,7 @@ export interface Queryable {
   readonly query: <R = Record<string, unknown>>(
     text: string,
     params?: readonly unknown[],
+    options?: QueryOptions,
   ) => Promise<{ rows: R[]; rowCount: number }>
   /** Runs a script of several statements without parameters (migrations). */
   readonly exec: (script: string) => Promise<void>
@@ -45,6 +46,39 @@ export interface Queryable {
 
 /** A transaction in progress; see {@link Db.transaction}. */
 export type Tx = Queryable
+
+/**
+ * Sends a statement that commits (a transaction's `COMMIT`, or a statement outside a
+ * transaction), once its connection is held: it either calls `send` (and returns its promise) or
+ * throws instead, and nothing is sent (a transaction is rolled back). The request deadline uses
+ * it so that a request it has answered never commits.
+ */
+export type CommitHook = <T>(send: () => Promise<T>) => Promise<T>
+
+/** How one statement runs; see {@link Queryable.query}. */
+export interface QueryOptions {
+  /**
+   * Sends the statement through this hook once it has a connection (outside a transaction only;
+   * ignored inside one, whose `COMMIT` has its own).
+   * @default sends it
+   */
+  readonly commit?: CommitHook
+}
+
+/** How one transaction runs; see {@link Db.transaction}. */
+export interface TransactionOptions {
+  /**
+   * The transaction's `statement_timeout`, and its `lock_timeout` when shorter than the
+   * connection's, in milliseconds (at least 1): what a request has left before its deadline.
+   * @default the connection's settings
+   */
+  readonly timeoutMs?: number
+  /**
+   * Sends the `COMMIT` (or throws instead: the transaction is rolled back).
+   * @default sends it
+   */
+  readonly commit?: CommitHook
+}
 
 /** The connection pool's state: `pg.Pool`'s `totalCount`, `idleCount` and `waitingCount`. */
 export interface PoolStats {
@@ -69,8 +103,10 @@ export interface Db extends Queryable {
   /**
    * Runs `fn` inside `BEGIN … COMMIT` on one connection; rolls back and rethrows when `fn` throws.
    * Multi-statement writes and their audit-log entries always go through here.
+   *
+   * @throws {@link DatabaseUnavailableError} When the connection cannot be made or is lost.
    */
-  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>
+  transaction<T>(fn: (tx: Tx) => Promise<T>, options?: TransactionOptions): Promise<T>
   /** Closes every connection (waits for queries in flight). */
   close(): Promise<void>
   /** The pool's state now (PostgreSQL; PGlite has no pool). */
@@ -101,6 +137,65 @@ export function tableNames(namespace: string): Tables {
   }
 }
 
+/**
+ * The database cannot serve now: the server cannot be reached (refused, reset, unknown host,
+ * timed out), the connection was lost, or the server is shutting down, crashed, starting up or
+ * full. Not a verdict on the statement: the same request may succeed once the database is back
+ * (the API answers 503). `cause` is the driver's error.
+ */
+export class DatabaseUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super(`database unavailable: ${cause instanceof Error ? cause.message : String(cause)}`, {
+      cause,
+    })
+    this.name = 'DatabaseUnavailableError'
+  }
+}
+
+/** Socket errors that mean the server cannot be reached or the connection is gone. */
+const UNREACHABLE_ERRNO: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EHOSTDOWN',
+  'ENETDOWN',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EADDRNOTAVAIL',
+])
+
+/**
+ * SQLSTATEs of a server that cannot serve: `admin_shutdown`, `crash_shutdown`,
+ * `cannot_connect_now` (starting up, shutting down, in recovery) and `too_many_connections`.
+ * Class 08 (connection exception) is matched by its prefix.
+ */
+const UNAVAILABLE_SQLSTATE: ReadonlySet<string> = new Set(['57P01', '57P02', '57P03', '53300'])
+
+/** What `pg` says when its connection is lost or cannot be made (its errors carry no code). */
+const LOST_CONNECTION =
+  /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout)/
+
+/**
+ * Whether a driver error means the database is unavailable rather than the statement wrong (see
+ * {@link DatabaseUnavailableError}): a socket error, a lost or timed-out connection, or a
+ * server that is shutting down, crashed, starting up or out of connection slots.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (error instanceof DatabaseUnavailableError) return true
+  if (!(error instanceof Error)) return false
+  const code = (error as { code?: unknown }).code
+  if (typeof code === 'string') {
+    if (UNREACHABLE_ERRNO.has(code) || UNAVAILABLE_SQLSTATE.has(code)) return true
+    if (/^08[0-9A-Z]{3}$/.test(code)) return true
+  }
+  if (error instanceof AggregateError) return error.errors.some(isDatabaseUnavailable)
+  return LOST_CONNECTION.test(error.message)
+}
+
 /** The SQLSTATE of a driver error (`pg` and PGlite both set `code`), or `undefined`. */
 function sqlState(error: unknown): unknown {
   return (error as { code?: unknown } | null)?.code
@@ -112,6 +207,14 @@ function sqlState(error: unknown): unknown {
  */
 export function isLockTimeout(error: unknown): boolean {
   return sqlState(error) === '55P03'
+}
+
+/**
+ * Whether a statement was cancelled by `statement_timeout` (SQLSTATE 57014 `query_canceled`): the
+ * transaction's timeout, set to what its request had left (see `TransactionOptions.timeoutMs`).
+ */
+export function isStatementTimeout(error: unknown): boolean {
+  return sqlState(error) === '57014'
 }
 
 /**

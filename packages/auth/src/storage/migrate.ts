@@ -1,6 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
-import type { Db } from './db.js'
+import type { Db, Queryable } from './db.js'
 
 /** The directory with the `NNNN_name.up.sql` files shipped in this package. */
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url))
@@ -66,4 +66,30 @@ export async function migrate(db: Db, migrations?: readonly Migration[]): Promis
     }
     return applied
   })
+}
+
+/**
+ * The migrations not yet applied to a database (all of them when it has no `schema_migrations`
+ * table), without changing anything: `gatehouse-auth check --connect`.
+ *
+ * @param migrations Migrations to consider. @default the package's own
+ * @returns Their versions, in order.
+ */
+export async function pendingMigrations(
+  db: Queryable,
+  migrations?: readonly Migration[],
+): Promise<string[]> {
+  const list = migrations ?? (await readMigrations())
+  const { rows } = await db.query<{ present: boolean }>(
+    'SELECT to_regclass($1) IS NOT NULL AS present',
+    [db.t.schemaMigrations],
+  )
+  const done = new Set<string>()
+  if (rows[0]?.present === true) {
+    const applied = await db.query<{ version: string }>(
+      `SELECT version FROM ${db.t.schemaMigrations}`,
+    )
+    for (const row of applied.rows) done.add(row.version)
+  }
+  return list.filter((m) => !done.has(m.version)).map((m) => m.version)
 }

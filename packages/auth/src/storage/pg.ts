@@ -1,6 +1,17 @@
 import { createHash } from 'node:crypto'
 import pg from 'pg'
-import { tableNames, type Db, type Queryable, type Tables, type Tx } from './db.js'
+import {
+  DatabaseUnavailableError,
+  isDatabaseUnavailable,
+  tableNames,
+  type CommitHook,
+  type Db,
+  type QueryOptions,
+  type Queryable,
+  type Tables,
+  type TransactionOptions,
+  type Tx,
+} from './db.js'
 
 /** `lock_timeout` of every pooled connection, in milliseconds (upstream retries for 5 s). */
 export const LOCK_TIMEOUT_MS = 5000
@@ -27,24 +38,88 @@ function statementName(text: string): string {
   return `gh_${createHash('sha1').update(text).digest('base64url')}`
 }
 
+/** `error` as {@link DatabaseUnavailableError} when it means the database cannot serve now. */
+function storageError(error: unknown): unknown {
+  return isDatabaseUnavailable(error) && !(error instanceof DatabaseUnavailableError)
+    ? new DatabaseUnavailableError(error)
+    : error
+}
+
+/** Runs `work`, turning a lost or refused connection into {@link DatabaseUnavailableError}. */
+async function reporting<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work()
+  } catch (error) {
+    throw storageError(error)
+  }
+}
+
+/** One statement on `client`; named statements are parsed and planned once per connection. */
+// eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- see Queryable.query
+async function run<R>(
+  client: pg.Pool | pg.PoolClient,
+  text: string,
+  params: readonly unknown[],
+): Promise<{ rows: R[]; rowCount: number }> {
+  const result = await reporting(() =>
+    client.query({ name: statementName(text), text, values: params as unknown[] }),
+  )
+  return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 }
+}
+
 function wrap(client: pg.Pool | pg.PoolClient, t: Tables): Queryable {
   return {
     t,
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- see Queryable.query
-    query: async <R>(text: string, params: readonly unknown[] = []) => {
-      // Named statements are parsed and planned once per connection (our SQL texts are fixed).
-      const result = await client.query({
-        name: statementName(text),
-        text,
-        values: params as unknown[],
-      })
-      return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 }
-    },
+    query: <R>(text: string, params: readonly unknown[] = []) => run<R>(client, text, params),
     exec: async (script: string) => {
-      await client.query(script)
+      await reporting(() => client.query(script))
     },
   }
 }
+
+/**
+ * Holds a client of `pool` for `work`: a connection lost meanwhile neither ends the process (a
+ * checked-out client has no listener of the pool's, so its 'error' event would be unhandled) nor
+ * goes back to the pool (it is destroyed on release).
+ *
+ * @param work Gets the client and its state: `broken` once its connection is lost (or the work
+ *   says so, and the client is not reused).
+ */
+async function withClient<T>(
+  pool: pg.Pool,
+  work: (client: pg.PoolClient, connection: { broken: boolean }) => Promise<T>,
+): Promise<T> {
+  const client = await reporting(() => pool.connect())
+  const connection = { broken: false }
+  const onError = (): void => {
+    connection.broken = true
+  }
+  client.on('error', onError)
+  try {
+    return await work(client, connection)
+  } catch (error) {
+    // A statement that failed without an 'error' event may still have lost the connection.
+    if (isDatabaseUnavailable(error)) connection.broken = true
+    throw error
+  } finally {
+    client.off('error', onError)
+    client.release(connection.broken)
+  }
+}
+
+/**
+ * The statements that open a transaction, sent in one round trip: `BEGIN`, and with a timeout
+ * its `statement_timeout` and (when shorter than the connection's) `lock_timeout`.
+ */
+export function beginStatements(timeoutMs: number | undefined): string {
+  if (timeoutMs === undefined) return 'BEGIN'
+  const statement = Math.max(1, Math.floor(timeoutMs))
+  const lock = Math.min(statement, LOCK_TIMEOUT_MS)
+  return `BEGIN; SET LOCAL statement_timeout = ${String(statement)}; SET LOCAL lock_timeout = ${String(lock)}`
+}
+
+const sendCommit: CommitHook = (send) => send()
 
 /** What PostgreSQL lets one login open; see {@link derivedPoolSize}. */
 export interface ConnectionLimits {
@@ -75,6 +150,8 @@ export function derivedPoolSize(limits: ConnectionLimits): number {
 /** Reads the {@link ConnectionLimits} of a connection string's login (one short connection). */
 async function readConnectionLimits(connectionString: string): Promise<ConnectionLimits> {
   const client = new pg.Client({ connectionString })
+  // A connection lost mid-query rejects the query; the event must not crash the process.
+  client.on('error', () => undefined)
   await client.connect()
   try {
     const { rows } = await client.query<{
@@ -117,9 +194,12 @@ export async function openPostgres(
 ): Promise<Db> {
   const connectionString = withLockTimeout(url)
   const max =
-    maxPoolSize > 0 ? maxPoolSize : derivedPoolSize(await readConnectionLimits(connectionString))
+    maxPoolSize > 0
+      ? maxPoolSize
+      : derivedPoolSize(await reporting(() => readConnectionLimits(connectionString)))
   const pool = new pg.Pool({ connectionString, max, idleTimeoutMillis: 30_000 })
-  // An idle client that loses its connection must not crash the process; the next query reports.
+  // An idle client that loses its connection must not crash the process: the pool drops it, and
+  // the next query opens a new one (or reports the database unavailable).
   pool.on('error', () => undefined)
 
   const t = tableNames(namespace)
@@ -128,26 +208,33 @@ export async function openPostgres(
     kind: 'postgres',
     maxConnections: max,
     t,
-    query: base.query,
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- see Queryable.query
+    query: <R>(text: string, params: readonly unknown[] = [], options: QueryOptions = {}) => {
+      const { commit } = options
+      if (commit === undefined) return run<R>(pool, text, params)
+      // The hook decides once the connection is held, right before the statement is sent.
+      return withClient(pool, (client) => commit(() => run<R>(client, text, params)))
+    },
     exec: base.exec,
-    async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-      const client = await pool.connect()
-      let broken = false
-      try {
-        await client.query('BEGIN')
-        const result = await fn(wrap(client, t))
-        await client.query('COMMIT')
-        return result
-      } catch (error) {
+    async transaction<T>(fn: (tx: Tx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+      return withClient(pool, async (client, connection) => {
+        const tx = wrap(client, t)
         try {
-          await client.query('ROLLBACK')
-        } catch {
-          broken = true
+          await tx.exec(beginStatements(options.timeoutMs))
+          const result = await fn(tx)
+          await (options.commit ?? sendCommit)(() => tx.exec('COMMIT'))
+          return result
+        } catch (error) {
+          if (!connection.broken) {
+            try {
+              await client.query('ROLLBACK')
+            } catch {
+              connection.broken = true
+            }
+          }
+          throw storageError(error)
         }
-        throw error
-      } finally {
-        client.release(broken)
-      }
+      })
     },
     async close() {
       await pool.end()

@@ -1,13 +1,22 @@
 import { mkdirSync } from 'node:fs'
 import { PGlite, type Transaction } from '@electric-sql/pglite'
-import { tableNames, type Db, type Queryable, type Tables, type Tx } from './db.js'
+import {
+  tableNames,
+  type Db,
+  type Queryable,
+  type QueryOptions,
+  type Tables,
+  type TransactionOptions,
+  type Tx,
+} from './db.js'
 
 function wrap(target: PGlite | Transaction, t: Tables): Queryable {
   return {
     t,
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- see Queryable.query
-    query: async <R>(text: string, params: readonly unknown[] = []) => {
-      const result = await target.query<R>(text, params as unknown[])
+    query: async <R>(text: string, params: readonly unknown[] = [], options: QueryOptions = {}) => {
+      const send = () => target.query<R>(text, params as unknown[])
+      const result = await (options.commit ? options.commit(send) : send())
       return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length }
     },
     exec: async (script: string) => {
@@ -45,8 +54,14 @@ export async function openPglite(url: string, namespace: string): Promise<Db> {
     t,
     query: base.query,
     exec: base.exec,
-    async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-      return lite.transaction((tx) => fn(wrap(tx, t)))
+    async transaction<T>(fn: (tx: Tx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+      return lite.transaction(async (tx) => {
+        const result = await fn(wrap(tx, t))
+        // PGlite commits in this process as soon as the callback returns: `commit` only decides
+        // whether it may (it throws to roll back), as it does before PostgreSQL's COMMIT.
+        if (options.commit) await options.commit(() => Promise.resolve())
+        return result
+      })
     },
     async close() {
       await lite.close()

@@ -16,7 +16,7 @@ import {
   type Tracing,
 } from '@gatehouse/telemetry'
 import type { Logger } from 'pino'
-import { VERSION } from '../api/health.js'
+import { VERSION } from '../version.js'
 import type { Settings } from '../conf/settings.js'
 import type { ServiceLimiterStats } from '../limiter/service-limiter.js'
 import type { PoolStats } from '../storage/db.js'

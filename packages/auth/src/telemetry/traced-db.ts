@@ -13,7 +13,7 @@
 import type { AsyncLocalStorage } from 'node:async_hooks'
 import { SpanKind } from '@opentelemetry/api'
 import { endWithError, type TraceSpan, type Tracing } from '@gatehouse/telemetry'
-import type { Db, Queryable, Tx } from '../storage/db.js'
+import type { Db, Queryable, TransactionOptions, Tx } from '../storage/db.js'
 
 /** The SQL keyword a statement starts with (`SELECT`, `WITH`, …), for its span name. */
 export function operationOf(text: string): string {
@@ -48,9 +48,9 @@ function tracedQueryable(
 ): Queryable {
   return {
     t: inner.t,
-    query: (text, params) => {
+    query: (text, params, options) => {
       const parent = spans.getStore()
-      if (parent === undefined) return inner.query(text, params)
+      if (parent === undefined) return inner.query(text, params, options)
       const operation = operationOf(text)
       return inSpan(
         tracing,
@@ -62,7 +62,7 @@ function tracedQueryable(
           'db.operation.name': operation,
           'db.query.text': text,
         },
-        () => inner.query(text, params),
+        () => inner.query(text, params, options),
       )
     },
     exec: (script) => inner.exec(script),
@@ -83,11 +83,11 @@ export function tracedDb(db: Db, tracing: Tracing, spans: AsyncLocalStorage<Trac
     query: base.query,
     exec: base.exec,
     ...(db.poolStats ? { poolStats: db.poolStats.bind(db) } : {}),
-    transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    transaction<T>(fn: (tx: Tx) => Promise<T>, options?: TransactionOptions): Promise<T> {
       const parent = spans.getStore()
-      if (parent === undefined) return db.transaction(fn)
+      if (parent === undefined) return db.transaction(fn, options)
       return inSpan(tracing, spans, parent, 'transaction', { 'db.system.name': 'postgresql' }, () =>
-        db.transaction((tx) => fn(tracedQueryable(tx, tracing, spans))),
+        db.transaction((tx) => fn(tracedQueryable(tx, tracing, spans)), options),
       )
     },
     close: () => db.close(),

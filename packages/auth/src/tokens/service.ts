@@ -202,9 +202,9 @@ export class TokenService {
    * - unknown → 400 `refresh_token_not_found`; banned user → 400 `user_banned`; no session → 400
    *   `session_not_found`; session past `not_after` → 400 `session_expired`;
    * - active → revoked, and a child token (same session, `parent` = it) is issued;
-   * - revoked less than `SECURITY_REFRESH_TOKEN_REUSE_INTERVAL` ago, and the session's active
-   *   token is its child → that child is returned again (a client that lost the response
-   *   retries; also what parallel refreshes of one token get);
+   * - revoked, and the session's active token is its child (so that child was never used) →
+   *   that child is returned again, as upstream does at any time: a client that lost the
+   *   response retries (also what parallel refreshes of one token get);
    * - revoked less than the reuse interval ago, rotation on, and the session still has an active
    *   token → a new child is issued;
    * - revoked otherwise → with rotation on, every token of the session is revoked (committed);
@@ -284,12 +284,16 @@ export class TokenService {
       // The session is locked: this sees every refresh of it that came before.
       const active = await findActiveTokenOfSession(tx, session.id)
       const security = this.settings.security
-      const inInterval =
-        now <= token.updatedAt.getTime() + security.refreshTokenReuseInterval * 1000
-      if (active && inInterval && active.parent === token.token) {
+      // The client never received (or never stored) this token's child: it is still the
+      // session's active token, so nobody has used it. Upstream returns it again, at any time
+      // (its `FindCurrentlyActiveRefreshToken` branch): a refresh whose answer was lost (a
+      // timeout, a connection cut after the commit) is retried without logging the user out.
+      if (active && active.parent === token.token) {
         await touchSession(tx, session.id, ctx, now)
         return { kind: 'ok', pending: pendingOf(locked, user, session, active.token) }
       }
+      const inInterval =
+        now <= token.updatedAt.getTime() + security.refreshTokenReuseInterval * 1000
       // No active token left means the family was already revoked for reuse: never revive it.
       if (!active || !inInterval || !security.refreshTokenRotationEnabled) {
         if (active && security.refreshTokenRotationEnabled) {

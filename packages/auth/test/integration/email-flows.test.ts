@@ -1012,7 +1012,7 @@ describe('mail links and redirect_to of every flow', () => {
     const warning = logLines
       .map((line) => JSON.parse(line) as Record<string, unknown>)
       .find((entry) => entry.msg === 'Unable to send password changed notification email')
-    expect(warning).toMatchObject({ level: 40, kind: 'password_changed_notification' })
+    expect(warning).toMatchObject({ level: 'warning', kind: 'password_changed_notification' })
     expect(typeof warning?.request_id).toBe('string')
     const login = await server.request('POST', '/token?grant_type=password', {
       body: { email: 'links-notify@example.com', password: 'n3w-secret' },

@@ -71,6 +71,30 @@ describe('request timeout', () => {
     })
   }, 10_000)
 
+  /** @see issue 25, item 5: sign-ups answered 504 were committed when their work ended. */
+  it('a sign-up answered 504 is rolled back when its work ends, never committed', async () => {
+    const email = 'late-commit@example.com'
+    const res = await post('/signup', { email, password: 'secret123' })
+    expect(res.statusCode).toBe(504)
+    // The confirmation mail (sent inside the sign-up's transaction) now goes out: the
+    // transaction reaches its COMMIT after its request was answered.
+    gated.release()
+    const { db } = server.app
+    await waitFor(
+      () => {
+        const stats = db.poolStats?.()
+        return stats !== undefined && stats.idle === stats.total
+      },
+      { what: "the sign-up's transaction to end" },
+    )
+    const { rows } = await db.query(`SELECT id FROM ${db.t.users} WHERE email = $1`, [email])
+    expect(rows).toEqual([])
+    // The client's retry signs up as the first attempt would have.
+    const retry = await post('/signup', { email, password: 'secret123' })
+    expect(retry.statusCode).toBe(200)
+    expect(retry.body.email).toBe(email)
+  }, 10_000)
+
   it('drops the queued password check of a request that timed out', async () => {
     await server.app.db.query(
       `INSERT INTO ${server.app.db.t.users} (instance_id, id, aud, role, email, encrypted_password,

@@ -58,7 +58,7 @@ describe('Prometheus metrics (METRICS_EXPORTER=prometheus)', () => {
       },
       clock,
     )
-    // Known traffic: 2 sign-ups (each an auto-confirmed session), 1 password sign-in, 1 refresh,
+    // Known traffic: 2 sign-ups (each an auto-confirmed session), 1 password sign-in, 2 refreshes,
     // 1 reuse detection, 1 recovery mail, 3 wrong passwords then 1 answer 429 (the back-off).
     const first = await signUp(server, 'ann@example.com')
     await signUp(server, 'bob@example.com')
@@ -70,6 +70,12 @@ describe('Prometheus metrics (METRICS_EXPORTER=prometheus)', () => {
       body: { refresh_token: first.refresh_token },
     })
     expect(refresh.statusCode).toBe(200)
+    // The child is used, so its parent presented again is reuse (an unused child would be
+    // returned again).
+    const second = await server.request('POST', '/token?grant_type=refresh_token', {
+      body: { refresh_token: refresh.json().refresh_token },
+    })
+    expect(second.statusCode).toBe(200)
     clock.advance(60_000) // past the reuse interval
     const reuse = await server.request('POST', '/token?grant_type=refresh_token', {
       body: { refresh_token: first.refresh_token },
@@ -104,7 +110,7 @@ describe('Prometheus metrics (METRICS_EXPORTER=prometheus)', () => {
     expect(value('auth_signups_total', { provider: 'email' })).toBe('2')
     // Each auto-confirmed sign-up starts a session too: 2 + 1 password sign-in.
     expect(value('auth_signins_total', { method: 'password' })).toBe('3')
-    expect(value('auth_token_refreshes_total')).toBe('1')
+    expect(value('auth_token_refreshes_total')).toBe('2')
     expect(value('auth_refresh_token_reuse_detections_total')).toBe('1')
     expect(value('auth_mails_sent_total', { kind: 'recovery' })).toBe('1')
     expect(
@@ -125,7 +131,7 @@ describe('Prometheus metrics (METRICS_EXPORTER=prometheus)', () => {
         http_response_status_code: status,
       })?.value
     expect(count('/signup', '200')).toBe('2')
-    expect(count('/token', '200')).toBe('2')
+    expect(count('/token', '200')).toBe('3')
     expect(count('/token', '400')).toBe('4')
     expect(count('/token', '429')).toBe('1')
     expect(count('/recover', '200')).toBe('1')

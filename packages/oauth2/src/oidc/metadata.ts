@@ -28,6 +28,14 @@ export interface AuthorizationServerMetadata {
   readonly require_pushed_authorization_requests?: boolean
   /** RFC 8628 §4: where device authorization requests go. */
   readonly device_authorization_endpoint?: string
+  /** RFC 9101 §10.5: authorization requests must be signed request objects. */
+  readonly require_signed_request_object?: boolean
+  /** draft-ietf-oauth-client-id-metadata-document: a client id may be its metadata document's URL. */
+  readonly client_id_metadata_document_supported?: boolean
+  /** RFC 7591 §3: where dynamic client registration requests go. */
+  readonly registration_endpoint?: string
+  /** RFC 9207 §3: authorization responses carry `iss` (then required by the callback check). */
+  readonly authorization_response_iss_parameter_supported?: boolean
   /** RFC 9449 §5.1: the JWS algorithms the server accepts for DPoP proofs. */
   readonly dpop_signing_alg_values_supported?: readonly string[]
   readonly [field: string]: unknown
@@ -186,12 +194,14 @@ export async function fetchMetadata(
         `dpop_signing_alg_values_supported of ${url} is not an array of strings`,
       )
     }
-    const requirePar = parsed.require_pushed_authorization_requests
-    if (requirePar !== undefined && typeof requirePar !== 'boolean') {
-      throw libraryError(
-        'invalid_metadata',
-        `require_pushed_authorization_requests of ${url} is not a boolean`,
-      )
+    for (const flag of [
+      'require_pushed_authorization_requests',
+      'require_signed_request_object',
+      'authorization_response_iss_parameter_supported',
+    ]) {
+      if (parsed[flag] !== undefined && typeof parsed[flag] !== 'boolean') {
+        throw libraryError('invalid_metadata', `${flag} of ${url} is not a boolean`)
+      }
     }
     return parsed as AuthorizationServerMetadata
   }
@@ -210,9 +220,10 @@ function isStringArray(value: unknown): value is readonly string[] {
 /**
  * The options of a discovered client: `options` with `site` set to the issuer, the `metadata`, the
  * endpoints the metadata names (`authorizeUrl`, `tokenUrl`, `revokeUrl`, `introspectUrl`,
- * `userinfoUrl`, `pushedAuthorizationRequestUrl`, `deviceAuthorizationUrl`; an endpoint it does not
- * name keeps the option's value), and `requirePar` when the server requires pushed authorization
- * requests. The DPoP algorithm is settled against `dpop_signing_alg_values_supported` by the
+ * `userinfoUrl`, `pushedAuthorizationRequestUrl`, `deviceAuthorizationUrl`, `endSessionUrl`; an
+ * endpoint it does not
+ * name keeps the option's value), `requirePar` when the server requires pushed authorization
+ * requests, and `requireSignedRequestObject` when it requires request objects. The DPoP algorithm is settled against `dpop_signing_alg_values_supported` by the
  * client.
  *
  * @internal
@@ -235,7 +246,11 @@ export function discoveredOptions<O extends ClientOptions>(
       metadata.pushed_authorization_request_endpoint ?? options.pushedAuthorizationRequestUrl,
     deviceAuthorizationUrl:
       metadata.device_authorization_endpoint ?? options.deviceAuthorizationUrl,
+    endSessionUrl: metadata.end_session_endpoint ?? options.endSessionUrl,
     requirePar:
       options.requirePar === true || metadata.require_pushed_authorization_requests === true,
+    requireSignedRequestObject:
+      options.requireSignedRequestObject === true ||
+      metadata.require_signed_request_object === true,
   }
 }

@@ -1,7 +1,14 @@
-import type { AccessTokenOptions } from '../access-token.js'
-import { assertRecord, assertString, invalidValue } from '../args.js'
+import type { AccessToken, AccessTokenOptions } from '../access-token.js'
+import { assertOptionalBoolean, assertRecord, assertString, invalidValue } from '../args.js'
+import {
+  callbackParams,
+  checkCallbackChecks,
+  validateCallback,
+  type CallbackChecks,
+  type CallbackInput,
+} from '../callback.js'
 import type { Client } from '../client.js'
-import { libraryError, responseObject } from '../error.js'
+import { invalidTokenResponse, libraryError, responseObject } from '../error.js'
 import type { TokenParams, TokenResult } from '../token-endpoint.js'
 import { resolveUrl, withQuery } from '../url.js'
 
@@ -19,6 +26,13 @@ export interface AuthorizeParams {
    * process) pass it as `idToken({ nonce })`.
    */
   readonly nonce?: string
+  /**
+   * Send the request as a signed request object (JAR, RFC 9101): every parameter goes in a JWT
+   * signed with the client's `privateKey` (`iss` the client id, `aud` the issuer, 5-minute `exp`,
+   * `typ` `oauth-authz-req+jwt`), and the URL carries only `client_id` and `request`. A library
+   * option, never sent as such. `authorizeUrl` then returns a promise.
+   */
+  readonly requestObject?: boolean
   readonly [param: string]: unknown
 }
 
@@ -77,14 +91,41 @@ export class AuthCode<RaiseErrors extends boolean = true> {
    * The URL to send the user's browser to: the client's authorize endpoint with `response_type=code`,
    * `client_id`, the client's `redirect_uri` (if set) and `params` (which win), sorted by key.
    *
+   * With `requestObject: true` (JAR, RFC 9101 §5.1) the parameters are signed as a request object
+   * with the client's `privateKey` and the URL is `<authorize endpoint>?client_id=…&request=<jwt>`;
+   * signing is asynchronous, so the call then returns a promise. A client with
+   * `requireSignedRequestObject` (set by discovery from `require_signed_request_object`) refuses
+   * plain URLs.
+   *
    * @throws {TypeError} `ERR_INVALID_ARG_VALUE` when `params` holds `client_secret` (it must never
    *   reach a browser), or when the client has `requirePkce` and `code_challenge` or
-   *   `code_challenge_method` is missing.
+   *   `code_challenge_method` is missing; with `requestObject`, when the client has no
+   *   `privateKey` (the promise rejects).
    * @throws {OAuth2Error} `par_required` when the client has `requirePar` (set by discovery when
    *   the server requires pushed authorization requests): use
-   *   {@link AuthCode.pushAuthorizationRequest}.
+   *   {@link AuthCode.pushAuthorizationRequest}; `request_object_required` without
+   *   `requestObject: true` on a client with `requireSignedRequestObject`.
+   * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.1.1
+   * @see https://www.rfc-editor.org/rfc/rfc9101#section-5
+   *
+   * @example
+   * ```ts
+   * import { pkce, type Client } from '@gatehouse/oauth2'
+   * let client!: Client // with a privateKey
+   * const { code_challenge, code_challenge_method } = pkce()
+   * const plain = client.authCode.authorizeUrl({ scope: 'openid', state: 's', code_challenge, code_challenge_method })
+   * const signed = await client.authCode.authorizeUrl({
+   *   scope: 'openid',
+   *   state: 's',
+   *   code_challenge,
+   *   code_challenge_method,
+   *   requestObject: true,
+   * })
+   * ```
    */
-  authorizeUrl(params: AuthorizeParams = {}): string {
+  authorizeUrl(params: AuthorizeParams & { readonly requestObject: true }): Promise<string>
+  authorizeUrl(params?: AuthorizeParams): string
+  authorizeUrl(params: AuthorizeParams = {}): string | Promise<string> {
     if (this.#client.options.requirePar) {
       throw libraryError(
         'par_required',
@@ -93,11 +134,42 @@ export class AuthCode<RaiseErrors extends boolean = true> {
           'await client.authCode.pushAuthorizationRequest(params) instead of authorizeUrl(params)',
       )
     }
-    const url = authorizeUrlFor(this.#client, 'code', params, (p) => {
+    assertRecord('params', params)
+    const { requestObject, ...rest } = params
+    assertOptionalBoolean('params.requestObject', requestObject)
+    if (requestObject === true) return this.#signedUrl(rest)
+    if (this.#client.options.requireSignedRequestObject) {
+      throw libraryError(
+        'request_object_required',
+        'authorization requests must be signed request objects (requireSignedRequestObject, or ' +
+          'the server metadata sets require_signed_request_object, RFC 9101 §10.5): pass ' +
+          'requestObject: true (and await the URL), or push the request',
+      )
+    }
+    const url = authorizeUrlFor(this.#client, 'code', rest, (p) => {
       checkPkce(this.#client, p)
     })
-    this.#client.sentNonces.remember(params)
+    this.#client.sentNonces.remember(rest)
     return url
+  }
+
+  /** The parameters of a code-flow authorization request, checked (`client_secret`, PKCE). */
+  #requestParams(params: AuthorizeParams): Record<string, unknown> {
+    if (Object.hasOwn(params, 'client_secret')) {
+      throw invalidValue('params.client_secret', 'must not be sent to the authorization endpoint')
+    }
+    checkPkce(this.#client, params)
+    const client = this.#client
+    return { response_type: 'code', client_id: client.id, ...client.redirectionParams(), ...params }
+  }
+
+  /** The authorize endpoint URL of a request object: `client_id` and `request` (RFC 9101 §5.2). */
+  async #signedUrl(params: AuthorizeParams): Promise<string> {
+    const client = this.#client
+    const request = await client.signRequestObject(this.#requestParams(params))
+    client.sentNonces.remember(params)
+    const endpoint = resolveUrl(client.site, client.options.authorizeUrl, 'options.authorizeUrl')
+    return withQuery(endpoint, { client_id: client.id, request })
   }
 
   /**
@@ -111,6 +183,9 @@ export class AuthCode<RaiseErrors extends boolean = true> {
    * `params` (which win), checked as {@link AuthCode.authorizeUrl} checks them (`requirePkce`).
    * The `request_uri` is valid for the `expires_in` the server chose (often 60 seconds): redirect
    * at once, and push again for a new attempt.
+   *
+   * With `requestObject: true`, or on a client with `requireSignedRequestObject`, the parameters
+   * are pushed as a signed request object (RFC 9126 §3, RFC 9101): `client_id` and `request`.
    *
    * @param params `scope`, `state`, `nonce`, `code_challenge`, `code_challenge_method`,
    *   `redirect_uri`, `headers`, extra parameters.
@@ -140,13 +215,16 @@ export class AuthCode<RaiseErrors extends boolean = true> {
    */
   async pushAuthorizationRequest(params: AuthorizeParams = {}): Promise<string> {
     assertRecord('params', params)
-    checkPkce(this.#client, params)
+    const { requestObject, headers, ...rest } = params
+    assertOptionalBoolean('params.requestObject', requestObject)
     const client = this.#client
+    const pushed = this.#requestParams(rest)
+    const signed = requestObject === true || client.options.requireSignedRequestObject
     const response = await client.pushAuthorization({
-      response_type: 'code',
-      client_id: client.id,
-      ...client.redirectionParams(),
-      ...params,
+      ...(signed
+        ? { client_id: client.id, request: await client.signRequestObject(pushed) }
+        : pushed),
+      ...(headers === undefined ? {} : { headers }),
     })
     const { request_uri: requestUri } = responseObject(
       response,
@@ -161,7 +239,7 @@ export class AuthCode<RaiseErrors extends boolean = true> {
         return undefined
       },
     )
-    client.sentNonces.remember(params)
+    client.sentNonces.remember(rest)
     const endpoint = resolveUrl(client.site, client.options.authorizeUrl, 'options.authorizeUrl')
     return withQuery(endpoint, { client_id: client.id, request_uri: requestUri as string })
   }
@@ -190,12 +268,116 @@ export class AuthCode<RaiseErrors extends boolean = true> {
     params: AuthCodeTokenParams = {},
     accessTokenOpts?: AccessTokenOptions,
   ): Promise<TokenResult<RaiseErrors>> {
+    const { token } = await this.#exchange(code, params, accessTokenOpts)
+    return token as TokenResult<RaiseErrors>
+  }
+
+  /**
+   * Validates the authorization response the browser brought back and exchanges its code for a
+   * token: what a callback handler does, in one call (openid-client's `authorizationCodeGrant`,
+   * oauth4webapi's `validateAuthResponse`). In order:
+   *
+   * 1. parameters sent twice are refused (RFC 6749 §3.1, `invalid_callback`);
+   * 2. `iss` (RFC 9207 §2.4) must equal the discovered issuer when present, and is required when
+   *    the server metadata has `authorization_response_iss_parameter_supported`
+   *    (`issuer_mismatch`); a client without metadata cannot check it;
+   * 3. `state` must equal `checks.state`, compared in constant time (`state_mismatch`; with
+   *    `state: null`, a callback carrying one is refused);
+   * 4. an `error` parameter throws an {@link OAuth2Error} whose `code`, `description` and
+   *    `errorUri` are the response's `error`, `error_description` (plain text from the browser:
+   *    escape it before showing it) and `error_uri`;
+   * 5. `code` is required (`invalid_callback`);
+   * 6. the code is exchanged (with `checks.codeVerifier` and the `redirect_uri`), as
+   *    {@link AuthCode.getToken}; errors always throw, whatever `raiseErrors`;
+   * 7. with `checks.nonce`, the token response must carry an ID token whose `nonce` is that one;
+   *    it is validated (OpenID Connect Core §3.1.3.7, `invalid_id_token`) before the token is
+   *    returned.
+   *
+   * @param callback The URL the browser was sent back to, or the `URLSearchParams` of a
+   *   `response_mode=form_post` body.
+   * @param checks `state` (required; `null` when the request sent none), `nonce`, `maxAge`,
+   *   `codeVerifier`, `redirectUri`: what the authorization request sent, kept in the user's
+   *   session.
+   * @param params Extra parameters of the code exchange, and `headers`.
+   * @param accessTokenOpts Options of the token.
+   * @returns The token.
+   * @throws {OAuth2Error} `invalid_callback`, `issuer_mismatch`, `state_mismatch`, the response's
+   *   `error`, the token endpoint's error, `invalid_token_response`, `invalid_id_token`.
+   * @throws {TypeError} `ERR_INVALID_ARG_TYPE`/`ERR_INVALID_ARG_VALUE` for bad arguments
+   *   (`checks.state` missing, a callback string that is not a URL, `requirePkce` without
+   *   `codeVerifier`).
+   * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.1.2
+   * @see https://www.rfc-editor.org/rfc/rfc9207#section-2.4
+   * @see https://openid.net/specs/oauth-v2-form-post-response-mode-1_0.html
+   *
+   * @example
+   * ```ts
+   * import type { Client } from '@gatehouse/oauth2'
+   * let client!: Client
+   * declare const session: { state: string; nonce: string; codeVerifier: string }
+   * declare const requestUrl: string // the callback request's full URL
+   * const token = await client.authCode.getTokenFromCallback(requestUrl, session)
+   * // response_mode=form_post: the POSTed form body
+   * declare const body: string
+   * await client.authCode.getTokenFromCallback(new URLSearchParams(body), session)
+   * ```
+   */
+  async getTokenFromCallback(
+    callback: CallbackInput,
+    checks: CallbackChecks,
+    params: AuthCodeTokenParams = {},
+    accessTokenOpts?: AccessTokenOptions,
+  ): Promise<AccessToken> {
+    checkCallbackChecks(checks)
+    assertRecord('params', params)
+    if (
+      this.#client.options.requirePkce &&
+      checks.codeVerifier === undefined &&
+      params.code_verifier === undefined
+    ) {
+      throw invalidValue('checks.codeVerifier', 'is required (requirePkce)')
+    }
+    const { params: response, redirectUri } = callbackParams(callback)
+    const metadata = this.#client.options.metadata
+    const code = validateCallback(response, checks.state, {
+      issuer: metadata?.issuer,
+      required: metadata?.authorization_response_iss_parameter_supported === true,
+    })
+    const redirect = checks.redirectUri ?? this.#client.options.redirect_uri ?? redirectUri
+    const { response: tokenResponse, token } = await this.#exchange(
+      code,
+      {
+        ...(redirect === undefined ? {} : { redirect_uri: redirect }),
+        ...(checks.codeVerifier === undefined ? {} : { code_verifier: checks.codeVerifier }),
+        ...params,
+      },
+      accessTokenOpts,
+    )
+    // With raiseErrors: false the exchange hands back what it got; here errors always throw.
+    if (token === undefined) throw invalidTokenResponse(tokenResponse)
+    const failed = token.response?.error
+    if (failed !== undefined) throw failed
+    if (checks.nonce !== undefined) {
+      await token.idToken({
+        nonce: checks.nonce,
+        ...(checks.maxAge === undefined ? {} : { maxAge: checks.maxAge }),
+      })
+    }
+    return token
+  }
+
+  /** The code exchange of {@link AuthCode.getToken}, with the response. */
+  async #exchange(
+    code: string,
+    params: AuthCodeTokenParams,
+    accessTokenOpts: AccessTokenOptions | undefined,
+  ) {
     assertString('code', code)
     assertRecord('params', params)
     if (this.#client.options.requirePkce && typeof params.code_verifier !== 'string') {
       throw invalidValue('params.code_verifier', 'is required (requirePkce)')
     }
-    const token = await this.#client.getToken(
+    const result = await this.#client.requestToken(
       {
         grant_type: 'authorization_code',
         code,
@@ -205,7 +387,7 @@ export class AuthCode<RaiseErrors extends boolean = true> {
       accessTokenOpts,
     )
     // Taken once the server answered: a transport failure leaves the request to retry.
-    token?.expectNonce(this.#client.sentNonces.take(params.code_verifier))
-    return token
+    result.token?.expectNonce(this.#client.sentNonces.take(params.code_verifier))
+    return result
   }
 }

@@ -10,7 +10,12 @@ import { randomBytes } from 'node:crypto'
 import type { Server } from 'node:http'
 import { addHeadlessInteractions, getFreePort } from '@gatehouse/testing'
 import { exportJWK, generateKeyPair, jwtVerify, type CryptoKey, type JWK } from 'jose'
-import Provider, { errors, type TokenEndpointGrantContext } from 'oidc-provider'
+import Provider, {
+  errors,
+  type ClientMetadata,
+  type Configuration,
+  type TokenEndpointGrantContext,
+} from 'oidc-provider'
 
 export const REDIRECT_URI = 'http://127.0.0.1:1/callback'
 export const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer'
@@ -33,6 +38,8 @@ export interface TestProvider {
   clientKey: JWK
   /** Key the JWT bearer grant trusts for assertions (issuer `trusted-issuer`). */
   assertionKey: CryptoKey
+  /** Makes the next interaction end with `access_denied`, as a user refusing consent. */
+  denyNext(): void
   stop(): Promise<void>
 }
 
@@ -43,6 +50,18 @@ export interface StartProviderOptions {
    * any other `resource` is `invalid_target`. @default none
    */
   readonly resourceServer?: string
+  /** More clients, for the features a test file checks. @default none */
+  readonly clients?: readonly ClientMetadata[]
+  /**
+   * Changes to the configuration (features, extra metadata, ...), applied last.
+   * @default none
+   */
+  readonly configure?: (configuration: Configuration) => void
+  /**
+   * Adds middleware or listeners before the server listens (Koa composes its middleware then:
+   * `provider.use` afterwards has no effect). @default none
+   */
+  readonly setup?: (provider: Provider) => void
 }
 
 export async function startProvider(options: StartProviderOptions = {}): Promise<TestProvider> {
@@ -57,7 +76,7 @@ export async function startProvider(options: StartProviderOptions = {}): Promise
     use: 'sig',
   }
 
-  const provider = new Provider(issuer, {
+  const configuration: Configuration = {
     clients: [
       {
         client_id: 'web-app',
@@ -129,6 +148,7 @@ export async function startProvider(options: StartProviderOptions = {}): Promise
         jwks: { keys: [clientPublic] },
         scope: 'api',
       },
+      ...(options.clients ?? []),
     ],
     features: {
       devInteractions: { enabled: false },
@@ -155,7 +175,9 @@ export async function startProvider(options: StartProviderOptions = {}): Promise
       accountId: sub,
       claims: () => ({ sub, email: `${sub}@example.com` }),
     }),
-  })
+  }
+  options.configure?.(configuration)
+  const provider = new Provider(issuer, configuration)
 
   /** Answers a registered grant with a client credentials token (scope `api`) of the client. */
   async function issueApiToken(ctx: TokenEndpointGrantContext, extra: object = {}) {
@@ -223,9 +245,18 @@ export async function startProvider(options: StartProviderOptions = {}): Promise
     ],
   )
 
-  // Headless interactions: log in as `alice` and grant whatever is asked.
-  addHeadlessInteractions(provider, { login: () => 'alice' })
+  // Headless interactions: log in as `alice` and grant whatever is asked (or deny, when told).
+  let deny = false
+  addHeadlessInteractions(provider, {
+    login: () => 'alice',
+    deny: () => {
+      const answer = deny
+      deny = false
+      return answer
+    },
+  })
 
+  options.setup?.(provider)
   const server: Server = provider.listen(port, '127.0.0.1')
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve)
@@ -236,6 +267,9 @@ export async function startProvider(options: StartProviderOptions = {}): Promise
     provider,
     clientKey: { ...(await exportJWK(clientPair.privateKey)), kid: 'client-key-1' },
     assertionKey: assertionPair.privateKey,
+    denyNext() {
+      deny = true
+    },
     async stop() {
       server.closeAllConnections()
       await new Promise<void>((resolve) => {
@@ -248,7 +282,7 @@ export async function startProvider(options: StartProviderOptions = {}): Promise
 }
 
 /** A page a {@link Browser} stopped at: not a redirect, or a redirect to the redirect URI. */
-interface Page {
+export interface Page {
   readonly url: URL
   readonly status: number
   readonly body: string
@@ -256,9 +290,9 @@ interface Page {
 
 /**
  * A headless browser: a cookie jar and redirect following (every hop a GET), enough for
- * oidc-provider's authorization, interaction and device pages.
+ * oidc-provider's authorization, interaction, device and logout pages.
  */
-class Browser {
+export class Browser {
   readonly #jar = new Map<string, string>()
 
   /** Sends the request, then follows redirects until a page or the redirect URI. */
@@ -306,6 +340,32 @@ export async function authorize(url: string): Promise<URLSearchParams> {
     throw new Error(`authorization stopped at ${page.url.href} with status ${String(page.status)}`)
   }
   return page.url.searchParams
+}
+
+/**
+ * Drives a browser through an authorization URL with `response_mode=form_post`: the server answers
+ * with a page whose form posts the response to the redirect URI; returns that form's fields, as
+ * the client's callback would receive them in its POST body.
+ */
+export async function authorizeFormPost(url: string): Promise<URLSearchParams> {
+  const page = await new Browser().open(url)
+  if (!page.body.includes(`action="${REDIRECT_URI}"`)) {
+    throw new Error(`no form_post page at ${page.url.href} (status ${String(page.status)})`)
+  }
+  const unescape = (value: string) =>
+    value
+      .replaceAll('&quot;', '"')
+      .replaceAll('&#39;', "'")
+      .replaceAll('&lt;', '<')
+      .replaceAll('&gt;', '>')
+      .replaceAll('&amp;', '&')
+  const fields = new URLSearchParams()
+  for (const [, name = '', value = ''] of page.body.matchAll(
+    /<input type="hidden" name="(\w+)" value="([^"]*)"\/>/g,
+  )) {
+    fields.append(name, unescape(value))
+  }
+  return fields
 }
 
 /**

@@ -52,23 +52,6 @@ describe('the gatehouse-ratelimit executable', () => {
     rmSync(root, { recursive: true, force: true })
   })
 
-  it('prints every variable with its default on --help and exits 0 without starting', async () => {
-    const { stdout } = await run(
-      process.execPath,
-      [...TSX, join(PACKAGE, 'src/main.ts'), '--help'],
-      {
-        env: { ...process.env, PORT: 'not-a-port' },
-      },
-    )
-    expect(stdout).toMatch(/^Usage: gatehouse-ratelimit\n/)
-    expect(stdout).toMatch(/\n {2}PORT +8080\n/)
-    expect(stdout).toMatch(
-      /\n {2}REDIS_URL \| KVSTORE_URL +\/var\/run\/nutcracker\/ratelimit\.sock\n/,
-    )
-    expect(stdout).toMatch(/\n {2}NEAR_LIMIT_RATIO +0\.8\n/)
-    expect(stdout).toMatch(/\n {2}CACHE_KEY_PREFIX +\(none\)\n/)
-  })
-
   it('exits 2 listing every invalid setting', async () => {
     const p = await spawnService({ PORT: 'eighty', NEAR_LIMIT_RATIO: '2', BACKEND_TYPE: 'memory' })
     expect(await exitCode(p)).toBe(2)

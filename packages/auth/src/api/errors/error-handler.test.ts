@@ -4,8 +4,11 @@ import {
   ConflictError,
   InternalServerError,
   PayloadTooLargeError,
+  RequestTimeoutError,
+  ServiceUnavailableError,
   UserNotFoundError,
 } from '../../errors.js'
+import { DatabaseUnavailableError } from '../../storage/db.js'
 import { toAuthError } from './error-handler.js'
 
 describe('toAuthError', () => {
@@ -34,6 +37,25 @@ describe('toAuthError', () => {
     )
     expect(length).toBeInstanceOf(BadRequestError)
     expect(length.code).toBe('bad_json')
+  })
+
+  it('maps an unavailable database to 503 database_unavailable, keeping the cause', () => {
+    const lost = new Error('Connection terminated unexpectedly')
+    for (const error of [new DatabaseUnavailableError(lost), lost]) {
+      const mapped = toAuthError(error)
+      expect(mapped).toBeInstanceOf(ServiceUnavailableError)
+      expect(mapped).toMatchObject({
+        code: 'database_unavailable',
+        message: 'The database is unavailable; retry in a moment.',
+        cause: error,
+      })
+    }
+  })
+
+  it("maps a statement cut by the transaction's statement_timeout to 504 request_timeout", () => {
+    const error = toAuthError(Object.assign(new Error('canceling statement'), { code: '57014' }))
+    expect(error).toBeInstanceOf(RequestTimeoutError)
+    expect(error.code).toBe('request_timeout')
   })
 
   it("maps PostgreSQL's lock timeout to 409 conflict", () => {

@@ -6,8 +6,10 @@ import {
   InternalServerError,
   NotFoundError,
   PayloadTooLargeError,
+  RequestTimeoutError,
+  ServiceUnavailableError,
 } from '../../errors.js'
-import { isLockTimeout } from '../../storage/db.js'
+import { isDatabaseUnavailable, isLockTimeout, isStatementTimeout } from '../../storage/db.js'
 import { headerValue } from '../request-context.js'
 import { schemaError, type SchemaPart } from '../schema.js'
 import { toOAuthError } from './oauth-error.js'
@@ -47,8 +49,10 @@ function wantsOAuthErrors(request: FastifyRequest): boolean {
 
 /**
  * Turns whatever a request failed with into an {@link AuthError}: Fastify's own errors (body too
- * large, bad content length, a route schema's verdict), PostgreSQL's lock timeout, and anything
- * else as 500 `unexpected_failure` (the original kept as `cause`, for the log only).
+ * large, bad content length, a route schema's verdict), PostgreSQL's lock timeout (409), a
+ * statement cut by the transaction's `statement_timeout` at the request's deadline (504), a
+ * database that cannot be reached (503 `database_unavailable`), and anything else as 500
+ * `unexpected_failure` (the original kept as `cause`, for the log only).
  */
 export function toAuthError(error: unknown): AuthError {
   if (error instanceof AuthError) return error
@@ -73,6 +77,14 @@ export function toAuthError(error: unknown): AuthError {
     default:
       break
   }
+  if (isDatabaseUnavailable(error)) {
+    return new ServiceUnavailableError(
+      'database_unavailable',
+      'The database is unavailable; retry in a moment.',
+      { cause: error },
+    )
+  }
+  if (isStatementTimeout(error)) return new RequestTimeoutError({ cause: error })
   if (isLockTimeout(error)) {
     return new ConflictError(
       'conflict',
@@ -130,13 +142,17 @@ export function sendError(
 }
 
 /**
- * Installs the one error handler and the 404 handler. 5xx causes are logged (never sent); 4xx are
- * logged at debug level.
+ * Installs the one error handler and the 404 handler. 5xx causes are logged (never sent); an
+ * unavailable database at warn level, without a stack; 4xx at debug level.
  */
 export function registerErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => {
     const authError = toAuthError(error)
-    if (wireErrorOf(authError).status >= 500) {
+    if (authError.code === 'database_unavailable') {
+      // An outage fails every request alike: one line each, without a stack.
+      const cause = authError.cause instanceof Error ? authError.cause.message : undefined
+      request.log.warn({ error_code: authError.code, reason: cause }, authError.message)
+    } else if (wireErrorOf(authError).status >= 500) {
       request.log.error(
         { err: authError.cause ?? authError, error_code: authError.code },
         authError.message,
