@@ -35,6 +35,7 @@ import {
   type Field,
   type Fields,
   type Group,
+  type SettingsOf,
   type SettingsRead,
   type Values,
 } from '@gatehouse/settings'
@@ -97,6 +98,11 @@ function adjusted<T>(base: Field<T>, adjust: (value: T) => T): Field<T> {
       return value instanceof Invalid ? value : adjust(value)
     },
   })
+}
+
+/** A field read in seconds (as upstream's integer settings), its value in milliseconds. */
+function secondsInMs(base: Field<number>): Field<number> {
+  return adjusted(base, (seconds) => seconds * 1000)
 }
 
 /** Clamps an integer into `min..max` (upstream's clamped lengths). */
@@ -250,13 +256,15 @@ const db = group({
   }),
   /**
    * `DB_START_RETRY_SECONDS`: how long a start keeps trying, with back-off, to reach a
-   * database that refuses connections, times out or is starting up, in seconds; 0 tries once.
-   * @default 30
+   * database that refuses connections, times out or is starting up, in milliseconds (set in
+   * seconds); 0 tries once. @default 30000
    */
-  startRetrySeconds: integer('DB_START_RETRY_SECONDS', {
-    default: '30',
-    help: 'seconds a start retries a database that is down; 0: once',
-  }),
+  startRetryMs: secondsInMs(
+    integer('DB_START_RETRY_SECONDS', {
+      default: '30',
+      help: 'seconds a start retries a database that is down; 0: once',
+    }),
+  ),
   /** `DB_NAMESPACE`: table-name prefix (`<ns>_users`); empty for none. @default '' */
   namespace: text('DB_NAMESPACE', {
     help: 'table-name prefix: <ns>_users, …',
@@ -269,7 +277,7 @@ const db = group({
    * `DB_CLEANUP_INTERVAL`: milliseconds between two runs of each instance's clean-up of expired
    * flow states and MFA challenges (`services/cleanup.ts`); 0 turns it off. @default 600000
    */
-  cleanupInterval: duration('DB_CLEANUP_INTERVAL', {
+  cleanupIntervalMs: duration('DB_CLEANUP_INTERVAL', {
     default: '10m',
     help: 'how often expired flow states and MFA challenges are deleted; 0: never',
   }),
@@ -285,8 +293,10 @@ const jwt = group({
     secret: true,
     help: `HS256 secret, at least ${String(MIN_JWT_SECRET_BYTES)} bytes; required unless JWT_KEYS signs`,
   }),
-  /** `JWT_EXP`: access-token lifetime in seconds. @default 3600 */
-  exp: integer('JWT_EXP', { default: '3600', min: 1, help: 'access-token lifetime, seconds' }),
+  /** `JWT_EXP`: access-token lifetime in milliseconds (set in seconds). @default 3600000 */
+  expMs: secondsInMs(
+    integer('JWT_EXP', { default: '3600', min: 1, help: 'access-token lifetime, seconds' }),
+  ),
   /** `JWT_AUD`: default audience. @default '' */
   aud: text('JWT_AUD', { help: 'default audience' }),
   /** `JWT_ISSUER`: `iss` claim, omitted when empty. @default '' */
@@ -508,16 +518,21 @@ const mfa = group({
     min: 1,
     help: 'unverified phone factors a user may have at once',
   }),
-  /** `MFA_CHALLENGE_EXPIRY_DURATION`: seconds a challenge can be verified. @default 300 */
-  challengeExpiryDuration: decimal('MFA_CHALLENGE_EXPIRY_DURATION', {
-    default: '300',
-    help: 'seconds a challenge can be verified',
-  }),
+  /**
+   * `MFA_CHALLENGE_EXPIRY_DURATION`: how long a challenge can be verified, in milliseconds (set
+   * in seconds). @default 300000
+   */
+  challengeExpiryMs: secondsInMs(
+    decimal('MFA_CHALLENGE_EXPIRY_DURATION', {
+      default: '300',
+      help: 'seconds a challenge can be verified',
+    }),
+  ),
   /**
    * `MFA_FACTOR_EXPIRY_DURATION`: milliseconds after which an unverified factor that was never
    * challenged is deleted (at the next enrolment). @default 300000 (`300s`)
    */
-  factorExpiryDuration: duration('MFA_FACTOR_EXPIRY_DURATION', {
+  factorExpiryMs: duration('MFA_FACTOR_EXPIRY_DURATION', {
     default: '300s',
     help: 'age at which unverified, unchallenged factors are deleted',
   }),
@@ -546,7 +561,7 @@ const mfa = group({
    * `MFA_PHONE_MAX_FREQUENCY`: least time between two SMS challenges of one factor, in
    * milliseconds (0 means the default, as upstream). @default 60000 (`1m`)
    */
-  phoneMaxFrequency: adjusted(
+  phoneMaxFrequencyMs: adjusted(
     duration('MFA_PHONE_MAX_FREQUENCY', {
       default: '1m',
       help: 'least time between two SMS challenges of a factor',
@@ -575,7 +590,7 @@ const captcha = group({
     (value) => value.trim(),
   ),
   /** `SECURITY_CAPTCHA_TIMEOUT`: milliseconds a siteverify call may take. @default 10000 */
-  timeout: secondsOrDuration('SECURITY_CAPTCHA_TIMEOUT', {
+  timeoutMs: secondsOrDuration('SECURITY_CAPTCHA_TIMEOUT', {
     unit: 'ms',
     default: '10s',
     help: 'longest a siteverify call may take',
@@ -604,9 +619,12 @@ const security = group({
     default: 'true',
     help: 'refresh-token reuse detection',
   }),
-  /** `SECURITY_REFRESH_TOKEN_REUSE_INTERVAL`: seconds (or a Go duration). @default 0 */
-  refreshTokenReuseInterval: secondsOrDuration('SECURITY_REFRESH_TOKEN_REUSE_INTERVAL', {
-    unit: 's',
+  /**
+   * `SECURITY_REFRESH_TOKEN_REUSE_INTERVAL`: how long a revoked refresh token may still be used,
+   * in milliseconds (set as seconds or a Go duration). @default 0
+   */
+  refreshTokenReuseIntervalMs: secondsOrDuration('SECURITY_REFRESH_TOKEN_REUSE_INTERVAL', {
+    unit: 'ms',
     default: '0',
     help: 'seconds a revoked refresh token may be used again',
   }),
@@ -728,7 +746,7 @@ const external = group({
    * `EXTERNAL_FLOW_STATE_EXPIRY_DURATION`: lifetime of a PKCE flow state in milliseconds (at
    * least 300 s, as upstream). @default 300000
    */
-  flowStateExpiryDuration: adjusted(
+  flowStateExpiryMs: adjusted(
     secondsOrDuration('EXTERNAL_FLOW_STATE_EXPIRY_DURATION', {
       unit: 'ms',
       default: '300',
@@ -869,14 +887,16 @@ const mailer = group({
   /** `MAILER_AUTOCONFIRM`: email sign-ups are confirmed at once. @default false */
   autoconfirm: bool('MAILER_AUTOCONFIRM', { help: 'email sign-ups confirmed at once' }),
   /**
-   * `MAILER_OTP_EXP`: validity of links and OTPs in seconds. @default 3600 (upstream: 86400;
-   * see SECURITY.md)
+   * `MAILER_OTP_EXP`: validity of links and OTPs in milliseconds (set in seconds). @default
+   * 3600000 (upstream: 24 hours; see SECURITY.md)
    */
-  otpExp: integer('MAILER_OTP_EXP', {
-    default: '3600',
-    min: 1,
-    help: 'validity of email links and codes, seconds',
-  }),
+  otpExpMs: secondsInMs(
+    integer('MAILER_OTP_EXP', {
+      default: '3600',
+      min: 1,
+      help: 'validity of email links and codes, seconds',
+    }),
+  ),
   /** `MAILER_OTP_LENGTH`: digits of email one-time codes, clamped to 6..10. @default 6 */
   otpLength: adjusted(
     integer('MAILER_OTP_LENGTH', { default: '6', help: 'digits of email codes, 6 to 10' }),
@@ -919,7 +939,7 @@ const mailer = group({
    * `SMTP_MAX_FREQUENCY`: shortest interval between two mails of one kind to one user, in
    * milliseconds (set as seconds or a Go duration). @default 900000 (the spec's 900 seconds)
    */
-  maxFrequency: secondsOrDuration('SMTP_MAX_FREQUENCY', {
+  maxFrequencyMs: secondsOrDuration('SMTP_MAX_FREQUENCY', {
     unit: 'ms',
     default: '900',
     help: 'shortest interval between two mails of a kind to a user',
@@ -929,7 +949,7 @@ const mailer = group({
    * (retries, and jobs queued by other instances or before a restart), in milliseconds; a
    * job queued by a request runs at once. @default 5000
    */
-  queuePollInterval: duration('MAILER_QUEUE_POLL_INTERVAL', {
+  queuePollIntervalMs: duration('MAILER_QUEUE_POLL_INTERVAL', {
     default: '5s',
     positive: true,
     help: "how often the mail queue looks for retries and other instances' jobs",
@@ -1044,7 +1064,7 @@ const rateLimit = group({
     check: (value) => (value === '' ? 'must not be empty' : undefined),
   }),
   /** `RATE_LIMIT_SERVICE_TIMEOUT`: deadline of one decision, in milliseconds. @default 250 */
-  serviceTimeout: duration('RATE_LIMIT_SERVICE_TIMEOUT', {
+  serviceTimeoutMs: duration('RATE_LIMIT_SERVICE_TIMEOUT', {
     default: '250ms',
     positive: true,
     help: 'deadline of one rate limit decision',
@@ -1122,8 +1142,10 @@ const sms = group({
           invalid(`must be one of ${SMS_PROVIDERS.join(', ')}`)),
     { help: `who sends SMS: ${SMS_PROVIDERS.join(', ')}` },
   ),
-  /** `SMS_OTP_EXP`: validity of SMS codes in seconds. @default 60 */
-  otpExp: integer('SMS_OTP_EXP', { default: '60', min: 1, help: 'validity of SMS codes, seconds' }),
+  /** `SMS_OTP_EXP`: validity of SMS codes in milliseconds (set in seconds). @default 60000 */
+  otpExpMs: secondsInMs(
+    integer('SMS_OTP_EXP', { default: '60', min: 1, help: 'validity of SMS codes, seconds' }),
+  ),
   /** `SMS_OTP_LENGTH`: digits of SMS codes (clamped to 6..10, as upstream). @default 6 */
   otpLength: adjusted(
     integer('SMS_OTP_LENGTH', { default: '6', help: 'digits of SMS codes, 6 to 10' }),
@@ -1133,7 +1155,7 @@ const sms = group({
    * `SMS_MAX_FREQUENCY`: shortest interval between two SMS codes to one user, in milliseconds
    * (set as seconds or a Go duration). @default 60000
    */
-  maxFrequency: secondsOrDuration('SMS_MAX_FREQUENCY', {
+  maxFrequencyMs: secondsOrDuration('SMS_MAX_FREQUENCY', {
     unit: 'ms',
     default: '60',
     help: 'shortest interval between two SMS codes to a user',
@@ -1297,7 +1319,7 @@ export const settingsTable = defineSettings(
      * `API_MAX_REQUEST_DURATION`: longest a request may take, in milliseconds (set as seconds or
      * a Go duration such as `10s`); then 504 `request_timeout`. 0 means no limit. @default 10000
      */
-    apiMaxRequestDuration: secondsOrDuration('API_MAX_REQUEST_DURATION', {
+    apiMaxRequestDurationMs: secondsOrDuration('API_MAX_REQUEST_DURATION', {
       unit: 'ms',
       default: '10s',
       help: 'longest a request may take; then 504',
@@ -1348,7 +1370,7 @@ export const settingsTable = defineSettings(
 )
 
 /** The validated, frozen configuration of the auth server: the values of {@link settingsTable}. */
-export type Settings = Values<typeof settingsTable.fields>
+export type Settings = SettingsOf<typeof settingsTable>
 
 /** The `MFA_*` settings (upstream `MFAConfiguration`). */
 export type MfaSettings = Settings['mfa']

@@ -88,12 +88,12 @@ export class CleanupJob {
     const flowStates = await this.#batches((limit) =>
       deleteFlowStatesCreatedBefore(
         db,
-        now - settings.mailer.otpExp * 1000 - settings.external.flowStateExpiryDuration,
+        now - settings.mailer.otpExpMs - settings.external.flowStateExpiryMs,
         limit,
       ),
     )
     const mfaChallenges = await this.#batches((limit) =>
-      deleteChallengesCreatedBefore(db, now - settings.mfa.challengeExpiryDuration * 1000, limit),
+      deleteChallengesCreatedBefore(db, now - settings.mfa.challengeExpiryMs, limit),
     )
     if (flowStates + mfaChallenges > 0) {
       logger?.info(
