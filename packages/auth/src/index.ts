@@ -27,7 +27,6 @@ export { systemClock, type Clock } from './clock.js'
 export { cryptoRandom, type Random } from './random.js'
 export type { FactorJson, IdentityJson, TokenResponse, UserJson } from './api/serializers.js'
 export {
-  ConfigError,
   loadSettings,
   parseEmailSendRate,
   parseSmsSendRate,
@@ -39,6 +38,7 @@ export {
   type MfaSettings,
   type Settings,
 } from './conf/settings.js'
+export { SettingsError } from '@gatehouse/settings'
 export { EXTERNAL_PROVIDERS, type ExternalProvider } from './provider/names.js'
 export { SMS_PROVIDERS, type SmsProviderName } from './sms/sms-provider.js'
 export {
@@ -47,8 +47,6 @@ export {
   type CaptchaProviderName,
 } from './security/captcha-providers.js'
 export { SERVICE_ALGORITHMS, type ServiceAlgorithm } from './limiter/algorithms.js'
-export { parseEnvFile } from './conf/env-file.js'
-export { DurationError, parseGoDuration } from './conf/duration.js'
 export {
   generateTotpSecret,
   matchTotpStep,

@@ -1,8 +1,9 @@
+import { SettingsError } from '@gatehouse/settings'
 import { describe, expect, it } from 'vitest'
 import { passwordHasherFor } from '../server.js'
 import { DEFAULT_SUBJECTS } from '../mailer/default-templates.js'
 import { MAIL_KINDS } from '../mailer/mailer.js'
-import { ConfigError, loadSettings, splitRequiredCharacters } from './settings.js'
+import { loadSettings, splitRequiredCharacters } from './settings.js'
 
 const REQUIRED = {
   AUTHSVC_SITE_URL: 'http://localhost:3000',
@@ -16,7 +17,7 @@ function problems(env: Record<string, string>): readonly string[] {
   try {
     loadSettings(env)
   } catch (error) {
-    if (error instanceof ConfigError) return error.problems
+    if (error instanceof SettingsError) return error.problems
     throw error
   }
   return []

@@ -11,7 +11,6 @@
  * @module
  */
 import {
-  SettingsError,
   Invalid,
   bool,
   decimal,
@@ -53,13 +52,6 @@ import { SERVICE_ALGORITHMS } from '../limiter/algorithms.js'
 import { EXTERNAL_PROVIDERS, type ExternalProvider } from '../provider/names.js'
 import { SMS_PROVIDERS, type SmsProviderName } from '../sms/sms-provider.js'
 import { compileGlob } from '../url-glob.js'
-
-/**
- * Thrown by {@link loadSettings}: the toolkit's `SettingsError` (`code` `ERR_INVALID_SETTINGS`,
- * every problem in `problems`, one a line as `NAME: problem (got "…")`), under the name this
- * package has always exported.
- */
-export { SettingsError as ConfigError }
 
 /** The log levels of `LOG_LEVEL` (upstream's logrus names). */
 export type LogLevel = 'panic' | 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace'
@@ -1390,7 +1382,8 @@ export type ProviderSettings = Settings['external'][ExternalProvider]
  *
  * @param env Variables, typically `{ ...dotEnvFile, ...process.env }`.
  * @returns Deep-frozen settings.
- * @throws {@link ConfigError} Listing every problem (missing required values, bad numbers, …).
+ * @throws `SettingsError` (`@gatehouse/settings`, `code` `ERR_INVALID_SETTINGS`) Listing every
+ *   problem, one a line as `NAME: problem (got "…")`: missing required values, bad numbers, ….
  */
 export function loadSettings(env: Env): Settings {
   const read = settingsTable.read(env)
