@@ -222,7 +222,7 @@ const db = group({
   driver: field(
     'DB_DRIVER',
     (value) => (value === 'postgres' ? value : invalid('must be postgres')),
-    { required: 'required; must be postgres', help: 'must be postgres' },
+    { required: 'required; must be postgres', help: 'Must be `postgres`.' },
   ),
   /**
    * `DATABASE_URL` (no prefix) or `DB_DATABASE_URL`: `postgres://…`, `pglite://<dir>` or
@@ -231,7 +231,7 @@ const db = group({
   url: text(['DB_DATABASE_URL', 'DATABASE_URL'], {
     required: true,
     secret: true,
-    help: 'postgres://…, pglite://<dir> or pglite://memory',
+    help: 'The database: `postgres://…`, `pglite://<dir>` (embedded, created if missing) or `pglite://memory`.',
     check: (value) =>
       /^(postgres(ql)?|pglite):\/\//.test(value)
         ? undefined
@@ -243,7 +243,7 @@ const db = group({
    */
   maxPoolSize: integer('DB_MAX_POOL_SIZE', {
     default: '0',
-    help: 'PostgreSQL connections',
+    help: "Maximum PostgreSQL connections. With `0`, half of what the server lets this login open: `max_connections` less reserved slots, or the role's or database's `CONNECTION LIMIT` if lower, at least 1. Requests beyond the pool wait for a connection. For throughput, a few connections per PostgreSQL core beat one per client (each request holds its connection for one or two round trips; more backends committing at once only wait on each other): on a 2-core machine 16 gave 15% more refreshes/s than 50 (`bench/auth/README.md`).",
     note: 'half of what the server allows',
   }),
   /**
@@ -254,12 +254,12 @@ const db = group({
   startRetryMs: secondsInMs(
     integer('DB_START_RETRY_SECONDS', {
       default: '30',
-      help: 'seconds a start retries a database that is down; 0: once',
+      help: 'Seconds a start keeps trying to reach a PostgreSQL that refuses connections, does not answer or is starting up; `0`: once. It retries with back-off (0.25 s doubling up to 5 s), then the server exits with one line naming `DATABASE_URL` and the cause. An unknown host, database or role, or a refused password, is reported at once.',
     }),
   ),
   /** `DB_NAMESPACE`: table-name prefix (`<ns>_users`); empty for none. @default '' */
   namespace: text('DB_NAMESPACE', {
-    help: 'table-name prefix: <ns>_users, …',
+    help: "Table-name prefix (`<ns>_users`, …); the schema is the connection's `search_path`.",
     check: (value) =>
       value === '' || /^[a-z_][a-z0-9_]{0,30}$/.test(value)
         ? undefined
@@ -271,7 +271,7 @@ const db = group({
    */
   cleanupIntervalMs: duration('DB_CLEANUP_INTERVAL', {
     default: '10m',
-    help: 'how often expired flow states and MFA challenges are deleted; 0: never',
+    help: 'How often each instance deletes expired PKCE flow states and MFA challenges; `0` turns it off. Flow states go after `MAILER_OTP_EXP` plus `EXTERNAL_FLOW_STATE_EXPIRY_DURATION`, challenges after `MFA_CHALLENGE_EXPIRY_DURATION`, at most 10 000 rows of each per run. Beyond upstream.',
   }),
 })
 
@@ -283,35 +283,39 @@ const jwt = group({
    */
   secret: text('JWT_SECRET', {
     secret: true,
-    help: `HS256 secret, at least ${String(MIN_JWT_SECRET_BYTES)} bytes; required unless JWT_KEYS signs`,
+    help: `HS256 signing secret, at least ${String(MIN_JWT_SECRET_BYTES)} bytes; required unless \`JWT_KEYS\` has a signing key. Shorter ones are refused at start.`,
   }),
   /** `JWT_EXP`: access-token lifetime in milliseconds (set in seconds). @default 3600000 */
   expMs: secondsInMs(
-    integer('JWT_EXP', { default: '3600', min: 1, help: 'access-token lifetime, seconds' }),
+    integer('JWT_EXP', { default: '3600', min: 1, help: 'Access-token lifetime in seconds.' }),
   ),
   /** `JWT_AUD`: default audience. @default '' */
-  aud: text('JWT_AUD', { help: 'default audience' }),
+  aud: text('JWT_AUD', {
+    help: 'Default audience: `aud` of new users (Supabase uses `authenticated`).',
+  }),
   /** `JWT_ISSUER`: `iss` claim, omitted when empty. @default '' */
-  issuer: text('JWT_ISSUER', { help: 'iss claim, omitted when empty' }),
+  issuer: text('JWT_ISSUER', { help: '`iss` claim, omitted when empty.' }),
   /** `JWT_DEFAULT_GROUP_NAME`: role assigned to new users. @default '' */
-  defaultGroupName: text('JWT_DEFAULT_GROUP_NAME', { help: 'role of new users' }),
+  defaultGroupName: text('JWT_DEFAULT_GROUP_NAME', {
+    help: '`role` of new users (Supabase uses `authenticated`).',
+  }),
   /** `JWT_ADMIN_ROLES`: role claim values that grant admin access. */
   adminRoles: list('JWT_ADMIN_ROLES', {
     default: 'service_role,supabase_admin',
-    help: 'roles allowed on the admin API',
+    help: 'Roles allowed on the admin API, comma-separated.',
   }),
   /** `JWT_ADMIN_GROUP_NAME` (deprecated group support). @default 'admin' */
   adminGroupName: text('JWT_ADMIN_GROUP_NAME', {
     default: 'admin',
-    help: 'accepted for compatibility',
+    help: 'Accepted for compatibility; group claims are not issued.',
   }),
   /** `JWT_KEYS`: JSON array of private JWKs (RS256 default, ES256, EdDSA, HS256). @default [] */
   keys: field('JWT_KEYS', parseKeys, {
     secret: true,
-    help: 'JSON array of private JWKs; the "sign" one signs',
+    help: 'JSON array of private JWKs; the one with `"sign"` in `key_ops` (or the only one) signs. RSA → RS256, EC → ES256, OKP → EdDSA unless `alg` says otherwise.',
   }),
   /** `JWT_KEY_ID`: `kid` header of HS256 tokens signed with `JWT_SECRET`. @default '' */
-  keyId: text('JWT_KEY_ID', { help: 'kid of HS256 tokens' }),
+  keyId: text('JWT_KEY_ID', { help: '`kid` of HS256 tokens signed with `JWT_SECRET`.' }),
 })
 
 /** `JWT_SECRET` is needed unless `JWT_KEYS` signs, and must be long enough when set. */
@@ -335,10 +339,15 @@ const log = group({
         LOG_LEVELS.find((l) => l === level) ?? invalid(`must be one of ${LOG_LEVELS.join(', ')}`)
       )
     },
-    { default: 'info', help: LOG_LEVELS.join(', ') },
+    {
+      default: 'info',
+      help: `Least severe level logged: ${LOG_LEVELS.map((l) => `\`${l}\``).join(', ')} (\`warning\` is \`warn\`).`,
+    },
   ),
   /** `LOG_FILE`: append logs to this file instead of standard output. @default '' */
-  file: text('LOG_FILE', { help: 'append JSON logs to this file, not standard output' }),
+  file: text('LOG_FILE', {
+    help: "Append JSON logs to this file instead of standard output. Each line's `level` is a word, as GoTrue's logrus writes it: `trace`, `debug`, `info`, `warning`, `error`, `fatal`.",
+  }),
 })
 
 /**
@@ -347,11 +356,13 @@ const log = group({
  */
 const telemetry = group({
   /** `TRACING_ENABLED`: export a span per request and per SQL statement. @default false */
-  tracingEnabled: bool('TRACING_ENABLED', { help: 'a span per request and SQL statement' }),
+  tracingEnabled: bool('TRACING_ENABLED', {
+    help: 'Export a span per request and per SQL statement over OTLP ([Telemetry](#telemetry)).',
+  }),
   /** `TRACING_EXPORTER`: `opentelemetry` (OTLP), the only one upstream has. */
   tracingExporter: oneOf('TRACING_EXPORTER', ['opentelemetry'], {
     default: 'opentelemetry',
-    help: 'opentelemetry (OTLP)',
+    help: 'The only exporter, `opentelemetry` (OTLP), as upstream.',
   }),
   /**
    * `TRACING_SAMPLING_RATE` (Gatehouse addition, as the rate limit service's): fraction of new
@@ -361,78 +372,80 @@ const telemetry = group({
     default: '1',
     min: 0,
     max: 1,
-    help: 'fraction of new traces sampled',
+    help: "Fraction (0 to 1) of new traces sampled; a caller's `traceparent` sampled flag is followed. Gatehouse addition, as the rate limit service's.",
   }),
   /** `METRICS_ENABLED`. @default false */
-  metricsEnabled: bool('METRICS_ENABLED', { help: 'HTTP, auth and database pool metrics' }),
+  metricsEnabled: bool('METRICS_ENABLED', { help: 'HTTP server, auth and database pool metrics.' }),
   /** `METRICS_EXPORTER`: `opentelemetry` (OTLP push) or `prometheus` (scrape endpoint). */
   metricsExporter: oneOf('METRICS_EXPORTER', ['opentelemetry', 'prometheus'], {
     default: 'opentelemetry',
-    help: 'opentelemetry (OTLP push) or prometheus (scrape endpoint)',
+    help: '`opentelemetry` (OTLP push every `OTEL_METRIC_EXPORT_INTERVAL`) or `prometheus` (scrape endpoint).',
   }),
   /** `OTEL_EXPORTER_PROMETHEUS_HOST`: listen address of the scrape endpoint. @default '0.0.0.0' */
   prometheusHost: text(['OTEL_EXPORTER_PROMETHEUS_HOST', 'OTEL_EXPORTER_PROMETHEUS_HOST'], {
     default: '0.0.0.0',
-    help: 'Prometheus scrape endpoint address',
+    help: 'Listen address of the Prometheus endpoint (no prefix; see [SECURITY.md](../../SECURITY.md)).',
   }),
   /** `OTEL_EXPORTER_PROMETHEUS_PORT`: its port; metrics are served on `/`. @default 9100 */
   prometheusPort: port(['OTEL_EXPORTER_PROMETHEUS_PORT', 'OTEL_EXPORTER_PROMETHEUS_PORT'], {
     default: '9100',
-    help: 'Prometheus scrape endpoint port (path /)',
+    help: 'Port of the Prometheus endpoint; metrics are served on path `/`.',
   }),
   /** `OTEL_EXPORTER_OTLP_PROTOCOL`: `http/protobuf` or `grpc` (upstream refuses `http/json`). */
   otlpProtocol: oneOf(
     ['OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_EXPORTER_OTLP_PROTOCOL'],
     ['http/protobuf', 'grpc'],
-    { default: 'http/protobuf', help: 'http/protobuf or grpc' },
+    { default: 'http/protobuf', help: '`http/protobuf` or `grpc` (upstream refuses `http/json`).' },
   ),
   /** `OTEL_EXPORTER_OTLP_ENDPOINT`: base URL ('' = `http://localhost:4318`, grpc `:4317`). */
   otlpEndpoint: text(['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_ENDPOINT'], {
-    help: 'OTLP base URL',
+    help: "OTLP base URL; empty: the exporter's default, `http://localhost:4318` (grpc `:4317`). HTTP exports go to `/v1/traces` and `/v1/metrics` under it.",
   }),
   /** `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`: full URL for traces, wins over the base. */
   otlpTracesEndpoint: text(
     ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'],
-    { help: 'OTLP traces URL' },
+    { help: 'Full URL for traces, used as is (wins over the base URL).' },
   ),
   /** `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`: full URL for metrics, wins over the base. */
   otlpMetricsEndpoint: text(
     ['OTEL_EXPORTER_OTLP_METRICS_ENDPOINT', 'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT'],
-    { help: 'OTLP metrics URL' },
+    { help: 'Full URL for metrics, used as is (wins over the base URL).' },
   ),
   /** `OTEL_EXPORTER_OTLP_HEADERS` (`k=v,…`, URL-encoded): sent with every export; secret. */
   otlpHeaders: field(
     ['OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_HEADERS'],
     parseOtlpHeaders,
-    { secret: true, help: 'k=v,… sent with every export' },
+    { secret: true, help: '`k=v,…` (URL-encoded) sent with every export; secret (never logged).' },
   ),
   /** `OTEL_EXPORTER_OTLP_TIMEOUT`: export timeout in milliseconds. @default 10000 */
   otlpTimeoutMs: integer(['OTEL_EXPORTER_OTLP_TIMEOUT', 'OTEL_EXPORTER_OTLP_TIMEOUT'], {
     default: '10000',
     min: 1,
     max: 600_000,
-    help: 'export timeout, ms',
+    help: 'Export timeout, milliseconds.',
   }),
   /** `OTEL_METRIC_EXPORT_INTERVAL`: milliseconds between OTLP metric exports. @default 60000 */
   metricExportIntervalMs: integer(['OTEL_METRIC_EXPORT_INTERVAL', 'OTEL_METRIC_EXPORT_INTERVAL'], {
     default: '60000',
     min: 100,
     max: 86_400_000,
-    help: 'OTLP metric export interval, ms',
+    help: 'Milliseconds between OTLP metric exports.',
   }),
   /** `OTEL_SERVICE_NAME`: resource attribute `service.name`. @default 'gotrue' */
   serviceName: text(['OTEL_SERVICE_NAME', 'OTEL_SERVICE_NAME'], {
     default: 'gotrue',
-    help: 'service.name',
+    help: 'Resource attribute `service.name`.',
   }),
   /** `OTEL_RESOURCE_ATTRIBUTES` (`k=v,…`, URL-encoded): more resource attributes. */
   resourceAttributes: field(
     ['OTEL_RESOURCE_ATTRIBUTES', 'OTEL_RESOURCE_ATTRIBUTES'],
     parseResourceAttributes,
-    { help: 'k=v,… resource attributes' },
+    { help: '`k=v,…` (URL-encoded): more resource attributes; `auth.version` is always added.' },
   ),
   /** `DEBUG` (no prefix): OpenTelemetry SDK diagnostics in the log. @default false */
-  debug: bool(['DEBUG', 'DEBUG'], { help: 'OpenTelemetry SDK diagnostics in the log' }),
+  debug: bool(['DEBUG', 'DEBUG'], {
+    help: 'OpenTelemetry SDK diagnostics in the log (no prefix).',
+  }),
 })
 
 /** `PASSWORD_*`: password rules and hashing. */
@@ -441,7 +454,7 @@ const password = group({
   minLength: adjusted(
     integer('PASSWORD_MIN_LENGTH', {
       default: '6',
-      help: 'minimum password length in bytes, 6 or more',
+      help: 'Minimum password length in bytes; lower values are raised to 6.',
     }),
     (value) => Math.max(6, value),
   ),
@@ -449,7 +462,9 @@ const password = group({
   requiredCharacters: field(
     'PASSWORD_REQUIRED_CHARACTERS',
     (value) => splitRequiredCharacters(value),
-    { help: 'character sets separated by : (\\: is a colon)' },
+    {
+      help: 'Character sets separated by `:` (`\\:` is a literal colon); one character of each is required.',
+    },
   ),
   /**
    * `PASSWORD_HASH_CONCURRENCY`: bcrypt hashes and checks run at once; 0 means one per CPU core
@@ -457,7 +472,7 @@ const password = group({
    */
   hashConcurrency: integer('PASSWORD_HASH_CONCURRENCY', {
     default: '0',
-    help: 'bcrypt hashes and checks at once',
+    help: 'bcrypt hashes and checks running at once.',
     note: 'one per CPU core',
   }),
   /**
@@ -466,7 +481,7 @@ const password = group({
    */
   hashQueueSize: integer('PASSWORD_HASH_QUEUE_SIZE', {
     default: '100',
-    help: 'bcrypt hashes and checks waiting; beyond: 429',
+    help: 'bcrypt hashes and checks waiting for a slot; beyond it `429 over_request_rate_limit` with `Retry-After: 1`.',
   }),
 })
 
@@ -475,30 +490,30 @@ const mfa = group({
   /** `MFA_TOTP_ENROLL_ENABLED`: TOTP factors can be enrolled. @default true */
   totpEnrollEnabled: bool('MFA_TOTP_ENROLL_ENABLED', {
     default: 'true',
-    help: 'TOTP factors can be enrolled',
+    help: 'TOTP factors can be enrolled (else `422 mfa_totp_enroll_not_enabled`).',
   }),
   /** `MFA_TOTP_VERIFY_ENABLED`: TOTP factors can be challenged and verified. @default true */
   totpVerifyEnabled: bool('MFA_TOTP_VERIFY_ENABLED', {
     default: 'true',
-    help: 'TOTP factors can be challenged and verified',
+    help: 'TOTP factors can be challenged and verified.',
   }),
   /** `MFA_PHONE_ENROLL_ENABLED`: phone factors can be enrolled. @default false */
   phoneEnrollEnabled: bool('MFA_PHONE_ENROLL_ENABLED', {
-    help: 'phone factors can be enrolled',
+    help: 'Phone factors can be enrolled.',
   }),
   /** `MFA_PHONE_VERIFY_ENABLED`: phone factors can be challenged and verified. @default false */
   phoneVerifyEnabled: bool('MFA_PHONE_VERIFY_ENABLED', {
-    help: 'phone factors can be challenged and verified',
+    help: 'Phone factors can be challenged and verified.',
   }),
   /** `MFA_MAX_ENROLLED_FACTORS`: factors (verified or not) a user may have. @default 10 */
   maxEnrolledFactors: integer('MFA_MAX_ENROLLED_FACTORS', {
     default: '10',
-    help: 'factors a user may have',
+    help: 'Factors (verified or not) a user may have.',
   }),
   /** `MFA_MAX_VERIFIED_FACTORS`: verified factors a user may have. @default 10 */
   maxVerifiedFactors: integer('MFA_MAX_VERIFIED_FACTORS', {
     default: '10',
-    help: 'verified factors a user may have',
+    help: 'Verified factors a user may have.',
   }),
   /**
    * `MFA_PHONE_MAX_UNVERIFIED_FACTORS`: unverified phone factors a user may have at once (each
@@ -508,7 +523,7 @@ const mfa = group({
   phoneMaxUnverifiedFactors: integer('MFA_PHONE_MAX_UNVERIFIED_FACTORS', {
     default: '2',
     min: 1,
-    help: 'unverified phone factors a user may have at once',
+    help: 'Unverified phone factors a user may have at once (else `422 too_many_enrolled_mfa_factors`).',
   }),
   /**
    * `MFA_CHALLENGE_EXPIRY_DURATION`: how long a challenge can be verified, in milliseconds (set
@@ -517,7 +532,7 @@ const mfa = group({
   challengeExpiryMs: secondsInMs(
     decimal('MFA_CHALLENGE_EXPIRY_DURATION', {
       default: '300',
-      help: 'seconds a challenge can be verified',
+      help: 'Seconds (a decimal number) a challenge can be verified.',
     }),
   ),
   /**
@@ -526,7 +541,7 @@ const mfa = group({
    */
   factorExpiryMs: duration('MFA_FACTOR_EXPIRY_DURATION', {
     default: '300s',
-    help: 'age at which unverified, unchallenged factors are deleted',
+    help: 'Go duration after which an unverified factor that was never challenged is deleted (at the next enrolment).',
   }),
   /**
    * `MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY`: challenge and verify requests per minute and client
@@ -534,20 +549,20 @@ const mfa = group({
    */
   rateLimitChallengeAndVerify: decimal('MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY', {
     default: '15',
-    help: 'challenge and verify requests per minute and client (burst 30)',
+    help: 'Challenge and verify requests a minute per client (`RATE_LIMIT_HEADER`), each with a burst of 30.',
   }),
   /** `MFA_PHONE_OTP_LENGTH`: digits of a phone factor's code, 6 to 10 (else 6, as upstream). */
   phoneOtpLength: adjusted(
     integer('MFA_PHONE_OTP_LENGTH', {
       default: '6',
-      help: 'digits of phone factor codes, 6 to 10',
+      help: 'Digits of phone codes, 6 to 10; other values mean 6.',
     }),
     (value) => (value < 6 || value > 10 ? 6 : value),
   ),
   /** `MFA_PHONE_TEMPLATE`: the SMS text; `{{ .Code }}` is the code. */
   phoneTemplate: text('MFA_PHONE_TEMPLATE', {
     default: 'Your code is {{ .Code }}',
-    help: 'SMS text of phone factor codes; {{ .Code }} is the code',
+    help: 'SMS text of phone codes; `{{ .Code }}` is the code.',
   }),
   /**
    * `MFA_PHONE_MAX_FREQUENCY`: least time between two SMS challenges of one factor, in
@@ -556,7 +571,7 @@ const mfa = group({
   phoneMaxFrequencyMs: adjusted(
     duration('MFA_PHONE_MAX_FREQUENCY', {
       default: '1m',
-      help: 'least time between two SMS challenges of a factor',
+      help: 'Least time (Go duration) between two SMS challenges of one factor; `0` means `1m`.',
     }),
     (ms) => (ms === 0 ? 60_000 : ms),
   ),
@@ -566,18 +581,18 @@ const mfa = group({
 const captcha = group({
   /** `SECURITY_CAPTCHA_ENABLED`. @default false */
   enabled: bool('SECURITY_CAPTCHA_ENABLED', {
-    help: 'captcha on sign-up, sign-in, /otp, /magiclink, /recover, /resend',
+    help: 'Captcha on sign-up (also anonymous), password sign-in, `/otp`, `/magiclink`, `/recover` and `/resend` (see [Captcha](#captcha)).',
   }),
   /** `SECURITY_CAPTCHA_PROVIDER` (case-insensitive). @default 'hcaptcha' */
   provider: oneOf('SECURITY_CAPTCHA_PROVIDER', CAPTCHA_PROVIDERS, {
     default: 'hcaptcha',
-    help: CAPTCHA_PROVIDERS.join(' or '),
+    help: `${CAPTCHA_PROVIDERS.map((p) => `\`${p}\``).join(' or ')} (any case).`,
   }),
   /** `SECURITY_CAPTCHA_SECRET`: the site's secret key, trimmed (never logged). */
   secret: adjusted(
     text('SECURITY_CAPTCHA_SECRET', {
       secret: true,
-      help: 'captcha secret key; required when enabled',
+      help: "The site's secret key (never logged); required when enabled.",
     }),
     (value) => value.trim(),
   ),
@@ -585,15 +600,17 @@ const captcha = group({
   timeoutMs: secondsOrDuration('SECURITY_CAPTCHA_TIMEOUT', {
     unit: 'ms',
     default: '10s',
-    help: 'longest a siteverify call may take',
+    help: 'Longest a siteverify call may take, as seconds or a Go duration; then `500`.',
   }),
   /**
    * `SECURITY_CAPTCHA_VERIFY_URL`: the whole siteverify URL (tests, proxies). @default the
    * provider's, {@link CAPTCHA_VERIFY_URLS}
    */
   verifyUrl: url('SECURITY_CAPTCHA_VERIFY_URL', {
-    help: 'whole siteverify URL (tests, proxies)',
-    note: "the provider's",
+    help: 'The whole siteverify URL (tests, proxies).',
+    computedDefault: `the provider's: ${Object.values(CAPTCHA_VERIFY_URLS)
+      .map((u) => `\`${u}\``)
+      .join(' or ')}`,
   }),
 })
 
@@ -609,7 +626,7 @@ const security = group({
   /** `SECURITY_REFRESH_TOKEN_ROTATION_ENABLED`: reuse detection. @default true */
   refreshTokenRotationEnabled: bool('SECURITY_REFRESH_TOKEN_ROTATION_ENABLED', {
     default: 'true',
-    help: 'refresh-token reuse detection',
+    help: 'Refresh-token reuse detection.',
   }),
   /**
    * `SECURITY_REFRESH_TOKEN_REUSE_INTERVAL`: how long a revoked refresh token may still be used,
@@ -618,11 +635,11 @@ const security = group({
   refreshTokenReuseIntervalMs: secondsOrDuration('SECURITY_REFRESH_TOKEN_REUSE_INTERVAL', {
     unit: 'ms',
     default: '0',
-    help: 'seconds a revoked refresh token may be used again',
+    help: 'Time in which a revoked refresh token may be exchanged again, as seconds or a Go duration such as `10s`.',
   }),
   /** `SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION`. @default false */
   updatePasswordRequireReauthentication: bool('SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION', {
-    help: 'password changes need a recent sign-in',
+    help: 'Password changes in a session older than 24 h need the `nonce` mailed by `GET /reauthenticate`.',
   }),
   /**
    * `SECURITY_OTP_MAX_ATTEMPTS`: wrong answers one one-time code (email or SMS), reauthentication
@@ -634,14 +651,14 @@ const security = group({
   otpMaxAttempts: integer('SECURITY_OTP_MAX_ATTEMPTS', {
     default: '5',
     min: 1,
-    help: 'wrong answers a one-time code, nonce or MFA challenge takes before it is invalidated',
+    help: 'Wrong answers one email or SMS code, reauthentication nonce or MFA challenge takes; the last invalidates it. A new one must then be requested. An MFA factor takes as many failures, then backs off (1 s, doubling, at most 15 min). Counted in the database, for every instance. Beyond upstream.',
   }),
   /**
    * `SECURITY_MANUAL_LINKING_ENABLED`: signed-in users may link and unlink identities
    * (`/user/identities/*`). @default false
    */
   manualLinkingEnabled: bool('SECURITY_MANUAL_LINKING_ENABLED', {
-    help: 'users may link and unlink identities',
+    help: 'Signed-in users may link and unlink identities (`/user/identities/*`).',
   }),
   /**
    * `SECURITY_MANUAL_LINKING_REQUIRE_SITE_REFERER`: the browser's first request of an identity
@@ -652,25 +669,33 @@ const security = group({
    */
   manualLinkingRequireSiteReferer: bool('SECURITY_MANUAL_LINKING_REQUIRE_SITE_REFERER', {
     default: 'true',
-    help: "an identity link must be opened from the site's pages (Referer); off for native apps",
+    help: "An identity link must be opened from a page of the site; turn off for native apps. The link's first navigation (`/authorize?link_ticket=…`) must carry a `Referer` allowed as a `redirect_to` is; a native app opens the link in a system browser, without one.",
   }),
   /** `SECURITY_CAPTCHA_*`: captcha protection of sign-up and sign-in (upstream `security`). */
   captcha,
 })
 
 /** The default `EXTERNAL_<P>_URL` of providers that have one. */
-const PROVIDER_DEFAULT_URLS: Partial<Record<ExternalProvider, string>> = {
+const PROVIDER_DEFAULT_URLS: Readonly<Partial<Record<string, string>>> = {
   gitlab: 'https://gitlab.com',
 }
 
-/** `EXTERNAL_<P>_*`: one provider's OAuth client (upstream `conf.OAuthProviderConfiguration`). */
-function providerFields(p: ExternalProvider) {
+/**
+ * `EXTERNAL_<P>_*`: one provider's OAuth client (upstream `conf.OAuthProviderConfiguration`).
+ *
+ * @param p The provider, or `<provider>` for the README's family rows.
+ */
+function providerFields(p: string) {
   const name = `EXTERNAL_${p.toUpperCase()}`
   return {
     /** `EXTERNAL_<P>_ENABLED`. @default false */
-    enabled: bool(`${name}_ENABLED`, { help: `${p} sign-in` }),
+    enabled: bool(`${name}_ENABLED`, {
+      help: `Sign-in with this provider; reported by \`/settings\`. The providers: ${EXTERNAL_PROVIDERS.join(', ')}.`,
+    }),
     /** `EXTERNAL_<P>_CLIENT_ID`: the OAuth client id (Twitter: the consumer key). */
-    clientId: text(`${name}_CLIENT_ID`, { help: `${p} OAuth client id; required when enabled` }),
+    clientId: text(`${name}_CLIENT_ID`, {
+      help: 'The OAuth client id (Twitter: the consumer key); required when enabled.',
+    }),
     /**
      * `EXTERNAL_<P>_SECRET`: the client secret (Twitter: the consumer secret). For Apple, either
      * the client-secret JWT itself or an ES256 private key (PEM) to sign one with
@@ -678,11 +703,11 @@ function providerFields(p: ExternalProvider) {
      */
     secret: text(`${name}_SECRET`, {
       secret: true,
-      help: `${p} OAuth client secret; required when enabled`,
+      help: 'The OAuth client secret (Twitter: the consumer secret; Apple: the client-secret JWT, or an ES256 PEM key to sign one); required when enabled.',
     }),
     /** `EXTERNAL_<P>_REDIRECT_URI`: this server's `/callback` as registered with the provider. */
     redirectUri: url(`${name}_REDIRECT_URI`, {
-      help: `this server's /callback as registered at ${p}; required when enabled`,
+      help: "This server's `/callback` as registered with the provider; required when enabled.",
     }),
     /**
      * `EXTERNAL_<P>_URL`: the provider's base URL instead of its public one (upstream
@@ -691,12 +716,7 @@ function providerFields(p: ExternalProvider) {
      */
     url: url(`${name}_URL`, {
       ...(PROVIDER_DEFAULT_URLS[p] === undefined ? {} : { default: PROVIDER_DEFAULT_URLS[p] }),
-      help:
-        p === 'keycloak'
-          ? 'the realm URL; required when enabled'
-          : p === 'apple' || p === 'google'
-            ? `issuer to discover ${p} from instead of its public one`
-            : `${p} base URL instead of its public one`,
+      help: "The provider's base URL instead of its public one. Keycloak: the realm URL (required); GitLab: `https://gitlab.com` by default; Apple, Google: the issuer to discover from.",
     }),
   }
 }
@@ -705,10 +725,19 @@ function providerFields(p: ExternalProvider) {
 const provider = (p: ExternalProvider) => group(providerFields(p))
 
 /**
- * The group of a provider that does not say whether it verified the email it returns (its module
- * counts it as verified, as upstream does): with `EXTERNAL_<P>_TRUST_EMAIL`, without which it
- * never links to an existing account.
+ * `EXTERNAL_<P>_TRUST_EMAIL`, for a provider that does not say whether it verified the email it
+ * returns (its module counts it as verified, as upstream does, but never links it to an existing
+ * account without this).
+ *
+ * @param p The provider, or `<provider>` for the README's family rows.
  */
+function trustEmailField(p: string): Field<boolean> {
+  return bool(`EXTERNAL_${p.toUpperCase()}_TRUST_EMAIL`, {
+    help: 'Link sign-ins to an existing account holding the same address, although the provider does not say it verified it (see [External providers](#external-providers)). Only the providers that do not say so have this setting.',
+  })
+}
+
+/** The group of a provider that does not say whether it verified the email it returns. */
 function emailAssumedProvider(p: ExternalProvider) {
   return group({
     ...providerFields(p),
@@ -717,9 +746,7 @@ function emailAssumedProvider(p: ExternalProvider) {
      * although the provider does not say it verified it, so that it links the identity to an
      * existing account holding that address. @default false
      */
-    trustEmail: bool(`EXTERNAL_${p.toUpperCase()}_TRUST_EMAIL`, {
-      help: `link ${p} sign-ins to existing accounts by email, although ${p} does not say it verified it`,
-    }),
+    trustEmail: trustEmailField(p),
   })
 }
 
@@ -728,12 +755,14 @@ const external = group({
   /** `EXTERNAL_EMAIL_ENABLED`. @default true */
   emailEnabled: bool('EXTERNAL_EMAIL_ENABLED', {
     default: 'true',
-    help: 'email sign-up and sign-in',
+    help: 'Email sign-up, sign-in and the email flows; `false` refuses them (see [Email flows](#email-flows)).',
   }),
   /** `EXTERNAL_PHONE_ENABLED`. @default false */
-  phoneEnabled: bool('EXTERNAL_PHONE_ENABLED', { help: 'phone sign-up and sign-in' }),
+  phoneEnabled: bool('EXTERNAL_PHONE_ENABLED', { help: 'Phone sign-up and sign-in.' }),
   /** `EXTERNAL_ANONYMOUS_USERS_ENABLED`. @default false */
-  anonymousUsersEnabled: bool('EXTERNAL_ANONYMOUS_USERS_ENABLED', { help: 'anonymous sign-ups' }),
+  anonymousUsersEnabled: bool('EXTERNAL_ANONYMOUS_USERS_ENABLED', {
+    help: 'Anonymous sign-ups: `POST /signup` without email or phone creates an anonymous user.',
+  }),
   /**
    * `EXTERNAL_FLOW_STATE_EXPIRY_DURATION`: lifetime of a PKCE flow state in milliseconds (at
    * least 300 s, as upstream). @default 300000
@@ -742,7 +771,7 @@ const external = group({
     secondsOrDuration('EXTERNAL_FLOW_STATE_EXPIRY_DURATION', {
       unit: 'ms',
       default: '300',
-      help: 'lifetime of a PKCE flow state (300s at least)',
+      help: 'Lifetime of a PKCE flow state, as seconds or a Go duration; at least 300 s.',
     }),
     (ms) => Math.max(300_000, ms),
   ),
@@ -754,11 +783,11 @@ const external = group({
     ...providerFields('apple'),
     /** `EXTERNAL_APPLE_TEAM_ID`: to sign the client secret with a PEM secret. */
     teamId: text('EXTERNAL_APPLE_TEAM_ID', {
-      help: 'Apple team id, to sign the client secret with a PEM EXTERNAL_APPLE_SECRET',
+      help: 'Apple team id, the `iss` of the client-secret JWT signed per request with a PEM `EXTERNAL_APPLE_SECRET`.',
     }),
     /** `EXTERNAL_APPLE_KEY_ID`: to sign the client secret with a PEM secret. */
     keyId: text('EXTERNAL_APPLE_KEY_ID', {
-      help: 'Apple key id, to sign the client secret with a PEM EXTERNAL_APPLE_SECRET',
+      help: 'Apple key id, the `kid` of the client-secret JWT signed per request with a PEM `EXTERNAL_APPLE_SECRET`.',
     }),
   }),
   /** `EXTERNAL_AZURE_*`. */
@@ -821,63 +850,94 @@ function checkExternal(read: Report, v: Values<typeof external.fields>): void {
   }
 }
 
-const human = (kind: string): string => kind.replaceAll('_', ' ')
-
-/** `MAILER_URLPATHS_<KIND>`: a path such as `/verify`. */
-function urlPath(kind: string): Field<string> {
+/**
+ * `MAILER_URLPATHS_<KIND>`: a path such as `/verify`.
+ *
+ * @param kind The variable's suffix.
+ * @param mails The mails whose link it is, for its description.
+ */
+function urlPath(kind: string, mails: string): Field<string> {
   return text(`MAILER_URLPATHS_${kind}`, {
     default: '/verify',
-    help: `path of the ${kind.toLowerCase().replace('_', ' ')} link`,
+    help: `Path of the link in ${mails} mails, resolved against \`API_EXTERNAL_URL\`. An absolute path replaces its path (Supabase uses \`/auth/v1/verify\`).`,
     check: (value) =>
       /^[^\s?#]+$/.test(value) ? undefined : 'must be a path, without spaces, ? or #',
   })
 }
 
+/**
+ * `MAILER_SUBJECTS_<KIND>`: a Go template; one that does not parse is refused at start, not at
+ * the first send.
+ *
+ * @param kind The kind, or `<kind>` for the README's family row.
+ * @param options Its default, or the README's text for the family's.
+ */
+function subjectField(
+  kind: string,
+  options: { readonly default?: string; readonly computedDefault?: string },
+): Field<string> {
+  return text(`MAILER_SUBJECTS_${kind.toUpperCase()}`, {
+    ...options,
+    help: 'Subject of this kind of mail, a Go template (see [Mail](#mail)). One that does not parse stops the server at start.',
+    check: (value) => {
+      try {
+        parseTemplate(value)
+        return undefined
+      } catch (error) {
+        return invalid(`is not a valid template: ${(error as Error).message}`)
+      }
+    },
+  })
+}
+
+/**
+ * `MAILER_TEMPLATES_<KIND>`: the URL of an HTML template.
+ *
+ * @param kind The kind, or `<kind>` for the README's family row.
+ */
+function templateField(kind: string): Field<string> {
+  return text(`MAILER_TEMPLATES_${kind.toUpperCase()}`, {
+    help: "URL of this kind's HTML template (relative: against `SITE_URL`); the built-in one when empty or unavailable. It is fetched within 5 s, at most 1 MiB, and cached 10 minutes; an unavailable URL is tried again a minute later.",
+    note: 'built-in template',
+  })
+}
+
+/**
+ * `MAILER_NOTIFICATIONS_<KIND>_ENABLED`: one notification's switch.
+ *
+ * @param kind The notification kind, or `<kind>` for the README's family row.
+ */
+function notificationField(kind: string): Field<boolean> {
+  const name = kind.replace(/_notification$/, '').toUpperCase()
+  const kinds = NOTIFICATION_KINDS.map(
+    (k) => `\`${k.replace(/_notification$/, '').toUpperCase()}\``,
+  )
+  return bool(`MAILER_NOTIFICATIONS_${name}_ENABLED`, {
+    help: `Send this notification mail after the change it tells of (see [Mail](#mail)). The notifications: ${kinds.join(', ')}.`,
+  })
+}
+
 /** `MAILER_SUBJECTS_<KIND>` for every kind. */
 const subjectFields = Object.fromEntries(
-  MAIL_KINDS.map((kind) => [
-    kind,
-    text(`MAILER_SUBJECTS_${kind.toUpperCase()}`, {
-      default: DEFAULT_SUBJECTS[kind],
-      help: `subject of the ${human(kind)} mail`,
-      // A Go template: one that does not parse is refused at start, not at the first send.
-      check: (value) => {
-        try {
-          parseTemplate(value)
-          return undefined
-        } catch (error) {
-          return invalid(`is not a valid template: ${(error as Error).message}`)
-        }
-      },
-    }),
-  ]),
+  MAIL_KINDS.map((kind) => [kind, subjectField(kind, { default: DEFAULT_SUBJECTS[kind] })]),
 ) as Record<MailKind, Field<string>>
 
 /** `MAILER_TEMPLATES_<KIND>` for every kind. */
 const templateFields = Object.fromEntries(
-  MAIL_KINDS.map((kind) => [
-    kind,
-    text(`MAILER_TEMPLATES_${kind.toUpperCase()}`, {
-      help: `URL of the ${human(kind)} HTML template`,
-      note: 'built-in template',
-    }),
-  ]),
+  MAIL_KINDS.map((kind) => [kind, templateField(kind)]),
 ) as Record<MailKind, Field<string>>
 
 /** `MAILER_NOTIFICATIONS_<KIND>_ENABLED` for the notification kinds. */
 const notificationFields = Object.fromEntries(
-  NOTIFICATION_KINDS.map((kind) => [
-    notificationSwitch(kind),
-    bool(`MAILER_NOTIFICATIONS_${kind.replace(/_notification$/, '').toUpperCase()}_ENABLED`, {
-      help: `send the ${human(kind)} mail`,
-    }),
-  ]),
+  NOTIFICATION_KINDS.map((kind) => [notificationSwitch(kind), notificationField(kind)]),
 ) as Record<NotificationSwitch, Field<boolean>>
 
 /** `MAILER_*`: what the mails say and link to, and how often they go. */
 const mailer = group({
   /** `MAILER_AUTOCONFIRM`: email sign-ups are confirmed at once. @default false */
-  autoconfirm: bool('MAILER_AUTOCONFIRM', { help: 'email sign-ups confirmed at once' }),
+  autoconfirm: bool('MAILER_AUTOCONFIRM', {
+    help: 'Email sign-ups are confirmed at once and get a session.',
+  }),
   /**
    * `MAILER_OTP_EXP`: validity of links and OTPs in milliseconds (set in seconds). @default
    * 3600000 (upstream: 24 hours; see SECURITY.md)
@@ -886,12 +946,15 @@ const mailer = group({
     integer('MAILER_OTP_EXP', {
       default: '3600',
       min: 1,
-      help: 'validity of email links and codes, seconds',
+      help: "Validity of email links and codes, seconds. Upstream's default is `86400`; see [SECURITY.md](../../SECURITY.md) for why an hour.",
     }),
   ),
   /** `MAILER_OTP_LENGTH`: digits of email one-time codes, clamped to 6..10. @default 6 */
   otpLength: adjusted(
-    integer('MAILER_OTP_LENGTH', { default: '6', help: 'digits of email codes, 6 to 10' }),
+    integer('MAILER_OTP_LENGTH', {
+      default: '6',
+      help: 'Digits of email codes, 6 to 10 (others are clamped).',
+    }),
     clamp(6, 10),
   ),
   /**
@@ -900,17 +963,17 @@ const mailer = group({
    */
   secureEmailChangeEnabled: bool('MAILER_SECURE_EMAIL_CHANGE_ENABLED', {
     default: 'true',
-    help: 'email changes confirmed from both addresses',
+    help: 'An email change needs the links sent to both the new and the current address.',
   }),
   /**
    * `MAILER_URLPATHS_<KIND>`: path (absolute, or relative to `API_EXTERNAL_URL`) of the link in
    * each mail; magic links use the recovery path (upstream). @default '/verify' each
    */
   urlPaths: group({
-    invite: urlPath('INVITE'),
-    confirmation: urlPath('CONFIRMATION'),
-    recovery: urlPath('RECOVERY'),
-    emailChange: urlPath('EMAIL_CHANGE'),
+    invite: urlPath('INVITE', 'invite'),
+    confirmation: urlPath('CONFIRMATION', 'confirmation'),
+    recovery: urlPath('RECOVERY', 'recovery and magic link'),
+    emailChange: urlPath('EMAIL_CHANGE', 'email change'),
   }),
   /**
    * `MAILER_SUBJECTS_<KIND>`: subject templates (Go-template placeholders, see
@@ -934,7 +997,7 @@ const mailer = group({
   maxFrequencyMs: secondsOrDuration('SMTP_MAX_FREQUENCY', {
     unit: 'ms',
     default: '900',
-    help: 'shortest interval between two mails of a kind to a user',
+    help: "Shortest interval between two mails of one kind to one user, as seconds or a Go duration. The spec's 900 s; upstream's is `1m`.",
   }),
   /**
    * `MAILER_QUEUE_POLL_INTERVAL`: how often each instance looks for due jobs of the mail queue
@@ -944,30 +1007,37 @@ const mailer = group({
   queuePollIntervalMs: duration('MAILER_QUEUE_POLL_INTERVAL', {
     default: '5s',
     positive: true,
-    help: "how often the mail queue looks for retries and other instances' jobs",
+    help: "How often each instance looks for due jobs of the mail queue (Go duration). Due jobs are retries, and jobs left by other instances or before a restart; a request's own job runs at once.",
   }),
 })
 
 /** `SMTP_*`: the mail server. */
 const smtp = group({
   /** `SMTP_HOST`: the SMTP server; empty means no mail is sent (upstream's noop mailer). */
-  host: text('SMTP_HOST', { help: 'SMTP server; empty: no mail is sent' }),
+  host: text('SMTP_HOST', {
+    help: "SMTP server; empty: no mail is sent (upstream's noop mailer). With `MAILER_AUTOCONFIRM` off, a warning at start then says that email sign-ups cannot be confirmed.",
+  }),
   /** `SMTP_PORT`: 465 is TLS from the start; others upgrade with STARTTLS when offered. */
-  port: port('SMTP_PORT', { default: '587', help: 'SMTP port; 465 is TLS' }),
+  port: port('SMTP_PORT', {
+    default: '587',
+    help: 'SMTP port; `465` is TLS from the start, others use STARTTLS when the server offers it.',
+  }),
   /** `SMTP_USER`: login, empty for none. @default '' */
-  user: text('SMTP_USER', { help: 'SMTP login' }),
+  user: text('SMTP_USER', { help: 'SMTP login; none when empty.' }),
   /** `SMTP_PASS`: password (never logged). @default '' */
-  pass: text('SMTP_PASS', { secret: true, help: 'SMTP password' }),
+  pass: text('SMTP_PASS', { secret: true, help: 'SMTP password (never logged).' }),
   /** `SMTP_ADMIN_EMAIL`: the From address; required when `SMTP_HOST` is set. */
   adminEmail: text('SMTP_ADMIN_EMAIL', {
-    help: 'From address; required with SMTP_HOST',
+    help: 'The From address; required with `SMTP_HOST`.',
     check: (value) =>
       value === '' || /^[^\s@<>]+@[^\s@<>]+$/.test(value)
         ? undefined
         : 'must be an email address (name@domain)',
   }),
   /** `SMTP_SENDER_NAME`: display name of the From address (`Name <address>`). @default '' */
-  senderName: text('SMTP_SENDER_NAME', { help: 'From name' }),
+  senderName: text('SMTP_SENDER_NAME', {
+    help: 'Display name of the From address, `"Name" <SMTP_ADMIN_EMAIL>`; the address alone when empty.',
+  }),
 })
 
 /** A mail server needs a From address. */
@@ -985,7 +1055,7 @@ const rateLimit = group({
    */
   emailSent: field('RATE_LIMIT_EMAIL_SENT', parseEmailSendRate, {
     default: '30',
-    help: 'emails sent per hour (N) or per duration (N/10m)',
+    help: 'Mails sent per hour across the server (`N`) or per duration (`N/10m`); `0` sends none. Not counted under `MAILER_AUTOCONFIRM`.',
   }),
   /**
    * `RATE_LIMIT_SMS_SENT`: SMS the server sends per period, across all users, as
@@ -993,7 +1063,7 @@ const rateLimit = group({
    */
   smsSent: field('RATE_LIMIT_SMS_SENT', parseSmsSendRate, {
     default: '30',
-    help: 'SMS messages sent per hour (N) or per duration (N/10m)',
+    help: 'SMS codes sent per hour across the server (`N`) or per duration (`N/10m`); beyond: `429 over_sms_send_rate_limit` "SMS rate limit exceeded".',
   }),
   /**
    * `RATE_LIMIT_TOKEN_REFRESH`: `POST /token` requests (every grant, as upstream) per client
@@ -1002,13 +1072,13 @@ const rateLimit = group({
   tokenRefresh: decimal('RATE_LIMIT_TOKEN_REFRESH', {
     default: '150',
     min: 0,
-    help: 'POST /token requests per client and 5 min (burst 30)',
+    help: '`POST /token` requests per client and 5 minutes, burst 30. One bucket for password and PKCE grants, one for `refresh_token` (upstream: one for every grant).',
   }),
   /** `RATE_LIMIT_VERIFY`: `/verify` requests per client and 5 minutes, burst 30. @default 30 */
   verify: decimal('RATE_LIMIT_VERIFY', {
     default: '30',
     min: 0,
-    help: '/verify requests per client and 5 min (burst 30)',
+    help: '`/verify` requests per client and 5 minutes, burst 30.',
   }),
   /**
    * `RATE_LIMIT_OTP`: requests per client and 5 minutes, burst 30, on each of `/otp`
@@ -1017,13 +1087,13 @@ const rateLimit = group({
   otp: decimal('RATE_LIMIT_OTP', {
     default: '30',
     min: 0,
-    help: '/otp, /recover, /resend, /signup, PUT /user per client and 5 min',
+    help: 'Requests per client and 5 minutes, burst 30, on each of `/otp` (`/magiclink`), `/recover`, `/resend`, `/signup` and `PUT /user`.',
   }),
   /** `RATE_LIMIT_SSO`: SSO requests per client and 5 minutes, burst 30. @default 30 */
   sso: decimal('RATE_LIMIT_SSO', {
     default: '30',
     min: 0,
-    help: 'SSO requests per client and 5 min (burst 30)',
+    help: 'SSO requests per client and 5 minutes, burst 30 (no SSO route yet).',
   }),
   /**
    * `RATE_LIMIT_ANONYMOUS_USERS`: anonymous sign-ins (`POST /signup` without email and phone)
@@ -1032,7 +1102,7 @@ const rateLimit = group({
   anonymousUsers: decimal('RATE_LIMIT_ANONYMOUS_USERS', {
     default: '30',
     min: 0,
-    help: 'anonymous sign-ins per client and hour (burst as many)',
+    help: 'Anonymous sign-ins (`POST /signup` without email and phone) per client and hour, burst as many, as upstream; beyond: `429 over_request_rate_limit` (see [Rate limits](#rate-limits)).',
   }),
   /**
    * `RATE_LIMIT_BACKEND`: where budgets are counted: `memory` (each instance alone, as upstream)
@@ -1040,26 +1110,26 @@ const rateLimit = group({
    */
   backend: oneOf('RATE_LIMIT_BACKEND', ['memory', 'ratelimit'], {
     default: 'memory',
-    help: 'memory (per instance) or ratelimit (shared service)',
+    help: '`memory`: each instance counts alone (upstream); `ratelimit`: every decision asked of `gatehouse-ratelimit`, one budget across instances.',
   }),
   /** `RATE_LIMIT_SERVICE_ADDRESS`: `host:port` of the rate limit service's gRPC listener. */
   serviceAddress: text('RATE_LIMIT_SERVICE_ADDRESS', {
     default: '127.0.0.1:8081',
-    help: 'gRPC host:port of gatehouse-ratelimit',
+    help: 'gRPC `host:port` of the rate limit service (`ratelimit` backend).',
     check: (value) =>
       /^\S+:\d{1,5}$/.test(value) ? undefined : 'must be host:port, such as 127.0.0.1:8081',
   }),
   /** `RATE_LIMIT_DOMAIN`: the domain of the requests and of the YAML config. */
   domain: text('RATE_LIMIT_DOMAIN', {
     default: 'gatehouse-auth',
-    help: 'rate limit service domain',
+    help: 'Domain of the decisions and of the generated YAML config.',
     check: (value) => (value === '' ? 'must not be empty' : undefined),
   }),
   /** `RATE_LIMIT_SERVICE_TIMEOUT`: deadline of one decision, in milliseconds. @default 250 */
   serviceTimeoutMs: duration('RATE_LIMIT_SERVICE_TIMEOUT', {
     default: '250ms',
     positive: true,
-    help: 'deadline of one rate limit decision',
+    help: 'Deadline of one decision (Go duration); past it the service counts as unreachable.',
   }),
   /**
    * `RATE_LIMIT_SERVICE_COALESCE`: send the decisions of one event-loop turn as one
@@ -1069,7 +1139,7 @@ const rateLimit = group({
    */
   serviceCoalesce: bool('RATE_LIMIT_SERVICE_COALESCE', {
     default: 'true',
-    help: 'one gRPC call per event-loop turn when the service allows it',
+    help: 'Decisions made in one event-loop turn go to the service as one gRPC call when it allows it; `false` sends one call per decision. See [One budget across instances](#one-budget-across-instances-rate_limit_backendratelimit).',
   }),
   /**
    * `RATE_LIMIT_SERVICE_ALGORITHM`: how the service counts a client's budget, and so the
@@ -1080,14 +1150,14 @@ const rateLimit = group({
    */
   serviceAlgorithm: oneOf('RATE_LIMIT_SERVICE_ALGORITHM', SERVICE_ALGORITHMS, {
     default: 'token_bucket',
-    help: 'token_bucket (service on Redis or memory) or fixed_window (memcache, envoy)',
+    help: "How the service counts a client's budget, `token_bucket` or `fixed_window`; it must match the deployed config. `token_bucket` is upstream's bucket exactly, one descriptor per decision (the service's Redis or memory backend); `fixed_window` a burst per minute and a rate per hour, two descriptors (a memcache backend or envoyproxy/ratelimit). See [One budget across instances](#one-budget-across-instances-rate_limit_backendratelimit).",
   }),
   /**
    * `RATE_LIMIT_FAIL_CLOSED`: with the service unreachable, refuse with 503 instead of allowing
    * (logged and counted either way). @default false
    */
   failClosed: bool('RATE_LIMIT_FAIL_CLOSED', {
-    help: 'service unreachable: 503 instead of allowing',
+    help: 'With the rate limit service unreachable, answer `503` instead of allowing requests; logged and counted either way. The send caps (`RATE_LIMIT_EMAIL_SENT`, `RATE_LIMIT_SMS_SENT`) never fail open: each instance counts them in process until the service is back.',
   }),
   /**
    * `RATE_LIMIT_PASSWORD_FAILURES`: failed password sign-ins per email or phone before each
@@ -1097,7 +1167,7 @@ const rateLimit = group({
   passwordFailures: integer('RATE_LIMIT_PASSWORD_FAILURES', {
     default: '5',
     min: 0,
-    help: 'failed passwords per account before back-off; 0: off',
+    help: 'Failed password sign-ins per email or phone before back-off; `0` turns it off. The back-off is 1 s, doubling, at most 15 min. Beyond upstream.',
   }),
   /**
    * `RATE_LIMIT_TRUSTED_PROXY_HOPS`: proxies in front of this server that append to the
@@ -1108,7 +1178,7 @@ const rateLimit = group({
   trustedProxyHops: integer('RATE_LIMIT_TRUSTED_PROXY_HOPS', {
     default: '1',
     min: 1,
-    help: 'proxies appending to RATE_LIMIT_HEADER; its key is this many values from the right',
+    help: 'Proxies in front of the server that append to the `RATE_LIMIT_HEADER` (or `Svc-Forwarded-For`) list. The client key is the value this many places from the right, never one the client wrote (see [Rate limits](#rate-limits)).',
   }),
 })
 
@@ -1116,14 +1186,16 @@ const rateLimit = group({
 function providerUrl(name: string, fallback: string, provider: string): Field<string> {
   return url(name, {
     default: fallback,
-    help: `scheme, host and port of the ${provider} API (the path is kept)`,
+    help: `Scheme, host and port of the ${provider} API (tests, proxies); the path stays ${provider}'s.`,
   })
 }
 
 /** `SMS_*`: phone sign-in codes and who sends them. */
 const sms = group({
   /** `SMS_AUTOCONFIRM`: phone sign-ups are confirmed at once. @default false */
-  autoconfirm: bool('SMS_AUTOCONFIRM', { help: 'phone sign-ups confirmed at once' }),
+  autoconfirm: bool('SMS_AUTOCONFIRM', {
+    help: 'Phone sign-ups are confirmed at once; a duplicate phone is then `400 User already registered`.',
+  }),
   /** `SMS_PROVIDER`: who sends SMS messages; `''` sends none. @default '' */
   provider: field(
     'SMS_PROVIDER',
@@ -1132,15 +1204,20 @@ const sms = group({
         ? ''
         : (SMS_PROVIDERS.find((p) => p === value) ??
           invalid(`must be one of ${SMS_PROVIDERS.join(', ')}`)),
-    { help: `who sends SMS: ${SMS_PROVIDERS.join(', ')}` },
+    {
+      help: `Who sends SMS codes: ${SMS_PROVIDERS.map((p) => `\`${p}\``).join(', ')} (see [SMS](#sms)); empty sends none. A phone sign-up then fails with \`422 sms_send_failed\` unless \`SMS_AUTOCONFIRM\`, which a warning at start says when \`EXTERNAL_PHONE_ENABLED\` is on.`,
+    },
   ),
   /** `SMS_OTP_EXP`: validity of SMS codes in milliseconds (set in seconds). @default 60000 */
   otpExpMs: secondsInMs(
-    integer('SMS_OTP_EXP', { default: '60', min: 1, help: 'validity of SMS codes, seconds' }),
+    integer('SMS_OTP_EXP', { default: '60', min: 1, help: 'Validity of SMS codes, seconds.' }),
   ),
   /** `SMS_OTP_LENGTH`: digits of SMS codes (clamped to 6..10, as upstream). @default 6 */
   otpLength: adjusted(
-    integer('SMS_OTP_LENGTH', { default: '6', help: 'digits of SMS codes, 6 to 10' }),
+    integer('SMS_OTP_LENGTH', {
+      default: '6',
+      help: 'Digits of SMS codes, 6 to 10 (others are clamped).',
+    }),
     clamp(6, 10),
   ),
   /**
@@ -1150,12 +1227,12 @@ const sms = group({
   maxFrequencyMs: secondsOrDuration('SMS_MAX_FREQUENCY', {
     unit: 'ms',
     default: '60',
-    help: 'shortest interval between two SMS codes to a user',
+    help: 'Shortest interval between two SMS codes to one user, as seconds or a Go duration; sooner: `429 over_sms_send_rate_limit`.',
   }),
   /** `SMS_TEMPLATE`: the message, a Go template with `{{ .Code }}`. */
   template: text('SMS_TEMPLATE', {
     default: 'Your code is {{ .Code }}',
-    help: 'the SMS text; {{ .Code }} is the code',
+    help: 'The SMS text; `{{ .Code }}` is the code (not HTML-escaped).',
   }),
   /**
    * `SMS_TEST_OTP_VALID_UNTIL`: epoch milliseconds after which `SMS_TEST_OTP` no longer
@@ -1170,28 +1247,33 @@ const sms = group({
         ? ms
         : invalid('must be an RFC 3339 time such as 2030-01-01T00:00:00Z')
     },
-    { help: 'SMS_TEST_OTP applies until this time', note: 'always' },
+    { help: 'RFC 3339 time after which `SMS_TEST_OTP` no longer applies.', note: 'always' },
   ),
   /**
    * `SMS_TEST_OTP`: `<phone>:<otp>,…`; these phones (E.164 digits without `+`) get no SMS and
    * their fixed code is used.
    */
   testOtp: field('SMS_TEST_OTP', parseTestOtp, {
-    help: '<phone>:<otp>,…: these phones get no SMS and this code',
+    help: '`<phone>:<otp>,…`: these numbers get no SMS and always this code (message id `test-otp`); for tests and app-store reviews.',
   }),
   /** `SMS_TWILIO_*`. */
   twilio: group({
     /** `SMS_TWILIO_ACCOUNT_SID`. */
-    accountSid: text('SMS_TWILIO_ACCOUNT_SID', { help: 'Twilio account SID' }),
+    accountSid: text('SMS_TWILIO_ACCOUNT_SID', {
+      help: 'Twilio account SID; required with `twilio`.',
+    }),
     /** `SMS_TWILIO_AUTH_TOKEN` (never logged). */
-    authToken: text('SMS_TWILIO_AUTH_TOKEN', { secret: true, help: 'Twilio auth token' }),
+    authToken: text('SMS_TWILIO_AUTH_TOKEN', {
+      secret: true,
+      help: 'Twilio auth token (basic authentication; never logged); required with `twilio`.',
+    }),
     /** `SMS_TWILIO_MESSAGE_SERVICE_SID`: the sender (`From`): a messaging service or a number. */
     messageServiceSid: text('SMS_TWILIO_MESSAGE_SERVICE_SID', {
-      help: 'Twilio sender: messaging service SID or number',
+      help: 'The sender (`From`): a messaging service SID or a phone number; required with `twilio`.',
     }),
     /** `SMS_TWILIO_CONTENT_SID`: WhatsApp content template whose variable `1` is the code. */
     contentSid: text('SMS_TWILIO_CONTENT_SID', {
-      help: 'Twilio WhatsApp content template (variable 1 = code)',
+      help: 'WhatsApp content template whose variable `1` is the code (channel `whatsapp`).',
     }),
     /** `SMS_TWILIO_API_URL`: scheme, host and port replacing `https://api.twilio.com`. */
     apiUrl: providerUrl('SMS_TWILIO_API_URL', 'https://api.twilio.com', 'Twilio'),
@@ -1199,15 +1281,17 @@ const sms = group({
   /** `SMS_TWILIO_VERIFY_*`. */
   twilioVerify: group({
     /** `SMS_TWILIO_VERIFY_ACCOUNT_SID`. */
-    accountSid: text('SMS_TWILIO_VERIFY_ACCOUNT_SID', { help: 'Twilio Verify account SID' }),
+    accountSid: text('SMS_TWILIO_VERIFY_ACCOUNT_SID', {
+      help: 'Twilio account SID for Twilio Verify; required with `twilio_verify`.',
+    }),
     /** `SMS_TWILIO_VERIFY_AUTH_TOKEN` (never logged). */
     authToken: text('SMS_TWILIO_VERIFY_AUTH_TOKEN', {
       secret: true,
-      help: 'Twilio Verify auth token',
+      help: 'Twilio auth token for Twilio Verify (never logged); required with `twilio_verify`.',
     }),
     /** `SMS_TWILIO_VERIFY_MESSAGE_SERVICE_SID`: the Verify service SID (`VA…`). */
     messageServiceSid: text('SMS_TWILIO_VERIFY_MESSAGE_SERVICE_SID', {
-      help: 'Twilio Verify service SID (VA…)',
+      help: 'The Verify service SID (`VA…`); required with `twilio_verify`.',
     }),
     /** `SMS_TWILIO_VERIFY_API_URL`: scheme, host and port replacing `https://verify.twilio.com`. */
     apiUrl: providerUrl('SMS_TWILIO_VERIFY_API_URL', 'https://verify.twilio.com', 'Twilio Verify'),
@@ -1217,30 +1301,38 @@ const sms = group({
     /** `SMS_MESSAGEBIRD_ACCESS_KEY` (never logged). */
     accessKey: text('SMS_MESSAGEBIRD_ACCESS_KEY', {
       secret: true,
-      help: 'MessageBird access key',
+      help: 'MessageBird access key (never logged); required with `messagebird`.',
     }),
     /** `SMS_MESSAGEBIRD_ORIGINATOR`: the sender. */
-    originator: text('SMS_MESSAGEBIRD_ORIGINATOR', { help: 'MessageBird sender' }),
+    originator: text('SMS_MESSAGEBIRD_ORIGINATOR', {
+      help: 'MessageBird sender; required with `messagebird`.',
+    }),
     /** `SMS_MESSAGEBIRD_API_URL`: replaces `https://rest.messagebird.com`. */
     apiUrl: providerUrl('SMS_MESSAGEBIRD_API_URL', 'https://rest.messagebird.com', 'MessageBird'),
   }),
   /** `SMS_TEXTLOCAL_*`. */
   textlocal: group({
     /** `SMS_TEXTLOCAL_API_KEY` (never logged). */
-    apiKey: text('SMS_TEXTLOCAL_API_KEY', { secret: true, help: 'Textlocal API key' }),
+    apiKey: text('SMS_TEXTLOCAL_API_KEY', {
+      secret: true,
+      help: 'Textlocal API key (never logged); required with `textlocal`.',
+    }),
     /** `SMS_TEXTLOCAL_SENDER`: the sender. */
-    sender: text('SMS_TEXTLOCAL_SENDER', { help: 'Textlocal sender' }),
+    sender: text('SMS_TEXTLOCAL_SENDER', { help: 'Textlocal sender; required with `textlocal`.' }),
     /** `SMS_TEXTLOCAL_API_URL`: replaces `https://api.textlocal.in`. */
     apiUrl: providerUrl('SMS_TEXTLOCAL_API_URL', 'https://api.textlocal.in', 'Textlocal'),
   }),
   /** `SMS_VONAGE_*`. */
   vonage: group({
     /** `SMS_VONAGE_API_KEY`. */
-    apiKey: text('SMS_VONAGE_API_KEY', { help: 'Vonage API key' }),
+    apiKey: text('SMS_VONAGE_API_KEY', { help: 'Vonage API key; required with `vonage`.' }),
     /** `SMS_VONAGE_API_SECRET` (never logged). */
-    apiSecret: text('SMS_VONAGE_API_SECRET', { secret: true, help: 'Vonage API secret' }),
+    apiSecret: text('SMS_VONAGE_API_SECRET', {
+      secret: true,
+      help: 'Vonage API secret (never logged); required with `vonage`.',
+    }),
     /** `SMS_VONAGE_FROM`: the sender. */
-    from: text('SMS_VONAGE_FROM', { help: 'Vonage sender' }),
+    from: text('SMS_VONAGE_FROM', { help: 'Vonage sender; required with `vonage`.' }),
     /** `SMS_VONAGE_API_URL`: replaces `https://rest.nexmo.com`. */
     apiUrl: providerUrl('SMS_VONAGE_API_URL', 'https://rest.nexmo.com', 'Vonage'),
   }),
@@ -1273,12 +1365,12 @@ export const settingsTable = defineSettings(
     /** `SITE_URL`: base URL of the site; required. */
     siteUrl: url('SITE_URL', {
       required: true,
-      help: 'base URL of the site; its URLs may be redirect_to targets',
+      help: 'Base URL of the site. Its same-host URLs are valid `redirect_to` targets.',
     }),
     /** `API_EXTERNAL_URL`: the URL this server is reached at; required. */
     apiExternalUrl: url('API_EXTERNAL_URL', {
       required: true,
-      help: 'URL this server is reached at',
+      help: 'URL this server is reached at, used in the links it sends.',
     }),
     /** The database: `DB_*`, `DATABASE_URL`. */
     db,
@@ -1286,7 +1378,7 @@ export const settingsTable = defineSettings(
     jwt,
     /** `URI_ALLOW_LIST`: extra permitted `redirect_to` values (globs). @default [] */
     uriAllowList: list('URI_ALLOW_LIST', {
-      help: 'extra redirect_to globs, comma-separated',
+      help: 'Extra `redirect_to` globs, comma-separated. `*` stops at `.` and `/`, `**` crosses (see [Mail](#mail)); a malformed one is refused at start.',
       check: (globs) => {
         const problems = globs.flatMap((glob) => {
           try {
@@ -1301,12 +1393,12 @@ export const settingsTable = defineSettings(
     }),
     /** `DISABLE_SIGNUP`: users are only created through invites and the admin API. */
     disableSignup: bool('DISABLE_SIGNUP', {
-      help: 'users only through invites and the admin API',
+      help: 'Users only through invites and the admin API.',
     }),
     /** `API_HOST`: listen address. @default '0.0.0.0' */
-    apiHost: text('API_HOST', { default: '0.0.0.0', help: 'listen address' }),
+    apiHost: text('API_HOST', { default: '0.0.0.0', help: 'Listen address.' }),
     /** `PORT` (no prefix) or `API_PORT`: listen port. @default 8081 */
-    port: integer(['API_PORT', 'PORT'], { default: '8081', help: 'listen port' }),
+    port: integer(['API_PORT', 'PORT'], { default: '8081', help: 'Listen port.' }),
     /**
      * `API_MAX_REQUEST_DURATION`: longest a request may take, in milliseconds (set as seconds or
      * a Go duration such as `10s`); then 504 `request_timeout`. 0 means no limit. @default 10000
@@ -1314,21 +1406,23 @@ export const settingsTable = defineSettings(
     apiMaxRequestDurationMs: secondsOrDuration('API_MAX_REQUEST_DURATION', {
       unit: 'ms',
       default: '10s',
-      help: 'longest a request may take; then 504',
+      help: "Longest a request may take, as seconds or a Go duration; `0`: no limit. Then `504 request_timeout`, the request's queued work is dropped and its transaction rolled back (a commit already sent is waited for).",
     }),
     /** `REQUEST_ID_HEADER`: incoming header whose value becomes the request id. @default '' */
-    requestIdHeader: text('REQUEST_ID_HEADER', { help: 'header whose value is the request id' }),
+    requestIdHeader: text('REQUEST_ID_HEADER', {
+      help: 'Incoming header whose value becomes the request id in logs.',
+    }),
     /** `API_OPENAPI_ENABLED`: serve the API's OpenAPI 3.1 document at `/openapi.json`. */
     apiOpenapiEnabled: bool('API_OPENAPI_ENABLED', {
-      help: 'serve the OpenAPI document at /openapi.json',
+      help: 'Serve the OpenAPI 3.1 document of the API at `/openapi.json` ([OpenAPI document](#openapi-document)).',
     }),
     /** `RATE_LIMIT_HEADER`: header identifying the client for rate limits (trusted proxy). */
     rateLimitHeader: text('RATE_LIMIT_HEADER', {
-      help: 'header naming the client for rate limits',
+      help: 'Header identifying the client for rate limits, set by a trusted proxy.',
     }),
     /** `SECURITY_SVC_FORWARDED_FOR_ENABLED`: first `Svc-Forwarded-For` value is the client IP. */
     svcForwardedForEnabled: bool('SECURITY_SVC_FORWARDED_FOR_ENABLED', {
-      help: 'first Svc-Forwarded-For value is the client IP',
+      help: 'First `Svc-Forwarded-For` value is the client IP (trusted proxies only).',
     }),
     /** Logging: `LOG_LEVEL`, `LOG_FILE`. */
     log,
@@ -1360,6 +1454,19 @@ export const settingsTable = defineSettings(
     }),
   },
 )
+
+/**
+ * The families of settings the README documents one row each (`EXTERNAL_<PROVIDER>_*`,
+ * `MAILER_SUBJECTS_<KIND>`, `MAILER_TEMPLATES_<KIND>`, `MAILER_NOTIFICATIONS_<KIND>_ENABLED`):
+ * the fields of {@link settingsTable}'s families, made by the same builders with a placeholder
+ * for the provider or kind. Documentation only: never read.
+ */
+export const settingsFamilies = defineSettings({
+  provider: group({ ...providerFields('<provider>'), trustEmail: trustEmailField('<provider>') }),
+  subjects: subjectField('<kind>', { computedDefault: 'see [Mail](#mail)' }),
+  templates: templateField('<kind>'),
+  notifications: notificationField('<kind>'),
+})
 
 /** The validated, frozen configuration of the auth server: the values of {@link settingsTable}. */
 export type Settings = SettingsOf<typeof settingsTable>
