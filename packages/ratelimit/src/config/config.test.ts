@@ -583,3 +583,62 @@ describe('algorithm and burst (issue 15)', () => {
     for (const line of config.dump().trimEnd().split('\n')) expect(line).not.toContain('algorithm')
   })
 })
+
+describe('unit_multiplier (issue 32)', () => {
+  const file = (rateLimit: string): ConfigFile => ({
+    name: 'multiplier.yaml',
+    content: `domain: m\ndescriptors:\n  - key: k\n    rate_limit: ${rateLimit}\n`,
+  })
+
+  it('makes a window of N units, with its own key suffix and dump line', () => {
+    const { config } = load([
+      file(
+        '{ unit: minute, requests_per_unit: 10, unit_multiplier: 5, algorithm: sliding_window }',
+      ),
+    ])
+    expect(config.getLimit('m', d(['k', 'x']))).toMatchObject({
+      unit: 'MINUTE',
+      unitMultiplier: 5,
+      keySuffix: '_300s',
+      algorithm: 'sliding_window',
+    })
+    expect(config.dump()).toBe(
+      'm.k: unit=MINUTE requests_per_unit=10, shadow_mode: false, quota_mode: false, unit_multiplier: 5, algorithm: sliding_window\n',
+    )
+  })
+
+  it('keeps rules without it as upstream has them (multiplier 1, no key suffix)', () => {
+    const { config } = load([file('{ unit: second, requests_per_unit: 1, unit_multiplier: 1 }')])
+    expect(config.getLimit('m', d(['k', 'x']))).toMatchObject({ unitMultiplier: 1, keySuffix: '' })
+    expect(config.dump()).not.toContain('unit_multiplier')
+  })
+
+  it.each([
+    [
+      '{ unit: second, requests_per_unit: 1, unit_multiplier: 0 }',
+      'multiplier.yaml: unit_multiplier must be at least 1 (got 0; leave it out for one second)',
+    ],
+    [
+      '{ unit: second, requests_per_unit: 1, unit_multiplier: 1000001 }',
+      'multiplier.yaml: unit_multiplier must be at most 1000000 (got 1000001)',
+    ],
+    [
+      '{ unit: year, requests_per_unit: 1, unit_multiplier: 11 }',
+      'multiplier.yaml: unit_multiplier 11 with unit YEAR makes a window of 346896000 seconds; the longest allowed is 315360000 seconds (10 years of 365 days)',
+    ],
+    [
+      '{ unlimited: true, unit_multiplier: 2 }',
+      'multiplier.yaml: should not specify unit_multiplier when unlimited',
+    ],
+    [
+      '{ unit: second, requests_per_unit: 1, unit_multiplier: -2 }',
+      'multiplier.yaml: error loading config file: yaml: unmarshal errors:\n  line 4: cannot unmarshal !!int `-2` into uint32',
+    ],
+    [
+      '{ unit: second, requests_per_unit: 1, unit_multiplier: thirty }',
+      'multiplier.yaml: error loading config file: yaml: unmarshal errors:\n  line 4: cannot unmarshal !!str `thirty` into uint32',
+    ],
+  ])('refuses %s', (rateLimit, message) => {
+    expect(messageOf(() => load([file(rateLimit)]))).toBe(message)
+  })
+})

@@ -8,6 +8,7 @@
 import type { Descriptor, JsonObject, Unit } from '../protocol/types.js'
 import { UNITS } from '../protocol/types.js'
 import type { RateLimitStats, StatsManager } from '../stats/manager.js'
+import { MAX_UNIT_MULTIPLIER, MAX_WINDOW_SECONDS, windowSeconds } from '../limiter/units.js'
 import { RateLimitConfigError } from './errors.js'
 import { parseConfigFile, type YamlDescriptor, type YamlRateLimit, type YamlRoot } from './yaml.js'
 import { compileWildcard, matchWildcard, type WildcardPattern } from './wildcard.js'
@@ -36,6 +37,18 @@ export interface RateLimit {
   readonly requestsPerUnit: number
   /** `UNKNOWN` only for unlimited rules. */
   readonly unit: Unit
+  /**
+   * `unit_multiplier` (issue 32): the window is this many units long (1 for upstream's rules).
+   * Fixed and sliding windows start at multiples of their length since the epoch; a token bucket
+   * refills `requests_per_unit` per window.
+   */
+  readonly unitMultiplier: number
+  /**
+   * What this window's store keys end with: empty for upstream's keys (a one-unit window that is
+   * the rule's only or first one), else `_<window seconds>s`, so that windows of one rule, or
+   * rules before and after a reload, never share a counter. See {@link windowKeySuffix}.
+   */
+  readonly keySuffix: string
   /** Answer OK with remaining 4294967295 without touching the store. */
   readonly unlimited: boolean
   /** Over-limit results are reported as OK (and counted as `shadow_mode`). */
@@ -86,9 +99,23 @@ export function newRateLimit(
     sharePatterns: undefined,
     algorithm: 'fixed_window',
     burst: fields.requestsPerUnit,
+    unitMultiplier: 1,
+    keySuffix: '',
     ...fields,
     stats,
   }
+}
+
+/**
+ * The key suffix of a rule's window (see {@link RateLimit.keySuffix}): empty for a one-unit
+ * window at `index` 0, else `_<seconds>s` (ending in a letter, it never equals an upstream
+ * fixed-window key, which ends in digits, nor a token-bucket key, which ends in `tb`).
+ *
+ * @param index The window's place in the rule's `rate_limit` list (0 for a single window).
+ */
+export function windowKeySuffix(unit: Unit, unitMultiplier: number, index: number): string {
+  if (unitMultiplier === 1 && index === 0) return ''
+  return `_${String(windowSeconds({ unit, unitMultiplier }))}s`
 }
 
 /**
@@ -324,8 +351,9 @@ export class RateLimitConfig {
   /**
    * The configuration as text, one line per rule (upstream `Dump()`, used by `/rlconfig`):
    * `<fullKey>: unit=<UNIT> requests_per_unit=<n>, shadow_mode: <bool>, quota_mode: <bool>`,
-   * followed by `, algorithm: <name>` (and `, burst: <n>` for a token bucket) for rules that do
-   * not use the fixed window, so upstream's lines stay as they are.
+   * followed by `, unit_multiplier: <n>` for windows of several units and `, algorithm: <name>`
+   * (and `, burst: <n>` for a token bucket) for rules that do not use the fixed window, so
+   * upstream's lines stay as they are.
    */
   dump(): string {
     let out = ''
@@ -336,8 +364,11 @@ export class RateLimitConfig {
           const unit = limit.unlimited ? 'UNKNOWN' : limit.unit
           const rpu = limit.unlimited ? 0 : limit.requestsPerUnit
           let algorithm = ''
+          if (limit.unitMultiplier !== 1) {
+            algorithm = `, unit_multiplier: ${String(limit.unitMultiplier)}`
+          }
           if (!limit.unlimited && limit.algorithm !== 'fixed_window') {
-            algorithm = `, algorithm: ${limit.algorithm}`
+            algorithm += `, algorithm: ${limit.algorithm}`
             if (limit.algorithm === 'token_bucket') algorithm += `, burst: ${String(limit.burst)}`
           }
           out += `${limit.fullKey}: unit=${unit} requests_per_unit=${String(rpu)}, shadow_mode: ${String(limit.shadowMode)}, quota_mode: ${String(limit.quotaMode)}${algorithm}\n`
@@ -392,6 +423,38 @@ function algorithmOf(
   return { algorithm, burst: rl.burst ?? rl.requestsPerUnit }
 }
 
+/**
+ * The rule's `unit_multiplier`, checked: at least 1, at most {@link MAX_UNIT_MULTIPLIER}, a
+ * window of at most {@link MAX_WINDOW_SECONDS}, and none on an unlimited rule.
+ */
+function unitMultiplierOf(fileName: string, rl: YamlRateLimit, unit: Unit): number {
+  const multiplier = rl.unitMultiplier
+  if (multiplier === undefined) return 1
+  if (rl.unlimited) {
+    throw new RateLimitConfigError(fileName, 'should not specify unit_multiplier when unlimited')
+  }
+  if (multiplier < 1) {
+    throw new RateLimitConfigError(
+      fileName,
+      `unit_multiplier must be at least 1 (got ${String(multiplier)}; leave it out for one ${unit.toLowerCase()})`,
+    )
+  }
+  if (multiplier > MAX_UNIT_MULTIPLIER) {
+    throw new RateLimitConfigError(
+      fileName,
+      `unit_multiplier must be at most ${String(MAX_UNIT_MULTIPLIER)} (got ${String(multiplier)})`,
+    )
+  }
+  const seconds = windowSeconds({ unit, unitMultiplier: multiplier })
+  if (seconds > MAX_WINDOW_SECONDS) {
+    throw new RateLimitConfigError(
+      fileName,
+      `unit_multiplier ${String(multiplier)} with unit ${unit} makes a window of ${String(seconds)} seconds; the longest allowed is ${String(MAX_WINDOW_SECONDS)} seconds (10 years of 365 days)`,
+    )
+  }
+  return multiplier
+}
+
 function loadDescriptors(
   context: LoadContext,
   parent: DescriptorNode,
@@ -433,11 +496,14 @@ function loadDescriptors(
         }
       }
       const { algorithm, burst } = algorithmOf(context, rl)
+      const unitMultiplier = unitMultiplierOf(fileName, rl, unit ?? 'UNKNOWN')
       limit = newRateLimit(fullKey, stats.rateLimitStats(fullKey), {
         algorithm,
         burst,
         requestsPerUnit: rl.requestsPerUnit,
         unit: unit ?? 'UNKNOWN',
+        unitMultiplier,
+        keySuffix: rl.unlimited ? '' : windowKeySuffix(unit ?? 'UNKNOWN', unitMultiplier, 0),
         unlimited: rl.unlimited,
         shadowMode: d.shadowMode,
         quotaMode: d.quotaMode,

@@ -38,6 +38,11 @@ export interface YamlRateLimit {
   readonly algorithm: string
   /** `burst` (a Gatehouse addition, token bucket only): undefined when absent. */
   readonly burst: number | undefined
+  /**
+   * `unit_multiplier` (a Gatehouse addition, issue 32, named as Envoy PR #47307 proposes):
+   * undefined when absent.
+   */
+  readonly unitMultiplier: number | undefined
 }
 
 /** One entry of a `descriptors` list. */
@@ -81,6 +86,8 @@ export const VALID_KEYS: ReadonlySet<string> = new Set([
   // Gatehouse additions (issue 15): the rule's algorithm and the token bucket's capacity.
   'algorithm',
   'burst',
+  // Gatehouse addition (issue 32): windows of several units.
+  'unit_multiplier',
 ])
 
 // ---------------------------------------------------------------------------------------------
@@ -434,6 +441,7 @@ class Decoder {
       })),
       algorithm: this.string(f.get('algorithm')),
       burst: f.has('burst') ? this.uint32(f.get('burst')) : undefined,
+      unitMultiplier: f.has('unit_multiplier') ? this.uint32(f.get('unit_multiplier')) : undefined,
     }
   }
 

@@ -26,7 +26,7 @@ import { generateCacheKey, type CacheKey } from './cache-key.js'
 import type { LocalCache } from './local-cache.js'
 import { slidingWindowEstimate, slidingWindowKeys, slidingWindowResetMs } from './sliding-window.js'
 import { tokenBucketKey, tokenBucketTtlMs } from './token-bucket.js'
-import { unitSeconds } from './units.js'
+import { windowSeconds } from './units.js'
 
 /**
  * The near-limit threshold: `floor(float32(limit) * float32(ratio))`, computed in single
@@ -60,7 +60,7 @@ export interface DecisionInput {
   readonly capacity?: number
   /**
    * Seconds to report as `duration_until_reset`. @default the fixed window's end,
-   * `unit − now % unit`
+   * `window − now % window` (the window being `unit_multiplier` units)
    */
   readonly durationUntilReset?: number
   /** The key was in the local over-limit cache (no store access). */
@@ -90,14 +90,17 @@ export function decideStatus(input: DecisionInput): Decision {
   const rpu = input.capacity ?? limit.requestsPerUnit
   let durationUntilReset = input.durationUntilReset
   if (durationUntilReset === undefined) {
-    const divider = unitSeconds(limit.unit)
+    const divider = windowSeconds(limit)
     durationUntilReset = divider - (nowSeconds % divider)
   }
   const configured = limit.requestsPerUnit
-  const currentLimit: CurrentLimit =
+  let currentLimit: CurrentLimit =
     limit.name === undefined
       ? { requestsPerUnit: configured, unit: limit.unit }
       : { name: limit.name, requestsPerUnit: configured, unit: limit.unit }
+  if (limit.unitMultiplier !== 1) {
+    currentLimit = { ...currentLimit, unitMultiplier: limit.unitMultiplier }
+  }
 
   if (localCacheHit) {
     stats.overLimit.add(hitsAddend)
@@ -362,7 +365,7 @@ export class StoreRateLimitCache implements RateLimitCache {
       const limit = item.limit
       if (limit === undefined || item.localHit) continue
       const jitter = this.#jitterMax > 0 ? Math.floor(this.#random() * this.#jitterMax) : 0
-      const seconds = unitSeconds(limit.unit)
+      const seconds = windowSeconds(limit)
       switch (limit.algorithm) {
         case 'fixed_window':
           ops.push({
@@ -490,7 +493,7 @@ export class StoreRateLimitCache implements RateLimitCache {
       let capacity: number | undefined
       let durationUntilReset: number | undefined
       /** Local over-limit cache lifetime, seconds. */
-      let ttlSeconds = unitSeconds(limit.unit)
+      let ttlSeconds = windowSeconds(limit)
       if (item.localHit) {
         if (limit.algorithm !== 'fixed_window') {
           const expiresAt = this.#localCache?.expiresAt(item.key.key) ?? nowMs
