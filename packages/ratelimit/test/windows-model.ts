@@ -174,7 +174,7 @@ export function windowsCases(options: CaseOptions): fc.Arbitrary<WindowsCase> {
     windows: fc.uniqueArray(window, {
       minLength: 1,
       maxLength: options.maxWindows,
-      selector: (w) => `${w.algorithm}/${String(windowMs(w))}`,
+      selector: (w) => windowMs(w),
     }),
     startOffsetMs: fc.integer({ min: 0, max: 59_999 }),
     steps: fc.array(

@@ -49,6 +49,18 @@ export interface RateLimit {
    * rules before and after a reload, never share a counter. See {@link windowKeySuffix}.
    */
   readonly keySuffix: string
+  /**
+   * The windows of a rule whose `rate_limit` is a list (issue 32), each a full {@link RateLimit}
+   * of its own (unit, limit, algorithm, keys, stats) sharing the rule's fields; the rule's own
+   * fields are its first window's. Undefined for rules of one window.
+   */
+  readonly windows: readonly RateLimit[] | undefined
+  /**
+   * The window's name in stats and `/rlconfig` (`<multiplier><unit letter>`: `1s`, `30s`, `5m`,
+   * `6h`, `1d`, `1w`, `1mo`, `1y`): its stats are `<rule key>_<name>.*`. Empty for rules of one
+   * window, whose stats keep upstream's names.
+   */
+  readonly windowName: string
   /** Answer OK with remaining 4294967295 without touching the store. */
   readonly unlimited: boolean
   /** Over-limit results are reported as OK (and counted as `shadow_mode`). */
@@ -101,9 +113,31 @@ export function newRateLimit(
     burst: fields.requestsPerUnit,
     unitMultiplier: 1,
     keySuffix: '',
+    windows: undefined,
+    windowName: '',
     ...fields,
     stats,
   }
+}
+
+/** A window's unit in its name ({@link RateLimit.windowName}). */
+const UNIT_LETTERS: Readonly<Record<Unit, string>> = {
+  UNKNOWN: 'x',
+  SECOND: 's',
+  MINUTE: 'm',
+  HOUR: 'h',
+  DAY: 'd',
+  WEEK: 'w',
+  MONTH: 'mo',
+  YEAR: 'y',
+}
+
+/** The most windows one rule's `rate_limit` list may have. */
+export const MAX_WINDOWS_PER_RULE = 8
+
+/** A window's name (see {@link RateLimit.windowName}), e.g. `30s`, `1d`. */
+export function windowName(unit: Unit, unitMultiplier: number): string {
+  return `${String(unitMultiplier)}${UNIT_LETTERS[unit]}`
 }
 
 /**
@@ -341,11 +375,20 @@ export class RateLimitConfig {
       statsKey = [domain, ...metricParts].join('.')
     }
     if (statsKey === undefined && sharePatterns === undefined) return result
-    return {
-      ...result,
-      stats: statsKey === undefined ? result.stats : this.#stats.requestStats(domain, statsKey),
+    const key = statsKey
+    const perRequest = (limit: RateLimit): RateLimit => ({
+      ...limit,
+      stats:
+        key === undefined
+          ? limit.stats
+          : this.#stats.requestStats(
+              domain,
+              limit.windowName === '' ? key : `${key}_${limit.windowName}`,
+            ),
       sharePatterns,
-    }
+    })
+    const windows = result.windows?.map(perRequest)
+    return windows === undefined ? perRequest(result) : { ...(windows[0] as RateLimit), windows }
   }
 
   /**
@@ -353,25 +396,26 @@ export class RateLimitConfig {
    * `<fullKey>: unit=<UNIT> requests_per_unit=<n>, shadow_mode: <bool>, quota_mode: <bool>`,
    * followed by `, unit_multiplier: <n>` for windows of several units and `, algorithm: <name>`
    * (and `, burst: <n>` for a token bucket) for rules that do not use the fixed window, so
-   * upstream's lines stay as they are.
+   * upstream's lines stay as they are. A rule with a list of windows has one line per window,
+   * `<fullKey>: window=<name> unit=…`.
    */
   dump(): string {
     let out = ''
     const visit = (node: DescriptorNode): void => {
       for (const child of node.children.values()) {
-        const limit = child.limit
-        if (limit !== undefined) {
+        const rule = child.limit
+        for (const limit of rule?.windows ?? (rule === undefined ? [] : [rule])) {
           const unit = limit.unlimited ? 'UNKNOWN' : limit.unit
           const rpu = limit.unlimited ? 0 : limit.requestsPerUnit
-          let algorithm = ''
-          if (limit.unitMultiplier !== 1) {
-            algorithm = `, unit_multiplier: ${String(limit.unitMultiplier)}`
-          }
+          let extra = ''
+          if (limit.unitMultiplier !== 1)
+            extra = `, unit_multiplier: ${String(limit.unitMultiplier)}`
           if (!limit.unlimited && limit.algorithm !== 'fixed_window') {
-            algorithm += `, algorithm: ${limit.algorithm}`
-            if (limit.algorithm === 'token_bucket') algorithm += `, burst: ${String(limit.burst)}`
+            extra += `, algorithm: ${limit.algorithm}`
+            if (limit.algorithm === 'token_bucket') extra += `, burst: ${String(limit.burst)}`
           }
-          out += `${limit.fullKey}: unit=${unit} requests_per_unit=${String(rpu)}, shadow_mode: ${String(limit.shadowMode)}, quota_mode: ${String(limit.quotaMode)}${algorithm}\n`
+          const window = limit.windowName === '' ? '' : ` window=${limit.windowName}`
+          out += `${limit.fullKey}:${window} unit=${unit} requests_per_unit=${String(rpu)}, shadow_mode: ${String(limit.shadowMode)}, quota_mode: ${String(limit.quotaMode)}${extra}\n`
         }
         visit(child)
       }
@@ -455,13 +499,141 @@ function unitMultiplierOf(fileName: string, rl: YamlRateLimit, unit: Unit): numb
   return multiplier
 }
 
+/** The unit of a `rate_limit` block, checked as upstream does (none when unlimited). */
+function unitOf(fileName: string, rl: YamlRateLimit): Unit {
+  const unit = UNIT_BY_NAME.get(rl.unit.toUpperCase())
+  const validUnit = unit !== undefined && unit !== 'UNKNOWN'
+  if (rl.unlimited) {
+    if (validUnit) {
+      throw new RateLimitConfigError(fileName, 'should not specify rate limit unit when unlimited')
+    }
+  } else if (!validUnit) {
+    throw new RateLimitConfigError(fileName, `invalid rate limit unit '${rl.unit}'`)
+  }
+  return unit ?? 'UNKNOWN'
+}
+
+/** Upstream's checks of `replaces`. */
+function checkReplaces(fileName: string, rl: YamlRateLimit): void {
+  for (const replace of rl.replaces) {
+    if (replace.name === '') {
+      throw new RateLimitConfigError(fileName, 'should not have an empty replaces entry')
+    }
+    if (replace.name === rl.name) {
+      throw new RateLimitConfigError(
+        fileName,
+        'replaces should not contain name of same descriptor',
+      )
+    }
+  }
+}
+
+/**
+ * The limit of a descriptor's `rate_limit`: upstream's block, or (issue 32) a list of windows,
+ * which becomes a rule with {@link RateLimit.windows} (a list of one window is that block).
+ */
+function ruleOf(context: LoadContext, d: YamlDescriptor, fullKey: string): RateLimit | undefined {
+  const list = d.rateLimits
+  if (list !== undefined && list.length !== 1) return windowsOf(context, d, fullKey, list)
+  const rl = list?.[0] ?? d.rateLimit
+  if (rl === undefined) return undefined
+  const { fileName, stats } = context
+  const unit = unitOf(fileName, rl)
+  checkReplaces(fileName, rl)
+  const { algorithm, burst } = algorithmOf(context, rl)
+  const unitMultiplier = unitMultiplierOf(fileName, rl, unit)
+  return newRateLimit(fullKey, stats.rateLimitStats(fullKey), {
+    algorithm,
+    burst,
+    requestsPerUnit: rl.requestsPerUnit,
+    unit,
+    unitMultiplier,
+    keySuffix: rl.unlimited ? '' : windowKeySuffix(unit, unitMultiplier, 0),
+    unlimited: rl.unlimited,
+    shadowMode: d.shadowMode,
+    quotaMode: d.quotaMode,
+    name: rl.name === '' ? undefined : rl.name,
+    replaces: rl.replaces.map((r) => r.name),
+    metadata: d.metadata,
+  })
+}
+
+/**
+ * A rule of several windows: each list entry is a window (`unit`, `requests_per_unit`, optional
+ * `unit_multiplier`, `algorithm`, `burst`); `name` and `replaces` name the rule and go on the
+ * first entry; `unlimited` has no place in a list; windows differ in length.
+ */
+function windowsOf(
+  context: LoadContext,
+  d: YamlDescriptor,
+  fullKey: string,
+  list: readonly YamlRateLimit[],
+): RateLimit {
+  const { fileName, stats } = context
+  if (list.length === 0) {
+    throw new RateLimitConfigError(fileName, `rate_limit list of '${fullKey}' is empty`)
+  }
+  if (list.length > MAX_WINDOWS_PER_RULE) {
+    throw new RateLimitConfigError(
+      fileName,
+      `rate_limit list of '${fullKey}' has ${String(list.length)} windows; at most ${String(MAX_WINDOWS_PER_RULE)} are allowed`,
+    )
+  }
+  const first = list[0] as YamlRateLimit
+  checkReplaces(fileName, first)
+  const lengths = new Map<number, number>()
+  const windows = list.map((rl, index) => {
+    const where = `rate_limit list of '${fullKey}', window ${String(index + 1)}`
+    if (rl.unlimited) {
+      throw new RateLimitConfigError(
+        fileName,
+        `${where}: unlimited is not allowed in a list of windows (use a single rate_limit block)`,
+      )
+    }
+    if (index > 0 && (rl.name !== '' || rl.replaces.length > 0)) {
+      throw new RateLimitConfigError(
+        fileName,
+        `${where}: name and replaces belong to the rule: put them on its first window`,
+      )
+    }
+    const unit = unitOf(fileName, rl)
+    const { algorithm, burst } = algorithmOf(context, rl)
+    const unitMultiplier = unitMultiplierOf(fileName, rl, unit)
+    const seconds = windowSeconds({ unit, unitMultiplier })
+    const same = lengths.get(seconds)
+    if (same !== undefined) {
+      throw new RateLimitConfigError(
+        fileName,
+        `${where}: window ${String(same + 1)} has the same length (${String(seconds)} seconds); each window of a rule needs a length of its own`,
+      )
+    }
+    lengths.set(seconds, index)
+    const name = windowName(unit, unitMultiplier)
+    return newRateLimit(fullKey, stats.rateLimitStats(`${fullKey}_${name}`), {
+      algorithm,
+      burst,
+      requestsPerUnit: rl.requestsPerUnit,
+      unit,
+      unitMultiplier,
+      keySuffix: windowKeySuffix(unit, unitMultiplier, index),
+      windowName: name,
+      shadowMode: d.shadowMode,
+      quotaMode: d.quotaMode,
+      name: first.name === '' ? undefined : first.name,
+      replaces: first.replaces.map((r) => r.name),
+      metadata: d.metadata,
+    })
+  })
+  return { ...(windows[0] as RateLimit), windows }
+}
+
 function loadDescriptors(
   context: LoadContext,
   parent: DescriptorNode,
   parentKey: string,
   descriptors: readonly YamlDescriptor[],
 ): void {
-  const { fileName, stats } = context
+  const { fileName } = context
   for (const d of descriptors) {
     if (d.key === '') throw new RateLimitConfigError(fileName, 'descriptor has empty key')
     const finalKey = d.value === '' ? d.key : `${d.key}_${d.value}`
@@ -469,49 +641,7 @@ function loadDescriptors(
     if (parent.children.has(finalKey)) {
       throw new RateLimitConfigError(fileName, `duplicate descriptor composite key '${fullKey}'`)
     }
-    let limit: RateLimit | undefined
-    if (d.rateLimit !== undefined) {
-      const rl = d.rateLimit
-      const unit = UNIT_BY_NAME.get(rl.unit.toUpperCase())
-      const validUnit = unit !== undefined && unit !== 'UNKNOWN'
-      if (rl.unlimited) {
-        if (validUnit) {
-          throw new RateLimitConfigError(
-            fileName,
-            'should not specify rate limit unit when unlimited',
-          )
-        }
-      } else if (!validUnit) {
-        throw new RateLimitConfigError(fileName, `invalid rate limit unit '${rl.unit}'`)
-      }
-      for (const replace of rl.replaces) {
-        if (replace.name === '') {
-          throw new RateLimitConfigError(fileName, 'should not have an empty replaces entry')
-        }
-        if (replace.name === rl.name) {
-          throw new RateLimitConfigError(
-            fileName,
-            'replaces should not contain name of same descriptor',
-          )
-        }
-      }
-      const { algorithm, burst } = algorithmOf(context, rl)
-      const unitMultiplier = unitMultiplierOf(fileName, rl, unit ?? 'UNKNOWN')
-      limit = newRateLimit(fullKey, stats.rateLimitStats(fullKey), {
-        algorithm,
-        burst,
-        requestsPerUnit: rl.requestsPerUnit,
-        unit: unit ?? 'UNKNOWN',
-        unitMultiplier,
-        keySuffix: rl.unlimited ? '' : windowKeySuffix(unit ?? 'UNKNOWN', unitMultiplier, 0),
-        unlimited: rl.unlimited,
-        shadowMode: d.shadowMode,
-        quotaMode: d.quotaMode,
-        name: rl.name === '' ? undefined : rl.name,
-        replaces: rl.replaces.map((r) => r.name),
-        metadata: d.metadata,
-      })
-    }
+    const limit = ruleOf(context, d, fullKey)
     if (d.shareThreshold && !d.value.includes('*')) {
       throw new RateLimitConfigError(
         fileName,

@@ -10,7 +10,12 @@
  */
 import { systemRandom, type Clock, type Random } from '../clock.js'
 import type { RateLimit } from '../config/config.js'
-import type { CurrentLimit, DescriptorStatus, RateLimitRequest } from '../protocol/types.js'
+import type {
+  CurrentLimit,
+  Descriptor,
+  DescriptorStatus,
+  RateLimitRequest,
+} from '../protocol/types.js'
 import { endWhenSettled, type TraceSpan, type Tracing } from '../telemetry/tracing.js'
 import {
   BackendError,
@@ -232,6 +237,60 @@ export class StoreRateLimitCache implements RateLimitCache {
     limits: readonly (RateLimit | undefined)[],
     trace?: TraceSpan,
   ): Promise<DescriptorStatus[]> {
+    for (const limit of limits) {
+      if (limit?.windows !== undefined) return this.#limitWindows(request, limits, trace)
+    }
+    return this.#limitEach(request, limits, trace, undefined)
+  }
+
+  /**
+   * A request with a rule of several windows (issue 32): every window of every descriptor is
+   * an item of one {@link #limitEach} call (so all go in the same round trip, with the local
+   * cache and the STOP rule per window), and each descriptor's status is its deciding window's
+   * ({@link decidingWindow}).
+   */
+  #limitWindows(
+    request: RateLimitRequest,
+    limits: readonly (RateLimit | undefined)[],
+    trace: TraceSpan | undefined,
+  ): Promise<DescriptorStatus[]> {
+    const descriptors: Descriptor[] = []
+    const flat: (RateLimit | undefined)[] = []
+    const owners: number[] = []
+    for (let i = 0; i < limits.length; i++) {
+      const descriptor = request.descriptors[i] as Descriptor
+      const limit = limits[i]
+      for (const window of limit?.windows ?? [limit]) {
+        descriptors.push(descriptor)
+        flat.push(window)
+        owners.push(i)
+      }
+    }
+    return this.#limitEach({ ...request, descriptors }, flat, trace, owners).then((statuses) => {
+      const combined = new Array<DescriptorStatus>(limits.length)
+      let from = 0
+      for (let i = 0; i < limits.length; i++) {
+        let to = from
+        while (to < owners.length && owners[to] === i) to++
+        combined[i] = decidingWindow(statuses, from, to)
+        from = to
+      }
+      return combined
+    })
+  }
+
+  /**
+   * Counts and decides each item (a descriptor, or one window of it).
+   *
+   * @param owners For each item, the index of its request descriptor (for error texts); undefined
+   *   when items are the descriptors.
+   */
+  #limitEach(
+    request: RateLimitRequest,
+    limits: readonly (RateLimit | undefined)[],
+    trace: TraceSpan | undefined,
+    owners: readonly number[] | undefined,
+  ): Promise<DescriptorStatus[]> {
     const nowMs = this.#clock.now()
     const nowSeconds = Math.floor(nowMs / 1000)
     const fallback = Math.max(1, request.hitsAddend) // hitsAddends(), without its array
@@ -276,7 +335,7 @@ export class StoreRateLimitCache implements RateLimitCache {
       }
       items[i] = item
     }
-    if (this.#store.keyProblem !== undefined) this.#checkKeys(items)
+    if (this.#store.keyProblem !== undefined) this.#checkKeys(items, owners)
     let limited = 0
     let localHits = 0
     for (const item of items) {
@@ -300,7 +359,7 @@ export class StoreRateLimitCache implements RateLimitCache {
   }
 
   /** Throws the store's problem with the first limited descriptor's key it refuses. */
-  #checkKeys(items: readonly Item[]): void {
+  #checkKeys(items: readonly Item[], owners: readonly number[] | undefined): void {
     for (let i = 0; i < items.length; i++) {
       const item = items[i] as Item
       if (item.limit === undefined) continue
@@ -310,7 +369,9 @@ export class StoreRateLimitCache implements RateLimitCache {
           ? undefined
           : this.#store.keyProblem?.(item.sliding.previousKey))
       if (problem !== undefined) {
-        throw new BackendError(`descriptor ${String(i)}: ${problem}`, { code: 'ERR_BACKEND_KEY' })
+        throw new BackendError(`descriptor ${String(owners?.[i] ?? i)}: ${problem}`, {
+          code: 'ERR_BACKEND_KEY',
+        })
       }
     }
   }
@@ -541,6 +602,25 @@ export class StoreRateLimitCache implements RateLimitCache {
     if (releases !== undefined) this.#store.release?.(releases).catch(keepCounted)
     return statuses
   }
+}
+
+/**
+ * The status of a descriptor from its windows' statuses `statuses[from..to)` (list order): over
+ * the limit, the first window over it; otherwise the one with the least remaining, the first of
+ * equals.
+ */
+export function decidingWindow(
+  statuses: readonly DescriptorStatus[],
+  from: number,
+  to: number,
+): DescriptorStatus {
+  let least = statuses[from] as DescriptorStatus
+  for (let j = from; j < to; j++) {
+    const status = statuses[j] as DescriptorStatus
+    if (status.code === 'OVER_LIMIT') return status
+    if (status.limitRemaining < least.limitRemaining) least = status
+  }
+  return least
 }
 
 /**
