@@ -15,6 +15,7 @@ import { settingsTable as authTable } from '../packages/auth/src/conf/settings.j
 import { parseServiceArgs } from '../packages/ratelimit/src/cli.js'
 import { parseClientArgs } from '../packages/ratelimit/src/client-args.js'
 import { settingsTable as rateLimitTable } from '../packages/ratelimit/src/settings/settings.js'
+import { renderSettingsDoc, SETTINGS_DOCS } from './settings-docs.js'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 
@@ -376,6 +377,14 @@ describe('documentation', () => {
       .map((names) => names.join(' | '))
     expect(undocumented).toEqual([])
   })
+
+  it.each(SETTINGS_DOCS.map((doc) => [doc.readme, doc] as const))(
+    '%s holds the settings tables its field table renders (npm run docs:settings)',
+    (path, doc) => {
+      const text = readFileSync(join(root, path), 'utf8')
+      expect(renderSettingsDoc(doc, text)).toBe(text)
+    },
+  )
 
   it("shows gatehouse-auth's usage as the executable prints it", () => {
     const readme = readFileSync(join(root, 'packages/auth/README.md'), 'utf8')

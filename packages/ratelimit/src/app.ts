@@ -53,7 +53,8 @@ import { listenHttp } from './listen.js'
 import { ServerTls } from './server/tls.js'
 import { RateLimitService } from './service/service.js'
 import type { StatEntry } from './server/workers.js'
-import { ConfigError, type Settings } from './settings/settings.js'
+import { SettingsError } from '@gatehouse/settings'
+import { type Settings } from './settings/settings.js'
 import { TaggedStatsdSink } from './stats/dogstatsd.js'
 import { StatsManager } from './stats/manager.js'
 import { defaultMapperYaml, MetricMapper } from './stats/mapper.js'
@@ -397,7 +398,7 @@ export function checkTlsFiles(settings: Readonly<Settings>, logger: Logger): voi
 /**
  * The statsd_exporter mapping: `PROMETHEUS_MAPPER_YAML`'s file, else the default mapping.
  *
- * @throws {@link ConfigError} When the file cannot be read or is not a valid mapping.
+ * @throws {@link SettingsError} When the file cannot be read or is not a valid mapping.
  */
 export function loadMetricMapper(settings: Readonly<Settings>): MetricMapper {
   const path = settings.prometheusMapperYaml
@@ -411,7 +412,7 @@ export function loadMetricMapper(settings: Readonly<Settings>): MetricMapper {
   try {
     text = readFileSync(path, 'utf8')
   } catch (error) {
-    throw new ConfigError([
+    throw new SettingsError([
       `PROMETHEUS_MAPPER_YAML: cannot read ${path}: ${(error as Error).message}`,
     ])
   }
@@ -592,9 +593,10 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
       shared.error(`Error loading new configuration: ${update.error.message}`)
       return update.error
     }
-    const error = service.loadConfig(update.files)
-    if (error === undefined) health.set('config', (service.config?.domains.length ?? 0) > 0)
-    return error
+    const result = service.loadConfig(update.files)
+    if (!result.ok) return result.error
+    health.set('config', result.config.domains.length > 0)
+    return undefined
   }
 
   return {

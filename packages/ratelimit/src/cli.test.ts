@@ -31,10 +31,16 @@ describe('gatehouse-ratelimit arguments', () => {
 
   it('the usage gives each variable its meaning and its default on this host', () => {
     const usage = serviceUsage({ availableCores: 4 })
-    expect(usage).toMatch(/\n {2}RATELIMIT_WORKERS +processes serving the same ports .*\(2\)\n/)
-    expect(serviceUsage({ availableCores: 1 })).toMatch(/\n {2}RATELIMIT_WORKERS +.*\(1\)\n/)
+    // Descriptions wrap under themselves; the default on this host ends the last line.
+    const workers =
+      /\n {2}RATELIMIT_WORKERS +Gatehouse addition: processes serving the same ports[^]*?\((\d)\)\n {2}\S/
+    expect(workers.exec(usage)?.[1]).toBe('2')
+    expect(workers.exec(serviceUsage({ availableCores: 1 }))?.[1]).toBe('1')
     expect(usage).toMatch(
-      /\n {2}LOG_LEVEL +trace, debug, info, warn, error, fatal \(panic\) \(WARN\)\n/,
+      /\n {2}LOG_LEVEL +trace, debug, info, warn, error, fatal \(panic = fatal\)\s+\(WARN\)\n/,
     )
+    // Only a name longer than that stands alone on a line over 100 columns.
+    const long = usage.split('\n').filter((line) => line.length > 100 && /\S {2,}\S/.test(line))
+    expect(long).toEqual([])
   })
 })

@@ -12,27 +12,14 @@ import {
   UsageError,
   environmentWithFile,
   parseCommandLine,
-  readPackageVersion,
   usageErrorLine,
 } from '@gatehouse/settings'
-import { checkConfigs } from './config-check.js'
+import { checkConfigs, type CommandIo } from './config-check.js'
+import { packageVersion } from './version.js'
 import { loadSettings, settingsTable, type HostInfo, type Settings } from './settings/settings.js'
 
 /** The executable's name, as its messages start. */
 export const SERVICE_PROGRAM = 'gatehouse-ratelimit'
-
-/** Where a command writes: `process.stdout` and `process.stderr` in the executable. */
-export interface CommandIo {
-  /** Writes one line (or several) to standard output. */
-  out(text: string): void
-  /** Writes one line (or several) to standard error. */
-  err(text: string): void
-}
-
-/** The version of the installed `@gatehouse/ratelimit`, from its `package.json`. */
-export function packageVersion(): string {
-  return readPackageVersion(new URL('../package.json', import.meta.url))
-}
 
 const OPTIONS = {
   'env-file': { type: 'string' },
@@ -102,7 +89,7 @@ export function serviceUsage(host: HostInfo): string {
     'a command line it cannot run.',
     '',
     'Environment variables (default):',
-    ...settingsTable.help(host),
+    ...settingsTable.help(host, { columns: 100 }),
     '',
     'Full reference: the @gatehouse/ratelimit README.',
     '',

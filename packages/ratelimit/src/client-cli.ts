@@ -22,7 +22,7 @@ import {
   type ClientCommand,
   type ClientTlsArgs,
 } from './client-args.js'
-import { packageVersion } from './cli.js'
+import { packageVersion } from './version.js'
 import { callShouldRateLimit } from './client.js'
 import { GoFlagError } from './go-flag.js'
 import { formatJsonRateLimitResponse } from './protocol/json.js'

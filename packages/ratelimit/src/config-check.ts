@@ -21,12 +21,19 @@ import { basename } from 'node:path'
 import { getSystemErrorMap } from 'node:util'
 import { pino } from 'pino'
 import { configLoadOptions, fileConfigProvider } from './app.js'
-import type { CommandIo } from './cli.js'
 import { RateLimitConfig, type ConfigFile } from './config/config.js'
 import { RateLimitConfigError } from './config/errors.js'
 import type { Settings } from './settings/settings.js'
 import { StatsManager } from './stats/manager.js'
 import { StatsStore } from './stats/store.js'
+
+/** Where a command writes: `process.stdout` and `process.stderr` in the executable. */
+export interface CommandIo {
+  /** Writes one line (or several) to standard output. */
+  out(text: string): void
+  /** Writes one line (or several) to standard error. */
+  err(text: string): void
+}
 
 /** The exit status of a configuration that does not load (upstream's `os.Exit(1)`). */
 export const CHECK_FAILED_EXIT_STATUS = 1

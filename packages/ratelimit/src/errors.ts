@@ -21,7 +21,7 @@
  *   e.g. memcache's 250 bytes; found before anything is counted).
  * - **Configuration errors**: `ERR_RATELIMIT_CONFIG` (a YAML configuration file). Bad
  *   environment variables are `@gatehouse/settings`' `SettingsError` (exported here as
- *   `ConfigError`), shared with the auth server.
+ *   `SettingsError`), shared with the auth server.
  */
 export type RateLimitErrorCode =
   | 'ERR_SERVICE'

@@ -172,12 +172,13 @@ export {
   RateLimitService,
   ShouldRateLimitError,
   UNLIMITED_REMAINING,
+  type ConfigLoadResult,
   type ServiceOptions,
   type ShouldRateLimitErrorCode,
   type ShouldRateLimitErrorType,
 } from './service/service.js'
+export { SettingsError } from '@gatehouse/settings'
 export {
-  ConfigError,
   loadSettings,
   type HostInfo,
   type MemcacheSettings,

@@ -77,10 +77,21 @@ export interface FieldOptions<T> {
   readonly required?: boolean | string
   /** Never shown in problems: `(got a value)` instead of the value. */
   readonly secret?: boolean
-  /** One line for `--help`; the default follows it in parentheses. */
+  /**
+   * What the setting means, written once, in Markdown: the README's "Meaning" cell (the table's
+   * `markdown()`) shows it whole, `--help` its first sentence (code spans
+   * and links as plain text), followed by the default in parentheses. Start with a sentence that
+   * stands alone.
+   */
   readonly help?: string
-  /** Follows the default in `--help`: `0: one per CPU core`. */
+  /** Follows the default in `--help` and the README: `0: one per CPU core`. */
   readonly note?: string
+  /**
+   * The README's Default cell for a field whose default is computed (from other settings or the
+   * host), in Markdown: `` `2` for `redis` on 2+ cores, else `1` ``. `--help` shows the value
+   * computed on the host instead.
+   */
+  readonly computedDefault?: string
   /** A further check of the parsed value: a problem, or `undefined` when fine. */
   readonly check?: (value: T) => string | Invalid | undefined
 }
@@ -101,6 +112,8 @@ export interface Field<T> {
   readonly help: string
   /** See {@link FieldOptions.note}. */
   readonly note: string
+  /** See {@link FieldOptions.computedDefault}; empty when the default is constant. */
+  readonly computedDefault: string
   /** Parses a set (non-empty) value, or the default. */
   readonly parse: (text: string) => T | Invalid
 }
@@ -131,6 +144,7 @@ export function field<T>(
     secret: options.secret ?? false,
     help: options.help ?? '',
     note: options.note ?? '',
+    computedDefault: options.computedDefault ?? '',
     parse:
       check === undefined
         ? parse

@@ -49,11 +49,15 @@ export {
   type Fields,
   type Group,
   type HelpOptions,
+  helpSummary,
+  type MarkdownOptions,
+  type SettingsOf,
   type SettingsRead,
   type SettingsTable,
   type TableOptions,
   type Values,
 } from './table.js'
+export { markdownTable, markedSections, replaceMarkedRegion, type MarkdownRow } from './markdown.js'
 export { parseEnvFile, readEnvFile, type ReadEnvFileOptions } from './env-file.js'
 export {
   USAGE_ERROR_CODE,

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, expectTypeOf, it } from 'vitest'
 import { SETTINGS_ERROR_CODE, SETTINGS_EXIT_STATUS, SettingsError } from './errors.js'
 import {
   bool,
@@ -15,7 +15,7 @@ import {
   text,
   url,
 } from './fields.js'
-import { defineSettings, group, type Env } from './table.js'
+import { defineSettings, group, helpSummary, type Env, type SettingsOf } from './table.js'
 
 /** The problems of reading `env` with `table` (an empty list when it is valid). */
 function problemsOf(read: { finish(settings: unknown): unknown }): readonly string[] {
@@ -351,5 +351,84 @@ describe('defineSettings: help', () => {
       ['JWT_AUD', ''],
       ['DB_DRIVER', ''],
     ])
+  })
+})
+
+describe('defineSettings: one description for --help and the README', () => {
+  const table = defineSettings({
+    port: port('PORT', {
+      default: '8080',
+      help: 'HTTP port (`/json`). See [TLS](#tls) for more. Ignored with `GRPC_UDS`.',
+    }),
+    redis: group({
+      url: text(['REDIS_URL', 'KVSTORE_URL'], { help: 'Address: `host:port` | a path' }),
+      poolSize: integer(['REDIS_POOL_SIZE', 'KVSTORE_POOL_SIZE'], { default: '10' }),
+    }),
+    workers: integer('WORKERS', {
+      min: 1,
+      default: '1',
+      help: 'Processes.',
+      computedDefault: '`2` on 2+ cores, else `1`',
+    }),
+    key: text('KEY', { required: true, help: 'The key.' }),
+    level: integer('LEVEL', { default: '0', note: 'one per CPU core' }),
+  })
+
+  it('shows the first sentence, as plain text, in --help', () => {
+    expect(table.help(undefined, { width: 10 })[0]).toBe('  PORT        HTTP port (/json) (8080)')
+    expect(helpSummary('Close after this age (±10%). Then more.')).toBe(
+      'Close after this age (±10%)',
+    )
+    expect(helpSummary('e.g. a host; `0` never')).toBe('e.g. a host; 0 never')
+  })
+
+  it('wraps a long first sentence under itself in --help', () => {
+    expect(table.help(undefined, { width: 10, columns: 40 })[0]).toBe(
+      ['  PORT        HTTP port (/json) (8080)'].join('\n'),
+    )
+    const long = defineSettings({
+      a: text('A', { help: 'one two three four five six seven eight nine ten eleven' }),
+    })
+    expect(long.help(undefined, { width: 4, columns: 30 })).toEqual([
+      '  A     one two three four\n        five six seven eight\n        nine ten eleven (none)',
+    ])
+  })
+
+  it('renders a README table: names with aliases, defaults, computed defaults, whole descriptions', () => {
+    expect(table.markdown().split('\n')).toEqual([
+      '| Variable                                | Default                   | Meaning                                                                 |',
+      '| --------------------------------------- | ------------------------- | ----------------------------------------------------------------------- |',
+      '| `PORT`                                  | `8080`                    | HTTP port (`/json`). See [TLS](#tls) for more. Ignored with `GRPC_UDS`. |',
+      '| `REDIS_URL` / `KVSTORE_URL`             | (empty)                   | Address: `host:port` \\| a path                                          |',
+      '| `REDIS_POOL_SIZE` / `KVSTORE_POOL_SIZE` | `10`                      |                                                                         |',
+      '| `WORKERS`                               | `2` on 2+ cores, else `1` | Processes.                                                              |',
+      '| `KEY`                                   | required                  | The key.                                                                |',
+      '| `LEVEL`                                 | `0` (one per CPU core)    |                                                                         |',
+    ])
+  })
+
+  it('renders the fields of some keys and groups, in the order of the keys', () => {
+    const rows = (keys: string[]) =>
+      table
+        .markdown({ keys })
+        .split('\n')
+        .slice(2)
+        .map((line) => line.split('|')[1]?.trim())
+    expect(rows(['key', 'redis', 'redis.url'])).toEqual([
+      '`KEY`',
+      '`REDIS_URL` / `KVSTORE_URL`',
+      '`REDIS_POOL_SIZE` / `KVSTORE_POOL_SIZE`',
+    ])
+    expect(rows(['redis.poolSize'])).toEqual(['`REDIS_POOL_SIZE` / `KVSTORE_POOL_SIZE`'])
+    expect(() => table.markdown({ keys: ['redis.nope'] })).toThrow(
+      'redis.nope names no field or group of the settings table',
+    )
+  })
+
+  it('derives the settings type from the table', () => {
+    const settings: SettingsOf<typeof table> = table.read({ KEY: 'k' }).values
+    expectTypeOf(settings.redis.poolSize).toEqualTypeOf<number>()
+    expectTypeOf(settings.key).toEqualTypeOf<string>()
+    expect(settings.redis.poolSize).toBe(10)
   })
 })

@@ -6,6 +6,7 @@
  */
 import { SettingsError } from './errors.js'
 import { Invalid, invalid, type Field, type InvalidOptions } from './fields.js'
+import { markdownTable } from './markdown.js'
 
 /** Fields of a table (or of a {@link Group}) by key; a key becomes a key of the values. */
 export type Fields = { readonly [key: string]: Field<unknown> | Group<Fields> }
@@ -35,6 +36,13 @@ export type Values<F extends Fields> = {
       ? Values<G>
       : never
 }
+
+/**
+ * The settings a table gives, derived from its fields (so that a server's `Settings` type is
+ * never written by hand): `type Settings = SettingsOf<typeof settingsTable>`. The TSDoc of each
+ * table entry carries over to the derived property.
+ */
+export type SettingsOf<T extends { readonly fields: Fields }> = Values<T['fields']>
 
 /** Defaults as text for some fields of `F`: what {@link TableOptions.computedDefaults} answers. */
 export type DefaultTexts<F extends Fields> = {
@@ -99,6 +107,19 @@ export interface SettingsRead<V> {
 export interface HelpOptions {
   /** Width of the names column. @default 40 */
   readonly width?: number
+  /** Longest line; a longer description wraps under itself. @default no wrapping */
+  readonly columns?: number
+}
+
+/** Options of {@link SettingsTable.markdown}. */
+export interface MarkdownOptions {
+  /**
+   * The fields to list, as keys or dotted key paths of fields or groups (`'port'`, `'redis'`,
+   * `'sms.twilio'`; a group lists its fields in table order), in this order.
+   *
+   * @default every field
+   */
+  readonly keys?: readonly string[]
 }
 
 /** A server's settings table; made by {@link defineSettings}. */
@@ -120,13 +141,24 @@ export interface SettingsTable<F extends Fields, C> {
    */
   defaults(context?: C): ReadonlyMap<string, string>
   /**
-   * The `--help` lines: `  NAME  default`, or `  NAME  help (default)` for a field with help;
+   * The `--help` lines: `  NAME  default`, or `  NAME  help (default)` for a field with help
+   * (its first sentence, wrapped under itself; one element per field, lines joined with `\n`);
    * `(none)` for an empty default, `required` for a required field.
    *
    * @param context For computed defaults.
    * @param options Column width.
    */
   help(context?: C, options?: HelpOptions): string[]
+  /**
+   * A README settings table, `| Variable | Default | Meaning |`: the names (aliases after ` / `),
+   * the constant default (`(empty)`, `required`, or the field's
+   * {@link FieldOptions.computedDefault}) and the whole {@link FieldOptions.help}. Independent of
+   * the host. Put it in a README with {@link replaceMarkedRegion}.
+   *
+   * @param options Which fields.
+   * @throws {TypeError} When a key names no field or group.
+   */
+  markdown(options?: MarkdownOptions): string
 }
 
 interface Entry {
@@ -163,6 +195,33 @@ function assign(root: Record<string, unknown>, path: readonly string[], value: u
     node = node[key] as Record<string, unknown>
   }
   node[path.at(-1) ?? ''] = value
+}
+
+/**
+ * The first sentence of a field's description, as plain text, for `--help`: code spans and links
+ * lose their Markdown, a final period goes.
+ */
+export function helpSummary(description: string): string {
+  const plain = description
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/`([^`]*)`/g, '$1')
+    .replace(/\s+/g, ' ')
+    .trim()
+  const end = /[.!?](?=\s+[A-Z(]|$)/.exec(plain)
+  return end === null ? plain : plain.slice(0, end.index)
+}
+
+/** Splits a text into lines of at most `columns` characters at spaces (a longer word stays whole). */
+function wrap(text: string, columns: number): string[] {
+  const lines: string[] = []
+  let line = ''
+  for (const word of text.split(' ')) {
+    if (line !== '' && line.length + 1 + word.length > columns) {
+      lines.push(line)
+      line = word
+    } else line = line === '' ? word : `${line} ${word}`
+  }
+  return [...lines, line]
 }
 
 /** A field's names for `--help` and {@link SettingsTable.defaults}: `REDIS_URL | KVSTORE_URL`. */
@@ -340,13 +399,59 @@ export function defineSettings<const F extends Fields, C = undefined>(
         (field.note === '' ? '' : `: ${field.note}`)
       const value =
         field.help !== ''
-          ? `${field.help} (${shown})`
+          ? `${helpSummary(field.help)} (${shown})`
           : required || text === '' || field.note !== ''
             ? `(${shown})`
             : shown
-      return `  ${displayName(field).padEnd(helpOptions.width ?? 40)}  ${value}`
+      const width = helpOptions.width ?? 40
+      const name = displayName(field)
+      const columns = helpOptions.columns ?? Infinity
+      const lines = wrap(value, Math.max(20, columns - width - 4))
+      // A name wider than its column stands on a line of its own when the line would be too long.
+      if (name.length > width && (lines.length > 1 || name.length + value.length + 4 > columns)) {
+        lines.unshift('')
+      }
+      return lines
+        .map((line, l) => `  ${(l === 0 ? name : '').padEnd(width)}  ${line}`.trimEnd())
+        .join('\n')
     })
   }
 
-  return Object.freeze({ fields, read, defaults, help })
+  function markdown(markdownOptions: MarkdownOptions = {}): string {
+    const keys = markdownOptions.keys
+    const dotted = entries.map(({ path }) => path.join('.'))
+    for (const key of keys ?? []) {
+      if (!dotted.some((d) => d === key || d.startsWith(`${key}.`))) {
+        throw new TypeError(`${key} names no field or group of the settings table`)
+      }
+    }
+    const chosen =
+      keys === undefined
+        ? entries
+        : [
+            ...new Set(
+              keys.flatMap((key) =>
+                entries.filter((_, i) => dotted[i] === key || dotted[i]?.startsWith(`${key}.`)),
+              ),
+            ),
+          ]
+    return markdownTable(
+      chosen.map(({ field }) => {
+        const constant = field.default === '' ? '(empty)' : `\`${field.default}\``
+        const base =
+          field.required !== false
+            ? 'required'
+            : field.computedDefault !== ''
+              ? field.computedDefault
+              : constant
+        return {
+          names: [...new Set(field.names)],
+          default: field.note === '' ? base : `${base} (${field.note})`,
+          meaning: field.help,
+        }
+      }),
+    )
+  }
+
+  return Object.freeze({ fields, read, defaults, help, markdown })
 }

@@ -21,6 +21,11 @@ export interface StartProcessOptions {
   uid?: number
   /** Group id the child runs as. */
   gid?: number
+  /**
+   * Opens an IPC channel to the child (`child.send()` and its `'message'` events; in the child
+   * `process.send()` and `process.on('message')`). @default false
+   */
+  ipc?: boolean
 }
 
 /**
@@ -35,7 +40,7 @@ export async function startProcess(
   options: StartProcessOptions = {},
 ): Promise<ManagedProcess> {
   const child = spawn(command, args, {
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: options.ipc === true ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
     ...(options.env === undefined ? {} : { env: options.env }),
     ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     ...(options.uid === undefined ? {} : { uid: options.uid }),
@@ -45,8 +50,9 @@ export async function startProcess(
   const collect = (chunk: Buffer): void => {
     output = (output + chunk.toString('utf8')).slice(-16_384)
   }
-  child.stdout.on('data', collect)
-  child.stderr.on('data', collect)
+  // Pipes both (stdio above); typed as possibly null because the IPC channel is optional.
+  child.stdout?.on('data', collect)
+  child.stderr?.on('data', collect)
   const killOnExit = (): void => {
     child.kill('SIGKILL')
   }
@@ -91,7 +97,7 @@ export interface ProcessResult {
 }
 
 /** Options of {@link runProcess}. */
-export interface RunProcessOptions extends StartProcessOptions {
+export interface RunProcessOptions extends Omit<StartProcessOptions, 'ipc'> {
   /** Longest run, in milliseconds; then the process is killed (SIGKILL). @default 30000 */
   timeoutMs?: number
 }

@@ -6,7 +6,6 @@ import { JsonRequestError } from '../protocol/json.js'
 import { RequestLimitError } from '../protocol/limits.js'
 import { WireFormatError } from '../protocol/protobuf/wire.js'
 import { ShouldRateLimitError } from '../service/service.js'
-import { ConfigError } from '../settings/settings.js'
 import { SettingsError } from '@gatehouse/settings'
 import { GRPC_STATUS, grpcStatusOf, httpErrorOf } from './status.js'
 
@@ -28,7 +27,7 @@ describe('the error vocabulary', () => {
   })
 
   it('reports bad environment variables with the SettingsError both servers share', () => {
-    const error = new ConfigError(['A: m'])
+    const error = new SettingsError(['A: m'])
     expect(error).toBeInstanceOf(SettingsError)
     expect([error.name, error.code, error.problems]).toEqual([
       'SettingsError',
@@ -76,7 +75,7 @@ describe('one mapping to gRPC and HTTP statuses', () => {
       new Error('boom'),
       'a string',
       new RateLimitConfigError('f.yaml', 'bad'),
-      new ConfigError(['PORT: bad']),
+      new SettingsError(['PORT: bad']),
     ]) {
       expect(grpcStatusOf(error)).toBeUndefined()
       expect(httpErrorOf(error)).toBeUndefined()

@@ -31,7 +31,7 @@ function setup(
     expirationJitterMaxSeconds: 0,
   })
   const service = new RateLimitService({ cache, stats: manager, logger }, options)
-  expect(service.loadConfig([{ name: 'example.yaml', content }])).toBeUndefined()
+  expect(service.loadConfig([{ name: 'example.yaml', content }]).ok).toBe(true)
   const counter = (name: string) => stats.snapshot().find((s) => s.name === name)?.value ?? 0
   return { service, clock, counter }
 }
@@ -363,8 +363,10 @@ describe('RateLimitService.shouldRateLimit', () => {
   it('keeps the previous configuration when a reload fails', () => {
     const { service, counter } = setup()
     const before = service.config
-    const error = service.loadConfig([{ name: 'bad.yaml', content: 'domain: x\nbogus: 1\n' }])
-    expect(error?.message).toBe("bad.yaml: config error, unknown key 'bogus'")
+    const result = service.loadConfig([{ name: 'bad.yaml', content: 'domain: x\nbogus: 1\n' }])
+    expect(result.ok ? undefined : result.error.message).toBe(
+      "bad.yaml: config error, unknown key 'bogus'",
+    )
     expect(service.config).toBe(before)
     expect(counter('ratelimit.service.config_load_error')).toBe(1)
     expect(counter('ratelimit.service.config_load_success')).toBe(1)
@@ -384,7 +386,7 @@ describe('independentDescriptors (what allows clients to coalesce requests)', ()
     })
     const service = new RateLimitService({ cache, stats, logger })
     expect(service.independentDescriptors).toBe(false)
-    expect(service.loadConfig([{ name: 'plain.yaml', content: plain }])).toBeUndefined()
+    expect(service.loadConfig([{ name: 'plain.yaml', content: plain }]).ok).toBe(true)
     expect(service.independentDescriptors).toBe(true)
   })
 
@@ -403,7 +405,7 @@ describe('independentDescriptors (what allows clients to coalesce requests)', ()
 
   it('follows configuration reloads', () => {
     const { service } = setup({}, fixture('service/edge.yaml'))
-    expect(service.loadConfig([{ name: 'plain.yaml', content: plain }])).toBeUndefined()
+    expect(service.loadConfig([{ name: 'plain.yaml', content: plain }]).ok).toBe(true)
     expect(service.independentDescriptors).toBe(true)
   })
 })

@@ -129,6 +129,14 @@ interface Limits {
 /** Listener of configuration changes (health, debug). */
 export type ConfigListener = (config: RateLimitConfig) => void
 
+/**
+ * What {@link RateLimitService.loadConfig} did: the new configuration, or why the files did not
+ * load (a `RateLimitConfigError` with upstream's `<file>: <problem>` text).
+ */
+export type ConfigLoadResult =
+  | { readonly ok: true; readonly config: RateLimitConfig }
+  | { readonly ok: false; readonly error: Error }
+
 /** The decision service. Holds the current configuration snapshot. */
 export class RateLimitService {
   readonly #cache: RateLimitCache
@@ -204,9 +212,10 @@ export class RateLimitService {
    * replaces the old one and `config_load_success` is counted; on failure the previous snapshot
    * stays, `config_load_error` is counted and the error is logged.
    *
-   * @returns The error, or undefined on success.
+   * @returns `{ ok: true, config }` with the new snapshot, or `{ ok: false, error }` (the
+   *   snapshot stays).
    */
-  loadConfig(files: readonly ConfigFile[]): Error | undefined {
+  loadConfig(files: readonly ConfigFile[]): ConfigLoadResult {
     let config: RateLimitConfig
     try {
       config = RateLimitConfig.load(files, {
@@ -218,7 +227,7 @@ export class RateLimitService {
     } catch (error) {
       this.#stats.service.configLoadError.add()
       this.#logger.error(`Error loading new configuration: ${(error as Error).message}`)
-      return error as Error
+      return { ok: false, error: error as Error }
     }
     this.#config = config
     this.#independent =
@@ -230,7 +239,7 @@ export class RateLimitService {
       `Successfully loaded new configuration (${String(config.domains.length)} domain(s))`,
     )
     for (const listener of this.#listeners) listener(config)
-    return undefined
+    return { ok: true, config }
   }
 
   /**

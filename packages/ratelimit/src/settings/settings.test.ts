@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest'
-import { ConfigError, loadSettings, settingsDefaults } from './settings.js'
+import { SettingsError } from '@gatehouse/settings'
+import { loadSettings, settingsDefaults } from './settings.js'
 
 function problemsOf(env: Record<string, string>): readonly string[] {
   try {
     loadSettings(env)
   } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError)
-    return (error as ConfigError).problems
+    expect(error).toBeInstanceOf(SettingsError)
+    return (error as SettingsError).problems
   }
   return []
 }

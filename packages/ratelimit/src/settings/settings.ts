@@ -7,7 +7,6 @@
  * @module
  */
 import {
-  SettingsError,
   bool,
   decimal,
   defineSettings,
@@ -24,16 +23,11 @@ import {
   parseOtlpHeaders,
   port,
   text,
+  type SettingsOf,
   type SettingsRead,
   type Invalid,
 } from '@gatehouse/settings'
 import { illegalKeyCharacter } from '../memcache/keys.js'
-
-/**
- * Thrown by {@link loadSettings}: the toolkit's `SettingsError` (`code` `ERR_INVALID_SETTINGS`,
- * every problem in `problems`), under the name this package has always exported.
- */
-export { SettingsError as ConfigError }
 
 /** Log levels (logrus names, as upstream's `LOG_LEVEL`). */
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal'
@@ -41,366 +35,29 @@ export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal'
 /** How one Redis instance is deployed (`REDIS_TYPE`). */
 export type RedisType = 'single' | 'sentinel' | 'cluster'
 
-/** Connection settings of one Redis instance (the main one or the per-second one). */
-export interface RedisSettings {
-  /** `REDIS_SOCKET_TYPE`: how `url` is dialled when it is not a `redis://` URL. @default 'unix' */
-  readonly socketType: 'tcp' | 'unix'
-  /**
-   * `REDIS_TYPE` (case-insensitive): `single`, `sentinel` (`url` = master name, then the
-   * sentinels' `host:port`s) or `cluster` (`url` = the nodes' `host:port`s). @default 'single'
-   */
-  readonly type: RedisType
-  /**
-   * `REDIS_URL`. `single`: `host:port`, a socket path, or `redis://[user:pass@]host:port[/db]`;
-   * `sentinel`: `<master name>,<host:port>,…`; `cluster`: `<host:port>,…` (comma lists, upstream's
-   * format).
-   */
-  readonly url: string
-  /** `REDIS_POOL_SIZE`: connections (single and sentinel). @default 10 */
-  readonly poolSize: number
-  /** `REDIS_AUTH`: `password` or `user:password`. Secret. @default '' */
-  readonly auth: string
-  /** `REDIS_SENTINEL_AUTH`: `password` or `user:password` for the sentinels. Secret. @default '' */
-  readonly sentinelAuth: string
-  /** `REDIS_TLS`. @default false */
-  readonly tls: boolean
-  /** `REDIS_TLS_CLIENT_CERT` (PEM file path). */
-  readonly tlsClientCert: string
-  /** `REDIS_TLS_CLIENT_KEY` (PEM file path). */
-  readonly tlsClientKey: string
-  /** `REDIS_TLS_CACERT` (PEM file path). */
-  readonly tlsCaCert: string
-  /** `REDIS_TLS_SKIP_HOSTNAME_VERIFICATION`: verify the chain but not the host name. */
-  readonly tlsSkipHostnameVerification: boolean
-  /** `REDIS_TIMEOUT`: connect and read timeout, milliseconds. @default 10000 */
-  readonly timeoutMs: number
-  /**
-   * `REDIS_POOL_ON_EMPTY_BEHAVIOR`: what a call does when no connection is ready (all are
-   * reconnecting): `CREATE` waits up to {@link poolOnEmptyWaitMs}, then tries the connection being
-   * re-established (and gets its error); `ERROR` waits as long, then fails; `WAIT` waits up to
-   * {@link timeoutMs}, then fails. @default 'CREATE'
-   */
-  readonly poolOnEmptyBehavior: 'CREATE' | 'ERROR' | 'WAIT'
-  /** `REDIS_POOL_ON_EMPTY_WAIT_DURATION`, milliseconds (`CREATE`, `ERROR`). @default 1000 */
-  readonly poolOnEmptyWaitMs: number
-  /**
-   * `REDIS_PIPELINE_WINDOW`, milliseconds: required non-zero with `cluster` (upstream's implicit
-   * pipelining); commands of one event-loop turn leave together, which is within any window.
-   * @default 0
-   */
-  readonly pipelineWindowMs: number
-  /**
-   * `REDIS_CLUSTER_PIPELINE_PARALLELISM` (cluster): keys of one request sent at once; 0 = the
-   * pool size; larger values are capped at the pool size. @default 1
-   */
-  readonly clusterPipelineParallelism: number
-  /**
-   * `REDIS_CLOSE_CONNECTION_ON_READONLY_ERROR`: a `READONLY` reply (a replica after a failover)
-   * closes that connection, which reconnects to the current master; the call still fails.
-   * @default false
-   */
-  readonly closeConnectionOnReadonlyError: boolean
-}
-
-/** Connection settings of the memcache backend (`MEMCACHE_*`, upstream `src/settings/settings.go`). */
-export interface MemcacheSettings {
-  /**
-   * `MEMCACHE_HOST_PORT`: the servers, `host:port` each, comma-separated. Keys are spread over
-   * them by list position (gomemcache's `ServerList`), so every instance must use the same list.
-   * Exclusive with {@link srv}. @default []
-   */
-  readonly hostPort: readonly string[]
-  /**
-   * `MEMCACHE_SRV`: an SRV record name, `_service._proto.name`, whose targets (sorted) are the
-   * servers instead. @default ''
-   */
-  readonly srv: string
-  /** `MEMCACHE_SRV_REFRESH`, milliseconds: how often the SRV record is looked up again; 0 never. @default 0 */
-  readonly srvRefreshMs: number
-  /**
-   * `MEMCACHE_MAX_IDLE_CONNS`: connections kept to each server (0 = gomemcache's default, 2).
-   * Requests in flight share them (memcache's text protocol answers in order). @default 2
-   */
-  readonly maxIdleConns: number
-  /** `MEMCACHE_TLS`: connect over TLS. @default false */
-  readonly tls: boolean
-  /** `MEMCACHE_TLS_CLIENT_CERT` (PEM file path). @default '' */
-  readonly tlsClientCert: string
-  /** `MEMCACHE_TLS_CLIENT_KEY` (PEM file path). @default '' */
-  readonly tlsClientKey: string
-  /** `MEMCACHE_TLS_CACERT` (PEM file path; the system's CAs when empty). @default '' */
-  readonly tlsCaCert: string
-  /** `MEMCACHE_TLS_SKIP_HOSTNAME_VERIFICATION`: verify the chain but not the host name. @default false */
-  readonly tlsSkipHostnameVerification: boolean
-}
-
-/** How the service reaches its xDS management server (`CONFIG_TYPE=GRPC_XDS_SOTW`). */
-export interface XdsSettings {
-  /** `CONFIG_GRPC_XDS_NODE_ID`: the node id the management server keys its snapshots by. @default 'default' */
-  readonly nodeId: string
-  /** `CONFIG_GRPC_XDS_NODE_METADATA` (`k1=v1,k2=v2`): the node's metadata, string values. @default {} */
-  readonly nodeMetadata: Readonly<Record<string, string>>
-  /** `CONFIG_GRPC_XDS_SERVER_URL`: `host:port` (or any gRPC target) of the server. @default 'localhost:18000' */
-  readonly serverUrl: string
-  /**
-   * `CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL`, milliseconds: between two attempts to
-   * connect while the server cannot be reached. @default 3000
-   */
-  readonly connectRetryIntervalMs: number
-  /**
-   * `CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS` (`k1:v1,k2:v2`): gRPC metadata sent with the
-   * stream (e.g. `authorization`). Secret: never logged. @default {}
-   */
-  readonly additionalHeaders: Readonly<Record<string, string>>
-  /** `CONFIG_GRPC_XDS_SERVER_USE_TLS`. @default false */
-  readonly useTls: boolean
-  /** `CONFIG_GRPC_XDS_CLIENT_TLS_CERT`: PEM client certificate file (mutual TLS). @default '' */
-  readonly clientTlsCert: string
-  /** `CONFIG_GRPC_XDS_CLIENT_TLS_KEY`: PEM client key file (mutual TLS). @default '' */
-  readonly clientTlsKey: string
-  /** `CONFIG_GRPC_XDS_SERVER_TLS_CACERT`: PEM CA file for the server; empty = system CAs. @default '' */
-  readonly serverTlsCaCert: string
-  /** `CONFIG_GRPC_XDS_SERVER_TLS_SAN`: the name the server certificate must carry; empty = the URL's host. @default '' */
-  readonly serverTlsSan: string
-  /** `XDS_CLIENT_BACKOFF_INITIAL_INTERVAL`, milliseconds: first wait before reconnecting after the stream failed. @default 10000 */
-  readonly backoffInitialMs: number
-  /** `XDS_CLIENT_BACKOFF_MAX_INTERVAL`, milliseconds: longest wait between reconnections. @default 60000 */
-  readonly backoffMaxMs: number
-  /** `XDS_CLIENT_BACKOFF_RANDOM_FACTOR` (0..1): each wait is randomised by ± this fraction. @default 0.5 */
-  readonly backoffRandomFactor: number
-  /** `XDS_CLIENT_BACKOFF_JITTER`: randomise the waits. @default true */
-  readonly backoffJitter: boolean
-  /** `XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES`: largest response accepted; 0 = gRPC's default (4 MiB). @default 0 */
-  readonly maxMsgSizeBytes: number
-}
-
-/** Every setting of the service. */
-export interface Settings {
-  /** `HOST` of the HTTP server. @default '0.0.0.0' */
-  readonly host: string
-  /** `PORT` of the HTTP server. @default 8080 */
-  readonly port: number
-  /** `DEBUG_HOST`. @default '0.0.0.0' */
-  readonly debugHost: string
-  /** `DEBUG_PORT`. @default 6070 */
-  readonly debugPort: number
-  /** `GRPC_HOST`. @default '0.0.0.0' */
-  readonly grpcHost: string
-  /** `GRPC_PORT`. @default 8081 */
-  readonly grpcPort: number
-  /** `GRPC_UDS`: a unix socket path to serve gRPC on instead of host:port. @default '' */
-  readonly grpcUds: string
-  /** `GRPC_MAX_CONNECTION_AGE`, milliseconds (±10% jitter applied by the server). @default 24h */
-  readonly grpcMaxConnectionAgeMs: number
-  /** `GRPC_MAX_CONNECTION_AGE_GRACE`, milliseconds. @default 1h */
-  readonly grpcMaxConnectionAgeGraceMs: number
-  /**
-   * `GRPC_MAX_CONNECTION_IDLE` (Gatehouse addition; grpc-go's `MaxConnectionIdle`), milliseconds:
-   * a connection without calls for this long gets GOAWAY; 0 never. @default 5m
-   */
-  readonly grpcMaxConnectionIdleMs: number
-  /**
-   * `GRPC_MAX_CONCURRENT_STREAMS` (Gatehouse addition): calls one connection may have open at
-   * once (HTTP/2 `SETTINGS_MAX_CONCURRENT_STREAMS`). @default 100
-   */
-  readonly grpcMaxConcurrentStreams: number
-  /**
-   * `GRPC_MAX_CALL_DURATION` (Gatehouse addition), milliseconds: the longest a call may take,
-   * from its headers to its answer, whatever its `grpc-timeout`; then DEADLINE_EXCEEDED. A
-   * `Health/Watch` is bound by it only until its request arrives. @default 10s
-   */
-  readonly grpcMaxCallDurationMs: number
-  /**
-   * `GRPC_SERVER_IMPLEMENTATION` (Gatehouse addition): `native` (a lean gRPC server on
-   * node:http2, the default) or `grpc-js` (@grpc/grpc-js). Same wire behaviour.
-   */
-  readonly grpcServerImplementation: 'native' | 'grpc-js'
-  /**
-   * `RATELIMIT_WORKERS` (Gatehouse addition): processes serving the same ports (node:cluster), to
-   * use more than one core. More than 1 requires the Redis backend. @default 2 with the Redis
-   * backend on a host with at least 2 cores ({@link HostInfo.availableCores}), else 1
-   */
-  readonly workers: number
-  /**
-   * `MAX_DESCRIPTORS_PER_REQUEST` (Gatehouse addition): descriptors one request may carry; more
-   * is refused as a service error. @default 64
-   */
-  readonly maxDescriptorsPerRequest: number
-  /**
-   * `MAX_ENTRIES_PER_DESCRIPTOR` (Gatehouse addition): entries one descriptor may carry. @default 32
-   */
-  readonly maxEntriesPerDescriptor: number
-  /**
-   * `MAX_DESCRIPTOR_ENTRY_BYTES` (Gatehouse addition): longest descriptor entry key, and longest
-   * value, in UTF-8 bytes. @default 4096
-   */
-  readonly maxDescriptorEntryBytes: number
-  /** `LOG_LEVEL`. @default 'warn' */
-  readonly logLevel: LogLevel
-  /** `LOG_FORMAT`: `json` gives `@timestamp`, `@message`, `level`. @default 'text' */
-  readonly logFormat: 'text' | 'json'
-
-  /**
-   * `GRPC_SERVER_USE_TLS`: the gRPC server speaks TLS only, with the certificate and key files
-   * below, reloaded when they change. @default false
-   */
-  readonly grpcServerUseTls: boolean
-  /** `GRPC_SERVER_TLS_CERT`: PEM certificate chain file of the gRPC server. @default '' */
-  readonly grpcServerTlsCert: string
-  /** `GRPC_SERVER_TLS_KEY`: PEM private key file of the gRPC server. @default '' */
-  readonly grpcServerTlsKey: string
-  /**
-   * `GRPC_CLIENT_TLS_CACERT`: PEM file of the CA(s) client certificates must chain to; set, it
-   * turns on mutual TLS (a client without a valid certificate is refused). @default ''
-   */
-  readonly grpcClientTlsCaCert: string
-  /**
-   * `GRPC_CLIENT_TLS_SAN`: a DNS name the client certificate must carry as a subject
-   * alternative name (mutual TLS only). @default ''
-   */
-  readonly grpcClientTlsSan: string
-
-  /** `CONFIG_TYPE`: `FILE` (the runtime directory) or `GRPC_XDS_SOTW` (a management server). */
-  readonly configType: 'FILE' | 'GRPC_XDS_SOTW'
-  /** The management server settings (`CONFIG_GRPC_XDS_*`, `XDS_CLIENT_*`), for `GRPC_XDS_SOTW`. */
-  readonly xds: XdsSettings
-  /** `FORCE_START_WITHOUT_INITIAL_CONFIG`. @default false */
-  readonly forceStartWithoutInitialConfig: boolean
-  /** `RUNTIME_ROOT`. @default '/srv/runtime_data/current' */
-  readonly runtimeRoot: string
-  /** `RUNTIME_SUBDIRECTORY`. @default '' */
-  readonly runtimeSubdirectory: string
-  /** `RUNTIME_APPDIRECTORY`. @default 'config' */
-  readonly runtimeAppDirectory: string
-  /** `RUNTIME_IGNOREDOTFILES`. @default false */
-  readonly runtimeIgnoreDotFiles: boolean
-  /** `RUNTIME_WATCH_ROOT`: true = reload when the root symlink is swapped; false = on content changes. @default true */
-  readonly runtimeWatchRoot: boolean
-  /** `MERGE_DOMAIN_CONFIG`. @default false */
-  readonly mergeDomainConfig: boolean
-  /** `HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED`. @default false */
-  readonly healthyWithAtLeastOneConfigLoaded: boolean
-
-  /** `USE_STATSD`: statsd sink (TCP); false writes stats to standard output. @default true */
-  readonly useStatsd: boolean
-  /** `STATSD_HOST`. @default 'localhost' */
-  readonly statsdHost: string
-  /** `STATSD_PORT`. @default 8125 */
-  readonly statsdPort: number
-  /** `EXTRA_TAGS` (`k1:v1,k2:v2`). */
-  readonly extraTags: Readonly<Record<string, string>>
-  /** `STATS_FLUSH_INTERVAL`, milliseconds. @default 10000 */
-  readonly statsFlushIntervalMs: number
-  /** `DISABLE_STATS`. @default false */
-  readonly disableStats: boolean
-  /**
-   * `STATS_MAX_DYNAMIC_KEYS` (Gatehouse addition): stat keys made from request values (limit
-   * overrides, `detailed_metric`, `value_to_metric`) that get their own stats; later ones are
-   * counted under `<domain>.stats_overflow`. @default 1000
-   */
-  readonly statsMaxDynamicKeys: number
-  /**
-   * `USE_TAGGED_STATSD` (upstream's `USE_DOG_STATSD` is accepted too): DogStatsD lines with tags
-   * (`name:1|c|#tag:value`) over UDP to `STATSD_HOST:STATSD_PORT`. @default false
-   */
-  readonly useTaggedStatsd: boolean
+/**
+ * Every setting of the service: the values of {@link settingsTable} (each entry's TSDoc carries
+ * over), with the mogrifiers read from the names `USE_DOG_STATSD_MOGRIFIERS` lists.
+ */
+export type Settings = Omit<SettingsOf<typeof settingsTable>, 'taggedStatsdMogrifierNames'> & {
   /**
    * The mogrifiers of `USE_DOG_STATSD_MOGRIFIERS` (names, in order; the first match wins), each
    * from `DOG_STATSD_MOGRIFIER_<NAME>_PATTERN`, `_NAME` and `_TAGS`.
    */
   readonly taggedStatsdMogrifiers: readonly MogrifierSettings[]
-  /** `USE_PROMETHEUS`: serve the stats on a Prometheus scrape endpoint. @default false */
-  readonly usePrometheus: boolean
-  /** `PROMETHEUS_ADDR`: `host:port` of the scrape endpoint (`:9090` = all interfaces). @default ':9090' */
-  readonly prometheusAddr: string
-  /** `PROMETHEUS_PATH`: path of the scrape endpoint. @default '/metrics' */
-  readonly prometheusPath: string
-  /** `PROMETHEUS_MAPPER_YAML`: a statsd_exporter mapping file replacing the default mapping. */
-  readonly prometheusMapperYaml: string
-  /**
-   * `PROMETHEUS_RESPONSE_TIME_AS_MILLISECONDS`: `ratelimit_service_response_time_seconds` observes
-   * milliseconds (upstream's legacy unit) instead of seconds; ignored with a mapper file.
-   * @default false
-   */
-  readonly prometheusResponseTimeAsMilliseconds: boolean
-
-  /** Tracing (`TRACING_*`, `OTEL_EXPORTER_OTLP_*`). */
-  readonly tracing: TracingSettings
-
-  /**
-   * `BACKEND_TYPE`: `redis` (default), `memcache` (experimental upstream) or `memory`
-   * (Gatehouse addition).
-   */
-  readonly backendType: 'redis' | 'memcache' | 'memory'
-  /**
-   * `MEMORY_MAX_KEYS` (Gatehouse addition): most counters the memory backend keeps; beyond it the
-   * least recently incremented is evicted. @default 100000
-   */
-  readonly memoryMaxKeys: number
-  /** `EXPIRATION_JITTER_MAX_SECONDS`. @default 300 */
-  readonly expirationJitterMaxSeconds: number
-  /** `LOCAL_CACHE_SIZE_IN_BYTES`; 0 disables. @default 0 */
-  readonly localCacheSizeInBytes: number
-  /** `NEAR_LIMIT_RATIO` (0..1). @default 0.8 */
-  readonly nearLimitRatio: number
-  /** `CACHE_KEY_PREFIX`. @default '' */
-  readonly cacheKeyPrefix: string
-  /** `STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT`. @default false */
-  readonly stopCacheKeyIncrementWhenOverlimit: boolean
-  /**
-   * `RATE_LIMIT_ALGORITHM` (Gatehouse addition, issue 15): the algorithm of rules that name none
-   * (`fixed_window`, `sliding_window` or `token_bucket`). `token_bucket` is refused with
-   * `BACKEND_TYPE=memcache`. @default 'fixed_window'
-   */
-  readonly rateLimitAlgorithm: 'fixed_window' | 'sliding_window' | 'token_bucket'
-
-  /** `LIMIT_RESPONSE_HEADERS_ENABLED`. @default false */
-  readonly limitResponseHeadersEnabled: boolean
-  /** `LIMIT_LIMIT_HEADER`. @default 'RateLimit-Limit' */
-  readonly limitLimitHeader: string
-  /** `LIMIT_REMAINING_HEADER`. @default 'RateLimit-Remaining' */
-  readonly limitRemainingHeader: string
-  /** `LIMIT_RESET_HEADER`. @default 'RateLimit-Reset' */
-  readonly limitResetHeader: string
-
-  /** `SHADOW_MODE`. @default false */
-  readonly shadowMode: boolean
-  /** `QUOTA_MODE`. @default false */
-  readonly quotaMode: boolean
-  /** `RESPONSE_DYNAMIC_METADATA`. @default false */
-  readonly responseDynamicMetadata: boolean
-
-  /** The main Redis (`REDIS_*` / `KVSTORE_*`). */
-  readonly redis: RedisSettings
-  /** `REDIS_PERSECOND`: per-second limits go to a second Redis. @default false */
-  readonly redisPerSecond: boolean
-  /** The per-second Redis (`REDIS_PERSECOND_*` / `KVSTORE_PERSECOND_*`). */
-  readonly redisPerSecondSettings: RedisSettings
-  /** `REDIS_HEALTH_CHECK_ACTIVE_CONNECTION`: backend unhealthy while no connection is up. @default false */
-  readonly redisHealthCheckActiveConnection: boolean
-  /** The memcache servers (`MEMCACHE_*`), used with `BACKEND_TYPE=memcache`. */
-  readonly memcache: MemcacheSettings
-  /**
-   * `BACKEND_STARTUP_TIMEOUT_SECONDS`: how long the service tries to reach its Redis or memcache
-   * at start before it exits (status 1) with one line naming the address variable and the error;
-   * 0 waits forever (upstream's default). @default 60
-   */
-  readonly backendStartupTimeoutSeconds: number
-  /**
-   * `REDIS_STARTUP_INITIAL_INTERVAL`, milliseconds: at start, the wait before the first retry of
-   * the backend check (Redis `PING`, memcache `version`) after a failed one; doubled after each
-   * failure (with ±50% jitter), up to {@link redisStartupMaxIntervalMs}. @default 1000
-   */
-  readonly redisStartupInitialIntervalMs: number
-  /** `REDIS_STARTUP_MAX_INTERVAL`, milliseconds. @default 30000 */
-  readonly redisStartupMaxIntervalMs: number
-  /**
-   * `REDIS_STARTUP_MAX_ELAPSED_TIME`, milliseconds: upstream's own bound on the wait for Redis at
-   * start; 0 sets none, and {@link backendStartupTimeoutSeconds} bounds it. The shorter applies.
-   * @default 0
-   */
-  readonly redisStartupMaxElapsedMs: number
 }
+
+/** Connection settings of one Redis instance (the main one or the per-second one). */
+export type RedisSettings = Settings['redis']
+
+/** Connection settings of the memcache backend (`MEMCACHE_*`, upstream `src/settings/settings.go`). */
+export type MemcacheSettings = Settings['memcache']
+
+/** How the service reaches its xDS management server (`CONFIG_TYPE=GRPC_XDS_SOTW`). */
+export type XdsSettings = Settings['xds']
+
+/** Tracing settings: upstream's `TRACING_*` and the standard OTLP exporter variables. */
+export type TracingSettings = Settings['tracing']
 
 /** One DogStatsD mogrifier: renames the stats `pattern` matches and gives them tags. */
 export interface MogrifierSettings {
@@ -412,37 +69,6 @@ export interface MogrifierSettings {
   readonly name: string
   /** `DOG_STATSD_MOGRIFIER_<NAME>_TAGS` (`k:v,k2:$1`): tags, whose values may use the groups. */
   readonly tags: Readonly<Record<string, string>>
-}
-
-/** Tracing settings: upstream's `TRACING_*` and the standard OTLP exporter variables. */
-export interface TracingSettings {
-  /** `TRACING_ENABLED`. @default false */
-  readonly enabled: boolean
-  /** `TRACING_EXPORTER_PROTOCOL`: OTLP over `http` (protobuf) or `grpc`. @default 'http' */
-  readonly exporterProtocol: 'http' | 'grpc'
-  /** `TRACING_SERVICE_NAME`: resource attribute `service.name`. @default 'RateLimit' */
-  readonly serviceName: string
-  /** `TRACING_SERVICE_NAMESPACE`: `service.namespace`, left out when empty. */
-  readonly serviceNamespace: string
-  /** `TRACING_SERVICE_INSTANCE_ID`: `service.instance.id`; a random UUID v4 when empty. */
-  readonly serviceInstanceId: string
-  /** `TRACING_SAMPLING_RATE`: fraction of new traces sampled, 0 to 1 (parent-based). @default 1 */
-  readonly samplingRate: number
-  /**
-   * `OTEL_EXPORTER_OTLP_ENDPOINT`: base URL; http exports go to `<endpoint>/v1/traces`. Empty =
-   * the exporter's default (`http://localhost:4318`, grpc `http://localhost:4317`).
-   */
-  readonly endpoint: string
-  /** `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`: full URL for traces, used as is; wins over `endpoint`. */
-  readonly tracesEndpoint: string
-  /** `OTEL_EXPORTER_OTLP_HEADERS` (`k=v,k2=v2`, values URL-encoded): sent with every export. */
-  readonly headers: Readonly<Record<string, string>>
-  /** `OTEL_EXPORTER_OTLP_TRACES_HEADERS`: as `headers`, for traces; wins key by key. */
-  readonly tracesHeaders: Readonly<Record<string, string>>
-  /** `OTEL_EXPORTER_OTLP_TIMEOUT`: export timeout, milliseconds. @default 10000 */
-  readonly timeoutMs: number
-  /** `OTEL_EXPORTER_OTLP_TRACES_TIMEOUT`, milliseconds; 0 (unset) = `timeoutMs`. */
-  readonly tracesTimeoutMs: number
 }
 
 /** Facts about the host that some defaults depend on, passed in so that {@link loadSettings} stays pure. */
@@ -472,11 +98,23 @@ function redisFields(perSecond: boolean) {
     `REDIS_${infix}${suffix}`,
     `KVSTORE_${infix}${suffix}`,
   ]
+  /** The per-second instance's fields say so after the main instance's description. */
+  const about = (description: string): string =>
+    perSecond ? `${description} (for the per-second instance)` : description
+  /** The per-second instance's TLS files default to the main instance's (computed below). */
+  const asMain = perSecond ? { computedDefault: "the main instance's" } : {}
   return group({
+    /** `REDIS_SOCKET_TYPE`: how `url` is dialled when it is not a `redis://` URL. @default 'unix' */
     socketType: oneOf(kv('SOCKET_TYPE'), ['tcp', 'unix'], {
-      help: 'how a host:port or path URL is dialled: tcp or unix',
+      help: about(
+        '`tcp` or `unix`: how a single `REDIS_URL` is dialled (`redis://` URLs are always TCP)',
+      ),
       default: 'unix',
     }),
+    /**
+     * `REDIS_TYPE` (case-insensitive): `single`, `sentinel` (`url` = master name, then the
+     * sentinels' `host:port`s) or `cluster` (`url` = the nodes' `host:port`s). @default 'single'
+     */
     type: field(
       kv('TYPE'),
       (value) => {
@@ -489,52 +127,110 @@ function redisFields(perSecond: boolean) {
           },
         )
       },
-      { help: 'single, sentinel or cluster', default: 'SINGLE' },
+      { help: about('`single`, `sentinel` or `cluster`'), default: 'SINGLE' },
     ),
+    /**
+     * `REDIS_URL`. `single`: `host:port`, a socket path, or `redis://[user:pass@]host:port[/db]`;
+     * `sentinel`: `<master name>,<host:port>,…`; `cluster`: `<host:port>,…` (comma lists, upstream's
+     * format).
+     */
     url: text(kv('URL'), {
-      help: 'host:port, socket path, redis:// URL, or a sentinel/cluster list',
+      help: about(
+        'single: `host:port`, a socket path, or `redis://[user:pass@]host:port[/db]` (`rediss://` for TLS); sentinel: `<master name>,<host:port>,…` (at least one sentinel); cluster: `<host:port>,…`',
+      ),
       default: `/var/run/nutcracker/ratelimit${perSecond ? 'persecond' : ''}.sock`,
     }),
+    /** `REDIS_POOL_SIZE`: connections (single and sentinel). @default 10 */
     poolSize: integer(kv('POOL_SIZE'), {
-      help: 'connections (single, sentinel)',
+      help: about(
+        'Connections (single, sentinel); the first ready one carries the traffic (one write per event-loop turn), the others take over at once when it drops. Cluster: caps `REDIS_CLUSTER_PIPELINE_PARALLELISM`',
+      ),
       default: '10',
       min: 1,
       max: 1000,
     }),
-    auth: text(kv('AUTH'), { help: 'password or user:password', secret: true }),
-    sentinelAuth: text(kv('SENTINEL_AUTH'), {
-      help: 'password or user:password of the sentinels',
+    /** `REDIS_AUTH`: `password` or `user:password`. Secret. @default '' */
+    auth: text(kv('AUTH'), {
+      help: about('`password` or `username:password` for the data nodes (never logged)'),
       secret: true,
     }),
-    tls: bool(kv('TLS'), { help: 'connect with TLS' }),
-    // The per-second instance's TLS files default to the main instance's (computed below).
-    tlsClientCert: text(kv('TLS_CLIENT_CERT'), { help: 'client certificate file' }),
-    tlsClientKey: text(kv('TLS_CLIENT_KEY'), { help: 'client key file' }),
-    tlsCaCert: text(kv('TLS_CACERT'), { help: 'CA file of the server' }),
-    tlsSkipHostnameVerification: bool(kv('TLS_SKIP_HOSTNAME_VERIFICATION'), {
-      help: 'verify the chain but not the host name',
+    /** `REDIS_SENTINEL_AUTH`: `password` or `user:password` for the sentinels. Secret. @default '' */
+    sentinelAuth: text(kv('SENTINEL_AUTH'), {
+      help: about('`password` or `username:password` for the sentinels (never logged)'),
+      secret: true,
     }),
-    timeoutMs: duration(kv('TIMEOUT'), { help: 'connect and read timeout', default: '10s' }),
+    /** `REDIS_TLS`. @default false */
+    tls: bool(kv('TLS'), { help: about('Connect with TLS (data nodes and sentinels)') }),
+    /** `REDIS_TLS_CLIENT_CERT` (PEM file path). */
+    tlsClientCert: text(kv('TLS_CLIENT_CERT'), {
+      ...asMain,
+      help: about('Client certificate file'),
+    }),
+    /** `REDIS_TLS_CLIENT_KEY` (PEM file path). */
+    tlsClientKey: text(kv('TLS_CLIENT_KEY'), { ...asMain, help: about('Client key file') }),
+    /** `REDIS_TLS_CACERT` (PEM file path). */
+    tlsCaCert: text(kv('TLS_CACERT'), { ...asMain, help: about('CA file to verify the server') }),
+    /** `REDIS_TLS_SKIP_HOSTNAME_VERIFICATION`: verify the chain but not the host name. */
+    tlsSkipHostnameVerification: bool(kv('TLS_SKIP_HOSTNAME_VERIFICATION'), {
+      ...asMain,
+      help: about('Verify the chain but not the host name'),
+    }),
+    /** `REDIS_TIMEOUT`: connect and read timeout, milliseconds. @default 10000 */
+    timeoutMs: duration(kv('TIMEOUT'), {
+      help: about(
+        'Connect timeout, and read timeout: a connection with commands in flight that gets no answer for this long is closed (its calls fail) and reconnected, as upstream',
+      ),
+      default: '10s',
+    }),
+    /**
+     * `REDIS_POOL_ON_EMPTY_BEHAVIOR`: what a call does when no connection is ready (all are
+     * reconnecting): `CREATE` waits up to {@link poolOnEmptyWaitMs}, then tries the connection being
+     * re-established (and gets its error); `ERROR` waits as long, then fails; `WAIT` waits up to
+     * {@link timeoutMs}, then fails. @default 'CREATE'
+     */
     poolOnEmptyBehavior: oneOf(kv('POOL_ON_EMPTY_BEHAVIOR'), ['CREATE', 'ERROR', 'WAIT'], {
-      help: 'no connection ready: CREATE, ERROR or WAIT',
+      help: about(
+        'What a call does when no connection is ready (all reconnecting): `CREATE` waits up to `REDIS_POOL_ON_EMPTY_WAIT_DURATION`, then tries the connection being re-established (its error); `ERROR` waits as long, then fails with `no connection to the main redis became ready within …`; `WAIT` waits up to `REDIS_TIMEOUT`, then fails so',
+      ),
       default: 'CREATE',
     }),
+    /** `REDIS_POOL_ON_EMPTY_WAIT_DURATION`, milliseconds (`CREATE`, `ERROR`). @default 1000 */
     poolOnEmptyWaitMs: duration(kv('POOL_ON_EMPTY_WAIT_DURATION'), {
-      help: 'wait of CREATE and ERROR',
+      help: about('The wait of `CREATE` and `ERROR`'),
       default: '1s',
     }),
+    /**
+     * `REDIS_PIPELINE_WINDOW`, milliseconds: required non-zero with `cluster` (upstream's implicit
+     * pipelining); commands of one event-loop turn leave together, which is within any window.
+     * @default 0
+     */
     pipelineWindowMs: duration(kv('PIPELINE_WINDOW'), {
-      help: 'pipelining window (cluster: required)',
+      help: about(
+        "Cluster: required non-zero (upstream's implicit pipelining). Commands of one event-loop turn leave together per node, which is within any window",
+      ),
       default: '0',
     }),
+    /**
+     * `REDIS_CLUSTER_PIPELINE_PARALLELISM` (cluster): keys of one request sent at once; 0 = the
+     * pool size; larger values are capped at the pool size. @default 1
+     */
     clusterPipelineParallelism: integer(kv('CLUSTER_PIPELINE_PARALLELISM'), {
-      help: 'cluster: keys of one request sent at once; 0 = pool size',
+      help: about(
+        'Cluster: keys of one request sent at once (upstream groups commands by key); `0` = `REDIS_POOL_SIZE`; larger values are capped at it',
+      ),
       default: '1',
       min: 0,
       max: 1000,
     }),
+    /**
+     * `REDIS_CLOSE_CONNECTION_ON_READONLY_ERROR`: a `READONLY` reply (a replica after a failover)
+     * closes that connection, which reconnects to the current master; the call still fails.
+     * @default false
+     */
     closeConnectionOnReadonlyError: bool(kv('CLOSE_CONNECTION_ON_READONLY_ERROR'), {
-      help: 'close a connection that answers READONLY',
+      help: about(
+        'A `READONLY` reply (a demoted master after a failover) closes that connection, which reconnects (to the current master with sentinel); the call still fails',
+      ),
     }),
   })
 }
@@ -591,93 +287,158 @@ function parseGrpcHeaders(value: string): Readonly<Record<string, string>> | Inv
  */
 export const settingsTable = defineSettings(
   {
-    host: text('HOST', { help: 'HTTP address (/json, /healthcheck)', default: '0.0.0.0' }),
+    /** `HOST` of the HTTP server. @default '0.0.0.0' */
+    host: text('HOST', { help: 'HTTP address (`/json`, `/healthcheck`)', default: '0.0.0.0' }),
+    /** `PORT` of the HTTP server. @default 8080 */
     port: port('PORT', { help: 'HTTP port', default: '8080' }),
+    /** `DEBUG_HOST`. @default '0.0.0.0' */
     debugHost: text('DEBUG_HOST', {
-      help: 'debug server address (/stats, /rlconfig)',
+      help: 'Debug server address',
       default: '0.0.0.0',
     }),
-    debugPort: port('DEBUG_PORT', { help: 'debug server port', default: '6070' }),
+    /** `DEBUG_PORT`. @default 6070 */
+    debugPort: port('DEBUG_PORT', { help: 'Debug server port', default: '6070' }),
+    /** `GRPC_HOST`. @default '0.0.0.0' */
     grpcHost: text('GRPC_HOST', { help: 'gRPC address', default: '0.0.0.0' }),
+    /** `GRPC_PORT`. @default 8081 */
     grpcPort: port('GRPC_PORT', { help: 'gRPC port', default: '8081' }),
+    /** `GRPC_UDS`: a unix socket path to serve gRPC on instead of host:port. @default '' */
     grpcUds: text('GRPC_UDS', {
-      help: 'serve gRPC on this unix socket instead of GRPC_HOST:GRPC_PORT',
+      help: 'Serve gRPC on this unix socket path instead of host:port',
     }),
+    /** `GRPC_MAX_CONNECTION_AGE`, milliseconds (±10% jitter applied by the server). @default 24h */
     grpcMaxConnectionAgeMs: duration('GRPC_MAX_CONNECTION_AGE', {
-      help: 'close client connections after this age (±10%)',
+      help: 'Close client connections after this age (±10% jitter)',
       default: '24h',
     }),
+    /** `GRPC_MAX_CONNECTION_AGE_GRACE`, milliseconds. @default 1h */
     grpcMaxConnectionAgeGraceMs: duration('GRPC_MAX_CONNECTION_AGE_GRACE', {
-      help: 'time in-flight calls get after that',
+      help: 'Time in-flight calls get after that',
       default: '1h',
     }),
+    /**
+     * `GRPC_MAX_CONNECTION_IDLE` (Gatehouse addition; grpc-go's `MaxConnectionIdle`), milliseconds:
+     * a connection without calls for this long gets GOAWAY; 0 never. @default 5m
+     */
     grpcMaxConnectionIdleMs: duration('GRPC_MAX_CONNECTION_IDLE', {
-      help: 'GOAWAY to a connection without calls this long; 0 never',
+      help: "Gatehouse addition (grpc-go's `MaxConnectionIdle`): a connection without calls for this long gets GOAWAY; `0` never",
       default: '5m',
     }),
+    /**
+     * `GRPC_MAX_CONCURRENT_STREAMS` (Gatehouse addition): calls one connection may have open at
+     * once (HTTP/2 `SETTINGS_MAX_CONCURRENT_STREAMS`). @default 100
+     */
     grpcMaxConcurrentStreams: integer('GRPC_MAX_CONCURRENT_STREAMS', {
-      help: 'calls one connection may have open at once',
+      help: 'Gatehouse addition: calls one connection may have open at once (HTTP/2 `SETTINGS_MAX_CONCURRENT_STREAMS`; Envoy opens more connections when it needs more)',
       default: '100',
       min: 1,
       max: 2 ** 31 - 1,
     }),
+    /**
+     * `GRPC_MAX_CALL_DURATION` (Gatehouse addition), milliseconds: the longest a call may take,
+     * from its headers to its answer, whatever its `grpc-timeout`; then DEADLINE_EXCEEDED. A
+     * `Health/Watch` is bound by it only until its request arrives. @default 10s
+     */
     grpcMaxCallDurationMs: duration('GRPC_MAX_CALL_DURATION', {
-      help: 'longest call, from its headers to its answer',
+      help: "Gatehouse addition: the longest a call may take from its headers to its answer; a call ends with `DEADLINE_EXCEEDED` (`Deadline exceeded`) at the earlier of this and its `grpc-timeout`, and an unfinished request's stream is reset, so slow or unfinished calls cannot hold memory. `Health/Watch` is bound by it only until its request arrives",
       default: '10s',
       positive: true,
     }),
+    /**
+     * `GRPC_SERVER_IMPLEMENTATION` (Gatehouse addition): `native` (a lean gRPC server on
+     * node:http2, the default) or `grpc-js` (@grpc/grpc-js). Same wire behaviour.
+     */
     grpcServerImplementation: oneOf('GRPC_SERVER_IMPLEMENTATION', ['native', 'grpc-js'], {
-      help: 'native (node:http2) or grpc-js',
+      help: 'Gatehouse addition: `native` (a lean gRPC server on `node:http2`, the faster path) or `grpc-js` (@grpc/grpc-js); same wire behaviour',
       default: 'native',
     }),
     // Default computed below: two processes where they can run in parallel.
+    /**
+     * `RATELIMIT_WORKERS` (Gatehouse addition): processes serving the same ports (node:cluster), to
+     * use more than one core. More than 1 requires the Redis backend. @default 2 with the Redis
+     * backend on a host with at least 2 cores ({@link HostInfo.availableCores}), else 1
+     */
     workers: integer('RATELIMIT_WORKERS', {
-      help: 'processes serving the same ports (1 with BACKEND_TYPE=memory)',
+      computedDefault: '`2` for `redis` or `memcache` on 2+ cores, else `1`',
+      help: "Gatehouse addition: processes serving the same ports (node:cluster) to use more cores; more than 1 needs a shared backend (Redis, memcache). Workers that fill the cores run with V8's single-threaded GC. A worker that cannot start stops the service (exit 1). The debug port's `/stats` and the Prometheus endpoint show the sum over all workers",
       min: 1,
       max: 64,
     }),
+    /**
+     * `MAX_DESCRIPTORS_PER_REQUEST` (Gatehouse addition): descriptors one request may carry; more
+     * is refused as a service error. @default 64
+     */
     maxDescriptorsPerRequest: integer('MAX_DESCRIPTORS_PER_REQUEST', {
-      help: 'descriptors in one request',
+      help: 'Descriptors in one request (1..100000)',
       default: '64',
       min: 1,
       max: 100_000,
     }),
+    /**
+     * `MAX_ENTRIES_PER_DESCRIPTOR` (Gatehouse addition): entries one descriptor may carry. @default 32
+     */
     maxEntriesPerDescriptor: integer('MAX_ENTRIES_PER_DESCRIPTOR', {
-      help: 'entries in one descriptor',
+      help: 'Entries in one descriptor (1..100000)',
       default: '32',
       min: 1,
       max: 100_000,
     }),
+    /**
+     * `MAX_DESCRIPTOR_ENTRY_BYTES` (Gatehouse addition): longest descriptor entry key, and longest
+     * value, in UTF-8 bytes. @default 4096
+     */
     maxDescriptorEntryBytes: integer('MAX_DESCRIPTOR_ENTRY_BYTES', {
-      help: 'longest entry key or value, UTF-8 bytes',
+      help: 'Longest entry key, and longest entry value, in UTF-8 bytes (1..4194304)',
       default: '4096',
       min: 1,
       max: 4 * 1024 * 1024,
     }),
+    /** `LOG_LEVEL`. @default 'warn' */
     logLevel: field(
       'LOG_LEVEL',
       (value) =>
         LOG_LEVELS[value.toLowerCase()] ??
         invalid('must be one of trace, debug, info, warn, error, fatal, panic'),
-      { help: 'trace, debug, info, warn, error, fatal (panic)', default: 'WARN' },
+      {
+        help: '`trace`, `debug`, `info`, `warn`, `error`, `fatal` (`panic` = `fatal`)',
+        default: 'WARN',
+      },
     ),
+    /** `LOG_FORMAT`: `json` gives `@timestamp`, `@message`, `level`. @default 'text' */
     logFormat: oneOf('LOG_FORMAT', ['text', 'json'], {
-      help: 'text (logrus style) or json, on standard error',
+      help: '`text` (logrus style `time=… level=… msg=…`) or `json` (`@timestamp`, `@message`, `level`); logs go to standard error',
       default: 'text',
     }),
-    grpcServerUseTls: bool('GRPC_SERVER_USE_TLS', { help: 'serve gRPC over TLS only' }),
+    /**
+     * `GRPC_SERVER_USE_TLS`: the gRPC server speaks TLS only, with the certificate and key files
+     * below, reloaded when they change. @default false
+     */
+    grpcServerUseTls: bool('GRPC_SERVER_USE_TLS', {
+      help: 'Serve gRPC over TLS only (see [TLS and mutual TLS](#tls-and-mutual-tls))',
+    }),
+    /** `GRPC_SERVER_TLS_CERT`: PEM certificate chain file of the gRPC server. @default '' */
     grpcServerTlsCert: text('GRPC_SERVER_TLS_CERT', {
-      help: 'PEM certificate chain of the gRPC server (reloaded)',
+      help: 'PEM certificate chain file of the gRPC server; required with TLS; reloaded when it changes',
     }),
+    /** `GRPC_SERVER_TLS_KEY`: PEM private key file of the gRPC server. @default '' */
     grpcServerTlsKey: text('GRPC_SERVER_TLS_KEY', {
-      help: 'PEM private key of the gRPC server (reloaded)',
+      help: 'PEM private key file of the gRPC server; required with TLS; reloaded when it changes',
     }),
+    /**
+     * `GRPC_CLIENT_TLS_CACERT`: PEM file of the CA(s) client certificates must chain to; set, it
+     * turns on mutual TLS (a client without a valid certificate is refused). @default ''
+     */
     grpcClientTlsCaCert: text('GRPC_CLIENT_TLS_CACERT', {
-      help: 'PEM CA of client certificates: mutual TLS',
+      help: 'PEM CA file for client certificates: set, mutual TLS (needs `GRPC_SERVER_USE_TLS=true`)',
     }),
+    /**
+     * `GRPC_CLIENT_TLS_SAN`: a DNS name the client certificate must carry as a subject
+     * alternative name (mutual TLS only). @default ''
+     */
     grpcClientTlsSan: text('GRPC_CLIENT_TLS_SAN', {
-      help: 'DNS SAN the client certificate must carry',
+      help: "DNS subject alternative name the client certificate must carry (needs `GRPC_CLIENT_TLS_CACERT`); other clients' calls get `UNAUTHENTICATED`",
     }),
+    /** `CONFIG_TYPE`: `FILE` (the runtime directory) or `GRPC_XDS_SOTW` (a management server). */
     configType: field(
       'CONFIG_TYPE',
       (value) => {
@@ -685,178 +446,270 @@ export const settingsTable = defineSettings(
         if (type === 'FILE' || type === 'GRPC_XDS_SOTW') return type
         return invalid(`Invalid setting for ConfigType: ${value}`, { echo: false })
       },
-      { help: 'FILE (RUNTIME_* files) or GRPC_XDS_SOTW (a management server)', default: 'FILE' },
+      {
+        help: '`FILE` (the files below) or `GRPC_XDS_SOTW` (a management server, below)',
+        default: 'FILE',
+      },
     ),
+    /** The management server settings (`CONFIG_GRPC_XDS_*`, `XDS_CLIENT_*`), for `GRPC_XDS_SOTW`. */
     xds: group({
+      /** `CONFIG_GRPC_XDS_NODE_ID`: the node id the management server keys its snapshots by. @default 'default' */
       nodeId: text('CONFIG_GRPC_XDS_NODE_ID', {
-        help: 'node id sent to the management server',
+        help: 'Node id sent to the management server (its snapshots are keyed by it)',
         default: 'default',
       }),
+      /** `CONFIG_GRPC_XDS_NODE_METADATA` (`k1=v1,k2=v2`): the node's metadata, string values. @default {} */
       nodeMetadata: field('CONFIG_GRPC_XDS_NODE_METADATA', parseNodeMetadata, {
-        help: 'node metadata, k1=v1,k2=v2',
+        help: 'Node metadata, `k1=v1,k2=v2` (string values)',
       }),
+      /** `CONFIG_GRPC_XDS_SERVER_URL`: `host:port` (or any gRPC target) of the server. @default 'localhost:18000' */
       serverUrl: text('CONFIG_GRPC_XDS_SERVER_URL', {
         help: 'gRPC target of the management server',
         default: 'localhost:18000',
       }),
+      /**
+       * `CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL`, milliseconds: between two attempts to
+       * connect while the server cannot be reached. @default 3000
+       */
       connectRetryIntervalMs: duration('CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL', {
-        help: 'wait between connection attempts',
+        help: 'Wait between connection attempts while the server cannot be reached',
         default: '3s',
         positive: true,
       }),
+      /**
+       * `CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS` (`k1:v1,k2:v2`): gRPC metadata sent with the
+       * stream (e.g. `authorization`). Secret: never logged. @default {}
+       */
       additionalHeaders: field('CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS', parseGrpcHeaders, {
-        help: 'gRPC metadata sent with the stream, k1:v1,k2:v2',
+        help: 'gRPC metadata sent with the stream, `k1:v1,k2:v2` (e.g. `authorization:Bearer …`); keys must be valid gRPC metadata keys; never logged',
         secret: true,
       }),
+      /** `CONFIG_GRPC_XDS_SERVER_USE_TLS`. @default false */
       useTls: bool('CONFIG_GRPC_XDS_SERVER_USE_TLS', {
-        help: 'connect to the management server over TLS',
+        help: 'Connect over TLS',
       }),
+      /** `CONFIG_GRPC_XDS_CLIENT_TLS_CERT`: PEM client certificate file (mutual TLS). @default '' */
       clientTlsCert: text('CONFIG_GRPC_XDS_CLIENT_TLS_CERT', {
-        help: 'PEM client certificate (mutual TLS)',
+        help: 'PEM client certificate file (mutual TLS; with the key)',
       }),
-      clientTlsKey: text('CONFIG_GRPC_XDS_CLIENT_TLS_KEY', { help: 'PEM client key (mutual TLS)' }),
+      /** `CONFIG_GRPC_XDS_CLIENT_TLS_KEY`: PEM client key file (mutual TLS). @default '' */
+      clientTlsKey: text('CONFIG_GRPC_XDS_CLIENT_TLS_KEY', {
+        help: 'PEM client key file (with the certificate)',
+      }),
+      /** `CONFIG_GRPC_XDS_SERVER_TLS_CACERT`: PEM CA file for the server; empty = system CAs. @default '' */
       serverTlsCaCert: text('CONFIG_GRPC_XDS_SERVER_TLS_CACERT', {
-        help: 'PEM CA of the server certificate; empty: system CAs',
+        help: 'PEM CA file for the server certificate; empty: the system CAs',
       }),
+      /** `CONFIG_GRPC_XDS_SERVER_TLS_SAN`: the name the server certificate must carry; empty = the URL's host. @default '' */
       serverTlsSan: text('CONFIG_GRPC_XDS_SERVER_TLS_SAN', {
-        help: 'name the server certificate must carry; empty: the URL host',
+        help: 'Name the server certificate must carry; empty: the host of the URL',
       }),
+      /** `XDS_CLIENT_BACKOFF_INITIAL_INTERVAL`, milliseconds: first wait before reconnecting after the stream failed. @default 10000 */
       backoffInitialMs: duration('XDS_CLIENT_BACKOFF_INITIAL_INTERVAL', {
-        help: 'first wait before reconnecting a failed stream',
+        help: 'First wait before reconnecting after the stream failed',
         default: '10s',
         positive: true,
       }),
+      /** `XDS_CLIENT_BACKOFF_MAX_INTERVAL`, milliseconds: longest wait between reconnections. @default 60000 */
       backoffMaxMs: duration('XDS_CLIENT_BACKOFF_MAX_INTERVAL', {
-        help: 'longest such wait',
+        help: 'Longest wait (the waits double up to it)',
         default: '60s',
         positive: true,
       }),
+      /** `XDS_CLIENT_BACKOFF_RANDOM_FACTOR` (0..1): each wait is randomised by ± this fraction. @default 0.5 */
       backoffRandomFactor: decimal('XDS_CLIENT_BACKOFF_RANDOM_FACTOR', {
-        help: 'each wait varies by ± this fraction',
+        help: 'Each wait varies by ± this fraction (0..1)',
         default: '0.5',
         min: 0,
         max: 1,
       }),
+      /** `XDS_CLIENT_BACKOFF_JITTER`: randomise the waits. @default true */
       backoffJitter: bool('XDS_CLIENT_BACKOFF_JITTER', {
-        help: 'randomise the waits',
+        help: 'Randomise the waits',
         default: 'true',
       }),
+      /** `XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES`: largest response accepted; 0 = gRPC's default (4 MiB). @default 0 */
       maxMsgSizeBytes: integer('XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES', {
-        help: "largest response accepted; 0: gRPC's 4 MiB",
+        help: "Largest response accepted; `0`: gRPC's default, 4 MiB",
         default: '0',
         min: 0,
         max: 2 ** 31 - 1,
       }),
     }),
+    /** `FORCE_START_WITHOUT_INITIAL_CONFIG`. @default false */
     forceStartWithoutInitialConfig: bool('FORCE_START_WITHOUT_INITIAL_CONFIG', {
-      help: 'listen before the first configuration is loaded',
+      help: 'Listen before the first configuration is loaded (files or xDS)',
     }),
+    /** `RUNTIME_ROOT`. @default '/srv/runtime_data/current' */
     runtimeRoot: text('RUNTIME_ROOT', {
-      help: 'root directory of the config files (usually a symlink)',
+      help: 'Root directory (usually a symlink)',
       default: '/srv/runtime_data/current',
     }),
-    runtimeSubdirectory: text('RUNTIME_SUBDIRECTORY', { help: 'directory under the root' }),
+    /** `RUNTIME_SUBDIRECTORY`. @default '' */
+    runtimeSubdirectory: text('RUNTIME_SUBDIRECTORY', { help: 'Directory under the root' }),
+    /** `RUNTIME_APPDIRECTORY`. @default 'config' */
     runtimeAppDirectory: text('RUNTIME_APPDIRECTORY', {
-      help: 'directory holding the config files',
+      help: 'Directory holding the files',
       default: 'config',
     }),
+    /** `RUNTIME_IGNOREDOTFILES`. @default false */
     runtimeIgnoreDotFiles: bool('RUNTIME_IGNOREDOTFILES', {
-      help: 'skip files and directories starting with .',
+      help: 'Skip files and directories starting with `.`',
     }),
+    /** `RUNTIME_WATCH_ROOT`: true = reload when the root symlink is swapped; false = on content changes. @default true */
     runtimeWatchRoot: bool('RUNTIME_WATCH_ROOT', {
-      help: 'reload when the root is swapped (false: on any change)',
+      help: '`true`: reload when the root is swapped; `false`: reload on content changes',
       default: 'true',
     }),
-    mergeDomainConfig: bool('MERGE_DOMAIN_CONFIG', { help: 'allow several files for one domain' }),
+    /** `MERGE_DOMAIN_CONFIG`. @default false */
+    mergeDomainConfig: bool('MERGE_DOMAIN_CONFIG', {
+      help: 'Allow several files for one domain (duplicate keys still fail)',
+    }),
+    /** `HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED`. @default false */
     healthyWithAtLeastOneConfigLoaded: bool('HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED', {
-      help: 'unhealthy until a config with a domain is loaded',
+      help: 'Report unhealthy until a configuration with at least one domain is loaded',
     }),
+    /** `USE_STATSD`: statsd sink (TCP); false writes stats to standard output. @default true */
     useStatsd: bool('USE_STATSD', {
-      help: 'send stats to statsd (false: JSON lines on standard output)',
+      help: 'Send stats to statsd over TCP; `false` writes them to standard output as JSON lines',
       default: 'true',
     }),
+    /** `STATSD_HOST`. @default 'localhost' */
     statsdHost: text('STATSD_HOST', { help: 'statsd host', default: 'localhost' }),
+    /** `STATSD_PORT`. @default 8125 */
     statsdPort: port('STATSD_PORT', { help: 'statsd port', default: '8125' }),
-    extraTags: map('EXTRA_TAGS', { help: 'k1:v1,k2:v2 tags on every stat' }),
+    /** `EXTRA_TAGS` (`k1:v1,k2:v2`). */
+    extraTags: map('EXTRA_TAGS', {
+      help: '`k1:v1,k2:v2`, appended to `ratelimit.*` names as `.__k1=v1.__k2=v2` (`.`, `:`, `|` and control characters in values become `_`, as gostats does for the first three)',
+    }),
+    /** `STATS_FLUSH_INTERVAL`, milliseconds. @default 10000 */
     statsFlushIntervalMs: duration('STATS_FLUSH_INTERVAL', {
-      help: 'stats flush period',
+      help: 'Flush period (counters are sent as deltas)',
       default: '10s',
       positive: true,
     }),
-    disableStats: bool('DISABLE_STATS', { help: 'send stats nowhere (/stats still shows them)' }),
+    /** `DISABLE_STATS`. @default false */
+    disableStats: bool('DISABLE_STATS', {
+      help: 'Send stats nowhere (`/stats` on the debug port still shows them)',
+    }),
+    /**
+     * `STATS_MAX_DYNAMIC_KEYS` (Gatehouse addition): stat keys made from request values (limit
+     * overrides, `detailed_metric`, `value_to_metric`) that get their own stats; later ones are
+     * counted under `<domain>.stats_overflow`. @default 1000
+     */
     statsMaxDynamicKeys: integer('STATS_MAX_DYNAMIC_KEYS', {
-      help: 'stat keys made from request values',
+      help: 'Gatehouse addition: stat keys made from request values (descriptor `limit` overrides, `detailed_metric`, `value_to_metric`) that get stats of their own; later ones, and any longer than 256 characters, are counted under `ratelimit.service.rate_limit.<domain>.stats_overflow.*`',
       default: '1000',
       max: 1_000_000,
     }),
+    /**
+     * `USE_TAGGED_STATSD` (upstream's `USE_DOG_STATSD` is accepted too): DogStatsD lines with tags
+     * (`name:1|c|#tag:value`) over UDP to `STATSD_HOST:STATSD_PORT`. @default false
+     */
     useTaggedStatsd: bool(['USE_TAGGED_STATSD', 'USE_DOG_STATSD'], {
-      help: 'send DogStatsD lines with tags',
+      help: 'Send DogStatsD lines with tags (`name:1|c|#tag:value`) over UDP to `STATSD_HOST:STATSD_PORT`; `EXTRA_TAGS` become tags',
     }),
     taggedStatsdMogrifierNames: list('USE_DOG_STATSD_MOGRIFIERS', {
-      help: 'mogrifier names, tried in order (DOG_STATSD_MOGRIFIER_<NAME>_*)',
+      help: "Comma-separated mogrifier names, tried in order; the first whose pattern matches a stat's name renames it and adds its tags",
     }),
+    /** `USE_PROMETHEUS`: serve the stats on a Prometheus scrape endpoint. @default false */
     usePrometheus: bool('USE_PROMETHEUS', {
-      help: 'serve the stats on a Prometheus scrape endpoint',
+      help: 'Serve the stats on a Prometheus scrape endpoint (text format 0.0.4); values change at each flush',
     }),
+    /** `PROMETHEUS_ADDR`: `host:port` of the scrape endpoint (`:9090` = all interfaces). @default ':9090' */
     prometheusAddr: text('PROMETHEUS_ADDR', {
-      help: 'host:port of the scrape endpoint',
+      help: '`host:port` of the endpoint (`:port` = all interfaces)',
       default: ':9090',
       check: (addr) => (HOST_PORT.test(addr) ? undefined : 'must be host:port or :port'),
     }),
+    /** `PROMETHEUS_PATH`: path of the scrape endpoint. @default '/metrics' */
     prometheusPath: text('PROMETHEUS_PATH', {
-      help: 'path of the scrape endpoint',
+      help: 'Path of the endpoint (other paths: 404)',
       default: '/metrics',
       check: (path) =>
         /^\/[\x21-\x7e]*$/.test(path) ? undefined : 'must be a path starting with /',
     }),
+    /** `PROMETHEUS_MAPPER_YAML`: a statsd_exporter mapping file replacing the default mapping. */
     prometheusMapperYaml: text('PROMETHEUS_MAPPER_YAML', {
-      help: 'statsd_exporter mapping file replacing the default mapping',
+      help: 'A [statsd_exporter mapping file](https://github.com/prometheus/statsd_exporter#metric-mapping-and-configuration) replacing the default mapping',
     }),
+    /**
+     * `PROMETHEUS_RESPONSE_TIME_AS_MILLISECONDS`: `ratelimit_service_response_time_seconds` observes
+     * milliseconds (upstream's legacy unit) instead of seconds; ignored with a mapper file.
+     * @default false
+     */
     prometheusResponseTimeAsMilliseconds: bool('PROMETHEUS_RESPONSE_TIME_AS_MILLISECONDS', {
-      help: 'response time histogram in milliseconds',
+      help: "`ratelimit_service_response_time_seconds` observes milliseconds (upstream's legacy unit) instead of seconds; ignored with a mapping file",
     }),
+    /** Tracing (`TRACING_*`, `OTEL_EXPORTER_OTLP_*`). */
     tracing: group({
-      enabled: bool('TRACING_ENABLED', { help: 'export spans with OpenTelemetry over OTLP' }),
+      /** `TRACING_ENABLED`. @default false */
+      enabled: bool('TRACING_ENABLED', { help: 'Export spans with OpenTelemetry over OTLP' }),
+      /** `TRACING_EXPORTER_PROTOCOL`: OTLP over `http` (protobuf) or `grpc`. @default 'http' */
       exporterProtocol: oneOf('TRACING_EXPORTER_PROTOCOL', ['http', 'grpc'], {
-        help: 'OTLP over http or grpc',
+        help: '`http` (OTLP protobuf over HTTP) or `grpc`',
         default: 'http',
       }),
-      serviceName: text('TRACING_SERVICE_NAME', { help: 'service.name', default: 'RateLimit' }),
-      serviceNamespace: text('TRACING_SERVICE_NAMESPACE', { help: 'service.namespace' }),
-      serviceInstanceId: text('TRACING_SERVICE_INSTANCE_ID', {
-        help: 'service.instance.id; empty: a random UUID',
+      /** `TRACING_SERVICE_NAME`: resource attribute `service.name`. @default 'RateLimit' */
+      serviceName: text('TRACING_SERVICE_NAME', {
+        help: 'Resource attribute `service.name`',
+        default: 'RateLimit',
       }),
+      /** `TRACING_SERVICE_NAMESPACE`: `service.namespace`, left out when empty. */
+      serviceNamespace: text('TRACING_SERVICE_NAMESPACE', {
+        help: '`service.namespace` (left out when empty)',
+      }),
+      /** `TRACING_SERVICE_INSTANCE_ID`: `service.instance.id`; a random UUID v4 when empty. */
+      serviceInstanceId: text('TRACING_SERVICE_INSTANCE_ID', {
+        help: '`service.instance.id`; a random UUID v4 per process when empty',
+      }),
+      /** `TRACING_SAMPLING_RATE`: fraction of new traces sampled, 0 to 1 (parent-based). @default 1 */
       samplingRate: decimal('TRACING_SAMPLING_RATE', {
-        help: 'fraction of new traces sampled',
+        help: "Fraction (0 to 1) of new traces sampled (decided before any tracer call: an unsampled call costs one random number); a caller's sampled or unsampled `traceparent` is followed",
         default: '1',
         min: 0,
         max: 1,
       }),
-      endpoint: text('OTEL_EXPORTER_OTLP_ENDPOINT', { help: 'OTLP collector base URL' }),
+      /**
+       * `OTEL_EXPORTER_OTLP_ENDPOINT`: base URL; http exports go to `<endpoint>/v1/traces`. Empty =
+       * the exporter's default (`http://localhost:4318`, grpc `http://localhost:4317`).
+       */
+      endpoint: text('OTEL_EXPORTER_OTLP_ENDPOINT', {
+        help: 'Collector base URL; http sends to `<endpoint>/v1/traces`; empty = `http://localhost:4318` (http) or `http://localhost:4317` (grpc)',
+      }),
+      /** `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`: full URL for traces, used as is; wins over `endpoint`. */
       tracesEndpoint: text('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', {
-        help: 'OTLP traces URL, used as is',
+        help: 'Full URL for traces, used as is; wins over the previous one',
       }),
+      /** `OTEL_EXPORTER_OTLP_HEADERS` (`k=v,k2=v2`, values URL-encoded): sent with every export. */
       headers: field('OTEL_EXPORTER_OTLP_HEADERS', parseOtlpHeaders, {
-        help: 'k=v,… sent with every export',
+        help: '`k=v,k2=v2` (URL-encoded) sent with every export (gRPC: as metadata); never logged',
         secret: true,
       }),
+      /** `OTEL_EXPORTER_OTLP_TRACES_HEADERS`: as `headers`, for traces; wins key by key. */
       tracesHeaders: field('OTEL_EXPORTER_OTLP_TRACES_HEADERS', parseOtlpHeaders, {
-        help: 'k=v,… sent with trace exports',
+        help: 'As the previous one, for traces; wins key by key',
         secret: true,
       }),
+      /** `OTEL_EXPORTER_OTLP_TIMEOUT`: export timeout, milliseconds. @default 10000 */
       timeoutMs: integer('OTEL_EXPORTER_OTLP_TIMEOUT', {
-        help: 'export timeout, ms',
+        help: 'Export timeout, milliseconds',
         default: '10000',
         min: 1,
         max: 600_000,
       }),
+      /** `OTEL_EXPORTER_OTLP_TRACES_TIMEOUT`, milliseconds; 0 (unset) = `timeoutMs`. */
       tracesTimeoutMs: integer('OTEL_EXPORTER_OTLP_TRACES_TIMEOUT', {
-        help: 'trace export timeout, ms; 0: the previous one',
+        help: 'Export timeout for traces, milliseconds; 0 = the previous one',
         default: '0',
         min: 0,
         max: 600_000,
       }),
     }),
+    /**
+     * `BACKEND_TYPE`: `redis` (default), `memcache` (experimental upstream) or `memory`
+     * (Gatehouse addition).
+     */
     backendType: field(
       'BACKEND_TYPE',
       (value) => {
@@ -864,107 +717,186 @@ export const settingsTable = defineSettings(
         if (type === 'redis' || type === 'memcache' || type === 'memory') return type
         return invalid('must be redis, memcache or memory')
       },
-      { help: 'redis, memcache or memory (in-process)', default: 'redis' },
+      { help: '`redis`, `memcache` or `memory` (in-process, one instance only)', default: 'redis' },
     ),
+    /**
+     * `MEMORY_MAX_KEYS` (Gatehouse addition): most counters the memory backend keeps; beyond it the
+     * least recently incremented is evicted. @default 100000
+     */
     memoryMaxKeys: integer('MEMORY_MAX_KEYS', {
-      help: 'counters the memory backend keeps',
+      help: "Counters the memory backend keeps; a new key beyond them evicts the least recently incremented one (its count restarts at 0), counted as `ratelimit.memory.evicted_keys`. A counter costs about 150 bytes plus its key (the descriptor's entries: at most `MAX_ENTRIES_PER_DESCRIPTOR` × 2 × `MAX_DESCRIPTOR_ENTRY_BYTES`)",
       default: '100000',
       min: 1,
       max: 100_000_000,
     }),
+    /** `EXPIRATION_JITTER_MAX_SECONDS`. @default 300 */
     expirationJitterMaxSeconds: integer('EXPIRATION_JITTER_MAX_SECONDS', {
-      help: 'random seconds added to each key TTL',
+      help: "Random seconds added to each key's TTL (0 = none)",
       default: '300',
     }),
+    /** `LOCAL_CACHE_SIZE_IN_BYTES`; 0 disables. @default 0 */
     localCacheSizeInBytes: integer('LOCAL_CACHE_SIZE_IN_BYTES', {
-      help: 'local over-limit cache size; 0 off',
+      help: 'Size of the local over-limit cache; 0 disables (minimum 512 KiB when on)',
       default: '0',
     }),
+    /** `NEAR_LIMIT_RATIO` (0..1). @default 0.8 */
     nearLimitRatio: decimal('NEAR_LIMIT_RATIO', {
-      help: 'share of the limit above which hits are near_limit',
+      help: 'Share of the limit above which hits count as `near_limit` (0..1)',
       default: '0.8',
       min: 0,
       max: 1,
     }),
-    cacheKeyPrefix: text('CACHE_KEY_PREFIX', { help: 'prefix of every counter key' }),
+    /** `CACHE_KEY_PREFIX`. @default '' */
+    cacheKeyPrefix: text('CACHE_KEY_PREFIX', { help: 'Prefix of every counter key' }),
+    /** `STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT`. @default false */
     stopCacheKeyIncrementWhenOverlimit: bool('STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT', {
-      help: 'do not count requests over the limit',
+      help: 'Read counters first; do not count refused requests (not with memcache)',
     }),
+    /**
+     * `RATE_LIMIT_ALGORITHM` (Gatehouse addition, issue 15): the algorithm of rules that name none
+     * (`fixed_window`, `sliding_window` or `token_bucket`). `token_bucket` is refused with
+     * `BACKEND_TYPE=memcache`. @default 'fixed_window'
+     */
     rateLimitAlgorithm: oneOf(
       'RATE_LIMIT_ALGORITHM',
       ['fixed_window', 'sliding_window', 'token_bucket'],
-      { help: 'fixed_window, sliding_window or token_bucket', default: 'fixed_window' },
+      {
+        help: 'Algorithm of rules that name none: `fixed_window`, `sliding_window`, `token_bucket` (not with memcache); see [Algorithms](#algorithms)',
+        default: 'fixed_window',
+      },
     ),
+    /** `LIMIT_RESPONSE_HEADERS_ENABLED`. @default false */
     limitResponseHeadersEnabled: bool('LIMIT_RESPONSE_HEADERS_ENABLED', {
-      help: 'return RateLimit-* headers',
+      help: 'Return `RateLimit-*` headers in `response_headers_to_add`',
     }),
+    /** `LIMIT_LIMIT_HEADER`. @default 'RateLimit-Limit' */
     limitLimitHeader: text('LIMIT_LIMIT_HEADER', {
-      help: 'name of the limit header',
+      help: 'Name of the limit header',
       default: 'RateLimit-Limit',
     }),
+    /** `LIMIT_REMAINING_HEADER`. @default 'RateLimit-Remaining' */
     limitRemainingHeader: text('LIMIT_REMAINING_HEADER', {
-      help: 'name of the remaining header',
+      help: 'Name of the remaining header',
       default: 'RateLimit-Remaining',
     }),
+    /** `LIMIT_RESET_HEADER`. @default 'RateLimit-Reset' */
     limitResetHeader: text('LIMIT_RESET_HEADER', {
-      help: 'name of the reset header (seconds)',
+      help: 'Name of the reset header (seconds)',
       default: 'RateLimit-Reset',
     }),
-    shadowMode: bool('SHADOW_MODE', { help: 'answer OK even over the limit' }),
-    quotaMode: bool('QUOTA_MODE', { help: 'treat every descriptor as a quota descriptor' }),
+    /** `SHADOW_MODE`. @default false */
+    shadowMode: bool('SHADOW_MODE', {
+      help: 'Answer OK even when over limit (counts `ratelimit.service.global_shadow_mode`)',
+    }),
+    /** `QUOTA_MODE`. @default false */
+    quotaMode: bool('QUOTA_MODE', { help: 'Treat every descriptor as a quota descriptor' }),
+    /** `RESPONSE_DYNAMIC_METADATA`. @default false */
     responseDynamicMetadata: bool('RESPONSE_DYNAMIC_METADATA', {
-      help: 'return rule metadata in dynamic_metadata',
+      help: 'Return domain, descriptors and rule metadata in `dynamic_metadata`',
     }),
+    /** The main Redis (`REDIS_*` / `KVSTORE_*`). */
     redis: redisFields(false),
+    /** `REDIS_PERSECOND`: per-second limits go to a second Redis. @default false */
     redisPerSecond: bool(['REDIS_PERSECOND', 'KVSTORE_PERSECOND'], {
-      help: 'send SECOND limits to a second Redis (REDIS_PERSECOND_*)',
+      help: 'Send SECOND limits to a second instance',
     }),
+    /** The per-second Redis (`REDIS_PERSECOND_*` / `KVSTORE_PERSECOND_*`). */
     redisPerSecondSettings: redisFields(true),
+    /** `REDIS_HEALTH_CHECK_ACTIVE_CONNECTION`: backend unhealthy while no connection is up. @default false */
     redisHealthCheckActiveConnection: bool(
       ['REDIS_HEALTH_CHECK_ACTIVE_CONNECTION', 'KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION'],
-      { help: 'unhealthy while no Redis connection is up' },
+      {
+        help: 'Report unhealthy while no connection (cluster: no master node) is up; `/healthcheck` then names the instance, its address and the connection error',
+      },
     ),
+    /** The memcache servers (`MEMCACHE_*`), used with `BACKEND_TYPE=memcache`. */
     memcache: group({
+      /**
+       * `MEMCACHE_HOST_PORT`: the servers, `host:port` each, comma-separated. Keys are spread over
+       * them by list position (gomemcache's `ServerList`), so every instance must use the same list.
+       * Exclusive with {@link srv}. @default []
+       */
       hostPort: list('MEMCACHE_HOST_PORT', {
-        help: 'memcached servers, host:port,… (same order everywhere)',
+        help: 'Servers as `host:port`, comma-separated (IPv6 servers by host name). Every instance must list them in the same order. Exclusive with `MEMCACHE_SRV`; one of the two is required',
       }),
-      srv: text('MEMCACHE_SRV', { help: 'SRV record listing the memcached servers' }),
+      /**
+       * `MEMCACHE_SRV`: an SRV record name, `_service._proto.name`, whose targets (sorted) are the
+       * servers instead. @default ''
+       */
+      srv: text('MEMCACHE_SRV', {
+        help: 'An SRV record, `_service._proto.name`, whose targets (sorted by `host:port`) are the servers. Looked up at start: a failed lookup stops the service (`Unable to fetch servers from SRV …`)',
+      }),
+      /** `MEMCACHE_SRV_REFRESH`, milliseconds: how often the SRV record is looked up again; 0 never. @default 0 */
       srvRefreshMs: duration('MEMCACHE_SRV_REFRESH', {
-        help: 'look the SRV record up again this often; 0 never',
+        help: 'Look the SRV record up again this often (Go duration, e.g. `30s`); `0` never. A failed or empty lookup keeps the last list (logged)',
         default: '0',
       }),
+      /**
+       * `MEMCACHE_MAX_IDLE_CONNS`: connections kept to each server (0 = gomemcache's default, 2).
+       * Requests in flight share them (memcache's text protocol answers in order). @default 2
+       */
       maxIdleConns: integer('MEMCACHE_MAX_IDLE_CONNS', {
-        help: 'connections per server and process',
+        help: 'Connections per server and process (`0` = 2, as gomemcache); requests in flight share them',
         default: '2',
         max: 1000,
       }),
-      tls: bool('MEMCACHE_TLS', { help: 'connect to memcached with TLS' }),
-      tlsClientCert: text('MEMCACHE_TLS_CLIENT_CERT', { help: 'client certificate file' }),
-      tlsClientKey: text('MEMCACHE_TLS_CLIENT_KEY', { help: 'client key file' }),
-      tlsCaCert: text('MEMCACHE_TLS_CACERT', {
-        help: "CA file of the servers; empty: the system's",
+      /** `MEMCACHE_TLS`: connect over TLS. @default false */
+      tls: bool('MEMCACHE_TLS', { help: 'Connect with TLS' }),
+      /** `MEMCACHE_TLS_CLIENT_CERT` (PEM file path). @default '' */
+      tlsClientCert: text('MEMCACHE_TLS_CLIENT_CERT', {
+        help: 'Client certificate file (mutual TLS)',
       }),
+      /** `MEMCACHE_TLS_CLIENT_KEY` (PEM file path). @default '' */
+      tlsClientKey: text('MEMCACHE_TLS_CLIENT_KEY', { help: 'Client key file' }),
+      /** `MEMCACHE_TLS_CACERT` (PEM file path; the system's CAs when empty). @default '' */
+      tlsCaCert: text('MEMCACHE_TLS_CACERT', {
+        help: "CA file to verify the servers (the system's CAs when empty)",
+      }),
+      /** `MEMCACHE_TLS_SKIP_HOSTNAME_VERIFICATION`: verify the chain but not the host name. @default false */
       tlsSkipHostnameVerification: bool('MEMCACHE_TLS_SKIP_HOSTNAME_VERIFICATION', {
-        help: 'verify the chain but not the host name',
+        help: 'Verify the chain but not the host name',
       }),
     }),
+    /**
+     * `BACKEND_STARTUP_TIMEOUT_SECONDS`: how long the service tries to reach its Redis or memcache
+     * at start before it exits (status 1) with one line naming the address variable and the error;
+     * 0 waits forever (upstream's default). @default 60
+     */
     backendStartupTimeoutSeconds: integer('BACKEND_STARTUP_TIMEOUT_SECONDS', {
-      help: 'at start, seconds to try the Redis or memcache before exiting 1; 0 forever',
+      help: "How long to try the Redis or memcache at start (a `warn` line per failed attempt, with the address and the error) before exiting 1 with one line naming the address variable (`REDIS_URL`, `REDIS_PERSECOND_URL`, `MEMCACHE_HOST_PORT`, `MEMCACHE_SRV`) and the cause; `0` waits forever (upstream's behaviour). Nothing listens before the backend answers, as upstream",
       default: '60',
       min: 0,
       max: 86_400,
     }),
+    /**
+     * `REDIS_STARTUP_INITIAL_INTERVAL`, milliseconds: at start, the wait before the first retry of
+     * the backend check (Redis `PING`, memcache `version`) after a failed one; doubled after each
+     * failure (with ±50% jitter), up to {@link redisStartupMaxIntervalMs}. @default 1000
+     */
     redisStartupInitialIntervalMs: duration(
       ['REDIS_STARTUP_INITIAL_INTERVAL', 'KVSTORE_STARTUP_INITIAL_INTERVAL'],
-      { help: 'at start, first wait between PINGs', default: '1s', positive: true },
+      {
+        help: 'At start, the longest wait before trying the backend again after a failed attempt (Redis `PING`, memcache `version`; tried at once when a Redis connection turns ready); doubled after each failure, ±50% jitter. Every backend, both Redis instances',
+        default: '1s',
+        positive: true,
+      },
     ),
+    /** `REDIS_STARTUP_MAX_INTERVAL`, milliseconds. @default 30000 */
     redisStartupMaxIntervalMs: duration(
       ['REDIS_STARTUP_MAX_INTERVAL', 'KVSTORE_STARTUP_MAX_INTERVAL'],
-      { help: 'at start, longest wait between PINGs', default: '30s', positive: true },
+      { help: 'Longest such wait', default: '30s', positive: true },
     ),
+    /**
+     * `REDIS_STARTUP_MAX_ELAPSED_TIME`, milliseconds: upstream's own bound on the wait for Redis at
+     * start; 0 sets none, and {@link backendStartupTimeoutSeconds} bounds it. The shorter applies.
+     * @default 0
+     */
     redisStartupMaxElapsedMs: duration(
       ['REDIS_STARTUP_MAX_ELAPSED_TIME', 'KVSTORE_STARTUP_MAX_ELAPSED_TIME'],
-      { help: 'at start, give up without a PONG after this; 0 never', default: '0' },
+      {
+        help: "Upstream's own bound on the Redis wait at start; `0` sets none. When shorter than `BACKEND_STARTUP_TIMEOUT_SECONDS` it applies instead (the exit line names it)",
+        default: '0',
+      },
     ),
   },
   {
@@ -1080,7 +1012,7 @@ function readMogrifiers(
  * @param env Environment variables. @default process.env
  * @param host The host's cores (for the `RATELIMIT_WORKERS` default). @default one core
  * @returns Frozen settings.
- * @throws {@link ConfigError} Listing every invalid or unsupported variable at once.
+ * @throws `SettingsError` (`@gatehouse/settings`) Listing every invalid or unsupported variable at once.
  */
 export function loadSettings(
   env: Readonly<Record<string, string | undefined>> = process.env,
@@ -1095,15 +1027,33 @@ export function loadSettings(
       read.report(fields.taggedStatsdMogrifierNames, message, { echo: false })
     }),
   }
+  for (const check of CROSS_FIELD_CHECKS) check(read, settings)
+  return read.finish(settings satisfies Settings)
+}
+
+/** A validator of one group of settings: its cross-field rules, reported on `read`. */
+type Check = (read: SettingsRead<unknown>, settings: Settings) => void
+
+/** The stats sinks: one at most, as upstream (`runner.go`). */
+const checkStats: Check = (read, settings) => {
   const sinks = [settings.useTaggedStatsd, settings.useStatsd, settings.usePrometheus]
   if (!settings.disableStats && sinks.filter(Boolean).length > 1) {
-    read.report(fields.usePrometheus, TWO_SINKS, { echo: false })
+    read.report(settingsTable.fields.usePrometheus, TWO_SINKS, { echo: false })
   }
+}
+
+/** Both Redis instances: the address format of their `REDIS_TYPE`, a cluster's pipelining. */
+const checkRedis: Check = (read, settings) => {
+  const { fields } = settingsTable
   for (const key of ['redis', 'redisPerSecondSettings'] as const) {
     const problem = redisAddressProblem(settings[key])
     if (problem !== undefined) read.report(fields[key].fields[problem.field], problem.message)
   }
-  if (settings.backendType === 'memcache') checkMemcache(read, settings)
+}
+
+/** The gRPC server's TLS: certificate and key with TLS, mutual TLS only over TLS. */
+const checkGrpcTls: Check = (read, settings) => {
+  const { fields } = settingsTable
   if (settings.grpcServerUseTls) {
     for (const key of ['grpcServerTlsCert', 'grpcServerTlsKey'] as const) {
       if (settings[key] === '')
@@ -1115,23 +1065,30 @@ export function loadSettings(
   if (settings.grpcClientTlsSan !== '' && settings.grpcClientTlsCaCert === '') {
     read.report(fields.grpcClientTlsSan, 'needs GRPC_CLIENT_TLS_CACERT (mutual TLS)')
   }
-  const xds = fields.xds.fields
-  if ((settings.xds.clientTlsCert === '') !== (settings.xds.clientTlsKey === '')) {
+}
+
+/** The management server's client: certificate and key together, back-off bounds in order. */
+const checkXds: Check = (read, { xds }) => {
+  const fields = settingsTable.fields.xds.fields
+  if ((xds.clientTlsCert === '') !== (xds.clientTlsKey === '')) {
     read.report(
-      settings.xds.clientTlsCert === '' ? xds.clientTlsCert : xds.clientTlsKey,
+      xds.clientTlsCert === '' ? fields.clientTlsCert : fields.clientTlsKey,
       'CONFIG_GRPC_XDS_CLIENT_TLS_CERT and CONFIG_GRPC_XDS_CLIENT_TLS_KEY must be set together',
     )
   }
-  if (settings.xds.backoffMaxMs < settings.xds.backoffInitialMs) {
-    read.report(xds.backoffMaxMs, 'must not be less than XDS_CLIENT_BACKOFF_INITIAL_INTERVAL')
+  if (xds.backoffMaxMs < xds.backoffInitialMs) {
+    read.report(fields.backoffMaxMs, 'must not be less than XDS_CLIENT_BACKOFF_INITIAL_INTERVAL')
   }
+}
+
+/** Workers share counters only in Redis or memcache. */
+const checkWorkers: Check = (read, settings) => {
   if (settings.workers > 1 && settings.backendType === 'memory') {
     read.report(
-      fields.workers,
+      settingsTable.fields.workers,
       'must be 1 with BACKEND_TYPE=memory (in-process counters are not shared between workers)',
     )
   }
-  return read.finish(settings satisfies Settings)
 }
 
 /**
@@ -1140,10 +1097,8 @@ export function loadSettings(
  * as `host:port`, an SRV name as `_service._proto.name` (upstream's pattern), and a
  * `CACHE_KEY_PREFIX` that memcache accepts in a key.
  */
-function checkMemcache(
-  read: SettingsRead<unknown>,
-  settings: Pick<Settings, 'memcache' | 'cacheKeyPrefix' | 'rateLimitAlgorithm'>,
-): void {
+const checkMemcache: Check = (read, settings) => {
+  if (settings.backendType !== 'memcache') return
   const { fields } = settingsTable
   const { hostPort, srv } = settings.memcache
   const mc = fields.memcache.fields
@@ -1181,6 +1136,16 @@ function checkMemcache(
     )
   }
 }
+
+/** Every group's validator, run by {@link loadSettings} after the fields are read. */
+const CROSS_FIELD_CHECKS: readonly Check[] = [
+  checkStats,
+  checkRedis,
+  checkMemcache,
+  checkGrpcTls,
+  checkXds,
+  checkWorkers,
+]
 
 const NO_ECHO = { echo: false } as const
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ConfigError } from '../settings/settings.js'
+import { SettingsError } from '@gatehouse/settings'
 import { defaultMapperYaml, escapeMetricName, MetricMapper } from './mapper.js'
 import { PrometheusSink, splitExtraTags } from './prometheus.js'
 
@@ -84,8 +84,8 @@ describe('MetricMapper.fromYaml', () => {
       try {
         MetricMapper.fromYaml(text, 'PROMETHEUS_MAPPER_YAML (m.yaml)')
       } catch (error) {
-        expect(error).toBeInstanceOf(ConfigError)
-        return (error as ConfigError).problems
+        expect(error).toBeInstanceOf(SettingsError)
+        return (error as SettingsError).problems
       }
       return []
     }

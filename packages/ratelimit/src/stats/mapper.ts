@@ -10,7 +10,7 @@
  * @module
  */
 import { parse } from 'yaml'
-import { ConfigError } from '../settings/settings.js'
+import { SettingsError } from '@gatehouse/settings'
 import type { FlushedStat } from './store.js'
 
 /** How a timer is exposed. */
@@ -250,7 +250,7 @@ export class MetricMapper {
    *
    * @param text The YAML (statsd_exporter's `mapping` file format).
    * @param source Where it comes from, for the error message (`PROMETHEUS_MAPPER_YAML`).
-   * @throws {@link ConfigError} Listing everything wrong with the document.
+   * @throws {@link SettingsError} Listing everything wrong with the document.
    */
   static fromYaml(text: string, source: string): MetricMapper {
     const problems: string[] = []
@@ -258,9 +258,10 @@ export class MetricMapper {
     try {
       doc = parse(text) as unknown
     } catch (error) {
-      throw new ConfigError([`${source}: not valid YAML: ${(error as Error).message}`])
+      throw new SettingsError([`${source}: not valid YAML: ${(error as Error).message}`])
     }
-    if (!isRecord(doc)) throw new ConfigError([`${source}: must be a YAML mapping with "mappings"`])
+    if (!isRecord(doc))
+      throw new SettingsError([`${source}: must be a YAML mapping with "mappings"`])
     const raw = isRecord(doc.defaults) ? doc.defaults : {}
     const defaults = {
       matchType: typeof raw.match_type === 'string' ? raw.match_type : 'glob',
@@ -276,7 +277,7 @@ export class MetricMapper {
       const mapping = compileMapping(m, `mappings[${String(i)}]`, defaults, problems)
       return mapping === undefined ? [] : [mapping]
     })
-    if (problems.length > 0) throw new ConfigError(problems.map((p) => `${source}: ${p}`))
+    if (problems.length > 0) throw new SettingsError(problems.map((p) => `${source}: ${p}`))
     return new MetricMapper(mappings, defaults)
   }
 

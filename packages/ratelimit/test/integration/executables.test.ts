@@ -62,18 +62,23 @@ describe('gatehouse-ratelimit', () => {
         /^Usage: gatehouse-ratelimit \[check \[<dir-or-file>\]\] \[--env-file <path>\]\n/,
       )
       expect(stdout).toMatch(/\n {2}PORT +HTTP port \(8080\)\n/)
+      // Descriptions (the README's, first sentence) wrap under themselves at 100 columns.
       expect(stdout).toMatch(
-        /\n {2}REDIS_URL \| KVSTORE_URL +host:port, socket path, redis:\/\/ URL, or a sentinel\/cluster list \(\/var\/run\/nutcracker\/ratelimit\.sock\)\n/,
+        /\n {2}REDIS_URL \| KVSTORE_URL +single: host:port, a socket path, or\n {44}redis:\/\/\[user:pass@\]host:port\[\/db\] \(rediss:\/\/ for TLS\);\n[^]*?\(\/var\/run\/nutcracker\/ratelimit\.sock\)\n/,
       )
       expect(stdout).toMatch(
-        /\n {2}NEAR_LIMIT_RATIO +share of the limit above which hits are near_limit \(0\.8\)\n/,
+        /\n {2}NEAR_LIMIT_RATIO +Share of the limit above which hits count as near_limit\n {44}\(0\.\.1\) \(0\.8\)\n/,
       )
-      expect(stdout).toMatch(/\n {2}CACHE_KEY_PREFIX +prefix of every counter key \(none\)\n/)
-      // Every variable has its meaning: no line is a bare default.
+      expect(stdout).toMatch(/\n {2}CACHE_KEY_PREFIX +Prefix of every counter key \(none\)\n/)
+      // Every variable has its meaning: no entry is a bare default.
       const variables = stdout.split('Environment variables (default):\n')[1]?.split('\n\n')[0]
-      const lines = variables?.split('\n') ?? []
-      expect(lines.length).toBeGreaterThan(100)
-      expect(lines.filter((line) => !/ \(.*\)$/.test(line))).toEqual([])
+      const entries =
+        variables?.split(/\n(?= {2}\S)/).map((entry) => entry.replace(/\s+/g, ' ')) ?? []
+      expect(entries.length).toBeGreaterThan(100)
+      expect(entries.filter((entry) => !/^ \S+(?: \| \S+)* \S.* \(.*\)$/.test(entry))).toEqual([])
+      expect(
+        stdout.split('\n').filter((line) => line.length > 100 && /\S {2,}\S/.test(line)),
+      ).toEqual([])
     },
   )
 

@@ -228,8 +228,10 @@ describe('hot reload of configuration files', () => {
     try {
       expect(h.app.service.config).toBeUndefined()
       expect(h.stat('ratelimit.service.config_load_error')).toBe(1)
-      const error = h.app.service.loadConfig([{ name: 'nested.bad.yaml', content: 'domain:\n' }])
-      expect(error?.message).toBe('nested.bad.yaml: config file cannot have empty domain')
+      const result = h.app.service.loadConfig([{ name: 'nested.bad.yaml', content: 'domain:\n' }])
+      expect(result.ok ? undefined : result.error.message).toBe(
+        'nested.bad.yaml: config file cannot have empty domain',
+      )
       // Without a configuration every call fails like upstream.
       await expect(h.client.shouldRateLimit(request('x'))).rejects.toMatchObject({
         details: 'no rate limit configuration loaded',
