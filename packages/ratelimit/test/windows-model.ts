@@ -209,13 +209,13 @@ export async function checkAgainstModel(
     fc.asyncProperty(windowsCases(options), async (c) => {
       run++
       const value = `v${String(run)}_${String(Date.now())}`
-      const failed = h.app.service.loadConfig([
+      const loaded = h.app.service.loadConfig([
         {
           name: 'windows.yaml',
           content: `domain: windows\ndescriptors:\n${ruleYaml(value, c.windows)}`,
         },
       ])
-      expect(failed).toBeUndefined()
+      expect(loaded.ok).toBe(true)
       const models = c.windows.map((w) => new WindowModel(w))
       // Each case starts on its own day, so cases never share a window or a bucket.
       let now = MODEL_EPOCH_MS + run * 86_400_000 + c.startOffsetMs
