@@ -19,7 +19,8 @@
  * concurrency each, so that both see the same machine in the same seconds.
  * `--algorithms fixed_window,sliding_window,token_bucket` instead runs one service per algorithm
  * (`RATE_LIMIT_ALGORITHM`) on the same servers, in interleaved slices, and reports each one's
- * decisions/s against the fixed window's slice next to it (issue 15).
+ * decisions/s against the fixed window's slice next to it (issue 15). `--windows` likewise runs
+ * the one-window rule and a rule of two windows (the same hour plus a day, issue 32) side by side.
  * `--env` passes settings to the service (e.g. `--env REDIS_POOL_SIZE=1`); `--write` stores the
  * markdown table in bench/RESULTS.md under "## ratelimit". `--main PATH` runs another build's
  * `dist/main.js` instead of this checkout's (to compare two commits in the same conditions).
@@ -60,6 +61,8 @@ interface Options {
   observability: boolean
   /** `--algorithms`: compare these algorithms instead (empty: the ordinary run). */
   algorithms: string[]
+  /** `--windows`: compare a rule of two windows with the one-window rule instead (issue 32). */
+  windows: boolean
 }
 
 /** The algorithms `--algorithms` accepts (`RATE_LIMIT_ALGORITHM` values). */
@@ -78,6 +81,8 @@ function usage(): string {
   --observability      also a service with Prometheus and tracing at 1%, in the same slices
   --algorithms LIST    one service per algorithm (${ALGORITHMS.join(', ')}), compared with
                        the fixed window's slices (gRPC and HTTP; no baseline)
+  --windows            a rule of two windows (hour and day) against the one-window rule, in
+                       interleaved slices (issue 32)
   --write              store the table in bench/RESULTS.md under "## ratelimit"
   --help               print this and exit`
 }
@@ -94,6 +99,7 @@ function parseArgs(argv: string[]): Options {
     main: join(ROOT, 'packages/ratelimit/bin/gatehouse-ratelimit.js'),
     observability: false,
     algorithms: [],
+    windows: false,
   }
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]
@@ -117,7 +123,8 @@ function parseArgs(argv: string[]): Options {
         throw new Error(`unknown algorithm ${unknown.join(', ')}; known: ${ALGORITHMS.join(', ')}`)
       }
       if (!options.algorithms.includes('fixed_window')) options.algorithms.unshift('fixed_window')
-    } else if (arg === '--main') options.main = value()
+    } else if (arg === '--windows') options.windows = true
+    else if (arg === '--main') options.main = value()
     else if (arg === '--help') {
       console.log(usage())
       process.exit(0)
@@ -144,6 +151,14 @@ descriptors:
     rate_limit:
       unit: hour
       requests_per_unit: 4000000000
+`
+/** The same rule with a second window (`--windows`). */
+const TWO_WINDOWS_CONFIG = `domain: ${DOMAIN}
+descriptors:
+  - key: client_id
+    rate_limit:
+      - { unit: hour, requests_per_unit: 4000000000 }
+      - { unit: day, requests_per_unit: 4000000000 }
 `
 const REQUEST = {
   domain: DOMAIN,
@@ -443,9 +458,28 @@ async function main(): Promise<void> {
     `wrk.method = "POST"\nwrk.body = '${JSON.stringify(REQUEST)}'\nwrk.headers["Content-Type"] = "application/json"\n`,
   )
 
-  if (options.algorithms.length > 0) {
+  if (options.algorithms.length > 0 || options.windows) {
     try {
-      const table = await compareAlgorithms(options, dir)
+      let variants: Variant[]
+      let title: string
+      if (options.windows) {
+        const twoDir = join(dir, 'two')
+        mkdirSync(join(twoDir, 'config'), { recursive: true })
+        writeFileSync(join(twoDir, 'config', 'bench.yaml'), TWO_WINDOWS_CONFIG)
+        variants = [
+          { name: 'one window (hour)', env: {} },
+          { name: 'two windows (hour, day)', env: { RUNTIME_ROOT: twoDir } },
+        ]
+        title =
+          'Windows per rule (issue 32): the one-window rule and the same rule with a second window, one service each on the same servers'
+      } else {
+        variants = options.algorithms.map((algorithm) => ({
+          name: algorithm,
+          env: { RATE_LIMIT_ALGORITHM: algorithm },
+        }))
+        title = 'Algorithms (RATE_LIMIT_ALGORITHM, one service each on the same servers)'
+      }
+      const table = await compareVariants(options, dir, variants, title)
       console.log(table)
       if (options.write) await writeResults(table, options, loadAtStart)
     } finally {
@@ -599,14 +633,25 @@ async function main(): Promise<void> {
   if (options.write) await writeResults(table, options, loadAtStart)
 }
 
+/** One service of {@link compareVariants}: its name in the table and its settings. */
+interface Variant {
+  readonly name: string
+  readonly env: Record<string, string>
+}
+
 /**
- * `--algorithms`: per backend, one service per algorithm on the same servers; per concurrency,
- * interleaved slices (gRPC then HTTP of each algorithm in turn), each slice's decisions/s taken
- * against the fixed window's slice of the same round.
+ * `--algorithms` and `--windows`: per backend, one service per variant on the same servers; per
+ * concurrency, interleaved slices (gRPC then HTTP of each variant in turn), each slice's
+ * decisions/s taken against the first variant's slice of the same round.
  *
  * @returns The markdown table.
  */
-async function compareAlgorithms(options: Options, dir: string): Promise<string> {
+async function compareVariants(
+  options: Options,
+  dir: string,
+  variants: readonly Variant[],
+  title: string,
+): Promise<string> {
   const results = new Map<string, Sample[]>()
   const rows: string[] = []
   for (const name of options.backends) {
@@ -615,9 +660,9 @@ async function compareAlgorithms(options: Options, dir: string): Promise<string>
     const backend = await open()
     const services: { algorithm: string; svc: Awaited<ReturnType<typeof startService>> }[] = []
     try {
-      for (const algorithm of options.algorithms) {
-        const env = { ...backend.env, ...options.env, RATE_LIMIT_ALGORITHM: algorithm }
-        services.push({ algorithm, svc: await startService(dir, env, options.main) })
+      for (const variant of variants) {
+        const env = { ...backend.env, ...options.env, ...variant.env }
+        services.push({ algorithm: variant.name, svc: await startService(dir, env, options.main) })
       }
       for (const c of options.concurrency) {
         for (const { svc } of services) {
@@ -649,8 +694,9 @@ async function compareAlgorithms(options: Options, dir: string): Promise<string>
     }
     for (const c of options.concurrency) {
       for (const path of ['grpc', 'http']) {
-        const fixed = results.get(`${backend.name}\tfixed_window\t${path}\t${String(c)}`) ?? []
-        for (const algorithm of options.algorithms) {
+        const first = variants[0]?.name ?? ''
+        const fixed = results.get(`${backend.name}\t${first}\t${path}\t${String(c)}`) ?? []
+        for (const { name: algorithm } of variants) {
           const samples = results.get(`${backend.name}\t${algorithm}\t${path}\t${String(c)}`) ?? []
           const ratios = samples.map((s, i) => (s.rps / (fixed[i]?.rps ?? NaN)) * 100)
           rows.push(
@@ -668,9 +714,9 @@ async function compareAlgorithms(options: Options, dir: string): Promise<string>
   }
   const settings = Object.entries(options.env).map(([k, v]) => `${k}=${v}`)
   return [
-    `Algorithms (RATE_LIMIT_ALGORITHM, one service each on the same servers). Service settings: ${settings.length > 0 ? settings.join(', ') : 'defaults'}. ${String(options.slices)} interleaved rounds of ${String(options.seconds)} s slices (each algorithm's gRPC then HTTP slice); median (min–max); the ratio is taken per round against the fixed window's slice of the same path.`,
+    `${title}. Service settings: ${settings.length > 0 ? settings.join(', ') : 'defaults'}. ${String(options.slices)} interleaved rounds of ${String(options.seconds)} s slices (each service's gRPC then HTTP slice); median (min–max); the ratio is taken per round against the ${variants[0]?.name ?? ''} slice of the same path.`,
     '',
-    '| backend | algorithm | path | concurrency | decisions/s | p50 ms | p99 ms | % of fixed_window |',
+    `| backend | ${options.windows ? 'rule' : 'algorithm'} | path | concurrency | decisions/s | p50 ms | p99 ms | % of ${variants[0]?.name ?? ''} |`,
     '|---|---|---|---|---|---|---|---|',
     ...rows,
   ].join('\n')
@@ -690,7 +736,7 @@ async function writeResults(
     .map(([k, v]) => ` --env ${k}=${v}`)
     .join(
       '',
-    )}${options.observability ? ' --observability' : ''}${options.algorithms.length > 0 ? ` --algorithms ${options.algorithms.join(',')}` : ''} --write`
+    )}${options.observability ? ' --observability' : ''}${options.algorithms.length > 0 ? ` --algorithms ${options.algorithms.join(',')}` : ''}${options.windows ? ' --windows' : ''} --write`
   const entry = `### ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC — ${options.label}\n\n- **Machine:** ${machineInfo()}; load average at start ${load
     .map((l) => l.toFixed(1))
     .join(

@@ -24,6 +24,7 @@ import {
 } from '@opentelemetry/api'
 import { Metadata } from '@grpc/grpc-js'
 import { W3CTraceContextPropagator } from '@opentelemetry/core'
+import { B3Propagator } from '@opentelemetry/propagator-b3'
 import { OTLPTraceExporter as GrpcTraceExporter } from '@opentelemetry/exporter-trace-otlp-grpc'
 import { OTLPTraceExporter as ProtoTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto'
 import { resourceFromAttributes } from '@opentelemetry/resources'
@@ -107,7 +108,8 @@ export interface TraceSpan {
 export interface Tracing {
   /**
    * Starts a server span for an incoming call, as the child of the caller's `traceparent` when
-   * the carrier has a valid one.
+   * the carrier has a valid one, else of its Zipkin B3 parent (the single `b3` header or the
+   * `x-b3-traceid`/`x-b3-spanid`/`x-b3-sampled`/`x-b3-flags` headers) when it has one.
    *
    * @returns The span, or undefined when the call is not sampled: a new trace outside the
    *   sampling rate (decided before any tracer call, so that unsampled calls cost one random
@@ -173,13 +175,22 @@ export function createTracing(options: TracingOptions): Tracing {
   })
   const tracer = provider.getTracer(options.instrumentationName)
   const propagator = new W3CTraceContextPropagator()
+  // Zipkin's B3, single header or multi-header (extraction reads both forms).
+  const b3 = new B3Propagator()
   const random = options.random ?? Math.random
   const rate = options.samplingRate
   return {
     startServer(name, attributes, carrier) {
       let parent = ROOT_CONTEXT
-      if (carrier !== undefined && getter.get(carrier, 'traceparent') !== undefined) {
-        parent = propagator.extract(ROOT_CONTEXT, carrier, getter)
+      if (carrier !== undefined) {
+        if (getter.get(carrier, 'traceparent') !== undefined) {
+          parent = propagator.extract(ROOT_CONTEXT, carrier, getter)
+        } else if (
+          getter.get(carrier, 'b3') !== undefined ||
+          getter.get(carrier, 'x-b3-traceid') !== undefined
+        ) {
+          parent = b3.extract(ROOT_CONTEXT, carrier, getter)
+        }
       }
       const caller = trace.getSpanContext(parent)
       if (caller === undefined) {

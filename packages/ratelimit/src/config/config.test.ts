@@ -583,3 +583,161 @@ describe('algorithm and burst (issue 15)', () => {
     for (const line of config.dump().trimEnd().split('\n')) expect(line).not.toContain('algorithm')
   })
 })
+
+describe('unit_multiplier (issue 32)', () => {
+  const file = (rateLimit: string): ConfigFile => ({
+    name: 'multiplier.yaml',
+    content: `domain: m\ndescriptors:\n  - key: k\n    rate_limit: ${rateLimit}\n`,
+  })
+
+  it('makes a window of N units, with its own key suffix and dump line', () => {
+    const { config } = load([
+      file(
+        '{ unit: minute, requests_per_unit: 10, unit_multiplier: 5, algorithm: sliding_window }',
+      ),
+    ])
+    expect(config.getLimit('m', d(['k', 'x']))).toMatchObject({
+      unit: 'MINUTE',
+      unitMultiplier: 5,
+      keySuffix: '_300s',
+      algorithm: 'sliding_window',
+    })
+    expect(config.dump()).toBe(
+      'm.k: unit=MINUTE requests_per_unit=10, shadow_mode: false, quota_mode: false, unit_multiplier: 5, algorithm: sliding_window\n',
+    )
+  })
+
+  it('keeps rules without it as upstream has them (multiplier 1, no key suffix)', () => {
+    const { config } = load([file('{ unit: second, requests_per_unit: 1, unit_multiplier: 1 }')])
+    expect(config.getLimit('m', d(['k', 'x']))).toMatchObject({ unitMultiplier: 1, keySuffix: '' })
+    expect(config.dump()).not.toContain('unit_multiplier')
+  })
+
+  it.each([
+    [
+      '{ unit: second, requests_per_unit: 1, unit_multiplier: 0 }',
+      'multiplier.yaml: unit_multiplier must be at least 1 (got 0; leave it out for one second)',
+    ],
+    [
+      '{ unit: second, requests_per_unit: 1, unit_multiplier: 1000001 }',
+      'multiplier.yaml: unit_multiplier must be at most 1000000 (got 1000001)',
+    ],
+    [
+      '{ unit: year, requests_per_unit: 1, unit_multiplier: 11 }',
+      'multiplier.yaml: unit_multiplier 11 with unit YEAR makes a window of 346896000 seconds; the longest allowed is 315360000 seconds (10 years of 365 days)',
+    ],
+    [
+      '{ unlimited: true, unit_multiplier: 2 }',
+      'multiplier.yaml: should not specify unit_multiplier when unlimited',
+    ],
+    [
+      '{ unit: second, requests_per_unit: 1, unit_multiplier: -2 }',
+      'multiplier.yaml: error loading config file: yaml: unmarshal errors:\n  line 4: cannot unmarshal !!int `-2` into uint32',
+    ],
+    [
+      '{ unit: second, requests_per_unit: 1, unit_multiplier: thirty }',
+      'multiplier.yaml: error loading config file: yaml: unmarshal errors:\n  line 4: cannot unmarshal !!str `thirty` into uint32',
+    ],
+  ])('refuses %s', (rateLimit, message) => {
+    expect(messageOf(() => load([file(rateLimit)]))).toBe(message)
+  })
+})
+
+describe('several windows per rule (issue 32)', () => {
+  const file = (rateLimit: string, extra = ''): ConfigFile => ({
+    name: 'windows.yaml',
+    content: `domain: w\ndescriptors:\n  - key: k\n${extra}    rate_limit: ${rateLimit}\n`,
+  })
+
+  it('reads a list of windows: each a limit of its own, the rule its first window', () => {
+    const { config, store } = load([
+      file(
+        '[{ unit: second, requests_per_unit: 10, name: burst, replaces: [{ name: other }] }, { unit: day, requests_per_unit: 10000, algorithm: sliding_window }, { unit: minute, unit_multiplier: 5, requests_per_unit: 100, algorithm: token_bucket, burst: 20 }]',
+      ),
+    ])
+    const limit = config.getLimit('w', d(['k', 'x']))
+    expect(limit).toMatchObject({ unit: 'SECOND', requestsPerUnit: 10, name: 'burst' })
+    expect(
+      limit?.windows?.map((w) => [
+        w.unit,
+        w.unitMultiplier,
+        w.requestsPerUnit,
+        w.algorithm,
+        w.burst,
+        w.keySuffix,
+        w.windowName,
+        w.name,
+        w.replaces,
+        w.stats.key,
+      ]),
+    ).toEqual([
+      ['SECOND', 1, 10, 'fixed_window', 10, '', '1s', 'burst', ['other'], 'w.k_1s'],
+      ['DAY', 1, 10000, 'sliding_window', 10000, '_86400s', '1d', 'burst', ['other'], 'w.k_1d'],
+      ['MINUTE', 5, 100, 'token_bucket', 20, '_300s', '5m', 'burst', ['other'], 'w.k_5m'],
+    ])
+    limit?.windows?.[1]?.stats.totalHits.add(1)
+    expect(store.snapshot().map((s) => s.name)).toContain(
+      'ratelimit.service.rate_limit.w.k_1d.total_hits',
+    )
+    expect(config.dump()).toBe(
+      [
+        'w.k: window=1s unit=SECOND requests_per_unit=10, shadow_mode: false, quota_mode: false',
+        'w.k: window=1d unit=DAY requests_per_unit=10000, shadow_mode: false, quota_mode: false, algorithm: sliding_window',
+        'w.k: window=5m unit=MINUTE requests_per_unit=100, shadow_mode: false, quota_mode: false, unit_multiplier: 5, algorithm: token_bucket, burst: 20',
+        '',
+      ].join('\n'),
+    )
+  })
+
+  it('reads a list of one window as the block it holds (upstream names and keys)', () => {
+    const { config } = load([file('[{ unit: second, requests_per_unit: 3 }]')])
+    expect(config.getLimit('w', d(['k', 'x']))).toMatchObject({
+      windows: undefined,
+      windowName: '',
+      keySuffix: '',
+      stats: { key: 'w.k' },
+    })
+  })
+
+  it('names per-request stats per window with detailed_metric', () => {
+    const { config } = load([
+      file(
+        '[{ unit: second, requests_per_unit: 1 }, { unit: hour, requests_per_unit: 5 }]',
+        '    detailed_metric: true\n',
+      ),
+    ])
+    const limit = config.getLimit('w', d(['k', 'v1']))
+    expect(limit?.windows?.map((w) => w.stats.key)).toEqual(['w.k_v1_1s', 'w.k_v1_1h'])
+    expect(limit?.stats.key).toBe('w.k_v1_1s')
+  })
+
+  it.each([
+    ['[]', "windows.yaml: rate_limit list of 'w.k' is empty"],
+    [
+      '[{ unit: second, requests_per_unit: 1 }, { unlimited: true }]',
+      "windows.yaml: rate_limit list of 'w.k', window 2: unlimited is not allowed in a list of windows (use a single rate_limit block)",
+    ],
+    [
+      '[{ unit: second, requests_per_unit: 1 }, { unit: day, requests_per_unit: 9, name: daily }]',
+      "windows.yaml: rate_limit list of 'w.k', window 2: name and replaces belong to the rule: put them on its first window",
+    ],
+    [
+      '[{ unit: minute, requests_per_unit: 1 }, { unit: second, unit_multiplier: 60, requests_per_unit: 9 }]',
+      "windows.yaml: rate_limit list of 'w.k', window 2: window 1 has the same length (60 seconds); each window of a rule needs a length of its own",
+    ],
+    [
+      `[${Array.from({ length: 9 }, (_, i) => `{ unit: second, unit_multiplier: ${String(i + 1)}, requests_per_unit: 1 }`).join(', ')}]`,
+      "windows.yaml: rate_limit list of 'w.k' has 9 windows; at most 8 are allowed",
+    ],
+    [
+      '[{ unit: second, requests_per_unit: 1 }, { unit: fortnight, requests_per_unit: 1 }]',
+      "windows.yaml: invalid rate limit unit 'fortnight'",
+    ],
+    [
+      '[{ unit: second, requests_per_unit: 1 }, 7]',
+      'windows.yaml: config error, yaml file contains list of type other than map: 7',
+    ],
+  ])('refuses %s', (rateLimit, message) => {
+    expect(messageOf(() => load([file(rateLimit)]))).toBe(message)
+  })
+})

@@ -8,6 +8,7 @@
 import type { Descriptor, JsonObject, Unit } from '../protocol/types.js'
 import { UNITS } from '../protocol/types.js'
 import type { RateLimitStats, StatsManager } from '../stats/manager.js'
+import { MAX_UNIT_MULTIPLIER, MAX_WINDOW_SECONDS, windowSeconds } from '../limiter/units.js'
 import { RateLimitConfigError } from './errors.js'
 import { parseConfigFile, type YamlDescriptor, type YamlRateLimit, type YamlRoot } from './yaml.js'
 import { compileWildcard, matchWildcard, type WildcardPattern } from './wildcard.js'
@@ -36,6 +37,30 @@ export interface RateLimit {
   readonly requestsPerUnit: number
   /** `UNKNOWN` only for unlimited rules. */
   readonly unit: Unit
+  /**
+   * `unit_multiplier` (issue 32): the window is this many units long (1 for upstream's rules).
+   * Fixed and sliding windows start at multiples of their length since the epoch; a token bucket
+   * refills `requests_per_unit` per window.
+   */
+  readonly unitMultiplier: number
+  /**
+   * What this window's store keys end with: empty for upstream's keys (a one-unit window that is
+   * the rule's only or first one), else `_<window seconds>s`, so that windows of one rule, or
+   * rules before and after a reload, never share a counter. See {@link windowKeySuffix}.
+   */
+  readonly keySuffix: string
+  /**
+   * The windows of a rule whose `rate_limit` is a list (issue 32), each a full {@link RateLimit}
+   * of its own (unit, limit, algorithm, keys, stats) sharing the rule's fields; the rule's own
+   * fields are its first window's. Undefined for rules of one window.
+   */
+  readonly windows: readonly RateLimit[] | undefined
+  /**
+   * The window's name in stats and `/rlconfig` (`<multiplier><unit letter>`: `1s`, `30s`, `5m`,
+   * `6h`, `1d`, `1w`, `1mo`, `1y`): its stats are `<rule key>_<name>.*`. Empty for rules of one
+   * window, whose stats keep upstream's names.
+   */
+  readonly windowName: string
   /** Answer OK with remaining 4294967295 without touching the store. */
   readonly unlimited: boolean
   /** Over-limit results are reported as OK (and counted as `shadow_mode`). */
@@ -86,9 +111,45 @@ export function newRateLimit(
     sharePatterns: undefined,
     algorithm: 'fixed_window',
     burst: fields.requestsPerUnit,
+    unitMultiplier: 1,
+    keySuffix: '',
+    windows: undefined,
+    windowName: '',
     ...fields,
     stats,
   }
+}
+
+/** A window's unit in its name ({@link RateLimit.windowName}). */
+const UNIT_LETTERS: Readonly<Record<Unit, string>> = {
+  UNKNOWN: 'x',
+  SECOND: 's',
+  MINUTE: 'm',
+  HOUR: 'h',
+  DAY: 'd',
+  WEEK: 'w',
+  MONTH: 'mo',
+  YEAR: 'y',
+}
+
+/** The most windows one rule's `rate_limit` list may have. */
+export const MAX_WINDOWS_PER_RULE = 8
+
+/** A window's name (see {@link RateLimit.windowName}), e.g. `30s`, `1d`. */
+export function windowName(unit: Unit, unitMultiplier: number): string {
+  return `${String(unitMultiplier)}${UNIT_LETTERS[unit]}`
+}
+
+/**
+ * The key suffix of a rule's window (see {@link RateLimit.keySuffix}): empty for a one-unit
+ * window at `index` 0, else `_<seconds>s` (ending in a letter, it never equals an upstream
+ * fixed-window key, which ends in digits, nor a token-bucket key, which ends in `tb`).
+ *
+ * @param index The window's place in the rule's `rate_limit` list (0 for a single window).
+ */
+export function windowKeySuffix(unit: Unit, unitMultiplier: number, index: number): string {
+  if (unitMultiplier === 1 && index === 0) return ''
+  return `_${String(windowSeconds({ unit, unitMultiplier }))}s`
 }
 
 /**
@@ -314,33 +375,47 @@ export class RateLimitConfig {
       statsKey = [domain, ...metricParts].join('.')
     }
     if (statsKey === undefined && sharePatterns === undefined) return result
-    return {
-      ...result,
-      stats: statsKey === undefined ? result.stats : this.#stats.requestStats(domain, statsKey),
+    const key = statsKey
+    const perRequest = (limit: RateLimit): RateLimit => ({
+      ...limit,
+      stats:
+        key === undefined
+          ? limit.stats
+          : this.#stats.requestStats(
+              domain,
+              limit.windowName === '' ? key : `${key}_${limit.windowName}`,
+            ),
       sharePatterns,
-    }
+    })
+    const windows = result.windows?.map(perRequest)
+    return windows === undefined ? perRequest(result) : { ...(windows[0] as RateLimit), windows }
   }
 
   /**
    * The configuration as text, one line per rule (upstream `Dump()`, used by `/rlconfig`):
    * `<fullKey>: unit=<UNIT> requests_per_unit=<n>, shadow_mode: <bool>, quota_mode: <bool>`,
-   * followed by `, algorithm: <name>` (and `, burst: <n>` for a token bucket) for rules that do
-   * not use the fixed window, so upstream's lines stay as they are.
+   * followed by `, unit_multiplier: <n>` for windows of several units and `, algorithm: <name>`
+   * (and `, burst: <n>` for a token bucket) for rules that do not use the fixed window, so
+   * upstream's lines stay as they are. A rule with a list of windows has one line per window,
+   * `<fullKey>: window=<name> unit=…`.
    */
   dump(): string {
     let out = ''
     const visit = (node: DescriptorNode): void => {
       for (const child of node.children.values()) {
-        const limit = child.limit
-        if (limit !== undefined) {
+        const rule = child.limit
+        for (const limit of rule?.windows ?? (rule === undefined ? [] : [rule])) {
           const unit = limit.unlimited ? 'UNKNOWN' : limit.unit
           const rpu = limit.unlimited ? 0 : limit.requestsPerUnit
-          let algorithm = ''
+          let extra = ''
+          if (limit.unitMultiplier !== 1)
+            extra = `, unit_multiplier: ${String(limit.unitMultiplier)}`
           if (!limit.unlimited && limit.algorithm !== 'fixed_window') {
-            algorithm = `, algorithm: ${limit.algorithm}`
-            if (limit.algorithm === 'token_bucket') algorithm += `, burst: ${String(limit.burst)}`
+            extra += `, algorithm: ${limit.algorithm}`
+            if (limit.algorithm === 'token_bucket') extra += `, burst: ${String(limit.burst)}`
           }
-          out += `${limit.fullKey}: unit=${unit} requests_per_unit=${String(rpu)}, shadow_mode: ${String(limit.shadowMode)}, quota_mode: ${String(limit.quotaMode)}${algorithm}\n`
+          const window = limit.windowName === '' ? '' : ` window=${limit.windowName}`
+          out += `${limit.fullKey}:${window} unit=${unit} requests_per_unit=${String(rpu)}, shadow_mode: ${String(limit.shadowMode)}, quota_mode: ${String(limit.quotaMode)}${extra}\n`
         }
         visit(child)
       }
@@ -392,13 +467,173 @@ function algorithmOf(
   return { algorithm, burst: rl.burst ?? rl.requestsPerUnit }
 }
 
+/**
+ * The rule's `unit_multiplier`, checked: at least 1, at most {@link MAX_UNIT_MULTIPLIER}, a
+ * window of at most {@link MAX_WINDOW_SECONDS}, and none on an unlimited rule.
+ */
+function unitMultiplierOf(fileName: string, rl: YamlRateLimit, unit: Unit): number {
+  const multiplier = rl.unitMultiplier
+  if (multiplier === undefined) return 1
+  if (rl.unlimited) {
+    throw new RateLimitConfigError(fileName, 'should not specify unit_multiplier when unlimited')
+  }
+  if (multiplier < 1) {
+    throw new RateLimitConfigError(
+      fileName,
+      `unit_multiplier must be at least 1 (got ${String(multiplier)}; leave it out for one ${unit.toLowerCase()})`,
+    )
+  }
+  if (multiplier > MAX_UNIT_MULTIPLIER) {
+    throw new RateLimitConfigError(
+      fileName,
+      `unit_multiplier must be at most ${String(MAX_UNIT_MULTIPLIER)} (got ${String(multiplier)})`,
+    )
+  }
+  const seconds = windowSeconds({ unit, unitMultiplier: multiplier })
+  if (seconds > MAX_WINDOW_SECONDS) {
+    throw new RateLimitConfigError(
+      fileName,
+      `unit_multiplier ${String(multiplier)} with unit ${unit} makes a window of ${String(seconds)} seconds; the longest allowed is ${String(MAX_WINDOW_SECONDS)} seconds (10 years of 365 days)`,
+    )
+  }
+  return multiplier
+}
+
+/** The unit of a `rate_limit` block, checked as upstream does (none when unlimited). */
+function unitOf(fileName: string, rl: YamlRateLimit): Unit {
+  const unit = UNIT_BY_NAME.get(rl.unit.toUpperCase())
+  const validUnit = unit !== undefined && unit !== 'UNKNOWN'
+  if (rl.unlimited) {
+    if (validUnit) {
+      throw new RateLimitConfigError(fileName, 'should not specify rate limit unit when unlimited')
+    }
+  } else if (!validUnit) {
+    throw new RateLimitConfigError(fileName, `invalid rate limit unit '${rl.unit}'`)
+  }
+  return unit ?? 'UNKNOWN'
+}
+
+/** Upstream's checks of `replaces`. */
+function checkReplaces(fileName: string, rl: YamlRateLimit): void {
+  for (const replace of rl.replaces) {
+    if (replace.name === '') {
+      throw new RateLimitConfigError(fileName, 'should not have an empty replaces entry')
+    }
+    if (replace.name === rl.name) {
+      throw new RateLimitConfigError(
+        fileName,
+        'replaces should not contain name of same descriptor',
+      )
+    }
+  }
+}
+
+/**
+ * The limit of a descriptor's `rate_limit`: upstream's block, or (issue 32) a list of windows,
+ * which becomes a rule with {@link RateLimit.windows} (a list of one window is that block).
+ */
+function ruleOf(context: LoadContext, d: YamlDescriptor, fullKey: string): RateLimit | undefined {
+  const list = d.rateLimits
+  if (list !== undefined && list.length !== 1) return windowsOf(context, d, fullKey, list)
+  const rl = list?.[0] ?? d.rateLimit
+  if (rl === undefined) return undefined
+  const { fileName, stats } = context
+  const unit = unitOf(fileName, rl)
+  checkReplaces(fileName, rl)
+  const { algorithm, burst } = algorithmOf(context, rl)
+  const unitMultiplier = unitMultiplierOf(fileName, rl, unit)
+  return newRateLimit(fullKey, stats.rateLimitStats(fullKey), {
+    algorithm,
+    burst,
+    requestsPerUnit: rl.requestsPerUnit,
+    unit,
+    unitMultiplier,
+    keySuffix: rl.unlimited ? '' : windowKeySuffix(unit, unitMultiplier, 0),
+    unlimited: rl.unlimited,
+    shadowMode: d.shadowMode,
+    quotaMode: d.quotaMode,
+    name: rl.name === '' ? undefined : rl.name,
+    replaces: rl.replaces.map((r) => r.name),
+    metadata: d.metadata,
+  })
+}
+
+/**
+ * A rule of several windows: each list entry is a window (`unit`, `requests_per_unit`, optional
+ * `unit_multiplier`, `algorithm`, `burst`); `name` and `replaces` name the rule and go on the
+ * first entry; `unlimited` has no place in a list; windows differ in length.
+ */
+function windowsOf(
+  context: LoadContext,
+  d: YamlDescriptor,
+  fullKey: string,
+  list: readonly YamlRateLimit[],
+): RateLimit {
+  const { fileName, stats } = context
+  if (list.length === 0) {
+    throw new RateLimitConfigError(fileName, `rate_limit list of '${fullKey}' is empty`)
+  }
+  if (list.length > MAX_WINDOWS_PER_RULE) {
+    throw new RateLimitConfigError(
+      fileName,
+      `rate_limit list of '${fullKey}' has ${String(list.length)} windows; at most ${String(MAX_WINDOWS_PER_RULE)} are allowed`,
+    )
+  }
+  const first = list[0] as YamlRateLimit
+  checkReplaces(fileName, first)
+  const lengths = new Map<number, number>()
+  const windows = list.map((rl, index) => {
+    const where = `rate_limit list of '${fullKey}', window ${String(index + 1)}`
+    if (rl.unlimited) {
+      throw new RateLimitConfigError(
+        fileName,
+        `${where}: unlimited is not allowed in a list of windows (use a single rate_limit block)`,
+      )
+    }
+    if (index > 0 && (rl.name !== '' || rl.replaces.length > 0)) {
+      throw new RateLimitConfigError(
+        fileName,
+        `${where}: name and replaces belong to the rule: put them on its first window`,
+      )
+    }
+    const unit = unitOf(fileName, rl)
+    const { algorithm, burst } = algorithmOf(context, rl)
+    const unitMultiplier = unitMultiplierOf(fileName, rl, unit)
+    const seconds = windowSeconds({ unit, unitMultiplier })
+    const same = lengths.get(seconds)
+    if (same !== undefined) {
+      throw new RateLimitConfigError(
+        fileName,
+        `${where}: window ${String(same + 1)} has the same length (${String(seconds)} seconds); each window of a rule needs a length of its own`,
+      )
+    }
+    lengths.set(seconds, index)
+    const name = windowName(unit, unitMultiplier)
+    return newRateLimit(fullKey, stats.rateLimitStats(`${fullKey}_${name}`), {
+      algorithm,
+      burst,
+      requestsPerUnit: rl.requestsPerUnit,
+      unit,
+      unitMultiplier,
+      keySuffix: windowKeySuffix(unit, unitMultiplier, index),
+      windowName: name,
+      shadowMode: d.shadowMode,
+      quotaMode: d.quotaMode,
+      name: first.name === '' ? undefined : first.name,
+      replaces: first.replaces.map((r) => r.name),
+      metadata: d.metadata,
+    })
+  })
+  return { ...(windows[0] as RateLimit), windows }
+}
+
 function loadDescriptors(
   context: LoadContext,
   parent: DescriptorNode,
   parentKey: string,
   descriptors: readonly YamlDescriptor[],
 ): void {
-  const { fileName, stats } = context
+  const { fileName } = context
   for (const d of descriptors) {
     if (d.key === '') throw new RateLimitConfigError(fileName, 'descriptor has empty key')
     const finalKey = d.value === '' ? d.key : `${d.key}_${d.value}`
@@ -406,46 +641,7 @@ function loadDescriptors(
     if (parent.children.has(finalKey)) {
       throw new RateLimitConfigError(fileName, `duplicate descriptor composite key '${fullKey}'`)
     }
-    let limit: RateLimit | undefined
-    if (d.rateLimit !== undefined) {
-      const rl = d.rateLimit
-      const unit = UNIT_BY_NAME.get(rl.unit.toUpperCase())
-      const validUnit = unit !== undefined && unit !== 'UNKNOWN'
-      if (rl.unlimited) {
-        if (validUnit) {
-          throw new RateLimitConfigError(
-            fileName,
-            'should not specify rate limit unit when unlimited',
-          )
-        }
-      } else if (!validUnit) {
-        throw new RateLimitConfigError(fileName, `invalid rate limit unit '${rl.unit}'`)
-      }
-      for (const replace of rl.replaces) {
-        if (replace.name === '') {
-          throw new RateLimitConfigError(fileName, 'should not have an empty replaces entry')
-        }
-        if (replace.name === rl.name) {
-          throw new RateLimitConfigError(
-            fileName,
-            'replaces should not contain name of same descriptor',
-          )
-        }
-      }
-      const { algorithm, burst } = algorithmOf(context, rl)
-      limit = newRateLimit(fullKey, stats.rateLimitStats(fullKey), {
-        algorithm,
-        burst,
-        requestsPerUnit: rl.requestsPerUnit,
-        unit: unit ?? 'UNKNOWN',
-        unlimited: rl.unlimited,
-        shadowMode: d.shadowMode,
-        quotaMode: d.quotaMode,
-        name: rl.name === '' ? undefined : rl.name,
-        replaces: rl.replaces.map((r) => r.name),
-        metadata: d.metadata,
-      })
-    }
+    const limit = ruleOf(context, d, fullKey)
     if (d.shareThreshold && !d.value.includes('*')) {
       throw new RateLimitConfigError(
         fileName,

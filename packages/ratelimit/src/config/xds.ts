@@ -40,6 +40,7 @@ function toYamlDescriptor(d: XdsRateLimitDescriptor): YamlDescriptor {
             // The xDS RateLimitPolicy has no such fields: such rules use RATE_LIMIT_ALGORITHM.
             algorithm: '',
             burst: undefined,
+            unitMultiplier: undefined,
           },
     descriptors: d.descriptors.map(toYamlDescriptor),
     shadowMode: d.shadowMode,

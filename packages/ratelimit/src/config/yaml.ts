@@ -38,13 +38,24 @@ export interface YamlRateLimit {
   readonly algorithm: string
   /** `burst` (a Gatehouse addition, token bucket only): undefined when absent. */
   readonly burst: number | undefined
+  /**
+   * `unit_multiplier` (a Gatehouse addition, issue 32, named as Envoy PR #47307 proposes):
+   * undefined when absent.
+   */
+  readonly unitMultiplier: number | undefined
 }
 
 /** One entry of a `descriptors` list. */
 export interface YamlDescriptor {
   readonly key: string
   readonly value: string
+  /** `rate_limit` as one block (upstream's form); undefined for the list form. */
   readonly rateLimit: YamlRateLimit | undefined
+  /**
+   * `rate_limit` as a list of windows (a Gatehouse addition, issue 32); undefined for the block
+   * form and when absent.
+   */
+  readonly rateLimits?: readonly YamlRateLimit[] | undefined
   readonly descriptors: readonly YamlDescriptor[]
   readonly shadowMode: boolean
   readonly quotaMode: boolean
@@ -81,6 +92,8 @@ export const VALID_KEYS: ReadonlySet<string> = new Set([
   // Gatehouse additions (issue 15): the rule's algorithm and the token bucket's capacity.
   'algorithm',
   'burst',
+  // Gatehouse addition (issue 32): windows of several units.
+  'unit_multiplier',
 ])
 
 // ---------------------------------------------------------------------------------------------
@@ -423,6 +436,10 @@ class Decoder {
       this.#terror(node, 'config.YamlRateLimit')
       return undefined
     }
+    return this.rateLimitFields(node)
+  }
+
+  rateLimitFields(node: Extract<GNode, { kind: 'map' }>): YamlRateLimit {
     const f = this.fields(node)
     return {
       requestsPerUnit: this.uint32(f.get('requests_per_unit')),
@@ -434,6 +451,16 @@ class Decoder {
       })),
       algorithm: this.string(f.get('algorithm')),
       burst: f.has('burst') ? this.uint32(f.get('burst')) : undefined,
+      unitMultiplier: f.has('unit_multiplier') ? this.uint32(f.get('unit_multiplier')) : undefined,
+    }
+  }
+
+  /** `rate_limit`: one block, or (issue 32) a list of windows. */
+  rateLimitForms(node: GNode | undefined): Pick<YamlDescriptor, 'rateLimit' | 'rateLimits'> {
+    if (node?.kind !== 'seq') return { rateLimit: this.rateLimit(node), rateLimits: undefined }
+    return {
+      rateLimit: undefined,
+      rateLimits: this.list(node, 'config.YamlRateLimit', (m) => this.rateLimitFields(m)),
     }
   }
 
@@ -451,7 +478,7 @@ class Decoder {
     return {
       key: this.string(f.get('key')),
       value: this.string(f.get('value')),
-      rateLimit: this.rateLimit(f.get('rate_limit')),
+      ...this.rateLimitForms(f.get('rate_limit')),
       descriptors: this.list(f.get('descriptors'), 'config.YamlDescriptor', (m) =>
         this.descriptor(m),
       ),

@@ -80,3 +80,31 @@ describe('units', () => {
     expect(() => unitSeconds('UNKNOWN')).toThrow(RangeError)
   })
 })
+
+describe('windows of several units (unit_multiplier, issue 32)', () => {
+  const windowed = (unit: Unit, unitMultiplier: number): RateLimit =>
+    newRateLimit('x', stats, {
+      requestsPerUnit: 1,
+      unit,
+      unitMultiplier,
+      keySuffix: `_${String(unitSeconds(unit) * unitMultiplier)}s`,
+    })
+
+  it.each([
+    ['SECOND', 30, 1_000_000_029, 'domain_key_value_1000000020_30s'],
+    ['SECOND', 30, 1_000_000_050, 'domain_key_value_1000000050_30s'],
+    ['MINUTE', 5, 1_000_000_000, 'domain_key_value_999999900_300s'],
+    ['HOUR', 6, 1_000_000_000, 'domain_key_value_999993600_21600s'],
+  ] as const)('%s × %i @%i → %s', (unit, multiplier, now, expected) => {
+    expect(
+      generateCacheKey('', 'domain', d(['key', 'value']), windowed(unit, multiplier), now),
+    ).toEqual({ key: expected, perSecond: unit === 'SECOND' })
+  })
+
+  it('aligns windows to multiples of their length since the epoch and counts down to their end', () => {
+    expect(windowStart(1_000_000_029, 'SECOND', 30)).toBe(1_000_000_020)
+    expect(secondsUntilReset(1_000_000_029, 'SECOND', 30)).toBe(21)
+    expect(secondsUntilReset(1_000_000_020, 'SECOND', 30)).toBe(30)
+    expect(secondsUntilReset(999_993_600, 'HOUR', 6)).toBe(21_600)
+  })
+})

@@ -1,6 +1,6 @@
 import type { RateLimit } from '../config/config.js'
 import type { Descriptor } from '../protocol/types.js'
-import { unitSeconds } from './units.js'
+import { windowSeconds } from './units.js'
 
 /** The store key of one descriptor's counter in the current window. */
 export interface CacheKey {
@@ -17,7 +17,9 @@ const NO_KEY: CacheKey = { key: '', perSecond: false }
  * envoy's ratelimit can share one Redis:
  * `prefix + domain + "_" + Σ(key + "_" + value + "_") + windowStart`, where `windowStart` is
  * `now` (epoch seconds) rounded down to the unit's length, and a `share_threshold` entry uses its
- * pattern instead of the value. Every request entry is used, with its actual value.
+ * pattern instead of the value. Every request entry is used, with its actual value. A window of
+ * several units (`unit_multiplier`, issue 32) rounds down to its own length, and every window but
+ * a rule's first one-unit window appends its {@link RateLimit.keySuffix} (`_<seconds>s`).
  *
  * @param prefix `CACHE_KEY_PREFIX`.
  * @param nowSeconds Current time, epoch seconds (integer).
@@ -32,10 +34,11 @@ export function generateCacheKey(
   nowSeconds: number,
 ): CacheKey {
   if (limit === undefined) return NO_KEY
-  const divider = unitSeconds(limit.unit)
+  const divider = windowSeconds(limit)
   const key =
     cacheKeyBase(prefix, domain, descriptor, limit) +
-    String(Math.floor(nowSeconds / divider) * divider)
+    String(Math.floor(nowSeconds / divider) * divider) +
+    limit.keySuffix
   return { key, perSecond: limit.unit === 'SECOND' }
 }
 

@@ -21,7 +21,7 @@
 import type { RateLimit } from '../config/config.js'
 import type { Descriptor } from '../protocol/types.js'
 import { cacheKeyBase } from './cache-key.js'
-import { unitSeconds } from './units.js'
+import { windowSeconds } from './units.js'
 
 /**
  * What a sliding-window key puts in front of upstream's key base (without the prefix), inside the
@@ -63,7 +63,8 @@ export function hasHashTag(key: string): boolean {
 
 /**
  * The current and previous window's counter keys for `nowMs`:
- * `<prefix>{sw<domain>_<key>_<value>_}<windowStart>`. The part in braces (with whatever the
+ * `<prefix>{sw<domain>_<key>_<value>_}<windowStart>` (followed by the window's
+ * {@link RateLimit.keySuffix} for a window of several units or a rule's later windows). The part in braces (with whatever the
  * prefix has from its first `{`) is common to both keys and is their Redis hash tag, so on a
  * Redis Cluster both live in one slot and one script reads and counts them. The tag is never
  * empty through a descriptor (it starts with `sw`; hostile values containing braces can only end
@@ -78,17 +79,19 @@ export function slidingWindowKeys(
   prefix: string,
   domain: string,
   descriptor: Descriptor,
-  limit: Pick<RateLimit, 'sharePatterns' | 'unit'>,
+  limit: Pick<RateLimit, 'sharePatterns' | 'unit'> &
+    Partial<Pick<RateLimit, 'unitMultiplier' | 'keySuffix'>>,
   nowMs: number,
 ): SlidingWindowKeys {
-  const divider = unitSeconds(limit.unit)
+  const divider = windowSeconds(limit)
   const windowMs = divider * 1000
   const start = Math.floor(nowMs / windowMs) * divider
   const base = `${prefix}{${SLIDING_WINDOW_KEY_MARK}${cacheKeyBase('', domain, descriptor, limit)}}`
-  const current = base + String(start)
+  const suffix = limit.keySuffix ?? ''
+  const current = base + String(start) + suffix
   return {
     current,
-    previous: base + String(start - divider),
+    previous: base + String(start - divider) + suffix,
     perSecond: limit.unit === 'SECOND',
     elapsedMs: nowMs - start * 1000,
     windowMs,

@@ -10,7 +10,12 @@
  */
 import { systemRandom, type Clock, type Random } from '../clock.js'
 import type { RateLimit } from '../config/config.js'
-import type { CurrentLimit, DescriptorStatus, RateLimitRequest } from '../protocol/types.js'
+import type {
+  CurrentLimit,
+  Descriptor,
+  DescriptorStatus,
+  RateLimitRequest,
+} from '../protocol/types.js'
 import { endWhenSettled, type TraceSpan, type Tracing } from '../telemetry/tracing.js'
 import {
   BackendError,
@@ -26,7 +31,7 @@ import { generateCacheKey, type CacheKey } from './cache-key.js'
 import type { LocalCache } from './local-cache.js'
 import { slidingWindowEstimate, slidingWindowKeys, slidingWindowResetMs } from './sliding-window.js'
 import { tokenBucketKey, tokenBucketTtlMs } from './token-bucket.js'
-import { unitSeconds } from './units.js'
+import { windowSeconds } from './units.js'
 
 /**
  * The near-limit threshold: `floor(float32(limit) * float32(ratio))`, computed in single
@@ -60,7 +65,7 @@ export interface DecisionInput {
   readonly capacity?: number
   /**
    * Seconds to report as `duration_until_reset`. @default the fixed window's end,
-   * `unit − now % unit`
+   * `window − now % window` (the window being `unit_multiplier` units)
    */
   readonly durationUntilReset?: number
   /** The key was in the local over-limit cache (no store access). */
@@ -90,14 +95,17 @@ export function decideStatus(input: DecisionInput): Decision {
   const rpu = input.capacity ?? limit.requestsPerUnit
   let durationUntilReset = input.durationUntilReset
   if (durationUntilReset === undefined) {
-    const divider = unitSeconds(limit.unit)
+    const divider = windowSeconds(limit)
     durationUntilReset = divider - (nowSeconds % divider)
   }
   const configured = limit.requestsPerUnit
-  const currentLimit: CurrentLimit =
+  let currentLimit: CurrentLimit =
     limit.name === undefined
       ? { requestsPerUnit: configured, unit: limit.unit }
       : { name: limit.name, requestsPerUnit: configured, unit: limit.unit }
+  if (limit.unitMultiplier !== 1) {
+    currentLimit = { ...currentLimit, unitMultiplier: limit.unitMultiplier }
+  }
 
   if (localCacheHit) {
     stats.overLimit.add(hitsAddend)
@@ -229,6 +237,60 @@ export class StoreRateLimitCache implements RateLimitCache {
     limits: readonly (RateLimit | undefined)[],
     trace?: TraceSpan,
   ): Promise<DescriptorStatus[]> {
+    for (const limit of limits) {
+      if (limit?.windows !== undefined) return this.#limitWindows(request, limits, trace)
+    }
+    return this.#limitEach(request, limits, trace, undefined)
+  }
+
+  /**
+   * A request with a rule of several windows (issue 32): every window of every descriptor is
+   * an item of one {@link #limitEach} call (so all go in the same round trip, with the local
+   * cache and the STOP rule per window), and each descriptor's status is its deciding window's
+   * ({@link decidingWindow}).
+   */
+  #limitWindows(
+    request: RateLimitRequest,
+    limits: readonly (RateLimit | undefined)[],
+    trace: TraceSpan | undefined,
+  ): Promise<DescriptorStatus[]> {
+    const descriptors: Descriptor[] = []
+    const flat: (RateLimit | undefined)[] = []
+    const owners: number[] = []
+    for (let i = 0; i < limits.length; i++) {
+      const descriptor = request.descriptors[i] as Descriptor
+      const limit = limits[i]
+      for (const window of limit?.windows ?? [limit]) {
+        descriptors.push(descriptor)
+        flat.push(window)
+        owners.push(i)
+      }
+    }
+    return this.#limitEach({ ...request, descriptors }, flat, trace, owners).then((statuses) => {
+      const combined = new Array<DescriptorStatus>(limits.length)
+      let from = 0
+      for (let i = 0; i < limits.length; i++) {
+        let to = from
+        while (to < owners.length && owners[to] === i) to++
+        combined[i] = decidingWindow(statuses, from, to)
+        from = to
+      }
+      return combined
+    })
+  }
+
+  /**
+   * Counts and decides each item (a descriptor, or one window of it).
+   *
+   * @param owners For each item, the index of its request descriptor (for error texts); undefined
+   *   when items are the descriptors.
+   */
+  #limitEach(
+    request: RateLimitRequest,
+    limits: readonly (RateLimit | undefined)[],
+    trace: TraceSpan | undefined,
+    owners: readonly number[] | undefined,
+  ): Promise<DescriptorStatus[]> {
     const nowMs = this.#clock.now()
     const nowSeconds = Math.floor(nowMs / 1000)
     const fallback = Math.max(1, request.hitsAddend) // hitsAddends(), without its array
@@ -273,7 +335,7 @@ export class StoreRateLimitCache implements RateLimitCache {
       }
       items[i] = item
     }
-    if (this.#store.keyProblem !== undefined) this.#checkKeys(items)
+    if (this.#store.keyProblem !== undefined) this.#checkKeys(items, owners)
     let limited = 0
     let localHits = 0
     for (const item of items) {
@@ -297,7 +359,7 @@ export class StoreRateLimitCache implements RateLimitCache {
   }
 
   /** Throws the store's problem with the first limited descriptor's key it refuses. */
-  #checkKeys(items: readonly Item[]): void {
+  #checkKeys(items: readonly Item[], owners: readonly number[] | undefined): void {
     for (let i = 0; i < items.length; i++) {
       const item = items[i] as Item
       if (item.limit === undefined) continue
@@ -307,7 +369,9 @@ export class StoreRateLimitCache implements RateLimitCache {
           ? undefined
           : this.#store.keyProblem?.(item.sliding.previousKey))
       if (problem !== undefined) {
-        throw new BackendError(`descriptor ${String(i)}: ${problem}`, { code: 'ERR_BACKEND_KEY' })
+        throw new BackendError(`descriptor ${String(owners?.[i] ?? i)}: ${problem}`, {
+          code: 'ERR_BACKEND_KEY',
+        })
       }
     }
   }
@@ -362,7 +426,7 @@ export class StoreRateLimitCache implements RateLimitCache {
       const limit = item.limit
       if (limit === undefined || item.localHit) continue
       const jitter = this.#jitterMax > 0 ? Math.floor(this.#random() * this.#jitterMax) : 0
-      const seconds = unitSeconds(limit.unit)
+      const seconds = windowSeconds(limit)
       switch (limit.algorithm) {
         case 'fixed_window':
           ops.push({
@@ -490,7 +554,7 @@ export class StoreRateLimitCache implements RateLimitCache {
       let capacity: number | undefined
       let durationUntilReset: number | undefined
       /** Local over-limit cache lifetime, seconds. */
-      let ttlSeconds = unitSeconds(limit.unit)
+      let ttlSeconds = windowSeconds(limit)
       if (item.localHit) {
         if (limit.algorithm !== 'fixed_window') {
           const expiresAt = this.#localCache?.expiresAt(item.key.key) ?? nowMs
@@ -538,6 +602,25 @@ export class StoreRateLimitCache implements RateLimitCache {
     if (releases !== undefined) this.#store.release?.(releases).catch(keepCounted)
     return statuses
   }
+}
+
+/**
+ * The status of a descriptor from its windows' statuses `statuses[from..to)` (list order): over
+ * the limit, the first window over it; otherwise the one with the least remaining, the first of
+ * equals.
+ */
+export function decidingWindow(
+  statuses: readonly DescriptorStatus[],
+  from: number,
+  to: number,
+): DescriptorStatus {
+  let least = statuses[from] as DescriptorStatus
+  for (let j = from; j < to; j++) {
+    const status = statuses[j] as DescriptorStatus
+    if (status.code === 'OVER_LIMIT') return status
+    if (status.limitRemaining < least.limitRemaining) least = status
+  }
+  return least
 }
 
 /**

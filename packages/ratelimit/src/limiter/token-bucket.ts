@@ -31,7 +31,8 @@ export const TOKEN_BUCKET_KEY_MARK = 'tb'
 export const MAX_WAIT_MS = 2 ** 52
 
 /**
- * The bucket's key.
+ * The bucket's key: `<prefix><domain>_<key>_<value>_tb`, followed by the rule's
+ * {@link RateLimit.keySuffix} for a bucket refilled per several units or a rule's later windows.
  *
  * @param prefix `CACHE_KEY_PREFIX`.
  */
@@ -39,10 +40,13 @@ export function tokenBucketKey(
   prefix: string,
   domain: string,
   descriptor: Descriptor,
-  limit: Pick<RateLimit, 'sharePatterns' | 'unit'>,
+  limit: Pick<RateLimit, 'sharePatterns' | 'unit'> & Partial<Pick<RateLimit, 'keySuffix'>>,
 ): CacheKey {
   return {
-    key: cacheKeyBase(prefix, domain, descriptor, limit) + TOKEN_BUCKET_KEY_MARK,
+    key:
+      cacheKeyBase(prefix, domain, descriptor, limit) +
+      TOKEN_BUCKET_KEY_MARK +
+      (limit.keySuffix ?? ''),
     perSecond: limit.unit === 'SECOND',
   }
 }

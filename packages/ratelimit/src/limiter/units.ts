@@ -27,15 +27,43 @@ export function unitSeconds(unit: Unit): number {
 
 /**
  * Start of the window containing `nowSeconds` (epoch seconds), as upstream computes it:
- * `(now / divider) * divider`.
+ * `(now / divider) * divider`, the divider being `unitMultiplier` units.
  */
-export function windowStart(nowSeconds: number, unit: Unit): number {
-  const divider = unitSeconds(unit)
+export function windowStart(nowSeconds: number, unit: Unit, unitMultiplier = 1): number {
+  const divider = unitSeconds(unit) * unitMultiplier
   return Math.floor(nowSeconds / divider) * divider
 }
 
-/** Seconds until the window containing `nowSeconds` ends: `divider - now % divider` (1..divider). */
-export function secondsUntilReset(nowSeconds: number, unit: Unit): number {
-  const divider = unitSeconds(unit)
+/**
+ * Seconds until the window of `unitMultiplier` units containing `nowSeconds` ends:
+ * `divider - now % divider` (1..divider).
+ */
+export function secondsUntilReset(nowSeconds: number, unit: Unit, unitMultiplier = 1): number {
+  const divider = unitSeconds(unit) * unitMultiplier
   return divider - (nowSeconds % divider)
+}
+
+/**
+ * The largest `unit_multiplier` a rule may have (a Gatehouse addition, issue 32; Envoy PR #47307
+ * proposes the field without a bound).
+ */
+export const MAX_UNIT_MULTIPLIER = 1_000_000
+
+/**
+ * The longest window a rule may have, in seconds: ten 365-day years. Windows stay far below
+ * 2^53 milliseconds, and a counter's lifetime stays a plain integer on every store.
+ */
+export const MAX_WINDOW_SECONDS = 10 * 31_536_000
+
+/**
+ * Length in seconds of a window of `unitMultiplier` units (`unit_multiplier`, issue 32): windows
+ * of N units are aligned to the epoch like one-unit windows, at multiples of their own length.
+ *
+ * @throws {RangeError} For `UNKNOWN`.
+ */
+export function windowSeconds(limit: {
+  readonly unit: Unit
+  readonly unitMultiplier?: number
+}): number {
+  return unitSeconds(limit.unit) * (limit.unitMultiplier ?? 1)
 }

@@ -234,6 +234,9 @@ function statusJson(status: DescriptorStatus): string {
     }
     if (limit.requestsPerUnit !== 0) fields += `,"requestsPerUnit":${String(limit.requestsPerUnit)}`
     if (limit.unit !== 'UNKNOWN') fields += `,"unit":"${limit.unit}"`
+    if (limit.unitMultiplier !== undefined) {
+      fields += `,"unitMultiplier":${String(limit.unitMultiplier)}`
+    }
     out += `,"currentLimit":{${fields.slice(1)}}`
   }
   if (status.limitRemaining !== 0) out += `,"limitRemaining":${String(status.limitRemaining)}`

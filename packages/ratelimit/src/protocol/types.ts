@@ -83,6 +83,11 @@ export interface CurrentLimit {
   readonly name?: string | undefined
   readonly requestsPerUnit: number
   readonly unit: Unit
+  /**
+   * Units per window (`unit_multiplier`, `google.protobuf.UInt32Value` field 4 as Envoy PR #47307
+   * proposes); set only for windows of several units, so one-unit answers stay upstream's bytes.
+   */
+  readonly unitMultiplier?: number | undefined
 }
 
 /** The decision for one descriptor (`RateLimitResponse.DescriptorStatus`). */

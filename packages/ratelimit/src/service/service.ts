@@ -14,6 +14,7 @@ import {
   type RateLimit,
 } from '../config/config.js'
 import { BackendError, MAX_HITS_ADDEND, type RateLimitCache } from '../limiter/cache.js'
+import { windowSeconds } from '../limiter/units.js'
 import {
   checkRequestLimits,
   DEFAULT_REQUEST_LIMITS,
@@ -398,23 +399,42 @@ export class RateLimitService {
     if (names === undefined) return NO_HEADERS
     // The smallest remaining (first wins ties), unless a non-quota descriptor is over its
     // limit: then the last such one.
-    let smallest: DescriptorStatus | undefined
-    let lastOver: DescriptorStatus | undefined
+    let smallest = -1
+    let lastOver = -1
     for (const [i, status] of statuses.entries()) {
       if (status.currentLimit === undefined) continue
       const quota = globalQuota || limits[i]?.quotaMode === true
-      if (status.code === 'OVER_LIMIT' && !quota) lastOver = status
-      if (smallest === undefined || status.limitRemaining < smallest.limitRemaining)
-        smallest = status
+      if (status.code === 'OVER_LIMIT' && !quota) lastOver = i
+      if (smallest < 0 || status.limitRemaining < (statuses[smallest]?.limitRemaining ?? 0))
+        smallest = i
     }
-    const chosen = lastOver ?? smallest
+    const index = lastOver >= 0 ? lastOver : smallest
+    const chosen = statuses[index]
     if (chosen?.currentLimit === undefined) return NO_HEADERS
-    return [
+    const headers = [
       { key: names.limit, value: String(chosen.currentLimit.requestsPerUnit) },
       { key: names.remaining, value: String(chosen.limitRemaining) },
       { key: names.reset, value: String(chosen.durationUntilReset ?? 0) },
     ]
+    const windows = limits[index]?.windows
+    if (windows !== undefined) headers.push({ key: POLICY_HEADER, value: policyValue(windows) })
+    return headers
   }
+}
+
+/**
+ * The header listing a rule's windows when the `RateLimit-*` headers follow a rule of several
+ * windows (issue 32), as draft-ietf-httpapi-ratelimit-headers-06 defines it beside
+ * `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`.
+ */
+export const POLICY_HEADER = 'RateLimit-Policy'
+
+/**
+ * `RateLimit-Policy`'s value: each window as `<requests_per_unit>;w=<window seconds>`, in the
+ * rule's order (draft-ietf-httpapi-ratelimit-headers-06, section 5.1), e.g. `10;w=1, 10000;w=86400`.
+ */
+export function policyValue(windows: readonly RateLimit[]): string {
+  return windows.map((w) => `${String(w.requestsPerUnit)};w=${String(windowSeconds(w))}`).join(', ')
 }
 
 function mergeInto(target: JsonObject, source: JsonObject): void {

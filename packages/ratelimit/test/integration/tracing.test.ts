@@ -1,7 +1,8 @@
 /**
  * Tracing end to end: spans exported over OTLP/HTTP and OTLP/gRPC to receivers started here,
  * decoded with the OpenTelemetry proto definitions: span names, attributes, parent/child links,
- * the continuation of a `traceparent` sent by Envoy, both gRPC server implementations, /json,
+ * the continuation of a `traceparent` (or a B3 parent, single or multi-header) sent by Envoy,
+ * both gRPC server implementations, /json,
  * the sampling rate, the OTLP headers, and the store span of every backend.
  */
 import * as grpc from '@grpc/grpc-js'
@@ -122,6 +123,42 @@ describe.each([
     })
     expect(named(spans, 'ShouldRateLimit Execution').parentSpanId).toBe(server.spanId)
   })
+
+  it.each([
+    { form: 'single', path: 'gRPC' },
+    { form: 'multi', path: 'gRPC' },
+    { form: 'single', path: '/json' },
+    { form: 'multi', path: '/json' },
+  ] as const)(
+    "continues a Zipkin caller's B3 $form-header parent over $path (issue 32)",
+    async ({ form, path }) => {
+      const digit = (form === 'single' ? 1 : 2) + (path === 'gRPC' ? 0 : 2)
+      const traceId = `${String(digit)}${c.protocol === 'http' ? 'c' : 'd'}`.repeat(16)
+      const headers: Record<string, string> =
+        form === 'single'
+          ? { b3: `${traceId}-${PARENT_ID}-1` }
+          : { 'x-b3-traceid': traceId, 'x-b3-spanid': PARENT_ID, 'x-b3-sampled': '1' }
+      let serverName: string
+      if (path === 'gRPC') {
+        const metadata = new grpc.Metadata()
+        for (const [key, value] of Object.entries(headers)) metadata.set(key, value)
+        await h.client.shouldRateLimit(request(`b3-${form}`), metadata)
+        serverName = 'envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit'
+      } else {
+        const response = await fetch(`${h.httpUrl}/json`, {
+          method: 'POST',
+          body: JSON.stringify(request(`b3-${form}-json`)),
+          headers,
+        })
+        expect(response.status).toBe(200)
+        serverName = 'POST /json'
+      }
+      const spans = await traceOf(h, receiver, traceId, 3)
+      const server = named(spans, serverName)
+      expect(server.parentSpanId).toBe(PARENT_ID)
+      expect(named(spans, 'ShouldRateLimit Execution').parentSpanId).toBe(server.spanId)
+    },
+  )
 })
 
 describe('TRACING_SAMPLING_RATE', () => {

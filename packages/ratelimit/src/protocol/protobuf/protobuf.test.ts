@@ -6,6 +6,7 @@ import { decodeHealthCheckRequest, encodeHealthCheckResponse } from './health.js
 import { decodeRateLimitRequest, encodeRateLimitRequest } from './request.js'
 import { decodeRateLimitResponse, encodeRateLimitResponse } from './response.js'
 import { WireFormatError } from './wire.js'
+import { formatJsonRateLimitResponse } from '../json.js'
 
 const serializeRequest = (value: object): Buffer => shouldRateLimitMethod.requestSerialize(value)
 const deserializeResponse = (buf: Buffer): unknown => shouldRateLimitMethod.responseDeserialize(buf)
@@ -258,5 +259,41 @@ describe('protobuf codec against protobufjs and the .proto files', () => {
     ).toEqual({ service: 'ratelimit' })
     expect(encodeHealthCheckResponse('SERVING')).toEqual(Buffer.from([0x08, 0x01]))
     expect(encodeHealthCheckResponse('UNKNOWN')).toEqual(Buffer.alloc(0))
+  })
+})
+
+describe('unit_multiplier in RateLimitResponse.RateLimit (issue 32, Envoy PR #47307)', () => {
+  const response = (unitMultiplier?: number): RateLimitResponse => ({
+    overallCode: 'OK',
+    statuses: [
+      {
+        code: 'OK',
+        currentLimit: {
+          requestsPerUnit: 10,
+          unit: 'MINUTE',
+          ...(unitMultiplier === undefined ? {} : { unitMultiplier }),
+        },
+        limitRemaining: 9,
+        durationUntilReset: 120,
+      },
+    ],
+    responseHeadersToAdd: [],
+  })
+
+  it('writes field 4 as a UInt32Value only for windows of several units, and reads it back', () => {
+    const plain = encodeRateLimitResponse(response())
+    const windowed = encodeRateLimitResponse(response(5))
+    // The UInt32Value message: tag 4/LEN (0x22), length 2, then field 1 = 5 (0x08 0x05).
+    expect(windowed.length - plain.length).toBe(4)
+    expect(windowed.includes(Buffer.from([0x22, 0x02, 0x08, 0x05]))).toBe(true)
+    expect(decodeRateLimitResponse(windowed)).toEqual(response(5))
+    expect(decodeRateLimitResponse(plain)).toEqual(response())
+  })
+
+  it('writes it in /json as unitMultiplier', () => {
+    expect(formatJsonRateLimitResponse(response(5))).toContain(
+      '"currentLimit":{"requestsPerUnit":10,"unit":"MINUTE","unitMultiplier":5}',
+    )
+    expect(formatJsonRateLimitResponse(response())).not.toContain('unitMultiplier')
   })
 })

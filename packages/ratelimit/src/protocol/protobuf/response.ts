@@ -2,7 +2,7 @@
  * Protobuf encoding of `envoy.service.ratelimit.v3.RateLimitResponse` and its parts:
  * `RateLimitResponse{overall_code=1, statuses=2, response_headers_to_add=3, dynamic_metadata=6}`,
  * `DescriptorStatus{code=1, current_limit=2, limit_remaining=3, duration_until_reset=4}`,
- * `RateLimit{requests_per_unit=1, unit=2, name=3}`, `HeaderValue{key=1, value=2}`,
+ * `RateLimit{requests_per_unit=1, unit=2, name=3, unit_multiplier=4 (UInt32Value, Envoy PR #47307)}`, `HeaderValue{key=1, value=2}`,
  * `google.protobuf.Duration{seconds=1}`.
  *
  * @see https://github.com/envoyproxy/envoy/blob/main/api/envoy/service/ratelimit/v3/rls.proto
@@ -41,6 +41,9 @@ function currentLimitSize(limit: CurrentLimit): number {
   if (limit.requestsPerUnit !== 0) size += varintFieldSize(limit.requestsPerUnit)
   if (limit.unit !== 'UNKNOWN') size += varintFieldSize(UNIT_NUMBERS[limit.unit])
   if (limit.name !== undefined && limit.name !== '') size += lenFieldSize(utf8Length(limit.name))
+  if (limit.unitMultiplier !== undefined) {
+    size += lenFieldSize(varintFieldSize(limit.unitMultiplier))
+  }
   return size
 }
 
@@ -108,6 +111,13 @@ export function encodeRateLimitResponse(response: RateLimitResponse, grpcFrame =
       if (limit.name !== undefined && limit.name !== '') {
         w.string(3, limit.name, utf8Length(limit.name))
       }
+      if (limit.unitMultiplier !== undefined) {
+        // google.protobuf.UInt32Value unit_multiplier = 4 (Envoy PR #47307).
+        w.tag(4, WIRE.LEN)
+        w.varint(varintFieldSize(limit.unitMultiplier))
+        w.tag(1, WIRE.VARINT)
+        w.varint(limit.unitMultiplier)
+      }
     }
     if (status.limitRemaining !== 0) {
       w.tag(3, WIRE.VARINT)
@@ -140,14 +150,34 @@ function readCurrentLimit(r: WireReader): CurrentLimit {
   let requestsPerUnit = 0
   let unit = 0
   let name: string | undefined
+  let unitMultiplier: number | undefined
   while (r.more()) {
     const [field, type] = r.tag()
     if (field === 1 && type === WIRE.VARINT) requestsPerUnit = r.uint32()
     else if (field === 2 && type === WIRE.VARINT) unit = r.int32()
     else if (field === 3 && type === WIRE.LEN) name = r.string()
+    else if (field === 4 && type === WIRE.LEN) unitMultiplier = readUInt32Value(r)
     else r.skip(type)
   }
-  return { requestsPerUnit, unit: unitFromNumber(unit), ...(name === undefined ? {} : { name }) }
+  return {
+    requestsPerUnit,
+    unit: unitFromNumber(unit),
+    ...(name === undefined ? {} : { name }),
+    ...(unitMultiplier === undefined ? {} : { unitMultiplier }),
+  }
+}
+
+/** A `google.protobuf.UInt32Value` (its `value`, 0 when absent). */
+function readUInt32Value(r: WireReader): number {
+  const outer = r.enter()
+  let value = 0
+  while (r.more()) {
+    const [field, type] = r.tag()
+    if (field === 1 && type === WIRE.VARINT) value = r.uint32()
+    else r.skip(type)
+  }
+  r.leave(outer)
+  return value
 }
 
 function readHeaderValue(r: WireReader): HeaderValue {
