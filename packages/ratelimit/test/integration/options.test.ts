@@ -1,5 +1,7 @@
 import { startRedisServer, waitFor } from '@gatehouse/testing'
+import { once } from 'node:events'
 import { mkdtempSync, rmSync } from 'node:fs'
+import { connect, constants } from 'node:http2'
 import { createServer, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -134,17 +136,24 @@ describe('service options', () => {
     }
   })
 
-  it('keeps serving across GRPC_MAX_CONNECTION_AGE reconnects', async () => {
+  it('sends GOAWAY after GRPC_MAX_CONNECTION_AGE, and the client keeps deciding on a new connection', async () => {
     const h = await startService({
       files: basic,
       env: { GRPC_MAX_CONNECTION_AGE: '100ms', GRPC_MAX_CONNECTION_AGE_GRACE: '100ms' },
     })
+    const session = connect(`http://${h.grpcAddress}`)
+    session.on('error', () => undefined)
     try {
-      for (let i = 0; i < 5; i++) {
+      expect((await h.client.shouldRateLimit(request)).overallCode).toBe('OK')
+      // The server ends an aged connection with GOAWAY (±10 % of 100 ms), then closes it.
+      const [code] = (await once(session, 'goaway')) as [number]
+      expect(code).toBe(constants.NGHTTP2_NO_ERROR)
+      await once(session, 'close')
+      for (let i = 0; i < 3; i++) {
         expect((await h.client.shouldRateLimit(request)).overallCode).toBe('OK')
-        await new Promise((resolve) => setTimeout(resolve, 80))
       }
     } finally {
+      session.destroy()
       await h.close()
     }
   })
