@@ -2,29 +2,97 @@
  * The README settings tables, made from the servers' field tables: each region
  * `<!-- settings:<section>:start -->` … `<!-- settings:<section>:end -->` of a README holds the
  * table of its section's fields (`table.markdown({ keys })`). A section is named in
- * {@link SETTINGS_DOCS} with its keys, or is itself a key path (`jwt`, `sms.twilio`).
+ * {@link SETTINGS_DOCS} with its keys (or with another table, such as the auth server's
+ * families of settings, and its keys), or is itself a key path (`jwt`, `sms.twilio`).
  * `npm run docs:settings` rewrites the regions; `scripts/docs.test.ts` fails while one is stale.
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { markedSections, replaceMarkedRegion, type MarkdownOptions } from '@gatehouse/settings'
+import {
+  settingsFamilies as authFamilies,
+  settingsTable as authTable,
+} from '../packages/auth/src/conf/settings.js'
 import { settingsTable as rateLimitTable } from '../packages/ratelimit/src/settings/settings.js'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+
+/** What renders a settings table: a field table. */
+export interface MarkdownTable {
+  markdown(options?: MarkdownOptions): string
+}
+
+/** A section drawn from another table than the README's: the table and the keys it lists. */
+export interface OtherTableSection {
+  readonly table: MarkdownTable
+  /** @default every field of `table` */
+  readonly keys?: readonly string[]
+}
 
 /** A README with generated settings tables. */
 export interface SettingsDoc {
   /** The README, relative to the repository. */
   readonly readme: string
   /** The server's field table. */
-  readonly table: { markdown(options?: MarkdownOptions): string }
-  /** Sections by name, as the keys they list; a section not named here is a key path. */
-  readonly sections: Readonly<Record<string, readonly string[]>>
+  readonly table: MarkdownTable
+  /**
+   * Sections by name, as the keys they list (or another table and its keys); a section not named
+   * here is a key path.
+   */
+  readonly sections: Readonly<Record<string, readonly string[] | OtherTableSection>>
 }
 
 /** Every README whose settings tables are generated. */
 export const SETTINGS_DOCS: readonly SettingsDoc[] = [
+  {
+    readme: 'packages/auth/README.md',
+    table: authTable,
+    sections: {
+      server: [
+        'siteUrl',
+        'apiExternalUrl',
+        'apiHost',
+        'port',
+        'apiMaxRequestDurationMs',
+        'requestIdHeader',
+        'apiOpenapiEnabled',
+        'uriAllowList',
+        'disableSignup',
+        'rateLimitHeader',
+        'svcForwardedForEnabled',
+      ],
+      logs: ['log', 'telemetry'],
+      security: [
+        'security.refreshTokenRotationEnabled',
+        'security.refreshTokenReuseIntervalMs',
+        'security.updatePasswordRequireReauthentication',
+        'security.otpMaxAttempts',
+        'security.manualLinkingEnabled',
+        'security.manualLinkingRequireSiteReferer',
+      ],
+      'sign-in': [
+        'external.emailEnabled',
+        'external.phoneEnabled',
+        'external.anonymousUsersEnabled',
+        'external.flowStateExpiryMs',
+        'external.apple.teamId',
+        'external.apple.keyId',
+      ],
+      providers: { table: authFamilies, keys: ['provider'] },
+      mail: [
+        'mailer.autoconfirm',
+        'mailer.otpExpMs',
+        'mailer.otpLength',
+        'mailer.secureEmailChangeEnabled',
+        'mailer.maxFrequencyMs',
+        'mailer.queuePollIntervalMs',
+        'mailer.urlPaths',
+      ],
+      'mail-kinds': { table: authFamilies, keys: ['subjects', 'templates', 'notifications'] },
+      captcha: ['security.captcha'],
+    },
+  },
   {
     readme: 'packages/ratelimit/README.md',
     table: rateLimitTable,
@@ -184,13 +252,15 @@ export function renderSettingsDoc(
   doc: SettingsDoc,
   text = readFileSync(join(root, doc.readme), 'utf8'),
 ): string {
+  const tableOf = (section: string): string => {
+    const named = doc.sections[section] ?? [section]
+    if ('table' in named) {
+      return named.table.markdown(named.keys === undefined ? {} : { keys: named.keys })
+    }
+    return doc.table.markdown({ keys: named })
+  }
   return markedSections(text).reduce(
-    (out, section) =>
-      replaceMarkedRegion(
-        out,
-        section,
-        doc.table.markdown({ keys: doc.sections[section] ?? [section] }),
-      ),
+    (out, section) => replaceMarkedRegion(out, section, tableOf(section)),
     text,
   )
 }

@@ -199,7 +199,7 @@ function limitersFor(settings: Settings, deps: AuthDeps): Limiters {
     }
   }
   const client = new RateLimitClient(rateLimit.serviceAddress, {
-    timeoutMs: rateLimit.serviceTimeout,
+    timeoutMs: rateLimit.serviceTimeoutMs,
     coalesce: rateLimit.serviceCoalesce,
   })
   const service = new ServiceLimiter(client, {
@@ -361,8 +361,8 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
         clock,
         random,
         handlerFor: (job) => (Object.hasOwn(handlers, job) ? handlers[job] : undefined),
-        lifetimeMs: settings.mailer.otpExp * 1000,
-        pollIntervalMs: settings.mailer.queuePollInterval,
+        lifetimeMs: settings.mailer.otpExpMs,
+        pollIntervalMs: settings.mailer.queuePollIntervalMs,
         logger: deps.logger,
       })
       started = {
@@ -373,7 +373,7 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
           db,
           clock,
           settings,
-          intervalMs: settings.dbCleanupInterval,
+          intervalMs: settings.db.cleanupIntervalMs,
           logger: deps.logger,
         }),
         ctx: {

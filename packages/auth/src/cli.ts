@@ -59,7 +59,7 @@ Invalid settings are listed all at once and stop the server (exit status ${Strin
 The package README describes each one.
 
 Settings (default):
-${settingsTable.help(undefined, { width: 36 }).join('\n')}
+${settingsTable.help(undefined, { width: 36, columns: 100 }).join('\n')}
 `
 
 /** Where the CLI writes and how it ends; `process` in production, fakes in tests. */

@@ -27,34 +27,26 @@ export { systemClock, type Clock } from './clock.js'
 export { cryptoRandom, type Random } from './random.js'
 export type { FactorJson, IdentityJson, TokenResponse, UserJson } from './api/serializers.js'
 export {
-  ConfigError,
-  DEFAULT_SUBJECTS,
-  EXTERNAL_PROVIDERS,
-  MAIL_KINDS,
-  NOTIFICATION_KINDS,
-  notificationSwitch,
   loadSettings,
   parseEmailSendRate,
   parseSmsSendRate,
   parseTestOtp,
   splitRequiredCharacters,
-  CAPTCHA_PROVIDERS,
-  CAPTCHA_VERIFY_URLS,
-  SERVICE_ALGORITHMS,
-  SMS_PROVIDERS,
-  type CaptchaProviderName,
-  type ServiceAlgorithm,
   type CaptchaSettings,
-  type SmsProviderName,
   type EmailSendRate,
-  type ExternalProvider,
   type LogLevel,
   type MfaSettings,
-  type NotificationSwitch,
   type Settings,
 } from './conf/settings.js'
-export { parseEnvFile } from './conf/env-file.js'
-export { DurationError, parseGoDuration } from './conf/duration.js'
+export { SettingsError } from '@gatehouse/settings'
+export { EXTERNAL_PROVIDERS, type ExternalProvider } from './provider/names.js'
+export { SMS_PROVIDERS, type SmsProviderName } from './sms/sms-provider.js'
+export {
+  CAPTCHA_PROVIDERS,
+  CAPTCHA_VERIFY_URLS,
+  type CaptchaProviderName,
+} from './security/captcha-providers.js'
+export { SERVICE_ALGORITHMS, type ServiceAlgorithm } from './limiter/algorithms.js'
 export {
   generateTotpSecret,
   matchTotpStep,
@@ -105,7 +97,11 @@ export {
 export { WIRE_ERRORS, wireErrorOf, type WireError, type WireMapping } from './api/errors/wire.js'
 export { toOAuthError, type OAuthErrorBody, type OAuthErrorCode } from './api/errors/oauth-error.js'
 export {
+  MAIL_KINDS,
+  NOTIFICATION_KINDS,
+  notificationSwitch,
   NoopMailer,
+  type NotificationSwitch,
   type Mailer,
   type MailKind,
   type MailMessage,
@@ -131,7 +127,7 @@ export {
   type RenderOptions,
   type Template,
 } from './mailer/go-template.js'
-export { DEFAULT_TEMPLATES } from './mailer/default-templates.js'
+export { DEFAULT_SUBJECTS, DEFAULT_TEMPLATES } from './mailer/default-templates.js'
 export {
   NoSmsProvider,
   SMS_TIMEOUT_MS,

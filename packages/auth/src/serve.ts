@@ -31,10 +31,10 @@ export const START_FAILURE_EXIT_STATUS = 1
  * masked), and for how long it was tried.
  */
 export function databaseFailureLine(settings: Settings, error: unknown): string {
-  const { url, startRetrySeconds } = settings.db
+  const { url, startRetryMs } = settings.db
   const retried =
-    isTransientStartError(error) && startRetrySeconds > 0
-      ? `; gave up after ${String(startRetrySeconds)} s (DB_START_RETRY_SECONDS)`
+    isTransientStartError(error) && startRetryMs > 0
+      ? `; gave up after ${String(startRetryMs / 1000)} s (DB_START_RETRY_SECONDS)`
       : ''
   return `gatehouse-auth: DATABASE_URL (${maskDatabaseUrl(url)}): ${describeDatabaseError(error, url)}${retried}`
 }
@@ -79,11 +79,11 @@ async function reachDatabase(
   logger: Logger | undefined,
   given: boolean,
 ): Promise<string | undefined> {
-  const { url, startRetrySeconds } = settings.db
+  const { url, startRetryMs } = settings.db
   if (given || url.startsWith('pglite://')) return undefined
   try {
     await waitForDatabase(url, {
-      retrySeconds: startRetrySeconds,
+      retryMs: startRetryMs,
       onRetry: (error, delayMs, attempt) => {
         logger?.warn(
           {

@@ -64,7 +64,7 @@ export function createServer(settings: Settings, options: ServerOptions): Fastif
     bodyLimit: BODY_LIMIT,
     // API_MAX_REQUEST_DURATION also bounds receiving the request (a client trickling its body);
     // the whole request is cut by registerRequestDeadline.
-    requestTimeout: settings.apiMaxRequestDuration,
+    requestTimeout: settings.apiMaxRequestDurationMs,
     requestIdHeader:
       settings.requestIdHeader === '' ? false : settings.requestIdHeader.toLowerCase(),
     genReqId: () => options.random.uuid(),
@@ -74,7 +74,7 @@ export function createServer(settings: Settings, options: ServerOptions): Fastif
     routerOptions: { ignoreTrailingSlash: true, querystringParser: parseQueryString },
     ajv: { customOptions: { ...AJV_OPTIONS, keywords: [...AJV_OPTIONS.keywords] } },
   })
-  registerRequestDeadline(app, settings.apiMaxRequestDuration, options.deadlines)
+  registerRequestDeadline(app, settings.apiMaxRequestDurationMs, options.deadlines)
   registerBodyParser(app)
   registerGuardState(app)
   registerErrorHandler(app)

@@ -1,4 +1,4 @@
-import { EXTERNAL_PROVIDERS } from '../conf/settings.js'
+import { EXTERNAL_PROVIDERS } from '../provider/names.js'
 import type { RouteGroup } from './routes.js'
 
 /**
@@ -11,7 +11,7 @@ export const settingsRoutes: RouteGroup = (app, ctx) => {
   const s = ctx.settings
   const external: Record<string, boolean> = {
     anonymous_users: s.external.anonymousUsersEnabled,
-    ...Object.fromEntries(EXTERNAL_PROVIDERS.map((p) => [p, s.external.providers[p]])),
+    ...Object.fromEntries(EXTERNAL_PROVIDERS.map((p) => [p, s.external[p].enabled])),
     email: s.external.emailEnabled,
     phone: s.external.phoneEnabled,
   }

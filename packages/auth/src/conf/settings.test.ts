@@ -1,12 +1,9 @@
+import { SettingsError } from '@gatehouse/settings'
 import { describe, expect, it } from 'vitest'
 import { passwordHasherFor } from '../server.js'
-import {
-  ConfigError,
-  DEFAULT_SUBJECTS,
-  MAIL_KINDS,
-  loadSettings,
-  splitRequiredCharacters,
-} from './settings.js'
+import { DEFAULT_SUBJECTS } from '../mailer/default-templates.js'
+import { MAIL_KINDS } from '../mailer/mailer.js'
+import { loadSettings, splitRequiredCharacters } from './settings.js'
 
 const REQUIRED = {
   AUTHSVC_SITE_URL: 'http://localhost:3000',
@@ -20,7 +17,7 @@ function problems(env: Record<string, string>): readonly string[] {
   try {
     loadSettings(env)
   } catch (error) {
-    if (error instanceof ConfigError) return error.problems
+    if (error instanceof SettingsError) return error.problems
     throw error
   }
   return []
@@ -31,7 +28,7 @@ describe('loadSettings', () => {
     const s = loadSettings(REQUIRED)
     expect(s.port).toBe(8081)
     expect(s.jwt).toMatchObject({
-      exp: 3600,
+      expMs: 3_600_000,
       adminRoles: ['service_role', 'supabase_admin'],
       adminGroupName: 'admin',
     })
@@ -43,7 +40,7 @@ describe('loadSettings', () => {
     })
     expect(s.security).toEqual({
       refreshTokenRotationEnabled: true,
-      refreshTokenReuseInterval: 0,
+      refreshTokenReuseIntervalMs: 0,
       updatePasswordRequireReauthentication: false,
       manualLinkingEnabled: false,
       manualLinkingRequireSiteReferer: true,
@@ -52,7 +49,7 @@ describe('loadSettings', () => {
         enabled: false,
         provider: 'hcaptcha',
         secret: '',
-        timeout: 10_000,
+        timeoutMs: 10_000,
         verifyUrl: 'https://hcaptcha.com/siteverify',
       },
     })
@@ -66,7 +63,8 @@ describe('loadSettings', () => {
       url: 'postgres://localhost/db',
       maxPoolSize: 0,
       namespace: '',
-      startRetrySeconds: 30,
+      cleanupIntervalMs: 600_000,
+      startRetryMs: 30_000,
     })
     expect(s.log).toEqual({ level: 'info', file: '' })
     expect(Object.isFrozen(s.jwt)).toBe(true)
@@ -79,8 +77,8 @@ describe('loadSettings', () => {
       'AUTHSVC_DB_DRIVER: must be postgres (got "mysql")',
       'AUTHSVC_DB_DATABASE_URL (or DATABASE_URL): required',
       'AUTHSVC_JWT_SECRET: required unless AUTHSVC_JWT_KEYS holds a signing key',
-      'PORT: must be an integer of at least 0 (got "x")',
       'AUTHSVC_JWT_EXP: must be an integer of at least 1 (got "soon")',
+      'PORT: must be an integer of at least 0 (got "x")',
     ])
   })
 
@@ -103,16 +101,19 @@ describe('loadSettings', () => {
       GOTRUE_JWT_EXP: '60',
     })
     expect(s).toMatchObject({ siteUrl: 'http://site', port: 9999, log: { level: 'debug' } })
-    expect(s.jwt).toMatchObject({ secret: 'authsvc-secret-of-thirty-two-bytes-or-more', exp: 60 })
+    expect(s.jwt).toMatchObject({
+      secret: 'authsvc-secret-of-thirty-two-bytes-or-more',
+      expMs: 60_000,
+    })
     expect(s.db.url).toBe('pglite://memory')
     expect(loadSettings({ ...REQUIRED, PORT: '1', AUTHSVC_API_PORT: '2' }).port).toBe(2)
   })
 
   it('parses the reuse interval as seconds or a Go duration', () => {
     const env = { ...REQUIRED, AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '10' }
-    expect(loadSettings(env).security.refreshTokenReuseInterval).toBe(10)
+    expect(loadSettings(env).security.refreshTokenReuseIntervalMs).toBe(10_000)
     env.AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL = '1m30s'
-    expect(loadSettings(env).security.refreshTokenReuseInterval).toBe(90)
+    expect(loadSettings(env).security.refreshTokenReuseIntervalMs).toBe(90_000)
   })
 
   it('reads the rate limit settings with upstream defaults and refuses bad ones', () => {
@@ -126,7 +127,7 @@ describe('loadSettings', () => {
       backend: 'memory',
       serviceAddress: '127.0.0.1:8081',
       domain: 'gatehouse-auth',
-      serviceTimeout: 250,
+      serviceTimeoutMs: 250,
       serviceCoalesce: true,
       failClosed: false,
       passwordFailures: 5,
@@ -179,9 +180,9 @@ describe('loadSettings', () => {
   })
 
   it('reads API_MAX_REQUEST_DURATION as seconds or a Go duration (default 10 s, 0 = none)', () => {
-    expect(loadSettings(REQUIRED).apiMaxRequestDuration).toBe(10_000)
+    expect(loadSettings(REQUIRED).apiMaxRequestDurationMs).toBe(10_000)
     const duration = (value: string) =>
-      loadSettings({ ...REQUIRED, AUTHSVC_API_MAX_REQUEST_DURATION: value }).apiMaxRequestDuration
+      loadSettings({ ...REQUIRED, AUTHSVC_API_MAX_REQUEST_DURATION: value }).apiMaxRequestDurationMs
     expect([duration('30'), duration('1m30s'), duration('250ms'), duration('0')]).toEqual([
       30_000, 90_000, 250, 0,
     ])
@@ -221,7 +222,7 @@ describe('loadSettings: attempt limits', () => {
     const s = loadSettings(REQUIRED)
     expect(s.security.otpMaxAttempts).toBe(5)
     expect(s.mfa.phoneMaxUnverifiedFactors).toBe(2)
-    expect(s.mailer.otpExp).toBe(3600)
+    expect(s.mailer.otpExpMs).toBe(3_600_000)
     const set = loadSettings({
       ...REQUIRED,
       AUTHSVC_SECURITY_OTP_MAX_ATTEMPTS: '10',
@@ -229,7 +230,7 @@ describe('loadSettings: attempt limits', () => {
       AUTHSVC_MAILER_OTP_EXP: '86400',
     })
     expect([set.security.otpMaxAttempts, set.mfa.phoneMaxUnverifiedFactors]).toEqual([10, 10])
-    expect(set.mailer.otpExp).toBe(86400)
+    expect(set.mailer.otpExpMs).toBe(86_400_000)
     expect(
       problems({
         ...REQUIRED,
@@ -248,7 +249,7 @@ describe('loadSettings: mail', () => {
     const s = loadSettings(REQUIRED)
     expect(s.mailer).toMatchObject({
       autoconfirm: false,
-      otpExp: 3600,
+      otpExpMs: 3_600_000,
       otpLength: 6,
       secureEmailChangeEnabled: true,
       urlPaths: {
@@ -347,10 +348,10 @@ describe('loadSettings: mail flows', () => {
     const s = loadSettings(REQUIRED)
     expect(s.mailer).toMatchObject({
       autoconfirm: false,
-      otpExp: 3600,
+      otpExpMs: 3_600_000,
       otpLength: 6,
       secureEmailChangeEnabled: true,
-      maxFrequency: 900_000,
+      maxFrequencyMs: 900_000,
       notifications: {
         passwordChanged: false,
         emailChanged: false,
@@ -362,16 +363,16 @@ describe('loadSettings: mail flows', () => {
       },
     })
     expect(s.rateLimit.emailSent).toEqual({ events: 30, periodMs: 3_600_000 })
-    expect(s.flowStateExpiryDuration).toBe(300_000)
+    expect(s.external.flowStateExpiryMs).toBe(300_000)
   })
 
   it('applies upstream SMS defaults and reads the SMS settings', () => {
     const s = loadSettings(REQUIRED)
     expect(s.sms).toMatchObject({
       provider: '',
-      otpExp: 60,
+      otpExpMs: 60_000,
       otpLength: 6,
-      maxFrequency: 60_000,
+      maxFrequencyMs: 60_000,
       template: 'Your code is {{ .Code }}',
       testOtp: {},
       testOtpValidUntil: null,
@@ -397,7 +398,7 @@ describe('loadSettings: mail flows', () => {
     expect(set.sms).toMatchObject({
       provider: 'vonage',
       otpLength: 6,
-      maxFrequency: 120_000,
+      maxFrequencyMs: 120_000,
       testOtp: { '15551230000': '123456', '4915112345678': '654321' },
       testOtpValidUntil: Date.UTC(2030, 0, 1),
       vonage: { apiKey: 'key', apiSecret: 'secret', from: 'Gatehouse' },
@@ -447,7 +448,7 @@ describe('loadSettings: mail flows', () => {
       enabled: true,
       provider: 'turnstile',
       secret: 's3cret',
-      timeout: 2000,
+      timeoutMs: 2000,
       verifyUrl: 'https://challenges.cloudflare.com/turnstile/v0/siteverify',
     })
     expect(
@@ -472,9 +473,9 @@ describe('loadSettings: mail flows', () => {
       AUTHSVC_MAILER_NOTIFICATIONS_EMAIL_CHANGED_ENABLED: 'true',
     })
     expect(s.rateLimit.emailSent).toEqual({ events: 5, periodMs: 600_000 })
-    expect(s.mailer).toMatchObject({ otpLength: 10, maxFrequency: 60_000 })
+    expect(s.mailer).toMatchObject({ otpLength: 10, maxFrequencyMs: 60_000 })
     expect(s.mailer.notifications.emailChanged).toBe(true)
-    expect(s.flowStateExpiryDuration).toBe(300_000)
+    expect(s.external.flowStateExpiryMs).toBe(300_000)
     expect(
       loadSettings({ ...REQUIRED, AUTHSVC_RATE_LIMIT_EMAIL_SENT: '0' }).rateLimit.emailSent,
     ).toEqual({ events: 0, periodMs: 3_600_000 })
@@ -514,25 +515,25 @@ describe('loadSettings: external providers', () => {
       GOTRUE_EXTERNAL_GITHUB_SECRET: 'secret',
       GOTRUE_EXTERNAL_GITHUB_REDIRECT_URI: 'http://localhost:9999/callback',
     })
-    expect(s.external.providers.github).toBe(true)
-    expect(s.external.providers.google).toBe(false)
-    expect(s.external.oauth.github).toEqual({
+    expect(s.external.github.enabled).toBe(true)
+    expect(s.external.google.enabled).toBe(false)
+    expect(s.external.github).toEqual({
       enabled: true,
       clientId: 'id',
       secret: 'secret',
       redirectUri: 'http://localhost:9999/callback',
       url: '',
     })
-    expect(s.external.oauth.gitlab.url).toBe('https://gitlab.com')
+    expect(s.external.gitlab.url).toBe('https://gitlab.com')
     expect(s.mailer.notifications).toMatchObject({ identityLinked: false, identityUnlinked: false })
   })
 
   it('trusts the unverified emails of a provider only when EXTERNAL_<P>_TRUST_EMAIL says so', () => {
     const s = loadSettings({ ...REQUIRED, AUTHSVC_EXTERNAL_WORKOS_TRUST_EMAIL: 'true' })
-    expect(s.external.oauth.workos.trustEmail).toBe(true)
-    expect(s.external.oauth.figma.trustEmail).toBe(false)
+    expect(s.external.workos.trustEmail).toBe(true)
+    expect(s.external.figma.trustEmail).toBe(false)
     // GitHub says whether it verified an address: there is nothing to trust.
-    expect(s.external.oauth.github).not.toHaveProperty('trustEmail')
+    expect(s.external.github).not.toHaveProperty('trustEmail')
     expect(() =>
       loadSettings({ ...REQUIRED, AUTHSVC_EXTERNAL_SLACK_TRUST_EMAIL: 'maybe' }),
     ).toThrow(/EXTERNAL_SLACK_TRUST_EMAIL/)

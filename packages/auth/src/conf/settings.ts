@@ -1,12 +1,17 @@
 /**
  * The auth server's settings: one field table, {@link settingsTable}, gives {@link loadSettings},
- * its problems and `gatehouse-auth --help`. Each setting `NAME` is read as `AUTHSVC_NAME`, else
- * upstream's `GOTRUE_NAME`; a few also without a prefix.
+ * its problems, `gatehouse-auth --help` and the {@link Settings} type. Each setting `NAME` is read
+ * as `AUTHSVC_NAME`, else upstream's `GOTRUE_NAME`; a few also without a prefix.
+ *
+ * The table has the settings' shape: one group per section (`db`, `jwt`, `mailer`, `sms.twilio`,
+ * `external.github`, …), each entry with its TSDoc, which the derived type carries. A section's
+ * rules across fields are one `check…` function beside its group (upstream's per-section
+ * `Validate()`); clamps and fallbacks are the field's parser or a computed default.
  *
  * @module
  */
 import {
-  SettingsError,
+  Invalid,
   bool,
   decimal,
   defineSettings,
@@ -27,611 +32,29 @@ import {
   url,
   type Env,
   type Field,
-  type Invalid,
+  type Fields,
+  type Group,
+  type SettingsOf,
+  type SettingsRead,
+  type Values,
 } from '@gatehouse/settings'
 import { parseTemplate } from '../mailer/go-template.js'
-import type { MailKind, NotificationKind } from '../mailer/mailer.js'
-import { compileGlob } from '../services/url-glob.js'
+import { DEFAULT_SUBJECTS } from '../mailer/default-templates.js'
+import {
+  MAIL_KINDS,
+  NOTIFICATION_KINDS,
+  notificationSwitch,
+  type MailKind,
+  type NotificationSwitch,
+} from '../mailer/mailer.js'
+import { CAPTCHA_VERIFY_URLS, CAPTCHA_PROVIDERS } from '../security/captcha-providers.js'
+import { SERVICE_ALGORITHMS } from '../limiter/algorithms.js'
+import { EXTERNAL_PROVIDERS, type ExternalProvider } from '../provider/names.js'
+import { SMS_PROVIDERS, type SmsProviderName } from '../sms/sms-provider.js'
+import { compileGlob } from '../url-glob.js'
 
 /** The log levels of `LOG_LEVEL` (upstream's logrus names). */
 export type LogLevel = 'panic' | 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace'
-
-/**
- * External OAuth providers whose `EXTERNAL_<P>_ENABLED` switch is reported by `GET /settings`.
- * The spec's list plus the ones upstream reports.
- */
-export const EXTERNAL_PROVIDERS = [
-  'apple',
-  'azure',
-  'bitbucket',
-  'discord',
-  'facebook',
-  'figma',
-  'github',
-  'gitlab',
-  'google',
-  'keycloak',
-  'linkedin',
-  'notion',
-  'snapchat',
-  'spotify',
-  'slack',
-  'twitch',
-  'twitter',
-  'workos',
-] as const
-
-/** One of {@link EXTERNAL_PROVIDERS}. */
-export type ExternalProvider = (typeof EXTERNAL_PROVIDERS)[number]
-
-/**
- * One external provider's OAuth client (`EXTERNAL_<P>_*`, upstream's `conf.OAuthProviderConfiguration`).
- * Enabled providers must have `clientId`, `secret` and `redirectUri` (checked by {@link loadSettings}).
- */
-export interface ProviderSettings {
-  /** `EXTERNAL_<P>_ENABLED`. @default false */
-  readonly enabled: boolean
-  /** `EXTERNAL_<P>_CLIENT_ID`: the OAuth client id (Twitter: the consumer key). */
-  readonly clientId: string
-  /**
-   * `EXTERNAL_<P>_SECRET`: the client secret (Twitter: the consumer secret). For Apple, either
-   * the client-secret JWT itself or an ES256 private key (PEM) to sign one with
-   * `EXTERNAL_APPLE_TEAM_ID` and `EXTERNAL_APPLE_KEY_ID`.
-   */
-  readonly secret: string
-  /** `EXTERNAL_<P>_REDIRECT_URI`: this server's `/callback` as registered with the provider. */
-  readonly redirectUri: string
-  /**
-   * `EXTERNAL_<P>_URL`: the provider's base URL instead of its public one (upstream `chooseHost`);
-   * keycloak: the realm URL (required); gitlab: default `https://gitlab.com`; apple and google:
-   * the issuer to discover from. '' for the provider's default.
-   */
-  readonly url: string
-  /**
-   * `EXTERNAL_<P>_TRUST_EMAIL`, for the providers of {@link EMAIL_ASSUMED_PROVIDERS} only: trust
-   * that the address the provider returns is its user's although the provider does not say it
-   * verified it, so that it links the identity to an existing account holding that address.
-   * @default false
-   */
-  readonly trustEmail?: boolean
-}
-
-/**
- * Providers that do not say whether they verified the email they return (their modules count it
- * as verified, as upstream does): without `EXTERNAL_<P>_TRUST_EMAIL` it never links to an
- * existing account.
- */
-export const EMAIL_ASSUMED_PROVIDERS: readonly ExternalProvider[] = [
-  'facebook',
-  'figma',
-  'linkedin',
-  'notion',
-  'slack',
-  'snapchat',
-  'workos',
-]
-
-/** `RATE_LIMIT_EMAIL_SENT`: `events` mails per `periodMs` milliseconds; `events` 0 blocks all. */
-export interface EmailSendRate {
-  readonly events: number
-  readonly periodMs: number
-}
-
-/**
- * Telemetry settings: upstream's `TRACING_*` and `METRICS_*` (`conf.TracingConfig`,
- * `conf.MetricsConfig`) and the standard OpenTelemetry variables, which are read without a prefix.
- */
-export interface TelemetrySettings {
-  /** `TRACING_ENABLED`: export a span per request and per SQL statement. @default false */
-  readonly tracingEnabled: boolean
-  /** `TRACING_EXPORTER`: `opentelemetry` (OTLP), the only one upstream has. */
-  readonly tracingExporter: 'opentelemetry'
-  /**
-   * `TRACING_SAMPLING_RATE` (Gatehouse addition, as the rate limit service's): fraction of new
-   * traces sampled, 0 to 1; a caller's `traceparent` sampled flag is followed. @default 1
-   */
-  readonly tracingSamplingRate: number
-  /** `METRICS_ENABLED`. @default false */
-  readonly metricsEnabled: boolean
-  /** `METRICS_EXPORTER`: `opentelemetry` (OTLP push) or `prometheus` (scrape endpoint). */
-  readonly metricsExporter: 'opentelemetry' | 'prometheus'
-  /** `OTEL_EXPORTER_PROMETHEUS_HOST`: listen address of the scrape endpoint. @default '0.0.0.0' */
-  readonly prometheusHost: string
-  /** `OTEL_EXPORTER_PROMETHEUS_PORT`: its port; metrics are served on `/`. @default 9100 */
-  readonly prometheusPort: number
-  /**
-   * `OTEL_EXPORTER_OTLP_PROTOCOL`: `http/protobuf` or `grpc` (upstream refuses `http/json`).
-   * @default 'http/protobuf'
-   */
-  readonly otlpProtocol: 'http/protobuf' | 'grpc'
-  /** `OTEL_EXPORTER_OTLP_ENDPOINT`: base URL ('' = `http://localhost:4318`, grpc `:4317`). */
-  readonly otlpEndpoint: string
-  /** `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`: full URL for traces, wins over the base. */
-  readonly otlpTracesEndpoint: string
-  /** `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`: full URL for metrics, wins over the base. */
-  readonly otlpMetricsEndpoint: string
-  /** `OTEL_EXPORTER_OTLP_HEADERS` (`k=v,…`, URL-encoded): sent with every export; secret. */
-  readonly otlpHeaders: Readonly<Record<string, string>>
-  /** `OTEL_EXPORTER_OTLP_TIMEOUT`: export timeout in milliseconds. @default 10000 */
-  readonly otlpTimeoutMs: number
-  /** `OTEL_METRIC_EXPORT_INTERVAL`: milliseconds between OTLP metric exports. @default 60000 */
-  readonly metricExportIntervalMs: number
-  /** `OTEL_SERVICE_NAME`: resource attribute `service.name`. @default 'gotrue' */
-  readonly serviceName: string
-  /** `OTEL_RESOURCE_ATTRIBUTES` (`k=v,…`, URL-encoded): more resource attributes. */
-  readonly resourceAttributes: Readonly<Record<string, string>>
-  /** `DEBUG` (no prefix): OpenTelemetry SDK diagnostics in the log. @default false */
-  readonly debug: boolean
-}
-
-/** The validated, frozen configuration of the auth server. Built by {@link loadSettings}. */
-export interface Settings {
-  /** `SITE_URL`: base URL of the site; required. */
-  readonly siteUrl: string
-  /** `URI_ALLOW_LIST`: extra permitted `redirect_to` values (globs). @default [] */
-  readonly uriAllowList: readonly string[]
-  /** `DISABLE_SIGNUP`: users are only created through invites and the admin API. @default false */
-  readonly disableSignup: boolean
-  /** `API_EXTERNAL_URL`: the URL this server is reached at; required. */
-  readonly apiExternalUrl: string
-  /** `API_HOST`: listen address. @default '0.0.0.0' */
-  readonly apiHost: string
-  /** `PORT` (no prefix) or `API_PORT`: listen port. @default 8081 */
-  readonly port: number
-  /**
-   * `API_MAX_REQUEST_DURATION`: longest a request may take, in milliseconds (set as seconds or a
-   * Go duration such as `10s`); then 504 `request_timeout`. 0 means no limit. @default 10000
-   */
-  readonly apiMaxRequestDuration: number
-  /** `REQUEST_ID_HEADER`: incoming header whose value becomes the request id. @default '' */
-  readonly requestIdHeader: string
-  /** `API_OPENAPI_ENABLED`: serve the API's OpenAPI 3.1 document at `/openapi.json`. @default false */
-  readonly apiOpenapiEnabled: boolean
-  /** `RATE_LIMIT_HEADER`: header identifying the client for rate limits (trusted proxy). */
-  readonly rateLimitHeader: string
-  /** `SECURITY_SVC_FORWARDED_FOR_ENABLED`: first `Svc-Forwarded-For` value is the client IP. */
-  readonly svcForwardedForEnabled: boolean
-  readonly db: {
-    /** `DB_DRIVER`: must be `postgres`. */
-    readonly driver: 'postgres'
-    /** `DATABASE_URL` (no prefix) or `DB_DATABASE_URL`: `postgres://…`, `pglite://<dir>` or `pglite://memory`. */
-    readonly url: string
-    /**
-     * `DB_MAX_POOL_SIZE`: maximum open connections; 0 means none set here, so the pool takes half
-     * of what the server lets this login open (`derivedPoolSize` in `storage/pg.ts`). @default 0
-     */
-    readonly maxPoolSize: number
-    /** `DB_NAMESPACE`: table-name prefix (`<ns>_users`); empty for none. @default '' */
-    readonly namespace: string
-    /**
-     * `DB_START_RETRY_SECONDS`: how long a start keeps trying, with back-off, to reach a
-     * database that refuses connections, times out or is starting up, in seconds; 0 tries once.
-     * @default 30
-     */
-    readonly startRetrySeconds: number
-  }
-  readonly log: {
-    /** `LOG_LEVEL` (no prefix). @default 'info' */
-    readonly level: LogLevel
-    /** `LOG_FILE`: append logs to this file instead of standard output. @default '' */
-    readonly file: string
-  }
-  /** Traces and metrics (`TRACING_*`, `METRICS_*`, the standard `OTEL_*` variables). */
-  readonly telemetry: TelemetrySettings
-  readonly jwt: {
-    /**
-     * `JWT_SECRET`: HS256 signing secret, at least {@link MIN_JWT_SECRET_BYTES} bytes; required
-     * unless `JWT_KEYS` holds a signing key.
-     */
-    readonly secret: string
-    /** `JWT_EXP`: access-token lifetime in seconds. @default 3600 */
-    readonly exp: number
-    /** `JWT_AUD`: default audience. @default '' */
-    readonly aud: string
-    /** `JWT_ISSUER`: `iss` claim, omitted when empty. @default '' */
-    readonly issuer: string
-    /** `JWT_ADMIN_GROUP_NAME` (deprecated group support). @default 'admin' */
-    readonly adminGroupName: string
-    /** `JWT_DEFAULT_GROUP_NAME`: role assigned to new users. @default '' */
-    readonly defaultGroupName: string
-    /** `JWT_ADMIN_ROLES`: role claim values that grant admin access. @default ['service_role','supabase_admin'] */
-    readonly adminRoles: readonly string[]
-    /** `JWT_KEYS`: JSON array of private JWKs (RS256 default, ES256, EdDSA, HS256). @default [] */
-    readonly keys: readonly Readonly<Record<string, unknown>>[]
-    /** `JWT_KEY_ID`: `kid` header of HS256 tokens signed with `JWT_SECRET`. @default '' */
-    readonly keyId: string
-  }
-  readonly password: {
-    /** `PASSWORD_MIN_LENGTH` (values below 6 are raised to 6). @default 6 */
-    readonly minLength: number
-    /** `PASSWORD_REQUIRED_CHARACTERS`, split into sets (`:` separates, `\:` is a literal colon). */
-    readonly requiredCharacters: readonly string[]
-    /**
-     * `PASSWORD_HASH_CONCURRENCY`: bcrypt hashes and checks run at once; 0 means one per CPU core
-     * (`os.availableParallelism()`). @default 0
-     */
-    readonly hashConcurrency: number
-    /**
-     * `PASSWORD_HASH_QUEUE_SIZE`: hashes and checks waiting for a slot; beyond it requests get 429
-     * `over_request_rate_limit`. @default 100
-     */
-    readonly hashQueueSize: number
-  }
-  readonly security: {
-    /** `SECURITY_REFRESH_TOKEN_ROTATION_ENABLED`: reuse detection. @default true */
-    readonly refreshTokenRotationEnabled: boolean
-    /** `SECURITY_REFRESH_TOKEN_REUSE_INTERVAL`: seconds (or a Go duration). @default 0 */
-    readonly refreshTokenReuseInterval: number
-    /** `SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION`. @default false */
-    readonly updatePasswordRequireReauthentication: boolean
-    /**
-     * `SECURITY_MANUAL_LINKING_ENABLED`: signed-in users may link and unlink identities
-     * (`/user/identities/*`). @default false
-     */
-    readonly manualLinkingEnabled: boolean
-    /**
-     * `SECURITY_MANUAL_LINKING_REQUIRE_SITE_REFERER`: the browser's first request of an identity
-     * link (`/authorize?link_ticket=…`) must come from a page of the site (its `Referer` allowed
-     * as a `redirect_to` is), so that a link URL sent to someone else's browser cannot attach
-     * their provider account to the sender's user. Turn off for native apps that open the link
-     * URL in a system browser (no `Referer`). @default true
-     */
-    readonly manualLinkingRequireSiteReferer: boolean
-    /**
-     * `SECURITY_OTP_MAX_ATTEMPTS`: wrong answers one one-time code (email or SMS), reauthentication
-     * nonce or MFA challenge takes; the last of them invalidates it, and a new one must be
-     * requested. An MFA factor takes as many failures (over all its challenges) before each
-     * further one makes it back off (1 s, doubling, at most 15 min). Counted in the database, so
-     * for every instance. Beyond upstream, which counts nothing. @default 5
-     */
-    readonly otpMaxAttempts: number
-    /** `SECURITY_CAPTCHA_*`: captcha protection of sign-up and sign-in (upstream `security`). */
-    readonly captcha: CaptchaSettings
-  }
-  /** Multi-factor authentication: the `MFA_*` settings. */
-  readonly mfa: MfaSettings
-  readonly external: {
-    /** `EXTERNAL_EMAIL_ENABLED`. @default true */
-    readonly emailEnabled: boolean
-    /** `EXTERNAL_PHONE_ENABLED`. @default false */
-    readonly phoneEnabled: boolean
-    /** `EXTERNAL_ANONYMOUS_USERS_ENABLED`. @default false */
-    readonly anonymousUsersEnabled: boolean
-    /** `EXTERNAL_<P>_ENABLED` for each of {@link EXTERNAL_PROVIDERS}. @default false */
-    readonly providers: Readonly<Record<ExternalProvider, boolean>>
-    /** `EXTERNAL_<P>_*`: each provider's OAuth client, checked at start when it is enabled. */
-    readonly oauth: Readonly<Record<ExternalProvider, ProviderSettings>>
-    /** `EXTERNAL_APPLE_TEAM_ID` and `EXTERNAL_APPLE_KEY_ID`: to sign Apple's client secret. */
-    readonly apple: { readonly teamId: string; readonly keyId: string }
-  }
-  readonly mailer: {
-    /** `MAILER_AUTOCONFIRM`: email sign-ups are confirmed at once. @default false */
-    readonly autoconfirm: boolean
-    /**
-     * `MAILER_OTP_EXP`: validity of links and OTPs in seconds. @default 3600 (upstream: 86400;
-     * see SECURITY.md)
-     */
-    readonly otpExp: number
-    /** `MAILER_OTP_LENGTH`: digits of email one-time codes, clamped to 6..10. @default 6 */
-    readonly otpLength: number
-    /**
-     * `MAILER_SECURE_EMAIL_CHANGE_ENABLED`: an email change must be confirmed from both the
-     * current and the new address. @default true
-     */
-    readonly secureEmailChangeEnabled: boolean
-    /**
-     * `SMTP_MAX_FREQUENCY`: shortest interval between two mails of one kind to one user, in
-     * milliseconds (set as seconds or a Go duration). @default 900000 (the spec's 900 seconds)
-     */
-    readonly maxFrequency: number
-    /**
-     * `MAILER_URLPATHS_<KIND>`: path (absolute, or relative to `API_EXTERNAL_URL`) of the link in
-     * each mail; magic links use the recovery path (upstream). @default '/verify' each
-     */
-    readonly urlPaths: {
-      readonly invite: string
-      readonly confirmation: string
-      readonly recovery: string
-      readonly emailChange: string
-    }
-    /**
-     * `MAILER_SUBJECTS_<KIND>`: subject templates (Go-template placeholders, see
-     * `mailer/template.ts`). Defaults: {@link DEFAULT_SUBJECTS}.
-     */
-    readonly subjects: Readonly<Record<MailKind, string>>
-    /**
-     * `MAILER_TEMPLATES_<KIND>`: URL of each kind's HTML template (relative URLs are resolved
-     * against `SITE_URL`); empty for the built-in one. @default ''
-     */
-    readonly templates: Readonly<Record<MailKind, string>>
-    /**
-     * `MAILER_NOTIFICATIONS_<KIND>_ENABLED`: which change notifications are sent (keys: the
-     * camelCase of the kind, see {@link notificationSwitch}). @default false each
-     */
-    readonly notifications: Readonly<Record<NotificationSwitch, boolean>>
-    /**
-     * `MAILER_QUEUE_POLL_INTERVAL`: how often each instance looks for due jobs of the mail queue
-     * (retries, and jobs queued by other instances or before a restart), in milliseconds; a
-     * job queued by a request runs at once. @default 5000
-     */
-    readonly queuePollInterval: number
-  }
-  readonly smtp: {
-    /** `SMTP_HOST`: the SMTP server; empty means no mail is sent (upstream's noop mailer). */
-    readonly host: string
-    /** `SMTP_PORT`: 465 is TLS from the start; others upgrade with STARTTLS when offered. @default 587 */
-    readonly port: number
-    /** `SMTP_USER`: login, empty for none. @default '' */
-    readonly user: string
-    /** `SMTP_PASS`: password (never logged). @default '' */
-    readonly pass: string
-    /** `SMTP_ADMIN_EMAIL`: the From address; required when `SMTP_HOST` is set. */
-    readonly adminEmail: string
-    /** `SMTP_SENDER_NAME`: display name of the From address (`Name <address>`). @default '' */
-    readonly senderName: string
-  }
-  readonly rateLimit: {
-    /**
-     * `RATE_LIMIT_EMAIL_SENT`: emails the server sends per period, across all users (only while
-     * `MAILER_AUTOCONFIRM` is off), as upstream's `N` (per hour) or `N/<duration>`. @default 30/h
-     */
-    readonly emailSent: EmailSendRate
-    /**
-     * `RATE_LIMIT_SMS_SENT`: SMS the server sends per period, across all users, as
-     * `RATE_LIMIT_EMAIL_SENT`. @default 30/h
-     */
-    readonly smsSent: EmailSendRate
-    /**
-     * `RATE_LIMIT_TOKEN_REFRESH`: `POST /token` requests (every grant, as upstream) per client
-     * and 5 minutes, burst 30. @default 150
-     */
-    readonly tokenRefresh: number
-    /** `RATE_LIMIT_VERIFY`: `/verify` requests per client and 5 minutes, burst 30. @default 30 */
-    readonly verify: number
-    /**
-     * `RATE_LIMIT_OTP`: requests per client and 5 minutes, burst 30, on each of `/otp`
-     * (`/magiclink`), `/recover`, `/resend`, `/signup` and `PUT /user`. @default 30
-     */
-    readonly otp: number
-    /** `RATE_LIMIT_SSO`: SSO requests per client and 5 minutes, burst 30. @default 30 */
-    readonly sso: number
-    /**
-     * `RATE_LIMIT_ANONYMOUS_USERS`: anonymous sign-ins (`POST /signup` without email and phone)
-     * per client and hour, burst the same number, as upstream. @default 30
-     */
-    readonly anonymousUsers: number
-    /**
-     * `RATE_LIMIT_BACKEND`: where budgets are counted: `memory` (each instance alone, as upstream)
-     * or `ratelimit` (a shared `gatehouse-ratelimit` service over gRPC). @default 'memory'
-     */
-    readonly backend: 'memory' | 'ratelimit'
-    /** `RATE_LIMIT_SERVICE_ADDRESS`: `host:port` of the rate limit service's gRPC listener. */
-    readonly serviceAddress: string
-    /** `RATE_LIMIT_DOMAIN`: the domain of the requests and of the YAML config. */
-    readonly domain: string
-    /** `RATE_LIMIT_SERVICE_TIMEOUT`: deadline of one decision, in milliseconds. @default 250 */
-    readonly serviceTimeout: number
-    /**
-     * `RATE_LIMIT_SERVICE_COALESCE`: send the decisions of one event-loop turn as one
-     * `ShouldRateLimit` call when the service allows it (its `gatehouse-coalesce-max-descriptors`
-     * header; not with `STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT=true`): the `coalesce` option of
-     * `RateLimitClient`. @default true
-     */
-    readonly serviceCoalesce: boolean
-    /**
-     * `RATE_LIMIT_SERVICE_ALGORITHM`: how the service counts a client's budget, and so the
-     * descriptors the limiter sends and the config `gatehouse-auth ratelimit-config` prints:
-     * `token_bucket` (upstream's bucket exactly, one descriptor; the service's Redis and memory
-     * backends) or `fixed_window` (a burst per minute and a rate per hour, two descriptors; for
-     * a memcache backend or envoyproxy/ratelimit). @default 'token_bucket'
-     */
-    readonly serviceAlgorithm: ServiceAlgorithm
-    /**
-     * `RATE_LIMIT_FAIL_CLOSED`: with the service unreachable, refuse with 503 instead of allowing
-     * (logged and counted either way). @default false
-     */
-    readonly failClosed: boolean
-    /**
-     * `RATE_LIMIT_PASSWORD_FAILURES`: failed password sign-ins per email or phone before each
-     * further one is refused for a growing delay (1 s, doubling, at most 15 min); 0 disables.
-     * @default 5
-     */
-    readonly passwordFailures: number
-    /**
-     * `RATE_LIMIT_TRUSTED_PROXY_HOPS`: proxies in front of this server that append to the
-     * `RATE_LIMIT_HEADER` (or `Svc-Forwarded-For`) list; the client key is the value this many
-     * places from the right, the one the outermost trusted proxy appended (the values left of it
-     * are the client's own). @default 1
-     */
-    readonly trustedProxyHops: number
-  }
-  /**
-   * `EXTERNAL_FLOW_STATE_EXPIRY_DURATION`: lifetime of a PKCE flow state in milliseconds (at least
-   * 300 s, as upstream). @default 300000
-   */
-  readonly flowStateExpiryDuration: number
-  /**
-   * `DB_CLEANUP_INTERVAL`: milliseconds between two runs of each instance's clean-up of expired
-   * flow states and MFA challenges (`services/cleanup.ts`); 0 turns it off. @default 600000
-   */
-  readonly dbCleanupInterval: number
-  readonly sms: {
-    /** `SMS_AUTOCONFIRM`: phone sign-ups are confirmed at once. @default false */
-    readonly autoconfirm: boolean
-    /** `SMS_PROVIDER`: who sends SMS messages; `''` sends none. @default '' */
-    readonly provider: SmsProviderName | ''
-    /** `SMS_OTP_EXP`: validity of SMS codes in seconds. @default 60 */
-    readonly otpExp: number
-    /** `SMS_OTP_LENGTH`: digits of SMS codes (clamped to 6..10, as upstream). @default 6 */
-    readonly otpLength: number
-    /**
-     * `SMS_MAX_FREQUENCY`: shortest interval between two SMS codes to one user, in milliseconds
-     * (set as seconds or a Go duration). @default 60000
-     */
-    readonly maxFrequency: number
-    /** `SMS_TEMPLATE`: the message, a Go template with `{{ .Code }}`. */
-    readonly template: string
-    /**
-     * `SMS_TEST_OTP`: `<phone>:<otp>,…`; these phones (E.164 digits without `+`) get no SMS and
-     * their fixed code is used.
-     */
-    readonly testOtp: Readonly<Record<string, string>>
-    /**
-     * `SMS_TEST_OTP_VALID_UNTIL`: epoch milliseconds after which `SMS_TEST_OTP` no longer
-     * applies (set as an RFC 3339 time); `null` for always.
-     */
-    readonly testOtpValidUntil: number | null
-    readonly twilio: {
-      /** `SMS_TWILIO_ACCOUNT_SID`. */
-      readonly accountSid: string
-      /** `SMS_TWILIO_AUTH_TOKEN` (never logged). */
-      readonly authToken: string
-      /** `SMS_TWILIO_MESSAGE_SERVICE_SID`: the sender (`From`): a messaging service or a number. */
-      readonly messageServiceSid: string
-      /** `SMS_TWILIO_CONTENT_SID`: WhatsApp content template whose variable `1` is the code. */
-      readonly contentSid: string
-      /** `SMS_TWILIO_API_URL`: scheme, host and port replacing `https://api.twilio.com`. */
-      readonly apiUrl: string
-    }
-    readonly twilioVerify: {
-      /** `SMS_TWILIO_VERIFY_ACCOUNT_SID`. */
-      readonly accountSid: string
-      /** `SMS_TWILIO_VERIFY_AUTH_TOKEN` (never logged). */
-      readonly authToken: string
-      /** `SMS_TWILIO_VERIFY_MESSAGE_SERVICE_SID`: the Verify service SID (`VA…`). */
-      readonly messageServiceSid: string
-      /** `SMS_TWILIO_VERIFY_API_URL`: scheme, host and port replacing `https://verify.twilio.com`. */
-      readonly apiUrl: string
-    }
-    readonly messagebird: {
-      /** `SMS_MESSAGEBIRD_ACCESS_KEY` (never logged). */
-      readonly accessKey: string
-      /** `SMS_MESSAGEBIRD_ORIGINATOR`: the sender. */
-      readonly originator: string
-      /** `SMS_MESSAGEBIRD_API_URL`: replaces `https://rest.messagebird.com`. */
-      readonly apiUrl: string
-    }
-    readonly textlocal: {
-      /** `SMS_TEXTLOCAL_API_KEY` (never logged). */
-      readonly apiKey: string
-      /** `SMS_TEXTLOCAL_SENDER`: the sender. */
-      readonly sender: string
-      /** `SMS_TEXTLOCAL_API_URL`: replaces `https://api.textlocal.in`. */
-      readonly apiUrl: string
-    }
-    readonly vonage: {
-      /** `SMS_VONAGE_API_KEY`. */
-      readonly apiKey: string
-      /** `SMS_VONAGE_API_SECRET` (never logged). */
-      readonly apiSecret: string
-      /** `SMS_VONAGE_FROM`: the sender. */
-      readonly from: string
-      /** `SMS_VONAGE_API_URL`: replaces `https://rest.nexmo.com`. */
-      readonly apiUrl: string
-    }
-  }
-}
-
-/** The `MFA_*` settings (upstream `MFAConfiguration`). */
-export interface MfaSettings {
-  /** `MFA_TOTP_ENROLL_ENABLED`: TOTP factors can be enrolled. @default true */
-  readonly totpEnrollEnabled: boolean
-  /** `MFA_TOTP_VERIFY_ENABLED`: TOTP factors can be challenged and verified. @default true */
-  readonly totpVerifyEnabled: boolean
-  /** `MFA_PHONE_ENROLL_ENABLED`: phone factors can be enrolled. @default false */
-  readonly phoneEnrollEnabled: boolean
-  /** `MFA_PHONE_VERIFY_ENABLED`: phone factors can be challenged and verified. @default false */
-  readonly phoneVerifyEnabled: boolean
-  /** `MFA_MAX_ENROLLED_FACTORS`: factors (verified or not) a user may have. @default 10 */
-  readonly maxEnrolledFactors: number
-  /** `MFA_MAX_VERIFIED_FACTORS`: verified factors a user may have. @default 10 */
-  readonly maxVerifiedFactors: number
-  /**
-   * `MFA_PHONE_MAX_UNVERIFIED_FACTORS`: unverified phone factors a user may have at once (each
-   * can be sent an SMS per `MFA_PHONE_MAX_FREQUENCY`); beyond upstream, which only has
-   * `MFA_MAX_ENROLLED_FACTORS`. @default 2
-   */
-  readonly phoneMaxUnverifiedFactors: number
-  /** `MFA_CHALLENGE_EXPIRY_DURATION`: seconds a challenge can be verified. @default 300 */
-  readonly challengeExpiryDuration: number
-  /**
-   * `MFA_FACTOR_EXPIRY_DURATION`: milliseconds after which an unverified factor that was never
-   * challenged is deleted (at the next enrolment). @default 300000 (`300s`)
-   */
-  readonly factorExpiryDuration: number
-  /**
-   * `MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY`: challenge and verify requests per minute and client
-   * (each with a burst of 30). @default 15
-   */
-  readonly rateLimitChallengeAndVerify: number
-  /** `MFA_PHONE_OTP_LENGTH`: digits of a phone factor's code, 6 to 10 (else 6). @default 6 */
-  readonly phoneOtpLength: number
-  /** `MFA_PHONE_TEMPLATE`: the SMS text; `{{ .Code }}` is the code. @default 'Your code is {{ .Code }}' */
-  readonly phoneTemplate: string
-  /**
-   * `MFA_PHONE_MAX_FREQUENCY`: least time between two SMS challenges of one factor, in
-   * milliseconds (0 means the default). @default 60000 (`1m`)
-   */
-  readonly phoneMaxFrequency: number
-}
-
-/** The SMS providers of `SMS_PROVIDER` (upstream's names). */
-export const SMS_PROVIDERS = [
-  'twilio',
-  'twilio_verify',
-  'messagebird',
-  'textlocal',
-  'vonage',
-] as const
-
-/** One of {@link SMS_PROVIDERS}. */
-export type SmsProviderName = (typeof SMS_PROVIDERS)[number]
-
-/** The captcha providers of `SECURITY_CAPTCHA_PROVIDER`. */
-export const CAPTCHA_PROVIDERS = ['hcaptcha', 'turnstile'] as const
-
-/** One of {@link CAPTCHA_PROVIDERS}. */
-export type CaptchaProviderName = (typeof CAPTCHA_PROVIDERS)[number]
-
-/**
- * How the rate limit service counts a client's budget (`RATE_LIMIT_SERVICE_ALGORITHM`): the
- * service's `token_bucket`, or the two `fixed_window`s that approximate it where the service
- * has no token bucket.
- */
-export const SERVICE_ALGORITHMS = ['token_bucket', 'fixed_window'] as const
-
-/** One of {@link SERVICE_ALGORITHMS}. */
-export type ServiceAlgorithm = (typeof SERVICE_ALGORITHMS)[number]
-
-/** Each captcha provider's siteverify endpoint (upstream `security.GetCaptchaURL`). */
-export const CAPTCHA_VERIFY_URLS: Readonly<Record<CaptchaProviderName, string>> = {
-  hcaptcha: 'https://hcaptcha.com/siteverify',
-  turnstile: 'https://challenges.cloudflare.com/turnstile/v0/siteverify',
-}
-
-/** `SECURITY_CAPTCHA_*`. */
-export interface CaptchaSettings {
-  /** `SECURITY_CAPTCHA_ENABLED`. @default false */
-  readonly enabled: boolean
-  /** `SECURITY_CAPTCHA_PROVIDER` (case-insensitive). @default 'hcaptcha' */
-  readonly provider: CaptchaProviderName
-  /** `SECURITY_CAPTCHA_SECRET`: the site's secret key (never logged); required when enabled. */
-  readonly secret: string
-  /** `SECURITY_CAPTCHA_TIMEOUT`: milliseconds a siteverify call may take. @default 10000 */
-  readonly timeout: number
-  /**
-   * `SECURITY_CAPTCHA_VERIFY_URL`: the whole siteverify URL (tests, proxies). @default the
-   * provider's, {@link CAPTCHA_VERIFY_URLS}
-   */
-  readonly verifyUrl: string
-}
-
-/**
- * Thrown by {@link loadSettings}: the toolkit's `SettingsError` (`code` `ERR_INVALID_SETTINGS`,
- * every problem in `problems`, one a line as `NAME: problem (got "…")`), under the name this
- * package has always exported.
- */
-export { SettingsError as ConfigError }
 
 const LOG_LEVELS: readonly LogLevel[] = [
   'panic',
@@ -642,8 +65,57 @@ const LOG_LEVELS: readonly LogLevel[] = [
   'debug',
   'trace',
 ]
+
 /** Shortest `JWT_SECRET` accepted, in bytes (UTF-8): 256 bits, the HMAC-SHA-256 key size. */
 export const MIN_JWT_SECRET_BYTES = 32
+
+/** `RATE_LIMIT_EMAIL_SENT`: `events` mails per `periodMs` milliseconds; `events` 0 blocks all. */
+export interface EmailSendRate {
+  readonly events: number
+  readonly periodMs: number
+}
+
+/** What a section's check reports its problems through: the table read's `report`. */
+type Report = Pick<SettingsRead<unknown>, 'report'>
+
+/**
+ * `base` with its parsed value passed through `adjust`: upstream's clamps and fallbacks, which
+ * change a value instead of refusing it.
+ */
+function adjusted<T>(base: Field<T>, adjust: (value: T) => T): Field<T> {
+  return Object.freeze({
+    ...base,
+    parse: (text: string): T | Invalid => {
+      const value = base.parse(text)
+      return value instanceof Invalid ? value : adjust(value)
+    },
+  })
+}
+
+/** A field read in seconds (as upstream's integer settings), its value in milliseconds. */
+function secondsInMs(base: Field<number>): Field<number> {
+  return adjusted(base, (seconds) => seconds * 1000)
+}
+
+/** Clamps an integer into `min..max` (upstream's clamped lengths). */
+const clamp =
+  (min: number, max: number) =>
+  (value: number): number =>
+    Math.min(max, Math.max(min, value))
+
+/** Reports `message` for each of `keys` whose value in a group is empty. */
+function requireSet<F extends Fields>(
+  read: Report,
+  section: Group<F>,
+  values: Values<F>,
+  keys: readonly (keyof F & string)[],
+  message: string,
+): void {
+  for (const key of keys) {
+    const entry = section.fields[key]
+    if (values[key] === '' && entry?.kind === 'field') read.report(entry, message)
+  }
+}
 
 /**
  * Splits `PASSWORD_REQUIRED_CHARACTERS` into character sets: `:` separates sets and `\:` stands
@@ -688,166 +160,6 @@ function parseKeys(value: string): readonly Readonly<Record<string, unknown>>[] 
   return problems.length > 0
     ? invalid(problems, { echo: false })
     : (list as Readonly<Record<string, unknown>>[])
-}
-
-/** The default `EXTERNAL_<P>_URL` of providers that have one. */
-const PROVIDER_DEFAULT_URLS: Partial<Record<ExternalProvider, string>> = {
-  gitlab: 'https://gitlab.com',
-}
-
-function providerGroup(p: ExternalProvider) {
-  const name = `EXTERNAL_${p.toUpperCase()}`
-  return group({
-    enabled: bool(`${name}_ENABLED`, { help: `${p} sign-in` }),
-    clientId: text(`${name}_CLIENT_ID`, { help: `${p} OAuth client id; required when enabled` }),
-    secret: text(`${name}_SECRET`, {
-      secret: true,
-      help: `${p} OAuth client secret; required when enabled`,
-    }),
-    redirectUri: url(`${name}_REDIRECT_URI`, {
-      help: `this server's /callback as registered at ${p}; required when enabled`,
-    }),
-    url: url(`${name}_URL`, {
-      ...(PROVIDER_DEFAULT_URLS[p] === undefined ? {} : { default: PROVIDER_DEFAULT_URLS[p] }),
-      help:
-        p === 'keycloak'
-          ? 'the realm URL; required when enabled'
-          : p === 'apple' || p === 'google'
-            ? `issuer to discover ${p} from instead of its public one`
-            : `${p} base URL instead of its public one`,
-    }),
-    ...(EMAIL_ASSUMED_PROVIDERS.includes(p)
-      ? {
-          trustEmail: bool(`${name}_TRUST_EMAIL`, {
-            help: `link ${p} sign-ins to existing accounts by email, although ${p} does not say it verified it`,
-          }),
-        }
-      : {}),
-  })
-}
-
-/** `EXTERNAL_<PROVIDER>_*` for each of {@link EXTERNAL_PROVIDERS}. */
-const providerFields = Object.fromEntries(EXTERNAL_PROVIDERS.map((p) => [p, providerGroup(p)])) as {
-  [P in ExternalProvider]: ReturnType<typeof providerGroup>
-}
-
-/** Every kind of mail, in upstream's order: the six flow mails, then the seven notifications. */
-export const MAIL_KINDS = [
-  'invite',
-  'confirmation',
-  'recovery',
-  'magic_link',
-  'email_change',
-  'reauthentication',
-  'password_changed_notification',
-  'email_changed_notification',
-  'phone_changed_notification',
-  'identity_linked_notification',
-  'identity_unlinked_notification',
-  'mfa_factor_enrolled_notification',
-  'mfa_factor_unenrolled_notification',
-] as const satisfies readonly MailKind[]
-
-/** The notification kinds of {@link MAIL_KINDS}. */
-export const NOTIFICATION_KINDS = MAIL_KINDS.filter((kind): kind is NotificationKind =>
-  kind.endsWith('_notification'),
-)
-
-/**
- * The switch of a notification kind in `Settings.mailer.notifications`: the camelCase of its
- * `MAILER_NOTIFICATIONS_<KIND>_ENABLED` (`passwordChanged`, …, `mfaFactorUnenrolled`).
- */
-export type NotificationSwitch =
-  | 'passwordChanged'
-  | 'emailChanged'
-  | 'phoneChanged'
-  | 'identityLinked'
-  | 'identityUnlinked'
-  | 'mfaFactorEnrolled'
-  | 'mfaFactorUnenrolled'
-
-/**
- * The {@link NotificationSwitch} of a notification kind.
- *
- * @example `notificationSwitch('mfa_factor_enrolled_notification')` is `'mfaFactorEnrolled'`.
- */
-export function notificationSwitch(kind: NotificationKind): NotificationSwitch {
-  return kind
-    .replace(/_notification$/, '')
-    .replace(/_([a-z])/g, (_m, ch: string) => ch.toUpperCase()) as NotificationSwitch
-}
-
-/**
- * Default `MAILER_SUBJECTS_<KIND>`: the spec's table (upstream's current defaults for the six
- * flow mails).
- */
-export const DEFAULT_SUBJECTS: Readonly<Record<MailKind, string>> = Object.freeze({
-  invite: "You've been invited",
-  confirmation: 'Confirm your email address',
-  recovery: 'Reset your password',
-  magic_link: 'Your sign-in link',
-  email_change: 'Confirm your new email address',
-  reauthentication: '{{ .Token }} is your verification code',
-  password_changed_notification: 'Your password was changed',
-  email_changed_notification: 'Your email address was changed',
-  phone_changed_notification: 'Your phone number was changed',
-  identity_linked_notification: 'A new sign-in method was linked to your account',
-  identity_unlinked_notification: 'A sign-in method was removed from your account',
-  mfa_factor_enrolled_notification: 'A new verification method was added to your account',
-  mfa_factor_unenrolled_notification: 'A verification method was removed from your account',
-})
-
-const human = (kind: string): string => kind.replaceAll('_', ' ')
-
-/** `MAILER_SUBJECTS_<KIND>` for every kind. */
-const subjectFields = Object.fromEntries(
-  MAIL_KINDS.map((kind) => [
-    kind,
-    text(`MAILER_SUBJECTS_${kind.toUpperCase()}`, {
-      default: DEFAULT_SUBJECTS[kind],
-      help: `subject of the ${human(kind)} mail`,
-      // A Go template: one that does not parse is refused at start, not at the first send.
-      check: (value) => {
-        try {
-          parseTemplate(value)
-          return undefined
-        } catch (error) {
-          return invalid(`is not a valid template: ${(error as Error).message}`)
-        }
-      },
-    }),
-  ]),
-) as Record<MailKind, Field<string>>
-
-/** `MAILER_TEMPLATES_<KIND>` for every kind. */
-const templateFields = Object.fromEntries(
-  MAIL_KINDS.map((kind) => [
-    kind,
-    text(`MAILER_TEMPLATES_${kind.toUpperCase()}`, {
-      help: `URL of the ${human(kind)} HTML template`,
-      note: 'built-in template',
-    }),
-  ]),
-) as Record<MailKind, Field<string>>
-
-/** `MAILER_NOTIFICATIONS_<KIND>_ENABLED` for the notification kinds. */
-const notificationFields = Object.fromEntries(
-  NOTIFICATION_KINDS.map((kind) => [
-    notificationSwitch(kind),
-    bool(`MAILER_NOTIFICATIONS_${kind.replace(/_notification$/, '').toUpperCase()}_ENABLED`, {
-      help: `send the ${human(kind)} mail`,
-    }),
-  ]),
-) as Record<NotificationSwitch, Field<boolean>>
-
-/** `MAILER_URLPATHS_<KIND>`: a path such as `/verify`. */
-function urlPath(kind: string): Field<string> {
-  return text(`MAILER_URLPATHS_${kind}`, {
-    default: '/verify',
-    help: `path of the ${kind.toLowerCase().replace('_', ' ')} link`,
-    check: (value) =>
-      /^[^\s?#]+$/.test(value) ? undefined : 'must be a path, without spaces, ? or #',
-  })
 }
 
 /**
@@ -901,84 +213,1172 @@ export function parseTestOtp(value: string): Readonly<Record<string, string>> | 
   return out
 }
 
+// ---------------------------------------------------------------------------------------------
+// Sections, in table order.
+
+/** `DB_*`: the database (upstream `conf.DBConfiguration`). */
+const db = group({
+  /** `DB_DRIVER`: must be `postgres`. */
+  driver: field(
+    'DB_DRIVER',
+    (value) => (value === 'postgres' ? value : invalid('must be postgres')),
+    { required: 'required; must be postgres', help: 'Must be `postgres`.' },
+  ),
+  /**
+   * `DATABASE_URL` (no prefix) or `DB_DATABASE_URL`: `postgres://…`, `pglite://<dir>` or
+   * `pglite://memory`.
+   */
+  url: text(['DB_DATABASE_URL', 'DATABASE_URL'], {
+    required: true,
+    secret: true,
+    help: 'The database: `postgres://…`, `pglite://<dir>` (embedded, created if missing) or `pglite://memory`.',
+    check: (value) =>
+      /^(postgres(ql)?|pglite):\/\//.test(value)
+        ? undefined
+        : invalid('must start with postgres://, postgresql:// or pglite://', { echo: false }),
+  }),
+  /**
+   * `DB_MAX_POOL_SIZE`: maximum open connections; 0 means none set here, so the pool takes half
+   * of what the server lets this login open (`derivedPoolSize` in `storage/pg.ts`). @default 0
+   */
+  maxPoolSize: integer('DB_MAX_POOL_SIZE', {
+    default: '0',
+    help: "Maximum PostgreSQL connections. With `0`, half of what the server lets this login open: `max_connections` less reserved slots, or the role's or database's `CONNECTION LIMIT` if lower, at least 1. Requests beyond the pool wait for a connection. For throughput, a few connections per PostgreSQL core beat one per client (each request holds its connection for one or two round trips; more backends committing at once only wait on each other): on a 2-core machine 16 gave 15% more refreshes/s than 50 (`bench/auth/README.md`).",
+    note: 'half of what the server allows',
+  }),
+  /**
+   * `DB_START_RETRY_SECONDS`: how long a start keeps trying, with back-off, to reach a
+   * database that refuses connections, times out or is starting up, in milliseconds (set in
+   * seconds); 0 tries once. @default 30000
+   */
+  startRetryMs: secondsInMs(
+    integer('DB_START_RETRY_SECONDS', {
+      default: '30',
+      help: 'Seconds a start keeps trying to reach a PostgreSQL that refuses connections, does not answer or is starting up; `0`: once. It retries with back-off (0.25 s doubling up to 5 s), then the server exits with one line naming `DATABASE_URL` and the cause. An unknown host, database or role, or a refused password, is reported at once.',
+    }),
+  ),
+  /** `DB_NAMESPACE`: table-name prefix (`<ns>_users`); empty for none. @default '' */
+  namespace: text('DB_NAMESPACE', {
+    help: "Table-name prefix (`<ns>_users`, …); the schema is the connection's `search_path`.",
+    check: (value) =>
+      value === '' || /^[a-z_][a-z0-9_]{0,30}$/.test(value)
+        ? undefined
+        : 'must be lower-case letters, digits and underscores',
+  }),
+  /**
+   * `DB_CLEANUP_INTERVAL`: milliseconds between two runs of each instance's clean-up of expired
+   * flow states and MFA challenges (`services/cleanup.ts`); 0 turns it off. @default 600000
+   */
+  cleanupIntervalMs: duration('DB_CLEANUP_INTERVAL', {
+    default: '10m',
+    help: 'How often each instance deletes expired PKCE flow states and MFA challenges; `0` turns it off. Flow states go after `MAILER_OTP_EXP` plus `EXTERNAL_FLOW_STATE_EXPIRY_DURATION`, challenges after `MFA_CHALLENGE_EXPIRY_DURATION`, at most 10 000 rows of each per run. Beyond upstream.',
+  }),
+})
+
+/** `JWT_*`: access tokens (upstream `conf.JWTConfiguration`). */
+const jwt = group({
+  /**
+   * `JWT_SECRET`: HS256 signing secret, at least {@link MIN_JWT_SECRET_BYTES} bytes; required
+   * unless `JWT_KEYS` holds a signing key.
+   */
+  secret: text('JWT_SECRET', {
+    secret: true,
+    help: `HS256 signing secret, at least ${String(MIN_JWT_SECRET_BYTES)} bytes; required unless \`JWT_KEYS\` has a signing key. Shorter ones are refused at start.`,
+  }),
+  /** `JWT_EXP`: access-token lifetime in milliseconds (set in seconds). @default 3600000 */
+  expMs: secondsInMs(
+    integer('JWT_EXP', { default: '3600', min: 1, help: 'Access-token lifetime in seconds.' }),
+  ),
+  /** `JWT_AUD`: default audience. @default '' */
+  aud: text('JWT_AUD', {
+    help: 'Default audience: `aud` of new users (Supabase uses `authenticated`).',
+  }),
+  /** `JWT_ISSUER`: `iss` claim, omitted when empty. @default '' */
+  issuer: text('JWT_ISSUER', { help: '`iss` claim, omitted when empty.' }),
+  /** `JWT_DEFAULT_GROUP_NAME`: role assigned to new users. @default '' */
+  defaultGroupName: text('JWT_DEFAULT_GROUP_NAME', {
+    help: '`role` of new users (Supabase uses `authenticated`).',
+  }),
+  /** `JWT_ADMIN_ROLES`: role claim values that grant admin access. */
+  adminRoles: list('JWT_ADMIN_ROLES', {
+    default: 'service_role,supabase_admin',
+    help: 'Roles allowed on the admin API, comma-separated.',
+  }),
+  /** `JWT_ADMIN_GROUP_NAME` (deprecated group support). @default 'admin' */
+  adminGroupName: text('JWT_ADMIN_GROUP_NAME', {
+    default: 'admin',
+    help: 'Accepted for compatibility; group claims are not issued.',
+  }),
+  /** `JWT_KEYS`: JSON array of private JWKs (RS256 default, ES256, EdDSA, HS256). @default [] */
+  keys: field('JWT_KEYS', parseKeys, {
+    secret: true,
+    help: 'JSON array of private JWKs; the one with `"sign"` in `key_ops` (or the only one) signs. RSA → RS256, EC → ES256, OKP → EdDSA unless `alg` says otherwise.',
+  }),
+  /** `JWT_KEY_ID`: `kid` header of HS256 tokens signed with `JWT_SECRET`. @default '' */
+  keyId: text('JWT_KEY_ID', { help: '`kid` of HS256 tokens signed with `JWT_SECRET`.' }),
+})
+
+/** `JWT_SECRET` is needed unless `JWT_KEYS` signs, and must be long enough when set. */
+function checkJwt(read: Report, v: Values<typeof jwt.fields>): void {
+  if (v.secret === '' && v.keys.length === 0) {
+    read.report(jwt.fields.secret, 'required unless AUTHSVC_JWT_KEYS holds a signing key')
+  } else if (v.secret !== '' && Buffer.byteLength(v.secret) < MIN_JWT_SECRET_BYTES) {
+    // HS256 with a short secret can be brute-forced offline from any token the server issued.
+    read.report(jwt.fields.secret, `must be at least ${String(MIN_JWT_SECRET_BYTES)} bytes long`)
+  }
+}
+
+/** `LOG_*`: logging. */
+const log = group({
+  /** `LOG_LEVEL` (no prefix). @default 'info' */
+  level: field(
+    ['LOG_LEVEL', 'LOG_LEVEL'],
+    (value) => {
+      const level = value.toLowerCase() === 'warning' ? 'warn' : value.toLowerCase()
+      return (
+        LOG_LEVELS.find((l) => l === level) ?? invalid(`must be one of ${LOG_LEVELS.join(', ')}`)
+      )
+    },
+    {
+      default: 'info',
+      help: `Least severe level logged: ${LOG_LEVELS.map((l) => `\`${l}\``).join(', ')} (\`warning\` is \`warn\`).`,
+    },
+  ),
+  /** `LOG_FILE`: append logs to this file instead of standard output. @default '' */
+  file: text('LOG_FILE', {
+    help: "Append JSON logs to this file instead of standard output. Each line's `level` is a word, as GoTrue's logrus writes it: `trace`, `debug`, `info`, `warning`, `error`, `fatal`.",
+  }),
+})
+
+/**
+ * Traces and metrics: upstream's `TRACING_*` and `METRICS_*` (`conf.TracingConfig`,
+ * `conf.MetricsConfig`) and the standard OpenTelemetry variables, which are read without a prefix.
+ */
+const telemetry = group({
+  /** `TRACING_ENABLED`: export a span per request and per SQL statement. @default false */
+  tracingEnabled: bool('TRACING_ENABLED', {
+    help: 'Export a span per request and per SQL statement over OTLP ([Telemetry](#telemetry)).',
+  }),
+  /** `TRACING_EXPORTER`: `opentelemetry` (OTLP), the only one upstream has. */
+  tracingExporter: oneOf('TRACING_EXPORTER', ['opentelemetry'], {
+    default: 'opentelemetry',
+    help: 'The only exporter, `opentelemetry` (OTLP), as upstream.',
+  }),
+  /**
+   * `TRACING_SAMPLING_RATE` (Gatehouse addition, as the rate limit service's): fraction of new
+   * traces sampled, 0 to 1; a caller's `traceparent` sampled flag is followed. @default 1
+   */
+  tracingSamplingRate: decimal('TRACING_SAMPLING_RATE', {
+    default: '1',
+    min: 0,
+    max: 1,
+    help: "Fraction (0 to 1) of new traces sampled; a caller's `traceparent` sampled flag is followed. Gatehouse addition, as the rate limit service's.",
+  }),
+  /** `METRICS_ENABLED`. @default false */
+  metricsEnabled: bool('METRICS_ENABLED', { help: 'HTTP server, auth and database pool metrics.' }),
+  /** `METRICS_EXPORTER`: `opentelemetry` (OTLP push) or `prometheus` (scrape endpoint). */
+  metricsExporter: oneOf('METRICS_EXPORTER', ['opentelemetry', 'prometheus'], {
+    default: 'opentelemetry',
+    help: '`opentelemetry` (OTLP push every `OTEL_METRIC_EXPORT_INTERVAL`) or `prometheus` (scrape endpoint).',
+  }),
+  /** `OTEL_EXPORTER_PROMETHEUS_HOST`: listen address of the scrape endpoint. @default '0.0.0.0' */
+  prometheusHost: text(['OTEL_EXPORTER_PROMETHEUS_HOST', 'OTEL_EXPORTER_PROMETHEUS_HOST'], {
+    default: '0.0.0.0',
+    help: 'Listen address of the Prometheus endpoint (no prefix; see [SECURITY.md](../../SECURITY.md)).',
+  }),
+  /** `OTEL_EXPORTER_PROMETHEUS_PORT`: its port; metrics are served on `/`. @default 9100 */
+  prometheusPort: port(['OTEL_EXPORTER_PROMETHEUS_PORT', 'OTEL_EXPORTER_PROMETHEUS_PORT'], {
+    default: '9100',
+    help: 'Port of the Prometheus endpoint; metrics are served on path `/`.',
+  }),
+  /** `OTEL_EXPORTER_OTLP_PROTOCOL`: `http/protobuf` or `grpc` (upstream refuses `http/json`). */
+  otlpProtocol: oneOf(
+    ['OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_EXPORTER_OTLP_PROTOCOL'],
+    ['http/protobuf', 'grpc'],
+    { default: 'http/protobuf', help: '`http/protobuf` or `grpc` (upstream refuses `http/json`).' },
+  ),
+  /** `OTEL_EXPORTER_OTLP_ENDPOINT`: base URL ('' = `http://localhost:4318`, grpc `:4317`). */
+  otlpEndpoint: text(['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_ENDPOINT'], {
+    help: "OTLP base URL; empty: the exporter's default, `http://localhost:4318` (grpc `:4317`). HTTP exports go to `/v1/traces` and `/v1/metrics` under it.",
+  }),
+  /** `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`: full URL for traces, wins over the base. */
+  otlpTracesEndpoint: text(
+    ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'],
+    { help: 'Full URL for traces, used as is (wins over the base URL).' },
+  ),
+  /** `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`: full URL for metrics, wins over the base. */
+  otlpMetricsEndpoint: text(
+    ['OTEL_EXPORTER_OTLP_METRICS_ENDPOINT', 'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT'],
+    { help: 'Full URL for metrics, used as is (wins over the base URL).' },
+  ),
+  /** `OTEL_EXPORTER_OTLP_HEADERS` (`k=v,…`, URL-encoded): sent with every export; secret. */
+  otlpHeaders: field(
+    ['OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_HEADERS'],
+    parseOtlpHeaders,
+    { secret: true, help: '`k=v,…` (URL-encoded) sent with every export; secret (never logged).' },
+  ),
+  /** `OTEL_EXPORTER_OTLP_TIMEOUT`: export timeout in milliseconds. @default 10000 */
+  otlpTimeoutMs: integer(['OTEL_EXPORTER_OTLP_TIMEOUT', 'OTEL_EXPORTER_OTLP_TIMEOUT'], {
+    default: '10000',
+    min: 1,
+    max: 600_000,
+    help: 'Export timeout, milliseconds.',
+  }),
+  /** `OTEL_METRIC_EXPORT_INTERVAL`: milliseconds between OTLP metric exports. @default 60000 */
+  metricExportIntervalMs: integer(['OTEL_METRIC_EXPORT_INTERVAL', 'OTEL_METRIC_EXPORT_INTERVAL'], {
+    default: '60000',
+    min: 100,
+    max: 86_400_000,
+    help: 'Milliseconds between OTLP metric exports.',
+  }),
+  /** `OTEL_SERVICE_NAME`: resource attribute `service.name`. @default 'gotrue' */
+  serviceName: text(['OTEL_SERVICE_NAME', 'OTEL_SERVICE_NAME'], {
+    default: 'gotrue',
+    help: 'Resource attribute `service.name`.',
+  }),
+  /** `OTEL_RESOURCE_ATTRIBUTES` (`k=v,…`, URL-encoded): more resource attributes. */
+  resourceAttributes: field(
+    ['OTEL_RESOURCE_ATTRIBUTES', 'OTEL_RESOURCE_ATTRIBUTES'],
+    parseResourceAttributes,
+    { help: '`k=v,…` (URL-encoded): more resource attributes; `auth.version` is always added.' },
+  ),
+  /** `DEBUG` (no prefix): OpenTelemetry SDK diagnostics in the log. @default false */
+  debug: bool(['DEBUG', 'DEBUG'], {
+    help: 'OpenTelemetry SDK diagnostics in the log (no prefix).',
+  }),
+})
+
+/** `PASSWORD_*`: password rules and hashing. */
+const password = group({
+  /** `PASSWORD_MIN_LENGTH`: minimum length in bytes; values below 6 are raised to 6. @default 6 */
+  minLength: adjusted(
+    integer('PASSWORD_MIN_LENGTH', {
+      default: '6',
+      help: 'Minimum password length in bytes; lower values are raised to 6.',
+    }),
+    (value) => Math.max(6, value),
+  ),
+  /** `PASSWORD_REQUIRED_CHARACTERS`, split into sets (`:` separates, `\:` is a literal colon). */
+  requiredCharacters: field(
+    'PASSWORD_REQUIRED_CHARACTERS',
+    (value) => splitRequiredCharacters(value),
+    {
+      help: 'Character sets separated by `:` (`\\:` is a literal colon); one character of each is required.',
+    },
+  ),
+  /**
+   * `PASSWORD_HASH_CONCURRENCY`: bcrypt hashes and checks run at once; 0 means one per CPU core
+   * (`os.availableParallelism()`). @default 0
+   */
+  hashConcurrency: integer('PASSWORD_HASH_CONCURRENCY', {
+    default: '0',
+    help: 'bcrypt hashes and checks running at once.',
+    note: 'one per CPU core',
+  }),
+  /**
+   * `PASSWORD_HASH_QUEUE_SIZE`: hashes and checks waiting for a slot; beyond it requests get 429
+   * `over_request_rate_limit`. @default 100
+   */
+  hashQueueSize: integer('PASSWORD_HASH_QUEUE_SIZE', {
+    default: '100',
+    help: 'bcrypt hashes and checks waiting for a slot; beyond it `429 over_request_rate_limit` with `Retry-After: 1`.',
+  }),
+})
+
+/** `MFA_*`: multi-factor authentication (upstream `conf.MFAConfiguration`). */
+const mfa = group({
+  /** `MFA_TOTP_ENROLL_ENABLED`: TOTP factors can be enrolled. @default true */
+  totpEnrollEnabled: bool('MFA_TOTP_ENROLL_ENABLED', {
+    default: 'true',
+    help: 'TOTP factors can be enrolled (else `422 mfa_totp_enroll_not_enabled`).',
+  }),
+  /** `MFA_TOTP_VERIFY_ENABLED`: TOTP factors can be challenged and verified. @default true */
+  totpVerifyEnabled: bool('MFA_TOTP_VERIFY_ENABLED', {
+    default: 'true',
+    help: 'TOTP factors can be challenged and verified.',
+  }),
+  /** `MFA_PHONE_ENROLL_ENABLED`: phone factors can be enrolled. @default false */
+  phoneEnrollEnabled: bool('MFA_PHONE_ENROLL_ENABLED', {
+    help: 'Phone factors can be enrolled.',
+  }),
+  /** `MFA_PHONE_VERIFY_ENABLED`: phone factors can be challenged and verified. @default false */
+  phoneVerifyEnabled: bool('MFA_PHONE_VERIFY_ENABLED', {
+    help: 'Phone factors can be challenged and verified.',
+  }),
+  /** `MFA_MAX_ENROLLED_FACTORS`: factors (verified or not) a user may have. @default 10 */
+  maxEnrolledFactors: integer('MFA_MAX_ENROLLED_FACTORS', {
+    default: '10',
+    help: 'Factors (verified or not) a user may have.',
+  }),
+  /** `MFA_MAX_VERIFIED_FACTORS`: verified factors a user may have. @default 10 */
+  maxVerifiedFactors: integer('MFA_MAX_VERIFIED_FACTORS', {
+    default: '10',
+    help: 'Verified factors a user may have.',
+  }),
+  /**
+   * `MFA_PHONE_MAX_UNVERIFIED_FACTORS`: unverified phone factors a user may have at once (each
+   * can be sent an SMS per `MFA_PHONE_MAX_FREQUENCY`); beyond upstream, which only has
+   * `MFA_MAX_ENROLLED_FACTORS`. @default 2
+   */
+  phoneMaxUnverifiedFactors: integer('MFA_PHONE_MAX_UNVERIFIED_FACTORS', {
+    default: '2',
+    min: 1,
+    help: 'Unverified phone factors a user may have at once (else `422 too_many_enrolled_mfa_factors`).',
+  }),
+  /**
+   * `MFA_CHALLENGE_EXPIRY_DURATION`: how long a challenge can be verified, in milliseconds (set
+   * in seconds). @default 300000
+   */
+  challengeExpiryMs: secondsInMs(
+    decimal('MFA_CHALLENGE_EXPIRY_DURATION', {
+      default: '300',
+      help: 'Seconds (a decimal number) a challenge can be verified.',
+    }),
+  ),
+  /**
+   * `MFA_FACTOR_EXPIRY_DURATION`: milliseconds after which an unverified factor that was never
+   * challenged is deleted (at the next enrolment). @default 300000 (`300s`)
+   */
+  factorExpiryMs: duration('MFA_FACTOR_EXPIRY_DURATION', {
+    default: '300s',
+    help: 'Go duration after which an unverified factor that was never challenged is deleted (at the next enrolment).',
+  }),
+  /**
+   * `MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY`: challenge and verify requests per minute and client
+   * (each with a burst of 30). @default 15
+   */
+  rateLimitChallengeAndVerify: decimal('MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY', {
+    default: '15',
+    help: 'Challenge and verify requests a minute per client (`RATE_LIMIT_HEADER`), each with a burst of 30.',
+  }),
+  /** `MFA_PHONE_OTP_LENGTH`: digits of a phone factor's code, 6 to 10 (else 6, as upstream). */
+  phoneOtpLength: adjusted(
+    integer('MFA_PHONE_OTP_LENGTH', {
+      default: '6',
+      help: 'Digits of phone codes, 6 to 10; other values mean 6.',
+    }),
+    (value) => (value < 6 || value > 10 ? 6 : value),
+  ),
+  /** `MFA_PHONE_TEMPLATE`: the SMS text; `{{ .Code }}` is the code. */
+  phoneTemplate: text('MFA_PHONE_TEMPLATE', {
+    default: 'Your code is {{ .Code }}',
+    help: 'SMS text of phone codes; `{{ .Code }}` is the code.',
+  }),
+  /**
+   * `MFA_PHONE_MAX_FREQUENCY`: least time between two SMS challenges of one factor, in
+   * milliseconds (0 means the default, as upstream). @default 60000 (`1m`)
+   */
+  phoneMaxFrequencyMs: adjusted(
+    duration('MFA_PHONE_MAX_FREQUENCY', {
+      default: '1m',
+      help: 'Least time (Go duration) between two SMS challenges of one factor; `0` means `1m`.',
+    }),
+    (ms) => (ms === 0 ? 60_000 : ms),
+  ),
+})
+
+/** `SECURITY_CAPTCHA_*`: captcha protection of sign-up and sign-in (upstream `security`). */
+const captcha = group({
+  /** `SECURITY_CAPTCHA_ENABLED`. @default false */
+  enabled: bool('SECURITY_CAPTCHA_ENABLED', {
+    help: 'Captcha on sign-up (also anonymous), password sign-in, `/otp`, `/magiclink`, `/recover` and `/resend` (see [Captcha](#captcha)).',
+  }),
+  /** `SECURITY_CAPTCHA_PROVIDER` (case-insensitive). @default 'hcaptcha' */
+  provider: oneOf('SECURITY_CAPTCHA_PROVIDER', CAPTCHA_PROVIDERS, {
+    default: 'hcaptcha',
+    help: `${CAPTCHA_PROVIDERS.map((p) => `\`${p}\``).join(' or ')} (any case).`,
+  }),
+  /** `SECURITY_CAPTCHA_SECRET`: the site's secret key, trimmed (never logged). */
+  secret: adjusted(
+    text('SECURITY_CAPTCHA_SECRET', {
+      secret: true,
+      help: "The site's secret key (never logged); required when enabled.",
+    }),
+    (value) => value.trim(),
+  ),
+  /** `SECURITY_CAPTCHA_TIMEOUT`: milliseconds a siteverify call may take. @default 10000 */
+  timeoutMs: secondsOrDuration('SECURITY_CAPTCHA_TIMEOUT', {
+    unit: 'ms',
+    default: '10s',
+    help: 'Longest a siteverify call may take, as seconds or a Go duration; then `500`.',
+  }),
+  /**
+   * `SECURITY_CAPTCHA_VERIFY_URL`: the whole siteverify URL (tests, proxies). @default the
+   * provider's, {@link CAPTCHA_VERIFY_URLS}
+   */
+  verifyUrl: url('SECURITY_CAPTCHA_VERIFY_URL', {
+    help: 'The whole siteverify URL (tests, proxies).',
+    computedDefault: `the provider's: ${Object.values(CAPTCHA_VERIFY_URLS)
+      .map((u) => `\`${u}\``)
+      .join(' or ')}`,
+  }),
+})
+
+/** An enabled captcha needs its secret. */
+function checkCaptcha(read: Report, v: Values<typeof captcha.fields>): void {
+  if (v.enabled && v.secret === '') {
+    read.report(captcha.fields.secret, 'required when AUTHSVC_SECURITY_CAPTCHA_ENABLED is on')
+  }
+}
+
+/** `SECURITY_*`: refresh tokens, reauthentication, identity linking, attempts, captcha. */
+const security = group({
+  /** `SECURITY_REFRESH_TOKEN_ROTATION_ENABLED`: reuse detection. @default true */
+  refreshTokenRotationEnabled: bool('SECURITY_REFRESH_TOKEN_ROTATION_ENABLED', {
+    default: 'true',
+    help: 'Refresh-token reuse detection.',
+  }),
+  /**
+   * `SECURITY_REFRESH_TOKEN_REUSE_INTERVAL`: how long a revoked refresh token may still be used,
+   * in milliseconds (set as seconds or a Go duration). @default 0
+   */
+  refreshTokenReuseIntervalMs: secondsOrDuration('SECURITY_REFRESH_TOKEN_REUSE_INTERVAL', {
+    unit: 'ms',
+    default: '0',
+    help: 'Time in which a revoked refresh token may be exchanged again, as seconds or a Go duration such as `10s`.',
+  }),
+  /** `SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION`. @default false */
+  updatePasswordRequireReauthentication: bool('SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION', {
+    help: 'Password changes in a session older than 24 h need the `nonce` mailed by `GET /reauthenticate`.',
+  }),
+  /**
+   * `SECURITY_OTP_MAX_ATTEMPTS`: wrong answers one one-time code (email or SMS), reauthentication
+   * nonce or MFA challenge takes; the last of them invalidates it, and a new one must be
+   * requested. An MFA factor takes as many failures (over all its challenges) before each
+   * further one makes it back off (1 s, doubling, at most 15 min). Counted in the database, so
+   * for every instance. Beyond upstream, which counts nothing. @default 5
+   */
+  otpMaxAttempts: integer('SECURITY_OTP_MAX_ATTEMPTS', {
+    default: '5',
+    min: 1,
+    help: 'Wrong answers one email or SMS code, reauthentication nonce or MFA challenge takes; the last invalidates it. A new one must then be requested. An MFA factor takes as many failures, then backs off (1 s, doubling, at most 15 min). Counted in the database, for every instance. Beyond upstream.',
+  }),
+  /**
+   * `SECURITY_MANUAL_LINKING_ENABLED`: signed-in users may link and unlink identities
+   * (`/user/identities/*`). @default false
+   */
+  manualLinkingEnabled: bool('SECURITY_MANUAL_LINKING_ENABLED', {
+    help: 'Signed-in users may link and unlink identities (`/user/identities/*`).',
+  }),
+  /**
+   * `SECURITY_MANUAL_LINKING_REQUIRE_SITE_REFERER`: the browser's first request of an identity
+   * link (`/authorize?link_ticket=…`) must come from a page of the site (its `Referer` allowed
+   * as a `redirect_to` is), so that a link URL sent to someone else's browser cannot attach
+   * their provider account to the sender's user. Turn off for native apps that open the link
+   * URL in a system browser (no `Referer`). @default true
+   */
+  manualLinkingRequireSiteReferer: bool('SECURITY_MANUAL_LINKING_REQUIRE_SITE_REFERER', {
+    default: 'true',
+    help: "An identity link must be opened from a page of the site; turn off for native apps. The link's first navigation (`/authorize?link_ticket=…`) must carry a `Referer` allowed as a `redirect_to` is; a native app opens the link in a system browser, without one.",
+  }),
+  /** `SECURITY_CAPTCHA_*`: captcha protection of sign-up and sign-in (upstream `security`). */
+  captcha,
+})
+
+/** The default `EXTERNAL_<P>_URL` of providers that have one. */
+const PROVIDER_DEFAULT_URLS: Readonly<Partial<Record<string, string>>> = {
+  gitlab: 'https://gitlab.com',
+}
+
+/**
+ * `EXTERNAL_<P>_*`: one provider's OAuth client (upstream `conf.OAuthProviderConfiguration`).
+ *
+ * @param p The provider, or `<provider>` for the README's family rows.
+ */
+function providerFields(p: string) {
+  const name = `EXTERNAL_${p.toUpperCase()}`
+  return {
+    /** `EXTERNAL_<P>_ENABLED`. @default false */
+    enabled: bool(`${name}_ENABLED`, {
+      help: `Sign-in with this provider; reported by \`/settings\`. The providers: ${EXTERNAL_PROVIDERS.join(', ')}.`,
+    }),
+    /** `EXTERNAL_<P>_CLIENT_ID`: the OAuth client id (Twitter: the consumer key). */
+    clientId: text(`${name}_CLIENT_ID`, {
+      help: 'The OAuth client id (Twitter: the consumer key); required when enabled.',
+    }),
+    /**
+     * `EXTERNAL_<P>_SECRET`: the client secret (Twitter: the consumer secret). For Apple, either
+     * the client-secret JWT itself or an ES256 private key (PEM) to sign one with
+     * `EXTERNAL_APPLE_TEAM_ID` and `EXTERNAL_APPLE_KEY_ID`.
+     */
+    secret: text(`${name}_SECRET`, {
+      secret: true,
+      help: 'The OAuth client secret (Twitter: the consumer secret; Apple: the client-secret JWT, or an ES256 PEM key to sign one); required when enabled.',
+    }),
+    /** `EXTERNAL_<P>_REDIRECT_URI`: this server's `/callback` as registered with the provider. */
+    redirectUri: url(`${name}_REDIRECT_URI`, {
+      help: "This server's `/callback` as registered with the provider; required when enabled.",
+    }),
+    /**
+     * `EXTERNAL_<P>_URL`: the provider's base URL instead of its public one (upstream
+     * `chooseHost`); keycloak: the realm URL (required); gitlab: default `https://gitlab.com`;
+     * apple and google: the issuer to discover from. '' for the provider's default.
+     */
+    url: url(`${name}_URL`, {
+      ...(PROVIDER_DEFAULT_URLS[p] === undefined ? {} : { default: PROVIDER_DEFAULT_URLS[p] }),
+      help: "The provider's base URL instead of its public one. Keycloak: the realm URL (required); GitLab: `https://gitlab.com` by default; Apple, Google: the issuer to discover from.",
+    }),
+  }
+}
+
+/** A provider's group. */
+const provider = (p: ExternalProvider) => group(providerFields(p))
+
+/**
+ * `EXTERNAL_<P>_TRUST_EMAIL`, for a provider that does not say whether it verified the email it
+ * returns (its module counts it as verified, as upstream does, but never links it to an existing
+ * account without this).
+ *
+ * @param p The provider, or `<provider>` for the README's family rows.
+ */
+function trustEmailField(p: string): Field<boolean> {
+  return bool(`EXTERNAL_${p.toUpperCase()}_TRUST_EMAIL`, {
+    help: 'Link sign-ins to an existing account holding the same address, although the provider does not say it verified it (see [External providers](#external-providers)). Only the providers that do not say so have this setting.',
+  })
+}
+
+/** The group of a provider that does not say whether it verified the email it returns. */
+function emailAssumedProvider(p: ExternalProvider) {
+  return group({
+    ...providerFields(p),
+    /**
+     * `EXTERNAL_<P>_TRUST_EMAIL`: trust that the address the provider returns is its user's
+     * although the provider does not say it verified it, so that it links the identity to an
+     * existing account holding that address. @default false
+     */
+    trustEmail: trustEmailField(p),
+  })
+}
+
+/** `EXTERNAL_*`: sign-in methods and the external OAuth providers (upstream `External`). */
+const external = group({
+  /** `EXTERNAL_EMAIL_ENABLED`. @default true */
+  emailEnabled: bool('EXTERNAL_EMAIL_ENABLED', {
+    default: 'true',
+    help: 'Email sign-up, sign-in and the email flows; `false` refuses them (see [Email flows](#email-flows)).',
+  }),
+  /** `EXTERNAL_PHONE_ENABLED`. @default false */
+  phoneEnabled: bool('EXTERNAL_PHONE_ENABLED', { help: 'Phone sign-up and sign-in.' }),
+  /** `EXTERNAL_ANONYMOUS_USERS_ENABLED`. @default false */
+  anonymousUsersEnabled: bool('EXTERNAL_ANONYMOUS_USERS_ENABLED', {
+    help: 'Anonymous sign-ups: `POST /signup` without email or phone creates an anonymous user.',
+  }),
+  /**
+   * `EXTERNAL_FLOW_STATE_EXPIRY_DURATION`: lifetime of a PKCE flow state in milliseconds (at
+   * least 300 s, as upstream). @default 300000
+   */
+  flowStateExpiryMs: adjusted(
+    secondsOrDuration('EXTERNAL_FLOW_STATE_EXPIRY_DURATION', {
+      unit: 'ms',
+      default: '300',
+      help: 'Lifetime of a PKCE flow state, as seconds or a Go duration; at least 300 s.',
+    }),
+    (ms) => Math.max(300_000, ms),
+  ),
+  /**
+   * `EXTERNAL_APPLE_*`; with a PEM `EXTERNAL_APPLE_SECRET`, the team and key ids sign the
+   * client secret.
+   */
+  apple: group({
+    ...providerFields('apple'),
+    /** `EXTERNAL_APPLE_TEAM_ID`: to sign the client secret with a PEM secret. */
+    teamId: text('EXTERNAL_APPLE_TEAM_ID', {
+      help: 'Apple team id, the `iss` of the client-secret JWT signed per request with a PEM `EXTERNAL_APPLE_SECRET`.',
+    }),
+    /** `EXTERNAL_APPLE_KEY_ID`: to sign the client secret with a PEM secret. */
+    keyId: text('EXTERNAL_APPLE_KEY_ID', {
+      help: 'Apple key id, the `kid` of the client-secret JWT signed per request with a PEM `EXTERNAL_APPLE_SECRET`.',
+    }),
+  }),
+  /** `EXTERNAL_AZURE_*`. */
+  azure: provider('azure'),
+  /** `EXTERNAL_BITBUCKET_*`. */
+  bitbucket: provider('bitbucket'),
+  /** `EXTERNAL_DISCORD_*`. */
+  discord: provider('discord'),
+  /** `EXTERNAL_FACEBOOK_*`. */
+  facebook: emailAssumedProvider('facebook'),
+  /** `EXTERNAL_FIGMA_*`. */
+  figma: emailAssumedProvider('figma'),
+  /** `EXTERNAL_GITHUB_*`. */
+  github: provider('github'),
+  /** `EXTERNAL_GITLAB_*`. */
+  gitlab: provider('gitlab'),
+  /** `EXTERNAL_GOOGLE_*`. */
+  google: provider('google'),
+  /** `EXTERNAL_KEYCLOAK_*`; `EXTERNAL_KEYCLOAK_URL` (the realm) is required when enabled. */
+  keycloak: provider('keycloak'),
+  /** `EXTERNAL_LINKEDIN_*`. */
+  linkedin: emailAssumedProvider('linkedin'),
+  /** `EXTERNAL_NOTION_*`. */
+  notion: emailAssumedProvider('notion'),
+  /** `EXTERNAL_SNAPCHAT_*`. */
+  snapchat: emailAssumedProvider('snapchat'),
+  /** `EXTERNAL_SPOTIFY_*`. */
+  spotify: provider('spotify'),
+  /** `EXTERNAL_SLACK_*`. */
+  slack: emailAssumedProvider('slack'),
+  /** `EXTERNAL_TWITCH_*`. */
+  twitch: provider('twitch'),
+  /** `EXTERNAL_TWITTER_*`. */
+  twitter: provider('twitter'),
+  /** `EXTERNAL_WORKOS_*`. */
+  workos: emailAssumedProvider('workos'),
+})
+
+/**
+ * Checks every enabled provider's client (upstream `OAuthProviderConfiguration.ValidateOAuth`):
+ * client id, secret and redirect URI set; keycloak's realm URL set; Apple's PEM key with its
+ * team and key ids.
+ */
+function checkExternal(read: Report, v: Values<typeof external.fields>): void {
+  for (const p of EXTERNAL_PROVIDERS) {
+    if (!v[p].enabled) continue
+    const needed = `required when EXTERNAL_${p.toUpperCase()}_ENABLED is true`
+    const section: Group<ReturnType<typeof providerFields>> = external.fields[p]
+    requireSet(read, section, v[p], ['clientId', 'secret', 'redirectUri'], needed)
+  }
+  if (v.keycloak.enabled && v.keycloak.url === '') {
+    read.report(
+      external.fields.keycloak.fields.url,
+      'required when EXTERNAL_KEYCLOAK_ENABLED is true (the realm URL)',
+    )
+  }
+  if (v.apple.enabled && v.apple.secret.includes('-----BEGIN')) {
+    const message = 'required with a PEM EXTERNAL_APPLE_SECRET'
+    requireSet(read, external.fields.apple, v.apple, ['teamId', 'keyId'], message)
+  }
+}
+
+/**
+ * `MAILER_URLPATHS_<KIND>`: a path such as `/verify`.
+ *
+ * @param kind The variable's suffix.
+ * @param mails The mails whose link it is, for its description.
+ */
+function urlPath(kind: string, mails: string): Field<string> {
+  return text(`MAILER_URLPATHS_${kind}`, {
+    default: '/verify',
+    help: `Path of the link in ${mails} mails, resolved against \`API_EXTERNAL_URL\`. An absolute path replaces its path (Supabase uses \`/auth/v1/verify\`).`,
+    check: (value) =>
+      /^[^\s?#]+$/.test(value) ? undefined : 'must be a path, without spaces, ? or #',
+  })
+}
+
+/**
+ * `MAILER_SUBJECTS_<KIND>`: a Go template; one that does not parse is refused at start, not at
+ * the first send.
+ *
+ * @param kind The kind, or `<kind>` for the README's family row.
+ * @param options Its default, or the README's text for the family's.
+ */
+function subjectField(
+  kind: string,
+  options: { readonly default?: string; readonly computedDefault?: string },
+): Field<string> {
+  return text(`MAILER_SUBJECTS_${kind.toUpperCase()}`, {
+    ...options,
+    help: 'Subject of this kind of mail, a Go template (see [Mail](#mail)). One that does not parse stops the server at start.',
+    check: (value) => {
+      try {
+        parseTemplate(value)
+        return undefined
+      } catch (error) {
+        return invalid(`is not a valid template: ${(error as Error).message}`)
+      }
+    },
+  })
+}
+
+/**
+ * `MAILER_TEMPLATES_<KIND>`: the URL of an HTML template.
+ *
+ * @param kind The kind, or `<kind>` for the README's family row.
+ */
+function templateField(kind: string): Field<string> {
+  return text(`MAILER_TEMPLATES_${kind.toUpperCase()}`, {
+    help: "URL of this kind's HTML template (relative: against `SITE_URL`); the built-in one when empty or unavailable. It is fetched within 5 s, at most 1 MiB, and cached 10 minutes; an unavailable URL is tried again a minute later.",
+    note: 'built-in template',
+  })
+}
+
+/**
+ * `MAILER_NOTIFICATIONS_<KIND>_ENABLED`: one notification's switch.
+ *
+ * @param kind The notification kind, or `<kind>` for the README's family row.
+ */
+function notificationField(kind: string): Field<boolean> {
+  const name = kind.replace(/_notification$/, '').toUpperCase()
+  const kinds = NOTIFICATION_KINDS.map(
+    (k) => `\`${k.replace(/_notification$/, '').toUpperCase()}\``,
+  )
+  return bool(`MAILER_NOTIFICATIONS_${name}_ENABLED`, {
+    help: `Send this notification mail after the change it tells of (see [Mail](#mail)). The notifications: ${kinds.join(', ')}.`,
+  })
+}
+
+/** `MAILER_SUBJECTS_<KIND>` for every kind. */
+const subjectFields = Object.fromEntries(
+  MAIL_KINDS.map((kind) => [kind, subjectField(kind, { default: DEFAULT_SUBJECTS[kind] })]),
+) as Record<MailKind, Field<string>>
+
+/** `MAILER_TEMPLATES_<KIND>` for every kind. */
+const templateFields = Object.fromEntries(
+  MAIL_KINDS.map((kind) => [kind, templateField(kind)]),
+) as Record<MailKind, Field<string>>
+
+/** `MAILER_NOTIFICATIONS_<KIND>_ENABLED` for the notification kinds. */
+const notificationFields = Object.fromEntries(
+  NOTIFICATION_KINDS.map((kind) => [notificationSwitch(kind), notificationField(kind)]),
+) as Record<NotificationSwitch, Field<boolean>>
+
+/** `MAILER_*`: what the mails say and link to, and how often they go. */
+const mailer = group({
+  /** `MAILER_AUTOCONFIRM`: email sign-ups are confirmed at once. @default false */
+  autoconfirm: bool('MAILER_AUTOCONFIRM', {
+    help: 'Email sign-ups are confirmed at once and get a session.',
+  }),
+  /**
+   * `MAILER_OTP_EXP`: validity of links and OTPs in milliseconds (set in seconds). @default
+   * 3600000 (upstream: 24 hours; see SECURITY.md)
+   */
+  otpExpMs: secondsInMs(
+    integer('MAILER_OTP_EXP', {
+      default: '3600',
+      min: 1,
+      help: "Validity of email links and codes, seconds. Upstream's default is `86400`; see [SECURITY.md](../../SECURITY.md) for why an hour.",
+    }),
+  ),
+  /** `MAILER_OTP_LENGTH`: digits of email one-time codes, clamped to 6..10. @default 6 */
+  otpLength: adjusted(
+    integer('MAILER_OTP_LENGTH', {
+      default: '6',
+      help: 'Digits of email codes, 6 to 10 (others are clamped).',
+    }),
+    clamp(6, 10),
+  ),
+  /**
+   * `MAILER_SECURE_EMAIL_CHANGE_ENABLED`: an email change must be confirmed from both the
+   * current and the new address. @default true
+   */
+  secureEmailChangeEnabled: bool('MAILER_SECURE_EMAIL_CHANGE_ENABLED', {
+    default: 'true',
+    help: 'An email change needs the links sent to both the new and the current address.',
+  }),
+  /**
+   * `MAILER_URLPATHS_<KIND>`: path (absolute, or relative to `API_EXTERNAL_URL`) of the link in
+   * each mail; magic links use the recovery path (upstream). @default '/verify' each
+   */
+  urlPaths: group({
+    invite: urlPath('INVITE', 'invite'),
+    confirmation: urlPath('CONFIRMATION', 'confirmation'),
+    recovery: urlPath('RECOVERY', 'recovery and magic link'),
+    emailChange: urlPath('EMAIL_CHANGE', 'email change'),
+  }),
+  /**
+   * `MAILER_SUBJECTS_<KIND>`: subject templates (Go-template placeholders, see
+   * `mailer/template.ts`). Defaults: {@link DEFAULT_SUBJECTS}.
+   */
+  subjects: group(subjectFields),
+  /**
+   * `MAILER_TEMPLATES_<KIND>`: URL of each kind's HTML template (relative URLs are resolved
+   * against `SITE_URL`); empty for the built-in one. @default ''
+   */
+  templates: group(templateFields),
+  /**
+   * `MAILER_NOTIFICATIONS_<KIND>_ENABLED`: which change notifications are sent (keys: the
+   * camelCase of the kind, see {@link notificationSwitch}). @default false each
+   */
+  notifications: group(notificationFields),
+  /**
+   * `SMTP_MAX_FREQUENCY`: shortest interval between two mails of one kind to one user, in
+   * milliseconds (set as seconds or a Go duration). @default 900000 (the spec's 900 seconds)
+   */
+  maxFrequencyMs: secondsOrDuration('SMTP_MAX_FREQUENCY', {
+    unit: 'ms',
+    default: '900',
+    help: "Shortest interval between two mails of one kind to one user, as seconds or a Go duration. The spec's 900 s; upstream's is `1m`.",
+  }),
+  /**
+   * `MAILER_QUEUE_POLL_INTERVAL`: how often each instance looks for due jobs of the mail queue
+   * (retries, and jobs queued by other instances or before a restart), in milliseconds; a
+   * job queued by a request runs at once. @default 5000
+   */
+  queuePollIntervalMs: duration('MAILER_QUEUE_POLL_INTERVAL', {
+    default: '5s',
+    positive: true,
+    help: "How often each instance looks for due jobs of the mail queue (Go duration). Due jobs are retries, and jobs left by other instances or before a restart; a request's own job runs at once.",
+  }),
+})
+
+/** `SMTP_*`: the mail server. */
+const smtp = group({
+  /** `SMTP_HOST`: the SMTP server; empty means no mail is sent (upstream's noop mailer). */
+  host: text('SMTP_HOST', {
+    help: "SMTP server; empty: no mail is sent (upstream's noop mailer). With `MAILER_AUTOCONFIRM` off, a warning at start then says that email sign-ups cannot be confirmed.",
+  }),
+  /** `SMTP_PORT`: 465 is TLS from the start; others upgrade with STARTTLS when offered. */
+  port: port('SMTP_PORT', {
+    default: '587',
+    help: 'SMTP port; `465` is TLS from the start, others use STARTTLS when the server offers it.',
+  }),
+  /** `SMTP_USER`: login, empty for none. @default '' */
+  user: text('SMTP_USER', { help: 'SMTP login; none when empty.' }),
+  /** `SMTP_PASS`: password (never logged). @default '' */
+  pass: text('SMTP_PASS', { secret: true, help: 'SMTP password (never logged).' }),
+  /** `SMTP_ADMIN_EMAIL`: the From address; required when `SMTP_HOST` is set. */
+  adminEmail: text('SMTP_ADMIN_EMAIL', {
+    help: 'The From address; required with `SMTP_HOST`.',
+    check: (value) =>
+      value === '' || /^[^\s@<>]+@[^\s@<>]+$/.test(value)
+        ? undefined
+        : 'must be an email address (name@domain)',
+  }),
+  /** `SMTP_SENDER_NAME`: display name of the From address (`Name <address>`). @default '' */
+  senderName: text('SMTP_SENDER_NAME', {
+    help: 'Display name of the From address, `"Name" <SMTP_ADMIN_EMAIL>`; the address alone when empty.',
+  }),
+})
+
+/** A mail server needs a From address. */
+function checkSmtp(read: Report, v: Values<typeof smtp.fields>): void {
+  if (v.host !== '' && v.adminEmail === '') {
+    read.report(smtp.fields.adminEmail, 'required when AUTHSVC_SMTP_HOST is set')
+  }
+}
+
+/** `RATE_LIMIT_*`: request and send limits, and where they are counted. */
+const rateLimit = group({
+  /**
+   * `RATE_LIMIT_EMAIL_SENT`: emails the server sends per period, across all users (only while
+   * `MAILER_AUTOCONFIRM` is off), as upstream's `N` (per hour) or `N/<duration>`. @default 30/h
+   */
+  emailSent: field('RATE_LIMIT_EMAIL_SENT', parseEmailSendRate, {
+    default: '30',
+    help: 'Mails sent per hour across the server (`N`) or per duration (`N/10m`); `0` sends none. Not counted under `MAILER_AUTOCONFIRM`.',
+  }),
+  /**
+   * `RATE_LIMIT_SMS_SENT`: SMS the server sends per period, across all users, as
+   * `RATE_LIMIT_EMAIL_SENT`. @default 30/h
+   */
+  smsSent: field('RATE_LIMIT_SMS_SENT', parseSmsSendRate, {
+    default: '30',
+    help: 'SMS codes sent per hour across the server (`N`) or per duration (`N/10m`); beyond: `429 over_sms_send_rate_limit` "SMS rate limit exceeded".',
+  }),
+  /**
+   * `RATE_LIMIT_TOKEN_REFRESH`: `POST /token` requests (every grant, as upstream) per client
+   * and 5 minutes, burst 30. @default 150
+   */
+  tokenRefresh: decimal('RATE_LIMIT_TOKEN_REFRESH', {
+    default: '150',
+    min: 0,
+    help: '`POST /token` requests per client and 5 minutes, burst 30. One bucket for password and PKCE grants, one for `refresh_token` (upstream: one for every grant).',
+  }),
+  /** `RATE_LIMIT_VERIFY`: `/verify` requests per client and 5 minutes, burst 30. @default 30 */
+  verify: decimal('RATE_LIMIT_VERIFY', {
+    default: '30',
+    min: 0,
+    help: '`/verify` requests per client and 5 minutes, burst 30.',
+  }),
+  /**
+   * `RATE_LIMIT_OTP`: requests per client and 5 minutes, burst 30, on each of `/otp`
+   * (`/magiclink`), `/recover`, `/resend`, `/signup` and `PUT /user`. @default 30
+   */
+  otp: decimal('RATE_LIMIT_OTP', {
+    default: '30',
+    min: 0,
+    help: 'Requests per client and 5 minutes, burst 30, on each of `/otp` (`/magiclink`), `/recover`, `/resend`, `/signup` and `PUT /user`.',
+  }),
+  /** `RATE_LIMIT_SSO`: SSO requests per client and 5 minutes, burst 30. @default 30 */
+  sso: decimal('RATE_LIMIT_SSO', {
+    default: '30',
+    min: 0,
+    help: 'SSO requests per client and 5 minutes, burst 30 (no SSO route yet).',
+  }),
+  /**
+   * `RATE_LIMIT_ANONYMOUS_USERS`: anonymous sign-ins (`POST /signup` without email and phone)
+   * per client and hour, burst the same number, as upstream. @default 30
+   */
+  anonymousUsers: decimal('RATE_LIMIT_ANONYMOUS_USERS', {
+    default: '30',
+    min: 0,
+    help: 'Anonymous sign-ins (`POST /signup` without email and phone) per client and hour, burst as many, as upstream; beyond: `429 over_request_rate_limit` (see [Rate limits](#rate-limits)).',
+  }),
+  /**
+   * `RATE_LIMIT_BACKEND`: where budgets are counted: `memory` (each instance alone, as upstream)
+   * or `ratelimit` (a shared `gatehouse-ratelimit` service over gRPC). @default 'memory'
+   */
+  backend: oneOf('RATE_LIMIT_BACKEND', ['memory', 'ratelimit'], {
+    default: 'memory',
+    help: '`memory`: each instance counts alone (upstream); `ratelimit`: every decision asked of `gatehouse-ratelimit`, one budget across instances.',
+  }),
+  /** `RATE_LIMIT_SERVICE_ADDRESS`: `host:port` of the rate limit service's gRPC listener. */
+  serviceAddress: text('RATE_LIMIT_SERVICE_ADDRESS', {
+    default: '127.0.0.1:8081',
+    help: 'gRPC `host:port` of the rate limit service (`ratelimit` backend).',
+    check: (value) =>
+      /^\S+:\d{1,5}$/.test(value) ? undefined : 'must be host:port, such as 127.0.0.1:8081',
+  }),
+  /** `RATE_LIMIT_DOMAIN`: the domain of the requests and of the YAML config. */
+  domain: text('RATE_LIMIT_DOMAIN', {
+    default: 'gatehouse-auth',
+    help: 'Domain of the decisions and of the generated YAML config.',
+    check: (value) => (value === '' ? 'must not be empty' : undefined),
+  }),
+  /** `RATE_LIMIT_SERVICE_TIMEOUT`: deadline of one decision, in milliseconds. @default 250 */
+  serviceTimeoutMs: duration('RATE_LIMIT_SERVICE_TIMEOUT', {
+    default: '250ms',
+    positive: true,
+    help: 'Deadline of one decision (Go duration); past it the service counts as unreachable.',
+  }),
+  /**
+   * `RATE_LIMIT_SERVICE_COALESCE`: send the decisions of one event-loop turn as one
+   * `ShouldRateLimit` call when the service allows it (its `gatehouse-coalesce-max-descriptors`
+   * header; not with `STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT=true`): the `coalesce` option of
+   * `RateLimitClient`. @default true
+   */
+  serviceCoalesce: bool('RATE_LIMIT_SERVICE_COALESCE', {
+    default: 'true',
+    help: 'Decisions made in one event-loop turn go to the service as one gRPC call when it allows it; `false` sends one call per decision. See [One budget across instances](#one-budget-across-instances-rate_limit_backendratelimit).',
+  }),
+  /**
+   * `RATE_LIMIT_SERVICE_ALGORITHM`: how the service counts a client's budget, and so the
+   * descriptors the limiter sends and the config `gatehouse-auth ratelimit-config` prints:
+   * `token_bucket` (upstream's bucket exactly, one descriptor; the service's Redis and memory
+   * backends) or `fixed_window` (a burst per minute and a rate per hour, two descriptors; for
+   * a memcache backend or envoyproxy/ratelimit). @default 'token_bucket'
+   */
+  serviceAlgorithm: oneOf('RATE_LIMIT_SERVICE_ALGORITHM', SERVICE_ALGORITHMS, {
+    default: 'token_bucket',
+    help: "How the service counts a client's budget, `token_bucket` or `fixed_window`; it must match the deployed config. `token_bucket` is upstream's bucket exactly, one descriptor per decision (the service's Redis or memory backend); `fixed_window` a burst per minute and a rate per hour, two descriptors (a memcache backend or envoyproxy/ratelimit). See [One budget across instances](#one-budget-across-instances-rate_limit_backendratelimit).",
+  }),
+  /**
+   * `RATE_LIMIT_FAIL_CLOSED`: with the service unreachable, refuse with 503 instead of allowing
+   * (logged and counted either way). @default false
+   */
+  failClosed: bool('RATE_LIMIT_FAIL_CLOSED', {
+    help: 'With the rate limit service unreachable, answer `503` instead of allowing requests; logged and counted either way. The send caps (`RATE_LIMIT_EMAIL_SENT`, `RATE_LIMIT_SMS_SENT`) never fail open: each instance counts them in process until the service is back.',
+  }),
+  /**
+   * `RATE_LIMIT_PASSWORD_FAILURES`: failed password sign-ins per email or phone before each
+   * further one is refused for a growing delay (1 s, doubling, at most 15 min); 0 disables.
+   * @default 5
+   */
+  passwordFailures: integer('RATE_LIMIT_PASSWORD_FAILURES', {
+    default: '5',
+    min: 0,
+    help: 'Failed password sign-ins per email or phone before back-off; `0` turns it off. The back-off is 1 s, doubling, at most 15 min. Beyond upstream.',
+  }),
+  /**
+   * `RATE_LIMIT_TRUSTED_PROXY_HOPS`: proxies in front of this server that append to the
+   * `RATE_LIMIT_HEADER` (or `Svc-Forwarded-For`) list; the client key is the value this many
+   * places from the right, the one the outermost trusted proxy appended (the values left of it
+   * are the client's own). @default 1
+   */
+  trustedProxyHops: integer('RATE_LIMIT_TRUSTED_PROXY_HOPS', {
+    default: '1',
+    min: 1,
+    help: 'Proxies in front of the server that append to the `RATE_LIMIT_HEADER` (or `Svc-Forwarded-For`) list. The client key is the value this many places from the right, never one the client wrote (see [Rate limits](#rate-limits)).',
+  }),
+})
+
 /** A provider base URL: only its scheme, host and port are used. */
 function providerUrl(name: string, fallback: string, provider: string): Field<string> {
   return url(name, {
     default: fallback,
-    help: `scheme, host and port of the ${provider} API (the path is kept)`,
+    help: `Scheme, host and port of the ${provider} API (tests, proxies); the path stays ${provider}'s.`,
   })
 }
 
-type SmsCredential =
-  | 'twilioAccountSid'
-  | 'twilioAuthToken'
-  | 'twilioMessageServiceSid'
-  | 'twilioVerifyAccountSid'
-  | 'twilioVerifyAuthToken'
-  | 'twilioVerifyMessageServiceSid'
-  | 'messagebirdAccessKey'
-  | 'messagebirdOriginator'
-  | 'textlocalApiKey'
-  | 'textlocalSender'
-  | 'vonageApiKey'
-  | 'vonageApiSecret'
-  | 'vonageFrom'
+/** `SMS_*`: phone sign-in codes and who sends them. */
+const sms = group({
+  /** `SMS_AUTOCONFIRM`: phone sign-ups are confirmed at once. @default false */
+  autoconfirm: bool('SMS_AUTOCONFIRM', {
+    help: 'Phone sign-ups are confirmed at once; a duplicate phone is then `400 User already registered`.',
+  }),
+  /** `SMS_PROVIDER`: who sends SMS messages; `''` sends none. @default '' */
+  provider: field(
+    'SMS_PROVIDER',
+    (value): SmsProviderName | '' | Invalid =>
+      value === ''
+        ? ''
+        : (SMS_PROVIDERS.find((p) => p === value) ??
+          invalid(`must be one of ${SMS_PROVIDERS.join(', ')}`)),
+    {
+      help: `Who sends SMS codes: ${SMS_PROVIDERS.map((p) => `\`${p}\``).join(', ')} (see [SMS](#sms)); empty sends none. A phone sign-up then fails with \`422 sms_send_failed\` unless \`SMS_AUTOCONFIRM\`, which a warning at start says when \`EXTERNAL_PHONE_ENABLED\` is on.`,
+    },
+  ),
+  /** `SMS_OTP_EXP`: validity of SMS codes in milliseconds (set in seconds). @default 60000 */
+  otpExpMs: secondsInMs(
+    integer('SMS_OTP_EXP', { default: '60', min: 1, help: 'Validity of SMS codes, seconds.' }),
+  ),
+  /** `SMS_OTP_LENGTH`: digits of SMS codes (clamped to 6..10, as upstream). @default 6 */
+  otpLength: adjusted(
+    integer('SMS_OTP_LENGTH', {
+      default: '6',
+      help: 'Digits of SMS codes, 6 to 10 (others are clamped).',
+    }),
+    clamp(6, 10),
+  ),
+  /**
+   * `SMS_MAX_FREQUENCY`: shortest interval between two SMS codes to one user, in milliseconds
+   * (set as seconds or a Go duration). @default 60000
+   */
+  maxFrequencyMs: secondsOrDuration('SMS_MAX_FREQUENCY', {
+    unit: 'ms',
+    default: '60',
+    help: 'Shortest interval between two SMS codes to one user, as seconds or a Go duration; sooner: `429 over_sms_send_rate_limit`.',
+  }),
+  /** `SMS_TEMPLATE`: the message, a Go template with `{{ .Code }}`. */
+  template: text('SMS_TEMPLATE', {
+    default: 'Your code is {{ .Code }}',
+    help: 'The SMS text; `{{ .Code }}` is the code (not HTML-escaped).',
+  }),
+  /**
+   * `SMS_TEST_OTP_VALID_UNTIL`: epoch milliseconds after which `SMS_TEST_OTP` no longer
+   * applies (set as an RFC 3339 time); `null` for always.
+   */
+  testOtpValidUntil: field(
+    'SMS_TEST_OTP_VALID_UNTIL',
+    (value): number | null | Invalid => {
+      if (value === '') return null
+      const ms = Date.parse(value)
+      return /^\d{4}-\d\d-\d\dT/.test(value) && Number.isFinite(ms)
+        ? ms
+        : invalid('must be an RFC 3339 time such as 2030-01-01T00:00:00Z')
+    },
+    { help: 'RFC 3339 time after which `SMS_TEST_OTP` no longer applies.', note: 'always' },
+  ),
+  /**
+   * `SMS_TEST_OTP`: `<phone>:<otp>,…`; these phones (E.164 digits without `+`) get no SMS and
+   * their fixed code is used.
+   */
+  testOtp: field('SMS_TEST_OTP', parseTestOtp, {
+    help: '`<phone>:<otp>,…`: these numbers get no SMS and always this code (message id `test-otp`); for tests and app-store reviews.',
+  }),
+  /** `SMS_TWILIO_*`. */
+  twilio: group({
+    /** `SMS_TWILIO_ACCOUNT_SID`. */
+    accountSid: text('SMS_TWILIO_ACCOUNT_SID', {
+      help: 'Twilio account SID; required with `twilio`.',
+    }),
+    /** `SMS_TWILIO_AUTH_TOKEN` (never logged). */
+    authToken: text('SMS_TWILIO_AUTH_TOKEN', {
+      secret: true,
+      help: 'Twilio auth token (basic authentication; never logged); required with `twilio`.',
+    }),
+    /** `SMS_TWILIO_MESSAGE_SERVICE_SID`: the sender (`From`): a messaging service or a number. */
+    messageServiceSid: text('SMS_TWILIO_MESSAGE_SERVICE_SID', {
+      help: 'The sender (`From`): a messaging service SID or a phone number; required with `twilio`.',
+    }),
+    /** `SMS_TWILIO_CONTENT_SID`: WhatsApp content template whose variable `1` is the code. */
+    contentSid: text('SMS_TWILIO_CONTENT_SID', {
+      help: 'WhatsApp content template whose variable `1` is the code (channel `whatsapp`).',
+    }),
+    /** `SMS_TWILIO_API_URL`: scheme, host and port replacing `https://api.twilio.com`. */
+    apiUrl: providerUrl('SMS_TWILIO_API_URL', 'https://api.twilio.com', 'Twilio'),
+  }),
+  /** `SMS_TWILIO_VERIFY_*`. */
+  twilioVerify: group({
+    /** `SMS_TWILIO_VERIFY_ACCOUNT_SID`. */
+    accountSid: text('SMS_TWILIO_VERIFY_ACCOUNT_SID', {
+      help: 'Twilio account SID for Twilio Verify; required with `twilio_verify`.',
+    }),
+    /** `SMS_TWILIO_VERIFY_AUTH_TOKEN` (never logged). */
+    authToken: text('SMS_TWILIO_VERIFY_AUTH_TOKEN', {
+      secret: true,
+      help: 'Twilio auth token for Twilio Verify (never logged); required with `twilio_verify`.',
+    }),
+    /** `SMS_TWILIO_VERIFY_MESSAGE_SERVICE_SID`: the Verify service SID (`VA…`). */
+    messageServiceSid: text('SMS_TWILIO_VERIFY_MESSAGE_SERVICE_SID', {
+      help: 'The Verify service SID (`VA…`); required with `twilio_verify`.',
+    }),
+    /** `SMS_TWILIO_VERIFY_API_URL`: scheme, host and port replacing `https://verify.twilio.com`. */
+    apiUrl: providerUrl('SMS_TWILIO_VERIFY_API_URL', 'https://verify.twilio.com', 'Twilio Verify'),
+  }),
+  /** `SMS_MESSAGEBIRD_*`. */
+  messagebird: group({
+    /** `SMS_MESSAGEBIRD_ACCESS_KEY` (never logged). */
+    accessKey: text('SMS_MESSAGEBIRD_ACCESS_KEY', {
+      secret: true,
+      help: 'MessageBird access key (never logged); required with `messagebird`.',
+    }),
+    /** `SMS_MESSAGEBIRD_ORIGINATOR`: the sender. */
+    originator: text('SMS_MESSAGEBIRD_ORIGINATOR', {
+      help: 'MessageBird sender; required with `messagebird`.',
+    }),
+    /** `SMS_MESSAGEBIRD_API_URL`: replaces `https://rest.messagebird.com`. */
+    apiUrl: providerUrl('SMS_MESSAGEBIRD_API_URL', 'https://rest.messagebird.com', 'MessageBird'),
+  }),
+  /** `SMS_TEXTLOCAL_*`. */
+  textlocal: group({
+    /** `SMS_TEXTLOCAL_API_KEY` (never logged). */
+    apiKey: text('SMS_TEXTLOCAL_API_KEY', {
+      secret: true,
+      help: 'Textlocal API key (never logged); required with `textlocal`.',
+    }),
+    /** `SMS_TEXTLOCAL_SENDER`: the sender. */
+    sender: text('SMS_TEXTLOCAL_SENDER', { help: 'Textlocal sender; required with `textlocal`.' }),
+    /** `SMS_TEXTLOCAL_API_URL`: replaces `https://api.textlocal.in`. */
+    apiUrl: providerUrl('SMS_TEXTLOCAL_API_URL', 'https://api.textlocal.in', 'Textlocal'),
+  }),
+  /** `SMS_VONAGE_*`. */
+  vonage: group({
+    /** `SMS_VONAGE_API_KEY`. */
+    apiKey: text('SMS_VONAGE_API_KEY', { help: 'Vonage API key; required with `vonage`.' }),
+    /** `SMS_VONAGE_API_SECRET` (never logged). */
+    apiSecret: text('SMS_VONAGE_API_SECRET', {
+      secret: true,
+      help: 'Vonage API secret (never logged); required with `vonage`.',
+    }),
+    /** `SMS_VONAGE_FROM`: the sender. */
+    from: text('SMS_VONAGE_FROM', { help: 'Vonage sender; required with `vonage`.' }),
+    /** `SMS_VONAGE_API_URL`: replaces `https://rest.nexmo.com`. */
+    apiUrl: providerUrl('SMS_VONAGE_API_URL', 'https://rest.nexmo.com', 'Vonage'),
+  }),
+})
 
-/** Credentials the chosen `SMS_PROVIDER` needs but does not have, as field names. */
-function requiredSmsCredentials(
-  v: { readonly smsProvider: string } & Readonly<Record<SmsCredential, string>>,
-): [string, SmsCredential][] {
-  const needs: Readonly<Record<string, readonly SmsCredential[]>> = {
-    twilio: ['twilioAccountSid', 'twilioAuthToken', 'twilioMessageServiceSid'],
-    twilio_verify: [
-      'twilioVerifyAccountSid',
-      'twilioVerifyAuthToken',
-      'twilioVerifyMessageServiceSid',
-    ],
-    messagebird: ['messagebirdAccessKey', 'messagebirdOriginator'],
-    textlocal: ['textlocalApiKey', 'textlocalSender'],
-    vonage: ['vonageApiKey', 'vonageApiSecret', 'vonageFrom'],
+/** The chosen `SMS_PROVIDER` needs its credentials. */
+function checkSms(read: Report, v: Values<typeof sms.fields>): void {
+  const message = `required when AUTHSVC_SMS_PROVIDER is ${v.provider}`
+  const f = sms.fields
+  const sid = ['accountSid', 'authToken', 'messageServiceSid'] as const
+  if (v.provider === 'twilio') requireSet(read, f.twilio, v.twilio, sid, message)
+  if (v.provider === 'twilio_verify') requireSet(read, f.twilioVerify, v.twilioVerify, sid, message)
+  if (v.provider === 'messagebird') {
+    requireSet(read, f.messagebird, v.messagebird, ['accessKey', 'originator'], message)
   }
-  return (needs[v.smsProvider] ?? [])
-    .filter((name) => v[name] === '')
-    .map((name): [string, SmsCredential] => [v.smsProvider, name])
+  if (v.provider === 'textlocal')
+    requireSet(read, f.textlocal, v.textlocal, ['apiKey', 'sender'], message)
+  if (v.provider === 'vonage') {
+    requireSet(read, f.vonage, v.vonage, ['apiKey', 'apiSecret', 'from'], message)
+  }
 }
 
 /**
- * Every setting the server reads, in `--help` order (the README's), with its names and default
- * written once. Names get the prefixes `AUTHSVC_` then `GOTRUE_`; a second name (`PORT`,
- * `DATABASE_URL`, `LOG_LEVEL`) is also read as written.
+ * Every setting the server reads, in `--help` order, with its names, default and meaning written
+ * once. Names get the prefixes `AUTHSVC_` then `GOTRUE_`; a second name (`PORT`, `DATABASE_URL`,
+ * `LOG_LEVEL`) is also read as written.
  */
 export const settingsTable = defineSettings(
   {
+    /** `SITE_URL`: base URL of the site; required. */
     siteUrl: url('SITE_URL', {
       required: true,
-      help: 'base URL of the site; its URLs may be redirect_to targets',
+      help: 'Base URL of the site. Its same-host URLs are valid `redirect_to` targets.',
     }),
+    /** `API_EXTERNAL_URL`: the URL this server is reached at; required. */
     apiExternalUrl: url('API_EXTERNAL_URL', {
       required: true,
-      help: 'URL this server is reached at',
+      help: 'URL this server is reached at, used in the links it sends.',
     }),
-    dbDriver: field(
-      'DB_DRIVER',
-      (value) => (value === 'postgres' ? value : invalid('must be postgres')),
-      { required: 'required; must be postgres', help: 'must be postgres' },
-    ),
-    dbUrl: text(['DB_DATABASE_URL', 'DATABASE_URL'], {
-      required: true,
-      secret: true,
-      help: 'postgres://…, pglite://<dir> or pglite://memory',
-      check: (value) =>
-        /^(postgres(ql)?|pglite):\/\//.test(value)
-          ? undefined
-          : invalid('must start with postgres://, postgresql:// or pglite://', { echo: false }),
-    }),
-    jwtSecret: text('JWT_SECRET', {
-      secret: true,
-      help: `HS256 secret, at least ${String(MIN_JWT_SECRET_BYTES)} bytes; required unless JWT_KEYS signs`,
-    }),
+    /** The database: `DB_*`, `DATABASE_URL`. */
+    db,
+    /** Access tokens: `JWT_*`. */
+    jwt,
+    /** `URI_ALLOW_LIST`: extra permitted `redirect_to` values (globs). @default [] */
     uriAllowList: list('URI_ALLOW_LIST', {
-      help: 'extra redirect_to globs, comma-separated',
+      help: 'Extra `redirect_to` globs, comma-separated. `*` stops at `.` and `/`, `**` crosses (see [Mail](#mail)); a malformed one is refused at start.',
       check: (globs) => {
         const problems = globs.flatMap((glob) => {
           try {
@@ -991,514 +1391,94 @@ export const settingsTable = defineSettings(
         return problems.length > 0 ? invalid(problems) : undefined
       },
     }),
+    /** `DISABLE_SIGNUP`: users are only created through invites and the admin API. */
     disableSignup: bool('DISABLE_SIGNUP', {
-      help: 'users only through invites and the admin API',
+      help: 'Users only through invites and the admin API.',
     }),
-    apiHost: text('API_HOST', { default: '0.0.0.0', help: 'listen address' }),
-    port: integer(['API_PORT', 'PORT'], { default: '8081', help: 'listen port' }),
-    apiMaxRequestDuration: secondsOrDuration('API_MAX_REQUEST_DURATION', {
+    /** `API_HOST`: listen address. @default '0.0.0.0' */
+    apiHost: text('API_HOST', { default: '0.0.0.0', help: 'Listen address.' }),
+    /** `PORT` (no prefix) or `API_PORT`: listen port. @default 8081 */
+    port: integer(['API_PORT', 'PORT'], { default: '8081', help: 'Listen port.' }),
+    /**
+     * `API_MAX_REQUEST_DURATION`: longest a request may take, in milliseconds (set as seconds or
+     * a Go duration such as `10s`); then 504 `request_timeout`. 0 means no limit. @default 10000
+     */
+    apiMaxRequestDurationMs: secondsOrDuration('API_MAX_REQUEST_DURATION', {
       unit: 'ms',
       default: '10s',
-      help: 'longest a request may take; then 504',
+      help: "Longest a request may take, as seconds or a Go duration; `0`: no limit. Then `504 request_timeout`, the request's queued work is dropped and its transaction rolled back (a commit already sent is waited for).",
     }),
-    requestIdHeader: text('REQUEST_ID_HEADER', { help: 'header whose value is the request id' }),
+    /** `REQUEST_ID_HEADER`: incoming header whose value becomes the request id. @default '' */
+    requestIdHeader: text('REQUEST_ID_HEADER', {
+      help: 'Incoming header whose value becomes the request id in logs.',
+    }),
+    /** `API_OPENAPI_ENABLED`: serve the API's OpenAPI 3.1 document at `/openapi.json`. */
     apiOpenapiEnabled: bool('API_OPENAPI_ENABLED', {
-      help: 'serve the OpenAPI document at /openapi.json',
+      help: 'Serve the OpenAPI 3.1 document of the API at `/openapi.json` ([OpenAPI document](#openapi-document)).',
     }),
+    /** `RATE_LIMIT_HEADER`: header identifying the client for rate limits (trusted proxy). */
     rateLimitHeader: text('RATE_LIMIT_HEADER', {
-      help: 'header naming the client for rate limits',
+      help: 'Header identifying the client for rate limits, set by a trusted proxy.',
     }),
+    /** `SECURITY_SVC_FORWARDED_FOR_ENABLED`: first `Svc-Forwarded-For` value is the client IP. */
     svcForwardedForEnabled: bool('SECURITY_SVC_FORWARDED_FOR_ENABLED', {
-      help: 'first Svc-Forwarded-For value is the client IP',
-    }),
-    dbMaxPoolSize: integer('DB_MAX_POOL_SIZE', {
-      default: '0',
-      help: 'PostgreSQL connections',
-      note: 'half of what the server allows',
-    }),
-    dbStartRetrySeconds: integer('DB_START_RETRY_SECONDS', {
-      default: '30',
-      help: 'seconds a start retries a database that is down; 0: once',
-    }),
-    dbNamespace: text('DB_NAMESPACE', {
-      help: 'table-name prefix: <ns>_users, …',
-      check: (value) =>
-        value === '' || /^[a-z_][a-z0-9_]{0,30}$/.test(value)
-          ? undefined
-          : 'must be lower-case letters, digits and underscores',
-    }),
-    logLevel: field(
-      ['LOG_LEVEL', 'LOG_LEVEL'],
-      (value) => {
-        const level = value.toLowerCase() === 'warning' ? 'warn' : value.toLowerCase()
-        return (
-          LOG_LEVELS.find((l) => l === level) ?? invalid(`must be one of ${LOG_LEVELS.join(', ')}`)
-        )
-      },
-      { default: 'info', help: LOG_LEVELS.join(', ') },
-    ),
-    logFile: text('LOG_FILE', { help: 'append JSON logs to this file, not standard output' }),
-    tracingEnabled: bool('TRACING_ENABLED', { help: 'a span per request and SQL statement' }),
-    tracingExporter: oneOf('TRACING_EXPORTER', ['opentelemetry'], {
-      default: 'opentelemetry',
-      help: 'opentelemetry (OTLP)',
-    }),
-    tracingSamplingRate: decimal('TRACING_SAMPLING_RATE', {
-      default: '1',
-      min: 0,
-      max: 1,
-      help: 'fraction of new traces sampled',
-    }),
-    metricsEnabled: bool('METRICS_ENABLED', { help: 'HTTP, auth and database pool metrics' }),
-    metricsExporter: oneOf('METRICS_EXPORTER', ['opentelemetry', 'prometheus'], {
-      default: 'opentelemetry',
-      help: 'opentelemetry (OTLP push) or prometheus (scrape endpoint)',
-    }),
-    prometheusHost: text(['OTEL_EXPORTER_PROMETHEUS_HOST', 'OTEL_EXPORTER_PROMETHEUS_HOST'], {
-      default: '0.0.0.0',
-      help: 'Prometheus scrape endpoint address',
-    }),
-    prometheusPort: port(['OTEL_EXPORTER_PROMETHEUS_PORT', 'OTEL_EXPORTER_PROMETHEUS_PORT'], {
-      default: '9100',
-      help: 'Prometheus scrape endpoint port (path /)',
-    }),
-    otlpProtocol: oneOf(
-      ['OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_EXPORTER_OTLP_PROTOCOL'],
-      ['http/protobuf', 'grpc'],
-      { default: 'http/protobuf', help: 'http/protobuf or grpc' },
-    ),
-    otlpEndpoint: text(['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_ENDPOINT'], {
-      help: 'OTLP base URL',
-    }),
-    otlpTracesEndpoint: text(
-      ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'],
-      { help: 'OTLP traces URL' },
-    ),
-    otlpMetricsEndpoint: text(
-      ['OTEL_EXPORTER_OTLP_METRICS_ENDPOINT', 'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT'],
-      { help: 'OTLP metrics URL' },
-    ),
-    otlpHeaders: field(
-      ['OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_HEADERS'],
-      parseOtlpHeaders,
-      { secret: true, help: 'k=v,… sent with every export' },
-    ),
-    otlpTimeoutMs: integer(['OTEL_EXPORTER_OTLP_TIMEOUT', 'OTEL_EXPORTER_OTLP_TIMEOUT'], {
-      default: '10000',
-      min: 1,
-      max: 600_000,
-      help: 'export timeout, ms',
-    }),
-    metricExportIntervalMs: integer(
-      ['OTEL_METRIC_EXPORT_INTERVAL', 'OTEL_METRIC_EXPORT_INTERVAL'],
-      { default: '60000', min: 100, max: 86_400_000, help: 'OTLP metric export interval, ms' },
-    ),
-    serviceName: text(['OTEL_SERVICE_NAME', 'OTEL_SERVICE_NAME'], {
-      default: 'gotrue',
-      help: 'service.name',
-    }),
-    resourceAttributes: field(
-      ['OTEL_RESOURCE_ATTRIBUTES', 'OTEL_RESOURCE_ATTRIBUTES'],
-      parseResourceAttributes,
-      { help: 'k=v,… resource attributes' },
-    ),
-    debug: bool(['DEBUG', 'DEBUG'], { help: 'OpenTelemetry SDK diagnostics in the log' }),
-    jwtExp: integer('JWT_EXP', { default: '3600', min: 1, help: 'access-token lifetime, seconds' }),
-    jwtAud: text('JWT_AUD', { help: 'default audience' }),
-    jwtIssuer: text('JWT_ISSUER', { help: 'iss claim, omitted when empty' }),
-    jwtDefaultGroupName: text('JWT_DEFAULT_GROUP_NAME', { help: 'role of new users' }),
-    jwtAdminRoles: list('JWT_ADMIN_ROLES', {
-      default: 'service_role,supabase_admin',
-      help: 'roles allowed on the admin API',
-    }),
-    jwtAdminGroupName: text('JWT_ADMIN_GROUP_NAME', {
-      default: 'admin',
-      help: 'accepted for compatibility',
-    }),
-    jwtKeys: field('JWT_KEYS', parseKeys, {
-      secret: true,
-      help: 'JSON array of private JWKs; the "sign" one signs',
-    }),
-    jwtKeyId: text('JWT_KEY_ID', { help: 'kid of HS256 tokens' }),
-    passwordMinLength: integer('PASSWORD_MIN_LENGTH', {
-      default: '6',
-      help: 'minimum password length in bytes, 6 or more',
-    }),
-    passwordRequiredCharacters: field(
-      'PASSWORD_REQUIRED_CHARACTERS',
-      (value) => splitRequiredCharacters(value),
-      { help: 'character sets separated by : (\\: is a colon)' },
-    ),
-    passwordHashConcurrency: integer('PASSWORD_HASH_CONCURRENCY', {
-      default: '0',
-      help: 'bcrypt hashes and checks at once',
-      note: 'one per CPU core',
-    }),
-    passwordHashQueueSize: integer('PASSWORD_HASH_QUEUE_SIZE', {
-      default: '100',
-      help: 'bcrypt hashes and checks waiting; beyond: 429',
-    }),
-    refreshTokenRotationEnabled: bool('SECURITY_REFRESH_TOKEN_ROTATION_ENABLED', {
-      default: 'true',
-      help: 'refresh-token reuse detection',
-    }),
-    refreshTokenReuseInterval: secondsOrDuration('SECURITY_REFRESH_TOKEN_REUSE_INTERVAL', {
-      unit: 's',
-      default: '0',
-      help: 'seconds a revoked refresh token may be used again',
-    }),
-    updatePasswordRequireReauthentication: bool(
-      'SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION',
-      { help: 'password changes need a recent sign-in' },
-    ),
-    mfaTotpEnrollEnabled: bool('MFA_TOTP_ENROLL_ENABLED', {
-      default: 'true',
-      help: 'TOTP factors can be enrolled',
-    }),
-    mfaTotpVerifyEnabled: bool('MFA_TOTP_VERIFY_ENABLED', {
-      default: 'true',
-      help: 'TOTP factors can be challenged and verified',
-    }),
-    mfaPhoneEnrollEnabled: bool('MFA_PHONE_ENROLL_ENABLED', {
-      help: 'phone factors can be enrolled',
-    }),
-    mfaPhoneVerifyEnabled: bool('MFA_PHONE_VERIFY_ENABLED', {
-      help: 'phone factors can be challenged and verified',
-    }),
-    mfaMaxEnrolledFactors: integer('MFA_MAX_ENROLLED_FACTORS', {
-      default: '10',
-      help: 'factors a user may have',
-    }),
-    mfaMaxVerifiedFactors: integer('MFA_MAX_VERIFIED_FACTORS', {
-      default: '10',
-      help: 'verified factors a user may have',
-    }),
-    mfaPhoneMaxUnverifiedFactors: integer('MFA_PHONE_MAX_UNVERIFIED_FACTORS', {
-      default: '2',
-      min: 1,
-      help: 'unverified phone factors a user may have at once',
-    }),
-    mfaChallengeExpiryDuration: decimal('MFA_CHALLENGE_EXPIRY_DURATION', {
-      default: '300',
-      help: 'seconds a challenge can be verified',
-    }),
-    mfaFactorExpiryDuration: duration('MFA_FACTOR_EXPIRY_DURATION', {
-      default: '300s',
-      help: 'age at which unverified, unchallenged factors are deleted',
-    }),
-    mfaRateLimitChallengeAndVerify: decimal('MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY', {
-      default: '15',
-      help: 'challenge and verify requests per minute and client (burst 30)',
-    }),
-    mfaPhoneOtpLength: integer('MFA_PHONE_OTP_LENGTH', {
-      default: '6',
-      help: 'digits of phone factor codes, 6 to 10',
-    }),
-    mfaPhoneTemplate: text('MFA_PHONE_TEMPLATE', {
-      default: 'Your code is {{ .Code }}',
-      help: 'SMS text of phone factor codes; {{ .Code }} is the code',
-    }),
-    mfaPhoneMaxFrequency: duration('MFA_PHONE_MAX_FREQUENCY', {
-      default: '1m',
-      help: 'least time between two SMS challenges of a factor',
-    }),
-    otpMaxAttempts: integer('SECURITY_OTP_MAX_ATTEMPTS', {
-      default: '5',
-      min: 1,
-      help: 'wrong answers a one-time code, nonce or MFA challenge takes before it is invalidated',
-    }),
-    manualLinkingEnabled: bool('SECURITY_MANUAL_LINKING_ENABLED', {
-      help: 'users may link and unlink identities',
-    }),
-    manualLinkingRequireSiteReferer: bool('SECURITY_MANUAL_LINKING_REQUIRE_SITE_REFERER', {
-      default: 'true',
-      help: "an identity link must be opened from the site's pages (Referer); off for native apps",
-    }),
-    emailEnabled: bool('EXTERNAL_EMAIL_ENABLED', {
-      default: 'true',
-      help: 'email sign-up and sign-in',
-    }),
-    phoneEnabled: bool('EXTERNAL_PHONE_ENABLED', {
-      help: 'phone sign-up and sign-in',
-    }),
-    anonymousUsersEnabled: bool('EXTERNAL_ANONYMOUS_USERS_ENABLED', {
-      help: 'anonymous sign-ups',
-    }),
-    providers: group(providerFields),
-    appleTeamId: text('EXTERNAL_APPLE_TEAM_ID', {
-      help: 'Apple team id, to sign the client secret with a PEM EXTERNAL_APPLE_SECRET',
-    }),
-    appleKeyId: text('EXTERNAL_APPLE_KEY_ID', {
-      help: 'Apple key id, to sign the client secret with a PEM EXTERNAL_APPLE_SECRET',
-    }),
-    mailerAutoconfirm: bool('MAILER_AUTOCONFIRM', {
-      help: 'email sign-ups confirmed at once',
-    }),
-    mailerOtpExp: integer('MAILER_OTP_EXP', {
-      default: '3600',
-      min: 1,
-      help: 'validity of email links and codes, seconds',
-    }),
-    mailerOtpLength: integer('MAILER_OTP_LENGTH', {
-      default: '6',
-      help: 'digits of email codes, 6 to 10',
-    }),
-    mailerSecureEmailChangeEnabled: bool('MAILER_SECURE_EMAIL_CHANGE_ENABLED', {
-      default: 'true',
-      help: 'email changes confirmed from both addresses',
-    }),
-    mailerUrlPaths: group({
-      invite: urlPath('INVITE'),
-      confirmation: urlPath('CONFIRMATION'),
-      recovery: urlPath('RECOVERY'),
-      emailChange: urlPath('EMAIL_CHANGE'),
-    }),
-    mailerSubjects: group(subjectFields),
-    mailerTemplates: group(templateFields),
-    notifications: group(notificationFields),
-    smtpHost: text('SMTP_HOST', { help: 'SMTP server; empty: no mail is sent' }),
-    smtpPort: port('SMTP_PORT', { default: '587', help: 'SMTP port; 465 is TLS' }),
-    smtpUser: text('SMTP_USER', { help: 'SMTP login' }),
-    smtpPass: text('SMTP_PASS', { secret: true, help: 'SMTP password' }),
-    smtpAdminEmail: text('SMTP_ADMIN_EMAIL', {
-      help: 'From address; required with SMTP_HOST',
-      check: (value) =>
-        value === '' || /^[^\s@<>]+@[^\s@<>]+$/.test(value)
-          ? undefined
-          : 'must be an email address (name@domain)',
-    }),
-    smtpSenderName: text('SMTP_SENDER_NAME', { help: 'From name' }),
-    smtpMaxFrequency: secondsOrDuration('SMTP_MAX_FREQUENCY', {
-      unit: 'ms',
-      default: '900',
-      help: 'shortest interval between two mails of a kind to a user',
-    }),
-    mailerQueuePollInterval: duration('MAILER_QUEUE_POLL_INTERVAL', {
-      default: '5s',
-      positive: true,
-      help: "how often the mail queue looks for retries and other instances' jobs",
-    }),
-    rateLimitEmailSent: field('RATE_LIMIT_EMAIL_SENT', parseEmailSendRate, {
-      default: '30',
-      help: 'emails sent per hour (N) or per duration (N/10m)',
-    }),
-    rateLimitTokenRefresh: decimal('RATE_LIMIT_TOKEN_REFRESH', {
-      default: '150',
-      min: 0,
-      help: 'POST /token requests per client and 5 min (burst 30)',
-    }),
-    rateLimitVerify: decimal('RATE_LIMIT_VERIFY', {
-      default: '30',
-      min: 0,
-      help: '/verify requests per client and 5 min (burst 30)',
-    }),
-    rateLimitOtp: decimal('RATE_LIMIT_OTP', {
-      default: '30',
-      min: 0,
-      help: '/otp, /recover, /resend, /signup, PUT /user per client and 5 min',
-    }),
-    rateLimitSso: decimal('RATE_LIMIT_SSO', {
-      default: '30',
-      min: 0,
-      help: 'SSO requests per client and 5 min (burst 30)',
-    }),
-    rateLimitBackend: oneOf('RATE_LIMIT_BACKEND', ['memory', 'ratelimit'], {
-      default: 'memory',
-      help: 'memory (per instance) or ratelimit (shared service)',
-    }),
-    rateLimitServiceAddress: text('RATE_LIMIT_SERVICE_ADDRESS', {
-      default: '127.0.0.1:8081',
-      help: 'gRPC host:port of gatehouse-ratelimit',
-      check: (value) =>
-        /^\S+:\d{1,5}$/.test(value) ? undefined : 'must be host:port, such as 127.0.0.1:8081',
-    }),
-    rateLimitDomain: text('RATE_LIMIT_DOMAIN', {
-      default: 'gatehouse-auth',
-      help: 'rate limit service domain',
-      check: (value) => (value === '' ? 'must not be empty' : undefined),
-    }),
-    rateLimitServiceTimeout: duration('RATE_LIMIT_SERVICE_TIMEOUT', {
-      default: '250ms',
-      positive: true,
-      help: 'deadline of one rate limit decision',
-    }),
-    rateLimitServiceCoalesce: bool('RATE_LIMIT_SERVICE_COALESCE', {
-      default: 'true',
-      help: 'one gRPC call per event-loop turn when the service allows it',
-    }),
-    rateLimitServiceAlgorithm: oneOf('RATE_LIMIT_SERVICE_ALGORITHM', SERVICE_ALGORITHMS, {
-      default: 'token_bucket',
-      help: 'token_bucket (service on Redis or memory) or fixed_window (memcache, envoy)',
-    }),
-    rateLimitFailClosed: bool('RATE_LIMIT_FAIL_CLOSED', {
-      help: 'service unreachable: 503 instead of allowing',
-    }),
-    rateLimitPasswordFailures: integer('RATE_LIMIT_PASSWORD_FAILURES', {
-      default: '5',
-      min: 0,
-      help: 'failed passwords per account before back-off; 0: off',
-    }),
-    rateLimitTrustedProxyHops: integer('RATE_LIMIT_TRUSTED_PROXY_HOPS', {
-      default: '1',
-      min: 1,
-      help: 'proxies appending to RATE_LIMIT_HEADER; its key is this many values from the right',
-    }),
-    dbCleanupInterval: duration('DB_CLEANUP_INTERVAL', {
-      default: '10m',
-      help: 'how often expired flow states and MFA challenges are deleted; 0: never',
-    }),
-    flowStateExpiryDuration: secondsOrDuration('EXTERNAL_FLOW_STATE_EXPIRY_DURATION', {
-      unit: 'ms',
-      default: '300',
-      help: 'lifetime of a PKCE flow state (300s at least)',
-    }),
-    smsAutoconfirm: bool('SMS_AUTOCONFIRM', {
-      help: 'phone sign-ups confirmed at once',
-    }),
-    smsProvider: text('SMS_PROVIDER', {
-      help: `who sends SMS: ${SMS_PROVIDERS.join(', ')}`,
-      check: (value) =>
-        value === '' || (SMS_PROVIDERS as readonly string[]).includes(value)
-          ? undefined
-          : `must be one of ${SMS_PROVIDERS.join(', ')}`,
-    }),
-    smsOtpExp: integer('SMS_OTP_EXP', {
-      default: '60',
-      min: 1,
-      help: 'validity of SMS codes, seconds',
-    }),
-    smsOtpLength: integer('SMS_OTP_LENGTH', { default: '6', help: 'digits of SMS codes, 6 to 10' }),
-    smsMaxFrequency: secondsOrDuration('SMS_MAX_FREQUENCY', {
-      unit: 'ms',
-      default: '60',
-      help: 'shortest interval between two SMS codes to a user',
-    }),
-    smsTemplate: text('SMS_TEMPLATE', {
-      default: 'Your code is {{ .Code }}',
-      help: 'the SMS text; {{ .Code }} is the code',
-    }),
-    smsTestOtpValidUntil: field(
-      'SMS_TEST_OTP_VALID_UNTIL',
-      (value): number | null | Invalid => {
-        if (value === '') return null
-        const ms = Date.parse(value)
-        return /^\d{4}-\d\d-\d\dT/.test(value) && Number.isFinite(ms)
-          ? ms
-          : invalid('must be an RFC 3339 time such as 2030-01-01T00:00:00Z')
-      },
-      { help: 'SMS_TEST_OTP applies until this time', note: 'always' },
-    ),
-    smsTestOtp: field('SMS_TEST_OTP', parseTestOtp, {
-      help: '<phone>:<otp>,…: these phones get no SMS and this code',
-    }),
-    twilioAccountSid: text('SMS_TWILIO_ACCOUNT_SID', { help: 'Twilio account SID' }),
-    twilioAuthToken: text('SMS_TWILIO_AUTH_TOKEN', { secret: true, help: 'Twilio auth token' }),
-    twilioMessageServiceSid: text('SMS_TWILIO_MESSAGE_SERVICE_SID', {
-      help: 'Twilio sender: messaging service SID or number',
-    }),
-    twilioContentSid: text('SMS_TWILIO_CONTENT_SID', {
-      help: 'Twilio WhatsApp content template (variable 1 = code)',
-    }),
-    twilioApiUrl: providerUrl('SMS_TWILIO_API_URL', 'https://api.twilio.com', 'Twilio'),
-    twilioVerifyAccountSid: text('SMS_TWILIO_VERIFY_ACCOUNT_SID', {
-      help: 'Twilio Verify account SID',
-    }),
-    twilioVerifyAuthToken: text('SMS_TWILIO_VERIFY_AUTH_TOKEN', {
-      secret: true,
-      help: 'Twilio Verify auth token',
-    }),
-    twilioVerifyMessageServiceSid: text('SMS_TWILIO_VERIFY_MESSAGE_SERVICE_SID', {
-      help: 'Twilio Verify service SID (VA…)',
-    }),
-    twilioVerifyApiUrl: providerUrl(
-      'SMS_TWILIO_VERIFY_API_URL',
-      'https://verify.twilio.com',
-      'Twilio Verify',
-    ),
-    messagebirdAccessKey: text('SMS_MESSAGEBIRD_ACCESS_KEY', {
-      secret: true,
-      help: 'MessageBird access key',
-    }),
-    messagebirdOriginator: text('SMS_MESSAGEBIRD_ORIGINATOR', { help: 'MessageBird sender' }),
-    messagebirdApiUrl: providerUrl(
-      'SMS_MESSAGEBIRD_API_URL',
-      'https://rest.messagebird.com',
-      'MessageBird',
-    ),
-    textlocalApiKey: text('SMS_TEXTLOCAL_API_KEY', { secret: true, help: 'Textlocal API key' }),
-    textlocalSender: text('SMS_TEXTLOCAL_SENDER', { help: 'Textlocal sender' }),
-    textlocalApiUrl: providerUrl('SMS_TEXTLOCAL_API_URL', 'https://api.textlocal.in', 'Textlocal'),
-    vonageApiKey: text('SMS_VONAGE_API_KEY', { help: 'Vonage API key' }),
-    vonageApiSecret: text('SMS_VONAGE_API_SECRET', { secret: true, help: 'Vonage API secret' }),
-    vonageFrom: text('SMS_VONAGE_FROM', { help: 'Vonage sender' }),
-    vonageApiUrl: providerUrl('SMS_VONAGE_API_URL', 'https://rest.nexmo.com', 'Vonage'),
-    rateLimitSmsSent: field('RATE_LIMIT_SMS_SENT', parseSmsSendRate, {
-      default: '30',
-      help: 'SMS messages sent per hour (N) or per duration (N/10m)',
-    }),
-    rateLimitAnonymousUsers: decimal('RATE_LIMIT_ANONYMOUS_USERS', {
-      default: '30',
-      min: 0,
-      help: 'anonymous sign-ins per client and hour (burst as many)',
-    }),
-    captchaEnabled: bool('SECURITY_CAPTCHA_ENABLED', {
-      help: 'captcha on sign-up, sign-in, /otp, /magiclink, /recover, /resend',
-    }),
-    captchaProvider: oneOf('SECURITY_CAPTCHA_PROVIDER', CAPTCHA_PROVIDERS, {
-      default: 'hcaptcha',
-      help: CAPTCHA_PROVIDERS.join(' or '),
-    }),
-    captchaSecret: text('SECURITY_CAPTCHA_SECRET', {
-      secret: true,
-      help: 'captcha secret key; required when enabled',
-    }),
-    captchaTimeout: secondsOrDuration('SECURITY_CAPTCHA_TIMEOUT', {
-      unit: 'ms',
-      default: '10s',
-      help: 'longest a siteverify call may take',
-    }),
-    captchaVerifyUrl: url('SECURITY_CAPTCHA_VERIFY_URL', {
-      help: 'whole siteverify URL (tests, proxies)',
-      note: "the provider's",
+      help: 'First `Svc-Forwarded-For` value is the client IP (trusted proxies only).',
+    }),
+    /** Logging: `LOG_LEVEL`, `LOG_FILE`. */
+    log,
+    /** Traces and metrics (`TRACING_*`, `METRICS_*`, the standard `OTEL_*` variables). */
+    telemetry,
+    /** Password rules and hashing: `PASSWORD_*`. */
+    password,
+    /** Multi-factor authentication: `MFA_*`. */
+    mfa,
+    /** `SECURITY_*`, with the captcha settings. */
+    security,
+    /** Sign-in methods and external OAuth providers: `EXTERNAL_*`. */
+    external,
+    /** Mail contents and pace: `MAILER_*`, `SMTP_MAX_FREQUENCY`. */
+    mailer,
+    /** The mail server: `SMTP_*`. */
+    smtp,
+    /** Request and send limits: `RATE_LIMIT_*`. */
+    rateLimit,
+    /** Phone codes and SMS providers: `SMS_*`. */
+    sms,
+  },
+  {
+    // AUTHSVC_ wins over GOTRUE_ (and both over an unprefixed name), as it always has.
+    prefixes: ['AUTHSVC_', 'GOTRUE_'],
+    conflicts: 'first',
+    computedDefaults: ({ security: s }) => ({
+      security: { captcha: { verifyUrl: CAPTCHA_VERIFY_URLS[s.captcha.provider] } },
     }),
   },
-  // AUTHSVC_ wins over GOTRUE_ (and both over an unprefixed name), as it always has.
-  { prefixes: ['AUTHSVC_', 'GOTRUE_'], conflicts: 'first' },
 )
 
-type SettingsReadOf = ReturnType<typeof settingsTable.read>
-
 /**
- * Checks every enabled provider's client (upstream `OAuthProviderConfiguration.ValidateOAuth`):
- * client id, secret and redirect URI set; keycloak's realm URL set; Apple's PEM key with its
- * team and key ids.
+ * The families of settings the README documents one row each (`EXTERNAL_<PROVIDER>_*`,
+ * `MAILER_SUBJECTS_<KIND>`, `MAILER_TEMPLATES_<KIND>`, `MAILER_NOTIFICATIONS_<KIND>_ENABLED`):
+ * the fields of {@link settingsTable}'s families, made by the same builders with a placeholder
+ * for the provider or kind. Documentation only: never read.
  */
-function checkProviders(
-  read: SettingsReadOf,
-  providers: SettingsReadOf['values']['providers'],
-): void {
-  for (const p of EXTERNAL_PROVIDERS) {
-    const config = providers[p]
-    if (!config.enabled) continue
-    const fields = settingsTable.fields.providers.fields[p].fields
-    const needed = `required when EXTERNAL_${p.toUpperCase()}_ENABLED is true`
-    if (config.clientId === '') read.report(fields.clientId, needed)
-    if (config.secret === '') read.report(fields.secret, needed)
-    if (config.redirectUri === '') read.report(fields.redirectUri, needed)
-    if (p === 'keycloak' && config.url === '') {
-      read.report(fields.url, `${needed} (the realm URL)`)
-    }
-  }
-  const apple = providers.apple
-  const { appleTeamId, appleKeyId } = settingsTable.fields
-  if (apple.enabled && apple.secret.includes('-----BEGIN')) {
-    const values = read.values
-    if (values.appleTeamId === '')
-      read.report(appleTeamId, 'required with a PEM EXTERNAL_APPLE_SECRET')
-    if (values.appleKeyId === '')
-      read.report(appleKeyId, 'required with a PEM EXTERNAL_APPLE_SECRET')
-  }
-}
+export const settingsFamilies = defineSettings({
+  provider: group({ ...providerFields('<provider>'), trustEmail: trustEmailField('<provider>') }),
+  subjects: subjectField('<kind>', { computedDefault: 'see [Mail](#mail)' }),
+  templates: templateField('<kind>'),
+  notifications: notificationField('<kind>'),
+})
+
+/** The validated, frozen configuration of the auth server: the values of {@link settingsTable}. */
+export type Settings = SettingsOf<typeof settingsTable>
+
+/** The `MFA_*` settings (upstream `MFAConfiguration`). */
+export type MfaSettings = Settings['mfa']
+
+/** `SECURITY_CAPTCHA_*`. */
+export type CaptchaSettings = Settings['security']['captcha']
+
+/** One external provider's OAuth client (`EXTERNAL_<P>_*`); see `Settings['external']`. */
+export type ProviderSettings = Settings['external'][ExternalProvider]
 
 /**
  * Builds the settings from environment variables (pure: reads only `env`).
@@ -1509,206 +1489,16 @@ function checkProviders(
  *
  * @param env Variables, typically `{ ...dotEnvFile, ...process.env }`.
  * @returns Deep-frozen settings.
- * @throws {@link ConfigError} Listing every problem (missing required values, bad numbers, …).
+ * @throws `SettingsError` (`@gatehouse/settings`, `code` `ERR_INVALID_SETTINGS`) Listing every
+ *   problem, one a line as `NAME: problem (got "…")`: missing required values, bad numbers, ….
  */
 export function loadSettings(env: Env): Settings {
   const read = settingsTable.read(env)
-  const v = read.values
-  const { jwtSecret } = settingsTable.fields
-  if (v.jwtSecret === '' && v.jwtKeys.length === 0) {
-    read.report(jwtSecret, 'required unless AUTHSVC_JWT_KEYS holds a signing key')
-  } else if (v.jwtSecret !== '' && Buffer.byteLength(v.jwtSecret) < MIN_JWT_SECRET_BYTES) {
-    // HS256 with a short secret can be brute-forced offline from any token the server issued.
-    read.report(jwtSecret, `must be at least ${String(MIN_JWT_SECRET_BYTES)} bytes long`)
-  }
-  checkProviders(read, v.providers)
-  if (v.captchaEnabled && v.captchaSecret.trim() === '') {
-    read.report(
-      settingsTable.fields.captchaSecret,
-      'required when AUTHSVC_SECURITY_CAPTCHA_ENABLED is on',
-    )
-  }
-  for (const [provider, name] of requiredSmsCredentials(v)) {
-    read.report(settingsTable.fields[name], `required when AUTHSVC_SMS_PROVIDER is ${provider}`)
-  }
-  if (v.smtpHost !== '' && v.smtpAdminEmail === '') {
-    read.report(settingsTable.fields.smtpAdminEmail, 'required when AUTHSVC_SMTP_HOST is set')
-  }
-  return read.finish<Settings>({
-    siteUrl: v.siteUrl,
-    uriAllowList: v.uriAllowList,
-    disableSignup: v.disableSignup,
-    apiExternalUrl: v.apiExternalUrl,
-    apiHost: v.apiHost,
-    port: v.port,
-    apiMaxRequestDuration: v.apiMaxRequestDuration,
-    requestIdHeader: v.requestIdHeader,
-    apiOpenapiEnabled: v.apiOpenapiEnabled,
-    rateLimitHeader: v.rateLimitHeader,
-    svcForwardedForEnabled: v.svcForwardedForEnabled,
-    db: {
-      driver: 'postgres',
-      url: v.dbUrl,
-      maxPoolSize: v.dbMaxPoolSize,
-      namespace: v.dbNamespace,
-      startRetrySeconds: v.dbStartRetrySeconds,
-    },
-    log: { level: v.logLevel, file: v.logFile },
-    telemetry: {
-      tracingEnabled: v.tracingEnabled,
-      tracingExporter: v.tracingExporter,
-      tracingSamplingRate: v.tracingSamplingRate,
-      metricsEnabled: v.metricsEnabled,
-      metricsExporter: v.metricsExporter,
-      prometheusHost: v.prometheusHost,
-      prometheusPort: v.prometheusPort,
-      otlpProtocol: v.otlpProtocol,
-      otlpEndpoint: v.otlpEndpoint,
-      otlpTracesEndpoint: v.otlpTracesEndpoint,
-      otlpMetricsEndpoint: v.otlpMetricsEndpoint,
-      otlpHeaders: { ...v.otlpHeaders },
-      otlpTimeoutMs: v.otlpTimeoutMs,
-      metricExportIntervalMs: v.metricExportIntervalMs,
-      serviceName: v.serviceName,
-      resourceAttributes: { ...v.resourceAttributes },
-      debug: v.debug,
-    },
-    jwt: {
-      secret: v.jwtSecret,
-      exp: v.jwtExp,
-      aud: v.jwtAud,
-      issuer: v.jwtIssuer,
-      adminGroupName: v.jwtAdminGroupName,
-      defaultGroupName: v.jwtDefaultGroupName,
-      adminRoles: v.jwtAdminRoles,
-      keys: v.jwtKeys,
-      keyId: v.jwtKeyId,
-    },
-    password: {
-      minLength: Math.max(6, v.passwordMinLength),
-      requiredCharacters: v.passwordRequiredCharacters,
-      hashConcurrency: v.passwordHashConcurrency,
-      hashQueueSize: v.passwordHashQueueSize,
-    },
-    security: {
-      refreshTokenRotationEnabled: v.refreshTokenRotationEnabled,
-      refreshTokenReuseInterval: v.refreshTokenReuseInterval,
-      updatePasswordRequireReauthentication: v.updatePasswordRequireReauthentication,
-      manualLinkingEnabled: v.manualLinkingEnabled,
-      manualLinkingRequireSiteReferer: v.manualLinkingRequireSiteReferer,
-      otpMaxAttempts: v.otpMaxAttempts,
-      captcha: {
-        enabled: v.captchaEnabled,
-        provider: v.captchaProvider,
-        secret: v.captchaSecret.trim(),
-        timeout: v.captchaTimeout,
-        verifyUrl: v.captchaVerifyUrl || CAPTCHA_VERIFY_URLS[v.captchaProvider],
-      },
-    },
-    mfa: {
-      totpEnrollEnabled: v.mfaTotpEnrollEnabled,
-      totpVerifyEnabled: v.mfaTotpVerifyEnabled,
-      phoneEnrollEnabled: v.mfaPhoneEnrollEnabled,
-      phoneVerifyEnabled: v.mfaPhoneVerifyEnabled,
-      maxEnrolledFactors: v.mfaMaxEnrolledFactors,
-      maxVerifiedFactors: v.mfaMaxVerifiedFactors,
-      phoneMaxUnverifiedFactors: v.mfaPhoneMaxUnverifiedFactors,
-      challengeExpiryDuration: v.mfaChallengeExpiryDuration,
-      factorExpiryDuration: v.mfaFactorExpiryDuration,
-      rateLimitChallengeAndVerify: v.mfaRateLimitChallengeAndVerify,
-      // Upstream falls back to 6 digits outside 6..10, and to 1m for a zero frequency.
-      phoneOtpLength: v.mfaPhoneOtpLength < 6 || v.mfaPhoneOtpLength > 10 ? 6 : v.mfaPhoneOtpLength,
-      phoneTemplate: v.mfaPhoneTemplate === '' ? 'Your code is {{ .Code }}' : v.mfaPhoneTemplate,
-      phoneMaxFrequency: v.mfaPhoneMaxFrequency === 0 ? 60_000 : v.mfaPhoneMaxFrequency,
-    },
-    external: {
-      emailEnabled: v.emailEnabled,
-      phoneEnabled: v.phoneEnabled,
-      anonymousUsersEnabled: v.anonymousUsersEnabled,
-      providers: Object.fromEntries(
-        EXTERNAL_PROVIDERS.map((p) => [p, v.providers[p].enabled]),
-      ) as Record<ExternalProvider, boolean>,
-      oauth: { ...v.providers },
-      apple: { teamId: v.appleTeamId, keyId: v.appleKeyId },
-    },
-    mailer: {
-      autoconfirm: v.mailerAutoconfirm,
-      otpExp: v.mailerOtpExp,
-      otpLength: Math.min(10, Math.max(6, v.mailerOtpLength)),
-      secureEmailChangeEnabled: v.mailerSecureEmailChangeEnabled,
-      urlPaths: { ...v.mailerUrlPaths },
-      subjects: { ...v.mailerSubjects },
-      templates: { ...v.mailerTemplates },
-      maxFrequency: v.smtpMaxFrequency,
-      notifications: { ...v.notifications },
-      queuePollInterval: v.mailerQueuePollInterval,
-    },
-    smtp: {
-      host: v.smtpHost,
-      port: v.smtpPort,
-      user: v.smtpUser,
-      pass: v.smtpPass,
-      adminEmail: v.smtpAdminEmail,
-      senderName: v.smtpSenderName,
-    },
-    rateLimit: {
-      emailSent: v.rateLimitEmailSent,
-      smsSent: v.rateLimitSmsSent,
-      tokenRefresh: v.rateLimitTokenRefresh,
-      verify: v.rateLimitVerify,
-      otp: v.rateLimitOtp,
-      sso: v.rateLimitSso,
-      anonymousUsers: v.rateLimitAnonymousUsers,
-      backend: v.rateLimitBackend,
-      serviceAddress: v.rateLimitServiceAddress,
-      domain: v.rateLimitDomain,
-      serviceTimeout: v.rateLimitServiceTimeout,
-      serviceCoalesce: v.rateLimitServiceCoalesce,
-      serviceAlgorithm: v.rateLimitServiceAlgorithm,
-      failClosed: v.rateLimitFailClosed,
-      passwordFailures: v.rateLimitPasswordFailures,
-      trustedProxyHops: v.rateLimitTrustedProxyHops,
-    },
-    flowStateExpiryDuration: Math.max(300_000, v.flowStateExpiryDuration),
-    dbCleanupInterval: v.dbCleanupInterval,
-    sms: {
-      autoconfirm: v.smsAutoconfirm,
-      provider: v.smsProvider as SmsProviderName | '',
-      otpExp: v.smsOtpExp,
-      otpLength: Math.min(10, Math.max(6, v.smsOtpLength)),
-      maxFrequency: v.smsMaxFrequency,
-      template: v.smsTemplate,
-      testOtp: v.smsTestOtp,
-      testOtpValidUntil: v.smsTestOtpValidUntil,
-      twilio: {
-        accountSid: v.twilioAccountSid,
-        authToken: v.twilioAuthToken,
-        messageServiceSid: v.twilioMessageServiceSid,
-        contentSid: v.twilioContentSid,
-        apiUrl: v.twilioApiUrl,
-      },
-      twilioVerify: {
-        accountSid: v.twilioVerifyAccountSid,
-        authToken: v.twilioVerifyAuthToken,
-        messageServiceSid: v.twilioVerifyMessageServiceSid,
-        apiUrl: v.twilioVerifyApiUrl,
-      },
-      messagebird: {
-        accessKey: v.messagebirdAccessKey,
-        originator: v.messagebirdOriginator,
-        apiUrl: v.messagebirdApiUrl,
-      },
-      textlocal: {
-        apiKey: v.textlocalApiKey,
-        sender: v.textlocalSender,
-        apiUrl: v.textlocalApiUrl,
-      },
-      vonage: {
-        apiKey: v.vonageApiKey,
-        apiSecret: v.vonageApiSecret,
-        from: v.vonageFrom,
-        apiUrl: v.vonageApiUrl,
-      },
-    },
-  })
+  const { values } = read
+  checkJwt(read, values.jwt)
+  checkCaptcha(read, values.security.captcha)
+  checkExternal(read, values.external)
+  checkSmtp(read, values.smtp)
+  checkSms(read, values.sms)
+  return read.finish(values)
 }

@@ -68,3 +68,23 @@ export const DEFAULT_TEMPLATES: Readonly<Record<MailKind, string>> = Object.free
     'A {{ .FactorType }} verification method was removed from the account {{ .Email }}.',
   ),
 })
+
+/**
+ * Default `MAILER_SUBJECTS_<KIND>`: the spec's table (upstream's current defaults for the six
+ * flow mails).
+ */
+export const DEFAULT_SUBJECTS: Readonly<Record<MailKind, string>> = Object.freeze({
+  invite: "You've been invited",
+  confirmation: 'Confirm your email address',
+  recovery: 'Reset your password',
+  magic_link: 'Your sign-in link',
+  email_change: 'Confirm your new email address',
+  reauthentication: '{{ .Token }} is your verification code',
+  password_changed_notification: 'Your password was changed',
+  email_changed_notification: 'Your email address was changed',
+  phone_changed_notification: 'Your phone number was changed',
+  identity_linked_notification: 'A new sign-in method was linked to your account',
+  identity_unlinked_notification: 'A sign-in method was removed from your account',
+  mfa_factor_enrolled_notification: 'A new verification method was added to your account',
+  mfa_factor_unenrolled_notification: 'A verification method was removed from your account',
+})

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { DEFAULT_SUBJECTS } from '../conf/settings.js'
+import { DEFAULT_SUBJECTS } from './default-templates.js'
 import { DEFAULT_TEMPLATES } from './default-templates.js'
 import { parseTemplate, TemplateExecError, TemplateParseError } from './go-template.js'
 

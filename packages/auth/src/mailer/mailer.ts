@@ -21,6 +21,52 @@ export type NotificationKind =
   | 'mfa_factor_enrolled_notification'
   | 'mfa_factor_unenrolled_notification'
 
+/** Every kind of mail, in upstream's order: the six flow mails, then the seven notifications. */
+export const MAIL_KINDS = [
+  'invite',
+  'confirmation',
+  'recovery',
+  'magic_link',
+  'email_change',
+  'reauthentication',
+  'password_changed_notification',
+  'email_changed_notification',
+  'phone_changed_notification',
+  'identity_linked_notification',
+  'identity_unlinked_notification',
+  'mfa_factor_enrolled_notification',
+  'mfa_factor_unenrolled_notification',
+] as const satisfies readonly MailKind[]
+
+/** The notification kinds of {@link MAIL_KINDS}. */
+export const NOTIFICATION_KINDS = MAIL_KINDS.filter((kind): kind is NotificationKind =>
+  kind.endsWith('_notification'),
+)
+
+/**
+ * The switch of a notification kind in `Settings.mailer.notifications`: the camelCase of its
+ * `MAILER_NOTIFICATIONS_<KIND>_ENABLED` (`passwordChanged`, …, `mfaFactorUnenrolled`).
+ */
+export type NotificationSwitch =
+  | 'passwordChanged'
+  | 'emailChanged'
+  | 'phoneChanged'
+  | 'identityLinked'
+  | 'identityUnlinked'
+  | 'mfaFactorEnrolled'
+  | 'mfaFactorUnenrolled'
+
+/**
+ * The {@link NotificationSwitch} of a notification kind.
+ *
+ * @example `notificationSwitch('mfa_factor_enrolled_notification')` is `'mfaFactorEnrolled'`.
+ */
+export function notificationSwitch(kind: NotificationKind): NotificationSwitch {
+  return kind
+    .replace(/_notification$/, '')
+    .replace(/_([a-z])/g, (_m, ch: string) => ch.toUpperCase()) as NotificationSwitch
+}
+
 /**
  * One email to send: its kind, recipient and the values its template and subject use (upstream's
  * Go-template names in brackets). Fields a kind does not use are empty strings.

@@ -15,7 +15,8 @@ import {
   type ProviderProfile,
 } from '@gatehouse/oauth2/providers'
 import type { Clock } from '../clock.js'
-import type { ExternalProvider, ProviderSettings } from '../conf/settings.js'
+import type { ProviderSettings } from '../conf/settings.js'
+import type { ExternalProvider } from './names.js'
 import type { JsonObject } from '../models/json.js'
 import {
   ProviderFailure,
@@ -305,7 +306,12 @@ export function userDataOf(ctx: ProviderContext, profile: ProviderProfile): Prov
     id: profile.sub,
     emails: profile.emails.map(({ email, verified, primary }) =>
       verified === undefined
-        ? { email, verified: true, primary, assumed: ctx.config.trustEmail !== true }
+        ? {
+            email,
+            verified: true,
+            primary,
+            assumed: !('trustEmail' in ctx.config && ctx.config.trustEmail),
+          }
         : { email, verified, primary },
     ),
     claims: profileClaims({

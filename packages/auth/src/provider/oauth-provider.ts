@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { ExternalProvider } from '../conf/settings.js'
+import type { ExternalProvider } from './names.js'
 import { InternalServerError } from '../errors.js'
 import type { JsonObject } from '../models/json.js'
 

@@ -6,7 +6,8 @@
  */
 import type { FetchLike } from '@gatehouse/oauth2'
 import type { Clock } from '../clock.js'
-import { EXTERNAL_PROVIDERS, type ExternalProvider, type Settings } from '../conf/settings.js'
+import type { Settings } from '../conf/settings.js'
+import { EXTERNAL_PROVIDERS, type ExternalProvider } from './names.js'
 import { BadRequestError } from '../errors.js'
 import { apple } from './apple.js'
 import { azure } from './azure.js'
@@ -63,7 +64,7 @@ export class ProviderRegistry {
         `Unsupported provider: Provider ${name} could not be found`,
       )
     }
-    const config = this.#settings.external.oauth[known]
+    const config = this.#settings.external[known]
     if (!config.enabled) {
       throw new BadRequestError(
         'validation_failed',

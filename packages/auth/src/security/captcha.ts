@@ -65,13 +65,13 @@ export class SiteverifyCaptcha implements CaptchaVerifier {
    *   is not a JSON object with a boolean `success`.
    */
   async verify(token: string, remoteIp: string): Promise<CaptchaResult> {
-    const { provider, secret, timeout, verifyUrl } = this.#settings
+    const { provider, secret, timeoutMs, verifyUrl } = this.#settings
     const reply = await postForm(
       {
         service: provider,
         url: verifyUrl,
         fields: { secret, response: token, remoteip: remoteIp },
-        timeoutMs: timeout,
+        timeoutMs,
       },
       this.#fetch,
     )

@@ -4,7 +4,7 @@
  * @see https://github.com/supabase/auth/blob/master/internal/api/admin.go
  * @module
  */
-import { parseGoDuration } from '../conf/duration.js'
+import { parseGoDuration } from '@gatehouse/settings'
 import type { AppContext, RequestContext } from '../context.js'
 import { BadRequestError, UnprocessableEntityError } from '../errors.js'
 import { addAuditLogEntry, type AuditActor } from '../models/audit-log.js'

@@ -40,9 +40,8 @@ describe('CleanupJob', () => {
     await vi.advanceTimersByTimeAsync(120_000)
     // Two runs, one statement per table each (nothing to delete): flow states after the link's
     // and the flow's lifetimes, challenges after theirs.
-    const flow =
-      1_000_000_000_000 - settings.mailer.otpExp * 1000 - settings.flowStateExpiryDuration
-    const challenge = 1_000_000_000_000 - settings.mfa.challengeExpiryDuration * 1000
+    const flow = 1_000_000_000_000 - settings.mailer.otpExpMs - settings.external.flowStateExpiryMs
+    const challenge = 1_000_000_000_000 - settings.mfa.challengeExpiryMs
     expect(challenge).toBe(1_000_000_000_000 - 300_000)
     expect(cutoffs).toEqual([flow, challenge, flow, challenge])
     await job.close()

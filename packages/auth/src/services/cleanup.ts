@@ -26,7 +26,7 @@ export interface CleanupJobOptions {
   readonly db: Queryable
   readonly clock: Clock
   /** `MAILER_OTP_EXP`, `EXTERNAL_FLOW_STATE_EXPIRY_DURATION`, `MFA_CHALLENGE_EXPIRY_DURATION`. */
-  readonly settings: Pick<Settings, 'mailer' | 'flowStateExpiryDuration' | 'mfa'>
+  readonly settings: Pick<Settings, 'mailer' | 'external' | 'mfa'>
   /** Milliseconds between two runs (`DB_CLEANUP_INTERVAL`); 0: never on its own. */
   readonly intervalMs: number
   readonly logger?: Logger | undefined
@@ -88,12 +88,12 @@ export class CleanupJob {
     const flowStates = await this.#batches((limit) =>
       deleteFlowStatesCreatedBefore(
         db,
-        now - settings.mailer.otpExp * 1000 - settings.flowStateExpiryDuration,
+        now - settings.mailer.otpExpMs - settings.external.flowStateExpiryMs,
         limit,
       ),
     )
     const mfaChallenges = await this.#batches((limit) =>
-      deleteChallengesCreatedBefore(db, now - settings.mfa.challengeExpiryDuration * 1000, limit),
+      deleteChallengesCreatedBefore(db, now - settings.mfa.challengeExpiryMs, limit),
     )
     if (flowStates + mfaChallenges > 0) {
       logger?.info(

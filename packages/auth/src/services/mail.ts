@@ -81,7 +81,7 @@ const LINK_PATHS: Readonly<Record<EmailVerificationType, LinkPath>> = {
  * @param now Epoch milliseconds.
  */
 export function maxFrequencyWait(settings: Settings, sentAt: Date | null, now: number): number {
-  return sentAt === null ? 0 : Math.max(0, sentAt.getTime() + settings.mailer.maxFrequency - now)
+  return sentAt === null ? 0 : Math.max(0, sentAt.getTime() + settings.mailer.maxFrequencyMs - now)
 }
 
 /**

@@ -20,12 +20,12 @@ describe('MFA settings', () => {
       maxEnrolledFactors: 10,
       maxVerifiedFactors: 10,
       phoneMaxUnverifiedFactors: 2,
-      challengeExpiryDuration: 300,
-      factorExpiryDuration: 300_000,
+      challengeExpiryMs: 300_000,
+      factorExpiryMs: 300_000,
       rateLimitChallengeAndVerify: 15,
       phoneOtpLength: 6,
       phoneTemplate: 'Your code is {{ .Code }}',
-      phoneMaxFrequency: 60_000,
+      phoneMaxFrequencyMs: 60_000,
     })
   })
 
@@ -39,8 +39,8 @@ describe('MFA settings', () => {
     }).mfa
     expect(mfa).toMatchObject({
       phoneOtpLength: 6,
-      challengeExpiryDuration: 30.5,
-      phoneMaxFrequency: 60_000,
+      challengeExpiryMs: 30_500,
+      phoneMaxFrequencyMs: 60_000,
       totpEnrollEnabled: false,
     })
     expect(() => loadSettings({ ...BASE, AUTHSVC_MFA_MAX_ENROLLED_FACTORS: 'ten' })).toThrow(

@@ -264,7 +264,7 @@ export async function enrollFactor(
     const now = ctx.clock.now()
     // Serialises enrolments of one user, so that the limits hold under concurrent requests.
     await getUserById(tx, user.id, true)
-    await deleteExpiredFactors(tx, mfa.factorExpiryDuration, now)
+    await deleteExpiredFactors(tx, mfa.factorExpiryMs, now)
     let lastChallengedAt: Date | null = null
     if (factorType === 'phone') {
       const phones = (await listFactorsOfUser(tx, user.id)).filter((f) => f.factorType === 'phone')
@@ -424,10 +424,10 @@ export async function challengeFactor(
     let otpCode = ''
     if (factor.factorType === 'phone') {
       const current = await findFactorOfUser(tx, factor.userId, factor.id, 'skip-locked')
-      if (!current) throw smsTooSoon(mfa.phoneMaxFrequency)
+      if (!current) throw smsTooSoon(mfa.phoneMaxFrequencyMs)
       const last = current.lastChallengedAt?.getTime()
-      if (last !== undefined && last + mfa.phoneMaxFrequency > now) {
-        throw smsTooSoon(last + mfa.phoneMaxFrequency - now)
+      if (last !== undefined && last + mfa.phoneMaxFrequencyMs > now) {
+        throw smsTooSoon(last + mfa.phoneMaxFrequencyMs - now)
       }
       await takeSmsBudget(ctx, now)
       otpCode = generateOtp(ctx.random, mfa.phoneOtpLength)
@@ -469,9 +469,7 @@ export async function challengeFactor(
   return {
     id: challenge.id,
     type: factor.factorType,
-    expiresAt: Math.floor(
-      (challenge.createdAt.getTime() + mfa.challengeExpiryDuration * 1000) / 1000,
-    ),
+    expiresAt: Math.floor((challenge.createdAt.getTime() + mfa.challengeExpiryMs) / 1000),
   }
 }
 
@@ -553,7 +551,7 @@ export async function verifyFactor(
         'Challenge and verify IP addresses mismatch.',
       )
     }
-    const expiresAt = challenge.createdAt.getTime() + mfa.challengeExpiryDuration * 1000
+    const expiresAt = challenge.createdAt.getTime() + mfa.challengeExpiryMs
     if (now > expiresAt) {
       await deleteChallenge(tx, challenge.id)
       return {

@@ -9,7 +9,7 @@
  * @see https://github.com/supabase/auth/blob/master/internal/api/mail.go
  * @module
  */
-import { notificationSwitch } from '../conf/settings.js'
+import { notificationSwitch } from '../mailer/mailer.js'
 import type { AppContext } from '../context.js'
 import type { NotificationKind } from '../mailer/mailer.js'
 import type { User } from '../models/user.js'

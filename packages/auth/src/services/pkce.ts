@@ -116,7 +116,7 @@ export function isFlowStateExpired(
     flow.authCodeIssuedAt !== null && flow.authenticationMethod === 'magiclink'
       ? flow.authCodeIssuedAt
       : flow.createdAt
-  return now > from.getTime() + ctx.settings.flowStateExpiryDuration
+  return now > from.getTime() + ctx.settings.external.flowStateExpiryMs
 }
 
 /** Whether `verifier` answers the flow's challenge (`s256`: base64url-nopad(sha256(verifier))). */

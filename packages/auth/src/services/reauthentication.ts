@@ -121,7 +121,7 @@ export async function consumeReauthenticationNonce(
     if (user.reauthenticationToken === '' || sentAt === null) return false
     const byPhone = user.email === ''
     const expiresAt =
-      sentAt.getTime() + (byPhone ? ctx.settings.sms.otpExp : ctx.settings.mailer.otpExp) * 1000
+      sentAt.getTime() + (byPhone ? ctx.settings.sms.otpExpMs : ctx.settings.mailer.otpExpMs)
     // With Twilio Verify, Twilio drew the nonce, checks it and decides when it expires.
     const check =
       byPhone && testOtpFor(ctx.settings, user.phone, now) === undefined

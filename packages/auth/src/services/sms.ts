@@ -49,7 +49,7 @@ export function enforceSmsFrequency(
   now: number,
 ): void {
   if (sentAt === null) return
-  const wait = sentAt.getTime() + ctx.settings.sms.maxFrequency - now
+  const wait = sentAt.getTime() + ctx.settings.sms.maxFrequencyMs - now
   if (wait > 0) {
     throw new TooManyRequestsError(
       'over_sms_send_rate_limit',

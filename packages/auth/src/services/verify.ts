@@ -256,9 +256,9 @@ function expiryOf(ctx: AppContext, user: User, candidate: Candidate): number | u
   const sentAt = candidate.sentAt(user)
   if (candidate.token(user) === '' || sentAt === null) return undefined
   const lifetime = isPhoneType(candidate.resolved)
-    ? ctx.settings.sms.otpExp
-    : ctx.settings.mailer.otpExp
-  return sentAt.getTime() + lifetime * 1000
+    ? ctx.settings.sms.otpExpMs
+    : ctx.settings.mailer.otpExpMs
+  return sentAt.getTime() + lifetime
 }
 
 /** Whether `user` has a code of `candidate` out that has not expired at `now`. */

@@ -1,5 +1,17 @@
 import type { Fetch } from '../form-post.js'
 
+/** The SMS providers of `SMS_PROVIDER` (upstream's names). */
+export const SMS_PROVIDERS = [
+  'twilio',
+  'twilio_verify',
+  'messagebird',
+  'textlocal',
+  'vonage',
+] as const
+
+/** One of {@link SMS_PROVIDERS}. */
+export type SmsProviderName = (typeof SMS_PROVIDERS)[number]
+
 /** Channel of an OTP message. */
 export type SmsChannel = 'sms' | 'whatsapp'
 

@@ -90,7 +90,7 @@ describe('waitForDatabase', () => {
     const run = fake([refused, refused, withCode('57P03'), refused])
     const retries: number[] = []
     await waitForDatabase(URL_, {
-      retrySeconds: 30,
+      retryMs: 30_000,
       ...run.options,
       onRetry: (_error, delay) => retries.push(delay),
     })
@@ -102,19 +102,19 @@ describe('waitForDatabase', () => {
   it('gives up with the last error once the next pause would pass the budget', async () => {
     const errors = Array.from({ length: 20 }, () => withCode('ECONNREFUSED'))
     const run = fake(errors)
-    await expect(waitForDatabase(URL_, { retrySeconds: 10, ...run.options })).rejects.toMatchObject(
-      { code: 'ECONNREFUSED' },
-    )
+    await expect(waitForDatabase(URL_, { retryMs: 10_000, ...run.options })).rejects.toMatchObject({
+      code: 'ECONNREFUSED',
+    })
     // 250 + 500 + 1000 + 2000 + 4000 = 7750 ms; the next pause (5000, the longest) would end past 10 s.
     expect(run.pauses).toEqual([250, 500, 1000, 2000, 4000])
   })
 
   it('tries once with a budget of 0, and never retries a wrong setting', async () => {
     const once = fake([withCode('ECONNREFUSED')])
-    await expect(waitForDatabase(URL_, { retrySeconds: 0, ...once.options })).rejects.toThrow()
+    await expect(waitForDatabase(URL_, { retryMs: 0, ...once.options })).rejects.toThrow()
     expect(once.attempts()).toBe(1)
     const wrong = fake([withCode('28P01', 'password authentication failed for user "ann"')])
-    await expect(waitForDatabase(URL_, { retrySeconds: 30, ...wrong.options })).rejects.toThrow(
+    await expect(waitForDatabase(URL_, { retryMs: 30_000, ...wrong.options })).rejects.toThrow(
       'password authentication failed',
     )
     expect(wrong.attempts()).toBe(1)

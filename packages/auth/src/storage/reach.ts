@@ -120,8 +120,8 @@ export function describeDatabaseError(error: unknown, url: string): string {
 
 /** Options of {@link waitForDatabase}. */
 export interface WaitForDatabaseOptions {
-  /** How long to keep trying, in seconds (`DB_START_RETRY_SECONDS`); 0 tries once. */
-  readonly retrySeconds: number
+  /** How long to keep trying, in milliseconds (`DB_START_RETRY_SECONDS`); 0 tries once. */
+  readonly retryMs: number
   /** Told of each failed attempt that is retried, before the pause. */
   readonly onRetry?: (error: unknown, delayMs: number, attempt: number) => void
   /** Milliseconds now, for the budget. @default Date.now */
@@ -148,14 +148,14 @@ async function connectOnce(url: string): Promise<void> {
 /**
  * Waits until PostgreSQL at `url` accepts a connection and answers: a failure that may pass by
  * itself ({@link isTransientStartError}) is retried after 0.25 s, then twice as long each time
- * (at most 5 s), for `retrySeconds` in all; any other failure ends the wait at once.
+ * (at most 5 s), for `retryMs` in all; any other failure ends the wait at once.
  *
  * @throws The last attempt's error (see {@link describeDatabaseError}).
  */
 export async function waitForDatabase(url: string, options: WaitForDatabaseOptions): Promise<void> {
   const { now = Date.now, attempt = connectOnce } = options
   const pause = options.sleep ?? ((ms: number) => sleep(ms))
-  const giveUpAt = now() + options.retrySeconds * 1000
+  const giveUpAt = now() + options.retryMs
   let delay = START_RETRY_FIRST_DELAY_MS
   for (let tries = 1; ; tries++) {
     try {

@@ -106,7 +106,7 @@ export class TokenService {
   claimsFor(user: User, session: Session, amr: AmrEntry[], nowSeconds: number): JWTPayload {
     const claims: JWTPayload = {
       aud: user.aud,
-      exp: nowSeconds + this.settings.jwt.exp,
+      exp: nowSeconds + this.settings.jwt.expMs / 1000,
       iat: nowSeconds,
     }
     if (this.settings.jwt.issuer !== '') claims.iss = this.settings.jwt.issuer
@@ -292,8 +292,7 @@ export class TokenService {
         await touchSession(tx, session.id, ctx, now)
         return { kind: 'ok', pending: pendingOf(locked, user, session, active.token) }
       }
-      const inInterval =
-        now <= token.updatedAt.getTime() + security.refreshTokenReuseInterval * 1000
+      const inInterval = now <= token.updatedAt.getTime() + security.refreshTokenReuseIntervalMs
       // No active token left means the family was already revoked for reuse: never revive it.
       if (!active || !inInterval || !security.refreshTokenRotationEnabled) {
         if (active && security.refreshTokenRotationEnabled) {

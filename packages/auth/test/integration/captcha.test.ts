@@ -185,7 +185,7 @@ describe('SiteverifyCaptcha', () => {
       enabled: true,
       provider: 'turnstile',
       secret: SECRET,
-      timeout: 1000,
+      timeoutMs: 1000,
       verifyUrl: `http://127.0.0.1:${String(port)}/siteverify`,
     })
     await expect(captcha.verify(GOOD, '127.0.0.1')).rejects.toThrow(

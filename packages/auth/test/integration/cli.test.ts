@@ -64,7 +64,8 @@ describe('gatehouse-auth CLI', () => {
   it('--help lists the limits with their defaults', async () => {
     const { io, out } = fakeIo()
     expect(await runCli(['--help'], {}, io)).toBe(0)
-    const help = out.join('\n')
+    // A description wraps under itself (column 41); one line per setting here.
+    const help = out.join('\n').replace(/\n {40}/g, ' ')
     expect(help).toMatch(/PASSWORD_HASH_CONCURRENCY .*\(0: one per CPU core\)/)
     expect(help).toMatch(/PASSWORD_HASH_QUEUE_SIZE .*\(100\)/)
     expect(help).toMatch(/API_MAX_REQUEST_DURATION .*\(10s\)/)

@@ -561,7 +561,7 @@ describe('sign-in with external providers', () => {
       expect(claimed.fragment.get('error_code')).toBe('provider_email_needs_verification')
 
       mails.length = 0
-      clock.advance(server.settings.mailer.maxFrequency + 1000) // the confirmation may be resent
+      clock.advance(server.settings.mailer.maxFrequencyMs + 1000) // the confirmation may be resent
       const owner = authJsClient(server.url)
       const signedUp = await owner.signUp({ email: victimEmail, password: 'owner-password-1' })
       expect(signedUp.error).toBeNull()

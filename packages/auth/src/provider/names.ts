@@ -1,0 +1,34 @@
+/**
+ * The external OAuth providers by name, as the `EXTERNAL_<P>_*` settings, `GET /settings` and
+ * `/authorize?provider=` spell them.
+ *
+ * @module
+ */
+
+/**
+ * External OAuth providers whose `EXTERNAL_<P>_ENABLED` switch is reported by `GET /settings`.
+ * The spec's list plus the ones upstream reports.
+ */
+export const EXTERNAL_PROVIDERS = [
+  'apple',
+  'azure',
+  'bitbucket',
+  'discord',
+  'facebook',
+  'figma',
+  'github',
+  'gitlab',
+  'google',
+  'keycloak',
+  'linkedin',
+  'notion',
+  'snapchat',
+  'spotify',
+  'slack',
+  'twitch',
+  'twitter',
+  'workos',
+] as const
+
+/** One of {@link EXTERNAL_PROVIDERS}. */
+export type ExternalProvider = (typeof EXTERNAL_PROVIDERS)[number]
