@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest'
 import { parseArgs as parseAuthArgs, USAGE as AUTH_USAGE } from '../packages/auth/src/cli.js'
 import { settingsTable as authTable } from '../packages/auth/src/conf/settings.js'
 import { parseServiceArgs } from '../packages/ratelimit/src/cli.js'
-import { parseClientArgs } from '../packages/ratelimit/src/client-args.js'
+import { parseClientArgs } from '../packages/ratelimit/src/client/args.js'
 import { settingsTable as rateLimitTable } from '../packages/ratelimit/src/settings/settings.js'
 import { renderSettingsDoc, SETTINGS_DOCS } from './settings-docs.js'
 

@@ -31,10 +31,14 @@ export {
   serviceErrorCode,
   type RateLimitClientCounts,
   type RateLimitClientOptions,
-} from './client.js'
+} from './client/index.js'
 export { RateLimitError, type RateLimitErrorCode } from './errors.js'
-export { COALESCE_MAX_DESCRIPTORS_HEADER } from './server/grpc-handlers.js'
-export { ERROR_CODE_TRAILER } from './server/status.js'
+export {
+  COALESCE_MAX_DESCRIPTORS_HEADER,
+  ERROR_CODE_TRAILER,
+  healthServiceDefinition,
+  rateLimitServiceDefinition,
+} from './protocol/grpc.js'
 export {
   ALGORITHMS,
   RateLimitConfig,
@@ -163,11 +167,7 @@ export {
 } from './server/tls.js'
 export { RedisCounterStore, type RedisStoreOptions } from './redis/redis-store.js'
 export { HealthChecker, type HealthComponent } from './server/health.js'
-export {
-  grpcServerCredentials,
-  healthServiceDefinition,
-  rateLimitServiceDefinition,
-} from './server/grpc.js'
+export { grpcServerCredentials } from './server/grpc.js'
 export {
   RateLimitService,
   ShouldRateLimitError,

@@ -17,7 +17,7 @@ import {
 import { MemcacheClient } from 'memcache-client'
 import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { RateLimitClient, serviceErrorCode } from '../../src/client.js'
+import { RateLimitClient, serviceErrorCode } from '@gatehouse/ratelimit/client'
 import { systemClock, type Every } from '../../src/clock.js'
 import { MemcacheCounterStore } from '../../src/memcache/memcache-store.js'
 import { pickServer } from '../../src/memcache/servers.js'
