@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { markedSections, replaceMarkedRegion, type MarkdownOptions } from '@gatehouse/settings'
-import { settingsTable as rateLimitTable } from '../packages/ratelimit/src/settings/settings.js'
+import { settingsTable as rateLimitTable } from '#internal/ratelimit/settings/settings.js'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 

@@ -14,7 +14,7 @@ import {
   MAX_RESPONSE_MESSAGE_BYTES,
   RateLimitClient,
 } from '@gatehouse/ratelimit/client'
-import { encodeRateLimitResponse } from '../../src/protocol/protobuf/response.js'
+import { encodeRateLimitResponse } from '#internal/protocol/protobuf/response.js'
 import { startService, type Harness } from '../harness.js'
 
 const CONFIG = `domain: client

@@ -28,9 +28,9 @@ import {
   RateLimitClient,
   serviceErrorCode,
 } from '@gatehouse/ratelimit/client'
-import { encodeRateLimitRequest } from '../../src/protocol/protobuf/request.js'
-import { encodeRateLimitResponse } from '../../src/protocol/protobuf/response.js'
-import type { Descriptor, RateLimitRequest, RateLimitResponse } from '../../src/protocol/types.js'
+import { encodeRateLimitRequest } from '#internal/protocol/protobuf/request.js'
+import { encodeRateLimitResponse } from '#internal/protocol/protobuf/response.js'
+import type { Descriptor, RateLimitRequest, RateLimitResponse } from '#internal/protocol/types.js'
 import { startService, type Harness } from '../harness.js'
 
 const CONFIG = `domain: co

@@ -15,7 +15,7 @@ import {
   type TestCertificates,
 } from '@gatehouse/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { CLIENT_USAGE } from '../../src/client/args.js'
+import { CLIENT_USAGE } from '#internal/client/args.js'
 import { startService, type Harness } from '../harness.js'
 
 const SERVICE = fileURLToPath(new URL('../../src/main.ts', import.meta.url))
