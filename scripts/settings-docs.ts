@@ -88,10 +88,10 @@ export const SETTINGS_DOCS: readonly SettingsDoc[] = [
       ],
       decisions: [
         'backendType',
-        'backendStartupTimeoutSeconds',
+        'backendStartupTimeoutMs',
         'nearLimitRatio',
         'cacheKeyPrefix',
-        'expirationJitterMaxSeconds',
+        'expirationJitterMaxMs',
         'localCacheSizeInBytes',
         'stopCacheKeyIncrementWhenOverlimit',
         'rateLimitAlgorithm',

@@ -586,160 +586,154 @@ export interface MogrifierSettings {
 // (settings/settings.d.ts)
 export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
   {
-    readonly host: import('@gatehouse/settings').Field<string>
-    readonly port: import('@gatehouse/settings').Field<number>
-    readonly debugHost: import('@gatehouse/settings').Field<string>
-    readonly debugPort: import('@gatehouse/settings').Field<number>
-    readonly grpcHost: import('@gatehouse/settings').Field<string>
-    readonly grpcPort: import('@gatehouse/settings').Field<number>
-    readonly grpcUds: import('@gatehouse/settings').Field<string>
-    readonly grpcMaxConnectionAgeMs: import('@gatehouse/settings').Field<number>
-    readonly grpcMaxConnectionAgeGraceMs: import('@gatehouse/settings').Field<number>
-    readonly grpcMaxConnectionIdleMs: import('@gatehouse/settings').Field<number>
-    readonly grpcMaxConcurrentStreams: import('@gatehouse/settings').Field<number>
-    readonly grpcMaxCallDurationMs: import('@gatehouse/settings').Field<number>
-    readonly grpcServerImplementation: import('@gatehouse/settings').Field<'native' | 'grpc-js'>
-    readonly workers: import('@gatehouse/settings').Field<number>
-    readonly maxDescriptorsPerRequest: import('@gatehouse/settings').Field<number>
-    readonly maxEntriesPerDescriptor: import('@gatehouse/settings').Field<number>
-    readonly maxDescriptorEntryBytes: import('@gatehouse/settings').Field<number>
-    readonly logLevel: import('@gatehouse/settings').Field<
-      'error' | 'trace' | 'debug' | 'info' | 'warn' | 'fatal'
-    >
-    readonly logFormat: import('@gatehouse/settings').Field<'text' | 'json'>
-    readonly grpcServerUseTls: import('@gatehouse/settings').Field<boolean>
-    readonly grpcServerTlsCert: import('@gatehouse/settings').Field<string>
-    readonly grpcServerTlsKey: import('@gatehouse/settings').Field<string>
-    readonly grpcClientTlsCaCert: import('@gatehouse/settings').Field<string>
-    readonly grpcClientTlsSan: import('@gatehouse/settings').Field<string>
-    readonly configType: import('@gatehouse/settings').Field<'FILE' | 'GRPC_XDS_SOTW'>
+    readonly host: Field<string>
+    readonly port: Field<number>
+    readonly debugHost: Field<string>
+    readonly debugPort: Field<number>
+    readonly grpcHost: Field<string>
+    readonly grpcPort: Field<number>
+    readonly grpcUds: Field<string>
+    readonly grpcMaxConnectionAgeMs: Field<number>
+    readonly grpcMaxConnectionAgeGraceMs: Field<number>
+    readonly grpcMaxConnectionIdleMs: Field<number>
+    readonly grpcMaxConcurrentStreams: Field<number>
+    readonly grpcMaxCallDurationMs: Field<number>
+    readonly grpcServerImplementation: Field<'native' | 'grpc-js'>
+    readonly workers: Field<number>
+    readonly maxDescriptorsPerRequest: Field<number>
+    readonly maxEntriesPerDescriptor: Field<number>
+    readonly maxDescriptorEntryBytes: Field<number>
+    readonly logLevel: Field<'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal'>
+    readonly logFormat: Field<'text' | 'json'>
+    readonly grpcServerUseTls: Field<boolean>
+    readonly grpcServerTlsCert: Field<string>
+    readonly grpcServerTlsKey: Field<string>
+    readonly grpcClientTlsCaCert: Field<string>
+    readonly grpcClientTlsSan: Field<string>
+    readonly configType: Field<'FILE' | 'GRPC_XDS_SOTW'>
     readonly xds: import('@gatehouse/settings').Group<{
-      readonly nodeId: import('@gatehouse/settings').Field<string>
-      readonly nodeMetadata: import('@gatehouse/settings').Field<Readonly<Record<string, string>>>
-      readonly serverUrl: import('@gatehouse/settings').Field<string>
-      readonly connectRetryIntervalMs: import('@gatehouse/settings').Field<number>
-      readonly additionalHeaders: import('@gatehouse/settings').Field<
-        Readonly<Record<string, string>>
-      >
-      readonly useTls: import('@gatehouse/settings').Field<boolean>
-      readonly clientTlsCert: import('@gatehouse/settings').Field<string>
-      readonly clientTlsKey: import('@gatehouse/settings').Field<string>
-      readonly serverTlsCaCert: import('@gatehouse/settings').Field<string>
-      readonly serverTlsSan: import('@gatehouse/settings').Field<string>
-      readonly backoffInitialMs: import('@gatehouse/settings').Field<number>
-      readonly backoffMaxMs: import('@gatehouse/settings').Field<number>
-      readonly backoffRandomFactor: import('@gatehouse/settings').Field<number>
-      readonly backoffJitter: import('@gatehouse/settings').Field<boolean>
-      readonly maxMsgSizeBytes: import('@gatehouse/settings').Field<number>
+      readonly nodeId: Field<string>
+      readonly nodeMetadata: Field<Readonly<Record<string, string>>>
+      readonly serverUrl: Field<string>
+      readonly connectRetryIntervalMs: Field<number>
+      readonly additionalHeaders: Field<Readonly<Record<string, string>>>
+      readonly useTls: Field<boolean>
+      readonly clientTlsCert: Field<string>
+      readonly clientTlsKey: Field<string>
+      readonly serverTlsCaCert: Field<string>
+      readonly serverTlsSan: Field<string>
+      readonly backoffInitialMs: Field<number>
+      readonly backoffMaxMs: Field<number>
+      readonly backoffRandomFactor: Field<number>
+      readonly backoffJitter: Field<boolean>
+      readonly maxMsgSizeBytes: Field<number>
     }>
-    readonly forceStartWithoutInitialConfig: import('@gatehouse/settings').Field<boolean>
-    readonly runtimeRoot: import('@gatehouse/settings').Field<string>
-    readonly runtimeSubdirectory: import('@gatehouse/settings').Field<string>
-    readonly runtimeAppDirectory: import('@gatehouse/settings').Field<string>
-    readonly runtimeIgnoreDotFiles: import('@gatehouse/settings').Field<boolean>
-    readonly runtimeWatchRoot: import('@gatehouse/settings').Field<boolean>
-    readonly mergeDomainConfig: import('@gatehouse/settings').Field<boolean>
-    readonly healthyWithAtLeastOneConfigLoaded: import('@gatehouse/settings').Field<boolean>
-    readonly useStatsd: import('@gatehouse/settings').Field<boolean>
-    readonly statsdHost: import('@gatehouse/settings').Field<string>
-    readonly statsdPort: import('@gatehouse/settings').Field<number>
-    readonly extraTags: import('@gatehouse/settings').Field<Readonly<Record<string, string>>>
-    readonly statsFlushIntervalMs: import('@gatehouse/settings').Field<number>
-    readonly disableStats: import('@gatehouse/settings').Field<boolean>
-    readonly statsMaxDynamicKeys: import('@gatehouse/settings').Field<number>
-    readonly useTaggedStatsd: import('@gatehouse/settings').Field<boolean>
-    readonly taggedStatsdMogrifierNames: import('@gatehouse/settings').Field<readonly string[]>
-    readonly usePrometheus: import('@gatehouse/settings').Field<boolean>
-    readonly prometheusAddr: import('@gatehouse/settings').Field<string>
-    readonly prometheusPath: import('@gatehouse/settings').Field<string>
-    readonly prometheusMapperYaml: import('@gatehouse/settings').Field<string>
-    readonly prometheusResponseTimeAsMilliseconds: import('@gatehouse/settings').Field<boolean>
+    readonly forceStartWithoutInitialConfig: Field<boolean>
+    readonly runtimeRoot: Field<string>
+    readonly runtimeSubdirectory: Field<string>
+    readonly runtimeAppDirectory: Field<string>
+    readonly runtimeIgnoreDotFiles: Field<boolean>
+    readonly runtimeWatchRoot: Field<boolean>
+    readonly mergeDomainConfig: Field<boolean>
+    readonly healthyWithAtLeastOneConfigLoaded: Field<boolean>
+    readonly useStatsd: Field<boolean>
+    readonly statsdHost: Field<string>
+    readonly statsdPort: Field<number>
+    readonly extraTags: Field<Readonly<Record<string, string>>>
+    readonly statsFlushIntervalMs: Field<number>
+    readonly disableStats: Field<boolean>
+    readonly statsMaxDynamicKeys: Field<number>
+    readonly useTaggedStatsd: Field<boolean>
+    readonly taggedStatsdMogrifierNames: Field<readonly string[]>
+    readonly usePrometheus: Field<boolean>
+    readonly prometheusAddr: Field<string>
+    readonly prometheusPath: Field<string>
+    readonly prometheusMapperYaml: Field<string>
+    readonly prometheusResponseTimeAsMilliseconds: Field<boolean>
     readonly tracing: import('@gatehouse/settings').Group<{
-      readonly enabled: import('@gatehouse/settings').Field<boolean>
-      readonly exporterProtocol: import('@gatehouse/settings').Field<'http' | 'grpc'>
-      readonly serviceName: import('@gatehouse/settings').Field<string>
-      readonly serviceNamespace: import('@gatehouse/settings').Field<string>
-      readonly serviceInstanceId: import('@gatehouse/settings').Field<string>
-      readonly samplingRate: import('@gatehouse/settings').Field<number>
-      readonly endpoint: import('@gatehouse/settings').Field<string>
-      readonly tracesEndpoint: import('@gatehouse/settings').Field<string>
-      readonly headers: import('@gatehouse/settings').Field<Readonly<Record<string, string>>>
-      readonly tracesHeaders: import('@gatehouse/settings').Field<Readonly<Record<string, string>>>
-      readonly timeoutMs: import('@gatehouse/settings').Field<number>
-      readonly tracesTimeoutMs: import('@gatehouse/settings').Field<number>
+      readonly enabled: Field<boolean>
+      readonly exporterProtocol: Field<'http' | 'grpc'>
+      readonly serviceName: Field<string>
+      readonly serviceNamespace: Field<string>
+      readonly serviceInstanceId: Field<string>
+      readonly samplingRate: Field<number>
+      readonly endpoint: Field<string>
+      readonly tracesEndpoint: Field<string>
+      readonly headers: Field<Readonly<Record<string, string>>>
+      readonly tracesHeaders: Field<Readonly<Record<string, string>>>
+      readonly timeoutMs: Field<number>
+      readonly tracesTimeoutMs: Field<number>
     }>
-    readonly backendType: import('@gatehouse/settings').Field<'redis' | 'memcache' | 'memory'>
-    readonly memoryMaxKeys: import('@gatehouse/settings').Field<number>
-    readonly expirationJitterMaxSeconds: import('@gatehouse/settings').Field<number>
-    readonly localCacheSizeInBytes: import('@gatehouse/settings').Field<number>
-    readonly nearLimitRatio: import('@gatehouse/settings').Field<number>
-    readonly cacheKeyPrefix: import('@gatehouse/settings').Field<string>
-    readonly stopCacheKeyIncrementWhenOverlimit: import('@gatehouse/settings').Field<boolean>
-    readonly rateLimitAlgorithm: import('@gatehouse/settings').Field<
-      'fixed_window' | 'sliding_window' | 'token_bucket'
-    >
-    readonly limitResponseHeadersEnabled: import('@gatehouse/settings').Field<boolean>
-    readonly limitLimitHeader: import('@gatehouse/settings').Field<string>
-    readonly limitRemainingHeader: import('@gatehouse/settings').Field<string>
-    readonly limitResetHeader: import('@gatehouse/settings').Field<string>
-    readonly shadowMode: import('@gatehouse/settings').Field<boolean>
-    readonly quotaMode: import('@gatehouse/settings').Field<boolean>
-    readonly responseDynamicMetadata: import('@gatehouse/settings').Field<boolean>
+    readonly backendType: Field<'redis' | 'memcache' | 'memory'>
+    readonly memoryMaxKeys: Field<number>
+    readonly expirationJitterMaxMs: Field<number>
+    readonly localCacheSizeInBytes: Field<number>
+    readonly nearLimitRatio: Field<number>
+    readonly cacheKeyPrefix: Field<string>
+    readonly stopCacheKeyIncrementWhenOverlimit: Field<boolean>
+    readonly rateLimitAlgorithm: Field<import('../limiter/algorithms.js').Algorithm>
+    readonly limitResponseHeadersEnabled: Field<boolean>
+    readonly limitLimitHeader: Field<string>
+    readonly limitRemainingHeader: Field<string>
+    readonly limitResetHeader: Field<string>
+    readonly shadowMode: Field<boolean>
+    readonly quotaMode: Field<boolean>
+    readonly responseDynamicMetadata: Field<boolean>
     readonly redis: import('@gatehouse/settings').Group<{
-      readonly socketType: import('@gatehouse/settings').Field<'tcp' | 'unix'>
-      readonly type: import('@gatehouse/settings').Field<'single' | 'sentinel' | 'cluster'>
-      readonly url: import('@gatehouse/settings').Field<string>
-      readonly poolSize: import('@gatehouse/settings').Field<number>
-      readonly auth: import('@gatehouse/settings').Field<string>
-      readonly sentinelAuth: import('@gatehouse/settings').Field<string>
-      readonly tls: import('@gatehouse/settings').Field<boolean>
-      readonly tlsClientCert: import('@gatehouse/settings').Field<string>
-      readonly tlsClientKey: import('@gatehouse/settings').Field<string>
-      readonly tlsCaCert: import('@gatehouse/settings').Field<string>
-      readonly tlsSkipHostnameVerification: import('@gatehouse/settings').Field<boolean>
-      readonly timeoutMs: import('@gatehouse/settings').Field<number>
-      readonly poolOnEmptyBehavior: import('@gatehouse/settings').Field<'CREATE' | 'ERROR' | 'WAIT'>
-      readonly poolOnEmptyWaitMs: import('@gatehouse/settings').Field<number>
-      readonly pipelineWindowMs: import('@gatehouse/settings').Field<number>
-      readonly clusterPipelineParallelism: import('@gatehouse/settings').Field<number>
-      readonly closeConnectionOnReadonlyError: import('@gatehouse/settings').Field<boolean>
+      readonly socketType: Field<'tcp' | 'unix'>
+      readonly type: Field<'single' | 'sentinel' | 'cluster'>
+      readonly url: Field<string>
+      readonly poolSize: Field<number>
+      readonly auth: Field<string>
+      readonly sentinelAuth: Field<string>
+      readonly tls: Field<boolean>
+      readonly tlsClientCert: Field<string>
+      readonly tlsClientKey: Field<string>
+      readonly tlsCaCert: Field<string>
+      readonly tlsSkipHostnameVerification: Field<boolean>
+      readonly timeoutMs: Field<number>
+      readonly poolOnEmptyBehavior: Field<'CREATE' | 'ERROR' | 'WAIT'>
+      readonly poolOnEmptyWaitMs: Field<number>
+      readonly pipelineWindowMs: Field<number>
+      readonly clusterPipelineParallelism: Field<number>
+      readonly closeConnectionOnReadonlyError: Field<boolean>
     }>
-    readonly redisPerSecond: import('@gatehouse/settings').Field<boolean>
+    readonly redisPerSecond: Field<boolean>
     readonly redisPerSecondSettings: import('@gatehouse/settings').Group<{
-      readonly socketType: import('@gatehouse/settings').Field<'tcp' | 'unix'>
-      readonly type: import('@gatehouse/settings').Field<'single' | 'sentinel' | 'cluster'>
-      readonly url: import('@gatehouse/settings').Field<string>
-      readonly poolSize: import('@gatehouse/settings').Field<number>
-      readonly auth: import('@gatehouse/settings').Field<string>
-      readonly sentinelAuth: import('@gatehouse/settings').Field<string>
-      readonly tls: import('@gatehouse/settings').Field<boolean>
-      readonly tlsClientCert: import('@gatehouse/settings').Field<string>
-      readonly tlsClientKey: import('@gatehouse/settings').Field<string>
-      readonly tlsCaCert: import('@gatehouse/settings').Field<string>
-      readonly tlsSkipHostnameVerification: import('@gatehouse/settings').Field<boolean>
-      readonly timeoutMs: import('@gatehouse/settings').Field<number>
-      readonly poolOnEmptyBehavior: import('@gatehouse/settings').Field<'CREATE' | 'ERROR' | 'WAIT'>
-      readonly poolOnEmptyWaitMs: import('@gatehouse/settings').Field<number>
-      readonly pipelineWindowMs: import('@gatehouse/settings').Field<number>
-      readonly clusterPipelineParallelism: import('@gatehouse/settings').Field<number>
-      readonly closeConnectionOnReadonlyError: import('@gatehouse/settings').Field<boolean>
+      readonly socketType: Field<'tcp' | 'unix'>
+      readonly type: Field<'single' | 'sentinel' | 'cluster'>
+      readonly url: Field<string>
+      readonly poolSize: Field<number>
+      readonly auth: Field<string>
+      readonly sentinelAuth: Field<string>
+      readonly tls: Field<boolean>
+      readonly tlsClientCert: Field<string>
+      readonly tlsClientKey: Field<string>
+      readonly tlsCaCert: Field<string>
+      readonly tlsSkipHostnameVerification: Field<boolean>
+      readonly timeoutMs: Field<number>
+      readonly poolOnEmptyBehavior: Field<'CREATE' | 'ERROR' | 'WAIT'>
+      readonly poolOnEmptyWaitMs: Field<number>
+      readonly pipelineWindowMs: Field<number>
+      readonly clusterPipelineParallelism: Field<number>
+      readonly closeConnectionOnReadonlyError: Field<boolean>
     }>
-    readonly redisHealthCheckActiveConnection: import('@gatehouse/settings').Field<boolean>
+    readonly redisHealthCheckActiveConnection: Field<boolean>
     readonly memcache: import('@gatehouse/settings').Group<{
-      readonly hostPort: import('@gatehouse/settings').Field<readonly string[]>
-      readonly srv: import('@gatehouse/settings').Field<string>
-      readonly srvRefreshMs: import('@gatehouse/settings').Field<number>
-      readonly maxIdleConns: import('@gatehouse/settings').Field<number>
-      readonly tls: import('@gatehouse/settings').Field<boolean>
-      readonly tlsClientCert: import('@gatehouse/settings').Field<string>
-      readonly tlsClientKey: import('@gatehouse/settings').Field<string>
-      readonly tlsCaCert: import('@gatehouse/settings').Field<string>
-      readonly tlsSkipHostnameVerification: import('@gatehouse/settings').Field<boolean>
+      readonly hostPort: Field<readonly string[]>
+      readonly srv: Field<string>
+      readonly srvRefreshMs: Field<number>
+      readonly maxIdleConns: Field<number>
+      readonly tls: Field<boolean>
+      readonly tlsClientCert: Field<string>
+      readonly tlsClientKey: Field<string>
+      readonly tlsCaCert: Field<string>
+      readonly tlsSkipHostnameVerification: Field<boolean>
     }>
-    readonly backendStartupTimeoutSeconds: import('@gatehouse/settings').Field<number>
-    readonly redisStartupInitialIntervalMs: import('@gatehouse/settings').Field<number>
-    readonly redisStartupMaxIntervalMs: import('@gatehouse/settings').Field<number>
-    readonly redisStartupMaxElapsedMs: import('@gatehouse/settings').Field<number>
+    readonly backendStartupTimeoutMs: Field<number>
+    readonly redisStartupInitialIntervalMs: Field<number>
+    readonly redisStartupMaxIntervalMs: Field<number>
+    readonly redisStartupMaxElapsedMs: Field<number>
   },
   HostInfo
 >

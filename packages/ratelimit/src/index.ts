@@ -35,9 +35,9 @@ export {
   type Settings,
   type XdsSettings,
 } from './settings/settings.js'
+export type { Algorithm } from './limiter/algorithms.js'
 export {
   RateLimitConfig,
-  type Algorithm,
   type ConfigFile,
   type LoadConfigOptions,
   type RateLimit,
