@@ -12,9 +12,9 @@ import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { parseArgs as parseAuthArgs, USAGE as AUTH_USAGE } from '../packages/auth/src/cli.js'
 import { settingsTable as authTable } from '../packages/auth/src/conf/settings.js'
-import { parseServiceArgs } from '../packages/ratelimit/src/cli.js'
-import { parseClientArgs } from '../packages/ratelimit/src/client-args.js'
-import { settingsTable as rateLimitTable } from '../packages/ratelimit/src/settings/settings.js'
+import { parseServiceArgs } from '#internal/ratelimit/cli.js'
+import { parseClientArgs } from '#internal/ratelimit/client/args.js'
+import { settingsTable as rateLimitTable } from '#internal/ratelimit/settings/settings.js'
 import { renderSettingsDoc, SETTINGS_DOCS } from './settings-docs.js'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')

@@ -14,7 +14,7 @@ import {
   settingsFamilies as authFamilies,
   settingsTable as authTable,
 } from '../packages/auth/src/conf/settings.js'
-import { settingsTable as rateLimitTable } from '../packages/ratelimit/src/settings/settings.js'
+import { settingsTable as rateLimitTable } from '#internal/ratelimit/settings/settings.js'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 
@@ -156,10 +156,10 @@ export const SETTINGS_DOCS: readonly SettingsDoc[] = [
       ],
       decisions: [
         'backendType',
-        'backendStartupTimeoutSeconds',
+        'backendStartupTimeoutMs',
         'nearLimitRatio',
         'cacheKeyPrefix',
-        'expirationJitterMaxSeconds',
+        'expirationJitterMaxMs',
         'localCacheSizeInBytes',
         'stopCacheKeyIncrementWhenOverlimit',
         'rateLimitAlgorithm',

@@ -9,16 +9,13 @@
  * Usage (from the repository root): npx tsx bench/ratelimit/codec.ts [--ms 200] [--rounds 7]
  */
 import { fromBinary } from '@bufbuild/protobuf'
-import { DEFAULT_REQUEST_LIMITS } from '../../packages/ratelimit/src/protocol/limits.js'
+import { DEFAULT_REQUEST_LIMITS } from '#internal/ratelimit/protocol/limits.js'
 import {
   decodeRateLimitRequest,
   encodeRateLimitRequest,
-} from '../../packages/ratelimit/src/protocol/protobuf/request.js'
-import { encodeRateLimitResponse } from '../../packages/ratelimit/src/protocol/protobuf/response.js'
-import type {
-  RateLimitRequest,
-  RateLimitResponse,
-} from '../../packages/ratelimit/src/protocol/types.js'
+} from '#internal/ratelimit/protocol/protobuf/request.js'
+import { encodeRateLimitResponse } from '#internal/ratelimit/protocol/protobuf/response.js'
+import type { RateLimitRequest, RateLimitResponse } from '#internal/ratelimit/protocol/types.js'
 import {
   RateLimitRequestSchema,
   RateLimitResponseSchema,

@@ -11,10 +11,10 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { loadavg } from 'node:os'
 import { pino } from 'pino'
-import { buildRateLimitApp, type RateLimitApp } from '../../packages/ratelimit/src/app.js'
-import { createGrpcHandlers } from '../../packages/ratelimit/src/server/grpc-handlers.js'
-import { encodeRateLimitRequest } from '../../packages/ratelimit/src/protocol/protobuf/request.js'
-import { loadSettings } from '../../packages/ratelimit/src/settings/settings.js'
+import { buildRateLimitApp, type RateLimitApp } from '#internal/ratelimit/app.js'
+import { createGrpcHandlers } from '#internal/ratelimit/server/grpc-handlers.js'
+import { encodeRateLimitRequest } from '#internal/ratelimit/protocol/protobuf/request.js'
+import { loadSettings } from '#internal/ratelimit/settings/settings.js'
 import { machineInfo } from '../lib/report.js'
 
 const args = process.argv.slice(2)
@@ -44,8 +44,8 @@ function build(env: Record<string, string>): RateLimitApp {
     loadSettings({ BACKEND_TYPE: 'memory', EXPIRATION_JITTER_MAX_SECONDS: '0', ...env }),
     { logger: pino({ level: 'silent' }) },
   )
-  const error = app.service.loadConfig([{ name: 'bench.yaml', content: CONFIG }])
-  if (error !== undefined) throw error
+  const loaded = app.service.loadConfig([{ name: 'bench.yaml', content: CONFIG }])
+  if (!loaded.ok) throw loaded.error
   return app
 }
 

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { pino } from 'pino'
-import { buildRateLimitApp, loadSettings } from '../../packages/ratelimit/src/index.js'
+import { buildRateLimitApp, loadSettings } from '#internal/ratelimit/index.js'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const OUT = join(ROOT, 'packages/ratelimit/docs/algorithms.svg')

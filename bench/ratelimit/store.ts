@@ -12,18 +12,18 @@ import { startRedisServer } from '@gatehouse/testing'
 import { connect, type Socket } from 'node:net'
 import { PerformanceObserver, constants as perf } from 'node:perf_hooks'
 import { pino } from 'pino'
-import { systemClock } from '../../packages/ratelimit/src/clock.js'
-import type { CounterStore, IncrementOp } from '../../packages/ratelimit/src/limiter/cache.js'
-import { StoreRateLimitCache } from '../../packages/ratelimit/src/limiter/store-cache.js'
+import { systemClock } from '#internal/ratelimit/clock.js'
+import type { CounterStore, IncrementOp } from '#internal/ratelimit/limiter/cache.js'
+import { StoreRateLimitCache } from '#internal/ratelimit/limiter/store-cache.js'
 import {
   decodeRateLimitRequest,
   encodeRateLimitRequest,
-} from '../../packages/ratelimit/src/protocol/protobuf/request.js'
-import { encodeRateLimitResponse } from '../../packages/ratelimit/src/protocol/protobuf/response.js'
-import { RedisCounterStore } from '../../packages/ratelimit/src/redis/redis-store.js'
-import { RateLimitService } from '../../packages/ratelimit/src/service/service.js'
-import { StatsManager } from '../../packages/ratelimit/src/stats/manager.js'
-import { StatsStore } from '../../packages/ratelimit/src/stats/store.js'
+} from '#internal/ratelimit/protocol/protobuf/request.js'
+import { encodeRateLimitResponse } from '#internal/ratelimit/protocol/protobuf/response.js'
+import { RedisCounterStore } from '#internal/ratelimit/redis/redis-store.js'
+import { RateLimitService } from '#internal/ratelimit/service/service.js'
+import { StatsManager } from '#internal/ratelimit/stats/manager.js'
+import { StatsStore } from '#internal/ratelimit/stats/store.js'
 import { machineInfo } from '../lib/report.js'
 
 /** INCRBY + EXPIRE pairs of a turn in one write; each request gets its integer replies. */

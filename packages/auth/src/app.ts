@@ -8,7 +8,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
 import type { FetchLike } from '@gatehouse/oauth2'
-import { RateLimitClient, type RateLimitClientCounts } from '@gatehouse/ratelimit'
+import { RateLimitClient, type RateLimitClientCounts } from '@gatehouse/ratelimit/client'
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import type { RequestDeadline } from './api/deadline.js'

@@ -1,3 +1,3 @@
 #!/usr/bin/env node
-// Thin launcher: the compiled entry point does the work (see src/client-cli.ts).
-import '../dist/client-cli.js'
+// Thin launcher: the compiled entry point does the work (see src/client/cli.ts).
+import '../dist/client/cli.js'

@@ -210,7 +210,7 @@ export interface RateLimitApp {
  * `REDIS_STARTUP_*` (= `KVSTORE_STARTUP_*`) for every backend.
  */
 function startupPolicy(settings: Readonly<Settings>): StartupPolicy {
-  const backendMs = settings.backendStartupTimeoutSeconds * 1000
+  const backendMs = settings.backendStartupTimeoutMs
   const redisMs = settings.backendType === 'redis' ? settings.redisStartupMaxElapsedMs : 0
   const redisFirst = redisMs > 0 && (backendMs === 0 || redisMs < backendMs)
   return {
@@ -523,7 +523,7 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
         : undefined,
     nearLimitRatio: settings.nearLimitRatio,
     cacheKeyPrefix: settings.cacheKeyPrefix,
-    expirationJitterMaxSeconds: settings.expirationJitterMaxSeconds,
+    expirationJitterMaxSeconds: settings.expirationJitterMaxMs / 1000,
     stopCacheKeyIncrementWhenOverlimit: stopIncrement,
     random,
     tracing,

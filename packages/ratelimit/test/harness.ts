@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { pino } from 'pino'
-import { buildRateLimitApp, type AppDeps, type RateLimitApp } from '../src/app.js'
-import { loadSettings } from '../src/settings/settings.js'
-import { NullSink } from '../src/stats/sinks.js'
+import { buildRateLimitApp, type AppDeps, type RateLimitApp } from '#internal/app.js'
+import { loadSettings } from '#internal/settings/settings.js'
+import { NullSink } from '#internal/stats/sinks.js'
 import { protoClient, type ProtoClient } from './proto.js'
 
 /** Options of {@link startService}. */

@@ -1,10 +1,10 @@
 /** The limiter the algorithms' unit tests drive: a real memory store and a fake clock. */
 import { FakeClock } from '@gatehouse/testing'
-import { StoreRateLimitCache } from '../src/limiter/store-cache.js'
-import { LocalCache } from '../src/limiter/local-cache.js'
-import { MemoryCounterStore } from '../src/memory/memory-store.js'
-import type { RateLimitRequest } from '../src/protocol/types.js'
-import { StatsStore } from '../src/stats/store.js'
+import { StoreRateLimitCache } from '#internal/limiter/store-cache.js'
+import { LocalCache } from '#internal/limiter/local-cache.js'
+import { MemoryCounterStore } from '#internal/memory/memory-store.js'
+import type { RateLimitRequest } from '#internal/protocol/types.js'
+import { StatsStore } from '#internal/stats/store.js'
 
 /** A request of domain `d` with one descriptor `k=v`. */
 export function oneKeyRequest(hitsAddend = 1): RateLimitRequest {

@@ -4,7 +4,7 @@ import {
   type RateLimitRequest,
   type RateLimitResponse,
   type Unit,
-} from '@gatehouse/ratelimit'
+} from '@gatehouse/ratelimit/client'
 import { pino } from 'pino'
 import { describe, expect, it } from 'vitest'
 import { ServiceUnavailableError } from '../errors.js'

@@ -3,7 +3,7 @@ import {
   serviceErrorCode,
   type RateLimitRequest,
   type RateLimitResponse,
-} from '@gatehouse/ratelimit'
+} from '@gatehouse/ratelimit/client'
 import type { Logger } from 'pino'
 import { ServiceUnavailableError } from '../errors.js'
 import type { EmailSendLimiter } from './email-send-limiter.js'
@@ -11,7 +11,7 @@ import { ALLOWED, type LimitDecision, type LimitedOperation, type Limiter } from
 import type { ServiceWindow } from './rates.js'
 import { DESCRIPTOR, type SendOperation, type ServiceRules } from './service-config.js'
 
-/** What the {@link ServiceLimiter} needs of `@gatehouse/ratelimit`'s `RateLimitClient`. */
+/** What the {@link ServiceLimiter} needs of `@gatehouse/ratelimit/client`'s `RateLimitClient`. */
 export interface RateLimitTransport {
   shouldRateLimit(request: RateLimitRequest): Promise<RateLimitResponse>
 }

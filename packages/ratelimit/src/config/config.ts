@@ -8,24 +8,11 @@
 import type { Descriptor, JsonObject, Unit } from '../protocol/types.js'
 import { UNITS } from '../protocol/types.js'
 import type { RateLimitStats, StatsManager } from '../stats/manager.js'
+import { ALGORITHMS, isAlgorithm, type Algorithm } from '../limiter/algorithms.js'
 import { MAX_UNIT_MULTIPLIER, MAX_WINDOW_SECONDS, windowSeconds } from '../limiter/units.js'
 import { RateLimitConfigError } from './errors.js'
 import { parseConfigFile, type YamlDescriptor, type YamlRateLimit, type YamlRoot } from './yaml.js'
 import { compileWildcard, matchWildcard, type WildcardPattern } from './wildcard.js'
-
-/**
- * How a rule counts (a Gatehouse addition, issue 15): upstream's `fixed_window`, the
- * `sliding_window` counter, or a `token_bucket`. See the package README for the arithmetic.
- */
-export type Algorithm = 'fixed_window' | 'sliding_window' | 'token_bucket'
-
-/** Every {@link Algorithm}, in the order the README lists them. */
-export const ALGORITHMS: readonly Algorithm[] = ['fixed_window', 'sliding_window', 'token_bucket']
-
-/** Whether `name` is an {@link Algorithm}. */
-export function isAlgorithm(name: string): name is Algorithm {
-  return (ALGORITHMS as readonly string[]).includes(name)
-}
 
 /**
  * A limit that applies to a request descriptor: from a configured `rate_limit` block, or made up

@@ -23,6 +23,18 @@ export function illegalKeyCharacter(key: string): number {
 }
 
 /**
+ * Why memcache could never store a key starting with `CACHE_KEY_PREFIX` (checked at start, with
+ * `BACKEND_TYPE=memcache`, so that no request finds out).
+ *
+ * @returns The problem (for the variable's line), or undefined when the prefix is fine.
+ */
+export function memcacheKeyPrefixProblem(prefix: string): string | undefined {
+  return illegalKeyCharacter(prefix) >= 0
+    ? 'must not contain whitespace or control characters with BACKEND_TYPE=memcache (memcache keys cannot)'
+    : undefined
+}
+
+/**
  * Why memcache would refuse `key`, worded for the caller who sent the descriptor.
  *
  * @param key A cache key (`CACHE_KEY_PREFIX` + domain + entries + window start).

@@ -22,19 +22,13 @@ import {
 } from '../protocol/protobuf/health.js'
 import { decodeRateLimitRequest } from '../protocol/protobuf/request.js'
 import { encodeRateLimitResponse } from '../protocol/protobuf/response.js'
+import { COALESCE_MAX_DESCRIPTORS_HEADER, SHOULD_RATE_LIMIT_PATH } from '../protocol/grpc.js'
 import type { RateLimitRequest } from '../protocol/types.js'
 import type { RateLimitService } from '../service/service.js'
 import type { StatsStore } from '../stats/store.js'
 import { endWithError, type TraceCarrier, type Tracing } from '../telemetry/tracing.js'
 import type { HealthChecker } from './health.js'
 import { GRPC_STATUS, grpcStatusOf, INTERNAL_GRPC_STATUS, type GrpcStatus } from './status.js'
-
-/** Full method path of `ShouldRateLimit`. */
-export const SHOULD_RATE_LIMIT_PATH = '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit'
-/** Full method path of `Health/Check`. */
-export const HEALTH_CHECK_PATH = '/grpc.health.v1.Health/Check'
-/** Full method path of `Health/Watch`. */
-export const HEALTH_WATCH_PATH = '/grpc.health.v1.Health/Watch'
 
 /** The gRPC server span's name (OpenTelemetry's `<package.service>/<method>`). */
 const SHOULD_RATE_LIMIT_SPAN = SHOULD_RATE_LIMIT_PATH.slice(1)
@@ -46,18 +40,6 @@ const SHOULD_RATE_LIMIT_ATTRIBUTES = {
 
 /** Health service names answered: `""` (the whole server) and `"ratelimit"` (upstream's). */
 const HEALTH_SERVICES: ReadonlySet<string> = new Set(['', 'ratelimit'])
-
-/**
- * The response header (gRPC initial metadata) of every successful `ShouldRateLimit` answer while
- * the service decides each descriptor of a request on its own
- * (`RateLimitService.independentDescriptors`: `STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT` off, no
- * `QUOTA_MODE`, no rule with `replaces` or `quota_mode`). Its value is
- * `MAX_DESCRIPTORS_PER_REQUEST` (decimal): a client may then concatenate the descriptors of
- * several requests of one domain and `hits_addend` into one request of at most that many
- * descriptors and split the statuses back (`RateLimitClient`'s `coalesce`). A gatehouse
- * extension; Envoy ignores response metadata it does not know.
- */
-export const COALESCE_MAX_DESCRIPTORS_HEADER = 'gatehouse-coalesce-max-descriptors'
 
 /** Response headers (gRPC initial metadata) a handler asks the transport to send. */
 export type ResponseHeaders = Readonly<Record<string, string>>

@@ -33,14 +33,8 @@ import type { Server as NetServer } from 'node:net'
 import { systemMonotonicClock, systemRandom, type MonotonicClock, type Random } from '../clock.js'
 import { createConnectionPolicy } from './grpc-connections.js'
 import { CallDeadlines } from './grpc-deadlines.js'
-import {
-  HEALTH_CHECK_PATH,
-  HEALTH_WATCH_PATH,
-  SHOULD_RATE_LIMIT_PATH,
-  type GrpcHandlers,
-  type ResponseHeaders,
-  type UnaryCallback,
-} from './grpc-handlers.js'
+import { HEALTH_CHECK_PATH, HEALTH_WATCH_PATH, SHOULD_RATE_LIMIT_PATH } from '../protocol/grpc.js'
+import { type GrpcHandlers, type ResponseHeaders, type UnaryCallback } from './grpc-handlers.js'
 import {
   OK_TRAILERS,
   RESPONSE_HEADERS,

@@ -7,7 +7,8 @@
  * @module
  */
 import { constants, type ServerHttp2Stream } from 'node:http2'
-import { ERROR_CODE_TRAILER, GRPC_STATUS, type GrpcStatus } from './status.js'
+import { ERROR_CODE_TRAILER } from '../protocol/grpc.js'
+import { GRPC_STATUS, type GrpcStatus } from './status.js'
 
 /** Largest accepted request message (grpc-js' and grpc-go's default), in bytes. */
 export const MAX_RECEIVE_MESSAGE_BYTES = 4 * 1024 * 1024

@@ -1,66 +1,22 @@
 /**
  * The gRPC server on @grpc/grpc-js (`GRPC_SERVER_IMPLEMENTATION=grpc-js`): a thin adapter that
  * hands request bytes to the shared handlers of `grpc-handlers.ts` (as the lean `node:http2`
- * server does) and leaves framing, deadlines and connection limits to grpc-js. Also the client
- * side definitions of both services, with the package's codec, for grpc-js clients.
+ * server does) and leaves framing, deadlines and connection limits to grpc-js. The services'
+ * definitions for grpc-js clients are in `protocol/grpc.ts`.
  *
  * @module
  */
 import * as grpc from '@grpc/grpc-js'
 import { constants as http2 } from 'node:http2'
 import {
-  decodeHealthCheckRequest,
-  decodeHealthCheckResponse,
-  encodeHealthCheckRequest,
-  encodeHealthCheckResponse,
-} from '../protocol/protobuf/health.js'
-import { decodeRateLimitRequest, encodeRateLimitRequest } from '../protocol/protobuf/request.js'
-import { decodeRateLimitResponse, encodeRateLimitResponse } from '../protocol/protobuf/response.js'
-import {
+  ERROR_CODE_TRAILER,
   HEALTH_CHECK_PATH,
   HEALTH_WATCH_PATH,
   SHOULD_RATE_LIMIT_PATH,
-  type GrpcHandlers,
-  type ResponseHeaders,
-} from './grpc-handlers.js'
-import { ERROR_CODE_TRAILER, type GrpcStatus } from './status.js'
+} from '../protocol/grpc.js'
+import type { GrpcHandlers, ResponseHeaders } from './grpc-handlers.js'
+import type { GrpcStatus } from './status.js'
 import { clientSanProblem, type ServerTls } from './tls.js'
-
-/** The rate limit service definition, with our protobuf codec (usable by clients too). */
-export const rateLimitServiceDefinition = {
-  ShouldRateLimit: {
-    path: SHOULD_RATE_LIMIT_PATH,
-    requestStream: false,
-    responseStream: false,
-    requestSerialize: encodeRateLimitRequest,
-    requestDeserialize: decodeRateLimitRequest,
-    responseSerialize: encodeRateLimitResponse,
-    responseDeserialize: decodeRateLimitResponse,
-    originalName: 'shouldRateLimit',
-  },
-} satisfies grpc.ServiceDefinition
-
-/** The `grpc.health.v1.Health` service definition. */
-export const healthServiceDefinition = {
-  Check: {
-    path: HEALTH_CHECK_PATH,
-    requestStream: false,
-    responseStream: false,
-    requestSerialize: encodeHealthCheckRequest,
-    requestDeserialize: decodeHealthCheckRequest,
-    responseSerialize: encodeHealthCheckResponse,
-    responseDeserialize: decodeHealthCheckResponse,
-  },
-  Watch: {
-    path: HEALTH_WATCH_PATH,
-    requestStream: false,
-    responseStream: true,
-    requestSerialize: encodeHealthCheckRequest,
-    requestDeserialize: decodeHealthCheckRequest,
-    responseSerialize: encodeHealthCheckResponse,
-    responseDeserialize: decodeHealthCheckResponse,
-  },
-} satisfies grpc.ServiceDefinition
 
 function identity(bytes: Buffer): Buffer {
   return bytes

@@ -26,20 +26,12 @@ export const GRPC_STATUS = {
 /** A gRPC status code number of {@link GRPC_STATUS}. */
 export type GrpcStatusCode = (typeof GRPC_STATUS)[keyof typeof GRPC_STATUS]
 
-/**
- * The trailer of a failed call that names the error's code (`ERR_SERVICE`, `ERR_BACKEND`, …), as
- * `x-gatehouse-error-code` does for `/json`: a gatehouse extension (Envoy and Go clients ignore
- * metadata they do not know), read by `RateLimitClient` to tell a refused request from a failed
- * backend, which gRPC's `UNKNOWN` does not.
- */
-export const ERROR_CODE_TRAILER = 'gatehouse-error-code'
-
 /** The status a call ends with (the shape of grpc-js' `StatusObject`, so it passes as is). */
 export interface GrpcStatus {
   readonly code: GrpcStatusCode
   /** The `grpc-message` text (not yet percent-encoded). */
   readonly details: string
-  /** The error's code, sent as {@link ERROR_CODE_TRAILER}; absent for internal errors. */
+  /** The error's code, sent as `ERROR_CODE_TRAILER`; absent for internal errors. */
   readonly errorCode?: RateLimitErrorCode | undefined
 }
 

@@ -7,12 +7,8 @@
  */
 import type { Logger } from 'pino'
 import { RateLimitError } from '../errors.js'
-import {
-  RateLimitConfig,
-  type Algorithm,
-  type ConfigFile,
-  type RateLimit,
-} from '../config/config.js'
+import { RateLimitConfig, type ConfigFile, type RateLimit } from '../config/config.js'
+import type { Algorithm } from '../limiter/algorithms.js'
 import { BackendError, MAX_HITS_ADDEND, type RateLimitCache } from '../limiter/cache.js'
 import { windowSeconds } from '../limiter/units.js'
 import {

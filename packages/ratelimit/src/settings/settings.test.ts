@@ -42,7 +42,7 @@ describe('loadSettings', () => {
       statsFlushIntervalMs: 10_000,
       disableStats: false,
       backendType: 'redis',
-      expirationJitterMaxSeconds: 300,
+      expirationJitterMaxMs: 300_000,
       localCacheSizeInBytes: 0,
       nearLimitRatio: 0.8,
       cacheKeyPrefix: '',
@@ -105,6 +105,21 @@ describe('loadSettings', () => {
     expect(loadSettings({ STATS_MAX_DYNAMIC_KEYS: '0' }).statsMaxDynamicKeys).toBe(0)
     expect(problemsOf({ STATS_MAX_DYNAMIC_KEYS: '-1' })).toEqual([
       'STATS_MAX_DYNAMIC_KEYS: must be an integer from 0 to 1000000 (got "-1")',
+    ])
+  })
+
+  it('reads the whole-second variables into milliseconds, bounds and problems in seconds', () => {
+    expect(loadSettings({}).backendStartupTimeoutMs).toBe(60_000)
+    expect(loadSettings({ BACKEND_STARTUP_TIMEOUT_SECONDS: '5' }).backendStartupTimeoutMs).toBe(
+      5000,
+    )
+    expect(loadSettings({ EXPIRATION_JITTER_MAX_SECONDS: '0' }).expirationJitterMaxMs).toBe(0)
+    expect(loadSettings({ EXPIRATION_JITTER_MAX_SECONDS: '7' }).expirationJitterMaxMs).toBe(7000)
+    expect(
+      problemsOf({ BACKEND_STARTUP_TIMEOUT_SECONDS: '86401', EXPIRATION_JITTER_MAX_SECONDS: '1s' }),
+    ).toEqual([
+      'EXPIRATION_JITTER_MAX_SECONDS: must be an integer of at least 0 (got "1s")',
+      'BACKEND_STARTUP_TIMEOUT_SECONDS: must be an integer from 0 to 86400 (got "86401")',
     ])
   })
 

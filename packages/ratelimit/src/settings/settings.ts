@@ -24,10 +24,31 @@ import {
   port,
   text,
   type SettingsOf,
-  type SettingsRead,
+  type Field,
   type Invalid,
+  type SettingsRead,
 } from '@gatehouse/settings'
-import { illegalKeyCharacter } from '../memcache/keys.js'
+import { ALGORITHMS } from '../limiter/algorithms.js'
+import { memcacheKeyPrefixProblem } from '../memcache/keys.js'
+
+/**
+ * A variable in whole seconds (upstream's `…_SECONDS` integers), held in milliseconds like every
+ * duration of the package: an {@link integer} (its bounds and problems in seconds) times 1000.
+ */
+function secondsInMs(
+  names: string,
+  options: Parameters<typeof integer>[1] & { readonly check?: never },
+): Field<number> {
+  const seconds = integer(names, options)
+  return field(
+    names,
+    (text) => {
+      const value = seconds.parse(text)
+      return typeof value === 'number' ? value * 1000 : value
+    },
+    options,
+  )
+}
 
 /** Log levels (logrus names, as upstream's `LOG_LEVEL`). */
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal'
@@ -729,8 +750,8 @@ export const settingsTable = defineSettings(
       min: 1,
       max: 100_000_000,
     }),
-    /** `EXPIRATION_JITTER_MAX_SECONDS`. @default 300 */
-    expirationJitterMaxSeconds: integer('EXPIRATION_JITTER_MAX_SECONDS', {
+    /** `EXPIRATION_JITTER_MAX_SECONDS` (whole seconds), in milliseconds. @default 300000 */
+    expirationJitterMaxMs: secondsInMs('EXPIRATION_JITTER_MAX_SECONDS', {
       help: "Random seconds added to each key's TTL (0 = none)",
       default: '300',
     }),
@@ -757,14 +778,10 @@ export const settingsTable = defineSettings(
      * (`fixed_window`, `sliding_window` or `token_bucket`). `token_bucket` is refused with
      * `BACKEND_TYPE=memcache`. @default 'fixed_window'
      */
-    rateLimitAlgorithm: oneOf(
-      'RATE_LIMIT_ALGORITHM',
-      ['fixed_window', 'sliding_window', 'token_bucket'],
-      {
-        help: 'Algorithm of rules that name none: `fixed_window`, `sliding_window`, `token_bucket` (not with memcache); see [Algorithms](#algorithms)',
-        default: 'fixed_window',
-      },
-    ),
+    rateLimitAlgorithm: oneOf('RATE_LIMIT_ALGORITHM', ALGORITHMS, {
+      help: 'Algorithm of rules that name none: `fixed_window`, `sliding_window`, `token_bucket` (not with memcache); see [Algorithms](#algorithms)',
+      default: 'fixed_window',
+    }),
     /** `LIMIT_RESPONSE_HEADERS_ENABLED`. @default false */
     limitResponseHeadersEnabled: bool('LIMIT_RESPONSE_HEADERS_ENABLED', {
       help: 'Return `RateLimit-*` headers in `response_headers_to_add`',
@@ -860,9 +877,10 @@ export const settingsTable = defineSettings(
     /**
      * `BACKEND_STARTUP_TIMEOUT_SECONDS`: how long the service tries to reach its Redis or memcache
      * at start before it exits (status 1) with one line naming the address variable and the error;
-     * 0 waits forever (upstream's default). @default 60
+     * 0 waits forever (upstream's default). Read in whole seconds, held in milliseconds.
+     * @default 60000
      */
-    backendStartupTimeoutSeconds: integer('BACKEND_STARTUP_TIMEOUT_SECONDS', {
+    backendStartupTimeoutMs: secondsInMs('BACKEND_STARTUP_TIMEOUT_SECONDS', {
       help: "How long to try the Redis or memcache at start (a `warn` line per failed attempt, with the address and the error) before exiting 1 with one line naming the address variable (`REDIS_URL`, `REDIS_PERSECOND_URL`, `MEMCACHE_HOST_PORT`, `MEMCACHE_SRV`) and the cause; `0` waits forever (upstream's behaviour). Nothing listens before the backend answers, as upstream",
       default: '60',
       min: 0,
@@ -888,7 +906,7 @@ export const settingsTable = defineSettings(
     ),
     /**
      * `REDIS_STARTUP_MAX_ELAPSED_TIME`, milliseconds: upstream's own bound on the wait for Redis at
-     * start; 0 sets none, and {@link backendStartupTimeoutSeconds} bounds it. The shorter applies.
+     * start; 0 sets none, and {@link backendStartupTimeoutMs} bounds it. The shorter applies.
      * @default 0
      */
     redisStartupMaxElapsedMs: duration(
@@ -1129,12 +1147,8 @@ const checkMemcache: Check = (read, settings) => {
       'token_bucket is not supported with BACKEND_TYPE=memcache (use redis or memory)',
     )
   }
-  if (illegalKeyCharacter(settings.cacheKeyPrefix) >= 0) {
-    read.report(
-      fields.cacheKeyPrefix,
-      'must not contain whitespace or control characters with BACKEND_TYPE=memcache (memcache keys cannot)',
-    )
-  }
+  const prefixProblem = memcacheKeyPrefixProblem(settings.cacheKeyPrefix)
+  if (prefixProblem !== undefined) read.report(fields.cacheKeyPrefix, prefixProblem)
 }
 
 /** Every group's validator, run by {@link loadSettings} after the fields are read. */

@@ -5,7 +5,7 @@
  */
 import { describe } from 'vitest'
 import type { Harness } from '../harness.js'
-import { MemoryCounterStore } from '../../src/memory/memory-store.js'
+import { MemoryCounterStore } from '#internal/memory/memory-store.js'
 import { describeAlgorithmTable } from './algorithm-table.js'
 
 describe('memory backend', () => {

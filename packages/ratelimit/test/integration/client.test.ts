@@ -9,8 +9,12 @@ import type { AddressInfo } from 'node:net'
 import { getFreePort } from '@gatehouse/testing'
 import * as grpc from '@grpc/grpc-js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { GRPC_CALL_STATUS, MAX_RESPONSE_MESSAGE_BYTES, RateLimitClient } from '../../src/client.js'
-import { encodeRateLimitResponse } from '../../src/protocol/protobuf/response.js'
+import {
+  GRPC_CALL_STATUS,
+  MAX_RESPONSE_MESSAGE_BYTES,
+  RateLimitClient,
+} from '@gatehouse/ratelimit/client'
+import { encodeRateLimitResponse } from '#internal/protocol/protobuf/response.js'
 import { startService, type Harness } from '../harness.js'
 
 const CONFIG = `domain: client

@@ -22,15 +22,15 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
+  COALESCE_MAX_DESCRIPTORS_HEADER,
   GRPC_CALL_STATUS,
   RateLimitCallError,
   RateLimitClient,
   serviceErrorCode,
-} from '../../src/client.js'
-import { encodeRateLimitRequest } from '../../src/protocol/protobuf/request.js'
-import { encodeRateLimitResponse } from '../../src/protocol/protobuf/response.js'
-import type { Descriptor, RateLimitRequest, RateLimitResponse } from '../../src/protocol/types.js'
-import { COALESCE_MAX_DESCRIPTORS_HEADER } from '../../src/server/grpc-handlers.js'
+} from '@gatehouse/ratelimit/client'
+import { encodeRateLimitRequest } from '#internal/protocol/protobuf/request.js'
+import { encodeRateLimitResponse } from '#internal/protocol/protobuf/response.js'
+import type { Descriptor, RateLimitRequest, RateLimitResponse } from '#internal/protocol/types.js'
 import { startService, type Harness } from '../harness.js'
 
 const CONFIG = `domain: co

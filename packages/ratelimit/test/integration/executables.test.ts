@@ -15,11 +15,11 @@ import {
   type TestCertificates,
 } from '@gatehouse/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { CLIENT_USAGE } from '../../src/client-args.js'
+import { CLIENT_USAGE } from '#internal/client/args.js'
 import { startService, type Harness } from '../harness.js'
 
 const SERVICE = fileURLToPath(new URL('../../src/main.ts', import.meta.url))
-const CLIENT = fileURLToPath(new URL('../../src/client-cli.ts', import.meta.url))
+const CLIENT = fileURLToPath(new URL('../../src/client/cli.ts', import.meta.url))
 const { version } = JSON.parse(
   readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
 ) as { version: string }

@@ -100,7 +100,7 @@ describe('the gatehouse-ratelimit executable', () => {
       )
       const { stdout } = await run(process.execPath, [
         ...TSX,
-        join(PACKAGE, 'src/client-cli.ts'),
+        join(PACKAGE, 'src/client/cli.ts'),
         '-dial_string',
         `127.0.0.1:${String(grpcPort)}`,
         '-domain',

@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { fixture } from '../fixtures.js'
 import { startService } from '../harness.js'
-import type { ConfigProvider } from '../../src/provider/provider.js'
+import type { ConfigProvider } from '#internal/provider/provider.js'
 
 const basic = { 'basic.yaml': fixture('integration/basic.yaml') }
 const request = { domain: 'basic', descriptors: [{ entries: [{ key: 'key1', value: 'opt' }] }] }

@@ -1,7 +1,7 @@
 import { redisKeyPrefix, startRedisCluster, type TestRedisCluster } from '@gatehouse/testing'
 import { Cluster } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { slidingWindowKeys } from '../../src/limiter/sliding-window.js'
+import { slidingWindowKeys } from '#internal/limiter/sliding-window.js'
 import { startService, type Harness } from '../harness.js'
 import { LOAD_FILES, loadKey, startLoad } from '../load.js'
 import { healthy, one, TABLE_NOW as NOW } from './decision-table.js'

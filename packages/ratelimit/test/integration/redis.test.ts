@@ -15,7 +15,7 @@ import {
   INCREMENT_SCRIPT_SHA,
   SLIDING_WINDOW_SCRIPT_SHA,
   TOKEN_BUCKET_SCRIPT_SHA,
-} from '../../src/redis/script.js'
+} from '#internal/redis/script.js'
 import { FIXTURES } from '../fixtures.js'
 import { startService, type Harness } from '../harness.js'
 import { basic, healthy, minuteStart, NOW_S, one, TABLE_NOW as NOW } from './decision-table.js'

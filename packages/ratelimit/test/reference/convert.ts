@@ -10,7 +10,7 @@ import {
   type RateLimitRequest,
   type RateLimitResponse,
   type Unit,
-} from '../../src/protocol/types.js'
+} from '#internal/protocol/types.js'
 import {
   RateLimitResponse_Code,
   RateLimitResponseSchema,

@@ -21,11 +21,11 @@ import {
   type ClientArgs,
   type ClientCommand,
   type ClientTlsArgs,
-} from './client-args.js'
-import { packageVersion } from './version.js'
+} from './args.js'
+import { packageVersion } from '../version.js'
 import { callShouldRateLimit } from './client.js'
 import { GoFlagError } from './go-flag.js'
-import { formatJsonRateLimitResponse } from './protocol/json.js'
+import { formatJsonRateLimitResponse } from '../protocol/json.js'
 
 /**
  * The TLS credentials of `-grpc-use-tls` (upstream's `TlsConfigFromFiles` for a server CA): the

@@ -7,7 +7,7 @@
  */
 import { UsageError } from '@gatehouse/settings'
 import { goFlagUsage, parseGoFlags, type GoFlag } from './go-flag.js'
-import type { Descriptor } from './protocol/types.js'
+import type { Descriptor } from '../protocol/types.js'
 
 /** The executable's name, as its usage and messages start. */
 export const CLIENT_PROGRAM = 'gatehouse-ratelimit-client'

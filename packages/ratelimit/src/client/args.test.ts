@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { UsageError } from '@gatehouse/settings'
-import { CLIENT_USAGE, parseClientArgs } from './client-args.js'
+import { CLIENT_USAGE, parseClientArgs } from './args.js'
 import { GoFlagError } from './go-flag.js'
 
 describe('gatehouse-ratelimit-client arguments', () => {

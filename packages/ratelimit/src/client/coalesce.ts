@@ -10,7 +10,7 @@ import type {
   DescriptorStatus,
   RateLimitRequest,
   RateLimitResponse,
-} from './protocol/types.js'
+} from '../protocol/types.js'
 
 /** A request waiting for the end of the turn. */
 interface Waiter {

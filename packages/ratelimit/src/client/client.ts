@@ -7,14 +7,16 @@
  */
 import { connect, constants, type ClientHttp2Session, type IncomingHttpHeaders } from 'node:http2'
 import * as grpc from '@grpc/grpc-js'
-import { RequestCoalescer } from './client-coalesce.js'
-import { systemClock, type Clock } from './clock.js'
-import { encodeRateLimitRequest } from './protocol/protobuf/request.js'
-import { decodeRateLimitResponse } from './protocol/protobuf/response.js'
-import type { RateLimitRequest, RateLimitResponse } from './protocol/types.js'
-import { rateLimitServiceDefinition } from './server/grpc.js'
-import { COALESCE_MAX_DESCRIPTORS_HEADER } from './server/grpc-handlers.js'
-import { ERROR_CODE_TRAILER } from './server/status.js'
+import { RequestCoalescer } from './coalesce.js'
+import { systemClock, type Clock } from '../clock.js'
+import { encodeRateLimitRequest } from '../protocol/protobuf/request.js'
+import { decodeRateLimitResponse } from '../protocol/protobuf/response.js'
+import type { RateLimitRequest, RateLimitResponse } from '../protocol/types.js'
+import {
+  COALESCE_MAX_DESCRIPTORS_HEADER,
+  ERROR_CODE_TRAILER,
+  rateLimitServiceDefinition,
+} from '../protocol/grpc.js'
 
 /** Options of {@link callShouldRateLimit}. */
 export interface CallOptions {
