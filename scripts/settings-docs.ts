@@ -147,6 +147,7 @@ export const SETTINGS_DOCS: readonly SettingsDoc[] = [
         'extraTags',
         'disableStats',
         'statsMaxDynamicKeys',
+        'statsMaxUnknownDomains',
       ],
       'tagged-statsd': ['useTaggedStatsd', 'taggedStatsdMogrifierNames'],
       prometheus: [

@@ -503,7 +503,10 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
     createLogger({ level: settings.logLevel, format: settings.logFormat }, process.stderr, clock)
   const shared = deps.sharedLogger ?? logger
   const stats = new StatsStore({ extraTags: settings.extraTags, random })
-  const statsManager = new StatsManager(stats, { maxDynamicKeys: settings.statsMaxDynamicKeys })
+  const statsManager = new StatsManager(stats, {
+    maxDynamicKeys: settings.statsMaxDynamicKeys,
+    maxUnknownDomains: settings.statsMaxUnknownDomains,
+  })
   const health = new HealthChecker({ configComponent: settings.healthyWithAtLeastOneConfigLoaded })
   const store =
     deps.store ?? buildStore(settings, { ...deps, clock, random, logger: shared }, health, stats)

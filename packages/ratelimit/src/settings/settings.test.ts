@@ -108,6 +108,14 @@ describe('loadSettings', () => {
     ])
   })
 
+  it('reads STATS_MAX_UNKNOWN_DOMAINS, 100 by default', () => {
+    expect(loadSettings({}).statsMaxUnknownDomains).toBe(100)
+    expect(loadSettings({ STATS_MAX_UNKNOWN_DOMAINS: '0' }).statsMaxUnknownDomains).toBe(0)
+    expect(problemsOf({ STATS_MAX_UNKNOWN_DOMAINS: '1000001' })).toEqual([
+      'STATS_MAX_UNKNOWN_DOMAINS: must be an integer from 0 to 1000000 (got "1000001")',
+    ])
+  })
+
   it('reads MEMORY_MAX_KEYS, 100000 by default', () => {
     expect(loadSettings({}).memoryMaxKeys).toBe(100_000)
     expect(loadSettings({ MEMORY_MAX_KEYS: '5' }).memoryMaxKeys).toBe(5)

@@ -603,6 +603,16 @@ export const settingsTable = defineSettings(
       max: 1_000_000,
     }),
     /**
+     * `STATS_MAX_UNKNOWN_DOMAINS` (Gatehouse addition, issue 32): distinct unknown domains counted
+     * under upstream's `ratelimit.service.rate_limit.<domain>.domain_not_found`; later ones under
+     * the domain-less `ratelimit.service.rate_limit.domain_not_found`. @default 100
+     */
+    statsMaxUnknownDomains: integer('STATS_MAX_UNKNOWN_DOMAINS', {
+      help: "Gatehouse addition: the first this many distinct unknown domains are counted under upstream's `ratelimit.service.rate_limit.<domain>.domain_not_found`, so dashboards written for upstream keep working; later ones, and domains longer than 256 characters, under the domain-less `ratelimit.service.rate_limit.domain_not_found` (requests cannot grow the stats without bound); 0 counts every one there",
+      default: '100',
+      max: 1_000_000,
+    }),
+    /**
      * `USE_TAGGED_STATSD` (upstream's `USE_DOG_STATSD` is accepted too): DogStatsD lines with tags
      * (`name:1|c|#tag:value`) over UDP to `STATSD_HOST:STATSD_PORT`. @default false
      */
