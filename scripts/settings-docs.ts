@@ -32,6 +32,7 @@ export const SETTINGS_DOCS: readonly SettingsDoc[] = [
       servers: [
         'host',
         'port',
+        'adminApiToken',
         'grpcHost',
         'grpcPort',
         'grpcUds',

@@ -25,6 +25,7 @@ import type { LoadConfigOptions } from './config/config.js'
 import type { CounterStore } from './limiter/cache.js'
 import type { StartupPolicy } from './limiter/startup.js'
 import { StoreRateLimitCache } from './limiter/store-cache.js'
+import { CounterApi } from './service/counters.js'
 import { LocalCache } from './limiter/local-cache.js'
 import { createLogger } from './logging.js'
 import { MemcacheCounterStore, memcacheTlsOptions } from './memcache/memcache-store.js'
@@ -517,13 +518,14 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
     shared.warn('STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT has no effect with the memcache backend')
   }
   const tracing = deps.tracing ?? buildTracing(settings, random)
+  const localCache =
+    settings.localCacheSizeInBytes > 0
+      ? new LocalCache(settings.localCacheSizeInBytes, clock, stats)
+      : undefined
   const cache = new StoreRateLimitCache({
     store,
     clock,
-    localCache:
-      settings.localCacheSizeInBytes > 0
-        ? new LocalCache(settings.localCacheSizeInBytes, clock, stats)
-        : undefined,
+    localCache,
     nearLimitRatio: settings.nearLimitRatio,
     cacheKeyPrefix: settings.cacheKeyPrefix,
     expirationJitterMaxSeconds: settings.expirationJitterMaxSeconds,
@@ -566,7 +568,28 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
   })
   const grpcTls = loadGrpcTls(settings, shared)
   const grpcServer = buildGrpcListener(settings, { handlers, monotonicClock, random }, grpcTls)
-  const httpServer = buildHttpServer({ service, health, logger, tracing })
+  const httpServer = buildHttpServer({
+    service,
+    health,
+    logger,
+    tracing,
+    counters:
+      settings.adminApiToken === ''
+        ? undefined
+        : {
+            api: new CounterApi({
+              service,
+              store,
+              clock,
+              cacheKeyPrefix: settings.cacheKeyPrefix,
+              localCache,
+            }),
+            token: settings.adminApiToken,
+            logger: shared,
+            stats,
+            requestLimits: service.requestLimits,
+          },
+  })
   const debugServer = buildDebugServer({
     service,
     stats,

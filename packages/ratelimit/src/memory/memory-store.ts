@@ -149,6 +149,12 @@ export class MemoryCounterStore implements CounterStore {
     return Promise.resolve(ops.map((op) => this.#live(op.key, now)?.value ?? 0))
   }
 
+  /** {@inheritDoc CounterStore.remove} */
+  remove(ops: readonly ReadOp[]): Promise<void> {
+    for (const op of ops) this.#slots.delete(op.key)
+    return Promise.resolve()
+  }
+
   /** {@inheritDoc CounterStore.ready} */
   ready(): Promise<void> {
     return Promise.resolve()

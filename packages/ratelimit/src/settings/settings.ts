@@ -291,6 +291,15 @@ export const settingsTable = defineSettings(
     host: text('HOST', { help: 'HTTP address (`/json`, `/healthcheck`)', default: '0.0.0.0' }),
     /** `PORT` of the HTTP server. @default 8080 */
     port: port('PORT', { help: 'HTTP port', default: '8080' }),
+    /**
+     * `ADMIN_API_TOKEN` (Gatehouse addition, issue 32): the bearer token of the counter API
+     * (`GET`/`DELETE /counters` on the HTTP port); empty = the API is off (404). Secret.
+     * @default ''
+     */
+    adminApiToken: text('ADMIN_API_TOKEN', {
+      help: 'Gatehouse addition: turns the counter API on (`GET` and `DELETE /counters` on the HTTP port, see [Counter API](#counter-api)), callers sending `Authorization: Bearer <token>`; empty: the API answers 404 (never logged)',
+      secret: true,
+    }),
     /** `DEBUG_HOST`. @default '0.0.0.0' */
     debugHost: text('DEBUG_HOST', {
       help: 'Debug server address',
