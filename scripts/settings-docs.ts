@@ -103,6 +103,9 @@ export const SETTINGS_DOCS: readonly SettingsDoc[] = [
         'limitLimitHeader',
         'limitRemainingHeader',
         'limitResetHeader',
+        'backendFailureMode',
+        'backendFailureLocalShare',
+        'backendFailureCheckIntervalMs',
       ],
       redis: [
         'redis.socketType',

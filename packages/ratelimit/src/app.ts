@@ -25,6 +25,7 @@ import type { LoadConfigOptions } from './config/config.js'
 import type { CounterStore } from './limiter/cache.js'
 import type { StartupPolicy } from './limiter/startup.js'
 import { StoreRateLimitCache } from './limiter/store-cache.js'
+import { DegradingRateLimitCache } from './limiter/degrade.js'
 import { CounterApi } from './service/counters.js'
 import { LocalCache } from './limiter/local-cache.js'
 import { createLogger } from './logging.js'
@@ -273,6 +274,44 @@ function buildStore(
       : undefined,
   })
   return redis
+}
+
+/**
+ * `BACKEND_FAILURE_MODE=local` (issue 32): the store's cache, and in-process counters at
+ * `ceil(limit / BACKEND_FAILURE_LOCAL_SHARE)` for the time the store fails.
+ */
+function degradingCache(
+  settings: Readonly<Settings>,
+  parts: {
+    cache: StoreRateLimitCache
+    store: CounterStore
+    clock: Clock
+    random: Random
+    stats: StatsStore
+    logger: Logger
+  },
+): DegradingRateLimitCache {
+  const { clock } = parts
+  const local = new MemoryCounterStore({ clock, maxKeys: settings.memoryMaxKeys })
+  return new DegradingRateLimitCache({
+    primary: parts.cache,
+    store: parts.store,
+    fallback: new StoreRateLimitCache({
+      store: local,
+      clock,
+      nearLimitRatio: settings.nearLimitRatio,
+      cacheKeyPrefix: settings.cacheKeyPrefix,
+      expirationJitterMaxSeconds: 0,
+      random: parts.random,
+    }),
+    local,
+    share: settings.backendFailureLocalShare,
+    checkIntervalMs: settings.backendFailureCheckIntervalMs,
+    checkKey: `${settings.cacheKeyPrefix}gatehouse_backend_check`,
+    degraded: parts.stats.counter('ratelimit.service.backend_degraded'),
+    clock,
+    logger: parts.logger,
+  })
 }
 
 /**
@@ -534,8 +573,12 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
     tracing,
     storeSpanName: STORE_SPAN_NAMES[settings.backendType],
   })
+  const degrading =
+    settings.backendFailureMode === 'local'
+      ? degradingCache(settings, { cache, store, clock, random, stats, logger: shared })
+      : undefined
   const service = new RateLimitService(
-    { cache, stats: statsManager, logger: shared, tracing },
+    { cache: degrading ?? cache, stats: statsManager, logger: shared, tracing },
     {
       globalShadowMode: settings.shadowMode,
       quotaMode: settings.quotaMode,
@@ -691,6 +734,7 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
         prometheusServer && closeHttp(prometheusServer, 0),
       ])
       clearInterval(flushTimer)
+      degrading?.close()
       await store.close()
       flushStats()
       await Promise.all([sink.close(), tracing?.shutdown().catch(() => undefined)])

@@ -108,6 +108,31 @@ describe('loadSettings', () => {
     ])
   })
 
+  it('reads the degrade mode (BACKEND_FAILURE_*), off by default', () => {
+    expect(loadSettings({})).toMatchObject({
+      backendFailureMode: 'error',
+      backendFailureLocalShare: 1,
+      backendFailureCheckIntervalMs: 1000,
+    })
+    expect(
+      loadSettings({
+        BACKEND_FAILURE_MODE: 'LOCAL',
+        BACKEND_FAILURE_LOCAL_SHARE: '3',
+        BACKEND_FAILURE_CHECK_INTERVAL: '250ms',
+      }),
+    ).toMatchObject({
+      backendFailureMode: 'local',
+      backendFailureLocalShare: 3,
+      backendFailureCheckIntervalMs: 250,
+    })
+    expect(
+      problemsOf({ BACKEND_FAILURE_MODE: 'ignore', BACKEND_FAILURE_LOCAL_SHARE: '0' }),
+    ).toEqual([
+      'BACKEND_FAILURE_MODE: must be one of error, local (got "ignore")',
+      'BACKEND_FAILURE_LOCAL_SHARE: must be an integer from 1 to 10000 (got "0")',
+    ])
+  })
+
   it('reads STATS_MAX_UNKNOWN_DOMAINS, 100 by default', () => {
     expect(loadSettings({}).statsMaxUnknownDomains).toBe(100)
     expect(loadSettings({ STATS_MAX_UNKNOWN_DOMAINS: '0' }).statsMaxUnknownDomains).toBe(0)

@@ -767,6 +767,34 @@ export const settingsTable = defineSettings(
     }),
     /** `CACHE_KEY_PREFIX`. @default '' */
     cacheKeyPrefix: text('CACHE_KEY_PREFIX', { help: 'Prefix of every counter key' }),
+    /**
+     * `BACKEND_FAILURE_MODE` (Gatehouse addition, issue 32): `error` (upstream's: a store failure
+     * is an error answer) or `local` (decide from in-process counters while the store fails).
+     * @default 'error'
+     */
+    backendFailureMode: oneOf('BACKEND_FAILURE_MODE', ['error', 'local'], {
+      help: "Gatehouse addition: `error` answers a store failure with an error (upstream's); `local` decides from in-process counters at the limit divided by `BACKEND_FAILURE_LOCAL_SHARE` while the store fails, marks answers `x-ratelimit-degraded: 1` and returns to the store once it answers again (see [Degrade mode](#degrade-mode))",
+      default: 'error',
+    }),
+    /**
+     * `BACKEND_FAILURE_LOCAL_SHARE` (issue 32): the expected number of instances; in `local` mode
+     * each decides at `ceil(limit / share)`. @default 1
+     */
+    backendFailureLocalShare: integer('BACKEND_FAILURE_LOCAL_SHARE', {
+      help: 'Gatehouse addition: instances sharing the limits; with `BACKEND_FAILURE_MODE=local` each decides at `ceil(limit / share)` while the store fails',
+      default: '1',
+      min: 1,
+      max: 10_000,
+    }),
+    /**
+     * `BACKEND_FAILURE_CHECK_INTERVAL` (issue 32), milliseconds: how often a degraded instance
+     * checks whether the store answers again. @default 1000
+     */
+    backendFailureCheckIntervalMs: duration('BACKEND_FAILURE_CHECK_INTERVAL', {
+      help: 'Gatehouse addition: with `BACKEND_FAILURE_MODE=local`, how often a degraded instance checks whether the store answers again (decisions return to it within this interval)',
+      default: '1s',
+      positive: true,
+    }),
     /** `STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT`. @default false */
     stopCacheKeyIncrementWhenOverlimit: bool('STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT', {
       help: 'Read counters first; do not count refused requests (not with memcache)',
