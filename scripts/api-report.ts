@@ -184,10 +184,28 @@ async function packageReports(dir: string): Promise<ApiReport[]> {
     const path = join(dir, 'api', entry.file)
     reports.push({
       path,
-      text: await prettier.format(text, { ...options, filepath: join(root, path) }),
+      text: await prettier.format(sortLiteralUnions(text), {
+        ...options,
+        filepath: join(root, path),
+      }),
     })
   }
   return reports
+}
+
+/**
+ * Unions of string literals with their members sorted: TypeScript prints a union in the order it
+ * created its members, which differs between a clean and an incremental build, so the report
+ * would change without the surface changing.
+ */
+export function sortLiteralUnions(text: string): string {
+  return text.replaceAll(/(?:"[^"\n]*"|'[^'\n]*')(?:\s*\|\s*(?:"[^"\n]*"|'[^'\n]*'))+/g, (union) =>
+    union
+      .split('|')
+      .map((member) => member.trim())
+      .sort()
+      .join(' | '),
+  )
 }
 
 /** Every report, from the built declarations (`tsc -b` first). */

@@ -100,6 +100,7 @@ export const SETTINGS_DOCS: readonly SettingsDoc[] = [
       servers: [
         'host',
         'port',
+        'adminApiToken',
         'grpcHost',
         'grpcPort',
         'grpcUds',
@@ -170,6 +171,9 @@ export const SETTINGS_DOCS: readonly SettingsDoc[] = [
         'limitLimitHeader',
         'limitRemainingHeader',
         'limitResetHeader',
+        'backendFailureMode',
+        'backendFailureLocalShare',
+        'backendFailureCheckIntervalMs',
       ],
       redis: [
         'redis.socketType',
@@ -215,6 +219,7 @@ export const SETTINGS_DOCS: readonly SettingsDoc[] = [
         'extraTags',
         'disableStats',
         'statsMaxDynamicKeys',
+        'statsMaxUnknownDomains',
       ],
       'tagged-statsd': ['useTaggedStatsd', 'taggedStatsdMogrifierNames'],
       prometheus: [

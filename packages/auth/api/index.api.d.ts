@@ -141,7 +141,7 @@ export declare class CleanupJob {
 export interface CleanupJobOptions {
   readonly db: Queryable
   readonly clock: Clock
-  readonly settings: Pick<Settings, 'mailer' | 'external' | 'mfa'>
+  readonly settings: Pick<Settings, 'external' | 'mailer' | 'mfa'>
   readonly intervalMs: number
   readonly logger?: Logger | undefined
   readonly batchSize?: number
@@ -201,7 +201,7 @@ export declare class DatabaseUnavailableError extends Error {
 }
 // Db
 export interface Db extends Queryable {
-  readonly kind: 'postgres' | 'pglite'
+  readonly kind: 'pglite' | 'postgres'
   readonly maxConnections: number
   transaction<T>(fn: (tx: Tx) => Promise<T>, options?: TransactionOptions): Promise<T>
   close(): Promise<void>
@@ -360,16 +360,16 @@ export interface FactorJson {
   id: string
   created_at: string
   updated_at: string
-  status: 'verified' | 'unverified'
+  status: 'unverified' | 'verified'
   friendly_name?: string
-  factor_type: 'totp' | 'phone'
+  factor_type: 'phone' | 'totp'
   phone: string
   last_challenged_at: string | null
 }
 // FactorStatus
 export type FactorStatus = 'unverified' | 'verified'
 // FactorType
-export type FactorType = 'totp' | 'phone'
+export type FactorType = 'phone' | 'totp'
 // FailureBackoff
 export declare class FailureBackoff {
   #private
@@ -494,16 +494,16 @@ export interface LimitDecision {
 }
 // LimitedOperation
 export type LimitedOperation =
-  | 'signup'
   | 'anonymous_signin'
-  | 'token'
-  | 'token_refresh'
-  | 'verify'
-  | 'otp'
-  | 'user'
-  | 'sso'
   | 'factor_challenge'
   | 'factor_verify'
+  | 'otp'
+  | 'signup'
+  | 'sso'
+  | 'token'
+  | 'token_refresh'
+  | 'user'
+  | 'verify'
 // Limiter
 export interface Limiter {
   allow(operation: LimitedOperation, key: string, now: number): Promise<LimitDecision>
@@ -520,7 +520,7 @@ export declare class LoggedSmsProvider implements SmsProvider {
   sendMessage(phone: string, message: string, channel: SmsChannel, otp: string): Promise<string>
 }
 // LogLevel
-export type LogLevel = 'panic' | 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace'
+export type LogLevel = 'debug' | 'error' | 'fatal' | 'info' | 'panic' | 'trace' | 'warn'
 // MAIL_KINDS
 export declare const MAIL_KINDS: readonly [
   'invite',
@@ -544,11 +544,11 @@ export interface Mailer {
 // MailKind
 export type MailKind =
   | 'confirmation'
-  | 'invite'
-  | 'recovery'
-  | 'magic_link'
   | 'email_change'
+  | 'invite'
+  | 'magic_link'
   | 'reauthentication'
+  | 'recovery'
   | NotificationKind
 // MailMessage
 export interface MailMessage {
@@ -654,24 +654,24 @@ export declare class NotFoundError extends AuthError {}
 export declare const NOTIFICATION_KINDS: NotificationKind[]
 // NotificationKind
 export type NotificationKind =
-  | 'password_changed_notification'
   | 'email_changed_notification'
-  | 'phone_changed_notification'
   | 'identity_linked_notification'
   | 'identity_unlinked_notification'
   | 'mfa_factor_enrolled_notification'
   | 'mfa_factor_unenrolled_notification'
+  | 'password_changed_notification'
+  | 'phone_changed_notification'
 // notificationSwitch
 export declare function notificationSwitch(kind: NotificationKind): NotificationSwitch
 // NotificationSwitch
 export type NotificationSwitch =
-  | 'passwordChanged'
   | 'emailChanged'
-  | 'phoneChanged'
   | 'identityLinked'
   | 'identityUnlinked'
   | 'mfaFactorEnrolled'
   | 'mfaFactorUnenrolled'
+  | 'passwordChanged'
+  | 'phoneChanged'
 // OAuthErrorBody
 export interface OAuthErrorBody {
   error: OAuthErrorCode
@@ -679,13 +679,13 @@ export interface OAuthErrorBody {
 }
 // OAuthErrorCode
 export type OAuthErrorCode =
-  | 'invalid_request'
   | 'invalid_client'
   | 'invalid_grant'
-  | 'unauthorized_client'
-  | 'unsupported_grant_type'
+  | 'invalid_request'
   | 'invalid_scope'
   | 'server_error'
+  | 'unauthorized_client'
+  | 'unsupported_grant_type'
 // OAuthProvider
 export interface OAuthProvider {
   readonly name: ExternalProvider
@@ -939,6 +939,7 @@ export interface ServiceLimiterStats {
   configMismatches: number
   refused: number
   sendFallbacks: number
+  degraded: number
 }
 // serviceRoleKey
 export declare function serviceRoleKey(keys: JwtKeys, nowSeconds: number): Promise<string>
@@ -957,14 +958,14 @@ export interface ServiceRules {
 export declare class ServiceUnavailableError extends AuthError {}
 // ServiceWindow
 export interface ServiceWindow {
-  readonly unit: 'second' | 'minute' | 'hour' | 'day'
+  readonly unit: 'day' | 'hour' | 'minute' | 'second'
   readonly requestsPerUnit: number
 }
 // Settings
 export type Settings = SettingsOf<typeof settingsTable>
 // SettingsError: re-exported from @gatehouse/settings
 // SigningAlgorithm
-export type SigningAlgorithm = 'RS256' | 'RS512' | 'ES256' | 'ES512' | 'EdDSA' | 'HS256'
+export type SigningAlgorithm = 'ES256' | 'ES512' | 'EdDSA' | 'HS256' | 'RS256' | 'RS512'
 // SiteverifyCaptcha
 export declare class SiteverifyCaptcha implements CaptchaVerifier {
   #private
@@ -1252,7 +1253,7 @@ export declare class WeakPasswordError extends UnprocessableEntityError {
   constructor(message: string, reasons: readonly string[])
 }
 // WeakPasswordReason
-export type WeakPasswordReason = 'length' | 'characters' | 'pwned'
+export type WeakPasswordReason = 'characters' | 'length' | 'pwned'
 // WIRE_ERRORS
 export declare const WIRE_ERRORS: readonly WireMapping[]
 // WireError
@@ -1354,7 +1355,7 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
     readonly rateLimitHeader: Field<string>
     readonly svcForwardedForEnabled: Field<boolean>
     readonly log: Group<{
-      readonly level: Field<'error' | 'info' | 'debug' | 'fatal' | 'warn' | 'trace' | 'panic'>
+      readonly level: Field<'debug' | 'error' | 'fatal' | 'info' | 'panic' | 'trace' | 'warn'>
       readonly file: Field<string>
     }>
     readonly telemetry: Group<{
@@ -1365,7 +1366,7 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
       readonly metricsExporter: Field<'opentelemetry' | 'prometheus'>
       readonly prometheusHost: Field<string>
       readonly prometheusPort: Field<number>
-      readonly otlpProtocol: Field<'http/protobuf' | 'grpc'>
+      readonly otlpProtocol: Field<'grpc' | 'http/protobuf'>
       readonly otlpEndpoint: Field<string>
       readonly otlpTracesEndpoint: Field<string>
       readonly otlpMetricsEndpoint: Field<string>
@@ -1591,7 +1592,7 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
       readonly domain: Field<string>
       readonly serviceTimeoutMs: Field<number>
       readonly serviceCoalesce: Field<boolean>
-      readonly serviceAlgorithm: Field<'token_bucket' | 'fixed_window'>
+      readonly serviceAlgorithm: Field<'fixed_window' | 'token_bucket'>
       readonly failClosed: Field<boolean>
       readonly passwordFailures: Field<number>
       readonly trustedProxyHops: Field<number>
@@ -1599,7 +1600,7 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
     readonly sms: Group<{
       readonly autoconfirm: Field<boolean>
       readonly provider: Field<
-        '' | 'twilio' | 'twilio_verify' | 'messagebird' | 'textlocal' | 'vonage'
+        '' | 'messagebird' | 'textlocal' | 'twilio' | 'twilio_verify' | 'vonage'
       >
       readonly otpExpMs: Field<number>
       readonly otpLength: Field<number>

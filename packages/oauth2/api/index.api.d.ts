@@ -171,11 +171,11 @@ export interface AuthorizeParams {
 // AuthScheme
 export type AuthScheme =
   | 'basic_auth'
-  | 'request_body'
   | 'client_secret_jwt'
-  | 'private_key_jwt'
-  | 'tls_client_auth'
   | 'none'
+  | 'private_key_jwt'
+  | 'request_body'
+  | 'tls_client_auth'
 // BasicAuthEncoding
 export type BasicAuthEncoding = 'form' | 'raw'
 // CallbackChecks
@@ -474,7 +474,7 @@ export type FetchLike = (
 // ForResourceOptions
 export interface ForResourceOptions extends Pick<
   ClientOptions,
-  'fetch' | 'connectionOpts' | 'logger' | 'clock' | 'dpop' | 'accessTokenClass' | 'maxRedirects'
+  'accessTokenClass' | 'clock' | 'connectionOpts' | 'dpop' | 'fetch' | 'logger' | 'maxRedirects'
 > {
   readonly redirectUri: string
   readonly clientMetadata?: ClientMetadata | undefined
@@ -485,7 +485,7 @@ export interface ForResourceOptions extends Pick<
   readonly challenge?: string | undefined
 }
 // HttpMethod
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS'
+export type HttpMethod = 'DELETE' | 'GET' | 'HEAD' | 'OPTIONS' | 'PATCH' | 'POST' | 'PUT'
 // HttpRequest
 export interface HttpRequest {
   method: HttpMethod
@@ -500,7 +500,7 @@ export interface HttpResponse {
   body: string
 }
 // HttpVerb
-export type HttpVerb = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'head' | 'options'
+export type HttpVerb = 'delete' | 'get' | 'head' | 'options' | 'patch' | 'post' | 'put'
 // IdTokenClaims
 export interface IdTokenClaims extends JWTPayload {
   readonly iss: string
@@ -554,51 +554,51 @@ export declare class OAuth2Error extends Error {
 }
 // OAuth2ErrorCode
 export type OAuth2ErrorCode =
-  | 'invalid_request'
-  | 'invalid_client'
-  | 'invalid_grant'
-  | 'unauthorized_client'
-  | 'unsupported_grant_type'
-  | 'invalid_scope'
   | 'access_denied'
-  | 'unsupported_response_type'
-  | 'server_error'
-  | 'temporarily_unavailable'
-  | 'unsupported_token_type'
-  | 'invalid_token'
-  | 'insufficient_scope'
   | 'authorization_pending'
-  | 'slow_down'
+  | 'dpop_key_required'
   | 'expired_token'
-  | 'invalid_target'
+  | 'insufficient_scope'
+  | 'invalid_callback'
+  | 'invalid_client'
+  | 'invalid_client_metadata'
+  | 'invalid_device_authorization_response'
   | 'invalid_dpop_proof'
-  | 'use_dpop_nonce'
-  | 'invalid_token_response'
-  | 'no_token'
-  | 'no_refresh_token'
-  | 'unrevocable_token'
-  | 'missing_location'
-  | 'redirect_not_followed'
-  | 'unhandled_status'
-  | 'response_too_large'
+  | 'invalid_grant'
   | 'invalid_id_token'
   | 'invalid_metadata'
-  | 'invalid_userinfo'
-  | 'dpop_key_required'
-  | 'par_required'
-  | 'invalid_redirect_uri'
-  | 'invalid_client_metadata'
-  | 'invalid_software_statement'
-  | 'unapproved_software_statement'
-  | 'invalid_registration_response'
-  | 'request_object_required'
-  | 'invalid_resource_metadata'
-  | 'token_store_timeout'
   | 'invalid_par_response'
-  | 'invalid_device_authorization_response'
-  | 'state_mismatch'
+  | 'invalid_redirect_uri'
+  | 'invalid_registration_response'
+  | 'invalid_request'
+  | 'invalid_resource_metadata'
+  | 'invalid_scope'
+  | 'invalid_software_statement'
+  | 'invalid_target'
+  | 'invalid_token'
+  | 'invalid_token_response'
+  | 'invalid_userinfo'
   | 'issuer_mismatch'
-  | 'invalid_callback'
+  | 'missing_location'
+  | 'no_refresh_token'
+  | 'no_token'
+  | 'par_required'
+  | 'redirect_not_followed'
+  | 'request_object_required'
+  | 'response_too_large'
+  | 'server_error'
+  | 'slow_down'
+  | 'state_mismatch'
+  | 'temporarily_unavailable'
+  | 'token_store_timeout'
+  | 'unapproved_software_statement'
+  | 'unauthorized_client'
+  | 'unhandled_status'
+  | 'unrevocable_token'
+  | 'unsupported_grant_type'
+  | 'unsupported_response_type'
+  | 'unsupported_token_type'
+  | 'use_dpop_nonce'
 // OAuth2ErrorFields
 export interface OAuth2ErrorFields {
   readonly error?: string | undefined
@@ -852,9 +852,9 @@ export type TokenFetchInit = TokenRequestOptions & {
   readonly method?: HttpVerb | Uppercase<HttpVerb> | undefined
 }
 // TokenMethod
-export type TokenMethod = 'post' | 'get' | 'post_with_query_string'
+export type TokenMethod = 'get' | 'post' | 'post_with_query_string'
 // TokenMode
-export type TokenMode = 'header' | 'query' | 'body'
+export type TokenMode = 'body' | 'header' | 'query'
 // TokenParams
 export interface TokenParams {
   readonly headers?: Readonly<Record<string, string>> | undefined

@@ -44,7 +44,7 @@ export interface ProfileInput {
 // ProfileRequest
 export interface ProfileRequest {
   readonly url: string
-  readonly kind: 'object' | 'json'
+  readonly kind: 'json' | 'object'
   readonly params?: Readonly<Record<string, string>> | undefined
   readonly headers?: Readonly<Record<string, string>> | undefined
 }
@@ -91,7 +91,7 @@ export type ProviderName =
 export interface ProviderPreset {
   readonly name: ProviderName
   readonly title: string
-  readonly protocol: 'oauth2' | 'oauth1a'
+  readonly protocol: 'oauth1a' | 'oauth2'
   endpoints(url?: string): ProviderEndpoints
   readonly scopes: readonly string[]
   readonly pkce: boolean | 'required'
@@ -161,7 +161,7 @@ export declare const x: ProviderPreset
 // Declarations of the package the exports refer to without exporting them.
 
 // (access-token.d.ts)
-export type TokenMode = 'header' | 'query' | 'body'
+export type TokenMode = 'body' | 'header' | 'query'
 // (access-token.d.ts)
 export type ModeOption =
   TokenMode | ((verb: HttpVerb) => TokenMode) | Readonly<Partial<Record<HttpVerb, TokenMode>>>
@@ -263,11 +263,11 @@ export declare class AccessToken {
 // (authenticator.d.ts)
 export type AuthScheme =
   | 'basic_auth'
-  | 'request_body'
   | 'client_secret_jwt'
-  | 'private_key_jwt'
-  | 'tls_client_auth'
   | 'none'
+  | 'private_key_jwt'
+  | 'request_body'
+  | 'tls_client_auth'
 // (authenticator.d.ts)
 export type BasicAuthEncoding = 'form' | 'raw'
 // (callback.d.ts)
@@ -281,7 +281,7 @@ export interface CallbackChecks {
   readonly redirectUri?: string | undefined
 }
 // (client-options.d.ts)
-export type TokenMethod = 'post' | 'get' | 'post_with_query_string'
+export type TokenMethod = 'get' | 'post' | 'post_with_query_string'
 // (client-options.d.ts)
 export interface ClientOptions {
   readonly site?: string | URL | undefined
@@ -439,7 +439,7 @@ export interface Configuration {
 // (config.d.ts)
 export type Parser = (body: string, response: Response) => unknown
 // (connection.d.ts)
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS'
+export type HttpMethod = 'DELETE' | 'GET' | 'HEAD' | 'OPTIONS' | 'PATCH' | 'POST' | 'PUT'
 // (connection.d.ts)
 export interface HttpRequest {
   method: HttpMethod
@@ -538,51 +538,51 @@ export interface DPoPOptions {
 }
 // (error.d.ts)
 export type OAuth2ErrorCode =
-  | 'invalid_request'
-  | 'invalid_client'
-  | 'invalid_grant'
-  | 'unauthorized_client'
-  | 'unsupported_grant_type'
-  | 'invalid_scope'
   | 'access_denied'
-  | 'unsupported_response_type'
-  | 'server_error'
-  | 'temporarily_unavailable'
-  | 'unsupported_token_type'
-  | 'invalid_token'
-  | 'insufficient_scope'
   | 'authorization_pending'
-  | 'slow_down'
+  | 'dpop_key_required'
   | 'expired_token'
-  | 'invalid_target'
+  | 'insufficient_scope'
+  | 'invalid_callback'
+  | 'invalid_client'
+  | 'invalid_client_metadata'
+  | 'invalid_device_authorization_response'
   | 'invalid_dpop_proof'
-  | 'use_dpop_nonce'
-  | 'invalid_token_response'
-  | 'no_token'
-  | 'no_refresh_token'
-  | 'unrevocable_token'
-  | 'missing_location'
-  | 'redirect_not_followed'
-  | 'unhandled_status'
-  | 'response_too_large'
+  | 'invalid_grant'
   | 'invalid_id_token'
   | 'invalid_metadata'
-  | 'invalid_userinfo'
-  | 'dpop_key_required'
-  | 'par_required'
-  | 'invalid_redirect_uri'
-  | 'invalid_client_metadata'
-  | 'invalid_software_statement'
-  | 'unapproved_software_statement'
-  | 'invalid_registration_response'
-  | 'request_object_required'
-  | 'invalid_resource_metadata'
-  | 'token_store_timeout'
   | 'invalid_par_response'
-  | 'invalid_device_authorization_response'
-  | 'state_mismatch'
+  | 'invalid_redirect_uri'
+  | 'invalid_registration_response'
+  | 'invalid_request'
+  | 'invalid_resource_metadata'
+  | 'invalid_scope'
+  | 'invalid_software_statement'
+  | 'invalid_target'
+  | 'invalid_token'
+  | 'invalid_token_response'
+  | 'invalid_userinfo'
   | 'issuer_mismatch'
-  | 'invalid_callback'
+  | 'missing_location'
+  | 'no_refresh_token'
+  | 'no_token'
+  | 'par_required'
+  | 'redirect_not_followed'
+  | 'request_object_required'
+  | 'response_too_large'
+  | 'server_error'
+  | 'slow_down'
+  | 'state_mismatch'
+  | 'temporarily_unavailable'
+  | 'token_store_timeout'
+  | 'unapproved_software_statement'
+  | 'unauthorized_client'
+  | 'unhandled_status'
+  | 'unrevocable_token'
+  | 'unsupported_grant_type'
+  | 'unsupported_response_type'
+  | 'unsupported_token_type'
+  | 'use_dpop_nonce'
 // (error.d.ts)
 export interface OAuth2ErrorFields {
   readonly error?: string | undefined
@@ -614,7 +614,7 @@ export interface RegistrationCache {
 // (for-resource.d.ts)
 export interface ForResourceOptions extends Pick<
   ClientOptions,
-  'fetch' | 'connectionOpts' | 'logger' | 'clock' | 'dpop' | 'accessTokenClass' | 'maxRedirects'
+  'accessTokenClass' | 'clock' | 'connectionOpts' | 'dpop' | 'fetch' | 'logger' | 'maxRedirects'
 > {
   readonly redirectUri: string
   readonly clientMetadata?: ClientMetadata | undefined
@@ -742,7 +742,7 @@ export interface ClientRegistration extends ClientMetadata {
   readonly registration_client_uri?: string | undefined
 }
 // (requester.d.ts)
-export type HttpVerb = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'head' | 'options'
+export type HttpVerb = 'delete' | 'get' | 'head' | 'options' | 'patch' | 'post' | 'put'
 // (requester.d.ts)
 export interface RequestOptions {
   readonly params?: Readonly<Record<string, unknown>> | undefined

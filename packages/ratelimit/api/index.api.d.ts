@@ -97,6 +97,7 @@ export interface CounterStore {
   release?(ops: readonly IncrementOp[]): Promise<void>
   slide?(ops: readonly SlideOp[]): Promise<SlideReply[]>
   take?(ops: readonly TakeOp[]): Promise<TakeReply[]>
+  remove?(ops: readonly ReadOp[]): Promise<void>
   keyProblem?(key: string): string | undefined
   ready(): Promise<void>
   close(): Promise<void>
@@ -262,16 +263,16 @@ export declare class RateLimitError extends Error {
 }
 // RateLimitErrorCode
 export type RateLimitErrorCode =
-  | 'ERR_SERVICE'
-  | 'ERR_REQUEST_TOO_LARGE'
-  | 'ERR_INVALID_WIRE_FORMAT'
-  | 'ERR_EMPTY_BODY'
-  | 'ERR_INVALID_UTF8'
-  | 'ERR_INVALID_JSON'
-  | 'ERR_INVALID_MESSAGE'
   | 'ERR_BACKEND'
   | 'ERR_BACKEND_KEY'
+  | 'ERR_EMPTY_BODY'
+  | 'ERR_INVALID_JSON'
+  | 'ERR_INVALID_MESSAGE'
+  | 'ERR_INVALID_UTF8'
+  | 'ERR_INVALID_WIRE_FORMAT'
   | 'ERR_RATELIMIT_CONFIG'
+  | 'ERR_REQUEST_TOO_LARGE'
+  | 'ERR_SERVICE'
 // RateLimitOverride
 export interface RateLimitOverride {
   readonly requestsPerUnit: number
@@ -319,7 +320,7 @@ export declare class StatsManager {
   constructor(store: StatsStore, options?: StatsManagerOptions)
   rateLimitStats(key: string): RateLimitStats
   requestStats(domain: string, key: string): RateLimitStats
-  domainNotFound(): Counter
+  domainNotFound(domain: string): Counter
 }
 // StatsSink
 export interface StatsSink {
@@ -393,7 +394,7 @@ export type XdsSettings = Settings['xds']
 
 // (app.d.ts)
 export interface GrpcListener {
-  readonly implementation: 'native' | 'grpc-js'
+  readonly implementation: 'grpc-js' | 'native'
   listen(address: string): Promise<number>
   shutdown(timeoutMs: number): Promise<void>
 }
@@ -455,7 +456,7 @@ export declare class RequestLimitError extends RateLimitError {
   constructor(message: string)
 }
 // (server/health.d.ts)
-export type HealthComponent = 'backend' | 'sigterm' | 'config'
+export type HealthComponent = 'backend' | 'config' | 'sigterm'
 // (server/health.d.ts)
 export type HealthListener = (healthy: boolean) => void
 // (server/health.d.ts)
@@ -489,7 +490,7 @@ export interface ServerTlsOptions {
 // (server/tls.d.ts)
 export type TlsReloadResult =
   | {
-      readonly outcome: 'updated' | 'unchanged'
+      readonly outcome: 'unchanged' | 'updated'
     }
   | {
       readonly outcome: 'kept'
@@ -517,10 +518,10 @@ export interface StatEntry {
   readonly value: number
 }
 // (service/service.d.ts)
-export type ShouldRateLimitErrorType = 'service_error' | 'redis_error'
+export type ShouldRateLimitErrorType = 'redis_error' | 'service_error'
 // (service/service.d.ts)
 export type ShouldRateLimitErrorCode =
-  'ERR_SERVICE' | 'ERR_BACKEND' | 'ERR_BACKEND_KEY' | 'ERR_REQUEST_TOO_LARGE'
+  'ERR_BACKEND' | 'ERR_BACKEND_KEY' | 'ERR_REQUEST_TOO_LARGE' | 'ERR_SERVICE'
 // (service/service.d.ts)
 export declare class ShouldRateLimitError extends RateLimitError {
   readonly code: ShouldRateLimitErrorCode
@@ -595,6 +596,7 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
   {
     readonly host: Field<string>
     readonly port: Field<number>
+    readonly adminApiToken: Field<string>
     readonly debugHost: Field<string>
     readonly debugPort: Field<number>
     readonly grpcHost: Field<string>
@@ -605,13 +607,13 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
     readonly grpcMaxConnectionIdleMs: Field<number>
     readonly grpcMaxConcurrentStreams: Field<number>
     readonly grpcMaxCallDurationMs: Field<number>
-    readonly grpcServerImplementation: Field<'native' | 'grpc-js'>
+    readonly grpcServerImplementation: Field<'grpc-js' | 'native'>
     readonly workers: Field<number>
     readonly maxDescriptorsPerRequest: Field<number>
     readonly maxEntriesPerDescriptor: Field<number>
     readonly maxDescriptorEntryBytes: Field<number>
-    readonly logLevel: Field<'error' | 'trace' | 'debug' | 'info' | 'warn' | 'fatal'>
-    readonly logFormat: Field<'text' | 'json'>
+    readonly logLevel: Field<'debug' | 'error' | 'fatal' | 'info' | 'trace' | 'warn'>
+    readonly logFormat: Field<'json' | 'text'>
     readonly grpcServerUseTls: Field<boolean>
     readonly grpcServerTlsCert: Field<string>
     readonly grpcServerTlsKey: Field<string>
@@ -650,6 +652,7 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
     readonly statsFlushIntervalMs: Field<number>
     readonly disableStats: Field<boolean>
     readonly statsMaxDynamicKeys: Field<number>
+    readonly statsMaxUnknownDomains: Field<number>
     readonly useTaggedStatsd: Field<boolean>
     readonly taggedStatsdMogrifierNames: Field<readonly string[]>
     readonly usePrometheus: Field<boolean>
@@ -659,7 +662,7 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
     readonly prometheusResponseTimeAsMilliseconds: Field<boolean>
     readonly tracing: import('@gatehouse/settings').Group<{
       readonly enabled: Field<boolean>
-      readonly exporterProtocol: Field<'http' | 'grpc'>
+      readonly exporterProtocol: Field<'grpc' | 'http'>
       readonly serviceName: Field<string>
       readonly serviceNamespace: Field<string>
       readonly serviceInstanceId: Field<string>
@@ -671,12 +674,15 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
       readonly timeoutMs: Field<number>
       readonly tracesTimeoutMs: Field<number>
     }>
-    readonly backendType: Field<'redis' | 'memcache' | 'memory'>
+    readonly backendType: Field<'memcache' | 'memory' | 'redis'>
     readonly memoryMaxKeys: Field<number>
     readonly expirationJitterMaxMs: Field<number>
     readonly localCacheSizeInBytes: Field<number>
     readonly nearLimitRatio: Field<number>
     readonly cacheKeyPrefix: Field<string>
+    readonly backendFailureMode: Field<'error' | 'local'>
+    readonly backendFailureLocalShare: Field<number>
+    readonly backendFailureCheckIntervalMs: Field<number>
     readonly stopCacheKeyIncrementWhenOverlimit: Field<boolean>
     readonly rateLimitAlgorithm: Field<import('../limiter/algorithms.js').Algorithm>
     readonly limitResponseHeadersEnabled: Field<boolean>
@@ -688,7 +694,7 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
     readonly responseDynamicMetadata: Field<boolean>
     readonly redis: import('@gatehouse/settings').Group<{
       readonly socketType: Field<'tcp' | 'unix'>
-      readonly type: Field<'single' | 'sentinel' | 'cluster'>
+      readonly type: Field<'cluster' | 'sentinel' | 'single'>
       readonly url: Field<string>
       readonly poolSize: Field<number>
       readonly auth: Field<string>
@@ -708,7 +714,7 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
     readonly redisPerSecond: Field<boolean>
     readonly redisPerSecondSettings: import('@gatehouse/settings').Group<{
       readonly socketType: Field<'tcp' | 'unix'>
-      readonly type: Field<'single' | 'sentinel' | 'cluster'>
+      readonly type: Field<'cluster' | 'sentinel' | 'single'>
       readonly url: Field<string>
       readonly poolSize: Field<number>
       readonly auth: Field<string>
@@ -765,6 +771,7 @@ export interface ServiceStats {
 // (stats/manager.d.ts)
 export interface StatsManagerOptions {
   readonly maxDynamicKeys?: number
+  readonly maxUnknownDomains?: number
 }
 // (stats/store.d.ts)
 export interface FlushedStat {

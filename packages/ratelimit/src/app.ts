@@ -25,6 +25,8 @@ import type { LoadConfigOptions } from './config/config.js'
 import type { CounterStore } from './limiter/cache.js'
 import type { StartupPolicy } from './limiter/startup.js'
 import { StoreRateLimitCache } from './limiter/store-cache.js'
+import { DegradingRateLimitCache } from './limiter/degrade.js'
+import { CounterApi } from './service/counters.js'
 import { LocalCache } from './limiter/local-cache.js'
 import { createLogger } from './logging.js'
 import { MemcacheCounterStore, memcacheTlsOptions } from './memcache/memcache-store.js'
@@ -275,6 +277,44 @@ function buildStore(
 }
 
 /**
+ * `BACKEND_FAILURE_MODE=local` (issue 32): the store's cache, and in-process counters at
+ * `ceil(limit / BACKEND_FAILURE_LOCAL_SHARE)` for the time the store fails.
+ */
+function degradingCache(
+  settings: Readonly<Settings>,
+  parts: {
+    cache: StoreRateLimitCache
+    store: CounterStore
+    clock: Clock
+    random: Random
+    stats: StatsStore
+    logger: Logger
+  },
+): DegradingRateLimitCache {
+  const { clock } = parts
+  const local = new MemoryCounterStore({ clock, maxKeys: settings.memoryMaxKeys })
+  return new DegradingRateLimitCache({
+    primary: parts.cache,
+    store: parts.store,
+    fallback: new StoreRateLimitCache({
+      store: local,
+      clock,
+      nearLimitRatio: settings.nearLimitRatio,
+      cacheKeyPrefix: settings.cacheKeyPrefix,
+      expirationJitterMaxSeconds: 0,
+      random: parts.random,
+    }),
+    local,
+    share: settings.backendFailureLocalShare,
+    checkIntervalMs: settings.backendFailureCheckIntervalMs,
+    checkKey: `${settings.cacheKeyPrefix}gatehouse_backend_check`,
+    degraded: parts.stats.counter('ratelimit.service.backend_degraded'),
+    clock,
+    logger: parts.logger,
+  })
+}
+
+/**
  * Waits until the backend `BACKEND_TYPE` selects answers, as {@link RateLimitApp.listen} does,
  * then closes it: what the executable's primary process does before forking workers, so that an
  * unreachable backend is reported once (its `warn` lines, then one error) instead of by every
@@ -503,7 +543,10 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
     createLogger({ level: settings.logLevel, format: settings.logFormat }, process.stderr, clock)
   const shared = deps.sharedLogger ?? logger
   const stats = new StatsStore({ extraTags: settings.extraTags, random })
-  const statsManager = new StatsManager(stats, { maxDynamicKeys: settings.statsMaxDynamicKeys })
+  const statsManager = new StatsManager(stats, {
+    maxDynamicKeys: settings.statsMaxDynamicKeys,
+    maxUnknownDomains: settings.statsMaxUnknownDomains,
+  })
   const health = new HealthChecker({ configComponent: settings.healthyWithAtLeastOneConfigLoaded })
   const store =
     deps.store ?? buildStore(settings, { ...deps, clock, random, logger: shared }, health, stats)
@@ -514,13 +557,14 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
     shared.warn('STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT has no effect with the memcache backend')
   }
   const tracing = deps.tracing ?? buildTracing(settings, random)
+  const localCache =
+    settings.localCacheSizeInBytes > 0
+      ? new LocalCache(settings.localCacheSizeInBytes, clock, stats)
+      : undefined
   const cache = new StoreRateLimitCache({
     store,
     clock,
-    localCache:
-      settings.localCacheSizeInBytes > 0
-        ? new LocalCache(settings.localCacheSizeInBytes, clock, stats)
-        : undefined,
+    localCache,
     nearLimitRatio: settings.nearLimitRatio,
     cacheKeyPrefix: settings.cacheKeyPrefix,
     expirationJitterMaxSeconds: settings.expirationJitterMaxMs / 1000,
@@ -529,8 +573,12 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
     tracing,
     storeSpanName: STORE_SPAN_NAMES[settings.backendType],
   })
+  const degrading =
+    settings.backendFailureMode === 'local'
+      ? degradingCache(settings, { cache, store, clock, random, stats, logger: shared })
+      : undefined
   const service = new RateLimitService(
-    { cache, stats: statsManager, logger: shared, tracing },
+    { cache: degrading ?? cache, stats: statsManager, logger: shared, tracing },
     {
       globalShadowMode: settings.shadowMode,
       quotaMode: settings.quotaMode,
@@ -563,7 +611,28 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
   })
   const grpcTls = loadGrpcTls(settings, shared)
   const grpcServer = buildGrpcListener(settings, { handlers, monotonicClock, random }, grpcTls)
-  const httpServer = buildHttpServer({ service, health, logger, tracing })
+  const httpServer = buildHttpServer({
+    service,
+    health,
+    logger,
+    tracing,
+    counters:
+      settings.adminApiToken === ''
+        ? undefined
+        : {
+            api: new CounterApi({
+              service,
+              store,
+              clock,
+              cacheKeyPrefix: settings.cacheKeyPrefix,
+              localCache,
+            }),
+            token: settings.adminApiToken,
+            logger: shared,
+            stats,
+            requestLimits: service.requestLimits,
+          },
+  })
   const debugServer = buildDebugServer({
     service,
     stats,
@@ -665,6 +734,7 @@ export function buildRateLimitApp(settings: Readonly<Settings>, deps: AppDeps = 
         prometheusServer && closeHttp(prometheusServer, 0),
       ])
       clearInterval(flushTimer)
+      degrading?.close()
       await store.close()
       flushStats()
       await Promise.all([sink.close(), tracing?.shutdown().catch(() => undefined)])

@@ -139,7 +139,7 @@ export declare function oneOf<const T extends string>(
 ): Field<T>
 // OptionSpec
 export interface OptionSpec {
-  readonly type: 'string' | 'boolean'
+  readonly type: 'boolean' | 'string'
   readonly short?: string
 }
 // OptionSpecs
@@ -248,7 +248,7 @@ export interface SettingsTable<F extends Fields, C> {
 // TableOptions
 export interface TableOptions<F extends Fields, C> {
   readonly prefixes?: readonly string[]
-  readonly conflicts?: 'first' | 'error'
+  readonly conflicts?: 'error' | 'first'
   readonly computedDefaults?: (values: Values<F>, context: C | undefined) => DefaultTexts<F>
 }
 // text
@@ -276,7 +276,7 @@ export declare class ValueError extends SyntaxError {
   constructor(message: string, code: ValueErrorCode)
 }
 // ValueErrorCode
-export type ValueErrorCode = 'ERR_INVALID_DURATION' | 'ERR_INVALID_BOOLEAN' | 'ERR_INVALID_MAP'
+export type ValueErrorCode = 'ERR_INVALID_BOOLEAN' | 'ERR_INVALID_DURATION' | 'ERR_INVALID_MAP'
 // Values
 export type Values<F extends Fields> = {
   readonly [K in keyof F]: F[K] extends Field<infer T>

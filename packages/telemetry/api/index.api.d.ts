@@ -35,7 +35,7 @@ export type MetricsExporterOptions =
     }
   | {
       readonly kind: 'otlp'
-      readonly protocol: 'http' | 'grpc'
+      readonly protocol: 'grpc' | 'http'
       readonly endpoint?: string
       readonly metricsEndpoint?: string
       readonly headers?: Readonly<Record<string, string>>
@@ -86,7 +86,7 @@ export interface TracingOptions {
   readonly serviceInstanceId?: string
   readonly resourceAttributes?: Attributes
   readonly samplingRate: number
-  readonly exporterProtocol: 'http' | 'grpc'
+  readonly exporterProtocol: 'grpc' | 'http'
   readonly endpoint?: string
   readonly tracesEndpoint?: string
   readonly headers?: Readonly<Record<string, string>>

@@ -1,6 +1,7 @@
 import {
   GRPC_CALL_STATUS,
   RateLimitCallError,
+  type DescriptorStatus,
   type RateLimitRequest,
   type RateLimitResponse,
   type Unit,
@@ -93,6 +94,31 @@ function logger() {
 }
 
 describe('ServiceLimiter', () => {
+  it("counts the service's degraded answers (its local counters) and decides by them, without a config mismatch", async () => {
+    // The service's instance share of 6 per minute (BACKEND_FAILURE_LOCAL_SHARE=2): 3.
+    const degradedOver = (): RateLimitResponse => ({
+      ...over(),
+      statuses: [
+        {
+          ...(over().statuses[0] as DescriptorStatus),
+          currentLimit: { requestsPerUnit: 3, unit: 'MINUTE' },
+        },
+      ],
+      responseHeadersToAdd: [{ key: 'x-ratelimit-degraded', value: '1' }],
+    })
+    const { t } = transport(degradedOver)
+    const limiter = new ServiceLimiter(t, {
+      domain: 'gatehouse-auth',
+      rules: RULES,
+      failClosed: false,
+    })
+    expect(await limiter.allow('verify', '203.0.113.1')).toEqual({
+      allowed: false,
+      retryAfterSeconds: 1200,
+    })
+    expect(limiter.stats).toMatchObject({ calls: 1, degraded: 1, configMismatches: 0, failures: 0 })
+  })
+
   it('sends the operation and client descriptor (the token bucket), and Retry-After from the refusal', async () => {
     const { t, requests } = transport(ok, over)
     const limiter = new ServiceLimiter(t, {
@@ -181,6 +207,7 @@ describe('ServiceLimiter', () => {
       configMismatches: 0,
       refused: 0,
       sendFallbacks: 0,
+      degraded: 0,
     })
     expect(lines.map((l) => [l.level, l.msg])).toEqual([
       [

@@ -56,6 +56,12 @@ export interface ServiceLimiterStats {
   refused: number
   /** Send-cap decisions the service could not give, made by the in-process cap instead. */
   sendFallbacks: number
+  /**
+   * Decisions the service made from its local counters while its store failed
+   * (`BACKEND_FAILURE_MODE=local`, marked `x-ratelimit-degraded: 1`): it still decides, at its
+   * instance's share of each limit.
+   */
+  degraded: number
 }
 
 /** Codes of requests the service refused before counting anything (`serviceErrorCode`). */
@@ -83,6 +89,15 @@ type Outcome =
   | { readonly kind: 'refused'; readonly error: unknown; readonly code: string }
 
 const entry = (key: string, value: string) => ({ key, value })
+
+/**
+ * The header a rate limit service adds to answers decided from its local counters while its store
+ * fails (`BACKEND_FAILURE_MODE=local`); their limits are the instance's share, so they are not
+ * compared with the rules.
+ */
+function isDegradedHeader(header: { readonly key: string; readonly value: string }): boolean {
+  return header.key === 'x-ratelimit-degraded' && header.value === '1'
+}
 
 /** The service's name of each unit (`RateLimitResponse.RateLimit.Unit`). */
 const UNIT_NAMES = { second: 'SECOND', minute: 'MINUTE', hour: 'HOUR', day: 'DAY' } as const
@@ -120,6 +135,7 @@ export class ServiceLimiter implements Limiter {
     configMismatches: 0,
     refused: 0,
     sendFallbacks: 0,
+    degraded: 0,
   }
   readonly #transport: RateLimitTransport
   readonly #options: ServiceLimiterOptions
@@ -214,7 +230,8 @@ export class ServiceLimiter implements Limiter {
       this.#down = false
       this.#options.logger?.info({ component: 'ratelimit' }, 'rate limit service reachable again')
     }
-    this.#check(response, operation, rules)
+    if (response.responseHeadersToAdd.some(isDegradedHeader)) this.stats.degraded++
+    else this.#check(response, operation, rules)
     if (response.overallCode !== 'OVER_LIMIT') return { kind: 'decided', decision: ALLOWED }
     let wait = 1
     for (const status of response.statuses) {

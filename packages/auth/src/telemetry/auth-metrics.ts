@@ -146,6 +146,11 @@ export function meterAuthMetrics(
       'Answers whose limit is not the rule these settings give (stale or missing config).',
     unit: '{decision}',
   })
+  const degraded = meter.createObservableCounter('auth.rate_limit_service.degraded', {
+    description:
+      'Decisions the rate limit service made from its local counters while its store failed (its BACKEND_FAILURE_MODE=local).',
+    unit: '{decision}',
+  })
   meter.addBatchObservableCallback(
     (result) => {
       const stats = rateLimit()
@@ -163,8 +168,9 @@ export function meterAuthMetrics(
         'auth.rate_limit_service.fail_mode': 'refused',
       })
       result.observe(mismatches, stats.configMismatches)
+      result.observe(degraded, stats.degraded)
     },
-    [decisions, failures, mismatches],
+    [decisions, failures, mismatches, degraded],
   )
 
   return {

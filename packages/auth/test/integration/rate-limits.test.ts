@@ -291,6 +291,8 @@ describe('RATE_LIMIT_BACKEND=ratelimit: two instances, one budget, a service tha
     expect(families.get('auth_rate_limit_service_config_mismatches_total')?.metrics[0]?.value).toBe(
       '0',
     )
+    // No answer of the (killed) service was decided from its local counters.
+    expect(families.get('auth_rate_limit_service_degraded_total')?.metrics[0]?.value).toBe('0')
 
     await service?.start()
     // Back: the budget kept in Redis applies again on both instances.

@@ -183,7 +183,7 @@ describe('matching (matching.yaml)', () => {
 
   it('counts unknown domains and matches nothing', () => {
     expect(config.getLimit('foo_domain', d(['foo', 'bar']))).toBeUndefined()
-    expect(counter(store, 'ratelimit.service.rate_limit.domain_not_found')).toBe(1)
+    expect(counter(store, 'ratelimit.service.rate_limit.foo_domain.domain_not_found')).toBe(1)
   })
 
   it('requires the request depth to match the rule depth', () => {

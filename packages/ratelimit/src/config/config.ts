@@ -283,7 +283,8 @@ export class RateLimitConfig {
   /**
    * Finds the limit for one request descriptor (upstream `GetLimit`).
    *
-   * Unknown domain: counts `domain_not_found` and returns undefined. A descriptor
+   * Unknown domain: counts `domain_not_found` (upstream's `<domain>.domain_not_found` for the
+   * first `STATS_MAX_UNKNOWN_DOMAINS` domains) and returns undefined. A descriptor
    * `limit` override applies without a config match (the domain must exist), with the default
    * algorithm (`RATE_LIMIT_ALGORITHM`). Otherwise the
    * entries walk the tree: at each level `key_value` beats the first matching wildcard, which
@@ -294,7 +295,7 @@ export class RateLimitConfig {
   getLimit(domain: string, descriptor: Descriptor): RateLimit | undefined {
     const root = this.#domains.get(domain)
     if (root === undefined) {
-      this.#stats.domainNotFound().add()
+      this.#stats.domainNotFound(domain).add()
       return undefined
     }
     const entries = descriptor.entries

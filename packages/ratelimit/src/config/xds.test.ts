@@ -127,6 +127,30 @@ describe('xdsConfigFiles', () => {
     expect(messageOf(() => load(pushed(emptyKey)))).toBe('bad: descriptor has empty key')
   })
 
+  it('reads unit_multiplier (field 100, issue 32) as the YAML field, with its checks', () => {
+    const config = (unitMultiplier: number) =>
+      create(RateLimitConfigSchema, {
+        name: 'windows',
+        domain: 'edge',
+        descriptors: [
+          {
+            key: 'k',
+            rateLimit: { unit: RateLimitUnit.SECOND, requestsPerUnit: 5, unitMultiplier },
+          },
+        ],
+      })
+    expect(
+      load(pushed(config(30))).getLimit('edge', { entries: [{ key: 'k', value: 'v' }] }),
+    ).toMatchObject({ unit: 'SECOND', unitMultiplier: 30, keySuffix: '_30s' })
+    // 0 is proto3's absent value: one unit, as upstream's rules.
+    expect(
+      load(pushed(config(0))).getLimit('edge', { entries: [{ key: 'k', value: 'v' }] }),
+    ).toMatchObject({ unitMultiplier: 1, keySuffix: '' })
+    expect(messageOf(() => load(pushed(config(2_000_000))))).toBe(
+      'windows: unit_multiplier must be at most 1000000 (got 2000000)',
+    )
+  })
+
   it('refuses a resource of another type or that does not decode', () => {
     expect(
       messageOf(() =>

@@ -3,7 +3,8 @@
  * one `DiscoveryResponse`, each a `RateLimitConfig`, become the {@link ConfigFile}s the YAML
  * loader would produce, so that {@link RateLimitConfig.load} validates them with the same rules
  * and error texts (the resource's `name` stands for the file name, as upstream's
- * `src/config/config_xds.go` does). `value_to_metric` and `share_threshold` have no xDS fields.
+ * `src/config/config_xds.go` does). `value_to_metric` and `share_threshold` have no xDS fields;
+ * `unit_multiplier` is field 100 of our copy of `RateLimitPolicy` (issue 32).
  *
  * @module
  */
@@ -40,7 +41,8 @@ function toYamlDescriptor(d: XdsRateLimitDescriptor): YamlDescriptor {
             // The xDS RateLimitPolicy has no such fields: such rules use RATE_LIMIT_ALGORITHM.
             algorithm: '',
             burst: undefined,
-            unitMultiplier: undefined,
+            // Ours (field 100) until upstream's proto has Envoy PR #47307's field.
+            unitMultiplier: rl.unitMultiplier === 0 ? undefined : rl.unitMultiplier,
           },
     descriptors: d.descriptors.map(toYamlDescriptor),
     shadowMode: d.shadowMode,

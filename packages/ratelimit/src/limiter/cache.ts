@@ -157,6 +157,13 @@ export interface CounterStore {
    */
   take?(ops: readonly TakeOp[]): Promise<TakeReply[]>
   /**
+   * Deletes the keys (a counter or a bucket; missing keys are fine): the counter API's reset
+   * (`DELETE /counters`, issue 32). Absent: the store cannot reset counters.
+   *
+   * @throws {@link BackendError} When the store fails or cannot be reached.
+   */
+  remove?(ops: readonly ReadOp[]): Promise<void>
+  /**
    * Why the store cannot take `key` (memcache: over 250 bytes, or whitespace or control
    * characters), checked for every limited descriptor before anything is counted; absent when
    * every key is accepted.

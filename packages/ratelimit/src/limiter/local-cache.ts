@@ -107,6 +107,11 @@ export class LocalCache {
     this.#gauges.entryCount.set(this.#entries.size)
   }
 
+  /** Forgets `key` (the counter API's reset, issue 32). */
+  forget(key: string): void {
+    this.#remove(key)
+  }
+
   #remove(key: string): void {
     if (this.#entries.delete(key)) {
       this.#bytes -= key.length + ENTRY_OVERHEAD

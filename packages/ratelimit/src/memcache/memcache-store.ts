@@ -267,6 +267,21 @@ export class MemcacheCounterStore implements CounterStore {
   }
 
   /**
+   * {@inheritDoc CounterStore.remove}
+   *
+   * Waits for the background increments first, so that none lands after the delete.
+   */
+  async remove(ops: readonly ReadOp[]): Promise<void> {
+    await this.flush()
+    const servers = await this.#currentServers()
+    try {
+      await Promise.all(ops.map(({ key }) => pickServer(servers, key).delete(key)))
+    } catch (error) {
+      throw new BackendError(`memcache: ${(error as Error).message}`, { cause: error })
+    }
+  }
+
+  /**
    * Resolves once the server list is known and a server answers `version` (one of several may be
    * down: its keys fail until it is back, and the others keep serving). After each failed check
    * logs a `warn` line (servers, errors) and tries again with back-off.

@@ -17,6 +17,8 @@ interface Slot {
   bucket?: TokenBucketState
   /** Epoch milliseconds. */
   expiresAt: number
+  /** Counted by an op for the per-second store. */
+  perSecond?: boolean
 }
 
 /** Options of {@link MemoryCounterStore}. */
@@ -94,6 +96,7 @@ export class MemoryCounterStore implements CounterStore {
       const slot = this.#touch(op.key, now)
       slot.value = Math.min(slot.value + op.addend, COUNTER_CEILING)
       slot.expiresAt = now + op.expireSeconds * 1000
+      if (op.perSecond) slot.perSecond = true
       return slot.value
     })
     return Promise.resolve(results)
@@ -147,6 +150,37 @@ export class MemoryCounterStore implements CounterStore {
   get(ops: readonly ReadOp[]): Promise<number[]> {
     const now = this.#clock.now()
     return Promise.resolve(ops.map((op) => this.#live(op.key, now)?.value ?? 0))
+  }
+
+  /**
+   * The live counters (not the buckets) above 0, as increments that would add them to another
+   * store with their remaining lifetime (whole seconds, at least 1): what the degrade mode hands
+   * back to the store once it answers again (issue 32).
+   */
+  counters(): IncrementOp[] {
+    const now = this.#clock.now()
+    const out: IncrementOp[] = []
+    for (const [key, slot] of this.#slots) {
+      if (slot.bucket !== undefined || slot.value <= 0 || slot.expiresAt <= now) continue
+      out.push({
+        key,
+        addend: slot.value,
+        expireSeconds: Math.max(1, Math.ceil((slot.expiresAt - now) / 1000)),
+        perSecond: slot.perSecond === true,
+      })
+    }
+    return out
+  }
+
+  /** Drops every key. */
+  clear(): void {
+    this.#slots.clear()
+  }
+
+  /** {@inheritDoc CounterStore.remove} */
+  remove(ops: readonly ReadOp[]): Promise<void> {
+    for (const op of ops) this.#slots.delete(op.key)
+    return Promise.resolve()
   }
 
   /** {@inheritDoc CounterStore.ready} */

@@ -151,6 +151,11 @@ export class RedisClusterInstance implements RedisInstance {
     return this.#ready(() => Promise.all(keys.map((key) => this.#cluster.get(key))))
   }
 
+  /** {@inheritDoc RedisInstance.del} */
+  del(keys: readonly string[]): Promise<unknown[]> {
+    return this.#ready(() => Promise.all(keys.map((key) => this.#cluster.del(key))))
+  }
+
   /** {@inheritDoc RedisInstance.decrby} */
   decrby(key: string, by: number): Promise<unknown> {
     return this.#ready(() => this.#cluster.decrby(key, by))

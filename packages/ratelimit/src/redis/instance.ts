@@ -37,6 +37,8 @@ export interface RedisInstance {
   take(ops: readonly TakeOp[]): Promise<unknown[]>
   /** `GET` of every key, in order (`null` for a missing key). */
   get(keys: readonly string[]): Promise<unknown[]>
+  /** `DEL` of every key (one command per key: in a cluster they may live on several nodes). */
+  del(keys: readonly string[]): Promise<unknown[]>
   /** `DECRBY key by`. */
   decrby(key: string, by: number): Promise<unknown>
   /** Connections (pool) or master nodes (cluster) ready now. */

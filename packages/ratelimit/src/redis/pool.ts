@@ -141,6 +141,11 @@ export class RedisPool implements RedisInstance {
     return this.#withClient((client) => Promise.all(keys.map((key) => client.get(key))))
   }
 
+  /** {@inheritDoc RedisInstance.del} */
+  del(keys: readonly string[]): Promise<unknown[]> {
+    return this.#withClient((client) => Promise.all(keys.map((key) => client.del(key))))
+  }
+
   /** {@inheritDoc RedisInstance.decrby} */
   decrby(key: string, by: number): Promise<unknown> {
     return this.#withClient((client) => client.decrby(key, by))

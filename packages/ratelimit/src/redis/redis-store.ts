@@ -243,6 +243,14 @@ export class RedisCounterStore implements CounterStore {
     })
   }
 
+  /** {@inheritDoc CounterStore.remove} */
+  remove(ops: readonly ReadOp[]): Promise<void> {
+    return this.#run(ops, (instance, some) => instance.del(some.map((op) => op.key))).then(
+      () => undefined,
+      rethrowAsBackendError,
+    )
+  }
+
   /** {@inheritDoc CounterStore.get} */
   async get(ops: readonly ReadOp[]): Promise<number[]> {
     const replies = await this.#run(ops, (instance, some) =>

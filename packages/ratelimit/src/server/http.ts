@@ -17,6 +17,7 @@ import { formatJsonRateLimitResponse, parseJsonRateLimitRequest } from '../proto
 import { RequestLimitError } from '../protocol/limits.js'
 import type { RateLimitService } from '../service/service.js'
 import { endWithError, type TraceSpan, type Tracing } from '../telemetry/tracing.js'
+import { handleCounters, type CountersHttpDeps } from './counters-http.js'
 import { guardRequests } from './guard.js'
 import type { HealthChecker } from './health.js'
 import { httpErrorOf } from './status.js'
@@ -31,6 +32,8 @@ export interface HttpServerDeps {
   readonly logger: Logger
   /** A server span per `/json` call (`TRACING_ENABLED`); undefined = no tracer calls. */
   readonly tracing?: Tracing
+  /** The counter API (`ADMIN_API_TOKEN` set); undefined = `/counters` answers 404. */
+  readonly counters?: CountersHttpDeps | undefined
 }
 
 function headerSafe(text: string): string {
@@ -160,6 +163,9 @@ export function buildHttpServer(deps: HttpServerDeps): Server {
         return deps.tracing === undefined
           ? handleJson(req, res, deps)
           : tracedJson(req, res, deps, deps.tracing)
+      }
+      if (path === '/counters' && deps.counters !== undefined) {
+        return handleCounters(req, res, deps.counters)
       }
       req.resume()
       if (path === '/healthcheck') {

@@ -10,6 +10,7 @@ import { RateLimitError } from '../errors.js'
 import { RateLimitConfig, type ConfigFile, type RateLimit } from '../config/config.js'
 import type { Algorithm } from '../limiter/algorithms.js'
 import { BackendError, MAX_HITS_ADDEND, type RateLimitCache } from '../limiter/cache.js'
+import type { CacheStatuses } from '../limiter/degrade.js'
 import { windowSeconds } from '../limiter/units.js'
 import {
   checkRequestLimits,
@@ -319,7 +320,10 @@ export class RateLimitService {
     let overallCode: 'OK' | 'OVER_LIMIT' =
       failedRateLimit > 0 || (quotaTotal > 0 && quotaTotal === failedQuota) ? 'OVER_LIMIT' : 'OK'
 
-    const responseHeadersToAdd = this.#headers(statuses, limits.limits, globalQuota)
+    let responseHeadersToAdd = this.#headers(statuses, limits.limits, globalQuota)
+    if ((statuses as CacheStatuses).degraded === true) {
+      responseHeadersToAdd = [...responseHeadersToAdd, DEGRADED_HEADER]
+    }
     if (this.#options.globalShadowMode === true && overallCode === 'OVER_LIMIT') {
       overallCode = 'OK'
       this.#stats.service.globalShadowMode.add()
@@ -417,6 +421,15 @@ export class RateLimitService {
     return headers
   }
 }
+
+/**
+ * Added to every answer decided from local counters while the store fails
+ * (`BACKEND_FAILURE_MODE=local`, issue 32).
+ */
+export const DEGRADED_HEADER: HeaderValue = Object.freeze({
+  key: 'x-ratelimit-degraded',
+  value: '1',
+})
 
 /**
  * The header listing a rule's windows when the `RateLimit-*` headers follow a rule of several

@@ -123,6 +123,39 @@ describe('loadSettings', () => {
     ])
   })
 
+  it('reads the degrade mode (BACKEND_FAILURE_*), off by default', () => {
+    expect(loadSettings({})).toMatchObject({
+      backendFailureMode: 'error',
+      backendFailureLocalShare: 1,
+      backendFailureCheckIntervalMs: 1000,
+    })
+    expect(
+      loadSettings({
+        BACKEND_FAILURE_MODE: 'LOCAL',
+        BACKEND_FAILURE_LOCAL_SHARE: '3',
+        BACKEND_FAILURE_CHECK_INTERVAL: '250ms',
+      }),
+    ).toMatchObject({
+      backendFailureMode: 'local',
+      backendFailureLocalShare: 3,
+      backendFailureCheckIntervalMs: 250,
+    })
+    expect(
+      problemsOf({ BACKEND_FAILURE_MODE: 'ignore', BACKEND_FAILURE_LOCAL_SHARE: '0' }),
+    ).toEqual([
+      'BACKEND_FAILURE_MODE: must be one of error, local (got "ignore")',
+      'BACKEND_FAILURE_LOCAL_SHARE: must be an integer from 1 to 10000 (got "0")',
+    ])
+  })
+
+  it('reads STATS_MAX_UNKNOWN_DOMAINS, 100 by default', () => {
+    expect(loadSettings({}).statsMaxUnknownDomains).toBe(100)
+    expect(loadSettings({ STATS_MAX_UNKNOWN_DOMAINS: '0' }).statsMaxUnknownDomains).toBe(0)
+    expect(problemsOf({ STATS_MAX_UNKNOWN_DOMAINS: '1000001' })).toEqual([
+      'STATS_MAX_UNKNOWN_DOMAINS: must be an integer from 0 to 1000000 (got "1000001")',
+    ])
+  })
+
   it('reads MEMORY_MAX_KEYS, 100000 by default', () => {
     expect(loadSettings({}).memoryMaxKeys).toBe(100_000)
     expect(loadSettings({ MEMORY_MAX_KEYS: '5' }).memoryMaxKeys).toBe(5)

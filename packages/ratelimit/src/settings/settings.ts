@@ -312,6 +312,15 @@ export const settingsTable = defineSettings(
     host: text('HOST', { help: 'HTTP address (`/json`, `/healthcheck`)', default: '0.0.0.0' }),
     /** `PORT` of the HTTP server. @default 8080 */
     port: port('PORT', { help: 'HTTP port', default: '8080' }),
+    /**
+     * `ADMIN_API_TOKEN` (Gatehouse addition, issue 32): the bearer token of the counter API
+     * (`GET`/`DELETE /counters` on the HTTP port); empty = the API is off (404). Secret.
+     * @default ''
+     */
+    adminApiToken: text('ADMIN_API_TOKEN', {
+      help: 'Gatehouse addition: turns the counter API on (`GET` and `DELETE /counters` on the HTTP port, see [Counter API](#counter-api)), callers sending `Authorization: Bearer <token>`; empty: the API answers 404 (never logged)',
+      secret: true,
+    }),
     /** `DEBUG_HOST`. @default '0.0.0.0' */
     debugHost: text('DEBUG_HOST', {
       help: 'Debug server address',
@@ -624,6 +633,16 @@ export const settingsTable = defineSettings(
       max: 1_000_000,
     }),
     /**
+     * `STATS_MAX_UNKNOWN_DOMAINS` (Gatehouse addition, issue 32): distinct unknown domains counted
+     * under upstream's `ratelimit.service.rate_limit.<domain>.domain_not_found`; later ones under
+     * the domain-less `ratelimit.service.rate_limit.domain_not_found`. @default 100
+     */
+    statsMaxUnknownDomains: integer('STATS_MAX_UNKNOWN_DOMAINS', {
+      help: "Gatehouse addition: the first this many distinct unknown domains are counted under upstream's `ratelimit.service.rate_limit.<domain>.domain_not_found`, so dashboards written for upstream keep working; later ones, and domains longer than 256 characters, under the domain-less `ratelimit.service.rate_limit.domain_not_found` (requests cannot grow the stats without bound); 0 counts every one there",
+      default: '100',
+      max: 1_000_000,
+    }),
+    /**
      * `USE_TAGGED_STATSD` (upstream's `USE_DOG_STATSD` is accepted too): DogStatsD lines with tags
      * (`name:1|c|#tag:value`) over UDP to `STATSD_HOST:STATSD_PORT`. @default false
      */
@@ -769,6 +788,34 @@ export const settingsTable = defineSettings(
     }),
     /** `CACHE_KEY_PREFIX`. @default '' */
     cacheKeyPrefix: text('CACHE_KEY_PREFIX', { help: 'Prefix of every counter key' }),
+    /**
+     * `BACKEND_FAILURE_MODE` (Gatehouse addition, issue 32): `error` (upstream's: a store failure
+     * is an error answer) or `local` (decide from in-process counters while the store fails).
+     * @default 'error'
+     */
+    backendFailureMode: oneOf('BACKEND_FAILURE_MODE', ['error', 'local'], {
+      help: "Gatehouse addition: `error` answers a store failure with an error (upstream's); `local` decides from in-process counters at the limit divided by `BACKEND_FAILURE_LOCAL_SHARE` while the store fails, marks answers `x-ratelimit-degraded: 1` and returns to the store once it answers again (see [Degrade mode](#degrade-mode))",
+      default: 'error',
+    }),
+    /**
+     * `BACKEND_FAILURE_LOCAL_SHARE` (issue 32): the expected number of instances; in `local` mode
+     * each decides at `ceil(limit / share)`. @default 1
+     */
+    backendFailureLocalShare: integer('BACKEND_FAILURE_LOCAL_SHARE', {
+      help: 'Gatehouse addition: instances sharing the limits; with `BACKEND_FAILURE_MODE=local` each decides at `ceil(limit / share)` while the store fails',
+      default: '1',
+      min: 1,
+      max: 10_000,
+    }),
+    /**
+     * `BACKEND_FAILURE_CHECK_INTERVAL` (issue 32), milliseconds: how often a degraded instance
+     * checks whether the store answers again. @default 1000
+     */
+    backendFailureCheckIntervalMs: duration('BACKEND_FAILURE_CHECK_INTERVAL', {
+      help: 'Gatehouse addition: with `BACKEND_FAILURE_MODE=local`, how often a degraded instance checks whether the store answers again (decisions return to it within this interval)',
+      default: '1s',
+      positive: true,
+    }),
     /** `STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT`. @default false */
     stopCacheKeyIncrementWhenOverlimit: bool('STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT', {
       help: 'Read counters first; do not count refused requests (not with memcache)',

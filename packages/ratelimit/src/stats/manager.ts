@@ -58,7 +58,16 @@ export interface StatsManagerOptions {
    * under `<domain>.stats_overflow`. @default 1000
    */
   readonly maxDynamicKeys?: number
+  /**
+   * `STATS_MAX_UNKNOWN_DOMAINS`: distinct unknown domains counted under upstream's
+   * `<domain>.domain_not_found` (see {@link StatsManager.domainNotFound}). @default
+   * {@link DEFAULT_MAX_UNKNOWN_DOMAINS}
+   */
+  readonly maxUnknownDomains?: number
 }
+
+/** Default of {@link StatsManagerOptions.maxUnknownDomains}. */
+export const DEFAULT_MAX_UNKNOWN_DOMAINS = 100
 
 /** Default of {@link StatsManagerOptions.maxDynamicKeys}. */
 export const DEFAULT_MAX_DYNAMIC_STATS_KEYS = 1000
@@ -71,10 +80,13 @@ export class StatsManager {
   readonly #maxDynamicKeys: number
   #dynamicKeys = 0
   readonly #domainNotFound: Counter
+  readonly #unknownDomains = new Map<string, Counter>()
+  readonly #maxUnknownDomains: number
 
   constructor(store: StatsStore, options: StatsManagerOptions = {}) {
     this.store = store
     this.#maxDynamicKeys = options.maxDynamicKeys ?? DEFAULT_MAX_DYNAMIC_STATS_KEYS
+    this.#maxUnknownDomains = options.maxUnknownDomains ?? DEFAULT_MAX_UNKNOWN_DOMAINS
     this.#domainNotFound = store.counter('ratelimit.service.rate_limit.domain_not_found')
     this.service = {
       configLoadSuccess: store.counter('ratelimit.service.config_load_success'),
@@ -136,11 +148,26 @@ export class StatsManager {
   }
 
   /**
-   * `ratelimit.service.rate_limit.domain_not_found`: requests for a domain no configuration
-   * has. One counter for all of them (upstream has one per requested domain,
-   * `<domain>.domain_not_found`, which lets callers create stats without bound).
+   * The counter of a request for `domain`, which no configuration has. Upstream counts each such
+   * domain under `ratelimit.service.rate_limit.<domain>.domain_not_found`, which lets callers
+   * create stats without bound; here the first {@link StatsManagerOptions.maxUnknownDomains}
+   * distinct domains (of at most {@link MAX_DYNAMIC_STATS_KEY_LENGTH} characters) get upstream's
+   * name, and any other is counted under the domain-less
+   * `ratelimit.service.rate_limit.domain_not_found`.
    */
-  domainNotFound(): Counter {
-    return this.#domainNotFound
+  domainNotFound(domain: string): Counter {
+    const known = this.#unknownDomains.get(domain)
+    if (known !== undefined) return known
+    if (
+      this.#unknownDomains.size >= this.#maxUnknownDomains ||
+      domain.length > MAX_DYNAMIC_STATS_KEY_LENGTH
+    ) {
+      return this.#domainNotFound
+    }
+    const counter = this.store.counter(
+      `ratelimit.service.rate_limit.${sanitizeStatName(domain)}.domain_not_found`,
+    )
+    this.#unknownDomains.set(domain, counter)
+    return counter
   }
 }

@@ -99,15 +99,36 @@ describe('StatsManager', () => {
     expect(roomy.requestStats('d', `d.k_${'x'.repeat(253)}`).key).toBe('d.stats_overflow')
   })
 
-  it('counts every unknown domain under one name', () => {
-    const manager = new StatsManager(new StatsStore())
-    manager.domainNotFound().add()
-    manager.domainNotFound().add()
-    expect(manager.store.snapshot()).toContainEqual({
-      name: 'ratelimit.service.rate_limit.domain_not_found',
-      type: 'counter',
-      value: 2,
+  it("counts the first unknown domains under upstream's names, the rest under one name", () => {
+    const manager = new StatsManager(new StatsStore(), { maxUnknownDomains: 2 })
+    manager.domainNotFound('a').add()
+    manager.domainNotFound('b.c').add()
+    manager.domainNotFound('a').add()
+    manager.domainNotFound('d').add()
+    manager.domainNotFound('e').add()
+    manager.domainNotFound('b.c').add()
+    const counts = Object.fromEntries(
+      manager.store
+        .snapshot()
+        .filter((s) => s.name.endsWith('domain_not_found'))
+        .map((s) => [s.name, s.value]),
+    )
+    expect(counts).toEqual({
+      'ratelimit.service.rate_limit.domain_not_found': 2,
+      'ratelimit.service.rate_limit.a.domain_not_found': 2,
+      'ratelimit.service.rate_limit.b.c.domain_not_found': 2,
     })
+  })
+
+  it('counts every unknown domain under one name with STATS_MAX_UNKNOWN_DOMAINS=0, and long ones always', () => {
+    const none = new StatsManager(new StatsStore(), { maxUnknownDomains: 0 })
+    none.domainNotFound('a').add()
+    expect(none.store.snapshot().map((s) => s.name)).toContain(
+      'ratelimit.service.rate_limit.domain_not_found',
+    )
+    const roomy = new StatsManager(new StatsStore())
+    expect(roomy.domainNotFound('x'.repeat(257))).toBe(roomy.domainNotFound('y'.repeat(300)))
+    expect(roomy.domainNotFound('x'.repeat(256))).not.toBe(roomy.domainNotFound('y'.repeat(300)))
   })
 })
 

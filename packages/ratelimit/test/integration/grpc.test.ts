@@ -185,7 +185,7 @@ describe.each(['native', 'grpc-js'])(
         overallCode: 'OK',
         statuses: [{ code: 'OK' }],
       })
-      expect(h.stat('ratelimit.service.rate_limit.domain_not_found')).toBe(1)
+      expect(h.stat('ratelimit.service.rate_limit.nowhere.domain_not_found')).toBe(1)
       expect(
         (await h.client.shouldRateLimit({ domain: 'basic', descriptors: [{}] })).statuses,
       ).toEqual([{ code: 'OK' }])

@@ -294,20 +294,23 @@ describe('the memory backend key cap (MEMORY_MAX_KEYS)', () => {
 })
 
 describe('stats made from request data', () => {
-  it('counts unknown domains under one name, not one stat per domain', async () => {
-    const h = await startService({ files: basic })
+  it("counts the first STATS_MAX_UNKNOWN_DOMAINS unknown domains under upstream's names, the rest under one name", async () => {
+    const h = await startService({ files: basic, env: { STATS_MAX_UNKNOWN_DOMAINS: '2' } })
     try {
-      for (const domain of ['nowhere', 'elsewhere', 'x'.repeat(100)]) {
+      for (const domain of ['nowhere', 'elsewhere', 'x'.repeat(100), 'nowhere', 'y']) {
         await h.client.shouldRateLimit({
           domain,
           descriptors: [{ entries: [{ key: 'key1', value: 'v' }] }],
         })
       }
       const names = h.app.stats.snapshot().map((s) => s.name)
-      expect(names.filter((n) => n.includes('domain_not_found'))).toEqual([
+      expect(names.filter((n) => n.includes('domain_not_found')).sort()).toEqual([
         'ratelimit.service.rate_limit.domain_not_found',
+        'ratelimit.service.rate_limit.elsewhere.domain_not_found',
+        'ratelimit.service.rate_limit.nowhere.domain_not_found',
       ])
-      expect(h.stat('ratelimit.service.rate_limit.domain_not_found')).toBe(3)
+      expect(h.stat('ratelimit.service.rate_limit.nowhere.domain_not_found')).toBe(2)
+      expect(h.stat('ratelimit.service.rate_limit.domain_not_found')).toBe(2)
     } finally {
       await h.close()
     }

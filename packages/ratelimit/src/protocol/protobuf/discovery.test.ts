@@ -107,6 +107,7 @@ describe('DiscoveryResponse and RateLimitConfig', () => {
             unlimited: false,
             name: 'weekly',
             replaces: [{ name: 'old' }],
+            unitMultiplier: 0,
           },
           shadowMode: true,
           detailedMetric: true,
@@ -116,7 +117,14 @@ describe('DiscoveryResponse and RateLimitConfig', () => {
             {
               key: 'inner',
               value: '',
-              rateLimit: { unit: 0, requestsPerUnit: 0, unlimited: true, name: '', replaces: [] },
+              rateLimit: {
+                unit: 0,
+                requestsPerUnit: 0,
+                unlimited: true,
+                name: '',
+                replaces: [],
+                unitMultiplier: 0,
+              },
               shadowMode: false,
               detailedMetric: false,
               quotaMode: false,

@@ -5,7 +5,7 @@
  * `RateLimitConfig{name=1, domain=2, descriptors=3}`, `RateLimitDescriptor{key=1, value=2,
  * rate_limit=3, descriptors=4, shadow_mode=5, detailed_metric=6, quota_mode=7, metadata=8
  * (Struct)}`, `RateLimitPolicy{unit=1 (enum), requests_per_unit=2, unlimited=3, name=4,
- * replaces=5}`, `RateLimitReplace{name=1}`.
+ * replaces=5, unit_multiplier=100 (a Gatehouse addition)}`, `RateLimitReplace{name=1}`.
  *
  * @module
  */
@@ -32,6 +32,8 @@ export interface XdsRateLimitPolicy {
   readonly unlimited: boolean
   readonly name: string
   readonly replaces: readonly XdsRateLimitReplace[]
+  /** `unit_multiplier = 100` (a Gatehouse addition, issue 32); 0 when absent. */
+  readonly unitMultiplier: number
 }
 
 /** `RateLimitDescriptor`. */
@@ -77,6 +79,7 @@ function readPolicy(r: WireReader): XdsRateLimitPolicy {
   let requestsPerUnit = 0
   let unlimited = false
   let name = ''
+  let unitMultiplier = 0
   const replaces: XdsRateLimitReplace[] = []
   while (r.more()) {
     const [field, type] = r.tag()
@@ -85,9 +88,10 @@ function readPolicy(r: WireReader): XdsRateLimitPolicy {
     else if (field === 3 && type === WIRE.VARINT) unlimited = r.varint() !== 0
     else if (field === 4 && type === WIRE.LEN) name = r.string()
     else if (field === 5 && type === WIRE.LEN) replaces.push(nested(r, readReplace))
+    else if (field === 100 && type === WIRE.VARINT) unitMultiplier = r.uint32()
     else r.skip(type)
   }
-  return { unit, requestsPerUnit, unlimited, name, replaces }
+  return { unit, requestsPerUnit, unlimited, name, replaces, unitMultiplier }
 }
 
 function readDescriptor(r: WireReader, depth: number): XdsRateLimitDescriptor {

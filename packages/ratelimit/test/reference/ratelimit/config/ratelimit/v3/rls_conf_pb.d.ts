@@ -123,6 +123,15 @@ export declare type RateLimitPolicy = Message<'ratelimit.config.ratelimit.v3.Rat
    * @generated from field: repeated ratelimit.config.ratelimit.v3.RateLimitReplace replaces = 5;
    */
   replaces: RateLimitReplace[]
+
+  /**
+   * Gatehouse addition (issue 32): the window is this many units (Envoy PR #47307's
+   * `unit_multiplier`); 0 or absent means one. A high field number, so that a field upstream
+   * adds later does not collide with it.
+   *
+   * @generated from field: uint32 unit_multiplier = 100;
+   */
+  unitMultiplier: number
 }
 
 /**
