@@ -15,7 +15,7 @@ import { UUID_PATTERN } from '../services/validation.js'
 import { adminClaimsOf, requireAdmin } from './hooks.js'
 import { requestRedirectTo } from './redirect-to.js'
 import { clientIp, requestContext } from './request-context.js'
-import type { RouteGroup } from './routes.js'
+import type { RouteGroup } from './route-group.js'
 import {
   Body,
   BoolField,

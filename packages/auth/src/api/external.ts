@@ -26,7 +26,7 @@ import { OAuthStateError, type OAuthState } from '../services/oauth-state.js'
 import { toAuthError } from './errors/error-handler.js'
 import { wireErrorOf } from './errors/wire.js'
 import { headerValue, requestContext } from './request-context.js'
-import type { RouteGroup } from './routes.js'
+import type { RouteGroup } from './route-group.js'
 import { requestRedirectTo } from './redirect-to.js'
 
 /**

@@ -14,7 +14,7 @@ import {
 import { UUID_PATTERN } from '../services/validation.js'
 import { adminClaimsOf, authOf, rateLimit, requireAdmin, requireAuthentication } from './hooks.js'
 import { clientIp, requestContext } from './request-context.js'
-import type { RouteGroup } from './routes.js'
+import type { RouteGroup } from './route-group.js'
 import { Body, OptionalBody, Param, Params, StringField, str } from './schema.js'
 import { serializeFactor, serializeSession } from './serializers.js'
 

@@ -1,5 +1,5 @@
 import { VERSION } from '../version.js'
-import type { RouteGroup } from './routes.js'
+import type { RouteGroup } from './route-group.js'
 
 /**
  * `GET /health` (upstream's body: the package's version, name, description) and `GET /.well-known/jwks.json`

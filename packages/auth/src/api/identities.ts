@@ -15,7 +15,7 @@ import { sendNotification } from '../services/notifications.js'
 import { authorizeParams, sendAuthorizeUrl } from './external.js'
 import { authOf, requireAuthentication } from './hooks.js'
 import { requestContext } from './request-context.js'
-import type { RouteGroup } from './routes.js'
+import type { RouteGroup } from './route-group.js'
 import { Param, Params } from './schema.js'
 
 const IdentityParams = Params({

@@ -3,7 +3,7 @@ import { inviteUser } from '../services/invite.js'
 import { adminClaimsOf, requireAdmin } from './hooks.js'
 import { requestContext } from './request-context.js'
 import { requestRedirectTo } from './redirect-to.js'
-import type { RouteGroup } from './routes.js'
+import type { RouteGroup } from './route-group.js'
 import { Body, ObjectField, OptionalParam, Query, StringField, obj, str } from './schema.js'
 import { serializeUser } from './serializers.js'
 

@@ -1,7 +1,7 @@
 import { logout, type LogoutScope } from '../services/sessions.js'
 import { authOf, requireAuthentication } from './hooks.js'
 import { clientIp } from './request-context.js'
-import type { RouteGroup } from './routes.js'
+import type { RouteGroup } from './route-group.js'
 import { OptionalParam, Query } from './schema.js'
 
 const LogoutQuery = Query({

@@ -4,7 +4,7 @@ import { sendMagicLink, sendOtp, type OtpParams } from '../services/magic-link.j
 import { rateLimit, verifyCaptcha } from './hooks.js'
 import { requestContext } from './request-context.js'
 import { requestRedirectTo } from './redirect-to.js'
-import type { RouteGroup } from './routes.js'
+import type { RouteGroup } from './route-group.js'
 import {
   Body,
   BoolField,

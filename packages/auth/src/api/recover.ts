@@ -3,7 +3,7 @@ import { recoverPassword } from '../services/recovery.js'
 import { rateLimit, verifyCaptcha } from './hooks.js'
 import { requestContext } from './request-context.js'
 import { requestRedirectTo } from './redirect-to.js'
-import type { RouteGroup } from './routes.js'
+import type { RouteGroup } from './route-group.js'
 import { Body, ObjectField, OptionalParam, Query, StringField, str } from './schema.js'
 
 const RecoverBody = Body({

@@ -19,14 +19,7 @@
  * @module
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type {
-  FastifyBaseLogger,
-  FastifyInstance,
-  FastifyPluginCallback,
-  RawReplyDefaultExpression,
-  RawRequestDefaultExpression,
-  RawServerDefault,
-} from 'fastify'
+import type { FastifyPluginCallback } from 'fastify'
 import type { AppContext } from '../context.js'
 import { adminRoutes } from './admin.js'
 import { externalRoutes } from './external.js'
@@ -37,6 +30,7 @@ import { inviteRoutes } from './invite.js'
 import { logoutRoutes } from './logout.js'
 import { registerOpenApi } from './openapi.js'
 import { otpRoutes } from './otp.js'
+import type { RouteGroup } from './route-group.js'
 import { recoverRoutes } from './recover.js'
 import { resendRoutes } from './resend.js'
 import { settingsRoutes } from './settings.js'
@@ -49,21 +43,6 @@ import { verifyRoutes } from './verify.js'
 export interface RouteOptions {
   readonly ctx: AppContext
 }
-
-/**
- * The Fastify instance a route group adds its routes and hooks to: its own encapsulated context,
- * whose routes take their request types from their TypeBox schemas.
- */
-export type RouteScope = FastifyInstance<
-  RawServerDefault,
-  RawRequestDefaultExpression,
-  RawReplyDefaultExpression,
-  FastifyBaseLogger,
-  TypeBoxTypeProvider
->
-
-/** A route group: adds its hooks and routes to its own scope (see {@link authRoutes}). */
-export type RouteGroup = (app: RouteScope, ctx: AppContext) => void
 
 /** Every route group, in registration order. */
 export const ROUTE_GROUPS: readonly RouteGroup[] = [

@@ -1,5 +1,5 @@
 import { EXTERNAL_PROVIDERS } from '../provider/names.js'
-import type { RouteGroup } from './routes.js'
+import type { RouteGroup } from './route-group.js'
 
 /**
  * `GET /settings`: which sign-in methods are on: `external` has one boolean per provider plus

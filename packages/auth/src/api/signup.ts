@@ -5,7 +5,7 @@ import { requestContext } from './request-context.js'
 import { requestRedirectTo } from './redirect-to.js'
 import { Body, ObjectField, OptionalParam, Query, StringField, obj, str } from './schema.js'
 import { serializeSession, serializeUser } from './serializers.js'
-import type { RouteGroup } from './routes.js'
+import type { RouteGroup } from './route-group.js'
 
 const SignupBody = Body({
   email: StringField(),

@@ -7,7 +7,7 @@ import { pkceGrant } from '../services/pkce.js'
 import { passwordGrant, refreshTokenGrant } from '../services/token-grants.js'
 import { rateLimit, verifyCaptcha } from './hooks.js'
 import { requestContext } from './request-context.js'
-import type { RouteGroup } from './routes.js'
+import type { RouteGroup } from './route-group.js'
 import { Body, ObjectField, OptionalParam, Query, StringField, str } from './schema.js'
 import { serializeSession, type TokenResponse } from './serializers.js'
 

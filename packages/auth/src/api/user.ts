@@ -5,7 +5,7 @@ import { updateOwnUser } from '../services/users.js'
 import { authOf, rateLimit, requireAuthentication } from './hooks.js'
 import { requestRedirectTo } from './redirect-to.js'
 import { requestAudience, requestContext } from './request-context.js'
-import type { RouteGroup } from './routes.js'
+import type { RouteGroup } from './route-group.js'
 import { Body, ObjectField, OptionalParam, Query, StringField, obj, str } from './schema.js'
 import { serializeUser } from './serializers.js'
 

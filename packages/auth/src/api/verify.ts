@@ -11,7 +11,7 @@ import { wireErrorOf } from './errors/wire.js'
 import { rateLimit } from './hooks.js'
 import { requestContext } from './request-context.js'
 import { requestRedirectTo } from './redirect-to.js'
-import type { RouteGroup } from './routes.js'
+import type { RouteGroup } from './route-group.js'
 import { Body, ObjectField, OptionalParam, Query, StringField, str } from './schema.js'
 import { serializeSession } from './serializers.js'
 
