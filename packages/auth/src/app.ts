@@ -11,7 +11,7 @@ import type { FetchLike } from '@gatehouse/oauth2'
 import { RateLimitClient, type RateLimitClientCounts } from '@gatehouse/ratelimit/client'
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
-import type { RequestDeadline } from './api/deadline.js'
+import type { RequestDeadline } from './api/http/deadline.js'
 import { authRoutes } from './api/routes.js'
 import { systemClock, type Clock } from './clock.js'
 import type { Settings } from './conf/settings.js'
@@ -304,7 +304,7 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
   const random = deps.random ?? cryptoRandom
   const passwords = deps.passwordHasher ?? passwordHasherFor(settings)
   // Each request's deadline, for its database work: a request answered with its timeout never
-  // commits afterwards (see `api/deadline.ts`).
+  // commits afterwards (see `api/http/deadline.ts`).
   const deadlines = new AsyncLocalStorage<RequestDeadline>()
   const server = createServer(settings, { random, logger: deps.logger, deadlines })
   let started: Started | undefined

@@ -2,7 +2,7 @@
  * The errors of `@gatehouse/auth`: one base class, {@link AuthError}, whose `code` is one of
  * GoTrue's `error_code` strings, and one subclass per way the API answers it (its HTTP status,
  * as upstream's `apierrors.New…Error` constructors choose it). Code throws them; the one table
- * in `api/errors/wire.ts` turns each class into a status and a wire body.
+ * in `api/http/errors/wire.ts` turns each class into a status and a wire body.
  *
  * @see https://github.com/supabase/auth/blob/master/internal/api/apierrors/apierrors.go
  * @see https://github.com/supabase/auth/blob/master/internal/api/apierrors/errorcode.go

@@ -25,7 +25,7 @@ export {
 } from './serve.js'
 export { systemClock, type Clock } from './clock.js'
 export { cryptoRandom, type Random } from './random.js'
-export type { FactorJson, IdentityJson, TokenResponse, UserJson } from './api/serializers.js'
+export type { FactorJson, IdentityJson, TokenResponse, UserJson } from './api/http/serializers.js'
 export {
   loadSettings,
   parseEmailSendRate,
@@ -94,8 +94,17 @@ export {
   WeakPasswordError,
   type ErrorCode,
 } from './errors.js'
-export { WIRE_ERRORS, wireErrorOf, type WireError, type WireMapping } from './api/errors/wire.js'
-export { toOAuthError, type OAuthErrorBody, type OAuthErrorCode } from './api/errors/oauth-error.js'
+export {
+  WIRE_ERRORS,
+  wireErrorOf,
+  type WireError,
+  type WireMapping,
+} from './api/http/errors/wire.js'
+export {
+  toOAuthError,
+  type OAuthErrorBody,
+  type OAuthErrorCode,
+} from './api/http/errors/oauth-error.js'
 export {
   MAIL_KINDS,
   NOTIFICATION_KINDS,
@@ -208,7 +217,7 @@ export {
   waitForDatabase,
   type WaitForDatabaseOptions,
 } from './storage/reach.js'
-export { RequestDeadline } from './api/deadline.js'
+export { RequestDeadline } from './api/http/deadline.js'
 export {
   DURATION_BUCKETS,
   meterAuthMetrics,

@@ -1,6 +1,6 @@
 /**
  * The route groups of the API, registered in one place. A group is a Fastify plugin in its own
- * file (`api/<group>.ts`): it adds its guards once with `addHook` and declares each route with
+ * file (`api/routes/<group>.ts`): it adds its guards once with `addHook` and declares each route with
  * its schemas; handlers read the request, call a service and serialize the answer.
  *
  * @example A new route group
@@ -19,51 +19,30 @@
  * @module
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type {
-  FastifyBaseLogger,
-  FastifyInstance,
-  FastifyPluginCallback,
-  RawReplyDefaultExpression,
-  RawRequestDefaultExpression,
-  RawServerDefault,
-} from 'fastify'
+import type { FastifyPluginCallback } from 'fastify'
 import type { AppContext } from '../context.js'
-import { adminRoutes } from './admin.js'
-import { externalRoutes } from './external.js'
-import { adminFactorRoutes, factorRoutes } from './factors.js'
-import { healthRoutes } from './health.js'
-import { identityRoutes } from './identities.js'
-import { inviteRoutes } from './invite.js'
-import { logoutRoutes } from './logout.js'
-import { registerOpenApi } from './openapi.js'
-import { otpRoutes } from './otp.js'
-import { recoverRoutes } from './recover.js'
-import { resendRoutes } from './resend.js'
-import { settingsRoutes } from './settings.js'
-import { signupRoutes } from './signup.js'
-import { tokenRoutes } from './token.js'
-import { userRoutes } from './user.js'
-import { verifyRoutes } from './verify.js'
+import { adminRoutes } from './routes/admin.js'
+import { externalRoutes } from './routes/external.js'
+import { adminFactorRoutes, factorRoutes } from './routes/factors.js'
+import { healthRoutes } from './routes/health.js'
+import { identityRoutes } from './routes/identities.js'
+import { inviteRoutes } from './routes/invite.js'
+import { logoutRoutes } from './routes/logout.js'
+import { registerOpenApi } from './http/openapi.js'
+import { otpRoutes } from './routes/otp.js'
+import type { RouteGroup } from './routes/group.js'
+import { recoverRoutes } from './routes/recover.js'
+import { resendRoutes } from './routes/resend.js'
+import { settingsRoutes } from './routes/settings.js'
+import { signupRoutes } from './routes/signup.js'
+import { tokenRoutes } from './routes/token.js'
+import { userRoutes } from './routes/user.js'
+import { verifyRoutes } from './routes/verify.js'
 
 /** What every route group is given: the settings and services. */
 export interface RouteOptions {
   readonly ctx: AppContext
 }
-
-/**
- * The Fastify instance a route group adds its routes and hooks to: its own encapsulated context,
- * whose routes take their request types from their TypeBox schemas.
- */
-export type RouteScope = FastifyInstance<
-  RawServerDefault,
-  RawRequestDefaultExpression,
-  RawReplyDefaultExpression,
-  FastifyBaseLogger,
-  TypeBoxTypeProvider
->
-
-/** A route group: adds its hooks and routes to its own scope (see {@link authRoutes}). */
-export type RouteGroup = (app: RouteScope, ctx: AppContext) => void
 
 /** Every route group, in registration order. */
 export const ROUTE_GROUPS: readonly RouteGroup[] = [

@@ -1,6 +1,6 @@
 /**
  * A {@link Db} that lets a request's deadline decide what its statements may still do (see
- * `api/deadline.ts`): once the request has been answered with its timeout nothing of it is sent,
+ * `api/http/deadline.ts`): once the request has been answered with its timeout nothing of it is sent,
  * a transaction rolls back instead of committing, and a write already sent is waited for before
  * the request is answered. Statements outside a request (start-up, the mail queue's worker, the
  * clean-up job) go through unchanged.

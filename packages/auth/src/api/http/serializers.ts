@@ -1,0 +1,193 @@
+/**
+ * The wire shapes of the API's resources, and the one serializer of each: domain objects
+ * (camelCase, `Date`) become upstream's JSON (snake_case, RFC 3339 strings) here and nowhere else.
+ *
+ * @see https://github.com/supabase/auth/blob/master/internal/models/user.go
+ * @see https://github.com/supabase/auth/blob/master/internal/models/identity.go
+ * @see https://github.com/supabase/auth/blob/master/internal/models/factor.go
+ * @module
+ */
+import type { WeakPasswordReason } from '../../crypto/password.js'
+import type { Factor } from '../../models/factor.js'
+import type { Identity } from '../../models/identity.js'
+import type { JsonObject } from '../../models/json.js'
+import type { User } from '../../models/user.js'
+import type { IssuedSession } from '../../tokens/service.js'
+
+/** An identity as upstream renders it. Timestamps are RFC 3339; `null` ones are omitted. */
+export interface IdentityJson {
+  identity_id: string
+  /** The provider's id of the user (`provider_id`). */
+  id: string
+  user_id: string
+  identity_data: JsonObject
+  provider: string
+  last_sign_in_at?: string
+  created_at: string
+  updated_at: string
+  email?: string
+}
+
+/**
+ * A user as upstream renders it (`GET /user`, the admin API, sign-up). Timestamps are RFC 3339
+ * with milliseconds; `null` ones are omitted; `email` and `phone` are `""` when absent.
+ */
+export interface UserJson {
+  id: string
+  aud: string
+  role: string
+  email: string
+  email_confirmed_at?: string
+  invited_at?: string
+  phone: string
+  phone_confirmed_at?: string
+  confirmation_sent_at?: string
+  confirmed_at?: string
+  recovery_sent_at?: string
+  new_email?: string
+  email_change_sent_at?: string
+  new_phone?: string
+  phone_change_sent_at?: string
+  reauthentication_sent_at?: string
+  last_sign_in_at?: string
+  app_metadata: JsonObject
+  user_metadata: JsonObject
+  /** The MFA factors, verified or not; omitted when there are none (upstream `omitempty`). */
+  factors?: FactorJson[]
+  identities: IdentityJson[]
+  created_at: string
+  updated_at: string
+  banned_until?: string
+  deleted_at?: string
+  is_anonymous: boolean
+}
+
+/**
+ * An MFA factor as upstream renders it (in `GET /user`, token responses and the admin API); the
+ * secret never appears. `friendly_name` is omitted when empty; `phone` is `""` for TOTP.
+ */
+export interface FactorJson {
+  id: string
+  created_at: string
+  updated_at: string
+  status: 'verified' | 'unverified'
+  friendly_name?: string
+  factor_type: 'totp' | 'phone'
+  phone: string
+  /** RFC 3339, or `null` before the first challenge. */
+  last_challenged_at: string | null
+}
+
+/** Renders a factor (never its secret). */
+export function serializeFactor(factor: Factor): FactorJson {
+  const json = {
+    id: factor.id,
+    created_at: factor.createdAt.toISOString(),
+    updated_at: factor.updatedAt.toISOString(),
+    status: factor.status,
+  } as FactorJson
+  if (factor.friendlyName !== '') json.friendly_name = factor.friendlyName
+  json.factor_type = factor.factorType
+  json.phone = factor.phone
+  json.last_challenged_at = factor.lastChallengedAt?.toISOString() ?? null
+  return json
+}
+
+/** The session response of `POST /token` and of sign-ups that sign in (upstream `AccessTokenResponse`). */
+export interface TokenResponse {
+  access_token: string
+  token_type: 'bearer'
+  /** Seconds until `expires_at`. */
+  expires_in: number
+  /** Unix time (seconds) the access token expires. */
+  expires_at: number
+  refresh_token: string
+  user: UserJson
+  /** Present on a password sign-in whose password no longer meets the policy. */
+  weak_password?: { reasons: WeakPasswordReason[] }
+  /** On a `POST /verify` session: what was verified (`signup`, `magiclink`, …), as the spec says. */
+  type?: string
+  /** The external provider's tokens, on a session of an OAuth sign-in (PKCE exchange). */
+  provider_token?: string
+  provider_refresh_token?: string
+}
+
+/** Renders an identity. */
+export function serializeIdentity(identity: Identity): IdentityJson {
+  const json: IdentityJson = {
+    identity_id: identity.id,
+    id: identity.providerId,
+    user_id: identity.userId,
+    identity_data: identity.identityData,
+    provider: identity.provider,
+  } as IdentityJson
+  if (identity.lastSignInAt !== null) json.last_sign_in_at = identity.lastSignInAt.toISOString()
+  json.created_at = identity.createdAt.toISOString()
+  json.updated_at = identity.updatedAt.toISOString()
+  if (identity.email !== '') json.email = identity.email
+  return json
+}
+
+/** The optional timestamps of {@link UserJson}. */
+type UserTimestamp = Exclude<
+  { [K in keyof UserJson]-?: undefined extends UserJson[K] ? K : never }[keyof UserJson],
+  'new_email' | 'new_phone' | 'factors'
+>
+
+/** Renders a user with its factors and identities (keys in upstream's order). */
+export function serializeUser(
+  user: User,
+  identities: readonly Identity[],
+  factors: readonly Factor[] = [],
+): UserJson {
+  const json = { id: user.id, aud: user.aud, role: user.role, email: user.email } as UserJson
+  const at = (key: UserTimestamp, value: Date | null): void => {
+    if (value !== null) json[key] = value.toISOString()
+  }
+  at('email_confirmed_at', user.emailConfirmedAt)
+  at('invited_at', user.invitedAt)
+  json.phone = user.phone
+  at('phone_confirmed_at', user.phoneConfirmedAt)
+  at('confirmation_sent_at', user.confirmationSentAt)
+  at('confirmed_at', user.confirmedAt)
+  at('recovery_sent_at', user.recoverySentAt)
+  if (user.emailChange !== '') json.new_email = user.emailChange
+  at('email_change_sent_at', user.emailChangeSentAt)
+  if (user.phoneChange !== '') json.new_phone = user.phoneChange
+  at('phone_change_sent_at', user.phoneChangeSentAt)
+  at('reauthentication_sent_at', user.reauthenticationSentAt)
+  at('last_sign_in_at', user.lastSignInAt)
+  json.app_metadata = user.appMetadata
+  json.user_metadata = user.userMetadata
+  if (factors.length > 0) json.factors = factors.map(serializeFactor)
+  json.identities = identities.map(serializeIdentity)
+  json.created_at = user.createdAt.toISOString()
+  json.updated_at = user.updatedAt.toISOString()
+  at('banned_until', user.bannedUntil)
+  at('deleted_at', user.deletedAt)
+  json.is_anonymous = user.isAnonymous
+  return json
+}
+
+/**
+ * Renders an issued session as the token response.
+ *
+ * @param weakPassword Reasons the password used to sign in no longer meets the policy.
+ */
+export function serializeSession(
+  session: IssuedSession,
+  weakPassword?: readonly WeakPasswordReason[],
+): TokenResponse {
+  const response: TokenResponse = {
+    access_token: session.accessToken,
+    token_type: 'bearer',
+    expires_in: session.expiresIn,
+    expires_at: session.expiresAt,
+    refresh_token: session.refreshToken,
+    user: serializeUser(session.user, session.identities, session.factors),
+  }
+  if (weakPassword !== undefined) response.weak_password = { reasons: [...weakPassword] }
+  if (session.providerToken) response.provider_token = session.providerToken
+  if (session.providerRefreshToken) response.provider_refresh_token = session.providerRefreshToken
+  return response
+}

@@ -1,0 +1,233 @@
+import type { FastifyRequest } from 'fastify'
+import type { Static } from 'typebox'
+import { adminAuditActor } from '../../models/audit-log.js'
+import type { ListUsersOptions } from '../../models/user.js'
+import {
+  createUserAsAdmin,
+  deleteUserAsAdmin,
+  getUser,
+  listUsersPage,
+  updateUserAsAdmin,
+  type AdminUserParams,
+} from '../../services/admin-users.js'
+import { generateLink } from '../../services/generate-link.js'
+import { UUID_PATTERN } from '../../services/validation.js'
+import { adminClaimsOf, requireAdmin } from '../http/hooks.js'
+import { requestRedirectTo } from '../http/redirect-to.js'
+import { clientIp, requestContext } from '../http/request-context.js'
+import type { RouteGroup } from './group.js'
+import {
+  Body,
+  BoolField,
+  ObjectField,
+  OptionalBody,
+  OptionalParam,
+  Param,
+  Params,
+  Query,
+  StringField,
+  bool,
+  obj,
+  str,
+} from '../http/schema.js'
+import { serializeUser } from '../http/serializers.js'
+
+/**
+ * The `Link` header of a page (upstream `addPaginationHeaders`): `rel="next"` when there is a
+ * later page, and always `rel="last"`.
+ */
+export function paginationLink(path: string, page: number, perPage: number, total: number): string {
+  const last = Math.ceil(total / perPage)
+  const link = (p: number): string => `<${path}?page=${String(p)}&per_page=${String(perPage)}>`
+  const links: string[] = []
+  if (page < last) links.push(`${link(page + 1)}; rel="next"`)
+  links.push(`${link(last)}; rel="last"`)
+  return links.join(', ')
+}
+
+/** A page number: empty (the default) or digits worth at least 1. */
+const PAGE = '^(\\d*[1-9]\\d*)?$'
+
+const SORT_COLUMNS = ['created_at', 'email', 'phone', 'updated_at', 'last_sign_in_at'] as const
+
+/** `sort`: empty, or a column, optionally followed by `asc` or `desc` (any case). */
+const SORT = `^(|\\s*(${SORT_COLUMNS.join('|')})(\\s+([aA][sS][cC]|[dD][eE][sS][cC])(\\s[\\s\\S]*)?)?\\s*)$`
+
+const ListQuery = Query({
+  page: OptionalParam({ pattern: PAGE, errorMessage: 'Bad Pagination Parameters: page' }),
+  per_page: OptionalParam({ pattern: PAGE, errorMessage: 'Bad Pagination Parameters: per_page' }),
+  filter: OptionalParam(),
+  sort: OptionalParam({ pattern: SORT, errorMessage: 'Bad Sort Parameters: %s' }),
+})
+
+/** A `sort` that passed {@link SORT}, as columns and direction (default `created_at desc`). */
+function parseSort(sort: string): ListUsersOptions['sort'] {
+  if (sort === '') return { column: 'created_at', desc: true }
+  const [column, direction = 'desc'] = sort.trim().split(/\s+/)
+  return {
+    column: column as ListUsersOptions['sort']['column'],
+    desc: direction.toLowerCase() === 'desc',
+  }
+}
+
+const GenerateLinkBody = Body({
+  type: StringField(),
+  email: StringField(),
+  new_email: StringField(),
+  password: StringField(),
+  data: ObjectField(),
+  redirect_to: StringField(),
+})
+
+const GenerateLinkQuery = Query({ redirect_to: OptionalParam() })
+
+const UserParams = Params({
+  user_id: Param({ pattern: UUID_PATTERN, errorMessage: 'user_id must be an UUID' }),
+})
+
+const AdminUserBody = Body({
+  aud: StringField(),
+  email: StringField(),
+  phone: StringField(),
+  password: StringField(),
+  password_hash: StringField(),
+  id: StringField(),
+  ban_duration: StringField(),
+  user_metadata: ObjectField(),
+  app_metadata: ObjectField(),
+  email_confirm: BoolField(),
+  phone_confirm: BoolField(),
+  role: StringField(),
+})
+
+const DeleteBody = OptionalBody({ should_soft_delete: BoolField() })
+
+/** The fields of an admin create or update body, as Go would have decoded them. */
+function adminUserParams(body: Static<typeof AdminUserBody>): AdminUserParams {
+  return {
+    aud: str(body.aud),
+    role: str(body.role),
+    email: str(body.email),
+    phone: str(body.phone),
+    password: body.password ?? undefined,
+    passwordHash: str(body.password_hash),
+    id: str(body.id),
+    banDuration: str(body.ban_duration),
+    userMetadata: obj(body.user_metadata),
+    appMetadata: obj(body.app_metadata),
+    emailConfirm: bool(body.email_confirm),
+    phoneConfirm: bool(body.phone_confirm),
+  }
+}
+
+function actorOf(request: FastifyRequest) {
+  return adminAuditActor(adminClaimsOf(request))
+}
+
+/**
+ * Admin users API: `GET`/`POST /admin/users`, `GET`/`PUT` (or `POST`)/`DELETE
+ * /admin/users/<user_id>` and `POST /admin/generate_link`, for tokens whose role is in
+ * `JWT_ADMIN_ROLES`.
+ *
+ * @see https://github.com/supabase/auth/blob/master/internal/api/admin.go
+ */
+export const adminRoutes: RouteGroup = (app, ctx) => {
+  const { settings } = ctx
+  app.addHook('preValidation', requireAdmin(ctx))
+
+  app.get('/admin/users', { schema: { querystring: ListQuery } }, async (request, reply) => {
+    const { query } = request
+    const page = Number(query.page || 1)
+    const perPage = Number(query.per_page || 50)
+    const aud = requestContext(request, settings).aud
+    const { users, total } = await listUsersPage(ctx, {
+      aud,
+      page,
+      perPage,
+      filter: query.filter ?? '',
+      sort: parseSort(query.sort ?? ''),
+    })
+    reply.header('x-total-count', String(total))
+    reply.header('link', paginationLink('/admin/users', page, perPage, total))
+    return { users: users.map((u) => serializeUser(u.user, u.identities)), aud }
+  })
+
+  app.post('/admin/users', { schema: { body: AdminUserBody } }, async (request) => {
+    const { user, identities } = await createUserAsAdmin(
+      ctx,
+      adminUserParams(request.body),
+      actorOf(request),
+      requestContext(request, settings),
+      request.deadline,
+    )
+    return serializeUser(user, identities)
+  })
+
+  app.get('/admin/users/:user_id', { schema: { params: UserParams } }, async (request) => {
+    const { user, identities } = await getUser(ctx, request.params.user_id)
+    return serializeUser(user, identities)
+  })
+
+  // The spec lists POST and PUT for updates; upstream has PUT only. Both are served.
+  app.route({
+    method: ['PUT', 'POST'],
+    url: '/admin/users/:user_id',
+    schema: { params: UserParams, body: AdminUserBody },
+    handler: async (request) => {
+      const { user, identities } = await updateUserAsAdmin(
+        ctx,
+        request.params.user_id,
+        adminUserParams(request.body),
+        actorOf(request),
+        clientIp(request, settings),
+        request.deadline,
+      )
+      return serializeUser(user, identities)
+    },
+  })
+
+  app.delete(
+    '/admin/users/:user_id',
+    { schema: { params: UserParams, body: DeleteBody } },
+    async (request) => {
+      const soft = bool(request.body?.should_soft_delete) === true
+      await deleteUserAsAdmin(
+        ctx,
+        request.params.user_id,
+        soft,
+        actorOf(request),
+        clientIp(request, settings),
+      )
+      return {}
+    },
+  )
+
+  app.post(
+    '/admin/generate_link',
+    { schema: { body: GenerateLinkBody, querystring: GenerateLinkQuery } },
+    async (request) => {
+      const { body } = request
+      const { user, identities, mail } = await generateLink(
+        ctx,
+        {
+          type: str(body.type),
+          email: str(body.email),
+          newEmail: str(body.new_email),
+          password: str(body.password),
+          data: obj(body.data) ?? {},
+          redirectTo: requestRedirectTo(request, settings),
+        },
+        requestContext(request, settings),
+        request.deadline,
+      )
+      return {
+        ...serializeUser(user, identities),
+        action_link: mail.link,
+        email_otp: mail.otp,
+        hashed_token: mail.hash,
+        verification_type: mail.type,
+        redirect_to: mail.redirectTo,
+      }
+    },
+  )
+}

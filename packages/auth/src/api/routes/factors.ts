@@ -1,0 +1,165 @@
+import type { FastifyRequest } from 'fastify'
+import type { AppContext } from '../../context.js'
+import { adminAuditActor } from '../../models/audit-log.js'
+import {
+  challengeFactor,
+  deleteFactorAsAdmin,
+  enrollFactor,
+  listFactorsAsAdmin,
+  loadOwnFactor,
+  refuseAnonymous,
+  unenrollFactor,
+  verifyFactor,
+} from '../../services/mfa.js'
+import { UUID_PATTERN } from '../../services/validation.js'
+import {
+  adminClaimsOf,
+  authOf,
+  rateLimit,
+  requireAdmin,
+  requireAuthentication,
+} from '../http/hooks.js'
+import { clientIp, requestContext } from '../http/request-context.js'
+import type { RouteGroup } from './group.js'
+import { Body, OptionalBody, Param, Params, StringField, str } from '../http/schema.js'
+import { serializeFactor, serializeSession } from '../http/serializers.js'
+
+const FACTOR_ID = Param({ pattern: UUID_PATTERN, errorMessage: 'factor_id must be an UUID' })
+const USER_ID = Param({ pattern: UUID_PATTERN, errorMessage: 'user_id must be an UUID' })
+
+const FactorParams = Params({ factor_id: FACTOR_ID })
+const UserFactorsParams = Params({ user_id: USER_ID })
+const UserFactorParams = Params({ user_id: USER_ID, factor_id: FACTOR_ID })
+
+const EnrollBody = Body({
+  factor_type: StringField(),
+  friendly_name: StringField(),
+  issuer: StringField(),
+  phone: StringField(),
+})
+const ChallengeBody = OptionalBody({ channel: StringField() })
+const VerifyBody = Body({ challenge_id: StringField(), code: StringField() })
+
+/** The caller's factor named in the path (upstream `loadFactor`). */
+async function factorOf(
+  ctx: AppContext,
+  request: FastifyRequest<{ Params: { factor_id: string } }>,
+) {
+  return loadOwnFactor(ctx.db, authOf(request).user.id, request.params.factor_id)
+}
+
+/**
+ * The MFA API for a signed-in, non-anonymous user: `POST /factors` (enroll `totp` or `phone`),
+ * `POST /factors/<id>/challenge`, `POST /factors/<id>/verify` (both rate-limited by
+ * `MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY`) and `DELETE /factors/<id>`.
+ *
+ * @see https://github.com/supabase/auth/blob/master/internal/api/mfa.go
+ */
+export const factorRoutes: RouteGroup = (app, ctx) => {
+  const { settings } = ctx
+  app.addHook('preValidation', requireAuthentication(ctx))
+  app.addHook('preValidation', (request, _reply, done) => {
+    try {
+      refuseAnonymous(authOf(request))
+      done()
+    } catch (error) {
+      done(error as Error)
+    }
+  })
+
+  app.post('/factors', { schema: { body: EnrollBody } }, async (request) => {
+    const { body } = request
+    const { factor, totp, phone } = await enrollFactor(
+      ctx,
+      authOf(request),
+      {
+        factorType: str(body.factor_type),
+        friendlyName: str(body.friendly_name),
+        issuer: str(body.issuer),
+        phone: str(body.phone),
+      },
+      clientIp(request, settings),
+    )
+    return {
+      id: factor.id,
+      type: factor.factorType,
+      friendly_name: factor.friendlyName,
+      ...(totp ? { totp: { qr_code: totp.qrCode, secret: totp.secret, uri: totp.uri } } : {}),
+      ...(phone !== undefined && phone !== '' ? { phone } : {}),
+    }
+  })
+
+  app.post(
+    '/factors/:factor_id/challenge',
+    {
+      schema: { params: FactorParams, body: ChallengeBody },
+      preHandler: rateLimit(ctx, 'factor_challenge'),
+    },
+    async (request) => {
+      const challenge = await challengeFactor(
+        ctx,
+        authOf(request),
+        await factorOf(ctx, request),
+        str(request.body?.channel),
+        clientIp(request, settings),
+      )
+      return { id: challenge.id, type: challenge.type, expires_at: challenge.expiresAt }
+    },
+  )
+
+  app.post(
+    '/factors/:factor_id/verify',
+    {
+      schema: { params: FactorParams, body: VerifyBody },
+      preHandler: rateLimit(ctx, 'factor_verify'),
+    },
+    async (request) => {
+      const session = await verifyFactor(
+        ctx,
+        authOf(request),
+        await factorOf(ctx, request),
+        { challengeId: str(request.body.challenge_id), code: str(request.body.code) },
+        requestContext(request, settings),
+        request.log,
+      )
+      return serializeSession(session)
+    },
+  )
+
+  app.delete('/factors/:factor_id', { schema: { params: FactorParams } }, async (request) => {
+    const factor = await factorOf(ctx, request)
+    await unenrollFactor(ctx, authOf(request), factor, clientIp(request, settings), request.log)
+    return { id: factor.id }
+  })
+}
+
+/**
+ * The admin's view of a user's factors: `GET /admin/users/<id>/factors` and `DELETE
+ * /admin/users/<id>/factors/<factor_id>`, for tokens whose role is in `JWT_ADMIN_ROLES`.
+ *
+ * @see https://github.com/supabase/auth/blob/master/internal/api/admin.go
+ */
+export const adminFactorRoutes: RouteGroup = (app, ctx) => {
+  app.addHook('preValidation', requireAdmin(ctx))
+
+  app.get(
+    '/admin/users/:user_id/factors',
+    { schema: { params: UserFactorsParams } },
+    async (request) => (await listFactorsAsAdmin(ctx, request.params.user_id)).map(serializeFactor),
+  )
+
+  app.delete(
+    '/admin/users/:user_id/factors/:factor_id',
+    { schema: { params: UserFactorParams } },
+    async (request) =>
+      serializeFactor(
+        await deleteFactorAsAdmin(
+          ctx,
+          request.params.user_id,
+          request.params.factor_id,
+          adminAuditActor(adminClaimsOf(request)),
+          clientIp(request, ctx.settings),
+        ),
+      ),
+  )
+}

@@ -1,0 +1,67 @@
+import type { Static } from 'typebox'
+import { signUp } from '../../services/signup.js'
+import { rateLimit, verifyCaptcha } from '../http/hooks.js'
+import { requestContext } from '../http/request-context.js'
+import { requestRedirectTo } from '../http/redirect-to.js'
+import { Body, ObjectField, OptionalParam, Query, StringField, obj, str } from '../http/schema.js'
+import { serializeSession, serializeUser } from '../http/serializers.js'
+import type { RouteGroup } from './group.js'
+
+const SignupBody = Body({
+  email: StringField(),
+  phone: StringField(),
+  password: StringField(),
+  data: ObjectField(),
+  channel: StringField(),
+  code_challenge: StringField(),
+  code_challenge_method: StringField(),
+  gotrue_meta_security: ObjectField(),
+})
+
+const SignupQuery = Query({ redirect_to: OptionalParam() })
+
+/**
+ * `POST /signup`: email or phone with password (or anonymous, when enabled); a session with
+ * auto-confirm, else the user (see `signUp`).
+ *
+ * @see https://github.com/supabase/auth/blob/master/internal/api/signup.go
+ */
+export const signupRoutes: RouteGroup = (app, ctx) => {
+  app.post(
+    '/signup',
+    {
+      schema: { body: SignupBody, querystring: SignupQuery },
+      // Anonymous sign-ins have their own hourly budget (upstream `limitAnonymousSignIns`),
+      // counted only while they are enabled (else the request is refused anyway).
+      preHandler: [
+        verifyCaptcha(ctx),
+        rateLimit(ctx, ({ body }) => {
+          const { email, phone } = body as Static<typeof SignupBody>
+          if (str(email) !== '' || str(phone) !== '') return 'signup'
+          return ctx.settings.external.anonymousUsersEnabled ? 'anonymous_signin' : undefined
+        }),
+      ],
+    },
+    async (request) => {
+      const { body } = request
+      const outcome = await signUp(
+        ctx,
+        {
+          email: str(body.email),
+          phone: str(body.phone),
+          password: str(body.password),
+          data: obj(body.data) ?? {},
+          channel: str(body.channel),
+          codeChallenge: str(body.code_challenge),
+          codeChallengeMethod: str(body.code_challenge_method),
+          redirectTo: requestRedirectTo(request, ctx.settings),
+        },
+        requestContext(request, ctx.settings),
+        request.deadline,
+      )
+      return outcome.kind === 'session'
+        ? serializeSession(outcome.session)
+        : serializeUser(outcome.user, outcome.identities)
+    },
+  )
+}

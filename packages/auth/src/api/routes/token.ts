@@ -1,0 +1,111 @@
+import type { FastifyRequest } from 'fastify'
+import type { Static } from 'typebox'
+import type { AppContext } from '../../context.js'
+import { UnsupportedGrantTypeError } from '../../errors.js'
+import type { LimitedOperation } from '../../limiter/limiter.js'
+import { pkceGrant } from '../../services/pkce.js'
+import { passwordGrant, refreshTokenGrant } from '../../services/token-grants.js'
+import { rateLimit, verifyCaptcha } from '../http/hooks.js'
+import { requestContext } from '../http/request-context.js'
+import type { RouteGroup } from './group.js'
+import { Body, ObjectField, OptionalParam, Query, StringField, str } from '../http/schema.js'
+import { serializeSession, type TokenResponse } from '../http/serializers.js'
+
+const TokenBody = Body({
+  grant_type: StringField(),
+  email: StringField(),
+  phone: StringField(),
+  username: StringField(),
+  password: StringField(),
+  refresh_token: StringField(),
+  auth_code: StringField(),
+  code_verifier: StringField(),
+  gotrue_meta_security: ObjectField(),
+})
+
+const TokenQuery = Query({ grant_type: OptionalParam() })
+
+/** The grant type: from the query (auth-js), else from the body (RFC 6749 form requests). */
+function grantType(request: FastifyRequest): string {
+  const { query, body } = request as FastifyRequest<{
+    Querystring: { grant_type?: string }
+    Body: { grant_type?: string | null }
+  }>
+  return query.grant_type || str(body.grant_type)
+}
+
+/** The rate-limited operation of a grant (none for an unsupported grant type). */
+function limitedOperation(request: FastifyRequest): LimitedOperation | undefined {
+  switch (grantType(request)) {
+    case 'password':
+      return 'token'
+    case 'refresh_token':
+      return 'token_refresh'
+    case 'pkce':
+      return 'token'
+    default:
+      return undefined
+  }
+}
+
+/** Runs the grant of the request. */
+async function grant(
+  ctx: AppContext,
+  request: FastifyRequest<{ Body: Static<typeof TokenBody> }>,
+): Promise<TokenResponse> {
+  const { body } = request
+  const client = requestContext(request, ctx.settings)
+  switch (grantType(request)) {
+    case 'password': {
+      const { session, weakPassword } = await passwordGrant(
+        ctx,
+        {
+          email: str(body.email),
+          phone: str(body.phone),
+          username: str(body.username),
+          password: str(body.password),
+        },
+        client,
+        request.deadline,
+      )
+      return serializeSession(session, weakPassword)
+    }
+    case 'refresh_token':
+      return serializeSession(await refreshTokenGrant(ctx, str(body.refresh_token), client))
+    case 'pkce':
+      return serializeSession(
+        await pkceGrant(ctx, str(body.auth_code), str(body.code_verifier), client),
+      )
+    default:
+      throw new UnsupportedGrantTypeError()
+  }
+}
+
+/**
+ * `POST /token` with `grant_type` `password`, `refresh_token` or `pkce` (`auth_code` +
+ * `code_verifier`). The grant type comes from the
+ * query (auth-js) or the form body (RFC 6749 §4.3, §6). Form-encoded requests are treated as a
+ * generic OAuth 2.0 client's: `username` is accepted for the email or phone, client credentials
+ * (HTTP Basic or `client_id`/`client_secret` fields) are ignored, and errors use the RFC 6749
+ * §5.2 shape. Responses carry `Cache-Control: no-store` (RFC 6749 §5.1).
+ *
+ * @see https://github.com/supabase/auth/blob/master/internal/api/token.go
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-5
+ */
+export const tokenRoutes: RouteGroup = (app, ctx) => {
+  app.post(
+    '/token',
+    {
+      schema: { body: TokenBody, querystring: TokenQuery },
+      config: { oauthErrors: true },
+      preHandler: [
+        rateLimit(ctx, limitedOperation),
+        verifyCaptcha(ctx, (request) => grantType(request) === 'password'),
+      ],
+    },
+    async (request, reply) => {
+      const response = await grant(ctx, request)
+      return reply.header('cache-control', 'no-store').send(response)
+    },
+  )
+}
