@@ -21,7 +21,7 @@ import {
   UnauthorizedError,
   UnprocessableEntityError,
 } from '../errors.js'
-import { addAmrClaim, downgradeSessionsOfFactor, listAmrClaims } from '../models/amr-claim.js'
+import { downgradeSessionsOfFactor } from '../models/amr-claim.js'
 import {
   deleteChallenge,
   insertChallenge,
@@ -42,11 +42,8 @@ import {
   type Factor,
   type FactorType,
 } from '../models/factor.js'
-import { findIdentitiesByUser } from '../models/identity.js'
-import { deleteTokensOfSession, insertRefreshToken } from '../models/refresh-token.js'
-import { deleteSessionsBelowAal2, raiseSessionToAal2, type Session } from '../models/session.js'
+import { deleteSessionsBelowAal2, type Session } from '../models/session.js'
 import { getUserById, type User } from '../models/user.js'
-import { generateRefreshToken } from '../crypto/refresh-token.js'
 import type { Queryable } from '../storage/db.js'
 import type { IssuedSession } from '../tokens/service.js'
 import { sendNotification, type NotificationLog } from './notifications.js'
@@ -610,7 +607,14 @@ export async function verifyFactor(
     )
     await markChallengeVerified(tx, challenge.id, now)
     await markFactorVerified(tx, current.id, step, now)
-    const pending = await raiseSession(ctx, tx, caller.user, session, current, client, now)
+    const pending = await ctx.tokens.raiseSession(
+      tx,
+      caller.user,
+      session,
+      { factorId: current.id, method: amrMethodOf(current.factorType) },
+      client,
+      now,
+    )
     await deleteSessionsBelowAal2(tx, caller.user.id)
     // The first verified factor ends every pending enrolment (beyond upstream, which removes those
     // of its type only): a factor enrolled by someone with the password alone cannot outlive it.
@@ -638,62 +642,6 @@ export async function verifyFactor(
     )
   }
   return ctx.tokens.finish(outcome.pending)
-}
-
-/**
- * Raises the session to `aal2` through `factor` with its `amr` entry, and replaces its refresh
- * tokens by a new one: the tokens of the `aal1` session are deleted, so that none of them can
- * refresh the raised session, even within `SECURITY_REFRESH_TOKEN_REUSE_INTERVAL` (upstream moves
- * its token counter past them for the same reason). Returns what the token response needs.
- */
-async function raiseSession(
-  ctx: AppContext,
-  tx: Queryable,
-  user: User,
-  session: Session,
-  factor: Factor,
-  client: RequestContext,
-  now: number,
-) {
-  // The session's row first: the order of every path that changes a session's tokens.
-  const raised = await raiseSessionToAal2(tx, session.id, factor.id, now)
-  if (!raised) {
-    throw new ForbiddenError(
-      'session_not_found',
-      'Session from session_id claim in JWT does not exist',
-    )
-  }
-  await addAmrClaim(
-    tx,
-    { id: ctx.random.uuid(), sessionId: session.id, method: amrMethodOf(factor.factorType) },
-    now,
-  )
-  const current = await getUserById(tx, user.id)
-  if ((await deleteTokensOfSession(tx, session.id)) > 0) {
-    await addAuditLogEntry(
-      tx,
-      {
-        id: ctx.random.uuid(),
-        actor: auditActor(current),
-        action: 'token_revoked',
-        traits: { reason: 'mfa_verified' },
-        ip: client.ip,
-      },
-      now,
-    )
-  }
-  const refresh = await insertRefreshToken(
-    tx,
-    { token: generateRefreshToken(ctx.random), userId: user.id, sessionId: session.id, parent: '' },
-    now,
-  )
-  return {
-    user: current,
-    identities: await findIdentitiesByUser(tx, user.id),
-    session: raised,
-    refreshToken: refresh.token,
-    amr: await listAmrClaims(tx, session.id),
-  }
 }
 
 /** Deletes a factor and lowers the sessions it raised (both unenrol paths). */

@@ -4,7 +4,7 @@ import type { Settings } from '../conf/settings.js'
 import type { RequestContext } from '../context.js'
 import type { JwtKeys } from '../crypto/jwt.js'
 import { generateRefreshToken } from '../crypto/refresh-token.js'
-import { BadRequestError, ConflictError } from '../errors.js'
+import { BadRequestError, ConflictError, ForbiddenError } from '../errors.js'
 import {
   addAmrClaim,
   listAmrClaims,
@@ -15,6 +15,7 @@ import { addAuditLogEntry, auditActor } from '../models/audit-log.js'
 import { listFactorsOfUser, type Factor } from '../models/factor.js'
 import { findIdentitiesByUser, type Identity } from '../models/identity.js'
 import {
+  deleteTokensOfSession,
   findActiveTokenOfSession,
   insertRefreshToken,
   lockRefreshToken,
@@ -23,8 +24,8 @@ import {
   rotateRefreshToken,
   type LockedRefreshToken,
 } from '../models/refresh-token.js'
-import { insertSession, touchSession, type Session } from '../models/session.js'
-import { isBanned, updateUser, type User } from '../models/user.js'
+import { insertSession, raiseSessionToAal2, touchSession, type Session } from '../models/session.js'
+import { getUserById, isBanned, updateUser, type User } from '../models/user.js'
 import type { Random } from '../random.js'
 import { noAuthMetrics, type AuthMetrics } from '../telemetry/auth-metrics.js'
 import { isLockTimeout, type Db, type Queryable } from '../storage/db.js'
@@ -67,8 +68,9 @@ export interface PendingTokens {
 type RefreshOutcome = { kind: 'ok'; pending: PendingTokens } | { kind: 'reused' }
 
 /**
- * Issues sessions, access tokens (JWTs with upstream's claims) and refresh tokens, and runs the
- * refresh-token grant with rotation, reuse interval and reuse detection.
+ * Issues sessions, access tokens (JWTs with upstream's claims) and refresh tokens, raises a
+ * session to `aal2` with a new refresh token once MFA is verified, and runs the refresh-token
+ * grant with rotation, reuse interval and reuse detection: every session token is minted here.
  *
  * @see https://github.com/supabase/auth/blob/master/internal/tokens/service.go
  */
@@ -169,6 +171,65 @@ export class TokenService {
       amr: await listAmrClaims(tx, session.id),
       factors: await listFactorsOfUser(tx, user.id),
       signIn: method,
+    }
+  }
+
+  /**
+   * Raises a session to `aal2` inside `tx` once a factor is verified (upstream `MFAVerify`): the
+   * session's `aal` and factor, an `amr` entry for `via.method`, and its refresh tokens replaced
+   * by a new one. The tokens of the `aal1` session are deleted (with a `token_revoked` audit
+   * entry, reason `mfa_verified`, when there were any), so that none of them can refresh the
+   * raised session, even within `SECURITY_REFRESH_TOKEN_REUSE_INTERVAL` (upstream moves its token
+   * counter past them for the same reason).
+   *
+   * @param now Unix time in milliseconds of the caller's transaction (the factor's verification
+   *   and the raise share it).
+   * @returns Data to pass to {@link finish} after the transaction commits (without `factors`).
+   * @throws {@link ForbiddenError} 403 `session_not_found` when the session no longer exists.
+   */
+  async raiseSession(
+    tx: Queryable,
+    user: User,
+    session: Session,
+    via: { readonly factorId: string; readonly method: AuthenticationMethod },
+    ctx: RequestContext,
+    now: number,
+  ): Promise<PendingTokens> {
+    const random = this.random
+    // The session's row first: the order of every path that changes a session's tokens.
+    const raised = await raiseSessionToAal2(tx, session.id, via.factorId, now)
+    if (!raised) {
+      throw new ForbiddenError(
+        'session_not_found',
+        'Session from session_id claim in JWT does not exist',
+      )
+    }
+    await addAmrClaim(tx, { id: random.uuid(), sessionId: session.id, method: via.method }, now)
+    const current = await getUserById(tx, user.id)
+    if ((await deleteTokensOfSession(tx, session.id)) > 0) {
+      await addAuditLogEntry(
+        tx,
+        {
+          id: random.uuid(),
+          actor: auditActor(current),
+          action: 'token_revoked',
+          traits: { reason: 'mfa_verified' },
+          ip: ctx.ip,
+        },
+        now,
+      )
+    }
+    const refresh = await insertRefreshToken(
+      tx,
+      { token: generateRefreshToken(random), userId: user.id, sessionId: session.id, parent: '' },
+      now,
+    )
+    return {
+      user: current,
+      identities: await findIdentitiesByUser(tx, user.id),
+      session: raised,
+      refreshToken: refresh.token,
+      amr: await listAmrClaims(tx, session.id),
     }
   }
 
