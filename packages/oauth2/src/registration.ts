@@ -4,9 +4,8 @@
  *
  * @module
  */
-import { isRecord } from './args.js'
 import type { AuthScheme } from './authenticator.js'
-import { OAuth2Error } from './error.js'
+import { OAuth2Error, responseObject } from './error.js'
 import { isSecureUrl } from './oidc/metadata.js'
 import type { Response } from './response.js'
 
@@ -95,37 +94,32 @@ export function authSchemeOf(method: unknown): AuthScheme | undefined {
  * @internal
  */
 export function readRegistration(response: Response): ClientRegistration {
-  const invalid = (problem: string) =>
-    new OAuth2Error(response, {
+  const what = 'registration response'
+  const section = 'RFC 7591 §3.2.1'
+  if (response.status !== 201) {
+    throw new OAuth2Error(response, {
       code: 'invalid_registration_response',
-      description: `the registration response ${problem} (RFC 7591 §3.2.1)`,
+      description: `the ${what} has status ${String(response.status)}, not 201 (${section})`,
     })
-  if (response.status !== 201) throw invalid(`has status ${String(response.status)}, not 201`)
-  let parsed: unknown
-  try {
-    parsed = response.parsed
-  } catch {
-    throw invalid('is not JSON')
   }
-  if (!isRecord(parsed)) throw invalid('is not a JSON object')
-  const fields = { ...parsed }
-  if (typeof fields.client_id !== 'string' || fields.client_id === '') {
-    throw invalid('has no client_id string')
-  }
-  if (fields.client_secret !== undefined) {
-    if (typeof fields.client_secret !== 'string') throw invalid('has a client_secret not a string')
-    if (typeof fields.client_secret_expires_at !== 'number') {
-      throw invalid('has a client_secret without a client_secret_expires_at number')
+  const fields = responseObject(response, 'invalid_registration_response', what, section, (f) => {
+    if (typeof f.client_id !== 'string' || f.client_id === '') return 'has no client_id string'
+    if (f.client_secret !== undefined) {
+      if (typeof f.client_secret !== 'string') return 'has a client_secret not a string'
+      if (typeof f.client_secret_expires_at !== 'number') {
+        return 'has a client_secret without a client_secret_expires_at number'
+      }
     }
-  }
-  for (const name of ['registration_access_token', 'registration_client_uri']) {
-    if (fields[name] !== undefined && typeof fields[name] !== 'string') {
-      throw invalid(`has a ${name} that is not a string`)
+    for (const name of ['registration_access_token', 'registration_client_uri']) {
+      if (f[name] !== undefined && typeof f[name] !== 'string') {
+        return `has a ${name} that is not a string`
+      }
     }
-  }
-  const uri = fields.registration_client_uri
-  if (typeof uri === 'string' && !isSecureUrl(uri)) {
-    throw invalid('has a registration_client_uri that is not https (http only on loopback)')
-  }
+    const uri = f.registration_client_uri
+    if (typeof uri === 'string' && !isSecureUrl(uri)) {
+      return 'has a registration_client_uri that is not https (http only on loopback)'
+    }
+    return undefined
+  })
   return fields as ClientRegistration
 }
