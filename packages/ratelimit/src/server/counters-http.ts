@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { readBody } from './body.js'
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Logger } from 'pino'
@@ -68,21 +69,6 @@ function sendError(
   })
 }
 
-function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = []
-    let size = 0
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length
-      if (size <= MAX_BODY_BYTES) chunks.push(chunk)
-    })
-    req.on('end', () => {
-      resolve(size > MAX_BODY_BYTES ? undefined : Buffer.concat(chunks))
-    })
-    req.on('error', reject)
-  })
-}
-
 /** Handles one `/counters` call. */
 export async function handleCounters(
   req: IncomingMessage,
@@ -104,7 +90,7 @@ export async function handleCounters(
     })
     return
   }
-  const body = await readBody(req)
+  const body = await readBody(req, MAX_BODY_BYTES)
   if (body === undefined) {
     log(413, 'body too large')
     sendError(

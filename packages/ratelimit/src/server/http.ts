@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { readBody } from './body.js'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { Logger } from 'pino'
 import { formatJsonRateLimitResponse, parseJsonRateLimitRequest } from '../protocol/json.js'
@@ -59,24 +60,6 @@ function sendText(
   res.end(body)
 }
 
-function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = []
-    let size = 0
-    let tooLarge = false
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length
-      if (size > MAX_JSON_BODY_BYTES) tooLarge = true
-      else chunks.push(chunk)
-    })
-    req.on('end', () => {
-      // A small body arrives in one chunk: no copy then.
-      resolve(tooLarge ? undefined : chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size))
-    })
-    req.on('error', reject)
-  })
-}
-
 const POST_JSON_SPAN = 'POST /json'
 const POST_JSON_ATTRIBUTES = Object.freeze({
   'http.request.method': 'POST',
@@ -116,7 +99,7 @@ async function handleJson(
   deps: HttpServerDeps,
   trace?: TraceSpan,
 ): Promise<void> {
-  const body = await readBody(req)
+  const body = await readBody(req, MAX_JSON_BODY_BYTES)
   if (body === undefined) {
     sendText(res, 413, 'Request Entity Too Large\n', {
       code: 'ERR_BODY_TOO_LARGE',
