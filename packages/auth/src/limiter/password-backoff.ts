@@ -3,6 +3,19 @@ import { purgeExpiredFailedAttempts } from '../models/failed-attempt.js'
 import type { Queryable } from '../storage/db.js'
 import { FailureBackoff, type FailureBackoffOptions } from './failure-backoff.js'
 
+/**
+ * The account a password sign-in names, as the back-off keys it: the email (lower-cased) or the
+ * normalised phone, within the audience. Sign-ins and password changes build it here, so that a
+ * change clears exactly what sign-ins counted.
+ *
+ * @param kind Which identifier `value` is.
+ * @param aud The audience (`aud`) of the client or of the user.
+ * @param value An email (any case) or a normalised phone number (digits only).
+ */
+export function passwordAccount(kind: 'email' | 'phone', aud: string, value: string): string {
+  return `${kind}:${aud}:${kind === 'email' ? value.toLowerCase() : value}`
+}
+
 /** Options of {@link PasswordBackoff}. */
 export interface PasswordBackoffOptions extends FailureBackoffOptions {
   /** Failed passwords allowed before the back-off starts (`RATE_LIMIT_PASSWORD_FAILURES`); 0: off. */
@@ -57,6 +70,19 @@ export class PasswordBackoff {
     if (identifier.length > MAX_IDENTIFIER_LENGTH) return
     await this.#backoff.failed(q, targetOf(identifier), now)
     await purgeExpiredFailedAttempts(q, now)
+  }
+
+  /**
+   * Forgets the failures of every account of a user (its email and its phone, each when set): its
+   * password changed, so guesses at the old one say nothing any more, and the user who just
+   * proved the account theirs (a password reset) signs in at once.
+   */
+  async forgetUser(
+    q: Queryable,
+    user: { readonly aud: string; readonly email: string; readonly phone: string },
+  ): Promise<void> {
+    if (user.email !== '') await this.succeeded(q, passwordAccount('email', user.aud, user.email))
+    if (user.phone !== '') await this.succeeded(q, passwordAccount('phone', user.aud, user.phone))
   }
 
   /** Forgets the failures of `identifier` (a successful sign-in). */

@@ -11,6 +11,7 @@ import { isWellFormedRefreshToken } from '../crypto/refresh-token.js'
 import { BadRequestError, RequestRateLimitError, UnprocessableEntityError } from '../errors.js'
 import { findUserByEmail, findUserByPhone, isBanned, type User } from '../models/user.js'
 import type { IssuedSession } from '../tokens/service.js'
+import { passwordAccount } from '../limiter/password-backoff.js'
 import { normalizePhone } from './validation.js'
 
 /** A bcrypt hash of a random string, compared against when the user is unknown (even timing). */
@@ -71,7 +72,7 @@ export async function passwordGrant(
     if (!settings.external.emailEnabled) {
       throw new UnprocessableEntityError('email_provider_disabled', 'Email logins are disabled')
     }
-    account = `email:${client.aud}:${email.toLowerCase()}`
+    account = passwordAccount('email', client.aud, email)
     await backOff(ctx, account)
     user = await findUserByEmail(ctx.db, email.toLowerCase(), client.aud)
   } else if (phone !== '') {
@@ -79,7 +80,7 @@ export async function passwordGrant(
       throw new UnprocessableEntityError('phone_provider_disabled', 'Phone logins are disabled')
     }
     const normalized = normalizePhone(phone)
-    account = `phone:${client.aud}:${normalized}`
+    account = passwordAccount('phone', client.aud, normalized)
     await backOff(ctx, account)
     user = await findUserByPhone(ctx.db, normalized, client.aud)
   } else {

@@ -354,7 +354,10 @@ export async function updateOwnUser(
     }
     return userWithIdentities(tx, updated)
   })
-  if (encryptedPassword !== undefined) await notifyPasswordChanged(ctx, result.user, log)
+  if (encryptedPassword !== undefined) {
+    await ctx.passwordBackoff.forgetUser(ctx.db, result.user)
+    await notifyPasswordChanged(ctx, result.user, log)
+  }
   if (oldPhone !== undefined) await notifyPhoneChanged(ctx, result.user, oldPhone, log)
   return result
 }

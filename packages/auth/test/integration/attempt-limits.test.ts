@@ -144,6 +144,25 @@ describe('one-time codes cannot be guessed', () => {
     expect(signedIn.data.session?.access_token).toEqual(expect.any(String))
   })
 
+  it('a password reset ends the back-off that failed sign-ins put on the account', async () => {
+    const email = 'reset-backoff@example.com'
+    await signedUp(email)
+    const signIn = (password: string) => client().signInWithPassword({ email, password })
+    // RATE_LIMIT_PASSWORD_FAILURES (5) free failures, then each one doubles the wait.
+    for (let i = 0; i < 8; i++) await signIn(`wrong-${String(i)}`)
+    expect(seen((await signIn(PASSWORD)).error)).toMatchObject({
+      status: 429,
+      code: 'over_request_rate_limit',
+    })
+    const auth = client()
+    expect((await auth.resetPasswordForEmail(email)).error).toBeNull()
+    const code = (await mailer.waitFor(email, 'recovery')).token
+    expect((await auth.verifyOtp({ email, token: code, type: 'recovery' })).error).toBeNull()
+    expect((await auth.updateUser({ password: 'after-reset-1' })).error).toBeNull()
+    // No time passed: the change alone cleared the account's failures.
+    expect((await signIn('after-reset-1')).error).toBeNull()
+  })
+
   it('an email OTP counts the guesses of every type that can match it', async () => {
     const email = 'guess-email-otp@example.com'
     await signedUp(email)

@@ -607,6 +607,16 @@ describe('unit_multiplier (issue 32)', () => {
     )
   })
 
+  it("leaves descriptor `limit` overrides at one unit: upstream's override message has no multiplier", () => {
+    const { config } = load([file('{ unit: minute, requests_per_unit: 10, unit_multiplier: 5 }')])
+    const overridden = config.getLimit('m', {
+      entries: [{ key: 'k', value: 'x' }],
+      limit: { requestsPerUnit: 3, unit: 'MINUTE' },
+    })
+    expect(overridden).toMatchObject({ requestsPerUnit: 3, unit: 'MINUTE', unitMultiplier: 1 })
+    expect(overridden?.keySuffix).toBe('')
+  })
+
   it('keeps rules without it as upstream has them (multiplier 1, no key suffix)', () => {
     const { config } = load([file('{ unit: second, requests_per_unit: 1, unit_multiplier: 1 }')])
     expect(config.getLimit('m', d(['k', 'x']))).toMatchObject({ unitMultiplier: 1, keySuffix: '' })
