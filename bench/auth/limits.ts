@@ -11,7 +11,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { loadSettings, rateLimitServiceConfig } from '@gatehouse/auth'
+import { loadSettings } from '@gatehouse/auth'
+import { rateLimitServiceConfig } from '#internal/auth/limiter/service-config.js'
 import { createTestDatabase, getFreePort, startRedisServer, waitFor } from '@gatehouse/testing'
 import {
   databaseBackendsCpuMs,

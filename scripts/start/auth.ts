@@ -5,14 +5,8 @@
  *
  * @module
  */
-import {
-  JwtKeys,
-  apiKeys,
-  loadSettings,
-  rateLimitServiceConfig,
-  type ApiKeys,
-  type Settings,
-} from '@gatehouse/auth'
+import { JwtKeys, apiKeys, loadSettings, type ApiKeys, type Settings } from '@gatehouse/auth'
+import { rateLimitServiceConfig } from '#internal/auth/limiter/service-config.js'
 
 /** The auth server's settings and what `npm start` derives from them. */
 export interface AuthPreparation {

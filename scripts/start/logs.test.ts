@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream'
-import { createLogger } from '@gatehouse/auth'
+import { createLogger } from '#internal/auth/logger.js'
 import { describe, expect, it } from 'vitest'
 import { clockTime, jsonLine, prettyLine, type ServerLine } from './logs.js'
 

@@ -73,43 +73,12 @@ export interface AuthMetrics {
   smsSent(channel: string): void
   request(record: RequestRecord): void
 }
-// AuthTelemetry
-export interface AuthTelemetry {
-  readonly tracing: Tracing | undefined
-  readonly spans: AsyncLocalStorage<TraceSpan>
-  readonly metrics: Metrics | undefined
-  readonly authMetrics: AuthMetrics
-  listen(): Promise<string | undefined>
-  flush(): Promise<void>
-  shutdown(): Promise<void>
-}
 // BadRequestError
 export declare class BadRequestError extends AuthError {}
-// BCRYPT_COST
-export declare const BCRYPT_COST = 10
-// BucketRate
-export interface BucketRate {
-  readonly perSecond: number
-  readonly burst: number
-}
-// bucketWindows
-export declare function bucketWindows(rate: BucketRate): {
-  minute: number
-  hour: number
-}
 // buildAuthApp
 export declare function buildAuthApp(settings: Settings, deps?: AuthDeps): AuthApp
-// buildTelemetry
-export declare function buildTelemetry(
-  settings: Settings,
-  logger: Logger | undefined,
-  pool: () => PoolStats | undefined,
-  rateLimit?: () => Readonly<ServiceLimiterStats> | undefined,
-): AuthTelemetry
 // CAPTCHA_PROVIDERS
 export declare const CAPTCHA_PROVIDERS: readonly ['hcaptcha', 'turnstile']
-// CAPTCHA_VERIFY_URLS
-export declare const CAPTCHA_VERIFY_URLS: Readonly<Record<CaptchaProviderName, string>>
 // CaptchaProviderName
 export type CaptchaProviderName = (typeof CAPTCHA_PROVIDERS)[number]
 // CaptchaResult
@@ -124,77 +93,18 @@ export interface CaptchaVerifier {
   readonly enabled: boolean
   verify(token: string, remoteIp: string): Promise<CaptchaResult>
 }
-// checkPasswordStrength
-export declare function checkPasswordStrength(
-  password: string,
-  policy: PasswordPolicy,
-): WeakPassword | undefined
-// CleanupJob
-export declare class CleanupJob {
-  #private
-  constructor(options: CleanupJobOptions)
-  start(): void
-  runOnce(): Promise<CleanupResult>
-  close(): Promise<void>
-}
-// CleanupJobOptions
-export interface CleanupJobOptions {
-  readonly db: Queryable
-  readonly clock: Clock
-  readonly settings: Pick<Settings, 'external' | 'mailer' | 'mfa'>
-  readonly intervalMs: number
-  readonly logger?: Logger | undefined
-  readonly batchSize?: number
-  readonly maxBatchesPerRun?: number
-}
-// CleanupResult
-export interface CleanupResult {
-  readonly flowStates: number
-  readonly mfaChallenges: number
-}
-// CliIo
-export interface CliIo {
-  out(line: string): void
-  err(line: string): void
-  onSignal(handler: (signal: string) => void): void
-}
 // Clock
 export interface Clock {
   now(): number
 }
 // CommitHook
 export type CommitHook = <T>(send: () => Promise<T>) => Promise<T>
-// compileTemplate
-export declare function compileTemplate(source: string): Template
 // ConflictError
 export declare class ConflictError extends AuthError {}
-// CountedMailer
-export declare class CountedMailer implements Mailer {
-  #private
-  constructor(inner: Mailer, metrics: AuthMetrics)
-  send(message: MailMessage): Promise<void>
-}
-// CountedSmsProvider
-export declare class CountedSmsProvider implements SmsProvider {
-  #private
-  constructor(inner: SmsProvider, metrics: AuthMetrics)
-  readonly checkOtp?: (phone: string, code: string) => Promise<boolean>
-  sendMessage(phone: string, message: string, channel: SmsChannel, otp: string): Promise<string>
-}
 // createAuthApp
 export declare function createAuthApp(settings: Settings, deps?: AuthDeps): Promise<AuthApp>
-// createLogger
-export declare function createLogger(
-  options: {
-    level: LogLevel
-    file: string
-  },
-  destination?: pino.DestinationStream,
-): Logger
 // cryptoRandom
 export declare const cryptoRandom: Random
-// databaseFailureLine
-export declare function databaseFailureLine(settings: Settings, error: unknown): string
 // DatabaseUnavailableError
 export declare class DatabaseUnavailableError extends Error {
   constructor(cause: unknown)
@@ -207,40 +117,6 @@ export interface Db extends Queryable {
   close(): Promise<void>
   poolStats?(): PoolStats
 }
-// DEFAULT_SUBJECTS
-export declare const DEFAULT_SUBJECTS: Readonly<Record<MailKind, string>>
-// DEFAULT_TEMPLATES
-export declare const DEFAULT_TEMPLATES: Readonly<Record<MailKind, string>>
-// DeferJob
-export declare class DeferJob extends Error {
-  readonly retryAfterMs: number
-  constructor(retryAfterMs: number, reason: string)
-}
-// describeDatabaseError
-export declare function describeDatabaseError(error: unknown, url: string): string
-// DESCRIPTOR
-export declare const DESCRIPTOR: {
-  readonly operation: 'operation'
-  readonly client: 'client'
-  readonly window: 'window'
-}
-// DURATION_BUCKETS
-export declare const DURATION_BUCKETS: readonly [
-  0.005,
-  0.01,
-  0.025,
-  0.05,
-  0.075,
-  0.1,
-  0.25,
-  0.5,
-  0.75,
-  1,
-  2.5,
-  5,
-  7.5,
-  10,
-]
 // EmailSendLimiter
 export interface EmailSendLimiter {
   take(now: number): Promise<boolean>
@@ -370,46 +246,8 @@ export interface FactorJson {
 export type FactorStatus = 'unverified' | 'verified'
 // FactorType
 export type FactorType = 'phone' | 'totp'
-// FailureBackoff
-export declare class FailureBackoff {
-  #private
-  constructor(options: FailureBackoffOptions)
-  wait(q: Queryable, target: string, now: number): Promise<number>
-  failed(q: Queryable, target: string, now: number): Promise<number>
-  succeeded(q: Queryable, target: string): Promise<void>
-}
-// FailureBackoffOptions
-export interface FailureBackoffOptions {
-  readonly freeFailures: number
-  readonly baseDelayMs?: number
-  readonly maxDelayMs?: number
-  readonly forgetAfterMs?: number
-}
-// Fetch
-export type Fetch = typeof fetch
 // ForbiddenError
 export declare class ForbiddenError extends AuthError {}
-// FormPost
-export interface FormPost {
-  readonly service: string
-  readonly url: string
-  readonly fields: Readonly<Record<string, string>>
-  readonly headers?: Readonly<Record<string, string>>
-  readonly timeoutMs: number
-}
-// FormReply
-export interface FormReply {
-  readonly status: number
-  readonly json: unknown
-}
-// generateRefreshToken
-export declare function generateRefreshToken(random?: Random): string
-// generateTotpSecret
-export declare function generateTotpSecret(random: Random): string
-// guardedDb
-export declare function guardedDb(db: Db, current: () => WriteGuard | undefined): Db
-// hashPassword
-export declare function hashPassword(password: string, cost?: number): Promise<string>
 // IdentityJson
 export interface IdentityJson {
   identity_id: string
@@ -422,42 +260,8 @@ export interface IdentityJson {
   updated_at: string
   email?: string
 }
-// InMemoryEmailSendLimiter
-export declare class InMemoryEmailSendLimiter implements EmailSendLimiter {
-  #private
-  constructor(rate: EmailSendRate)
-  take(now: number): Promise<boolean>
-}
-// INSTRUMENTATION_NAME
-export declare const INSTRUMENTATION_NAME = '@gatehouse/auth'
 // InternalServerError
 export declare class InternalServerError extends AuthError {}
-// isDatabaseError
-export declare function isDatabaseError(error: unknown): boolean
-// isDatabaseUnavailable
-export declare function isDatabaseUnavailable(error: unknown): boolean
-// isLockTimeout
-export declare function isLockTimeout(error: unknown): boolean
-// isReadOnlyStatement
-export declare function isReadOnlyStatement(text: string): boolean
-// isStatementTimeout
-export declare function isStatementTimeout(error: unknown): boolean
-// isTransientStartError
-export declare function isTransientStartError(error: unknown): boolean
-// isUniqueViolation
-export declare function isUniqueViolation(error: unknown, table: string): boolean
-// isWellFormedRefreshToken
-export declare function isWellFormedRefreshToken(token: string): boolean
-// JobHandler
-export type JobHandler =
-  | {
-      readonly inTransaction: true
-      run(tx: Queryable, payload: unknown, now: number): Promise<void>
-    }
-  | {
-      readonly inTransaction: false
-      run(payload: unknown, now: number): Promise<void>
-    }
 // JwtKeyConfig
 export interface JwtKeyConfig {
   readonly secret: string
@@ -485,8 +289,6 @@ export declare class JwtKeys {
   sign(claims: JWTPayload): Promise<string>
   verify(token: string, clock: Clock): Promise<JWTPayload>
 }
-// LEVEL_WORDS
-export declare const LEVEL_WORDS: Readonly<Record<string, string>>
 // LimitDecision
 export interface LimitDecision {
   readonly allowed: boolean
@@ -508,17 +310,8 @@ export type LimitedOperation =
 export interface Limiter {
   allow(operation: LimitedOperation, key: string, now: number): Promise<LimitDecision>
 }
-// listenFailureLine
-export declare function listenFailureLine(settings: Settings, error: unknown): string
 // loadSettings
 export declare function loadSettings(env: Env): Settings
-// LoggedSmsProvider
-export declare class LoggedSmsProvider implements SmsProvider {
-  #private
-  constructor(inner: SmsProvider, name: string, logger: Logger)
-  readonly checkOtp?: (phone: string, code: string) => Promise<boolean>
-  sendMessage(phone: string, message: string, channel: SmsChannel, otp: string): Promise<string>
-}
 // LogLevel
 export type LogLevel = 'debug' | 'error' | 'fatal' | 'info' | 'panic' | 'trace' | 'warn'
 // MAIL_KINDS
@@ -567,68 +360,10 @@ export interface MailMessage {
   readonly provider?: string
   readonly factorType?: string
 }
-// MailOutbox
-export interface MailOutbox {
-  enqueue(tx: Queryable, job: string, payload: unknown, now: number): Promise<void>
-  submit(job: string, payload: unknown): Promise<void>
-  wake(): void
-}
-// MailQueue
-export declare class MailQueue implements MailOutbox {
-  #private
-  constructor(options: MailQueueOptions)
-  enqueue(tx: Queryable, job: string, payload: unknown, now: number): Promise<void>
-  submit(job: string, payload: unknown): Promise<void>
-  wake(): void
-  start(): void
-  flush(): Promise<void>
-  close(): Promise<void>
-}
-// MailQueueOptions
-export interface MailQueueOptions {
-  readonly db: Db
-  readonly clock: Clock
-  readonly random: Random
-  readonly handlerFor: (job: string) => JobHandler | undefined
-  readonly lifetimeMs: number
-  readonly pollIntervalMs: number
-  readonly logger?: Logger | undefined
-  readonly batchSize?: number
-  readonly leaseMs?: number
-  readonly retryBaseMs?: number
-  readonly retryMaxMs?: number
-  readonly drainTimeoutMs?: number
-}
-// maskDatabaseUrl
-export declare function maskDatabaseUrl(url: string): string
-// matchTotpStep
-export declare function matchTotpStep(secret: string, code: string, now: number): number | undefined
-// MessagebirdProvider
-export declare class MessagebirdProvider implements SmsProvider {
-  #private
-  constructor(config: Settings['sms']['messagebird'], options?: SmsHttpOptions)
-  sendMessage(phone: string, message: string): Promise<string>
-}
-// meterAuthMetrics
-export declare function meterAuthMetrics(
-  meter: Meter,
-  pool: () => PoolStats | undefined,
-  rateLimit?: () => Readonly<ServiceLimiterStats> | undefined,
-): AuthMetrics
 // MfaSettings
 export type MfaSettings = Settings['mfa']
 // migrate
 export declare function migrate(db: Db, migrations?: readonly Migration[]): Promise<string[]>
-// migrateCommand
-export declare function migrateCommand(settings: Settings, io: CliIo): Promise<number>
-// Migration
-export interface Migration {
-  readonly version: string
-  readonly name: string
-  readonly sql: string
-}
-// MIGRATIONS_DIR
-export declare const MIGRATIONS_DIR: string
 // noAuthMetrics
 export declare const noAuthMetrics: AuthMetrics
 // NoCaptcha
@@ -661,78 +396,8 @@ export type NotificationKind =
   | 'mfa_factor_unenrolled_notification'
   | 'password_changed_notification'
   | 'phone_changed_notification'
-// notificationSwitch
-export declare function notificationSwitch(kind: NotificationKind): NotificationSwitch
-// NotificationSwitch
-export type NotificationSwitch =
-  | 'emailChanged'
-  | 'identityLinked'
-  | 'identityUnlinked'
-  | 'mfaFactorEnrolled'
-  | 'mfaFactorUnenrolled'
-  | 'passwordChanged'
-  | 'phoneChanged'
-// OAuthErrorBody
-export interface OAuthErrorBody {
-  error: OAuthErrorCode
-  error_description?: string
-}
-// OAuthErrorCode
-export type OAuthErrorCode =
-  | 'invalid_client'
-  | 'invalid_grant'
-  | 'invalid_request'
-  | 'invalid_scope'
-  | 'server_error'
-  | 'unauthorized_client'
-  | 'unsupported_grant_type'
-// OAuthProvider
-export interface OAuthProvider {
-  readonly name: ExternalProvider
-  readonly pkce: boolean
-  authorizeUrl(request: AuthorizeRequest): Promise<string>
-  exchange(
-    callback: Readonly<Record<string, string>>,
-    pkce?: {
-      readonly codeVerifier: string
-    },
-  ): Promise<ProviderTokens>
-  getUserData(
-    tokens: ProviderTokens,
-    callback: Readonly<Record<string, string>>,
-    state: string,
-  ): Promise<ProviderUserData>
-}
-// onOrigin
-export declare function onOrigin(base: string, path: string): string
 // openDb
 export declare function openDb(url: string, namespace: string, maxPoolSize: number): Promise<Db>
-// operationOf
-export declare function operationOf(text: string): string
-// OperationRules
-export type OperationRules = readonly [ServiceRule] | readonly [ServiceRule, ServiceRule]
-// parseArgs
-export declare function parseArgs(argv: readonly string[]): AuthCommand
-// parseEmailSendRate
-export declare function parseEmailSendRate(value: string): EmailSendRate | Invalid
-// parseSmsSendRate
-export declare function parseSmsSendRate(value: string): EmailSendRate | Invalid
-// parseTemplate
-export declare function parseTemplate(source: string): Template
-// parseTestOtp
-export declare function parseTestOtp(value: string): Readonly<Record<string, string>> | Invalid
-// PasswordBackoff
-export declare class PasswordBackoff {
-  #private
-  constructor(options: PasswordBackoffOptions)
-  wait(q: Queryable, identifier: string, now: number): Promise<number>
-  failed(q: Queryable, identifier: string, now: number): Promise<void>
-  succeeded(q: Queryable, identifier: string): Promise<void>
-}
-// PasswordBackoffOptions
-export interface PasswordBackoffOptions extends FailureBackoffOptions {
-  readonly freeFailures: number
-}
 // PasswordHasher
 export declare class PasswordHasher {
   #private
@@ -744,8 +409,6 @@ export declare class PasswordHasher {
   hash(password: string, signal?: AbortSignal): Promise<string>
   verify(password: string, hash: string, signal?: AbortSignal): Promise<boolean>
 }
-// passwordHasherFor
-export declare function passwordHasherFor(settings: Settings, cores?: number): PasswordHasher
 // PasswordHasherOptions
 export interface PasswordHasherOptions {
   readonly concurrency: number
@@ -760,11 +423,6 @@ export interface PasswordHashing {
 export declare class PasswordHashingBusyError extends TooManyRequestsError {
   constructor()
 }
-// PasswordPolicy
-export interface PasswordPolicy {
-  readonly minLength: number
-  readonly requiredCharacters: readonly string[]
-}
 // PayloadTooLargeError
 export declare class PayloadTooLargeError extends AuthError {}
 // PoolStats
@@ -773,20 +431,6 @@ export interface PoolStats {
   readonly idle: number
   readonly waiting: number
   readonly max: number
-}
-// postForm
-export declare function postForm(post: FormPost, fetchImpl?: Fetch): Promise<FormReply>
-// ProviderTokens
-export interface ProviderTokens {
-  readonly accessToken: string
-  readonly refreshToken: string
-  readonly params: Readonly<Record<string, unknown>>
-}
-// ProviderUserData
-export interface ProviderUserData {
-  readonly id: string
-  readonly emails: readonly ProviderEmail[]
-  readonly claims: JsonObject
 }
 // Queryable
 export interface Queryable {
@@ -811,17 +455,6 @@ export interface Random {
   bytes(length: number): Uint8Array
   int(max: number): number
 }
-// rateLimitServiceConfig
-export declare function rateLimitServiceConfig(settings: Settings): string
-// RateLimitTransport
-export interface RateLimitTransport {
-  shouldRateLimit(request: RateLimitRequest): Promise<RateLimitResponse>
-}
-// readMigrations
-export declare function readMigrations(dir?: string): Promise<Migration[]>
-// REDACT_PATHS: re-exported from @gatehouse/settings
-// renderActions
-export declare function renderActions(template: string, valueOf: (action: string) => string): string
 // RenderedMail
 export interface RenderedMail {
   readonly from: string
@@ -830,149 +463,28 @@ export interface RenderedMail {
   readonly html: string
   readonly text: string
 }
-// RenderOptions
-export interface RenderOptions {
-  readonly html: boolean
-}
-// renderTemplate
-export declare function renderTemplate(
-  template: string,
-  values: TemplateValues,
-  options: {
-    readonly html: boolean
-  },
-): string
-// REQUEST_BURST
-export declare const REQUEST_BURST = 30
-// REQUEST_SPAN_NAME
-export declare const REQUEST_SPAN_NAME = 'api'
-// RequestDeadline
-export declare class RequestDeadline implements WriteGuard {
-  #private
-  constructor(maxDurationMs: number, onCut: () => void)
-  get cut(): boolean
-  check(): void
-  write<T>(send: () => Promise<T>): Promise<T>
-  transactionTimeoutMs(): number
-  expire(): void
-}
 // RequestRateLimitError
 export declare class RequestRateLimitError extends TooManyRequestsError {
   readonly retryAfterSeconds: number
   constructor(retryAfterSeconds: number)
 }
-// requestRates
-export declare function requestRates(
-  settings: Settings,
-): Readonly<Record<LimitedOperation, BucketRate>>
-// RequestRecord
-export interface RequestRecord {
-  readonly method: string
-  readonly route: string | undefined
-  readonly status: number
-  readonly errorCode: string | undefined
-  readonly seconds: number
-}
 // RequestTimeoutError
 export declare class RequestTimeoutError extends AuthError {
   constructor(options?: { cause?: unknown })
 }
-// requireAal2IfVerifiedFactors
-export declare function requireAal2IfVerifiedFactors(
-  q: Queryable,
-  caller: {
-    readonly user: User
-    readonly session: Session | undefined
-  },
-  changes: {
-    readonly password?: boolean
-    readonly email?: boolean
-    readonly phone?: boolean
-  },
-): Promise<void>
-// resourceAttributes
-export declare function resourceAttributes(settings: Settings): Record<string, string>
-// runCli
-export declare function runCli(
-  argv: readonly string[],
-  env: Readonly<Record<string, string | undefined>>,
-  io: CliIo,
-  deps?: AuthDeps,
-): Promise<number>
-// SendOperation
-export type SendOperation = 'email_sent' | 'sms_sent'
-// sendWindow
-export declare function sendWindow(rate: EmailSendRate): ServiceWindow
-// serveCommand
-export declare function serveCommand(
-  settings: Settings,
-  io: CliIo,
-  deps?: AuthDeps,
-): Promise<number>
 // SERVICE_ALGORITHMS
 export declare const SERVICE_ALGORITHMS: readonly ['token_bucket', 'fixed_window']
 // ServiceAlgorithm
 export type ServiceAlgorithm = (typeof SERVICE_ALGORITHMS)[number]
-// serviceBucket
-export declare function serviceBucket(rate: BucketRate): ServiceRule
-// ServiceLimiter
-export declare class ServiceLimiter implements Limiter {
-  #private
-  readonly stats: ServiceLimiterStats
-  constructor(transport: RateLimitTransport, options: ServiceLimiterOptions)
-  allow(operation: LimitedOperation, key: string): Promise<LimitDecision>
-  sendLimiter(operation: SendOperation, fallback: EmailSendLimiter): EmailSendLimiter
-}
-// ServiceLimiterOptions
-export interface ServiceLimiterOptions {
-  readonly domain: string
-  readonly rules: ServiceRules
-  readonly failClosed: boolean
-  readonly logger?: Logger | undefined
-}
-// ServiceLimiterStats
-export interface ServiceLimiterStats {
-  calls: number
-  failures: number
-  failedOpen: number
-  failedClosed: number
-  configMismatches: number
-  refused: number
-  sendFallbacks: number
-  degraded: number
-}
 // serviceRoleKey
 export declare function serviceRoleKey(keys: JwtKeys, nowSeconds: number): Promise<string>
-// ServiceRule
-export interface ServiceRule extends ServiceWindow {
-  readonly burst?: number
-}
-// serviceRules
-export declare function serviceRules(settings: Settings): ServiceRules
-// ServiceRules
-export interface ServiceRules {
-  readonly requests: Readonly<Record<LimitedOperation, OperationRules>>
-  readonly sends: Readonly<Record<SendOperation, ServiceWindow>>
-}
 // ServiceUnavailableError
 export declare class ServiceUnavailableError extends AuthError {}
-// ServiceWindow
-export interface ServiceWindow {
-  readonly unit: 'day' | 'hour' | 'minute' | 'second'
-  readonly requestsPerUnit: number
-}
 // Settings
 export type Settings = SettingsOf<typeof settingsTable>
 // SettingsError: re-exported from @gatehouse/settings
 // SigningAlgorithm
 export type SigningAlgorithm = 'ES256' | 'ES512' | 'EdDSA' | 'HS256' | 'RS256' | 'RS512'
-// SiteverifyCaptcha
-export declare class SiteverifyCaptcha implements CaptchaVerifier {
-  #private
-  readonly enabled = true
-  constructor(settings: CaptchaSettings, fetchImpl?: Fetch)
-  verify(token: string, remoteIp: string): Promise<CaptchaResult>
-}
 // SMS_PROVIDERS
 export declare const SMS_PROVIDERS: readonly [
   'twilio',
@@ -981,30 +493,15 @@ export declare const SMS_PROVIDERS: readonly [
   'textlocal',
   'vonage',
 ]
-// SMS_TIMEOUT_MS
-export declare const SMS_TIMEOUT_MS = 10000
 // SmsChannel
 export type SmsChannel = 'sms' | 'whatsapp'
-// SmsHttpOptions
-export interface SmsHttpOptions {
-  readonly timeoutMs?: number
-  readonly fetch?: Fetch
-}
 // SmsProvider
 export interface SmsProvider {
   sendMessage(phone: string, message: string, channel: SmsChannel, otp: string): Promise<string>
   readonly checkOtp?: (phone: string, code: string) => Promise<boolean>
 }
-// smsProviderFor
-export declare function smsProviderFor(
-  settings: Settings,
-  logger?: Logger,
-  options?: SmsHttpOptions,
-): SmsProvider
 // SmsProviderName
 export type SmsProviderName = (typeof SMS_PROVIDERS)[number]
-// smsText
-export declare function smsText(template: string, otp: string): string
 // SmtpMailer
 export declare class SmtpMailer implements Mailer {
   #private
@@ -1020,10 +517,6 @@ export interface SmtpMailerOptions {
   readonly timeoutMs?: number
   readonly onTemplateFallback?: (kind: MailKind, url: string, reason: Error) => void
 }
-// splitRequiredCharacters
-export declare function splitRequiredCharacters(value: string): string[]
-// START_FAILURE_EXIT_STATUS
-export declare const START_FAILURE_EXIT_STATUS = 1
 // StartWarning
 export interface StartWarning {
   readonly setting: string
@@ -1039,8 +532,6 @@ export declare function startWarnings(
 ): readonly StartWarning[]
 // systemClock
 export declare const systemClock: Clock
-// tableNames
-export declare function tableNames(namespace: string): Tables
 // Tables
 export interface Tables {
   readonly users: string
@@ -1057,78 +548,6 @@ export interface Tables {
   readonly schemaMigrations: string
   readonly mailQueue: string
 }
-// Template
-export interface Template {
-  render(data: unknown, options: RenderOptions): string
-}
-// TemplateExecError
-export declare class TemplateExecError extends Error {
-  constructor(message: string)
-}
-// TemplateFetchError
-export declare class TemplateFetchError extends Error {
-  constructor(
-    message: string,
-    options?: {
-      cause?: unknown
-    },
-  )
-}
-// TemplateParseError
-export declare class TemplateParseError extends Error {
-  readonly line: number
-  readonly column: number
-  constructor(message: string, line: number, column: number)
-}
-// TemplateSource
-export declare class TemplateSource {
-  #private
-  constructor(options: TemplateSourceOptions)
-  get(kind: MailKind): Promise<string>
-}
-// TemplateSourceOptions
-export interface TemplateSourceOptions {
-  readonly urls: Readonly<Record<MailKind, string>>
-  readonly siteUrl: string
-  readonly clock: Clock
-  readonly cacheTtlMs?: number
-  readonly timeoutMs?: number
-  readonly retryAfterMs?: number
-  readonly maxBytes?: number
-  readonly onFallback?: (kind: MailKind, url: string, reason: Error) => void
-}
-// templateValues
-export declare function templateValues(message: MailMessage, siteUrl: string): TemplateValues
-// TemplateValues
-export interface TemplateValues {
-  readonly SiteURL: string
-  readonly ConfirmationURL: string
-  readonly Token: string
-  readonly TokenHash: string
-  readonly RedirectTo: string
-  readonly Email: string
-  readonly NewEmail: string
-  readonly OldEmail: string
-  readonly Phone: string
-  readonly OldPhone: string
-  readonly Provider: string
-  readonly FactorType: string
-  readonly Data: Readonly<Record<string, unknown>>
-}
-// TEST_OTP_MESSAGE_ID
-export declare const TEST_OTP_MESSAGE_ID = 'test-otp'
-// TextlocalProvider
-export declare class TextlocalProvider implements SmsProvider {
-  #private
-  constructor(config: Settings['sms']['textlocal'], options?: SmsHttpOptions)
-  sendMessage(phone: string, message: string): Promise<string>
-}
-// TokenBucketLimiter
-export declare class TokenBucketLimiter implements Limiter {
-  #private
-  constructor(rates: Partial<Readonly<Record<LimitedOperation, BucketRate>>>, maxBuckets?: number)
-  allow(operation: LimitedOperation, key: string, now: number): Promise<LimitDecision>
-}
 // TokenResponse
 export interface TokenResponse {
   access_token: string
@@ -1144,40 +563,12 @@ export interface TokenResponse {
   provider_token?: string
   provider_refresh_token?: string
 }
-// toOAuthError
-export declare function toOAuthError(error: AuthError): {
-  status: number
-  body: OAuthErrorBody
-}
 // TooManyRequestsError
 export declare class TooManyRequestsError extends AuthError {}
-// TOTP_PERIOD
-export declare const TOTP_PERIOD = 30
-// TOTP_WINDOW
-export declare const TOTP_WINDOW = 1
-// totpCode
-export declare function totpCode(secret: string, now: number): string
-// totpUri
-export declare function totpUri(secret: string, issuer: string, account: string): string
-// tracedDb
-export declare function tracedDb(db: Db, tracing: Tracing, spans: AsyncLocalStorage<TraceSpan>): Db
 // TransactionOptions
 export interface TransactionOptions {
   readonly timeoutMs?: number
   readonly commit?: CommitHook
-}
-// TwilioProvider
-export declare class TwilioProvider implements SmsProvider {
-  #private
-  constructor(config: Settings['sms']['twilio'], options?: SmsHttpOptions)
-  sendMessage(phone: string, message: string, channel: SmsChannel, otp: string): Promise<string>
-}
-// TwilioVerifyProvider
-export declare class TwilioVerifyProvider implements SmsProvider {
-  #private
-  constructor(config: Settings['sms']['twilioVerify'], options?: SmsHttpOptions)
-  sendMessage(phone: string, _message: string, channel: SmsChannel): Promise<string>
-  readonly checkOtp: (phone: string, code: string) => Promise<boolean>
 }
 // Tx
 export type Tx = Queryable
@@ -1189,8 +580,6 @@ export declare class UnprocessableEntityError extends AuthError {}
 export declare class UnsupportedGrantTypeError extends BadRequestError {
   constructor()
 }
-// USAGE
-export declare const USAGE: string
 // UserJson
 export interface UserJson {
   id: string
@@ -1224,103 +613,14 @@ export interface UserJson {
 export declare class UserNotFoundError extends NotFoundError {
   constructor()
 }
-// verifyPassword
-export declare function verifyPassword(password: string, hash: string): Promise<boolean>
-// VonageProvider
-export declare class VonageProvider implements SmsProvider {
-  #private
-  constructor(config: Settings['sms']['vonage'], options?: SmsHttpOptions)
-  sendMessage(phone: string, message: string): Promise<string>
-}
-// waitForDatabase
-export declare function waitForDatabase(url: string, options: WaitForDatabaseOptions): Promise<void>
-// WaitForDatabaseOptions
-export interface WaitForDatabaseOptions {
-  readonly retryMs: number
-  readonly onRetry?: (error: unknown, delayMs: number, attempt: number) => void
-  readonly now?: () => number
-  readonly sleep?: (ms: number) => Promise<void>
-  readonly attempt?: (url: string) => Promise<void>
-}
-// WeakPassword
-export interface WeakPassword {
-  readonly reasons: WeakPasswordReason[]
-  readonly message: string
-}
 // WeakPasswordError
 export declare class WeakPasswordError extends UnprocessableEntityError {
   readonly reasons: readonly string[]
   constructor(message: string, reasons: readonly string[])
 }
-// WeakPasswordReason
-export type WeakPasswordReason = 'characters' | 'length' | 'pwned'
-// WIRE_ERRORS
-export declare const WIRE_ERRORS: readonly WireMapping[]
-// WireError
-export interface WireError {
-  readonly status: number
-  readonly headers: Readonly<Record<string, string>>
-  readonly extra: Readonly<Record<string, unknown>>
-}
-// wireErrorOf
-export declare function wireErrorOf(error: AuthError): WireError
-// WireMapping
-export interface WireMapping<E extends AuthError = AuthError> {
-  readonly error: abstract new (...args: any[]) => E
-  readonly status: number
-  readonly headers?:
-    Readonly<Record<string, string>> | ((error: E) => Readonly<Record<string, string>>)
-  readonly extra?: (error: E) => Readonly<Record<string, unknown>>
-}
-// WriteGuard
-export interface WriteGuard {
-  check(): void
-  write<T>(send: () => Promise<T>): Promise<T>
-  transactionTimeoutMs(): number
-}
 
 // Declarations of the package the exports refer to without exporting them.
 
-// (admin-command.d.ts)
-export type AdminAction =
-  | {
-      readonly action: 'createuser'
-      readonly email: string
-      readonly password: string
-      readonly role: string | undefined
-      readonly admin: boolean
-      readonly confirm: boolean
-      readonly aud: string | undefined
-    }
-  | {
-      readonly action: 'deleteuser'
-      readonly user: string
-      readonly aud: string | undefined
-    }
-  | {
-      readonly action: 'editrole'
-      readonly user: string
-      readonly role: string | undefined
-      readonly admin: boolean
-      readonly aud: string | undefined
-    }
-// (cli.d.ts)
-declare const SETTINGS_COMMANDS: readonly ['serve', 'migrate', 'ratelimit-config', 'check', 'keys']
-// (cli.d.ts)
-export type AuthCommand =
-  | {
-      readonly name: 'help' | 'version'
-    }
-  | {
-      readonly name: (typeof SETTINGS_COMMANDS)[number]
-      readonly envFile: string | undefined
-      readonly connect?: true
-    }
-  | {
-      readonly name: 'admin'
-      readonly envFile: string | undefined
-      readonly admin: AdminAction
-    }
 // (conf/settings.d.ts)
 export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
   {
@@ -1641,66 +941,63 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
   },
   undefined
 >
+// (crypto/password.d.ts)
+export type WeakPasswordReason = 'characters' | 'length' | 'pwned'
+// (limiter/service-limiter.d.ts)
+export interface ServiceLimiterStats {
+  calls: number
+  failures: number
+  failedOpen: number
+  failedClosed: number
+  configMismatches: number
+  refused: number
+  sendFallbacks: number
+  degraded: number
+}
+// (mailer/mailer.d.ts)
+export type NotificationSwitch =
+  | 'emailChanged'
+  | 'identityLinked'
+  | 'identityUnlinked'
+  | 'mfaFactorEnrolled'
+  | 'mfaFactorUnenrolled'
+  | 'passwordChanged'
+  | 'phoneChanged'
+// (mailer/template-source.d.ts)
+export interface TemplateSourceOptions {
+  readonly urls: Readonly<Record<MailKind, string>>
+  readonly siteUrl: string
+  readonly clock: Clock
+  readonly cacheTtlMs?: number
+  readonly timeoutMs?: number
+  readonly retryAfterMs?: number
+  readonly maxBytes?: number
+  readonly onFallback?: (kind: MailKind, url: string, reason: Error) => void
+}
+// (mailer/template-source.d.ts)
+export declare class TemplateSource {
+  #private
+  constructor(options: TemplateSourceOptions)
+  get(kind: MailKind): Promise<string>
+}
 // (models/json.d.ts)
 export type JsonObject = Record<string, unknown>
-// (models/session.d.ts)
-export type Aal = 'aal1' | 'aal2' | 'aal3'
-// (models/session.d.ts)
-export interface Session {
-  id: string
-  userId: string
-  createdAt: Date
-  updatedAt: Date
-  aal: Aal
-  notAfter: Date | null
+// (services/cleanup.d.ts)
+export interface CleanupResult {
+  readonly flowStates: number
+  readonly mfaChallenges: number
 }
-// (models/user.d.ts)
-export interface User {
-  id: string
-  aud: string
-  role: string
-  email: string
-  encryptedPassword: string
-  emailConfirmedAt: Date | null
-  invitedAt: Date | null
-  confirmationToken: string
-  confirmationSentAt: Date | null
-  recoveryToken: string
-  recoverySentAt: Date | null
-  emailChange: string
-  emailChangeTokenNew: string
-  emailChangeTokenCurrent: string
-  emailChangeConfirmStatus: number
-  emailChangeSentAt: Date | null
-  lastSignInAt: Date | null
-  appMetadata: JsonObject
-  userMetadata: JsonObject
-  createdAt: Date
-  updatedAt: Date
-  phone: string
-  phoneConfirmedAt: Date | null
-  phoneChange: string
-  phoneChangeToken: string
-  phoneChangeSentAt: Date | null
-  confirmedAt: Date | null
-  bannedUntil: Date | null
-  reauthenticationToken: string
-  reauthenticationSentAt: Date | null
-  isSsoUser: boolean
-  deletedAt: Date | null
-  isAnonymous: boolean
+// (storage/migrate.d.ts)
+export interface Migration {
+  readonly version: string
+  readonly name: string
+  readonly sql: string
 }
-// (provider/oauth-provider.d.ts)
-export interface ProviderEmail {
-  readonly email: string
-  readonly verified: boolean
-  readonly primary: boolean
-  readonly assumed?: boolean
-}
-// (provider/oauth-provider.d.ts)
-export interface AuthorizeRequest {
-  readonly state: string
-  readonly codeChallenge?: string | undefined
-  readonly scopes: readonly string[]
-  readonly extra: Readonly<Record<string, string>>
+// (telemetry/auth-metrics.d.ts)
+export interface RequestRecord {
+  readonly method: string
+  readonly route: string | undefined
+  readonly status: number
+  readonly errorCode: string | undefined
+  readonly seconds: number
 }

@@ -2,11 +2,9 @@ import { createTestSchema, FakeClock, type TestDatabase } from '@gatehouse/testi
 import type { LightMyRequestResponse } from 'fastify'
 import {
   createAuthApp,
-  hashPassword,
   loadSettings,
   PasswordHasher,
   serviceRoleKey,
-  verifyPassword,
   type PasswordHasherOptions,
   type AuthApp,
   type Clock,
@@ -15,6 +13,7 @@ import {
   type MailMessage,
   type Settings,
 } from '@gatehouse/auth'
+import { hashPassword, verifyPassword } from '#internal/crypto/password.js'
 
 /** A user as the API renders it (the fields tests read). */
 export interface UserJson {

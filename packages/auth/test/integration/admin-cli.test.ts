@@ -13,7 +13,8 @@ import {
 } from '@gatehouse/testing'
 import { jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { apiKeys, runCli, type CliIo } from '@gatehouse/auth'
+import { apiKeys } from '@gatehouse/auth'
+import { runCli, type CliIo } from '#internal/cli.js'
 import { startTestServer, TEST_JWT_SECRET, testEnv, type TestServer } from '../helpers.js'
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url))

@@ -7,15 +7,8 @@ import {
 } from '@gatehouse/testing'
 import { decodeJwt } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import {
-  buildAuthApp,
-  JwtKeys,
-  loadSettings,
-  openDb,
-  runCli,
-  type CliIo,
-  type Random,
-} from '@gatehouse/auth'
+import { buildAuthApp, JwtKeys, loadSettings, openDb, type Random } from '@gatehouse/auth'
+import { runCli, type CliIo } from '#internal/cli.js'
 import { testEnv, type Reply } from '../helpers.js'
 
 /** A {@link Random} that counts: UUIDs and bytes a test can predict. */

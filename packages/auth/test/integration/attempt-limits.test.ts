@@ -6,13 +6,13 @@ import {
   loadSettings,
   migrate,
   openDb,
-  PasswordBackoff,
-  totpCode,
   type AuthApp,
   type Db,
   type SmsChannel,
   type SmsProvider,
 } from '@gatehouse/auth'
+import { PasswordBackoff } from '#internal/limiter/password-backoff.js'
+import { totpCode } from '#internal/crypto/totp.js'
 import { RecordingMailer, startTestServer, testEnv, type TestServer } from '../helpers.js'
 import { authJsClient } from '../support/auth-js.js'
 

@@ -6,7 +6,8 @@
  */
 import { randomUUID } from 'node:crypto'
 import { FakeClock, waitFor } from '@gatehouse/testing'
-import { CleanupJob, type Queryable } from '@gatehouse/auth'
+import { type Queryable } from '@gatehouse/auth'
+import { CleanupJob } from '#internal/services/cleanup.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestServer, type TestServer } from '../helpers.js'
 

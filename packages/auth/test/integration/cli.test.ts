@@ -5,7 +5,8 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createTestSchema, getFreePort, waitFor, type TestDatabase } from '@gatehouse/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { readMigrations, runCli, type CliIo } from '@gatehouse/auth'
+import { readMigrations } from '#internal/storage/migrate.js'
+import { runCli, type CliIo } from '#internal/cli.js'
 import { testEnv } from '../helpers.js'
 
 const BIN = fileURLToPath(new URL('../../bin/gatehouse-auth.js', import.meta.url))

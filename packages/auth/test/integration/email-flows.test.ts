@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto'
 import { Writable } from 'node:stream'
 import { FakeClock } from '@gatehouse/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createLogger, type MailMessage, type SmsProvider } from '@gatehouse/auth'
+import { type MailMessage, type SmsProvider } from '@gatehouse/auth'
+import { createLogger } from '#internal/logger.js'
 import { RecordingMailer, startTestServer, type TestServer } from '../helpers.js'
 
 /** Every email flow end to end, reading links and codes out of the recorded mails. */

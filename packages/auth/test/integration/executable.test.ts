@@ -17,7 +17,8 @@ import {
   type TestDatabase,
 } from '@gatehouse/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { readMigrations, runCli, type CliIo } from '@gatehouse/auth'
+import { readMigrations } from '#internal/storage/migrate.js'
+import { runCli, type CliIo } from '#internal/cli.js'
 import { testEnv } from '../helpers.js'
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url))

@@ -3,7 +3,8 @@
  * different addresses' jobs side by side: a second request for an address must see what the
  * first sent (SMTP_MAX_FREQUENCY), whatever order the database returns a claimed batch in.
  */
-import { cryptoRandom, MailQueue, systemClock } from '@gatehouse/auth'
+import { cryptoRandom, systemClock } from '@gatehouse/auth'
+import { MailQueue } from '#internal/services/mail-queue.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestServer, type TestServer } from '../helpers.js'
 

@@ -1,6 +1,7 @@
 import { createTestSchema, type TestDatabase } from '@gatehouse/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { migrate, openDb, readMigrations } from '@gatehouse/auth'
+import { migrate, openDb } from '@gatehouse/auth'
+import { readMigrations } from '#internal/storage/migrate.js'
 
 describe('migrations', () => {
   let schema: TestDatabase

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { startMailInbox, type MailInbox } from '@gatehouse/mail-inbox'
-import { rateLimitServiceConfig } from '@gatehouse/auth'
+import { rateLimitServiceConfig } from '#internal/limiter/service-config.js'
 import { FakeClock, scrape, waitFor, type Family } from '@gatehouse/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { fixture } from '../../../ratelimit/test/fixtures.js'

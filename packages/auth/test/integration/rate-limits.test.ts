@@ -12,7 +12,7 @@ import {
   waitFor,
   type TestRedisServer,
 } from '@gatehouse/testing'
-import { rateLimitServiceConfig } from '@gatehouse/auth'
+import { rateLimitServiceConfig } from '#internal/limiter/service-config.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { signUp, startTestServer, type TestServer } from '../helpers.js'
 import { startRateLimitService, type RateLimitService } from '../support/ratelimit-service.js'

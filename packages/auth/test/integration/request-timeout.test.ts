@@ -1,7 +1,8 @@
 import { request as httpRequest } from 'node:http'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { waitFor } from '@gatehouse/testing'
-import { hashPassword, type Mailer } from '@gatehouse/auth'
+import { type Mailer } from '@gatehouse/auth'
+import { hashPassword } from '#internal/crypto/password.js'
 import { gatedPasswordHasher, startTestServer, type TestServer } from '../helpers.js'
 
 /**

@@ -6,7 +6,8 @@
  * @see issue 24, item 6
  */
 import { getFreePort, startRedisServer, type TestRedisServer } from '@gatehouse/testing'
-import { rateLimitServiceConfig, type SmsProvider } from '@gatehouse/auth'
+import { type SmsProvider } from '@gatehouse/auth'
+import { rateLimitServiceConfig } from '#internal/limiter/service-config.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { RecordingMailer, startTestServer, type TestServer } from '../helpers.js'
 import { startRateLimitService, type RateLimitService } from '../support/ratelimit-service.js'

@@ -8,7 +8,8 @@ import {
 } from 'jose'
 import { Writable } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createAuthApp, createLogger } from '@gatehouse/auth'
+import { createAuthApp } from '@gatehouse/auth'
+import { createLogger } from '#internal/logger.js'
 import { signUp, startTestServer, type TestServer } from '../helpers.js'
 
 async function privateJwk(alg: 'RS256' | 'ES256' | 'EdDSA', kid: string, sign: boolean) {

@@ -1,7 +1,9 @@
 import { Writable } from 'node:stream'
 import { FakeClock } from '@gatehouse/testing'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { createLogger, loadSettings, smsProviderFor, type SmsProviderName } from '@gatehouse/auth'
+import { loadSettings, type SmsProviderName } from '@gatehouse/auth'
+import { createLogger } from '#internal/logger.js'
+import { smsProviderFor } from '#internal/app.js'
 import {
   startFakeApi,
   type ApiDescription,

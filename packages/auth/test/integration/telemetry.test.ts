@@ -12,7 +12,8 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createAuthApp, loadSettings, openDb, runCli, type CliIo } from '@gatehouse/auth'
+import { createAuthApp, loadSettings, openDb } from '@gatehouse/auth'
+import { runCli, type CliIo } from '#internal/cli.js'
 import { startMailInbox, type MailInbox } from '@gatehouse/mail-inbox'
 import {
   createTestSchema,
