@@ -24,7 +24,7 @@ import {
   type AdminContext,
   type AdminUserParams,
 } from './services/admin-users.js'
-import { isUuid } from './services/validation.js'
+import { isUuid } from './services/shared/validation.js'
 import type { Queryable } from './storage/db.js'
 import { pendingMigrations } from './storage/migrate.js'
 import { openDb } from './storage/open.js'

@@ -275,7 +275,7 @@ export async function runCli(
   if (command.name === 'keys') {
     const [{ JwtKeys }, { apiKeys }] = await Promise.all([
       import('./crypto/jwt.js'),
-      import('./tokens/api-keys.js'),
+      import('./crypto/api-keys.js'),
     ])
     const keys = await apiKeys(await JwtKeys.load(settings.jwt))
     io.out(`anon key: ${keys.anon}`)

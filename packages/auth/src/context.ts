@@ -10,11 +10,11 @@ import type { ProviderRegistry } from './provider/registry.js'
 import type { SessionClient } from './models/session.js'
 import type { Random } from './random.js'
 import type { CaptchaVerifier } from './security/captcha.js'
-import type { MailOutbox } from './services/mail-queue.js'
+import type { MailOutbox } from './services/shared/mail-queue.js'
 import type { SmsProvider } from './sms/sms-provider.js'
 import type { Db } from './storage/db.js'
 import type { AuthMetrics } from './telemetry/auth-metrics.js'
-import type { TokenService } from './tokens/service.js'
+import type { TokenService } from './sessions/token-service.js'
 
 /**
  * What every route group and service needs: the settings and the injected services. Built once,
@@ -44,7 +44,7 @@ export interface AppContext {
   readonly smsLimiter: EmailSendLimiter
   /** The counters (`METRICS_ENABLED`); does nothing when metrics are off. */
   readonly metrics: AuthMetrics
-  /** The durable mail queue: work that requests hand off (see `services/mail-queue.ts`). */
+  /** The durable mail queue: work that requests hand off (see `services/shared/mail-queue.ts`). */
   readonly mailQueue: MailOutbox
 }
 

@@ -11,7 +11,7 @@ export {
   apiKey,
   apiKeys,
   type ApiKeys,
-} from './tokens/api-keys.js'
+} from './crypto/api-keys.js'
 export { startWarnings, type StartWarning } from './conf/start-warnings.js'
 export { serviceRoleKey } from './serve.js'
 export { systemClock, type Clock } from './clock.js'

@@ -14,7 +14,7 @@ import { createLogger } from './logger.js'
 import type { Logger } from 'pino'
 import { migrate } from './storage/migrate.js'
 import { openDb } from './storage/open.js'
-import { apiKey } from './tokens/api-keys.js'
+import { apiKey } from './crypto/api-keys.js'
 import { maskDatabaseUrl } from './redact.js'
 import {
   describeDatabaseError,

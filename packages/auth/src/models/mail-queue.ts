@@ -1,6 +1,6 @@
 /**
  * The `mail_queue` table (Gatehouse's, migration 0005): work handed off by requests, run by the
- * mail queue's worker (`services/mail-queue.ts`).
+ * mail queue's worker (`services/shared/mail-queue.ts`).
  *
  * @module
  */

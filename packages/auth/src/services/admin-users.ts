@@ -29,14 +29,14 @@ import {
   type UserChanges,
 } from '../models/user.js'
 import type { Queryable } from '../storage/db.js'
-import { enforcePasswordLength, enforcePasswordPolicy, randomPassword } from './passwords.js'
+import { enforcePasswordLength, enforcePasswordPolicy, randomPassword } from './shared/passwords.js'
 import {
   assertEmailFree,
   createUser,
   userWithIdentities,
   type UserWithIdentities,
 } from './users.js'
-import { isUuid, NIL_UUID, validateEmail, validatePhone } from './validation.js'
+import { isUuid, NIL_UUID, validateEmail, validatePhone } from './shared/validation.js'
 
 /**
  * What the admin services need: the settings, the database, time, randomness and the password

@@ -18,9 +18,9 @@ import {
   recordTokens,
   type IssuedOtp,
   type PreparedMail,
-} from './mail.js'
-import { setOwnIdentity } from './own-identity.js'
-import { startFlowState, type PkceChallenge } from './pkce.js'
+} from './shared/mail.js'
+import { setOwnIdentity } from './shared/own-identity.js'
+import { startFlowState, type PkceChallenge } from './shared/pkce.js'
 
 /** Which addresses get an email-change link: both (secure change) or one of them. */
 export type EmailChangeRecipients = 'both' | 'new' | 'current'

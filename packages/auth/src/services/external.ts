@@ -23,10 +23,10 @@ import {
 } from '../models/flow-state.js'
 import { findSessionById } from '../models/session.js'
 import { isUniqueViolation, type Queryable } from '../storage/db.js'
-import type { IssuedSession } from '../tokens/service.js'
-import { signInWithIdentity } from './identities.js'
-import { sendNotification, type NotificationLog } from './notifications.js'
-import { bindingHash, newBindingSecret } from './oauth-browser-binding.js'
+import type { IssuedSession } from '../sessions/token-service.js'
+import { signInWithIdentity } from './shared/identities.js'
+import { sendNotification, type NotificationLog } from './shared/notifications.js'
+import { bindingHash, newBindingSecret } from './shared/oauth-browser-binding.js'
 import {
   OAuthStateError,
   signLinkTicket,
@@ -34,9 +34,9 @@ import {
   verifyLinkTicket,
   verifyState,
   type OAuthState,
-} from './oauth-state.js'
-import { parsePkceChallenge } from './pkce.js'
-import { isRedirectUrlValid } from './redirect.js'
+} from './shared/oauth-state.js'
+import { parsePkceChallenge } from './shared/pkce.js'
+import { isRedirectUrlValid } from './shared/redirect.js'
 
 /** Query parameters of `/authorize` that are never forwarded to the provider (upstream's, and ours). */
 const NOT_FORWARDED = new Set([

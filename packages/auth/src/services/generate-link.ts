@@ -9,10 +9,10 @@ import type { AppContext, RequestContext } from '../context.js'
 import { BadRequestError, NotFoundError, UnprocessableEntityError } from '../errors.js'
 import type { JsonObject } from '../models/json.js'
 import { findUserOwningEmail, getUserById, type User } from '../models/user.js'
-import { prepareConfirmation } from './confirmation.js'
+import { prepareConfirmation } from './shared/confirmation.js'
 import { prepareEmailChange } from './email-change.js'
-import type { PreparedMail } from './mail.js'
-import { enforcePasswordPolicy } from './passwords.js'
+import type { PreparedMail } from './shared/mail.js'
+import { enforcePasswordPolicy } from './shared/passwords.js'
 import { prepareRecovery } from './recovery.js'
 import {
   assertEmailFree,
@@ -20,7 +20,7 @@ import {
   userWithIdentities,
   type UserWithIdentities,
 } from './users.js'
-import { validateEmail } from './validation.js'
+import { validateEmail } from './shared/validation.js'
 
 /** The link types of `/admin/generate_link`. */
 export const GENERATE_LINK_TYPES = [

@@ -9,9 +9,9 @@ import { UnprocessableEntityError } from '../errors.js'
 import { addAuditLogEntry, type AuditActor } from '../models/audit-log.js'
 import type { JsonObject } from '../models/json.js'
 import { findUserOwningEmail } from '../models/user.js'
-import { sendConfirmation } from './confirmation.js'
+import { sendConfirmation } from './shared/confirmation.js'
 import { createUser, userWithIdentities, type UserWithIdentities } from './users.js'
-import { validateEmail } from './validation.js'
+import { validateEmail } from './shared/validation.js'
 
 /** An invitation: whom, with what `user_metadata`, and where the link leads. */
 export interface Invitation {

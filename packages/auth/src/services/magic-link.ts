@@ -4,7 +4,7 @@
  * password) and gets the sign-up confirmation instead, unless `create_user` is false.
  *
  * The email requests answer `{}` for every address, at once: they only queue a `magic_link` job
- * (see `services/mail-queue.ts`), and the worker decides what the address gets. What depends on
+ * (see `services/shared/mail-queue.ts`), and the worker decides what the address gets. What depends on
  * the address is silent: an unknown address with `create_user` false or under `DISABLE_SIGNUP`
  * gets nothing, `SMTP_MAX_FREQUENCY` drops a request, an address of another audience gets
  * nothing. Stricter than upstream, which answers 422 `otp_disabled` or `signup_disabled` for
@@ -27,14 +27,14 @@ import {
   type User,
 } from '../models/user.js'
 import type { Queryable } from '../storage/db.js'
-import { prepareConfirmation } from './confirmation.js'
-import { maxFrequencyWait, queueMail } from './mail.js'
-import { randomPassword } from './passwords.js'
-import { parsePkceChallenge } from './pkce.js'
+import { prepareConfirmation } from './shared/confirmation.js'
+import { maxFrequencyWait, queueMail } from './shared/mail.js'
+import { randomPassword } from './shared/passwords.js'
+import { parsePkceChallenge } from './shared/pkce.js'
 import { queuedEmailRequest, queueRecoveryMail, type QueuedEmailRequest } from './recovery.js'
 import { createUser } from './users.js'
-import { sendPhoneOtp, validateChannel } from './phone.js'
-import { validateEmail, validatePhone } from './validation.js'
+import { sendPhoneOtp, validateChannel } from './shared/phone.js'
+import { validateEmail, validatePhone } from './shared/validation.js'
 
 /** A magic-link request; absent text fields are `''`. */
 export interface MagicLinkParams {

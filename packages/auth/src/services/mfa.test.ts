@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { loadSettings } from '../conf/settings.js'
-import { smsText } from './sms.js'
+import { smsText } from './shared/sms.js'
 
 const BASE = {
   AUTHSVC_SITE_URL: 'http://localhost:3000',

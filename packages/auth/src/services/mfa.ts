@@ -45,13 +45,13 @@ import {
 import { deleteSessionsBelowAal2, type Session } from '../models/session.js'
 import { getUserById, type User } from '../models/user.js'
 import type { Queryable } from '../storage/db.js'
-import type { IssuedSession } from '../tokens/service.js'
-import { sendNotification, type NotificationLog } from './notifications.js'
-import { isUuid, validatePhone } from './validation.js'
-import { generateOtp } from './mail.js'
-import { validateChannel } from './phone.js'
-import { smsText, takeSmsBudget } from './sms.js'
-import { countWrongAnswer, factorBackoff, factorTarget, purgeExpiredAttempts } from './attempts.js'
+import type { IssuedSession } from '../sessions/token-service.js'
+import { sendNotification, type NotificationLog } from './shared/notifications.js'
+import { isUuid, validatePhone } from './shared/validation.js'
+import { generateOtp } from './shared/mail.js'
+import { validateChannel } from './shared/phone.js'
+import { smsText, takeSmsBudget } from './shared/sms.js'
+import { countWrongAnswer, factorBackoff, factorTarget, purgeExpiredAttempts } from './shared/attempts.js'
 
 /** Who asks: the bearer token's user and session (see `authenticateUser`). */
 export interface MfaCaller {

@@ -11,10 +11,10 @@ import { BadRequestError, UnprocessableEntityError } from '../errors.js'
 import { addAuditLogEntry, auditActor } from '../models/audit-log.js'
 import { deleteOneTimeTokens } from '../models/one-time-token.js'
 import { getUserById, updateUser } from '../models/user.js'
-import { countWrongAnswer, purgeExpiredAttempts } from './attempts.js'
-import { deliver, enforceMaxFrequency, issueOtp, recordTokens, tokenHash } from './mail.js'
-import { sendPhoneOtp } from './phone.js'
-import { testOtpFor } from './sms.js'
+import { countWrongAnswer, purgeExpiredAttempts } from './shared/attempts.js'
+import { deliver, enforceMaxFrequency, issueOtp, recordTokens, tokenHash } from './shared/mail.js'
+import { sendPhoneOtp } from './shared/phone.js'
+import { testOtpFor } from './shared/sms.js'
 
 /**
  * Sends a reauthentication nonce, recording its hash in `reauthentication_token` and

@@ -4,7 +4,7 @@
  * `one_time_tokens`, and sign the user in at `/verify`. `POST /recover` lives here.
  *
  * `POST /recover` answers the same for every address, at once: the request only queues a
- * `recover` job (see `services/mail-queue.ts`), and the worker looks the address up, applies
+ * `recover` job (see `services/shared/mail-queue.ts`), and the worker looks the address up, applies
  * `SMTP_MAX_FREQUENCY` silently, records the token and queues the mail. Stricter than upstream,
  * whose answer and timing differ for known addresses (429 when too soon, the SMTP round trip).
  *
@@ -24,9 +24,9 @@ import {
   queueMail,
   recordTokens,
   type PreparedMail,
-} from './mail.js'
-import { parsePkceChallenge, startFlowState, type PkceChallenge } from './pkce.js'
-import { validateEmail } from './validation.js'
+} from './shared/mail.js'
+import { parsePkceChallenge, startFlowState, type PkceChallenge } from './shared/pkce.js'
+import { validateEmail } from './shared/validation.js'
 
 /**
  * Records a new recovery or magic-link token for a user inside `tx` and builds its mail, without

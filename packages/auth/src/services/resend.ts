@@ -14,11 +14,11 @@ import {
   findUserByPhoneChange,
   getUserById,
 } from '../models/user.js'
-import { sendConfirmation } from './confirmation.js'
+import { sendConfirmation } from './shared/confirmation.js'
 import { sendEmailChange } from './email-change.js'
-import { sendPhoneOtp } from './phone.js'
-import { parsePkceChallenge } from './pkce.js'
-import { validateEmail, validatePhone } from './validation.js'
+import { sendPhoneOtp } from './shared/phone.js'
+import { parsePkceChallenge } from './shared/pkce.js'
+import { validateEmail, validatePhone } from './shared/validation.js'
 
 /** A `POST /resend` request; absent fields are `''`. */
 export interface ResendParams {

@@ -10,9 +10,9 @@ import { checkPasswordStrength, type WeakPasswordReason } from '../crypto/passwo
 import { isWellFormedRefreshToken } from '../crypto/refresh-token.js'
 import { BadRequestError, RequestRateLimitError, UnprocessableEntityError } from '../errors.js'
 import { findUserByEmail, findUserByPhone, isBanned, type User } from '../models/user.js'
-import type { IssuedSession } from '../tokens/service.js'
+import type { IssuedSession } from '../sessions/token-service.js'
 import { passwordAccount } from '../limiter/password-backoff.js'
-import { normalizePhone } from './validation.js'
+import { normalizePhone } from './shared/validation.js'
 
 /** A bcrypt hash of a random string, compared against when the user is unknown (even timing). */
 const DUMMY_HASH = '$2b$10$j7JTc//0K8Zwwl6p53y8fet1YiZyM11XI1EgYVwfWCQUOT1dnG.06'

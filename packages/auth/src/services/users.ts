@@ -23,13 +23,13 @@ import {
 } from '../models/user.js'
 import type { Queryable } from '../storage/db.js'
 import { applyEmailChange, sendEmailChange } from './email-change.js'
-import { notifyPasswordChanged, notifyPhoneChanged, type NotificationLog } from './notifications.js'
-import { enforcePasswordPolicy } from './passwords.js'
+import { notifyPasswordChanged, notifyPhoneChanged, type NotificationLog } from './shared/notifications.js'
+import { enforcePasswordPolicy } from './shared/passwords.js'
 import { requireAal2IfVerifiedFactors } from './mfa.js'
-import { applyPhoneChange, assertPhoneFree, sendPhoneOtp, validateChannel } from './phone.js'
-import { parsePkceChallenge } from './pkce.js'
+import { applyPhoneChange, assertPhoneFree, sendPhoneOtp, validateChannel } from './shared/phone.js'
+import { parsePkceChallenge } from './shared/pkce.js'
 import { consumeReauthenticationNonce } from './reauthentication.js'
-import { validateEmail, validatePhone } from './validation.js'
+import { validateEmail, validatePhone } from './shared/validation.js'
 
 /**
  * Refuses an email that a user (of any audience) already holds.

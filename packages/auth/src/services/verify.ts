@@ -17,7 +17,7 @@ import {
   UnprocessableEntityError,
 } from '../errors.js'
 import { addAuditLogEntry, auditActor } from '../models/audit-log.js'
-import { countWrongAnswer, purgeExpiredAttempts } from './attempts.js'
+import { countWrongAnswer, purgeExpiredAttempts } from './shared/attempts.js'
 import { findLatestFlowStateOfUser, markAuthCodeIssued } from '../models/flow-state.js'
 import { updateIdentityData } from '../models/identity.js'
 import {
@@ -39,15 +39,15 @@ import {
 } from '../models/user.js'
 import type { Queryable } from '../storage/db.js'
 import { isUniqueViolation } from '../storage/db.js'
-import type { IssuedSession, PendingTokens } from '../tokens/service.js'
+import type { IssuedSession, PendingTokens } from '../sessions/token-service.js'
 import { applyEmailChange } from './email-change.js'
-import { PKCE_TOKEN_PREFIX, tokenHash } from './mail.js'
-import { testOtpFor } from './sms.js'
-import { notifyEmailChanged, notifyPhoneChanged, type NotificationLog } from './notifications.js'
-import { applyPhoneChange, assertPhoneFree } from './phone.js'
-import { randomPassword } from './passwords.js'
+import { PKCE_TOKEN_PREFIX, tokenHash } from './shared/mail.js'
+import { testOtpFor } from './shared/sms.js'
+import { notifyEmailChanged, notifyPhoneChanged, type NotificationLog } from './shared/notifications.js'
+import { applyPhoneChange, assertPhoneFree } from './shared/phone.js'
+import { randomPassword } from './shared/passwords.js'
 import { assertEmailFree } from './users.js'
-import { normalizePhone, validateEmail } from './validation.js'
+import { normalizePhone, validateEmail } from './shared/validation.js'
 
 /** `type` values of `/verify`. */
 export const VERIFICATION_TYPES = [

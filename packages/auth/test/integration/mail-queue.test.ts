@@ -4,7 +4,7 @@
  * first sent (SMTP_MAX_FREQUENCY), whatever order the database returns a claimed batch in.
  */
 import { cryptoRandom, systemClock } from '@gatehouse/auth'
-import { MailQueue } from '#internal/services/mail-queue.js'
+import { MailQueue } from '#internal/services/shared/mail-queue.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestServer, type TestServer } from '../helpers.js'
 

@@ -27,7 +27,7 @@ import {
   authenticateUser,
   authorizeAdmin,
   type Authenticated,
-} from '../../services/authentication.js'
+} from '../../services/shared/authentication.js'
 import { clientIp, clientKey } from './request-context.js'
 
 declare module 'fastify' {

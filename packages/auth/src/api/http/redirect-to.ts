@@ -6,7 +6,7 @@
  */
 import type { FastifyRequest } from 'fastify'
 import type { Settings } from '../../conf/settings.js'
-import { pickRedirectTo } from '../../services/redirect.js'
+import { pickRedirectTo } from '../../services/shared/redirect.js'
 import { headerValue } from './request-context.js'
 
 /** `record[key]` when `record` is an object and the value a string, else `''`. */
@@ -20,7 +20,7 @@ function stringField(record: unknown, key: string): string {
  * Where to send the user after the request's flow (upstream `GetReferrer`): the `redirect_to`
  * header, else `redirect_to` in the body, else in the query string; when that is not allowed,
  * the `Referer` header; when neither is allowed, `SITE_URL`. See `pickRedirectTo` and
- * `isRedirectUrlValid` in `services/redirect.ts` for the rules.
+ * `isRedirectUrlValid` in `services/shared/redirect.ts` for the rules.
  *
  * @param request Any route's request (its body may be absent or not an object).
  * @param settings `SITE_URL` and `URI_ALLOW_LIST`.

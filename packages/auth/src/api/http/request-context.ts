@@ -7,7 +7,7 @@ import type { FastifyRequest } from 'fastify'
 import type { JWTPayload } from 'jose'
 import type { Settings } from '../../conf/settings.js'
 import type { RequestContext } from '../../context.js'
-import { tokenAudience } from '../../services/authentication.js'
+import { tokenAudience } from '../../services/shared/authentication.js'
 
 /** The first value of a request header (Node joins most repeated headers; a few stay arrays). */
 export function headerValue(request: FastifyRequest, name: string): string | undefined {

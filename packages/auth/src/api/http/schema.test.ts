@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadSettings } from '../../conf/settings.js'
 import { cryptoRandom } from '../../random.js'
 import { createServer } from '../../server.js'
-import { UUID_PATTERN } from '../../services/validation.js'
+import { UUID_PATTERN } from '../../services/shared/validation.js'
 import { parseQueryString } from './body.js'
 import {
   Body,

@@ -12,7 +12,7 @@ import type { Factor } from '../../models/factor.js'
 import type { Identity } from '../../models/identity.js'
 import type { JsonObject } from '../../models/json.js'
 import type { User } from '../../models/user.js'
-import type { IssuedSession } from '../../tokens/service.js'
+import type { IssuedSession } from '../../sessions/token-service.js'
 
 /** An identity as upstream renders it. Timestamps are RFC 3339; `null` ones are omitted. */
 export interface IdentityJson {

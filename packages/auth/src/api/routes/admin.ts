@@ -11,7 +11,7 @@ import {
   type AdminUserParams,
 } from '../../services/admin-users.js'
 import { generateLink } from '../../services/generate-link.js'
-import { UUID_PATTERN } from '../../services/validation.js'
+import { UUID_PATTERN } from '../../services/shared/validation.js'
 import { adminClaimsOf, requireAdmin } from '../http/hooks.js'
 import { requestRedirectTo } from '../http/redirect-to.js'
 import { clientIp, requestContext } from '../http/request-context.js'

@@ -21,8 +21,8 @@ import {
   type ExternalAuthorizeParams,
   type ExternalSignInOutcome,
 } from '../../services/external.js'
-import { bindingCookie, readBindingSecret } from '../../services/oauth-browser-binding.js'
-import { OAuthStateError, type OAuthState } from '../../services/oauth-state.js'
+import { bindingCookie, readBindingSecret } from '../../services/shared/oauth-browser-binding.js'
+import { OAuthStateError, type OAuthState } from '../../services/shared/oauth-state.js'
 import { toAuthError } from '../http/errors/error-handler.js'
 import { wireErrorOf } from '../http/errors/wire.js'
 import { headerValue, requestContext } from '../http/request-context.js'

@@ -11,7 +11,7 @@ import {
   unenrollFactor,
   verifyFactor,
 } from '../../services/mfa.js'
-import { UUID_PATTERN } from '../../services/validation.js'
+import { UUID_PATTERN } from '../../services/shared/validation.js'
 import {
   adminClaimsOf,
   authOf,

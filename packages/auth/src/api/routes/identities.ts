@@ -10,8 +10,8 @@
  */
 import { NotFoundError } from '../../errors.js'
 import { startIdentityLinking } from '../../services/external.js'
-import { unlinkIdentity } from '../../services/identities.js'
-import { sendNotification } from '../../services/notifications.js'
+import { unlinkIdentity } from '../../services/shared/identities.js'
+import { sendNotification } from '../../services/shared/notifications.js'
 import { authorizeParams, sendAuthorizeUrl } from './external.js'
 import { authOf, requireAuthentication } from '../http/hooks.js'
 import { requestContext } from '../http/request-context.js'

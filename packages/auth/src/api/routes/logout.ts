@@ -1,4 +1,4 @@
-import { logout, type LogoutScope } from '../../services/sessions.js'
+import { logout, type LogoutScope } from '../../sessions/logout.js'
 import { authOf, requireAuthentication } from '../http/hooks.js'
 import { clientIp } from '../http/request-context.js'
 import type { RouteGroup } from './group.js'

@@ -1,5 +1,5 @@
 import { BadRequestError } from '../../errors.js'
-import { tokenAudience } from '../../services/authentication.js'
+import { tokenAudience } from '../../services/shared/authentication.js'
 import { reauthenticate } from '../../services/reauthentication.js'
 import { updateOwnUser } from '../../services/users.js'
 import { authOf, rateLimit, requireAuthentication } from '../http/hooks.js'

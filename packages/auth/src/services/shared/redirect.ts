@@ -7,8 +7,8 @@
  * @module
  */
 import { isIP } from 'node:net'
-import type { Settings } from '../conf/settings.js'
-import { compileGlob } from '../url-glob.js'
+import type { Settings } from '../../conf/settings.js'
+import { compileGlob } from '../../url-glob.js'
 
 /** Hosts whose port is ignored when comparing with `SITE_URL` (upstream's list). */
 const LOOPBACK_HOSTS: ReadonlySet<string> = new Set([

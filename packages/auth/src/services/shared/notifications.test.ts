@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { loadSettings } from '../conf/settings.js'
-import type { Mailer, MailMessage } from '../mailer/mailer.js'
-import type { User } from '../models/user.js'
+import { loadSettings } from '../../conf/settings.js'
+import type { Mailer, MailMessage } from '../../mailer/mailer.js'
+import type { User } from '../../models/user.js'
 import { notifyEmailChanged, notifyPasswordChanged, sendNotification } from './notifications.js'
 
 const env = {

@@ -9,10 +9,10 @@
  * @see https://github.com/supabase/auth/blob/master/internal/api/mail.go
  * @module
  */
-import { notificationSwitch } from '../mailer/mailer.js'
-import type { AppContext } from '../context.js'
-import type { NotificationKind } from '../mailer/mailer.js'
-import type { User } from '../models/user.js'
+import { notificationSwitch } from '../../mailer/mailer.js'
+import type { AppContext } from '../../context.js'
+import type { NotificationKind } from '../../mailer/mailer.js'
+import type { User } from '../../models/user.js'
 
 /** The values a notification needs beyond the user's own (see the spec's table per kind). */
 export interface NotificationValues {

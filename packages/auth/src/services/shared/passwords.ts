@@ -1,7 +1,7 @@
-import type { Settings } from '../conf/settings.js'
-import type { AppContext } from '../context.js'
-import { checkPasswordStrength, isTooLong } from '../crypto/password.js'
-import { BadRequestError, WeakPasswordError } from '../errors.js'
+import type { Settings } from '../../conf/settings.js'
+import type { AppContext } from '../../context.js'
+import { checkPasswordStrength, isTooLong } from '../../crypto/password.js'
+import { BadRequestError, WeakPasswordError } from '../../errors.js'
 
 /**
  * Refuses a password bcrypt would truncate: more than 72 bytes (UTF-8) is 400

@@ -9,15 +9,15 @@
  * @module
  */
 import { createHash } from 'node:crypto'
-import type { Settings } from '../conf/settings.js'
-import type { AppContext } from '../context.js'
-import { InternalServerError, TooManyRequestsError } from '../errors.js'
-import { verificationLink, type LinkPath } from '../mailer/links.js'
-import type { MailMessage } from '../mailer/mailer.js'
-import { upsertOneTimeToken, type OneTimeTokenType } from '../models/one-time-token.js'
-import { updateUser, type User, type UserChanges } from '../models/user.js'
-import type { Queryable } from '../storage/db.js'
-import type { Random } from '../random.js'
+import type { Settings } from '../../conf/settings.js'
+import type { AppContext } from '../../context.js'
+import { InternalServerError, TooManyRequestsError } from '../../errors.js'
+import { verificationLink, type LinkPath } from '../../mailer/links.js'
+import type { MailMessage } from '../../mailer/mailer.js'
+import { upsertOneTimeToken, type OneTimeTokenType } from '../../models/one-time-token.js'
+import { updateUser, type User, type UserChanges } from '../../models/user.js'
+import type { Queryable } from '../../storage/db.js'
+import type { Random } from '../../random.js'
 import { DeferJob } from './mail-queue.js'
 
 /** The `type` of a `/verify` link (upstream's verification types of email flows). */

@@ -6,13 +6,13 @@
  * @module
  */
 import type { JWTPayload } from 'jose'
-import type { AppContext } from '../context.js'
-import { BadRequestError, ForbiddenError } from '../errors.js'
-import type { Identity } from '../models/identity.js'
-import { findSessionById, type Session } from '../models/session.js'
-import type { Factor } from '../models/factor.js'
-import { findUserContext } from '../models/user-context.js'
-import { isBanned, type User } from '../models/user.js'
+import type { AppContext } from '../../context.js'
+import { BadRequestError, ForbiddenError } from '../../errors.js'
+import type { Identity } from '../../models/identity.js'
+import { findSessionById, type Session } from '../../models/session.js'
+import type { Factor } from '../../models/factor.js'
+import { findUserContext } from '../../models/user-context.js'
+import { isBanned, type User } from '../../models/user.js'
 import { isUuid, NIL_UUID } from './validation.js'
 
 /** A request authenticated as a user (see {@link authenticateUser}). */

@@ -10,19 +10,19 @@
  * @module
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
-import type { AppContext, RequestContext } from '../context.js'
-import { BadRequestError, NotFoundError, UnprocessableEntityError } from '../errors.js'
-import type { AuthenticationMethod } from '../models/amr-claim.js'
+import type { AppContext, RequestContext } from '../../context.js'
+import { BadRequestError, NotFoundError, UnprocessableEntityError } from '../../errors.js'
+import type { AuthenticationMethod } from '../../models/amr-claim.js'
 import {
   deleteFlowState,
   findFlowStateByAuthCode,
   insertFlowState,
   type CodeChallengeMethod,
   type FlowState,
-} from '../models/flow-state.js'
-import { getUserById, isBanned } from '../models/user.js'
-import type { Queryable } from '../storage/db.js'
-import type { IssuedSession } from '../tokens/service.js'
+} from '../../models/flow-state.js'
+import { getUserById, isBanned } from '../../models/user.js'
+import type { Queryable } from '../../storage/db.js'
+import type { IssuedSession } from '../../sessions/token-service.js'
 
 /** A validated PKCE challenge of a request. */
 export interface PkceChallenge {

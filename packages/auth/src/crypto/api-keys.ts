@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { JwtKeys } from '../crypto/jwt.js'
+import type { JwtKeys } from './jwt.js'
 
 /**
  * The default `iat` of API keys (2025-01-01T00:00:00Z): fixed, so that one secret always gives

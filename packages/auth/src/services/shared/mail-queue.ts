@@ -13,16 +13,16 @@
  */
 import { AsyncResource } from 'node:async_hooks'
 import type { Logger } from 'pino'
-import type { Clock } from '../clock.js'
+import type { Clock } from '../../clock.js'
 import {
   claimDueJobs,
   deleteQueuedJob,
   insertQueuedJob,
   rescheduleQueuedJob,
   type QueuedJob,
-} from '../models/mail-queue.js'
-import type { Random } from '../random.js'
-import type { Db, Queryable } from '../storage/db.js'
+} from '../../models/mail-queue.js'
+import type { Random } from '../../random.js'
+import type { Db, Queryable } from '../../storage/db.js'
 
 /** What runs a kind of job. */
 export type JobHandler =

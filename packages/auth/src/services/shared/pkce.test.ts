@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { BadRequestError } from '../errors.js'
+import type { BadRequestError } from '../../errors.js'
 import { parsePkceChallenge } from './pkce.js'
 
 describe('parsePkceChallenge', () => {

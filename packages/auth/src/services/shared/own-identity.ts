@@ -5,10 +5,10 @@
  * @see https://github.com/supabase/auth/blob/master/internal/api/verify.go
  * @module
  */
-import type { AppContext } from '../context.js'
-import { findIdentitiesByUser, insertIdentity, updateIdentityData } from '../models/identity.js'
-import { mergeMetadata, type User, type UserChanges } from '../models/user.js'
-import type { Queryable } from '../storage/db.js'
+import type { AppContext } from '../../context.js'
+import { findIdentitiesByUser, insertIdentity, updateIdentityData } from '../../models/identity.js'
+import { mergeMetadata, type User, type UserChanges } from '../../models/user.js'
+import type { Queryable } from '../../storage/db.js'
 
 /**
  * Points the user's `provider` identity at the confirmed `value`, or, for a user without one

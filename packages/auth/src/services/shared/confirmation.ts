@@ -5,9 +5,9 @@
  * @see https://github.com/supabase/auth/blob/master/internal/api/mail.go
  * @module
  */
-import type { AppContext } from '../context.js'
-import type { User } from '../models/user.js'
-import type { Queryable } from '../storage/db.js'
+import type { AppContext } from '../../context.js'
+import type { User } from '../../models/user.js'
+import type { Queryable } from '../../storage/db.js'
 import {
   deliver,
   enforceMaxFrequency,

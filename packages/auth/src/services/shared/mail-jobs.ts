@@ -1,13 +1,13 @@
 /**
- * The kinds of job of the mail queue and what runs each (see `services/mail-queue.ts`).
+ * The kinds of job of the mail queue and what runs each (see `services/shared/mail-queue.ts`).
  *
  * @module
  */
-import type { AppContext } from '../context.js'
-import { runMagicLinkJob, type MagicLinkJob } from './magic-link.js'
+import type { AppContext } from '../../context.js'
+import { runMagicLinkJob, type MagicLinkJob } from '../magic-link.js'
 import { sendQueuedMail, type MailJob } from './mail.js'
 import type { JobHandler } from './mail-queue.js'
-import { runRecoverJob, type RecoverJob } from './recovery.js'
+import { runRecoverJob, type RecoverJob } from '../recovery.js'
 
 /**
  * The handlers of the app's jobs: `recover` (a `POST /recover` request), `magic_link` (an email

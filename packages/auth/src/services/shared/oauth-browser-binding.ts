@@ -18,8 +18,8 @@
  */
 import { createHash } from 'node:crypto'
 import { BlockList, isIP } from 'node:net'
-import type { Settings } from '../conf/settings.js'
-import type { Random } from '../random.js'
+import type { Settings } from '../../conf/settings.js'
+import type { Random } from '../../random.js'
 import { STATE_LIFETIME } from './oauth-state.js'
 
 /** The cookie's name when it can be `Secure` (the `__Host-` prefix requires that). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { loadSettings } from '../conf/settings.js'
+import { loadSettings } from '../../conf/settings.js'
 import { isRedirectUrlValid, pickRedirectTo } from './redirect.js'
 
 const env = {

@@ -6,7 +6,7 @@
  * @module
  */
 import { parsePhoneNumberFromString } from 'libphonenumber-js'
-import { BadRequestError } from '../errors.js'
+import { BadRequestError } from '../../errors.js'
 
 const EMAIL =
   /^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/

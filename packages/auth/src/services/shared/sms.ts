@@ -7,10 +7,10 @@
  * @see https://github.com/supabase/auth/blob/master/internal/api/phone.go
  * @module
  */
-import type { AppContext } from '../context.js'
-import { TooManyRequestsError, UnprocessableEntityError } from '../errors.js'
-import { renderActions } from '../mailer/template.js'
-import type { SmsChannel } from '../sms/sms-provider.js'
+import type { AppContext } from '../../context.js'
+import { TooManyRequestsError, UnprocessableEntityError } from '../../errors.js'
+import { renderActions } from '../../mailer/template.js'
+import type { SmsChannel } from '../../sms/sms-provider.js'
 import { generateOtp, tokenHash } from './mail.js'
 
 /** The message id upstream reports for a number of `SMS_TEST_OTP` (no SMS is sent). */

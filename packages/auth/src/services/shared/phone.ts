@@ -7,13 +7,13 @@
  * @see https://github.com/supabase/auth/blob/master/internal/api/phone.go
  * @module
  */
-import type { Settings } from '../conf/settings.js'
-import type { AppContext } from '../context.js'
-import { BadRequestError, UnprocessableEntityError } from '../errors.js'
-import type { OneTimeTokenType } from '../models/one-time-token.js'
-import { findUserOwningPhone, type User, type UserChanges } from '../models/user.js'
-import type { SmsChannel } from '../sms/sms-provider.js'
-import type { Queryable } from '../storage/db.js'
+import type { Settings } from '../../conf/settings.js'
+import type { AppContext } from '../../context.js'
+import { BadRequestError, UnprocessableEntityError } from '../../errors.js'
+import type { OneTimeTokenType } from '../../models/one-time-token.js'
+import { findUserOwningPhone, type User, type UserChanges } from '../../models/user.js'
+import type { SmsChannel } from '../../sms/sms-provider.js'
+import type { Queryable } from '../../storage/db.js'
 import { recordTokens } from './mail.js'
 import { setOwnIdentity } from './own-identity.js'
 import { sendSmsOtp } from './sms.js'

@@ -1,7 +1,7 @@
 import { FakeClock } from '@gatehouse/testing'
 import { describe, expect, it } from 'vitest'
-import { loadSettings } from '../conf/settings.js'
-import { JwtKeys } from '../crypto/jwt.js'
+import { loadSettings } from '../../conf/settings.js'
+import { JwtKeys } from '../../crypto/jwt.js'
 import {
   STATE_LIFETIME,
   OAuthStateError,

@@ -8,11 +8,11 @@
  *
  * @module
  */
-import type { Settings } from '../conf/settings.js'
-import type { AppContext } from '../context.js'
-import { FailureBackoff } from '../limiter/failure-backoff.js'
-import { purgeExpiredFailedAttempts, recordFailedAttempt } from '../models/failed-attempt.js'
-import type { Queryable } from '../storage/db.js'
+import type { Settings } from '../../conf/settings.js'
+import type { AppContext } from '../../context.js'
+import { FailureBackoff } from '../../limiter/failure-backoff.js'
+import { purgeExpiredFailedAttempts, recordFailedAttempt } from '../../models/failed-attempt.js'
+import type { Queryable } from '../../storage/db.js'
 
 /** How long a code's count is kept at least, past the code's own end (milliseconds). */
 const KEEP_COUNT_MS = 3_600_000

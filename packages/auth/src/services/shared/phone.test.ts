@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { loadSettings } from '../conf/settings.js'
+import { loadSettings } from '../../conf/settings.js'
 import { validateChannel } from './phone.js'
 import { normalizePhone, validatePhone } from './validation.js'
 

@@ -14,8 +14,8 @@
  * @module
  */
 import { errors } from 'jose'
-import type { AppContext } from '../context.js'
-import { BadRequestError } from '../errors.js'
+import type { AppContext } from '../../context.js'
+import { BadRequestError } from '../../errors.js'
 import { isUuid } from './validation.js'
 
 /** Lifetime of a state and of a link ticket, seconds (upstream's 5 minutes). */

@@ -8,14 +8,14 @@
  * @see https://github.com/supabase/auth/blob/master/internal/api/identity.go
  * @module
  */
-import type { AppContext, RequestContext } from '../context.js'
+import type { AppContext, RequestContext } from '../../context.js'
 import {
   ForbiddenError,
   InternalServerError,
   NotFoundError,
   UnprocessableEntityError,
-} from '../errors.js'
-import { addAuditLogEntry, auditActor } from '../models/audit-log.js'
+} from '../../errors.js'
+import { addAuditLogEntry, auditActor } from '../../models/audit-log.js'
 import {
   deleteIdentity,
   deleteOtherIdentities,
@@ -24,19 +24,19 @@ import {
   insertIdentity,
   refreshIdentity,
   type Identity,
-} from '../models/identity.js'
-import type { JsonObject } from '../models/json.js'
+} from '../../models/identity.js'
+import type { JsonObject } from '../../models/json.js'
 import {
   findUserOwningEmail,
   getUserById,
   isBanned,
   updateUser,
   type User,
-} from '../models/user.js'
-import type { ProviderEmail, ProviderUserData } from '../provider/oauth-provider.js'
-import type { Queryable } from '../storage/db.js'
+} from '../../models/user.js'
+import type { ProviderEmail, ProviderUserData } from '../../provider/oauth-provider.js'
+import type { Queryable } from '../../storage/db.js'
 import { sendConfirmation } from './confirmation.js'
-import { createUser } from './users.js'
+import { createUser } from '../users.js'
 
 /**
  * The address an identity signs in with (upstream's choice): the primary verified one, else any
