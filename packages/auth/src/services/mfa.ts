@@ -51,7 +51,12 @@ import { isUuid, validatePhone } from './shared/validation.js'
 import { generateOtp } from './shared/mail.js'
 import { validateChannel } from './shared/phone.js'
 import { smsText, takeSmsBudget } from './shared/sms.js'
-import { countWrongAnswer, factorBackoff, factorTarget, purgeExpiredAttempts } from './shared/attempts.js'
+import {
+  countWrongAnswer,
+  factorBackoff,
+  factorTarget,
+  purgeExpiredAttempts,
+} from './shared/attempts.js'
 
 /** Who asks: the bearer token's user and session (see `authenticateUser`). */
 export interface MfaCaller {

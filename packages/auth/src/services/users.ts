@@ -23,7 +23,11 @@ import {
 } from '../models/user.js'
 import type { Queryable } from '../storage/db.js'
 import { applyEmailChange, sendEmailChange } from './email-change.js'
-import { notifyPasswordChanged, notifyPhoneChanged, type NotificationLog } from './shared/notifications.js'
+import {
+  notifyPasswordChanged,
+  notifyPhoneChanged,
+  type NotificationLog,
+} from './shared/notifications.js'
 import { enforcePasswordPolicy } from './shared/passwords.js'
 import { requireAal2IfVerifiedFactors } from './mfa.js'
 import { applyPhoneChange, assertPhoneFree, sendPhoneOtp, validateChannel } from './shared/phone.js'

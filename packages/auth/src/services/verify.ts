@@ -43,7 +43,11 @@ import type { IssuedSession, PendingTokens } from '../sessions/token-service.js'
 import { applyEmailChange } from './email-change.js'
 import { PKCE_TOKEN_PREFIX, tokenHash } from './shared/mail.js'
 import { testOtpFor } from './shared/sms.js'
-import { notifyEmailChanged, notifyPhoneChanged, type NotificationLog } from './shared/notifications.js'
+import {
+  notifyEmailChanged,
+  notifyPhoneChanged,
+  type NotificationLog,
+} from './shared/notifications.js'
 import { applyPhoneChange, assertPhoneFree } from './shared/phone.js'
 import { randomPassword } from './shared/passwords.js'
 import { assertEmailFree } from './users.js'
