@@ -44,6 +44,29 @@ function fromRow(r: IdentityRow): Identity {
 }
 
 /**
+ * The `identity_data` of a user's own `email` or `phone` identity, as upstream writes it: `data`
+ * (a sign-up's metadata) beside `sub`, the address or number, and both verified flags, the
+ * identity's own one being `verified` and the other `false`.
+ *
+ * @param value The lower-cased email or the phone digits.
+ */
+export function ownIdentityData(
+  userId: string,
+  provider: 'email' | 'phone',
+  value: string,
+  verified: boolean,
+  data: JsonObject = {},
+): JsonObject {
+  return {
+    ...data,
+    sub: userId,
+    [provider]: value,
+    email_verified: provider === 'email' && verified,
+    phone_verified: provider === 'phone' && verified,
+  }
+}
+
+/**
  * Inserts an identity.
  *
  * @param now Epoch milliseconds for `created_at`, `updated_at` and `last_sign_in_at`.

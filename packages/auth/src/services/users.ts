@@ -9,7 +9,12 @@
 import type { AppContext, RequestContext } from '../context.js'
 import { BadRequestError, ForbiddenError, UnprocessableEntityError } from '../errors.js'
 import { addAuditLogEntry, auditActor } from '../models/audit-log.js'
-import { findIdentitiesByUser, insertIdentity, type Identity } from '../models/identity.js'
+import {
+  findIdentitiesByUser,
+  insertIdentity,
+  ownIdentityData,
+  type Identity,
+} from '../models/identity.js'
 import type { JsonObject } from '../models/json.js'
 import { deleteSessions, type Session } from '../models/session.js'
 import {
@@ -129,26 +134,14 @@ export async function createUser(
     claims.push({
       provider: 'email',
       providerId: id,
-      identityData: {
-        ...spec.data,
-        sub: id,
-        email,
-        email_verified: spec.emailConfirmed === true,
-        phone_verified: false,
-      },
+      identityData: ownIdentityData(id, 'email', email, spec.emailConfirmed === true, spec.data),
     })
   }
   if (phone !== '' && spec.external === undefined) {
     claims.push({
       provider: 'phone',
       providerId: id,
-      identityData: {
-        ...spec.data,
-        sub: id,
-        phone,
-        email_verified: false,
-        phone_verified: spec.phoneConfirmed === true,
-      },
+      identityData: ownIdentityData(id, 'phone', phone, spec.phoneConfirmed === true, spec.data),
     })
   }
   const providers = claims.map((c) => c.provider)

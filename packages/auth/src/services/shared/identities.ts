@@ -22,6 +22,7 @@ import {
   findIdentitiesByUser,
   findIdentityByProviderId,
   insertIdentity,
+  ownIdentityData,
   refreshIdentity,
   type Identity,
 } from '../../models/identity.js'
@@ -142,13 +143,7 @@ export async function takeOverUnconfirmedBySignUp(
       providerId: user.id,
       userId: user.id,
       provider,
-      identityData: {
-        ...data,
-        sub: user.id,
-        [provider]: value,
-        email_verified: false,
-        phone_verified: false,
-      },
+      identityData: ownIdentityData(user.id, provider, value, false, data),
     },
     now,
   )

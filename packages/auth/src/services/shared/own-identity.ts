@@ -6,7 +6,12 @@
  * @module
  */
 import type { AppContext } from '../../context.js'
-import { findIdentitiesByUser, insertIdentity, updateIdentityData } from '../../models/identity.js'
+import {
+  findIdentitiesByUser,
+  insertIdentity,
+  ownIdentityData,
+  updateIdentityData,
+} from '../../models/identity.js'
 import { mergeMetadata, type User, type UserChanges } from '../../models/user.js'
 import type { Queryable } from '../../storage/db.js'
 
@@ -46,12 +51,7 @@ export async function setOwnIdentity(
       providerId: user.id,
       userId: user.id,
       provider,
-      identityData: {
-        sub: user.id,
-        [provider]: value,
-        email_verified: provider === 'email',
-        phone_verified: provider === 'phone',
-      },
+      identityData: ownIdentityData(user.id, provider, value, true),
     },
     now,
   )
