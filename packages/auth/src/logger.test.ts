@@ -1,8 +1,10 @@
+import { once, type EventEmitter } from 'node:events'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { REDACT_CENSOR, redactUrl } from '@gatehouse/settings'
+import pino from 'pino'
 import { describe, expect, it } from 'vitest'
 import { createLogger } from './logger.js'
 
@@ -115,10 +117,20 @@ describe('createLogger', () => {
     try {
       const file = join(dir, 'logs', 'auth.log')
       const logger = createLogger({ level: 'warn', file })
+      // The file opens asynchronously: wait for it, then the flush below calls back once the
+      // lines are written.
+      const stream = (logger as unknown as Record<symbol, EventEmitter>)[pino.symbols.streamSym]
+      if (stream === undefined) throw new Error('the logger has no stream')
+      await once(stream, 'ready')
       logger.info('hidden')
       logger.warn({ password: 'hunter2' }, 'shown')
-      logger.flush()
-      await new Promise((resolve) => setTimeout(resolve, 200))
+      // The file is written asynchronously: its flush calls back once the lines are on disk.
+      await new Promise<void>((resolve, reject) => {
+        logger.flush((error) => {
+          if (error) reject(error)
+          else resolve()
+        })
+      })
       const lines = (await readFile(file, 'utf8')).trim().split('\n')
       expect(lines).toHaveLength(1)
       expect(JSON.parse(lines[0]!)).toMatchObject({

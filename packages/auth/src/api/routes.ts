@@ -11,7 +11,7 @@
  *   app.post(
  *     '/resend',
  *     { schema: { body: ResendBody }, preHandler: [verifyCaptcha(ctx), rateLimit(ctx, 'otp')] },
- *     async (request) => resend(ctx, { type: str(request.body.type), email: str(request.body.email) }),
+ *     async (request) => resend(ctx, { type: request.body.type, email: request.body.email }),
  *   )
  * }
  * // and add `resendRoutes` to ROUTE_GROUPS below

@@ -8,7 +8,7 @@ import {
 } from '@gatehouse/testing'
 import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs'
-import { connect, createServer } from 'node:net'
+import { connect, createServer, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -227,11 +227,45 @@ describe('the gatehouse-ratelimit executable', () => {
       'no',
     ])
     await waitFor(() => ping('127.0.0.1', redisPort), { what: 'redis' })
+    // A proxy in front of Redis holds the first command that counts the `drain` descriptor: the
+    // call is then in flight, inside the service, until the proxy lets it through.
+    let inside: () => void = () => undefined
+    const callInside = new Promise<void>((resolve) => {
+      inside = resolve
+    })
+    let release: () => void = () => undefined
+    const released = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const proxy = createServer((client) => {
+      const upstream = connect(redisPort, '127.0.0.1')
+      let held = false
+      client.on('data', (chunk) => {
+        if (!held && chunk.includes('drain')) {
+          held = true
+          client.pause()
+          inside()
+          void released.then(() => {
+            upstream.write(chunk)
+            client.resume()
+          })
+          return
+        }
+        if (held) return void released.then(() => upstream.write(chunk))
+        upstream.write(chunk)
+      })
+      upstream.pipe(client)
+      client.on('error', () => upstream.destroy())
+      upstream.on('error', () => client.destroy())
+      client.on('close', () => upstream.destroy())
+    })
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
+    const proxyPort = (proxy.address() as AddressInfo).port
     const { port, env } = await loopbackEnv(root)
     const p = await spawnService({
       ...env,
       REDIS_SOCKET_TYPE: 'tcp',
-      REDIS_URL: `127.0.0.1:${String(redisPort)}`,
+      REDIS_URL: `127.0.0.1:${String(proxyPort)}`,
       DISABLE_STATS: 'true',
     })
     try {
@@ -242,8 +276,6 @@ describe('the gatehouse-ratelimit executable', () => {
           timeout: 20_000,
         },
       )
-      // Freeze Redis so the next call stays in flight.
-      redis.child.kill('SIGSTOP')
       const inFlight = fetch(`http://127.0.0.1:${String(port)}/json`, {
         method: 'POST',
         body: JSON.stringify({
@@ -251,17 +283,20 @@ describe('the gatehouse-ratelimit executable', () => {
           descriptors: [{ entries: [{ key: 'key1', value: 'drain' }] }],
         }),
       })
-      await new Promise((resolve) => setTimeout(resolve, 200))
+      await callInside
       p.child.kill('SIGTERM')
-      await new Promise((resolve) => setTimeout(resolve, 300))
+      await waitFor(() => p.output().includes('SIGTERM received, draining'), {
+        what: `the service to start draining (output: ${p.output()})`,
+      })
       expect(p.child.exitCode).toBeNull()
-      redis.child.kill('SIGCONT')
+      release()
       const answer = await inFlight
       expect(answer.status).toBe(200)
       expect(await exitCode(p), `exit code (output: ${p.output()})`).toBe(0)
     } finally {
-      redis.child.kill('SIGCONT')
+      release()
       await p.stop('SIGKILL')
+      proxy.close()
       await redis.stop()
     }
   })

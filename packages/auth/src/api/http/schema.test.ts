@@ -14,9 +14,9 @@ import {
   OptionalParam,
   Param,
   Params,
+  PointerStringField,
   Query,
   StringField,
-  bool,
   schemaError,
 } from './schema.js'
 
@@ -28,7 +28,12 @@ const settings = loadSettings({
   DATABASE_URL: 'postgres://localhost/unused',
 })
 
-const ThingBody = Body({ name: StringField(), on: BoolField(), meta: ObjectField() })
+const ThingBody = Body({
+  name: StringField(),
+  on: BoolField(),
+  meta: ObjectField(),
+  secret: PointerStringField(),
+})
 const ThingQuery = Query({
   mode: OptionalParam({ enum: ['', 'a', 'b'], errorMessage: 'Unsupported mode %q' }),
   sort: OptionalParam({ pattern: '^(|x)$', errorMessage: 'Bad Sort Parameters: %s' }),
@@ -46,10 +51,10 @@ function buildTestServer(): FastifyInstance {
     typed.post(
       '/things/:id',
       { schema: { params: ThingParams, body: ThingBody, querystring: ThingQuery } },
-      (request) => ({ body: request.body, query: request.query, on: bool(request.body.on) }),
+      (request) => ({ body: request.body, query: request.query, on: request.body.on }),
     )
     typed.delete('/things', { schema: { body: OptionalBody({ on: BoolField() }) } }, (request) => ({
-      on: bool(request.body?.on) ?? null,
+      on: request.body?.on ?? null,
     }))
     typed.post(
       '/oauth',
@@ -115,10 +120,24 @@ describe('route schemas', () => {
     expect(res.headers['x-supabase-api-version']).toBe('2024-01-01')
   })
 
-  it('never coerces types, takes null as absent, ignores unknown fields and reads null as {}', async () => {
+  it("never coerces types, decodes null as Go's zero value, ignores unknown fields and reads null as {}", async () => {
     const res = await post('{"name":null,"on":null,"meta":null,"extra":[1],"__proto__":{"x":1}}')
     expect(res.statusCode).toBe(200)
-    expect(res.json()).toMatchObject({ body: { name: null, extra: [1] } })
+    const body = res.json<{ body: Record<string, unknown> }>().body
+    expect(body).toMatchObject({ name: '', extra: [1] })
+    expect(Object.keys(body)).not.toContain('on')
+    expect(Object.keys(body)).not.toContain('meta')
+    // A pointer field (`*string`) keeps absent apart from '': a new password, for one.
+    expect((await post('{"secret":null}')).json()).toEqual({ body: { name: '' }, query: {} })
+    expect((await post('{"secret":""}')).json()).toEqual({
+      body: { name: '', secret: '' },
+      query: {},
+    })
+    // Absent fields: a string is '' (its default), a bool or an object stays absent.
+    expect((await post('{}')).json()).toEqual({ body: { name: '' }, query: {} })
+    expect((await post('{"name":"n","meta":{"a":1}}')).json()).toMatchObject({
+      body: { name: 'n', meta: { a: 1 } },
+    })
     expect(({} as Record<string, unknown>).x).toBeUndefined()
     expect((await post('null')).statusCode).toBe(200)
     expect((await post('{"on":true}')).json()).toMatchObject({ on: true })
@@ -131,7 +150,7 @@ describe('route schemas', () => {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       payload: 'name=x&on=false',
     })
-    expect(res.json()).toMatchObject({ body: { name: 'x', on: 'false' }, on: false })
+    expect(res.json()).toMatchObject({ body: { name: 'x', on: false }, on: false })
     const wrong = await app.inject({
       method: 'POST',
       url: `/things/${ID}`,

@@ -9,6 +9,10 @@
  *   unmarshal number into field email of type string"); a missing body is "unexpected end of
  *   JSON input". Meaning (an email's format, a password's strength) is checked by the services,
  *   in upstream's order.
+ * - The schema also decodes the body, once, while it validates it (the `x-go-decode` keyword and
+ *   Ajv's defaults): a handler reads a string field as a string (Go's zero value `''` when absent
+ *   or `null`), a bool field as `true`, `false` or `undefined` (absent; a form body's `"true"` and
+ *   `"false"` become booleans) and an object field as an object or `undefined`.
  * - A query-string parameter or a path parameter may carry an `errorMessage` annotation: the
  *   text of 400 `validation_failed` (path parameters: 404, as upstream answers a malformed id),
  *   where `%s` is replaced by the value and `%q` by the value in double quotes.
@@ -28,6 +32,41 @@ import type { JsonObject } from '../../models/json.js'
 /** The annotation keyword with a parameter's error text (registered with Fastify's Ajv). */
 export const ERROR_MESSAGE = 'errorMessage'
 
+/** The keyword that decodes a body field once it validated (see {@link GO_DECODE_KEYWORD}). */
+export const GO_DECODE = 'x-go-decode'
+
+/** What a body field holds, for {@link GO_DECODE}. */
+type GoKind = 'string' | 'pointer' | 'bool' | 'object'
+
+/** Where a value sits, as Ajv (8) tells a keyword's `validate`. */
+interface DataCxt {
+  readonly parentData: Record<string | number, unknown>
+  readonly parentDataProperty: string | number
+}
+
+/**
+ * Decodes a body field as Go's `encoding/json` fills a struct field: `null` is the zero value
+ * (`''` for a string, absent for a bool or an object), and a form body's `"true"`/`"false"`
+ * are booleans. Absent string fields get their `''` from the schema's `default`.
+ */
+const GO_DECODE_KEYWORD = {
+  keyword: GO_DECODE,
+  modifying: true,
+  schemaType: 'string' as const,
+  validate: (kind: GoKind, data: unknown, _schema?: unknown, cxt?: DataCxt): boolean => {
+    if (cxt === undefined) return true
+    const fields = cxt.parentData
+    const key = cxt.parentDataProperty
+    if (data === null) {
+      if (kind === 'string') fields[key] = ''
+      else Reflect.deleteProperty(fields, key)
+    } else if (kind === 'bool' && typeof data === 'string') {
+      fields[key] = data === 'true'
+    }
+    return true
+  },
+}
+
 /** Options of the Ajv that compiles route schemas (Fastify's `ajv.customOptions`). */
 export const AJV_OPTIONS = {
   // A number where a string belongs is an error, as in Go, never "coerced" into one.
@@ -36,42 +75,65 @@ export const AJV_OPTIONS = {
   verbose: true,
   // A bool field of a form body is a string: `type: ['boolean', 'string', 'null']`.
   allowUnionTypes: true,
-  keywords: [ERROR_MESSAGE],
+  // An absent string field is `''` (its `default`).
+  useDefaults: true,
+  keywords: [ERROR_MESSAGE, GO_DECODE_KEYWORD],
 } as const
 
-/** A body field of type string: absent or `null` is Go's zero value, see {@link str}. */
-export function StringField(): TOptional<TUnsafe<string | null>> {
-  return Type.Optional(Type.Unsafe<string | null>({ type: ['string', 'null'] }))
+/**
+ * A body field of type string: a handler reads `''` (Go's zero value) when it is absent or
+ * `null`.
+ */
+export function StringField(): TUnsafe<string> {
+  return Type.Unsafe<string>({ type: ['string', 'null'], default: '', [GO_DECODE]: 'string' })
+}
+
+/**
+ * A body field of type `*string` (a pointer in upstream's struct, where absent and `''` differ,
+ * as for a new password): a handler reads `undefined` when it is absent or `null`.
+ */
+export function PointerStringField(): TOptional<TUnsafe<string>> {
+  return Type.Optional(Type.Unsafe<string>({ type: ['string', 'null'], [GO_DECODE]: 'pointer' }))
 }
 
 /**
  * A body field of type bool: `true`, `false`, `null` (absent), or the strings `"true"` and
- * `"false"` of a form-encoded body; see {@link bool}.
+ * `"false"` of a form-encoded body; a handler reads `true`, `false` or `undefined` (absent).
  */
-export function BoolField(): TOptional<TUnsafe<boolean | 'true' | 'false' | null>> {
+export function BoolField(): TOptional<TUnsafe<boolean>> {
   return Type.Optional(
-    Type.Unsafe<boolean | 'true' | 'false' | null>({
+    Type.Unsafe<boolean>({
       type: ['boolean', 'string', 'null'],
       enum: [true, false, 'true', 'false', null],
+      [GO_DECODE]: 'bool',
     }),
   )
 }
 
-/** A body field holding a JSON object (metadata); `null` is absent, see {@link obj}. */
-export function ObjectField(): TOptional<TUnsafe<JsonObject | null>> {
-  return Type.Optional(Type.Unsafe<JsonObject | null>({ type: ['object', 'null'] }))
+/** A body field holding a JSON object (metadata); a handler reads `undefined` for `null`. */
+export function ObjectField(): TOptional<TUnsafe<JsonObject>> {
+  return Type.Optional(Type.Unsafe<JsonObject>({ type: ['object', 'null'], [GO_DECODE]: 'object' }))
+}
+
+/**
+ * The object schema of a body: no field is required (Go fills absent ones with zero values: a
+ * {@link StringField} gets `''` from its default).
+ */
+function bodyObject<T extends TProperties>(fields: T): TObject<T> {
+  const { required: _required, ...schema } = Type.Object(fields)
+  return schema as TObject<T>
 }
 
 /** A required body: a JSON object (or form fields) with these fields. */
 export function Body<T extends TProperties>(fields: T): TObject<T> {
-  return Type.Object(fields)
+  return bodyObject(fields)
 }
 
 /** An optional body: none at all is `undefined`, anything else as {@link Body}. */
 export function OptionalBody<T extends TProperties>(
   fields: T,
 ): TUnsafe<Static<TObject<T>> | undefined> {
-  return Type.Unsafe({ ...Type.Object(fields), type: ['object', 'null'] })
+  return Type.Unsafe({ ...bodyObject(fields), type: ['object', 'null'] })
 }
 
 /** The query string of a route: these parameters, each a string (see {@link Param}). */
@@ -96,21 +158,6 @@ export function OptionalParam(
   options: { pattern?: string; enum?: readonly string[]; errorMessage?: string } = {},
 ): TOptional<TUnsafe<string>> {
   return Type.Optional(Param(options))
-}
-
-/** A string body field: Go's zero value `''` for absent or `null`. */
-export function str(value: string | null | undefined): string {
-  return value ?? ''
-}
-
-/** A bool body field: `undefined` for absent or `null`; form bodies say `"true"`/`"false"`. */
-export function bool(value: boolean | 'true' | 'false' | null | undefined): boolean | undefined {
-  return value === null || value === undefined ? undefined : value === true || value === 'true'
-}
-
-/** An object body field: `undefined` for absent or `null`. */
-export function obj(value: JsonObject | null | undefined): JsonObject | undefined {
-  return value ?? undefined
 }
 
 /** Where a schema failed: the request part Fastify names in `validationContext`. */

@@ -24,11 +24,9 @@ import {
   OptionalParam,
   Param,
   Params,
+  PointerStringField,
   Query,
   StringField,
-  bool,
-  obj,
-  str,
 } from '../http/schema.js'
 import { serializeUser } from '../http/serializers.js'
 
@@ -89,7 +87,7 @@ const AdminUserBody = Body({
   aud: StringField(),
   email: StringField(),
   phone: StringField(),
-  password: StringField(),
+  password: PointerStringField(),
   password_hash: StringField(),
   id: StringField(),
   ban_duration: StringField(),
@@ -105,18 +103,18 @@ const DeleteBody = OptionalBody({ should_soft_delete: BoolField() })
 /** The fields of an admin create or update body, as Go would have decoded them. */
 function adminUserParams(body: Static<typeof AdminUserBody>): AdminUserParams {
   return {
-    aud: str(body.aud),
-    role: str(body.role),
-    email: str(body.email),
-    phone: str(body.phone),
-    password: body.password ?? undefined,
-    passwordHash: str(body.password_hash),
-    id: str(body.id),
-    banDuration: str(body.ban_duration),
-    userMetadata: obj(body.user_metadata),
-    appMetadata: obj(body.app_metadata),
-    emailConfirm: bool(body.email_confirm),
-    phoneConfirm: bool(body.phone_confirm),
+    aud: body.aud,
+    role: body.role,
+    email: body.email,
+    phone: body.phone,
+    password: body.password,
+    passwordHash: body.password_hash,
+    id: body.id,
+    banDuration: body.ban_duration,
+    userMetadata: body.user_metadata,
+    appMetadata: body.app_metadata,
+    emailConfirm: body.email_confirm,
+    phoneConfirm: body.phone_confirm,
   }
 }
 
@@ -190,7 +188,7 @@ export const adminRoutes: RouteGroup = (app, ctx) => {
     '/admin/users/:user_id',
     { schema: { params: UserParams, body: DeleteBody } },
     async (request) => {
-      const soft = bool(request.body?.should_soft_delete) === true
+      const soft = request.body?.should_soft_delete === true
       await deleteUserAsAdmin(
         ctx,
         request.params.user_id,
@@ -210,11 +208,11 @@ export const adminRoutes: RouteGroup = (app, ctx) => {
       const { user, identities, mail } = await generateLink(
         ctx,
         {
-          type: str(body.type),
-          email: str(body.email),
-          newEmail: str(body.new_email),
-          password: str(body.password),
-          data: obj(body.data) ?? {},
+          type: body.type,
+          email: body.email,
+          newEmail: body.new_email,
+          password: body.password,
+          data: body.data ?? {},
           redirectTo: requestRedirectTo(request, settings),
         },
         requestContext(request, settings),

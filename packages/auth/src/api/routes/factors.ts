@@ -21,7 +21,7 @@ import {
 } from '../http/hooks.js'
 import { clientIp, requestContext } from '../http/request-context.js'
 import type { RouteGroup } from './group.js'
-import { Body, OptionalBody, Param, Params, StringField, str } from '../http/schema.js'
+import { Body, OptionalBody, Param, Params, StringField } from '../http/schema.js'
 import { serializeFactor, serializeSession } from '../http/serializers.js'
 
 const FACTOR_ID = Param({ pattern: UUID_PATTERN, errorMessage: 'factor_id must be an UUID' })
@@ -73,10 +73,10 @@ export const factorRoutes: RouteGroup = (app, ctx) => {
       ctx,
       authOf(request),
       {
-        factorType: str(body.factor_type),
-        friendlyName: str(body.friendly_name),
-        issuer: str(body.issuer),
-        phone: str(body.phone),
+        factorType: body.factor_type,
+        friendlyName: body.friendly_name,
+        issuer: body.issuer,
+        phone: body.phone,
       },
       clientIp(request, settings),
     )
@@ -100,7 +100,7 @@ export const factorRoutes: RouteGroup = (app, ctx) => {
         ctx,
         authOf(request),
         await factorOf(ctx, request),
-        str(request.body?.channel),
+        request.body?.channel ?? '',
         clientIp(request, settings),
       )
       return { id: challenge.id, type: challenge.type, expires_at: challenge.expiresAt }
@@ -118,7 +118,7 @@ export const factorRoutes: RouteGroup = (app, ctx) => {
         ctx,
         authOf(request),
         await factorOf(ctx, request),
-        { challengeId: str(request.body.challenge_id), code: str(request.body.code) },
+        { challengeId: request.body.challenge_id, code: request.body.code },
         requestContext(request, settings),
         request.log,
       )

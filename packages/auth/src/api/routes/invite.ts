@@ -4,7 +4,7 @@ import { adminClaimsOf, requireAdmin } from '../http/hooks.js'
 import { requestContext } from '../http/request-context.js'
 import { requestRedirectTo } from '../http/redirect-to.js'
 import type { RouteGroup } from './group.js'
-import { Body, ObjectField, OptionalParam, Query, StringField, obj, str } from '../http/schema.js'
+import { Body, ObjectField, OptionalParam, Query, StringField } from '../http/schema.js'
 import { serializeUser } from '../http/serializers.js'
 
 /** Roles allowed to invite (the spec: `service_role` or `svc_admin`). */
@@ -30,8 +30,8 @@ export const inviteRoutes: RouteGroup = (app, ctx) => {
       const { user, identities } = await inviteUser(
         ctx,
         {
-          email: str(request.body.email),
-          data: obj(request.body.data) ?? {},
+          email: request.body.email,
+          data: request.body.data ?? {},
           redirectTo: requestRedirectTo(request, ctx.settings),
         },
         adminAuditActor(adminClaimsOf(request)),

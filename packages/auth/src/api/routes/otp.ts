@@ -5,17 +5,7 @@ import { rateLimit, verifyCaptcha } from '../http/hooks.js'
 import { requestContext } from '../http/request-context.js'
 import { requestRedirectTo } from '../http/redirect-to.js'
 import type { RouteGroup } from './group.js'
-import {
-  Body,
-  BoolField,
-  ObjectField,
-  OptionalParam,
-  Query,
-  StringField,
-  bool,
-  obj,
-  str,
-} from '../http/schema.js'
+import { Body, BoolField, ObjectField, OptionalParam, Query, StringField } from '../http/schema.js'
 
 const OtpBody = Body({
   email: StringField(),
@@ -50,13 +40,13 @@ export const otpRoutes: RouteGroup = (app, ctx) => {
       Querystring: Static<typeof RedirectQuery>
     }>,
   ): OtpParams => ({
-    email: str(request.body.email),
-    phone: str(request.body.phone),
-    channel: str(request.body.channel),
-    createUser: bool(request.body.create_user) ?? true,
-    data: obj(request.body.data) ?? {},
-    codeChallenge: str(request.body.code_challenge),
-    codeChallengeMethod: str(request.body.code_challenge_method),
+    email: request.body.email,
+    phone: request.body.phone,
+    channel: request.body.channel,
+    createUser: request.body.create_user ?? true,
+    data: request.body.data ?? {},
+    codeChallenge: request.body.code_challenge,
+    codeChallengeMethod: request.body.code_challenge_method,
     redirectTo: requestRedirectTo(request, ctx.settings),
   })
 

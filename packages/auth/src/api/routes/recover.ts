@@ -4,7 +4,7 @@ import { rateLimit, verifyCaptcha } from '../http/hooks.js'
 import { requestContext } from '../http/request-context.js'
 import { requestRedirectTo } from '../http/redirect-to.js'
 import type { RouteGroup } from './group.js'
-import { Body, ObjectField, OptionalParam, Query, StringField, str } from '../http/schema.js'
+import { Body, ObjectField, OptionalParam, Query, StringField } from '../http/schema.js'
 
 const RecoverBody = Body({
   email: StringField(),
@@ -36,9 +36,9 @@ export const recoverRoutes: RouteGroup = (app, ctx) => {
       await recoverPassword(
         ctx,
         {
-          email: str(body.email),
-          codeChallenge: str(body.code_challenge),
-          codeChallengeMethod: str(body.code_challenge_method),
+          email: body.email,
+          codeChallenge: body.code_challenge,
+          codeChallengeMethod: body.code_challenge_method,
           redirectTo: requestRedirectTo(request, ctx.settings),
         },
         requestContext(request, ctx.settings),

@@ -3,7 +3,7 @@ import { rateLimit, verifyCaptcha } from '../http/hooks.js'
 import { requestContext } from '../http/request-context.js'
 import { requestRedirectTo } from '../http/redirect-to.js'
 import type { RouteGroup } from './group.js'
-import { Body, ObjectField, OptionalParam, Query, StringField, str } from '../http/schema.js'
+import { Body, ObjectField, OptionalParam, Query, StringField } from '../http/schema.js'
 
 const ResendBody = Body({
   type: StringField(),
@@ -34,11 +34,11 @@ export const resendRoutes: RouteGroup = (app, ctx) => {
       const messageId = await resend(
         ctx,
         {
-          type: str(body.type),
-          email: str(body.email),
-          phone: str(body.phone),
-          codeChallenge: str(body.code_challenge),
-          codeChallengeMethod: str(body.code_challenge_method),
+          type: body.type,
+          email: body.email,
+          phone: body.phone,
+          codeChallenge: body.code_challenge,
+          codeChallengeMethod: body.code_challenge_method,
           redirectTo: requestRedirectTo(request, ctx.settings),
         },
         requestContext(request, ctx.settings),

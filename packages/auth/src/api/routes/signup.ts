@@ -3,7 +3,7 @@ import { signUp } from '../../services/signup.js'
 import { rateLimit, verifyCaptcha } from '../http/hooks.js'
 import { requestContext } from '../http/request-context.js'
 import { requestRedirectTo } from '../http/redirect-to.js'
-import { Body, ObjectField, OptionalParam, Query, StringField, obj, str } from '../http/schema.js'
+import { Body, ObjectField, OptionalParam, Query, StringField } from '../http/schema.js'
 import { serializeSession, serializeUser } from '../http/serializers.js'
 import type { RouteGroup } from './group.js'
 
@@ -37,7 +37,7 @@ export const signupRoutes: RouteGroup = (app, ctx) => {
         verifyCaptcha(ctx),
         rateLimit(ctx, ({ body }) => {
           const { email, phone } = body as Static<typeof SignupBody>
-          if (str(email) !== '' || str(phone) !== '') return 'signup'
+          if (email !== '' || phone !== '') return 'signup'
           return ctx.settings.external.anonymousUsersEnabled ? 'anonymous_signin' : undefined
         }),
       ],
@@ -47,13 +47,13 @@ export const signupRoutes: RouteGroup = (app, ctx) => {
       const outcome = await signUp(
         ctx,
         {
-          email: str(body.email),
-          phone: str(body.phone),
-          password: str(body.password),
-          data: obj(body.data) ?? {},
-          channel: str(body.channel),
-          codeChallenge: str(body.code_challenge),
-          codeChallengeMethod: str(body.code_challenge_method),
+          email: body.email,
+          phone: body.phone,
+          password: body.password,
+          data: body.data ?? {},
+          channel: body.channel,
+          codeChallenge: body.code_challenge,
+          codeChallengeMethod: body.code_challenge_method,
           redirectTo: requestRedirectTo(request, ctx.settings),
         },
         requestContext(request, ctx.settings),

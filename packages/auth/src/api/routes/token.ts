@@ -8,7 +8,7 @@ import { passwordGrant, refreshTokenGrant } from '../../services/token-grants.js
 import { rateLimit, verifyCaptcha } from '../http/hooks.js'
 import { requestContext } from '../http/request-context.js'
 import type { RouteGroup } from './group.js'
-import { Body, ObjectField, OptionalParam, Query, StringField, str } from '../http/schema.js'
+import { Body, ObjectField, OptionalParam, Query, StringField } from '../http/schema.js'
 import { serializeSession, type TokenResponse } from '../http/serializers.js'
 
 const TokenBody = Body({
@@ -29,9 +29,9 @@ const TokenQuery = Query({ grant_type: OptionalParam() })
 function grantType(request: FastifyRequest): string {
   const { query, body } = request as FastifyRequest<{
     Querystring: { grant_type?: string }
-    Body: { grant_type?: string | null }
+    Body: { grant_type?: string | null } | undefined
   }>
-  return query.grant_type || str(body.grant_type)
+  return query.grant_type || (body?.grant_type ?? '')
 }
 
 /** The rate-limited operation of a grant (none for an unsupported grant type). */
@@ -60,10 +60,10 @@ async function grant(
       const { session, weakPassword } = await passwordGrant(
         ctx,
         {
-          email: str(body.email),
-          phone: str(body.phone),
-          username: str(body.username),
-          password: str(body.password),
+          email: body.email,
+          phone: body.phone,
+          username: body.username,
+          password: body.password,
         },
         client,
         request.deadline,
@@ -71,11 +71,9 @@ async function grant(
       return serializeSession(session, weakPassword)
     }
     case 'refresh_token':
-      return serializeSession(await refreshTokenGrant(ctx, str(body.refresh_token), client))
+      return serializeSession(await refreshTokenGrant(ctx, body.refresh_token, client))
     case 'pkce':
-      return serializeSession(
-        await pkceGrant(ctx, str(body.auth_code), str(body.code_verifier), client),
-      )
+      return serializeSession(await pkceGrant(ctx, body.auth_code, body.code_verifier, client))
     default:
       throw new UnsupportedGrantTypeError()
   }

@@ -6,7 +6,14 @@ import { authOf, rateLimit, requireAuthentication } from '../http/hooks.js'
 import { requestRedirectTo } from '../http/redirect-to.js'
 import { requestAudience, requestContext } from '../http/request-context.js'
 import type { RouteGroup } from './group.js'
-import { Body, ObjectField, OptionalParam, Query, StringField, obj, str } from '../http/schema.js'
+import {
+  Body,
+  ObjectField,
+  OptionalParam,
+  PointerStringField,
+  Query,
+  StringField,
+} from '../http/schema.js'
 import { serializeUser } from '../http/serializers.js'
 
 const UserUpdateBody = Body({
@@ -15,7 +22,7 @@ const UserUpdateBody = Body({
   email: StringField(),
   phone: StringField(),
   channel: StringField(),
-  password: StringField(),
+  password: PointerStringField(),
   nonce: StringField(),
   code_challenge: StringField(),
   code_challenge_method: StringField(),
@@ -59,15 +66,15 @@ export const userRoutes: RouteGroup = (app, ctx) => {
         ctx,
         authOf(request),
         {
-          appMetadata: obj(body.app_metadata) !== undefined,
-          data: obj(body.data),
-          email: str(body.email),
-          phone: str(body.phone),
-          channel: str(body.channel),
-          password: body.password ?? undefined,
-          nonce: str(body.nonce),
-          codeChallenge: str(body.code_challenge),
-          codeChallengeMethod: str(body.code_challenge_method),
+          appMetadata: body.app_metadata !== undefined,
+          data: body.data,
+          email: body.email,
+          phone: body.phone,
+          channel: body.channel,
+          password: body.password,
+          nonce: body.nonce,
+          codeChallenge: body.code_challenge,
+          codeChallengeMethod: body.code_challenge_method,
           redirectTo: requestRedirectTo(request, settings),
         },
         requestContext(request, settings),

@@ -12,7 +12,7 @@ import { rateLimit } from '../http/hooks.js'
 import { requestContext } from '../http/request-context.js'
 import { requestRedirectTo } from '../http/redirect-to.js'
 import type { RouteGroup } from './group.js'
-import { Body, ObjectField, OptionalParam, Query, StringField, str } from '../http/schema.js'
+import { Body, ObjectField, OptionalParam, Query, StringField } from '../http/schema.js'
 import { serializeSession } from '../http/serializers.js'
 
 const VerifyBody = Body({
@@ -138,11 +138,11 @@ export const verifyRoutes: RouteGroup = (app, ctx: AppContext) => {
         ctx,
         'POST',
         {
-          type: str(body.type),
-          token: str(body.token),
-          tokenHash: str(body.token_hash),
-          email: str(body.email),
-          phone: str(body.phone),
+          type: body.type,
+          token: body.token,
+          tokenHash: body.token_hash,
+          email: body.email,
+          phone: body.phone,
           redirectTo: requestRedirectTo(request, ctx.settings),
         },
         requestContext(request, ctx.settings),
