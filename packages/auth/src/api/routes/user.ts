@@ -14,7 +14,11 @@ import {
   Query,
   StringField,
 } from '../http/schema.js'
+import { responseSchemaOf } from '../http/response-schemas.js'
 import { serializeUser } from '../http/serializers.js'
+
+/** The user auth-js reads (the serializer's schema; see `response-schemas.ts`). */
+const USER_RESPONSE = responseSchemaOf('User')
 
 const UserUpdateBody = Body({
   app_metadata: ObjectField(),
@@ -42,7 +46,7 @@ export const userRoutes: RouteGroup = (app, ctx) => {
   const { settings } = ctx
   app.addHook('preValidation', requireAuthentication(ctx))
 
-  app.get('/user', (request) => {
+  app.get('/user', { schema: { response: { 200: USER_RESPONSE } } }, (request) => {
     const { claims, user, identities, factors } = authOf(request)
     const fromToken = tokenAudience(claims)
     if (fromToken === undefined || requestAudience(request, settings, claims) !== fromToken) {
@@ -57,7 +61,11 @@ export const userRoutes: RouteGroup = (app, ctx) => {
   app.put(
     '/user',
     {
-      schema: { body: UserUpdateBody, querystring: UserUpdateQuery },
+      schema: {
+        body: UserUpdateBody,
+        querystring: UserUpdateQuery,
+        response: { 200: USER_RESPONSE },
+      },
       preHandler: rateLimit(ctx, 'user'),
     },
     async (request) => {

@@ -1,0 +1,45 @@
+/**
+ * The response schemas Fastify serializes with, for the answers `@supabase/auth-js` reads by
+ * shape: the session of `POST /token` and the user of `GET /user` and `PUT /user`. Each is the
+ * documented component of {@link COMPONENT_SCHEMAS} (written once, in `openapi.ts`) with its
+ * references inlined and `additionalProperties: true`, so that a field the document lacks is
+ * kept, never dropped. A required field missing from an answer makes the serializer throw (the
+ * request fails with 500 `unexpected_failure`): a broken shape is an error, never a silently
+ * different answer.
+ *
+ * @module
+ */
+import { COMPONENT_SCHEMAS } from './openapi.js'
+
+/** A JSON schema, as the components write it. */
+type Schema = Record<string, unknown>
+
+const COMPONENT_REF = '#/components/schemas/'
+
+/**
+ * `name`'s component as a serializer schema: `User` references become the user's schema,
+ * other references (factors, identities) objects kept as they are.
+ */
+function inline(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(inline)
+  if (schema === null || typeof schema !== 'object') return schema
+  const ref = (schema as Schema).$ref
+  if (typeof ref === 'string' && ref.startsWith(COMPONENT_REF)) {
+    const name = ref.slice(COMPONENT_REF.length)
+    return name === 'User' ? responseSchemaOf(name) : { type: 'object', additionalProperties: true }
+  }
+  const copy: Schema = {}
+  for (const [key, value] of Object.entries(schema as Schema)) copy[key] = inline(value)
+  return copy
+}
+
+/**
+ * The serializer schema of the component `name` (`Session`, `User`).
+ *
+ * @throws {Error} When the component does not exist (a programming error, at start-up).
+ */
+export function responseSchemaOf(name: 'Session' | 'User'): Schema {
+  const component = COMPONENT_SCHEMAS[name]
+  if (component === undefined) throw new Error(`no component schema ${name}`)
+  return { ...(inline(component) as Schema), additionalProperties: true }
+}
