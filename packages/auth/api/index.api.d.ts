@@ -283,6 +283,7 @@ export declare class JwtKeys {
   private constructor()
   static load(config: JwtKeyConfig): Promise<JwtKeys>
   get signingAlgorithm(): SigningAlgorithm
+  algorithms(): SigningAlgorithm[]
   jwks(): {
     keys: JWK[]
   }

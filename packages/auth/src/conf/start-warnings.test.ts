@@ -51,4 +51,27 @@ describe('startWarnings', () => {
     expect(startWarnings(settingsOf({}), { mailer: true, sms: true })).toEqual([])
     expect(startWarnings(settingsOf(phone), { mailer: false, sms: true })).toEqual([])
   })
+
+  it('warns when the JWT_KEYS signing key is one auth-js getClaims() cannot verify', () => {
+    const keys = (jwks: object[]) => ({ ...smtp, AUTHSVC_JWT_KEYS: JSON.stringify(jwks) })
+    const okp = { kty: 'OKP', crv: 'Ed25519', x: 'x', d: 'd' }
+    const rsa = { kty: 'RSA', n: 'n', e: 'AQAB', d: 'd' }
+    const [warning, ...others] = startWarnings(settingsOf(keys([okp])))
+    expect(others).toEqual([])
+    expect(warning?.setting).toBe('JWT_KEYS')
+    expect(warning?.message).toContain('signs EdDSA')
+    // The signing key decides, not the first: an RSA signer with an EdDSA key kept for checks.
+    expect(
+      startWarnings(
+        settingsOf(
+          keys([
+            { ...okp, key_ops: ['verify'] },
+            { ...rsa, key_ops: ['sign'] },
+          ]),
+        ),
+      ),
+    ).toEqual([])
+    expect(startWarnings(settingsOf(keys([rsa])))).toEqual([])
+    expect(startWarnings(settingsOf(keys([{ ...rsa, alg: 'RS512' }])))).toHaveLength(1)
+  })
 })

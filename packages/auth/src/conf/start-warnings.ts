@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { configuredSigningAlgorithm } from '../crypto/jwt.js'
 import type { Settings } from './settings.js'
 
 /** A warning logged at start: the setting it is about, and what happens because of it. */
@@ -18,7 +19,9 @@ export interface StartWarning {
  * The warnings of `settings`:
  * - email sign-ups on, `MAILER_AUTOCONFIRM` off and no `SMTP_HOST`: no mail can be sent, so
  *   sign-ups stay unconfirmed and cannot sign in;
- * - phone sign-ups on, `SMS_AUTOCONFIRM` off and no `SMS_PROVIDER`: phone sign-ups fail.
+ * - phone sign-ups on, `SMS_AUTOCONFIRM` off and no `SMS_PROVIDER`: phone sign-ups fail;
+ * - a `JWT_KEYS` signing key whose algorithm `@supabase/auth-js`' `getClaims()` cannot verify
+ *   (it knows RS256 and ES256, and asks the server for HS256 tokens).
  *
  * @param given Which senders the caller injected (`AuthDeps.mailer`, `AuthDeps.sms`): those are
  *   not the settings' and are not warned about.
@@ -60,5 +63,19 @@ export function startWarnings(
         'settings, or SMS_AUTOCONFIRM=true to confirm phone sign-ups at once.',
     })
   }
+  const alg = configuredSigningAlgorithm(settings.jwt.keys)
+  if (alg !== undefined && !AUTH_JS_VERIFIES.has(alg)) {
+    warnings.push({
+      setting: 'JWT_KEYS',
+      message:
+        `the JWT_KEYS signing key signs ${alg}, which @supabase/auth-js getClaims() cannot ` +
+        'verify (it verifies RS256 and ES256 with the JWKS, and asks GET /user for HS256): ' +
+        'its getClaims() fails with "Invalid alg claim". Sign with an RS256 or ES256 key if ' +
+        'auth-js clients call getClaims().',
+    })
+  }
   return warnings
 }
+
+/** The algorithms `@supabase/auth-js`' `getClaims()` handles (its `getAlgorithm`, and HS256). */
+const AUTH_JS_VERIFIES: ReadonlySet<string> = new Set(['RS256', 'ES256', 'HS256'])

@@ -50,7 +50,29 @@ interface LoadedKey {
   readonly publicJwk: JWK | undefined
 }
 
-function defaultAlg(jwk: Record<string, unknown>): SigningAlgorithm | undefined {
+/** Whether `JWT_KEYS[index]` signs: its `key_ops` has `sign`, or, when no key has `key_ops`, it is the first. */
+function isSigner(
+  jwk: Readonly<Record<string, unknown>>,
+  index: number,
+  declaresOps: boolean,
+): boolean {
+  const ops = Array.isArray(jwk.key_ops) ? (jwk.key_ops as unknown[]) : []
+  return declaresOps ? ops.includes('sign') : index === 0
+}
+
+/**
+ * The algorithm new tokens are signed with under `keys` (`JWT_KEYS`): the first signing key's,
+ * or `undefined` when none signs (then `JWT_SECRET` signs HS256) or its algorithm is unknown.
+ */
+export function configuredSigningAlgorithm(
+  keys: readonly Readonly<Record<string, unknown>>[],
+): SigningAlgorithm | undefined {
+  const declaresOps = keys.some((k) => Array.isArray(k.key_ops))
+  const index = keys.findIndex((k, i) => isSigner(k, i, declaresOps))
+  return index === -1 ? undefined : defaultAlg(keys[index] as Record<string, unknown>)
+}
+
+function defaultAlg(jwk: Readonly<Record<string, unknown>>): SigningAlgorithm | undefined {
   if (typeof jwk.alg === 'string') {
     return (ALGORITHMS as readonly string[]).includes(jwk.alg)
       ? (jwk.alg as SigningAlgorithm)
@@ -116,8 +138,7 @@ export class JwtKeys {
       if (alg === undefined) {
         throw new JwtKeyError(`JWT_KEYS[${String(index)}]: unsupported key type or algorithm`)
       }
-      const ops = Array.isArray(jwk.key_ops) ? (jwk.key_ops as unknown[]) : []
-      const sign = declaresOps ? ops.includes('sign') : index === 0
+      const sign = isSigner(jwk, index, declaresOps)
       const kid = typeof jwk.kid === 'string' && jwk.kid !== '' ? jwk.kid : `key-${String(index)}`
       delete jwk.key_ops
       delete jwk.use
@@ -163,6 +184,17 @@ export class JwtKeys {
   /** Algorithm of new tokens (the signing JWK's, else HS256). */
   get signingAlgorithm(): SigningAlgorithm {
     return this.#signing?.alg ?? 'HS256'
+  }
+
+  /**
+   * The algorithms tokens of these keys may carry: each `JWT_KEYS` key's, then HS256 when
+   * `JWT_SECRET` verifies (OIDC discovery's `id_token_signing_alg_values_supported`).
+   */
+  algorithms(): SigningAlgorithm[] {
+    const algs = new Set<SigningAlgorithm>()
+    for (const key of this.#byKid.values()) algs.add(key.alg)
+    if (this.#secret !== undefined) algs.add('HS256')
+    return [...algs]
   }
 
   /** The JWKS document: public halves of the asymmetric keys (symmetric keys are never listed). */

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createAuthApp } from '@gatehouse/auth'
 import { createLogger } from '#internal/logger.js'
 import { signUp, startTestServer, type TestServer } from '../helpers.js'
+import { authJsClient } from '../support/auth-js.js'
 
 async function privateJwk(alg: 'RS256' | 'ES256' | 'EdDSA', kid: string, sign: boolean) {
   const { privateKey } = await generateKeyPair(alg, { extractable: true })
@@ -179,5 +180,71 @@ describe.each(['RS256', 'ES256', 'EdDSA'] as const)('asymmetric signing with %s'
     expect(verified.payload.sub).toBe(session.user.id)
     const me = await server.request('GET', '/user', { token: session.access_token })
     expect(me.statusCode).toBe(200)
+  })
+
+  it('publishes an OpenID Connect discovery document naming the keys and their algorithms', async () => {
+    const res = await server.request('GET', '/.well-known/openid-configuration')
+    expect(res.statusCode).toBe(200)
+    expect(res.headers['cache-control']).toBe('public, max-age=600')
+    const issuer = 'http://127.0.0.1:9999'
+    expect(res.json()).toMatchObject({
+      issuer,
+      jwks_uri: `${issuer}/.well-known/jwks.json`,
+      authorization_endpoint: `${issuer}/oauth/authorize`,
+      token_endpoint: `${issuer}/oauth/token`,
+      response_types_supported: ['code'],
+      subject_types_supported: ['public'],
+      id_token_signing_alg_values_supported: alg === 'RS256' ? ['RS256'] : [alg, 'RS256'],
+      code_challenge_methods_supported: ['S256', 'plain'],
+    })
+  })
+
+  // auth-js verifies RS256 and ES256 with the JWKS; EdDSA it refuses, which the server says at
+  // start (see start-warnings.ts).
+  it(`auth-js getClaims() ${alg === 'EdDSA' ? 'refuses' : 'verifies'} its access token`, async () => {
+    const url = await server.listen()
+    const auth = authJsClient(url)
+    const email = `claims-${alg.toLowerCase()}@example.com`
+    expect((await auth.signUp({ email, password: 'password123' })).error).toBeNull()
+    if (alg === 'EdDSA') {
+      await expect(auth.getClaims()).rejects.toThrow('Invalid alg claim')
+      return
+    }
+    const { data, error } = await auth.getClaims()
+    expect(error).toBeNull()
+    expect(data?.header).toMatchObject({ alg, kid: `${alg}-current` })
+    expect(data?.claims.email).toBe(email)
+  })
+})
+
+describe('OpenID Connect discovery with JWT_SECRET only', () => {
+  let server: TestServer
+
+  beforeAll(async () => {
+    server = await startTestServer('discovery_hs256', {
+      AUTHSVC_JWT_ISSUER: 'https://auth.example.com/auth/v1/',
+    })
+  })
+  afterAll(async () => {
+    await server.close()
+  })
+
+  it('names JWT_ISSUER, endpoints without a doubled slash, and HS256', async () => {
+    expect((await server.request('GET', '/.well-known/openid-configuration')).json()).toMatchObject(
+      {
+        issuer: 'https://auth.example.com/auth/v1/',
+        jwks_uri: 'https://auth.example.com/auth/v1/.well-known/jwks.json',
+        id_token_signing_alg_values_supported: ['HS256'],
+      },
+    )
+    const url = await server.listen()
+    const auth = authJsClient(url)
+    expect(
+      (await auth.signUp({ email: 'hs@example.com', password: 'password123' })).error,
+    ).toBeNull()
+    const { data, error } = await auth.getClaims()
+    expect(error).toBeNull()
+    expect(data?.header.alg).toBe('HS256')
+    expect(data?.claims.iss).toBe('https://auth.example.com/auth/v1/')
   })
 })

@@ -50,6 +50,12 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
     access: 'public',
     ok: ok('The key set', 'Jwks'),
   },
+  'GET /.well-known/openid-configuration': {
+    tag: 'general',
+    summary: 'OpenID Connect discovery: the issuer, the key set and the supported algorithms',
+    access: 'public',
+    ok: ok('The discovery document'),
+  },
   'GET /openapi.json': {
     tag: 'general',
     summary: 'This document (API_OPENAPI_ENABLED)',

@@ -1,9 +1,38 @@
 import { VERSION } from '../../version.js'
 import type { RouteGroup } from './group.js'
 
+/** The OAuth/OIDC scopes upstream lists (`models.SupportedOAuthScopes`). */
+const SCOPES = ['openid', 'profile', 'email', 'phone', 'offline_access']
+
+/** The standard claims upstream lists in its discovery document. */
+const CLAIMS = [
+  'sub',
+  'aud',
+  'iss',
+  'exp',
+  'iat',
+  'auth_time',
+  'nonce',
+  'email',
+  'email_verified',
+  'phone_number',
+  'phone_number_verified',
+  'name',
+  'picture',
+  'preferred_username',
+  'updated_at',
+]
+
 /**
- * `GET /health` (upstream's body: the package's version, name, description) and `GET /.well-known/jwks.json`
- * (public signing keys; `Cache-Control: public, max-age=600`).
+ * `GET /health` (upstream's body: the package's version, name, description), `GET
+ * /.well-known/jwks.json` (public signing keys) and `GET /.well-known/openid-configuration` (OpenID
+ * Connect Discovery 1.0 §3, upstream's fields), both with `Cache-Control: public, max-age=600`.
+ *
+ * The discovery document's `issuer` is `JWT_ISSUER`, or `API_EXTERNAL_URL` when that is empty
+ * (upstream then answers an empty issuer and relative endpoints); its
+ * `id_token_signing_alg_values_supported` lists the algorithms of the configured keys (upstream
+ * lists RS256, HS256 and ES256 whatever its keys). The endpoints under `/oauth/` are upstream's
+ * OAuth server's, listed as upstream lists them.
  *
  * @see https://github.com/supabase/auth/blob/master/internal/api/jwks.go
  */
@@ -17,5 +46,26 @@ export const healthRoutes: RouteGroup = (app, ctx) => {
   const jwks = ctx.keys.jwks()
   app.get('/.well-known/jwks.json', (_request, reply) =>
     reply.header('cache-control', 'public, max-age=600').send(jwks),
+  )
+  const issuer = ctx.settings.jwt.issuer || ctx.settings.apiExternalUrl
+  const base = issuer.replace(/\/+$/, '')
+  const discovery = {
+    issuer,
+    authorization_endpoint: `${base}/oauth/authorize`,
+    token_endpoint: `${base}/oauth/token`,
+    jwks_uri: `${base}/.well-known/jwks.json`,
+    userinfo_endpoint: `${base}/oauth/userinfo`,
+    scopes_supported: SCOPES,
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    grant_types_supported: ['authorization_code', 'refresh_token'],
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: ctx.keys.algorithms(),
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    claims_supported: CLAIMS,
+    code_challenge_methods_supported: ['S256', 'plain'],
+  }
+  app.get('/.well-known/openid-configuration', (_request, reply) =>
+    reply.header('cache-control', 'public, max-age=600').send(discovery),
   )
 }
