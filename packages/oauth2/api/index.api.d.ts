@@ -908,6 +908,8 @@ export interface VerifyIdTokenOptions {
   readonly clockTolerance?: number | undefined
   readonly accessToken?: string | undefined
   readonly code?: string | undefined
+  readonly audiences?: readonly string[] | undefined
+  readonly accessTokenHash?: 'required' | 'when-given' | undefined
 }
 
 // Declarations of the package the exports refer to without exporting them.

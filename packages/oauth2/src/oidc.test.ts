@@ -332,6 +332,48 @@ describe('OpenID Connect', () => {
     ).resolves.toMatchObject({ nonce: 'n1' })
   })
 
+  it('accepts tokens of any of `audiences`, whoever the azp, and refuses the others', async () => {
+    const client = await discovered()
+    server.on('GET', '/jwks', { body: await jwks() })
+    const audiences = ['web-app', 'ios-app']
+    // Google's Android SDK: aud is the web client, azp the Android app.
+    await expect(
+      client.verifyIdToken(await sign({ aud: 'web-app', azp: 'android-app' }), { audiences }),
+    ).resolves.toMatchObject({ aud: 'web-app' })
+    await expect(
+      client.verifyIdToken(await sign({ aud: ['other', 'ios-app'] }), { audiences }),
+    ).resolves.toMatchObject({ sub: 'alice' })
+    for (const aud of ['client-1', 'other', ['a', 'b']]) {
+      await expect(client.verifyIdToken(await sign({ aud }), { audiences })).rejects.toMatchObject({
+        code: 'invalid_id_token',
+      })
+    }
+    for (const bad of [[], [''], 'web-app', [5]]) {
+      await expect(
+        client.verifyIdToken(await sign({}), { audiences: bad as never }),
+      ).rejects.toMatchObject({ code: 'ERR_INVALID_ARG_TYPE' })
+    }
+  })
+
+  it("checks at_hash only against a given access token with accessTokenHash: 'when-given'", async () => {
+    const client = await discovered()
+    server.on('GET', '/jwks', { body: await jwks() })
+    const digest = new Uint8Array(
+      await crypto.subtle.digest('SHA-256', new TextEncoder().encode('AT-1')),
+    )
+    const atHash = Buffer.from(digest.subarray(0, 16)).toString('base64url')
+    const token = await sign({ at_hash: atHash })
+    const whenGiven = { accessTokenHash: 'when-given' } as const
+    await expect(client.verifyIdToken(token, whenGiven)).resolves.toMatchObject({ sub: 'alice' })
+    await expect(
+      client.verifyIdToken(token, { ...whenGiven, accessToken: 'AT-1' }),
+    ).resolves.toMatchObject({ sub: 'alice' })
+    await expect(
+      client.verifyIdToken(token, { ...whenGiven, accessToken: 'AT-2' }),
+    ).rejects.toMatchObject({ code: 'invalid_id_token' })
+    await expect(client.verifyIdToken(token)).rejects.toMatchObject({ code: 'invalid_id_token' })
+  })
+
   it('checks at_hash and c_hash (left half of the alg hash, base64url) when present', async () => {
     const client = await discovered({ id_token_signing_alg_values_supported: ['RS256', 'HS512'] })
     server.on('GET', '/jwks', { body: await jwks() })

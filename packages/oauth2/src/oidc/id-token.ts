@@ -36,6 +36,20 @@ export interface VerifyIdTokenOptions {
    * (OIDC Core §3.3.2.11). Required when the token has `c_hash`.
    */
   readonly code?: string | undefined
+  /**
+   * The audiences a token may be issued to, instead of the client id: `aud` must contain one of
+   * them, and `azp` is not compared with the client. For a server that accepts ID tokens its
+   * apps obtained themselves (native sign-in: Google's Android SDK issues tokens whose `aud` is
+   * the web client and whose `azp` is the Android app), as Supabase Auth's `id_token` grant
+   * does. Not empty.
+   */
+  readonly audiences?: readonly string[] | undefined
+  /**
+   * `'when-given'`: `at_hash` is checked only when `accessToken` is given (a native sign-in SDK
+   * hands the app an ID token without its access token), as Supabase Auth's `id_token` grant
+   * does. @default 'required': a token with `at_hash` needs `accessToken`
+   */
+  readonly accessTokenHash?: 'required' | 'when-given' | undefined
 }
 
 /** Claims of a verified ID token (OpenID Connect Core §2). */
@@ -79,6 +93,8 @@ const VERIFY_OPTION_KEYS = optionKeys<VerifyIdTokenOptions>({
   clockTolerance: true,
   accessToken: true,
   code: true,
+  audiences: true,
+  accessTokenHash: true,
 })
 
 /**
@@ -97,6 +113,17 @@ export function checkVerifyOptions(options: VerifyIdTokenOptions): void {
     if (value !== undefined && typeof value !== 'string')
       throw invalidType(`options.${key}`, 'a string', value)
   }
+  const audiences: unknown = options.audiences
+  if (
+    audiences !== undefined &&
+    (!Array.isArray(audiences) ||
+      audiences.length === 0 ||
+      !audiences.every((a) => typeof a === 'string' && a !== ''))
+  )
+    throw invalidType('options.audiences', 'a non-empty array of non-empty strings', audiences)
+  const hash: unknown = options.accessTokenHash
+  if (hash !== undefined && hash !== 'required' && hash !== 'when-given')
+    throw invalidType('options.accessTokenHash', "'required' or 'when-given'", hash)
   for (const key of ['maxAge', 'clockTolerance'] as const) {
     const value: unknown = options[key]
     if (value !== undefined && (typeof value !== 'number' || !(value >= 0) || value === Infinity))
@@ -197,7 +224,7 @@ export class IdTokenVerifier {
     try {
       const common = {
         issuer: this.#metadata.issuer,
-        audience: clientId,
+        audience: options.audiences === undefined ? clientId : [...options.audiences],
         algorithms: [alg],
         currentDate: new Date(this.#host.clock.now()),
         clockTolerance: tolerance,
@@ -229,13 +256,15 @@ export class IdTokenVerifier {
       )
     }
     const aud = payload.aud
-    if (Array.isArray(aud) && aud.length > 1 && payload.azp === undefined) {
+    if (options.audiences !== undefined) {
+      // Issued to one of the server's apps (see `audiences`): who presented it is not the client.
+    } else if (Array.isArray(aud) && aud.length > 1 && payload.azp === undefined) {
       throw libraryError(
         'invalid_id_token',
         'azp is required when the ID token has several audiences',
       )
     }
-    if (payload.azp !== undefined && payload.azp !== clientId) {
+    if (options.audiences === undefined && payload.azp !== undefined && payload.azp !== clientId) {
       throw libraryError(
         'invalid_id_token',
         `azp ${JSON.stringify(payload.azp)} is not this client`,
@@ -258,7 +287,9 @@ export class IdTokenVerifier {
         'the ID token carries a nonce, so its authorization request had one: pass it as options.nonce',
       )
     }
-    await checkHash(payload, 'at_hash', alg, options.accessToken, 'options.accessToken')
+    if (options.accessTokenHash !== 'when-given' || options.accessToken !== undefined) {
+      await checkHash(payload, 'at_hash', alg, options.accessToken, 'options.accessToken')
+    }
     await checkHash(payload, 'c_hash', alg, options.code, 'options.code')
     if (options.maxAge !== undefined) {
       const authTime = payload.auth_time
