@@ -185,6 +185,7 @@ export declare const ERROR_CODES: readonly [
   'bad_oauth_callback',
   'bad_oauth_state',
   'provider_email_needs_verification',
+  'provider_disabled',
   'identity_already_exists',
   'identity_not_found',
   'single_identity_not_deletable',

@@ -71,6 +71,7 @@ export const ERROR_CODES = [
   'bad_oauth_callback',
   'bad_oauth_state',
   'provider_email_needs_verification',
+  'provider_disabled',
   'identity_already_exists',
   'identity_not_found',
   'single_identity_not_deletable',
@@ -123,6 +124,22 @@ export class AuthError extends Error {
  * ```
  */
 export class BadRequestError extends AuthError {}
+
+/**
+ * A refusal upstream answers as an OAuth error object, `400 {"error", "error_description"}`,
+ * whatever the API version and without `error_code` (upstream `apierrors.OAuthError`): the
+ * `id_token` grant's refusals ("invalid request", "Bad ID token"). Its `code` is for logs and
+ * metrics only.
+ */
+export class OAuthJsonError extends BadRequestError {
+  /** The `error` member (upstream's words, `invalid request`, `invalid nonce`). */
+  readonly error: string
+
+  constructor(error: string, description: string, options?: { cause?: unknown }) {
+    super('validation_failed', description, options)
+    this.error = error
+  }
+}
 
 /** No credentials where they are required (HTTP 401): `no_authorization`. */
 export class UnauthorizedError extends AuthError {}

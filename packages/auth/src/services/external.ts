@@ -12,7 +12,7 @@
  */
 import { pkceChallenge } from '@gatehouse/oauth2'
 import type { AppContext, RequestContext } from '../context.js'
-import { BadRequestError, ForbiddenError, UnprocessableEntityError } from '../errors.js'
+import { BadRequestError, ForbiddenError } from '../errors.js'
 import {
   claimOAuthFlowState,
   deleteFlowState,
@@ -24,8 +24,8 @@ import {
 import { findSessionById } from '../models/session.js'
 import { isUniqueViolation, type Queryable } from '../storage/db.js'
 import type { IssuedSession } from '../sessions/token-service.js'
-import { signInWithIdentity } from './shared/identities.js'
-import { sendNotification, type NotificationLog } from './shared/notifications.js'
+import { finishIdentitySignIn, signInWithIdentity } from './shared/identities.js'
+import type { NotificationLog } from './shared/notifications.js'
 import { bindingHash, newBindingSecret } from './shared/oauth-browser-binding.js'
 import {
   OAuthStateError,
@@ -409,22 +409,7 @@ export async function finishExternalSignIn(
     const pending = await ctx.tokens.startSession(tx, identity.user, 'oauth', client)
     return { identity, pending, authCode: undefined }
   })
-  if (result.identity.needsVerification) {
-    throw new UnprocessableEntityError(
-      'provider_email_needs_verification',
-      `Unverified email with ${provider.name}. A confirmation email has been sent to your ${provider.name} email`,
-    )
-  }
-  if (result.identity.linked) {
-    const { user } = result.identity
-    await sendNotification(
-      ctx,
-      'identity_linked_notification',
-      user,
-      { provider: provider.name },
-      log,
-    )
-  }
+  await finishIdentitySignIn(ctx, result.identity, provider.name, log)
   if (result.authCode !== undefined) return { kind: 'code', authCode: result.authCode }
   if (result.pending === undefined) throw new Error('unreachable: no session and no auth code')
   return {

@@ -70,7 +70,7 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
   },
   'POST /token': {
     tag: 'sign-up and sign-in',
-    summary: 'Start or refresh a session: grant_type password, refresh_token or pkce',
+    summary: 'Start or refresh a session: grant_type password, refresh_token, pkce or id_token',
     access: 'public',
     ok: ok('A session', 'Session'),
   },
