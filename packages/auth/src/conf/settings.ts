@@ -694,7 +694,7 @@ function providerFields(p: string) {
     }),
     /** `EXTERNAL_<P>_CLIENT_ID`: the OAuth client id (Twitter: the consumer key). */
     clientId: text(`${name}_CLIENT_ID`, {
-      help: 'The OAuth client id (Twitter: the consumer key); required when enabled.',
+      help: 'The OAuth client id (Twitter: the consumer key); required when enabled. The `id_token` grant accepts tokens issued to any of several ids separated by commas (the web client and each native app).',
     }),
     /**
      * `EXTERNAL_<P>_SECRET`: the client secret (Twitter: the consumer secret). For Apple, either
@@ -716,7 +716,7 @@ function providerFields(p: string) {
      */
     url: url(`${name}_URL`, {
       ...(PROVIDER_DEFAULT_URLS[p] === undefined ? {} : { default: PROVIDER_DEFAULT_URLS[p] }),
-      help: "The provider's base URL instead of its public one. Keycloak: the realm URL (required); GitLab: `https://gitlab.com` by default; Apple, Google: the issuer to discover from.",
+      help: "The provider's base URL instead of its public one. Keycloak: the realm URL (required); GitLab: `https://gitlab.com` by default; Apple, Google, Facebook, Snapchat: the issuer to discover from (for the `id_token` grant, the only issuer accepted); Azure: its origin is the only one whose tenant issuers are accepted.",
     }),
   }
 }
