@@ -200,6 +200,12 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
     access: 'admin',
     ok: ok('A page of users', 'UserList'),
   },
+  'GET /admin/audit': {
+    tag: 'admin',
+    summary: 'The audit log, newest first, a page at a time; query=author:|action:|type:<text>',
+    access: 'admin',
+    ok: ok('A page of audit-log entries'),
+  },
   'POST /admin/users': {
     tag: 'admin',
     summary: 'Create a user',
