@@ -1,6 +1,7 @@
 /**
  * The response schemas Fastify serializes with, for the answers `@supabase/auth-js` reads by
- * shape: the session of `POST /token` and the user of `GET /user` and `PUT /user`. Each is the
+ * shape: the session of `POST /token` and `POST /factors/{factor_id}/verify`, and the user of
+ * `GET /user`, `PUT /user` and the admin API's single-user answers. Each is the
  * documented component of {@link COMPONENT_SCHEMAS} (written once, in `openapi.ts`) with its
  * references inlined and `additionalProperties: true`, so that a field the document lacks is
  * kept, never dropped. A required field missing from an answer makes the serializer throw (the
@@ -43,3 +44,12 @@ export function responseSchemaOf(name: 'Session' | 'User'): Schema {
   if (component === undefined) throw new Error(`no component schema ${name}`)
   return { ...(inline(component) as Schema), additionalProperties: true }
 }
+
+/** The session auth-js reads from `POST /token` and `POST /factors/{factor_id}/verify`. */
+export const SESSION_RESPONSE: Schema = responseSchemaOf('Session')
+
+/**
+ * The user auth-js reads from `GET /user`, `PUT /user` and the admin API's `GET`, `POST` and
+ * `PUT /admin/users/{user_id}` (`POST /admin/users`).
+ */
+export const USER_RESPONSE: Schema = responseSchemaOf('User')

@@ -28,6 +28,7 @@ import {
   Query,
   StringField,
 } from '../http/schema.js'
+import { USER_RESPONSE } from '../http/response-schemas.js'
 import { serializeUser } from '../http/serializers.js'
 
 /**
@@ -150,27 +151,35 @@ export const adminRoutes: RouteGroup = (app, ctx) => {
     return { users: users.map((u) => serializeUser(u.user, u.identities)), aud }
   })
 
-  app.post('/admin/users', { schema: { body: AdminUserBody } }, async (request) => {
-    const { user, identities } = await createUserAsAdmin(
-      ctx,
-      adminUserParams(request.body),
-      actorOf(request),
-      requestContext(request, settings),
-      request.deadline,
-    )
-    return serializeUser(user, identities)
-  })
+  app.post(
+    '/admin/users',
+    { schema: { body: AdminUserBody, response: { 200: USER_RESPONSE } } },
+    async (request) => {
+      const { user, identities } = await createUserAsAdmin(
+        ctx,
+        adminUserParams(request.body),
+        actorOf(request),
+        requestContext(request, settings),
+        request.deadline,
+      )
+      return serializeUser(user, identities)
+    },
+  )
 
-  app.get('/admin/users/:user_id', { schema: { params: UserParams } }, async (request) => {
-    const { user, identities } = await getUser(ctx, request.params.user_id)
-    return serializeUser(user, identities)
-  })
+  app.get(
+    '/admin/users/:user_id',
+    { schema: { params: UserParams, response: { 200: USER_RESPONSE } } },
+    async (request) => {
+      const { user, identities } = await getUser(ctx, request.params.user_id)
+      return serializeUser(user, identities)
+    },
+  )
 
   // The spec lists POST and PUT for updates; upstream has PUT only. Both are served.
   app.route({
     method: ['PUT', 'POST'],
     url: '/admin/users/:user_id',
-    schema: { params: UserParams, body: AdminUserBody },
+    schema: { params: UserParams, body: AdminUserBody, response: { 200: USER_RESPONSE } },
     handler: async (request) => {
       const { user, identities } = await updateUserAsAdmin(
         ctx,
