@@ -25,7 +25,7 @@ const SESSION = {
 }
 
 /** What a route with the `name` response schema answers for `body`. */
-async function served(name: 'Session' | 'User', body: unknown) {
+async function served(name: 'Session' | 'User' | 'UserOrSession', body: unknown) {
   const app = Fastify()
   app.get('/', { schema: { response: { 200: responseSchemaOf(name) } } }, () => body)
   try {
@@ -39,6 +39,14 @@ describe('response schemas', () => {
   it('serialize a session and a user exactly as built, fields the document lacks included', async () => {
     expect((await served('Session', SESSION)).json()).toEqual(SESSION)
     expect((await served('User', USER)).json()).toEqual(USER)
+  })
+
+  it("serialize sign-up's user or session, each as built", async () => {
+    expect((await served('UserOrSession', SESSION)).json()).toEqual(SESSION)
+    expect((await served('UserOrSession', USER)).json()).toEqual(USER)
+    const { id: _id, ...withoutId } = USER
+    expect((await served('UserOrSession', withoutId)).statusCode).toBe(500)
+    expect((await served('UserOrSession', { ...SESSION, user: withoutId })).statusCode).toBe(500)
   })
 
   it('refuse to answer a session without its user or a user without its id', async () => {

@@ -1,6 +1,7 @@
 /**
  * The response schemas Fastify serializes with, for the answers `@supabase/auth-js` reads by
- * shape: the session of `POST /token` and `POST /factors/{factor_id}/verify`, and the user of
+ * shape: the user or session of `POST /signup`, the session of `POST /token` and
+ * `POST /factors/{factor_id}/verify`, and the user of
  * `GET /user`, `PUT /user` and the admin API's single-user answers. Each is the
  * documented component of {@link COMPONENT_SCHEMAS} (written once, in `openapi.ts`) with its
  * references inlined and `additionalProperties: true`, so that a field the document lacks is
@@ -18,8 +19,8 @@ type Schema = Record<string, unknown>
 const COMPONENT_REF = '#/components/schemas/'
 
 /**
- * `name`'s component as a serializer schema: `User` references become the user's schema,
- * other references (factors, identities) objects kept as they are.
+ * `name`'s component as a serializer schema: `Session` and `User` references become their
+ * schemas, other references (factors, identities) objects kept as they are.
  */
 function inline(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(inline)
@@ -27,7 +28,9 @@ function inline(schema: unknown): unknown {
   const ref = (schema as Schema).$ref
   if (typeof ref === 'string' && ref.startsWith(COMPONENT_REF)) {
     const name = ref.slice(COMPONENT_REF.length)
-    return name === 'User' ? responseSchemaOf(name) : { type: 'object', additionalProperties: true }
+    return name === 'User' || name === 'Session'
+      ? responseSchemaOf(name)
+      : { type: 'object', additionalProperties: true }
   }
   const copy: Schema = {}
   for (const [key, value] of Object.entries(schema as Schema)) copy[key] = inline(value)
@@ -35,14 +38,16 @@ function inline(schema: unknown): unknown {
 }
 
 /**
- * The serializer schema of the component `name` (`Session`, `User`).
+ * The serializer schema of the component `name` (`Session`, `User`, or `UserOrSession`: one of
+ * the two, told apart by their required fields).
  *
  * @throws {Error} When the component does not exist (a programming error, at start-up).
  */
-export function responseSchemaOf(name: 'Session' | 'User'): Schema {
+export function responseSchemaOf(name: 'Session' | 'User' | 'UserOrSession'): Schema {
   const component = COMPONENT_SCHEMAS[name]
   if (component === undefined) throw new Error(`no component schema ${name}`)
-  return { ...(inline(component) as Schema), additionalProperties: true }
+  const schema = inline(component) as Schema
+  return 'oneOf' in schema ? schema : { ...schema, additionalProperties: true }
 }
 
 /** The session auth-js reads from `POST /token` and `POST /factors/{factor_id}/verify`. */
@@ -53,3 +58,6 @@ export const SESSION_RESPONSE: Schema = responseSchemaOf('Session')
  * `PUT /admin/users/{user_id}` (`POST /admin/users`).
  */
 export const USER_RESPONSE: Schema = responseSchemaOf('User')
+
+/** `POST /signup`'s answer: the user, or a session when sign-ups are confirmed at once. */
+export const USER_OR_SESSION_RESPONSE: Schema = responseSchemaOf('UserOrSession')
