@@ -1,6 +1,6 @@
 import Fastify from 'fastify'
 import { describe, expect, it } from 'vitest'
-import { responseSchemaOf } from './response-schemas.js'
+import { responseSchemaOf, type ResponseComponent } from './response-schemas.js'
 
 const USER = {
   id: 'u1',
@@ -25,7 +25,7 @@ const SESSION = {
 }
 
 /** What a route with the `name` response schema answers for `body`. */
-async function served(name: 'Session' | 'User' | 'UserOrSession', body: unknown) {
+async function served(name: ResponseComponent, body: unknown) {
   const app = Fastify()
   app.get('/', { schema: { response: { 200: responseSchemaOf(name) } } }, () => body)
   try {
@@ -47,6 +47,15 @@ describe('response schemas', () => {
     const { id: _id, ...withoutId } = USER
     expect((await served('UserOrSession', withoutId)).statusCode).toBe(500)
     expect((await served('UserOrSession', { ...SESSION, user: withoutId })).statusCode).toBe(500)
+  })
+
+  it("serialize POST /verify's session or message, each as built", async () => {
+    const verified = { ...SESSION, type: 'signup' }
+    expect((await served('SessionOrAccepted', verified)).json()).toEqual(verified)
+    const accepted = { msg: 'Confirmation link accepted.', code: '200' }
+    expect((await served('SessionOrAccepted', accepted)).json()).toEqual(accepted)
+    const { user: _user, ...withoutUser } = verified
+    expect((await served('SessionOrAccepted', withoutUser)).statusCode).toBe(500)
   })
 
   it('refuse to answer a session without its user or a user without its id', async () => {

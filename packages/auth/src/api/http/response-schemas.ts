@@ -1,6 +1,7 @@
 /**
  * The response schemas Fastify serializes with, for the answers `@supabase/auth-js` reads by
- * shape: the user or session of `POST /signup`, the session of `POST /token` and
+ * shape: the user or session of `POST /signup`, the session (or message) of `POST /verify`, the
+ * session of `POST /token` and
  * `POST /factors/{factor_id}/verify`, and the user of
  * `GET /user`, `PUT /user` and the admin API's single-user answers. Each is the
  * documented component of {@link COMPONENT_SCHEMAS} (written once, in `openapi.ts`) with its
@@ -18,9 +19,25 @@ type Schema = Record<string, unknown>
 
 const COMPONENT_REF = '#/components/schemas/'
 
+/** The components an answer is checked against (see {@link responseSchemaOf}). */
+const RESPONSE_COMPONENTS = [
+  'Session',
+  'User',
+  'UserOrSession',
+  'ConfirmationAccepted',
+  'SessionOrAccepted',
+] as const
+
+/** A component an answer is checked against. */
+export type ResponseComponent = (typeof RESPONSE_COMPONENTS)[number]
+
+function isResponseComponent(name: string): name is ResponseComponent {
+  return (RESPONSE_COMPONENTS as readonly string[]).includes(name)
+}
+
 /**
- * `name`'s component as a serializer schema: `Session` and `User` references become their
- * schemas, other references (factors, identities) objects kept as they are.
+ * `name`'s component as a serializer schema: references to the {@link RESPONSE_COMPONENTS}
+ * become their schemas, other references (factors, identities) objects kept as they are.
  */
 function inline(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(inline)
@@ -28,7 +45,7 @@ function inline(schema: unknown): unknown {
   const ref = (schema as Schema).$ref
   if (typeof ref === 'string' && ref.startsWith(COMPONENT_REF)) {
     const name = ref.slice(COMPONENT_REF.length)
-    return name === 'User' || name === 'Session'
+    return isResponseComponent(name)
       ? responseSchemaOf(name)
       : { type: 'object', additionalProperties: true }
   }
@@ -38,12 +55,13 @@ function inline(schema: unknown): unknown {
 }
 
 /**
- * The serializer schema of the component `name` (`Session`, `User`, or `UserOrSession`: one of
- * the two, told apart by their required fields).
+ * The serializer schema of the component `name` (`Session`, `User`, `ConfirmationAccepted`, or
+ * one of two of them, `UserOrSession` and `SessionOrAccepted`, told apart by their required
+ * fields).
  *
  * @throws {Error} When the component does not exist (a programming error, at start-up).
  */
-export function responseSchemaOf(name: 'Session' | 'User' | 'UserOrSession'): Schema {
+export function responseSchemaOf(name: ResponseComponent): Schema {
   const component = COMPONENT_SCHEMAS[name]
   if (component === undefined) throw new Error(`no component schema ${name}`)
   const schema = inline(component) as Schema
@@ -61,3 +79,9 @@ export const USER_RESPONSE: Schema = responseSchemaOf('User')
 
 /** `POST /signup`'s answer: the user, or a session when sign-ups are confirmed at once. */
 export const USER_OR_SESSION_RESPONSE: Schema = responseSchemaOf('UserOrSession')
+
+/**
+ * `POST /verify`'s answer: a session (with the verified `type`), or `{msg, code}` when the first
+ * of two email change confirmations is accepted.
+ */
+export const SESSION_OR_ACCEPTED_RESPONSE: Schema = responseSchemaOf('SessionOrAccepted')
