@@ -41,6 +41,12 @@ describe('response schemas', () => {
     expect((await served('User', USER)).json()).toEqual(USER)
   })
 
+  it('serialize a page of users as built, and refuse one without its users', async () => {
+    const page = { users: [USER], aud: 'authenticated' }
+    expect((await served('UserList', page)).json()).toEqual(page)
+    expect((await served('UserList', { aud: 'authenticated' })).statusCode).toBe(500)
+  })
+
   it("serialize sign-up's user or session, each as built", async () => {
     expect((await served('UserOrSession', SESSION)).json()).toEqual(SESSION)
     expect((await served('UserOrSession', USER)).json()).toEqual(USER)

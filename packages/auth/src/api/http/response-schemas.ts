@@ -3,7 +3,7 @@
  * shape: the user or session of `POST /signup`, the session (or message) of `POST /verify`, the
  * session of `POST /token` and
  * `POST /factors/{factor_id}/verify`, and the user of
- * `GET /user`, `PUT /user` and the admin API's single-user answers. Each is the
+ * `GET /user`, `PUT /user` and the admin API's answers. Each is the
  * documented component of {@link COMPONENT_SCHEMAS} (written once, in `openapi.ts`) with its
  * references inlined and `additionalProperties: true`, so that a field the document lacks is
  * kept, never dropped. A required field missing from an answer makes the serializer throw (the
@@ -23,6 +23,7 @@ const COMPONENT_REF = '#/components/schemas/'
 const RESPONSE_COMPONENTS = [
   'Session',
   'User',
+  'UserList',
   'UserOrSession',
   'ConfirmationAccepted',
   'SessionOrAccepted',
@@ -55,7 +56,7 @@ function inline(schema: unknown): unknown {
 }
 
 /**
- * The serializer schema of the component `name` (`Session`, `User`, `ConfirmationAccepted`, or
+ * The serializer schema of the component `name` (`Session`, `User`, `UserList`, `ConfirmationAccepted`, or
  * one of two of them, `UserOrSession` and `SessionOrAccepted`, told apart by their required
  * fields).
  *
@@ -85,3 +86,6 @@ export const USER_OR_SESSION_RESPONSE: Schema = responseSchemaOf('UserOrSession'
  * of two email change confirmations is accepted.
  */
 export const SESSION_OR_ACCEPTED_RESPONSE: Schema = responseSchemaOf('SessionOrAccepted')
+
+/** `GET /admin/users`' page of users (auth-js `admin.listUsers` reads `users`). */
+export const USER_LIST_RESPONSE: Schema = responseSchemaOf('UserList')

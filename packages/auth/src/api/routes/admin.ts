@@ -28,7 +28,7 @@ import {
   Query,
   StringField,
 } from '../http/schema.js'
-import { USER_RESPONSE } from '../http/response-schemas.js'
+import { USER_LIST_RESPONSE, USER_RESPONSE } from '../http/response-schemas.js'
 import { serializeUser } from '../http/serializers.js'
 
 /**
@@ -134,22 +134,26 @@ export const adminRoutes: RouteGroup = (app, ctx) => {
   const { settings } = ctx
   app.addHook('preValidation', requireAdmin(ctx))
 
-  app.get('/admin/users', { schema: { querystring: ListQuery } }, async (request, reply) => {
-    const { query } = request
-    const page = Number(query.page || 1)
-    const perPage = Number(query.per_page || 50)
-    const aud = requestContext(request, settings).aud
-    const { users, total } = await listUsersPage(ctx, {
-      aud,
-      page,
-      perPage,
-      filter: query.filter ?? '',
-      sort: parseSort(query.sort ?? ''),
-    })
-    reply.header('x-total-count', String(total))
-    reply.header('link', paginationLink('/admin/users', page, perPage, total))
-    return { users: users.map((u) => serializeUser(u.user, u.identities)), aud }
-  })
+  app.get(
+    '/admin/users',
+    { schema: { querystring: ListQuery, response: { 200: USER_LIST_RESPONSE } } },
+    async (request, reply) => {
+      const { query } = request
+      const page = Number(query.page || 1)
+      const perPage = Number(query.per_page || 50)
+      const aud = requestContext(request, settings).aud
+      const { users, total } = await listUsersPage(ctx, {
+        aud,
+        page,
+        perPage,
+        filter: query.filter ?? '',
+        sort: parseSort(query.sort ?? ''),
+      })
+      reply.header('x-total-count', String(total))
+      reply.header('link', paginationLink('/admin/users', page, perPage, total))
+      return { users: users.map((u) => serializeUser(u.user, u.identities)), aud }
+    },
+  )
 
   app.post(
     '/admin/users',
