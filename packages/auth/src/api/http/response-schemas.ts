@@ -1,9 +1,8 @@
 /**
  * The response schemas Fastify serializes with, for the answers `@supabase/auth-js` reads by
  * shape: the user or session of `POST /signup`, the session (or message) of `POST /verify`, the
- * session of `POST /token` and
- * `POST /factors/{factor_id}/verify`, and the user of
- * `GET /user`, `PUT /user` and the admin API's answers. Each is the
+ * session of `POST /token` and `POST /factors/{factor_id}/verify`, the user of `GET`/`PUT /user`
+ * and the users of the admin API. Each is the
  * documented component of {@link COMPONENT_SCHEMAS} (written once, in `openapi.ts`) with its
  * references inlined and `additionalProperties: true`, so that a field the document lacks is
  * kept, never dropped. A required field missing from an answer makes the serializer throw (the
@@ -56,9 +55,9 @@ function inline(schema: unknown): unknown {
 }
 
 /**
- * The serializer schema of the component `name` (`Session`, `User`, `UserList`, `ConfirmationAccepted`, or
- * one of two of them, `UserOrSession` and `SessionOrAccepted`, told apart by their required
- * fields).
+ * The serializer schema of the component `name` (`Session`, `User`, `UserList`,
+ * `ConfirmationAccepted`, or one of two of them, `UserOrSession` and `SessionOrAccepted`, told
+ * apart by their required fields).
  *
  * @throws {Error} When the component does not exist (a programming error, at start-up).
  */
@@ -73,8 +72,8 @@ export function responseSchemaOf(name: ResponseComponent): Schema {
 export const SESSION_RESPONSE: Schema = responseSchemaOf('Session')
 
 /**
- * The user auth-js reads from `GET /user`, `PUT /user` and the admin API's `GET`, `POST` and
- * `PUT /admin/users/{user_id}` (`POST /admin/users`).
+ * The user auth-js reads from `GET /user`, `PUT /user`, `POST /admin/users` and
+ * `GET`/`PUT /admin/users/{user_id}`.
  */
 export const USER_RESPONSE: Schema = responseSchemaOf('User')
 
