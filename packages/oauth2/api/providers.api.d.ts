@@ -668,6 +668,10 @@ export interface VerifyIdTokenOptions {
   readonly clockTolerance?: number | undefined
   readonly accessToken?: string | undefined
   readonly code?: string | undefined
+  readonly audience?: readonly string[] | undefined
+  readonly issuer?: readonly string[] | undefined
+  readonly skipNonceCheck?: boolean | undefined
+  readonly atHashOptional?: boolean | undefined
 }
 // (oidc/id-token.d.ts)
 export interface IdTokenClaims extends JWTPayload {

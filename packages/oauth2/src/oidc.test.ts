@@ -332,6 +332,59 @@ describe('OpenID Connect', () => {
     ).resolves.toMatchObject({ nonce: 'n1' })
   })
 
+  it('accepts any of several audiences (azp not compared), other issuer names, a nonce left to the caller, and at_hash only with an access token', async () => {
+    const client = await discovered()
+    server.on('GET', '/jwks', { body: await jwks() })
+    const lenient = {
+      audience: ['web-app', 'ios-app'],
+      issuer: [issuer, 'https://other.example'],
+      skipNonceCheck: true,
+      atHashOptional: true,
+    }
+    const token = await sign({
+      iss: 'https://other.example',
+      aud: 'ios-app',
+      azp: 'android-app',
+      nonce: 'hashed',
+      at_hash: 'AAAA',
+    })
+    await expect(client.verifyIdToken(token, lenient)).resolves.toMatchObject({
+      aud: 'ios-app',
+      nonce: 'hashed',
+    })
+    // The access token, when given, is still checked; the audience list still binds.
+    await expect(
+      client.verifyIdToken(token, { ...lenient, accessToken: 'other' }),
+    ).rejects.toMatchObject({
+      code: 'invalid_id_token',
+      description: expect.stringContaining('at_hash') as unknown,
+    })
+    await expect(
+      client.verifyIdToken(await sign({ aud: 'client-1' }), lenient),
+    ).rejects.toMatchObject({
+      code: 'invalid_id_token',
+      description: expect.stringContaining('aud') as unknown,
+    })
+    await expect(
+      client.verifyIdToken(await sign({ iss: 'https://third.example' }), {
+        ...lenient,
+        audience: ['client-1'],
+      }),
+    ).rejects.toMatchObject({
+      code: 'invalid_id_token',
+      description: expect.stringContaining('iss') as unknown,
+    })
+    // Without the options, the same token is refused.
+    await expect(client.verifyIdToken(token)).rejects.toMatchObject({ code: 'invalid_id_token' })
+    await expect(client.verifyIdToken(token, { audience: [] })).rejects.toThrow(TypeError)
+    await expect(client.verifyIdToken(token, { skipNonceCheck: true, nonce: 'n' })).rejects.toThrow(
+      TypeError,
+    )
+    await expect(
+      client.verifyIdToken(token, { atHashOptional: 'yes' as unknown as boolean }),
+    ).rejects.toThrow(TypeError)
+  })
+
   it('checks at_hash and c_hash (left half of the alg hash, base64url) when present', async () => {
     const client = await discovered({ id_token_signing_alg_values_supported: ['RS256', 'HS512'] })
     server.on('GET', '/jwks', { body: await jwks() })

@@ -36,6 +36,30 @@ export interface VerifyIdTokenOptions {
    * (OIDC Core §3.3.2.11). Required when the token has `c_hash`.
    */
   readonly code?: string | undefined
+  /**
+   * The audiences to accept instead of the client id: the token's `aud` must contain one of
+   * them. `azp` is then not compared with the client id (a token a mobile app obtained carries
+   * the app's client id there, as Google's do). For servers that accept tokens issued to several
+   * clients (Supabase Auth's `id_token` grant, `EXTERNAL_<P>_CLIENT_ID` lists).
+   */
+  readonly audience?: readonly string[] | undefined
+  /**
+   * The issuers to accept instead of the metadata's `issuer` (a provider with several issuer
+   * names sharing one set of keys, such as Apple's two).
+   */
+  readonly issuer?: readonly string[] | undefined
+  /**
+   * Leave `nonce` to the caller (it is neither required nor compared): for a server that compares
+   * a hashed nonce itself (Supabase Auth's `id_token` grant). `options.nonce` must be absent.
+   * @default false
+   */
+  readonly skipNonceCheck?: boolean | undefined
+  /**
+   * Check `at_hash` only when `accessToken` is given (a token with `at_hash` is accepted without
+   * it): for a server that receives ID tokens from native apps that may not pass the access
+   * token (Supabase Auth's `id_token` grant). @default false
+   */
+  readonly atHashOptional?: boolean | undefined
 }
 
 /** Claims of a verified ID token (OpenID Connect Core §2). */
@@ -79,6 +103,10 @@ const VERIFY_OPTION_KEYS = optionKeys<VerifyIdTokenOptions>({
   clockTolerance: true,
   accessToken: true,
   code: true,
+  audience: true,
+  issuer: true,
+  skipNonceCheck: true,
+  atHashOptional: true,
 })
 
 /**
@@ -97,6 +125,24 @@ export function checkVerifyOptions(options: VerifyIdTokenOptions): void {
     if (value !== undefined && typeof value !== 'string')
       throw invalidType(`options.${key}`, 'a string', value)
   }
+  for (const key of ['audience', 'issuer'] as const) {
+    const value: unknown = options[key]
+    if (
+      value !== undefined &&
+      (!Array.isArray(value) ||
+        value.length === 0 ||
+        !value.every((v) => typeof v === 'string' && v !== ''))
+    )
+      throw invalidType(`options.${key}`, 'a non-empty array of non-empty strings', value)
+  }
+  for (const key of ['skipNonceCheck', 'atHashOptional'] as const) {
+    const value: unknown = options[key]
+    if (value !== undefined && typeof value !== 'boolean')
+      throw invalidType(`options.${key}`, 'a boolean', value)
+  }
+  const skip = options.skipNonceCheck
+  if (skip === true && nonce !== undefined && nonce !== null)
+    throw invalidType('options.nonce', 'absent with skipNonceCheck', nonce)
   for (const key of ['maxAge', 'clockTolerance'] as const) {
     const value: unknown = options[key]
     if (value !== undefined && (typeof value !== 'number' || !(value >= 0) || value === Infinity))
@@ -196,8 +242,8 @@ export class IdTokenVerifier {
     let payload: JWTPayload
     try {
       const common = {
-        issuer: this.#metadata.issuer,
-        audience: clientId,
+        issuer: options.issuer === undefined ? this.#metadata.issuer : [...options.issuer],
+        audience: options.audience === undefined ? clientId : [...options.audience],
         algorithms: [alg],
         currentDate: new Date(this.#host.clock.now()),
         clockTolerance: tolerance,
@@ -229,36 +275,40 @@ export class IdTokenVerifier {
       )
     }
     const aud = payload.aud
-    if (Array.isArray(aud) && aud.length > 1 && payload.azp === undefined) {
+    if (options.audience !== undefined) {
+      // The caller accepts several clients: azp names whichever one obtained the token.
+    } else if (Array.isArray(aud) && aud.length > 1 && payload.azp === undefined) {
       throw libraryError(
         'invalid_id_token',
         'azp is required when the ID token has several audiences',
       )
     }
-    if (payload.azp !== undefined && payload.azp !== clientId) {
+    if (options.audience === undefined && payload.azp !== undefined && payload.azp !== clientId) {
       throw libraryError(
         'invalid_id_token',
         `azp ${JSON.stringify(payload.azp)} is not this client`,
       )
     }
     const nonce = options.nonce ?? undefined
-    if (nonce !== undefined && payload.nonce === undefined) {
+    if (options.skipNonceCheck === true) {
+      // The caller compares the nonce.
+    } else if (nonce !== undefined && payload.nonce === undefined) {
       throw libraryError(
         'invalid_id_token',
         'the ID token carries no nonce, but its authorization request sent one: it was issued ' +
           'for another authorization request, or the nonce was removed from this one',
       )
-    }
-    if (nonce !== undefined && payload.nonce !== nonce) {
+    } else if (nonce !== undefined && payload.nonce !== nonce) {
       throw libraryError('invalid_id_token', 'nonce mismatch')
-    }
-    if (nonce === undefined && payload.nonce !== undefined) {
+    } else if (nonce === undefined && payload.nonce !== undefined) {
       throw libraryError(
         'invalid_id_token',
         'the ID token carries a nonce, so its authorization request had one: pass it as options.nonce',
       )
     }
-    await checkHash(payload, 'at_hash', alg, options.accessToken, 'options.accessToken')
+    if (options.accessToken !== undefined || options.atHashOptional !== true) {
+      await checkHash(payload, 'at_hash', alg, options.accessToken, 'options.accessToken')
+    }
     await checkHash(payload, 'c_hash', alg, options.code, 'options.code')
     if (options.maxAge !== undefined) {
       const authTime = payload.auth_time
