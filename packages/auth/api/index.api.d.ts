@@ -189,6 +189,7 @@ export declare const ERROR_CODES: readonly [
   'identity_not_found',
   'single_identity_not_deletable',
   'manual_linking_disabled',
+  'provider_disabled',
   'user_sso_managed',
   'database_unavailable',
 ]
@@ -728,6 +729,7 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
         readonly redirectUri: Field<string>
         readonly url: Field<string>
       }>
+      readonly iosBundleId: Field<string>
       readonly azure: Group<{
         enabled: Field<boolean>
         clientId: Field<string>

@@ -75,6 +75,7 @@ export const ERROR_CODES = [
   'identity_not_found',
   'single_identity_not_deletable',
   'manual_linking_disabled',
+  'provider_disabled',
   'user_sso_managed',
   // Ours: GoTrue answers a database outage with 500 `unexpected_failure`.
   'database_unavailable',
@@ -206,6 +207,26 @@ export class RequestTimeoutError extends AuthError {
       'Processing this request timed out, please retry after a moment.',
       options,
     )
+  }
+}
+
+/**
+ * A refusal upstream answers as an OAuth error (HTTP 400 with `error` and `error_description`,
+ * upstream `apierrors.NewOAuthError`): the `id_token` grant's "Bad ID token", "Nonces mismatch",
+ * …. The wire body also carries the GoTrue fields (`error_code` `validation_failed`, `msg` the
+ * description), which auth-js reads first.
+ */
+export class OAuthRequestError extends BadRequestError {
+  /** Upstream's `error`: `invalid request`, `invalid nonce`. */
+  readonly error: string
+
+  /**
+   * @param error Upstream's `error`.
+   * @param description Upstream's `error_description` (the public text).
+   */
+  constructor(error: string, description: string, options?: { cause?: unknown }) {
+    super('validation_failed', description, options)
+    this.error = error
   }
 }
 

@@ -374,6 +374,15 @@ describe('OpenID Connect', () => {
       code: 'invalid_id_token',
       description: expect.stringContaining('iss') as unknown,
     })
+    // A token issued in the future (beyond the tolerance) is refused.
+    await expect(
+      client.verifyIdToken(await sign({ iat: nowS + 120, exp: nowS + 600 }), {
+        clockTolerance: 60,
+      }),
+    ).rejects.toMatchObject({ code: 'invalid_id_token', description: 'iat is in the future' })
+    await expect(
+      client.verifyIdToken(await sign({ iat: nowS + 30 }), { clockTolerance: 60 }),
+    ).resolves.toMatchObject({ sub: 'alice' })
     // Without the options, the same token is refused.
     await expect(client.verifyIdToken(token)).rejects.toMatchObject({ code: 'invalid_id_token' })
     await expect(client.verifyIdToken(token, { audience: [] })).rejects.toThrow(TypeError)

@@ -24,7 +24,7 @@ import {
 import { findSessionById } from '../models/session.js'
 import { isUniqueViolation, type Queryable } from '../storage/db.js'
 import type { IssuedSession } from '../sessions/token-service.js'
-import { signInWithIdentity } from './shared/identities.js'
+import { signInWithIdentity, type IdentityOutcome } from './shared/identities.js'
 import { sendNotification, type NotificationLog } from './shared/notifications.js'
 import { bindingHash, newBindingSecret } from './shared/oauth-browser-binding.js'
 import {
@@ -409,22 +409,7 @@ export async function finishExternalSignIn(
     const pending = await ctx.tokens.startSession(tx, identity.user, 'oauth', client)
     return { identity, pending, authCode: undefined }
   })
-  if (result.identity.needsVerification) {
-    throw new UnprocessableEntityError(
-      'provider_email_needs_verification',
-      `Unverified email with ${provider.name}. A confirmation email has been sent to your ${provider.name} email`,
-    )
-  }
-  if (result.identity.linked) {
-    const { user } = result.identity
-    await sendNotification(
-      ctx,
-      'identity_linked_notification',
-      user,
-      { provider: provider.name },
-      log,
-    )
-  }
+  await afterIdentitySignIn(ctx, provider.name, result.identity, log)
   if (result.authCode !== undefined) return { kind: 'code', authCode: result.authCode }
   if (result.pending === undefined) throw new Error('unreachable: no session and no auth code')
   return {
@@ -432,6 +417,32 @@ export async function finishExternalSignIn(
     session: await ctx.tokens.finish(result.pending),
     providerToken: tokens.accessToken,
     providerRefreshToken: tokens.refreshToken,
+  }
+}
+
+/**
+ * What follows an identity sign-in once its transaction committed, for `/callback` and the
+ * `id_token` grant alike: an unverified email (a confirmation was sent) is answered 422
+ * `provider_email_needs_verification`; a newly linked identity sends the
+ * `identity_linked_notification` mail.
+ *
+ * @param provider The provider's name, for the message and the mail.
+ * @throws {@link UnprocessableEntityError} `provider_email_needs_verification`.
+ */
+export async function afterIdentitySignIn(
+  ctx: AppContext,
+  provider: string,
+  identity: IdentityOutcome,
+  log: NotificationLog,
+): Promise<void> {
+  if (identity.needsVerification) {
+    throw new UnprocessableEntityError(
+      'provider_email_needs_verification',
+      `Unverified email with ${provider}. A confirmation email has been sent to your ${provider} email`,
+    )
+  }
+  if (identity.linked) {
+    await sendNotification(ctx, 'identity_linked_notification', identity.user, { provider }, log)
   }
 }
 

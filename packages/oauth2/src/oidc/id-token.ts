@@ -274,6 +274,11 @@ export class IdTokenVerifier {
         error,
       )
     }
+    // jose checks only that iat is a number: a token from the future is refused too.
+    const nowSeconds = Math.floor(this.#host.clock.now() / 1000)
+    if (typeof payload.iat === 'number' && payload.iat > nowSeconds + tolerance) {
+      throw libraryError('invalid_id_token', 'iat is in the future')
+    }
     const aud = payload.aud
     if (options.audience !== undefined) {
       // The caller accepts several clients: azp names whichever one obtained the token.

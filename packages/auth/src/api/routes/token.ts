@@ -4,11 +4,12 @@ import type { AppContext } from '../../context.js'
 import { UnsupportedGrantTypeError } from '../../errors.js'
 import type { LimitedOperation } from '../../limiter/limiter.js'
 import { pkceGrant } from '../../services/shared/pkce.js'
+import { idTokenGrant } from '../../services/id-token.js'
 import { passwordGrant, refreshTokenGrant } from '../../services/token-grants.js'
-import { rateLimit, verifyCaptcha } from '../http/hooks.js'
+import { bearerToken, rateLimit, verifyCaptcha } from '../http/hooks.js'
 import { requestContext } from '../http/request-context.js'
 import type { RouteGroup } from './group.js'
-import { Body, ObjectField, OptionalParam, Query, StringField } from '../http/schema.js'
+import { BoolField, Body, ObjectField, OptionalParam, Query, StringField } from '../http/schema.js'
 import { responseSchemaOf } from '../http/response-schemas.js'
 import { serializeSession, type TokenResponse } from '../http/serializers.js'
 
@@ -21,6 +22,14 @@ const TokenBody = Body({
   refresh_token: StringField(),
   auth_code: StringField(),
   code_verifier: StringField(),
+  // grant_type=id_token (upstream IdTokenGrantParams)
+  id_token: StringField(),
+  access_token: StringField(),
+  nonce: StringField(),
+  provider: StringField(),
+  client_id: StringField(),
+  issuer: StringField(),
+  link_identity: BoolField(),
   gotrue_meta_security: ObjectField(),
 })
 
@@ -46,6 +55,7 @@ function limitedOperation(request: FastifyRequest): LimitedOperation | undefined
     case 'refresh_token':
       return 'token_refresh'
     case 'pkce':
+    case 'id_token':
       return 'token'
     default:
       return undefined
@@ -78,14 +88,33 @@ async function grant(
       return serializeSession(await refreshTokenGrant(ctx, body.refresh_token, client))
     case 'pkce':
       return serializeSession(await pkceGrant(ctx, body.auth_code, body.code_verifier, client))
+    case 'id_token':
+      return serializeSession(
+        await idTokenGrant(
+          ctx,
+          {
+            idToken: body.id_token,
+            accessToken: body.access_token,
+            nonce: body.nonce,
+            provider: body.provider,
+            clientId: body.client_id,
+            issuer: body.issuer,
+            linkIdentity: body.link_identity === true,
+            bearer: request.headers.authorization === undefined ? undefined : bearerToken(request),
+          },
+          client,
+          request.log,
+        ),
+      )
     default:
       throw new UnsupportedGrantTypeError()
   }
 }
 
 /**
- * `POST /token` with `grant_type` `password`, `refresh_token` or `pkce` (`auth_code` +
- * `code_verifier`). The grant type comes from the
+ * `POST /token` with `grant_type` `password`, `refresh_token`, `pkce` (`auth_code` +
+ * `code_verifier`) or `id_token` (`provider` or `issuer`, `id_token`, `access_token`, `nonce`,
+ * `link_identity`; see `services/id-token.ts`; as upstream, without captcha). The grant type comes from the
  * query (auth-js) or the form body (RFC 6749 §4.3, §6). Form-encoded requests are treated as a
  * generic OAuth 2.0 client's: `username` is accepted for the email or phone, client credentials
  * (HTTP Basic or `client_id`/`client_secret` fields) are ignored, and errors use the RFC 6749
