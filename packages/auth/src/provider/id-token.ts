@@ -15,7 +15,7 @@ import type { Clock } from '../clock.js'
 import type { ProviderSettings, Settings } from '../conf/settings.js'
 import { BadRequestError } from '../errors.js'
 import type { JsonObject } from '../models/json.js'
-import { profileClaims } from './base.js'
+import { clientIdsOf, profileClaims } from './base.js'
 import type { ProviderEmail, ProviderUserData } from './oauth-provider.js'
 
 /** Apple's two issuers (upstream `DefaultAppleIssuer`, `OtherAppleIssuer`); they share keys. */
@@ -80,14 +80,6 @@ export interface IdTokenRequest {
   readonly provider: string
   readonly issuer: string
   readonly idToken: string
-}
-
-/** The comma-separated client ids of `EXTERNAL_<P>_CLIENT_ID` (upstream's list). */
-export function clientIdsOf(config: { readonly clientId: string }): string[] {
-  return config.clientId
-    .split(',')
-    .map((id) => id.trim())
-    .filter((id) => id !== '')
 }
 
 /** The `iss` of an unverified token, to pick the issuer by (upstream `Detect…IDTokenIssuer`). */
