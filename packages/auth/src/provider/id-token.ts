@@ -15,7 +15,7 @@ import type { Clock } from '../clock.js'
 import type { ProviderSettings, Settings } from '../conf/settings.js'
 import { BadRequestError } from '../errors.js'
 import type { JsonObject } from '../models/json.js'
-import { clientIdsOf, profileClaims } from './base.js'
+import { clientIdsOf, profileClaims, type Profile } from './base.js'
 import type { ProviderEmail, ProviderUserData } from './oauth-provider.js'
 
 /** Apple's two issuers (upstream `DefaultAppleIssuer`, `OtherAppleIssuer`); they share keys. */
@@ -304,21 +304,19 @@ export function idTokenUserData(
   const stated = (address: string, verified: boolean): ProviderEmail[] =>
     address === '' ? [] : [{ email: address, verified, primary: true }]
   const { iss, sub } = claims
+  const identity = (
+    emails: ProviderEmail[],
+    profile: Omit<Profile, 'iss' | 'id'>,
+    id: string = sub,
+  ): ProviderUserData => ({ id, emails, claims: profileClaims({ iss, id, ...profile }) })
   switch (provider.claims) {
     case 'google': {
-      const picture = text(claims, 'picture')
       const hd = text(claims, 'hd')
-      return {
-        id: sub,
-        emails: stated(email, flag(claims.email_verified)),
-        claims: profileClaims({
-          iss,
-          id: sub,
-          name: text(claims, 'name'),
-          avatar: picture,
-          custom: hd === '' ? undefined : { hd },
-        }),
-      }
+      return identity(stated(email, flag(claims.email_verified)), {
+        name: text(claims, 'name'),
+        avatar: text(claims, 'picture'),
+        custom: hd === '' ? undefined : { hd },
+      })
     }
     case 'apple': {
       const custom: Record<string, unknown> = {}
@@ -326,67 +324,37 @@ export function idTokenUserData(
       if (claims.auth_time !== undefined) custom.auth_time = claims.auth_time
       if (text(claims, 'transfer_sub') !== '') custom.transfer_sub = claims.transfer_sub
       // Apple verifies the addresses it gives (upstream counts them as verified).
-      return {
-        id: sub,
-        emails: stated(email, true),
-        claims: profileClaims({ iss, id: sub, name: '', custom }),
-      }
+      return identity(stated(email, true), { name: '', custom })
     }
-    case 'azure': {
-      const custom = Object.fromEntries(
-        Object.entries(claims).filter(([key]) => !AZURE_NOT_CUSTOM.has(key)),
-      )
-      return {
-        id: sub,
-        emails: stated(email, azureEmailVerified(claims)),
-        claims: profileClaims({
-          iss,
-          id: sub,
-          name: '',
-          fullName: text(claims, 'name'),
-          preferredUsername: text(claims, 'preferred_username'),
-          custom,
-        }),
-      }
-    }
+    case 'azure':
+      return identity(stated(email, azureEmailVerified(claims)), {
+        name: '',
+        fullName: text(claims, 'name'),
+        preferredUsername: text(claims, 'preferred_username'),
+        custom: Object.fromEntries(
+          Object.entries(claims).filter(([key]) => !AZURE_NOT_CUSTOM.has(key)),
+        ),
+      })
     case 'facebook':
-      return {
-        id: sub,
-        emails: assumed(email),
-        claims: profileClaims({
-          iss,
-          id: sub,
-          name: text(claims, 'name'),
-          avatar: text(claims, 'picture'),
-        }),
-      }
+      return identity(assumed(email), {
+        name: text(claims, 'name'),
+        avatar: text(claims, 'picture'),
+      })
     case 'kakao': {
       const nickname = text(claims, 'nickname')
-      return {
-        id: sub,
-        emails: assumed(email),
-        claims: profileClaims({
-          iss,
-          id: sub,
-          name: nickname,
-          preferredUsername: nickname,
-          avatar: text(claims, 'picture'),
-        }),
-      }
+      return identity(assumed(email), {
+        name: nickname,
+        preferredUsername: nickname,
+        avatar: text(claims, 'picture'),
+      })
     }
     case 'vercel_marketplace': {
       const global = text(claims, 'global_user_id')
-      const id = global === '' ? sub : `global_user_id:${global}`
-      return {
-        id,
-        emails: assumed(text(claims, 'user_email')),
-        claims: profileClaims({
-          iss,
-          id,
-          name: text(claims, 'user_name'),
-          avatar: text(claims, 'user_avatar_url'),
-        }),
-      }
+      return identity(
+        assumed(text(claims, 'user_email')),
+        { name: text(claims, 'user_name'), avatar: text(claims, 'user_avatar_url') },
+        global === '' ? sub : `global_user_id:${global}`,
+      )
     }
     case 'snapchat':
     case 'generic': {
@@ -395,24 +363,18 @@ export function idTokenUserData(
         const value = text(claims, key)
         if (value !== '') standard[key] = value
       }
-      return {
-        id: sub,
-        emails:
-          provider.claims === 'snapchat'
-            ? assumed(email)
-            : stated(email, flag(claims.email_verified)),
-        claims: {
-          ...standard,
-          ...profileClaims({
-            iss,
-            id: sub,
-            name: text(claims, 'name'),
-            avatar: text(claims, 'picture'),
-            preferredUsername: text(claims, 'preferred_username'),
-            nickname: text(claims, 'nickname'),
-          }),
+      const found = identity(
+        provider.claims === 'snapchat'
+          ? assumed(email)
+          : stated(email, flag(claims.email_verified)),
+        {
+          name: text(claims, 'name'),
+          avatar: text(claims, 'picture'),
+          preferredUsername: text(claims, 'preferred_username'),
+          nickname: text(claims, 'nickname'),
         },
-      }
+      )
+      return { ...found, claims: { ...standard, ...found.claims } }
     }
   }
 }

@@ -146,6 +146,12 @@ describe('grant_type=id_token with tokens minted by real issuers', () => {
     })
     expect(res.statusCode).toBe(200)
     expect(res.json().user.identities[0]).toMatchObject({ provider: 'keycloak' })
+    const viaAuthJs = await authJsClient(url).signInWithIdToken({
+      provider: 'keycloak',
+      token: (await keycloak.mint(account('k-1', 'ada@kc.example'))).idToken,
+    })
+    expect(viaAuthJs.error).toBeNull()
+    expect(viaAuthJs.data.user?.id).toBe(res.json().user.id)
   })
 
   it('links a Google identity to the signed-in user with linkIdentity({ provider, token })', async () => {
