@@ -384,17 +384,19 @@ const TIMEOUT_MS = 10_000
 const MAX_RESPONSE_BYTES = 512 * 1024
 /** At most this many issuers' clients are kept (custom providers may add many). */
 const MAX_ISSUERS = 64
+/** A discovered issuer is discovered again after this long (its metadata may change). */
+const DISCOVERY_TTL_MS = 3_600_000
 
 /**
- * The discovered clients of the issuers the grant has seen, one per issuer: discovery once
- * (a failed one is retried on the next request), and each client's JWKS cached by
+ * The discovered clients of the issuers the grant has seen, one per issuer: discovery once an
+ * hour (a failed one is retried on the next request), and each client's JWKS cached by
  * `@gatehouse/oauth2` (refetched for an unknown `kid`, at most once per cooldown). Requests time
  * out after 10 s and read at most 512 KiB. The oldest issuer is dropped beyond 64.
  */
 export class IdTokenIssuers {
   readonly #clock: Clock
   readonly #fetch: FetchLike | undefined
-  readonly #clients = new Map<string, Promise<Client>>()
+  readonly #clients = new Map<string, { client: Promise<Client>; at: number }>()
 
   constructor(clock: Clock, fetch?: FetchLike) {
     this.#clock = clock
@@ -407,22 +409,23 @@ export class IdTokenIssuers {
    * @throws The library's `invalid_metadata` error, or a transport error, when discovery fails.
    */
   client(issuer: string): Promise<Client> {
-    let client = this.#clients.get(issuer)
-    if (client === undefined) {
-      if (this.#clients.size >= MAX_ISSUERS) {
-        const oldest = this.#clients.keys().next().value
-        if (oldest !== undefined) this.#clients.delete(oldest)
-      }
-      client = Client.discover(issuer, 'gatehouse-id-token', undefined, {
-        clock: this.#clock,
-        connectionOpts: { timeout: TIMEOUT_MS, maxResponseBytes: MAX_RESPONSE_BYTES },
-        ...(this.#fetch === undefined ? {} : { fetch: this.#fetch }),
-      }).catch((error: unknown) => {
-        this.#clients.delete(issuer)
-        throw error
-      })
-      this.#clients.set(issuer, client)
+    const now = this.#clock.now()
+    const kept = this.#clients.get(issuer)
+    if (kept !== undefined && now - kept.at < DISCOVERY_TTL_MS) return kept.client
+    this.#clients.delete(issuer)
+    if (this.#clients.size >= MAX_ISSUERS) {
+      const oldest = this.#clients.keys().next().value
+      if (oldest !== undefined) this.#clients.delete(oldest)
     }
+    const client = Client.discover(issuer, 'gatehouse-id-token', undefined, {
+      clock: this.#clock,
+      connectionOpts: { timeout: TIMEOUT_MS, maxResponseBytes: MAX_RESPONSE_BYTES },
+      ...(this.#fetch === undefined ? {} : { fetch: this.#fetch }),
+    }).catch((error: unknown) => {
+      if (this.#clients.get(issuer)?.client === client) this.#clients.delete(issuer)
+      throw error
+    })
+    this.#clients.set(issuer, { client, at: now })
     return client
   }
 }

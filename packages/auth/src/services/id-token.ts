@@ -8,9 +8,9 @@
  * @module
  */
 import { createHash } from 'node:crypto'
-import { OAuth2Error, type IdTokenClaims } from '@gatehouse/oauth2'
+import { OAuth2Error, type Client, type IdTokenClaims } from '@gatehouse/oauth2'
 import type { AppContext, RequestContext } from '../context.js'
-import { ForbiddenError, OAuthRequestError } from '../errors.js'
+import { ForbiddenError, InternalServerError, OAuthRequestError } from '../errors.js'
 import {
   idTokenUserData,
   resolveIdTokenProvider,
@@ -47,8 +47,18 @@ async function verify(
   params: IdTokenGrantParams,
 ): Promise<IdTokenClaims> {
   const clientIds = provider.clientIds.filter((id) => id !== '')
+  let client: Client
   try {
-    const client = await ctx.idTokenIssuers.client(provider.discoveryIssuer)
+    client = await ctx.idTokenIssuers.client(provider.discoveryIssuer)
+  } catch (error) {
+    // Upstream answers a failed discovery with a 500 too.
+    throw new InternalServerError(
+      'unexpected_failure',
+      "Error reading the ID token issuer's OpenID Connect metadata",
+      { cause: error },
+    )
+  }
+  try {
     return await client.verifyIdToken(params.idToken, {
       issuer: provider.issuers,
       // No client id: every audience is refused below, as upstream.
@@ -109,6 +119,8 @@ function checkNonce(provider: IdTokenProvider, claims: IdTokenClaims, nonce: str
  * compares the nonce, then finds, creates or links the user by the linking rules of `/callback`
  * and starts a session.
  *
+ * @throws {@link InternalServerError} `unexpected_failure` when the issuer's metadata cannot be
+ *   read (unreachable, too large, malformed), as upstream answers 500.
  * @throws {@link OAuthRequestError} upstream's `invalid request` texts ("id_token required",
  *   "Bad ID token", "Unacceptable audience in id_token: […]", …) and `invalid nonce` "Nonces
  *   mismatch"; `BadRequestError` `validation_failed`/`provider_disabled` from the provider's

@@ -5,7 +5,7 @@
  * fake issuer playing Google.
  */
 import { createHash } from 'node:crypto'
-import { FakeClock } from '@gatehouse/testing'
+import { FakeClock, startHttpServer, type TestHttpServer } from '@gatehouse/testing'
 import { SignJWT, UnsecuredJWT, exportSPKI } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestServer, type TestServer } from '../helpers.js'
@@ -187,6 +187,7 @@ describe('grant_type=id_token with tokens minted by real issuers', () => {
 describe('grant_type=id_token refusals with hand-signed tokens', () => {
   let server: TestServer
   let fake: FakeIssuer
+  let huge: TestHttpServer
   let clock: FakeClock
   const post = (body: Record<string, unknown>, token?: string) =>
     server.request('POST', '/token?grant_type=id_token', {
@@ -196,16 +197,38 @@ describe('grant_type=id_token refusals with hand-signed tokens', () => {
 
   beforeAll(async () => {
     fake = await startFakeIssuer('web-client')
+    // An issuer whose discovery document is far over the response cap.
+    huge = await startHttpServer((_req, res) => {
+      res.setHeader('content-type', 'application/json')
+      res.end(JSON.stringify({ issuer: 'x', padding: 'x'.repeat(4 * 1024 * 1024) }))
+    })
     clock = new FakeClock(Date.now())
     server = await startTestServer(
       'id_token_hostile',
-      providerEnv('google', 'web-client', fake.issuer),
+      {
+        ...providerEnv('google', 'web-client', fake.issuer),
+        ...providerEnv('keycloak', 'kc', huge.url),
+      },
       clock,
     )
   })
   afterAll(async () => {
     await server.close()
     await fake.stop()
+    await huge.close()
+  })
+
+  it('answers 500 when the issuer metadata cannot be read (over the response cap), and goes on', async () => {
+    const res = await post({ provider: 'keycloak', id_token: 'x.y.z' })
+    expect(res.statusCode).toBe(500)
+    expect(res.json()).toMatchObject({ error_code: 'unexpected_failure' })
+    const token = await fake.sign(
+      { sub: 'after-huge', email: 'after@example.com' },
+      {
+        now: clock.now(),
+      },
+    )
+    expect((await post({ provider: 'google', id_token: token })).statusCode).toBe(200)
   })
 
   it('accepts a well-formed token, and checks at_hash when access_token is given', async () => {
