@@ -78,7 +78,6 @@ export const SETTINGS_DOCS: readonly SettingsDoc[] = [
         'external.flowStateExpiryMs',
         'external.apple.teamId',
         'external.apple.keyId',
-        'external.iosBundleId',
       ],
       providers: { table: authFamilies, keys: ['provider'] },
       mail: [

@@ -185,11 +185,11 @@ export declare const ERROR_CODES: readonly [
   'bad_oauth_callback',
   'bad_oauth_state',
   'provider_email_needs_verification',
+  'provider_disabled',
   'identity_already_exists',
   'identity_not_found',
   'single_identity_not_deletable',
   'manual_linking_disabled',
-  'provider_disabled',
   'user_sso_managed',
   'database_unavailable',
 ]
@@ -729,7 +729,6 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
         readonly redirectUri: Field<string>
         readonly url: Field<string>
       }>
-      readonly iosBundleId: Field<string>
       readonly azure: Group<{
         enabled: Field<boolean>
         clientId: Field<string>

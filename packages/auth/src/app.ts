@@ -28,7 +28,6 @@ import { serviceRules } from './limiter/service-config.js'
 import { TokenBucketLimiter } from './limiter/token-bucket.js'
 import { NoopMailer, type Mailer } from './mailer/mailer.js'
 import { SmtpMailer } from './mailer/smtp.js'
-import { IdTokenIssuers } from './provider/id-token.js'
 import { ProviderRegistry } from './provider/registry.js'
 import { CleanupJob, type CleanupResult } from './services/cleanup.js'
 import { mailJobHandlers } from './services/shared/mail-jobs.js'
@@ -397,7 +396,6 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
           smsLimiter: limiters.smsLimiter,
           passwordBackoff,
           providers: new ProviderRegistry(settings, clock, deps.providerFetch),
-          idTokenIssuers: new IdTokenIssuers(clock, deps.providerFetch),
           metrics,
           mailQueue,
         },

@@ -1,4 +1,3 @@
-import type { IdTokenIssuers, IdTokenProviderSource } from './provider/id-token.js'
 import type { Clock } from './clock.js'
 import type { Settings } from './conf/settings.js'
 import type { JwtKeys } from './crypto/jwt.js'
@@ -41,13 +40,6 @@ export interface AppContext {
   readonly passwordBackoff: PasswordBackoff
   /** The enabled external OAuth providers. */
   readonly providers: ProviderRegistry
-  /** The discovered issuers of `grant_type=id_token` (their keys cached). */
-  readonly idTokenIssuers: IdTokenIssuers
-  /**
-   * Where `custom:<id>` OIDC providers of `grant_type=id_token` come from; without it they are
-   * refused ("Custom OAuth providers are disabled"). The custom provider store plugs in here.
-   */
-  readonly idTokenProviders?: IdTokenProviderSource | undefined
   /** The server-wide budget of SMS messages sent (`RATE_LIMIT_SMS_SENT`). */
   readonly smsLimiter: EmailSendLimiter
   /** The counters (`METRICS_ENABLED`); does nothing when metrics are off. */

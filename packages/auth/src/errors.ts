@@ -71,11 +71,11 @@ export const ERROR_CODES = [
   'bad_oauth_callback',
   'bad_oauth_state',
   'provider_email_needs_verification',
+  'provider_disabled',
   'identity_already_exists',
   'identity_not_found',
   'single_identity_not_deletable',
   'manual_linking_disabled',
-  'provider_disabled',
   'user_sso_managed',
   // Ours: GoTrue answers a database outage with 500 `unexpected_failure`.
   'database_unavailable',
@@ -124,6 +124,22 @@ export class AuthError extends Error {
  * ```
  */
 export class BadRequestError extends AuthError {}
+
+/**
+ * A refusal upstream answers as an OAuth error object, `400 {"error", "error_description"}`,
+ * whatever the API version and without `error_code` (upstream `apierrors.OAuthError`): the
+ * `id_token` grant's refusals ("invalid request", "Bad ID token"). Its `code` is for logs and
+ * metrics only.
+ */
+export class OAuthJsonError extends BadRequestError {
+  /** The `error` member (upstream's words, `invalid request`, `invalid nonce`). */
+  readonly error: string
+
+  constructor(error: string, description: string, options?: { cause?: unknown }) {
+    super('validation_failed', description, options)
+    this.error = error
+  }
+}
 
 /** No credentials where they are required (HTTP 401): `no_authorization`. */
 export class UnauthorizedError extends AuthError {}
@@ -207,26 +223,6 @@ export class RequestTimeoutError extends AuthError {
       'Processing this request timed out, please retry after a moment.',
       options,
     )
-  }
-}
-
-/**
- * A refusal upstream answers as an OAuth error (HTTP 400 with `error` and `error_description`,
- * upstream `apierrors.NewOAuthError`): the `id_token` grant's "Bad ID token", "Nonces mismatch",
- * …. The wire body also carries the GoTrue fields (`error_code` `validation_failed`, `msg` the
- * description), which auth-js reads first.
- */
-export class OAuthRequestError extends BadRequestError {
-  /** Upstream's `error`: `invalid request`, `invalid nonce`. */
-  readonly error: string
-
-  /**
-   * @param error Upstream's `error`.
-   * @param description Upstream's `error_description` (the public text).
-   */
-  constructor(error: string, description: string, options?: { cause?: unknown }) {
-    super('validation_failed', description, options)
-    this.error = error
   }
 }
 

@@ -668,10 +668,8 @@ export interface VerifyIdTokenOptions {
   readonly clockTolerance?: number | undefined
   readonly accessToken?: string | undefined
   readonly code?: string | undefined
-  readonly audience?: readonly string[] | undefined
-  readonly issuer?: readonly string[] | undefined
-  readonly skipNonceCheck?: boolean | undefined
-  readonly atHashOptional?: boolean | undefined
+  readonly audiences?: readonly string[] | undefined
+  readonly accessTokenHash?: 'required' | 'when-given' | undefined
 }
 // (oidc/id-token.d.ts)
 export interface IdTokenClaims extends JWTPayload {

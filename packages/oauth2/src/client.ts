@@ -899,14 +899,17 @@ export class Client<RaiseErrors extends boolean = true> {
    * `id_token_signing_alg_values_supported` (RS256 when the metadata has none; never `none`);
    * signature with the provider's JWKS (fetched from `jwks_uri`, cached, refetched on an unknown
    * `kid`) or, for HS*, the client secret; `iss` equals the metadata's issuer, which must be https
-   * (http only on loopback hosts), as must `jwks_uri`; `aud` contains the client id; `azp`
-   * (required with several audiences) equals it; `exp` and `iat` present and valid; `nonce` equals
+   * (http only on loopback hosts), as must `jwks_uri`; `aud` contains the client id (or one of
+   * `options.audiences`, and then `azp` is not checked); `azp` (required with several audiences)
+   * equals it; `exp` and `iat` present and valid; `nonce` equals
    * `options.nonce`, and a token carrying a `nonce` is refused without one; `at_hash` and `c_hash`,
-   * when present, match `options.accessToken` and `options.code` (§3.1.3.6, §3.3.2.11);
+   * when present, match `options.accessToken` and `options.code` (§3.1.3.6, §3.3.2.11; with
+   * `accessTokenHash: 'when-given'`, `at_hash` only when `accessToken` is given);
    * `auth_time` with `maxAge`. Needs `metadata` (from {@link Client.discover}).
    *
    * @param idToken The compact JWS.
-   * @param options `nonce`, `maxAge` (seconds), `clockTolerance` (seconds), `accessToken`, `code`.
+   * @param options `nonce`, `maxAge` (seconds), `clockTolerance` (seconds), `accessToken`, `code`,
+   *   `audiences`, `accessTokenHash`.
    * @returns The claims.
    * @throws {OAuth2Error} `invalid_id_token` on any failed check; `invalid_metadata` without
    *   metadata, or with an insecure issuer or `jwks_uri`, or malformed algorithms.

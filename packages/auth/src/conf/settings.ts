@@ -693,12 +693,11 @@ function providerFields(p: string) {
       help: `Sign-in with this provider; reported by \`/settings\`. The providers: ${EXTERNAL_PROVIDERS.join(', ')}.`,
     }),
     /**
-     * `EXTERNAL_<P>_CLIENT_ID`: the OAuth client id (Twitter: the consumer key). Several,
-     * comma-separated, as upstream: the code flow uses the first; `POST /token?grant_type=id_token`
-     * accepts tokens issued to any of them (a web, an iOS and an Android client).
+     * `EXTERNAL_<P>_CLIENT_ID`: the OAuth client id (Twitter: the consumer key); several,
+     * comma-separated, for the `id_token` grant, of which the code flow uses the first.
      */
     clientId: text(`${name}_CLIENT_ID`, {
-      help: 'The OAuth client id (Twitter: the consumer key); required when enabled. Several, comma-separated: the code flow uses the first, `grant_type=id_token` accepts ID tokens issued to any of them.',
+      help: 'The OAuth client id (Twitter: the consumer key); required when enabled. The `id_token` grant accepts tokens issued to any of several ids separated by commas (the web client and each native app); the code flow uses the first.',
     }),
     /**
      * `EXTERNAL_<P>_SECRET`: the client secret (Twitter: the consumer secret). For Apple, either
@@ -720,7 +719,7 @@ function providerFields(p: string) {
      */
     url: url(`${name}_URL`, {
       ...(PROVIDER_DEFAULT_URLS[p] === undefined ? {} : { default: PROVIDER_DEFAULT_URLS[p] }),
-      help: "The provider's base URL instead of its public one. Keycloak: the realm URL (required); GitLab: `https://gitlab.com` by default; Apple, Google: the issuer to discover from (also for `grant_type=id_token`); Azure: for `grant_type=id_token`, an issuer prefix accepted beside Microsoft's.",
+      help: "The provider's base URL instead of its public one. Keycloak: the realm URL (required); GitLab: `https://gitlab.com` by default; Apple, Google, Facebook, Snapchat: the issuer to discover from (for the `id_token` grant, the only issuer accepted); Azure: its origin is the only one whose tenant issuers are accepted.",
     }),
   }
 }
@@ -793,13 +792,6 @@ const external = group({
     keyId: text('EXTERNAL_APPLE_KEY_ID', {
       help: 'Apple key id, the `kid` of the client-secret JWT signed per request with a PEM `EXTERNAL_APPLE_SECRET`.',
     }),
-  }),
-  /**
-   * `EXTERNAL_IOS_BUNDLE_ID`: an iOS app's bundle id, accepted as the `aud` of Apple ID tokens
-   * by `grant_type=id_token` beside `EXTERNAL_APPLE_CLIENT_ID` (upstream). '' for none.
-   */
-  iosBundleId: text('EXTERNAL_IOS_BUNDLE_ID', {
-    help: 'An iOS app bundle id accepted as the audience of Apple ID tokens (`grant_type=id_token`), beside `EXTERNAL_APPLE_CLIENT_ID`.',
   }),
   /** `EXTERNAL_AZURE_*`. */
   azure: provider('azure'),

@@ -138,3 +138,70 @@ export async function addAuditLogEntry(tx: Queryable, e: AuditEntry, now: number
     [e.id, JSON.stringify(payload), new Date(now), e.ip.slice(0, 64)],
   )
 }
+
+/** A stored entry, as `GET /admin/audit` answers it (upstream `AuditLogEntry`). */
+export interface StoredAuditEntry {
+  readonly id: string
+  readonly payload: Record<string, unknown>
+  /** RFC 3339. */
+  readonly created_at: string
+  readonly ip_address: string
+}
+
+/** The `payload` keys `GET /admin/audit?query=<scope>:<text>` searches (upstream `filterColumnMap`). */
+export const AUDIT_QUERY_SCOPES = {
+  author: ['actor_username', 'actor_name'],
+  action: ['action'],
+  type: ['log_type'],
+} as const
+
+/** Options of {@link listAuditLogEntries}. */
+export interface AuditLogQuery {
+  /** A scope of {@link AUDIT_QUERY_SCOPES} and the text its keys must contain (any case), or none. */
+  readonly search?: { readonly scope: keyof typeof AUDIT_QUERY_SCOPES; readonly text: string }
+  /** 1-based page. */
+  readonly page: number
+  readonly perPage: number
+}
+
+/**
+ * A page of the audit log, newest first, and the number of entries matching (upstream
+ * `FindAuditLogEntries`): with `search`, entries one of whose scope's payload keys contains the
+ * text (case-insensitive; `%` and `_` are literal).
+ */
+export async function listAuditLogEntries(
+  q: Queryable,
+  o: AuditLogQuery,
+): Promise<{ entries: StoredAuditEntry[]; total: number }> {
+  const keys = o.search === undefined ? [] : AUDIT_QUERY_SCOPES[o.search.scope]
+  const like = `%${(o.search?.text ?? '').replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+  const where =
+    keys.length === 0
+      ? 'TRUE'
+      : `(${keys.map((key) => `payload ->> '${key}' ILIKE $1`).join(' OR ')})`
+  const params = keys.length === 0 ? [] : [like]
+  const count = await q.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM ${q.t.auditLogEntries} WHERE ${where}`,
+    params,
+  )
+  const at = params.length
+  const { rows } = await q.query<{
+    id: string
+    payload: Record<string, unknown> | null
+    created_at: Date
+    ip_address: string
+  }>(
+    `SELECT id, payload, created_at, ip_address FROM ${q.t.auditLogEntries} WHERE ${where}
+     ORDER BY created_at DESC, id LIMIT $${String(at + 1)} OFFSET $${String(at + 2)}`,
+    [...params, o.perPage, (o.page - 1) * o.perPage],
+  )
+  return {
+    entries: rows.map((r) => ({
+      id: r.id,
+      payload: r.payload ?? {},
+      created_at: r.created_at.toISOString(),
+      ip_address: r.ip_address,
+    })),
+    total: Number(count.rows[0]?.n ?? 0),
+  }
+}

@@ -38,20 +38,20 @@ export interface ProviderContext {
   readonly apple?: { readonly teamId: string; readonly keyId: string } | undefined
 }
 
-/**
- * The client ids of `EXTERNAL_<P>_CLIENT_ID`: several, comma-separated, as upstream (the code
- * flow uses the first; `grant_type=id_token` accepts any).
- */
-export function clientIdsOf(config: { readonly clientId: string }): string[] {
-  return config.clientId
+/** `EXTERNAL_<P>_CLIENT_ID` as the list upstream reads it (comma-separated). */
+export function clientIdsOf(clientId: string): string[] {
+  return clientId
     .split(',')
     .map((id) => id.trim())
     .filter((id) => id !== '')
 }
 
-/** The client id the code flow uses: the first of `EXTERNAL_<P>_CLIENT_ID`. */
+/**
+ * The client id the code flow uses: the first of `EXTERNAL_<P>_CLIENT_ID` (upstream
+ * `ClientID[0]`; the others are native apps' ids, for the `id_token` grant).
+ */
 export function primaryClientId(config: { readonly clientId: string }): string {
-  return clientIdsOf(config)[0] ?? ''
+  return clientIdsOf(config.clientId)[0] ?? ''
 }
 
 /**

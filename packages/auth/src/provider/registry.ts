@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { FetchLike } from '@gatehouse/oauth2'
+import { Client, type FetchLike } from '@gatehouse/oauth2'
 import type { Clock } from '../clock.js'
 import type { Settings } from '../conf/settings.js'
 import { EXTERNAL_PROVIDERS, type ExternalProvider } from './names.js'
@@ -12,6 +12,7 @@ import { BadRequestError } from '../errors.js'
 import { apple } from './apple.js'
 import { azure } from './azure.js'
 import { presetProvider, type ProviderContext } from './base.js'
+import type { IdTokenIssuer } from './id-token.js'
 import type { OAuthProvider } from './oauth-provider.js'
 import { twitter } from './twitter.js'
 
@@ -40,6 +41,8 @@ export class ProviderRegistry {
   readonly #clock: Clock
   readonly #fetch: FetchLike | undefined
   readonly #built = new Map<ExternalProvider, OAuthProvider>()
+  /** The `id_token` grant's clients, by issuer (insertion order: the oldest is dropped first). */
+  readonly #idTokenClients = new Map<string, Promise<Client>>()
 
   /**
    * @param fetch A `fetch` for every provider call instead of the library's default transport.
@@ -83,4 +86,45 @@ export class ProviderRegistry {
     }
     return provider
   }
+
+  /**
+   * The client that checks ID tokens of `issuer` for the `id_token` grant: its metadata found by
+   * OIDC discovery from `issuer.discoveryIssuer` (through `@gatehouse/oauth2`, 10 s per request),
+   * its `issuer` the token's, kept for later tokens (its JWKS is cached and refetched on an
+   * unknown `kid`). At most {@link MAX_ID_TOKEN_ISSUERS} issuers are kept (Azure has one per
+   * tenant); a failed discovery is not kept, so the next token tries again.
+   *
+   * @throws The library's `OAuth2Error` (`invalid_metadata`, a transport error) when discovery
+   *   fails.
+   */
+  idTokenClient(issuer: IdTokenIssuer): Promise<Client> {
+    const key = `${issuer.discoveryIssuer} ${issuer.issuer}`
+    let client = this.#idTokenClients.get(key)
+    if (client === undefined) {
+      const options = {
+        clock: this.#clock,
+        connectionOpts: { timeout: 10_000 },
+        ...(this.#fetch === undefined ? {} : { fetch: this.#fetch }),
+      }
+      const id = issuer.clientIds[0] ?? 'unused'
+      client = Client.discover(issuer.discoveryIssuer, id, undefined, options).then((found) =>
+        found.options.metadata?.issuer === issuer.issuer
+          ? found
+          : new Client(id, undefined, {
+              ...options,
+              metadata: { ...found.options.metadata, issuer: issuer.issuer },
+            }),
+      )
+      client.catch(() => this.#idTokenClients.delete(key))
+      if (this.#idTokenClients.size >= MAX_ID_TOKEN_ISSUERS) {
+        const oldest = this.#idTokenClients.keys().next().value
+        if (oldest !== undefined) this.#idTokenClients.delete(oldest)
+      }
+      this.#idTokenClients.set(key, client)
+    }
+    return client
+  }
 }
+
+/** Issuers whose ID-token clients are kept at once (Azure tenants seen). */
+export const MAX_ID_TOKEN_ISSUERS = 100

@@ -12,7 +12,7 @@
  */
 import { pkceChallenge } from '@gatehouse/oauth2'
 import type { AppContext, RequestContext } from '../context.js'
-import { BadRequestError, ForbiddenError, UnprocessableEntityError } from '../errors.js'
+import { BadRequestError, ForbiddenError } from '../errors.js'
 import {
   claimOAuthFlowState,
   deleteFlowState,
@@ -24,8 +24,8 @@ import {
 import { findSessionById } from '../models/session.js'
 import { isUniqueViolation, type Queryable } from '../storage/db.js'
 import type { IssuedSession } from '../sessions/token-service.js'
-import { signInWithIdentity, type IdentityOutcome } from './shared/identities.js'
-import { sendNotification, type NotificationLog } from './shared/notifications.js'
+import { finishIdentitySignIn, signInWithIdentity } from './shared/identities.js'
+import type { NotificationLog } from './shared/notifications.js'
 import { bindingHash, newBindingSecret } from './shared/oauth-browser-binding.js'
 import {
   OAuthStateError,
@@ -409,7 +409,7 @@ export async function finishExternalSignIn(
     const pending = await ctx.tokens.startSession(tx, identity.user, 'oauth', client)
     return { identity, pending, authCode: undefined }
   })
-  await afterIdentitySignIn(ctx, provider.name, result.identity, log)
+  await finishIdentitySignIn(ctx, result.identity, provider.name, log)
   if (result.authCode !== undefined) return { kind: 'code', authCode: result.authCode }
   if (result.pending === undefined) throw new Error('unreachable: no session and no auth code')
   return {
@@ -417,32 +417,6 @@ export async function finishExternalSignIn(
     session: await ctx.tokens.finish(result.pending),
     providerToken: tokens.accessToken,
     providerRefreshToken: tokens.refreshToken,
-  }
-}
-
-/**
- * What follows an identity sign-in once its transaction committed, for `/callback` and the
- * `id_token` grant alike: an unverified email (a confirmation was sent) is answered 422
- * `provider_email_needs_verification`; a newly linked identity sends the
- * `identity_linked_notification` mail.
- *
- * @param provider The provider's name, for the message and the mail.
- * @throws {@link UnprocessableEntityError} `provider_email_needs_verification`.
- */
-export async function afterIdentitySignIn(
-  ctx: AppContext,
-  provider: string,
-  identity: IdentityOutcome,
-  log: NotificationLog,
-): Promise<void> {
-  if (identity.needsVerification) {
-    throw new UnprocessableEntityError(
-      'provider_email_needs_verification',
-      `Unverified email with ${provider}. A confirmation email has been sent to your ${provider} email`,
-    )
-  }
-  if (identity.linked) {
-    await sendNotification(ctx, 'identity_linked_notification', identity.user, { provider }, log)
   }
 }
 

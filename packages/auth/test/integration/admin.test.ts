@@ -350,3 +350,66 @@ describe('admin users API and /invite', () => {
     })
   })
 })
+
+describe('the audit log API', () => {
+  const clock = new FakeClock(Date.now())
+  let server: TestServer
+
+  beforeAll(async () => {
+    server = await startTestServer('admin_audit', {}, clock)
+  })
+  afterAll(async () => {
+    await server.close()
+  })
+
+  it('reads the audit log a page at a time, searched by author, action or type', async () => {
+    for (const n of [1, 2]) {
+      clock.advance(1000)
+      const created = await server.request('POST', '/admin/users', {
+        token: server.serviceKey,
+        body: {
+          email: `audited${String(n)}@audit.example`,
+          user_metadata: { full_name: `Aud ${String(n)}` },
+        },
+      })
+      expect(created.statusCode).toBe(200)
+      const { id } = created.json() as unknown as { id: string }
+      await server.request('DELETE', `/admin/users/${id}`, {
+        token: server.serviceKey,
+      })
+    }
+    const get = (query: string) =>
+      server.request('GET', `/admin/audit${query}`, { token: server.serviceKey })
+    const deleted = await get('?query=action:user_deleted&per_page=1')
+    expect(deleted.statusCode).toBe(200)
+    expect(deleted.headers['x-total-count']).toBe('2')
+    expect(deleted.headers.link).toBe(
+      '</admin/audit?page=2&per_page=1>; rel="next", </admin/audit?page=2&per_page=1>; rel="last"',
+    )
+    const [newest] = deleted.json() as unknown as Record<string, unknown>[]
+    expect(typeof newest?.id).toBe('string')
+    expect(typeof newest?.ip_address).toBe('string')
+    expect(String(newest?.created_at)).toMatch(/^\d{4}-\d\d-\d\dT/)
+    expect(newest).toMatchObject({
+      payload: {
+        action: 'user_deleted',
+        log_type: 'team',
+        traits: { user_email: 'audited2@audit.example' },
+      },
+    })
+    // The search is a case-insensitive substring; % and _ are literal.
+    expect((await get('?query=type:TEAM')).json().length).toBeGreaterThanOrEqual(2)
+    expect((await get('?query=author:%25')).headers['x-total-count']).toBe('0')
+    expect((await get('?query=action:user_deleted&page=2&per_page=1')).json()).toHaveLength(1)
+    for (const bad of ['?query=nope:x', '?query=author']) {
+      const res = await get(bad)
+      expect(res.statusCode).toBe(400)
+      expect(res.json()).toMatchObject({
+        error_code: 'validation_failed',
+        msg: `Invalid query scope: ${decodeURIComponent(bad.slice(7))}`,
+      })
+    }
+    expect((await get('?page=x')).json()).toMatchObject({ msg: 'Bad Pagination Parameters: page' })
+    expect((await server.request('GET', '/admin/audit')).statusCode).toBe(401)
+  })
+})

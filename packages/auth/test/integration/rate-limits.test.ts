@@ -14,7 +14,8 @@ import {
 } from '@gatehouse/testing'
 import { rateLimitServiceConfig } from '#internal/limiter/service-config.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { signUp, startTestServer, type TestServer } from '../helpers.js'
+import { RecordingMailer, signUp, startTestServer, type TestServer } from '../helpers.js'
+import { authJsClient } from '../support/auth-js.js'
 import { startRateLimitService, type RateLimitService } from '../support/ratelimit-service.js'
 
 /** A refresh with a malformed token: limited as `token_refresh`, then refused (400). */
@@ -158,6 +159,8 @@ describe('RATE_LIMIT_BACKEND=ratelimit: two instances, one budget, a service tha
   let closed: TestServer
   /** `RATE_LIMIT_SERVICE_ALGORITHM=fixed_window`, a domain of its own. */
   let windows: TestServer
+  /** The mails of `open` (password resets). */
+  const mailer = new RecordingMailer()
 
   beforeAll(async () => {
     redis = await startRedisServer()
@@ -178,7 +181,7 @@ describe('RATE_LIMIT_BACKEND=ratelimit: two instances, one budget, a service tha
       OTEL_EXPORTER_PROMETHEUS_PORT: '0',
     }
     ;[open, closed, windows] = await Promise.all([
-      startTestServer('rl_shared_a', { ...env, ...metrics }),
+      startTestServer('rl_shared_a', { ...env, ...metrics }, undefined, { deps: { mailer } }),
       startTestServer('rl_shared_b', {
         ...env,
         ...metrics,
@@ -245,6 +248,43 @@ describe('RATE_LIMIT_BACKEND=ratelimit: two instances, one budget, a service tha
     expect(retryAfter).toBeGreaterThanOrEqual(1)
     expect(retryAfter).toBeLessThanOrEqual(3600)
     expect(windows.app.rateLimitStats?.configMismatches).toBe(0)
+  })
+
+  it('a password reset lets an account locked by failed sign-ins in at once; without one it stays locked', async () => {
+    // Every call below carries a client key, so the shared limiter decides each one; the
+    // account's back-off is in the database, and the reset clears it there.
+    const client = () => authJsClient(open.url, { headers: { 'x-real-ip': '192.0.2.61' } })
+    const locked = async (email: string) => {
+      expect(await signUp(open, email)).toMatchObject({ user: { email } })
+      const signIn = (password: string) => client().signInWithPassword({ email, password })
+      // RATE_LIMIT_PASSWORD_FAILURES (5) free failures, then each one doubles the wait.
+      for (let i = 0; i < 8; i++) await signIn(`wrong-${String(i)}`)
+      const refused = await signIn('password123')
+      expect({ status: refused.error?.status, code: refused.error?.code }).toEqual({
+        status: 429,
+        code: 'over_request_rate_limit',
+      })
+      return signIn
+    }
+    const calls = open.app.rateLimitStats?.calls ?? 0
+    const reset = 'locked-reset@example.com'
+    const signInReset = await locked(reset)
+    const kept = 'locked-kept@example.com'
+    const signInKept = await locked(kept)
+    const auth = client()
+    expect((await auth.resetPasswordForEmail(reset)).error).toBeNull()
+    const code = (await mailer.waitFor(reset, 'recovery')).token
+    expect((await auth.verifyOtp({ email: reset, token: code, type: 'recovery' })).error).toBeNull()
+    expect((await auth.updateUser({ password: 'after-reset-1' })).error).toBeNull()
+    // The clock has not moved: the reset alone ended the back-off.
+    const after = await signInReset('after-reset-1')
+    expect(after.error).toBeNull()
+    expect(after.data.session?.access_token).toEqual(expect.any(String))
+    // The account that was not reset is still refused, even with its right password.
+    expect((await signInKept('password123')).error?.status).toBe(429)
+    // The service decided every request of the client (and applied the generated rules).
+    expect((open.app.rateLimitStats?.calls ?? 0) - calls).toBeGreaterThanOrEqual(22)
+    expect(open.app.rateLimitStats?.configMismatches).toBe(0)
   })
 
   it('holds one budget across both instances, fails open or closed, and recovers', async () => {

@@ -37,29 +37,19 @@ export interface VerifyIdTokenOptions {
    */
   readonly code?: string | undefined
   /**
-   * The audiences to accept instead of the client id: the token's `aud` must contain one of
-   * them. `azp` is then not compared with the client id (a token a mobile app obtained carries
-   * the app's client id there, as Google's do). For servers that accept tokens issued to several
-   * clients (Supabase Auth's `id_token` grant, `EXTERNAL_<P>_CLIENT_ID` lists).
+   * The audiences a token may be issued to, instead of the client id: `aud` must contain one of
+   * them, and `azp` is not compared with the client. For a server that accepts ID tokens its
+   * apps obtained themselves (native sign-in: Google's Android SDK issues tokens whose `aud` is
+   * the web client and whose `azp` is the Android app), as Supabase Auth's `id_token` grant
+   * does. Not empty.
    */
-  readonly audience?: readonly string[] | undefined
+  readonly audiences?: readonly string[] | undefined
   /**
-   * The issuers to accept instead of the metadata's `issuer` (a provider with several issuer
-   * names sharing one set of keys, such as Apple's two).
+   * `'when-given'`: `at_hash` is checked only when `accessToken` is given (a native sign-in SDK
+   * hands the app an ID token without its access token), as Supabase Auth's `id_token` grant
+   * does. @default 'required': a token with `at_hash` needs `accessToken`
    */
-  readonly issuer?: readonly string[] | undefined
-  /**
-   * Leave `nonce` to the caller (it is neither required nor compared): for a server that compares
-   * a hashed nonce itself (Supabase Auth's `id_token` grant). `options.nonce` must be absent.
-   * @default false
-   */
-  readonly skipNonceCheck?: boolean | undefined
-  /**
-   * Check `at_hash` only when `accessToken` is given (a token with `at_hash` is accepted without
-   * it): for a server that receives ID tokens from native apps that may not pass the access
-   * token (Supabase Auth's `id_token` grant). @default false
-   */
-  readonly atHashOptional?: boolean | undefined
+  readonly accessTokenHash?: 'required' | 'when-given' | undefined
 }
 
 /** Claims of a verified ID token (OpenID Connect Core §2). */
@@ -103,10 +93,8 @@ const VERIFY_OPTION_KEYS = optionKeys<VerifyIdTokenOptions>({
   clockTolerance: true,
   accessToken: true,
   code: true,
-  audience: true,
-  issuer: true,
-  skipNonceCheck: true,
-  atHashOptional: true,
+  audiences: true,
+  accessTokenHash: true,
 })
 
 /**
@@ -125,24 +113,17 @@ export function checkVerifyOptions(options: VerifyIdTokenOptions): void {
     if (value !== undefined && typeof value !== 'string')
       throw invalidType(`options.${key}`, 'a string', value)
   }
-  for (const key of ['audience', 'issuer'] as const) {
-    const value: unknown = options[key]
-    if (
-      value !== undefined &&
-      (!Array.isArray(value) ||
-        value.length === 0 ||
-        !value.every((v) => typeof v === 'string' && v !== ''))
-    )
-      throw invalidType(`options.${key}`, 'a non-empty array of non-empty strings', value)
-  }
-  for (const key of ['skipNonceCheck', 'atHashOptional'] as const) {
-    const value: unknown = options[key]
-    if (value !== undefined && typeof value !== 'boolean')
-      throw invalidType(`options.${key}`, 'a boolean', value)
-  }
-  const skip = options.skipNonceCheck
-  if (skip === true && nonce !== undefined && nonce !== null)
-    throw invalidType('options.nonce', 'absent with skipNonceCheck', nonce)
+  const audiences: unknown = options.audiences
+  if (
+    audiences !== undefined &&
+    (!Array.isArray(audiences) ||
+      audiences.length === 0 ||
+      !audiences.every((a) => typeof a === 'string' && a !== ''))
+  )
+    throw invalidType('options.audiences', 'a non-empty array of non-empty strings', audiences)
+  const hash: unknown = options.accessTokenHash
+  if (hash !== undefined && hash !== 'required' && hash !== 'when-given')
+    throw invalidType('options.accessTokenHash', "'required' or 'when-given'", hash)
   for (const key of ['maxAge', 'clockTolerance'] as const) {
     const value: unknown = options[key]
     if (value !== undefined && (typeof value !== 'number' || !(value >= 0) || value === Infinity))
@@ -242,8 +223,8 @@ export class IdTokenVerifier {
     let payload: JWTPayload
     try {
       const common = {
-        issuer: options.issuer === undefined ? this.#metadata.issuer : [...options.issuer],
-        audience: options.audience === undefined ? clientId : [...options.audience],
+        issuer: this.#metadata.issuer,
+        audience: options.audiences === undefined ? clientId : [...options.audiences],
         algorithms: [alg],
         currentDate: new Date(this.#host.clock.now()),
         clockTolerance: tolerance,
@@ -274,44 +255,39 @@ export class IdTokenVerifier {
         error,
       )
     }
-    // jose checks only that iat is a number: a token from the future is refused too.
-    const nowSeconds = Math.floor(this.#host.clock.now() / 1000)
-    if (typeof payload.iat === 'number' && payload.iat > nowSeconds + tolerance) {
-      throw libraryError('invalid_id_token', 'iat is in the future')
-    }
     const aud = payload.aud
-    if (options.audience !== undefined) {
-      // The caller accepts several clients: azp names whichever one obtained the token.
+    if (options.audiences !== undefined) {
+      // Issued to one of the server's apps (see `audiences`): who presented it is not the client.
     } else if (Array.isArray(aud) && aud.length > 1 && payload.azp === undefined) {
       throw libraryError(
         'invalid_id_token',
         'azp is required when the ID token has several audiences',
       )
     }
-    if (options.audience === undefined && payload.azp !== undefined && payload.azp !== clientId) {
+    if (options.audiences === undefined && payload.azp !== undefined && payload.azp !== clientId) {
       throw libraryError(
         'invalid_id_token',
         `azp ${JSON.stringify(payload.azp)} is not this client`,
       )
     }
     const nonce = options.nonce ?? undefined
-    if (options.skipNonceCheck === true) {
-      // The caller compares the nonce.
-    } else if (nonce !== undefined && payload.nonce === undefined) {
+    if (nonce !== undefined && payload.nonce === undefined) {
       throw libraryError(
         'invalid_id_token',
         'the ID token carries no nonce, but its authorization request sent one: it was issued ' +
           'for another authorization request, or the nonce was removed from this one',
       )
-    } else if (nonce !== undefined && payload.nonce !== nonce) {
+    }
+    if (nonce !== undefined && payload.nonce !== nonce) {
       throw libraryError('invalid_id_token', 'nonce mismatch')
-    } else if (nonce === undefined && payload.nonce !== undefined) {
+    }
+    if (nonce === undefined && payload.nonce !== undefined) {
       throw libraryError(
         'invalid_id_token',
         'the ID token carries a nonce, so its authorization request had one: pass it as options.nonce',
       )
     }
-    if (options.accessToken !== undefined || options.atHashOptional !== true) {
+    if (options.accessTokenHash !== 'when-given' || options.accessToken !== undefined) {
       await checkHash(payload, 'at_hash', alg, options.accessToken, 'options.accessToken')
     }
     await checkHash(payload, 'c_hash', alg, options.code, 'options.code')

@@ -316,6 +316,28 @@ describe('RateLimitService.shouldRateLimit', () => {
     expect(counter('ratelimit.service.call.should_rate_limit.service_error')).toBe(1)
   })
 
+  it("counts a descriptor `limit` override in a one-unit window even where the rule has a unit_multiplier (upstream's override has no multiplier)", async () => {
+    const { service, clock } = setup(
+      {},
+      'domain: edge\ndescriptors:\n  - key: k\n    rate_limit: { unit: minute, requests_per_unit: 10, unit_multiplier: 5 }\n',
+    )
+    const rule = await service.shouldRateLimit(req(d(['k', 'rule'])))
+    // The rule: a window of 5 minutes from 00:00:00, 30 seconds in.
+    expect(rule.statuses[0]).toMatchObject({ code: 'OK', durationUntilReset: 270 })
+    const override = { ...d(['k', 'x']), limit: { requestsPerUnit: 1, unit: 'MINUTE' as const } }
+    const first = await service.shouldRateLimit(req(override))
+    expect(first.statuses[0]).toMatchObject({
+      code: 'OK',
+      currentLimit: { requestsPerUnit: 1, unit: 'MINUTE' },
+      durationUntilReset: 30,
+    })
+    expect((await service.shouldRateLimit(req(override))).overallCode).toBe('OVER_LIMIT')
+    clock.advance(30_000)
+    // A new minute: the override's window ended, the rule's 5 minutes have not.
+    const next = await service.shouldRateLimit(req(override))
+    expect(next.statuses[0]).toMatchObject({ code: 'OK', durationUntilReset: 60 })
+  })
+
   it('starts a new window when the clock rolls over', async () => {
     const { service, clock } = setup()
     const request = req(d(['user', 'x'], ['action', 'checkout']))

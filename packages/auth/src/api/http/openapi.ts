@@ -70,7 +70,7 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
   },
   'POST /token': {
     tag: 'sign-up and sign-in',
-    summary: 'Start or refresh a session: grant_type password, refresh_token or pkce',
+    summary: 'Start or refresh a session: grant_type password, refresh_token, pkce or id_token',
     access: 'public',
     ok: ok('A session', 'Session'),
   },
@@ -199,6 +199,12 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
     summary: 'List users, a page at a time (X-Total-Count and Link headers)',
     access: 'admin',
     ok: ok('A page of users', 'UserList'),
+  },
+  'GET /admin/audit': {
+    tag: 'admin',
+    summary: 'The audit log, newest first, a page at a time; query=author:|action:|type:<text>',
+    access: 'admin',
+    ok: ok('A page of audit-log entries'),
   },
   'POST /admin/users': {
     tag: 'admin',

@@ -10,6 +10,7 @@ import {
   updateUserAsAdmin,
   type AdminUserParams,
 } from '../../services/admin-users.js'
+import { auditLogPage } from '../../services/audit-log.js'
 import { generateLink } from '../../services/generate-link.js'
 import { UUID_PATTERN } from '../../services/shared/validation.js'
 import { adminClaimsOf, requireAdmin } from '../http/hooks.js'
@@ -56,6 +57,12 @@ const ListQuery = Query({
   per_page: OptionalParam({ pattern: PAGE, errorMessage: 'Bad Pagination Parameters: per_page' }),
   filter: OptionalParam(),
   sort: OptionalParam({ pattern: SORT, errorMessage: 'Bad Sort Parameters: %s' }),
+})
+
+const AuditQuery = Query({
+  page: OptionalParam({ pattern: PAGE, errorMessage: 'Bad Pagination Parameters: page' }),
+  per_page: OptionalParam({ pattern: PAGE, errorMessage: 'Bad Pagination Parameters: per_page' }),
+  query: OptionalParam(),
 })
 
 /** A `sort` that passed {@link SORT}, as columns and direction (default `created_at desc`). */
@@ -124,8 +131,8 @@ function actorOf(request: FastifyRequest) {
 
 /**
  * Admin users API: `GET`/`POST /admin/users`, `GET`/`PUT` (or `POST`)/`DELETE
- * /admin/users/<user_id>` and `POST /admin/generate_link`, for tokens whose role is in
- * `JWT_ADMIN_ROLES`.
+ * /admin/users/<user_id>`, `POST /admin/generate_link` and `GET /admin/audit` (the audit log, a
+ * page at a time, `query=<scope>:<text>`), for tokens whose role is in `JWT_ADMIN_ROLES`.
  *
  * @see https://github.com/supabase/auth/blob/master/internal/api/admin.go
  */
@@ -148,6 +155,16 @@ export const adminRoutes: RouteGroup = (app, ctx) => {
     reply.header('x-total-count', String(total))
     reply.header('link', paginationLink('/admin/users', page, perPage, total))
     return { users: users.map((u) => serializeUser(u.user, u.identities)), aud }
+  })
+
+  app.get('/admin/audit', { schema: { querystring: AuditQuery } }, async (request, reply) => {
+    const { query } = request
+    const page = Number(query.page || 1)
+    const perPage = Number(query.per_page || 50)
+    const { entries, total } = await auditLogPage(ctx, query.query ?? '', page, perPage)
+    reply.header('x-total-count', String(total))
+    reply.header('link', paginationLink('/admin/audit', page, perPage, total))
+    return entries
   })
 
   app.post('/admin/users', { schema: { body: AdminUserBody } }, async (request) => {

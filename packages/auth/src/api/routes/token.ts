@@ -1,15 +1,17 @@
 import type { FastifyRequest } from 'fastify'
 import type { Static } from 'typebox'
 import type { AppContext } from '../../context.js'
-import { UnsupportedGrantTypeError } from '../../errors.js'
+import { OAuthJsonError, UnsupportedGrantTypeError } from '../../errors.js'
 import type { LimitedOperation } from '../../limiter/limiter.js'
+import type { User } from '../../models/user.js'
+import { idTokenGrant } from '../../services/id-token-grant.js'
+import { authenticateUser } from '../../services/shared/authentication.js'
 import { pkceGrant } from '../../services/shared/pkce.js'
-import { idTokenGrant } from '../../services/id-token.js'
 import { passwordGrant, refreshTokenGrant } from '../../services/token-grants.js'
 import { bearerToken, rateLimit, verifyCaptcha } from '../http/hooks.js'
 import { requestContext } from '../http/request-context.js'
 import type { RouteGroup } from './group.js'
-import { BoolField, Body, ObjectField, OptionalParam, Query, StringField } from '../http/schema.js'
+import { Body, BoolField, ObjectField, OptionalParam, Query, StringField } from '../http/schema.js'
 import { responseSchemaOf } from '../http/response-schemas.js'
 import { serializeSession, type TokenResponse } from '../http/serializers.js'
 
@@ -22,7 +24,6 @@ const TokenBody = Body({
   refresh_token: StringField(),
   auth_code: StringField(),
   code_verifier: StringField(),
-  // grant_type=id_token (upstream IdTokenGrantParams)
   id_token: StringField(),
   access_token: StringField(),
   nonce: StringField(),
@@ -88,24 +89,27 @@ async function grant(
       return serializeSession(await refreshTokenGrant(ctx, body.refresh_token, client))
     case 'pkce':
       return serializeSession(await pkceGrant(ctx, body.auth_code, body.code_verifier, client))
-    case 'id_token':
-      return serializeSession(
-        await idTokenGrant(
-          ctx,
-          {
-            idToken: body.id_token,
-            accessToken: body.access_token,
-            nonce: body.nonce,
-            provider: body.provider,
-            clientId: body.client_id,
-            issuer: body.issuer,
-            linkIdentity: body.link_identity === true,
-            bearer: request.headers.authorization === undefined ? undefined : bearerToken(request),
-          },
-          client,
-          request.log,
-        ),
-      )
+    case 'id_token': {
+      let linkingTarget: User | undefined
+      if (body.link_identity === true) {
+        if (request.headers.authorization === undefined) {
+          throw new OAuthJsonError(
+            'invalid request',
+            'Linking requires a valid user access token in Authorization',
+          )
+        }
+        linkingTarget = (await authenticateUser(ctx, bearerToken(request))).user
+      }
+      const params = {
+        idToken: body.id_token,
+        accessToken: body.access_token,
+        nonce: body.nonce,
+        provider: body.provider,
+        clientId: body.client_id,
+        issuer: body.issuer,
+      }
+      return serializeSession(await idTokenGrant(ctx, params, linkingTarget, client, request.log))
+    }
     default:
       throw new UnsupportedGrantTypeError()
   }
@@ -113,8 +117,8 @@ async function grant(
 
 /**
  * `POST /token` with `grant_type` `password`, `refresh_token`, `pkce` (`auth_code` +
- * `code_verifier`) or `id_token` (`provider` or `issuer`, `id_token`, `access_token`, `nonce`,
- * `link_identity`; see `services/id-token.ts`; as upstream, without captcha). The grant type comes from the
+ * `code_verifier`) or `id_token` (`id_token`, `provider` or `issuer`, `access_token`, `nonce`,
+ * `link_identity` with the user's bearer token; see `idTokenGrant`). The grant type comes from the
  * query (auth-js) or the form body (RFC 6749 §4.3, §6). Form-encoded requests are treated as a
  * generic OAuth 2.0 client's: `username` is accepted for the email or phone, client credentials
  * (HTTP Basic or `client_id`/`client_secret` fields) are ignored, and errors use the RFC 6749
@@ -131,6 +135,7 @@ export const tokenRoutes: RouteGroup = (app, ctx) => {
       config: { oauthErrors: true },
       preHandler: [
         rateLimit(ctx, limitedOperation),
+        // Upstream checks the captcha of password sign-ins only (`isIgnoreCaptchaRoute`).
         verifyCaptcha(ctx, (request) => grantType(request) === 'password'),
       ],
     },

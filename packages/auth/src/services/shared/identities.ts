@@ -37,6 +37,7 @@ import {
 import type { ProviderEmail, ProviderUserData } from '../../provider/oauth-provider.js'
 import type { Queryable } from '../../storage/db.js'
 import { sendConfirmation } from './confirmation.js'
+import { sendNotification, type NotificationLog } from './notifications.js'
 import { createUser } from '../users.js'
 
 /**
@@ -369,4 +370,29 @@ export async function unlinkIdentity(
     )
     return { user, identity }
   })
+}
+
+/**
+ * What follows a committed {@link signInWithIdentity}, for every external sign-in (`/callback`,
+ * the `id_token` grant): an unverified email ends the sign-in with 422
+ * `provider_email_needs_verification` (its confirmation was sent), and a new link tells the user
+ * by mail (`identity_linked_notification`, when enabled).
+ *
+ * @throws {@link UnprocessableEntityError} `provider_email_needs_verification`.
+ */
+export async function finishIdentitySignIn(
+  ctx: AppContext,
+  outcome: IdentityOutcome,
+  provider: string,
+  log: NotificationLog,
+): Promise<void> {
+  if (outcome.needsVerification) {
+    throw new UnprocessableEntityError(
+      'provider_email_needs_verification',
+      `Unverified email with ${provider}. A confirmation email has been sent to your ${provider} email`,
+    )
+  }
+  if (outcome.linked) {
+    await sendNotification(ctx, 'identity_linked_notification', outcome.user, { provider }, log)
+  }
 }

@@ -5,6 +5,7 @@ import {
   ConflictError,
   InternalServerError,
   NotFoundError,
+  OAuthJsonError,
   PayloadTooLargeError,
   RequestTimeoutError,
   ServiceUnavailableError,
@@ -120,6 +121,12 @@ export function sendError(
   reply: FastifyReply,
   error: AuthError,
 ): FastifyReply {
+  if (error instanceof OAuthJsonError) {
+    return reply
+      .code(400)
+      .header('cache-control', 'no-store')
+      .send({ error: error.error, error_description: error.message })
+  }
   const wire = wireErrorOf(error)
   reply.header('x-sb-error-code', error.code)
   for (const [name, value] of Object.entries(wire.headers)) reply.header(name, value)

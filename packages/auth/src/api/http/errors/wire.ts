@@ -6,7 +6,6 @@ import {
   ForbiddenError,
   InternalServerError,
   NotFoundError,
-  OAuthRequestError,
   PayloadTooLargeError,
   RequestRateLimitError,
   RequestTimeoutError,
@@ -46,11 +45,6 @@ const UNMAPPED = row({ error: AuthError, status: 500 })
  */
 export const WIRE_ERRORS: readonly WireMapping[] = [
   row({ error: BadRequestError, status: 400 }),
-  row({
-    error: OAuthRequestError,
-    status: 400,
-    extra: (error) => ({ error: error.error, error_description: error.message }),
-  }),
   row({ error: UnauthorizedError, status: 401 }),
   row({ error: ForbiddenError, status: 403 }),
   row({ error: NotFoundError, status: 404 }),
