@@ -82,6 +82,7 @@ export const SETTINGS_DOCS: readonly SettingsDoc[] = [
       providers: { table: authFamilies, keys: ['provider'] },
       mail: [
         'mailer.autoconfirm',
+        'mailer.linkConfirmationPage',
         'mailer.otpExpMs',
         'mailer.otpLength',
         'mailer.secureEmailChangeEnabled',

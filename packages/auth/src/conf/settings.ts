@@ -942,6 +942,13 @@ const mailer = group({
     help: 'Email sign-ups are confirmed at once and get a session.',
   }),
   /**
+   * `MAILER_LINK_CONFIRMATION_PAGE`: a mailed link opens a confirmation page whose button
+   * consumes it, so that mail scanners and link previews cannot (beyond upstream). @default false
+   */
+  linkConfirmationPage: bool('MAILER_LINK_CONFIRMATION_PAGE', {
+    help: 'Mailed links (`GET /verify`) answer a small confirmation page instead of consuming the link; its button (a form, no script) consumes it and redirects exactly as the link did. Mail security scanners and link previews that open links then cannot use them up. Beyond upstream; see [Scanner-proof links](#scanner-proof-links).',
+  }),
+  /**
    * `MAILER_OTP_EXP`: validity of links and OTPs in milliseconds (set in seconds). @default
    * 3600000 (upstream: 24 hours; see SECURITY.md)
    */

@@ -25,6 +25,7 @@ import { bindingCookie, readBindingSecret } from '../../services/shared/oauth-br
 import { OAuthStateError, type OAuthState } from '../../services/shared/oauth-state.js'
 import { toAuthError } from '../http/errors/error-handler.js'
 import { wireErrorOf } from '../http/errors/wire.js'
+import { sendFormPage } from '../http/form-page.js'
 import { headerValue, requestContext } from '../http/request-context.js'
 import type { RouteGroup } from './group.js'
 import { requestRedirectTo } from '../http/redirect-to.js'
@@ -86,11 +87,6 @@ function sendStateError(
   return reply.code(303).header('location', location).send()
 }
 
-/** `text` for an HTML attribute value. */
-function escapeAttribute(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${String(c.charCodeAt(0))};`)
-}
-
 /**
  * Answers a `form_post` callback that came without the binding cookie: a cross-site POST (Apple
  * posts the authorization response from its own site) does not carry a `SameSite=Lax` cookie, so
@@ -102,28 +98,13 @@ function resubmitPage(
   reply: FastifyReply,
   fields: Readonly<Record<string, string>>,
 ) {
-  const nonce = Buffer.from(ctx.random.bytes(16)).toString('base64')
-  const inputs = Object.entries({ ...fields, [RESUBMITTED]: '1' })
-    .map(
-      ([name, value]) =>
-        `<input type="hidden" name="${escapeAttribute(name)}" value="${escapeAttribute(value)}">`,
-    )
-    .join('')
-  return reply
-    .code(200)
-    .header('content-type', 'text/html; charset=utf-8')
-    .header('cache-control', 'no-store')
-    .header('referrer-policy', 'no-referrer')
-    .header(
-      'content-security-policy',
-      `default-src 'none'; script-src 'nonce-${nonce}'; frame-ancestors 'none'`,
-    )
-    .send(
-      `<!doctype html><html><head><title>Signing in…</title></head><body>` +
-        `<form method="post" action="callback">${inputs}` +
-        `<noscript><button type="submit">Continue</button></noscript></form>` +
-        `<script nonce="${nonce}">document.forms[0].submit()</script></body></html>`,
-    )
+  return sendFormPage(reply, {
+    title: 'Signing in…',
+    action: 'callback',
+    fields: { ...fields, [RESUBMITTED]: '1' },
+    button: 'Continue',
+    autoSubmitNonce: Buffer.from(ctx.random.bytes(16)).toString('base64'),
+  })
 }
 
 /** What an `/authorize` request (or `/user/identities/authorize`) asks for. */

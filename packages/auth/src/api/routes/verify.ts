@@ -1,4 +1,5 @@
-import type { FastifyReply } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { Static } from 'typebox'
 import type { AppContext } from '../../context.js'
 import { AuthError } from '../../errors.js'
 import {
@@ -8,6 +9,7 @@ import {
   type VerifyParams,
 } from '../../services/verify.js'
 import { wireErrorOf } from '../http/errors/wire.js'
+import { sendFormPage } from '../http/form-page.js'
 import { rateLimit } from '../http/hooks.js'
 import { requestContext } from '../http/request-context.js'
 import { requestRedirectTo } from '../http/redirect-to.js'
@@ -23,6 +25,8 @@ const VerifyBody = Body({
   phone: StringField(),
   redirect_to: StringField(),
   gotrue_meta_security: ObjectField(),
+  /** The confirmation page's button (`MAILER_LINK_CONFIRMATION_PAGE`). */
+  confirm: StringField(),
 })
 
 const VerifyQuery = Query({
@@ -96,33 +100,58 @@ function redirectError(
 /**
  * `GET /verify` (a mailed link: 303 to `redirect_to` with the session in the fragment, `?code=`
  * for PKCE, or the error in the fragment) and `POST /verify` (a typed code or a `token_hash`:
- * the session response).
+ * the session response). Under `MAILER_LINK_CONFIRMATION_PAGE`, `GET` and `HEAD` answer a
+ * confirmation page and its button's `POST /verify?<the link's query>` (`confirm=link`) follows
+ * the link; without it, `HEAD` is 405 (upstream routes `GET` only) and consumes nothing.
  *
  * @see https://github.com/supabase/auth/blob/master/internal/api/verify.go
  */
 export const verifyRoutes: RouteGroup = (app, ctx: AppContext) => {
+  /** Follows a mailed link: consumes it and redirects (the former `GET /verify`). */
+  async function followLink(
+    request: FastifyRequest<{ Querystring: Static<typeof VerifyQuery> }>,
+    reply: FastifyReply,
+  ): Promise<FastifyReply> {
+    const params = linkParams(request)
+    // Malformed requests are answered as JSON: no redirect target is trusted yet.
+    checkVerifyParams('GET', params)
+    try {
+      const client = requestContext(request, ctx.settings)
+      const outcome = await verify(ctx, 'GET', params, client, request.log)
+      return await reply.redirect(successLocation(outcome), 303)
+    } catch (error) {
+      if (!(error instanceof AuthError)) throw error
+      return redirectError(reply, error, params.redirectTo, params.token.startsWith('pkce_'))
+    }
+  }
+
+  function linkParams(
+    request: FastifyRequest<{ Querystring: Static<typeof VerifyQuery> }>,
+  ): VerifyParams {
+    return {
+      type: request.query.type ?? '',
+      token: request.query.token ?? '',
+      tokenHash: '',
+      email: '',
+      phone: '',
+      redirectTo: requestRedirectTo(request, ctx.settings),
+    }
+  }
+
   app.get(
     '/verify',
     { schema: { querystring: VerifyQuery }, preHandler: rateLimit(ctx, 'verify') },
     async (request, reply) => {
-      const params: VerifyParams = {
-        type: request.query.type ?? '',
-        token: request.query.token ?? '',
-        tokenHash: '',
-        email: '',
-        phone: '',
-        redirectTo: requestRedirectTo(request, ctx.settings),
+      // A HEAD (a link checker, a mail scanner) never consumes a link; upstream routes GET only.
+      if (request.method === 'HEAD') {
+        if (!ctx.settings.mailer.linkConfirmationPage) return reply.code(405).send()
+        return confirmationPage(reply, request.query)
       }
-      // Malformed requests are answered as JSON: no redirect target is trusted yet.
-      checkVerifyParams('GET', params)
-      try {
-        const client = requestContext(request, ctx.settings)
-        const outcome = await verify(ctx, 'GET', params, client, request.log)
-        return await reply.redirect(successLocation(outcome), 303)
-      } catch (error) {
-        if (!(error instanceof AuthError)) throw error
-        return redirectError(reply, error, params.redirectTo, params.token.startsWith('pkce_'))
+      if (ctx.settings.mailer.linkConfirmationPage) {
+        checkVerifyParams('GET', linkParams(request))
+        return confirmationPage(reply, request.query)
       }
+      return followLink(request, reply)
     },
   )
 
@@ -132,8 +161,12 @@ export const verifyRoutes: RouteGroup = (app, ctx: AppContext) => {
       schema: { body: VerifyBody, querystring: VerifyQuery },
       preHandler: rateLimit(ctx, 'verify'),
     },
-    async (request) => {
+    async (request, reply) => {
       const { body } = request
+      // The confirmation page's button: the link of the page's query, followed as GET did.
+      if (ctx.settings.mailer.linkConfirmationPage && body.confirm === CONFIRM) {
+        return followLink(request, reply)
+      }
       const outcome = await verify(
         ctx,
         'POST',
@@ -154,4 +187,26 @@ export const verifyRoutes: RouteGroup = (app, ctx: AppContext) => {
       return { msg: outcome.kind === 'message' ? outcome.message : '', code: '200' }
     },
   )
+}
+
+/** The value of the confirmation page's `confirm` field. */
+const CONFIRM = 'link'
+
+/**
+ * The page a mailed link answers under `MAILER_LINK_CONFIRMATION_PAGE`: one button, a form that
+ * posts `confirm=link` to `/verify` with the link's own query, which follows the link as `GET`
+ * did. Opening the page (a preview, a scanner, a `HEAD`) consumes nothing.
+ */
+function confirmationPage(reply: FastifyReply, query: Static<typeof VerifyQuery>): FastifyReply {
+  const search = new URLSearchParams()
+  for (const [key, value] of Object.entries(query)) {
+    if (typeof value === 'string') search.set(key, value)
+  }
+  return sendFormPage(reply, {
+    title: 'Confirm',
+    text: 'Press the button to continue.',
+    action: `verify?${search.toString()}`,
+    fields: { confirm: CONFIRM },
+    button: 'Continue',
+  })
 }
