@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises'
 import type { RouteOptions } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { OPENAPI_ENV, OPENAPI_FILE } from '../../scripts/openapi.js'
-import { ROUTE_DOCS } from '../../src/api/http/openapi.js'
+import { ROUTE_DOCS } from '#internal/api/http/openapi.js'
 import {
   buildAuthApp,
   createAuthApp,
@@ -14,7 +14,7 @@ import {
   openDb,
   type AuthApp,
   type Db,
-} from '../../src/index.js'
+} from '@gatehouse/auth'
 
 interface OpenApiDocument {
   openapi: string

@@ -84,7 +84,10 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
     tag: 'sign-up and sign-in',
     summary: 'Verify a mailed or texted code, or a token hash',
     access: 'public',
-    ok: ok('A session (an email change half-done answers the user)', 'UserOrSession'),
+    ok: ok(
+      'A session (the first of two email change confirmations answers a message)',
+      'SessionOrAccepted',
+    ),
   },
   'POST /otp': {
     tag: 'sign-up and sign-in',
@@ -424,6 +427,18 @@ export const COMPONENT_SCHEMAS: Readonly<Record<string, Record<string, unknown>>
   },
   UserOrSession: {
     oneOf: [{ $ref: '#/components/schemas/Session' }, { $ref: '#/components/schemas/User' }],
+  },
+  ConfirmationAccepted: {
+    type: 'object',
+    description: 'The first of two email change confirmations was accepted; the other is awaited',
+    properties: { msg: string, code: { type: 'string', description: 'Always "200"' } },
+    required: ['msg', 'code'],
+  },
+  SessionOrAccepted: {
+    oneOf: [
+      { $ref: '#/components/schemas/Session' },
+      { $ref: '#/components/schemas/ConfirmationAccepted' },
+    ],
   },
 }
 

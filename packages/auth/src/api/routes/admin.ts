@@ -29,6 +29,7 @@ import {
   Query,
   StringField,
 } from '../http/schema.js'
+import { USER_LIST_RESPONSE, USER_RESPONSE } from '../http/response-schemas.js'
 import { serializeUser } from '../http/serializers.js'
 
 /**
@@ -140,22 +141,26 @@ export const adminRoutes: RouteGroup = (app, ctx) => {
   const { settings } = ctx
   app.addHook('preValidation', requireAdmin(ctx))
 
-  app.get('/admin/users', { schema: { querystring: ListQuery } }, async (request, reply) => {
-    const { query } = request
-    const page = Number(query.page || 1)
-    const perPage = Number(query.per_page || 50)
-    const aud = requestContext(request, settings).aud
-    const { users, total } = await listUsersPage(ctx, {
-      aud,
-      page,
-      perPage,
-      filter: query.filter ?? '',
-      sort: parseSort(query.sort ?? ''),
-    })
-    reply.header('x-total-count', String(total))
-    reply.header('link', paginationLink('/admin/users', page, perPage, total))
-    return { users: users.map((u) => serializeUser(u.user, u.identities)), aud }
-  })
+  app.get(
+    '/admin/users',
+    { schema: { querystring: ListQuery, response: { 200: USER_LIST_RESPONSE } } },
+    async (request, reply) => {
+      const { query } = request
+      const page = Number(query.page || 1)
+      const perPage = Number(query.per_page || 50)
+      const aud = requestContext(request, settings).aud
+      const { users, total } = await listUsersPage(ctx, {
+        aud,
+        page,
+        perPage,
+        filter: query.filter ?? '',
+        sort: parseSort(query.sort ?? ''),
+      })
+      reply.header('x-total-count', String(total))
+      reply.header('link', paginationLink('/admin/users', page, perPage, total))
+      return { users: users.map((u) => serializeUser(u.user, u.identities)), aud }
+    },
+  )
 
   app.get('/admin/audit', { schema: { querystring: AuditQuery } }, async (request, reply) => {
     const { query } = request
@@ -167,27 +172,35 @@ export const adminRoutes: RouteGroup = (app, ctx) => {
     return entries
   })
 
-  app.post('/admin/users', { schema: { body: AdminUserBody } }, async (request) => {
-    const { user, identities } = await createUserAsAdmin(
-      ctx,
-      adminUserParams(request.body),
-      actorOf(request),
-      requestContext(request, settings),
-      request.deadline,
-    )
-    return serializeUser(user, identities)
-  })
+  app.post(
+    '/admin/users',
+    { schema: { body: AdminUserBody, response: { 200: USER_RESPONSE } } },
+    async (request) => {
+      const { user, identities } = await createUserAsAdmin(
+        ctx,
+        adminUserParams(request.body),
+        actorOf(request),
+        requestContext(request, settings),
+        request.deadline,
+      )
+      return serializeUser(user, identities)
+    },
+  )
 
-  app.get('/admin/users/:user_id', { schema: { params: UserParams } }, async (request) => {
-    const { user, identities } = await getUser(ctx, request.params.user_id)
-    return serializeUser(user, identities)
-  })
+  app.get(
+    '/admin/users/:user_id',
+    { schema: { params: UserParams, response: { 200: USER_RESPONSE } } },
+    async (request) => {
+      const { user, identities } = await getUser(ctx, request.params.user_id)
+      return serializeUser(user, identities)
+    },
+  )
 
   // The spec lists POST and PUT for updates; upstream has PUT only. Both are served.
   app.route({
     method: ['PUT', 'POST'],
     url: '/admin/users/:user_id',
-    schema: { params: UserParams, body: AdminUserBody },
+    schema: { params: UserParams, body: AdminUserBody, response: { 200: USER_RESPONSE } },
     handler: async (request) => {
       const { user, identities } = await updateUserAsAdmin(
         ctx,

@@ -22,6 +22,7 @@ import {
 import { clientIp, requestContext } from '../http/request-context.js'
 import type { RouteGroup } from './group.js'
 import { Body, OptionalBody, Param, Params, StringField } from '../http/schema.js'
+import { SESSION_RESPONSE } from '../http/response-schemas.js'
 import { serializeFactor, serializeSession } from '../http/serializers.js'
 
 const FACTOR_ID = Param({ pattern: UUID_PATTERN, errorMessage: 'factor_id must be an UUID' })
@@ -110,7 +111,7 @@ export const factorRoutes: RouteGroup = (app, ctx) => {
   app.post(
     '/factors/:factor_id/verify',
     {
-      schema: { params: FactorParams, body: VerifyBody },
+      schema: { params: FactorParams, body: VerifyBody, response: { 200: SESSION_RESPONSE } },
       preHandler: rateLimit(ctx, 'factor_verify'),
     },
     async (request) => {

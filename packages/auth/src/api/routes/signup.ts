@@ -3,6 +3,7 @@ import { signUp } from '../../services/signup.js'
 import { rateLimit, verifyCaptcha } from '../http/hooks.js'
 import { requestContext } from '../http/request-context.js'
 import { requestRedirectTo } from '../http/redirect-to.js'
+import { USER_OR_SESSION_RESPONSE } from '../http/response-schemas.js'
 import { Body, ObjectField, OptionalParam, Query, StringField } from '../http/schema.js'
 import { serializeSession, serializeUser } from '../http/serializers.js'
 import type { RouteGroup } from './group.js'
@@ -30,7 +31,11 @@ export const signupRoutes: RouteGroup = (app, ctx) => {
   app.post(
     '/signup',
     {
-      schema: { body: SignupBody, querystring: SignupQuery },
+      schema: {
+        body: SignupBody,
+        querystring: SignupQuery,
+        response: { 200: USER_OR_SESSION_RESPONSE },
+      },
       // Anonymous sign-ins have their own hourly budget (upstream `limitAnonymousSignIns`),
       // counted only while they are enabled (else the request is refused anyway).
       preHandler: [

@@ -12,7 +12,7 @@ import { bearerToken, rateLimit, verifyCaptcha } from '../http/hooks.js'
 import { requestContext } from '../http/request-context.js'
 import type { RouteGroup } from './group.js'
 import { Body, BoolField, ObjectField, OptionalParam, Query, StringField } from '../http/schema.js'
-import { responseSchemaOf } from '../http/response-schemas.js'
+import { SESSION_RESPONSE } from '../http/response-schemas.js'
 import { serializeSession, type TokenResponse } from '../http/serializers.js'
 
 const TokenBody = Body({
@@ -35,9 +35,6 @@ const TokenBody = Body({
 })
 
 const TokenQuery = Query({ grant_type: OptionalParam() })
-
-/** The session auth-js reads (the serializer's schema; see `response-schemas.ts`). */
-const SESSION_RESPONSE = responseSchemaOf('Session')
 
 /** The grant type: from the query (auth-js), else from the body (RFC 6749 form requests). */
 function grantType(request: FastifyRequest): string {

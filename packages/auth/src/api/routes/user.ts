@@ -14,11 +14,8 @@ import {
   Query,
   StringField,
 } from '../http/schema.js'
-import { responseSchemaOf } from '../http/response-schemas.js'
+import { USER_RESPONSE } from '../http/response-schemas.js'
 import { serializeUser } from '../http/serializers.js'
-
-/** The user auth-js reads (the serializer's schema; see `response-schemas.ts`). */
-const USER_RESPONSE = responseSchemaOf('User')
 
 const UserUpdateBody = Body({
   app_metadata: ObjectField(),

@@ -13,6 +13,7 @@ import { sendFormPage } from '../http/form-page.js'
 import { rateLimit } from '../http/hooks.js'
 import { requestContext } from '../http/request-context.js'
 import { requestRedirectTo } from '../http/redirect-to.js'
+import { SESSION_OR_ACCEPTED_RESPONSE } from '../http/response-schemas.js'
 import type { RouteGroup } from './group.js'
 import { Body, ObjectField, OptionalParam, Query, StringField } from '../http/schema.js'
 import { serializeSession } from '../http/serializers.js'
@@ -158,7 +159,11 @@ export const verifyRoutes: RouteGroup = (app, ctx: AppContext) => {
   app.post(
     '/verify',
     {
-      schema: { body: VerifyBody, querystring: VerifyQuery },
+      schema: {
+        body: VerifyBody,
+        querystring: VerifyQuery,
+        response: { 200: SESSION_OR_ACCEPTED_RESPONSE },
+      },
       preHandler: rateLimit(ctx, 'verify'),
     },
     async (request, reply) => {
