@@ -858,6 +858,7 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
     }>
     readonly mailer: Group<{
       readonly autoconfirm: Field<boolean>
+      readonly linkConfirmationPage: Field<boolean>
       readonly otpExpMs: Field<number>
       readonly otpLength: Field<number>
       readonly secureEmailChangeEnabled: Field<boolean>
