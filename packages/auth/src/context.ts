@@ -1,3 +1,4 @@
+import type { CustomIdTokenIssuers } from './provider/id-token.js'
 import type { Clock } from './clock.js'
 import type { Settings } from './conf/settings.js'
 import type { JwtKeys } from './crypto/jwt.js'
@@ -40,6 +41,11 @@ export interface AppContext {
   readonly passwordBackoff: PasswordBackoff
   /** The enabled external OAuth providers. */
   readonly providers: ProviderRegistry
+  /**
+   * Where `custom:<name>` providers of the `id_token` grant come from (the custom provider store
+   * plugs in here); without it they are answered "Custom OAuth providers are disabled".
+   */
+  readonly customIdTokenIssuers?: CustomIdTokenIssuers | undefined
   /** The server-wide budget of SMS messages sent (`RATE_LIMIT_SMS_SENT`). */
   readonly smsLimiter: EmailSendLimiter
   /** The counters (`METRICS_ENABLED`); does nothing when metrics are off. */

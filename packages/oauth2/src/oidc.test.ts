@@ -300,6 +300,19 @@ describe('OpenID Connect', () => {
     )
   })
 
+  it('refuses an ID token issued in the future, beyond the clock tolerance', async () => {
+    const client = await discovered()
+    server.on('GET', '/jwks', { body: await jwks() })
+    await expect(
+      client.verifyIdToken(await sign({ iat: nowS + 120, exp: nowS + 600 }), {
+        clockTolerance: 60,
+      }),
+    ).rejects.toMatchObject({ code: 'invalid_id_token', description: 'iat is in the future' })
+    await expect(
+      client.verifyIdToken(await sign({ iat: nowS + 30 }), { clockTolerance: 60 }),
+    ).resolves.toMatchObject({ sub: 'alice' })
+  })
+
   it('pins alg to the advertised algorithms (RS256 when none are advertised)', async () => {
     const rs256Only = await discovered()
     const hs = await rs256Only

@@ -692,9 +692,12 @@ function providerFields(p: string) {
     enabled: bool(`${name}_ENABLED`, {
       help: `Sign-in with this provider; reported by \`/settings\`. The providers: ${EXTERNAL_PROVIDERS.join(', ')}.`,
     }),
-    /** `EXTERNAL_<P>_CLIENT_ID`: the OAuth client id (Twitter: the consumer key). */
+    /**
+     * `EXTERNAL_<P>_CLIENT_ID`: the OAuth client id (Twitter: the consumer key); several,
+     * comma-separated, for the `id_token` grant, of which the code flow uses the first.
+     */
     clientId: text(`${name}_CLIENT_ID`, {
-      help: 'The OAuth client id (Twitter: the consumer key); required when enabled. The `id_token` grant accepts tokens issued to any of several ids separated by commas (the web client and each native app).',
+      help: 'The OAuth client id (Twitter: the consumer key); required when enabled. The `id_token` grant accepts tokens issued to any of several ids separated by commas (the web client and each native app); the code flow uses the first.',
     }),
     /**
      * `EXTERNAL_<P>_SECRET`: the client secret (Twitter: the consumer secret). For Apple, either

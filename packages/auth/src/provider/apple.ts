@@ -1,7 +1,13 @@
 import { Client } from '@gatehouse/oauth2'
 import { PROVIDER_PRESETS } from '@gatehouse/oauth2/providers'
 import { SignJWT, importPKCS8 } from 'jose'
-import { discoveredClient, endpointsOf, presetProvider, type ProviderContext } from './base.js'
+import {
+  discoveredClient,
+  endpointsOf,
+  presetProvider,
+  primaryClientId,
+  type ProviderContext,
+} from './base.js'
 import type { OAuthProvider } from './oauth-provider.js'
 
 /**
@@ -27,12 +33,12 @@ export function apple(ctx: ProviderContext): OAuthProvider {
     const secret = await new SignJWT({})
       .setProtectedHeader({ alg: jwt.algorithm, kid: ctx.apple?.keyId ?? '' })
       .setIssuer(ctx.apple?.teamId ?? '')
-      .setSubject(ctx.config.clientId)
+      .setSubject(primaryClientId(ctx.config))
       .setAudience(issuer)
       .setIssuedAt(now)
       .setExpirationTime(now + jwt.lifetimeSeconds)
       .sign(await key)
-    return new Client(ctx.config.clientId, secret, { ...base.options })
+    return new Client(primaryClientId(ctx.config), secret, { ...base.options })
   }
   return presetProvider(ctx, 'apple', { client })
 }

@@ -6,6 +6,7 @@ import {
   endpointsOf,
   oauth2Client,
   presetProvider,
+  primaryClientId,
   type ProviderContext,
 } from './base.js'
 import type { OAuthProvider, ProviderTokens } from './oauth-provider.js'
@@ -42,7 +43,7 @@ export function azure(ctx: ProviderContext): OAuthProvider {
     let tenant = tenants.get(iss)
     if (tenant === undefined) {
       if (tenants.size >= MAX_TENANTS) tenants.delete(tenants.keys().next().value ?? '')
-      tenant = new Client(ctx.config.clientId, ctx.config.secret, {
+      tenant = new Client(primaryClientId(ctx.config), ctx.config.secret, {
         ...client.options,
         metadata: { issuer: iss, jwks_uri: jwksUri },
       })

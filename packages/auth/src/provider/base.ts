@@ -38,6 +38,22 @@ export interface ProviderContext {
   readonly apple?: { readonly teamId: string; readonly keyId: string } | undefined
 }
 
+/** `EXTERNAL_<P>_CLIENT_ID` as the list upstream reads it (comma-separated). */
+export function clientIdsOf(clientId: string): string[] {
+  return clientId
+    .split(',')
+    .map((id) => id.trim())
+    .filter((id) => id !== '')
+}
+
+/**
+ * The client id the code flow uses: the first of `EXTERNAL_<P>_CLIENT_ID` (upstream
+ * `ClientID[0]`; the others are native apps' ids, for the `id_token` grant).
+ */
+export function primaryClientId(config: { readonly clientId: string }): string {
+  return clientIdsOf(config.clientId)[0] ?? ''
+}
+
 /**
  * The `nonce` sent with an OIDC provider's authorization request: base64url(SHA-256(state)), so
  * that the callback, which has the signed state, can check the ID token's without storing it.
@@ -51,7 +67,7 @@ export function oauth2Client(
   ctx: ProviderContext,
   options: Pick<ClientOptions, 'site' | 'authorizeUrl' | 'tokenUrl' | 'authScheme' | 'metadata'>,
 ): Client {
-  return new Client(ctx.config.clientId, ctx.config.secret, {
+  return new Client(primaryClientId(ctx.config), ctx.config.secret, {
     authScheme: 'request_body',
     ...options,
     redirect_uri: ctx.config.redirectUri,
@@ -68,7 +84,7 @@ export function oauth2Client(
 export function discoveredClient(ctx: ProviderContext, issuer: string): () => Promise<Client> {
   let client: Promise<Client> | undefined
   return () => {
-    client ??= Client.discover(issuer, ctx.config.clientId, ctx.config.secret, {
+    client ??= Client.discover(issuer, primaryClientId(ctx.config), ctx.config.secret, {
       authScheme: 'request_body',
       redirect_uri: ctx.config.redirectUri,
       clock: ctx.clock,
@@ -355,7 +371,7 @@ export async function readPresetUser(
     (preset.idToken.required || tokens.params.id_token !== undefined)
   const idToken = checkIdToken ? await verifiedIdToken(idTokenClient, tokens, state) : undefined
   const requests = preset.profileRequests(endpoints, {
-    clientId: ctx.config.clientId,
+    clientId: primaryClientId(ctx.config),
     clientSecret: ctx.config.secret,
     accessToken: tokens.accessToken,
   })

@@ -12,7 +12,7 @@ import { decodeJwt } from 'jose'
 import type { Settings } from '../conf/settings.js'
 import { BadRequestError } from '../errors.js'
 import type { JsonObject } from '../models/json.js'
-import { profileClaims } from './base.js'
+import { clientIdsOf, profileClaims } from './base.js'
 import type { ExternalProvider } from './names.js'
 import type { ProviderEmail, ProviderUserData } from './oauth-provider.js'
 
@@ -33,6 +33,27 @@ const DEFAULT_ISSUERS: Readonly<Partial<Record<ExternalProvider, string>>> = {
 const AZURE_ISSUER =
   /^https:\/\/(login\.microsoftonline\.com|sts\.windows\.net)\/[A-Za-z0-9._-]{1,64}(\/v2\.0)?\/?$/
 
+/** The provider of an ID token: a built-in one, or a custom OIDC provider (`custom:<name>`). */
+export type IdTokenProviderName = ExternalProvider | `custom:${string}`
+
+/**
+ * Where `custom:<name>` OIDC providers of the `id_token` grant come from: the store of custom
+ * providers (issue 27 item 3) implements it and is given to the app context as
+ * `customIdTokenIssuers`; without one, custom providers are answered as disabled.
+ */
+export interface CustomIdTokenIssuers {
+  /**
+   * The enabled OIDC provider called `identifier` (`custom:<name>`): its issuer (discovered as
+   * the built-in ones are), the client ids its tokens may be issued to, and whether its nonce is
+   * compared.
+   *
+   * @throws {@link BadRequestError} Upstream's answers: `validation_failed` "Custom provider
+   *   \"…\" not found", "Provider \"…\" is not an OIDC provider", "OIDC provider \"…\" missing
+   *   issuer"; `provider_disabled` "Custom provider \"…\" is disabled".
+   */
+  issuerOf(identifier: `custom:${string}`): Promise<IdTokenIssuer>
+}
+
 /** What the grant asks for (upstream `IdTokenGrantParams`). */
 export interface IdTokenRequest {
   readonly idToken: string
@@ -42,8 +63,8 @@ export interface IdTokenRequest {
 
 /** The provider an ID token is checked against. */
 export interface IdTokenIssuer {
-  /** The identity's provider (`google`, …). */
-  readonly provider: ExternalProvider
+  /** The identity's provider (`google`, …, or a custom provider's `custom:<name>`). */
+  readonly provider: IdTokenProviderName
   /** The issuer the token must carry, and its keys' discovery document. */
   readonly issuer: string
   /**
@@ -68,14 +89,6 @@ function issuerIn(idToken: string, what: string): string {
       `Unable to detect issuer in ID token for ${what} provider`,
     )
   }
-}
-
-/** `EXTERNAL_<P>_CLIENT_ID` as the list upstream reads it (comma-separated). */
-export function clientIdsOf(clientId: string): string[] {
-  return clientId
-    .split(',')
-    .map((id) => id.trim())
-    .filter((id) => id !== '')
 }
 
 /** An issuer without trailing slashes (the form discovery and `iss` comparisons use). */
@@ -176,6 +189,26 @@ export function idTokenIssuerOf(settings: Settings, request: IdTokenRequest): Id
 }
 
 /**
+ * {@link idTokenIssuerOf}, with `custom:<name>` providers asked of `custom` (upstream's "Custom
+ * OAuth providers are disabled" without it).
+ *
+ * @throws As {@link idTokenIssuerOf} and {@link CustomIdTokenIssuers.issuerOf}.
+ */
+export async function resolveIdTokenIssuer(
+  settings: Settings,
+  request: IdTokenRequest,
+  custom: CustomIdTokenIssuers | undefined,
+): Promise<IdTokenIssuer> {
+  const { provider } = request
+  if (custom !== undefined && isCustomProvider(provider)) return custom.issuerOf(provider)
+  return idTokenIssuerOf(settings, request)
+}
+
+function isCustomProvider(provider: string): provider is `custom:${string}` {
+  return provider.startsWith('custom:')
+}
+
+/**
  * Whether `issuer` is an Azure tenant's: under `login.microsoftonline.com` or `sts.windows.net`,
  * or, with `EXTERNAL_AZURE_URL` set, under its origin.
  */
@@ -207,7 +240,10 @@ function flag(claims: JsonObject, key: string): boolean {
  * `email_verified`; Azure also counts `xms_edov`, the email domain's owner verified), name and
  * picture; Google's `hd` and Apple's `is_private_email` as custom claims.
  */
-export function idTokenUserData(provider: ExternalProvider, claims: JsonObject): ProviderUserData {
+export function idTokenUserData(
+  provider: IdTokenProviderName,
+  claims: JsonObject,
+): ProviderUserData {
   const sub = text(claims, 'sub') ?? ''
   const email = text(claims, 'email')
   const verified =

@@ -13,7 +13,7 @@ import type { AppContext, RequestContext } from '../context.js'
 import { InternalServerError, OAuthJsonError } from '../errors.js'
 import type { JsonObject } from '../models/json.js'
 import type { User } from '../models/user.js'
-import { idTokenIssuerOf, idTokenUserData } from '../provider/id-token.js'
+import { idTokenUserData, resolveIdTokenIssuer } from '../provider/id-token.js'
 import type { IssuedSession } from '../sessions/token-service.js'
 import { finishIdentitySignIn, signInWithIdentity } from './shared/identities.js'
 import type { NotificationLog } from './shared/notifications.js'
@@ -48,7 +48,8 @@ function goList(values: unknown): string {
 /**
  * Checks the ID token and signs its user in, or links its identity to `linkingTarget` (upstream
  * `IdTokenGrant`):
- * 1. the provider from `provider` or `issuer` (see `idTokenIssuerOf`);
+ * 1. the provider from `provider` or `issuer` (see `idTokenIssuerOf`; `custom:<name>` from
+ *    `ctx.customIdTokenIssuers`);
  * 2. the signature against the issuer's discovered keys, `alg` among those it advertises, `iss`,
  *    `exp`, `iat`, `sub`; `at_hash` when `access_token` is given;
  * 3. `aud` one of the provider's client ids;
@@ -75,7 +76,7 @@ export async function idTokenGrant(
   if (params.provider === '' && (params.clientId === '' || params.issuer === '')) {
     throw new OAuthJsonError('invalid request', 'provider or client_id and issuer required')
   }
-  const issuer = idTokenIssuerOf(ctx.settings, params)
+  const issuer = await resolveIdTokenIssuer(ctx.settings, params, ctx.customIdTokenIssuers)
   let verifier
   try {
     verifier = await ctx.providers.idTokenClient(issuer)

@@ -255,6 +255,11 @@ export class IdTokenVerifier {
         error,
       )
     }
+    // jose checks only that iat is a number: a token from the future is refused too.
+    const nowSeconds = Math.floor(this.#host.clock.now() / 1000)
+    if (typeof payload.iat === 'number' && payload.iat > nowSeconds + tolerance) {
+      throw libraryError('invalid_id_token', 'iat is in the future')
+    }
     const aud = payload.aud
     if (options.audiences !== undefined) {
       // Issued to one of the server's apps (see `audiences`): who presented it is not the client.
