@@ -202,6 +202,6 @@ export async function listAuditLogEntries(
       created_at: r.created_at.toISOString(),
       ip_address: r.ip_address,
     })),
-    total: Number(count.rows[0]?.n ?? 0),
+    total: count.rows[0]?.n ?? 0,
   }
 }
