@@ -203,18 +203,23 @@ export declare const EXTERNAL_PROVIDERS: readonly [
   'discord',
   'facebook',
   'figma',
+  'fly',
   'github',
   'gitlab',
   'google',
+  'kakao',
   'keycloak',
   'linkedin',
   'notion',
   'snapchat',
   'spotify',
   'slack',
+  'slack_oidc',
   'twitch',
   'twitter',
   'workos',
+  'x',
+  'zoom',
 ]
 // ExternalProvider
 export type ExternalProvider = (typeof EXTERNAL_PROVIDERS)[number]
@@ -766,6 +771,13 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
         readonly redirectUri: Field<string>
         readonly url: Field<string>
       }>
+      readonly fly: Group<{
+        enabled: Field<boolean>
+        clientId: Field<string>
+        secret: Field<string>
+        redirectUri: Field<string>
+        url: Field<string>
+      }>
       readonly github: Group<{
         enabled: Field<boolean>
         clientId: Field<string>
@@ -781,6 +793,13 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
         url: Field<string>
       }>
       readonly google: Group<{
+        enabled: Field<boolean>
+        clientId: Field<string>
+        secret: Field<string>
+        redirectUri: Field<string>
+        url: Field<string>
+      }>
+      readonly kakao: Group<{
         enabled: Field<boolean>
         clientId: Field<string>
         secret: Field<string>
@@ -833,6 +852,13 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
         readonly redirectUri: Field<string>
         readonly url: Field<string>
       }>
+      readonly slack_oidc: Group<{
+        enabled: Field<boolean>
+        clientId: Field<string>
+        secret: Field<string>
+        redirectUri: Field<string>
+        url: Field<string>
+      }>
       readonly twitch: Group<{
         enabled: Field<boolean>
         clientId: Field<string>
@@ -854,6 +880,20 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
         readonly secret: Field<string>
         readonly redirectUri: Field<string>
         readonly url: Field<string>
+      }>
+      readonly x: Group<{
+        enabled: Field<boolean>
+        clientId: Field<string>
+        secret: Field<string>
+        redirectUri: Field<string>
+        url: Field<string>
+      }>
+      readonly zoom: Group<{
+        enabled: Field<boolean>
+        clientId: Field<string>
+        secret: Field<string>
+        redirectUri: Field<string>
+        url: Field<string>
       }>
     }>
     readonly mailer: Group<{

@@ -16,18 +16,23 @@ export const EXTERNAL_PROVIDERS = [
   'discord',
   'facebook',
   'figma',
+  'fly',
   'github',
   'gitlab',
   'google',
+  'kakao',
   'keycloak',
   'linkedin',
   'notion',
   'snapchat',
   'spotify',
   'slack',
+  'slack_oidc',
   'twitch',
   'twitter',
   'workos',
+  'x',
+  'zoom',
 ] as const
 
 /** One of {@link EXTERNAL_PROVIDERS}. */

@@ -17,19 +17,23 @@ export type ProviderName =
   | 'discord'
   | 'facebook'
   | 'figma'
+  | 'fly'
   | 'github'
   | 'gitlab'
   | 'google'
+  | 'kakao'
   | 'keycloak'
   | 'linkedin'
   | 'notion'
   | 'slack'
+  | 'slack_oidc'
   | 'snapchat'
   | 'spotify'
   | 'twitch'
   | 'twitter'
   | 'workos'
   | 'x'
+  | 'zoom'
 
 /** Where a provider's endpoints are, for its public hosts or a custom base URL. */
 export interface ProviderEndpoints {
