@@ -210,6 +210,7 @@ export declare const EXTERNAL_PROVIDERS: readonly [
   'kakao',
   'keycloak',
   'linkedin',
+  'linkedin_oidc',
   'notion',
   'snapchat',
   'spotify',
@@ -820,6 +821,13 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
         readonly secret: Field<string>
         readonly redirectUri: Field<string>
         readonly url: Field<string>
+      }>
+      readonly linkedin_oidc: Group<{
+        enabled: Field<boolean>
+        clientId: Field<string>
+        secret: Field<string>
+        redirectUri: Field<string>
+        url: Field<string>
       }>
       readonly notion: Group<{
         readonly trustEmail: Field<boolean>

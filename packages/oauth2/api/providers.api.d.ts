@@ -33,6 +33,8 @@ export declare const kakao: ProviderPreset
 export declare const keycloak: ProviderPreset
 // linkedin
 export declare const linkedin: ProviderPreset
+// linkedin_oidc
+export declare const linkedin_oidc: ProviderPreset
 // notion
 export declare const notion: ProviderPreset
 // NOTION_VERSION
@@ -85,6 +87,7 @@ export type ProviderName =
   | 'kakao'
   | 'keycloak'
   | 'linkedin'
+  | 'linkedin_oidc'
   | 'notion'
   | 'slack'
   | 'slack_oidc'

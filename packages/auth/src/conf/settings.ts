@@ -817,6 +817,8 @@ const external = group({
   keycloak: provider('keycloak'),
   /** `EXTERNAL_LINKEDIN_*`. */
   linkedin: emailAssumedProvider('linkedin'),
+  /** `EXTERNAL_LINKEDIN_OIDC_*`: LinkedIn's OpenID Connect sign-in (upstream `linkedin_oidc`). */
+  linkedin_oidc: provider('linkedin_oidc'),
   /** `EXTERNAL_NOTION_*`. */
   notion: emailAssumedProvider('notion'),
   /** `EXTERNAL_SNAPCHAT_*`. */

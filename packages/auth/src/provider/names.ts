@@ -23,6 +23,7 @@ export const EXTERNAL_PROVIDERS = [
   'kakao',
   'keycloak',
   'linkedin',
+  'linkedin_oidc',
   'notion',
   'snapchat',
   'spotify',

@@ -100,6 +100,11 @@ describe('sign-in with external providers', () => {
       AUTHSVC_EXTERNAL_GOOGLE_SECRET: oidc.clients.google.secret,
       AUTHSVC_EXTERNAL_GOOGLE_REDIRECT_URI: redirectUri,
       AUTHSVC_EXTERNAL_GOOGLE_URL: oidc.issuer,
+      AUTHSVC_EXTERNAL_LINKEDIN_OIDC_ENABLED: 'true',
+      AUTHSVC_EXTERNAL_LINKEDIN_OIDC_CLIENT_ID: oidc.clients.linkedin_oidc.id,
+      AUTHSVC_EXTERNAL_LINKEDIN_OIDC_SECRET: oidc.clients.linkedin_oidc.secret,
+      AUTHSVC_EXTERNAL_LINKEDIN_OIDC_REDIRECT_URI: redirectUri,
+      AUTHSVC_EXTERNAL_LINKEDIN_OIDC_URL: oidc.issuer,
     }
     for (const f of fakes.values()) Object.assign(env, f.env(redirectUri))
     server = await startTestServer('external', env, clock, {
@@ -181,7 +186,9 @@ describe('sign-in with external providers', () => {
   it('GET /settings reports every enabled provider', async () => {
     const res = await server.request('GET', '/settings')
     const external = res.json().external as Record<string, boolean>
-    for (const name of [...fakes.keys(), 'keycloak', 'google']) expect(external[name]).toBe(true)
+    for (const name of [...fakes.keys(), 'keycloak', 'google', 'linkedin_oidc']) {
+      expect(external[name]).toBe(true)
+    }
     expect(external.email).toBe(true)
   })
 
@@ -189,8 +196,9 @@ describe('sign-in with external providers', () => {
     ...DESCRIPTIONS.map((d) => d.name).filter((n) => n !== 'spotify'),
     'keycloak',
     'google',
+    'linkedin_oidc',
   ])('%s: authorize → provider login → callback → a session for a new user', async (name) => {
-    const isOidc = name === 'keycloak' || name === 'google'
+    const isOidc = name === 'keycloak' || name === 'google' || name === 'linkedin_oidc'
     const who = account()
     if (isOidc) {
       oidc.account = {

@@ -19,7 +19,7 @@
  */
 import { invalidValue } from '../args.js'
 import type { ClientOptions } from '../client-options.js'
-import { apple, azure, google, keycloak } from './openid.js'
+import { apple, azure, google, keycloak, linkedin_oidc } from './openid.js'
 import type { ProviderName, ProviderPreset } from './preset.js'
 import {
   bitbucket,
@@ -68,6 +68,7 @@ export {
   kakao,
   keycloak,
   linkedin,
+  linkedin_oidc,
   notion,
   slack,
   slack_oidc,
@@ -95,6 +96,7 @@ export const PROVIDER_PRESETS: Readonly<Record<ProviderName, ProviderPreset>> = 
   kakao,
   keycloak,
   linkedin,
+  linkedin_oidc,
   notion,
   slack,
   slack_oidc,

@@ -24,6 +24,7 @@ export type ProviderName =
   | 'kakao'
   | 'keycloak'
   | 'linkedin'
+  | 'linkedin_oidc'
   | 'notion'
   | 'slack'
   | 'slack_oidc'

@@ -22,6 +22,7 @@ describe('provider presets', () => {
       'kakao',
       'keycloak',
       'linkedin',
+      'linkedin_oidc',
       'notion',
       'slack',
       'slack_oidc',
