@@ -27,6 +27,7 @@ const DEFAULT_ISSUERS: Readonly<Partial<Record<ExternalProvider, string>>> = {
   google: 'https://accounts.google.com',
   facebook: 'https://www.facebook.com',
   snapchat: 'https://accounts.snapchat.com/accounts/oauth2/token',
+  kakao: 'https://kauth.kakao.com',
 }
 
 /** Azure issuers: a tenant's, under one of Microsoft's two hosts (upstream `IsAzureIssuer`). */
@@ -100,7 +101,7 @@ function trimmed(url: string): string {
  * The provider of an `id_token` grant, by `provider` or `issuer` as upstream decides it: Apple
  * and Azure by the issuer found in the token (Apple's two issuers; a tenant issuer under
  * `login.microsoftonline.com` or `sts.windows.net`, or under `EXTERNAL_AZURE_URL`'s origin when
- * set), Google, Facebook and Snapchat by their fixed issuers (or `EXTERNAL_<P>_URL`), Keycloak by
+ * set), Google, Facebook, Kakao and Snapchat by their fixed issuers (or `EXTERNAL_<P>_URL`), Keycloak by
  * its realm URL. `custom:<name>` providers answer that custom providers are disabled, other
  * issuers that they are not allowed.
  *
@@ -153,7 +154,7 @@ export function idTokenIssuerOf(settings: Settings, request: IdTokenRequest): Id
     name = 'keycloak'
     issuer = custom(external.keycloak.url) ?? ''
   } else {
-    const fixed = (['google', 'facebook', 'snapchat'] as const).find(
+    const fixed = (['google', 'facebook', 'snapchat', 'kakao'] as const).find(
       (p) =>
         provider === p ||
         (provider === '' &&
