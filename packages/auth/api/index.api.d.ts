@@ -715,6 +715,13 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
         readonly verifyUrl: Field<string>
       }>
     }>
+    readonly sessions: Group<{
+      readonly timeboxMs: Field<number>
+      readonly inactivityTimeoutMs: Field<number>
+      readonly allowLowAalMs: Field<number>
+      readonly singlePerUser: Field<boolean>
+      readonly tags: Field<readonly string[]>
+    }>
     readonly external: Group<{
       readonly emailEnabled: Field<boolean>
       readonly phoneEnabled: Field<boolean>

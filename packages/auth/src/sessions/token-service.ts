@@ -284,7 +284,11 @@ export class TokenService {
    * interleave. An active token is rotated in one statement (one round trip); every other case
    * runs in a transaction holding the same locks:
    * - unknown → 400 `refresh_token_not_found`; banned user → 400 `user_banned`; no session → 400
-   *   `session_not_found`; session past `not_after` → 400 `session_expired`;
+   *   `session_not_found`; session past `not_after` or ended by `SESSIONS_TIMEBOX`,
+   *   `SESSIONS_INACTIVITY_TIMEOUT` or `SESSIONS_ALLOW_LOW_AAL` → 400 `session_expired` (upstream's
+   *   message for each, see `policy.ts`); with `SESSIONS_SINGLE_PER_USER`, another valid session
+   *   of the user with the same tag active later → 400 `session_expired` "… (Revoked by Newer
+   *   Login)";
    * - active → revoked, and a child token (same session, `parent` = it) is issued;
    * - revoked, and the session's active token is its child (so that child was never used) →
    *   that child is returned again, as upstream does at any time: a client that lost the
