@@ -996,6 +996,7 @@ export type JsonObject = Record<string, unknown>
 export interface CleanupResult {
   readonly flowStates: number
   readonly mfaChallenges: number
+  readonly sessions: number
 }
 // (storage/migrate.d.ts)
 export interface Migration {

@@ -267,11 +267,12 @@ const db = group({
   }),
   /**
    * `DB_CLEANUP_INTERVAL`: milliseconds between two runs of each instance's clean-up of expired
-   * flow states and MFA challenges (`services/cleanup.ts`); 0 turns it off. @default 600000
+   * flow states, MFA challenges and sessions ended by `SESSIONS_*` (`services/cleanup.ts`); 0
+   * turns it off. @default 600000
    */
   cleanupIntervalMs: duration('DB_CLEANUP_INTERVAL', {
     default: '10m',
-    help: 'How often each instance deletes expired PKCE flow states and MFA challenges; `0` turns it off. Flow states go after `MAILER_OTP_EXP` plus `EXTERNAL_FLOW_STATE_EXPIRY_DURATION`, challenges after `MFA_CHALLENGE_EXPIRY_DURATION`, at most 10 000 rows of each per run. Beyond upstream.',
+    help: 'How often each instance deletes expired PKCE flow states and MFA challenges, and sessions ended by `SESSIONS_TIMEBOX` or `SESSIONS_INACTIVITY_TIMEOUT`; `0` turns it off. Flow states go after `MAILER_OTP_EXP` plus `EXTERNAL_FLOW_STATE_EXPIRY_DURATION`, challenges after `MFA_CHALLENGE_EXPIRY_DURATION`, sessions 24 h after they ended (as upstream), at most 10 000 rows of each per run. Beyond upstream for flow states and challenges.',
   }),
 })
 

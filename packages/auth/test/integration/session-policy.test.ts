@@ -123,6 +123,63 @@ describe('SESSIONS_TIMEBOX and SESSIONS_INACTIVITY_TIMEOUT', () => {
   })
 })
 
+describe('clean-up of ended sessions', () => {
+  let p: Policy
+  beforeAll(async () => {
+    p = await startPolicyServer('sessions_cleanup', {
+      AUTHSVC_SESSIONS_TIMEBOX: '48h',
+      AUTHSVC_SESSIONS_INACTIVITY_TIMEOUT: '1h',
+      AUTHSVC_DB_CLEANUP_INTERVAL: '0',
+    })
+  })
+  afterAll(async () => {
+    await p.server.close()
+  })
+
+  async function sessionExists(id: string): Promise<boolean> {
+    const { rows } = await p.server.app.db.query(
+      `SELECT 1 FROM ${p.server.app.db.t.sessions} WHERE id = $1`,
+      [id],
+    )
+    return rows.length === 1
+  }
+
+  it('deletes sessions a day after inactivity or the timebox ended them, not before', async () => {
+    const never = await sessionIdOf(await signedUp(p.server, 'never@example.com'))
+    const refreshedAuth = await signedUp(p.server, 'refreshed@example.com')
+    p.clock.advance(30 * MINUTE)
+    await expectRefreshed(refreshedAuth)
+    const refreshed = await sessionIdOf(refreshedAuth)
+    // 1 h idle + 24 h: the never-refreshed session goes, the one refreshed 30 min later stays.
+    p.clock.advance(24 * 60 * MINUTE + 31 * MINUTE)
+    const live = await signedUp(p.server, 'live@example.com')
+    const liveAt = p.clock.now()
+    expect(await p.server.app.cleanup()).toMatchObject({ sessions: 1 })
+    expect(await sessionExists(never)).toBe(false)
+    expect(await sessionExists(refreshed)).toBe(true)
+    p.clock.advance(30 * MINUTE)
+    expect(await p.server.app.cleanup()).toMatchObject({ sessions: 1 })
+    expect(await sessionExists(refreshed)).toBe(false)
+    // Kept active, a session still goes a day after its timebox (48 h).
+    const liveId = await sessionIdOf(live)
+    const step = 50 * MINUTE
+    const touch = async () => {
+      p.clock.advance(step)
+      await p.server.app.db.query(
+        `UPDATE ${p.server.app.db.t.sessions} SET refreshed_at = $2::timestamptz AT TIME ZONE 'UTC' WHERE id = $1`,
+        [liveId, new Date(p.clock.now())],
+      )
+      await p.server.app.cleanup()
+    }
+    while (p.clock.now() + step <= liveAt + 72 * 60 * MINUTE) {
+      await touch()
+      expect(await sessionExists(liveId)).toBe(true)
+    }
+    await touch()
+    expect(await sessionExists(liveId)).toBe(false)
+  })
+})
+
 describe('SESSIONS_SINGLE_PER_USER with SESSIONS_TAGS', () => {
   let p: Policy
   beforeAll(async () => {
