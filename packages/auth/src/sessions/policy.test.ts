@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest'
-import { loadSettings } from '../conf/settings.js'
 import type { Session } from '../models/session.js'
 import {
   capLowAalExpiry,
@@ -9,14 +8,6 @@ import {
   sessionValidity,
   type SessionPolicy,
 } from './policy.js'
-
-const REQUIRED = {
-  AUTHSVC_SITE_URL: 'http://localhost:3000',
-  AUTHSVC_API_EXTERNAL_URL: 'http://localhost:9999',
-  AUTHSVC_JWT_SECRET: 'a-secret-of-thirty-two-bytes-or-more',
-  AUTHSVC_DB_DRIVER: 'postgres',
-  DATABASE_URL: 'postgres://localhost/db',
-}
 
 const T0 = Date.UTC(2026, 0, 1)
 const H = 3_600_000
@@ -42,36 +33,6 @@ const OFF: SessionPolicy = {
   singlePerUser: false,
   tags: [],
 }
-
-describe('SESSIONS_* settings', () => {
-  it('are off by default and read Go durations in milliseconds', () => {
-    expect(loadSettings(REQUIRED).sessions).toEqual(OFF)
-    const s = loadSettings({
-      ...REQUIRED,
-      GOTRUE_SESSIONS_TIMEBOX: '24h',
-      GOTRUE_SESSIONS_INACTIVITY_TIMEOUT: '30m',
-      GOTRUE_SESSIONS_ALLOW_LOW_AAL: '90s',
-      GOTRUE_SESSIONS_SINGLE_PER_USER: 'true',
-      GOTRUE_SESSIONS_TAGS: 'web,mobile',
-    }).sessions
-    expect(s).toEqual({
-      timeboxMs: 24 * H,
-      inactivityTimeoutMs: 30 * 60_000,
-      allowLowAalMs: 90_000,
-      singlePerUser: true,
-      tags: ['web', 'mobile'],
-    })
-  })
-
-  it('refuse negative and malformed durations', () => {
-    expect(() => loadSettings({ ...REQUIRED, AUTHSVC_SESSIONS_TIMEBOX: '-1h' })).toThrow(
-      /SESSIONS_TIMEBOX/,
-    )
-    expect(() => loadSettings({ ...REQUIRED, AUTHSVC_SESSIONS_INACTIVITY_TIMEOUT: '10' })).toThrow(
-      /SESSIONS_INACTIVITY_TIMEOUT/,
-    )
-  })
-})
 
 describe('sessionValidity', () => {
   const policy: SessionPolicy = {

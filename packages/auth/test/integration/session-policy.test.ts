@@ -19,12 +19,27 @@ interface Policy {
   readonly clock: FakeClock
 }
 
-/** A listening server with `SESSIONS_*` overrides (access tokens live a day, so only the session policy ends them). */
-async function startPolicyServer(label: string, env: Record<string, string>): Promise<Policy> {
+/**
+ * A listening server of the enclosing `describe`, with `SESSIONS_*` overrides and its own clock
+ * (access tokens live a day, so only the session policy ends them).
+ */
+function usePolicyServer(label: string, env: Record<string, string>): Policy {
   const clock = new FakeClock(Date.now())
-  const server = await startTestServer(label, { AUTHSVC_JWT_EXP: '86400', ...env }, clock)
-  await server.listen()
-  return { server, clock }
+  const policy: { server?: TestServer; clock: FakeClock } = { clock }
+  beforeAll(async () => {
+    policy.server = await startTestServer(label, { AUTHSVC_JWT_EXP: '86400', ...env }, clock)
+    await policy.server.listen()
+  })
+  afterAll(async () => {
+    await policy.server?.close()
+  })
+  return {
+    clock,
+    get server() {
+      if (!policy.server) throw new Error('server not started')
+      return policy.server
+    },
+  }
 }
 
 /** A signed-up (auto-confirmed) user's auth-js client, signed in. */
@@ -68,15 +83,9 @@ async function sessionIdOf(auth: GoTrueClient): Promise<string> {
 }
 
 describe('SESSIONS_TIMEBOX and SESSIONS_INACTIVITY_TIMEOUT', () => {
-  let p: Policy
-  beforeAll(async () => {
-    p = await startPolicyServer('sessions_time', {
-      AUTHSVC_SESSIONS_TIMEBOX: '2h',
-      AUTHSVC_SESSIONS_INACTIVITY_TIMEOUT: '1h',
-    })
-  })
-  afterAll(async () => {
-    await p.server.close()
+  const p = usePolicyServer('sessions_time', {
+    AUTHSVC_SESSIONS_TIMEBOX: '2h',
+    AUTHSVC_SESSIONS_INACTIVITY_TIMEOUT: '1h',
   })
 
   it('refreshes in time keep a session past the inactivity timeout; refreshed_at follows the clock', async () => {
@@ -124,16 +133,10 @@ describe('SESSIONS_TIMEBOX and SESSIONS_INACTIVITY_TIMEOUT', () => {
 })
 
 describe('clean-up of ended sessions', () => {
-  let p: Policy
-  beforeAll(async () => {
-    p = await startPolicyServer('sessions_cleanup', {
-      AUTHSVC_SESSIONS_TIMEBOX: '48h',
-      AUTHSVC_SESSIONS_INACTIVITY_TIMEOUT: '1h',
-      AUTHSVC_DB_CLEANUP_INTERVAL: '0',
-    })
-  })
-  afterAll(async () => {
-    await p.server.close()
+  const p = usePolicyServer('sessions_cleanup', {
+    AUTHSVC_SESSIONS_TIMEBOX: '48h',
+    AUTHSVC_SESSIONS_INACTIVITY_TIMEOUT: '1h',
+    AUTHSVC_DB_CLEANUP_INTERVAL: '0',
   })
 
   async function sessionExists(id: string): Promise<boolean> {
@@ -181,15 +184,9 @@ describe('clean-up of ended sessions', () => {
 })
 
 describe('SESSIONS_SINGLE_PER_USER with SESSIONS_TAGS', () => {
-  let p: Policy
-  beforeAll(async () => {
-    p = await startPolicyServer('sessions_single', {
-      AUTHSVC_SESSIONS_SINGLE_PER_USER: 'true',
-      AUTHSVC_SESSIONS_TAGS: 'web,mobile',
-    })
-  })
-  afterAll(async () => {
-    await p.server.close()
+  const p = usePolicyServer('sessions_single', {
+    AUTHSVC_SESSIONS_SINGLE_PER_USER: 'true',
+    AUTHSVC_SESSIONS_TAGS: 'web,mobile',
   })
 
   async function tagSessionOf(auth: GoTrueClient, tag: string): Promise<void> {
@@ -221,13 +218,7 @@ describe('SESSIONS_SINGLE_PER_USER with SESSIONS_TAGS', () => {
 })
 
 describe('SESSIONS_ALLOW_LOW_AAL', () => {
-  let p: Policy
-  beforeAll(async () => {
-    p = await startPolicyServer('sessions_low_aal', { AUTHSVC_SESSIONS_ALLOW_LOW_AAL: '10m' })
-  })
-  afterAll(async () => {
-    await p.server.close()
-  })
+  const p = usePolicyServer('sessions_low_aal', { AUTHSVC_SESSIONS_ALLOW_LOW_AAL: '10m' })
 
   it('an aal1 session of a user with a verified factor gets tokens up to the allowance, then no refresh', async () => {
     const enrolling = await signedUp(p.server, 'mfa@example.com')
