@@ -281,8 +281,8 @@ export class TokenService {
    * The refresh-token grant. All refreshes of one session are serialised by a lock on the
    * session's row (taken before the token's, the order of every path that changes a session's
    * tokens), so that a rotation and a replay of an older token of the same session never
-   * interleave. An active token is rotated in one statement (one round trip); every other case
-   * runs in a transaction holding the same locks:
+   * interleave. An active token is rotated in one statement (one round trip) while no `SESSIONS_*`
+   * limit is on; every other case runs in a transaction holding the same locks:
    * - unknown → 400 `refresh_token_not_found`; banned user → 400 `user_banned`; no session → 400
    *   `session_not_found`; session past `not_after` or ended by `SESSIONS_TIMEBOX`,
    *   `SESSIONS_INACTIVITY_TIMEOUT` or `SESSIONS_ALLOW_LOW_AAL` → 400 `session_expired` (upstream's
