@@ -203,18 +203,24 @@ export declare const EXTERNAL_PROVIDERS: readonly [
   'discord',
   'facebook',
   'figma',
+  'fly',
   'github',
   'gitlab',
   'google',
+  'kakao',
   'keycloak',
   'linkedin',
+  'linkedin_oidc',
   'notion',
   'snapchat',
   'spotify',
   'slack',
+  'slack_oidc',
   'twitch',
   'twitter',
   'workos',
+  'x',
+  'zoom',
 ]
 // ExternalProvider
 export type ExternalProvider = (typeof EXTERNAL_PROVIDERS)[number]
@@ -773,6 +779,13 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
         readonly redirectUri: Field<string>
         readonly url: Field<string>
       }>
+      readonly fly: Group<{
+        enabled: Field<boolean>
+        clientId: Field<string>
+        secret: Field<string>
+        redirectUri: Field<string>
+        url: Field<string>
+      }>
       readonly github: Group<{
         enabled: Field<boolean>
         clientId: Field<string>
@@ -794,6 +807,13 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
         redirectUri: Field<string>
         url: Field<string>
       }>
+      readonly kakao: Group<{
+        enabled: Field<boolean>
+        clientId: Field<string>
+        secret: Field<string>
+        redirectUri: Field<string>
+        url: Field<string>
+      }>
       readonly keycloak: Group<{
         enabled: Field<boolean>
         clientId: Field<string>
@@ -808,6 +828,13 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
         readonly secret: Field<string>
         readonly redirectUri: Field<string>
         readonly url: Field<string>
+      }>
+      readonly linkedin_oidc: Group<{
+        enabled: Field<boolean>
+        clientId: Field<string>
+        secret: Field<string>
+        redirectUri: Field<string>
+        url: Field<string>
       }>
       readonly notion: Group<{
         readonly trustEmail: Field<boolean>
@@ -840,6 +867,13 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
         readonly redirectUri: Field<string>
         readonly url: Field<string>
       }>
+      readonly slack_oidc: Group<{
+        enabled: Field<boolean>
+        clientId: Field<string>
+        secret: Field<string>
+        redirectUri: Field<string>
+        url: Field<string>
+      }>
       readonly twitch: Group<{
         enabled: Field<boolean>
         clientId: Field<string>
@@ -861,6 +895,20 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
         readonly secret: Field<string>
         readonly redirectUri: Field<string>
         readonly url: Field<string>
+      }>
+      readonly x: Group<{
+        enabled: Field<boolean>
+        clientId: Field<string>
+        secret: Field<string>
+        redirectUri: Field<string>
+        url: Field<string>
+      }>
+      readonly zoom: Group<{
+        enabled: Field<boolean>
+        clientId: Field<string>
+        secret: Field<string>
+        redirectUri: Field<string>
+        url: Field<string>
       }>
     }>
     readonly mailer: Group<{

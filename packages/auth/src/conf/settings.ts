@@ -854,16 +854,22 @@ const external = group({
   facebook: emailAssumedProvider('facebook'),
   /** `EXTERNAL_FIGMA_*`. */
   figma: emailAssumedProvider('figma'),
+  /** `EXTERNAL_FLY_*`. */
+  fly: provider('fly'),
   /** `EXTERNAL_GITHUB_*`. */
   github: provider('github'),
   /** `EXTERNAL_GITLAB_*`. */
   gitlab: provider('gitlab'),
   /** `EXTERNAL_GOOGLE_*`. */
   google: provider('google'),
+  /** `EXTERNAL_KAKAO_*`. */
+  kakao: provider('kakao'),
   /** `EXTERNAL_KEYCLOAK_*`; `EXTERNAL_KEYCLOAK_URL` (the realm) is required when enabled. */
   keycloak: provider('keycloak'),
   /** `EXTERNAL_LINKEDIN_*`. */
   linkedin: emailAssumedProvider('linkedin'),
+  /** `EXTERNAL_LINKEDIN_OIDC_*`: LinkedIn's OpenID Connect sign-in (upstream `linkedin_oidc`). */
+  linkedin_oidc: provider('linkedin_oidc'),
   /** `EXTERNAL_NOTION_*`. */
   notion: emailAssumedProvider('notion'),
   /** `EXTERNAL_SNAPCHAT_*`. */
@@ -872,12 +878,18 @@ const external = group({
   spotify: provider('spotify'),
   /** `EXTERNAL_SLACK_*`. */
   slack: emailAssumedProvider('slack'),
+  /** `EXTERNAL_SLACK_OIDC_*`: Sign in with Slack (OpenID Connect), upstream's `slack_oidc`. */
+  slack_oidc: provider('slack_oidc'),
   /** `EXTERNAL_TWITCH_*`. */
   twitch: provider('twitch'),
   /** `EXTERNAL_TWITTER_*`. */
   twitter: provider('twitter'),
   /** `EXTERNAL_WORKOS_*`. */
   workos: emailAssumedProvider('workos'),
+  /** `EXTERNAL_X_*`: X over OAuth 2.0 with PKCE (beside the OAuth 1.0a `twitter`). */
+  x: provider('x'),
+  /** `EXTERNAL_ZOOM_*`. */
+  zoom: provider('zoom'),
 })
 
 /**
