@@ -721,6 +721,13 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
         readonly verifyUrl: Field<string>
       }>
     }>
+    readonly sessions: Group<{
+      readonly timeboxMs: Field<number>
+      readonly inactivityTimeoutMs: Field<number>
+      readonly allowLowAalMs: Field<number>
+      readonly singlePerUser: Field<boolean>
+      readonly tags: Field<readonly string[]>
+    }>
     readonly external: Group<{
       readonly emailEnabled: Field<boolean>
       readonly phoneEnabled: Field<boolean>
@@ -1037,6 +1044,7 @@ export type JsonObject = Record<string, unknown>
 export interface CleanupResult {
   readonly flowStates: number
   readonly mfaChallenges: number
+  readonly sessions: number
 }
 // (storage/migrate.d.ts)
 export interface Migration {
