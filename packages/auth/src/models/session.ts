@@ -215,3 +215,55 @@ export async function listSessionsOfUser(tx: Queryable, userId: string): Promise
   )
   return rows.map(fromRow)
 }
+
+/** A session as its user sees it in a device list (`GET /user/sessions`). */
+export interface DeviceSession {
+  readonly id: string
+  readonly createdAt: Date
+  readonly updatedAt: Date
+  /** Last refresh, or `null` before the first. */
+  readonly refreshedAt: Date | null
+  readonly notAfter: Date | null
+  readonly aal: Aal
+  /** The factor that raised it to `aal2`, or `null`. */
+  readonly factorId: string | null
+  /** The `User-Agent` of its last sign-in or refresh, `''` when none was sent. */
+  readonly userAgent: string
+  /** The client address of its last sign-in or refresh, `''` when unknown. */
+  readonly ip: string
+  readonly tag: string | null
+}
+
+/** The user's sessions with their devices, most recently used first. */
+export async function listDeviceSessions(tx: Queryable, userId: string): Promise<DeviceSession[]> {
+  const { rows } = await tx.query<{
+    id: string
+    created_at: Date | null
+    updated_at: Date | null
+    refreshed_at: Date | null
+    not_after: Date | null
+    aal: Aal | null
+    factor_id: string | null
+    user_agent: string | null
+    ip: string | null
+    tag: string | null
+  }>(
+    `SELECT id, created_at, updated_at, (refreshed_at AT TIME ZONE 'UTC') AS refreshed_at,
+       not_after, aal, factor_id, user_agent, host(ip) AS ip, tag
+     FROM ${tx.t.sessions} WHERE user_id = $1
+     ORDER BY COALESCE(refreshed_at AT TIME ZONE 'UTC', created_at) DESC, id`,
+    [userId],
+  )
+  return rows.map((r) => ({
+    id: r.id,
+    createdAt: r.created_at ?? new Date(0),
+    updatedAt: r.updated_at ?? new Date(0),
+    refreshedAt: r.refreshed_at,
+    notAfter: r.not_after,
+    aal: r.aal ?? 'aal1',
+    factorId: r.factor_id,
+    userAgent: r.user_agent ?? '',
+    ip: r.ip ?? '',
+    tag: r.tag,
+  }))
+}

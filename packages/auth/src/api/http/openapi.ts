@@ -143,6 +143,19 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
     access: 'user',
     ok: ok('The user', 'User'),
   },
+  'GET /user/sessions': {
+    tag: 'user',
+    summary:
+      "The user's sessions with their devices, current: true on the caller's (beyond upstream)",
+    access: 'user',
+    ok: ok('{sessions: […]}'),
+  },
+  'DELETE /user/sessions/:session_id': {
+    tag: 'user',
+    summary: "End one of the user's sessions, its refresh tokens with it (beyond upstream)",
+    access: 'user',
+    ok: ok('{}'),
+  },
   'GET /reauthenticate': {
     tag: 'user',
     summary: 'Send a nonce for a password change by email, else by SMS',
@@ -202,6 +215,18 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
     summary: 'List users, a page at a time (X-Total-Count and Link headers)',
     access: 'admin',
     ok: ok('A page of users', 'UserList'),
+  },
+  'GET /admin/users/:user_id/sessions': {
+    tag: 'admin',
+    summary: "A user's sessions with their devices (beyond upstream)",
+    access: 'admin',
+    ok: ok('{sessions: […]}'),
+  },
+  'DELETE /admin/users/:user_id/sessions/:session_id': {
+    tag: 'admin',
+    summary: "End one of a user's sessions (beyond upstream)",
+    access: 'admin',
+    ok: ok('{}'),
   },
   'GET /admin/audit': {
     tag: 'admin',

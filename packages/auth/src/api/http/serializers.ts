@@ -7,6 +7,7 @@
  * @see https://github.com/supabase/auth/blob/master/internal/models/factor.go
  * @module
  */
+import type { ListedSession } from '../../services/device-sessions.js'
 import type { WeakPasswordReason } from '../../crypto/password.js'
 import type { Factor } from '../../models/factor.js'
 import type { Identity } from '../../models/identity.js'
@@ -190,4 +191,41 @@ export function serializeSession(
   if (session.providerToken) response.provider_token = session.providerToken
   if (session.providerRefreshToken) response.provider_refresh_token = session.providerRefreshToken
   return response
+}
+
+/**
+ * A session of a device list (`GET /user/sessions`, `GET /admin/users/{id}/sessions`): upstream's
+ * session fields (`id`, `created_at`, `updated_at`, `refreshed_at`, `not_after`, `aal`,
+ * `factor_id`, `user_agent`, `ip`, `tag`; absent ones `null`) and `current`, true on the caller's
+ * own session.
+ */
+export interface DeviceSessionJson {
+  id: string
+  created_at: string
+  updated_at: string
+  refreshed_at: string | null
+  not_after: string | null
+  aal: string
+  factor_id: string | null
+  user_agent: string | null
+  ip: string | null
+  tag: string | null
+  current: boolean
+}
+
+/** Renders a listed session (see {@link DeviceSessionJson}). */
+export function serializeDeviceSession(s: ListedSession): DeviceSessionJson {
+  return {
+    id: s.id,
+    created_at: s.createdAt.toISOString(),
+    updated_at: s.updatedAt.toISOString(),
+    refreshed_at: s.refreshedAt?.toISOString() ?? null,
+    not_after: s.notAfter?.toISOString() ?? null,
+    aal: s.aal,
+    factor_id: s.factorId,
+    user_agent: s.userAgent === '' ? null : s.userAgent,
+    ip: s.ip === '' ? null : s.ip,
+    tag: s.tag,
+    current: s.current,
+  }
 }

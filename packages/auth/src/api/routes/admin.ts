@@ -11,6 +11,7 @@ import {
   type AdminUserParams,
 } from '../../services/admin-users.js'
 import { auditLogPage } from '../../services/audit-log.js'
+import { endSession, listSessions } from '../../services/device-sessions.js'
 import { generateLink } from '../../services/generate-link.js'
 import { UUID_PATTERN } from '../../services/shared/validation.js'
 import { adminClaimsOf, requireAdmin } from '../http/hooks.js'
@@ -30,7 +31,7 @@ import {
   StringField,
 } from '../http/schema.js'
 import { USER_LIST_RESPONSE, USER_RESPONSE } from '../http/response-schemas.js'
-import { serializeUser } from '../http/serializers.js'
+import { serializeDeviceSession, serializeUser } from '../http/serializers.js'
 
 /**
  * The `Link` header of a page (upstream `addPaginationHeaders`): `rel="next"` when there is a
@@ -95,6 +96,11 @@ const GenerateLinkQuery = Query({ redirect_to: OptionalParam() })
 
 const UserParams = Params({
   user_id: Param({ pattern: UUID_PATTERN, errorMessage: 'user_id must be an UUID' }),
+})
+
+const UserSessionParams = Params({
+  user_id: Param({ pattern: UUID_PATTERN, errorMessage: 'user_id must be an UUID' }),
+  session_id: Param({ pattern: UUID_PATTERN, errorMessage: 'Session not found' }),
 })
 
 const AdminUserBody = Body({
@@ -232,6 +238,21 @@ export const adminRoutes: RouteGroup = (app, ctx) => {
         actorOf(request),
         clientIp(request, settings),
       )
+      return {}
+    },
+  )
+
+  app.get('/admin/users/:user_id/sessions', { schema: { params: UserParams } }, async (request) => {
+    const sessions = await listSessions(ctx, request.params.user_id, undefined)
+    return { sessions: sessions.map(serializeDeviceSession) }
+  })
+
+  app.delete(
+    '/admin/users/:user_id/sessions/:session_id',
+    { schema: { params: UserSessionParams } },
+    async (request) => {
+      const { user_id: userId, session_id: sessionId } = request.params
+      await endSession(ctx, userId, sessionId, actorOf(request), requestContext(request, settings))
       return {}
     },
   )

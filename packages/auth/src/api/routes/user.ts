@@ -1,7 +1,10 @@
 import { BadRequestError } from '../../errors.js'
 import { tokenAudience } from '../../services/shared/authentication.js'
 import { reauthenticate } from '../../services/reauthentication.js'
+import { endSession, listSessions } from '../../services/device-sessions.js'
 import { updateOwnUser } from '../../services/users.js'
+import { UUID_PATTERN } from '../../services/shared/validation.js'
+import { auditActor } from '../../models/audit-log.js'
 import { authOf, rateLimit, requireAuthentication } from '../http/hooks.js'
 import { requestRedirectTo } from '../http/redirect-to.js'
 import { requestAudience, requestContext } from '../http/request-context.js'
@@ -10,12 +13,14 @@ import {
   Body,
   ObjectField,
   OptionalParam,
+  Param,
+  Params,
   PointerStringField,
   Query,
   StringField,
 } from '../http/schema.js'
 import { USER_RESPONSE } from '../http/response-schemas.js'
-import { serializeUser } from '../http/serializers.js'
+import { serializeDeviceSession, serializeUser } from '../http/serializers.js'
 
 const UserUpdateBody = Body({
   app_metadata: ObjectField(),
@@ -31,10 +36,15 @@ const UserUpdateBody = Body({
 
 const UserUpdateQuery = Query({ redirect_to: OptionalParam() })
 
+const SessionParams = Params({
+  session_id: Param({ pattern: UUID_PATTERN, errorMessage: 'Session not found' }),
+})
+
 /**
  * `GET /user`, `PUT /user` (`data`, `password` with `nonce`, `email` with PKCE, `phone` with
- * `channel`) and `GET /reauthenticate` (`{}`, or `{"message_id": …}` for a nonce sent by SMS),
- * for a valid bearer token.
+ * `channel`), `GET /reauthenticate` (`{}`, or `{"message_id": …}` for a nonce sent by SMS) and the
+ * device sessions `GET /user/sessions` and `DELETE /user/sessions/<id>` (beyond upstream), for a
+ * valid bearer token.
  *
  * @see https://github.com/supabase/auth/blob/master/internal/api/user.go
  * @see https://github.com/supabase/auth/blob/master/internal/api/reauthenticate.go
@@ -42,6 +52,29 @@ const UserUpdateQuery = Query({ redirect_to: OptionalParam() })
 export const userRoutes: RouteGroup = (app, ctx) => {
   const { settings } = ctx
   app.addHook('preValidation', requireAuthentication(ctx))
+
+  // Device sessions (beyond upstream): the caller's sessions, and ending one of them.
+  app.get('/user/sessions', async (request) => {
+    const { user, session } = authOf(request)
+    const sessions = await listSessions(ctx, user.id, session?.id)
+    return { sessions: sessions.map(serializeDeviceSession) }
+  })
+
+  app.delete(
+    '/user/sessions/:session_id',
+    { schema: { params: SessionParams } },
+    async (request) => {
+      const { user } = authOf(request)
+      await endSession(
+        ctx,
+        user.id,
+        request.params.session_id,
+        auditActor(user),
+        requestContext(request, settings),
+      )
+      return {}
+    },
+  )
 
   app.get('/user', { schema: { response: { 200: USER_RESPONSE } } }, (request) => {
     const { claims, user, identities, factors } = authOf(request)
