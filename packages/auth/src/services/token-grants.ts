@@ -6,7 +6,7 @@
  * @module
  */
 import type { AppContext, RequestContext } from '../context.js'
-import type { WeakPassword, WeakPasswordReason } from '../crypto/password.js'
+import type { WeakPassword } from '../crypto/password.js'
 import { isWellFormedRefreshToken } from '../crypto/refresh-token.js'
 import {
   BadRequestError,
@@ -35,7 +35,7 @@ export interface PasswordCredentials {
 /** A password sign-in: the session, and why the password no longer meets the policy, if it does not. */
 export interface PasswordSignIn {
   readonly session: IssuedSession
-  readonly weakPassword?: readonly WeakPasswordReason[]
+  readonly weakPassword?: WeakPassword
 }
 
 /**
@@ -113,7 +113,7 @@ export async function passwordGrant(
   )
   const session = await ctx.tokens.finish(pending)
   const weak = await signInWeakness(ctx, password)
-  return weak ? { session, weakPassword: weak.reasons } : { session }
+  return weak ? { session, weakPassword: weak } : { session }
 }
 
 /**
