@@ -477,7 +477,7 @@ const hibpBloom = group({
 const hibp = group({
   /** `PASSWORD_HIBP_ENABLED`: refuse passwords found by the Pwned Passwords range API. @default false */
   enabled: bool('PASSWORD_HIBP_ENABLED', {
-    help: 'Refuse passwords the Pwned Passwords range API knows (`422 weak_password`, reason `pwned`) on sign-up, password change and admin create; a password sign-in reports it in `weak_password` (see [Leaked passwords](#leaked-passwords)).',
+    help: 'Refuse passwords the Pwned Passwords range API knows (`422 weak_password`, reason `pwned`) on sign-up, password change (`PUT /user`) and admin user update (`PUT /admin/users/{id}`), as upstream; a password sign-in reports it in `weak_password` (see [Leaked passwords](#leaked-passwords)).',
   }),
   /**
    * `PASSWORD_HIBP_FAIL_CLOSED`: when the range API cannot be asked, refuse the password (500

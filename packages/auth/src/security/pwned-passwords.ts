@@ -83,8 +83,6 @@ export class PwnedHashCache {
 export interface RangeApiOptions {
   /** @default the global `fetch` */
   readonly fetch?: Fetch | undefined
-  /** @default a {@link PwnedHashCache} when `PASSWORD_HIBP_BLOOM_ENABLED`, else none */
-  readonly cache?: PwnedHashCache | undefined
   /** Where failed lookups are reported. @default nowhere */
   readonly log?: PwnedPasswordsLog | undefined
 }
@@ -129,17 +127,17 @@ export class RangeApiPwnedPasswords implements PwnedPasswords {
 
   /**
    * @param settings `PASSWORD_HIBP_*`.
-   * @param options Injected `fetch`, cache and log.
+   * @param options Injected `fetch` and log. With `PASSWORD_HIBP_BLOOM_ENABLED`, a
+   *   {@link PwnedHashCache} remembers pwned hashes.
+   * @throws {RangeError} When the bloom filter cannot be sized (see {@link BloomFilter}).
    */
   constructor(settings: HibpSettings, options: RangeApiOptions = {}) {
     this.failClosed = settings.failClosed
     this.#settings = settings
     this.#fetch = options.fetch
-    this.#cache =
-      options.cache ??
-      (settings.bloom.enabled
-        ? new PwnedHashCache(settings.bloom.items, settings.bloom.falsePositives)
-        : undefined)
+    this.#cache = settings.bloom.enabled
+      ? new PwnedHashCache(settings.bloom.items, settings.bloom.falsePositives)
+      : undefined
     this.#log = options.log
   }
 
