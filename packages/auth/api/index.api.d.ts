@@ -204,18 +204,24 @@ export declare const EXTERNAL_PROVIDERS: readonly [
   'discord',
   'facebook',
   'figma',
+  'fly',
   'github',
   'gitlab',
   'google',
+  'kakao',
   'keycloak',
   'linkedin',
+  'linkedin_oidc',
   'notion',
   'snapchat',
   'spotify',
   'slack',
+  'slack_oidc',
   'twitch',
   'twitter',
   'workos',
+  'x',
+  'zoom',
 ]
 // ExternalProvider
 export type ExternalProvider = (typeof EXTERNAL_PROVIDERS)[number]
@@ -754,6 +760,13 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
         readonly verifyUrl: Field<string>
       }>
     }>
+    readonly sessions: Group<{
+      readonly timeboxMs: Field<number>
+      readonly inactivityTimeoutMs: Field<number>
+      readonly allowLowAalMs: Field<number>
+      readonly singlePerUser: Field<boolean>
+      readonly tags: Field<readonly string[]>
+    }>
     readonly external: Group<{
       readonly emailEnabled: Field<boolean>
       readonly phoneEnabled: Field<boolean>
@@ -805,6 +818,13 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
         readonly redirectUri: Field<string>
         readonly url: Field<string>
       }>
+      readonly fly: Group<{
+        enabled: Field<boolean>
+        clientId: Field<string>
+        secret: Field<string>
+        redirectUri: Field<string>
+        url: Field<string>
+      }>
       readonly github: Group<{
         enabled: Field<boolean>
         clientId: Field<string>
@@ -826,6 +846,13 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
         redirectUri: Field<string>
         url: Field<string>
       }>
+      readonly kakao: Group<{
+        enabled: Field<boolean>
+        clientId: Field<string>
+        secret: Field<string>
+        redirectUri: Field<string>
+        url: Field<string>
+      }>
       readonly keycloak: Group<{
         enabled: Field<boolean>
         clientId: Field<string>
@@ -840,6 +867,13 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
         readonly secret: Field<string>
         readonly redirectUri: Field<string>
         readonly url: Field<string>
+      }>
+      readonly linkedin_oidc: Group<{
+        enabled: Field<boolean>
+        clientId: Field<string>
+        secret: Field<string>
+        redirectUri: Field<string>
+        url: Field<string>
       }>
       readonly notion: Group<{
         readonly trustEmail: Field<boolean>
@@ -872,6 +906,13 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
         readonly redirectUri: Field<string>
         readonly url: Field<string>
       }>
+      readonly slack_oidc: Group<{
+        enabled: Field<boolean>
+        clientId: Field<string>
+        secret: Field<string>
+        redirectUri: Field<string>
+        url: Field<string>
+      }>
       readonly twitch: Group<{
         enabled: Field<boolean>
         clientId: Field<string>
@@ -893,6 +934,20 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
         readonly secret: Field<string>
         readonly redirectUri: Field<string>
         readonly url: Field<string>
+      }>
+      readonly x: Group<{
+        enabled: Field<boolean>
+        clientId: Field<string>
+        secret: Field<string>
+        redirectUri: Field<string>
+        url: Field<string>
+      }>
+      readonly zoom: Group<{
+        enabled: Field<boolean>
+        clientId: Field<string>
+        secret: Field<string>
+        redirectUri: Field<string>
+        url: Field<string>
       }>
     }>
     readonly mailer: Group<{
@@ -1030,6 +1085,7 @@ export type JsonObject = Record<string, unknown>
 export interface CleanupResult {
   readonly flowStates: number
   readonly mfaChallenges: number
+  readonly sessions: number
 }
 // (storage/migrate.d.ts)
 export interface Migration {

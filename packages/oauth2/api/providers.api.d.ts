@@ -19,16 +19,22 @@ export declare const discord: ProviderPreset
 export declare const facebook: ProviderPreset
 // figma
 export declare const figma: ProviderPreset
+// fly
+export declare const fly: ProviderPreset
 // github
 export declare const github: ProviderPreset
 // gitlab
 export declare const gitlab: ProviderPreset
 // google
 export declare const google: ProviderPreset
+// kakao
+export declare const kakao: ProviderPreset
 // keycloak
 export declare const keycloak: ProviderPreset
 // linkedin
 export declare const linkedin: ProviderPreset
+// linkedin_oidc
+export declare const linkedin_oidc: ProviderPreset
 // notion
 export declare const notion: ProviderPreset
 // NOTION_VERSION
@@ -74,19 +80,24 @@ export type ProviderName =
   | 'discord'
   | 'facebook'
   | 'figma'
+  | 'fly'
   | 'github'
   | 'gitlab'
   | 'google'
+  | 'kakao'
   | 'keycloak'
   | 'linkedin'
+  | 'linkedin_oidc'
   | 'notion'
   | 'slack'
+  | 'slack_oidc'
   | 'snapchat'
   | 'spotify'
   | 'twitch'
   | 'twitter'
   | 'workos'
   | 'x'
+  | 'zoom'
 // ProviderPreset
 export interface ProviderPreset {
   readonly name: ProviderName
@@ -145,6 +156,8 @@ export interface RefreshSupport {
 }
 // slack
 export declare const slack: ProviderPreset
+// slack_oidc
+export declare const slack_oidc: ProviderPreset
 // snapchat
 export declare const snapchat: ProviderPreset
 // spotify
@@ -157,6 +170,8 @@ export declare const twitter: ProviderPreset
 export declare const workos: ProviderPreset
 // x
 export declare const x: ProviderPreset
+// zoom
+export declare const zoom: ProviderPreset
 
 // Declarations of the package the exports refer to without exporting them.
 

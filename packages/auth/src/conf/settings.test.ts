@@ -702,3 +702,39 @@ describe('telemetry settings', () => {
     expect(found.join('\n')).not.toContain('sec')
   })
 })
+
+describe('SESSIONS_* settings', () => {
+  it('are off by default and read Go durations in milliseconds', () => {
+    expect(loadSettings(REQUIRED).sessions).toEqual({
+      timeboxMs: 0,
+      inactivityTimeoutMs: 0,
+      allowLowAalMs: 0,
+      singlePerUser: false,
+      tags: [],
+    })
+    const s = loadSettings({
+      ...REQUIRED,
+      GOTRUE_SESSIONS_TIMEBOX: '24h',
+      GOTRUE_SESSIONS_INACTIVITY_TIMEOUT: '30m',
+      GOTRUE_SESSIONS_ALLOW_LOW_AAL: '90s',
+      GOTRUE_SESSIONS_SINGLE_PER_USER: 'true',
+      GOTRUE_SESSIONS_TAGS: 'web,mobile',
+    }).sessions
+    expect(s).toEqual({
+      timeboxMs: 24 * 3_600_000,
+      inactivityTimeoutMs: 30 * 60_000,
+      allowLowAalMs: 90_000,
+      singlePerUser: true,
+      tags: ['web', 'mobile'],
+    })
+  })
+
+  it('refuse negative and malformed durations', () => {
+    expect(() => loadSettings({ ...REQUIRED, AUTHSVC_SESSIONS_TIMEBOX: '-1h' })).toThrow(
+      /SESSIONS_TIMEBOX/,
+    )
+    expect(() => loadSettings({ ...REQUIRED, AUTHSVC_SESSIONS_INACTIVITY_TIMEOUT: '10' })).toThrow(
+      /SESSIONS_INACTIVITY_TIMEOUT/,
+    )
+  })
+})

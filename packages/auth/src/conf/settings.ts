@@ -267,11 +267,12 @@ const db = group({
   }),
   /**
    * `DB_CLEANUP_INTERVAL`: milliseconds between two runs of each instance's clean-up of expired
-   * flow states and MFA challenges (`services/cleanup.ts`); 0 turns it off. @default 600000
+   * flow states, MFA challenges and sessions ended by `SESSIONS_*` (`services/cleanup.ts`); 0
+   * turns it off. @default 600000
    */
   cleanupIntervalMs: duration('DB_CLEANUP_INTERVAL', {
     default: '10m',
-    help: 'How often each instance deletes expired PKCE flow states and MFA challenges; `0` turns it off. Flow states go after `MAILER_OTP_EXP` plus `EXTERNAL_FLOW_STATE_EXPIRY_DURATION`, challenges after `MFA_CHALLENGE_EXPIRY_DURATION`, at most 10 000 rows of each per run. Beyond upstream.',
+    help: 'How often each instance deletes expired PKCE flow states and MFA challenges, and sessions ended by `SESSIONS_TIMEBOX` or `SESSIONS_INACTIVITY_TIMEOUT`; `0` turns it off. Flow states go after `MAILER_OTP_EXP` plus `EXTERNAL_FLOW_STATE_EXPIRY_DURATION`, challenges after `MFA_CHALLENGE_EXPIRY_DURATION`, sessions 24 h after they ended (as upstream), at most 10 000 rows of each per run. Beyond upstream for flow states and challenges.',
   }),
 })
 
@@ -739,6 +740,56 @@ const security = group({
   captcha,
 })
 
+/**
+ * `SESSIONS_*`: how long a session lasts and how many a user keeps (upstream
+ * `conf.SessionsConfiguration`). Durations are Go durations, read in milliseconds; `0` (the
+ * default) turns a limit off, where upstream refuses `0` at start and leaves the limit unset.
+ */
+const sessions = group({
+  /**
+   * `SESSIONS_TIMEBOX`: longest a session lasts from its sign-in, in milliseconds; then its
+   * refresh is refused (400 `session_expired`). 0: no limit. @default 0
+   */
+  timeboxMs: duration('SESSIONS_TIMEBOX', {
+    default: '0',
+    help: 'Longest a session lasts from its sign-in, as a Go duration such as `24h`; then refreshing it answers `400 session_expired` (and an admin request with its access token `403 session_expired`). `0`: no limit.',
+  }),
+  /**
+   * `SESSIONS_INACTIVITY_TIMEOUT`: longest a session may go without a refresh, in milliseconds;
+   * then its refresh is refused (400 `session_expired`, `… (Inactivity)`). 0: no limit.
+   * @default 0
+   */
+  inactivityTimeoutMs: duration('SESSIONS_INACTIVITY_TIMEOUT', {
+    default: '0',
+    help: 'Longest a session may go unrefreshed (since its sign-in or last refresh), as a Go duration; then refreshing it answers `400 session_expired` (`Invalid Refresh Token: Session Expired (Inactivity)`). `0`: no limit.',
+  }),
+  /**
+   * `SESSIONS_ALLOW_LOW_AAL`: how long a session below the user's highest possible assurance
+   * level (`aal1` while the user has a verified MFA factor) lasts from its sign-in, in
+   * milliseconds; its access tokens expire by then and its refresh is refused after. 0: no
+   * limit. @default 0
+   */
+  allowLowAalMs: duration('SESSIONS_ALLOW_LOW_AAL', {
+    default: '0',
+    help: 'How long an `aal1` session of a user with a verified MFA factor lasts from its sign-in, as a Go duration; its access tokens expire by then, and refreshing it afterwards answers `400 session_expired` (`… (Low AAL: User Needs MFA Verification)`). `0`: no limit.',
+  }),
+  /**
+   * `SESSIONS_SINGLE_PER_USER`: a user keeps one active session (per tag): refreshing a session
+   * is refused while another valid session of the user (with the same tag) was signed in or
+   * refreshed later. @default false
+   */
+  singlePerUser: bool('SESSIONS_SINGLE_PER_USER', {
+    help: 'One active session per user (per tag of `SESSIONS_TAGS`): refreshing a session answers `400 session_expired` (`… (Revoked by Newer Login)`) once another valid session of the user was signed in or refreshed later.',
+  }),
+  /**
+   * `SESSIONS_TAGS`: the session tags `SESSIONS_SINGLE_PER_USER` counts separately; a session
+   * whose `tag` is empty or not listed counts as the first. @default []
+   */
+  tags: list('SESSIONS_TAGS', {
+    help: "Session tags, comma-separated, that `SESSIONS_SINGLE_PER_USER` keeps one session each of; a session whose `tag` column is empty or not listed counts as the first tag's.",
+  }),
+})
+
 /** The default `EXTERNAL_<P>_URL` of providers that have one. */
 const PROVIDER_DEFAULT_URLS: Readonly<Partial<Record<string, string>>> = {
   gitlab: 'https://gitlab.com',
@@ -867,16 +918,22 @@ const external = group({
   facebook: emailAssumedProvider('facebook'),
   /** `EXTERNAL_FIGMA_*`. */
   figma: emailAssumedProvider('figma'),
+  /** `EXTERNAL_FLY_*`. */
+  fly: provider('fly'),
   /** `EXTERNAL_GITHUB_*`. */
   github: provider('github'),
   /** `EXTERNAL_GITLAB_*`. */
   gitlab: provider('gitlab'),
   /** `EXTERNAL_GOOGLE_*`. */
   google: provider('google'),
+  /** `EXTERNAL_KAKAO_*`. */
+  kakao: provider('kakao'),
   /** `EXTERNAL_KEYCLOAK_*`; `EXTERNAL_KEYCLOAK_URL` (the realm) is required when enabled. */
   keycloak: provider('keycloak'),
   /** `EXTERNAL_LINKEDIN_*`. */
   linkedin: emailAssumedProvider('linkedin'),
+  /** `EXTERNAL_LINKEDIN_OIDC_*`: LinkedIn's OpenID Connect sign-in (upstream `linkedin_oidc`). */
+  linkedin_oidc: provider('linkedin_oidc'),
   /** `EXTERNAL_NOTION_*`. */
   notion: emailAssumedProvider('notion'),
   /** `EXTERNAL_SNAPCHAT_*`. */
@@ -885,12 +942,18 @@ const external = group({
   spotify: provider('spotify'),
   /** `EXTERNAL_SLACK_*`. */
   slack: emailAssumedProvider('slack'),
+  /** `EXTERNAL_SLACK_OIDC_*`: Sign in with Slack (OpenID Connect), upstream's `slack_oidc`. */
+  slack_oidc: provider('slack_oidc'),
   /** `EXTERNAL_TWITCH_*`. */
   twitch: provider('twitch'),
   /** `EXTERNAL_TWITTER_*`. */
   twitter: provider('twitter'),
   /** `EXTERNAL_WORKOS_*`. */
   workos: emailAssumedProvider('workos'),
+  /** `EXTERNAL_X_*`: X over OAuth 2.0 with PKCE (beside the OAuth 1.0a `twitter`). */
+  x: provider('x'),
+  /** `EXTERNAL_ZOOM_*`. */
+  zoom: provider('zoom'),
 })
 
 /**
@@ -1508,6 +1571,8 @@ export const settingsTable = defineSettings(
     mfa,
     /** `SECURITY_*`, with the captcha settings. */
     security,
+    /** Session lifetime and count: `SESSIONS_*`. */
+    sessions,
     /** Sign-in methods and external OAuth providers: `EXTERNAL_*`. */
     external,
     /** Mail contents and pace: `MAILER_*`, `SMTP_MAX_FREQUENCY`. */

@@ -11,6 +11,10 @@ export interface Session {
   updatedAt: Date
   aal: Aal
   notAfter: Date | null
+  /** Last refresh (`refreshed_at`), or `null` before the first. */
+  refreshedAt: Date | null
+  /** `tag`, or `null` (see {@link sessionTag}). */
+  tag: string | null
 }
 
 interface SessionRow {
@@ -20,12 +24,38 @@ interface SessionRow {
   updated_at: Date | null
   aal: Aal | null
   not_after: Date | null
+  refreshed_at: Date | null
+  tag: string | null
 }
+
+/**
+ * The session columns to select (from `alias`, else unqualified), each named as the column
+ * (`refreshed_at` is stored in UTC without a time zone, so read back as UTC).
+ */
+function sessionColumns(alias?: string): string[] {
+  const of = alias === undefined ? '' : `${alias}.`
+  return SESSION_COLUMNS.map((c) =>
+    c === 'refreshed_at' ? `(${of}refreshed_at AT TIME ZONE 'UTC') AS ${c}` : `${of}${c} AS ${c}`,
+  )
+}
+
+const SESSION_COLUMNS = [
+  'id',
+  'user_id',
+  'created_at',
+  'updated_at',
+  'aal',
+  'not_after',
+  'refreshed_at',
+  'tag',
+] as const
+
+const RETURNING = sessionColumns().join(', ')
 
 /** @internal Session columns of a joined query, named `s_<column>`; read with {@link sessionFromPrefixed}. */
 export function prefixedSessionColumns(alias: string): string {
-  return ['id', 'user_id', 'created_at', 'updated_at', 'aal', 'not_after']
-    .map((c) => `${alias}.${c} AS s_${c}`)
+  return sessionColumns(alias)
+    .map((c) => c.replace(/ AS (\w+)$/, ' AS s_$1'))
     .join(', ')
 }
 
@@ -37,6 +67,8 @@ export interface PrefixedSessionRow {
   s_updated_at: Date | null
   s_aal: Aal | null
   s_not_after: Date | null
+  s_refreshed_at: Date | null
+  s_tag: string | null
 }
 
 /** @internal The session of a joined row, or `undefined` when the join found none. */
@@ -49,6 +81,8 @@ export function sessionFromPrefixed(r: PrefixedSessionRow): Session | undefined 
     updated_at: r.s_updated_at,
     aal: r.s_aal,
     not_after: r.s_not_after,
+    refreshed_at: r.s_refreshed_at,
+    tag: r.s_tag,
   })
 }
 
@@ -60,6 +94,8 @@ function fromRow(r: SessionRow): Session {
     updatedAt: r.updated_at ?? new Date(0),
     aal: r.aal ?? 'aal1',
     notAfter: r.not_after,
+    refreshedAt: r.refreshed_at,
+    tag: r.tag,
   }
 }
 
@@ -85,7 +121,7 @@ export async function insertSession(
   const { rows } = await tx.query<SessionRow>(
     `INSERT INTO ${tx.t.sessions} (id, user_id, created_at, updated_at, aal, user_agent, ip)
      VALUES ($1, $2, $3, $3, 'aal1', NULLIF($4, ''), NULLIF($5, '')::inet)
-     RETURNING id, user_id, created_at, updated_at, aal, not_after`,
+     RETURNING ${RETURNING}`,
     [s.id, s.userId, new Date(now), client.userAgent, validIp(client.ip)],
   )
   return fromRow(rows[0] as SessionRow)
@@ -99,7 +135,7 @@ export function validIp(ip: string): string {
 /** The session with this id, or `undefined`. */
 export async function findSessionById(tx: Queryable, id: string): Promise<Session | undefined> {
   const { rows } = await tx.query<SessionRow>(
-    `SELECT id, user_id, created_at, updated_at, aal, not_after FROM ${tx.t.sessions} WHERE id = $1`,
+    `SELECT ${RETURNING} FROM ${tx.t.sessions} WHERE id = $1`,
     [id],
   )
   return rows[0] ? fromRow(rows[0]) : undefined
@@ -120,7 +156,7 @@ export async function raiseSessionToAal2(
 ): Promise<Session | undefined> {
   const { rows } = await tx.query<SessionRow>(
     `UPDATE ${tx.t.sessions} SET aal = 'aal2', factor_id = $2, updated_at = $3 WHERE id = $1
-     RETURNING id, user_id, created_at, updated_at, aal, not_after`,
+     RETURNING ${RETURNING}`,
     [id, factorId, new Date(now)],
   )
   return rows[0] ? fromRow(rows[0]) : undefined
@@ -169,4 +205,13 @@ export async function deleteSessions(
     params,
   )
   return rowCount
+}
+
+/** The user's sessions, oldest first. */
+export async function listSessionsOfUser(tx: Queryable, userId: string): Promise<Session[]> {
+  const { rows } = await tx.query<SessionRow>(
+    `SELECT ${RETURNING} FROM ${tx.t.sessions} WHERE user_id = $1 ORDER BY created_at, id`,
+    [userId],
+  )
+  return rows.map(fromRow)
 }

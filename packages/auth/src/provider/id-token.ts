@@ -27,6 +27,7 @@ const DEFAULT_ISSUERS: Readonly<Partial<Record<ExternalProvider, string>>> = {
   google: 'https://accounts.google.com',
   facebook: 'https://www.facebook.com',
   snapchat: 'https://accounts.snapchat.com/accounts/oauth2/token',
+  kakao: 'https://kauth.kakao.com',
 }
 
 /** Azure issuers: a tenant's, under one of Microsoft's two hosts (upstream `IsAzureIssuer`). */
@@ -100,7 +101,7 @@ function trimmed(url: string): string {
  * The provider of an `id_token` grant, by `provider` or `issuer` as upstream decides it: Apple
  * and Azure by the issuer found in the token (Apple's two issuers; a tenant issuer under
  * `login.microsoftonline.com` or `sts.windows.net`, or under `EXTERNAL_AZURE_URL`'s origin when
- * set), Google, Facebook and Snapchat by their fixed issuers (or `EXTERNAL_<P>_URL`), Keycloak by
+ * set), Google, Facebook, Kakao and Snapchat by their fixed issuers (or `EXTERNAL_<P>_URL`), Keycloak by
  * its realm URL. `custom:<name>` providers answer that custom providers are disabled, other
  * issuers that they are not allowed.
  *
@@ -117,43 +118,17 @@ export function idTokenIssuerOf(settings: Settings, request: IdTokenRequest): Id
   if (provider === 'apple' || APPLE_ISSUERS.includes(asked)) {
     name = 'apple'
     const configured = custom(external.apple.url)
-    const detected = issuerIn(request.idToken, 'Apple')
     const accepted = configured === undefined ? APPLE_ISSUERS : [configured]
-    if (!accepted.includes(detected)) {
-      throw new BadRequestError(
-        'validation_failed',
-        'Detected ID token issuer is not an Apple ID token issuer',
-      )
-    }
-    if (asked !== '' && asked !== detected) {
-      throw new BadRequestError(
-        'validation_failed',
-        'Provided issuer does not match ID token issuer',
-      )
-    }
-    issuer = detected
+    issuer = detectedIssuer(request, 'Apple', (iss) => accepted.includes(iss))
     discoveryIssuer = accepted[0]
   } else if (provider === 'azure' || isAzureIssuer(asked, external.azure.url)) {
     name = 'azure'
-    const detected = issuerIn(request.idToken, 'Azure')
-    if (!isAzureIssuer(detected, external.azure.url)) {
-      throw new BadRequestError(
-        'validation_failed',
-        'Detected ID token issuer is not an Azure ID token issuer',
-      )
-    }
-    if (asked !== '' && asked !== detected) {
-      throw new BadRequestError(
-        'validation_failed',
-        'Provided issuer does not match ID token issuer',
-      )
-    }
-    issuer = detected
+    issuer = detectedIssuer(request, 'Azure', (iss) => isAzureIssuer(iss, external.azure.url))
   } else if (provider === 'keycloak' || (asked !== '' && asked === custom(external.keycloak.url))) {
     name = 'keycloak'
     issuer = custom(external.keycloak.url) ?? ''
   } else {
-    const fixed = (['google', 'facebook', 'snapchat'] as const).find(
+    const fixed = (['google', 'facebook', 'snapchat', 'kakao'] as const).find(
       (p) =>
         provider === p ||
         (provider === '' &&
@@ -206,6 +181,30 @@ export async function resolveIdTokenIssuer(
 
 function isCustomProvider(provider: string): provider is `custom:${string}` {
   return provider.startsWith('custom:')
+}
+
+/**
+ * The issuer read from the token for a provider with several (Apple, Azure), as upstream checks
+ * it: one `accepts`, and the request's `issuer`, when given, the same.
+ *
+ * @throws {@link BadRequestError} `validation_failed` with upstream's texts.
+ */
+function detectedIssuer(
+  request: IdTokenRequest,
+  what: 'Apple' | 'Azure',
+  accepts: (issuer: string) => boolean,
+): string {
+  const detected = issuerIn(request.idToken, what)
+  if (!accepts(detected)) {
+    throw new BadRequestError(
+      'validation_failed',
+      `Detected ID token issuer is not an ${what} ID token issuer`,
+    )
+  }
+  if (request.issuer !== '' && request.issuer !== detected) {
+    throw new BadRequestError('validation_failed', 'Provided issuer does not match ID token issuer')
+  }
+  return detected
 }
 
 /**

@@ -89,8 +89,8 @@ export class ProviderRegistry {
 
   /**
    * The client that checks ID tokens of `issuer` for the `id_token` grant: its metadata found by
-   * OIDC discovery from `issuer.discoveryIssuer` (through `@gatehouse/oauth2`, 10 s and 512 KiB per request),
-   * its `issuer` the token's, kept for later tokens (its JWKS is cached and refetched on an
+   * OIDC discovery from `issuer.discoveryIssuer` (through `@gatehouse/oauth2`, 10 s and 512 KiB
+   * per request), its `issuer` the token's, kept for later tokens (its JWKS is cached and refetched on an
    * unknown `kid`). At most {@link MAX_ID_TOKEN_ISSUERS} issuers are kept (Azure has one per
    * tenant); a failed discovery is not kept, so the next token tries again.
    *

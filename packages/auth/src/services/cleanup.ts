@@ -1,7 +1,8 @@
 /**
  * The periodic clean-up of rows nobody can use any more (upstream deletes them in its
  * `models/cleanup.go`; without it they pile up for ever): PKCE flow states once no link or
- * callback can reach them, and MFA challenges once they have expired. A background job of each
+ * callback can reach them, MFA challenges once they have expired, and sessions a day after
+ * `SESSIONS_TIMEBOX` or `SESSIONS_INACTIVITY_TIMEOUT` ended them. A background job of each
  * instance, every `DB_CLEANUP_INTERVAL`, in bounded batches.
  *
  * @module
@@ -12,6 +13,8 @@ import type { Settings } from '../conf/settings.js'
 import {
   deleteChallengesCreatedBefore,
   deleteFlowStatesCreatedBefore,
+  deleteSessionsCreatedBefore,
+  deleteSessionsInactiveSince,
 } from '../models/expired-rows.js'
 import type { Queryable } from '../storage/db.js'
 
@@ -19,14 +22,22 @@ import type { Queryable } from '../storage/db.js'
 export interface CleanupResult {
   readonly flowStates: number
   readonly mfaChallenges: number
+  /** Sessions ended by `SESSIONS_TIMEBOX` or `SESSIONS_INACTIVITY_TIMEOUT` more than a day ago. */
+  readonly sessions: number
 }
+
+/** How long an ended session is kept before the clean-up deletes it (upstream's 24 hours). */
+const ENDED_SESSION_GRACE_MS = 24 * 3_600_000
 
 /** Options of {@link CleanupJob}. */
 export interface CleanupJobOptions {
   readonly db: Queryable
   readonly clock: Clock
-  /** `MAILER_OTP_EXP`, `EXTERNAL_FLOW_STATE_EXPIRY_DURATION`, `MFA_CHALLENGE_EXPIRY_DURATION`. */
-  readonly settings: Pick<Settings, 'mailer' | 'external' | 'mfa'>
+  /**
+   * `MAILER_OTP_EXP`, `EXTERNAL_FLOW_STATE_EXPIRY_DURATION`, `MFA_CHALLENGE_EXPIRY_DURATION`,
+   * `SESSIONS_TIMEBOX`, `SESSIONS_INACTIVITY_TIMEOUT`.
+   */
+  readonly settings: Pick<Settings, 'mailer' | 'external' | 'mfa' | 'sessions'>
   /** Milliseconds between two runs (`DB_CLEANUP_INTERVAL`); 0: never on its own. */
   readonly intervalMs: number
   readonly logger?: Logger | undefined
@@ -40,7 +51,9 @@ export interface CleanupJobOptions {
  * The clean-up job. A flow state is deleted once `MAILER_OTP_EXP` (the longest a mail link that
  * starts it stays valid) plus `EXTERNAL_FLOW_STATE_EXPIRY_DURATION` (the longest its code is then
  * valid) have passed since it was created, so a flow still in use is never touched; an MFA
- * challenge once `MFA_CHALLENGE_EXPIRY_DURATION` has passed (it can no longer be verified).
+ * challenge once `MFA_CHALLENGE_EXPIRY_DURATION` has passed (it can no longer be verified); a
+ * session 24 hours after `SESSIONS_TIMEBOX` or `SESSIONS_INACTIVITY_TIMEOUT` ended it (upstream's
+ * margin), when they are set.
  * Each run deletes at most `batchSize × maxBatchesPerRun` rows per table, a batch per statement.
  */
 export class CleanupJob {
@@ -95,13 +108,28 @@ export class CleanupJob {
     const mfaChallenges = await this.#batches((limit) =>
       deleteChallengesCreatedBefore(db, now - settings.mfa.challengeExpiryMs, limit),
     )
-    if (flowStates + mfaChallenges > 0) {
+    const { timeboxMs, inactivityTimeoutMs } = settings.sessions
+    let sessions = 0
+    if (timeboxMs > 0) {
+      const before = now - ENDED_SESSION_GRACE_MS - timeboxMs
+      sessions += await this.#batches((limit) => deleteSessionsCreatedBefore(db, before, limit))
+    }
+    if (inactivityTimeoutMs > 0) {
+      const before = now - ENDED_SESSION_GRACE_MS - inactivityTimeoutMs
+      sessions += await this.#batches((limit) => deleteSessionsInactiveSince(db, before, limit))
+    }
+    if (flowStates + mfaChallenges + sessions > 0) {
       logger?.info(
-        { component: 'cleanup', flow_states: flowStates, mfa_challenges: mfaChallenges },
+        {
+          component: 'cleanup',
+          flow_states: flowStates,
+          mfa_challenges: mfaChallenges,
+          sessions,
+        },
         'deleted expired rows',
       )
     }
-    return { flowStates, mfaChallenges }
+    return { flowStates, mfaChallenges, sessions }
   }
 
   /** Runs `deleteBatch` until a batch is not full or the run's batches are spent. */

@@ -1,8 +1,8 @@
 /**
  * The `id_token` grant of `POST /token` (auth-js `signInWithIdToken`, and `linkIdentity` with a
- * token): an ID token a native app got from Apple, Google, Azure, Facebook, Keycloak or Snapchat,
- * verified against its issuer's keys, signs its user in (or links its identity to the signed-in
- * user) by the same rules as `/callback`.
+ * token): an ID token a native app got from Apple, Google, Azure, Facebook, Kakao, Keycloak or
+ * Snapchat, verified against its issuer's keys, signs its user in (or links its identity to the
+ * signed-in user) by the same rules as `/callback`.
  *
  * @see https://github.com/supabase/auth/blob/master/internal/api/token_oidc.go
  * @module

@@ -24,11 +24,27 @@ import {
   rotateRefreshToken,
   type LockedRefreshToken,
 } from '../models/refresh-token.js'
-import { insertSession, raiseSessionToAal2, touchSession, type Session } from '../models/session.js'
+import {
+  insertSession,
+  listSessionsOfUser,
+  raiseSessionToAal2,
+  touchSession,
+  type Aal,
+  type Session,
+} from '../models/session.js'
 import { getUserById, isBanned, updateUser, type User } from '../models/user.js'
 import type { Random } from '../random.js'
 import { noAuthMetrics, type AuthMetrics } from '../telemetry/auth-metrics.js'
 import { isLockTimeout, type Db, type Queryable } from '../storage/db.js'
+import {
+  capLowAalExpiry,
+  highestPossibleAal,
+  lastRefreshedAt,
+  refreshRefusal,
+  sessionTag,
+  sessionValidity,
+  type SessionPolicy,
+} from './policy.js'
 
 /** A signed-in session: the access token, the refresh token and whom they are for. */
 export interface IssuedSession {
@@ -240,7 +256,14 @@ export class TokenService {
   async finish(pending: PendingTokens): Promise<IssuedSession> {
     const nowSeconds = Math.floor(this.clock.now() / 1000)
     const claims = this.claimsFor(pending.user, pending.session, pending.amr, nowSeconds)
-    const exp = claims.exp as number
+    // SESSIONS_ALLOW_LOW_AAL: an aal1 session of a user with a factor gets no token beyond it.
+    const exp = capLowAalExpiry(
+      claims.exp as number,
+      pending.session,
+      this.settings.sessions,
+      highestPossibleAal(pending.factors ?? []),
+    )
+    claims.exp = exp
     const accessToken = await this.keys.sign(claims)
     if (pending.signIn !== undefined) this.metrics.signIn(pending.signIn)
     return {
@@ -258,10 +281,14 @@ export class TokenService {
    * The refresh-token grant. All refreshes of one session are serialised by a lock on the
    * session's row (taken before the token's, the order of every path that changes a session's
    * tokens), so that a rotation and a replay of an older token of the same session never
-   * interleave. An active token is rotated in one statement (one round trip); every other case
-   * runs in a transaction holding the same locks:
+   * interleave. An active token is rotated in one statement (one round trip) while no `SESSIONS_*`
+   * limit is on; every other case runs in a transaction holding the same locks:
    * - unknown → 400 `refresh_token_not_found`; banned user → 400 `user_banned`; no session → 400
-   *   `session_not_found`; session past `not_after` → 400 `session_expired`;
+   *   `session_not_found`; session past `not_after` or ended by `SESSIONS_TIMEBOX`,
+   *   `SESSIONS_INACTIVITY_TIMEOUT` or `SESSIONS_ALLOW_LOW_AAL` → 400 `session_expired` (upstream's
+   *   message for each, see `policy.ts`); with `SESSIONS_SINGLE_PER_USER`, another valid session
+   *   of the user with the same tag active later → 400 `session_expired` "… (Revoked by Newer
+   *   Login)";
    * - active → revoked, and a child token (same session, `parent` = it) is issued;
    * - revoked, and the session's active token is its child (so that child was never used) →
    *   that child is returned again, as upstream does at any time: a client that lost the
@@ -279,17 +306,21 @@ export class TokenService {
     let outcome: RefreshOutcome
     const random = this.random
     try {
-      const rotated = await rotateActiveRefreshToken(
-        db,
-        presented,
-        {
-          child: generateRefreshToken(random),
-          client: ctx,
-          ip: ctx.ip,
-          auditIds: [random.uuid(), random.uuid()],
-        },
-        this.clock.now(),
-      )
+      // The one-statement rotation knows `not_after` only: with a session limit on, every refresh
+      // takes the transactional path, which applies them all.
+      const rotated = hasSessionLimits(this.settings.sessions)
+        ? undefined
+        : await rotateActiveRefreshToken(
+            db,
+            presented,
+            {
+              child: generateRefreshToken(random),
+              client: ctx,
+              ip: ctx.ip,
+              auditIds: [random.uuid(), random.uuid()],
+            },
+            this.clock.now(),
+          )
       outcome = rotated
         ? { kind: 'ok', pending: pendingOf(rotated, rotated.user, rotated.session, rotated.child) }
         : await db.transaction((tx) => this.#refreshInTx(tx, presented, ctx))
@@ -337,8 +368,12 @@ export class TokenService {
         'Invalid Refresh Token: No Valid Session Found',
       )
     }
-    if (session.notAfter !== null && now > session.notAfter.getTime()) {
-      throw new BadRequestError('session_expired', 'Invalid Refresh Token: Session Expired')
+    const policy = this.settings.sessions
+    const highestAal = highestPossibleAal(locked.factors)
+    const validity = sessionValidity(session, policy, now, highestAal, token.updatedAt)
+    if (validity !== 'valid') throw refreshRefusal(validity)
+    if (policy.singlePerUser) {
+      await this.#refuseUnlessNewest(tx, session, policy, now, highestAal, token.updatedAt)
     }
     const actor = auditActor(user)
     if (token.revoked) {
@@ -387,6 +422,43 @@ export class TokenService {
     )
     return { kind: 'ok', pending: pendingOf(locked, user, session, issued) }
   }
+
+  /**
+   * `SESSIONS_SINGLE_PER_USER`: refuses the refresh when another valid session of the user, with
+   * the same tag, was active later than this one (upstream's check in `RefreshTokenGrant`; the
+   * older sessions end at their next refresh, not at the new sign-in).
+   *
+   * @throws {@link BadRequestError} 400 `session_expired` "… (Revoked by Newer Login)".
+   */
+  async #refuseUnlessNewest(
+    tx: Queryable,
+    session: Session,
+    policy: SessionPolicy,
+    now: number,
+    highestAal: Aal,
+    refreshTokenTime: Date,
+  ): Promise<void> {
+    const tag = sessionTag(session, policy.tags)
+    const active = lastRefreshedAt(session, refreshTokenTime)
+    for (const other of await listSessionsOfUser(tx, session.userId)) {
+      if (
+        other.id !== session.id &&
+        sessionValidity(other, policy, now, highestAal) === 'valid' &&
+        sessionTag(other, policy.tags) === tag &&
+        lastRefreshedAt(other) > active
+      ) {
+        throw new BadRequestError(
+          'session_expired',
+          'Invalid Refresh Token: Session Expired (Revoked by Newer Login)',
+        )
+      }
+    }
+  }
+}
+
+/** Whether any `SESSIONS_*` limit beyond a session's own `not_after` is on. */
+function hasSessionLimits(p: SessionPolicy): boolean {
+  return p.timeboxMs > 0 || p.inactivityTimeoutMs > 0 || p.allowLowAalMs > 0 || p.singlePerUser
 }
 
 /** The tokens to sign for a refreshed session. */

@@ -410,6 +410,18 @@ describe('the audit log API', () => {
       })
     }
     expect((await get('?page=x')).json()).toMatchObject({ msg: 'Bad Pagination Parameters: page' })
+    // Numbers past any page count are refused (upstream: ParseUint), never sent to PostgreSQL.
+    for (const path of ['/admin/audit?page=', '/admin/users?page=', '/admin/users?per_page=']) {
+      const huge = await server.request('GET', `${path}99999999999999999999`, {
+        token: server.serviceKey,
+      })
+      expect(huge.statusCode).toBe(400)
+      expect(huge.json()).toMatchObject({ error_code: 'validation_failed' })
+    }
+    // A page holds at most 1,000 entries (upstream: any number, all in memory at once).
+    const capped = await get('?per_page=5000')
+    expect(capped.statusCode).toBe(200)
+    expect(capped.headers.link).toContain('per_page=1000')
     expect((await server.request('GET', '/admin/audit')).statusCode).toBe(401)
   })
 })

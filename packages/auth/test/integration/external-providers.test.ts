@@ -100,6 +100,11 @@ describe('sign-in with external providers', () => {
       AUTHSVC_EXTERNAL_GOOGLE_SECRET: oidc.clients.google.secret,
       AUTHSVC_EXTERNAL_GOOGLE_REDIRECT_URI: redirectUri,
       AUTHSVC_EXTERNAL_GOOGLE_URL: oidc.issuer,
+      AUTHSVC_EXTERNAL_LINKEDIN_OIDC_ENABLED: 'true',
+      AUTHSVC_EXTERNAL_LINKEDIN_OIDC_CLIENT_ID: oidc.clients.linkedin_oidc.id,
+      AUTHSVC_EXTERNAL_LINKEDIN_OIDC_SECRET: oidc.clients.linkedin_oidc.secret,
+      AUTHSVC_EXTERNAL_LINKEDIN_OIDC_REDIRECT_URI: redirectUri,
+      AUTHSVC_EXTERNAL_LINKEDIN_OIDC_URL: oidc.issuer,
     }
     for (const f of fakes.values()) Object.assign(env, f.env(redirectUri))
     server = await startTestServer('external', env, clock, {
@@ -128,10 +133,62 @@ describe('sign-in with external providers', () => {
     mails.length = 0
   })
 
+  it.each<[string, Record<string, unknown>]>([
+    [
+      'x',
+      {
+        user_name: 'ada',
+        preferred_username: 'ada',
+        custom_claims: { created_at: '2020-01-01T00:00:00.000Z' },
+      },
+    ],
+    ['zoom', { full_name: 'Ada Lovelace', name: 'Ada Lovelace' }],
+    [
+      'fly',
+      {
+        full_name: 'Ada Lovelace',
+        custom_claims: { organizations: [{ id: 'org-1', role: 'admin' }], scope: ['read'] },
+      },
+    ],
+    ['kakao', { name: 'Ada', preferred_username: 'Ada', user_name: 'Ada' }],
+    ['slack_oidc', { custom_claims: { 'https://slack.com/team_id': 'T0002' } }],
+  ])('%s: maps its profile as upstream does', async (name, expected) => {
+    const who = account()
+    fake(name).account = who
+    const landing = await signIn(name)
+    const user = await userOf(landing.fragment.get('access_token') ?? '')
+    const identity = (
+      user.identities as { provider: string; identity_data: Record<string, unknown> }[]
+    )[0]
+    expect(identity?.provider).toBe(name)
+    expect(identity?.identity_data).toMatchObject({
+      email: who.email,
+      email_verified: true,
+      ...(name === 'fly' ? {} : { picture: who.avatar }),
+      ...expected,
+    })
+  })
+
+  it('zoom and kakao addresses the provider did not verify are unverified', async () => {
+    for (const name of ['zoom', 'kakao']) {
+      const who = account({ emailVerified: false })
+      fake(name).account = who
+      await signIn(name)
+      const { rows } = await server.app.db.query<{ email_confirmed_at: Date | null }>(
+        `SELECT email_confirmed_at FROM ${server.app.db.t.users} WHERE email = $1`,
+        [who.email],
+      )
+      // An unverified address: the user is created unconfirmed (a confirmation mail is sent).
+      expect(rows[0]?.email_confirmed_at ?? null).toBeNull()
+    }
+  })
+
   it('GET /settings reports every enabled provider', async () => {
     const res = await server.request('GET', '/settings')
     const external = res.json().external as Record<string, boolean>
-    for (const name of [...fakes.keys(), 'keycloak', 'google']) expect(external[name]).toBe(true)
+    for (const name of [...fakes.keys(), 'keycloak', 'google', 'linkedin_oidc']) {
+      expect(external[name]).toBe(true)
+    }
     expect(external.email).toBe(true)
   })
 
@@ -139,8 +196,9 @@ describe('sign-in with external providers', () => {
     ...DESCRIPTIONS.map((d) => d.name).filter((n) => n !== 'spotify'),
     'keycloak',
     'google',
+    'linkedin_oidc',
   ])('%s: authorize → provider login → callback → a session for a new user', async (name) => {
-    const isOidc = name === 'keycloak' || name === 'google'
+    const isOidc = name === 'keycloak' || name === 'google' || name === 'linkedin_oidc'
     const who = account()
     if (isOidc) {
       oidc.account = {
@@ -771,6 +829,7 @@ describe('sign-in with external providers', () => {
           'snapchat',
           'spotify',
           'workos',
+          'x',
         ].sort(),
       )
       for (const name of ['github', 'slack']) {

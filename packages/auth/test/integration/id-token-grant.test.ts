@@ -273,6 +273,10 @@ describe('the id_token grant', () => {
       error_code: 'provider_disabled',
       msg: 'Provider (issuer "https://www.facebook.com") is not enabled',
     })
+    expect((await grant({ provider: 'kakao', id_token: token })).json).toMatchObject({
+      error_code: 'provider_disabled',
+      msg: 'Provider (issuer "https://kauth.kakao.com") is not enabled',
+    })
     expect((await grant({ provider: 'custom:acme', id_token: token })).json).toMatchObject({
       error_code: 'validation_failed',
       msg: 'Custom OAuth providers are disabled',

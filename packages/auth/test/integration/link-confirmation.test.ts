@@ -118,6 +118,17 @@ describe('MAILER_LINK_CONFIRMATION_PAGE=true', () => {
     expect(typed.json()).toMatchObject({ user: { email } })
   })
 
+  it('carries hostile query values into the form encoded, never as markup', async () => {
+    const hostile = encodeURIComponent('"><script>alert(1)</script>')
+    const res = await fx.server.request(
+      'GET',
+      `/verify?type=signup&token=abc&redirect_to=${hostile}`,
+    )
+    expect(res.statusCode).toBe(200)
+    expect(res.body).not.toContain('<script')
+    expect(res.body).toContain('redirect_to=%22%3E%3Cscript%3Ealert%281%29%3C%2Fscript%3E')
+  })
+
   it('a malformed link is refused before any page', async () => {
     const res = await fx.server.request('GET', '/verify?type=signup')
     expect(res.statusCode).toBe(400)

@@ -1,6 +1,6 @@
 /**
  * A real `oidc-provider` on a random loopback port playing Keycloak (its routes under the realm
- * URL's `/protocol/openid-connect/…`) and, through discovery, Google: ID tokens, UserInfo, and
+ * URL's `/protocol/openid-connect/…`) and, through discovery, Google and LinkedIn (OIDC): ID tokens, UserInfo, and
  * headless login and consent. The test picks who logs in, and whether consent is denied.
  */
 import type { Server } from 'node:http'
@@ -17,9 +17,11 @@ export interface OidcAccount {
 
 /** A running provider. */
 export interface TestOidcProvider {
-  /** The issuer: Keycloak's realm URL and Google's issuer. */
+  /** The issuer: Keycloak's realm URL, Google's and LinkedIn's issuer. */
   readonly issuer: string
-  readonly clients: Readonly<Record<'keycloak' | 'google', { id: string; secret: string }>>
+  readonly clients: Readonly<
+    Record<'keycloak' | 'google' | 'linkedin_oidc', { id: string; secret: string }>
+  >
   /** Who logs in next. */
   account: OidcAccount
   /** Deny consent on the next interaction. */
@@ -40,6 +42,7 @@ export async function startOidcProvider(
   const clients = {
     keycloak: { id: 'gatehouse-keycloak', secret: 'keycloak-secret-0123456789-0123456789' },
     google: { id: 'gatehouse-google', secret: 'google-secret-0123456789-0123456789' },
+    linkedin_oidc: { id: 'gatehouse-linkedin', secret: 'linkedin-secret-0123456789-01234567' },
   }
   const provider = new Provider(issuer, {
     clients: Object.values(clients).map((c) => ({
@@ -63,8 +66,9 @@ export async function startOidcProvider(
       email: ['email', 'email_verified'],
       profile: ['name', 'preferred_username'],
     },
-    // The auth server sends PKCE to Keycloak and Google: a request without it is refused.
-    pkce: { required: () => true },
+    // The auth server sends PKCE to Keycloak and Google (a request without it is refused), never
+    // to LinkedIn (upstream sends none).
+    pkce: { required: (_ctx, client) => client.clientId !== clients.linkedin_oidc.id },
     conformIdTokenClaims: false,
     findAccount: (_ctx, sub) => {
       const found = accounts.get(sub)

@@ -331,4 +331,105 @@ export const DESCRIPTIONS: readonly ProviderDescription[] = [
           : ok({ id_str: a.id, name: a.name }),
     },
   },
+  {
+    name: 'x',
+    pkce: true,
+    clientAuth: 'basic',
+    url: (origin) => origin,
+    authorizePath: '/i/oauth2/authorize',
+    tokenPath: '/2/oauth2/token',
+    userinfo: {
+      '/2/users/me': ({ account: a, query }) =>
+        ok({
+          data: {
+            id: a.id,
+            name: a.name,
+            username: first(a).toLowerCase(),
+            // X answers confirmed_email only for the fields asked, and only when confirmed.
+            ...(query.get('user.fields')?.includes('confirmed_email') === true && a.emailVerified
+              ? { confirmed_email: a.email }
+              : {}),
+            profile_image_url: a.avatar,
+            created_at: '2020-01-01T00:00:00.000Z',
+          },
+        }),
+    },
+  },
+  {
+    name: 'zoom',
+    clientAuth: 'basic',
+    url: (origin) => origin,
+    authorizePath: '/oauth/authorize',
+    tokenPath: '/oauth/token',
+    userinfo: {
+      '/v2/users/me': ({ account: a }) =>
+        ok({
+          id: `zoom-${a.id}`,
+          first_name: first(a),
+          last_name: last(a),
+          email: a.email,
+          // A Zoom password account (login_type 100) whose address is not verified.
+          login_type: '100',
+          verified: a.emailVerified ? 1 : 0,
+          pic_url: a.avatar,
+        }),
+    },
+  },
+  {
+    name: 'fly',
+    url: (origin) => origin,
+    authorizePath: '/oauth/authorize',
+    tokenPath: '/oauth/token',
+    userinfo: {
+      '/oauth/token/info': ({ account: a }) =>
+        ok({
+          resource_owner_id: `ro-${a.id}`,
+          user_id: `fly-${a.id}`,
+          user_name: a.name,
+          email: a.email,
+          organizations: [{ id: 'org-1', role: 'admin' }],
+          scope: ['read'],
+          application: { uid: 'fly-app' },
+          expires_in: 7200,
+          created_at: 1_700_000_000,
+        }),
+    },
+  },
+  {
+    name: 'kakao',
+    clientAuth: 'body',
+    url: (origin) => origin,
+    authorizePath: '/oauth/authorize',
+    tokenPath: '/oauth/token',
+    userinfo: {
+      '/v2/user/me': ({ account: a }) =>
+        ok({
+          id: Number(a.id),
+          kakao_account: {
+            profile: { nickname: first(a), profile_image_url: a.avatar },
+            email: a.email,
+            is_email_valid: true,
+            is_email_verified: a.emailVerified,
+          },
+        }),
+    },
+  },
+  {
+    name: 'slack_oidc',
+    url: (origin) => origin,
+    authorizePath: '/openid/connect/authorize',
+    tokenPath: '/api/openid.connect.token',
+    userinfo: {
+      '/api/openid.connect.userInfo': ({ account: a }) =>
+        ok({
+          ok: true,
+          'https://slack.com/user_id': a.id,
+          'https://slack.com/team_id': 'T0002',
+          email: a.email,
+          email_verified: a.emailVerified,
+          name: a.name,
+          picture: a.avatar,
+        }),
+    },
+  },
 ]

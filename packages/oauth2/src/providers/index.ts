@@ -19,22 +19,26 @@
  */
 import { invalidValue } from '../args.js'
 import type { ClientOptions } from '../client-options.js'
-import { apple, azure, google, keycloak } from './openid.js'
+import { apple, azure, google, keycloak, linkedin_oidc } from './openid.js'
 import type { ProviderName, ProviderPreset } from './preset.js'
 import {
   bitbucket,
   discord,
   facebook,
   figma,
+  fly,
   github,
   gitlab,
+  kakao,
   linkedin,
   notion,
   slack,
+  slack_oidc,
   snapchat,
   spotify,
   twitch,
   workos,
+  zoom,
 } from './social.js'
 import { twitter, x } from './twitter.js'
 
@@ -57,19 +61,24 @@ export {
   discord,
   facebook,
   figma,
+  fly,
   github,
   gitlab,
   google,
+  kakao,
   keycloak,
   linkedin,
+  linkedin_oidc,
   notion,
   slack,
+  slack_oidc,
   snapchat,
   spotify,
   twitch,
   twitter,
   workos,
   x,
+  zoom,
 }
 
 /** Every preset, by name. */
@@ -80,19 +89,24 @@ export const PROVIDER_PRESETS: Readonly<Record<ProviderName, ProviderPreset>> = 
   discord,
   facebook,
   figma,
+  fly,
   github,
   gitlab,
   google,
+  kakao,
   keycloak,
   linkedin,
+  linkedin_oidc,
   notion,
   slack,
+  slack_oidc,
   snapchat,
   spotify,
   twitch,
   twitter,
   workos,
   x,
+  zoom,
 })
 
 /**

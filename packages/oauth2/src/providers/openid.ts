@@ -235,3 +235,48 @@ export const keycloak: ProviderPreset = {
   },
   docs: ['https://www.keycloak.org/securing-apps/oidc-layers'],
 }
+
+/**
+ * LinkedIn's OpenID Connect sign-in (upstream's `linkedin_oidc`): its keys found by discovery
+ * from `https://www.linkedin.com/oauth`, the user from the ID token (`sub`, `email` with
+ * `email_verified`, which LinkedIn sends as the string `"true"`, `given_name` + `family_name`,
+ * `picture`, `locale`). Scopes `openid email profile`; no PKCE (upstream sends none).
+ */
+export const linkedin_oidc: ProviderPreset = {
+  name: 'linkedin_oidc',
+  title: 'LinkedIn (OpenID Connect)',
+  protocol: 'oauth2',
+  endpoints(url) {
+    const issuer = baseUrl(url, 'https://www.linkedin.com/oauth')
+    return {
+      issuer,
+      authorizeUrl: `${issuer}/v2/authorization`,
+      tokenUrl: `${issuer}/v2/accessToken`,
+      api: issuer,
+    }
+  },
+  scopes: ['openid', 'email', 'profile'],
+  pkce: false,
+  refresh: { issued: false, requires: 'programmatic refresh tokens enabled for the app' },
+  authScheme: 'request_body',
+  authorizeParams: {},
+  idToken: { discovery: true, required: true },
+  profileRequests: () => ({}),
+  profile({ idToken }) {
+    const token = idTokenOf(idToken)
+    const name = `${text(token, 'given_name')} ${text(token, 'family_name')}`.trim()
+    return withEmails(
+      {
+        iss: text(token, 'iss'),
+        sub: idOf(token, 'sub'),
+        name: name === '' ? text(token, 'name') : name,
+        picture: text(token, 'picture'),
+        custom: { locale: text(token, 'locale') },
+      },
+      primaryEmail(text(token, 'email'), flag(token, 'email_verified')),
+    )
+  },
+  docs: [
+    'https://learn.microsoft.com/en-us/linkedin/consumer/integrations/self-serve/sign-in-with-linkedin-v2',
+  ],
+}

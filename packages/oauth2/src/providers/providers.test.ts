@@ -7,7 +7,7 @@ const NAMES = Object.keys(PROVIDER_PRESETS) as ProviderName[]
 const noCallback = { callback: {}, tokenResponse: {} }
 
 describe('provider presets', () => {
-  it('has a preset for every provider of the auth server, and X over OAuth 2.0', () => {
+  it('has a preset for every provider of the auth server', () => {
     expect(NAMES.sort()).toEqual([
       'apple',
       'azure',
@@ -15,19 +15,24 @@ describe('provider presets', () => {
       'discord',
       'facebook',
       'figma',
+      'fly',
       'github',
       'gitlab',
       'google',
+      'kakao',
       'keycloak',
       'linkedin',
+      'linkedin_oidc',
       'notion',
       'slack',
+      'slack_oidc',
       'snapchat',
       'spotify',
       'twitch',
       'twitter',
       'workos',
       'x',
+      'zoom',
     ])
   })
 

@@ -1,7 +1,7 @@
 /**
  * The presets of the OAuth 2.0 providers whose user is read from their own APIs: Bitbucket,
- * Discord, Facebook, Figma, GitHub, GitLab, LinkedIn, Notion, Slack, Snapchat, Spotify, Twitch
- * and WorkOS.
+ * Discord, Facebook, Figma, Fly.io, GitHub, GitLab, Kakao, LinkedIn, Notion, Slack (both APIs),
+ * Snapchat, Spotify, Twitch, WorkOS and Zoom.
  *
  * @module
  */
@@ -646,4 +646,153 @@ export const workos: ProviderPreset = {
     )
   },
   docs: ['https://workos.com/docs/reference/sso/get-authorization-url'],
+}
+
+/**
+ * Fly.io: `api.fly.io/oauth/authorize` and `/oauth/token`; the user from `/oauth/token/info`
+ * (`user_id`, `user_name`, `email`, which Fly counts as verified, and the token's
+ * `resource_owner_id`, `organizations`, `application`, `scope`, `created_at` as custom claims).
+ * Scope `read`; no PKCE (upstream sends none); refresh tokens.
+ */
+export const fly: ProviderPreset = {
+  ...COMMON,
+  name: 'fly',
+  title: 'Fly.io',
+  endpoints(url) {
+    const api = chooseHost(url, 'api.fly.io')
+    return { authorizeUrl: `${api}/oauth/authorize`, tokenUrl: `${api}/oauth/token`, api }
+  },
+  scopes: ['read'],
+  pkce: false,
+  refresh: { issued: true },
+  profileRequests: ({ api }) => ({ info: { url: `${api}/oauth/token/info`, kind: 'object' } }),
+  profile({ responses, endpoints }) {
+    const info = record(responses.info)
+    return withEmails(
+      {
+        iss: endpoints.api,
+        sub: idOf(info, 'user_id'),
+        name: text(info, 'user_name'),
+        full_name: text(info, 'user_name'),
+        custom: {
+          resource_owner_id: info.resource_owner_id,
+          organizations: info.organizations,
+          application: info.application,
+          scope: info.scope,
+          created_at: info.created_at,
+        },
+      },
+      primaryEmail(text(info, 'email'), true),
+    )
+  },
+  docs: ['https://fly.io/docs/reference/extensions_api/'],
+}
+
+/**
+ * Kakao: `kauth.kakao.com/oauth/authorize` and `/oauth/token` (client credentials in the body);
+ * the user from `kapi.kakao.com/v2/user/me` (`id`, `kakao_account.profile.nickname` and
+ * `profile_image_url`, `kakao_account.email`, verified when both `is_email_verified` and
+ * `is_email_valid`). Scopes `account_email profile_image profile_nickname`; no PKCE; refresh
+ * tokens.
+ */
+export const kakao: ProviderPreset = {
+  ...COMMON,
+  name: 'kakao',
+  title: 'Kakao',
+  endpoints(url) {
+    const auth = chooseHost(url, 'kauth.kakao.com')
+    return {
+      authorizeUrl: `${auth}/oauth/authorize`,
+      tokenUrl: `${auth}/oauth/token`,
+      api: chooseHost(url, 'kapi.kakao.com'),
+    }
+  },
+  scopes: ['account_email', 'profile_image', 'profile_nickname'],
+  pkce: false,
+  refresh: { issued: true },
+  profileRequests: ({ api }) => ({ user: { url: `${api}/v2/user/me`, kind: 'object' } }),
+  profile({ responses, endpoints }) {
+    const user = record(responses.user)
+    const account = record(user.kakao_account ?? {})
+    const profile = record(account.profile ?? {})
+    const nickname = text(profile, 'nickname')
+    return withEmails(
+      {
+        iss: endpoints.api,
+        sub: idOf(user, 'id'),
+        name: nickname,
+        picture: text(profile, 'profile_image_url'),
+        user_name: nickname,
+        preferred_username: nickname,
+      },
+      primaryEmail(
+        text(account, 'email'),
+        flag(account, 'is_email_verified') && flag(account, 'is_email_valid'),
+      ),
+    )
+  },
+  docs: ['https://developers.kakao.com/docs/latest/en/kakaologin/rest-api'],
+}
+
+/**
+ * Sign in with Slack (OpenID Connect) as upstream's `slack_oidc`: `slack.com/openid/connect/authorize`
+ * and `slack.com/api/openid.connect.token`; the user from `/api/openid.connect.userInfo`, mapped as
+ * {@link slack} maps it. Scopes `profile email openid`; no PKCE.
+ */
+export const slack_oidc: ProviderPreset = {
+  ...slack,
+  name: 'slack_oidc',
+  title: 'Slack (OpenID Connect)',
+  endpoints(url) {
+    const host = chooseHost(url, 'slack.com')
+    return {
+      authorizeUrl: `${host}/openid/connect/authorize`,
+      tokenUrl: `${host}/api/openid.connect.token`,
+      api: host,
+    }
+  },
+  docs: ['https://api.slack.com/authentication/sign-in-with-slack'],
+}
+
+/**
+ * Zoom: `zoom.us/oauth/authorize` and `/oauth/token` (HTTP Basic); the user from
+ * `api.zoom.us/v2/users/me` (`id`, `first_name` + `last_name`, `email`, `pic_url`); the email
+ * counts as verified unless the account logs in with Zoom's own password (`login_type` 100) and
+ * `verified` is 0, as upstream counts it. No default scope; no PKCE; refresh tokens.
+ */
+export const zoom: ProviderPreset = {
+  ...COMMON,
+  authScheme: 'basic_auth',
+  name: 'zoom',
+  title: 'Zoom',
+  endpoints(url) {
+    const auth = chooseHost(url, 'zoom.us')
+    return {
+      authorizeUrl: `${auth}/oauth/authorize`,
+      tokenUrl: `${auth}/oauth/token`,
+      api: `${chooseHost(url, 'api.zoom.us')}/v2`,
+    }
+  },
+  scopes: [],
+  pkce: false,
+  refresh: { issued: true },
+  profileRequests: ({ api }) => ({ user: { url: `${api}/users/me`, kind: 'object' } }),
+  profile({ responses, endpoints }) {
+    const user = record(responses.user)
+    const name = `${text(user, 'first_name')} ${text(user, 'last_name')}`.trim()
+    const loginType = user.login_type
+    const passwordAccount = loginType === '100' || loginType === 100
+    const verified = !passwordAccount || (typeof user.verified === 'number' && user.verified !== 0)
+    return withEmails(
+      {
+        iss: endpoints.api,
+        sub: idOf(user, 'id'),
+        name,
+        full_name: name,
+        picture: text(user, 'pic_url'),
+      },
+      primaryEmail(text(user, 'email'), verified),
+    )
+  },
+  docs: ['https://developers.zoom.us/docs/api/users/#tag/users/GET/users/{userId}'],
 }

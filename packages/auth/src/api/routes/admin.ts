@@ -45,8 +45,14 @@ export function paginationLink(path: string, page: number, perPage: number, tota
   return links.join(', ')
 }
 
-/** A page number: empty (the default) or digits worth at least 1. */
-const PAGE = '^(\\d*[1-9]\\d*)?$'
+/**
+ * A page number or size: empty (the default) or at most nine digits worth at least 1 (a larger
+ * number names no page, and would overflow PostgreSQL's `OFFSET`).
+ */
+const PAGE = '^(?=\\d{0,9}$)(\\d*[1-9]\\d*)?$'
+
+/** The most entries one page of the audit log holds (a larger `per_page` is taken as this). */
+const MAX_AUDIT_PAGE_SIZE = 1000
 
 const SORT_COLUMNS = ['created_at', 'email', 'phone', 'updated_at', 'last_sign_in_at'] as const
 
@@ -165,7 +171,7 @@ export const adminRoutes: RouteGroup = (app, ctx) => {
   app.get('/admin/audit', { schema: { querystring: AuditQuery } }, async (request, reply) => {
     const { query } = request
     const page = Number(query.page || 1)
-    const perPage = Number(query.per_page || 50)
+    const perPage = Math.min(Number(query.per_page || 50), MAX_AUDIT_PAGE_SIZE)
     const { entries, total } = await auditLogPage(ctx, query.query ?? '', page, perPage)
     reply.header('x-total-count', String(total))
     reply.header('link', paginationLink('/admin/audit', page, perPage, total))

@@ -10,9 +10,10 @@ import type { AppContext } from '../../context.js'
 import { BadRequestError, ForbiddenError } from '../../errors.js'
 import type { Identity } from '../../models/identity.js'
 import { findSessionById, type Session } from '../../models/session.js'
-import type { Factor } from '../../models/factor.js'
+import { listFactorsOfUser, type Factor } from '../../models/factor.js'
 import { findUserContext } from '../../models/user-context.js'
 import { isBanned, type User } from '../../models/user.js'
+import { highestPossibleAal, sessionValidity } from '../../sessions/policy.js'
 import { isUuid, NIL_UUID } from './validation.js'
 
 /** A request authenticated as a user (see {@link authenticateUser}). */
@@ -91,7 +92,7 @@ export async function authenticateUser(ctx: AppContext, token: string): Promise<
 /**
  * Authorizes an admin (upstream `requireAdmin`): a valid JWT whose `role` is one of `roles` (the
  * service-role key has no `sub` and needs none); a real `session_id` must name an existing
- * session.
+ * session that is still valid under `SESSIONS_*` (upstream `requireAdminCredentials`).
  *
  * @returns The token's claims.
  * @throws {@link ForbiddenError} `bad_jwt`, `session_expired`, `not_admin`.
@@ -104,7 +105,21 @@ export async function authorizeAdmin(
   const claims = await verifyBearerToken(ctx, token)
   const sessionId = claims.session_id
   if (typeof sessionId === 'string' && isUuid(sessionId) && sessionId !== NIL_UUID) {
-    if (!(await findSessionById(ctx.db, sessionId))) {
+    const session = await findSessionById(ctx.db, sessionId)
+    // The user's factors only matter to SESSIONS_ALLOW_LOW_AAL.
+    const factors =
+      session && ctx.settings.sessions.allowLowAalMs > 0
+        ? await listFactorsOfUser(ctx.db, session.userId)
+        : []
+    if (
+      !session ||
+      sessionValidity(
+        session,
+        ctx.settings.sessions,
+        ctx.clock.now(),
+        highestPossibleAal(factors),
+      ) !== 'valid'
+    ) {
       throw new ForbiddenError('session_expired', 'Session is no longer valid')
     }
   }
