@@ -36,7 +36,7 @@ export type Fetch = typeof fetch
 /**
  * Reads a response body as UTF-8 text, at most `maxBytes`.
  *
- * @throws {Error} "answer larger than … bytes" beyond it (the rest is not read).
+ * @throws {Error} "answer larger than … bytes" beyond it (leaving the loop cancels the rest).
  */
 export async function readBounded(
   response: Response,
@@ -49,7 +49,6 @@ export async function readBounded(
   for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
     size += chunk.byteLength
     if (size > maxBytes) {
-      await response.body.cancel().catch(() => undefined)
       throw new Error(`answer larger than ${String(maxBytes)} bytes`)
     }
     text += decoder.decode(chunk, { stream: true })

@@ -67,9 +67,9 @@ export async function passwordWeakness(
 }
 
 /**
- * The password rules of sign-up, password changes and admin user updates (where upstream checks the
- * strength): {@link enforcePasswordLength}, then {@link passwordWeakness} (422 `weak_password`
- * with `weak_password.reasons`, `pwned` among them for a leaked password).
+ * The password rules of sign-up, password changes and admin user updates (where upstream checks
+ * the strength): {@link enforcePasswordLength}, then {@link passwordWeakness} (422
+ * `weak_password` with `weak_password.reasons`, `pwned` among them for a leaked password).
  *
  * @throws {@link BadRequestError}, {@link WeakPasswordError}, {@link InternalServerError} As
  *   described.
