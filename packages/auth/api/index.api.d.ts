@@ -44,6 +44,7 @@ export interface AuthDeps {
   readonly mailer?: Mailer
   readonly sms?: SmsProvider
   readonly captcha?: CaptchaVerifier
+  readonly pwnedPasswords?: PwnedPasswords
   readonly limiter?: Limiter
   readonly emailLimiter?: EmailSendLimiter
   readonly smsLimiter?: EmailSendLimiter
@@ -255,6 +256,8 @@ export type FactorStatus = 'unverified' | 'verified'
 export type FactorType = 'phone' | 'totp'
 // ForbiddenError
 export declare class ForbiddenError extends AuthError {}
+// HibpSettings
+export type HibpSettings = Settings['password']['hibp']
 // IdentityJson
 export interface IdentityJson {
   identity_id: string
@@ -440,6 +443,17 @@ export interface PoolStats {
   readonly waiting: number
   readonly max: number
 }
+// PwnedPasswords
+export interface PwnedPasswords {
+  readonly failClosed: boolean
+  check(password: string): Promise<PwnedVerdict>
+}
+// PwnedPasswordsLog
+export interface PwnedPasswordsLog {
+  warn(fields: Record<string, unknown>, message: string): void
+}
+// PwnedVerdict
+export type PwnedVerdict = 'not_pwned' | 'pwned' | 'unknown'
 // Queryable
 export interface Queryable {
   readonly t: Tables
@@ -462,6 +476,18 @@ export interface Random {
   uuid(): string
   bytes(length: number): Uint8Array
   int(max: number): number
+}
+// RangeApiOptions
+export interface RangeApiOptions {
+  readonly fetch?: Fetch | undefined
+  readonly log?: PwnedPasswordsLog | undefined
+}
+// RangeApiPwnedPasswords
+export declare class RangeApiPwnedPasswords implements PwnedPasswords {
+  #private
+  readonly failClosed: boolean
+  constructor(settings: HibpSettings, options?: RangeApiOptions)
+  check(password: string): Promise<PwnedVerdict>
 }
 // RenderedMail
 export interface RenderedMail {
@@ -565,6 +591,7 @@ export interface TokenResponse {
   refresh_token: string
   user: UserJson
   weak_password?: {
+    message: string
     reasons: WeakPasswordReason[]
   }
   type?: string
@@ -690,6 +717,18 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
       readonly requiredCharacters: Field<string[]>
       readonly hashConcurrency: Field<number>
       readonly hashQueueSize: Field<number>
+      readonly hibp: Group<{
+        readonly enabled: Field<boolean>
+        readonly failClosed: Field<boolean>
+        readonly userAgent: Field<string>
+        readonly apiUrl: Field<string>
+        readonly timeoutMs: Field<number>
+        readonly bloom: Group<{
+          readonly enabled: Field<boolean>
+          readonly items: Field<number>
+          readonly falsePositives: Field<number>
+        }>
+      }>
     }>
     readonly mfa: Group<{
       readonly totpEnrollEnabled: Field<boolean>
@@ -1001,6 +1040,8 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
 >
 // (crypto/password.d.ts)
 export type WeakPasswordReason = 'characters' | 'length' | 'pwned'
+// (form-post.d.ts)
+export type Fetch = typeof fetch
 // (limiter/service-limiter.d.ts)
 export interface ServiceLimiterStats {
   calls: number

@@ -34,6 +34,7 @@ import { mailJobHandlers } from './services/shared/mail-jobs.js'
 import { MailQueue } from './services/shared/mail-queue.js'
 import { cryptoRandom, type Random } from './random.js'
 import { NoCaptcha, SiteverifyCaptcha, type CaptchaVerifier } from './security/captcha.js'
+import { RangeApiPwnedPasswords, type PwnedPasswords } from './security/pwned-passwords.js'
 import { createServer, passwordHasherFor } from './server.js'
 import { LoggedSmsProvider } from './sms/logged.js'
 import { MessagebirdProvider } from './sms/messagebird.js'
@@ -72,6 +73,11 @@ export interface AuthDeps {
   readonly sms?: SmsProvider
   /** @default {@link SiteverifyCaptcha} when `SECURITY_CAPTCHA_ENABLED`, else {@link NoCaptcha} */
   readonly captcha?: CaptchaVerifier
+  /**
+   * The leaked-password lookup.
+   * @default {@link RangeApiPwnedPasswords} when `PASSWORD_HIBP_ENABLED`, else none
+   */
+  readonly pwnedPasswords?: PwnedPasswords
   /**
    * @default by `RATE_LIMIT_BACKEND`: a {@link TokenBucketLimiter} of the `RATE_LIMIT_*` rates
    *   (`memory`) or a {@link ServiceLimiter} asking `RATE_LIMIT_SERVICE_ADDRESS` (`ratelimit`)
@@ -398,6 +404,11 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
           providers: new ProviderRegistry(settings, clock, deps.providerFetch),
           metrics,
           mailQueue,
+          pwnedPasswords:
+            deps.pwnedPasswords ??
+            (settings.password.hibp.enabled
+              ? new RangeApiPwnedPasswords(settings.password.hibp, { log: deps.logger })
+              : undefined),
         },
       }
       handlers = mailJobHandlers(started.ctx)

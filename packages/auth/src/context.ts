@@ -11,6 +11,7 @@ import type { ProviderRegistry } from './provider/registry.js'
 import type { SessionClient } from './models/session.js'
 import type { Random } from './random.js'
 import type { CaptchaVerifier } from './security/captcha.js'
+import type { PwnedPasswords } from './security/pwned-passwords.js'
 import type { MailOutbox } from './services/shared/mail-queue.js'
 import type { SmsProvider } from './sms/sms-provider.js'
 import type { Db } from './storage/db.js'
@@ -52,6 +53,8 @@ export interface AppContext {
   readonly metrics: AuthMetrics
   /** The durable mail queue: work that requests hand off (see `services/shared/mail-queue.ts`). */
   readonly mailQueue: MailOutbox
+  /** The leaked-password lookup (`PASSWORD_HIBP_*`); absent when `PASSWORD_HIBP_ENABLED` is off. */
+  readonly pwnedPasswords?: PwnedPasswords | undefined
 }
 
 /** Who a request comes from: recorded on sessions and in audit entries. */

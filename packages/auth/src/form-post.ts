@@ -33,15 +33,23 @@ export interface FormReply {
 /** The `fetch` the calls go through (tests and proxies may pass their own). */
 export type Fetch = typeof fetch
 
-async function readBounded(response: Response): Promise<string> {
+/**
+ * Reads a response body as UTF-8 text, at most `maxBytes`.
+ *
+ * @throws {Error} "answer larger than … bytes" beyond it (leaving the loop cancels the rest).
+ */
+export async function readBounded(
+  response: Response,
+  maxBytes: number = MAX_REPLY_BYTES,
+): Promise<string> {
   if (!response.body) return ''
   const decoder = new TextDecoder()
   let size = 0
   let text = ''
   for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
     size += chunk.byteLength
-    if (size > MAX_REPLY_BYTES) {
-      throw new Error(`answer larger than ${String(MAX_REPLY_BYTES)} bytes`)
+    if (size > maxBytes) {
+      throw new Error(`answer larger than ${String(maxBytes)} bytes`)
     }
     text += decoder.decode(chunk, { stream: true })
   }

@@ -20,6 +20,7 @@ export type { FactorJson, IdentityJson, TokenResponse, UserJson } from './api/ht
 export {
   loadSettings,
   type CaptchaSettings,
+  type HibpSettings,
   type EmailSendRate,
   type LogLevel,
   type MfaSettings,
@@ -70,6 +71,13 @@ export {
 export { SmtpMailer, type RenderedMail, type SmtpMailerOptions } from './mailer/smtp.js'
 export { NoSmsProvider, type SmsChannel, type SmsProvider } from './sms/sms-provider.js'
 export { NoCaptcha, type CaptchaResult, type CaptchaVerifier } from './security/captcha.js'
+export {
+  RangeApiPwnedPasswords,
+  type PwnedPasswords,
+  type PwnedPasswordsLog,
+  type PwnedVerdict,
+  type RangeApiOptions,
+} from './security/pwned-passwords.js'
 export {
   ALLOWED,
   NoLimiter,

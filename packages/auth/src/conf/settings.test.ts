@@ -37,6 +37,14 @@ describe('loadSettings', () => {
       requiredCharacters: [],
       hashConcurrency: 0,
       hashQueueSize: 100,
+      hibp: {
+        enabled: false,
+        failClosed: false,
+        userAgent: 'https://github.com/supabase/gotrue',
+        apiUrl: 'https://api.pwnedpasswords.com',
+        timeoutMs: 5000,
+        bloom: { enabled: false, items: 100_000, falsePositives: 0.0000099 },
+      },
     })
     expect(s.security).toEqual({
       refreshTokenRotationEnabled: true,
@@ -189,6 +197,34 @@ describe('loadSettings', () => {
     expect(problems({ ...REQUIRED, GOTRUE_API_MAX_REQUEST_DURATION: 'soon' })).toEqual([
       'GOTRUE_API_MAX_REQUEST_DURATION: must be a number of seconds or a duration such as 10s (got "soon")',
     ])
+  })
+
+  it('reads PASSWORD_HIBP_* and refuses a bloom filter it cannot size', () => {
+    const settings = loadSettings({
+      ...REQUIRED,
+      AUTHSVC_PASSWORD_HIBP_ENABLED: 'true',
+      GOTRUE_PASSWORD_HIBP_FAIL_CLOSED: 'true',
+      AUTHSVC_PASSWORD_HIBP_API_URL: 'http://127.0.0.1:8080/hibp',
+      AUTHSVC_PASSWORD_HIBP_TIMEOUT: '750ms',
+      AUTHSVC_PASSWORD_HIBP_BLOOM_ENABLED: 'true',
+      AUTHSVC_PASSWORD_HIBP_BLOOM_ITEMS: '500',
+      AUTHSVC_PASSWORD_HIBP_BLOOM_FALSE_POSITIVES: '0.001',
+    })
+    expect(settings.password.hibp).toMatchObject({
+      enabled: true,
+      failClosed: true,
+      apiUrl: 'http://127.0.0.1:8080/hibp',
+      timeoutMs: 750,
+      bloom: { enabled: true, items: 500, falsePositives: 0.001 },
+    })
+    for (const [name, value] of [
+      ['AUTHSVC_PASSWORD_HIBP_BLOOM_ITEMS', '0'],
+      ['AUTHSVC_PASSWORD_HIBP_BLOOM_ITEMS', '10000001'],
+      ['AUTHSVC_PASSWORD_HIBP_BLOOM_FALSE_POSITIVES', '1'],
+      ['AUTHSVC_PASSWORD_HIBP_API_URL', 'not a url'],
+    ] as const) {
+      expect(() => loadSettings({ ...REQUIRED, [name]: value })).toThrow(name)
+    }
   })
 
   it('reads the password hashing bounds (0 concurrency: one per core)', () => {

@@ -449,6 +449,69 @@ const telemetry = group({
   }),
 })
 
+/** `PASSWORD_HIBP_BLOOM_*`: the bloom filter of known-pwned hashes (upstream `HIBPBloomConfiguration`). */
+const hibpBloom = group({
+  /** `PASSWORD_HIBP_BLOOM_ENABLED`: remember pwned hashes the range API returned. @default false */
+  enabled: bool('PASSWORD_HIBP_BLOOM_ENABLED', {
+    help: 'Remember the pwned hashes of each range answer in an in-memory bloom filter, so a known-pwned password is refused without asking again. Safe passwords are always asked.',
+  }),
+  /** `PASSWORD_HIBP_BLOOM_ITEMS`: hashes the filter is sized for. @default 100000 */
+  items: integer('PASSWORD_HIBP_BLOOM_ITEMS', {
+    default: '100000',
+    min: 1,
+    max: 10_000_000,
+    help: 'Hashes the bloom filter is sized for (1 to 10 000 000; 100 000 at the default rate take about 300 KB); it is emptied when 80 % full.',
+  }),
+  /**
+   * `PASSWORD_HIBP_BLOOM_FALSE_POSITIVES`: the filter's false-positive rate at `items` hashes (the
+   * chance a safe password is refused as pwned). @default 0.0000099
+   */
+  falsePositives: decimal('PASSWORD_HIBP_BLOOM_FALSE_POSITIVES', {
+    default: '0.0000099',
+    min: 1e-12,
+    max: 0.5,
+    help: 'False-positive rate of the bloom filter when full: the chance a safe password is refused as pwned.',
+  }),
+})
+
+/** `PASSWORD_HIBP_*`: leaked-password protection (upstream `HIBPConfiguration`). */
+const hibp = group({
+  /** `PASSWORD_HIBP_ENABLED`: refuse passwords found by the Pwned Passwords range API. @default false */
+  enabled: bool('PASSWORD_HIBP_ENABLED', {
+    help: 'Refuse passwords the Pwned Passwords range API knows (`422 weak_password`, reason `pwned`) on sign-up, password change (`PUT /user`) and admin user update (`PUT /admin/users/{id}`), as upstream; a password sign-in reports it in `weak_password` (see [Leaked passwords](#leaked-passwords)).',
+  }),
+  /**
+   * `PASSWORD_HIBP_FAIL_CLOSED`: when the range API cannot be asked, refuse the password (500
+   * `unexpected_failure`) instead of allowing it. @default false
+   */
+  failClosed: bool('PASSWORD_HIBP_FAIL_CLOSED', {
+    help: 'When the range API fails, times out or answers garbage, refuse with `500 unexpected_failure` instead of allowing the password (the default, logged as a warning).',
+  }),
+  /** `PASSWORD_HIBP_USER_AGENT`: the `User-Agent` of range API calls. @default upstream's */
+  userAgent: text('PASSWORD_HIBP_USER_AGENT', {
+    default: 'https://github.com/supabase/gotrue',
+    help: '`User-Agent` sent to the range API (its rules ask for one naming the application).',
+  }),
+  /**
+   * `PASSWORD_HIBP_API_URL`: base URL of the range API; `/range/<prefix>` is appended. Beyond
+   * upstream (tests, proxies, a self-hosted mirror). @default 'https://api.pwnedpasswords.com'
+   */
+  apiUrl: url('PASSWORD_HIBP_API_URL', {
+    default: 'https://api.pwnedpasswords.com',
+    help: 'Base URL of the range API, to which `/range/<first 5 hex of the SHA-1>` is appended (tests, proxies, a mirror). Beyond upstream.',
+  }),
+  /**
+   * `PASSWORD_HIBP_TIMEOUT`: milliseconds a range API call may take (set as seconds or a Go
+   * duration). Beyond upstream, which fixes 5 s. @default 5000
+   */
+  timeoutMs: secondsOrDuration('PASSWORD_HIBP_TIMEOUT', {
+    unit: 'ms',
+    default: '5s',
+    help: 'Longest a range API call may take, as seconds or a Go duration; then the fail-open/closed rule applies. Beyond upstream (fixed 5 s).',
+  }),
+  bloom: hibpBloom,
+})
+
 /** `PASSWORD_*`: password rules and hashing. */
 const password = group({
   /** `PASSWORD_MIN_LENGTH`: minimum length in bytes; values below 6 are raised to 6. @default 6 */
@@ -484,6 +547,7 @@ const password = group({
     default: '100',
     help: 'bcrypt hashes and checks waiting for a slot; beyond it `429 over_request_rate_limit` with `Retry-After: 1`.',
   }),
+  hibp,
 })
 
 /** `MFA_*`: multi-factor authentication (upstream `conf.MFAConfiguration`). */
@@ -1551,6 +1615,9 @@ export type MfaSettings = Settings['mfa']
 
 /** `SECURITY_CAPTCHA_*`. */
 export type CaptchaSettings = Settings['security']['captcha']
+
+/** `PASSWORD_HIBP_*`: leaked-password protection. */
+export type HibpSettings = Settings['password']['hibp']
 
 /** One external provider's OAuth client (`EXTERNAL_<P>_*`); see `Settings['external']`. */
 export type ProviderSettings = Settings['external'][ExternalProvider]

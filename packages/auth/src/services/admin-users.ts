@@ -29,7 +29,7 @@ import {
   type UserChanges,
 } from '../models/user.js'
 import type { Queryable } from '../storage/db.js'
-import { enforcePasswordLength, enforcePasswordPolicy, randomPassword } from './shared/passwords.js'
+import { enforcePasswordLength, enforceStrongPassword, randomPassword } from './shared/passwords.js'
 import {
   assertEmailFree,
   createUser,
@@ -42,7 +42,10 @@ import { isUuid, NIL_UUID, validateEmail, validatePhone } from './shared/validat
  * What the admin services need: the settings, the database, time, randomness and the password
  * hasher (the admin API passes its request's context; `gatehouse-auth admin` builds only this).
  */
-export type AdminContext = Pick<AppContext, 'settings' | 'db' | 'clock' | 'random' | 'passwords'>
+export type AdminContext = Pick<
+  AppContext,
+  'settings' | 'db' | 'clock' | 'random' | 'passwords' | 'pwnedPasswords'
+>
 
 /**
  * Parses `ban_duration`: a Go duration (units ns, us, ms, s, m, h) or `none`.
@@ -229,7 +232,7 @@ async function adminChanges(
   const email = params.email === '' ? undefined : validateEmail(params.email)
   const phone = params.phone === '' ? undefined : validatePhone(params.phone)
   if (params.password !== undefined) {
-    enforcePasswordPolicy(ctx.settings, params.password)
+    await enforceStrongPassword(ctx, params.password)
     fields.encryptedPassword = await ctx.passwords.hash(params.password, signal)
   }
   const ban = params.banDuration === '' ? undefined : parseBanDuration(params.banDuration)

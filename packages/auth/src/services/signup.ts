@@ -15,7 +15,7 @@ import { isUniqueViolation, type Queryable } from '../storage/db.js'
 import type { IssuedSession, PendingTokens } from '../sessions/token-service.js'
 import { sendConfirmation } from './shared/confirmation.js'
 import { takeOverUnconfirmedBySignUp } from './shared/identities.js'
-import { enforcePasswordPolicy } from './shared/passwords.js'
+import { enforceStrongPassword } from './shared/passwords.js'
 import { sendPhoneOtp, validateChannel } from './shared/phone.js'
 import { parsePkceChallenge } from './shared/pkce.js'
 import { createUser } from './users.js'
@@ -154,7 +154,7 @@ export async function signUp(
   if (params.password === '') {
     throw new BadRequestError('validation_failed', 'Signup requires a valid password')
   }
-  enforcePasswordPolicy(settings, params.password)
+  await enforceStrongPassword(ctx, params.password)
   if (params.email !== '' && params.phone !== '') {
     throw new BadRequestError(
       'validation_failed',

@@ -6,12 +6,18 @@
  * @module
  */
 import type { AppContext, RequestContext } from '../context.js'
-import { checkPasswordStrength, type WeakPasswordReason } from '../crypto/password.js'
+import type { WeakPassword } from '../crypto/password.js'
 import { isWellFormedRefreshToken } from '../crypto/refresh-token.js'
-import { BadRequestError, RequestRateLimitError, UnprocessableEntityError } from '../errors.js'
+import {
+  BadRequestError,
+  InternalServerError,
+  RequestRateLimitError,
+  UnprocessableEntityError,
+} from '../errors.js'
 import { findUserByEmail, findUserByPhone, isBanned, type User } from '../models/user.js'
 import type { IssuedSession } from '../sessions/token-service.js'
 import { passwordAccount } from '../limiter/password-backoff.js'
+import { passwordWeakness } from './shared/passwords.js'
 import { normalizePhone } from './shared/validation.js'
 
 /** A bcrypt hash of a random string, compared against when the user is unknown (even timing). */
@@ -29,7 +35,7 @@ export interface PasswordCredentials {
 /** A password sign-in: the session, and why the password no longer meets the policy, if it does not. */
 export interface PasswordSignIn {
   readonly session: IssuedSession
-  readonly weakPassword?: readonly WeakPasswordReason[]
+  readonly weakPassword?: WeakPassword
 }
 
 /**
@@ -106,8 +112,25 @@ export async function passwordGrant(
     ctx.tokens.startSession(tx, signedIn, 'password', client),
   )
   const session = await ctx.tokens.finish(pending)
-  const weak = checkPasswordStrength(password, settings.password)
-  return weak ? { session, weakPassword: weak.reasons } : { session }
+  const weak = await signInWeakness(ctx, password)
+  return weak ? { session, weakPassword: weak } : { session }
+}
+
+/**
+ * What a sign-in reports about its password (upstream `ResourceOwnerPasswordGrant`): the policy's
+ * reasons and `pwned`; a failed leaked-password lookup is no reason to refuse a sign-in, even
+ * under `PASSWORD_HIBP_FAIL_CLOSED` (then, as upstream, nothing is reported).
+ */
+async function signInWeakness(
+  ctx: AppContext,
+  password: string,
+): Promise<WeakPassword | undefined> {
+  try {
+    return await passwordWeakness(ctx, password)
+  } catch (error) {
+    if (error instanceof InternalServerError) return undefined
+    throw error
+  }
 }
 
 /**

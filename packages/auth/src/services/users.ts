@@ -33,7 +33,7 @@ import {
   notifyPhoneChanged,
   type NotificationLog,
 } from './shared/notifications.js'
-import { enforcePasswordPolicy } from './shared/passwords.js'
+import { enforceStrongPassword } from './shared/passwords.js'
 import { requireAal2IfVerifiedFactors } from './mfa.js'
 import { applyPhoneChange, assertPhoneFree, sendPhoneOtp, validateChannel } from './shared/phone.js'
 import { parsePkceChallenge } from './shared/pkce.js'
@@ -273,7 +273,7 @@ export async function updateOwnUser(
         'Updating password of an anonymous user without an email or phone is not allowed',
       )
     }
-    enforcePasswordPolicy(settings, password)
+    await enforceStrongPassword(ctx, password)
     if (settings.security.updatePasswordRequireReauthentication) {
       const sessionAge = session ? ctx.clock.now() - session.createdAt.getTime() : Infinity
       if (sessionAge > 24 * 3_600_000) {

@@ -443,7 +443,7 @@ export const COMPONENT_SCHEMAS: Readonly<Record<string, Record<string, unknown>>
       user: { $ref: '#/components/schemas/User' },
       weak_password: {
         type: 'object',
-        properties: { reasons: { type: 'array', items: string } },
+        properties: { message: string, reasons: { type: 'array', items: string } },
       },
       provider_token: string,
       provider_refresh_token: string,

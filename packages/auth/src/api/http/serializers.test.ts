@@ -129,7 +129,9 @@ describe('serializeSession', () => {
       refresh_token: 'abcdefghijkl',
       user: serializeUser(user, [identity]),
     })
-    expect(serializeSession(session, ['characters']).weak_password).toEqual({
+    const weak = { message: 'Password should contain …', reasons: ['characters' as const] }
+    expect(serializeSession(session, weak).weak_password).toEqual({
+      message: 'Password should contain …',
       reasons: ['characters'],
     })
   })

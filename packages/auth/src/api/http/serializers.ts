@@ -8,7 +8,7 @@
  * @module
  */
 import type { ListedSession } from '../../services/device-sessions.js'
-import type { WeakPasswordReason } from '../../crypto/password.js'
+import type { WeakPassword, WeakPasswordReason } from '../../crypto/password.js'
 import type { Factor } from '../../models/factor.js'
 import type { Identity } from '../../models/identity.js'
 import type { JsonObject } from '../../models/json.js'
@@ -104,8 +104,11 @@ export interface TokenResponse {
   expires_at: number
   refresh_token: string
   user: UserJson
-  /** Present on a password sign-in whose password no longer meets the policy. */
-  weak_password?: { reasons: WeakPasswordReason[] }
+  /**
+   * Present on a password sign-in whose password no longer meets the policy or is known leaked
+   * (upstream's `message` and `reasons`; auth-js needs both to report `weakPassword`).
+   */
+  weak_password?: { message: string; reasons: WeakPasswordReason[] }
   /** On a `POST /verify` session: what was verified (`signup`, `magiclink`, …), as the spec says. */
   type?: string
   /** The external provider's tokens, on a session of an OAuth sign-in (PKCE exchange). */
@@ -173,11 +176,11 @@ export function serializeUser(
 /**
  * Renders an issued session as the token response.
  *
- * @param weakPassword Reasons the password used to sign in no longer meets the policy.
+ * @param weakPassword Why the password used to sign in no longer meets the policy.
  */
 export function serializeSession(
   session: IssuedSession,
-  weakPassword?: readonly WeakPasswordReason[],
+  weakPassword?: WeakPassword,
 ): TokenResponse {
   const response: TokenResponse = {
     access_token: session.accessToken,
@@ -187,7 +190,9 @@ export function serializeSession(
     refresh_token: session.refreshToken,
     user: serializeUser(session.user, session.identities, session.factors),
   }
-  if (weakPassword !== undefined) response.weak_password = { reasons: [...weakPassword] }
+  if (weakPassword !== undefined) {
+    response.weak_password = { message: weakPassword.message, reasons: [...weakPassword.reasons] }
+  }
   if (session.providerToken) response.provider_token = session.providerToken
   if (session.providerRefreshToken) response.provider_refresh_token = session.providerRefreshToken
   return response

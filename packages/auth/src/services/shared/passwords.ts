@@ -1,7 +1,7 @@
 import type { Settings } from '../../conf/settings.js'
 import type { AppContext } from '../../context.js'
-import { checkPasswordStrength, isTooLong } from '../../crypto/password.js'
-import { BadRequestError, WeakPasswordError } from '../../errors.js'
+import { checkPasswordStrength, isTooLong, type WeakPassword } from '../../crypto/password.js'
+import { BadRequestError, InternalServerError, WeakPasswordError } from '../../errors.js'
 
 /**
  * Refuses a password bcrypt would truncate: more than 72 bytes (UTF-8) is 400
@@ -16,7 +16,8 @@ export function enforcePasswordLength(password: string): void {
 }
 
 /**
- * Applies the password rules of sign-up and password changes: at most 72 bytes (400
+ * The password rules without the leaked-password check (admin `generate_link`, where upstream
+ * checks no strength at all): at most 72 bytes (400
  * `validation_failed` "Password cannot be longer than 72 characters"), then the policy (422
  * `weak_password` with `weak_password.reasons`).
  *
@@ -28,6 +29,58 @@ export function enforcePasswordPolicy(settings: Settings, password: string): voi
   if (weak) {
     throw new WeakPasswordError(weak.message, weak.reasons)
   }
+}
+
+/** Upstream's message for reason `pwned`. */
+const PWNED_MESSAGE =
+  'Password is known to be weak and easy to guess, please choose a different one.'
+
+/**
+ * Upstream's `checkPasswordStrength`: the policy's reasons, then `pwned` when
+ * `PASSWORD_HIBP_ENABLED` and the range API knows the password (asked even when the policy already
+ * failed, so every reason is reported at once).
+ *
+ * @returns `undefined` for an acceptable password, else the reasons and upstream's message.
+ * @throws {@link InternalServerError} 500 `unexpected_failure` "Unable to perform password
+ *   strength check with HaveIBeenPwned.org." when the range API could not be asked and
+ *   `PASSWORD_HIBP_FAIL_CLOSED` is on.
+ */
+export async function passwordWeakness(
+  ctx: Pick<AppContext, 'settings' | 'pwnedPasswords'>,
+  password: string,
+): Promise<WeakPassword | undefined> {
+  const weak = checkPasswordStrength(password, ctx.settings.password)
+  const checker = ctx.pwnedPasswords
+  if (!checker) return weak
+  const verdict = await checker.check(password)
+  if (verdict === 'unknown' && checker.failClosed) {
+    throw new InternalServerError(
+      'unexpected_failure',
+      'Unable to perform password strength check with HaveIBeenPwned.org.',
+    )
+  }
+  if (verdict !== 'pwned') return weak
+  return {
+    reasons: [...(weak?.reasons ?? []), 'pwned'],
+    message: weak ? `${weak.message} ${PWNED_MESSAGE}` : PWNED_MESSAGE,
+  }
+}
+
+/**
+ * The password rules of sign-up, password changes and admin user updates (where upstream checks
+ * the strength): {@link enforcePasswordLength}, then {@link passwordWeakness} (422
+ * `weak_password` with `weak_password.reasons`, `pwned` among them for a leaked password).
+ *
+ * @throws {@link BadRequestError}, {@link WeakPasswordError}, {@link InternalServerError} As
+ *   described.
+ */
+export async function enforceStrongPassword(
+  ctx: Pick<AppContext, 'settings' | 'pwnedPasswords'>,
+  password: string,
+): Promise<void> {
+  enforcePasswordLength(password)
+  const weak = await passwordWeakness(ctx, password)
+  if (weak) throw new WeakPasswordError(weak.message, weak.reasons)
 }
 
 /**
