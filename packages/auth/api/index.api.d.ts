@@ -340,6 +340,7 @@ export declare const MAIL_KINDS: readonly [
   'identity_unlinked_notification',
   'mfa_factor_enrolled_notification',
   'mfa_factor_unenrolled_notification',
+  'new_sign_in_notification',
 ]
 // Mailer
 export interface Mailer {
@@ -370,6 +371,8 @@ export interface MailMessage {
   readonly oldPhone?: string
   readonly provider?: string
   readonly factorType?: string
+  readonly userAgent?: string
+  readonly ip?: string
 }
 // MfaSettings
 export type MfaSettings = Settings['mfa']
@@ -405,6 +408,7 @@ export type NotificationKind =
   | 'identity_unlinked_notification'
   | 'mfa_factor_enrolled_notification'
   | 'mfa_factor_unenrolled_notification'
+  | 'new_sign_in_notification'
   | 'password_changed_notification'
   | 'phone_changed_notification'
 // openDb
@@ -1060,6 +1064,7 @@ export type NotificationSwitch =
   | 'identityUnlinked'
   | 'mfaFactorEnrolled'
   | 'mfaFactorUnenrolled'
+  | 'newSignIn'
   | 'passwordChanged'
   | 'phoneChanged'
 // (mailer/template-source.d.ts)

@@ -29,6 +29,7 @@ import { TokenBucketLimiter } from './limiter/token-bucket.js'
 import { NoopMailer, type Mailer } from './mailer/mailer.js'
 import { SmtpMailer } from './mailer/smtp.js'
 import { ProviderRegistry } from './provider/registry.js'
+import { sendNotification } from './services/shared/notifications.js'
 import { CleanupJob, type CleanupResult } from './services/cleanup.js'
 import { mailJobHandlers } from './services/shared/mail-jobs.js'
 import { MailQueue } from './services/shared/mail-queue.js'
@@ -371,6 +372,7 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
         pollIntervalMs: settings.mailer.queuePollIntervalMs,
         logger: deps.logger,
       })
+      const sender = counted ? new CountedMailer(mailer, metrics) : mailer
       started = {
         db: traced,
         freshDatabase: migrations[0] !== undefined && applied.includes(migrations[0].version),
@@ -388,9 +390,17 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
           clock,
           random,
           keys,
-          tokens: new TokenService(settings, keys, clock, random, metrics),
+          tokens: new TokenService(settings, keys, clock, random, metrics, (user, device) =>
+            sendNotification(
+              { settings, mailer: sender },
+              'new_sign_in_notification',
+              user,
+              device,
+              deps.logger,
+            ).then(() => undefined),
+          ),
           passwords,
-          mailer: counted ? new CountedMailer(mailer, metrics) : mailer,
+          mailer: sender,
           sms: counted ? new CountedSmsProvider(sms, metrics) : sms,
           captcha:
             deps.captcha ??

@@ -299,7 +299,8 @@ describe('loadSettings: mail', () => {
     expect(s.mailer.subjects.reauthentication).toBe('{{ .Token }} is your verification code')
     expect(Object.keys(s.mailer.templates)).toEqual([...MAIL_KINDS])
     expect(Object.values(s.mailer.templates).every((url) => url === '')).toBe(true)
-    expect(Object.keys(s.mailer.notifications)).toHaveLength(7)
+    // Upstream's seven, and ours: a new sign-in.
+    expect(Object.keys(s.mailer.notifications)).toHaveLength(8)
     expect(Object.values(s.mailer.notifications).every((on) => !on)).toBe(true)
     expect(s.smtp).toEqual({
       host: '',
@@ -332,6 +333,7 @@ describe('loadSettings: mail', () => {
       identityUnlinked: false,
       mfaFactorEnrolled: false,
       mfaFactorUnenrolled: true,
+      newSignIn: false,
     })
     expect(s.mailer.otpLength).toBe(10)
   })
@@ -396,6 +398,7 @@ describe('loadSettings: mail flows', () => {
         identityUnlinked: false,
         mfaFactorEnrolled: false,
         mfaFactorUnenrolled: false,
+        newSignIn: false,
       },
     })
     expect(s.rateLimit.emailSent).toEqual({ events: 30, periodMs: 3_600_000 })

@@ -67,6 +67,10 @@ export const DEFAULT_TEMPLATES: Readonly<Record<MailKind, string>> = Object.free
     'A verification method was removed',
     'A {{ .FactorType }} verification method was removed from the account {{ .Email }}.',
   ),
+  new_sign_in_notification: notice(
+    'A new sign-in',
+    'The account {{ .Email }} was just signed in to from a new device: {{ .UserAgent }} at {{ .IP }}. If it was not you, change your password.',
+  ),
 })
 
 /**
@@ -87,4 +91,5 @@ export const DEFAULT_SUBJECTS: Readonly<Record<MailKind, string>> = Object.freez
   identity_unlinked_notification: 'A sign-in method was removed from your account',
   mfa_factor_enrolled_notification: 'A new verification method was added to your account',
   mfa_factor_unenrolled_notification: 'A verification method was removed from your account',
+  new_sign_in_notification: 'A new sign-in to your account',
 })

@@ -20,8 +20,12 @@ export type NotificationKind =
   | 'identity_unlinked_notification'
   | 'mfa_factor_enrolled_notification'
   | 'mfa_factor_unenrolled_notification'
+  | 'new_sign_in_notification'
 
-/** Every kind of mail, in upstream's order: the six flow mails, then the seven notifications. */
+/**
+ * Every kind of mail, in upstream's order: the six flow mails, then the seven notifications, then
+ * ours (`new_sign_in_notification`, beyond upstream).
+ */
 export const MAIL_KINDS = [
   'invite',
   'confirmation',
@@ -36,6 +40,7 @@ export const MAIL_KINDS = [
   'identity_unlinked_notification',
   'mfa_factor_enrolled_notification',
   'mfa_factor_unenrolled_notification',
+  'new_sign_in_notification',
 ] as const satisfies readonly MailKind[]
 
 /** The notification kinds of {@link MAIL_KINDS}. */
@@ -55,6 +60,7 @@ export type NotificationSwitch =
   | 'identityUnlinked'
   | 'mfaFactorEnrolled'
   | 'mfaFactorUnenrolled'
+  | 'newSignIn'
 
 /**
  * The {@link NotificationSwitch} of a notification kind.
@@ -99,6 +105,10 @@ export interface MailMessage {
   readonly provider?: string
   /** `{{ .FactorType }}`: `totp` or `phone`, for MFA factor notifications. */
   readonly factorType?: string
+  /** `{{ .UserAgent }}`: the signing-in device's `User-Agent`, for `new_sign_in_notification`. */
+  readonly userAgent?: string
+  /** `{{ .IP }}`: the signing-in device's address, for `new_sign_in_notification`. */
+  readonly ip?: string
 }
 
 /**

@@ -27,6 +27,10 @@ export interface TemplateValues {
   readonly OldPhone: string
   readonly Provider: string
   readonly FactorType: string
+  /** The signing-in device's `User-Agent` (ours, for `new_sign_in_notification`). */
+  readonly UserAgent: string
+  /** The signing-in device's address (ours, for `new_sign_in_notification`). */
+  readonly IP: string
   /** `{{ .Data.key }}`: the user's `user_metadata`. */
   readonly Data: Readonly<Record<string, unknown>>
 }
@@ -51,6 +55,8 @@ export function templateValues(message: MailMessage, siteUrl: string): TemplateV
     OldPhone: message.oldPhone ?? '',
     Provider: message.provider ?? '',
     FactorType: message.factorType ?? '',
+    UserAgent: message.userAgent ?? '',
+    IP: message.ip ?? '',
     Data: message.data,
   }
 }

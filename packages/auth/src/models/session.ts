@@ -267,3 +267,27 @@ export async function listDeviceSessions(tx: Queryable, userId: string): Promise
     tag: r.tag,
   }))
 }
+
+/**
+ * Whether the user has a session from the same device as `client`: the same `User-Agent` and an
+ * address in the same network (the /24 of an IPv4 address, the /48 of an IPv6 one; no address
+ * matches no address), for the new-device sign-in notification.
+ */
+export async function hasSessionFromDevice(
+  tx: Queryable,
+  userId: string,
+  client: SessionClient,
+): Promise<boolean> {
+  const ip = validIp(client.ip)
+  const { rows } = await tx.query<{ known: boolean }>(
+    `SELECT EXISTS (
+       SELECT 1 FROM ${tx.t.sessions}
+       WHERE user_id = $1 AND user_agent IS NOT DISTINCT FROM NULLIF($2, '')
+         AND CASE WHEN $3 = '' THEN ip IS NULL
+           ELSE ip <<= network(set_masklen($3::inet,
+             CASE WHEN family($3::inet) = 4 THEN 24 ELSE 48 END)) END
+     ) AS known`,
+    [userId, client.userAgent, ip],
+  )
+  return rows[0]?.known === true
+}

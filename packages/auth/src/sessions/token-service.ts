@@ -25,12 +25,14 @@ import {
   type LockedRefreshToken,
 } from '../models/refresh-token.js'
 import {
+  hasSessionFromDevice,
   insertSession,
   listSessionsOfUser,
   raiseSessionToAal2,
   touchSession,
   type Aal,
   type Session,
+  type SessionClient,
 } from '../models/session.js'
 import { getUserById, isBanned, updateUser, type User } from '../models/user.js'
 import type { Random } from '../random.js'
@@ -79,7 +81,18 @@ export interface PendingTokens {
    * {@link TokenService.finish}).
    */
   readonly signIn?: AuthenticationMethod
+  /**
+   * The device of a sign-in from a device none of the user's sessions came from, by a user who
+   * signed in before (told by {@link TokenService.finish} to its `onNewDevice`).
+   */
+  readonly newDevice?: SessionClient
 }
+
+/**
+ * Told of a sign-in from a new device once its session is committed
+ * (`MAILER_NOTIFICATIONS_NEW_SIGN_IN_ENABLED`); it must not throw.
+ */
+export type NewDeviceListener = (user: User, device: SessionClient) => Promise<void>
 
 type RefreshOutcome = { kind: 'ok'; pending: PendingTokens } | { kind: 'reused' }
 
@@ -96,6 +109,7 @@ export class TokenService {
   private readonly clock: Clock
   private readonly random: Random
   private readonly metrics: AuthMetrics
+  private readonly onNewDevice: NewDeviceListener | undefined
 
   /**
    * @param metrics Counts sign-ins, refreshes and reuse detections.
@@ -107,12 +121,14 @@ export class TokenService {
     clock: Clock,
     random: Random,
     metrics: AuthMetrics = noAuthMetrics,
+    onNewDevice?: NewDeviceListener,
   ) {
     this.settings = settings
     this.keys = keys
     this.clock = clock
     this.random = random
     this.metrics = metrics
+    this.onNewDevice = onNewDevice
   }
 
   /**
@@ -158,6 +174,12 @@ export class TokenService {
   ): Promise<PendingTokens> {
     const now = this.clock.now()
     const random = this.random
+    // A user who signed in before, now on a device none of their sessions came from.
+    const newDevice =
+      this.onNewDevice !== undefined &&
+      this.settings.mailer.notifications.newSignIn &&
+      user.lastSignInAt !== null &&
+      !(await hasSessionFromDevice(tx, user.id, ctx))
     const session = await insertSession(tx, { id: random.uuid(), userId: user.id }, ctx, now)
     const refresh = await insertRefreshToken(
       tx,
@@ -187,6 +209,7 @@ export class TokenService {
       amr: await listAmrClaims(tx, session.id),
       factors: await listFactorsOfUser(tx, user.id),
       signIn: method,
+      ...(newDevice ? { newDevice: { userAgent: ctx.userAgent, ip: ctx.ip } } : {}),
     }
   }
 
@@ -266,6 +289,7 @@ export class TokenService {
     claims.exp = exp
     const accessToken = await this.keys.sign(claims)
     if (pending.signIn !== undefined) this.metrics.signIn(pending.signIn)
+    if (pending.newDevice !== undefined) await this.onNewDevice?.(pending.user, pending.newDevice)
     return {
       accessToken,
       expiresIn: exp - nowSeconds,

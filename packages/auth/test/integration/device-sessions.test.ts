@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startTestServer, type TestServer } from '../helpers.js'
+import { RecordingMailer, startTestServer, type TestServer } from '../helpers.js'
 import { authJsClient } from '../support/auth-js.js'
 
 /**
@@ -123,5 +123,44 @@ describe('device sessions', () => {
         })
       ).statusCode,
     ).toBe(403)
+  })
+})
+
+describe('the new-device sign-in notification', () => {
+  const mailer = new RecordingMailer()
+  let server: TestServer
+
+  beforeAll(async () => {
+    server = await startTestServer(
+      'device_sessions_mail',
+      { AUTHSVC_MAILER_NOTIFICATIONS_NEW_SIGN_IN_ENABLED: 'true' },
+      undefined,
+      { deps: { mailer } },
+    )
+    await server.listen()
+  })
+  afterAll(async () => {
+    await server.close()
+  })
+
+  const device = (name: string) => authJsClient(server.url, { headers: { 'user-agent': name } })
+  const mailsTo = (email: string) => mailer.to(email, 'new_sign_in_notification')
+
+  it('mails the user when a device none of their sessions came from signs in, and only then', async () => {
+    const email = 'new-device@example.com'
+    expect((await device('Phone/1.0').signUp({ email, password: 'password123' })).error).toBeNull()
+    // The sign-up's own session is no new device, nor is another sign-in from the same one.
+    expect(
+      (await device('Phone/1.0').signInWithPassword({ email, password: 'password123' })).error,
+    ).toBeNull()
+    await server.app.flushMail()
+    expect(mailsTo(email)).toEqual([])
+    expect(
+      (await device('Kiosk/9.9').signInWithPassword({ email, password: 'password123' })).error,
+    ).toBeNull()
+    await server.app.flushMail()
+    const [mail, ...more] = mailsTo(email)
+    expect(more).toEqual([])
+    expect(mail).toMatchObject({ userAgent: 'Kiosk/9.9', ip: '127.0.0.1' })
   })
 })

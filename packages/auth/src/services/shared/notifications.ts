@@ -24,6 +24,9 @@ export interface NotificationValues {
   readonly provider?: string
   /** `{{ .FactorType }}` (`totp`, `phone`, …), for MFA factor enrolled/unenrolled. */
   readonly factorType?: string
+  /** `{{ .UserAgent }}` and `{{ .IP }}`, for a new sign-in. */
+  readonly userAgent?: string
+  readonly ip?: string
 }
 
 /** Where a failed notification is reported: a pino logger such as Fastify's `request.log`. */
