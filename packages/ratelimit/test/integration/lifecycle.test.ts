@@ -285,9 +285,20 @@ describe('the gatehouse-ratelimit executable', () => {
       })
       await callInside
       p.child.kill('SIGTERM')
-      await waitFor(() => p.output().includes('SIGTERM received, draining'), {
-        what: `the service to start draining (output: ${p.output()})`,
-      })
+      // Draining: the service stops listening (a new connection is refused) while the held call
+      // is still in flight.
+      const refused = () =>
+        new Promise<boolean>((resolve) => {
+          const socket = connect(port, '127.0.0.1')
+          socket.once('connect', () => {
+            socket.destroy()
+            resolve(false)
+          })
+          socket.once('error', () => {
+            resolve(true)
+          })
+        })
+      await waitFor(refused, { what: `the service to stop listening (output: ${p.output()})` })
       expect(p.child.exitCode).toBeNull()
       release()
       const answer = await inFlight
