@@ -422,7 +422,15 @@ describe('gatehouse-auth serve with telemetry', () => {
       expect((await fetch(metrics ?? '')).status).toBe(200)
       stop?.('SIGTERM') // the shutdown exports the span, which fails
       expect(await running).toBe(0)
-      const log = await readFile(logFile, 'utf8')
+      // LOG_FILE is written asynchronously: wait for the shutdown's last lines to reach it.
+      let log = ''
+      await waitFor(
+        async () => {
+          log = await readFile(logFile, 'utf8')
+          return log.includes('telemetry not exported at shutdown') && log.includes('Export retry')
+        },
+        { what: 'the shutdown lines in LOG_FILE' },
+      )
       const diagnostics = log
         .split('\n')
         .filter((line) => line.includes('"component":"opentelemetry"'))
