@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Static } from 'typebox'
 import { adminAuditActor } from '../../models/audit-log.js'
 import type { ListUsersOptions } from '../../models/user.js'
@@ -60,16 +60,38 @@ const SORT_COLUMNS = ['created_at', 'email', 'phone', 'updated_at', 'last_sign_i
 /** `sort`: empty, or a column, optionally followed by `asc` or `desc` (any case). */
 const SORT = `^(|\\s*(${SORT_COLUMNS.join('|')})(\\s+([aA][sS][cC]|[dD][eE][sS][cC])(\\s[\\s\\S]*)?)?\\s*)$`
 
-const ListQuery = Query({
+/** `page` and `per_page` of a paginated list (upstream `paginate`). */
+const PAGINATION = {
   page: OptionalParam({ pattern: PAGE, errorMessage: 'Bad Pagination Parameters: page' }),
   per_page: OptionalParam({ pattern: PAGE, errorMessage: 'Bad Pagination Parameters: per_page' }),
+}
+
+/**
+ * The page a request asks for (1 and 50 by default, `per_page` at most `maxPerPage`), and a
+ * function that adds its `X-Total-Count` and `Link` headers once the total is known.
+ */
+function pageOf(
+  query: { readonly page?: string; readonly per_page?: string },
+  path: string,
+  maxPerPage = Number.POSITIVE_INFINITY,
+) {
+  const page = Number(query.page || 1)
+  const perPage = Math.min(Number(query.per_page || 50), maxPerPage)
+  const headers = (reply: FastifyReply, total: number): void => {
+    reply.header('x-total-count', String(total))
+    reply.header('link', paginationLink(path, page, perPage, total))
+  }
+  return { page, perPage, headers }
+}
+
+const ListQuery = Query({
+  ...PAGINATION,
   filter: OptionalParam(),
   sort: OptionalParam({ pattern: SORT, errorMessage: 'Bad Sort Parameters: %s' }),
 })
 
 const AuditQuery = Query({
-  page: OptionalParam({ pattern: PAGE, errorMessage: 'Bad Pagination Parameters: page' }),
-  per_page: OptionalParam({ pattern: PAGE, errorMessage: 'Bad Pagination Parameters: per_page' }),
+  ...PAGINATION,
   query: OptionalParam(),
 })
 
@@ -158,8 +180,7 @@ export const adminRoutes: RouteGroup = (app, ctx) => {
     { schema: { querystring: ListQuery, response: { 200: USER_LIST_RESPONSE } } },
     async (request, reply) => {
       const { query } = request
-      const page = Number(query.page || 1)
-      const perPage = Number(query.per_page || 50)
+      const { page, perPage, headers } = pageOf(query, '/admin/users')
       const aud = requestContext(request, settings).aud
       const { users, total } = await listUsersPage(ctx, {
         aud,
@@ -168,19 +189,16 @@ export const adminRoutes: RouteGroup = (app, ctx) => {
         filter: query.filter ?? '',
         sort: parseSort(query.sort ?? ''),
       })
-      reply.header('x-total-count', String(total))
-      reply.header('link', paginationLink('/admin/users', page, perPage, total))
+      headers(reply, total)
       return { users: users.map((u) => serializeUser(u.user, u.identities)), aud }
     },
   )
 
   app.get('/admin/audit', { schema: { querystring: AuditQuery } }, async (request, reply) => {
     const { query } = request
-    const page = Number(query.page || 1)
-    const perPage = Math.min(Number(query.per_page || 50), MAX_AUDIT_PAGE_SIZE)
+    const { page, perPage, headers } = pageOf(query, '/admin/audit', MAX_AUDIT_PAGE_SIZE)
     const { entries, total } = await auditLogPage(ctx, query.query ?? '', page, perPage)
-    reply.header('x-total-count', String(total))
-    reply.header('link', paginationLink('/admin/audit', page, perPage, total))
+    headers(reply, total)
     return entries
   })
 
