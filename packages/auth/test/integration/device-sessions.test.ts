@@ -116,6 +116,13 @@ describe('device sessions', () => {
       { token: server.serviceKey },
     )
     expect(unknownUser.statusCode).toBe(404)
+    for (const path of [
+      `/admin/users/${userId}/sessions/not-a-uuid`,
+      `/admin/users/not-a-uuid/sessions/${sessions[0]?.id ?? ''}`,
+    ]) {
+      const malformed = await server.request('DELETE', path, { token: server.serviceKey })
+      expect(malformed.statusCode).toBe(404)
+    }
     expect(
       (
         await server.request('GET', `/admin/users/${userId}/sessions`, {
