@@ -152,6 +152,17 @@ const RATELIMIT_FIELDS = fieldsOf(rateLimitTable)
 const AUTH_NAMES = new Set(AUTH_FIELDS.flat())
 const RATELIMIT_NAMES = new Set(RATELIMIT_FIELDS.flat())
 
+/** A name with placeholders (`<LOCALE>`) as a pattern of the names it stands for. */
+const placeholderPattern = (name: string): RegExp =>
+  new RegExp(`^${name.replace(/<[A-Z]+>/g, '[A-Z0-9_<>]+')}$`)
+
+/** Families of the auth table (`MAILER_SUBJECTS_INVITE_<LOCALE>`), as patterns of their members. */
+const AUTH_FAMILIES = [...AUTH_NAMES].filter((n) => n.includes('<')).map(placeholderPattern)
+
+/** Whether `name` is an auth setting: a field's name, or a member of a family. */
+const isAuthSetting = (name: string): boolean =>
+  AUTH_NAMES.has(name) || AUTH_FAMILIES.some((family) => family.test(name))
+
 /**
  * The names in the first cell of a settings table's row: `A`, `A` / `B`, `A`, `_SUFFIX` (the
  * first name's stem with another ending), `EXTERNAL_<PROVIDER>_ENABLED` (a family).
@@ -164,7 +175,7 @@ function rowNames(
   const first = tokens[0] ?? ''
   return tokens.map((token) => {
     if (token.includes('<')) {
-      const pattern = new RegExp(`^${token.replace(/<[A-Z]+>/g, '[A-Z0-9_]+')}$`)
+      const pattern = placeholderPattern(token)
       const resolved = [...known].filter((name) => pattern.test(name))
       return { name: token, found: resolved.length > 0, resolved }
     }
@@ -347,11 +358,11 @@ describe('documentation', () => {
         for (const name of assignments(words_)) {
           const prefixed = /^(AUTHSVC|GOTRUE)_(.+)$/.exec(name)
           if (prefixed !== null) {
-            if (!AUTH_NAMES.has(prefixed[2] ?? '')) unknown.push(`${path}: ${name}`)
+            if (!isAuthSetting(prefixed[2] ?? '')) unknown.push(`${path}: ${name}`)
           } else if (argumentsOf(words_, 'gatehouse-ratelimit') !== undefined) {
             if (!RATELIMIT_NAMES.has(name)) unknown.push(`${path}: ${name} (gatehouse-ratelimit)`)
           } else if (argumentsOf(words_, 'gatehouse-auth') !== undefined) {
-            if (!AUTH_NAMES.has(name)) unknown.push(`${path}: ${name} (gatehouse-auth)`)
+            if (!isAuthSetting(name)) unknown.push(`${path}: ${name} (gatehouse-auth)`)
           }
         }
       }

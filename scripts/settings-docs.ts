@@ -90,7 +90,10 @@ export const SETTINGS_DOCS: readonly SettingsDoc[] = [
         'mailer.queuePollIntervalMs',
         'mailer.urlPaths',
       ],
-      'mail-kinds': { table: authFamilies, keys: ['subjects', 'templates', 'notifications'] },
+      'mail-kinds': {
+        table: authFamilies,
+        keys: ['subjects', 'templates', 'localeSubjects', 'localeTemplates', 'notifications'],
+      },
       captcha: ['security.captcha'],
     },
   },

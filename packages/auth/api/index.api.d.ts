@@ -373,6 +373,7 @@ export interface MailMessage {
   readonly factorType?: string
   readonly userAgent?: string
   readonly ip?: string
+  readonly acceptLanguage?: string
 }
 // MfaSettings
 export type MfaSettings = Settings['mfa']
@@ -498,6 +499,7 @@ export interface RenderedMail {
   readonly from: string
   readonly to: string
   readonly subject: string
+  readonly language: string
   readonly html: string
   readonly text: string
 }
@@ -968,6 +970,8 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
       }>
       readonly subjects: Group<Record<MailKind, Field<string>>>
       readonly templates: Group<Record<MailKind, Field<string>>>
+      readonly localeSubjects: Group<Record<MailKind, Field<Readonly<Record<string, string>>>>>
+      readonly localeTemplates: Group<Record<MailKind, Field<Readonly<Record<string, string>>>>>
       readonly notifications: Group<Record<NotificationSwitch, Field<boolean>>>
       readonly maxFrequencyMs: Field<number>
       readonly queuePollIntervalMs: Field<number>
@@ -1007,6 +1011,7 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
       readonly otpLength: Field<number>
       readonly maxFrequencyMs: Field<number>
       readonly template: Field<string>
+      readonly localeTemplates: Field<Readonly<Record<string, string>>>
       readonly testOtpValidUntil: Field<number | null>
       readonly testOtp: Field<Readonly<Record<string, string>>>
       readonly twilio: Group<{
@@ -1070,6 +1075,7 @@ export type NotificationSwitch =
 // (mailer/template-source.d.ts)
 export interface TemplateSourceOptions {
   readonly urls: Readonly<Record<MailKind, string>>
+  readonly localeUrls?: Readonly<Record<MailKind, Readonly<Record<string, string>>>>
   readonly siteUrl: string
   readonly clock: Clock
   readonly cacheTtlMs?: number
@@ -1082,7 +1088,8 @@ export interface TemplateSourceOptions {
 export declare class TemplateSource {
   #private
   constructor(options: TemplateSourceOptions)
-  get(kind: MailKind): Promise<string>
+  url(kind: MailKind, locale?: string): string
+  get(kind: MailKind, locale?: string): Promise<string>
 }
 // (models/json.d.ts)
 export type JsonObject = Record<string, unknown>

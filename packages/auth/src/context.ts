@@ -61,4 +61,9 @@ export interface AppContext {
 export interface RequestContext extends SessionClient {
   /** Audience of the request (`X-JWT-AUD` header, else `JWT_AUD`). */
   readonly aud: string
+  /**
+   * The request's `Accept-Language` (at most 512 characters; `''` or absent when none): the
+   * language of the mails and SMS it causes after `user_metadata.locale` (see `locale.ts`).
+   */
+  readonly acceptLanguage?: string
 }

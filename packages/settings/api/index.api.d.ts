@@ -39,6 +39,22 @@ export declare function environmentWithFile(
   envFile: string | undefined,
   options?: ReadEnvFileOptions,
 ): Record<string, string | undefined>
+// family
+export declare function family<T>(
+  name: string,
+  member: Field<T>,
+  options?: FamilyOptions<T>,
+): Field<Readonly<Record<string, T>>>
+// FamilyOptions
+export interface FamilyOptions<T> extends Pick<FieldOptions<T>, 'help' | 'note' | 'secret'> {
+  readonly key?: (suffix: string) => string | Invalid
+}
+// FamilyRule
+export interface FamilyRule {
+  readonly placeholder: string
+  readonly key: (suffix: string) => string | Invalid
+  readonly parseMember: (text: string) => unknown
+}
 // field
 export declare function field<T>(
   names: Names,
@@ -56,6 +72,7 @@ export interface Field<T> {
   readonly note: string
   readonly computedDefault: string
   readonly parse: (text: string) => T | Invalid
+  readonly family?: FamilyRule
 }
 // FieldOptions
 export interface FieldOptions<T> {

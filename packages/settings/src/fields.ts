@@ -116,6 +116,25 @@ export interface Field<T> {
   readonly computedDefault: string
   /** Parses a set (non-empty) value, or the default. */
   readonly parse: (text: string) => T | Invalid
+  /**
+   * Set for a family made by {@link family}: how the table collects its members, one variable
+   * each. Absent for a field read from one variable.
+   */
+  readonly family?: FamilyRule
+}
+
+/** How a {@link family}'s variables are found and read. */
+export interface FamilyRule {
+  /**
+   * The placeholder that ends the field's names (`<LOCALE>` in
+   * `MAILER_TEMPLATES_INVITE_<LOCALE>`): a variable whose name is the part before it followed by
+   * a suffix is a member.
+   */
+  readonly placeholder: string
+  /** The key of a member's suffix (`pt-BR` for `PT_BR`), or the problem with the suffix. */
+  readonly key: (suffix: string) => string | Invalid
+  /** Parses a member's (non-empty) text. */
+  readonly parseMember: (text: string) => unknown
 }
 
 /**
@@ -165,6 +184,49 @@ function attempt<T>(parse: (text: string) => T, message: string): (text: string)
       throw error
     }
   }
+}
+
+/** Options of {@link family}. */
+export interface FamilyOptions<T> extends Pick<FieldOptions<T>, 'help' | 'note' | 'secret'> {
+  /** The key of a member's suffix, or the problem with it. @default the suffix as written */
+  readonly key?: (suffix: string) => string | Invalid
+}
+
+/**
+ * A family of variables: every variable named `<NAME>_<SUFFIX>` the environment sets (the table's
+ * prefixes apply to the name as to any field's), read with `member`'s parser into one record by
+ * key. Its value is `{}` when none is set. The name ends in the placeholder that `--help` and the
+ * README show (`'MAILER_SUBJECTS_INVITE_<LOCALE>'`); a variable that is another field's never
+ * counts as a member.
+ *
+ * @param name The name, ending in `_<PLACEHOLDER>`.
+ * @param member How each member is read: its parser and check (its name, default and help are not
+ *   used).
+ * @param options Help, note, secret, and how a suffix becomes a key.
+ * @throws {TypeError} When the name does not end in a `_<PLACEHOLDER>`.
+ */
+export function family<T>(
+  name: string,
+  member: Field<T>,
+  options: FamilyOptions<T> = {},
+): Field<Readonly<Record<string, T>>> {
+  const placeholder = /_(<[A-Z][A-Z_]*>)$/.exec(name)?.[1]
+  if (placeholder === undefined) {
+    throw new TypeError(`the family name ${name} must end in a placeholder such as _<LOCALE>`)
+  }
+  const base = field<Readonly<Record<string, T>>>(name, () => ({}), {
+    ...(options.help === undefined ? {} : { help: options.help }),
+    ...(options.note === undefined ? {} : { note: options.note }),
+    ...(options.secret === undefined ? {} : { secret: options.secret }),
+  })
+  return Object.freeze({
+    ...base,
+    family: Object.freeze({
+      placeholder,
+      key: options.key ?? ((suffix: string) => suffix),
+      parseMember: member.parse,
+    }),
+  })
 }
 
 /**

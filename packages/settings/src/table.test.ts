@@ -4,6 +4,7 @@ import {
   bool,
   decimal,
   duration,
+  family,
   field,
   integer,
   invalid,
@@ -72,6 +73,70 @@ describe('defineSettings: names', () => {
     expect(strict.read({ REDIS_URL: 'a', KVSTORE_URL: 'b' }).problems).toEqual([
       'REDIS_URL and KVSTORE_URL are both set, to different values; set one',
     ])
+  })
+})
+
+describe('defineSettings: families', () => {
+  const locale = (suffix: string) =>
+    /^[A-Z]{2}(_[A-Z]{2})?$/.test(suffix)
+      ? suffix.toLowerCase().replace('_', '-')
+      : invalid('must end in a locale such as DE or PT_BR')
+  const table = defineSettings(
+    {
+      subject: text('MAILER_SUBJECTS_INVITE', { default: 'Invited' }),
+      subjects: family('MAILER_SUBJECTS_INVITE_<LOCALE>', text('member'), {
+        key: locale,
+        help: 'Per locale.',
+      }),
+      sizes: family('SIZE_<NAME>', integer('member', { min: 1 })),
+      sizeLimit: integer('SIZE_LIMIT', { default: '5' }),
+    },
+    { prefixes: ['AUTHSVC_', 'GOTRUE_'] },
+  )
+
+  it('collects every member the environment sets, by key, with the prefixes', () => {
+    const { values, problems } = table.read({
+      GOTRUE_MAILER_SUBJECTS_INVITE_DE: 'Eingeladen',
+      AUTHSVC_MAILER_SUBJECTS_INVITE_PT_BR: 'Convidado',
+      GOTRUE_MAILER_SUBJECTS_INVITE_FR: '',
+      MAILER_SUBJECTS_INVITE_IT: 'unprefixed, not read',
+      GOTRUE_MAILER_SUBJECTS_INVITE: 'Hi',
+    })
+    expect(problems).toEqual([])
+    expect(values.subjects).toEqual({ de: 'Eingeladen', 'pt-br': 'Convidado' })
+    expect(values.subject).toBe('Hi')
+    expect(table.read({}).values.subjects).toEqual({})
+  })
+
+  it("parses each member and never takes another field's variable as a member", () => {
+    const read = table.read({ GOTRUE_SIZE_A: '2', GOTRUE_SIZE_LIMIT: '9', GOTRUE_SIZE_B: '0' })
+    expect(read.values.sizes).toEqual({ A: 2 })
+    expect(read.values.sizeLimit).toBe(9)
+    expect(read.problems).toEqual(['GOTRUE_SIZE_B: must be an integer of at least 1 (got "0")'])
+  })
+
+  it('names the variable whose suffix is not a key, and members set twice to different values', () => {
+    expect(
+      table.read({
+        GOTRUE_MAILER_SUBJECTS_INVITE_german: 'x',
+        AUTHSVC_MAILER_SUBJECTS_INVITE_DE: 'a',
+        GOTRUE_MAILER_SUBJECTS_INVITE_DE: 'b',
+      }).problems,
+    ).toEqual([
+      'AUTHSVC_MAILER_SUBJECTS_INVITE_DE and GOTRUE_MAILER_SUBJECTS_INVITE_DE are both set, to different values; set one',
+      'GOTRUE_MAILER_SUBJECTS_INVITE_german: must end in a locale such as DE or PT_BR',
+    ])
+  })
+
+  it('shows the family once, with its placeholder, in --help and the README', () => {
+    expect(table.help().find((line) => line.includes('<LOCALE>'))).toBe(
+      `  ${'MAILER_SUBJECTS_INVITE_<LOCALE>'.padEnd(40)}  Per locale (none)`,
+    )
+    expect(table.markdown({ keys: ['subjects'] })).toContain('`MAILER_SUBJECTS_INVITE_<LOCALE>`')
+  })
+
+  it('refuses a family name without a placeholder', () => {
+    expect(() => family('MAILER_SUBJECTS', text('member'))).toThrow(TypeError)
   })
 })
 

@@ -5,7 +5,7 @@
  * @module
  */
 import { SettingsError } from './errors.js'
-import { Invalid, invalid, type Field, type InvalidOptions } from './fields.js'
+import { Invalid, invalid, type FamilyRule, type Field, type InvalidOptions } from './fields.js'
 import { markdownTable } from './markdown.js'
 
 /** Fields of a table (or of a {@link Group}) by key; a key becomes a key of the values. */
@@ -284,6 +284,54 @@ export function defineSettings<const F extends Fields, C = undefined>(
   ]
   /** The name problems give an unset field: its first candidate (`AUTHSVC_SITE_URL`). */
   const firstName = (field: Field<unknown>): string => candidates(field)[0] ?? field.names[0]
+  /** Every variable a single field reads: never a family's member. */
+  const singles = new Set(entries.flatMap(({ field }) => (field.family ? [] : candidates(field))))
+
+  /**
+   * Reads a family's members (see `family`): each set variable whose name is a candidate's stem
+   * and a suffix, keyed by the rule, parsed by the member's parser. The first name in reading
+   * order wins a key; another set to a different value is a problem unless conflicts are `first`.
+   */
+  function readFamily(
+    env: Env,
+    field: Field<unknown>,
+    rule: FamilyRule,
+    index: number,
+    problems: { index: number; text: string }[],
+  ): Record<string, unknown> {
+    const members: Record<string, unknown> = {}
+    const seen = new Map<string, { readonly name: string; readonly text: string }>()
+    const got = (text: string): string => (field.secret ? ' (got a value)' : ` (got "${text}")`)
+    for (const stem of candidates(field).map((n) => n.slice(0, -rule.placeholder.length))) {
+      const names = Object.keys(env)
+        .filter((name) => name.length > stem.length && name.startsWith(stem) && !singles.has(name))
+        .sort()
+      for (const name of names) {
+        const text = env[name] ?? ''
+        if (text === '') continue
+        const key = rule.key(name.slice(stem.length))
+        if (key instanceof Invalid) {
+          problems.push(...key.messages.map((m) => ({ index, text: `${name}: ${m}` })))
+          continue
+        }
+        const earlier = seen.get(key)
+        if (earlier !== undefined) {
+          if (options.conflicts !== 'first' && earlier.text !== text) {
+            const message = `${earlier.name} and ${name} are both set, to different values; set one`
+            problems.push({ index, text: message })
+          }
+          continue
+        }
+        seen.set(key, { name, text })
+        const value = rule.parseMember(text)
+        if (value instanceof Invalid) {
+          const echo = value.echo ? got(text) : ''
+          problems.push(...value.messages.map((m) => ({ index, text: `${name}: ${m}${echo}` })))
+        } else members[key] = value
+      }
+    }
+    return members
+  }
 
   /** Reads every field; `computed` holds the computed default texts. */
   function resolve(env: Env, context: C | undefined) {
@@ -293,6 +341,11 @@ export function defineSettings<const F extends Fields, C = undefined>(
     const unset: Entry[] = []
     const pending = new Set<Field<unknown>>()
     entries.forEach(({ field, path }, index) => {
+      if (field.family) {
+        states.set(field, { index })
+        assign(values, path, readFamily(env, field, field.family, index, problems))
+        return
+      }
       const set = candidates(field)
         .map((name) => ({ name, text: env[name] ?? '' }))
         .filter((c) => c.text !== '')

@@ -59,7 +59,9 @@ function parseEntry(text: string, id: number): FolderEntry | undefined {
   ) {
     return undefined
   }
-  return { mail: mail as ReceivedMail, source }
+  // Kept by an inbox older than the language: it has none.
+  const language = isString(mail.language) ? mail.language : ''
+  return { mail: { ...(mail as ReceivedMail), language }, source }
 }
 
 /** A directory of mails; see the module's notes. */

@@ -23,7 +23,7 @@ header a{color:#fff;font-weight:600;text-decoration:none}#count{opacity:.8}
 button{font:inherit;padding:.3em .8em;border:1px solid #d1d5db;border-radius:6px;background:#f9fafb;cursor:pointer}
 button:hover{background:#fee2e2}table{border-collapse:collapse;width:100%}
 td,th{padding:.45em 1em;border-bottom:1px solid #e5e7eb;text-align:left;vertical-align:top}
-tr:hover{background:#f3f4f6}.preview{color:#6b7280;font-size:.9em}.meta{padding:.6em 1em;border-bottom:1px solid #e5e7eb}
+tr:hover{background:#f3f4f6}.preview{color:#6b7280;font-size:.9em}.lang{font-size:.8em;padding:0 .3em;border:1px solid #d1d5db;border-radius:3px;color:#374151}.meta{padding:.6em 1em;border-bottom:1px solid #e5e7eb}
 .meta h2{margin:.2em 0 .4em}nav.views{display:flex;gap:.2em;padding:0 1em;border-bottom:1px solid #e5e7eb}
 nav.views a{padding:.45em .9em;text-decoration:none;color:#374151;border-bottom:2px solid transparent}
 nav.views a[aria-current]{border-color:#2563eb;color:#2563eb}
@@ -47,8 +47,12 @@ const time = (iso: string): string =>
 
 function row(mail: MailSummary): string {
   const subject = mail.subject || '(no subject)'
+  const language =
+    mail.language === ''
+      ? ''
+      : ` <span class="lang" title="Content-Language">${escapeHtml(mail.language)}</span>`
   return (
-    `<tr data-id="${String(mail.id)}"><td><a href="/mails/${String(mail.id)}">${escapeHtml(subject)}</a>` +
+    `<tr data-id="${String(mail.id)}"><td><a href="/mails/${String(mail.id)}">${escapeHtml(subject)}</a>${language}` +
     `<div class="preview">${escapeHtml(mail.preview)}</div></td>` +
     `<td>${escapeHtml(mail.from)}</td><td>${escapeHtml(mail.to.join(', '))}</td><td>${time(mail.receivedAt)}</td>` +
     `<td><button type="button" data-delete="${String(mail.id)}" aria-label="Delete ${escapeHtml(subject)}">Delete</button></td></tr>`
@@ -165,7 +169,7 @@ export function mailPage(
     count,
     `<main><div class="meta"><h2>${escapeHtml(mail.subject || '(no subject)')}</h2>
 <div>From: ${escapeHtml(mail.from)}</div><div>To: ${escapeHtml(mail.to.join(', '))}</div>
-<div>Received: ${time(mail.receivedAt)} · ${kib} KiB</div>
+<div>Received: ${time(mail.receivedAt)} · ${kib} KiB</div>${mail.language === '' ? '' : `<div>Language: ${escapeHtml(mail.language)}</div>`}
 <p><button type="button" data-delete="${id}" data-then="/">Delete</button></p></div>
 <nav class="views" aria-label="Views">${tabs}</nav>${viewBody(mail, view, source)}</main>`,
     ` data-mail="${id}"`,

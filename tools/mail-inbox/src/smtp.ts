@@ -64,15 +64,18 @@ function headerLinesOf(lines: readonly { key: string; line: string }[]): MailHea
 export async function parseMail(raw: Buffer, now: Date): Promise<NewMail> {
   const parsed = await simpleParser(raw, { skipImageLinks: true })
   const html = typeof parsed.html === 'string' ? parsed.html : ''
+  const headers = headerLinesOf(parsed.headerLines)
+  const language = headers.find((h) => h.name.toLowerCase() === 'content-language')?.value ?? ''
   return {
     from: parsed.from?.text ?? '',
     to: addresses(parsed.to),
     subject: parsed.subject ?? '',
+    language,
     receivedAt: now.toISOString(),
     html,
     text: parsed.text ?? '',
     links: linksOf(html),
-    headers: headerLinesOf(parsed.headerLines),
+    headers,
     sizeBytes: raw.length,
     source: raw.toString('utf8'),
   }

@@ -22,6 +22,11 @@ export interface ReceivedMail {
   /** The `To` addresses. */
   readonly to: readonly string[]
   readonly subject: string
+  /**
+   * The language it was written in: its `Content-Language` header (RFC 3282), `''` when it has
+   * none.
+   */
+  readonly language: string
   /** When it arrived, as an ISO 8601 timestamp. */
   readonly receivedAt: string
   /** The HTML body, `''` when the mail has none. */
@@ -63,9 +68,9 @@ interface Kept {
 }
 
 function summary({ mail }: Kept): MailSummary {
-  const { id, from, to, subject, receivedAt, sizeBytes } = mail
+  const { id, from, to, subject, language, receivedAt, sizeBytes } = mail
   const preview = mail.text.replace(/\s+/g, ' ').trim().slice(0, PREVIEW_CHARS)
-  return { id, from, to, subject, receivedAt, sizeBytes, preview }
+  return { id, from, to, subject, language, receivedAt, sizeBytes, preview }
 }
 
 /**

@@ -67,6 +67,30 @@ describe('mail inbox', () => {
     )
   })
 
+  it('shows the language a mail was written in (Content-Language), none when it has none', async () => {
+    const t = transport()
+    await t.sendMail({
+      from: 'a@example.com',
+      to: 'lang@example.com',
+      subject: 'Bestätigen Sie Ihre Anmeldung',
+      html: '<p>Hallo</p>',
+      headers: { 'Content-Language': 'de' },
+    })
+    await t.sendMail({ from: 'a@example.com', to: 'lang@example.com', subject: 'plain', text: 'x' })
+    const [plain, german] = await listMails('to:lang@example.com')
+    expect([german?.language, plain?.language]).toEqual(['de', ''])
+    const listPage = await (await fetch(inbox.web.url)).text()
+    expect(listPage).toContain(
+      'Bestätigen Sie Ihre Anmeldung</a> <span class="lang" title="Content-Language">de</span>',
+    )
+    const page = await (await fetch(new URL(`mails/${String(german?.id)}`, inbox.web.url))).text()
+    expect(page).toContain('<div>Language: de</div>')
+    const plainPage = await (
+      await fetch(new URL(`mails/${String(plain?.id)}`, inbox.web.url))
+    ).text()
+    expect(plainPage).not.toContain('Language:')
+  })
+
   it('lists mails newest first on its page and renders one in a sandboxed frame', async () => {
     const t = transport()
     await t.sendMail({
@@ -337,6 +361,7 @@ describe('MailStore', () => {
       from: 'a',
       to: ['x@example.com'],
       subject: 's',
+      language: '',
       receivedAt: '',
       html: '',
       text: '',

@@ -16,6 +16,7 @@ import {
   decimal,
   defineSettings,
   duration,
+  family,
   field,
   group,
   integer,
@@ -52,6 +53,7 @@ import { SERVICE_ALGORITHMS } from '../limiter/algorithms.js'
 import { EXTERNAL_PROVIDERS, type ExternalProvider } from '../provider/names.js'
 import { SMS_PROVIDERS, type SmsProviderName } from '../sms/sms-provider.js'
 import { compileGlob } from '../url-glob.js'
+import { canonicalLocale } from '../locale.js'
 
 /** The log levels of `LOG_LEVEL` (upstream's logrus names). */
 export type LogLevel = 'panic' | 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace'
@@ -1033,6 +1035,43 @@ function templateField(kind: string): Field<string> {
 }
 
 /**
+ * The key of a `<LOCALE>` suffix: its canonical language tag (`PT_BR` and `pt_br` are `pt-BR`).
+ *
+ * @param suffix What follows the family's stem.
+ */
+function localeKey(suffix: string): string | Invalid {
+  return canonicalLocale(suffix) ?? invalid('must end in a language tag such as DE or PT_BR')
+}
+
+/** How readers get a language, for the help of the `<LOCALE>` families. */
+const LOCALE_HELP =
+  '`<LOCALE>` is a language tag such as `DE` or `PT_BR`; a reader gets the language of `user_metadata.locale`, else of `Accept-Language`, as [Languages](#languages) says. Beyond upstream.'
+
+/**
+ * `MAILER_SUBJECTS_<KIND>_<LOCALE>`: the subjects of one kind by language (beyond upstream).
+ *
+ * @param kind The kind, or `<kind>` for the README's family row.
+ */
+function localeSubjectsField(kind: string): Field<Readonly<Record<string, string>>> {
+  return family(`MAILER_SUBJECTS_${kind.toUpperCase()}_<LOCALE>`, subjectField(kind, {}), {
+    key: localeKey,
+    help: `Subject of this kind of mail in one language, a Go template. ${LOCALE_HELP}`,
+  })
+}
+
+/**
+ * `MAILER_TEMPLATES_<KIND>_<LOCALE>`: the template URLs of one kind by language (beyond upstream).
+ *
+ * @param kind The kind, or `<kind>` for the README's family row.
+ */
+function localeTemplatesField(kind: string): Field<Readonly<Record<string, string>>> {
+  return family(`MAILER_TEMPLATES_${kind.toUpperCase()}_<LOCALE>`, templateField(kind), {
+    key: localeKey,
+    help: `URL of this kind's HTML template in one language, fetched and cached as \`MAILER_TEMPLATES_<KIND>\`. ${LOCALE_HELP}`,
+  })
+}
+
+/**
  * `MAILER_NOTIFICATIONS_<KIND>_ENABLED`: one notification's switch.
  *
  * @param kind The notification kind, or `<kind>` for the README's family row.
@@ -1056,6 +1095,16 @@ const subjectFields = Object.fromEntries(
 const templateFields = Object.fromEntries(
   MAIL_KINDS.map((kind) => [kind, templateField(kind)]),
 ) as Record<MailKind, Field<string>>
+
+/** `MAILER_SUBJECTS_<KIND>_<LOCALE>` for every kind. */
+const localeSubjectFields = Object.fromEntries(
+  MAIL_KINDS.map((kind) => [kind, localeSubjectsField(kind)]),
+) as Record<MailKind, Field<Readonly<Record<string, string>>>>
+
+/** `MAILER_TEMPLATES_<KIND>_<LOCALE>` for every kind. */
+const localeTemplateFields = Object.fromEntries(
+  MAIL_KINDS.map((kind) => [kind, localeTemplatesField(kind)]),
+) as Record<MailKind, Field<Readonly<Record<string, string>>>>
 
 /** `MAILER_NOTIFICATIONS_<KIND>_ENABLED` for the notification kinds. */
 const notificationFields = Object.fromEntries(
@@ -1122,6 +1171,16 @@ const mailer = group({
    * against `SITE_URL`); empty for the built-in one. @default ''
    */
   templates: group(templateFields),
+  /**
+   * `MAILER_SUBJECTS_<KIND>_<LOCALE>`: each kind's subjects by canonical language tag (`pt-BR`),
+   * beyond upstream. @default {} each
+   */
+  localeSubjects: group(localeSubjectFields),
+  /**
+   * `MAILER_TEMPLATES_<KIND>_<LOCALE>`: each kind's template URLs by canonical language tag,
+   * beyond upstream. @default {} each
+   */
+  localeTemplates: group(localeTemplateFields),
   /**
    * `MAILER_NOTIFICATIONS_<KIND>_ENABLED`: which change notifications are sent (keys: the
    * camelCase of the kind, see {@link notificationSwitch}). @default false each
@@ -1372,6 +1431,14 @@ const sms = group({
     help: 'The SMS text; `{{ .Code }}` is the code (not HTML-escaped).',
   }),
   /**
+   * `SMS_TEMPLATE_<LOCALE>`: the SMS text by canonical language tag (`pt-BR`), beyond upstream.
+   * @default {}
+   */
+  localeTemplates: family('SMS_TEMPLATE_<LOCALE>', text('SMS_TEMPLATE'), {
+    key: localeKey,
+    help: `The SMS text in one language, as \`SMS_TEMPLATE\`. ${LOCALE_HELP}`,
+  }),
+  /**
    * `SMS_TEST_OTP_VALID_UNTIL`: epoch milliseconds after which `SMS_TEST_OTP` no longer
    * applies (set as an RFC 3339 time); `null` for always.
    */
@@ -1604,6 +1671,8 @@ export const settingsFamilies = defineSettings({
   provider: group({ ...providerFields('<provider>'), trustEmail: trustEmailField('<provider>') }),
   subjects: subjectField('<kind>', { computedDefault: 'see [Mail](#mail)' }),
   templates: templateField('<kind>'),
+  localeSubjects: localeSubjectsField('<kind>'),
+  localeTemplates: localeTemplatesField('<kind>'),
   notifications: notificationField('<kind>'),
 })
 

@@ -109,6 +109,12 @@ export interface MailMessage {
   readonly userAgent?: string
   /** `{{ .IP }}`: the signing-in device's address, for `new_sign_in_notification`. */
   readonly ip?: string
+  /**
+   * The `Accept-Language` of the request that caused the mail (at most 512 characters), which
+   * picks its language after `data.locale` (`MAILER_SUBJECTS_<KIND>_<LOCALE>`,
+   * `MAILER_TEMPLATES_<KIND>_<LOCALE>`; see `locale.ts`). @default '' (none)
+   */
+  readonly acceptLanguage?: string
 }
 
 /**

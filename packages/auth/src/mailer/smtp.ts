@@ -15,6 +15,7 @@ import { DEFAULT_TEMPLATES } from './default-templates.js'
 import { TemplateExecError } from './go-template.js'
 import { renderTemplate, templateValues, type TemplateValues } from './template.js'
 import { TemplateSource } from './template-source.js'
+import { lookupLocale, readerLanguages } from '../locale.js'
 
 /** A rendered mail: what goes on the wire. */
 export interface RenderedMail {
@@ -22,6 +23,12 @@ export interface RenderedMail {
   readonly from: string
   readonly to: string
   readonly subject: string
+  /**
+   * The language it was rendered in (its `Content-Language`): a canonical tag of the kind's
+   * `MAILER_SUBJECTS_<KIND>_<LOCALE>`/`MAILER_TEMPLATES_<KIND>_<LOCALE>`, or `''` for the default
+   * texts (then the header is absent).
+   */
+  readonly language: string
   readonly html: string
   /** The plain-text alternative, derived from the HTML (links kept as `text [url]`). */
   readonly text: string
@@ -74,6 +81,7 @@ export class SmtpMailer implements Mailer {
       options.templates ??
       new TemplateSource({
         urls: settings.mailer.templates,
+        localeUrls: settings.mailer.localeTemplates,
         siteUrl: settings.siteUrl,
         clock: options.clock,
         onFallback: options.onTemplateFallback,
@@ -100,14 +108,24 @@ export class SmtpMailer implements Mailer {
     const settings = this.#settings
     const values = templateValues(message, settings.siteUrl)
     const { kind } = message
-    const subject = this.#render(settings.mailer.subjects[kind], DEFAULT_SUBJECTS[kind], values, {
+    const localeSubjects = settings.mailer.localeSubjects[kind]
+    const available = new Set([
+      ...Object.keys(localeSubjects),
+      ...Object.keys(settings.mailer.localeTemplates[kind]),
+    ])
+    const preferences = readerLanguages(message.data['locale'], message.acceptLanguage ?? '')
+    const language = lookupLocale(preferences, available)
+    const localeSubject = language === undefined ? undefined : localeSubjects[language]
+    const subjectSource = localeSubject ?? settings.mailer.subjects[kind]
+    const subject = this.#render(subjectSource, DEFAULT_SUBJECTS[kind], values, {
       kind,
-      what: `MAILER_SUBJECTS_${kind.toUpperCase()}`,
+      what: `MAILER_SUBJECTS_${kind.toUpperCase()}${localeSubject === undefined ? '' : `_${language ?? ''}`}`,
       html: false,
     })
-    const html = this.#render(await this.#templates.get(kind), DEFAULT_TEMPLATES[kind], values, {
+    const template = await this.#templates.get(kind, language)
+    const html = this.#render(template, DEFAULT_TEMPLATES[kind], values, {
       kind,
-      what: settings.mailer.templates[kind],
+      what: this.#templates.url(kind, language),
       html: true,
     })
     return {
@@ -115,6 +133,7 @@ export class SmtpMailer implements Mailer {
       to: message.to,
       // One header line: a value with a line break must not start a new header.
       subject: subject.replace(/[\r\n]+/g, ' ').trim(),
+      language: language ?? '',
       html,
       text: convert(html, { wordwrap: 78 }),
     }
@@ -146,9 +165,12 @@ export class SmtpMailer implements Mailer {
    *   (the message names the server and the SMTP reply; the cause is nodemailer's error).
    */
   async send(message: MailMessage): Promise<void> {
-    const mail = await this.render(message)
+    const { language, ...mail } = await this.render(message)
     try {
-      await this.#transport.sendMail(mail)
+      await this.#transport.sendMail({
+        ...mail,
+        ...(language === '' ? {} : { headers: { 'Content-Language': language } }),
+      })
     } catch (error) {
       const { host, port } = this.#settings.smtp
       const reason = error instanceof Error ? error.message : String(error)

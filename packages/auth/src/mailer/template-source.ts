@@ -14,6 +14,8 @@ import { compileTemplate } from './template.js'
 export interface TemplateSourceOptions {
   /** `MAILER_TEMPLATES_<KIND>` by kind; `''` for the built-in template. */
   readonly urls: Readonly<Record<MailKind, string>>
+  /** `MAILER_TEMPLATES_<KIND>_<LOCALE>` by kind, then canonical language tag. @default none */
+  readonly localeUrls?: Readonly<Record<MailKind, Readonly<Record<string, string>>>>
   /** Base of relative template URLs (`SITE_URL`, as upstream). */
   readonly siteUrl: string
   /** Time of the cache (epoch milliseconds). */
@@ -85,31 +87,46 @@ async function readCapped(response: Response, maxBytes: number): Promise<string>
  */
 export class TemplateSource {
   readonly #options: TemplateSourceOptions
-  readonly #cache = new Map<MailKind, CacheEntry>()
-  readonly #inFlight = new Map<MailKind, Promise<string>>()
-  /** Kinds whose last fetch failed: when their URL may be tried again (epoch ms). */
-  readonly #retryAt = new Map<MailKind, number>()
+  /** By URL: each template URL is fetched once, whatever kinds and languages use it. */
+  readonly #cache = new Map<string, CacheEntry>()
+  readonly #inFlight = new Map<string, Promise<string>>()
+  /** URLs whose last fetch failed: when they may be tried again (epoch ms). */
+  readonly #retryAt = new Map<string, number>()
 
   constructor(options: TemplateSourceOptions) {
     this.#options = options
   }
 
   /**
-   * The template of `kind`. Never throws: any failure falls back as described on the class.
+   * The URL of `kind`'s template in `locale` (its `MAILER_TEMPLATES_<KIND>_<LOCALE>`, else
+   * `MAILER_TEMPLATES_<KIND>`); `''` for the built-in template.
    *
    * @param kind The kind of mail.
+   * @param locale A canonical language tag, or `undefined` for the default language.
    */
-  async get(kind: MailKind): Promise<string> {
-    const url = this.#options.urls[kind]
+  url(kind: MailKind, locale?: string): string {
+    const localized = locale === undefined ? undefined : this.#options.localeUrls?.[kind][locale]
+    return localized ?? this.#options.urls[kind]
+  }
+
+  /**
+   * The template of `kind` (in `locale` when it has one there). Never throws: any failure falls
+   * back as described on the class.
+   *
+   * @param kind The kind of mail.
+   * @param locale A canonical language tag, or `undefined` for the default language.
+   */
+  async get(kind: MailKind, locale?: string): Promise<string> {
+    const url = this.url(kind, locale)
     if (url === '') return DEFAULT_TEMPLATES[kind]
     const now = this.#options.clock.now()
-    const cached = this.#cache.get(kind)
+    const cached = this.#cache.get(url)
     if (cached && now < cached.expiresAt) return cached.body
-    if (now < (this.#retryAt.get(kind) ?? 0)) return cached?.body ?? DEFAULT_TEMPLATES[kind]
-    let pending = this.#inFlight.get(kind)
+    if (now < (this.#retryAt.get(url) ?? 0)) return cached?.body ?? DEFAULT_TEMPLATES[kind]
+    let pending = this.#inFlight.get(url)
     if (!pending) {
-      pending = this.#fetch(kind, url).finally(() => this.#inFlight.delete(kind))
-      this.#inFlight.set(kind, pending)
+      pending = this.#fetch(kind, url).finally(() => this.#inFlight.delete(url))
+      this.#inFlight.set(url, pending)
     }
     return pending
   }
@@ -135,8 +152,8 @@ export class TemplateSource {
           { cause: error },
         )
       }
-      this.#cache.set(kind, { body, expiresAt: clock.now() + cacheTtlMs })
-      this.#retryAt.delete(kind)
+      this.#cache.set(url, { body, expiresAt: clock.now() + cacheTtlMs })
+      this.#retryAt.delete(url)
       return body
     } catch (error) {
       const reason =
@@ -147,8 +164,8 @@ export class TemplateSource {
               { cause: error },
             )
       this.#options.onFallback?.(kind, url, reason)
-      this.#retryAt.set(kind, clock.now() + retryAfterMs)
-      return this.#cache.get(kind)?.body ?? DEFAULT_TEMPLATES[kind]
+      this.#retryAt.set(url, clock.now() + retryAfterMs)
+      return this.#cache.get(url)?.body ?? DEFAULT_TEMPLATES[kind]
     }
   }
 }

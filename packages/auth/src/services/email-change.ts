@@ -80,6 +80,8 @@ export async function prepareEmailChange(
  *
  * @param newEmail The validated, lower-cased new address.
  * @param now Epoch milliseconds of the transaction.
+ * @param acceptLanguage The request's `Accept-Language`, which picks the mails' language after
+ *   `user_metadata.locale`.
  * @returns The updated user.
  * @throws 429 `over_email_send_rate_limit`; 500 "Error sending email change email".
  */
@@ -90,6 +92,7 @@ export async function sendEmailChange(
   newEmail: string,
   redirectTo: string,
   now: number,
+  acceptLanguage: string,
   pkce?: PkceChallenge,
 ): Promise<User> {
   enforceMaxFrequency(ctx.settings, user.emailChangeSentAt, now)
@@ -105,7 +108,8 @@ export async function sendEmailChange(
     pkce,
   )
   for (const mail of mails) {
-    await deliver(ctx, mail.message, 'Error sending email change email', now)
+    const message = { ...mail.message, acceptLanguage }
+    await deliver(ctx, message, 'Error sending email change email', now)
   }
   return mails[0]?.user ?? user
 }

@@ -409,7 +409,7 @@ export async function finishExternalSignIn(
     const pending = await ctx.tokens.startSession(tx, identity.user, 'oauth', client)
     return { identity, pending, authCode: undefined }
   })
-  await finishIdentitySignIn(ctx, result.identity, provider.name, log)
+  await finishIdentitySignIn(ctx, result.identity, provider.name, client, log)
   if (result.authCode !== undefined) return { kind: 'code', authCode: result.authCode }
   if (result.pending === undefined) throw new Error('unreachable: no session and no auth code')
   return {

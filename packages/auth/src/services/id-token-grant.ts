@@ -146,7 +146,7 @@ export async function idTokenGrant(
     if (identity.needsVerification) return { identity, pending: undefined }
     return { identity, pending: await ctx.tokens.startSession(tx, identity.user, 'oauth', client) }
   })
-  await finishIdentitySignIn(ctx, result.identity, issuer.provider, log)
+  await finishIdentitySignIn(ctx, result.identity, issuer.provider, client, log)
   if (result.pending === undefined) throw new Error('unreachable: no session')
   return ctx.tokens.finish(result.pending)
 }

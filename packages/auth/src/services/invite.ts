@@ -68,7 +68,8 @@ export async function inviteUser(
       },
       now,
     )
-    const invited = await sendConfirmation(ctx, tx, user, 'invite', redirectTo, now)
+    const language = client.acceptLanguage ?? ''
+    const invited = await sendConfirmation(ctx, tx, user, 'invite', redirectTo, now, language)
     return userWithIdentities(tx, invited)
   })
 }

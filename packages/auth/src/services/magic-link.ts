@@ -147,7 +147,8 @@ export async function runMagicLinkJob(
       now,
       pkce,
     )
-    await queueMail(ctx, tx, prepared.message, now)
+    const acceptLanguage = client.acceptLanguage ?? ''
+    await queueMail(ctx, tx, { ...prepared.message, acceptLanguage }, now)
     return
   }
   await queueRecoveryMail(ctx, tx, user, 'magic_link', job.redirectTo, client, now, pkce)
@@ -182,6 +183,7 @@ async function sendPhoneOtpSignIn(
     throw new BadRequestError('phone_provider_disabled', 'Unsupported phone provider')
   }
   const channel = validateChannel(settings, params.channel)
+  const language = client.acceptLanguage ?? ''
   return ctx.db.transaction(async (tx) => {
     const now = ctx.clock.now()
     const owner = await findUserOwningPhone(tx, phone)
@@ -225,11 +227,11 @@ async function sendPhoneOtpSignIn(
       await audit('user_signedup', user)
     }
     if (user.phoneConfirmedAt === null) {
-      await sendPhoneOtp(ctx, tx, user, phone, 'confirmation', channel, now)
+      await sendPhoneOtp(ctx, tx, user, phone, 'confirmation', channel, now, language)
       return { messageId: '' }
     }
     await audit('user_recovery_requested', user)
-    const sent = await sendPhoneOtp(ctx, tx, user, phone, 'confirmation', channel, now)
+    const sent = await sendPhoneOtp(ctx, tx, user, phone, 'confirmation', channel, now, language)
     return { messageId: sent.messageId }
   })
 }

@@ -642,7 +642,7 @@ export async function verifyFactor(
       ctx,
       'mfa_factor_enrolled_notification',
       outcome.pending.user,
-      { factorType: factor.factorType },
+      { factorType: factor.factorType, acceptLanguage: client.acceptLanguage ?? '' },
       log,
     )
   }
@@ -674,7 +674,7 @@ export async function unenrollFactor(
   ctx: AppContext,
   caller: MfaCaller,
   factor: Factor,
-  ip: string,
+  client: Pick<RequestContext, 'ip' | 'acceptLanguage'>,
   log?: NotificationLog,
 ): Promise<void> {
   const session = sessionOf(caller, 'unenroll a factor')
@@ -690,7 +690,7 @@ export async function unenrollFactor(
       factor,
       { id: ctx.random.uuid(), actor: auditActor(caller.user), action: 'factor_unenrolled' },
       { factor_id: factor.id, factor_status: factor.status, session_id: session.id },
-      ip,
+      client.ip,
       ctx.clock.now(),
     )
   })
@@ -698,7 +698,7 @@ export async function unenrollFactor(
     ctx,
     'mfa_factor_unenrolled_notification',
     caller.user,
-    { factorType: factor.factorType },
+    { factorType: factor.factorType, acceptLanguage: client.acceptLanguage ?? '' },
     log,
   )
 }

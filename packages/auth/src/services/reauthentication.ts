@@ -59,7 +59,16 @@ export async function reauthenticate(
         throw new UnprocessableEntityError('phone_not_confirmed', 'Please verify your phone first.')
       }
       await audit()
-      const sent = await sendPhoneOtp(ctx, tx, user, user.phone, 'reauthentication', 'sms', now)
+      const sent = await sendPhoneOtp(
+        ctx,
+        tx,
+        user,
+        user.phone,
+        'reauthentication',
+        'sms',
+        now,
+        client.acceptLanguage,
+      )
       return sent.messageId
     }
     if (user.emailConfirmedAt === null) {
@@ -87,6 +96,7 @@ export async function reauthenticate(
         redirectTo: '',
         data: user.userMetadata,
         email: user.email,
+        acceptLanguage: client.acceptLanguage ?? '',
       },
       'Error sending reauthentication email',
       now,

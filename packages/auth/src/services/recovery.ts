@@ -90,7 +90,12 @@ export async function queueRecoveryMail(
     },
     now,
   )
-  await queueMail(ctx, tx, prepared.message, now)
+  await queueMail(
+    ctx,
+    tx,
+    { ...prepared.message, acceptLanguage: client.acceptLanguage ?? '' },
+    now,
+  )
   return true
 }
 
@@ -123,7 +128,12 @@ export function queuedEmailRequest(
     email,
     redirectTo,
     pkce: pkce ?? null,
-    client: { aud: client.aud, ip: client.ip, userAgent: client.userAgent },
+    client: {
+      aud: client.aud,
+      ip: client.ip,
+      userAgent: client.userAgent,
+      acceptLanguage: client.acceptLanguage ?? '',
+    },
   }
 }
 

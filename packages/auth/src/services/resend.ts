@@ -47,6 +47,7 @@ export async function resend(
   client: RequestContext,
 ): Promise<string> {
   const { type } = params
+  const language = client.acceptLanguage ?? ''
   if (!['signup', 'email_change', 'sms', 'phone_change'].includes(type)) {
     throw new BadRequestError(
       'validation_failed',
@@ -88,20 +89,22 @@ export async function resend(
     switch (type) {
       case 'signup':
         if (user.emailConfirmedAt === null) {
-          await sendConfirmation(ctx, tx, user, 'confirmation', redirectTo, now, pkce)
+          await sendConfirmation(ctx, tx, user, 'confirmation', redirectTo, now, language, pkce)
         }
         return ''
       case 'sms':
         if (user.phoneConfirmedAt !== null) return ''
-        return (await sendPhoneOtp(ctx, tx, user, phone, 'confirmation', 'sms', now)).messageId
+        return (await sendPhoneOtp(ctx, tx, user, phone, 'confirmation', 'sms', now, language))
+          .messageId
       case 'email_change':
         if (user.emailChange !== '') {
-          await sendEmailChange(ctx, tx, user, user.emailChange, redirectTo, now, pkce)
+          await sendEmailChange(ctx, tx, user, user.emailChange, redirectTo, now, language, pkce)
         }
         return ''
       default:
         // `phone_change`: the user was found by its pending new number.
-        return (await sendPhoneOtp(ctx, tx, user, phone, 'phone_change', 'sms', now)).messageId
+        return (await sendPhoneOtp(ctx, tx, user, phone, 'phone_change', 'sms', now, language))
+          .messageId
     }
   })
 }

@@ -202,11 +202,12 @@ export async function signUp(
     return { kind: 'user', user: faux, identities: [] }
   }
 
+  const language = client.acceptLanguage ?? ''
   /** Sends the confirmation: the mail, or the code by SMS or WhatsApp to the phone signed up. */
   const confirm = async (tx: Queryable, user: User, now: number): Promise<User> =>
     provider === 'email'
-      ? sendConfirmation(ctx, tx, user, 'confirmation', redirectTo, now, pkce)
-      : (await sendPhoneOtp(ctx, tx, user, phone, 'confirmation', channel, now)).user
+      ? sendConfirmation(ctx, tx, user, 'confirmation', redirectTo, now, language, pkce)
+      : (await sendPhoneOtp(ctx, tx, user, phone, 'confirmation', channel, now, language)).user
 
   let outcome: SignUpOutcome | { readonly kind: 'pending'; readonly pending: PendingTokens }
   // Set inside the transaction's callback: whether this request inserted the user.

@@ -236,6 +236,7 @@ export async function updateOwnUser(
 ): Promise<UserWithIdentities> {
   const { settings } = ctx
   const { user, session } = auth
+  const language = client.acceptLanguage ?? ''
   if (changes.appMetadata) {
     throw new ForbiddenError('not_admin', 'Updating app_metadata requires admin privileges')
   }
@@ -326,7 +327,7 @@ export async function updateOwnUser(
         await applyEmailChange(ctx, tx, { ...updated, emailChange: newEmail }, change, now)
         updated = await updateUser(tx, user.id, change, now)
       } else {
-        updated = await sendEmailChange(ctx, tx, updated, newEmail, redirectTo, now, pkce)
+        updated = await sendEmailChange(ctx, tx, updated, newEmail, redirectTo, now, language, pkce)
       }
     }
     if (newPhone !== '') {
@@ -338,8 +339,17 @@ export async function updateOwnUser(
         await applyPhoneChange(ctx, tx, { ...updated, phoneChange: newPhone }, change, now)
         updated = await updateUser(tx, user.id, change, now)
       } else {
-        updated = (await sendPhoneOtp(ctx, tx, updated, newPhone, 'phone_change', channel, now))
-          .user
+        const sent = await sendPhoneOtp(
+          ctx,
+          tx,
+          updated,
+          newPhone,
+          'phone_change',
+          channel,
+          now,
+          language,
+        )
+        updated = sent.user
       }
     }
     if (data !== undefined || newEmail !== '' || newPhone !== '') {
@@ -353,8 +363,10 @@ export async function updateOwnUser(
   })
   if (encryptedPassword !== undefined) {
     await ctx.passwordBackoff.forgetUser(ctx.db, result.user)
-    await notifyPasswordChanged(ctx, result.user, log)
+    await notifyPasswordChanged(ctx, result.user, log, client.acceptLanguage)
   }
-  if (oldPhone !== undefined) await notifyPhoneChanged(ctx, result.user, oldPhone, log)
+  if (oldPhone !== undefined) {
+    await notifyPhoneChanged(ctx, result.user, oldPhone, log, client.acceptLanguage)
+  }
   return result
 }

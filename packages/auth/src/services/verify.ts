@@ -602,10 +602,10 @@ export async function verify(
   }
   const { changed } = done
   if (changed.oldEmail !== undefined) {
-    await notifyEmailChanged(ctx, changed.user, changed.oldEmail, log)
+    await notifyEmailChanged(ctx, changed.user, changed.oldEmail, log, client.acceptLanguage)
   }
   if (changed.oldPhone !== undefined) {
-    await notifyPhoneChanged(ctx, changed.user, changed.oldPhone, log)
+    await notifyPhoneChanged(ctx, changed.user, changed.oldPhone, log, client.acceptLanguage)
   }
   if (done.kind === 'code') return { kind: 'code', authCode: done.authCode, redirectTo }
   const session = await ctx.tokens.finish(done.pending)

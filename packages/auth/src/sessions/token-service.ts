@@ -85,14 +85,20 @@ export interface PendingTokens {
    * The device of a sign-in from a device none of the user's sessions came from, by a user who
    * signed in before (told by {@link TokenService.finish} to its `onNewDevice`).
    */
-  readonly newDevice?: SessionClient
+  readonly newDevice?: NewDevice
+}
+
+/** The device of a sign-in, for the new-sign-in notification, with the request's languages. */
+export interface NewDevice extends SessionClient {
+  /** The request's `Accept-Language`, `''` when none: picks the notification's language. */
+  readonly acceptLanguage: string
 }
 
 /**
  * Told of a sign-in from a new device once its session is committed
  * (`MAILER_NOTIFICATIONS_NEW_SIGN_IN_ENABLED`); it must not throw.
  */
-export type NewDeviceListener = (user: User, device: SessionClient) => Promise<void>
+export type NewDeviceListener = (user: User, device: NewDevice) => Promise<void>
 
 type RefreshOutcome = { kind: 'ok'; pending: PendingTokens } | { kind: 'reused' }
 
@@ -209,7 +215,15 @@ export class TokenService {
       amr: await listAmrClaims(tx, session.id),
       factors: await listFactorsOfUser(tx, user.id),
       signIn: method,
-      ...(newDevice ? { newDevice: { userAgent: ctx.userAgent, ip: ctx.ip } } : {}),
+      ...(newDevice
+        ? {
+            newDevice: {
+              userAgent: ctx.userAgent,
+              ip: ctx.ip,
+              acceptLanguage: ctx.acceptLanguage ?? '',
+            },
+          }
+        : {}),
     }
   }
 

@@ -8,6 +8,7 @@ import type { JWTPayload } from 'jose'
 import type { Settings } from '../../conf/settings.js'
 import type { RequestContext } from '../../context.js'
 import { tokenAudience } from '../../services/shared/authentication.js'
+import { ACCEPT_LANGUAGE_MAX_CHARS } from '../../locale.js'
 
 /** The first value of a request header (Node joins most repeated headers; a few stay arrays). */
 export function headerValue(request: FastifyRequest, name: string): string | undefined {
@@ -84,5 +85,6 @@ export function requestContext(request: FastifyRequest, settings: Settings): Req
     aud: requestAudience(request, settings),
     userAgent: request.headers['user-agent'] ?? '',
     ip: clientIp(request, settings),
+    acceptLanguage: (request.headers['accept-language'] ?? '').slice(0, ACCEPT_LANGUAGE_MAX_CHARS),
   }
 }

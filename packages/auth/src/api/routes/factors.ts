@@ -129,7 +129,8 @@ export const factorRoutes: RouteGroup = (app, ctx) => {
 
   app.delete('/factors/:factor_id', { schema: { params: FactorParams } }, async (request) => {
     const factor = await factorOf(ctx, request)
-    await unenrollFactor(ctx, authOf(request), factor, clientIp(request, settings), request.log)
+    const client = requestContext(request, settings)
+    await unenrollFactor(ctx, authOf(request), factor, client, request.log)
     return { id: factor.id }
   })
 }

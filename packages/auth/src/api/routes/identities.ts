@@ -45,17 +45,18 @@ export const identityRoutes: RouteGroup = (app, ctx) => {
     '/user/identities/:identity_id',
     { schema: { params: IdentityParams } },
     async (request) => {
+      const client = requestContext(request, ctx.settings)
       const { user, identity } = await unlinkIdentity(
         ctx,
         authOf(request).user.id,
         request.params.identity_id,
-        requestContext(request, ctx.settings),
+        client,
       )
       await sendNotification(
         ctx,
         'identity_unlinked_notification',
         user,
-        { provider: identity.provider },
+        { provider: identity.provider, acceptLanguage: client.acceptLanguage },
         request.log,
       )
       return {}

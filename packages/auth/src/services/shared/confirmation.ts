@@ -60,6 +60,8 @@ export async function prepareConfirmation(
  * @param kind `confirmation` or `invite` for email; phone users get an SMS.
  * @param redirectTo Validated redirect target.
  * @param now Epoch milliseconds of the transaction.
+ * @param acceptLanguage The request's `Accept-Language`, which picks the language of the mail or
+ *   SMS after `user_metadata.locale` (`''`: none).
  * @param pkce The request's PKCE challenge, if any.
  * @returns The updated user.
  * @throws 422 `sms_send_failed` when the SMS provider refuses; 429 `over_sms_send_rate_limit`
@@ -74,16 +76,27 @@ export async function sendConfirmation(
   kind: 'confirmation' | 'invite',
   redirectTo: string,
   now: number,
+  acceptLanguage: string,
   pkce?: PkceChallenge,
 ): Promise<User> {
   if (user.email === '' && user.phone !== '') {
-    return (await sendPhoneOtp(ctx, tx, user, user.phone, 'confirmation', 'sms', now)).user
+    const sent = await sendPhoneOtp(
+      ctx,
+      tx,
+      user,
+      user.phone,
+      'confirmation',
+      'sms',
+      now,
+      acceptLanguage,
+    )
+    return sent.user
   }
   if (kind === 'confirmation') enforceMaxFrequency(ctx.settings, user.confirmationSentAt, now)
   const prepared = await prepareConfirmation(ctx, tx, user, kind, redirectTo, now, pkce)
   await deliver(
     ctx,
-    prepared.message,
+    { ...prepared.message, acceptLanguage },
     kind === 'invite' ? 'Error sending invite email' : 'Error sending confirmation email',
     now,
   )

@@ -310,7 +310,8 @@ export async function signInWithIdentity(
     if (email.verified && email.email === user.email) {
       user = await updateUser(tx, user.id, { emailConfirmedAt: new Date(now) }, now)
     } else if (!settings.mailer.autoconfirm) {
-      await sendConfirmation(ctx, tx, user, 'confirmation', request.referrer, now)
+      const { acceptLanguage = '' } = client
+      await sendConfirmation(ctx, tx, user, 'confirmation', request.referrer, now, acceptLanguage)
       return { user, linked, needsVerification: true }
     }
   }
@@ -384,6 +385,7 @@ export async function finishIdentitySignIn(
   ctx: AppContext,
   outcome: IdentityOutcome,
   provider: string,
+  client: RequestContext,
   log: NotificationLog,
 ): Promise<void> {
   if (outcome.needsVerification) {
@@ -393,6 +395,7 @@ export async function finishIdentitySignIn(
     )
   }
   if (outcome.linked) {
-    await sendNotification(ctx, 'identity_linked_notification', outcome.user, { provider }, log)
+    const values = { provider, acceptLanguage: client.acceptLanguage ?? '' }
+    await sendNotification(ctx, 'identity_linked_notification', outcome.user, values, log)
   }
 }

@@ -27,6 +27,8 @@ export interface NotificationValues {
   /** `{{ .UserAgent }}` and `{{ .IP }}`, for a new sign-in. */
   readonly userAgent?: string
   readonly ip?: string
+  /** The `Accept-Language` of the request that made the change: picks the mail's language. */
+  readonly acceptLanguage?: string
 }
 
 /** Where a failed notification is reported: a pino logger such as Fastify's `request.log`. */
@@ -97,8 +99,16 @@ export async function notifyPasswordChanged(
   ctx: Pick<AppContext, 'settings' | 'mailer'>,
   user: User,
   log?: NotificationLog,
+  acceptLanguage = '',
 ): Promise<boolean> {
-  return (await sendNotification(ctx, 'password_changed_notification', user, {}, log)) === 'sent'
+  const outcome = await sendNotification(
+    ctx,
+    'password_changed_notification',
+    user,
+    { acceptLanguage },
+    log,
+  )
+  return outcome === 'sent'
 }
 
 /**
@@ -114,8 +124,10 @@ export async function notifyEmailChanged(
   user: User,
   oldEmail: string,
   log?: NotificationLog,
+  acceptLanguage = '',
 ): Promise<boolean> {
-  const outcome = await sendNotification(ctx, 'email_changed_notification', user, { oldEmail }, log)
+  const values = { oldEmail, acceptLanguage }
+  const outcome = await sendNotification(ctx, 'email_changed_notification', user, values, log)
   return outcome === 'sent'
 }
 
@@ -133,7 +145,9 @@ export async function notifyPhoneChanged(
   user: User,
   oldPhone: string,
   log?: NotificationLog,
+  acceptLanguage = '',
 ): Promise<boolean> {
-  const outcome = await sendNotification(ctx, 'phone_changed_notification', user, { oldPhone }, log)
+  const values = { oldPhone, acceptLanguage }
+  const outcome = await sendNotification(ctx, 'phone_changed_notification', user, values, log)
   return outcome === 'sent'
 }

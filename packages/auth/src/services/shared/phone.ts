@@ -10,6 +10,7 @@
 import type { Settings } from '../../conf/settings.js'
 import type { AppContext } from '../../context.js'
 import { BadRequestError, UnprocessableEntityError } from '../../errors.js'
+import { readerLanguages } from '../../locale.js'
 import type { OneTimeTokenType } from '../../models/one-time-token.js'
 import { findUserOwningPhone, type User, type UserChanges } from '../../models/user.js'
 import type { SmsChannel } from '../../sms/sms-provider.js'
@@ -105,6 +106,8 @@ export interface SentPhoneOtp {
  *
  * @param phone E.164 digits without `+`: the user's phone, or the new number of a change.
  * @param now Epoch milliseconds of the transaction.
+ * @param acceptLanguage The request's `Accept-Language`: after `user_metadata.locale`, it picks
+ *   the language of the text (`SMS_TEMPLATE_<LOCALE>`).
  * @throws 429 `over_sms_send_rate_limit`; 422 `sms_send_failed` "Error sending <kind> OTP to
  *   provider: …".
  */
@@ -116,9 +119,11 @@ export async function sendPhoneOtp(
   kind: PhoneOtpKind,
   channel: SmsChannel,
   now: number,
+  acceptLanguage = '',
 ): Promise<SentPhoneOtp> {
   const record = RECORDS[kind]
-  const sent = await sendSmsOtp(ctx, phone, channel, kind, record.sentAt(user), now)
+  const languages = readerLanguages(user.userMetadata['locale'], acceptLanguage)
+  const sent = await sendSmsOtp(ctx, phone, channel, kind, record.sentAt(user), now, languages)
   const updated = await recordTokens(
     ctx,
     tx,

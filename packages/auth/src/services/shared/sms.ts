@@ -7,8 +7,10 @@
  * @see https://github.com/supabase/auth/blob/master/internal/api/phone.go
  * @module
  */
+import type { Settings } from '../../conf/settings.js'
 import type { AppContext } from '../../context.js'
 import { TooManyRequestsError, UnprocessableEntityError } from '../../errors.js'
+import { lookupLocale } from '../../locale.js'
 import { renderActions } from '../../mailer/template.js'
 import type { SmsChannel } from '../../sms/sms-provider.js'
 import { generateOtp, tokenHash } from './mail.js'
@@ -94,6 +96,18 @@ export async function takeSmsBudget(
 }
 
 /**
+ * The SMS text template for a reader: `SMS_TEMPLATE_<LOCALE>` of the best of their languages (RFC
+ * 4647 lookup, see `locale.ts`), else `SMS_TEMPLATE`.
+ *
+ * @param languages The reader's languages, most preferred first (`readerLanguages`).
+ */
+export function smsTemplate(settings: Pick<Settings, 'sms'>, languages: readonly string[]): string {
+  const locales = settings.sms.localeTemplates
+  const language = lookupLocale(languages, new Set(Object.keys(locales)))
+  return (language === undefined ? undefined : locales[language]) ?? settings.sms.template
+}
+
+/**
  * Draws a code of `SMS_OTP_LENGTH` digits for `phone` and sends it in `SMS_TEMPLATE` through
  * the SMS provider, after the `SMS_MAX_FREQUENCY` check against `sentAt` and taking one message
  * from the `RATE_LIMIT_SMS_SENT` budget. A number listed in `SMS_TEST_OTP` gets its fixed code
@@ -105,6 +119,7 @@ export async function takeSmsBudget(
  * @param otpType Upstream's name of the code in errors: `confirmation`, `phone_change`, ….
  * @param sentAt When the previous code of this kind went out, or `null`.
  * @param now Epoch milliseconds.
+ * @param languages The reader's languages, which pick `SMS_TEMPLATE_<LOCALE>` ({@link smsTemplate}).
  * @throws {@link TooManyRequestsError} 429 `over_sms_send_rate_limit` (too soon, or "SMS rate
  *   limit exceeded"); {@link UnprocessableEntityError} 422 `sms_send_failed` "Error sending
  *   <otpType> OTP to provider: <the provider's message>".
@@ -116,6 +131,7 @@ export async function sendSmsOtp(
   otpType: string,
   sentAt: Date | null,
   now: number,
+  languages: readonly string[] = [],
 ): Promise<SentSmsOtp> {
   enforceSmsFrequency(ctx, sentAt, now)
   const testOtp = testOtpFor(ctx.settings, phone, now)
@@ -128,7 +144,7 @@ export async function sendSmsOtp(
   try {
     messageId = await ctx.sms.sendMessage(
       phone,
-      smsText(ctx.settings.sms.template, otp),
+      smsText(smsTemplate(ctx.settings, languages), otp),
       channel,
       otp,
     )
