@@ -698,6 +698,7 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
     readonly log: Group<{
       readonly level: Field<'debug' | 'error' | 'fatal' | 'info' | 'panic' | 'trace' | 'warn'>
       readonly file: Field<string>
+      readonly auditDisablePostgres: Field<boolean>
     }>
     readonly telemetry: Group<{
       readonly tracingEnabled: Field<boolean>

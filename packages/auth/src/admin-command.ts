@@ -24,6 +24,7 @@ import {
   type AdminContext,
   type AdminUserParams,
 } from './services/admin-users.js'
+import { AuditTrail } from './services/shared/audit-trail.js'
 import { isUuid } from './services/shared/validation.js'
 import type { Queryable } from './storage/db.js'
 import { pendingMigrations } from './storage/migrate.js'
@@ -195,6 +196,9 @@ export async function adminCommand(
       clock: deps.clock ?? systemClock,
       random: deps.random ?? cryptoRandom,
       passwords: passwordHasherFor(settings),
+      // The command has no log: its audit events go to the database (none with
+      // AUDIT_LOG_DISABLE_POSTGRES).
+      audit: new AuditTrail({ postgres: !settings.log.auditDisablePostgres }),
     }
     io.out(await run(ctx, action))
     return 0

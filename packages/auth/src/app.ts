@@ -32,6 +32,7 @@ import { ProviderRegistry } from './provider/registry.js'
 import { sendNotification } from './services/shared/notifications.js'
 import { CleanupJob, type CleanupResult } from './services/cleanup.js'
 import { mailJobHandlers } from './services/shared/mail-jobs.js'
+import { AuditTrail } from './services/shared/audit-trail.js'
 import { MailQueue } from './services/shared/mail-queue.js'
 import { cryptoRandom, type Random } from './random.js'
 import { NoCaptcha, SiteverifyCaptcha, type CaptchaVerifier } from './security/captcha.js'
@@ -373,6 +374,10 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
         logger: deps.logger,
       })
       const sender = counted ? new CountedMailer(mailer, metrics) : mailer
+      const audit = new AuditTrail({
+        postgres: !settings.log.auditDisablePostgres,
+        logger: deps.logger,
+      })
       started = {
         db: traced,
         freshDatabase: migrations[0] !== undefined && applied.includes(migrations[0].version),
@@ -390,15 +395,19 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
           clock,
           random,
           keys,
-          tokens: new TokenService(settings, keys, clock, random, metrics, (user, device) =>
-            sendNotification(
-              { settings, mailer: sender },
-              'new_sign_in_notification',
-              user,
-              device,
-              deps.logger,
-            ).then(() => undefined),
-          ),
+          tokens: new TokenService(settings, keys, clock, random, {
+            metrics,
+            audit,
+            onNewDevice: (user, device) =>
+              sendNotification(
+                { settings, mailer: sender },
+                'new_sign_in_notification',
+                user,
+                device,
+                deps.logger,
+              ).then(() => undefined),
+          }),
+          audit,
           passwords,
           mailer: sender,
           sms: counted ? new CountedSmsProvider(sms, metrics) : sms,

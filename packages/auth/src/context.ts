@@ -12,6 +12,7 @@ import type { SessionClient } from './models/session.js'
 import type { Random } from './random.js'
 import type { CaptchaVerifier } from './security/captcha.js'
 import type { PwnedPasswords } from './security/pwned-passwords.js'
+import type { AuditTrail } from './services/shared/audit-trail.js'
 import type { MailOutbox } from './services/shared/mail-queue.js'
 import type { SmsProvider } from './sms/sms-provider.js'
 import type { Db } from './storage/db.js'
@@ -53,6 +54,11 @@ export interface AppContext {
   readonly metrics: AuthMetrics
   /** The durable mail queue: work that requests hand off (see `services/shared/mail-queue.ts`). */
   readonly mailQueue: MailOutbox
+  /**
+   * Where audit events go: the logs, and `audit_log_entries` unless `AUDIT_LOG_DISABLE_POSTGRES`
+   * (see `services/shared/audit-trail.ts`).
+   */
+  readonly audit: AuditTrail
   /** The leaked-password lookup (`PASSWORD_HIBP_*`); absent when `PASSWORD_HIBP_ENABLED` is off. */
   readonly pwnedPasswords?: PwnedPasswords | undefined
 }

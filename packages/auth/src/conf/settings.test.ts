@@ -74,7 +74,7 @@ describe('loadSettings', () => {
       cleanupIntervalMs: 600_000,
       startRetryMs: 30_000,
     })
-    expect(s.log).toEqual({ level: 'info', file: '' })
+    expect(s.log).toEqual({ level: 'info', file: '', auditDisablePostgres: false })
     expect(Object.isFrozen(s.jwt)).toBe(true)
   })
 

@@ -351,6 +351,13 @@ const log = group({
   file: text('LOG_FILE', {
     help: "Append JSON logs to this file instead of standard output. Each line's `level` is a word, as GoTrue's logrus writes it: `trace`, `debug`, `info`, `warning`, `error`, `fatal`.",
   }),
+  /**
+   * `AUDIT_LOG_DISABLE_POSTGRES`: audit events are only logged, not written to
+   * `audit_log_entries` (upstream `AuditLogConfiguration.DisablePostgres`). @default false
+   */
+  auditDisablePostgres: bool('AUDIT_LOG_DISABLE_POSTGRES', {
+    help: 'Audit events go to the logs only (each is always logged at `info` as `audit_event`), not to `audit_log_entries`; `GET /admin/audit` then lists none of them. See [Audit log](#audit-log).',
+  }),
 })
 
 /**

@@ -43,7 +43,7 @@ const LOG_TYPES: Readonly<Record<AuditAction, string>> = {
   user_deleted: 'team',
   token_refreshed: 'token',
   token_revoked: 'token',
-  invite_accepted: 'team',
+  invite_accepted: 'account',
   user_recovery_requested: 'user',
   user_reauthenticate_requested: 'user',
   identity_linked: 'user',
@@ -57,6 +57,8 @@ export interface AuditActor {
   username: string
   /** `user_metadata.full_name`, when present. */
   name?: string
+  /** Whether the actor is an SSO user (`actor_via_sso`). @default false */
+  viaSso?: boolean
 }
 
 /** The actor of an entry about what a user did: id, email (else phone), `full_name`. */
@@ -65,6 +67,7 @@ export function auditActor(user: User): AuditActor {
   return {
     id: user.id,
     username: user.email !== '' ? user.email : user.phone,
+    viaSso: user.isSsoUser,
     ...(typeof name === 'string' ? { name } : {}),
   }
 }
@@ -94,7 +97,7 @@ export interface AuditEntry {
 export function auditPayload(e: AuditEntry): Record<string, unknown> {
   const payload: Record<string, unknown> = {
     actor_id: e.actor.id,
-    actor_via_sso: false,
+    actor_via_sso: e.actor.viaSso ?? false,
     actor_username: e.actor.username,
     action: e.action,
     log_type: LOG_TYPES[e.action],
@@ -116,7 +119,7 @@ export function auditPayload(e: AuditEntry): Record<string, unknown> {
  */
 export function auditPayloadSql(alias: string, action: AuditAction): string {
   const name = `${alias}.raw_user_meta_data -> 'full_name'`
-  const common = `'actor_id', ${alias}.id, 'actor_via_sso', false,
+  const common = `'actor_id', ${alias}.id, 'actor_via_sso', COALESCE(${alias}.is_sso_user, false),
     'actor_username', COALESCE(NULLIF(${alias}.email, ''), ${alias}.phone, ''),
     'action', '${action}', 'log_type', '${LOG_TYPES[action]}'`
   return `CASE WHEN jsonb_typeof(${name}) = 'string'

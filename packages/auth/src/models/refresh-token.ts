@@ -239,6 +239,8 @@ export interface RotationRequest {
   readonly ip: string
   /** Ids of the `token_revoked` and `token_refreshed` audit entries (random UUIDs). */
   readonly auditIds: readonly [string, string]
+  /** Whether the audit entries are written (not `AUDIT_LOG_DISABLE_POSTGRES`). */
+  readonly audit: boolean
 }
 
 /**
@@ -279,10 +281,10 @@ export async function rotateActiveRefreshToken(
      ), audit AS (
        INSERT INTO ${t.auditLogEntries} (instance_id, id, payload, created_at, ip_address)
        SELECT '${nil}'::uuid, $4::uuid, ${auditPayloadSql('ok', 'token_revoked')}, $2, $6
-       FROM ok, revoked
+       FROM ok, revoked WHERE $9::boolean
        UNION ALL
        SELECT '${nil}'::uuid, $5::uuid, ${auditPayloadSql('ok', 'token_refreshed')}, $2, $6
-       FROM ok
+       FROM ok WHERE $9::boolean
      ), touched AS (
        UPDATE ${t.sessions} SET refreshed_at = $2::timestamptz AT TIME ZONE 'UTC', updated_at = $2,
          user_agent = COALESCE(NULLIF($7, ''), user_agent), ip = COALESCE(NULLIF($8, '')::inet, ip)
@@ -298,6 +300,7 @@ export async function rotateActiveRefreshToken(
       r.ip.slice(0, 64),
       r.client.userAgent,
       validIp(r.client.ip),
+      r.audit,
     ],
   )
   const row = rows[0]
@@ -318,7 +321,7 @@ export async function rotateActiveRefreshToken(
  * `token_refreshed`) and records the refresh on the session.
  *
  * @param now Epoch milliseconds.
- * @returns The child token's value.
+ * @returns The child token's value, and whether `parent` was revoked by this call.
  */
 export async function rotateRefreshToken(
   tx: Queryable,
@@ -329,12 +332,14 @@ export async function rotateRefreshToken(
     client: SessionClient
     revokedAudit: AuditEntry
     refreshedAudit: AuditEntry
+    /** Whether the audit entries are written (not `AUDIT_LOG_DISABLE_POSTGRES`). */
+    audit: boolean
   },
   now: number,
-): Promise<string> {
+): Promise<{ readonly token: string; readonly revoked: boolean }> {
   const t = tx.t
   const nil = '00000000-0000-0000-0000-000000000000'
-  const { rows } = await tx.query<{ token: string }>(
+  const { rows } = await tx.query<{ token: string; revoked: boolean }>(
     `WITH revoked AS (
        UPDATE ${t.refreshTokens} SET revoked = true, updated_at = $1
        WHERE id = $2 AND revoked = false RETURNING id
@@ -344,14 +349,16 @@ export async function rotateRefreshToken(
        VALUES ('${nil}', $3, $4, false, $1, $1, $5, $6) RETURNING token
      ), audit AS (
        INSERT INTO ${t.auditLogEntries} (instance_id, id, payload, created_at, ip_address)
-       SELECT '${nil}'::uuid, $7::uuid, $8::json, $1::timestamptz, $11::varchar FROM revoked
+       SELECT '${nil}'::uuid, $7::uuid, $8::json, $1::timestamptz, $11::varchar
+       FROM revoked WHERE $14::boolean
        UNION ALL SELECT '${nil}'::uuid, $9::uuid, $10::json, $1::timestamptz, $11::varchar
+       WHERE $14::boolean
      ), touched AS (
        UPDATE ${t.sessions} SET refreshed_at = $1::timestamptz AT TIME ZONE 'UTC', updated_at = $1,
          user_agent = COALESCE(NULLIF($12, ''), user_agent), ip = COALESCE(NULLIF($13, '')::inet, ip)
        WHERE id = $6
      )
-     SELECT token FROM child`,
+     SELECT token, EXISTS (SELECT 1 FROM revoked) AS revoked FROM child`,
     [
       new Date(now),
       r.parent.id,
@@ -366,7 +373,8 @@ export async function rotateRefreshToken(
       r.refreshedAudit.ip.slice(0, 64),
       r.client.userAgent,
       validIp(r.client.ip),
+      r.audit,
     ],
   )
-  return (rows[0] as { token: string }).token
+  return rows[0] as { token: string; revoked: boolean }
 }

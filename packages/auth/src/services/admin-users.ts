@@ -7,7 +7,7 @@
 import { parseGoDuration } from '@gatehouse/settings'
 import type { AppContext, RequestContext } from '../context.js'
 import { BadRequestError, UnprocessableEntityError } from '../errors.js'
-import { addAuditLogEntry, type AuditActor } from '../models/audit-log.js'
+import { type AuditActor } from '../models/audit-log.js'
 import { deleteFactorsOfUser } from '../models/factor.js'
 import {
   deleteIdentitiesOfUser,
@@ -44,7 +44,7 @@ import { isUuid, NIL_UUID, validateEmail, validatePhone } from './shared/validat
  */
 export type AdminContext = Pick<
   AppContext,
-  'settings' | 'db' | 'clock' | 'random' | 'passwords' | 'pwnedPasswords'
+  'settings' | 'db' | 'clock' | 'random' | 'passwords' | 'pwnedPasswords' | 'audit'
 >
 
 /**
@@ -197,7 +197,7 @@ export async function createUserAsAdmin(
       },
       now,
     )
-    await addAuditLogEntry(
+    await ctx.audit.record(
       tx,
       {
         id: ctx.random.uuid(),
@@ -307,7 +307,7 @@ export async function updateUserAsAdmin(
     }
     const updated = await updateUser(tx, id, update, now)
     if (update.encryptedPassword !== undefined) await deleteSessions(tx, id, 'all')
-    await addAuditLogEntry(tx, adminAudit(ctx, actor, 'user_modified', user, ip), now)
+    await ctx.audit.record(tx, adminAudit(ctx, actor, 'user_modified', user, ip), now)
     return userWithIdentities(tx, updated)
   })
 }
@@ -328,7 +328,7 @@ export async function deleteUserAsAdmin(
   await ctx.db.transaction(async (tx) => {
     const now = ctx.clock.now()
     const user = await getUserById(tx, id, true)
-    await addAuditLogEntry(tx, adminAudit(ctx, actor, 'user_deleted', user, ip), now)
+    await ctx.audit.record(tx, adminAudit(ctx, actor, 'user_deleted', user, ip), now)
     if (soft) {
       await deleteSessions(tx, id, 'all')
       await deleteFactorsOfUser(tx, id)

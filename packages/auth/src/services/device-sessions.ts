@@ -9,7 +9,7 @@
  */
 import type { AppContext, RequestContext } from '../context.js'
 import { NotFoundError } from '../errors.js'
-import { addAuditLogEntry, type AuditActor } from '../models/audit-log.js'
+import { type AuditActor } from '../models/audit-log.js'
 import { deleteSessions, listDeviceSessions, type DeviceSession } from '../models/session.js'
 import { getUserById } from '../models/user.js'
 
@@ -41,7 +41,7 @@ export async function listSessions(
  *   session (another user's session is not found either).
  */
 export async function endSession(
-  ctx: Pick<AppContext, 'db' | 'clock' | 'random'>,
+  ctx: Pick<AppContext, 'db' | 'clock' | 'random' | 'audit'>,
   userId: string,
   sessionId: string,
   actor: AuditActor,
@@ -50,7 +50,7 @@ export async function endSession(
   await ctx.db.transaction(async (tx) => {
     const ended = await deleteSessions(tx, userId, 'only', sessionId)
     if (ended === 0) throw new NotFoundError('session_not_found', 'Session not found')
-    await addAuditLogEntry(
+    await ctx.audit.record(
       tx,
       {
         id: ctx.random.uuid(),

@@ -6,7 +6,7 @@
  */
 import type { AppContext, RequestContext } from '../context.js'
 import { UnprocessableEntityError } from '../errors.js'
-import { addAuditLogEntry, type AuditActor } from '../models/audit-log.js'
+import { type AuditActor } from '../models/audit-log.js'
 import type { JsonObject } from '../models/json.js'
 import { findUserOwningEmail } from '../models/user.js'
 import { sendConfirmation } from './shared/confirmation.js'
@@ -57,7 +57,7 @@ export async function inviteUser(
           now,
         )
       ).user
-    await addAuditLogEntry(
+    await ctx.audit.record(
       tx,
       {
         id: ctx.random.uuid(),

@@ -17,7 +17,7 @@
  */
 import type { AppContext, RequestContext } from '../context.js'
 import { BadRequestError, UnprocessableEntityError } from '../errors.js'
-import { addAuditLogEntry, auditActor } from '../models/audit-log.js'
+import { auditActor } from '../models/audit-log.js'
 import type { JsonObject } from '../models/json.js'
 import {
   findUserByPhone,
@@ -124,7 +124,7 @@ export async function runMagicLinkJob(
         now,
       )
     ).user
-    await addAuditLogEntry(
+    await ctx.audit.record(
       tx,
       {
         id: ctx.random.uuid(),
@@ -190,7 +190,7 @@ async function sendPhoneOtpSignIn(
     if (owner && owner.aud !== client.aud) return { messageId: '' }
     let user = owner ? await getUserById(tx, owner.id, true) : undefined
     const audit = async (action: 'user_signedup' | 'user_recovery_requested', u: User) => {
-      await addAuditLogEntry(
+      await ctx.audit.record(
         tx,
         {
           id: ctx.random.uuid(),

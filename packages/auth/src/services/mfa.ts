@@ -28,7 +28,7 @@ import {
   lockChallengeOfFactor,
   markChallengeVerified,
 } from '../models/challenge.js'
-import { addAuditLogEntry, auditActor, type AuditActor } from '../models/audit-log.js'
+import { auditActor, type AuditActor } from '../models/audit-log.js'
 import {
   deleteExpiredFactors,
   deleteFactor,
@@ -311,7 +311,7 @@ export async function enrollFactor(
       },
       now,
     )
-    await addAuditLogEntry(
+    await ctx.audit.record(
       tx,
       {
         id: ctx.random.uuid(),
@@ -441,7 +441,7 @@ export async function challengeFactor(
       { id: ctx.random.uuid(), factorId: factor.id, ip, otpCode },
       now,
     )
-    await addAuditLogEntry(
+    await ctx.audit.record(
       tx,
       {
         id: ctx.random.uuid(),
@@ -595,7 +595,7 @@ export async function verifyFactor(
       }
     }
     await backoff.succeeded(tx, factorTarget(current.id))
-    await addAuditLogEntry(
+    await ctx.audit.record(
       tx,
       {
         id: ctx.random.uuid(),
@@ -651,6 +651,7 @@ export async function verifyFactor(
 
 /** Deletes a factor and lowers the sessions it raised (both unenrol paths). */
 async function removeFactor(
+  ctx: Pick<AppContext, 'audit'>,
   tx: Queryable,
   factor: Factor,
   audit: { id: string; actor: AuditActor; action: 'factor_unenrolled' | 'factor_deleted' },
@@ -659,7 +660,7 @@ async function removeFactor(
   now: number,
 ): Promise<void> {
   await deleteFactor(tx, factor.id)
-  await addAuditLogEntry(tx, { ...audit, traits, ip }, now)
+  await ctx.audit.record(tx, { ...audit, traits, ip }, now)
   await downgradeSessionsOfFactor(tx, factor.userId, factor.id, amrMethodOf(factor.factorType))
 }
 
@@ -686,6 +687,7 @@ export async function unenrollFactor(
   }
   await ctx.db.transaction(async (tx) => {
     await removeFactor(
+      ctx,
       tx,
       factor,
       { id: ctx.random.uuid(), actor: auditActor(caller.user), action: 'factor_unenrolled' },
@@ -732,6 +734,7 @@ export async function deleteFactorAsAdmin(
     const factor = await findFactorOfUser(tx, userId, factorId, true)
     if (!factor) throw factorNotFound()
     await removeFactor(
+      ctx,
       tx,
       factor,
       { id: ctx.random.uuid(), actor, action: 'factor_deleted' },

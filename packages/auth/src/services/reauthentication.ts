@@ -8,7 +8,7 @@
  */
 import type { AppContext, RequestContext } from '../context.js'
 import { BadRequestError, UnprocessableEntityError } from '../errors.js'
-import { addAuditLogEntry, auditActor } from '../models/audit-log.js'
+import { auditActor } from '../models/audit-log.js'
 import { deleteOneTimeTokens } from '../models/one-time-token.js'
 import { getUserById, updateUser } from '../models/user.js'
 import { countWrongAnswer, purgeExpiredAttempts } from './shared/attempts.js'
@@ -44,7 +44,7 @@ export async function reauthenticate(
       )
     }
     const audit = (): Promise<void> =>
-      addAuditLogEntry(
+      ctx.audit.record(
         tx,
         {
           id: ctx.random.uuid(),

@@ -14,7 +14,7 @@
  */
 import type { AppContext, RequestContext } from '../context.js'
 import { BadRequestError } from '../errors.js'
-import { addAuditLogEntry, auditActor } from '../models/audit-log.js'
+import { auditActor } from '../models/audit-log.js'
 import { findUserByEmail, getUserById, type User } from '../models/user.js'
 import type { Queryable } from '../storage/db.js'
 import {
@@ -80,7 +80,7 @@ export async function queueRecoveryMail(
 ): Promise<boolean> {
   if (maxFrequencyWait(ctx.settings, user.recoverySentAt, now) > 0) return false
   const prepared = await prepareRecovery(ctx, tx, user, kind, redirectTo, now, pkce)
-  await addAuditLogEntry(
+  await ctx.audit.record(
     tx,
     {
       id: ctx.random.uuid(),

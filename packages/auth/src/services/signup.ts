@@ -7,7 +7,7 @@
  */
 import type { AppContext, RequestContext } from '../context.js'
 import { BadRequestError, UnprocessableEntityError } from '../errors.js'
-import { addAuditLogEntry, auditActor } from '../models/audit-log.js'
+import { auditActor } from '../models/audit-log.js'
 import type { Identity } from '../models/identity.js'
 import type { JsonObject } from '../models/json.js'
 import { findUserOwningEmail, findUserOwningPhone, type User } from '../models/user.js'
@@ -108,7 +108,7 @@ async function signUpAnonymously(
   const pending = await ctx.db.transaction(async (tx) => {
     const now = ctx.clock.now()
     const { user } = await createUser(ctx, tx, { aud: client.aud, data, anonymous: true }, now)
-    await addAuditLogEntry(
+    await ctx.audit.record(
       tx,
       {
         id: ctx.random.uuid(),
@@ -243,7 +243,7 @@ export async function signUp(
           )
           await confirm(tx, user, now)
         }
-        await addAuditLogEntry(
+        await ctx.audit.record(
           tx,
           {
             id: ctx.random.uuid(),
@@ -271,7 +271,7 @@ export async function signUp(
         now,
       )
       signedUp.done = true
-      await addAuditLogEntry(
+      await ctx.audit.record(
         tx,
         {
           id: ctx.random.uuid(),

@@ -8,7 +8,7 @@
  */
 import type { AppContext, RequestContext } from '../context.js'
 import { BadRequestError, ForbiddenError, UnprocessableEntityError } from '../errors.js'
-import { addAuditLogEntry, auditActor } from '../models/audit-log.js'
+import { auditActor } from '../models/audit-log.js'
 import {
   findIdentitiesByUser,
   insertIdentity,
@@ -313,7 +313,7 @@ export async function updateOwnUser(
     const actor = auditActor(updated)
     if (encryptedPassword !== undefined) {
       await deleteSessions(tx, user.id, 'except', session?.id)
-      await addAuditLogEntry(
+      await ctx.audit.record(
         tx,
         { id: ctx.random.uuid(), actor, action: 'user_updated_password', ip: client.ip },
         now,
@@ -353,7 +353,7 @@ export async function updateOwnUser(
       }
     }
     if (data !== undefined || newEmail !== '' || newPhone !== '') {
-      await addAuditLogEntry(
+      await ctx.audit.record(
         tx,
         { id: ctx.random.uuid(), actor, action: 'user_modified', ip: client.ip },
         now,

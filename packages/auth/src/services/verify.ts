@@ -16,7 +16,7 @@ import {
   NotFoundError,
   UnprocessableEntityError,
 } from '../errors.js'
-import { addAuditLogEntry, auditActor } from '../models/audit-log.js'
+import { auditActor } from '../models/audit-log.js'
 import { countWrongAnswer, purgeExpiredAttempts } from './shared/attempts.js'
 import { findLatestFlowStateOfUser, markAuthCodeIssued } from '../models/flow-state.js'
 import { updateIdentityData } from '../models/identity.js'
@@ -441,7 +441,7 @@ async function applyVerification(
   const audit = async (
     action: 'user_signedup' | 'invite_accepted' | 'user_modified',
   ): Promise<void> => {
-    await addAuditLogEntry(
+    await ctx.audit.record(
       tx,
       { id: ctx.random.uuid(), actor: auditActor(user), action, ip: client.ip },
       now,

@@ -5,7 +5,7 @@
  * @module
  */
 import type { AppContext } from '../context.js'
-import { addAuditLogEntry, auditActor } from '../models/audit-log.js'
+import { auditActor } from '../models/audit-log.js'
 import { deleteSessions, type Session } from '../models/session.js'
 import type { User } from '../models/user.js'
 
@@ -28,7 +28,7 @@ export async function logout(
   const { user, session } = auth
   await ctx.db.transaction(async (tx) => {
     const now = ctx.clock.now()
-    await addAuditLogEntry(
+    await ctx.audit.record(
       tx,
       { id: ctx.random.uuid(), actor: auditActor(user), action: 'logout', ip },
       now,

@@ -11,7 +11,8 @@ import {
   type AmrEntry,
   type AuthenticationMethod,
 } from '../models/amr-claim.js'
-import { addAuditLogEntry, auditActor } from '../models/audit-log.js'
+import { auditActor, type AuditEntry } from '../models/audit-log.js'
+import type { AuditTrail } from '../services/shared/audit-trail.js'
 import { listFactorsOfUser, type Factor } from '../models/factor.js'
 import { findIdentitiesByUser, type Identity } from '../models/identity.js'
 import {
@@ -116,25 +117,31 @@ export class TokenService {
   private readonly random: Random
   private readonly metrics: AuthMetrics
   private readonly onNewDevice: NewDeviceListener | undefined
+  private readonly audit: AuditTrail
 
   /**
-   * @param metrics Counts sign-ins, refreshes and reuse detections.
-   *   @default {@link noAuthMetrics}
+   * @param options Where audit events go (`audit`), the counters of sign-ins, refreshes and
+   *   reuse detections (`metrics`, default {@link noAuthMetrics}), and who is told of a sign-in
+   *   from a new device (`onNewDevice`).
    */
   constructor(
     settings: Settings,
     keys: JwtKeys,
     clock: Clock,
     random: Random,
-    metrics: AuthMetrics = noAuthMetrics,
-    onNewDevice?: NewDeviceListener,
+    options: {
+      readonly audit: AuditTrail
+      readonly metrics?: AuthMetrics
+      readonly onNewDevice?: NewDeviceListener
+    },
   ) {
     this.settings = settings
     this.keys = keys
     this.clock = clock
     this.random = random
-    this.metrics = metrics
-    this.onNewDevice = onNewDevice
+    this.metrics = options.metrics ?? noAuthMetrics
+    this.onNewDevice = options.onNewDevice
+    this.audit = options.audit
   }
 
   /**
@@ -195,7 +202,7 @@ export class TokenService {
     await addAmrClaim(tx, { id: random.uuid(), sessionId: session.id, method }, now)
     const updated = await updateUser(tx, user.id, { lastSignInAt: new Date(now) }, now)
     if (audit) {
-      await addAuditLogEntry(
+      await this.audit.record(
         tx,
         {
           id: random.uuid(),
@@ -260,7 +267,7 @@ export class TokenService {
     await addAmrClaim(tx, { id: random.uuid(), sessionId: session.id, method: via.method }, now)
     const current = await getUserById(tx, user.id)
     if ((await deleteTokensOfSession(tx, session.id)) > 0) {
-      await addAuditLogEntry(
+      await this.audit.record(
         tx,
         {
           id: random.uuid(),
@@ -346,19 +353,24 @@ export class TokenService {
     try {
       // The one-statement rotation knows `not_after` only: with a session limit on, every refresh
       // takes the transactional path, which applies them all.
-      const rotated = hasSessionLimits(this.settings.sessions)
-        ? undefined
-        : await rotateActiveRefreshToken(
-            db,
-            presented,
-            {
-              child: generateRefreshToken(random),
-              client: ctx,
-              ip: ctx.ip,
-              auditIds: [random.uuid(), random.uuid()],
-            },
-            this.clock.now(),
-          )
+      const limited = hasSessionLimits(this.settings.sessions)
+      const auditIds = limited ? undefined : ([random.uuid(), random.uuid()] as const)
+      const rotated =
+        auditIds === undefined
+          ? undefined
+          : await rotateActiveRefreshToken(
+              db,
+              presented,
+              {
+                child: generateRefreshToken(random),
+                client: ctx,
+                ip: ctx.ip,
+                auditIds,
+                audit: this.audit.postgres,
+              },
+              this.clock.now(),
+            )
+      if (rotated && auditIds) this.#logRotation(rotated.user, auditIds, ctx.ip)
       outcome = rotated
         ? { kind: 'ok', pending: pendingOf(rotated, rotated.user, rotated.session, rotated.child) }
         : await db.transaction((tx) => this.#refreshInTx(tx, presented, ctx))
@@ -431,7 +443,7 @@ export class TokenService {
       if (!active || !inInterval || !security.refreshTokenRotationEnabled) {
         if (active && security.refreshTokenRotationEnabled) {
           await revokeTokenFamily(tx, token, now)
-          await addAuditLogEntry(
+          await this.audit.record(
             tx,
             {
               id: this.random.uuid(),
@@ -446,6 +458,17 @@ export class TokenService {
         return { kind: 'reused' }
       }
     }
+    const revokedAudit: AuditEntry = {
+      id: this.random.uuid(),
+      actor,
+      action: 'token_revoked',
+      ip: ctx.ip,
+    }
+    const refreshedAudit: AuditEntry = {
+      ...revokedAudit,
+      id: this.random.uuid(),
+      action: 'token_refreshed',
+    }
     const issued = await rotateRefreshToken(
       tx,
       {
@@ -453,12 +476,26 @@ export class TokenService {
         child: generateRefreshToken(this.random),
         sessionId: session.id,
         client: ctx,
-        revokedAudit: { id: this.random.uuid(), actor, action: 'token_revoked', ip: ctx.ip },
-        refreshedAudit: { id: this.random.uuid(), actor, action: 'token_refreshed', ip: ctx.ip },
+        revokedAudit,
+        refreshedAudit,
+        audit: this.audit.postgres,
       },
       now,
     )
-    return { kind: 'ok', pending: pendingOf(locked, user, session, issued) }
+    if (issued.revoked) this.audit.log(revokedAudit, now)
+    this.audit.log(refreshedAudit, now)
+    return { kind: 'ok', pending: pendingOf(locked, user, session, issued.token) }
+  }
+
+  /**
+   * Logs the `token_revoked` and `token_refreshed` events of a one-statement rotation (which
+   * writes them itself, unless `AUDIT_LOG_DISABLE_POSTGRES`).
+   */
+  #logRotation(user: User, ids: readonly [string, string], ip: string): void {
+    const now = this.clock.now()
+    const actor = auditActor(user)
+    this.audit.log({ id: ids[0], actor, action: 'token_revoked', ip }, now)
+    this.audit.log({ id: ids[1], actor, action: 'token_refreshed', ip }, now)
   }
 
   /**

@@ -15,7 +15,7 @@ import {
   NotFoundError,
   UnprocessableEntityError,
 } from '../../errors.js'
-import { addAuditLogEntry, auditActor } from '../../models/audit-log.js'
+import { auditActor } from '../../models/audit-log.js'
 import {
   deleteIdentity,
   deleteOtherIdentities,
@@ -219,7 +219,7 @@ export async function signInWithIdentity(
   }
   const existing = await findIdentityByProviderId(tx, data.id, provider)
   const audit = (user: User, action: 'identity_linked' | 'user_signedup') =>
-    addAuditLogEntry(
+    ctx.audit.record(
       tx,
       {
         id: ctx.random.uuid(),
@@ -358,7 +358,7 @@ export async function unlinkIdentity(
       { appMetadata: withoutProvider(current.appMetadata, left) },
       now,
     )
-    await addAuditLogEntry(
+    await ctx.audit.record(
       tx,
       {
         id: ctx.random.uuid(),
