@@ -9,6 +9,7 @@ export type AuditAction =
   | 'factor_in_progress'
   | 'factor_unenrolled'
   | 'factor_deleted'
+  | 'factor_updated'
   | 'challenge_created'
   | 'verification_attempted'
   | 'user_signedup'
@@ -32,6 +33,7 @@ const LOG_TYPES: Readonly<Record<AuditAction, string>> = {
   factor_in_progress: 'factor',
   factor_unenrolled: 'factor',
   factor_deleted: 'factor',
+  factor_updated: 'factor',
   challenge_created: 'factor',
   verification_attempted: 'factor',
   user_signedup: 'team',

@@ -196,6 +196,28 @@ export async function markFactorVerified(
 }
 
 /**
+ * Changes a factor's friendly name and/or phone (upstream `UpdateFriendlyName`, `UpdatePhone`);
+ * an absent field stays as it is.
+ *
+ * @param now Epoch milliseconds (`updated_at`).
+ * @returns The updated factor.
+ */
+export async function updateFactor(
+  tx: Queryable,
+  id: string,
+  changes: { readonly friendlyName?: string; readonly phone?: string },
+  now: number,
+): Promise<Factor> {
+  const { rows } = await tx.query<FactorRow>(
+    `UPDATE ${tx.t.mfaFactors} SET friendly_name = COALESCE($2, friendly_name),
+       phone = COALESCE($3, phone), updated_at = $4
+     WHERE id = $1 RETURNING ${COLUMNS}`,
+    [id, changes.friendlyName ?? null, changes.phone ?? null, new Date(now)],
+  )
+  return fromRow(rows[0] as FactorRow)
+}
+
+/**
  * Records a challenge on its factor (`last_challenged_at`; not `UNIQUE` here, unlike upstream's
  * column, see migration 0003).
  *

@@ -39,6 +39,7 @@ import {
   listFactorsOfUser,
   markFactorVerified,
   touchFactorChallenged,
+  updateFactor,
   type Factor,
   type FactorType,
 } from '../models/factor.js'
@@ -155,6 +156,14 @@ export async function requireAal2IfVerifiedFactors(
   )
 }
 
+/** 422 `mfa_factor_name_conflict`: another of the user's factors has this friendly name. */
+function nameConflict(friendlyName: string): UnprocessableEntityError {
+  return new UnprocessableEntityError(
+    'mfa_factor_name_conflict',
+    `A factor with the friendly name ${JSON.stringify(friendlyName)} for this user already exists`,
+  )
+}
+
 /** Upstream `validateFactors`: name conflicts, the two limits, and aal2 once one is verified. */
 function checkEnrolment(
   ctx: AppContext,
@@ -163,12 +172,7 @@ function checkEnrolment(
   session: Session,
 ): void {
   const { mfa } = ctx.settings
-  if (factors.some((f) => f.friendlyName === friendlyName)) {
-    throw new UnprocessableEntityError(
-      'mfa_factor_name_conflict',
-      `A factor with the friendly name ${JSON.stringify(friendlyName)} for this user already exists`,
-    )
-  }
+  if (factors.some((f) => f.friendlyName === friendlyName)) throw nameConflict(friendlyName)
   const verified = factors.filter((f) => f.status === 'verified').length
   if (factors.length >= mfa.maxEnrolledFactors || verified >= mfa.maxVerifiedFactors) {
     throw new UnprocessableEntityError(
@@ -743,5 +747,68 @@ export async function deleteFactorAsAdmin(
       ctx.clock.now(),
     )
     return factor
+  })
+}
+
+/** What an admin may change of a factor (`PUT /admin/users/<id>/factors/<factor_id>`). */
+export interface AdminFactorChanges {
+  /** A new friendly name; `''` leaves it. */
+  readonly friendlyName: string
+  /** A new number for a phone factor (E.164); `''` leaves it, and other factors ignore it. */
+  readonly phone: string
+}
+
+/**
+ * Changes a user's factor as an admin (upstream `adminUserUpdateFactor`): its friendly name, and
+ * a phone factor's number, with a `factor_updated` audit entry (traits `user_id`, `factor_id`,
+ * `factor_type`).
+ *
+ * @returns The updated factor.
+ * @throws {@link UserNotFoundError}; {@link NotFoundError} `mfa_factor_not_found`;
+ *   {@link BadRequestError} 400 `validation_failed` "Invalid phone number format (E.164
+ *   required)"; {@link UnprocessableEntityError} 422 `mfa_factor_name_conflict` when another of
+ *   the user's factors has the name (upstream answers a database error).
+ */
+export async function updateFactorAsAdmin(
+  ctx: AppContext,
+  userId: string,
+  factorId: string,
+  changes: AdminFactorChanges,
+  actor: AuditActor,
+  ip: string,
+): Promise<Factor> {
+  return ctx.db.transaction(async (tx) => {
+    await getUserById(tx, userId)
+    const factor = await findFactorOfUser(tx, userId, factorId, true)
+    if (!factor) throw factorNotFound()
+    const phone =
+      changes.phone !== '' && factor.factorType === 'phone' ? validatePhone(changes.phone) : ''
+    const { friendlyName } = changes
+    if (friendlyName !== '') {
+      const others = (await listFactorsOfUser(tx, userId)).filter((f) => f.id !== factor.id)
+      if (others.some((f) => f.friendlyName === friendlyName)) throw nameConflict(friendlyName)
+    }
+    const now = ctx.clock.now()
+    const updated = await updateFactor(
+      tx,
+      factor.id,
+      {
+        ...(friendlyName === '' ? {} : { friendlyName }),
+        ...(phone === '' ? {} : { phone }),
+      },
+      now,
+    )
+    await ctx.audit.record(
+      tx,
+      {
+        id: ctx.random.uuid(),
+        actor,
+        action: 'factor_updated',
+        traits: { user_id: userId, factor_id: factor.id, factor_type: factor.factorType },
+        ip,
+      },
+      now,
+    )
+    return updated
   })
 }

@@ -543,4 +543,45 @@ describe('admin factors API', () => {
     })
     expect(badUser.statusCode).toBe(404)
   })
+
+  it('renames a factor (PUT), refuses a name the user has, and audits factor_updated', async () => {
+    const auth = await signedIn('admin-rename@example.com')
+    const { id } = await enrollTotp(auth, 'laptop')
+    const { id: other } = await enrollTotp(auth, 'phone app')
+    const userId = (await auth.getUser()).data.user!.id
+    const put = (factorId: string, body: unknown) =>
+      server.request('PUT', `/admin/users/${userId}/factors/${factorId}`, {
+        token: server.serviceKey,
+        body,
+      })
+    const renamed = await put(id, { friendly_name: 'work laptop', phone: '+15550001111' })
+    expect(renamed.statusCode).toBe(200)
+    // A TOTP factor has no number: the phone is ignored, as upstream.
+    expect(renamed.json()).toMatchObject({ id, friendly_name: 'work laptop', factor_type: 'totp' })
+    expect((renamed.json() as { phone?: string }).phone ?? '').toBe('')
+    expect((await put(other, { friendly_name: 'work laptop' })).json()).toMatchObject({
+      code: 422,
+      error_code: 'mfa_factor_name_conflict',
+    })
+    expect((await put(id, {})).json()).toMatchObject({ id, friendly_name: 'work laptop' })
+    const missing = await put('00000000-0000-4000-8000-000000000000', { friendly_name: 'x' })
+    expect(missing.json()).toMatchObject({ code: 404, error_code: 'mfa_factor_not_found' })
+    expect((await put('nope', {})).statusCode).toBe(404)
+    expect(
+      (
+        await server.request('PUT', `/admin/users/${userId}/factors/${id}`, {
+          body: { friendly_name: 'x' },
+        })
+      ).statusCode,
+    ).toBe(401)
+    const { rows } = await server.app.db.query<{ traits: unknown }>(
+      `SELECT payload->'traits' AS traits FROM ${server.app.db.t.auditLogEntries}
+       WHERE payload->>'action' = 'factor_updated'`,
+    )
+    expect(rows.map((r) => r.traits)).toContainEqual({
+      user_id: userId,
+      factor_id: id,
+      factor_type: 'totp',
+    })
+  })
 })

@@ -282,6 +282,12 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
     access: 'admin',
     ok: ok('The deleted factor', 'Factor'),
   },
+  'PUT /admin/users/:user_id/factors/:factor_id': {
+    tag: 'admin',
+    summary: "Rename a user's MFA factor, or change a phone factor's number",
+    access: 'admin',
+    ok: ok('The updated factor', 'Factor'),
+  },
 }
 
 const string = { type: 'string' } as const

@@ -9,6 +9,7 @@ import {
   loadOwnFactor,
   refuseAnonymous,
   unenrollFactor,
+  updateFactorAsAdmin,
   verifyFactor,
 } from '../../services/mfa.js'
 import { UUID_PATTERN } from '../../services/shared/validation.js'
@@ -40,6 +41,7 @@ const EnrollBody = Body({
 })
 const ChallengeBody = OptionalBody({ channel: StringField() })
 const VerifyBody = Body({ challenge_id: StringField(), code: StringField() })
+const AdminUpdateBody = OptionalBody({ friendly_name: StringField(), phone: StringField() })
 
 /** The caller's factor named in the path (upstream `loadFactor`). */
 async function factorOf(
@@ -136,8 +138,9 @@ export const factorRoutes: RouteGroup = (app, ctx) => {
 }
 
 /**
- * The admin's view of a user's factors: `GET /admin/users/<id>/factors` and `DELETE
- * /admin/users/<id>/factors/<factor_id>`, for tokens whose role is in `JWT_ADMIN_ROLES`.
+ * The admin's view of a user's factors: `GET /admin/users/<id>/factors`, `PUT` (friendly name,
+ * phone) and `DELETE /admin/users/<id>/factors/<factor_id>`, for tokens whose role is in
+ * `JWT_ADMIN_ROLES`.
  *
  * @see https://github.com/supabase/auth/blob/master/internal/api/admin.go
  */
@@ -159,6 +162,22 @@ export const adminFactorRoutes: RouteGroup = (app, ctx) => {
           ctx,
           request.params.user_id,
           request.params.factor_id,
+          adminAuditActor(adminClaimsOf(request)),
+          clientIp(request, ctx.settings),
+        ),
+      ),
+  )
+
+  app.put(
+    '/admin/users/:user_id/factors/:factor_id',
+    { schema: { params: UserFactorParams, body: AdminUpdateBody } },
+    async (request) =>
+      serializeFactor(
+        await updateFactorAsAdmin(
+          ctx,
+          request.params.user_id,
+          request.params.factor_id,
+          { friendlyName: request.body?.friendly_name ?? '', phone: request.body?.phone ?? '' },
           adminAuditActor(adminClaimsOf(request)),
           clientIp(request, ctx.settings),
         ),
