@@ -24,6 +24,7 @@ import {
   type AdminContext,
   type AdminUserParams,
 } from './services/admin-users.js'
+import { RangeApiPwnedPasswords } from './security/pwned-passwords.js'
 import { AuditTrail } from './services/shared/audit-trail.js'
 import { isUuid } from './services/shared/validation.js'
 import type { Queryable } from './storage/db.js'
@@ -196,6 +197,10 @@ export async function adminCommand(
       clock: deps.clock ?? systemClock,
       random: deps.random ?? cryptoRandom,
       passwords: passwordHasherFor(settings),
+      // A password set here is checked as the admin API checks it.
+      pwnedPasswords: settings.password.hibp.enabled
+        ? new RangeApiPwnedPasswords(settings.password.hibp)
+        : undefined,
       // The command has no log: its audit events go to the database (none with
       // AUDIT_LOG_DISABLE_POSTGRES).
       audit: new AuditTrail({ postgres: !settings.log.auditDisablePostgres }),

@@ -29,7 +29,12 @@ import {
   type UserChanges,
 } from '../models/user.js'
 import type { Queryable } from '../storage/db.js'
-import { enforcePasswordLength, enforceStrongPassword, randomPassword } from './shared/passwords.js'
+import {
+  enforcePasswordLength,
+  enforceStrongPassword,
+  randomPassword,
+  refuseLeakedPassword,
+} from './shared/passwords.js'
 import {
   assertEmailFree,
   createUser,
@@ -160,6 +165,7 @@ export async function createUserAsAdmin(
   if (passwordHash !== '' && !/^\$2[aby]\$\d\d\$.{53}$/.test(passwordHash)) {
     throw new BadRequestError('validation_failed', 'Invalid password hash format')
   }
+  await refuseLeakedPassword(ctx, password)
   let id = params.id
   if (id !== '') {
     if (!isUuid(id)) {

@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { apiKeys } from '@gatehouse/auth'
 import { runCli, type CliIo } from '#internal/cli.js'
 import { startTestServer, TEST_JWT_SECRET, testEnv, type TestServer } from '../helpers.js'
+import { startFakeRangeApi } from '../support/fake-range-api.js'
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url))
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/
@@ -38,7 +39,10 @@ function auth(args: readonly string[], env: Record<string, string> = {}): Promis
  * Runs the same command in this process (`runCli`, what the executable runs), for the variants
  * of a case already run as a process: the result as {@link auth} gives it.
  */
-async function authHere(args: readonly string[]): Promise<ProcessResult> {
+async function authHere(
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<ProcessResult> {
   const out: string[] = []
   const err: string[] = []
   const io: CliIo = {
@@ -46,7 +50,7 @@ async function authHere(args: readonly string[]): Promise<ProcessResult> {
     err: (l) => err.push(`${l}\n`),
     onSignal: () => {},
   }
-  const code = await runCli(args, settingsEnv(), io)
+  const code = await runCli(args, settingsEnv(env), io)
   return { code, stdout: out.join(''), stderr: err.join('') }
 }
 
@@ -109,6 +113,31 @@ describe('gatehouse-auth admin (upstream cmd/admin_cmd.go)', () => {
     expect(result.code).toBe(0)
     expect(result.stdout).toMatch(/, role authenticated, not confirmed\n$/)
     expect((await userRow('carol@example.com'))?.email_confirmed_at).toBeNull()
+  })
+
+  it('createuser refuses a leaked password when PASSWORD_HIBP_ENABLED, as the admin API does', async () => {
+    const fake = await startFakeRangeApi()
+    try {
+      fake.addPwned('password1234')
+      const env = {
+        AUTHSVC_PASSWORD_HIBP_ENABLED: 'true',
+        AUTHSVC_PASSWORD_HIBP_API_URL: fake.url,
+      }
+      const leaked = await authHere(
+        ['admin', 'createuser', 'dave@example.com', 'password1234'],
+        env,
+      )
+      expect(leaked.code).toBe(1)
+      expect(leaked.stderr).toBe(
+        'gatehouse-auth: admin createuser: Password is known to be weak and easy to guess, please choose a different one.\n',
+      )
+      expect(await userRow('dave@example.com')).toBeUndefined()
+      const fine = await authHere(['admin', 'createuser', 'dave@example.com', 'a safe one 42'], env)
+      expect(fine.code).toBe(0)
+      expect(fake.requests.length).toBe(2)
+    } finally {
+      await fake.close()
+    }
   })
 
   it('createuser --admin --aud gives the JWT_ADMIN_GROUP_NAME role in that audience', async () => {
