@@ -720,6 +720,18 @@ export async function listFactorsAsAdmin(ctx: AppContext, userId: string): Promi
 }
 
 /**
+ * A user's factor for an admin route, locked (upstream `loadUser`, then `loadFactor`).
+ *
+ * @throws {@link UserNotFoundError}; {@link NotFoundError} `mfa_factor_not_found`.
+ */
+async function lockFactorOfUser(tx: Queryable, userId: string, factorId: string): Promise<Factor> {
+  await getUserById(tx, userId)
+  const factor = await findFactorOfUser(tx, userId, factorId, true)
+  if (!factor) throw factorNotFound()
+  return factor
+}
+
+/**
  * Deletes a user's factor as an admin (`DELETE /admin/users/<id>/factors/<factor_id>`), with a
  * `factor_deleted` audit entry; the sessions it raised are lowered to `aal1`.
  *
@@ -734,9 +746,7 @@ export async function deleteFactorAsAdmin(
   ip: string,
 ): Promise<Factor> {
   return ctx.db.transaction(async (tx) => {
-    await getUserById(tx, userId)
-    const factor = await findFactorOfUser(tx, userId, factorId, true)
-    if (!factor) throw factorNotFound()
+    const factor = await lockFactorOfUser(tx, userId, factorId)
     await removeFactor(
       ctx,
       tx,
@@ -778,9 +788,7 @@ export async function updateFactorAsAdmin(
   ip: string,
 ): Promise<Factor> {
   return ctx.db.transaction(async (tx) => {
-    await getUserById(tx, userId)
-    const factor = await findFactorOfUser(tx, userId, factorId, true)
-    if (!factor) throw factorNotFound()
+    const factor = await lockFactorOfUser(tx, userId, factorId)
     const phone =
       changes.phone !== '' && factor.factorType === 'phone' ? validatePhone(changes.phone) : ''
     const { friendlyName } = changes
