@@ -648,7 +648,7 @@ const mfa = group({
 const captcha = group({
   /** `SECURITY_CAPTCHA_ENABLED`. @default false */
   enabled: bool('SECURITY_CAPTCHA_ENABLED', {
-    help: 'Captcha on sign-up (also anonymous), password sign-in, `/otp`, `/magiclink`, `/recover` and `/resend` (see [Captcha](#captcha)).',
+    help: 'Captcha on sign-up (also anonymous), password and Web3 sign-in, `/otp`, `/magiclink`, `/recover` and `/resend` (see [Captcha](#captcha)).',
   }),
   /** `SECURITY_CAPTCHA_PROVIDER` (case-insensitive). @default 'hcaptcha' */
   provider: oneOf('SECURITY_CAPTCHA_PROVIDER', CAPTCHA_PROVIDERS, {
