@@ -891,7 +891,7 @@ function web3Chain(chain: 'ethereum' | 'solana', standard: string) {
     maximumValidityDurationMs: duration(`EXTERNAL_WEB3_${name}_MAXIMUM_VALIDITY_DURATION`, {
       default: '10m',
       positive: true,
-      help: 'How far from now a signed message\'s `Issued At` may be, in the past or the future, as a Go duration; older or later messages are refused.',
+      help: "How far from now a signed message's `Issued At` may be, in the past or the future, as a Go duration; older or later messages are refused.",
     }),
   })
 }
@@ -985,7 +985,10 @@ const external = group({
   /** `EXTERNAL_WEB3_ETHEREUM_*`: Sign in with Ethereum (EIP-4361). */
   web3Ethereum: web3Chain('ethereum', 'an Ethereum wallet (EIP-4361 messages signed as EIP-191)'),
   /** `EXTERNAL_WEB3_SOLANA_*`: Sign in with Solana (upstream's message, ed25519). */
-  web3Solana: web3Chain('solana', 'a Solana wallet (Sign in with Solana messages signed with ed25519)'),
+  web3Solana: web3Chain(
+    'solana',
+    'a Solana wallet (Sign in with Solana messages signed with ed25519)',
+  ),
 })
 
 /**

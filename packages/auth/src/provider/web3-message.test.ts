@@ -130,7 +130,13 @@ describe('parseSignInMessage', () => {
       ],
       [
         'ethereum',
-        message('ethereum', '', 'URI: https://example.com/', 'Version: 2', 'Issued At: 2026-01-01T00:00:00Z'),
+        message(
+          'ethereum',
+          '',
+          'URI: https://example.com/',
+          'Version: 2',
+          'Issued At: 2026-01-01T00:00:00Z',
+        ),
         'siwe: Version value is not supported, expected 1 got "2"',
       ],
       [
@@ -184,9 +190,7 @@ describe('parseSignInMessage', () => {
 describe('parseRfc3339', () => {
   it('reads RFC 3339 times with offsets and fractions, and nothing else', () => {
     expect(parseRfc3339('2026-03-01T10:00:00.5-02:30')).toBe(Date.UTC(2026, 2, 1, 12, 30, 0, 500))
-    expect(parseRfc3339('2026-03-01T10:00:00.123456789Z')).toBe(
-      Date.UTC(2026, 2, 1, 10, 0, 0, 123),
-    )
+    expect(parseRfc3339('2026-03-01T10:00:00.123456789Z')).toBe(Date.UTC(2026, 2, 1, 10, 0, 0, 123))
     for (const bad of ['2026-03-01', '2026-13-01T00:00:00Z', '2026-03-01T24:00:00Z', '1e9']) {
       expect(parseRfc3339(bad), bad).toBeUndefined()
     }

@@ -36,7 +36,10 @@ export async function verifyEthereumSignature(
 }
 
 /** The signing domain of an off-chain message: `\xffsolana offchain`. */
-const OFFCHAIN_SIGNING_DOMAIN = new Uint8Array([0xff, ...new TextEncoder().encode('solana offchain')])
+const OFFCHAIN_SIGNING_DOMAIN = new Uint8Array([
+  0xff,
+  ...new TextEncoder().encode('solana offchain'),
+])
 
 /**
  * The bytes a Ledger device signs for `text` (Solana off-chain message, header version 0): the

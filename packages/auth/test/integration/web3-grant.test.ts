@@ -1,5 +1,6 @@
 import { ed25519 } from '@noble/curves/ed25519.js'
 import { FakeClock } from '@gatehouse/testing'
+import type { EthereumWallet } from '@supabase/auth-js'
 import { base58 } from '@scure/base'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -17,16 +18,21 @@ const NOW = Date.UTC(2026, 5, 1, 12, 0, 0)
 const MINUTE = 60_000
 
 /** An EIP-1193 provider over a local account: what auth-js asks of an Ethereum wallet. */
-function ethereumWallet(account: PrivateKeyAccount) {
+function ethereumWallet(account: PrivateKeyAccount): EthereumWallet {
   return {
-    request: async ({ method, params }: { method: string; params?: unknown[] }) => {
+    address: account.address,
+    on: () => undefined,
+    removeListener: () => undefined,
+    request: async ({ method, params }) => {
       switch (method) {
         case 'eth_requestAccounts':
           return [account.address]
         case 'eth_chainId':
           return '0x1'
-        case 'personal_sign':
-          return account.signMessage({ message: { raw: params?.[0] as `0x${string}` } })
+        case 'personal_sign': {
+          const [hex] = params as [`0x${string}`]
+          return account.signMessage({ message: { raw: hex } })
+        }
         default:
           throw new Error(`unexpected wallet method ${method}`)
       }
@@ -289,12 +295,14 @@ describe('the web3 grant', () => {
     )
     const message = messageOf('ethereum', account.address)
     expect(await grant({ chain: 'ethereum', message, signature: '0x1234' })).toEqual(
-      invalid('signature must be 65 bytes long, encoded as a 130 character-long hexadecimal string'),
+      invalid(
+        'signature must be 65 bytes long, encoded as a 130 character-long hexadecimal string',
+      ),
     )
     const solanaMessage = messageOf('solana', solana.address)
-    expect(await grant({ chain: 'solana', message: solanaMessage, signature: '!'.repeat(86) })).toEqual(
-      invalid('signature does not contain valid base64 characters'),
-    )
+    expect(
+      await grant({ chain: 'solana', message: solanaMessage, signature: '!'.repeat(86) }),
+    ).toEqual(invalid('signature does not contain valid base64 characters'))
     expect(await grant({ chain: 'solana', message: solanaMessage, signature: 'AAAA' })).toEqual(
       invalid('signature must be 64 bytes encoded as base64 with or without padding'),
     )

@@ -306,7 +306,8 @@ export async function signInWithIdentity(
         {
           aud: client.aud,
           email: email?.email ?? '',
-          emailConfirmed: email === undefined ? false : email.verified || settings.mailer.autoconfirm,
+          emailConfirmed:
+            email === undefined ? false : email.verified || settings.mailer.autoconfirm,
           external: { provider, providerId: data.id, identityData },
         },
         now,
