@@ -386,6 +386,24 @@ describe('the web3 grant', () => {
     expect(other.external).toMatchObject({ web3_ethereum: true, web3_solana: false })
   })
 
+  it('refuses a banned wallet user with 403 user_banned', async () => {
+    const wallet = privateKeyToAccount(generatePrivateKey())
+    const message = messageOf('ethereum', wallet.address)
+    const body = { chain: 'ethereum', message, signature: await wallet.signMessage({ message }) }
+    const first = await grant(body)
+    expect(first.status).toBe(200)
+    const id = (first.json.user as { id: string }).id
+    const ban = await server.request('PUT', `/admin/users/${id}`, {
+      body: { ban_duration: '1h' },
+      token: server.serviceKey,
+    })
+    expect(ban.statusCode).toBe(200)
+    expect(await grant(body)).toEqual({
+      status: 403,
+      json: expect.objectContaining({ error_code: 'user_banned' }) as unknown,
+    })
+  })
+
   it('limits Web3 sign-ins per client (RATE_LIMIT_WEB3, burst 30), apart from other grants', async () => {
     const headers = { 'x-real-ip': '203.0.113.77' }
     const send = () =>
@@ -420,6 +438,31 @@ describe('the web3 grant with Web3 off', () => {
     expect(res.json()).toMatchObject({
       error_code: 'web3_provider_disabled',
       msg: 'Web3 provider is disabled',
+    })
+  })
+})
+
+describe('the web3 grant with captcha on', () => {
+  let server: TestServer
+  beforeAll(async () => {
+    server = await startTestServer('web3_captcha', {
+      AUTHSVC_EXTERNAL_WEB3_SOLANA_ENABLED: 'true',
+      AUTHSVC_SECURITY_CAPTCHA_ENABLED: 'true',
+      AUTHSVC_SECURITY_CAPTCHA_SECRET: 'captcha-secret',
+    })
+  })
+  afterAll(async () => {
+    await server.close()
+  })
+
+  it('asks for a captcha token, as upstream', async () => {
+    const res = await server.request('POST', '/token?grant_type=web3', {
+      body: { chain: 'solana', message: 'm', signature: 's' },
+    })
+    expect(res.statusCode).toBe(400)
+    expect(res.json()).toMatchObject({
+      error_code: 'captcha_failed',
+      msg: 'captcha protection: request disallowed (no captcha_token found)',
     })
   })
 })
