@@ -421,44 +421,39 @@ describe('the web3 grant', () => {
   })
 })
 
-describe('the web3 grant with Web3 off', () => {
-  let server: TestServer
+describe('the web3 grant before the message is read', () => {
+  let off: TestServer
+  let captcha: TestServer
   beforeAll(async () => {
-    server = await startTestServer('web3_off')
+    ;[off, captcha] = await Promise.all([
+      startTestServer('web3_off'),
+      startTestServer('web3_captcha', {
+        AUTHSVC_EXTERNAL_WEB3_SOLANA_ENABLED: 'true',
+        AUTHSVC_SECURITY_CAPTCHA_ENABLED: 'true',
+        AUTHSVC_SECURITY_CAPTCHA_SECRET: 'captcha-secret',
+      }),
+    ])
   })
   afterAll(async () => {
-    await server.close()
+    await Promise.all([off.close(), captcha.close()])
   })
 
-  it('refuses every chain with 422 web3_provider_disabled', async () => {
-    const res = await server.request('POST', '/token?grant_type=web3', {
-      body: { chain: 'ethereum', message: 'm', signature: 's' },
+  const send = (target: TestServer, chain: string) =>
+    target.request('POST', '/token?grant_type=web3', {
+      body: { chain, message: 'm', signature: 's' },
     })
+
+  it('refuses every chain with 422 web3_provider_disabled when Web3 is off', async () => {
+    const res = await send(off, 'ethereum')
     expect(res.statusCode).toBe(422)
     expect(res.json()).toMatchObject({
       error_code: 'web3_provider_disabled',
       msg: 'Web3 provider is disabled',
     })
   })
-})
 
-describe('the web3 grant with captcha on', () => {
-  let server: TestServer
-  beforeAll(async () => {
-    server = await startTestServer('web3_captcha', {
-      AUTHSVC_EXTERNAL_WEB3_SOLANA_ENABLED: 'true',
-      AUTHSVC_SECURITY_CAPTCHA_ENABLED: 'true',
-      AUTHSVC_SECURITY_CAPTCHA_SECRET: 'captcha-secret',
-    })
-  })
-  afterAll(async () => {
-    await server.close()
-  })
-
-  it('asks for a captcha token, as upstream', async () => {
-    const res = await server.request('POST', '/token?grant_type=web3', {
-      body: { chain: 'solana', message: 'm', signature: 's' },
-    })
+  it('asks for a captcha token when captcha is on, as upstream', async () => {
+    const res = await send(captcha, 'solana')
     expect(res.statusCode).toBe(400)
     expect(res.json()).toMatchObject({
       error_code: 'captcha_failed',
