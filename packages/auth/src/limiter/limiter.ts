@@ -1,8 +1,9 @@
 /**
  * Limited operations (upstream `limiterOpts`): `token` is every `POST /token` grant but the
- * refresh and the Web3 sign-in (`web3`, upstream `Web3`), `otp` is `/otp` (and `/magiclink`), `/recover` and `/resend`, `signup` a sign-up with
- * email or phone and `anonymous_signin` one without (upstream `AnonymousSignIns`); `email_sent`
- * and `sms_sent` are the server-wide send caps.
+ * refresh and the Web3 sign-in (`web3`, upstream `Web3`), `otp` is `/otp` (and `/magiclink`),
+ * `/recover` and `/resend`, `signup` a sign-up with email or phone and `anonymous_signin` one
+ * without (upstream `AnonymousSignIns`); `email_sent` and `sms_sent` are the server-wide send
+ * caps.
  */
 export type LimitedOperation =
   | 'signup'
