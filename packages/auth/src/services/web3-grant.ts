@@ -248,6 +248,6 @@ export async function web3Grant(
     const pending = await ctx.tokens.startSession(tx, identity.user, 'web3', client, false)
     return { identity, pending }
   })
-  await finishIdentitySignIn(ctx, result.identity, WEB3_PROVIDER, log)
+  await finishIdentitySignIn(ctx, result.identity, WEB3_PROVIDER, client, log)
   return ctx.tokens.finish(result.pending)
 }
