@@ -95,6 +95,7 @@ export const SETTINGS_DOCS: readonly SettingsDoc[] = [
         keys: ['subjects', 'templates', 'localeSubjects', 'localeTemplates', 'notifications'],
       },
       captcha: ['security.captcha'],
+      web3: ['external.web3Ethereum', 'external.web3Solana'],
     },
   },
   {

@@ -192,6 +192,8 @@ export declare const ERROR_CODES: readonly [
   'single_identity_not_deletable',
   'manual_linking_disabled',
   'user_sso_managed',
+  'web3_provider_disabled',
+  'web3_unsupported_chain',
   'database_unavailable',
 ]
 // ErrorCode
@@ -317,6 +319,7 @@ export type LimitedOperation =
   | 'token_refresh'
   | 'user'
   | 'verify'
+  | 'web3'
 // Limiter
 export interface Limiter {
   allow(operation: LimitedOperation, key: string, now: number): Promise<LimitDecision>
@@ -956,6 +959,14 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
         redirectUri: Field<string>
         url: Field<string>
       }>
+      readonly web3Ethereum: Group<{
+        readonly enabled: Field<boolean>
+        readonly maximumValidityDurationMs: Field<number>
+      }>
+      readonly web3Solana: Group<{
+        readonly enabled: Field<boolean>
+        readonly maximumValidityDurationMs: Field<number>
+      }>
     }>
     readonly mailer: Group<{
       readonly autoconfirm: Field<boolean>
@@ -992,6 +1003,7 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
       readonly verify: Field<number>
       readonly otp: Field<number>
       readonly sso: Field<number>
+      readonly web3: Field<number>
       readonly anonymousUsers: Field<number>
       readonly backend: Field<'memory' | 'ratelimit'>
       readonly serviceAddress: Field<string>

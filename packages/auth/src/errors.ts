@@ -77,6 +77,8 @@ export const ERROR_CODES = [
   'single_identity_not_deletable',
   'manual_linking_disabled',
   'user_sso_managed',
+  'web3_provider_disabled',
+  'web3_unsupported_chain',
   // Ours: GoTrue answers a database outage with 500 `unexpected_failure`.
   'database_unavailable',
 ] as const

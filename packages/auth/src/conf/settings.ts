@@ -655,7 +655,7 @@ const mfa = group({
 const captcha = group({
   /** `SECURITY_CAPTCHA_ENABLED`. @default false */
   enabled: bool('SECURITY_CAPTCHA_ENABLED', {
-    help: 'Captcha on sign-up (also anonymous), password sign-in, `/otp`, `/magiclink`, `/recover` and `/resend` (see [Captcha](#captcha)).',
+    help: 'Captcha on sign-up (also anonymous), password and Web3 sign-in, `/otp`, `/magiclink`, `/recover` and `/resend` (see [Captcha](#captcha)).',
   }),
   /** `SECURITY_CAPTCHA_PROVIDER` (case-insensitive). @default 'hcaptcha' */
   provider: oneOf('SECURITY_CAPTCHA_PROVIDER', CAPTCHA_PROVIDERS, {
@@ -877,6 +877,32 @@ function emailAssumedProvider(p: ExternalProvider) {
   })
 }
 
+/**
+ * `EXTERNAL_WEB3_<CHAIN>_*`: Web3 sign-in with a wallet of one chain through
+ * `POST /token?grant_type=web3` (upstream `Web3Ethereum` and `Web3Solana`).
+ *
+ * @param chain The chain, as `chain` names it in the grant.
+ * @param standard What the wallet signs, for the help text.
+ */
+function web3Chain(chain: 'ethereum' | 'solana', standard: string) {
+  const name = chain.toUpperCase()
+  return group({
+    /** `EXTERNAL_WEB3_<CHAIN>_ENABLED`. @default false */
+    enabled: bool(`EXTERNAL_WEB3_${name}_ENABLED`, {
+      help: `Sign-in with ${standard} (\`POST /token?grant_type=web3\` with \`chain: "${chain}"\`; see [Web3 sign-in](#web3-sign-in)).`,
+    }),
+    /**
+     * `EXTERNAL_WEB3_<CHAIN>_MAXIMUM_VALIDITY_DURATION`: how far from now a signed message's
+     * `Issued At` may be, either way, in milliseconds. @default 600000
+     */
+    maximumValidityDurationMs: duration(`EXTERNAL_WEB3_${name}_MAXIMUM_VALIDITY_DURATION`, {
+      default: '10m',
+      positive: true,
+      help: "How far from now a signed message's `Issued At` may be, in the past or the future, as a Go duration; older or later messages are refused.",
+    }),
+  })
+}
+
 /** `EXTERNAL_*`: sign-in methods and the external OAuth providers (upstream `External`). */
 const external = group({
   /** `EXTERNAL_EMAIL_ENABLED`. @default true */
@@ -963,6 +989,13 @@ const external = group({
   x: provider('x'),
   /** `EXTERNAL_ZOOM_*`. */
   zoom: provider('zoom'),
+  /** `EXTERNAL_WEB3_ETHEREUM_*`: Sign in with Ethereum (EIP-4361). */
+  web3Ethereum: web3Chain('ethereum', 'an Ethereum wallet (EIP-4361 messages signed as EIP-191)'),
+  /** `EXTERNAL_WEB3_SOLANA_*`: Sign in with Solana (upstream's message, ed25519). */
+  web3Solana: web3Chain(
+    'solana',
+    'a Solana wallet (Sign in with Solana messages signed with ed25519)',
+  ),
 })
 
 /**
@@ -1297,6 +1330,12 @@ const rateLimit = group({
     default: '30',
     min: 0,
     help: 'SSO requests per client and 5 minutes, burst 30 (no SSO route yet).',
+  }),
+  /** `RATE_LIMIT_WEB3`: Web3 sign-ins per client and 5 minutes, burst 30. @default 30 */
+  web3: decimal('RATE_LIMIT_WEB3', {
+    default: '30',
+    min: 0,
+    help: '`POST /token?grant_type=web3` requests per client and 5 minutes, burst 30, as upstream.',
   }),
   /**
    * `RATE_LIMIT_ANONYMOUS_USERS`: anonymous sign-ins (`POST /signup` without email and phone)

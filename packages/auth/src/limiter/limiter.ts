@@ -1,8 +1,9 @@
 /**
  * Limited operations (upstream `limiterOpts`): `token` is every `POST /token` grant but the
- * refresh, `otp` is `/otp` (and `/magiclink`), `/recover` and `/resend`, `signup` a sign-up with
- * email or phone and `anonymous_signin` one without (upstream `AnonymousSignIns`); `email_sent`
- * and `sms_sent` are the server-wide send caps.
+ * refresh and the Web3 sign-in (`web3`, upstream `Web3`), `otp` is `/otp` (and `/magiclink`),
+ * `/recover` and `/resend`, `signup` a sign-up with email or phone and `anonymous_signin` one
+ * without (upstream `AnonymousSignIns`); `email_sent` and `sms_sent` are the server-wide send
+ * caps.
  */
 export type LimitedOperation =
   | 'signup'
@@ -15,6 +16,7 @@ export type LimitedOperation =
   | 'sso'
   | 'factor_challenge'
   | 'factor_verify'
+  | 'web3'
 
 /** The answer of a {@link Limiter}. */
 export interface LimitDecision {

@@ -70,7 +70,8 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
   },
   'POST /token': {
     tag: 'sign-up and sign-in',
-    summary: 'Start or refresh a session: grant_type password, refresh_token, pkce or id_token',
+    summary:
+      'Start or refresh a session: grant_type password, refresh_token, pkce, id_token or web3',
     access: 'public',
     ok: ok('A session', 'Session'),
   },

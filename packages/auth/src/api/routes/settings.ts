@@ -3,7 +3,9 @@ import type { RouteGroup } from './group.js'
 
 /**
  * `GET /settings`: which sign-in methods are on: `external` has one boolean per provider plus
- * `email`, `phone` and `anonymous_users`.
+ * `email`, `phone`, `anonymous_users`, and `web3_ethereum` and `web3_solana` (the names of
+ * upstream's `External.Web3Ethereum` and `Web3Solana` settings; upstream's `/settings` does not
+ * list them yet).
  *
  * @see https://github.com/supabase/auth/blob/master/internal/api/settings.go
  */
@@ -14,6 +16,8 @@ export const settingsRoutes: RouteGroup = (app, ctx) => {
     ...Object.fromEntries(EXTERNAL_PROVIDERS.map((p) => [p, s.external[p].enabled])),
     email: s.external.emailEnabled,
     phone: s.external.phoneEnabled,
+    web3_ethereum: s.external.web3Ethereum.enabled,
+    web3_solana: s.external.web3Solana.enabled,
   }
   const body = {
     external,

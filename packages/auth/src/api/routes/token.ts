@@ -8,6 +8,7 @@ import { idTokenGrant } from '../../services/id-token-grant.js'
 import { authenticateUser } from '../../services/shared/authentication.js'
 import { pkceGrant } from '../../services/shared/pkce.js'
 import { passwordGrant, refreshTokenGrant } from '../../services/token-grants.js'
+import { web3Grant } from '../../services/web3-grant.js'
 import { bearerToken, rateLimit, verifyCaptcha } from '../http/hooks.js'
 import { requestContext } from '../http/request-context.js'
 import type { RouteGroup } from './group.js'
@@ -31,6 +32,9 @@ const TokenBody = Body({
   client_id: StringField(),
   issuer: StringField(),
   link_identity: BoolField(),
+  chain: StringField(),
+  message: StringField(),
+  signature: StringField(),
   gotrue_meta_security: ObjectField(),
 })
 
@@ -55,6 +59,8 @@ function limitedOperation(request: FastifyRequest): LimitedOperation | undefined
     case 'pkce':
     case 'id_token':
       return 'token'
+    case 'web3':
+      return 'web3'
     default:
       return undefined
   }
@@ -107,6 +113,10 @@ async function grant(
       }
       return serializeSession(await idTokenGrant(ctx, params, linkingTarget, client, request.log))
     }
+    case 'web3': {
+      const params = { chain: body.chain, message: body.message, signature: body.signature }
+      return serializeSession(await web3Grant(ctx, params, client, request.log))
+    }
     default:
       throw new UnsupportedGrantTypeError()
   }
@@ -114,8 +124,9 @@ async function grant(
 
 /**
  * `POST /token` with `grant_type` `password`, `refresh_token`, `pkce` (`auth_code` +
- * `code_verifier`) or `id_token` (`id_token`, `provider` or `issuer`, `access_token`, `nonce`,
- * `link_identity` with the user's bearer token; see `idTokenGrant`). The grant type comes from the
+ * `code_verifier`), `id_token` (`id_token`, `provider` or `issuer`, `access_token`, `nonce`,
+ * `link_identity` with the user's bearer token; see `idTokenGrant`) or `web3` (`chain`,
+ * `message`, `signature`; see `web3Grant`). The grant type comes from the
  * query (auth-js) or the form body (RFC 6749 §4.3, §6). Form-encoded requests are treated as a
  * generic OAuth 2.0 client's: `username` is accepted for the email or phone, client credentials
  * (HTTP Basic or `client_id`/`client_secret` fields) are ignored, and errors use the RFC 6749
@@ -132,8 +143,8 @@ export const tokenRoutes: RouteGroup = (app, ctx) => {
       config: { oauthErrors: true },
       preHandler: [
         rateLimit(ctx, limitedOperation),
-        // Upstream checks the captcha of password sign-ins only (`isIgnoreCaptchaRoute`).
-        verifyCaptcha(ctx, (request) => grantType(request) === 'password'),
+        // Upstream checks the captcha of password and Web3 sign-ins only (`isIgnoreCaptchaRoute`).
+        verifyCaptcha(ctx, (request) => ['password', 'web3'].includes(grantType(request))),
       ],
     },
     async (request, reply) => {

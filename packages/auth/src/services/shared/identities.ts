@@ -159,6 +159,12 @@ export interface IdentitySignIn {
   readonly linkingTargetId?: string | undefined
   /** Where a confirmation mail's link leads (the state's referrer). */
   readonly referrer: string
+  /**
+   * The identity has no email by nature (a Web3 wallet, upstream's `emailOptional` with
+   * `hasEmails` false): without one, a user is found by the identity alone or created without
+   * an email, and nothing is confirmed or taken over.
+   */
+  readonly withoutEmail?: boolean
 }
 
 /** The user an external sign-in resolved to, and what happened to get there. */
@@ -191,6 +197,9 @@ export interface IdentityOutcome {
  * (upstream's `RemoveUnconfirmedIdentities`), so that whoever signed up first keeps no way in.
  * Linking to a signed-in user leaves that user as it is.
  *
+ * An identity without email ({@link IdentitySignIn.withoutEmail}) signs in the user it belongs
+ * to, or creates a user without email (its `identity_data` is its claims alone).
+ *
  * @param now Epoch milliseconds of the transaction.
  * @throws {@link InternalServerError} "Error getting user email from external provider" without
  *   an email; {@link UnprocessableEntityError} as listed; {@link ForbiddenError} `user_banned`.
@@ -205,18 +214,21 @@ export async function signInWithIdentity(
   const { settings } = ctx
   const { provider, data } = request
   const email = chooseEmail(data.emails)
-  if (email === undefined) {
+  if (email === undefined && request.withoutEmail !== true) {
     throw new InternalServerError(
       'unexpected_failure',
       'Error getting user email from external provider',
     )
   }
-  const identityData: JsonObject = {
-    ...data.claims,
-    email: email.email,
-    email_verified: email.verified,
-    phone_verified: false,
-  }
+  const identityData: JsonObject =
+    email === undefined
+      ? { ...data.claims }
+      : {
+          ...data.claims,
+          email: email.email,
+          email_verified: email.verified,
+          phone_verified: false,
+        }
   const existing = await findIdentityByProviderId(tx, data.id, provider)
   const audit = (user: User, action: 'identity_linked' | 'user_signedup') =>
     ctx.audit.record(
@@ -270,8 +282,8 @@ export async function signInWithIdentity(
     user = await getUserById(tx, existing.userId, true)
     provenBy = { ...existing, identityData }
   } else {
-    const holder = await findUserOwningEmail(tx, email.email)
-    if (holder !== undefined && email.verified && email.assumed !== true) {
+    const holder = email === undefined ? undefined : await findUserOwningEmail(tx, email.email)
+    if (holder !== undefined && email?.verified === true && email.assumed !== true) {
       const linkedTo = await link(await getUserById(tx, holder.id, true))
       user = linkedTo.user
       provenBy = linkedTo.identity
@@ -293,8 +305,9 @@ export async function signInWithIdentity(
         tx,
         {
           aud: client.aud,
-          email: email.email,
-          emailConfirmed: email.verified || settings.mailer.autoconfirm,
+          email: email?.email ?? '',
+          emailConfirmed:
+            email === undefined ? false : email.verified || settings.mailer.autoconfirm,
           external: { provider, providerId: data.id, identityData },
         },
         now,
@@ -303,6 +316,7 @@ export async function signInWithIdentity(
     }
   }
   if (isBanned(user, now)) throw new ForbiddenError('user_banned', 'User is banned')
+  if (email === undefined) return { user, linked, needsVerification: false }
   if (provenBy !== undefined && user.email !== '' && neverConfirmed(user)) {
     user = await removeUnconfirmedIdentities(tx, user, provenBy, now)
   }
