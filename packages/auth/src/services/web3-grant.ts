@@ -9,7 +9,7 @@
  */
 import type { AppContext, RequestContext } from '../context.js'
 import { BadRequestError, OAuthJsonError, UnprocessableEntityError } from '../errors.js'
-import { addAuditLogEntry, auditActor } from '../models/audit-log.js'
+import { auditActor } from '../models/audit-log.js'
 import {
   parseSignInMessage,
   SignInMessageError,
@@ -227,7 +227,7 @@ export async function web3Grant(
       client,
       now,
     )
-    await addAuditLogEntry(
+    await ctx.audit.record(
       tx,
       {
         id: ctx.random.uuid(),
