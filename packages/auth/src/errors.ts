@@ -77,6 +77,10 @@ export const ERROR_CODES = [
   'single_identity_not_deletable',
   'manual_linking_disabled',
   'user_sso_managed',
+  'feature_disabled',
+  'custom_provider_not_found',
+  'over_custom_provider_quota',
+  'email_address_not_authorized',
   // Ours: GoTrue answers a database outage with 500 `unexpected_failure`.
   'database_unavailable',
 ] as const

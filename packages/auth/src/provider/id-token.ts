@@ -77,6 +77,12 @@ export interface IdTokenIssuer {
   readonly clientIds: readonly string[]
   /** Facebook Limited Login's nonce is not checked (upstream `SkipNonceCheck`). */
   readonly skipNonceCheck: boolean
+  /**
+   * Refuses the user the token names (a custom provider's allowed email domains).
+   *
+   * @throws {@link BadRequestError} When the user may not sign in with this provider.
+   */
+  readonly checkUser?: (data: ProviderUserData) => void
 }
 
 /** The unverified `iss` of a compact JWS, `''` when it has none. */

@@ -277,9 +277,10 @@ describe('the id_token grant', () => {
       error_code: 'provider_disabled',
       msg: 'Provider (issuer "https://kauth.kakao.com") is not enabled',
     })
+    // No such custom provider (they are tested in custom-providers.test.ts).
     expect((await grant({ provider: 'custom:acme', id_token: token })).json).toMatchObject({
       error_code: 'validation_failed',
-      msg: 'Custom OAuth providers are disabled',
+      msg: 'Custom provider "custom:acme" not found',
     })
     expect((await grant({ provider: 'myspace', id_token: token })).json).toMatchObject({
       error_code: 'validation_failed',
