@@ -50,6 +50,7 @@ export interface AuthDeps {
   readonly smsLimiter?: EmailSendLimiter
   readonly logger?: Logger
   readonly providerFetch?: FetchLike
+  readonly urlLookup?: HostLookup
   readonly passwordHasher?: PasswordHasher
   readonly metrics?: AuthMetrics
 }
@@ -192,6 +193,10 @@ export declare const ERROR_CODES: readonly [
   'single_identity_not_deletable',
   'manual_linking_disabled',
   'user_sso_managed',
+  'feature_disabled',
+  'custom_provider_not_found',
+  'over_custom_provider_quota',
+  'email_address_not_authorized',
   'database_unavailable',
 ]
 // ErrorCode
@@ -585,6 +590,7 @@ export interface Tables {
   readonly failedAttempts: string
   readonly schemaMigrations: string
   readonly mailQueue: string
+  readonly customOauthProviders: string
 }
 // TokenResponse
 export interface TokenResponse {
@@ -756,6 +762,7 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
       readonly otpMaxAttempts: Field<number>
       readonly manualLinkingEnabled: Field<boolean>
       readonly manualLinkingRequireSiteReferer: Field<boolean>
+      readonly allowPrivateUrls: Field<boolean>
       readonly captcha: Group<{
         readonly enabled: Field<boolean>
         readonly provider: Field<'hcaptcha' | 'turnstile'>
@@ -770,6 +777,11 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
       readonly allowLowAalMs: Field<number>
       readonly singlePerUser: Field<boolean>
       readonly tags: Field<readonly string[]>
+    }>
+    readonly customOauth: Group<{
+      readonly enabled: Field<boolean>
+      readonly maxProviders: Field<number>
+      readonly encryptionKey: Field<string>
     }>
     readonly external: Group<{
       readonly emailEnabled: Field<boolean>
@@ -1086,6 +1098,8 @@ export declare class TemplateSource {
 }
 // (models/json.d.ts)
 export type JsonObject = Record<string, unknown>
+// (security/url-guard.d.ts)
+export type HostLookup = (hostname: string) => Promise<readonly LookupAddress[]>
 // (services/cleanup.d.ts)
 export interface CleanupResult {
   readonly flowStates: number
