@@ -224,6 +224,7 @@ export declare const EXTERNAL_PROVIDERS: readonly [
   'slack_oidc',
   'twitch',
   'twitter',
+  'vercel_marketplace',
   'workos',
   'x',
   'zoom',
@@ -937,6 +938,13 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
         url: Field<string>
       }>
       readonly twitter: Group<{
+        enabled: Field<boolean>
+        clientId: Field<string>
+        secret: Field<string>
+        redirectUri: Field<string>
+        url: Field<string>
+      }>
+      readonly vercel_marketplace: Group<{
         enabled: Field<boolean>
         clientId: Field<string>
         secret: Field<string>

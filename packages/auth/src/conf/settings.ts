@@ -979,6 +979,11 @@ const external = group({
   twitch: provider('twitch'),
   /** `EXTERNAL_TWITTER_*`. */
   twitter: provider('twitter'),
+  /**
+   * `EXTERNAL_VERCEL_MARKETPLACE_*`: Vercel Marketplace (upstream `vercel_marketplace`);
+   * `EXTERNAL_VERCEL_MARKETPLACE_URL` replaces the API host and the issuer.
+   */
+  vercel_marketplace: provider('vercel_marketplace'),
   /** `EXTERNAL_WORKOS_*`. */
   workos: emailAssumedProvider('workos'),
   /** `EXTERNAL_X_*`: X over OAuth 2.0 with PKCE (beside the OAuth 1.0a `twitter`). */

@@ -16,17 +16,19 @@ import type { CustomProviders } from './custom.js'
 import type { IdTokenIssuer } from './id-token.js'
 import type { OAuthProvider } from './oauth-provider.js'
 import { twitter } from './twitter.js'
+import { vercelMarketplace } from './vercel-marketplace.js'
 
 /** The providers with a module of their own; every other one is its preset as it is. */
 const SPECIAL: Partial<Record<ExternalProvider, (ctx: ProviderContext) => OAuthProvider>> = {
   apple,
   azure,
   twitter,
+  vercel_marketplace: vercelMarketplace,
 }
 
 /**
- * Each provider's module: Apple (its client-secret JWT), Azure (its tenants' issuers) and Twitter
- * (OAuth 1.0a) have their own; every other provider is its `@gatehouse/oauth2/providers` preset
+ * Each provider's module: Apple (its client-secret JWT), Azure (its tenants' issuers), Twitter
+ * (OAuth 1.0a) and Vercel Marketplace (its API host beside its issuer) have their own; every other provider is its `@gatehouse/oauth2/providers` preset
  * as it is ({@link presetProvider}).
  */
 export const PROVIDER_MODULES = Object.fromEntries(

@@ -152,6 +152,14 @@ describe('sign-in with external providers', () => {
     ],
     ['kakao', { name: 'Ada', preferred_username: 'Ada', user_name: 'Ada' }],
     ['slack_oidc', { custom_claims: { 'https://slack.com/team_id': 'T0002' } }],
+    [
+      'vercel_marketplace',
+      {
+        name: 'Ada Lovelace',
+        sub: expect.stringMatching(/^global_user_id:gu-\d+$/),
+        provider_id: expect.stringMatching(/^global_user_id:gu-\d+$/),
+      },
+    ],
   ])('%s: maps its profile as upstream does', async (name, expected) => {
     const who = account()
     fake(name).account = who
