@@ -4,7 +4,7 @@ import { GoTrueAdminApi } from '@supabase/auth-js'
 import { getFreePort } from '@gatehouse/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestServer, type TestServer } from '../helpers.js'
-import { authJsClient } from '../support/auth-js.js'
+import { authJsClient, memoryStorage } from '../support/auth-js.js'
 import { Browser } from '../support/browser.js'
 import { FakeProvider, type ProviderDescription } from '../support/fake-provider.js'
 import { startIdTokenIssuer, type TestIdTokenIssuer } from '../support/id-token-issuer.js'
@@ -87,19 +87,10 @@ describe('custom OAuth/OIDC providers', () => {
 
   /** A PKCE auth-js client with its own storage. */
   function pkceClient(): GoTrueClient {
-    const store = new Map<string, string>()
     return authJsClient(server.url, {
       flowType: 'pkce',
       persistSession: true,
-      storage: {
-        getItem: (key: string) => store.get(key) ?? null,
-        setItem: (key: string, value: string) => {
-          store.set(key, value)
-        },
-        removeItem: (key: string) => {
-          store.delete(key)
-        },
-      },
+      storage: memoryStorage(),
     })
   }
 
