@@ -284,6 +284,7 @@ export class CustomProviders implements CustomIdTokenIssuers {
       provider: row.identifier as `custom:${string}`,
       issuer: row.issuer,
       discoveryIssuer: row.issuer,
+      ...(row.discoveryUrl === null ? {} : { discoveryUrl: row.discoveryUrl }),
       clientIds: [row.clientId, ...row.acceptableClientIds],
       skipNonceCheck: row.skipNonceCheck,
       checkUser: (data) => {

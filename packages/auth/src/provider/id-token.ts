@@ -75,6 +75,8 @@ export interface IdTokenIssuer {
    * keys).
    */
   readonly discoveryIssuer: string
+  /** Where the discovery document is, when not at the issuer's well-known locations. */
+  readonly discoveryUrl?: string | undefined
   /** The client ids the token may be issued to (`EXTERNAL_<P>_CLIENT_ID`, comma-separated). */
   readonly clientIds: readonly string[]
   /** Facebook Limited Login's nonce is not checked (upstream `SkipNonceCheck`). */

@@ -123,7 +123,7 @@ export class ProviderRegistry {
    *   fails.
    */
   idTokenClient(issuer: IdTokenIssuer): Promise<Client> {
-    const key = `${issuer.discoveryIssuer} ${issuer.issuer}`
+    const key = `${issuer.discoveryIssuer} ${issuer.issuer} ${issuer.discoveryUrl ?? ''}`
     let client = this.#idTokenClients.get(key)
     if (client === undefined) {
       const fetch = issuer.provider.startsWith('custom:') ? this.#custom?.fetch : this.#fetch
@@ -133,14 +133,16 @@ export class ProviderRegistry {
         connectionOpts: { timeout: 10_000, maxResponseBytes: 512 * 1024 },
         ...(fetch === undefined ? {} : { fetch }),
       }
+      const at = issuer.discoveryUrl === undefined ? {} : { discoveryUrl: issuer.discoveryUrl }
       const id = issuer.clientIds[0] ?? 'unused'
-      client = Client.discover(issuer.discoveryIssuer, id, undefined, options).then((found) =>
-        found.options.metadata?.issuer === issuer.issuer
-          ? found
-          : new Client(id, undefined, {
-              ...options,
-              metadata: { ...found.options.metadata, issuer: issuer.issuer },
-            }),
+      client = Client.discover(issuer.discoveryIssuer, id, undefined, { ...options, ...at }).then(
+        (found) =>
+          found.options.metadata?.issuer === issuer.issuer
+            ? found
+            : new Client(id, undefined, {
+                ...options,
+                metadata: { ...found.options.metadata, issuer: issuer.issuer },
+              }),
       )
       client.catch(() => this.#idTokenClients.delete(key))
       if (this.#idTokenClients.size >= MAX_ID_TOKEN_ISSUERS) {

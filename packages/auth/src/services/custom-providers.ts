@@ -187,26 +187,30 @@ function scopesFor(type: CustomProviderType, scopes: readonly string[]): string[
 
 /**
  * Fetches an OIDC provider's discovery document (through `@gatehouse/oauth2`, 10 s and 512 KiB,
- * on the guarded transport) and checks it names `issuer` and has the endpoints a sign-in needs.
+ * on the guarded transport; at `discoveryUrl` when set, else the issuer's well-known locations) and checks it names `issuer` and has the endpoints a sign-in needs.
  *
  * @throws {@link BadRequestError} `validation_failed` "OIDC discovery from … failed: …" or
  *   "OIDC discovery document is missing required fields: …".
  */
-async function discover(ctx: AppContext, issuer: string): Promise<CachedDiscovery> {
+async function discover(
+  ctx: AppContext,
+  issuer: string,
+  discoveryUrl: string | null,
+): Promise<CachedDiscovery> {
   const fetch = ctx.customProviders?.fetch
+  const at = discoveryUrl ?? `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`
   let metadata
   try {
     const client = await Client.discover(issuer, 'discovery', undefined, {
       clock: ctx.clock,
       connectionOpts: { timeout: 10_000, maxResponseBytes: 512 * 1024 },
+      ...(discoveryUrl === null ? {} : { discoveryUrl }),
       ...(fetch === undefined ? {} : { fetch }),
     })
     metadata = client.options.metadata
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error)
-    throw invalid(
-      `OIDC discovery from ${JSON.stringify(`${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`)} failed: ${reason}`,
-    )
+    throw invalid(`OIDC discovery from ${JSON.stringify(at)} failed: ${reason}`)
   }
   const m = metadata ?? { issuer: '' }
   const missing = (
@@ -339,7 +343,13 @@ export async function createProvider(
     issuer: oidc ? params.issuer : null,
     discoveryUrl: oidc && params.discoveryUrl !== '' ? (params.discoveryUrl ?? null) : null,
     skipNonceCheck: oidc ? (params.skipNonceCheck ?? false) : false,
-    cachedDiscovery: oidc ? await discover(ctx, params.issuer) : null,
+    cachedDiscovery: oidc
+      ? await discover(
+          ctx,
+          params.issuer,
+          params.discoveryUrl === '' ? null : (params.discoveryUrl ?? null),
+        )
+      : null,
     authorizationUrl: oidc ? null : params.authorizationUrl,
     tokenUrl: oidc ? null : params.tokenUrl,
     userinfoUrl: oidc ? null : params.userinfoUrl,
@@ -390,6 +400,7 @@ export async function updateProvider(
     throw invalid('client_id must be at most 512 characters')
   }
   const issuer = oidc ? (given(params.issuer) ?? existing.issuer) : null
+  const discoveryUrl = oidc ? (given(params.discoveryUrl) ?? existing.discoveryUrl) : null
   const rediscover =
     oidc && (given(params.issuer) !== undefined || params.discoveryUrl !== undefined)
   const updated: CustomProvider = {
@@ -412,10 +423,12 @@ export async function updateProvider(
     allowedEmailDomains:
       params.allowedEmailDomains?.map((d) => d.toLowerCase()) ?? existing.allowedEmailDomains,
     issuer,
-    discoveryUrl: oidc ? (given(params.discoveryUrl) ?? existing.discoveryUrl) : null,
+    discoveryUrl,
     skipNonceCheck: oidc ? (params.skipNonceCheck ?? existing.skipNonceCheck) : false,
     cachedDiscovery:
-      rediscover && issuer !== null ? await discover(ctx, issuer) : existing.cachedDiscovery,
+      rediscover && issuer !== null
+        ? await discover(ctx, issuer, discoveryUrl)
+        : existing.cachedDiscovery,
     authorizationUrl: oidc ? null : (given(params.authorizationUrl) ?? existing.authorizationUrl),
     tokenUrl: oidc ? null : (given(params.tokenUrl) ?? existing.tokenUrl),
     userinfoUrl: oidc ? null : (given(params.userinfoUrl) ?? existing.userinfoUrl),

@@ -232,8 +232,12 @@ describe('custom OAuth/OIDC providers', () => {
       client_id: 'custom-ios',
       client_secret: 'unused-secret',
       issuer: native.issuer,
+      discovery_url: `${native.issuer}/.well-known/openid-configuration`,
     })
     expect(issuer.error).toBeNull()
+    expect(issuer.data).toMatchObject({
+      discovery_url: `${native.issuer}/.well-known/openid-configuration`,
+    })
     const who = {
       sub: 'native-1',
       email: 'native@corp.example',
@@ -366,6 +370,24 @@ describe('custom OAuth/OIDC providers', () => {
       expect(res.statusCode, msg).toBe(400)
       expect(res.json(), msg).toMatchObject({ error_code: code, msg })
     }
+    // An OIDC provider is discovered when created: at discovery_url when given.
+    const oidcBody = {
+      provider_type: 'oidc',
+      identifier: 'custom:elsewhere',
+      name: 'Elsewhere',
+      client_id: 'id',
+      client_secret: 'secret',
+      issuer: oidc.issuer,
+    }
+    const missing = await create({ ...oidcBody, discovery_url: `${oidc.issuer}/nope.json` })
+    expect(missing.statusCode).toBe(400)
+    expect(missing.json().msg).toMatch(
+      new RegExp(`^OIDC discovery from "${oidc.issuer}/nope\\.json" failed: `),
+    )
+    const wrongIssuer = await create({ ...oidcBody, issuer: `${oidc.issuer}/other` })
+    expect(wrongIssuer.json().msg).toMatch(
+      /^OIDC discovery from ".*\/other\/\.well-known\/openid-configuration" failed: /,
+    )
     // Three exist; the fourth is the last one allowed.
     expect((await create(base)).statusCode).toBe(201)
     const over = await create({ ...base, identifier: 'custom:fifth' })
