@@ -70,7 +70,9 @@ export const SETTINGS_DOCS: readonly SettingsDoc[] = [
         'security.otpMaxAttempts',
         'security.manualLinkingEnabled',
         'security.manualLinkingRequireSiteReferer',
+        'security.allowPrivateUrls',
       ],
+      'custom-providers': ['customOauth'],
       'sign-in': [
         'external.emailEnabled',
         'external.phoneEnabled',

@@ -50,6 +50,7 @@ export interface AuthDeps {
   readonly smsLimiter?: EmailSendLimiter
   readonly logger?: Logger
   readonly providerFetch?: FetchLike
+  readonly urlLookup?: HostLookup
   readonly passwordHasher?: PasswordHasher
   readonly metrics?: AuthMetrics
 }
@@ -192,8 +193,10 @@ export declare const ERROR_CODES: readonly [
   'single_identity_not_deletable',
   'manual_linking_disabled',
   'user_sso_managed',
-  'web3_provider_disabled',
-  'web3_unsupported_chain',
+  'feature_disabled',
+  'custom_provider_not_found',
+  'over_custom_provider_quota',
+  'email_address_not_authorized',
   'database_unavailable',
 ]
 // ErrorCode
@@ -221,6 +224,7 @@ export declare const EXTERNAL_PROVIDERS: readonly [
   'slack_oidc',
   'twitch',
   'twitter',
+  'vercel_marketplace',
   'workos',
   'x',
   'zoom',
@@ -319,7 +323,6 @@ export type LimitedOperation =
   | 'token_refresh'
   | 'user'
   | 'verify'
-  | 'web3'
 // Limiter
 export interface Limiter {
   allow(operation: LimitedOperation, key: string, now: number): Promise<LimitDecision>
@@ -376,7 +379,6 @@ export interface MailMessage {
   readonly factorType?: string
   readonly userAgent?: string
   readonly ip?: string
-  readonly acceptLanguage?: string
 }
 // MfaSettings
 export type MfaSettings = Settings['mfa']
@@ -502,7 +504,6 @@ export interface RenderedMail {
   readonly from: string
   readonly to: string
   readonly subject: string
-  readonly language: string
   readonly html: string
   readonly text: string
 }
@@ -590,6 +591,7 @@ export interface Tables {
   readonly failedAttempts: string
   readonly schemaMigrations: string
   readonly mailQueue: string
+  readonly customOauthProviders: string
 }
 // TokenResponse
 export interface TokenResponse {
@@ -701,7 +703,6 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
     readonly log: Group<{
       readonly level: Field<'debug' | 'error' | 'fatal' | 'info' | 'panic' | 'trace' | 'warn'>
       readonly file: Field<string>
-      readonly auditDisablePostgres: Field<boolean>
     }>
     readonly telemetry: Group<{
       readonly tracingEnabled: Field<boolean>
@@ -762,6 +763,7 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
       readonly otpMaxAttempts: Field<number>
       readonly manualLinkingEnabled: Field<boolean>
       readonly manualLinkingRequireSiteReferer: Field<boolean>
+      readonly allowPrivateUrls: Field<boolean>
       readonly captcha: Group<{
         readonly enabled: Field<boolean>
         readonly provider: Field<'hcaptcha' | 'turnstile'>
@@ -776,6 +778,11 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
       readonly allowLowAalMs: Field<number>
       readonly singlePerUser: Field<boolean>
       readonly tags: Field<readonly string[]>
+    }>
+    readonly customOauth: Group<{
+      readonly enabled: Field<boolean>
+      readonly maxProviders: Field<number>
+      readonly encryptionKey: Field<string>
     }>
     readonly external: Group<{
       readonly emailEnabled: Field<boolean>
@@ -937,6 +944,13 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
         redirectUri: Field<string>
         url: Field<string>
       }>
+      readonly vercel_marketplace: Group<{
+        enabled: Field<boolean>
+        clientId: Field<string>
+        secret: Field<string>
+        redirectUri: Field<string>
+        url: Field<string>
+      }>
       readonly workos: Group<{
         readonly trustEmail: Field<boolean>
         readonly enabled: Field<boolean>
@@ -959,14 +973,6 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
         redirectUri: Field<string>
         url: Field<string>
       }>
-      readonly web3Ethereum: Group<{
-        readonly enabled: Field<boolean>
-        readonly maximumValidityDurationMs: Field<number>
-      }>
-      readonly web3Solana: Group<{
-        readonly enabled: Field<boolean>
-        readonly maximumValidityDurationMs: Field<number>
-      }>
     }>
     readonly mailer: Group<{
       readonly autoconfirm: Field<boolean>
@@ -982,8 +988,6 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
       }>
       readonly subjects: Group<Record<MailKind, Field<string>>>
       readonly templates: Group<Record<MailKind, Field<string>>>
-      readonly localeSubjects: Group<Record<MailKind, Field<Readonly<Record<string, string>>>>>
-      readonly localeTemplates: Group<Record<MailKind, Field<Readonly<Record<string, string>>>>>
       readonly notifications: Group<Record<NotificationSwitch, Field<boolean>>>
       readonly maxFrequencyMs: Field<number>
       readonly queuePollIntervalMs: Field<number>
@@ -1003,7 +1007,6 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
       readonly verify: Field<number>
       readonly otp: Field<number>
       readonly sso: Field<number>
-      readonly web3: Field<number>
       readonly anonymousUsers: Field<number>
       readonly backend: Field<'memory' | 'ratelimit'>
       readonly serviceAddress: Field<string>
@@ -1024,7 +1027,6 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
       readonly otpLength: Field<number>
       readonly maxFrequencyMs: Field<number>
       readonly template: Field<string>
-      readonly localeTemplates: Field<Readonly<Record<string, string>>>
       readonly testOtpValidUntil: Field<number | null>
       readonly testOtp: Field<Readonly<Record<string, string>>>
       readonly twilio: Group<{
@@ -1088,7 +1090,6 @@ export type NotificationSwitch =
 // (mailer/template-source.d.ts)
 export interface TemplateSourceOptions {
   readonly urls: Readonly<Record<MailKind, string>>
-  readonly localeUrls?: Readonly<Record<MailKind, Readonly<Record<string, string>>>>
   readonly siteUrl: string
   readonly clock: Clock
   readonly cacheTtlMs?: number
@@ -1101,11 +1102,12 @@ export interface TemplateSourceOptions {
 export declare class TemplateSource {
   #private
   constructor(options: TemplateSourceOptions)
-  url(kind: MailKind, locale?: string): string
-  get(kind: MailKind, locale?: string): Promise<string>
+  get(kind: MailKind): Promise<string>
 }
 // (models/json.d.ts)
 export type JsonObject = Record<string, unknown>
+// (security/url-guard.d.ts)
+export type HostLookup = (hostname: string) => Promise<readonly LookupAddress[]>
 // (services/cleanup.d.ts)
 export interface CleanupResult {
   readonly flowStates: number

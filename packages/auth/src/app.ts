@@ -29,6 +29,9 @@ import { TokenBucketLimiter } from './limiter/token-bucket.js'
 import { NoopMailer, type Mailer } from './mailer/mailer.js'
 import { SmtpMailer } from './mailer/smtp.js'
 import { ProviderRegistry } from './provider/registry.js'
+import { CustomProviders } from './provider/custom.js'
+import { SecretBox } from './crypto/secret-box.js'
+import { guardedFetch, type HostLookup } from './security/url-guard.js'
 import { sendNotification } from './services/shared/notifications.js'
 import { CleanupJob, type CleanupResult } from './services/cleanup.js'
 import { mailJobHandlers } from './services/shared/mail-jobs.js'
@@ -102,6 +105,12 @@ export interface AuthDeps {
    * @default `@gatehouse/oauth2`'s transport (undici)
    */
   readonly providerFetch?: FetchLike
+  /**
+   * The resolver of the SSRF guard of URLs an administrator registers (custom providers), at
+   * registration and at connect time.
+   * @default the system's (`dns.lookup`)
+   */
+  readonly urlLookup?: HostLookup
   /** @default {@link passwordHasherFor} the settings (bcrypt, bounded) */
   readonly passwordHasher?: PasswordHasher
   /**
@@ -378,6 +387,23 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
         postgres: !settings.log.auditDisablePostgres,
         logger: deps.logger,
       })
+      const guard = {
+        allowPrivate: settings.security.allowPrivateUrls,
+        ...(deps.urlLookup === undefined ? {} : { lookup: deps.urlLookup }),
+      }
+      const boxSecret = settings.customOauth.encryptionKey || settings.jwt.secret
+      const customProviders = new CustomProviders({
+        settings,
+        db,
+        clock,
+        box:
+          boxSecret === ''
+            ? undefined
+            : new SecretBox(boxSecret, 'custom_oauth_providers.client_secret', random),
+        // Private addresses allowed: the providers' own transport (tests give theirs).
+        fetch: guard.allowPrivate ? deps.providerFetch : guardedFetch(guard),
+        guard,
+      })
       started = {
         db: traced,
         freshDatabase: migrations[0] !== undefined && applied.includes(migrations[0].version),
@@ -420,7 +446,9 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
           emailLimiter: limiters.emailLimiter,
           smsLimiter: limiters.smsLimiter,
           passwordBackoff,
-          providers: new ProviderRegistry(settings, clock, deps.providerFetch),
+          providers: new ProviderRegistry(settings, clock, deps.providerFetch, customProviders),
+          customIdTokenIssuers: customProviders,
+          customProviders,
           metrics,
           mailQueue,
           pwnedPasswords:

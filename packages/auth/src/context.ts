@@ -1,3 +1,4 @@
+import type { CustomProviders } from './provider/custom.js'
 import type { CustomIdTokenIssuers } from './provider/id-token.js'
 import type { Clock } from './clock.js'
 import type { Settings } from './conf/settings.js'
@@ -48,6 +49,8 @@ export interface AppContext {
    * plugs in here); without it they are answered "Custom OAuth providers are disabled".
    */
   readonly customIdTokenIssuers?: CustomIdTokenIssuers | undefined
+  /** The custom OAuth/OIDC providers (`custom:<name>`): their transport, guard and secret box. */
+  readonly customProviders?: CustomProviders | undefined
   /** The server-wide budget of SMS messages sent (`RATE_LIMIT_SMS_SENT`). */
   readonly smsLimiter: EmailSendLimiter
   /** The counters (`METRICS_ENABLED`); does nothing when metrics are off. */

@@ -79,6 +79,10 @@ export const ERROR_CODES = [
   'user_sso_managed',
   'web3_provider_disabled',
   'web3_unsupported_chain',
+  'feature_disabled',
+  'custom_provider_not_found',
+  'over_custom_provider_quota',
+  'email_address_not_authorized',
   // Ours: GoTrue answers a database outage with 500 `unexpected_failure`.
   'database_unavailable',
 ] as const

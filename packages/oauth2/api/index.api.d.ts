@@ -312,6 +312,7 @@ export interface ClientOptions {
   readonly requireSignedRequestObject?: boolean | undefined
   readonly dpop?: true | DPoPOptions | undefined
   readonly metadata?: AuthorizationServerMetadata | undefined
+  readonly discoveryUrl?: string | undefined
   readonly accessTokenClass?: typeof AccessToken | undefined
   readonly clock?: Clock | undefined
 }

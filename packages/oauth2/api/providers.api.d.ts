@@ -95,6 +95,7 @@ export type ProviderName =
   | 'spotify'
   | 'twitch'
   | 'twitter'
+  | 'vercel_marketplace'
   | 'workos'
   | 'x'
   | 'zoom'
@@ -166,6 +167,8 @@ export declare const spotify: ProviderPreset
 export declare const twitch: ProviderPreset
 // twitter
 export declare const twitter: ProviderPreset
+// vercel_marketplace
+export declare const vercel_marketplace: ProviderPreset
 // workos
 export declare const workos: ProviderPreset
 // x
@@ -323,6 +326,7 @@ export interface ClientOptions {
   readonly requireSignedRequestObject?: boolean | undefined
   readonly dpop?: true | DPoPOptions | undefined
   readonly metadata?: AuthorizationServerMetadata | undefined
+  readonly discoveryUrl?: string | undefined
   readonly accessTokenClass?: typeof AccessToken | undefined
   readonly clock?: Clock | undefined
 }

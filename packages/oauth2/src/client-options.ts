@@ -135,6 +135,12 @@ export interface ClientOptions {
   readonly dpop?: true | DPoPOptions | undefined
   /** Metadata of the authorization server (set by {@link Client.discover}); used for OIDC. */
   readonly metadata?: AuthorizationServerMetadata | undefined
+  /**
+   * Where {@link Client.discover} reads the metadata instead of the issuer's well-known locations
+   * (a provider that publishes it elsewhere): https, or http on a loopback host. The document
+   * must still name the issuer given to `discover`.
+   */
+  readonly discoveryUrl?: string | undefined
   /** The class of tokens built by `getToken`. @default AccessToken */
   readonly accessTokenClass?: typeof AccessToken | undefined
   /** Time source for token expiry and assertions (epoch ms). @default Date */
@@ -223,6 +229,7 @@ const CLIENT_OPTION_KEYS = optionKeys<ClientOptions>({
   requireSignedRequestObject: true,
   dpop: true,
   metadata: true,
+  discoveryUrl: true,
   accessTokenClass: true,
   clock: true,
 })

@@ -34,6 +34,7 @@ import {
   checkIssuer,
   discoveredOptions,
   fetchMetadata,
+  isSecureUrl,
   type AuthorizationServerMetadata,
 } from './oidc/metadata.js'
 import { SentNonces } from './oidc/sent-nonces.js'
@@ -318,7 +319,8 @@ export class Client<RaiseErrors extends boolean = true> {
    *   `issuer` exactly, and be https (http only on a loopback host, for development).
    * @param clientId The client identifier.
    * @param clientSecret The client secret, if any.
-   * @param options Other client options (endpoint options are overridden by the metadata).
+   * @param options Other client options (endpoint options are overridden by the metadata);
+   *   `discoveryUrl` reads the document there instead of at the issuer's well-known locations.
    * @param buildConnection The connection builder callback.
    * @throws {OAuth2Error} `invalid_metadata` when no document is found (documents are read only at
    *   the discovery URLs, never through a redirect), it is not a JSON object, its `issuer` differs,
@@ -338,10 +340,17 @@ export class Client<RaiseErrors extends boolean = true> {
     buildConnection?: (connection: ConnectionBuilder) => void,
   ): Promise<Client<RaiseErrors>> {
     checkIssuer(issuer)
+    const at = options.discoveryUrl
+    if (at !== undefined && !(URL.canParse(at) && isSecureUrl(at))) {
+      throw invalidValue(
+        'discoveryUrl',
+        `must be an https URL; http only on a loopback host (got '${at}')`,
+      )
+    }
     const probe = new this(clientId, clientSecret, { ...options, site: issuer }, buildConnection)
     let metadata: AuthorizationServerMetadata
     try {
-      metadata = await fetchMetadata(probe, issuer)
+      metadata = await fetchMetadata(probe, issuer, at === undefined ? undefined : [at])
     } finally {
       await probe.close()
     }

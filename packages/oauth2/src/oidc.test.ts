@@ -150,6 +150,30 @@ describe('OpenID Connect', () => {
     expect(client.tokenUrl()).toBe(`${issuer}/t`)
   })
 
+  it('reads the metadata at discoveryUrl only, when given, and still requires its issuer', async () => {
+    server.on('GET', '/config/discovery.json', { body: metadata() })
+    const client = await Client.discover(issuer, 'c', undefined, {
+      discoveryUrl: `${server.url}/config/discovery.json`,
+    })
+    expect(client.tokenUrl()).toBe(`${issuer}/token`)
+    expect(client.options.metadata?.jwks_uri).toBe(`${issuer}/jwks`)
+    // Not found there: the well-known location is not read instead (the fake server fails on
+    // any request it does not expect).
+    server.on('GET', '/missing.json', { status: 404 })
+    await expect(
+      Client.discover(issuer, 'c', undefined, { discoveryUrl: `${server.url}/missing.json` }),
+    ).rejects.toThrow(/no discovery document/)
+    server.on('GET', '/config/other.json', {
+      body: { ...metadata(), issuer: 'https://evil.example' },
+    })
+    await expect(
+      Client.discover(issuer, 'c', undefined, { discoveryUrl: `${server.url}/config/other.json` }),
+    ).rejects.toMatchObject({ code: 'invalid_metadata' })
+    await expect(
+      Client.discover(issuer, 'c', undefined, { discoveryUrl: 'http://idp.example/d.json' }),
+    ).rejects.toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }))
+  })
+
   it('refuses metadata for another issuer, non-JSON metadata, and no metadata at all', async () => {
     server.on('GET', '/.well-known/openid-configuration', {
       body: { issuer: 'https://evil.example' },

@@ -22,6 +22,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginCallback } from 'fastify'
 import type { AppContext } from '../context.js'
 import { adminRoutes } from './routes/admin.js'
+import { customProviderRoutes } from './routes/custom-providers.js'
 import { externalRoutes } from './routes/external.js'
 import { adminFactorRoutes, factorRoutes } from './routes/factors.js'
 import { healthRoutes } from './routes/health.js'
@@ -58,6 +59,7 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
   logoutRoutes,
   inviteRoutes,
   adminRoutes,
+  customProviderRoutes,
   factorRoutes,
   adminFactorRoutes,
   externalRoutes,

@@ -53,6 +53,7 @@ describe('loadSettings', () => {
       manualLinkingEnabled: false,
       manualLinkingRequireSiteReferer: true,
       otpMaxAttempts: 5,
+      allowPrivateUrls: false,
       captcha: {
         enabled: false,
         provider: 'hcaptcha',
@@ -61,6 +62,7 @@ describe('loadSettings', () => {
         verifyUrl: 'https://hcaptcha.com/siteverify',
       },
     })
+    expect(s.customOauth).toEqual({ enabled: true, maxProviders: 0, encryptionKey: '' })
     expect(s.external).toMatchObject({
       emailEnabled: true,
       phoneEnabled: false,

@@ -745,8 +745,39 @@ const security = group({
     default: 'true',
     help: "An identity link must be opened from a page of the site; turn off for native apps. The link's first navigation (`/authorize?link_ticket=…`) must carry a `Referer` allowed as a `redirect_to` is; a native app opens the link in a system browser, without one.",
   }),
+  /**
+   * `SECURITY_ALLOW_PRIVATE_URLS`: URLs an administrator registers (custom providers' issuers
+   * and endpoints) may resolve to loopback, link-local and private addresses, and use `http` to
+   * a loopback host. For tests and closed networks. @default false
+   */
+  allowPrivateUrls: bool('SECURITY_ALLOW_PRIVATE_URLS', {
+    help: 'URLs an administrator registers (custom OAuth/OIDC providers) may resolve to loopback, link-local, private, unique-local or CGNAT addresses, and use `http` to a loopback host. Off: they must be `https` and every address they resolve to public, checked at registration and again at each connection. For tests and closed networks.',
+  }),
   /** `SECURITY_CAPTCHA_*`: captcha protection of sign-up and sign-in (upstream `security`). */
   captcha,
+})
+
+/** `CUSTOM_OAUTH_*`: OAuth 2.0 and OIDC providers added at run time (upstream `CustomOAuth`). */
+const customOauth = group({
+  /** `CUSTOM_OAUTH_ENABLED`: the admin API and sign-in with `custom:<name>`. @default true */
+  enabled: bool('CUSTOM_OAUTH_ENABLED', {
+    default: 'true',
+    help: 'Custom OAuth/OIDC providers: `/admin/custom-providers` and sign-in with `custom:<name>` ([Custom providers](#custom-oauth-and-oidc-providers)).',
+  }),
+  /** `CUSTOM_OAUTH_MAX_PROVIDERS`: most custom providers; `0`: no limit. @default 0 */
+  maxProviders: integer('CUSTOM_OAUTH_MAX_PROVIDERS', {
+    default: '0',
+    min: 0,
+    help: 'Most custom providers that may exist; `0`: no limit. One more is refused with `over_custom_provider_quota`.',
+  }),
+  /**
+   * `CUSTOM_OAUTH_ENCRYPTION_KEY`: the secret the key encrypting client secrets (AES-256-GCM)
+   * is derived from; empty: `JWT_SECRET`. @default ''
+   */
+  encryptionKey: text('CUSTOM_OAUTH_ENCRYPTION_KEY', {
+    secret: true,
+    help: "Secret the AES-256-GCM key that encrypts custom providers' client secrets is derived from (HKDF-SHA-256); empty: `JWT_SECRET`. Changing it makes stored client secrets unreadable.",
+  }),
 })
 
 /**
@@ -983,6 +1014,11 @@ const external = group({
   twitch: provider('twitch'),
   /** `EXTERNAL_TWITTER_*`. */
   twitter: provider('twitter'),
+  /**
+   * `EXTERNAL_VERCEL_MARKETPLACE_*`: Vercel Marketplace (upstream `vercel_marketplace`);
+   * `EXTERNAL_VERCEL_MARKETPLACE_URL` replaces the API host and the issuer.
+   */
+  vercel_marketplace: provider('vercel_marketplace'),
   /** `EXTERNAL_WORKOS_*`. */
   workos: emailAssumedProvider('workos'),
   /** `EXTERNAL_X_*`: X over OAuth 2.0 with PKCE (beside the OAuth 1.0a `twitter`). */
@@ -1686,6 +1722,8 @@ export const settingsTable = defineSettings(
     security,
     /** Session lifetime and count: `SESSIONS_*`. */
     sessions,
+    /** Custom OAuth/OIDC providers: `CUSTOM_OAUTH_*`. */
+    customOauth,
     /** Sign-in methods and external OAuth providers: `EXTERNAL_*`. */
     external,
     /** Mail contents and pace: `MAILER_*`, `SMTP_MAX_FREQUENCY`. */

@@ -132,7 +132,7 @@ function userApi(client: Client, accessToken: string): UserApi {
 
 /** How an OAuth 2.0 provider differs from the others. */
 export interface OAuth2Description {
-  readonly name: ExternalProvider
+  readonly name: ExternalProvider | `custom:${string}`
   /** The client (its endpoints), or a function discovering it. */
   readonly client: Client | (() => Promise<Client>)
   /** Scopes always asked for (upstream's defaults). */
@@ -156,7 +156,7 @@ export interface OAuth2Description {
 
 /** An OAuth 2.0 provider (all but Twitter) from its {@link OAuth2Description}. */
 export class OAuth2Provider implements OAuthProvider {
-  readonly name: ExternalProvider
+  readonly name: ExternalProvider | `custom:${string}`
   readonly pkce: boolean
   readonly #description: OAuth2Description
 

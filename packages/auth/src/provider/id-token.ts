@@ -8,6 +8,7 @@
  * @see https://github.com/supabase/auth/blob/master/internal/api/provider/oidc.go
  * @module
  */
+import { PROVIDER_PRESETS } from '@gatehouse/oauth2/providers'
 import { decodeJwt } from 'jose'
 import type { Settings } from '../conf/settings.js'
 import { BadRequestError } from '../errors.js'
@@ -28,6 +29,7 @@ const DEFAULT_ISSUERS: Readonly<Partial<Record<ExternalProvider, string>>> = {
   facebook: 'https://www.facebook.com',
   snapchat: 'https://accounts.snapchat.com/accounts/oauth2/token',
   kakao: 'https://kauth.kakao.com',
+  vercel_marketplace: 'https://marketplace.vercel.com',
 }
 
 /** Azure issuers: a tenant's, under one of Microsoft's two hosts (upstream `IsAzureIssuer`). */
@@ -73,10 +75,18 @@ export interface IdTokenIssuer {
    * keys).
    */
   readonly discoveryIssuer: string
+  /** Where the discovery document is, when not at the issuer's well-known locations. */
+  readonly discoveryUrl?: string | undefined
   /** The client ids the token may be issued to (`EXTERNAL_<P>_CLIENT_ID`, comma-separated). */
   readonly clientIds: readonly string[]
   /** Facebook Limited Login's nonce is not checked (upstream `SkipNonceCheck`). */
   readonly skipNonceCheck: boolean
+  /**
+   * Refuses the user the token names (a custom provider's allowed email domains).
+   *
+   * @throws {@link BadRequestError} When the user may not sign in with this provider.
+   */
+  readonly checkUser?: (data: ProviderUserData) => void
 }
 
 /** The unverified `iss` of a compact JWS, `''` when it has none. */
@@ -101,7 +111,7 @@ function trimmed(url: string): string {
  * The provider of an `id_token` grant, by `provider` or `issuer` as upstream decides it: Apple
  * and Azure by the issuer found in the token (Apple's two issuers; a tenant issuer under
  * `login.microsoftonline.com` or `sts.windows.net`, or under `EXTERNAL_AZURE_URL`'s origin when
- * set), Google, Facebook, Kakao and Snapchat by their fixed issuers (or `EXTERNAL_<P>_URL`), Keycloak by
+ * set), Google, Facebook, Kakao, Snapchat and Vercel Marketplace by their fixed issuers (or `EXTERNAL_<P>_URL`), Keycloak by
  * its realm URL. `custom:<name>` providers answer that custom providers are disabled, other
  * issuers that they are not allowed.
  *
@@ -128,7 +138,7 @@ export function idTokenIssuerOf(settings: Settings, request: IdTokenRequest): Id
     name = 'keycloak'
     issuer = custom(external.keycloak.url) ?? ''
   } else {
-    const fixed = (['google', 'facebook', 'snapchat', 'kakao'] as const).find(
+    const fixed = (['google', 'facebook', 'snapchat', 'kakao', 'vercel_marketplace'] as const).find(
       (p) =>
         provider === p ||
         (provider === '' &&
@@ -222,6 +232,31 @@ function isAzureIssuer(issuer: string, configuredUrl: string): boolean {
   return AZURE_ISSUER.test(issuer)
 }
 
+/**
+ * Vercel Marketplace's user, by its preset's mapping (upstream `parseVercelMarketplaceIDToken`):
+ * `global_user_id:<id>`, `user_email` (verified), `user_name`, `user_avatar_url`.
+ */
+function vercelUserData(claims: JsonObject): ProviderUserData {
+  const preset = PROVIDER_PRESETS.vercel_marketplace
+  const profile = preset.profile({
+    endpoints: preset.endpoints(),
+    responses: {},
+    tokenResponse: {},
+    callback: {},
+    idToken: claims,
+  })
+  return {
+    id: profile.sub,
+    emails: profile.emails.map(({ email, primary }) => ({ email, verified: true, primary })),
+    claims: profileClaims({
+      iss: profile.iss,
+      id: profile.sub,
+      name: profile.name,
+      avatar: profile.picture ?? '',
+    }),
+  }
+}
+
 /** A string claim, `undefined` when absent or not a string. */
 function text(claims: JsonObject, key: string): string | undefined {
   const value = claims[key]
@@ -243,6 +278,7 @@ export function idTokenUserData(
   provider: IdTokenProviderName,
   claims: JsonObject,
 ): ProviderUserData {
+  if (provider === 'vercel_marketplace') return vercelUserData(claims)
   const sub = text(claims, 'sub') ?? ''
   const email = text(claims, 'email')
   const verified =

@@ -31,6 +31,7 @@ export const EXTERNAL_PROVIDERS = [
   'slack_oidc',
   'twitch',
   'twitter',
+  'vercel_marketplace',
   'workos',
   'x',
   'zoom',

@@ -70,8 +70,8 @@ export interface AuthorizeRequest {
  * `provider/registry.ts`.
  */
 export interface OAuthProvider {
-  /** Identifier, such as `github`. */
-  readonly name: ExternalProvider
+  /** Identifier, such as `github`, or a custom provider's `custom:<name>`. */
+  readonly name: ExternalProvider | `custom:${string}`
   /**
    * Whether the provider supports PKCE (RFC 7636, S256): its authorization request then carries
    * `code_challenge` and its token request `code_verifier` (upstream sends PKCE to X only).

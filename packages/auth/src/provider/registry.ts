@@ -12,20 +12,23 @@ import { BadRequestError } from '../errors.js'
 import { apple } from './apple.js'
 import { azure } from './azure.js'
 import { presetProvider, type ProviderContext } from './base.js'
+import type { CustomProviders } from './custom.js'
 import type { IdTokenIssuer } from './id-token.js'
 import type { OAuthProvider } from './oauth-provider.js'
 import { twitter } from './twitter.js'
+import { vercelMarketplace } from './vercel-marketplace.js'
 
 /** The providers with a module of their own; every other one is its preset as it is. */
 const SPECIAL: Partial<Record<ExternalProvider, (ctx: ProviderContext) => OAuthProvider>> = {
   apple,
   azure,
   twitter,
+  vercel_marketplace: vercelMarketplace,
 }
 
 /**
- * Each provider's module: Apple (its client-secret JWT), Azure (its tenants' issuers) and Twitter
- * (OAuth 1.0a) have their own; every other provider is its `@gatehouse/oauth2/providers` preset
+ * Each provider's module: Apple (its client-secret JWT), Azure (its tenants' issuers), Twitter
+ * (OAuth 1.0a) and Vercel Marketplace (its API host beside its issuer) have their own; every other provider is its `@gatehouse/oauth2/providers` preset
  * as it is ({@link presetProvider}).
  */
 export const PROVIDER_MODULES = Object.fromEntries(
@@ -40,17 +43,39 @@ export class ProviderRegistry {
   readonly #settings: Settings
   readonly #clock: Clock
   readonly #fetch: FetchLike | undefined
+  readonly #custom: CustomProviders | undefined
   readonly #built = new Map<ExternalProvider, OAuthProvider>()
   /** The `id_token` grant's clients, by issuer (insertion order: the oldest is dropped first). */
   readonly #idTokenClients = new Map<string, Promise<Client>>()
 
   /**
    * @param fetch A `fetch` for every provider call instead of the library's default transport.
+   * @param custom The custom providers (`custom:<name>`).
    */
-  constructor(settings: Settings, clock: Clock, fetch?: FetchLike) {
+  constructor(settings: Settings, clock: Clock, fetch?: FetchLike, custom?: CustomProviders) {
     this.#settings = settings
     this.#clock = clock
     this.#fetch = fetch
+    this.#custom = custom
+  }
+
+  /**
+   * The enabled provider called `name`: a built-in one ({@link ProviderRegistry.get}) or a
+   * custom one (`custom:<name>`, looked up in the database).
+   *
+   * @throws {@link BadRequestError} `validation_failed` "Unsupported provider: …".
+   */
+  async resolve(name: string): Promise<OAuthProvider> {
+    if (name.toLowerCase().startsWith('custom:')) {
+      if (this.#custom === undefined) {
+        throw new BadRequestError(
+          'validation_failed',
+          'Unsupported provider: custom OAuth providers are disabled',
+        )
+      }
+      return this.#custom.provider(name.toLowerCase())
+    }
+    return this.get(name)
   }
 
   /**
@@ -98,23 +123,26 @@ export class ProviderRegistry {
    *   fails.
    */
   idTokenClient(issuer: IdTokenIssuer): Promise<Client> {
-    const key = `${issuer.discoveryIssuer} ${issuer.issuer}`
+    const key = `${issuer.discoveryIssuer} ${issuer.issuer} ${issuer.discoveryUrl ?? ''}`
     let client = this.#idTokenClients.get(key)
     if (client === undefined) {
+      const fetch = issuer.provider.startsWith('custom:') ? this.#custom?.fetch : this.#fetch
       const options = {
         clock: this.#clock,
         // Bounded: 10 s per request, 512 KiB per discovery document or JWKS.
         connectionOpts: { timeout: 10_000, maxResponseBytes: 512 * 1024 },
-        ...(this.#fetch === undefined ? {} : { fetch: this.#fetch }),
+        ...(fetch === undefined ? {} : { fetch }),
       }
+      const at = issuer.discoveryUrl === undefined ? {} : { discoveryUrl: issuer.discoveryUrl }
       const id = issuer.clientIds[0] ?? 'unused'
-      client = Client.discover(issuer.discoveryIssuer, id, undefined, options).then((found) =>
-        found.options.metadata?.issuer === issuer.issuer
-          ? found
-          : new Client(id, undefined, {
-              ...options,
-              metadata: { ...found.options.metadata, issuer: issuer.issuer },
-            }),
+      client = Client.discover(issuer.discoveryIssuer, id, undefined, { ...options, ...at }).then(
+        (found) =>
+          found.options.metadata?.issuer === issuer.issuer
+            ? found
+            : new Client(id, undefined, {
+                ...options,
+                metadata: { ...found.options.metadata, issuer: issuer.issuer },
+              }),
       )
       client.catch(() => this.#idTokenClients.delete(key))
       if (this.#idTokenClients.size >= MAX_ID_TOKEN_ISSUERS) {

@@ -177,7 +177,7 @@ export async function startExternalSignIn(
   params: ExternalAuthorizeParams,
   browser: AuthorizingBrowser,
 ): Promise<StartedSignIn> {
-  const provider = ctx.providers.get(params.provider)
+  const provider = await ctx.providers.resolve(params.provider)
   const challenge = parsePkceChallenge(params.codeChallenge, params.codeChallengeMethod)
   const linking =
     browser.linkTicket === ''
@@ -246,7 +246,7 @@ export async function startIdentityLinking(
   params: ExternalAuthorizeParams,
   user: LinkingUser,
 ): Promise<string> {
-  const provider = ctx.providers.get(params.provider)
+  const provider = await ctx.providers.resolve(params.provider)
   parsePkceChallenge(params.codeChallenge, params.codeChallengeMethod)
   if (user.sessionId === undefined) {
     throw new ForbiddenError('session_not_found', 'Linking an identity needs a session')
@@ -355,7 +355,7 @@ export async function finishExternalSignIn(
   if (error !== '') {
     throw new ProviderCallbackError(error, callback.error_description ?? '')
   }
-  const provider = ctx.providers.get(state.provider)
+  const provider = await ctx.providers.resolve(state.provider)
   if ((callback.code ?? '') === '' && (callback.oauth_verifier ?? '') === '') {
     throw new BadRequestError(
       'bad_oauth_callback',

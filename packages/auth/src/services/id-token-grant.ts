@@ -129,6 +129,7 @@ export async function idTokenGrant(
     }
   }
   const data = idTokenUserData(issuer.provider, claims)
+  issuer.checkUser?.(data)
   const now = ctx.clock.now()
   const result = await ctx.db.transaction(async (tx) => {
     const identity = await signInWithIdentity(

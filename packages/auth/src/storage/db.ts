@@ -20,6 +20,8 @@ export interface Tables {
   readonly schemaMigrations: string
   /** Gatehouse's durable mail queue (migration 0005). */
   readonly mailQueue: string
+  /** Custom OAuth/OIDC providers (migration 0006). */
+  readonly customOauthProviders: string
 }
 
 /**
@@ -134,6 +136,7 @@ export function tableNames(namespace: string): Tables {
     failedAttempts: `${p}failed_attempts`,
     schemaMigrations: `${p}schema_migrations`,
     mailQueue: `${p}mail_queue`,
+    customOauthProviders: `${p}custom_oauth_providers`,
   }
 }
 

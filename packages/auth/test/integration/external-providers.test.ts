@@ -1,5 +1,4 @@
 import { FakeClock, getFreePort, waitFor } from '@gatehouse/testing'
-import { GoTrueClient } from '@supabase/auth-js'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { MailMessage } from '@gatehouse/auth'
 import { startTestServer, type TestServer } from '../helpers.js'
@@ -7,7 +6,7 @@ import { Browser } from '../support/browser.js'
 import { FakeProvider, type FakeAccount } from '../support/fake-provider.js'
 import { startOidcProvider, type TestOidcProvider } from '../support/oidc-provider.js'
 import { DESCRIPTIONS } from '../support/provider-descriptions.js'
-import { authJsClient } from '../support/auth-js.js'
+import { authJsClient, memoryStorage } from '../support/auth-js.js'
 
 const SITE = 'http://localhost:3000'
 let serial = 1000
@@ -152,6 +151,14 @@ describe('sign-in with external providers', () => {
     ],
     ['kakao', { name: 'Ada', preferred_username: 'Ada', user_name: 'Ada' }],
     ['slack_oidc', { custom_claims: { 'https://slack.com/team_id': 'T0002' } }],
+    [
+      'vercel_marketplace',
+      {
+        name: 'Ada Lovelace',
+        sub: expect.stringMatching(/^global_user_id:gu-\d+$/),
+        provider_id: expect.stringMatching(/^global_user_id:gu-\d+$/),
+      },
+    ],
   ])('%s: maps its profile as upstream does', async (name, expected) => {
     const who = account()
     fake(name).account = who
@@ -526,22 +533,10 @@ describe('sign-in with external providers', () => {
   })
 
   it('auth-js PKCE: signInWithOAuth with flowType pkce, then exchangeCodeForSession', async () => {
-    const store = new Map<string, string>()
-    const auth = new GoTrueClient({
-      url: server.url,
+    const auth = authJsClient(server.url, {
       flowType: 'pkce',
-      autoRefreshToken: false,
       persistSession: true,
-      detectSessionInUrl: false,
-      storage: {
-        getItem: (key: string) => store.get(key) ?? null,
-        setItem: (key: string, value: string) => {
-          store.set(key, value)
-        },
-        removeItem: (key: string) => {
-          store.delete(key)
-        },
-      },
+      storage: memoryStorage(),
     })
     const who = account()
     fake('gitlab').account = who

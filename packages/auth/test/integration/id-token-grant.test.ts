@@ -32,12 +32,14 @@ describe('the id_token grant', () => {
   let google: TestIdTokenIssuer
   let apple: TestIdTokenIssuer
   let azure: TestIdTokenIssuer
+  let vercel: TestIdTokenIssuer
   let server: TestServer
 
   beforeAll(async () => {
     google = await startIdTokenIssuer({ clientId: 'google-ios' })
     apple = await startIdTokenIssuer({ clientId: 'com.example.app' })
     azure = await startIdTokenIssuer({ clientId: 'azure-app', pathPrefix: '/tenant-1/v2.0' })
+    vercel = await startIdTokenIssuer({ clientId: 'oac_vercel' })
     const provider = (name: string, clientId: string, url: string) => ({
       [`AUTHSVC_EXTERNAL_${name}_ENABLED`]: 'true',
       [`AUTHSVC_EXTERNAL_${name}_CLIENT_ID`]: clientId,
@@ -50,12 +52,13 @@ describe('the id_token grant', () => {
       ...provider('GOOGLE', 'google-web, google-ios', google.issuer),
       ...provider('APPLE', 'com.example.app', apple.issuer),
       ...provider('AZURE', 'azure-app', `${new URL(azure.issuer).origin}/common`),
+      ...provider('VERCEL_MARKETPLACE', 'oac_vercel', vercel.issuer),
     })
     await server.listen()
   })
   afterAll(async () => {
     await server.close()
-    await Promise.all([google.stop(), apple.stop(), azure.stop()])
+    await Promise.all([google.stop(), apple.stop(), azure.stop(), vercel.stop()])
   })
 
   /** `POST /token?grant_type=id_token` with `body`; status and JSON. */
@@ -134,6 +137,40 @@ describe('the id_token grant', () => {
       expect(error).toBeNull()
       expect(data.user?.identities?.[0]).toMatchObject({ provider: name, id: who.sub })
     }
+  })
+
+  it('signs a Vercel Marketplace user in, mapped from its own claims', async () => {
+    const token = await signed(vercel, {
+      sub: 'account:team_1:user_1',
+      global_user_id: 'gu_7',
+      user_email: 'vee@example.com',
+      user_name: 'Vee',
+      user_avatar_url: 'https://vercel.example/vee.png',
+    })
+    const { data, error } = await authJsClient(server.url).signInWithIdToken({
+      provider: 'vercel_marketplace',
+      token,
+    })
+    expect(error).toBeNull()
+    expect(data.user).toMatchObject({
+      email: 'vee@example.com',
+      app_metadata: { provider: 'vercel_marketplace' },
+    })
+    expect(data.user?.identities?.[0]).toMatchObject({
+      provider: 'vercel_marketplace',
+      id: 'global_user_id:gu_7',
+      identity_data: {
+        sub: 'global_user_id:gu_7',
+        name: 'Vee',
+        picture: 'https://vercel.example/vee.png',
+        email_verified: true,
+      },
+    })
+    // By issuer too, as upstream accepts it.
+    const byIssuer = await server.request('POST', '/token?grant_type=id_token', {
+      body: { issuer: vercel.issuer, client_id: 'oac_vercel', id_token: token },
+    })
+    expect(byIssuer.json()).toMatchObject({ user: { email: 'vee@example.com' } })
   })
 
   it('links a Google identity to the signed-in user through auth-js linkIdentity({ token })', async () => {
@@ -277,9 +314,10 @@ describe('the id_token grant', () => {
       error_code: 'provider_disabled',
       msg: 'Provider (issuer "https://kauth.kakao.com") is not enabled',
     })
+    // No such custom provider (they are tested in custom-providers.test.ts).
     expect((await grant({ provider: 'custom:acme', id_token: token })).json).toMatchObject({
       error_code: 'validation_failed',
-      msg: 'Custom OAuth providers are disabled',
+      msg: 'Custom provider "custom:acme" not found',
     })
     expect((await grant({ provider: 'myspace', id_token: token })).json).toMatchObject({
       error_code: 'validation_failed',

@@ -40,6 +40,7 @@ describe('migrations', () => {
       )
       expect(rows.map((r) => r.table_name)).toEqual([
         'gh_audit_log_entries',
+        'gh_custom_oauth_providers',
         'gh_failed_attempts',
         'gh_flow_state',
         'gh_identities',

@@ -19,3 +19,17 @@ export function authJsClient(
     ...options,
   })
 }
+
+/** An auth-js `storage` in memory: a PKCE flow keeps its code verifier there. */
+export function memoryStorage() {
+  const store = new Map<string, string>()
+  return {
+    getItem: (key: string) => store.get(key) ?? null,
+    setItem: (key: string, value: string) => {
+      store.set(key, value)
+    },
+    removeItem: (key: string) => {
+      store.delete(key)
+    },
+  }
+}

@@ -356,6 +356,24 @@ export const DESCRIPTIONS: readonly ProviderDescription[] = [
     },
   },
   {
+    // Vercel Marketplace: its API's authorization and token endpoints, the ID token (with
+    // Vercel's own claims) checked with the keys its issuer publishes through discovery.
+    name: 'vercel_marketplace',
+    clientAuth: 'body',
+    url: (origin) => origin,
+    authorizePath: '/oauth/v2/authorization',
+    tokenPath: '/oauth/v2/accessToken',
+    discovery: { jwksPath: '/.well-known/jwks' },
+    idTokenIssuer: (origin) => origin,
+    idTokenClaims: (a) => ({
+      global_user_id: `gu-${a.id}`,
+      user_email: a.email,
+      user_name: a.name,
+      user_avatar_url: a.avatar,
+    }),
+    userinfo: {},
+  },
+  {
     name: 'zoom',
     clientAuth: 'basic',
     url: (origin) => origin,

@@ -140,7 +140,7 @@ export function discoveryUrls(issuer: string): string[] {
 
 /**
  * Fetches and checks the metadata of `issuer`: the document is read only at the URLs the issuer
- * gives (no redirect followed, as oauth4webapi), must be a JSON object whose `issuer` equals the
+ * gives, or at `urls` (the `discoveryUrl` option) (no redirect followed, as oauth4webapi), must be a JSON object whose `issuer` equals the
  * given one exactly (OIDC Discovery §4.3, RFC 8414 §3.3), and whose endpoints (every `*_endpoint`,
  * `jwks_uri`, `mtls_endpoint_aliases`) are https, or http on a loopback host.
  *
@@ -151,10 +151,11 @@ export function discoveryUrls(issuer: string): string[] {
 export async function fetchMetadata(
   host: OidcHost,
   issuer: string,
+  urls: readonly string[] = discoveryUrls(issuer),
 ): Promise<AuthorizationServerMetadata> {
   checkIssuer(issuer)
   let last: Response | undefined
-  for (const url of discoveryUrls(issuer)) {
+  for (const url of urls) {
     // Derived from a checked issuer, so https or loopback; and read there only (no redirect).
     const response = await host.discoveryRequest(url)
     if (response.status !== 200) {

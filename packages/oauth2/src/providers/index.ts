@@ -19,7 +19,7 @@
  */
 import { invalidValue } from '../args.js'
 import type { ClientOptions } from '../client-options.js'
-import { apple, azure, google, keycloak, linkedin_oidc } from './openid.js'
+import { apple, azure, google, keycloak, linkedin_oidc, vercel_marketplace } from './openid.js'
 import type { ProviderName, ProviderPreset } from './preset.js'
 import {
   bitbucket,
@@ -76,6 +76,7 @@ export {
   spotify,
   twitch,
   twitter,
+  vercel_marketplace,
   workos,
   x,
   zoom,
@@ -104,6 +105,7 @@ export const PROVIDER_PRESETS: Readonly<Record<ProviderName, ProviderPreset>> = 
   spotify,
   twitch,
   twitter,
+  vercel_marketplace,
   workos,
   x,
   zoom,

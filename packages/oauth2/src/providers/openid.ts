@@ -8,6 +8,7 @@ import { invalidValue } from '../args.js'
 import {
   badProfile,
   baseUrl,
+  chooseHost,
   escapeRegExp,
   flag,
   idOf,
@@ -279,4 +280,49 @@ export const linkedin_oidc: ProviderPreset = {
   docs: [
     'https://learn.microsoft.com/en-us/linkedin/consumer/integrations/self-serve/sign-in-with-linkedin-v2',
   ],
+}
+
+/**
+ * Vercel Marketplace (upstream `vercel_marketplace`): `api.vercel.com/oauth/v2/authorization` and
+ * `/oauth/v2/accessToken`; the ID token is required and checked with the keys of the issuer
+ * `https://marketplace.vercel.com` (OIDC discovery); the user from its claims: `sub` is
+ * `global_user_id:<global_user_id>` when the token has one, `user_email` counts as verified,
+ * `user_name` and `user_avatar_url`. No default scopes; no PKCE. A custom `url` replaces both the
+ * API host and the issuer (a test server).
+ */
+export const vercel_marketplace: ProviderPreset = {
+  name: 'vercel_marketplace',
+  title: 'Vercel Marketplace',
+  protocol: 'oauth2',
+  endpoints(url) {
+    const api = chooseHost(url, 'api.vercel.com')
+    return {
+      issuer: url === undefined || url === '' ? 'https://marketplace.vercel.com' : api,
+      authorizeUrl: `${api}/oauth/v2/authorization`,
+      tokenUrl: `${api}/oauth/v2/accessToken`,
+      api,
+    }
+  },
+  scopes: [],
+  pkce: false,
+  refresh: { issued: false },
+  authScheme: 'request_body',
+  authorizeParams: {},
+  idToken: { discovery: true, required: true },
+  profileRequests: () => ({}),
+  profile({ idToken }) {
+    const token = idTokenOf(idToken)
+    const globalId = text(token, 'global_user_id')
+    const sub = globalId === '' ? idOf(token, 'sub') : `global_user_id:${globalId}`
+    return withEmails(
+      {
+        iss: text(token, 'iss'),
+        sub,
+        name: text(token, 'user_name'),
+        picture: text(token, 'user_avatar_url'),
+      },
+      primaryEmail(text(token, 'user_email'), true),
+    )
+  },
+  docs: ['https://vercel.com/docs/integrations/create-integration/marketplace-api'],
 }

@@ -32,6 +32,7 @@ export type ProviderName =
   | 'spotify'
   | 'twitch'
   | 'twitter'
+  | 'vercel_marketplace'
   | 'workos'
   | 'x'
   | 'zoom'

@@ -30,6 +30,7 @@ describe('provider presets', () => {
       'spotify',
       'twitch',
       'twitter',
+      'vercel_marketplace',
       'workos',
       'x',
       'zoom',
@@ -175,6 +176,44 @@ describe('provider presets', () => {
         tokenResponse: { profile: { id: 'prof_1', email: 'w@example.com', first_name: 'W' } },
       }),
     ).toMatchObject({ sub: 'prof_1', name: 'W', email: 'w@example.com', email_verified: undefined })
+  })
+
+  it('reads Vercel Marketplace from its ID token: global_user_id, user_email (verified), user_name', () => {
+    const vercel = PROVIDER_PRESETS.vercel_marketplace
+    expect(vercel.endpoints()).toMatchObject({
+      issuer: 'https://marketplace.vercel.com',
+      authorizeUrl: 'https://api.vercel.com/oauth/v2/authorization',
+      tokenUrl: 'https://api.vercel.com/oauth/v2/accessToken',
+    })
+    expect(vercel.endpoints('http://127.0.0.1:4000')).toMatchObject({
+      issuer: 'http://127.0.0.1:4000',
+      tokenUrl: 'http://127.0.0.1:4000/oauth/v2/accessToken',
+    })
+    expect(vercel).toMatchObject({ scopes: [], pkce: false, idToken: { required: true } })
+    const input = (idToken: Record<string, unknown>) => ({
+      endpoints: vercel.endpoints(),
+      responses: {},
+      tokenResponse: {},
+      callback: {},
+      idToken,
+    })
+    const claims = {
+      iss: 'https://marketplace.vercel.com',
+      sub: 'account:team_1:user_1',
+      global_user_id: 'gu_42',
+      user_email: 'v@example.com',
+      user_name: 'Vee',
+      user_avatar_url: 'https://vercel.com/a.png',
+    }
+    expect(vercel.profile(input(claims))).toMatchObject({
+      sub: 'global_user_id:gu_42',
+      name: 'Vee',
+      picture: 'https://vercel.com/a.png',
+      email: 'v@example.com',
+      email_verified: true,
+    })
+    const { global_user_id: _dropped, ...withoutGlobal } = claims
+    expect(vercel.profile(input(withoutGlobal)).sub).toBe('account:team_1:user_1')
   })
 
   it('signs the Facebook profile request with appsecret_proof (HMAC-SHA256 of the token)', () => {

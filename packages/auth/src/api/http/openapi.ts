@@ -265,6 +265,36 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
     access: 'admin',
     ok: ok('Deleted', 'Empty'),
   },
+  'GET /admin/custom-providers': {
+    tag: 'admin',
+    summary: 'Custom OAuth/OIDC providers, the newest first (type=oauth2|oidc)',
+    access: 'admin',
+    ok: ok('{ providers: [...] }, without client secrets'),
+  },
+  'POST /admin/custom-providers': {
+    tag: 'admin',
+    summary: 'Add a custom OAuth 2.0 or OIDC provider (URLs SSRF-checked, OIDC discovered)',
+    access: 'admin',
+    ok: { status: 201, description: 'The provider, without its client secret' },
+  },
+  'GET /admin/custom-providers/:identifier': {
+    tag: 'admin',
+    summary: 'One custom provider (identifier custom:<name>)',
+    access: 'admin',
+    ok: ok('The provider, without its client secret'),
+  },
+  'PUT /admin/custom-providers/:identifier': {
+    tag: 'admin',
+    summary: 'Change the fields given of a custom provider',
+    access: 'admin',
+    ok: ok('The provider, without its client secret'),
+  },
+  'DELETE /admin/custom-providers/:identifier': {
+    tag: 'admin',
+    summary: 'Delete a custom provider',
+    access: 'admin',
+    ok: { status: 204, description: 'Deleted' },
+  },
   'POST /admin/generate_link': {
     tag: 'admin',
     summary: 'The link and code a mail would carry, without sending it',
