@@ -193,6 +193,8 @@ export declare const ERROR_CODES: readonly [
   'single_identity_not_deletable',
   'manual_linking_disabled',
   'user_sso_managed',
+  'web3_provider_disabled',
+  'web3_unsupported_chain',
   'feature_disabled',
   'custom_provider_not_found',
   'over_custom_provider_quota',
@@ -323,6 +325,7 @@ export type LimitedOperation =
   | 'token_refresh'
   | 'user'
   | 'verify'
+  | 'web3'
 // Limiter
 export interface Limiter {
   allow(operation: LimitedOperation, key: string, now: number): Promise<LimitDecision>
@@ -379,6 +382,7 @@ export interface MailMessage {
   readonly factorType?: string
   readonly userAgent?: string
   readonly ip?: string
+  readonly acceptLanguage?: string
 }
 // MfaSettings
 export type MfaSettings = Settings['mfa']
@@ -504,6 +508,7 @@ export interface RenderedMail {
   readonly from: string
   readonly to: string
   readonly subject: string
+  readonly language: string
   readonly html: string
   readonly text: string
 }
@@ -703,6 +708,7 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
     readonly log: Group<{
       readonly level: Field<'debug' | 'error' | 'fatal' | 'info' | 'panic' | 'trace' | 'warn'>
       readonly file: Field<string>
+      readonly auditDisablePostgres: Field<boolean>
     }>
     readonly telemetry: Group<{
       readonly tracingEnabled: Field<boolean>
@@ -973,6 +979,14 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
         redirectUri: Field<string>
         url: Field<string>
       }>
+      readonly web3Ethereum: Group<{
+        readonly enabled: Field<boolean>
+        readonly maximumValidityDurationMs: Field<number>
+      }>
+      readonly web3Solana: Group<{
+        readonly enabled: Field<boolean>
+        readonly maximumValidityDurationMs: Field<number>
+      }>
     }>
     readonly mailer: Group<{
       readonly autoconfirm: Field<boolean>
@@ -988,6 +1002,8 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
       }>
       readonly subjects: Group<Record<MailKind, Field<string>>>
       readonly templates: Group<Record<MailKind, Field<string>>>
+      readonly localeSubjects: Group<Record<MailKind, Field<Readonly<Record<string, string>>>>>
+      readonly localeTemplates: Group<Record<MailKind, Field<Readonly<Record<string, string>>>>>
       readonly notifications: Group<Record<NotificationSwitch, Field<boolean>>>
       readonly maxFrequencyMs: Field<number>
       readonly queuePollIntervalMs: Field<number>
@@ -1007,6 +1023,7 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
       readonly verify: Field<number>
       readonly otp: Field<number>
       readonly sso: Field<number>
+      readonly web3: Field<number>
       readonly anonymousUsers: Field<number>
       readonly backend: Field<'memory' | 'ratelimit'>
       readonly serviceAddress: Field<string>
@@ -1027,6 +1044,7 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
       readonly otpLength: Field<number>
       readonly maxFrequencyMs: Field<number>
       readonly template: Field<string>
+      readonly localeTemplates: Field<Readonly<Record<string, string>>>
       readonly testOtpValidUntil: Field<number | null>
       readonly testOtp: Field<Readonly<Record<string, string>>>
       readonly twilio: Group<{
@@ -1090,6 +1108,7 @@ export type NotificationSwitch =
 // (mailer/template-source.d.ts)
 export interface TemplateSourceOptions {
   readonly urls: Readonly<Record<MailKind, string>>
+  readonly localeUrls?: Readonly<Record<MailKind, Readonly<Record<string, string>>>>
   readonly siteUrl: string
   readonly clock: Clock
   readonly cacheTtlMs?: number
@@ -1102,7 +1121,8 @@ export interface TemplateSourceOptions {
 export declare class TemplateSource {
   #private
   constructor(options: TemplateSourceOptions)
-  get(kind: MailKind): Promise<string>
+  url(kind: MailKind, locale?: string): string
+  get(kind: MailKind, locale?: string): Promise<string>
 }
 // (models/json.d.ts)
 export type JsonObject = Record<string, unknown>
