@@ -18,6 +18,7 @@ import type { Settings } from './conf/settings.js'
 import { startWarnings } from './conf/start-warnings.js'
 import type { AppContext } from './context.js'
 import { JwtKeys } from './crypto/jwt.js'
+import { Hooks, type HookTransportOptions } from './hooks/hooks.js'
 import type { PasswordHasher } from './crypto/password-hasher.js'
 import { InMemoryEmailSendLimiter, type EmailSendLimiter } from './limiter/email-send-limiter.js'
 import type { Limiter } from './limiter/limiter.js'
@@ -108,6 +109,12 @@ export interface AuthDeps {
    * metrics). The HTTP server metrics and pool gauges still come from the settings.
    */
   readonly metrics?: AuthMetrics
+  /**
+   * The auth hooks' `fetch` and limits (tests shorten the timeouts).
+   * @default the global `fetch`, upstream's limits (HTTP: 5 s, 3 attempts 2 s apart, 200 KiB
+   *   answers; `pg-functions://`: 2 s)
+   */
+  readonly hooks?: HookTransportOptions
 }
 
 /** The auth server, built by {@link buildAuthApp}. */
@@ -373,6 +380,7 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
         logger: deps.logger,
       })
       const sender = counted ? new CountedMailer(mailer, metrics) : mailer
+      const hooks = new Hooks(settings.hook, { db, clock, random, ...deps.hooks })
       started = {
         db: traced,
         freshDatabase: migrations[0] !== undefined && applied.includes(migrations[0].version),
@@ -390,15 +398,23 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
           clock,
           random,
           keys,
-          tokens: new TokenService(settings, keys, clock, random, metrics, (user, device) =>
-            sendNotification(
-              { settings, mailer: sender },
-              'new_sign_in_notification',
-              user,
-              device,
-              deps.logger,
-            ).then(() => undefined),
+          tokens: new TokenService(
+            settings,
+            keys,
+            clock,
+            random,
+            metrics,
+            (user, device) =>
+              sendNotification(
+                { settings, mailer: sender },
+                'new_sign_in_notification',
+                user,
+                device,
+                deps.logger,
+              ).then(() => undefined),
+            hooks,
           ),
+          hooks,
           passwords,
           mailer: sender,
           sms: counted ? new CountedSmsProvider(sms, metrics) : sms,

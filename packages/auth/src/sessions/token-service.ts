@@ -4,6 +4,8 @@ import type { Settings } from '../conf/settings.js'
 import type { RequestContext } from '../context.js'
 import type { JwtKeys } from '../crypto/jwt.js'
 import { generateRefreshToken } from '../crypto/refresh-token.js'
+import { customAccessTokenClaims } from '../hooks/custom-access-token.js'
+import type { Hooks } from '../hooks/hooks.js'
 import { BadRequestError, ConflictError, ForbiddenError } from '../errors.js'
 import {
   addAmrClaim,
@@ -86,6 +88,11 @@ export interface PendingTokens {
    * signed in before (told by {@link TokenService.finish} to its `onNewDevice`).
    */
   readonly newDevice?: SessionClient
+  /**
+   * How the token is being issued, upstream's `authentication_method` (`password`, `otp`,
+   * `token_refresh`, `totp`, …), and the client's IP: what the custom access token hook is told.
+   */
+  readonly issue?: { readonly method: string; readonly ip: string }
 }
 
 /**
@@ -110,10 +117,12 @@ export class TokenService {
   private readonly random: Random
   private readonly metrics: AuthMetrics
   private readonly onNewDevice: NewDeviceListener | undefined
+  private readonly hooks: Hooks | undefined
 
   /**
    * @param metrics Counts sign-ins, refreshes and reuse detections.
    *   @default {@link noAuthMetrics}
+   * @param hooks The auth hooks; `HOOK_CUSTOM_ACCESS_TOKEN` shapes every access token.
    */
   constructor(
     settings: Settings,
@@ -122,6 +131,7 @@ export class TokenService {
     random: Random,
     metrics: AuthMetrics = noAuthMetrics,
     onNewDevice?: NewDeviceListener,
+    hooks?: Hooks,
   ) {
     this.settings = settings
     this.keys = keys
@@ -129,6 +139,7 @@ export class TokenService {
     this.random = random
     this.metrics = metrics
     this.onNewDevice = onNewDevice
+    this.hooks = hooks
   }
 
   /**
@@ -209,6 +220,7 @@ export class TokenService {
       amr: await listAmrClaims(tx, session.id),
       factors: await listFactorsOfUser(tx, user.id),
       signIn: method,
+      issue: { method, ip: ctx.ip },
       ...(newDevice ? { newDevice: { userAgent: ctx.userAgent, ip: ctx.ip } } : {}),
     }
   }
@@ -269,12 +281,18 @@ export class TokenService {
       session: raised,
       refreshToken: refresh.token,
       amr: await listAmrClaims(tx, session.id),
+      issue: { method: via.method, ip: ctx.ip },
     }
   }
 
   /**
    * Signs the access token of a session started by {@link startSession} once it is committed
-   * (and counts the sign-in).
+   * (and counts the sign-in). With `HOOK_CUSTOM_ACCESS_TOKEN`, the hook's claims are signed
+   * instead (a `pg-functions://` hook runs in a transaction of its own: the session is already
+   * committed).
+   *
+   * @throws `AuthError` When the custom access token hook fails or answers claims that drop or
+   *   retype a required claim (500 `unexpected_failure`, as upstream).
    */
   async finish(pending: PendingTokens): Promise<IssuedSession> {
     const nowSeconds = Math.floor(this.clock.now() / 1000)
@@ -287,7 +305,7 @@ export class TokenService {
       highestPossibleAal(pending.factors ?? []),
     )
     claims.exp = exp
-    const accessToken = await this.keys.sign(claims)
+    const accessToken = await this.keys.sign(await this.#customized(claims, pending))
     if (pending.signIn !== undefined) this.metrics.signIn(pending.signIn)
     if (pending.newDevice !== undefined) await this.onNewDevice?.(pending.user, pending.newDevice)
     return {
@@ -346,7 +364,10 @@ export class TokenService {
             this.clock.now(),
           )
       outcome = rotated
-        ? { kind: 'ok', pending: pendingOf(rotated, rotated.user, rotated.session, rotated.child) }
+        ? {
+            kind: 'ok',
+            pending: pendingOf(rotated, rotated.user, rotated.session, rotated.child, ctx),
+          }
         : await db.transaction((tx) => this.#refreshInTx(tx, presented, ctx))
     } catch (error) {
       if (isLockTimeout(error)) {
@@ -367,6 +388,22 @@ export class TokenService {
     const issued = await this.finish(outcome.pending)
     this.metrics.tokenRefresh()
     return issued
+  }
+
+  /** The claims to sign: the custom access token hook's, when it is on. */
+  async #customized(claims: JWTPayload, pending: PendingTokens): Promise<JWTPayload> {
+    const hooks = this.hooks
+    if (!hooks?.enabled('customAccessToken')) return claims
+    const output = await hooks.invoke(
+      'customAccessToken',
+      {
+        user_id: pending.user.id,
+        claims,
+        authentication_method: pending.issue?.method ?? '',
+      },
+      { ip: pending.issue?.ip ?? '' },
+    )
+    return customAccessTokenClaims(output)
   }
 
   async #refreshInTx(
@@ -410,7 +447,7 @@ export class TokenService {
       // timeout, a connection cut after the commit) is retried without logging the user out.
       if (active && active.parent === token.token) {
         await touchSession(tx, session.id, ctx, now)
-        return { kind: 'ok', pending: pendingOf(locked, user, session, active.token) }
+        return { kind: 'ok', pending: pendingOf(locked, user, session, active.token, ctx) }
       }
       const inInterval = now <= token.updatedAt.getTime() + security.refreshTokenReuseIntervalMs
       // No active token left means the family was already revoked for reuse: never revive it.
@@ -444,7 +481,7 @@ export class TokenService {
       },
       now,
     )
-    return { kind: 'ok', pending: pendingOf(locked, user, session, issued) }
+    return { kind: 'ok', pending: pendingOf(locked, user, session, issued, ctx) }
   }
 
   /**
@@ -491,6 +528,7 @@ function pendingOf(
   user: User,
   session: Session,
   refreshToken: string,
+  ctx: RequestContext,
 ): PendingTokens {
   return {
     user,
@@ -499,6 +537,7 @@ function pendingOf(
     refreshToken,
     amr: locked.amr,
     factors: locked.factors,
+    issue: { method: 'token_refresh', ip: ctx.ip },
   }
 }
 

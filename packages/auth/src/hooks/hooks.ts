@@ -1,0 +1,107 @@
+import type { Clock } from '../clock.js'
+import type { Fetch } from '../form-post.js'
+import type { Random } from '../random.js'
+import type { Db, Queryable } from '../storage/db.js'
+import { HOOK_POINTS, type HookPoint, type HookTarget } from './config.js'
+import { callHttpHook, HTTP_HOOK_LIMITS, type HttpHookLimits } from './http.js'
+import { callPgFunctionHook, PG_FUNCTION_HOOK_TIMEOUT_MS } from './pg-function.js'
+
+/** One hook's settings (`HOOK_<NAME>_ENABLED`, `_URI`, `_SECRETS`). */
+export interface HookSettings {
+  readonly enabled: boolean
+  /** `null` when unset (then the hook cannot be enabled: the settings refuse it). */
+  readonly uri: HookTarget | null
+  /** The base64 keys of the `v1,whsec_` secrets. */
+  readonly secrets: readonly string[]
+}
+
+/** Every hook point's settings (`Settings['hook']`). */
+export type HooksSettings = Readonly<Record<HookPoint, HookSettings>>
+
+/** The transports' limits and `fetch`; tests shorten them. */
+export interface HookTransportOptions {
+  /** @default the global `fetch` */
+  readonly fetch?: Fetch | undefined
+  /** @default {@link HTTP_HOOK_LIMITS} (upstream's) */
+  readonly http?: Partial<HttpHookLimits> | undefined
+  /** A hook function's `statement_timeout`. @default 2000 (upstream's) */
+  readonly pgFunctionTimeoutMs?: number | undefined
+}
+
+/** Who a hook call is for: the client's IP goes in `metadata.ip_address`. */
+export interface HookCaller {
+  readonly ip: string
+}
+
+/**
+ * Runs the auth hooks (upstream `v0hooks.Manager`): builds each payload's `metadata`, sends it
+ * through the hook's transport (HTTP(S) signed per Standard Webhooks, or a PostgreSQL function)
+ * and returns its output. A hook that fails fails the request with a coded error.
+ */
+export class Hooks {
+  readonly #settings: HooksSettings
+  readonly #db: Db
+  readonly #clock: Clock
+  readonly #random: Random
+  readonly #fetch: Fetch
+  readonly #http: HttpHookLimits
+  readonly #pgTimeoutMs: number
+
+  /**
+   * @param settings `Settings['hook']`.
+   * @param deps The database (for `pg-functions://`), clock, randomness and transport options.
+   */
+  constructor(
+    settings: HooksSettings,
+    deps: { db: Db; clock: Clock; random: Random } & HookTransportOptions,
+  ) {
+    this.#settings = settings
+    this.#db = deps.db
+    this.#clock = deps.clock
+    this.#random = deps.random
+    this.#fetch = deps.fetch ?? fetch
+    this.#http = { ...HTTP_HOOK_LIMITS, ...deps.http }
+    this.#pgTimeoutMs = deps.pgFunctionTimeoutMs ?? PG_FUNCTION_HOOK_TIMEOUT_MS
+  }
+
+  /** Whether a hook is on (`HOOK_<NAME>_ENABLED` with a URI). */
+  enabled(point: HookPoint): boolean {
+    const hook = this.#settings[point]
+    return hook.enabled && hook.uri !== null
+  }
+
+  /**
+   * Calls a hook with `input` and `metadata` (`uuid`, `time`, `name`, `ip_address`).
+   *
+   * @param tx The caller's transaction: a `pg-functions://` hook runs inside it (an HTTP hook
+   *   ignores it); without one, the function gets a transaction of its own.
+   * @returns The hook's output (`undefined` when it answered none).
+   * @throws `AuthError` See `callHttpHook` and `callPgFunctionHook`.
+   */
+  async invoke(
+    point: HookPoint,
+    input: Readonly<Record<string, unknown>>,
+    caller: HookCaller,
+    tx?: Queryable,
+  ): Promise<unknown> {
+    const hook = this.#settings[point]
+    if (hook.uri === null) return undefined
+    const payload = JSON.stringify({
+      metadata: {
+        uuid: this.#random.uuid(),
+        time: new Date(this.#clock.now()).toISOString(),
+        name: HOOK_POINTS[point].name,
+        ...(caller.ip !== '' ? { ip_address: caller.ip } : {}),
+      },
+      ...input,
+    })
+    return hook.uri.kind === 'http'
+      ? callHttpHook(hook.uri.url, hook.secrets, payload, {
+          fetch: this.#fetch,
+          clock: this.#clock,
+          random: this.#random,
+          limits: this.#http,
+        })
+      : callPgFunctionHook(hook.uri, payload, this.#db, tx, this.#pgTimeoutMs)
+  }
+}
