@@ -12,6 +12,7 @@ import { RateLimitClient, type RateLimitClientCounts } from '@gatehouse/ratelimi
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import type { RequestDeadline } from './api/http/deadline.js'
+import { serializeUser } from './api/http/serializers.js'
 import { authRoutes } from './api/routes.js'
 import { systemClock, type Clock } from './clock.js'
 import type { Settings } from './conf/settings.js'
@@ -380,7 +381,13 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
         logger: deps.logger,
       })
       const sender = counted ? new CountedMailer(mailer, metrics) : mailer
-      const hooks = new Hooks(settings.hook, { db, clock, random, ...deps.hooks })
+      const hooks = new Hooks(settings.hook, {
+        db,
+        clock,
+        random,
+        userJson: serializeUser,
+        ...deps.hooks,
+      })
       started = {
         db: traced,
         freshDatabase: migrations[0] !== undefined && applied.includes(migrations[0].version),

@@ -1,5 +1,7 @@
 import type { Clock } from '../clock.js'
 import type { Fetch } from '../form-post.js'
+import { findIdentitiesByUser, type Identity } from '../models/identity.js'
+import type { User } from '../models/user.js'
 import type { Random } from '../random.js'
 import type { Db, Queryable } from '../storage/db.js'
 import { HOOK_POINTS, type HookPoint, type HookTarget } from './config.js'
@@ -33,6 +35,12 @@ export interface HookCaller {
   readonly ip: string
 }
 
+/** A call whose client is not known where it is made (`metadata.ip_address` left out). */
+export const UNKNOWN_CALLER: HookCaller = Object.freeze({ ip: '' })
+
+/** Renders a user as the API does (the payloads' `user`); wired in by `app.ts`. */
+export type UserJson = (user: User, identities: readonly Identity[]) => unknown
+
 /**
  * Runs the auth hooks (upstream `v0hooks.Manager`): builds each payload's `metadata`, sends it
  * through the hook's transport (HTTP(S) signed per Standard Webhooks, or a PostgreSQL function)
@@ -46,14 +54,16 @@ export class Hooks {
   readonly #fetch: Fetch
   readonly #http: HttpHookLimits
   readonly #pgTimeoutMs: number
+  readonly #userJson: UserJson
 
   /**
    * @param settings `Settings['hook']`.
-   * @param deps The database (for `pg-functions://`), clock, randomness and transport options.
+   * @param deps The database (for `pg-functions://`), clock, randomness, the user renderer and
+   *   transport options.
    */
   constructor(
     settings: HooksSettings,
-    deps: { db: Db; clock: Clock; random: Random } & HookTransportOptions,
+    deps: { db: Db; clock: Clock; random: Random; userJson: UserJson } & HookTransportOptions,
   ) {
     this.#settings = settings
     this.#db = deps.db
@@ -62,6 +72,16 @@ export class Hooks {
     this.#fetch = deps.fetch ?? fetch
     this.#http = { ...HTTP_HOOK_LIMITS, ...deps.http }
     this.#pgTimeoutMs = deps.pgFunctionTimeoutMs ?? PG_FUNCTION_HOOK_TIMEOUT_MS
+    this.#userJson = deps.userJson
+  }
+
+  /**
+   * A payload's `user`: the user as the API renders it, with its identities (read through `q`).
+   *
+   * @param identities The identities, when the user is not stored yet.
+   */
+  async user(q: Queryable, user: User, identities?: readonly Identity[]): Promise<unknown> {
+    return this.#userJson(user, identities ?? (await findIdentitiesByUser(q, user.id)))
   }
 
   /** Whether a hook is on (`HOOK_<NAME>_ENABLED` with a URI). */

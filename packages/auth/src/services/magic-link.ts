@@ -147,7 +147,7 @@ export async function runMagicLinkJob(
       now,
       pkce,
     )
-    await queueMail(ctx, tx, prepared.message, now)
+    await queueMail(ctx, tx, prepared.message, now, prepared.user)
     return
   }
   await queueRecoveryMail(ctx, tx, user, 'magic_link', job.redirectTo, client, now, pkce)

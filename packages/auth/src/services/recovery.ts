@@ -90,7 +90,7 @@ export async function queueRecoveryMail(
     },
     now,
   )
-  await queueMail(ctx, tx, prepared.message, now)
+  await queueMail(ctx, tx, prepared.message, now, prepared.user)
   return true
 }
 

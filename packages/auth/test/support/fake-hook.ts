@@ -28,6 +28,8 @@ export interface FakeHook {
   readonly unsigned: IncomingHttpHeaders[]
   /** What the hook answers; the default accepts with `{}`. */
   respond: HookResponder
+  /** The `count`-th payload (1-based), once it has come. */
+  payload(count: number): Promise<HookPayload>
   close(): Promise<void>
 }
 
@@ -36,7 +38,19 @@ export async function startFakeHook(): Promise<FakeHook> {
   const verifier = new Webhook(HOOK_SECRET.slice('v1,'.length))
   const payloads: HookPayload[] = []
   const unsigned: IncomingHttpHeaders[] = []
-  const fake = { payloads, unsigned, respond: (() => ({})) as HookResponder }
+  const waiters = new Set<() => void>()
+  const fake = {
+    payloads,
+    unsigned,
+    respond: (() => ({})) as HookResponder,
+    async payload(count: number): Promise<HookPayload> {
+      for (;;) {
+        const found = payloads[count - 1]
+        if (found) return found
+        await new Promise<void>((resolve) => waiters.add(resolve))
+      }
+    },
+  }
   const reply = (res: ServerResponse, body: unknown) => {
     if (body === null) res.writeHead(204).end()
     else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body))
@@ -55,6 +69,8 @@ export async function startFakeHook(): Promise<FakeHook> {
       }
       payloads.push(payload)
       reply(res, fake.respond(payload))
+      for (const wake of waiters) wake()
+      waiters.clear()
     })
   })
   return Object.assign(fake, { url: `${server.url}/hook`, close: () => server.close() })

@@ -86,6 +86,7 @@ export async function sendConfirmation(
     prepared.message,
     kind === 'invite' ? 'Error sending invite email' : 'Error sending confirmation email',
     now,
+    { tx, user: prepared.user },
   )
   return prepared.user
 }

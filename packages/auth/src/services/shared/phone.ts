@@ -118,7 +118,10 @@ export async function sendPhoneOtp(
   now: number,
 ): Promise<SentPhoneOtp> {
   const record = RECORDS[kind]
-  const sent = await sendSmsOtp(ctx, phone, channel, kind, record.sentAt(user), now)
+  const sent = await sendSmsOtp(ctx, phone, channel, kind, record.sentAt(user), now, {
+    tx,
+    user,
+  })
   const updated = await recordTokens(
     ctx,
     tx,
