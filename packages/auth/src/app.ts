@@ -413,7 +413,7 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
             metrics,
             (user, device) =>
               sendNotification(
-                { settings, mailer: sender },
+                { settings, mailer: sender, hooks },
                 'new_sign_in_notification',
                 user,
                 device,

@@ -76,12 +76,17 @@ export class Hooks {
   }
 
   /**
-   * A payload's `user`: the user as the API renders it, with its identities (read through `q`).
+   * A payload's `user`: the user as the API renders it, with its identities (read through `q`,
+   * the database by default).
    *
-   * @param identities The identities, when the user is not stored yet.
+   * @param identities The identities, when they are at hand.
    */
-  async user(q: Queryable, user: User, identities?: readonly Identity[]): Promise<unknown> {
-    return this.#userJson(user, identities ?? (await findIdentitiesByUser(q, user.id)))
+  async user(
+    q: Queryable | undefined,
+    user: User,
+    identities?: readonly Identity[],
+  ): Promise<unknown> {
+    return this.#userJson(user, identities ?? (await findIdentitiesByUser(q ?? this.#db, user.id)))
   }
 
   /** Whether a hook is on (`HOOK_<NAME>_ENABLED` with a URI). */

@@ -32,7 +32,7 @@ import { maxFrequencyWait, queueMail } from './shared/mail.js'
 import { randomPassword } from './shared/passwords.js'
 import { parsePkceChallenge } from './shared/pkce.js'
 import { queuedEmailRequest, queueRecoveryMail, type QueuedEmailRequest } from './recovery.js'
-import { createUser } from './users.js'
+import { afterUserCreated, createUser } from './users.js'
 import { sendPhoneOtp, validateChannel } from './shared/phone.js'
 import { validateEmail, validatePhone } from './shared/validation.js'
 
@@ -182,7 +182,10 @@ async function sendPhoneOtpSignIn(
     throw new BadRequestError('phone_provider_disabled', 'Unsupported phone provider')
   }
   const channel = validateChannel(settings, params.channel)
-  return ctx.db.transaction(async (tx) => {
+  // Set inside the transaction: the user this request signed up, for the after-created hook.
+  let created: User | undefined
+  const outcome = await ctx.db.transaction(async (tx) => {
+    created = undefined
     const now = ctx.clock.now()
     const owner = await findUserOwningPhone(tx, phone)
     if (owner && owner.aud !== client.aud) return { messageId: '' }
@@ -222,6 +225,7 @@ async function sendPhoneOtpSignIn(
           now,
         )
       ).user
+      created = user
       await audit('user_signedup', user)
     }
     if (user.phoneConfirmedAt === null) {
@@ -232,6 +236,8 @@ async function sendPhoneOtpSignIn(
     const sent = await sendPhoneOtp(ctx, tx, user, phone, 'confirmation', channel, now)
     return { messageId: sent.messageId }
   })
+  if (created) await afterUserCreated(ctx, created, client)
+  return outcome
 }
 
 /**

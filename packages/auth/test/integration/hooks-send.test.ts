@@ -21,6 +21,7 @@ describe('HOOK_SEND_EMAIL', () => {
       'hook_send_email',
       {
         AUTHSVC_MAILER_AUTOCONFIRM: 'false',
+        AUTHSVC_MAILER_NOTIFICATIONS_PASSWORD_CHANGED_ENABLED: 'true',
         AUTHSVC_HOOK_SEND_EMAIL_ENABLED: 'true',
         AUTHSVC_HOOK_SEND_EMAIL_URI: hook.url,
         AUTHSVC_HOOK_SEND_EMAIL_SECRETS: HOOK_SECRET,
@@ -90,6 +91,21 @@ describe('HOOK_SEND_EMAIL', () => {
     })
     expect(error).toBeNull()
     expect(session.user?.email).toBe(address)
+    expect(mailer.messages).toEqual([])
+  })
+
+  it('gets notifications too', async () => {
+    const auth = authJsClient(server.url)
+    const address = email()
+    await auth.signUp({ email: address, password: PASSWORD })
+    const token = ((await hook.payload(1)).email_data as { token: string }).token
+    expect((await auth.verifyOtp({ email: address, token, type: 'signup' })).error).toBeNull()
+    expect((await auth.updateUser({ password: 'another long password' })).error).toBeNull()
+    const notice = await hook.payload(2)
+    expect(notice).toMatchObject({
+      user: { email: address },
+      email_data: { email_action_type: 'password_changed_notification', token: '' },
+    })
     expect(mailer.messages).toEqual([])
   })
 
