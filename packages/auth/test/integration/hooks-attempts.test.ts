@@ -1,11 +1,15 @@
 import { systemClock } from '@gatehouse/auth'
 import { totpCode } from '#internal/crypto/totp.js'
-import { createTestSchema, type TestDatabase } from '@gatehouse/testing'
-import pg from 'pg'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { startTestServer, type TestServer } from '../helpers.js'
 import { authJsClient } from '../support/auth-js.js'
-import { HOOK_SECRET, startFakeHook, type FakeHook } from '../support/fake-hook.js'
+import {
+  createHookSchema,
+  hookEnv,
+  startFakeHook,
+  type FakeHook,
+  type HookSchema,
+} from '../support/fake-hook.js'
 
 let counter = 0
 const email = (): string => `attempt-${String(++counter)}@example.com`
@@ -21,9 +25,7 @@ describe('HOOK_PASSWORD_VERIFICATION_ATTEMPT', () => {
       'hook_password_attempt',
       {
         AUTHSVC_RATE_LIMIT_PASSWORD_FAILURES: '2',
-        AUTHSVC_HOOK_PASSWORD_VERIFICATION_ATTEMPT_ENABLED: 'true',
-        AUTHSVC_HOOK_PASSWORD_VERIFICATION_ATTEMPT_URI: hook.url,
-        AUTHSVC_HOOK_PASSWORD_VERIFICATION_ATTEMPT_SECRETS: HOOK_SECRET,
+        ...hookEnv('PASSWORD_VERIFICATION_ATTEMPT', hook.url),
       },
       systemClock,
     )
@@ -114,37 +116,30 @@ describe('HOOK_PASSWORD_VERIFICATION_ATTEMPT', () => {
 })
 
 describe('HOOK_MFA_VERIFICATION_ATTEMPT as a PostgreSQL function', () => {
-  let functions: TestDatabase
+  let functions: HookSchema
   let server: TestServer
 
   beforeAll(async () => {
-    functions = await createTestSchema('hook_mfa')
-    const client = new pg.Client({ connectionString: functions.url })
-    await client.connect()
-    try {
-      await client.query(`
-        CREATE FUNCTION "${functions.name}".mfa_attempt(event jsonb) RETURNS jsonb
+    functions = await createHookSchema(
+      'hook_mfa',
+      (schema) => `
+        CREATE FUNCTION "${schema}".mfa_attempt(event jsonb) RETURNS jsonb
         LANGUAGE sql AS $$
           SELECT CASE WHEN (event->>'valid')::boolean
             THEN '{"decision":"continue"}'::jsonb
             ELSE '{"decision":"reject","message":"One wrong code is one too many"}'::jsonb END
-        $$`)
-    } finally {
-      await client.end()
-    }
+        $$`,
+    )
     server = await startTestServer(
       'hook_mfa_attempt',
-      {
-        AUTHSVC_HOOK_MFA_VERIFICATION_ATTEMPT_ENABLED: 'true',
-        AUTHSVC_HOOK_MFA_VERIFICATION_ATTEMPT_URI: `pg-functions://postgres/${functions.name}/mfa_attempt`,
-      },
+      hookEnv('MFA_VERIFICATION_ATTEMPT', functions.uri('mfa_attempt')),
       systemClock,
     )
     await server.listen()
   })
   afterAll(async () => {
     await server.close()
-    await functions.drop()
+    await functions.close()
   })
 
   it('lets a right code through and rejects a wrong one, ending every session', async () => {

@@ -1,11 +1,15 @@
 import { systemClock } from '@gatehouse/auth'
 import { AuthApiError } from '@supabase/auth-js'
-import { createTestSchema, type TestDatabase } from '@gatehouse/testing'
-import pg from 'pg'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { startTestServer, type TestServer } from '../helpers.js'
 import { authJsClient } from '../support/auth-js.js'
-import { HOOK_SECRET, startFakeHook, type FakeHook } from '../support/fake-hook.js'
+import {
+  createHookSchema,
+  hookEnv,
+  startFakeHook,
+  type FakeHook,
+  type HookSchema,
+} from '../support/fake-hook.js'
 
 let counter = 0
 const email = (): string => `claims-${String(++counter)}@example.com`
@@ -19,11 +23,7 @@ describe('HOOK_CUSTOM_ACCESS_TOKEN over HTTP', () => {
     hook = await startFakeHook()
     server = await startTestServer(
       'hook_cat_http',
-      {
-        AUTHSVC_HOOK_CUSTOM_ACCESS_TOKEN_ENABLED: 'true',
-        AUTHSVC_HOOK_CUSTOM_ACCESS_TOKEN_URI: hook.url,
-        AUTHSVC_HOOK_CUSTOM_ACCESS_TOKEN_SECRETS: HOOK_SECRET,
-      },
+      hookEnv('CUSTOM_ACCESS_TOKEN', hook.url),
       systemClock,
     )
     await server.listen()
@@ -114,36 +114,29 @@ describe('HOOK_CUSTOM_ACCESS_TOKEN over HTTP', () => {
 })
 
 describe('HOOK_CUSTOM_ACCESS_TOKEN as a PostgreSQL function', () => {
-  let functions: TestDatabase
+  let functions: HookSchema
   let server: TestServer
 
   beforeAll(async () => {
-    functions = await createTestSchema('hook_functions')
-    const client = new pg.Client({ connectionString: functions.url })
-    await client.connect()
-    try {
-      await client.query(`
-        CREATE FUNCTION "${functions.name}".custom_access_token_hook(event jsonb) RETURNS jsonb
+    functions = await createHookSchema(
+      'hook_functions',
+      (schema) => `
+        CREATE FUNCTION "${schema}".custom_access_token_hook(event jsonb) RETURNS jsonb
         LANGUAGE sql AS $$
           SELECT jsonb_build_object('claims', (event->'claims') || jsonb_build_object(
             'user_role', 'auditor', 'method', event->'authentication_method'))
-        $$`)
-    } finally {
-      await client.end()
-    }
+        $$`,
+    )
     server = await startTestServer(
       'hook_cat_pg',
-      {
-        AUTHSVC_HOOK_CUSTOM_ACCESS_TOKEN_ENABLED: 'true',
-        AUTHSVC_HOOK_CUSTOM_ACCESS_TOKEN_URI: `pg-functions://postgres/${functions.name}/custom_access_token_hook`,
-      },
+      hookEnv('CUSTOM_ACCESS_TOKEN', functions.uri('custom_access_token_hook')),
       systemClock,
     )
     await server.listen()
   })
   afterAll(async () => {
     await server.close()
-    await functions.drop()
+    await functions.close()
   })
 
   it('signs the claims the function returns', async () => {

@@ -1,10 +1,14 @@
 import { systemClock } from '@gatehouse/auth'
-import { createTestSchema, type TestDatabase } from '@gatehouse/testing'
-import pg from 'pg'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { RecordingMailer, startTestServer, type TestServer } from '../helpers.js'
 import { authJsClient } from '../support/auth-js.js'
-import { HOOK_SECRET, startFakeHook, type FakeHook } from '../support/fake-hook.js'
+import {
+  createHookSchema,
+  hookEnv,
+  startFakeHook,
+  type FakeHook,
+  type HookSchema,
+} from '../support/fake-hook.js'
 
 let counter = 0
 const email = (): string => `send-${String(++counter)}@example.com`
@@ -22,9 +26,7 @@ describe('HOOK_SEND_EMAIL', () => {
       {
         AUTHSVC_MAILER_AUTOCONFIRM: 'false',
         AUTHSVC_MAILER_NOTIFICATIONS_PASSWORD_CHANGED_ENABLED: 'true',
-        AUTHSVC_HOOK_SEND_EMAIL_ENABLED: 'true',
-        AUTHSVC_HOOK_SEND_EMAIL_URI: hook.url,
-        AUTHSVC_HOOK_SEND_EMAIL_SECRETS: HOOK_SECRET,
+        ...hookEnv('SEND_EMAIL', hook.url),
       },
       systemClock,
       { deps: { mailer } },
@@ -127,22 +129,21 @@ describe('HOOK_SEND_EMAIL', () => {
 })
 
 describe('HOOK_SEND_SMS as a PostgreSQL function', () => {
-  let functions: TestDatabase
+  let functions: HookSchema
   let server: TestServer
-  let client: pg.Client
 
   beforeAll(async () => {
-    functions = await createTestSchema('hook_sms')
-    client = new pg.Client({ connectionString: functions.url })
-    await client.connect()
-    await client.query(`
-      CREATE TABLE "${functions.name}".outbox (payload jsonb);
-      CREATE FUNCTION "${functions.name}".send_sms(event jsonb) RETURNS jsonb
-      LANGUAGE plpgsql AS $$
-        BEGIN
-          INSERT INTO "${functions.name}".outbox VALUES (event);
-          RETURN '{}'::jsonb;
-        END $$`)
+    functions = await createHookSchema(
+      'hook_sms',
+      (schema) => `
+        CREATE TABLE "${schema}".outbox (payload jsonb);
+        CREATE FUNCTION "${schema}".send_sms(event jsonb) RETURNS jsonb
+        LANGUAGE plpgsql AS $$
+          BEGIN
+            INSERT INTO "${schema}".outbox VALUES (event);
+            RETURN '{}'::jsonb;
+          END $$`,
+    )
     server = await startTestServer(
       'hook_send_sms',
       {
@@ -153,25 +154,23 @@ describe('HOOK_SEND_SMS as a PostgreSQL function', () => {
         AUTHSVC_SMS_TWILIO_AUTH_TOKEN: 'secret',
         AUTHSVC_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG0456',
         AUTHSVC_SMS_TWILIO_API_URL: 'http://127.0.0.1:9',
-        AUTHSVC_HOOK_SEND_SMS_ENABLED: 'true',
-        AUTHSVC_HOOK_SEND_SMS_URI: `pg-functions://postgres/${functions.name}/send_sms`,
+        ...hookEnv('SEND_SMS', functions.uri('send_sms')),
       },
       systemClock,
     )
     await server.listen()
   })
   afterAll(async () => {
-    await client.end()
     await server.close()
-    await functions.drop()
+    await functions.close()
   })
 
   it('gets the code in the request transaction, and the code signs the user in', async () => {
     const auth = authJsClient(server.url)
     expect((await auth.signInWithOtp({ phone: '+15550001234' })).error).toBeNull()
-    const { rows } = await client.query<{ payload: { sms: { otp: string; phone: string } } }>(
-      `SELECT payload FROM "${functions.name}".outbox`,
-    )
+    const { rows } = await functions.client.query<{
+      payload: { sms: { otp: string; phone: string } }
+    }>(`SELECT payload FROM "${functions.name}".outbox`)
     expect(rows).toHaveLength(1)
     const sms = rows[0]?.payload.sms
     expect(sms).toMatchObject({ phone: '15550001234' })

@@ -1,10 +1,14 @@
 import { systemClock } from '@gatehouse/auth'
-import { createTestSchema, type TestDatabase } from '@gatehouse/testing'
-import pg from 'pg'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { startTestServer, type TestServer } from '../helpers.js'
 import { authJsClient } from '../support/auth-js.js'
-import { HOOK_SECRET, startFakeHook, type FakeHook } from '../support/fake-hook.js'
+import {
+  createHookSchema,
+  hookEnv,
+  startFakeHook,
+  type FakeHook,
+  type HookSchema,
+} from '../support/fake-hook.js'
 
 let counter = 0
 const email = (domain = 'example.com'): string => `created-${String(++counter)}@${domain}`
@@ -12,30 +16,29 @@ const PASSWORD = 'a long enough password'
 
 describe('HOOK_BEFORE_USER_CREATED (HTTP) and HOOK_AFTER_USER_CREATED (PostgreSQL)', () => {
   let hook: FakeHook
-  let functions: TestDatabase
-  let client: pg.Client
+  let functions: HookSchema
   let server: TestServer
 
   const told = async (): Promise<{ id: string; email: string }[]> =>
     (
-      await client.query<{ payload: { user: { id: string; email: string } } }>(
+      await functions.client.query<{ payload: { user: { id: string; email: string } } }>(
         `SELECT payload FROM "${functions.name}".created ORDER BY at`,
       )
     ).rows.map((r) => ({ id: r.payload.user.id, email: r.payload.user.email }))
 
   beforeAll(async () => {
     hook = await startFakeHook()
-    functions = await createTestSchema('hook_user_created')
-    client = new pg.Client({ connectionString: functions.url })
-    await client.connect()
-    await client.query(`
-      CREATE TABLE "${functions.name}".created (payload jsonb, at timestamptz DEFAULT clock_timestamp());
-      CREATE FUNCTION "${functions.name}".after_user_created(event jsonb) RETURNS jsonb
-      LANGUAGE plpgsql AS $$
-        BEGIN
-          INSERT INTO "${functions.name}".created (payload) VALUES (event);
-          RETURN NULL;
-        END $$`)
+    functions = await createHookSchema(
+      'hook_user_created',
+      (schema) => `
+        CREATE TABLE "${schema}".created (payload jsonb, at timestamptz DEFAULT clock_timestamp());
+        CREATE FUNCTION "${schema}".after_user_created(event jsonb) RETURNS jsonb
+        LANGUAGE plpgsql AS $$
+          BEGIN
+            INSERT INTO "${schema}".created (payload) VALUES (event);
+            RETURN NULL;
+          END $$`,
+    )
     server = await startTestServer(
       'hook_user_created',
       {
@@ -47,25 +50,21 @@ describe('HOOK_BEFORE_USER_CREATED (HTTP) and HOOK_AFTER_USER_CREATED (PostgreSQ
         AUTHSVC_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG0456',
         // The number signed up below has a fixed code: no message is sent.
         AUTHSVC_SMS_TEST_OTP: '15550009999:123456',
-        AUTHSVC_HOOK_BEFORE_USER_CREATED_ENABLED: 'true',
-        AUTHSVC_HOOK_BEFORE_USER_CREATED_URI: hook.url,
-        AUTHSVC_HOOK_BEFORE_USER_CREATED_SECRETS: HOOK_SECRET,
-        AUTHSVC_HOOK_AFTER_USER_CREATED_ENABLED: 'true',
-        AUTHSVC_HOOK_AFTER_USER_CREATED_URI: `pg-functions://postgres/${functions.name}/after_user_created`,
+        ...hookEnv('BEFORE_USER_CREATED', hook.url),
+        ...hookEnv('AFTER_USER_CREATED', functions.uri('after_user_created')),
       },
       systemClock,
     )
     await server.listen()
   })
   afterAll(async () => {
-    await client.end()
     await server.close()
-    await functions.drop()
+    await functions.close()
     await hook.close()
   })
   beforeEach(async () => {
     hook.payloads.length = 0
-    await client.query(`DELETE FROM "${functions.name}".created`)
+    await functions.client.query(`DELETE FROM "${functions.name}".created`)
     hook.respond = (payload) => {
       const user = payload.user as { email: string }
       return user.email.endsWith('@blocked.example')

@@ -4,7 +4,8 @@
  * payloads and answers what the test says.
  */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http'
-import { startHttpServer } from '@gatehouse/testing'
+import { createTestSchema, startHttpServer } from '@gatehouse/testing'
+import pg from 'pg'
 import { Webhook } from 'standardwebhooks'
 
 /** The `HOOK_<NAME>_SECRETS` value tests use, and the key it carries. */
@@ -74,4 +75,60 @@ export async function startFakeHook(): Promise<FakeHook> {
     })
   })
   return Object.assign(fake, { url: `${server.url}/hook`, close: () => server.close() })
+}
+
+/**
+ * The settings of one hook: `AUTHSVC_HOOK_<STEM>_ENABLED`, `_URI` and, for an HTTP URI,
+ * `_SECRETS` ({@link HOOK_SECRET}).
+ *
+ * @param stem `CUSTOM_ACCESS_TOKEN`, `SEND_EMAIL`, ….
+ */
+export function hookEnv(stem: string, uri: string): Record<string, string> {
+  const name = `AUTHSVC_HOOK_${stem}`
+  return {
+    [`${name}_ENABLED`]: 'true',
+    [`${name}_URI`]: uri,
+    ...(uri.startsWith('http') ? { [`${name}_SECRETS`]: HOOK_SECRET } : {}),
+  }
+}
+
+/** A schema of hook functions created by {@link createHookSchema}. */
+export interface HookSchema {
+  /** The schema's name (`pg-functions://postgres/<name>/<function>`). */
+  readonly name: string
+  /** An open connection to the database (with `search_path` on the schema). */
+  readonly client: pg.Client
+  /** The `pg-functions://` URI of one of its functions. */
+  uri(fn: string): string
+  /** Closes the connection and drops the schema. */
+  close(): Promise<void>
+}
+
+/**
+ * Creates a schema of its own and runs `sql(name)` in it: the hook functions (and tables) a test
+ * points `pg-functions://` hooks at.
+ */
+export async function createHookSchema(
+  label: string,
+  sql: (schema: string) => string,
+): Promise<HookSchema> {
+  const schema = await createTestSchema(label)
+  const client = new pg.Client({ connectionString: schema.url })
+  await client.connect()
+  try {
+    await client.query(sql(schema.name))
+  } catch (error) {
+    await client.end()
+    await schema.drop()
+    throw error
+  }
+  return {
+    name: schema.name,
+    client,
+    uri: (fn) => `pg-functions://postgres/${schema.name}/${fn}`,
+    async close() {
+      await client.end()
+      await schema.drop()
+    },
+  }
 }
