@@ -386,6 +386,7 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
         clock,
         random,
         userJson: serializeUser,
+        log: deps.logger,
         ...deps.hooks,
       })
       started = {

@@ -30,6 +30,12 @@ export interface HookTransportOptions {
   readonly pgFunctionTimeoutMs?: number | undefined
 }
 
+/** Where hook runs are logged (pino's shape): each run at `info`, each failure at `warn`. */
+export interface HookLog {
+  info(fields: Record<string, unknown>, message: string): void
+  warn(fields: Record<string, unknown>, message: string): void
+}
+
 /** Who a hook call is for: the client's IP goes in `metadata.ip_address`. */
 export interface HookCaller {
   readonly ip: string
@@ -55,6 +61,7 @@ export class Hooks {
   readonly #http: HttpHookLimits
   readonly #pgTimeoutMs: number
   readonly #userJson: UserJson
+  readonly #log: HookLog | undefined
 
   /**
    * @param settings `Settings['hook']`.
@@ -63,7 +70,13 @@ export class Hooks {
    */
   constructor(
     settings: HooksSettings,
-    deps: { db: Db; clock: Clock; random: Random; userJson: UserJson } & HookTransportOptions,
+    deps: {
+      db: Db
+      clock: Clock
+      random: Random
+      userJson: UserJson
+      log?: HookLog | undefined
+    } & HookTransportOptions,
   ) {
     this.#settings = settings
     this.#db = deps.db
@@ -73,6 +86,7 @@ export class Hooks {
     this.#http = { ...HTTP_HOOK_LIMITS, ...deps.http }
     this.#pgTimeoutMs = deps.pgFunctionTimeoutMs ?? PG_FUNCTION_HOOK_TIMEOUT_MS
     this.#userJson = deps.userJson
+    this.#log = deps.log
   }
 
   /**
@@ -120,13 +134,35 @@ export class Hooks {
       },
       ...input,
     })
-    return hook.uri.kind === 'http'
-      ? callHttpHook(hook.uri.url, hook.secrets, payload, {
-          fetch: this.#fetch,
-          clock: this.#clock,
-          random: this.#random,
-          limits: this.#http,
-        })
-      : callPgFunctionHook(hook.uri, payload, this.#db, tx, this.#pgTimeoutMs)
+    const target = hook.uri
+    const started = performance.now()
+    const fields = () => ({
+      action: 'run_hook',
+      hook: loggedUri(target),
+      duration: Math.round((performance.now() - started) * 1000),
+    })
+    try {
+      const output = await (target.kind === 'http'
+        ? callHttpHook(target.url, hook.secrets, payload, {
+            fetch: this.#fetch,
+            clock: this.#clock,
+            random: this.#random,
+            limits: this.#http,
+          })
+        : callPgFunctionHook(target, payload, this.#db, tx, this.#pgTimeoutMs))
+      this.#log?.info({ ...fields(), success: true }, 'Hook ran successfully')
+      return output
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error)
+      this.#log?.warn({ ...fields(), success: false, error: reason }, 'Hook errored out')
+      throw error
+    }
   }
+}
+
+/** A hook's URI as logged: an HTTP one without credentials, query or fragment. */
+function loggedUri(target: HookTarget): string {
+  if (target.kind === 'pg-function') return target.uri
+  const url = new URL(target.url)
+  return `${url.origin}${url.pathname}`
 }
