@@ -53,6 +53,7 @@ export interface AuthDeps {
   readonly urlLookup?: HostLookup
   readonly passwordHasher?: PasswordHasher
   readonly metrics?: AuthMetrics
+  readonly hooks?: HookTransportOptions
 }
 // AuthError
 export declare class AuthError extends Error {
@@ -199,6 +200,10 @@ export declare const ERROR_CODES: readonly [
   'custom_provider_not_found',
   'over_custom_provider_quota',
   'email_address_not_authorized',
+  'hook_timeout',
+  'hook_timeout_after_retry',
+  'hook_payload_over_size_limit',
+  'hook_payload_invalid_content_type',
   'database_unavailable',
 ]
 // ErrorCode
@@ -266,6 +271,26 @@ export type FactorType = 'phone' | 'totp'
 export declare class ForbiddenError extends AuthError {}
 // HibpSettings
 export type HibpSettings = Settings['password']['hibp']
+// HookAnswerError
+export declare class HookAnswerError extends AuthError {
+  readonly status: number
+  constructor(status: number, message: string)
+}
+// HookTransportOptions
+export interface HookTransportOptions {
+  readonly fetch?: Fetch | undefined
+  readonly http?: Partial<HttpHookLimits> | undefined
+  readonly pgFunctionTimeoutMs?: number | undefined
+}
+// HTTP_HOOK_LIMITS
+export declare const HTTP_HOOK_LIMITS: HttpHookLimits
+// HttpHookLimits
+export interface HttpHookLimits {
+  readonly timeoutMs: number
+  readonly attempts: number
+  readonly backoffMs: number
+  readonly maxResponseBytes: number
+}
 // IdentityJson
 export interface IdentityJson {
   identity_id: string
@@ -1075,6 +1100,127 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
         readonly apiSecret: Field<string>
         readonly from: Field<string>
         readonly apiUrl: Field<string>
+      }>
+    }>
+    readonly hook: Group<{
+      readonly customAccessToken: Group<{
+        readonly enabled: Field<boolean>
+        readonly uri: Field<
+          | {
+              readonly kind: 'http'
+              readonly url: string
+            }
+          | {
+              readonly kind: 'pg-function'
+              readonly uri: string
+              readonly schema: string
+              readonly name: string
+            }
+          | null
+        >
+        readonly secrets: Field<readonly string[]>
+      }>
+      readonly sendEmail: Group<{
+        readonly enabled: Field<boolean>
+        readonly uri: Field<
+          | {
+              readonly kind: 'http'
+              readonly url: string
+            }
+          | {
+              readonly kind: 'pg-function'
+              readonly uri: string
+              readonly schema: string
+              readonly name: string
+            }
+          | null
+        >
+        readonly secrets: Field<readonly string[]>
+      }>
+      readonly sendSms: Group<{
+        readonly enabled: Field<boolean>
+        readonly uri: Field<
+          | {
+              readonly kind: 'http'
+              readonly url: string
+            }
+          | {
+              readonly kind: 'pg-function'
+              readonly uri: string
+              readonly schema: string
+              readonly name: string
+            }
+          | null
+        >
+        readonly secrets: Field<readonly string[]>
+      }>
+      readonly mfaVerificationAttempt: Group<{
+        readonly enabled: Field<boolean>
+        readonly uri: Field<
+          | {
+              readonly kind: 'http'
+              readonly url: string
+            }
+          | {
+              readonly kind: 'pg-function'
+              readonly uri: string
+              readonly schema: string
+              readonly name: string
+            }
+          | null
+        >
+        readonly secrets: Field<readonly string[]>
+      }>
+      readonly passwordVerificationAttempt: Group<{
+        readonly enabled: Field<boolean>
+        readonly uri: Field<
+          | {
+              readonly kind: 'http'
+              readonly url: string
+            }
+          | {
+              readonly kind: 'pg-function'
+              readonly uri: string
+              readonly schema: string
+              readonly name: string
+            }
+          | null
+        >
+        readonly secrets: Field<readonly string[]>
+      }>
+      readonly beforeUserCreated: Group<{
+        readonly enabled: Field<boolean>
+        readonly uri: Field<
+          | {
+              readonly kind: 'http'
+              readonly url: string
+            }
+          | {
+              readonly kind: 'pg-function'
+              readonly uri: string
+              readonly schema: string
+              readonly name: string
+            }
+          | null
+        >
+        readonly secrets: Field<readonly string[]>
+      }>
+      readonly afterUserCreated: Group<{
+        readonly enabled: Field<boolean>
+        readonly uri: Field<
+          | {
+              readonly kind: 'http'
+              readonly url: string
+            }
+          | {
+              readonly kind: 'pg-function'
+              readonly uri: string
+              readonly schema: string
+              readonly name: string
+            }
+          | null
+        >
+        readonly secrets: Field<readonly string[]>
       }>
     }>
   },

@@ -12,12 +12,14 @@ import { RateLimitClient, type RateLimitClientCounts } from '@gatehouse/ratelimi
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import type { RequestDeadline } from './api/http/deadline.js'
+import { serializeUser } from './api/http/serializers.js'
 import { authRoutes } from './api/routes.js'
 import { systemClock, type Clock } from './clock.js'
 import type { Settings } from './conf/settings.js'
 import { startWarnings } from './conf/start-warnings.js'
 import type { AppContext } from './context.js'
 import { JwtKeys } from './crypto/jwt.js'
+import { Hooks, type HookTransportOptions } from './hooks/hooks.js'
 import type { PasswordHasher } from './crypto/password-hasher.js'
 import { InMemoryEmailSendLimiter, type EmailSendLimiter } from './limiter/email-send-limiter.js'
 import type { Limiter } from './limiter/limiter.js'
@@ -118,6 +120,12 @@ export interface AuthDeps {
    * metrics). The HTTP server metrics and pool gauges still come from the settings.
    */
   readonly metrics?: AuthMetrics
+  /**
+   * The auth hooks' `fetch` and limits (tests shorten the timeouts).
+   * @default the global `fetch`, upstream's limits (HTTP: 5 s, 3 attempts 2 s apart, 200 KiB
+   *   answers; `pg-functions://`: 2 s)
+   */
+  readonly hooks?: HookTransportOptions
 }
 
 /** The auth server, built by {@link buildAuthApp}. */
@@ -404,6 +412,14 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
         fetch: guard.allowPrivate ? deps.providerFetch : guardedFetch(guard),
         guard,
       })
+      const hooks = new Hooks(settings.hook, {
+        db,
+        clock,
+        random,
+        userJson: serializeUser,
+        log: deps.logger,
+        ...deps.hooks,
+      })
       started = {
         db: traced,
         freshDatabase: migrations[0] !== undefined && applied.includes(migrations[0].version),
@@ -424,9 +440,10 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
           tokens: new TokenService(settings, keys, clock, random, {
             metrics,
             audit,
+            hooks,
             onNewDevice: (user, device) =>
               sendNotification(
-                { settings, mailer: sender },
+                { settings, mailer: sender, hooks },
                 'new_sign_in_notification',
                 user,
                 device,
@@ -434,6 +451,7 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
               ).then(() => undefined),
           }),
           audit,
+          hooks,
           passwords,
           mailer: sender,
           sms: counted ? new CountedSmsProvider(sms, metrics) : sms,

@@ -4,6 +4,7 @@ import type { Clock } from './clock.js'
 import type { Settings } from './conf/settings.js'
 import type { JwtKeys } from './crypto/jwt.js'
 import type { PasswordHasher } from './crypto/password-hasher.js'
+import type { Hooks } from './hooks/hooks.js'
 import type { EmailSendLimiter } from './limiter/email-send-limiter.js'
 import type { Limiter } from './limiter/limiter.js'
 import type { PasswordBackoff } from './limiter/password-backoff.js'
@@ -62,6 +63,8 @@ export interface AppContext {
    * (see `services/shared/audit-trail.ts`).
    */
   readonly audit: AuditTrail
+  /** The auth hooks (`HOOK_*`); {@link Hooks.enabled} says which are on. */
+  readonly hooks: Hooks
   /** The leaked-password lookup (`PASSWORD_HIBP_*`); absent when `PASSWORD_HIBP_ENABLED` is off. */
   readonly pwnedPasswords?: PwnedPasswords | undefined
 }

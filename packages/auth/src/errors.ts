@@ -83,6 +83,10 @@ export const ERROR_CODES = [
   'custom_provider_not_found',
   'over_custom_provider_quota',
   'email_address_not_authorized',
+  'hook_timeout',
+  'hook_timeout_after_retry',
+  'hook_payload_over_size_limit',
+  'hook_payload_invalid_content_type',
   // Ours: GoTrue answers a database outage with 500 `unexpected_failure`.
   'database_unavailable',
 ] as const
@@ -240,5 +244,32 @@ export class RequestTimeoutError extends AuthError {
 export class UnsupportedGrantTypeError extends BadRequestError {
   constructor() {
     super('invalid_credentials', 'unsupported_grant_type')
+  }
+}
+
+/**
+ * An auth hook answered an error object `{ "error": { "http_code": 403, "message": "…" } }`:
+ * the request fails with that status and message, as upstream's `hookserrors.Check` does
+ * (`error_code` `unexpected_failure` for a 500, else `unknown`; a missing or out-of-range
+ * `http_code` is a 500).
+ *
+ * @example
+ * ```text
+ * HTTP/1.1 403 Forbidden
+ * {"code":403,"error_code":"unknown","msg":"Sign-ups from this domain are closed"}
+ * ```
+ */
+export class HookAnswerError extends AuthError {
+  /** The HTTP status the hook chose (400 to 599). */
+  readonly status: number
+
+  /**
+   * @param status The hook's `http_code`; anything but an integer from 400 to 599 becomes 500.
+   * @param message The hook's `message` (sent as is).
+   */
+  constructor(status: number, message: string) {
+    const bounded = Number.isInteger(status) && status >= 400 && status <= 599 ? status : 500
+    super(bounded === 500 ? 'unexpected_failure' : 'unknown', message)
+    this.status = bounded
   }
 }

@@ -45,6 +45,7 @@ export {
   ConflictError,
   ERROR_CODES,
   ForbiddenError,
+  HookAnswerError,
   InternalServerError,
   NotFoundError,
   PayloadTooLargeError,
@@ -98,5 +99,7 @@ export {
   type Tx,
 } from './storage/db.js'
 export { noAuthMetrics, type AuthMetrics } from './telemetry/auth-metrics.js'
+export { type HookTransportOptions } from './hooks/hooks.js'
+export { HTTP_HOOK_LIMITS, type HttpHookLimits } from './hooks/http.js'
 export { openDb } from './storage/open.js'
 export { migrate } from './storage/migrate.js'

@@ -54,6 +54,7 @@ import { EXTERNAL_PROVIDERS, type ExternalProvider } from '../provider/names.js'
 import { SMS_PROVIDERS, type SmsProviderName } from '../sms/sms-provider.js'
 import { compileGlob } from '../url-glob.js'
 import { canonicalLocale } from '../locale.js'
+import { HOOK_POINTS, parseHookSecrets, parseHookUri, type HookPoint } from '../hooks/config.js'
 
 /** The log levels of `LOG_LEVEL` (upstream's logrus names). */
 export type LogLevel = 'panic' | 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace'
@@ -829,6 +830,64 @@ const sessions = group({
     help: "Session tags, comma-separated, that `SESSIONS_SINGLE_PER_USER` keeps one session each of; a session whose `tag` column is empty or not listed counts as the first tag's.",
   }),
 })
+
+/** What each hook point is for, in its settings' help. */
+const HOOK_PURPOSES: Readonly<Record<HookPoint, string>> = {
+  customAccessToken: 'changes the claims of every access token before it is signed',
+  sendEmail: 'sends every auth mail instead of SMTP',
+  sendSms: 'sends every SMS code instead of the SMS provider',
+  mfaVerificationAttempt: 'decides after each MFA code check whether to go on or reject',
+  passwordVerificationAttempt: 'decides after each password check whether to go on or reject',
+  beforeUserCreated: 'may refuse a user before it is created',
+  afterUserCreated: 'is told of each user created, inside its transaction',
+}
+
+/** `HOOK_<NAME>_*`: one auth hook (upstream `conf.ExtensibilityPointConfiguration`). */
+function hookFields(point: HookPoint) {
+  const stem = `HOOK_${HOOK_POINTS[point].stem}`
+  return group({
+    /** `HOOK_<NAME>_ENABLED`: call the hook. @default false */
+    enabled: bool(`${stem}_ENABLED`, {
+      help: `Call the hook, which ${HOOK_PURPOSES[point]} (see [Hooks](#hooks)); needs \`${stem}_URI\`.`,
+    }),
+    /**
+     * `HOOK_<NAME>_URI`: `https://…`, `http://` on a loopback host, or
+     * `pg-functions://postgres/<schema>/<function>`; `null` when unset.
+     */
+    uri: field(`${stem}_URI`, parseHookUri, {
+      help: 'Where the hook is: an `https://` endpoint, `http://` on `localhost`, `127.0.0.1` or `[::1]` only, or `pg-functions://postgres/<schema>/<function>`.',
+    }),
+    /** `HOOK_<NAME>_SECRETS`: the base64 keys of the `v1,whsec_…` secrets (never logged). */
+    secrets: field(`${stem}_SECRETS`, parseHookSecrets, {
+      secret: true,
+      help: 'Standard Webhooks secrets `v1,whsec_<base64>` signing an HTTP hook, separated by `|` during a rotation (each request is signed with all); required for an HTTP hook (never logged).',
+    }),
+  })
+}
+
+/** `HOOK_*`: the seven auth hooks (upstream `conf.HookConfiguration`). */
+const hook = group({
+  customAccessToken: hookFields('customAccessToken'),
+  sendEmail: hookFields('sendEmail'),
+  sendSms: hookFields('sendSms'),
+  mfaVerificationAttempt: hookFields('mfaVerificationAttempt'),
+  passwordVerificationAttempt: hookFields('passwordVerificationAttempt'),
+  beforeUserCreated: hookFields('beforeUserCreated'),
+  afterUserCreated: hookFields('afterUserCreated'),
+})
+
+/** An enabled hook needs its URI, and an HTTP hook its secrets. */
+function checkHooks(read: Report, v: Values<typeof hook.fields>): void {
+  for (const point of Object.keys(HOOK_POINTS) as HookPoint[]) {
+    const fields = hook.fields[point].fields
+    const { enabled, uri, secrets } = v[point]
+    const on = `when AUTHSVC_HOOK_${HOOK_POINTS[point].stem}_ENABLED is on`
+    if (enabled && uri === null) read.report(fields.uri, `required ${on}`)
+    if (enabled && uri?.kind === 'http' && secrets.length === 0) {
+      read.report(fields.secrets, `required ${on} with an http(s) URI`)
+    }
+  }
+}
 
 /** The default `EXTERNAL_<P>_URL` of providers that have one. */
 const PROVIDER_DEFAULT_URLS: Readonly<Partial<Record<string, string>>> = {
@@ -1734,6 +1793,8 @@ export const settingsTable = defineSettings(
     rateLimit,
     /** Phone codes and SMS providers: `SMS_*`. */
     sms,
+    /** Auth hooks: `HOOK_*`. */
+    hook,
   },
   {
     // AUTHSVC_ wins over GOTRUE_ (and both over an unprefixed name), as it always has.
@@ -1795,5 +1856,6 @@ export function loadSettings(env: Env): Settings {
   checkExternal(read, values.external)
   checkSmtp(read, values.smtp)
   checkSms(read, values.sms)
+  checkHooks(read, values.hook)
   return read.finish(values)
 }

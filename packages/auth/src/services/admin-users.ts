@@ -200,6 +200,7 @@ export async function createUserAsAdmin(
         emailConfirmed: params.emailConfirm === true,
         phoneConfirmed: params.phoneConfirm === true,
         bannedUntil: ban === undefined || ban === null ? null : new Date(now + ban),
+        skipHooks: true,
       },
       now,
     )

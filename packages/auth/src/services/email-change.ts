@@ -10,12 +10,15 @@ import type { AppContext } from '../context.js'
 import type { OneTimeTokenType } from '../models/one-time-token.js'
 import { mergeMetadata, type User, type UserChanges } from '../models/user.js'
 import type { Queryable } from '../storage/db.js'
+import { emailDataOf } from '../hooks/email-data.js'
 import {
   deliver,
   enforceMaxFrequency,
   flowMail,
   issueOtp,
   recordTokens,
+  sendByHook,
+  takeEmailBudget,
   type IssuedOtp,
   type PreparedMail,
 } from './shared/mail.js'
@@ -107,11 +110,16 @@ export async function sendEmailChange(
     now,
     pkce,
   )
+  const updated = mails[0]?.user ?? user
+  if (ctx.hooks.enabled('sendEmail')) {
+    await sendEmailChangeByHook(ctx, tx, updated, mails, now)
+    return updated
+  }
   for (const mail of mails) {
     const message = { ...mail.message, acceptLanguage }
-    await deliver(ctx, message, 'Error sending email change email', now)
+    await deliver(ctx, message, 'Error sending email change email', now, { tx, user: mail.user })
   }
-  return mails[0]?.user ?? user
+  return updated
 }
 
 /**
@@ -143,4 +151,31 @@ export async function applyEmailChange(
   await setOwnIdentity(ctx, tx, user, 'email', user.emailChange, update, now)
   if (user.emailConfirmedAt === null) update.emailConfirmedAt = new Date(now)
   if (user.isAnonymous) update.isAnonymous = false
+}
+
+/**
+ * An email change's one call of the send-email hook (upstream sends one, not one per address):
+ * with a secure change, `token` is the current address's code and `token_new` the new one's,
+ * and the two hashes are crossed as upstream crosses them (`token_hash` is the new address's,
+ * `token_hash_new` the current one's); otherwise `token` and `token_hash` are the new address's.
+ *
+ * @param mails From {@link prepareEmailChange}: the new address's first.
+ */
+async function sendEmailChangeByHook(
+  ctx: AppContext,
+  tx: Queryable,
+  user: User,
+  mails: readonly PreparedMail[],
+  now: number,
+): Promise<void> {
+  const [toNew, toCurrent] = mails
+  if (!toNew) return
+  const data = emailDataOf(toNew.message, ctx.settings.apiExternalUrl)
+  if (toCurrent) {
+    data.token = toCurrent.otp
+    data.token_new = toNew.otp
+    data.token_hash_new = toCurrent.hash
+  }
+  await takeEmailBudget(ctx, now)
+  await sendByHook(ctx, { tx, user }, toNew.message, data)
 }

@@ -10,7 +10,12 @@ import { type AuditActor } from '../models/audit-log.js'
 import type { JsonObject } from '../models/json.js'
 import { findUserOwningEmail } from '../models/user.js'
 import { sendConfirmation } from './shared/confirmation.js'
-import { createUser, userWithIdentities, type UserWithIdentities } from './users.js'
+import {
+  afterUserCreated,
+  createUser,
+  userWithIdentities,
+  type UserWithIdentities,
+} from './users.js'
 import { validateEmail } from './shared/validation.js'
 
 /** An invitation: whom, with what `user_metadata`, and where the link leads. */
@@ -38,7 +43,7 @@ export async function inviteUser(
 ): Promise<UserWithIdentities> {
   const email = validateEmail(invitation.email)
   const { redirectTo } = invitation
-  return ctx.db.transaction(async (tx) => {
+  const invited = await ctx.db.transaction(async (tx) => {
     const now = ctx.clock.now()
     const existing = await findUserOwningEmail(tx, email)
     if (existing && (existing.emailConfirmedAt !== null || existing.aud !== client.aud)) {
@@ -69,7 +74,9 @@ export async function inviteUser(
       now,
     )
     const language = client.acceptLanguage ?? ''
-    const invited = await sendConfirmation(ctx, tx, user, 'invite', redirectTo, now, language)
-    return userWithIdentities(tx, invited)
+    const sent = await sendConfirmation(ctx, tx, user, 'invite', redirectTo, now, language)
+    return { ...(await userWithIdentities(tx, sent)), created: existing === undefined }
   })
+  if (invited.created) await afterUserCreated(ctx, invited.user, client)
+  return { user: invited.user, identities: invited.identities }
 }

@@ -32,7 +32,7 @@ import { maxFrequencyWait, queueMail } from './shared/mail.js'
 import { randomPassword } from './shared/passwords.js'
 import { parsePkceChallenge } from './shared/pkce.js'
 import { queuedEmailRequest, queueRecoveryMail, type QueuedEmailRequest } from './recovery.js'
-import { createUser } from './users.js'
+import { afterUserCreated, createUser } from './users.js'
 import { sendPhoneOtp, validateChannel } from './shared/phone.js'
 import { validateEmail, validatePhone } from './shared/validation.js'
 
@@ -148,7 +148,7 @@ export async function runMagicLinkJob(
       pkce,
     )
     const acceptLanguage = client.acceptLanguage ?? ''
-    await queueMail(ctx, tx, { ...prepared.message, acceptLanguage }, now)
+    await queueMail(ctx, tx, { ...prepared.message, acceptLanguage }, now, prepared.user)
     return
   }
   await queueRecoveryMail(ctx, tx, user, 'magic_link', job.redirectTo, client, now, pkce)
@@ -184,7 +184,10 @@ async function sendPhoneOtpSignIn(
   }
   const channel = validateChannel(settings, params.channel)
   const language = client.acceptLanguage ?? ''
-  return ctx.db.transaction(async (tx) => {
+  // Set inside the transaction: the user this request signed up, for the after-created hook.
+  let created: User | undefined
+  const outcome = await ctx.db.transaction(async (tx) => {
+    created = undefined
     const now = ctx.clock.now()
     const owner = await findUserOwningPhone(tx, phone)
     if (owner && owner.aud !== client.aud) return { messageId: '' }
@@ -224,6 +227,7 @@ async function sendPhoneOtpSignIn(
           now,
         )
       ).user
+      created = user
       await audit('user_signedup', user)
     }
     if (user.phoneConfirmedAt === null) {
@@ -234,6 +238,8 @@ async function sendPhoneOtpSignIn(
     const sent = await sendPhoneOtp(ctx, tx, user, phone, 'confirmation', channel, now, language)
     return { messageId: sent.messageId }
   })
+  if (created) await afterUserCreated(ctx, created, client)
+  return outcome
 }
 
 /**

@@ -21,6 +21,7 @@ import {
   UnauthorizedError,
   UnprocessableEntityError,
 } from '../errors.js'
+import { MFA_REJECTION_MESSAGE, readDecision } from '../hooks/decision.js'
 import { downgradeSessionsOfFactor } from '../models/amr-claim.js'
 import {
   deleteChallenge,
@@ -43,7 +44,7 @@ import {
   type Factor,
   type FactorType,
 } from '../models/factor.js'
-import { deleteSessionsBelowAal2, type Session } from '../models/session.js'
+import { deleteSessions, deleteSessionsBelowAal2, type Session } from '../models/session.js'
 import { getUserById, type User } from '../models/user.js'
 import type { Queryable } from '../storage/db.js'
 import type { IssuedSession } from '../sessions/token-service.js'
@@ -51,7 +52,7 @@ import { sendNotification, type NotificationLog } from './shared/notifications.j
 import { isUuid, validatePhone } from './shared/validation.js'
 import { generateOtp } from './shared/mail.js'
 import { validateChannel } from './shared/phone.js'
-import { smsText, takeSmsBudget } from './shared/sms.js'
+import { sendSmsByHook, smsText, takeSmsBudget } from './shared/sms.js'
 import {
   countWrongAnswer,
   factorBackoff,
@@ -456,7 +457,20 @@ export async function challengeFactor(
       },
       now,
     )
-    if (factor.factorType === 'phone') {
+    if (factor.factorType === 'phone' && ctx.hooks.enabled('sendSms')) {
+      try {
+        await sendSmsByHook(ctx, tx, caller.user, {
+          otp: otpCode,
+          sms_type: 'mfa',
+          phone: factor.phone,
+        })
+      } catch (error) {
+        // Upstream hides the hook's answer behind one message here.
+        throw new InternalServerError('unexpected_failure', 'error invoking hook', {
+          cause: error,
+        })
+      }
+    } else if (factor.factorType === 'phone') {
       try {
         await ctx.sms.sendMessage(
           factor.phone,
@@ -480,7 +494,10 @@ export async function challengeFactor(
 }
 
 /** Why a verification was refused: decided in the transaction, thrown after it (see below). */
-type Refusal = { readonly refused: UnprocessableEntityError; readonly counted: boolean }
+type Refusal = {
+  readonly refused: UnprocessableEntityError | ForbiddenError
+  readonly counted: boolean
+}
 
 function isRefusal(value: unknown): value is Refusal {
   return typeof value === 'object' && value !== null && 'refused' in value
@@ -583,11 +600,19 @@ export async function verifyFactor(
     }
     if (!valid) {
       // Counted and committed before the answer: the challenge takes SECURITY_OTP_MAX_ATTEMPTS
-      // wrong codes, and the factor backs off after as many over all its challenges.
+      // wrong codes, and the factor backs off after as many over all its challenges, whatever
+      // the MFA verification attempt hook decides.
       if (await countWrongAnswer(ctx, tx, `mfa_challenge:${challenge.id}`, expiresAt, now)) {
         await deleteChallenge(tx, challenge.id)
       }
       await backoff.failed(tx, factorTarget(current.id), now)
+    }
+    const rejected = await mfaAttemptHook(ctx, tx, caller.user, current, valid, client)
+    if (rejected) {
+      const refusal: Refusal = { refused: rejected, counted: !valid }
+      return refusal
+    }
+    if (!valid) {
       return {
         refused: new UnprocessableEntityError(
           'mfa_verification_failed',
@@ -651,6 +676,36 @@ export async function verifyFactor(
     )
   }
   return ctx.tokens.finish(outcome.pending)
+}
+
+/**
+ * `HOOK_MFA_VERIFICATION_ATTEMPT` (upstream, after every code check): `{ user_id, factor_id,
+ * factor_type, valid }`, inside the verification's transaction. `decision: "reject"` ends every
+ * session of the user (committed with the transaction) and refuses the verification.
+ *
+ * @returns 403 `mfa_verification_rejected` with the hook's message on a rejection, else
+ *   `undefined`.
+ * @throws `AuthError` The hook's failure.
+ */
+async function mfaAttemptHook(
+  ctx: AppContext,
+  tx: Queryable,
+  user: User,
+  factor: Factor,
+  valid: boolean,
+  client: RequestContext,
+): Promise<ForbiddenError | undefined> {
+  if (!ctx.hooks.enabled('mfaVerificationAttempt')) return undefined
+  const output = await ctx.hooks.invoke(
+    'mfaVerificationAttempt',
+    { user_id: user.id, factor_id: factor.id, factor_type: factor.factorType, valid },
+    client,
+    tx,
+  )
+  const decision = readDecision(output, MFA_REJECTION_MESSAGE)
+  if (!decision.reject) return undefined
+  await deleteSessions(tx, user.id, 'all')
+  return new ForbiddenError('mfa_verification_rejected', decision.message)
 }
 
 /** Deletes a factor and lowers the sessions it raised (both unenrol paths). */

@@ -100,6 +100,7 @@ export async function reauthenticate(
       },
       'Error sending reauthentication email',
       now,
+      { tx, user },
     )
     return ''
   })

@@ -95,6 +95,7 @@ export async function queueRecoveryMail(
     tx,
     { ...prepared.message, acceptLanguage: client.acceptLanguage ?? '' },
     now,
+    prepared.user,
   )
   return true
 }

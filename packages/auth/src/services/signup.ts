@@ -18,7 +18,7 @@ import { takeOverUnconfirmedBySignUp } from './shared/identities.js'
 import { enforceStrongPassword } from './shared/passwords.js'
 import { sendPhoneOtp, validateChannel } from './shared/phone.js'
 import { parsePkceChallenge } from './shared/pkce.js'
-import { createUser } from './users.js'
+import { afterUserCreated, createUser } from './users.js'
 import { validateEmail, validatePhone } from './shared/validation.js'
 
 /** A sign-up request; absent text fields are `''`. */
@@ -122,6 +122,7 @@ async function signUpAnonymously(
     return ctx.tokens.startSession(tx, user, 'anonymous', client, false)
   })
   ctx.metrics.signUp('anonymous')
+  await afterUserCreated(ctx, pending.user, client)
   return { kind: 'session', session: await ctx.tokens.finish(pending) }
 }
 
@@ -211,7 +212,7 @@ export async function signUp(
 
   let outcome: SignUpOutcome | { readonly kind: 'pending'; readonly pending: PendingTokens }
   // Set inside the transaction's callback: whether this request inserted the user.
-  const signedUp = { done: false }
+  const signedUp: { done: boolean; user?: User } = { done: false }
   try {
     outcome = await ctx.db.transaction(async (tx) => {
       const now = ctx.clock.now()
@@ -271,6 +272,7 @@ export async function signUp(
         now,
       )
       signedUp.done = true
+      signedUp.user = created.user
       await ctx.audit.record(
         tx,
         {
@@ -298,6 +300,7 @@ export async function signUp(
     outcome = duplicate()
   }
   if (signedUp.done) ctx.metrics.signUp(provider)
+  if (signedUp.done && signedUp.user) await afterUserCreated(ctx, signedUp.user, client)
   if (outcome.kind === 'pending') {
     return { kind: 'session', session: await ctx.tokens.finish(outcome.pending) }
   }

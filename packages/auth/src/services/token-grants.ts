@@ -17,6 +17,8 @@ import {
 import { findUserByEmail, findUserByPhone, isBanned, type User } from '../models/user.js'
 import type { IssuedSession } from '../sessions/token-service.js'
 import { passwordAccount } from '../limiter/password-backoff.js'
+import { PASSWORD_REJECTION_MESSAGE, readDecision } from '../hooks/decision.js'
+import { deleteSessions } from '../models/session.js'
 import { passwordWeakness } from './shared/passwords.js'
 import { normalizePhone } from './shared/validation.js'
 
@@ -95,10 +97,14 @@ export async function passwordGrant(
   // The hash (or the dummy one) is always checked first: who does not know the password learns
   // nothing about the account, not even that it is banned.
   const ok = await ctx.passwords.verify(password, user?.encryptedPassword || DUMMY_HASH, signal)
-  if (!user || user.encryptedPassword === '' || !ok) {
-    await ctx.passwordBackoff.failed(ctx.db, account, ctx.clock.now())
+  const valid = user !== undefined && user.encryptedPassword !== '' && ok
+  // A wrong password counts towards the back-off whatever the hook decides.
+  if (!valid) await ctx.passwordBackoff.failed(ctx.db, account, ctx.clock.now())
+  if (user) await passwordAttemptHook(ctx, user, valid, client)
+  if (!user || !valid) {
     throw new BadRequestError('invalid_credentials', 'Invalid login credentials')
   }
+  // Only a password the hook let through clears the back-off.
   await ctx.passwordBackoff.succeeded(ctx.db, account)
   if (isBanned(user, ctx.clock.now())) throw new BadRequestError('user_banned', 'User is banned')
   if (email !== '' && user.emailConfirmedAt === null) {
@@ -114,6 +120,33 @@ export async function passwordGrant(
   const session = await ctx.tokens.finish(pending)
   const weak = await signInWeakness(ctx, password)
   return weak ? { session, weakPassword: weak } : { session }
+}
+
+/**
+ * `HOOK_PASSWORD_VERIFICATION_ATTEMPT` (upstream, after every password check of a known user):
+ * `{ user_id, valid }`; `decision: "reject"` refuses the sign-in with the hook's message (400
+ * `invalid_credentials`) and, with `should_logout_user`, first ends every session of the user.
+ *
+ * @throws {@link BadRequestError} `invalid_credentials` on a rejection; the hook's failure.
+ */
+async function passwordAttemptHook(
+  ctx: AppContext,
+  user: User,
+  valid: boolean,
+  client: RequestContext,
+): Promise<void> {
+  if (!ctx.hooks.enabled('passwordVerificationAttempt')) return
+  const output = await ctx.hooks.invoke(
+    'passwordVerificationAttempt',
+    { user_id: user.id, valid },
+    client,
+  )
+  const decision = readDecision(output, PASSWORD_REJECTION_MESSAGE)
+  if (!decision.reject) return
+  if (decision.shouldLogoutUser) {
+    await ctx.db.transaction((tx) => deleteSessions(tx, user.id, 'all'))
+  }
+  throw new BadRequestError('invalid_credentials', decision.message)
 }
 
 /**

@@ -26,6 +26,7 @@ import {
   type User,
   type UserChanges,
 } from '../models/user.js'
+import { UNKNOWN_CALLER, type HookCaller } from '../hooks/hooks.js'
 import type { Queryable } from '../storage/db.js'
 import { applyEmailChange, sendEmailChange } from './email-change.js'
 import {
@@ -103,6 +104,8 @@ export interface NewUserSpec {
   readonly invited?: boolean
   readonly anonymous?: boolean
   readonly bannedUntil?: Date | null
+  /** Skip `HOOK_BEFORE_USER_CREATED` (the admin API, which upstream does not hook). */
+  readonly skipHooks?: boolean
 }
 
 function byCreation(a: Identity, b: Identity): number {
@@ -114,11 +117,16 @@ function byCreation(a: Identity, b: Identity): number {
  * creation was, a sign-up or an invite). Uniqueness is the caller's to check (upstream answers a
  * taken email differently on each path).
  *
+ * With `HOOK_BEFORE_USER_CREATED` on (and `skipHooks` off), the hook gets `{ metadata, user }`
+ * once the rows are written, inside `tx`: its error object refuses the creation, which then
+ * rolls back with `tx`.
+ *
  * @param now Epoch milliseconds of the transaction.
  * @returns The user and its identities (oldest first, as {@link findIdentitiesByUser}).
+ * @throws `AuthError` The before-user-created hook's refusal or failure.
  */
 export async function createUser(
-  ctx: Pick<AppContext, 'settings' | 'random'>,
+  ctx: Pick<AppContext, 'settings' | 'random'> & { readonly hooks?: AppContext['hooks'] },
   tx: Queryable,
   spec: NewUserSpec,
   now: number,
@@ -174,7 +182,29 @@ export async function createUser(
       ),
     )
   }
-  return { user, identities: identities.sort(byCreation) }
+  const created = { user, identities: identities.sort(byCreation) }
+  const hooks = spec.skipHooks === true ? undefined : ctx.hooks
+  if (hooks?.enabled('beforeUserCreated')) {
+    const payload = { user: await hooks.user(tx, user, created.identities) }
+    await hooks.invoke('beforeUserCreated', payload, UNKNOWN_CALLER, tx)
+  }
+  return created
+}
+
+/**
+ * `HOOK_AFTER_USER_CREATED`: tells the hook `{ metadata, user }` of a user whose creation is
+ * committed (as upstream, outside any transaction).
+ *
+ * @throws `AuthError` The hook's failure (the user stays created, as upstream).
+ */
+export async function afterUserCreated(
+  ctx: Pick<AppContext, 'hooks' | 'db'>,
+  user: User,
+  client: HookCaller,
+): Promise<void> {
+  if (!ctx.hooks.enabled('afterUserCreated')) return
+  const payload = { user: await ctx.hooks.user(ctx.db, user) }
+  await ctx.hooks.invoke('afterUserCreated', payload, client)
 }
 
 /** A user and its identities, read in `tx`. */

@@ -4,6 +4,8 @@ import type { Settings } from '../conf/settings.js'
 import type { RequestContext } from '../context.js'
 import type { JwtKeys } from '../crypto/jwt.js'
 import { generateRefreshToken } from '../crypto/refresh-token.js'
+import { customAccessTokenClaims } from '../hooks/custom-access-token.js'
+import type { Hooks } from '../hooks/hooks.js'
 import { BadRequestError, ConflictError, ForbiddenError } from '../errors.js'
 import {
   addAmrClaim,
@@ -87,6 +89,11 @@ export interface PendingTokens {
    * signed in before (told by {@link TokenService.finish} to its `onNewDevice`).
    */
   readonly newDevice?: NewDevice
+  /**
+   * How the token is being issued, upstream's `authentication_method` (`password`, `otp`,
+   * `token_refresh`, `totp`, …), and the client's IP: what the custom access token hook is told.
+   */
+  readonly issue?: { readonly method: string; readonly ip: string }
 }
 
 /** The device of a sign-in, for the new-sign-in notification, with the request's languages. */
@@ -118,11 +125,13 @@ export class TokenService {
   private readonly metrics: AuthMetrics
   private readonly onNewDevice: NewDeviceListener | undefined
   private readonly audit: AuditTrail
+  private readonly hooks: Hooks | undefined
 
   /**
    * @param options Where audit events go (`audit`), the counters of sign-ins, refreshes and
-   *   reuse detections (`metrics`, default {@link noAuthMetrics}), and who is told of a sign-in
-   *   from a new device (`onNewDevice`).
+   *   reuse detections (`metrics`, default {@link noAuthMetrics}), who is told of a sign-in
+   *   from a new device (`onNewDevice`), and the auth hooks (`hooks`;
+   *   `HOOK_CUSTOM_ACCESS_TOKEN` shapes every access token).
    */
   constructor(
     settings: Settings,
@@ -133,6 +142,7 @@ export class TokenService {
       readonly audit: AuditTrail
       readonly metrics?: AuthMetrics
       readonly onNewDevice?: NewDeviceListener
+      readonly hooks?: Hooks
     },
   ) {
     this.settings = settings
@@ -142,6 +152,7 @@ export class TokenService {
     this.metrics = options.metrics ?? noAuthMetrics
     this.onNewDevice = options.onNewDevice
     this.audit = options.audit
+    this.hooks = options.hooks
   }
 
   /**
@@ -222,6 +233,7 @@ export class TokenService {
       amr: await listAmrClaims(tx, session.id),
       factors: await listFactorsOfUser(tx, user.id),
       signIn: method,
+      issue: { method, ip: ctx.ip },
       ...(newDevice
         ? {
             newDevice: {
@@ -290,12 +302,18 @@ export class TokenService {
       session: raised,
       refreshToken: refresh.token,
       amr: await listAmrClaims(tx, session.id),
+      issue: { method: via.method, ip: ctx.ip },
     }
   }
 
   /**
    * Signs the access token of a session started by {@link startSession} once it is committed
-   * (and counts the sign-in).
+   * (and counts the sign-in). With `HOOK_CUSTOM_ACCESS_TOKEN`, the hook's claims are signed
+   * instead (a `pg-functions://` hook runs in a transaction of its own: the session is already
+   * committed).
+   *
+   * @throws `AuthError` When the custom access token hook fails or answers claims that drop or
+   *   retype a required claim (500 `unexpected_failure`, as upstream).
    */
   async finish(pending: PendingTokens): Promise<IssuedSession> {
     const nowSeconds = Math.floor(this.clock.now() / 1000)
@@ -308,7 +326,7 @@ export class TokenService {
       highestPossibleAal(pending.factors ?? []),
     )
     claims.exp = exp
-    const accessToken = await this.keys.sign(claims)
+    const accessToken = await this.keys.sign(await this.#customized(claims, pending))
     if (pending.signIn !== undefined) this.metrics.signIn(pending.signIn)
     if (pending.newDevice !== undefined) await this.onNewDevice?.(pending.user, pending.newDevice)
     return {
@@ -372,7 +390,10 @@ export class TokenService {
             )
       if (rotated && auditIds) this.#logRotation(rotated.user, auditIds, ctx.ip)
       outcome = rotated
-        ? { kind: 'ok', pending: pendingOf(rotated, rotated.user, rotated.session, rotated.child) }
+        ? {
+            kind: 'ok',
+            pending: pendingOf(rotated, rotated.user, rotated.session, rotated.child, ctx),
+          }
         : await db.transaction((tx) => this.#refreshInTx(tx, presented, ctx))
     } catch (error) {
       if (isLockTimeout(error)) {
@@ -393,6 +414,22 @@ export class TokenService {
     const issued = await this.finish(outcome.pending)
     this.metrics.tokenRefresh()
     return issued
+  }
+
+  /** The claims to sign: the custom access token hook's, when it is on. */
+  async #customized(claims: JWTPayload, pending: PendingTokens): Promise<JWTPayload> {
+    const hooks = this.hooks
+    if (!hooks?.enabled('customAccessToken')) return claims
+    const output = await hooks.invoke(
+      'customAccessToken',
+      {
+        user_id: pending.user.id,
+        claims,
+        authentication_method: pending.issue?.method ?? '',
+      },
+      { ip: pending.issue?.ip ?? '' },
+    )
+    return customAccessTokenClaims(output)
   }
 
   async #refreshInTx(
@@ -436,7 +473,7 @@ export class TokenService {
       // timeout, a connection cut after the commit) is retried without logging the user out.
       if (active && active.parent === token.token) {
         await touchSession(tx, session.id, ctx, now)
-        return { kind: 'ok', pending: pendingOf(locked, user, session, active.token) }
+        return { kind: 'ok', pending: pendingOf(locked, user, session, active.token, ctx) }
       }
       const inInterval = now <= token.updatedAt.getTime() + security.refreshTokenReuseIntervalMs
       // No active token left means the family was already revoked for reuse: never revive it.
@@ -484,7 +521,7 @@ export class TokenService {
     )
     if (issued.revoked) this.audit.log(revokedAudit, now)
     this.audit.log(refreshedAudit, now)
-    return { kind: 'ok', pending: pendingOf(locked, user, session, issued.token) }
+    return { kind: 'ok', pending: pendingOf(locked, user, session, issued.token, ctx) }
   }
 
   /**
@@ -542,6 +579,7 @@ function pendingOf(
   user: User,
   session: Session,
   refreshToken: string,
+  ctx: RequestContext,
 ): PendingTokens {
   return {
     user,
@@ -550,6 +588,7 @@ function pendingOf(
     refreshToken,
     amr: locked.amr,
     factors: locked.factors,
+    issue: { method: 'token_refresh', ip: ctx.ip },
   }
 }
 

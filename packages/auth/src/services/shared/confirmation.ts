@@ -99,6 +99,7 @@ export async function sendConfirmation(
     { ...prepared.message, acceptLanguage },
     kind === 'invite' ? 'Error sending invite email' : 'Error sending confirmation email',
     now,
+    { tx, user: prepared.user },
   )
   return prepared.user
 }

@@ -38,7 +38,8 @@ import type { ProviderEmail, ProviderUserData } from '../../provider/oauth-provi
 import type { Queryable } from '../../storage/db.js'
 import { sendConfirmation } from './confirmation.js'
 import { sendNotification, type NotificationLog } from './notifications.js'
-import { createUser } from '../users.js'
+import { afterUserCreated, createUser } from '../users.js'
+import { UNKNOWN_CALLER } from '../../hooks/hooks.js'
 
 /**
  * The address an identity signs in with (upstream's choice): the primary verified one, else any
@@ -177,6 +178,8 @@ export interface IdentityOutcome {
    * `provider_email_needs_verification` (after the transaction commits).
    */
   readonly needsVerification: boolean
+  /** The user was created by this sign-in (`HOOK_AFTER_USER_CREATED` is told once committed). */
+  readonly created?: boolean
 }
 
 /**
@@ -260,6 +263,7 @@ export async function signInWithIdentity(
 
   let user: User
   let linked = false
+  let created = false
   /** The identity that now proves an existing, never confirmed user (see above). */
   let provenBy: Pick<Identity, 'id' | 'provider' | 'identityData'> | undefined
   if (request.linkingTargetId !== undefined) {
@@ -312,6 +316,7 @@ export async function signInWithIdentity(
         },
         now,
       ))
+      created = true
       await audit(user, 'user_signedup')
     }
   }
@@ -326,10 +331,10 @@ export async function signInWithIdentity(
     } else if (!settings.mailer.autoconfirm) {
       const { acceptLanguage = '' } = client
       await sendConfirmation(ctx, tx, user, 'confirmation', request.referrer, now, acceptLanguage)
-      return { user, linked, needsVerification: true }
+      return { user, linked, needsVerification: true, created }
     }
   }
-  return { user, linked, needsVerification: false }
+  return { user, linked, needsVerification: false, created }
 }
 
 /**
@@ -393,7 +398,10 @@ export async function unlinkIdentity(
  * `provider_email_needs_verification` (its confirmation was sent), and a new link tells the user
  * by mail (`identity_linked_notification`, when enabled).
  *
- * @throws {@link UnprocessableEntityError} `provider_email_needs_verification`.
+ * With `HOOK_AFTER_USER_CREATED`, tells the hook of a user this sign-in created first.
+ *
+ * @throws {@link UnprocessableEntityError} `provider_email_needs_verification`; the
+ *   after-user-created hook's failure.
  */
 export async function finishIdentitySignIn(
   ctx: AppContext,
@@ -402,6 +410,7 @@ export async function finishIdentitySignIn(
   client: RequestContext,
   log: NotificationLog,
 ): Promise<void> {
+  if (outcome.created === true) await afterUserCreated(ctx, outcome.user, UNKNOWN_CALLER)
   if (outcome.needsVerification) {
     throw new UnprocessableEntityError(
       'provider_email_needs_verification',

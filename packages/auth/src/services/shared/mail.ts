@@ -18,6 +18,8 @@ import { upsertOneTimeToken, type OneTimeTokenType } from '../../models/one-time
 import { updateUser, type User, type UserChanges } from '../../models/user.js'
 import type { Queryable } from '../../storage/db.js'
 import type { Random } from '../../random.js'
+import { emailDataOf, type EmailData } from '../../hooks/email-data.js'
+import { UNKNOWN_CALLER } from '../../hooks/hooks.js'
 import { DeferJob } from './mail-queue.js'
 
 /** The `type` of a `/verify` link (upstream's verification types of email flows). */
@@ -103,26 +105,68 @@ export function enforceMaxFrequency(settings: Settings, sentAt: Date | null, now
   }
 }
 
+/** Where a mail's token is recorded: the send-email hook gets the user and runs in `tx`. */
+export interface MailOrigin {
+  readonly tx: Queryable
+  /** The user as updated with the token's columns. */
+  readonly user: User
+}
+
 /**
- * Sends one flow mail: takes it from the `RATE_LIMIT_EMAIL_SENT` budget (unless
- * `MAILER_AUTOCONFIRM` is on, as upstream), then hands it to the mailer. Callers send inside the
- * transaction that records the token, so that a failed send leaves nothing behind and the request
- * can be retried.
+ * Takes one mail from the `RATE_LIMIT_EMAIL_SENT` budget (unless `MAILER_AUTOCONFIRM`).
  *
- * @param failure The public text of a failed send, upstream's (`Error sending confirmation email`).
- * @param now Epoch milliseconds.
- * @throws {@link TooManyRequestsError} 429 `over_email_send_rate_limit` "email rate limit
- *   exceeded"; {@link InternalServerError} 500 `unexpected_failure` with `failure` when the mailer
- *   throws (its error is the private `cause`).
+ * @throws {@link TooManyRequestsError} 429 `over_email_send_rate_limit` when it is used up.
  */
-export async function deliver(
-  ctx: Pick<AppContext, 'settings' | 'mailer' | 'emailLimiter'>,
-  message: MailMessage,
-  failure: string,
+export async function takeEmailBudget(
+  ctx: Pick<AppContext, 'settings' | 'emailLimiter'>,
   now: number,
 ): Promise<void> {
   if (!ctx.settings.mailer.autoconfirm && !(await ctx.emailLimiter.take(now))) {
     throw new TooManyRequestsError('over_email_send_rate_limit', 'email rate limit exceeded')
+  }
+}
+
+/**
+ * Hands a mail to the send-email hook (`HOOK_SEND_EMAIL`) instead of the mailer, inside the
+ * transaction that records its token (as upstream): `{ user, email_data }`.
+ *
+ * @param data The `email_data`; {@link emailDataOf} the message by default.
+ * @throws `AuthError` The hook's failure, as is (upstream does not wrap it).
+ */
+export async function sendByHook(
+  ctx: Pick<AppContext, 'settings' | 'hooks'>,
+  origin: MailOrigin,
+  message: MailMessage,
+  data: EmailData = emailDataOf(message, ctx.settings.apiExternalUrl),
+): Promise<void> {
+  const user = await ctx.hooks.user(origin.tx, origin.user)
+  await ctx.hooks.invoke('sendEmail', { user, email_data: data }, UNKNOWN_CALLER, origin.tx)
+}
+
+/**
+ * Sends one flow mail: takes it from the `RATE_LIMIT_EMAIL_SENT` budget (unless
+ * `MAILER_AUTOCONFIRM` is on, as upstream), then hands it to the send-email hook when
+ * `HOOK_SEND_EMAIL` is on, else to the mailer. Callers send inside the transaction that records
+ * the token, so that a failed send leaves nothing behind and the request can be retried.
+ *
+ * @param failure The public text of a failed send, upstream's (`Error sending confirmation email`).
+ * @param now Epoch milliseconds.
+ * @param origin The transaction and user, for the send-email hook.
+ * @throws {@link TooManyRequestsError} 429 `over_email_send_rate_limit` "email rate limit
+ *   exceeded"; {@link InternalServerError} 500 `unexpected_failure` with `failure` when the mailer
+ *   throws (its error is the private `cause`); the hook's error.
+ */
+export async function deliver(
+  ctx: Pick<AppContext, 'settings' | 'mailer' | 'emailLimiter' | 'hooks'>,
+  message: MailMessage,
+  failure: string,
+  now: number,
+  origin: MailOrigin,
+): Promise<void> {
+  await takeEmailBudget(ctx, now)
+  if (ctx.hooks.enabled('sendEmail')) {
+    await sendByHook(ctx, origin, message)
+    return
   }
   try {
     await ctx.mailer.send(message)
@@ -141,16 +185,25 @@ export const EMAIL_CAP_RETRY_MS = 60_000
 
 /**
  * Queues a flow mail inside `tx` (the transaction that records its token): it is sent after the
- * commit, off the request's path, by {@link sendQueuedMail}.
+ * commit, off the request's path, by {@link sendQueuedMail}. With `HOOK_SEND_EMAIL` on, the hook
+ * gets it at once instead, inside `tx` (as upstream), after taking it from the budget.
  *
+ * @param user The user as updated with the token's columns (the hook's `user`).
  * @param now Epoch milliseconds of the transaction.
+ * @throws 429 `over_email_send_rate_limit` and the hook's error, with the hook on.
  */
 export async function queueMail(
-  ctx: Pick<AppContext, 'mailQueue'>,
+  ctx: Pick<AppContext, 'mailQueue' | 'settings' | 'emailLimiter' | 'hooks'>,
   tx: Queryable,
   message: MailMessage,
   now: number,
+  user: User,
 ): Promise<void> {
+  if (ctx.hooks.enabled('sendEmail')) {
+    await takeEmailBudget(ctx, now)
+    await sendByHook(ctx, { tx, user }, message)
+    return
+  }
   const job: MailJob = { message }
   await ctx.mailQueue.enqueue(tx, 'mail', job, now)
 }

@@ -11,7 +11,9 @@
  */
 import { notificationSwitch } from '../../mailer/mailer.js'
 import type { AppContext } from '../../context.js'
-import type { NotificationKind } from '../../mailer/mailer.js'
+import type { MailMessage, NotificationKind } from '../../mailer/mailer.js'
+import { emailDataOf } from '../../hooks/email-data.js'
+import { UNKNOWN_CALLER } from '../../hooks/hooks.js'
 import type { User } from '../../models/user.js'
 
 /** The values a notification needs beyond the user's own (see the spec's table per kind). */
@@ -48,7 +50,8 @@ export type NotificationOutcome = 'sent' | 'disabled' | 'no_email' | 'failed'
  * current ones). It goes to the user's email, except `email_changed_notification`, which goes to
  * the previous address (`values.oldEmail`), whose owner is the one to warn.
  *
- * @param ctx The app context (its settings and mailer).
+ * @param ctx The app context (its settings, mailer and hooks: with `HOOK_SEND_EMAIL` on, the
+ *   send-email hook gets the notification instead of the mailer).
  * @param kind Which notification.
  * @param user The changed user.
  * @param values The kind's extra values (old email or phone, provider, factor type).
@@ -58,7 +61,7 @@ export type NotificationOutcome = 'sent' | 'disabled' | 'no_email' | 'failed'
  *   `'failed'` (logged). Never throws: a notification never fails the request.
  */
 export async function sendNotification(
-  ctx: Pick<AppContext, 'settings' | 'mailer'>,
+  ctx: Pick<AppContext, 'settings' | 'mailer'> & { readonly hooks?: AppContext['hooks'] },
   kind: NotificationKind,
   user: User,
   values: NotificationValues = {},
@@ -67,19 +70,27 @@ export async function sendNotification(
   if (!ctx.settings.mailer.notifications[notificationSwitch(kind)]) return 'disabled'
   const to = kind === 'email_changed_notification' ? (values.oldEmail ?? '') : user.email
   if (to === '') return 'no_email'
+  const message: MailMessage = {
+    kind,
+    to,
+    email: user.email,
+    phone: user.phone,
+    confirmationUrl: '',
+    token: '',
+    tokenHash: '',
+    redirectTo: '',
+    data: user.userMetadata,
+    ...values,
+  }
   try {
-    await ctx.mailer.send({
-      kind,
-      to,
-      email: user.email,
-      phone: user.phone,
-      confirmationUrl: '',
-      token: '',
-      tokenHash: '',
-      redirectTo: '',
-      data: user.userMetadata,
-      ...values,
-    })
+    const { hooks } = ctx
+    if (hooks?.enabled('sendEmail')) {
+      const data = emailDataOf(message, ctx.settings.apiExternalUrl)
+      const payload = { user: await hooks.user(undefined, user), email_data: data }
+      await hooks.invoke('sendEmail', payload, UNKNOWN_CALLER)
+    } else {
+      await ctx.mailer.send(message)
+    }
     return 'sent'
   } catch (error) {
     log.warn(

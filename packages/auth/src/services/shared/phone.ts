@@ -123,7 +123,17 @@ export async function sendPhoneOtp(
 ): Promise<SentPhoneOtp> {
   const record = RECORDS[kind]
   const languages = readerLanguages(user.userMetadata['locale'], acceptLanguage)
-  const sent = await sendSmsOtp(ctx, phone, channel, kind, record.sentAt(user), now, languages)
+  const origin = { tx, user }
+  const sent = await sendSmsOtp(
+    ctx,
+    phone,
+    channel,
+    kind,
+    record.sentAt(user),
+    now,
+    origin,
+    languages,
+  )
   const updated = await recordTokens(
     ctx,
     tx,

@@ -2,7 +2,11 @@ import { describe, expect, it } from 'vitest'
 import { loadSettings } from '../../conf/settings.js'
 import { onOrigin } from '../../form-post.js'
 import { InMemoryEmailSendLimiter } from '../../limiter/email-send-limiter.js'
+import { systemClock } from '../../clock.js'
+import { Hooks } from '../../hooks/hooks.js'
+import type { User } from '../../models/user.js'
 import { cryptoRandom } from '../../random.js'
+import type { Db, Queryable } from '../../storage/db.js'
 import type { SmsProvider } from '../../sms/sms-provider.js'
 import { TEST_OTP_MESSAGE_ID, sendSmsOtp, smsText } from './sms.js'
 import { tokenHash } from './mail.js'
@@ -50,19 +54,27 @@ describe('sendSmsOtp', () => {
     random: cryptoRandom,
     sms,
     smsLimiter: new InMemoryEmailSendLimiter(settings.rateLimit.smsSent),
+    // Every hook off: the database and the user renderer are never reached.
+    hooks: new Hooks(settings.hook, {
+      db: {} as Db,
+      clock: systemClock,
+      random: cryptoRandom,
+      userJson: () => ({}),
+    }),
   }
+  const origin = { tx: {} as Queryable, user: {} as User }
   const before = Date.UTC(2029, 0, 1)
   const after = Date.UTC(2030, 0, 2)
 
   it('uses the fixed code of a test number until SMS_TEST_OTP_VALID_UNTIL, then sends', async () => {
-    const test = await sendSmsOtp(ctx, '15550000001', 'sms', 'confirmation', null, before)
+    const test = await sendSmsOtp(ctx, '15550000001', 'sms', 'confirmation', null, before, origin)
     expect(test).toEqual({
       otp: '111111',
       hash: tokenHash('15550000001', '111111'),
       messageId: TEST_OTP_MESSAGE_ID,
     })
     expect(sent).toEqual([])
-    const real = await sendSmsOtp(ctx, '15550000001', 'sms', 'confirmation', null, after)
+    const real = await sendSmsOtp(ctx, '15550000001', 'sms', 'confirmation', null, after, origin)
     expect(real.messageId).toBe('id-1')
     expect(real.otp).toMatch(/^\d{6}$/)
     expect(sent).toEqual(['15550000001'])
@@ -70,7 +82,7 @@ describe('sendSmsOtp', () => {
 
   it('refuses beyond RATE_LIMIT_SMS_SENT with 429 over_sms_send_rate_limit', async () => {
     await expect(
-      sendSmsOtp(ctx, '15550000002', 'sms', 'confirmation', null, after),
+      sendSmsOtp(ctx, '15550000002', 'sms', 'confirmation', null, after, origin),
     ).rejects.toMatchObject({
       code: 'over_sms_send_rate_limit',
       message: 'SMS rate limit exceeded',

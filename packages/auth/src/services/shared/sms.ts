@@ -12,7 +12,10 @@ import type { AppContext } from '../../context.js'
 import { TooManyRequestsError, UnprocessableEntityError } from '../../errors.js'
 import { lookupLocale } from '../../locale.js'
 import { renderActions } from '../../mailer/template.js'
+import { UNKNOWN_CALLER } from '../../hooks/hooks.js'
+import type { User } from '../../models/user.js'
 import type { SmsChannel } from '../../sms/sms-provider.js'
+import type { Queryable } from '../../storage/db.js'
 import { generateOtp, tokenHash } from './mail.js'
 
 /** The message id upstream reports for a number of `SMS_TEST_OTP` (no SMS is sent). */
@@ -117,20 +120,25 @@ export function smsTemplate(settings: Pick<Settings, 'sms'>, languages: readonly
  *
  * @param phone E.164 digits without `+`.
  * @param otpType Upstream's name of the code in errors: `confirmation`, `phone_change`, ….
+ * With `HOOK_SEND_SMS` on, the send-SMS hook gets `{ user, sms: { otp, phone } }` inside
+ * `origin.tx` instead of the provider (as upstream; the message id is then `''`).
+ *
  * @param sentAt When the previous code of this kind went out, or `null`.
  * @param now Epoch milliseconds.
+ * @param origin The transaction and user, for the send-SMS hook.
  * @param languages The reader's languages, which pick `SMS_TEMPLATE_<LOCALE>` ({@link smsTemplate}).
  * @throws {@link TooManyRequestsError} 429 `over_sms_send_rate_limit` (too soon, or "SMS rate
  *   limit exceeded"); {@link UnprocessableEntityError} 422 `sms_send_failed` "Error sending
- *   <otpType> OTP to provider: <the provider's message>".
+ *   <otpType> OTP to provider: <the provider's message>"; the hook's error.
  */
 export async function sendSmsOtp(
-  ctx: Pick<AppContext, 'settings' | 'random' | 'sms' | 'smsLimiter'>,
+  ctx: Pick<AppContext, 'settings' | 'random' | 'sms' | 'smsLimiter' | 'hooks'>,
   phone: string,
   channel: SmsChannel,
   otpType: string,
   sentAt: Date | null,
   now: number,
+  origin: { readonly tx: Queryable; readonly user: User },
   languages: readonly string[] = [],
 ): Promise<SentSmsOtp> {
   enforceSmsFrequency(ctx, sentAt, now)
@@ -140,6 +148,10 @@ export async function sendSmsOtp(
   }
   await takeSmsBudget(ctx, now)
   const otp = generateOtp(ctx.random, ctx.settings.sms.otpLength)
+  if (ctx.hooks.enabled('sendSms')) {
+    await sendSmsByHook(ctx, origin.tx, origin.user, { otp, phone })
+    return { otp, hash: tokenHash(phone, otp), messageId: '' }
+  }
   let messageId: string
   try {
     messageId = await ctx.sms.sendMessage(
@@ -156,4 +168,20 @@ export async function sendSmsOtp(
     )
   }
   return { otp, hash: tokenHash(phone, otp), messageId }
+}
+
+/**
+ * Hands a code to the send-SMS hook (`HOOK_SEND_SMS`) inside `tx`: `{ user, sms }`, where `sms`
+ * holds `otp`, `phone` and, for an MFA challenge, `sms_type: "mfa"` (upstream's fields).
+ *
+ * @throws `AuthError` The hook's failure.
+ */
+export async function sendSmsByHook(
+  ctx: Pick<AppContext, 'hooks'>,
+  tx: Queryable,
+  user: User,
+  sms: { readonly otp: string; readonly phone: string; readonly sms_type?: string },
+): Promise<void> {
+  const payload = { user: await ctx.hooks.user(tx, user), sms }
+  await ctx.hooks.invoke('sendSms', payload, UNKNOWN_CALLER, tx)
 }

@@ -4,6 +4,7 @@ import {
   BadRequestError,
   ConflictError,
   ForbiddenError,
+  HookAnswerError,
   InternalServerError,
   NotFoundError,
   PayloadTooLargeError,
@@ -21,8 +22,8 @@ export interface WireMapping<E extends AuthError = AuthError> {
   /** The class; its subclasses share the row unless they have one of their own. */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any constructor signature
   readonly error: abstract new (...args: any[]) => E
-  /** HTTP status of the answer. */
-  readonly status: number
+  /** HTTP status of the answer: fixed, or computed from the error. */
+  readonly status: number | ((error: E) => number)
   /** Response headers, such as `Retry-After`: fixed, or computed from the error. */
   readonly headers?:
     Readonly<Record<string, string>> | ((error: E) => Readonly<Record<string, string>>)
@@ -64,6 +65,7 @@ export const WIRE_ERRORS: readonly WireMapping[] = [
   }),
   row({ error: PasswordHashingBusyError, status: 429, headers: { 'retry-after': '1' } }),
   row({ error: InternalServerError, status: 500 }),
+  row({ error: HookAnswerError, status: (error) => error.status }),
   row({ error: ServiceUnavailableError, status: 503 }),
   row({ error: RequestTimeoutError, status: 504 }),
   UNMAPPED,
@@ -92,7 +94,7 @@ export function wireErrorOf(error: AuthError): WireError {
   }
   const found = mapping ?? UNMAPPED
   return {
-    status: found.status,
+    status: typeof found.status === 'function' ? found.status(error) : found.status,
     headers:
       (typeof found.headers === 'function' ? found.headers(error) : found.headers) ?? NO_FIELDS,
     extra: found.extra?.(error) ?? NO_FIELDS,
