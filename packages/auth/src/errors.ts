@@ -77,6 +77,13 @@ export const ERROR_CODES = [
   'single_identity_not_deletable',
   'manual_linking_disabled',
   'user_sso_managed',
+  'passkey_disabled',
+  'too_many_passkeys',
+  'webauthn_credential_not_found',
+  'webauthn_challenge_not_found',
+  'webauthn_challenge_expired',
+  'webauthn_verification_failed',
+  'webauthn_credential_exists',
   // Ours: GoTrue answers a database outage with 500 `unexpected_failure`.
   'database_unavailable',
 ] as const

@@ -30,6 +30,7 @@ import { inviteRoutes } from './routes/invite.js'
 import { logoutRoutes } from './routes/logout.js'
 import { registerOpenApi } from './http/openapi.js'
 import { otpRoutes } from './routes/otp.js'
+import { adminPasskeyRoutes, passkeyRoutes, passkeySignInRoutes } from './routes/passkeys.js'
 import type { RouteGroup } from './routes/group.js'
 import { recoverRoutes } from './routes/recover.js'
 import { resendRoutes } from './routes/resend.js'
@@ -60,6 +61,9 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
   adminRoutes,
   factorRoutes,
   adminFactorRoutes,
+  passkeySignInRoutes,
+  passkeyRoutes,
+  adminPasskeyRoutes,
   externalRoutes,
   identityRoutes,
 ]

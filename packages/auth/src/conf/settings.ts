@@ -642,6 +642,60 @@ const mfa = group({
   ),
 })
 
+/** `PASSKEY_*`: passwordless sign-in with passkeys (upstream `PasskeyConfiguration`). */
+const passkey = group({
+  /** `PASSKEY_ENABLED`: serve the `/passkeys` routes. @default false */
+  enabled: bool('PASSKEY_ENABLED', {
+    help: 'Serve the `/passkeys` routes: register passkeys, sign in with one (else `404 passkey_disabled`). Needs the `WEBAUTHN_RP_*` settings.',
+  }),
+  /** `PASSKEY_MAX_PASSKEYS_PER_USER`: passkeys one user may register. @default 10 */
+  maxPasskeysPerUser: integer('PASSKEY_MAX_PASSKEYS_PER_USER', {
+    default: '10',
+    min: 1,
+    help: 'Passkeys one user may register (else `422 too_many_passkeys`).',
+  }),
+})
+
+/** `WEBAUTHN_*`: the relying party passkeys and WebAuthn factors are bound to. */
+const webauthn = group({
+  /** `WEBAUTHN_RP_ID`: the relying party id, a registrable domain of the site (`example.com`). */
+  rpId: text('WEBAUTHN_RP_ID', {
+    help: "The relying party id: the site's domain (`example.com`, `localhost`); credentials are bound to it. Required with `PASSKEY_ENABLED`.",
+  }),
+  /** `WEBAUTHN_RP_DISPLAY_NAME`: the name authenticators show. */
+  rpDisplayName: text('WEBAUTHN_RP_DISPLAY_NAME', {
+    help: 'The name authenticators show for the site. Required with `PASSKEY_ENABLED`.',
+  }),
+  /** `WEBAUTHN_RP_ORIGINS`: the origins ceremonies may come from (`https://app.example.com`). */
+  rpOrigins: list('WEBAUTHN_RP_ORIGINS', {
+    help: 'Origins (comma-separated, such as `https://app.example.com`) the WebAuthn ceremonies may run on; any other is refused. Required with `PASSKEY_ENABLED`.',
+  }),
+  /**
+   * `WEBAUTHN_CHALLENGE_EXPIRY_DURATION`: how long a registration or sign-in challenge can be
+   * answered, in milliseconds. @default 300000 (`5m`)
+   */
+  challengeExpiryMs: duration('WEBAUTHN_CHALLENGE_EXPIRY_DURATION', {
+    default: '5m',
+    help: 'Go duration a WebAuthn challenge can be answered (once); then `400 webauthn_challenge_expired`.',
+  }),
+})
+
+/**
+ * Passkeys need the relying party: an error at start, where upstream only logs a warning and
+ * then fails every ceremony.
+ */
+function checkWebauthn(
+  read: Report,
+  v: Values<typeof webauthn.fields>,
+  passkeyEnabled: boolean,
+): void {
+  if (!passkeyEnabled) return
+  requireSet(read, webauthn, v, ['rpId', 'rpDisplayName'], 'required when PASSKEY_ENABLED is on')
+  if (v.rpOrigins.length === 0) {
+    read.report(webauthn.fields.rpOrigins, 'required when PASSKEY_ENABLED is on')
+  }
+}
+
 /** `SECURITY_CAPTCHA_*`: captcha protection of sign-up and sign-in (upstream `security`). */
 const captcha = group({
   /** `SECURITY_CAPTCHA_ENABLED`. @default false */
@@ -1226,6 +1280,15 @@ const rateLimit = group({
     min: 0,
     help: 'Requests per client and 5 minutes, burst 30, on each of `/otp` (`/magiclink`), `/recover`, `/resend`, `/signup` and `PUT /user`.',
   }),
+  /**
+   * `RATE_LIMIT_PASSKEY`: `POST /passkeys/authentication/options` requests per client and
+   * 5 minutes, burst 30. @default 30
+   */
+  passkey: decimal('RATE_LIMIT_PASSKEY', {
+    default: '30',
+    min: 0,
+    help: '`POST /passkeys/authentication/options` requests per client and 5 minutes, burst 30.',
+  }),
   /** `RATE_LIMIT_SSO`: SSO requests per client and 5 minutes, burst 30. @default 30 */
   sso: decimal('RATE_LIMIT_SSO', {
     default: '30',
@@ -1569,6 +1632,10 @@ export const settingsTable = defineSettings(
     password,
     /** Multi-factor authentication: `MFA_*`. */
     mfa,
+    /** Passkeys: `PASSKEY_*`. */
+    passkey,
+    /** The WebAuthn relying party: `WEBAUTHN_*`. */
+    webauthn,
     /** `SECURITY_*`, with the captcha settings. */
     security,
     /** Session lifetime and count: `SESSIONS_*`. */
@@ -1642,5 +1709,6 @@ export function loadSettings(env: Env): Settings {
   checkExternal(read, values.external)
   checkSmtp(read, values.smtp)
   checkSms(read, values.sms)
+  checkWebauthn(read, values.webauthn, values.passkey.enabled)
   return read.finish(values)
 }

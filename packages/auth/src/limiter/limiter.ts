@@ -13,6 +13,7 @@ export type LimitedOperation =
   | 'otp'
   | 'user'
   | 'sso'
+  | 'passkey'
   | 'factor_challenge'
   | 'factor_verify'
 

@@ -14,6 +14,7 @@ export type AuthenticationMethod =
   | 'sso/saml'
   | 'totp'
   | 'mfa/phone'
+  | 'passkey'
 
 /** One `amr` claim entry: method and Unix time in seconds. */
 export interface AmrEntry {

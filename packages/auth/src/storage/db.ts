@@ -20,6 +20,10 @@ export interface Tables {
   readonly schemaMigrations: string
   /** Gatehouse's durable mail queue (migration 0005). */
   readonly mailQueue: string
+  /** Passkeys (migration 0006). */
+  readonly webauthnCredentials: string
+  /** Pending WebAuthn ceremonies (migration 0006). */
+  readonly webauthnChallenges: string
 }
 
 /**
@@ -134,6 +138,8 @@ export function tableNames(namespace: string): Tables {
     failedAttempts: `${p}failed_attempts`,
     schemaMigrations: `${p}schema_migrations`,
     mailQueue: `${p}mail_queue`,
+    webauthnCredentials: `${p}webauthn_credentials`,
+    webauthnChallenges: `${p}webauthn_challenges`,
   }
 }
 

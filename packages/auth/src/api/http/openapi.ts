@@ -204,6 +204,48 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
     access: 'user',
     ok: ok('The id of the factor', 'FactorId'),
   },
+  'POST /passkeys/registration/options': {
+    tag: 'passkeys',
+    summary: 'Begin registering a passkey: WebAuthn creation options (not for anonymous users)',
+    access: 'user',
+    ok: ok('The challenge id, the creation options and their expiry', 'PasskeyCeremony'),
+  },
+  'POST /passkeys/registration/verify': {
+    tag: 'passkeys',
+    summary: 'Register the passkey the authenticator created',
+    access: 'user',
+    ok: ok('The passkey', 'Passkey'),
+  },
+  'POST /passkeys/authentication/options': {
+    tag: 'passkeys',
+    summary: 'Begin a username-less sign-in with a passkey: WebAuthn request options',
+    access: 'public',
+    ok: ok('The challenge id, the request options and their expiry', 'PasskeyCeremony'),
+  },
+  'POST /passkeys/authentication/verify': {
+    tag: 'passkeys',
+    summary: "Sign in with the authenticator's assertion (amr passkey)",
+    access: 'public',
+    ok: ok('A session', 'Session'),
+  },
+  'GET /passkeys': {
+    tag: 'passkeys',
+    summary: "The signed-in user's passkeys",
+    access: 'user',
+    ok: ok('The passkeys', 'PasskeyList'),
+  },
+  'PATCH /passkeys/:passkey_id': {
+    tag: 'passkeys',
+    summary: 'Rename a passkey',
+    access: 'user',
+    ok: ok('The passkey', 'Passkey'),
+  },
+  'DELETE /passkeys/:passkey_id': {
+    tag: 'passkeys',
+    summary: 'Delete a passkey (aal2 once a factor is verified)',
+    access: 'user',
+    ok: { status: 204, description: 'Deleted' },
+  },
   'POST /invite': {
     tag: 'admin',
     summary: 'Invite a user by email',
@@ -282,6 +324,18 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
     access: 'admin',
     ok: ok('The deleted factor', 'Factor'),
   },
+  'GET /admin/users/:user_id/passkeys': {
+    tag: 'admin',
+    summary: "A user's passkeys",
+    access: 'admin',
+    ok: ok('The passkeys', 'PasskeyList'),
+  },
+  'DELETE /admin/users/:user_id/passkeys/:passkey_id': {
+    tag: 'admin',
+    summary: "Delete a user's passkey",
+    access: 'admin',
+    ok: { status: 204, description: 'Deleted' },
+  },
 }
 
 const string = { type: 'string' } as const
@@ -319,8 +373,29 @@ export const COMPONENT_SCHEMAS: Readonly<Record<string, Record<string, unknown>>
       phone_autoconfirm: { type: 'boolean' },
       sms_provider: string,
       saml_enabled: { type: 'boolean' },
+      passkeys_enabled: { type: 'boolean' },
       autoconfirm: { type: 'boolean' },
     },
+  },
+  Passkey: {
+    type: 'object',
+    properties: {
+      id: string,
+      friendly_name: string,
+      created_at: dateTime,
+      last_used_at: dateTime,
+    },
+    required: ['id', 'created_at'],
+  },
+  PasskeyList: { type: 'array', items: { $ref: '#/components/schemas/Passkey' } },
+  PasskeyCeremony: {
+    type: 'object',
+    properties: {
+      challenge_id: string,
+      options: { ...object, description: 'PublicKeyCredentialCreationOptions or RequestOptions (JSON)' },
+      expires_at: { type: 'integer', description: 'Unix time (seconds)' },
+    },
+    required: ['challenge_id', 'options', 'expires_at'],
   },
   Jwks: { type: 'object', properties: { keys: { type: 'array', items: object } } },
   Identity: {
@@ -473,6 +548,7 @@ const TAGS = [
   { name: 'external providers', description: 'Sign-in with OAuth providers' },
   { name: 'user', description: 'The signed-in user (Authorization: Bearer <access_token>)' },
   { name: 'multi-factor authentication', description: 'TOTP and phone factors' },
+  { name: 'passkeys', description: 'Passkeys: registration and username-less sign-in (WebAuthn)' },
   { name: 'admin', description: 'Users, invites and links (a key of a JWT_ADMIN_ROLES role)' },
 ]
 
