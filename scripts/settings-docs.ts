@@ -92,6 +92,7 @@ export const SETTINGS_DOCS: readonly SettingsDoc[] = [
       ],
       'mail-kinds': { table: authFamilies, keys: ['subjects', 'templates', 'notifications'] },
       captcha: ['security.captcha'],
+      passkeys: ['passkey', 'webauthn'],
     },
   },
   {

@@ -192,6 +192,12 @@ export declare const ERROR_CODES: readonly [
   'single_identity_not_deletable',
   'manual_linking_disabled',
   'user_sso_managed',
+  'passkey_disabled',
+  'too_many_passkeys',
+  'webauthn_challenge_not_found',
+  'webauthn_challenge_expired',
+  'webauthn_verification_failed',
+  'webauthn_credential_exists',
   'database_unavailable',
 ]
 // ErrorCode
@@ -311,6 +317,7 @@ export type LimitedOperation =
   | 'factor_challenge'
   | 'factor_verify'
   | 'otp'
+  | 'passkey'
   | 'signup'
   | 'sso'
   | 'token'
@@ -585,6 +592,8 @@ export interface Tables {
   readonly failedAttempts: string
   readonly schemaMigrations: string
   readonly mailQueue: string
+  readonly webauthnCredentials: string
+  readonly webauthnChallenges: string
 }
 // TokenResponse
 export interface TokenResponse {
@@ -748,6 +757,16 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
       readonly phoneOtpLength: Field<number>
       readonly phoneTemplate: Field<string>
       readonly phoneMaxFrequencyMs: Field<number>
+    }>
+    readonly passkey: Group<{
+      readonly enabled: Field<boolean>
+      readonly maxPasskeysPerUser: Field<number>
+    }>
+    readonly webauthn: Group<{
+      readonly rpId: Field<string>
+      readonly rpDisplayName: Field<string>
+      readonly rpOrigins: Field<readonly string[]>
+      readonly challengeExpiryMs: Field<number>
     }>
     readonly security: Group<{
       readonly refreshTokenRotationEnabled: Field<boolean>
@@ -986,6 +1005,7 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
       readonly tokenRefresh: Field<number>
       readonly verify: Field<number>
       readonly otp: Field<number>
+      readonly passkey: Field<number>
       readonly sso: Field<number>
       readonly anonymousUsers: Field<number>
       readonly backend: Field<'memory' | 'ratelimit'>
@@ -1090,6 +1110,7 @@ export type JsonObject = Record<string, unknown>
 export interface CleanupResult {
   readonly flowStates: number
   readonly mfaChallenges: number
+  readonly webauthnChallenges: number
   readonly sessions: number
 }
 // (storage/migrate.d.ts)

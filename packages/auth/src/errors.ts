@@ -79,7 +79,6 @@ export const ERROR_CODES = [
   'user_sso_managed',
   'passkey_disabled',
   'too_many_passkeys',
-  'webauthn_credential_not_found',
   'webauthn_challenge_not_found',
   'webauthn_challenge_expired',
   'webauthn_verification_failed',

@@ -135,7 +135,10 @@ export async function listWebauthnCredentialsOfUser(
 }
 
 /** How many passkeys a user has. */
-export async function countWebauthnCredentialsOfUser(q: Queryable, userId: string): Promise<number> {
+export async function countWebauthnCredentialsOfUser(
+  q: Queryable,
+  userId: string,
+): Promise<number> {
   const { rows } = await q.query<{ n: string | number }>(
     `SELECT count(*) AS n FROM ${q.t.webauthnCredentials} WHERE user_id = $1`,
     [userId],

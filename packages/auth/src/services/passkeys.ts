@@ -56,7 +56,7 @@ import {
   type CeremonyAnswer,
 } from './shared/webauthn.js'
 
-/** The longest friendly name (upstream: 120). */
+/** The longest friendly name, in UTF-8 bytes (upstream: 120, counted as Go counts `len`). */
 const MAX_FRIENDLY_NAME = 120
 
 /** The name of a new passkey (upstream's fallback when the AAGUID is not a known model). */
@@ -200,7 +200,9 @@ export async function passkeyRegistrationVerify(
     const now = ctx.clock.now()
     // The user's lock serialises registrations, so that the limit holds.
     await getUserById(tx, user.id, true)
-    if ((await countWebauthnCredentialsOfUser(tx, user.id)) >= ctx.settings.passkey.maxPasskeysPerUser) {
+    if (
+      (await countWebauthnCredentialsOfUser(tx, user.id)) >= ctx.settings.passkey.maxPasskeysPerUser
+    ) {
       throw tooManyPasskeys()
     }
     const created = await insertWebauthnCredential(
@@ -360,11 +362,8 @@ export async function renamePasskey(
   if (friendlyName === '') {
     throw new BadRequestError('validation_failed', 'friendly_name is required')
   }
-  if ([...friendlyName].length > MAX_FRIENDLY_NAME) {
-    throw new BadRequestError(
-      'validation_failed',
-      'friendly_name must be 120 characters or less',
-    )
+  if (Buffer.byteLength(friendlyName) > MAX_FRIENDLY_NAME) {
+    throw new BadRequestError('validation_failed', 'friendly_name must be 120 characters or less')
   }
   return ctx.db.transaction(async (tx) => {
     const now = ctx.clock.now()

@@ -130,9 +130,19 @@ describe('DB_CLEANUP_INTERVAL=0 and bounded batches', () => {
       batchSize: 10,
       maxBatchesPerRun: 2,
     })
-    expect(await job.runOnce()).toEqual({ flowStates: 20, mfaChallenges: 0, webauthnChallenges: 0, sessions: 0 })
+    expect(await job.runOnce()).toEqual({
+      flowStates: 20,
+      mfaChallenges: 0,
+      webauthnChallenges: 0,
+      sessions: 0,
+    })
     expect(await count(db, db.t.flowState)).toBe(5)
-    expect(await job.runOnce()).toEqual({ flowStates: 5, mfaChallenges: 0, webauthnChallenges: 0, sessions: 0 })
+    expect(await job.runOnce()).toEqual({
+      flowStates: 5,
+      mfaChallenges: 0,
+      webauthnChallenges: 0,
+      sessions: 0,
+    })
     await job.close()
   })
 
@@ -140,6 +150,11 @@ describe('DB_CLEANUP_INTERVAL=0 and bounded batches', () => {
     const { db } = server.app
     await flowStates(db, 3, clock.now() - 30 * HOUR)
     expect(await count(db, db.t.flowState)).toBe(3)
-    expect(await server.app.cleanup()).toEqual({ flowStates: 3, mfaChallenges: 0, webauthnChallenges: 0, sessions: 0 })
+    expect(await server.app.cleanup()).toEqual({
+      flowStates: 3,
+      mfaChallenges: 0,
+      webauthnChallenges: 0,
+      sessions: 0,
+    })
   })
 })

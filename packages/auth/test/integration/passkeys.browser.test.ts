@@ -139,9 +139,9 @@ describe('passkeys in Chromium with auth-js', () => {
     })
     expect(renamed.error).toBeNull()
     expect(renamed.data).toMatchObject({ id: passkeyId, friendly_name: 'My laptop' })
-    expect(((await page.call('passkey.list')).data as { friendly_name: string }[])[0]).toMatchObject(
-      { friendly_name: 'My laptop' },
-    )
+    expect(
+      ((await page.call('passkey.list')).data as { friendly_name: string }[])[0],
+    ).toMatchObject({ friendly_name: 'My laptop' })
 
     const deleted = await page.call('passkey.delete', { passkeyId })
     expect(deleted.error).toBeNull()
@@ -151,7 +151,10 @@ describe('passkeys in Chromium with auth-js', () => {
   it('refuses a ceremony run on an origin not in WEBAUTHN_RP_ORIGINS', async () => {
     const user = await newUser()
     const stranger = await openPage(elsewhere.origin)
-    const signIn = await stranger.call('signInWithPassword', { email: user.email, password: PASSWORD })
+    const signIn = await stranger.call('signInWithPassword', {
+      email: user.email,
+      password: PASSWORD,
+    })
     expect(signIn.error).toBeNull()
     const registered = await stranger.call('registerPasskey')
     expect(registered.error).toMatchObject({ code: 'webauthn_verification_failed', status: 400 })
@@ -171,11 +174,11 @@ describe('passkeys in Chromium with auth-js', () => {
     const page = await openPage()
     await registerAfterPassword(page, user.email)
     await page.page.evaluate(() => {
-      ;(window as unknown as { verifyBodies: unknown[] }).verifyBodies.length = 0
+      ;(globalThis as unknown as { verifyBodies: unknown[] }).verifyBodies.length = 0
     })
     expect((await page.call('signInWithPasskey')).error).toBeNull()
     const [body] = await page.page.evaluate(
-      () => (window as unknown as { verifyBodies: string[] }).verifyBodies,
+      () => (globalThis as unknown as { verifyBodies: string[] }).verifyBodies,
     )
     const replay = (payload: string) =>
       fetch(`${server.url}/passkeys/authentication/verify`, {
@@ -218,9 +221,13 @@ describe('passkeys in Chromium with auth-js', () => {
     const user = await newUser()
     const page = await openPage()
     const passkeyId = await registerAfterPassword(page, user.email)
-    const removed = await server.request('DELETE', `/admin/users/${user.id}/passkeys/${passkeyId}`, {
-      token: server.serviceKey,
-    })
+    const removed = await server.request(
+      'DELETE',
+      `/admin/users/${user.id}/passkeys/${passkeyId}`,
+      {
+        token: server.serviceKey,
+      },
+    )
     expect(removed.statusCode).toBe(204)
     await page.call('signOut')
     const signIn = await page.call('signInWithPasskey')
@@ -258,7 +265,7 @@ describe('passkeys in Chromium with auth-js', () => {
     await registerAfterPassword(verified, user.email)
     await cloneCredential(verified, page, 100)
     await page.page.evaluate(() => {
-      ;(window as unknown as { dropUserVerification: boolean }).dropUserVerification = true
+      ;(globalThis as unknown as { dropUserVerification: boolean }).dropUserVerification = true
     })
     const unverified = await page.call('signInWithPasskey')
     expect(unverified.error).toMatchObject({ code: 'webauthn_verification_failed', status: 400 })

@@ -59,7 +59,10 @@ describe('passkeys off (the default)', () => {
   it('answers 404 passkey_disabled and reports passkeys_enabled false', async () => {
     const res = await disabled.request('POST', '/passkeys/authentication/options', { body: {} })
     expect(res.statusCode).toBe(404)
-    expect(res.json()).toMatchObject({ error_code: 'passkey_disabled', msg: 'Passkeys are disabled' })
+    expect(res.json()).toMatchObject({
+      error_code: 'passkey_disabled',
+      msg: 'Passkeys are disabled',
+    })
     const listed = await disabled.request('GET', '/passkeys')
     expect(listed.json()).toMatchObject({ error_code: 'passkey_disabled' })
     expect((await disabled.request('GET', '/settings')).json()).toMatchObject({
@@ -257,7 +260,10 @@ describe('passkey routes', () => {
     expect(long.json()).toMatchObject({ msg: 'friendly_name must be 120 characters or less' })
     const foreign = await patch(id, { friendly_name: 'mine now' }, other.access_token)
     expect(foreign.statusCode).toBe(404)
-    expect(foreign.json()).toMatchObject({ error_code: 'validation_failed', msg: 'Passkey not found' })
+    expect(foreign.json()).toMatchObject({
+      error_code: 'validation_failed',
+      msg: 'Passkey not found',
+    })
     const renamed = await patch(id, { friendly_name: 'Work key' })
     expect(renamed.json()).toMatchObject({ id, friendly_name: 'Work key' })
 

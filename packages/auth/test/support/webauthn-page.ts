@@ -133,7 +133,7 @@ export async function openAuthenticatorPage(
   const page = await context.newPage()
   await page.goto(`${siteOrigin}/`)
   await page.evaluate((url) => {
-    ;(window as unknown as { setup(u: string): void }).setup(url)
+    ;(globalThis as unknown as { setup(u: string): void }).setup(url)
   }, apiUrl)
   const cdp = await context.newCDPSession(page)
   await cdp.send('WebAuthn.enable')
@@ -154,9 +154,10 @@ export async function openAuthenticatorPage(
     call: (path, ...args) =>
       page.evaluate(
         ([p, a]) =>
-          (
-            window as unknown as { call(p: string, ...a: unknown[]): Promise<CallResult> }
-          ).call(p, ...a),
+          (globalThis as unknown as { call(p: string, ...a: unknown[]): Promise<CallResult> }).call(
+            p,
+            ...a,
+          ),
         [path, args] as const,
       ),
   }

@@ -392,7 +392,10 @@ export const COMPONENT_SCHEMAS: Readonly<Record<string, Record<string, unknown>>
     type: 'object',
     properties: {
       challenge_id: string,
-      options: { ...object, description: 'PublicKeyCredentialCreationOptions or RequestOptions (JSON)' },
+      options: {
+        ...object,
+        description: 'PublicKeyCredentialCreationOptions or RequestOptions (JSON)',
+      },
       expires_at: { type: 'integer', description: 'Unix time (seconds)' },
     },
     required: ['challenge_id', 'options', 'expires_at'],

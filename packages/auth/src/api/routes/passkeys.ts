@@ -184,11 +184,8 @@ export const passkeyRoutes: RouteGroup = (app, ctx) => {
 export const adminPasskeyRoutes: RouteGroup = (app, ctx) => {
   app.addHook('preValidation', requireAdmin(ctx))
 
-  app.get(
-    '/admin/users/:user_id/passkeys',
-    { schema: { params: UserParams } },
-    async (request) =>
-      (await listPasskeysAsAdmin(ctx, request.params.user_id)).map(serializePasskey),
+  app.get('/admin/users/:user_id/passkeys', { schema: { params: UserParams } }, async (request) =>
+    (await listPasskeysAsAdmin(ctx, request.params.user_id)).map(serializePasskey),
   )
 
   app.delete(

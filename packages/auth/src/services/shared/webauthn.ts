@@ -109,12 +109,14 @@ export async function consumeChallenge(
   if (!isUuid(answer.challengeId)) {
     throw new BadRequestError('validation_failed', 'challenge_id must be a valid UUID')
   }
-  const challenge = await consumeWebauthnChallenge(ctx.db, answer.challengeId, challengeType, userId)
+  const challenge = await consumeWebauthnChallenge(
+    ctx.db,
+    answer.challengeId,
+    challengeType,
+    userId,
+  )
   if (!challenge) {
-    throw new BadRequestError(
-      'webauthn_challenge_not_found',
-      'Challenge not found or already used',
-    )
+    throw new BadRequestError('webauthn_challenge_not_found', 'Challenge not found or already used')
   }
   if (challenge.expiresAt.getTime() <= ctx.clock.now()) {
     throw new BadRequestError('webauthn_challenge_expired', 'Challenge has expired')
