@@ -175,6 +175,8 @@ export declare const ERROR_CODES: readonly [
   'mfa_totp_verify_not_enabled',
   'mfa_phone_enroll_not_enabled',
   'mfa_phone_verify_not_enabled',
+  'mfa_webauthn_enroll_not_enabled',
+  'mfa_webauthn_verify_not_enabled',
   'reauthentication_needed',
   'reauthentication_not_valid',
   'conflict',
@@ -244,6 +246,7 @@ export interface Factor {
   readonly phone: string
   readonly lastChallengedAt: Date | null
   readonly lastTotpStep: number | null
+  readonly webauthnCredential: FactorWebauthnCredential | null
 }
 // FactorJson
 export interface FactorJson {
@@ -252,14 +255,14 @@ export interface FactorJson {
   updated_at: string
   status: 'unverified' | 'verified'
   friendly_name?: string
-  factor_type: 'phone' | 'totp'
+  factor_type: 'phone' | 'totp' | 'webauthn'
   phone: string
   last_challenged_at: string | null
 }
 // FactorStatus
 export type FactorStatus = 'unverified' | 'verified'
 // FactorType
-export type FactorType = 'phone' | 'totp'
+export type FactorType = 'phone' | 'totp' | 'webauthn'
 // ForbiddenError
 export declare class ForbiddenError extends AuthError {}
 // HibpSettings
@@ -748,6 +751,8 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
       readonly totpVerifyEnabled: Field<boolean>
       readonly phoneEnrollEnabled: Field<boolean>
       readonly phoneVerifyEnabled: Field<boolean>
+      readonly webAuthnEnrollEnabled: Field<boolean>
+      readonly webAuthnVerifyEnabled: Field<boolean>
       readonly maxEnrolledFactors: Field<number>
       readonly maxVerifiedFactors: Field<number>
       readonly phoneMaxUnverifiedFactors: Field<number>
@@ -1103,6 +1108,13 @@ export declare class TemplateSource {
   #private
   constructor(options: TemplateSourceOptions)
   get(kind: MailKind): Promise<string>
+}
+// (models/factor.d.ts)
+export interface FactorWebauthnCredential {
+  readonly id: string
+  readonly publicKey: string
+  readonly counter: number
+  readonly transports: readonly string[]
 }
 // (models/json.d.ts)
 export type JsonObject = Record<string, unknown>

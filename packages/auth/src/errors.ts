@@ -60,6 +60,8 @@ export const ERROR_CODES = [
   'mfa_totp_verify_not_enabled',
   'mfa_phone_enroll_not_enabled',
   'mfa_phone_verify_not_enabled',
+  'mfa_webauthn_enroll_not_enabled',
+  'mfa_webauthn_verify_not_enabled',
   'reauthentication_needed',
   'reauthentication_not_valid',
   'conflict',

@@ -525,6 +525,9 @@ describe('loadSettings: mail flows', () => {
     expect(d.passkey).toEqual({ enabled: false, maxPasskeysPerUser: 10 })
     expect(d.webauthn.challengeExpiryMs).toBe(300_000)
     expect(d.rateLimit.passkey).toBe(30)
+    expect(problems({ ...REQUIRED, AUTHSVC_MFA_WEB_AUTHN_VERIFY_ENABLED: 'true' })).toContain(
+      'AUTHSVC_WEBAUTHN_RP_ID: required when MFA_WEB_AUTHN_ENROLL_ENABLED or MFA_WEB_AUTHN_VERIFY_ENABLED is on',
+    )
     expect(problems({ ...REQUIRED, AUTHSVC_PASSKEY_ENABLED: 'true' })).toEqual([
       'AUTHSVC_WEBAUTHN_RP_ID: required when PASSKEY_ENABLED is on',
       'AUTHSVC_WEBAUTHN_RP_DISPLAY_NAME: required when PASSKEY_ENABLED is on',

@@ -570,6 +570,14 @@ const mfa = group({
   phoneVerifyEnabled: bool('MFA_PHONE_VERIFY_ENABLED', {
     help: 'Phone factors can be challenged and verified.',
   }),
+  /** `MFA_WEB_AUTHN_ENROLL_ENABLED`: WebAuthn factors can be enrolled. @default false */
+  webAuthnEnrollEnabled: bool('MFA_WEB_AUTHN_ENROLL_ENABLED', {
+    help: 'WebAuthn factors (security keys, platform authenticators) can be enrolled (else `422 mfa_webauthn_enroll_not_enabled`). Needs the `WEBAUTHN_RP_*` settings.',
+  }),
+  /** `MFA_WEB_AUTHN_VERIFY_ENABLED`: WebAuthn factors can be challenged and verified. @default false */
+  webAuthnVerifyEnabled: bool('MFA_WEB_AUTHN_VERIFY_ENABLED', {
+    help: 'WebAuthn factors can be challenged and verified.',
+  }),
   /** `MFA_MAX_ENROLLED_FACTORS`: factors (verified or not) a user may have. @default 10 */
   maxEnrolledFactors: integer('MFA_MAX_ENROLLED_FACTORS', {
     default: '10',
@@ -687,13 +695,14 @@ const webauthn = group({
 function checkWebauthn(
   read: Report,
   v: Values<typeof webauthn.fields>,
-  passkeyEnabled: boolean,
+  used: { passkey: boolean; mfa: boolean },
 ): void {
-  if (!passkeyEnabled) return
-  requireSet(read, webauthn, v, ['rpId', 'rpDisplayName'], 'required when PASSKEY_ENABLED is on')
-  if (v.rpOrigins.length === 0) {
-    read.report(webauthn.fields.rpOrigins, 'required when PASSKEY_ENABLED is on')
-  }
+  if (!used.passkey && !used.mfa) return
+  const message = used.passkey
+    ? 'required when PASSKEY_ENABLED is on'
+    : 'required when MFA_WEB_AUTHN_ENROLL_ENABLED or MFA_WEB_AUTHN_VERIFY_ENABLED is on'
+  requireSet(read, webauthn, v, ['rpId', 'rpDisplayName'], message)
+  if (v.rpOrigins.length === 0) read.report(webauthn.fields.rpOrigins, message)
 }
 
 /** `SECURITY_CAPTCHA_*`: captcha protection of sign-up and sign-in (upstream `security`). */
@@ -1709,6 +1718,9 @@ export function loadSettings(env: Env): Settings {
   checkExternal(read, values.external)
   checkSmtp(read, values.smtp)
   checkSms(read, values.sms)
-  checkWebauthn(read, values.webauthn, values.passkey.enabled)
+  checkWebauthn(read, values.webauthn, {
+    passkey: values.passkey.enabled,
+    mfa: values.mfa.webAuthnEnrollEnabled || values.mfa.webAuthnVerifyEnabled,
+  })
   return read.finish(values)
 }

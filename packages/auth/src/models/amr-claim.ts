@@ -15,6 +15,7 @@ export type AuthenticationMethod =
   | 'totp'
   | 'mfa/phone'
   | 'passkey'
+  | 'webauthn'
 
 /** One `amr` claim entry: method and Unix time in seconds. */
 export interface AmrEntry {

@@ -38,12 +38,20 @@ import {
   insertFactor,
   listFactorsOfUser,
   markFactorVerified,
+  saveFactorWebauthnCredential,
   touchFactorChallenged,
   type Factor,
   type FactorType,
 } from '../models/factor.js'
 import { deleteSessionsBelowAal2, type Session } from '../models/session.js'
 import { getUserById, type User } from '../models/user.js'
+import type { JsonObject } from '../models/json.js'
+import {
+  checkWebauthnAnswer,
+  readWebauthnAnswer,
+  webauthnFactorOptions,
+  type WebauthnFactorOptions,
+} from './mfa-webauthn.js'
 import type { Queryable } from '../storage/db.js'
 import type { IssuedSession } from '../sessions/token-service.js'
 import { sendNotification, type NotificationLog } from './shared/notifications.js'
@@ -100,6 +108,8 @@ export interface ChallengeIssued {
   readonly type: FactorType
   /** Unix time (seconds) after which the challenge can no longer be verified. */
   readonly expiresAt: number
+  /** WebAuthn factors: the ceremony and its options. */
+  readonly webauthn?: WebauthnFactorOptions
 }
 
 function factorNotFound(): NotFoundError {
@@ -245,6 +255,13 @@ export async function enrollFactor(
       throw new BadRequestError('validation_failed', 'Phone number required to enroll Phone factor')
     }
     phone = validatePhone(params.phone)
+  } else if (params.factorType === 'webauthn') {
+    if (!mfa.webAuthnEnrollEnabled) {
+      throw new UnprocessableEntityError(
+        'mfa_webauthn_enroll_not_enabled',
+        'MFA enroll is disabled for WebAuthn',
+      )
+    }
   } else if (params.factorType === 'totp') {
     if (!mfa.totpEnrollEnabled) {
       throw new UnprocessableEntityError(
@@ -324,7 +341,8 @@ export async function enrollFactor(
     )
     return created
   })
-  return totp ? { factor, totp } : { factor, phone: params.phone }
+  if (totp) return { factor, totp }
+  return factorType === 'phone' ? { factor, phone: params.phone } : { factor }
 }
 
 /**
@@ -382,6 +400,12 @@ function requireVerifyEnabled(ctx: AppContext, factor: Factor): void {
       'MFA verification is disabled for TOTP',
     )
   }
+  if (factor.factorType === 'webauthn' && !mfa.webAuthnVerifyEnabled) {
+    throw new UnprocessableEntityError(
+      'mfa_webauthn_verify_not_enabled',
+      'MFA verification is disabled for WebAuthn',
+    )
+  }
 }
 
 /** 429 `over_sms_send_rate_limit` with upstream's text, for a wait of `waitMs`. */
@@ -421,6 +445,15 @@ export async function challengeFactor(
   const { mfa } = ctx.settings
   const chosen = factor.factorType === 'phone' ? validateChannel(ctx.settings, channel) : 'sms'
   await requireAal2ToCompleteEnrolment(ctx.db, factor, session)
+  const webauthn =
+    factor.factorType === 'webauthn'
+      ? await webauthnFactorOptions(
+          ctx,
+          caller.user,
+          factor,
+          (await listFactorsOfUser(ctx.db, factor.userId)).filter((f) => f.id !== factor.id),
+        )
+      : undefined
   const challenge = await ctx.db.transaction(async (tx) => {
     const now = ctx.clock.now()
     let otpCode = ''
@@ -438,7 +471,7 @@ export async function challengeFactor(
     await touchFactorChallenged(tx, factor.id, now)
     const created = await insertChallenge(
       tx,
-      { id: ctx.random.uuid(), factorId: factor.id, ip, otpCode },
+      { id: ctx.random.uuid(), factorId: factor.id, ip, otpCode, webauthn: webauthn?.data },
       now,
     )
     await addAuditLogEntry(
@@ -472,6 +505,7 @@ export async function challengeFactor(
     id: challenge.id,
     type: factor.factorType,
     expiresAt: Math.floor((challenge.createdAt.getTime() + mfa.challengeExpiryMs) / 1000),
+    ...(webauthn ? { webauthn: webauthn.options } : {}),
   }
 }
 
@@ -483,8 +517,20 @@ function isRefusal(value: unknown): value is Refusal {
 }
 
 /** The `amr` method a factor type records (upstream `amrMethodForFactorType`). */
-function amrMethodOf(factorType: FactorType): 'totp' | 'mfa/phone' {
+function amrMethodOf(factorType: FactorType): 'totp' | 'mfa/phone' | 'webauthn' {
+  if (factorType === 'webauthn') return 'webauthn'
   return factorType === 'totp' ? 'totp' : 'mfa/phone'
+}
+
+/** The refusal of a wrong code or WebAuthn answer, with upstream's texts for codes. */
+function wrongAnswer(factorType: FactorType): UnprocessableEntityError {
+  const what =
+    factorType === 'totp'
+      ? 'Invalid TOTP code entered'
+      : factorType === 'phone'
+        ? 'Invalid MFA Phone code entered'
+        : 'Invalid WebAuthn credential_response'
+  return new UnprocessableEntityError('mfa_verification_failed', what)
 }
 
 /** Compares two codes in constant time. */
@@ -515,14 +561,20 @@ export async function verifyFactor(
   ctx: AppContext,
   caller: MfaCaller,
   factor: Factor,
-  params: { readonly challengeId: string; readonly code: string },
+  params: {
+    readonly challengeId: string
+    readonly code: string
+    /** WebAuthn factors: `{type, credential_response}`. */
+    readonly webauthn?: JsonObject | null | undefined
+  },
   client: RequestContext,
   log?: NotificationLog,
 ): Promise<IssuedSession> {
   const session = sessionOf(caller, 'verify a factor')
-  if (params.code === '') {
+  if (params.code === '' && factor.factorType !== 'webauthn') {
     throw new BadRequestError('validation_failed', 'Code needs to be non-empty')
   }
+  const answer = factor.factorType === 'webauthn' ? readWebauthnAnswer(params.webauthn) : undefined
   if (!isUuid(params.challengeId)) {
     throw new BadRequestError('validation_failed', 'challenge_id must be an UUID')
   }
@@ -566,7 +618,14 @@ export async function verifyFactor(
     }
     let step: number | null = null
     let valid: boolean
-    if (current.factorType === 'totp') {
+    let webauthn: Awaited<ReturnType<typeof checkWebauthnAnswer>> = undefined
+    if (current.factorType === 'webauthn') {
+      webauthn =
+        answer && challenge.webauthn
+          ? await checkWebauthnAnswer(ctx, current, challenge.webauthn, answer)
+          : undefined
+      valid = webauthn !== undefined
+    } else if (current.factorType === 'totp') {
       const matched = matchTotpStep(current.secret, params.code, now)
       valid =
         matched !== undefined && (current.lastTotpStep === null || matched > current.lastTotpStep)
@@ -584,15 +643,7 @@ export async function verifyFactor(
         await deleteChallenge(tx, challenge.id)
       }
       await backoff.failed(tx, factorTarget(current.id), now)
-      return {
-        refused: new UnprocessableEntityError(
-          'mfa_verification_failed',
-          current.factorType === 'totp'
-            ? 'Invalid TOTP code entered'
-            : 'Invalid MFA Phone code entered',
-        ),
-        counted: true,
-      }
+      return { refused: wrongAnswer(current.factorType), counted: true }
     }
     await backoff.succeeded(tx, factorTarget(current.id))
     await addAuditLogEntry(
@@ -612,6 +663,9 @@ export async function verifyFactor(
     )
     await markChallengeVerified(tx, challenge.id, now)
     await markFactorVerified(tx, current.id, step, now)
+    if (webauthn) {
+      await saveFactorWebauthnCredential(tx, current.id, webauthn.credential, webauthn.aaguid)
+    }
     const pending = await ctx.tokens.raiseSession(
       tx,
       caller.user,

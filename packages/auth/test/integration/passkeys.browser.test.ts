@@ -44,6 +44,8 @@ beforeAll(async () => {
       AUTHSVC_WEBAUTHN_RP_DISPLAY_NAME: 'Gatehouse test',
       AUTHSVC_WEBAUTHN_RP_ORIGINS: site.origin,
       AUTHSVC_WEBAUTHN_CHALLENGE_EXPIRY_DURATION: `${String(EXPIRY_MS / 1000)}s`,
+      AUTHSVC_MFA_WEB_AUTHN_ENROLL_ENABLED: 'true',
+      AUTHSVC_MFA_WEB_AUTHN_VERIFY_ENABLED: 'true',
     },
     clock,
   )
@@ -269,5 +271,65 @@ describe('passkeys in Chromium with auth-js', () => {
     })
     const unverified = await page.call('signInWithPasskey')
     expect(unverified.error).toMatchObject({ code: 'webauthn_verification_failed', status: 400 })
+  })
+})
+
+/** The `aal` and the `amr` methods (sorted) of an access token. */
+function assurance(accessToken: string): { aal: unknown; methods: string[] } {
+  const claims = decodeJwt(accessToken)
+  const methods = (claims.amr as { method: string }[]).map((a) => a.method)
+  return { aal: claims.aal, methods: methods.sort() }
+}
+
+describe('WebAuthn as a second factor in Chromium with auth-js', () => {
+  it('enrols a factor, enrols a second authenticator at aal2, and steps up with each', async () => {
+    const user = await newUser()
+    // Security keys: auth-js asks for a cross-platform authenticator for factors.
+    const first = await openPage(site.origin, { transport: 'usb' })
+    const credentials = { email: user.email, password: PASSWORD }
+    expect((await first.call('signInWithPassword', credentials)).error).toBeNull()
+    const enrolled = await first.call('mfa.webauthn.register', { friendlyName: 'Security key' })
+    expect(enrolled.error).toBeNull()
+    expect(assurance((enrolled.data as { access_token: string }).access_token)).toEqual({
+      aal: 'aal2',
+      methods: ['password', 'webauthn'],
+    })
+    const listed = await first.call('mfa.listFactors')
+    const [factor] = (listed.data as { all: { id: string; factor_type: string; status: string }[] })
+      .all
+    expect(factor).toMatchObject({ factor_type: 'webauthn', status: 'verified' })
+
+    // A second authenticator, in another page of the same browser (it shares the aal2 session).
+    const second = await openAuthenticatorPage(first.page.context(), site.origin, server.url, {
+      transport: 'usb',
+    })
+    const another = await second.call('mfa.webauthn.register', { friendlyName: 'Phone' })
+    expect(another.error).toBeNull()
+    const all = (
+      (await second.call('mfa.listFactors')).data as { all: { id: string; status: string }[] }
+    ).all
+    expect(all.map((f) => f.status)).toEqual(['verified', 'verified'])
+    const secondId = all.find((f) => f.id !== factor?.id)?.id
+
+    // Step up from a password sign-in with each authenticator.
+    for (const [page, factorId] of [
+      [first, factor?.id],
+      [second, secondId],
+    ] as const) {
+      const signIn = await page.call('signInWithPassword', credentials)
+      const session = (signIn.data as { session: { access_token: string } }).session
+      expect(assurance(session.access_token).aal).toBe('aal1')
+      const stepped = await page.call('mfa.webauthn.authenticate', { factorId })
+      expect(stepped.error).toBeNull()
+      expect(assurance((stepped.data as { access_token: string }).access_token)).toEqual({
+        aal: 'aal2',
+        methods: ['password', 'webauthn'],
+      })
+    }
+
+    // An authenticator holding another factor's credential cannot answer for this one.
+    await first.call('signInWithPassword', credentials)
+    const wrong = await first.call('mfa.webauthn.authenticate', { factorId: secondId })
+    expect(wrong.error).not.toBeNull()
   })
 })

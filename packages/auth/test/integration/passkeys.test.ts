@@ -23,6 +23,8 @@ beforeAll(async () => {
       AUTHSVC_WEBAUTHN_RP_DISPLAY_NAME: 'Gatehouse test',
       AUTHSVC_WEBAUTHN_RP_ORIGINS: 'http://localhost:3000',
       AUTHSVC_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',
+      AUTHSVC_MFA_WEB_AUTHN_ENROLL_ENABLED: 'true',
+      AUTHSVC_MFA_WEB_AUTHN_VERIFY_ENABLED: 'true',
     },
     clock,
   )
@@ -303,5 +305,84 @@ describe('passkey routes', () => {
       token: (await signUp(server, 'not-admin@example.com')).access_token,
     })
     expect(user403.statusCode).toBe(403)
+  })
+})
+
+describe('WebAuthn factors', () => {
+  it('are refused while MFA_WEB_AUTHN_ENROLL_ENABLED is off', async () => {
+    const { access_token } = await signUp(disabled, 'no-webauthn@example.com')
+    const res = await disabled.request('POST', '/factors', {
+      token: access_token,
+      body: { factor_type: 'webauthn' },
+    })
+    expect(res.statusCode).toBe(422)
+    expect(res.json()).toMatchObject({
+      error_code: 'mfa_webauthn_enroll_not_enabled',
+      msg: 'MFA enroll is disabled for WebAuthn',
+    })
+  })
+
+  it('challenge with creation options, and count wrong answers as wrong codes', async () => {
+    const { access_token, user } = await signUp(server, 'webauthn-factor@example.com')
+    const enrolled = await server.request('POST', '/factors', {
+      token: access_token,
+      body: { factor_type: 'webauthn', friendly_name: 'Key' },
+    })
+    expect(enrolled.statusCode).toBe(200)
+    const factor = JSON.parse(enrolled.body) as Record<string, unknown>
+    expect(factor).toEqual({
+      id: expect.any(String) as string,
+      type: 'webauthn',
+      friendly_name: 'Key',
+    })
+    const challenged = await server.request('POST', `/factors/${String(factor.id)}/challenge`, {
+      token: access_token,
+      body: { webauthn: { rpId: 'evil.example', rpOrigins: ['https://evil.example'] } },
+    })
+    expect(challenged.statusCode).toBe(200)
+    const challenge = JSON.parse(challenged.body) as {
+      id: string
+      type: string
+      webauthn: { type: string; credential_options: { publicKey: Record<string, unknown> } }
+    }
+    expect(challenge.type).toBe('webauthn')
+    expect(challenge.webauthn.type).toBe('create')
+    // The server's relying party, whatever the client asked for.
+    expect(challenge.webauthn.credential_options.publicKey.rp).toEqual({
+      id: 'localhost',
+      name: 'Gatehouse test',
+    })
+    expect(challenge.webauthn.credential_options.publicKey.user).toMatchObject({
+      name: 'webauthn-factor@example.com',
+      id: Buffer.from(user.id).toString('base64url'),
+    })
+
+    const verify = (body: unknown) =>
+      server.request('POST', `/factors/${String(factor.id)}/verify`, {
+        token: access_token,
+        body: { challenge_id: challenge.id, ...(body as object) },
+      })
+    const fields: [unknown, string][] = [
+      [{}, 'WebAuthn config required'],
+      [{ webauthn: { type: 'get' } }, 'WebAuthn type must be create or request'],
+      [{ webauthn: { type: 'create' } }, 'credential_response required'],
+    ]
+    for (const [body, msg] of fields) {
+      const res = await verify(body)
+      expect(res.statusCode).toBe(400)
+      expect(res.json()).toMatchObject({ error_code: 'validation_failed', msg })
+    }
+    for (const type of ['request', 'create']) {
+      const wrong = await verify({ webauthn: { type, credential_response: { id: 'x' } } })
+      expect(wrong.statusCode).toBe(422)
+      expect(wrong.json()).toMatchObject({
+        error_code: 'mfa_verification_failed',
+        msg: 'Invalid WebAuthn credential_response',
+      })
+    }
+    const { rows } = await server.app.db.query<{ n: string }>(
+      `SELECT count(*) AS n FROM ${server.app.db.t.failedAttempts}`,
+    )
+    expect(Number(rows[0]?.n)).toBeGreaterThan(0)
   })
 })

@@ -96,11 +96,13 @@ export async function startWebauthnSite(bundle: string): Promise<WebauthnSite> {
 
 /** A CDP virtual authenticator's options (`WebAuthn.VirtualAuthenticatorOptions`). */
 export interface AuthenticatorOptions {
+  /** `internal` (a platform authenticator, the default) or `usb` (a security key). */
+  readonly transport?: 'internal' | 'usb'
   readonly isUserVerified?: boolean
   readonly hasUserVerification?: boolean
 }
 
-/** A page of the site with a virtual authenticator (CTAP2, internal, resident keys). */
+/** A page of the site with a virtual authenticator (CTAP2, resident keys). */
 export interface AuthenticatorPage {
   readonly page: Page
   readonly cdp: CDPSession
@@ -140,7 +142,7 @@ export async function openAuthenticatorPage(
   const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
     options: {
       protocol: 'ctap2',
-      transport: 'internal',
+      transport: options.transport ?? 'internal',
       hasResidentKey: true,
       hasUserVerification: options.hasUserVerification ?? true,
       isUserVerified: options.isUserVerified ?? true,

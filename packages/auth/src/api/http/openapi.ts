@@ -182,13 +182,13 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
   },
   'POST /factors': {
     tag: 'multi-factor authentication',
-    summary: 'Enroll a TOTP or phone factor',
+    summary: 'Enroll a TOTP, phone or WebAuthn factor',
     access: 'user',
     ok: ok('The factor (TOTP: secret, otpauth URI, QR code)', 'EnrolledFactor'),
   },
   'POST /factors/:factor_id/challenge': {
     tag: 'multi-factor authentication',
-    summary: 'Challenge a factor (phone: the code is sent)',
+    summary: 'Challenge a factor (phone: the code is sent; WebAuthn: the ceremony options)',
     access: 'user',
     ok: ok('The challenge', 'Challenge'),
   },
@@ -424,7 +424,7 @@ export const COMPONENT_SCHEMAS: Readonly<Record<string, Record<string, unknown>>
       updated_at: dateTime,
       status: { enum: ['verified', 'unverified'] },
       friendly_name: string,
-      factor_type: { enum: ['totp', 'phone'] },
+      factor_type: { enum: ['totp', 'phone', 'webauthn'] },
       phone: string,
       last_challenged_at: { type: ['string', 'null'], format: 'date-time' },
     },
@@ -436,7 +436,7 @@ export const COMPONENT_SCHEMAS: Readonly<Record<string, Record<string, unknown>>
     type: 'object',
     properties: {
       id: string,
-      type: { enum: ['totp', 'phone'] },
+      type: { enum: ['totp', 'phone', 'webauthn'] },
       friendly_name: string,
       phone: string,
       totp: {
@@ -450,8 +450,13 @@ export const COMPONENT_SCHEMAS: Readonly<Record<string, Record<string, unknown>>
     type: 'object',
     properties: {
       id: string,
-      type: { enum: ['totp', 'phone'] },
+      type: { enum: ['totp', 'phone', 'webauthn'] },
       expires_at: { type: 'integer', description: 'Unix time, seconds' },
+      webauthn: {
+        type: 'object',
+        description: 'WebAuthn factors: the ceremony and its options ({publicKey: …})',
+        properties: { type: { enum: ['create', 'request'] }, credential_options: object },
+      },
     },
     required: ['id', 'type', 'expires_at'],
   },
@@ -550,7 +555,7 @@ const TAGS = [
   { name: 'sign-up and sign-in', description: 'Sign-up, sessions, mailed and texted codes' },
   { name: 'external providers', description: 'Sign-in with OAuth providers' },
   { name: 'user', description: 'The signed-in user (Authorization: Bearer <access_token>)' },
-  { name: 'multi-factor authentication', description: 'TOTP and phone factors' },
+  { name: 'multi-factor authentication', description: 'TOTP, phone and WebAuthn factors' },
   { name: 'passkeys', description: 'Passkeys: registration and username-less sign-in (WebAuthn)' },
   { name: 'admin', description: 'Users, invites and links (a key of a JWT_ADMIN_ROLES role)' },
 ]
