@@ -148,12 +148,7 @@ export async function passkeyRegistrationOptions(
     })),
     authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
   })
-  const stored = await storeChallenge(ctx, 'registration', user.id, challenge)
-  return {
-    challengeId: stored.id,
-    options,
-    expiresAt: Math.floor(stored.expiresAt.getTime() / 1000),
-  }
+  return { ...(await storeChallenge(ctx, 'registration', user.id, challenge)), options }
 }
 
 /**
@@ -259,12 +254,7 @@ export async function passkeyAuthenticationOptions(
     timeout: ctx.settings.webauthn.challengeExpiryMs,
     userVerification: 'required',
   })
-  const stored = await storeChallenge(ctx, 'authentication', null, challenge)
-  return {
-    challengeId: stored.id,
-    options,
-    expiresAt: Math.floor(stored.expiresAt.getTime() / 1000),
-  }
+  return { ...(await storeChallenge(ctx, 'authentication', null, challenge)), options }
 }
 
 /**

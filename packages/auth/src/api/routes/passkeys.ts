@@ -13,6 +13,7 @@ import {
   passkeyRegistrationOptions,
   passkeyRegistrationVerify,
   renamePasskey,
+  type CeremonyOptions,
 } from '../../services/passkeys.js'
 import { UUID_PATTERN } from '../../services/shared/validation.js'
 import {
@@ -48,6 +49,15 @@ export function serializePasskey(p: WebauthnCredential): Record<string, unknown>
   }
 }
 
+/** The answer of an options request: `{challenge_id, options, expires_at}`. */
+function serializeCeremony(begun: CeremonyOptions<unknown>): Record<string, unknown> {
+  return {
+    challenge_id: begun.challengeId,
+    options: begun.options,
+    expires_at: begun.expiresAt,
+  }
+}
+
 /** Upstream `requirePasskeyEnabled`: 404 `passkey_disabled` while `PASSKEY_ENABLED` is off. */
 function requirePasskeyEnabled(app: RouteScope, ctx: AppContext): void {
   app.addHook('onRequest', (_request, _reply, done) => {
@@ -77,11 +87,7 @@ export const passkeySignInRoutes: RouteGroup = (app, ctx) => {
     },
     async () => {
       const begun = await passkeyAuthenticationOptions(ctx)
-      return {
-        challenge_id: begun.challengeId,
-        options: begun.options,
-        expires_at: begun.expiresAt,
-      }
+      return serializeCeremony(begun)
     },
   )
 
@@ -118,11 +124,7 @@ export const passkeyRoutes: RouteGroup = (app, ctx) => {
     async (request) => {
       refuseAnonymous(authOf(request))
       const begun = await passkeyRegistrationOptions(ctx, authOf(request))
-      return {
-        challenge_id: begun.challengeId,
-        options: begun.options,
-        expires_at: begun.expiresAt,
-      }
+      return serializeCeremony(begun)
     },
   )
 

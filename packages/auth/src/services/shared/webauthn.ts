@@ -55,16 +55,17 @@ export function userHandle(userId: string): Uint8Array<ArrayBuffer> {
  * Stores a challenge for a ceremony.
  *
  * @param userId The user it is bound to; `null` for a username-less sign-in.
- * @returns The row; its `expiresAt` is now plus `WEBAUTHN_CHALLENGE_EXPIRY_DURATION`.
+ * @returns Its id and when it expires (Unix seconds): now plus
+ *   `WEBAUTHN_CHALLENGE_EXPIRY_DURATION`.
  */
 export async function storeChallenge(
   ctx: AppContext,
   challengeType: WebauthnChallengeType,
   userId: string | null,
   challenge: Uint8Array,
-): Promise<WebauthnChallenge> {
+): Promise<{ challengeId: string; expiresAt: number }> {
   const now = ctx.clock.now()
-  return insertWebauthnChallenge(
+  const stored = await insertWebauthnChallenge(
     ctx.db,
     {
       id: ctx.random.uuid(),
@@ -75,6 +76,7 @@ export async function storeChallenge(
     },
     now,
   )
+  return { challengeId: stored.id, expiresAt: Math.floor(stored.expiresAt.getTime() / 1000) }
 }
 
 /** The `challenge_id` and `credential` of a verify request, checked as upstream checks them. */
