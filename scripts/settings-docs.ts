@@ -98,6 +98,7 @@ export const SETTINGS_DOCS: readonly SettingsDoc[] = [
       },
       captcha: ['security.captcha'],
       web3: ['external.web3Ethereum', 'external.web3Solana'],
+      passkeys: ['passkey', 'webauthn'],
     },
   },
   {

@@ -177,6 +177,8 @@ export declare const ERROR_CODES: readonly [
   'mfa_totp_verify_not_enabled',
   'mfa_phone_enroll_not_enabled',
   'mfa_phone_verify_not_enabled',
+  'mfa_webauthn_enroll_not_enabled',
+  'mfa_webauthn_verify_not_enabled',
   'reauthentication_needed',
   'reauthentication_not_valid',
   'conflict',
@@ -204,6 +206,12 @@ export declare const ERROR_CODES: readonly [
   'hook_timeout_after_retry',
   'hook_payload_over_size_limit',
   'hook_payload_invalid_content_type',
+  'passkey_disabled',
+  'too_many_passkeys',
+  'webauthn_challenge_not_found',
+  'webauthn_challenge_expired',
+  'webauthn_verification_failed',
+  'webauthn_credential_exists',
   'database_unavailable',
 ]
 // ErrorCode
@@ -251,6 +259,7 @@ export interface Factor {
   readonly phone: string
   readonly lastChallengedAt: Date | null
   readonly lastTotpStep: number | null
+  readonly webauthnCredential: FactorWebauthnCredential | null
 }
 // FactorJson
 export interface FactorJson {
@@ -259,14 +268,14 @@ export interface FactorJson {
   updated_at: string
   status: 'unverified' | 'verified'
   friendly_name?: string
-  factor_type: 'phone' | 'totp'
+  factor_type: 'phone' | 'totp' | 'webauthn'
   phone: string
   last_challenged_at: string | null
 }
 // FactorStatus
 export type FactorStatus = 'unverified' | 'verified'
 // FactorType
-export type FactorType = 'phone' | 'totp'
+export type FactorType = 'phone' | 'totp' | 'webauthn'
 // ForbiddenError
 export declare class ForbiddenError extends AuthError {}
 // HibpSettings
@@ -344,6 +353,7 @@ export type LimitedOperation =
   | 'factor_challenge'
   | 'factor_verify'
   | 'otp'
+  | 'passkey'
   | 'signup'
   | 'sso'
   | 'token'
@@ -622,6 +632,8 @@ export interface Tables {
   readonly schemaMigrations: string
   readonly mailQueue: string
   readonly customOauthProviders: string
+  readonly webauthnCredentials: string
+  readonly webauthnChallenges: string
 }
 // TokenResponse
 export interface TokenResponse {
@@ -777,6 +789,8 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
       readonly totpVerifyEnabled: Field<boolean>
       readonly phoneEnrollEnabled: Field<boolean>
       readonly phoneVerifyEnabled: Field<boolean>
+      readonly webAuthnEnrollEnabled: Field<boolean>
+      readonly webAuthnVerifyEnabled: Field<boolean>
       readonly maxEnrolledFactors: Field<number>
       readonly maxVerifiedFactors: Field<number>
       readonly phoneMaxUnverifiedFactors: Field<number>
@@ -786,6 +800,16 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
       readonly phoneOtpLength: Field<number>
       readonly phoneTemplate: Field<string>
       readonly phoneMaxFrequencyMs: Field<number>
+    }>
+    readonly passkey: Group<{
+      readonly enabled: Field<boolean>
+      readonly maxPasskeysPerUser: Field<number>
+    }>
+    readonly webauthn: Group<{
+      readonly rpId: Field<string>
+      readonly rpDisplayName: Field<string>
+      readonly rpOrigins: Field<readonly string[]>
+      readonly challengeExpiryMs: Field<number>
     }>
     readonly security: Group<{
       readonly refreshTokenRotationEnabled: Field<boolean>
@@ -1047,6 +1071,7 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
       readonly tokenRefresh: Field<number>
       readonly verify: Field<number>
       readonly otp: Field<number>
+      readonly passkey: Field<number>
       readonly sso: Field<number>
       readonly web3: Field<number>
       readonly anonymousUsers: Field<number>
@@ -1270,6 +1295,13 @@ export declare class TemplateSource {
   url(kind: MailKind, locale?: string): string
   get(kind: MailKind, locale?: string): Promise<string>
 }
+// (models/factor.d.ts)
+export interface FactorWebauthnCredential {
+  readonly id: string
+  readonly publicKey: string
+  readonly counter: number
+  readonly transports: readonly string[]
+}
 // (models/json.d.ts)
 export type JsonObject = Record<string, unknown>
 // (security/url-guard.d.ts)
@@ -1278,6 +1310,7 @@ export type HostLookup = (hostname: string) => Promise<readonly LookupAddress[]>
 export interface CleanupResult {
   readonly flowStates: number
   readonly mfaChallenges: number
+  readonly webauthnChallenges: number
   readonly sessions: number
 }
 // (storage/migrate.d.ts)

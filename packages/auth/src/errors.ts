@@ -60,6 +60,8 @@ export const ERROR_CODES = [
   'mfa_totp_verify_not_enabled',
   'mfa_phone_enroll_not_enabled',
   'mfa_phone_verify_not_enabled',
+  'mfa_webauthn_enroll_not_enabled',
+  'mfa_webauthn_verify_not_enabled',
   'reauthentication_needed',
   'reauthentication_not_valid',
   'conflict',
@@ -87,6 +89,12 @@ export const ERROR_CODES = [
   'hook_timeout_after_retry',
   'hook_payload_over_size_limit',
   'hook_payload_invalid_content_type',
+  'passkey_disabled',
+  'too_many_passkeys',
+  'webauthn_challenge_not_found',
+  'webauthn_challenge_expired',
+  'webauthn_verification_failed',
+  'webauthn_credential_exists',
   // Ours: GoTrue answers a database outage with 500 `unexpected_failure`.
   'database_unavailable',
 ] as const

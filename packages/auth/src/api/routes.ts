@@ -31,6 +31,7 @@ import { inviteRoutes } from './routes/invite.js'
 import { logoutRoutes } from './routes/logout.js'
 import { registerOpenApi } from './http/openapi.js'
 import { otpRoutes } from './routes/otp.js'
+import { adminPasskeyRoutes, passkeyRoutes, passkeySignInRoutes } from './routes/passkeys.js'
 import type { RouteGroup } from './routes/group.js'
 import { recoverRoutes } from './routes/recover.js'
 import { resendRoutes } from './routes/resend.js'
@@ -62,6 +63,9 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
   customProviderRoutes,
   factorRoutes,
   adminFactorRoutes,
+  passkeySignInRoutes,
+  passkeyRoutes,
+  adminPasskeyRoutes,
   externalRoutes,
   identityRoutes,
 ]

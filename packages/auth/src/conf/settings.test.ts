@@ -504,6 +504,39 @@ describe('loadSettings: mail flows', () => {
     )
   })
 
+  it('reads the passkey and WebAuthn settings; the relying party is required with passkeys on', () => {
+    const s = loadSettings({
+      ...REQUIRED,
+      GOTRUE_PASSKEY_ENABLED: 'true',
+      GOTRUE_PASSKEY_MAX_PASSKEYS_PER_USER: '3',
+      GOTRUE_WEBAUTHN_RP_ID: 'example.com',
+      GOTRUE_WEBAUTHN_RP_DISPLAY_NAME: 'Example',
+      GOTRUE_WEBAUTHN_RP_ORIGINS: 'https://example.com,https://app.example.com',
+      GOTRUE_WEBAUTHN_CHALLENGE_EXPIRY_DURATION: '2m',
+      GOTRUE_RATE_LIMIT_PASSKEY: '12',
+    })
+    expect(s.passkey).toEqual({ enabled: true, maxPasskeysPerUser: 3 })
+    expect(s.webauthn).toEqual({
+      rpId: 'example.com',
+      rpDisplayName: 'Example',
+      rpOrigins: ['https://example.com', 'https://app.example.com'],
+      challengeExpiryMs: 120_000,
+    })
+    expect(s.rateLimit.passkey).toBe(12)
+    const d = loadSettings(REQUIRED)
+    expect(d.passkey).toEqual({ enabled: false, maxPasskeysPerUser: 10 })
+    expect(d.webauthn.challengeExpiryMs).toBe(300_000)
+    expect(d.rateLimit.passkey).toBe(30)
+    expect(problems({ ...REQUIRED, AUTHSVC_MFA_WEB_AUTHN_VERIFY_ENABLED: 'true' })).toContain(
+      'AUTHSVC_WEBAUTHN_RP_ID: required when MFA_WEB_AUTHN_ENROLL_ENABLED or MFA_WEB_AUTHN_VERIFY_ENABLED is on',
+    )
+    expect(problems({ ...REQUIRED, AUTHSVC_PASSKEY_ENABLED: 'true' })).toEqual([
+      'AUTHSVC_WEBAUTHN_RP_ID: required when PASSKEY_ENABLED is on',
+      'AUTHSVC_WEBAUTHN_RP_DISPLAY_NAME: required when PASSKEY_ENABLED is on',
+      'AUTHSVC_WEBAUTHN_RP_ORIGINS: required when PASSKEY_ENABLED is on',
+    ])
+  })
+
   it('reads RATE_LIMIT_EMAIL_SENT as N or N/<duration>, clamps MAILER_OTP_LENGTH and reads durations', () => {
     const s = loadSettings({
       ...REQUIRED,

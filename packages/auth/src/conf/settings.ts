@@ -580,6 +580,14 @@ const mfa = group({
   phoneVerifyEnabled: bool('MFA_PHONE_VERIFY_ENABLED', {
     help: 'Phone factors can be challenged and verified.',
   }),
+  /** `MFA_WEB_AUTHN_ENROLL_ENABLED`: WebAuthn factors can be enrolled. @default false */
+  webAuthnEnrollEnabled: bool('MFA_WEB_AUTHN_ENROLL_ENABLED', {
+    help: 'WebAuthn factors (security keys, platform authenticators) can be enrolled (else `422 mfa_webauthn_enroll_not_enabled`). Needs the `WEBAUTHN_RP_*` settings.',
+  }),
+  /** `MFA_WEB_AUTHN_VERIFY_ENABLED`: WebAuthn factors can be challenged and verified. @default false */
+  webAuthnVerifyEnabled: bool('MFA_WEB_AUTHN_VERIFY_ENABLED', {
+    help: 'WebAuthn factors can be challenged and verified.',
+  }),
   /** `MFA_MAX_ENROLLED_FACTORS`: factors (verified or not) a user may have. @default 10 */
   maxEnrolledFactors: integer('MFA_MAX_ENROLLED_FACTORS', {
     default: '10',
@@ -651,6 +659,61 @@ const mfa = group({
     (ms) => (ms === 0 ? 60_000 : ms),
   ),
 })
+
+/** `PASSKEY_*`: passwordless sign-in with passkeys (upstream `PasskeyConfiguration`). */
+const passkey = group({
+  /** `PASSKEY_ENABLED`: serve the `/passkeys` routes. @default false */
+  enabled: bool('PASSKEY_ENABLED', {
+    help: 'Serve the `/passkeys` routes: register passkeys, sign in with one (else `404 passkey_disabled`). Needs the `WEBAUTHN_RP_*` settings.',
+  }),
+  /** `PASSKEY_MAX_PASSKEYS_PER_USER`: passkeys one user may register. @default 10 */
+  maxPasskeysPerUser: integer('PASSKEY_MAX_PASSKEYS_PER_USER', {
+    default: '10',
+    min: 1,
+    help: 'Passkeys one user may register (else `422 too_many_passkeys`).',
+  }),
+})
+
+/** `WEBAUTHN_*`: the relying party passkeys and WebAuthn factors are bound to. */
+const webauthn = group({
+  /** `WEBAUTHN_RP_ID`: the relying party id, a registrable domain of the site (`example.com`). */
+  rpId: text('WEBAUTHN_RP_ID', {
+    help: "The relying party id: the site's domain (`example.com`, `localhost`); credentials are bound to it. Required with `PASSKEY_ENABLED`.",
+  }),
+  /** `WEBAUTHN_RP_DISPLAY_NAME`: the name authenticators show. */
+  rpDisplayName: text('WEBAUTHN_RP_DISPLAY_NAME', {
+    help: 'The name authenticators show for the site. Required with `PASSKEY_ENABLED`.',
+  }),
+  /** `WEBAUTHN_RP_ORIGINS`: the origins ceremonies may come from (`https://app.example.com`). */
+  rpOrigins: list('WEBAUTHN_RP_ORIGINS', {
+    help: 'Origins (comma-separated, such as `https://app.example.com`) the WebAuthn ceremonies may run on; any other is refused. Required with `PASSKEY_ENABLED`.',
+  }),
+  /**
+   * `WEBAUTHN_CHALLENGE_EXPIRY_DURATION`: how long a registration or sign-in challenge can be
+   * answered, in milliseconds. @default 300000 (`5m`)
+   */
+  challengeExpiryMs: duration('WEBAUTHN_CHALLENGE_EXPIRY_DURATION', {
+    default: '5m',
+    help: 'Go duration a WebAuthn challenge can be answered (once); then `400 webauthn_challenge_expired`.',
+  }),
+})
+
+/**
+ * Passkeys need the relying party: an error at start, where upstream only logs a warning and
+ * then fails every ceremony.
+ */
+function checkWebauthn(
+  read: Report,
+  v: Values<typeof webauthn.fields>,
+  used: { passkey: boolean; mfa: boolean },
+): void {
+  if (!used.passkey && !used.mfa) return
+  const message = used.passkey
+    ? 'required when PASSKEY_ENABLED is on'
+    : 'required when MFA_WEB_AUTHN_ENROLL_ENABLED or MFA_WEB_AUTHN_VERIFY_ENABLED is on'
+  requireSet(read, webauthn, v, ['rpId', 'rpDisplayName'], message)
+  if (v.rpOrigins.length === 0) read.report(webauthn.fields.rpOrigins, message)
+}
 
 /** `SECURITY_CAPTCHA_*`: captcha protection of sign-up and sign-in (upstream `security`). */
 const captcha = group({
@@ -1420,6 +1483,15 @@ const rateLimit = group({
     min: 0,
     help: 'Requests per client and 5 minutes, burst 30, on each of `/otp` (`/magiclink`), `/recover`, `/resend`, `/signup` and `PUT /user`.',
   }),
+  /**
+   * `RATE_LIMIT_PASSKEY`: `POST /passkeys/authentication/options` requests per client and
+   * 5 minutes, burst 30. @default 30
+   */
+  passkey: decimal('RATE_LIMIT_PASSKEY', {
+    default: '30',
+    min: 0,
+    help: '`POST /passkeys/authentication/options` requests per client and 5 minutes, burst 30.',
+  }),
   /** `RATE_LIMIT_SSO`: SSO requests per client and 5 minutes, burst 30. @default 30 */
   sso: decimal('RATE_LIMIT_SSO', {
     default: '30',
@@ -1777,6 +1849,10 @@ export const settingsTable = defineSettings(
     password,
     /** Multi-factor authentication: `MFA_*`. */
     mfa,
+    /** Passkeys: `PASSKEY_*`. */
+    passkey,
+    /** The WebAuthn relying party: `WEBAUTHN_*`. */
+    webauthn,
     /** `SECURITY_*`, with the captcha settings. */
     security,
     /** Session lifetime and count: `SESSIONS_*`. */
@@ -1857,5 +1933,9 @@ export function loadSettings(env: Env): Settings {
   checkSmtp(read, values.smtp)
   checkSms(read, values.sms)
   checkHooks(read, values.hook)
+  checkWebauthn(read, values.webauthn, {
+    passkey: values.passkey.enabled,
+    mfa: values.mfa.webAuthnEnrollEnabled || values.mfa.webAuthnVerifyEnabled,
+  })
   return read.finish(values)
 }

@@ -14,6 +14,7 @@ export type LimitedOperation =
   | 'otp'
   | 'user'
   | 'sso'
+  | 'passkey'
   | 'factor_challenge'
   | 'factor_verify'
   | 'web3'

@@ -15,6 +15,8 @@ export type AuthenticationMethod =
   | 'totp'
   | 'mfa/phone'
   | 'web3'
+  | 'passkey'
+  | 'webauthn'
 
 /** One `amr` claim entry: method and Unix time in seconds. */
 export interface AmrEntry {

@@ -26,6 +26,9 @@ export type AuditAction =
   | 'user_reauthenticate_requested'
   | 'identity_linked'
   | 'identity_unlinked'
+  | 'passkey_created'
+  | 'passkey_updated'
+  | 'passkey_deleted'
 
 const LOG_TYPES: Readonly<Record<AuditAction, string>> = {
   login: 'account',
@@ -50,6 +53,9 @@ const LOG_TYPES: Readonly<Record<AuditAction, string>> = {
   user_reauthenticate_requested: 'user',
   identity_linked: 'user',
   identity_unlinked: 'user',
+  passkey_created: 'user',
+  passkey_updated: 'user',
+  passkey_deleted: 'user',
 }
 
 /** Who did it: the acting user (or an admin token's subject). */

@@ -19,6 +19,14 @@ export interface Challenge {
   readonly ipAddress: string
   /** Phone challenges: the code sent; `''` for TOTP. */
   readonly otpCode: string
+  /** WebAuthn challenges: the ceremony (`create` or `request`) and its challenge (base64url). */
+  readonly webauthn: ChallengeWebauthnData | null
+}
+
+/** What a WebAuthn factor's challenge remembers (`web_authn_session_data`). */
+export interface ChallengeWebauthnData {
+  readonly type: 'create' | 'request'
+  readonly challenge: string
 }
 
 interface ChallengeRow {
@@ -28,12 +36,14 @@ interface ChallengeRow {
   verified_at: Date | null
   ip_address: string
   otp_code: string | null
+  web_authn_session_data: ChallengeWebauthnData | null
 }
 
 /** `ip_address` is `NOT NULL inet`: an unknown client is recorded as the unspecified address. */
 const UNKNOWN_IP = '0.0.0.0'
 
-const COLUMNS = 'id, factor_id, created_at, verified_at, host(ip_address) AS ip_address, otp_code'
+const COLUMNS =
+  'id, factor_id, created_at, verified_at, host(ip_address) AS ip_address, otp_code, web_authn_session_data'
 
 function fromRow(r: ChallengeRow): Challenge {
   return {
@@ -43,25 +53,41 @@ function fromRow(r: ChallengeRow): Challenge {
     verifiedAt: r.verified_at,
     ipAddress: r.ip_address === UNKNOWN_IP ? '' : r.ip_address,
     otpCode: r.otp_code ?? '',
+    webauthn: r.web_authn_session_data ?? null,
   }
 }
 
 /**
  * Inserts a challenge.
  *
- * @param c `ip` is the client's address (`''` when unknown); `otpCode` `''` for TOTP.
+ * @param c `ip` is the client's address (`''` when unknown); `otpCode` `''` for TOTP;
+ *   `webauthn` for WebAuthn factors.
  * @param now Epoch milliseconds.
  */
 export async function insertChallenge(
   tx: Queryable,
-  c: { id: string; factorId: string; ip: string; otpCode: string },
+  c: {
+    id: string
+    factorId: string
+    ip: string
+    otpCode: string
+    webauthn?: ChallengeWebauthnData | undefined
+  },
   now: number,
 ): Promise<Challenge> {
   const { rows } = await tx.query<ChallengeRow>(
-    `INSERT INTO ${tx.t.mfaChallenges} (id, factor_id, created_at, ip_address, otp_code)
-     VALUES ($1, $2, $3, $4::inet, NULLIF($5, ''))
+    `INSERT INTO ${tx.t.mfaChallenges}
+       (id, factor_id, created_at, ip_address, otp_code, web_authn_session_data)
+     VALUES ($1, $2, $3, $4::inet, NULLIF($5, ''), $6::jsonb)
      RETURNING ${COLUMNS}`,
-    [c.id, c.factorId, new Date(now), validIp(c.ip) || UNKNOWN_IP, c.otpCode],
+    [
+      c.id,
+      c.factorId,
+      new Date(now),
+      validIp(c.ip) || UNKNOWN_IP,
+      c.otpCode,
+      c.webauthn ? JSON.stringify(c.webauthn) : null,
+    ],
   )
   return fromRow(rows[0] as ChallengeRow)
 }

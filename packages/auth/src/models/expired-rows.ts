@@ -87,3 +87,22 @@ export async function deleteSessionsInactiveSince(
   )
   return rowCount
 }
+
+/**
+ * Deletes up to `limit` WebAuthn challenges that expired before `before` (epoch milliseconds).
+ *
+ * @returns How many were deleted.
+ */
+export async function deleteWebauthnChallengesExpiredBefore(
+  db: Queryable,
+  before: number,
+  limit: number,
+): Promise<number> {
+  const table = db.t.webauthnChallenges
+  const { rowCount } = await db.query(
+    `DELETE FROM ${table} WHERE id IN (
+       SELECT id FROM ${table} WHERE expires_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+    [new Date(before), limit],
+  )
+  return rowCount
+}

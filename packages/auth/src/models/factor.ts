@@ -9,8 +9,22 @@
  */
 import type { Queryable } from '../storage/db.js'
 
-/** Kinds of factor this server enrolls (`webauthn` exists in the enum but is not offered). */
-export type FactorType = 'totp' | 'phone'
+/** Kinds of factor this server enrolls. */
+export type FactorType = 'totp' | 'phone' | 'webauthn'
+
+/**
+ * A WebAuthn factor's credential (`web_authn_credential`, JSON): what the assertions of later
+ * challenges are checked against. Byte fields are base64url.
+ */
+export interface FactorWebauthnCredential {
+  /** The credential id. */
+  readonly id: string
+  /** The COSE public key. */
+  readonly publicKey: string
+  /** The last sign counter the authenticator reported. */
+  readonly counter: number
+  readonly transports: readonly string[]
+}
 
 /** `unverified` until a first challenge is verified. */
 export type FactorStatus = 'unverified' | 'verified'
@@ -32,6 +46,8 @@ export interface Factor {
   readonly lastChallengedAt: Date | null
   /** TOTP: the time step (Unix seconds / 30) of the last accepted code, or `null`. */
   readonly lastTotpStep: number | null
+  /** WebAuthn factors: the credential, once the factor is verified; else `null`. */
+  readonly webauthnCredential: FactorWebauthnCredential | null
 }
 
 interface FactorRow {
@@ -46,10 +62,11 @@ interface FactorRow {
   phone: string | null
   last_challenged_at: Date | null
   last_totp_step: string | null
+  web_authn_credential: FactorWebauthnCredential | null
 }
 
 const COLUMNS =
-  'id, user_id, friendly_name, factor_type, status, created_at, updated_at, secret, phone, last_challenged_at, last_totp_step'
+  'id, user_id, friendly_name, factor_type, status, created_at, updated_at, secret, phone, last_challenged_at, last_totp_step, web_authn_credential'
 
 function fromRow(r: FactorRow): Factor {
   return {
@@ -64,6 +81,7 @@ function fromRow(r: FactorRow): Factor {
     phone: r.phone ?? '',
     lastChallengedAt: r.last_challenged_at,
     lastTotpStep: r.last_totp_step === null ? null : Number(r.last_totp_step),
+    webauthnCredential: r.web_authn_credential ?? null,
   }
 }
 
@@ -281,5 +299,25 @@ export async function deleteExpiredFactors(
        AND NOT EXISTS (SELECT 1 FROM ${tx.t.mfaChallenges} c WHERE c.factor_id = f.id)
        AND f.created_at < $1`,
     [new Date(now - validityMs)],
+  )
+}
+
+/**
+ * Stores a WebAuthn factor's credential (at its first verification, and its new counter at each
+ * later one).
+ *
+ * @param aaguid The authenticator model, `''` for none.
+ */
+export async function saveFactorWebauthnCredential(
+  tx: Queryable,
+  id: string,
+  credential: FactorWebauthnCredential,
+  aaguid: string,
+): Promise<void> {
+  await tx.query(
+    `UPDATE ${tx.t.mfaFactors}
+     SET web_authn_credential = $2::jsonb, web_authn_aaguid = coalesce(NULLIF($3, '')::uuid, web_authn_aaguid)
+     WHERE id = $1`,
+    [id, JSON.stringify(credential), aaguid],
   )
 }

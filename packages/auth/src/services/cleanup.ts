@@ -15,6 +15,7 @@ import {
   deleteFlowStatesCreatedBefore,
   deleteSessionsCreatedBefore,
   deleteSessionsInactiveSince,
+  deleteWebauthnChallengesExpiredBefore,
 } from '../models/expired-rows.js'
 import type { Queryable } from '../storage/db.js'
 
@@ -22,6 +23,8 @@ import type { Queryable } from '../storage/db.js'
 export interface CleanupResult {
   readonly flowStates: number
   readonly mfaChallenges: number
+  /** Passkey and WebAuthn challenges past their `expires_at`. */
+  readonly webauthnChallenges: number
   /** Sessions ended by `SESSIONS_TIMEBOX` or `SESSIONS_INACTIVITY_TIMEOUT` more than a day ago. */
   readonly sessions: number
 }
@@ -108,6 +111,9 @@ export class CleanupJob {
     const mfaChallenges = await this.#batches((limit) =>
       deleteChallengesCreatedBefore(db, now - settings.mfa.challengeExpiryMs, limit),
     )
+    const webauthnChallenges = await this.#batches((limit) =>
+      deleteWebauthnChallengesExpiredBefore(db, now, limit),
+    )
     const { timeboxMs, inactivityTimeoutMs } = settings.sessions
     let sessions = 0
     if (timeboxMs > 0) {
@@ -118,18 +124,19 @@ export class CleanupJob {
       const before = now - ENDED_SESSION_GRACE_MS - inactivityTimeoutMs
       sessions += await this.#batches((limit) => deleteSessionsInactiveSince(db, before, limit))
     }
-    if (flowStates + mfaChallenges + sessions > 0) {
+    if (flowStates + mfaChallenges + webauthnChallenges + sessions > 0) {
       logger?.info(
         {
           component: 'cleanup',
           flow_states: flowStates,
           mfa_challenges: mfaChallenges,
+          webauthn_challenges: webauthnChallenges,
           sessions,
         },
         'deleted expired rows',
       )
     }
-    return { flowStates, mfaChallenges, sessions }
+    return { flowStates, mfaChallenges, webauthnChallenges, sessions }
   }
 
   /** Runs `deleteBatch` until a batch is not full or the run's batches are spent. */

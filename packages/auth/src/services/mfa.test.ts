@@ -17,6 +17,8 @@ describe('MFA settings', () => {
       totpVerifyEnabled: true,
       phoneEnrollEnabled: false,
       phoneVerifyEnabled: false,
+      webAuthnEnrollEnabled: false,
+      webAuthnVerifyEnabled: false,
       maxEnrolledFactors: 10,
       maxVerifiedFactors: 10,
       phoneMaxUnverifiedFactors: 2,

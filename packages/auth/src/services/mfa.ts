@@ -39,6 +39,7 @@ import {
   insertFactor,
   listFactorsOfUser,
   markFactorVerified,
+  saveFactorWebauthnCredential,
   touchFactorChallenged,
   updateFactor,
   type Factor,
@@ -46,6 +47,13 @@ import {
 } from '../models/factor.js'
 import { deleteSessions, deleteSessionsBelowAal2, type Session } from '../models/session.js'
 import { getUserById, type User } from '../models/user.js'
+import type { JsonObject } from '../models/json.js'
+import {
+  checkWebauthnAnswer,
+  readWebauthnAnswer,
+  webauthnFactorOptions,
+  type WebauthnFactorOptions,
+} from './mfa-webauthn.js'
 import type { Queryable } from '../storage/db.js'
 import type { IssuedSession } from '../sessions/token-service.js'
 import { sendNotification, type NotificationLog } from './shared/notifications.js'
@@ -102,6 +110,8 @@ export interface ChallengeIssued {
   readonly type: FactorType
   /** Unix time (seconds) after which the challenge can no longer be verified. */
   readonly expiresAt: number
+  /** WebAuthn factors: the ceremony and its options. */
+  readonly webauthn?: WebauthnFactorOptions
 }
 
 function factorNotFound(): NotFoundError {
@@ -250,6 +260,13 @@ export async function enrollFactor(
       throw new BadRequestError('validation_failed', 'Phone number required to enroll Phone factor')
     }
     phone = validatePhone(params.phone)
+  } else if (params.factorType === 'webauthn') {
+    if (!mfa.webAuthnEnrollEnabled) {
+      throw new UnprocessableEntityError(
+        'mfa_webauthn_enroll_not_enabled',
+        'MFA enroll is disabled for WebAuthn',
+      )
+    }
   } else if (params.factorType === 'totp') {
     if (!mfa.totpEnrollEnabled) {
       throw new UnprocessableEntityError(
@@ -329,7 +346,8 @@ export async function enrollFactor(
     )
     return created
   })
-  return totp ? { factor, totp } : { factor, phone: params.phone }
+  if (totp) return { factor, totp }
+  return factorType === 'phone' ? { factor, phone: params.phone } : { factor }
 }
 
 /**
@@ -387,6 +405,12 @@ function requireVerifyEnabled(ctx: AppContext, factor: Factor): void {
       'MFA verification is disabled for TOTP',
     )
   }
+  if (factor.factorType === 'webauthn' && !mfa.webAuthnVerifyEnabled) {
+    throw new UnprocessableEntityError(
+      'mfa_webauthn_verify_not_enabled',
+      'MFA verification is disabled for WebAuthn',
+    )
+  }
 }
 
 /** 429 `over_sms_send_rate_limit` with upstream's text, for a wait of `waitMs`. */
@@ -426,6 +450,15 @@ export async function challengeFactor(
   const { mfa } = ctx.settings
   const chosen = factor.factorType === 'phone' ? validateChannel(ctx.settings, channel) : 'sms'
   await requireAal2ToCompleteEnrolment(ctx.db, factor, session)
+  const webauthn =
+    factor.factorType === 'webauthn'
+      ? await webauthnFactorOptions(
+          ctx,
+          caller.user,
+          factor,
+          (await listFactorsOfUser(ctx.db, factor.userId)).filter((f) => f.id !== factor.id),
+        )
+      : undefined
   const challenge = await ctx.db.transaction(async (tx) => {
     const now = ctx.clock.now()
     let otpCode = ''
@@ -443,7 +476,7 @@ export async function challengeFactor(
     await touchFactorChallenged(tx, factor.id, now)
     const created = await insertChallenge(
       tx,
-      { id: ctx.random.uuid(), factorId: factor.id, ip, otpCode },
+      { id: ctx.random.uuid(), factorId: factor.id, ip, otpCode, webauthn: webauthn?.data },
       now,
     )
     await ctx.audit.record(
@@ -490,6 +523,7 @@ export async function challengeFactor(
     id: challenge.id,
     type: factor.factorType,
     expiresAt: Math.floor((challenge.createdAt.getTime() + mfa.challengeExpiryMs) / 1000),
+    ...(webauthn ? { webauthn: webauthn.options } : {}),
   }
 }
 
@@ -504,8 +538,20 @@ function isRefusal(value: unknown): value is Refusal {
 }
 
 /** The `amr` method a factor type records (upstream `amrMethodForFactorType`). */
-function amrMethodOf(factorType: FactorType): 'totp' | 'mfa/phone' {
+function amrMethodOf(factorType: FactorType): 'totp' | 'mfa/phone' | 'webauthn' {
+  if (factorType === 'webauthn') return 'webauthn'
   return factorType === 'totp' ? 'totp' : 'mfa/phone'
+}
+
+/** The refusal of a wrong code or WebAuthn answer, with upstream's texts for codes. */
+function wrongAnswer(factorType: FactorType): UnprocessableEntityError {
+  const what =
+    factorType === 'totp'
+      ? 'Invalid TOTP code entered'
+      : factorType === 'phone'
+        ? 'Invalid MFA Phone code entered'
+        : 'Invalid WebAuthn credential_response'
+  return new UnprocessableEntityError('mfa_verification_failed', what)
 }
 
 /** Compares two codes in constant time. */
@@ -536,14 +582,20 @@ export async function verifyFactor(
   ctx: AppContext,
   caller: MfaCaller,
   factor: Factor,
-  params: { readonly challengeId: string; readonly code: string },
+  params: {
+    readonly challengeId: string
+    readonly code: string
+    /** WebAuthn factors: `{type, credential_response}`. */
+    readonly webauthn?: JsonObject | null | undefined
+  },
   client: RequestContext,
   log?: NotificationLog,
 ): Promise<IssuedSession> {
   const session = sessionOf(caller, 'verify a factor')
-  if (params.code === '') {
+  if (params.code === '' && factor.factorType !== 'webauthn') {
     throw new BadRequestError('validation_failed', 'Code needs to be non-empty')
   }
+  const answer = factor.factorType === 'webauthn' ? readWebauthnAnswer(params.webauthn) : undefined
   if (!isUuid(params.challengeId)) {
     throw new BadRequestError('validation_failed', 'challenge_id must be an UUID')
   }
@@ -587,7 +639,14 @@ export async function verifyFactor(
     }
     let step: number | null = null
     let valid: boolean
-    if (current.factorType === 'totp') {
+    let webauthn: Awaited<ReturnType<typeof checkWebauthnAnswer>> = undefined
+    if (current.factorType === 'webauthn') {
+      webauthn =
+        answer && challenge.webauthn
+          ? await checkWebauthnAnswer(ctx, current, challenge.webauthn, answer)
+          : undefined
+      valid = webauthn !== undefined
+    } else if (current.factorType === 'totp') {
       const matched = matchTotpStep(current.secret, params.code, now)
       valid =
         matched !== undefined && (current.lastTotpStep === null || matched > current.lastTotpStep)
@@ -613,15 +672,7 @@ export async function verifyFactor(
       return refusal
     }
     if (!valid) {
-      return {
-        refused: new UnprocessableEntityError(
-          'mfa_verification_failed',
-          current.factorType === 'totp'
-            ? 'Invalid TOTP code entered'
-            : 'Invalid MFA Phone code entered',
-        ),
-        counted: true,
-      }
+      return { refused: wrongAnswer(current.factorType), counted: true }
     }
     await backoff.succeeded(tx, factorTarget(current.id))
     await ctx.audit.record(
@@ -641,6 +692,9 @@ export async function verifyFactor(
     )
     await markChallengeVerified(tx, challenge.id, now)
     await markFactorVerified(tx, current.id, step, now)
+    if (webauthn) {
+      await saveFactorWebauthnCredential(tx, current.id, webauthn.credential, webauthn.aaguid)
+    }
     const pending = await ctx.tokens.raiseSession(
       tx,
       caller.user,

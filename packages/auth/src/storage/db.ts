@@ -22,6 +22,10 @@ export interface Tables {
   readonly mailQueue: string
   /** Custom OAuth/OIDC providers (migration 0006). */
   readonly customOauthProviders: string
+  /** Passkeys (migration 0007). */
+  readonly webauthnCredentials: string
+  /** Pending WebAuthn ceremonies (migration 0007). */
+  readonly webauthnChallenges: string
 }
 
 /**
@@ -137,6 +141,8 @@ export function tableNames(namespace: string): Tables {
     schemaMigrations: `${p}schema_migrations`,
     mailQueue: `${p}mail_queue`,
     customOauthProviders: `${p}custom_oauth_providers`,
+    webauthnCredentials: `${p}webauthn_credentials`,
+    webauthnChallenges: `${p}webauthn_challenges`,
   }
 }
 

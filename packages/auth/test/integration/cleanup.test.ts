@@ -78,16 +78,31 @@ describe('the clean-up of expired flow states and MFA challenges', () => {
     // Challenges live for MFA_CHALLENGE_EXPIRY_DURATION (5 min).
     await challenges(db, 4, now - 301_000)
     await challenges(db, 1, now - 299_000)
+    // WebAuthn challenges live until their expires_at.
+    for (const expiresAt of [now - 1, now + 1_000]) {
+      await db.query(
+        `INSERT INTO ${db.t.webauthnChallenges} (id, challenge_type, session_data, created_at, expires_at)
+         VALUES (gen_random_uuid(), 'authentication', '{}', $1, $1)`,
+        [new Date(expiresAt)],
+      )
+    }
     await waitFor(async () => (await count(db, db.t.flowState)) === 2, {
       what: 'the background clean-up to delete the expired flow states',
     })
     await waitFor(async () => (await count(db, db.t.mfaChallenges)) === 1, {
       what: 'the background clean-up to delete the expired challenges',
     })
+    await waitFor(async () => (await count(db, db.t.webauthnChallenges)) === 1, {
+      what: 'the background clean-up to delete the expired WebAuthn challenges',
+    })
     // Time passes (the injected clock): the rest expires too.
     clock.advance(2_000)
     await waitFor(
-      async () => (await count(db, db.t.flowState)) + (await count(db, db.t.mfaChallenges)) === 0,
+      async () =>
+        (await count(db, db.t.flowState)) +
+          (await count(db, db.t.mfaChallenges)) +
+          (await count(db, db.t.webauthnChallenges)) ===
+        0,
       { what: 'the background clean-up to delete the rest' },
     )
   })
@@ -115,9 +130,19 @@ describe('DB_CLEANUP_INTERVAL=0 and bounded batches', () => {
       batchSize: 10,
       maxBatchesPerRun: 2,
     })
-    expect(await job.runOnce()).toEqual({ flowStates: 20, mfaChallenges: 0, sessions: 0 })
+    expect(await job.runOnce()).toEqual({
+      flowStates: 20,
+      mfaChallenges: 0,
+      webauthnChallenges: 0,
+      sessions: 0,
+    })
     expect(await count(db, db.t.flowState)).toBe(5)
-    expect(await job.runOnce()).toEqual({ flowStates: 5, mfaChallenges: 0, sessions: 0 })
+    expect(await job.runOnce()).toEqual({
+      flowStates: 5,
+      mfaChallenges: 0,
+      webauthnChallenges: 0,
+      sessions: 0,
+    })
     await job.close()
   })
 
@@ -125,6 +150,11 @@ describe('DB_CLEANUP_INTERVAL=0 and bounded batches', () => {
     const { db } = server.app
     await flowStates(db, 3, clock.now() - 30 * HOUR)
     expect(await count(db, db.t.flowState)).toBe(3)
-    expect(await server.app.cleanup()).toEqual({ flowStates: 3, mfaChallenges: 0, sessions: 0 })
+    expect(await server.app.cleanup()).toEqual({
+      flowStates: 3,
+      mfaChallenges: 0,
+      webauthnChallenges: 0,
+      sessions: 0,
+    })
   })
 })

@@ -53,6 +53,8 @@ describe('migrations', () => {
         'gh_schema_migrations',
         'gh_sessions',
         'gh_users',
+        'gh_webauthn_challenges',
+        'gh_webauthn_credentials',
       ])
       const columns = await db.query<{ column_name: string }>(
         `SELECT column_name FROM information_schema.columns

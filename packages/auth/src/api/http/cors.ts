@@ -15,12 +15,12 @@ export const CORS_ALLOWED_HEADERS = [
 /** Response headers browsers may read (upstream's list). */
 export const CORS_EXPOSED_HEADERS = ['X-Total-Count', 'Link', 'X-Supabase-Api-Version']
 
-const METHODS = new Set(['GET', 'POST', 'PUT', 'DELETE'])
+const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE'])
 const ALLOWED = new Set(CORS_ALLOWED_HEADERS.map((h) => h.toLowerCase()))
 
 /**
  * CORS as upstream (rs/cors with any origin and credentials): the request's `Origin` is echoed
- * with `Access-Control-Allow-Credentials: true`; preflights for GET/POST/PUT/DELETE with allowed
+ * with `Access-Control-Allow-Credentials: true`; preflights for GET/POST/PUT/PATCH/DELETE with allowed
  * headers get 204 and the allowed method and headers; other preflights get no CORS headers.
  */
 export function registerCors(app: FastifyInstance): void {

@@ -183,13 +183,13 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
   },
   'POST /factors': {
     tag: 'multi-factor authentication',
-    summary: 'Enroll a TOTP or phone factor',
+    summary: 'Enroll a TOTP, phone or WebAuthn factor',
     access: 'user',
     ok: ok('The factor (TOTP: secret, otpauth URI, QR code)', 'EnrolledFactor'),
   },
   'POST /factors/:factor_id/challenge': {
     tag: 'multi-factor authentication',
-    summary: 'Challenge a factor (phone: the code is sent)',
+    summary: 'Challenge a factor (phone: the code is sent; WebAuthn: the ceremony options)',
     access: 'user',
     ok: ok('The challenge', 'Challenge'),
   },
@@ -204,6 +204,48 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
     summary: 'Unenroll a factor (a verified one needs aal2)',
     access: 'user',
     ok: ok('The id of the factor', 'FactorId'),
+  },
+  'POST /passkeys/registration/options': {
+    tag: 'passkeys',
+    summary: 'Begin registering a passkey: WebAuthn creation options (not for anonymous users)',
+    access: 'user',
+    ok: ok('The challenge id, the creation options and their expiry', 'PasskeyCeremony'),
+  },
+  'POST /passkeys/registration/verify': {
+    tag: 'passkeys',
+    summary: 'Register the passkey the authenticator created',
+    access: 'user',
+    ok: ok('The passkey', 'Passkey'),
+  },
+  'POST /passkeys/authentication/options': {
+    tag: 'passkeys',
+    summary: 'Begin a username-less sign-in with a passkey: WebAuthn request options',
+    access: 'public',
+    ok: ok('The challenge id, the request options and their expiry', 'PasskeyCeremony'),
+  },
+  'POST /passkeys/authentication/verify': {
+    tag: 'passkeys',
+    summary: "Sign in with the authenticator's assertion (amr passkey)",
+    access: 'public',
+    ok: ok('A session', 'Session'),
+  },
+  'GET /passkeys': {
+    tag: 'passkeys',
+    summary: "The signed-in user's passkeys",
+    access: 'user',
+    ok: ok('The passkeys', 'PasskeyList'),
+  },
+  'PATCH /passkeys/:passkey_id': {
+    tag: 'passkeys',
+    summary: 'Rename a passkey',
+    access: 'user',
+    ok: ok('The passkey', 'Passkey'),
+  },
+  'DELETE /passkeys/:passkey_id': {
+    tag: 'passkeys',
+    summary: 'Delete a passkey (aal2 once a factor is verified)',
+    access: 'user',
+    ok: { status: 204, description: 'Deleted' },
   },
   'POST /invite': {
     tag: 'admin',
@@ -319,6 +361,18 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
     access: 'admin',
     ok: ok('The updated factor', 'Factor'),
   },
+  'GET /admin/users/:user_id/passkeys': {
+    tag: 'admin',
+    summary: "A user's passkeys",
+    access: 'admin',
+    ok: ok('The passkeys', 'PasskeyList'),
+  },
+  'DELETE /admin/users/:user_id/passkeys/:passkey_id': {
+    tag: 'admin',
+    summary: "Delete a user's passkey",
+    access: 'admin',
+    ok: { status: 204, description: 'Deleted' },
+  },
 }
 
 const string = { type: 'string' } as const
@@ -356,8 +410,32 @@ export const COMPONENT_SCHEMAS: Readonly<Record<string, Record<string, unknown>>
       phone_autoconfirm: { type: 'boolean' },
       sms_provider: string,
       saml_enabled: { type: 'boolean' },
+      passkeys_enabled: { type: 'boolean' },
       autoconfirm: { type: 'boolean' },
     },
+  },
+  Passkey: {
+    type: 'object',
+    properties: {
+      id: string,
+      friendly_name: string,
+      created_at: dateTime,
+      last_used_at: dateTime,
+    },
+    required: ['id', 'created_at'],
+  },
+  PasskeyList: { type: 'array', items: { $ref: '#/components/schemas/Passkey' } },
+  PasskeyCeremony: {
+    type: 'object',
+    properties: {
+      challenge_id: string,
+      options: {
+        ...object,
+        description: 'PublicKeyCredentialCreationOptions or RequestOptions (JSON)',
+      },
+      expires_at: { type: 'integer', description: 'Unix time (seconds)' },
+    },
+    required: ['challenge_id', 'options', 'expires_at'],
   },
   Jwks: { type: 'object', properties: { keys: { type: 'array', items: object } } },
   Identity: {
@@ -383,7 +461,7 @@ export const COMPONENT_SCHEMAS: Readonly<Record<string, Record<string, unknown>>
       updated_at: dateTime,
       status: { enum: ['verified', 'unverified'] },
       friendly_name: string,
-      factor_type: { enum: ['totp', 'phone'] },
+      factor_type: { enum: ['totp', 'phone', 'webauthn'] },
       phone: string,
       last_challenged_at: { type: ['string', 'null'], format: 'date-time' },
     },
@@ -395,7 +473,7 @@ export const COMPONENT_SCHEMAS: Readonly<Record<string, Record<string, unknown>>
     type: 'object',
     properties: {
       id: string,
-      type: { enum: ['totp', 'phone'] },
+      type: { enum: ['totp', 'phone', 'webauthn'] },
       friendly_name: string,
       phone: string,
       totp: {
@@ -409,8 +487,13 @@ export const COMPONENT_SCHEMAS: Readonly<Record<string, Record<string, unknown>>
     type: 'object',
     properties: {
       id: string,
-      type: { enum: ['totp', 'phone'] },
+      type: { enum: ['totp', 'phone', 'webauthn'] },
       expires_at: { type: 'integer', description: 'Unix time, seconds' },
+      webauthn: {
+        type: 'object',
+        description: 'WebAuthn factors: the ceremony and its options ({publicKey: …})',
+        properties: { type: { enum: ['create', 'request'] }, credential_options: object },
+      },
     },
     required: ['id', 'type', 'expires_at'],
   },
@@ -509,7 +592,8 @@ const TAGS = [
   { name: 'sign-up and sign-in', description: 'Sign-up, sessions, mailed and texted codes' },
   { name: 'external providers', description: 'Sign-in with OAuth providers' },
   { name: 'user', description: 'The signed-in user (Authorization: Bearer <access_token>)' },
-  { name: 'multi-factor authentication', description: 'TOTP and phone factors' },
+  { name: 'multi-factor authentication', description: 'TOTP, phone and WebAuthn factors' },
+  { name: 'passkeys', description: 'Passkeys: registration and username-less sign-in (WebAuthn)' },
   { name: 'admin', description: 'Users, invites and links (a key of a JWT_ADMIN_ROLES role)' },
 ]
 

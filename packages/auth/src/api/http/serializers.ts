@@ -73,7 +73,7 @@ export interface FactorJson {
   updated_at: string
   status: 'verified' | 'unverified'
   friendly_name?: string
-  factor_type: 'totp' | 'phone'
+  factor_type: 'totp' | 'phone' | 'webauthn'
   phone: string
   /** RFC 3339, or `null` before the first challenge. */
   last_challenged_at: string | null

@@ -22,7 +22,7 @@ import {
 } from '../http/hooks.js'
 import { clientIp, requestContext } from '../http/request-context.js'
 import type { RouteGroup } from './group.js'
-import { Body, OptionalBody, Param, Params, StringField } from '../http/schema.js'
+import { Body, ObjectField, OptionalBody, Param, Params, StringField } from '../http/schema.js'
 import { SESSION_RESPONSE } from '../http/response-schemas.js'
 import { serializeFactor, serializeSession } from '../http/serializers.js'
 
@@ -39,8 +39,13 @@ const EnrollBody = Body({
   issuer: StringField(),
   phone: StringField(),
 })
-const ChallengeBody = OptionalBody({ channel: StringField() })
-const VerifyBody = Body({ challenge_id: StringField(), code: StringField() })
+/** `webauthn` (auth-js sends `{rpId, rpOrigins}`) is read but not used: the server's are. */
+const ChallengeBody = OptionalBody({ channel: StringField(), webauthn: ObjectField() })
+const VerifyBody = Body({
+  challenge_id: StringField(),
+  code: StringField(),
+  webauthn: ObjectField(),
+})
 const AdminUpdateBody = OptionalBody({ friendly_name: StringField(), phone: StringField() })
 
 /** The caller's factor named in the path (upstream `loadFactor`). */
@@ -52,7 +57,8 @@ async function factorOf(
 }
 
 /**
- * The MFA API for a signed-in, non-anonymous user: `POST /factors` (enroll `totp` or `phone`),
+ * The MFA API for a signed-in, non-anonymous user: `POST /factors` (enroll `totp`, `phone` or
+ * `webauthn`),
  * `POST /factors/<id>/challenge`, `POST /factors/<id>/verify` (both rate-limited by
  * `MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY`) and `DELETE /factors/<id>`.
  *
@@ -106,7 +112,19 @@ export const factorRoutes: RouteGroup = (app, ctx) => {
         request.body?.channel ?? '',
         clientIp(request, settings),
       )
-      return { id: challenge.id, type: challenge.type, expires_at: challenge.expiresAt }
+      return {
+        id: challenge.id,
+        type: challenge.type,
+        expires_at: challenge.expiresAt,
+        ...(challenge.webauthn
+          ? {
+              webauthn: {
+                type: challenge.webauthn.type,
+                credential_options: challenge.webauthn.credentialOptions,
+              },
+            }
+          : {}),
+      }
     },
   )
 
@@ -121,7 +139,11 @@ export const factorRoutes: RouteGroup = (app, ctx) => {
         ctx,
         authOf(request),
         await factorOf(ctx, request),
-        { challengeId: request.body.challenge_id, code: request.body.code },
+        {
+          challengeId: request.body.challenge_id,
+          code: request.body.code,
+          webauthn: request.body.webauthn,
+        },
         requestContext(request, settings),
         request.log,
       )

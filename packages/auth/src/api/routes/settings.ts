@@ -26,6 +26,7 @@ export const settingsRoutes: RouteGroup = (app, ctx) => {
     phone_autoconfirm: s.sms.autoconfirm,
     sms_provider: s.sms.provider,
     saml_enabled: false,
+    passkeys_enabled: s.passkey.enabled,
     autoconfirm: s.mailer.autoconfirm,
   }
   app.get('/settings', () => body)
