@@ -13,6 +13,7 @@ export type LimitedOperation =
   | 'otp'
   | 'user'
   | 'sso'
+  | 'saml_assertion'
   | 'factor_challenge'
   | 'factor_verify'
 

@@ -103,6 +103,8 @@ export interface NewUserSpec {
   readonly invited?: boolean
   readonly anonymous?: boolean
   readonly bannedUntil?: Date | null
+  /** An SSO user (`is_sso_user`): its email may repeat another user's. */
+  readonly ssoUser?: boolean
 }
 
 function byCreation(a: Identity, b: Identity): number {
@@ -162,6 +164,7 @@ export async function createUser(
     invitedAt: spec.invited === true ? at : null,
     bannedUntil: spec.bannedUntil ?? null,
     isAnonymous: spec.anonymous === true,
+    isSsoUser: spec.ssoUser === true,
     createdAt: at,
   })
   const identities: Identity[] = []

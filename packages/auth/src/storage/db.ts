@@ -20,6 +20,11 @@ export interface Tables {
   readonly schemaMigrations: string
   /** Gatehouse's durable mail queue (migration 0005). */
   readonly mailQueue: string
+  /** SAML single sign-on (migration 0006, upstream's tables). */
+  readonly ssoProviders: string
+  readonly ssoDomains: string
+  readonly samlProviders: string
+  readonly samlRelayStates: string
 }
 
 /**
@@ -134,6 +139,10 @@ export function tableNames(namespace: string): Tables {
     failedAttempts: `${p}failed_attempts`,
     schemaMigrations: `${p}schema_migrations`,
     mailQueue: `${p}mail_queue`,
+    ssoProviders: `${p}sso_providers`,
+    ssoDomains: `${p}sso_domains`,
+    samlProviders: `${p}saml_providers`,
+    samlRelayStates: `${p}saml_relay_states`,
   }
 }
 
