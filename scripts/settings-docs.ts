@@ -70,6 +70,7 @@ export const SETTINGS_DOCS: readonly SettingsDoc[] = [
         'security.otpMaxAttempts',
         'security.manualLinkingEnabled',
         'security.manualLinkingRequireSiteReferer',
+        'security.allowPrivateUrls',
       ],
       'sign-in': [
         'external.emailEnabled',

@@ -192,6 +192,19 @@ export declare const ERROR_CODES: readonly [
   'single_identity_not_deletable',
   'manual_linking_disabled',
   'user_sso_managed',
+  'flow_state_already_used',
+  'saml_provider_disabled',
+  'saml_relay_state_not_found',
+  'saml_relay_state_expired',
+  'saml_idp_not_found',
+  'saml_assertion_no_user_id',
+  'saml_assertion_no_email',
+  'sso_provider_not_found',
+  'sso_provider_disabled',
+  'saml_metadata_fetch_failed',
+  'saml_idp_already_exists',
+  'sso_domain_already_exists',
+  'saml_entity_id_mismatch',
   'database_unavailable',
 ]
 // ErrorCode
@@ -311,6 +324,7 @@ export type LimitedOperation =
   | 'factor_challenge'
   | 'factor_verify'
   | 'otp'
+  | 'saml_assertion'
   | 'signup'
   | 'sso'
   | 'token'
@@ -587,6 +601,10 @@ export interface Tables {
   readonly failedAttempts: string
   readonly schemaMigrations: string
   readonly mailQueue: string
+  readonly ssoProviders: string
+  readonly ssoDomains: string
+  readonly samlProviders: string
+  readonly samlRelayStates: string
 }
 // TokenResponse
 export interface TokenResponse {
@@ -758,6 +776,7 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
       readonly otpMaxAttempts: Field<number>
       readonly manualLinkingEnabled: Field<boolean>
       readonly manualLinkingRequireSiteReferer: Field<boolean>
+      readonly allowPrivateUrls: Field<boolean>
       readonly captcha: Group<{
         readonly enabled: Field<boolean>
         readonly provider: Field<'hcaptcha' | 'turnstile'>
@@ -1043,6 +1062,15 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
         readonly from: Field<string>
         readonly apiUrl: Field<string>
       }>
+    }>
+    readonly saml: Group<{
+      readonly enabled: Field<boolean>
+      readonly privateKey: Field<string>
+      readonly privateKeyNext: Field<string>
+      readonly allowEncryptedAssertions: Field<boolean>
+      readonly relayStateValidityPeriodMs: Field<number>
+      readonly externalUrl: Field<string>
+      readonly rateLimitAssertion: Field<number>
     }>
   },
   undefined
