@@ -49,8 +49,12 @@ describe('migrations', () => {
         'gh_mfa_factors',
         'gh_one_time_tokens',
         'gh_refresh_tokens',
+        'gh_saml_providers',
+        'gh_saml_relay_states',
         'gh_schema_migrations',
         'gh_sessions',
+        'gh_sso_domains',
+        'gh_sso_providers',
         'gh_users',
       ])
       const columns = await db.query<{ column_name: string }>(
