@@ -1,8 +1,9 @@
 import { inflateRawSync } from 'node:zlib'
 import { FakeClock } from '@gatehouse/testing'
-import { GoTrueClient } from '@supabase/auth-js'
+import type { GoTrueClient } from '@supabase/auth-js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestServer, type TestServer } from '../helpers.js'
+import { authJsClient, memoryStorage } from '../support/auth-js.js'
 import {
   formFields,
   samlPrivateKeySetting,
@@ -64,22 +65,10 @@ afterAll(async () => {
 
 /** An auth-js client with in-memory storage (the PKCE verifier is kept there). */
 function client(flowType: 'implicit' | 'pkce'): GoTrueClient {
-  const store = new Map<string, string>()
-  return new GoTrueClient({
-    url: server.url,
+  return authJsClient(server.url, {
     flowType,
-    autoRefreshToken: false,
     persistSession: flowType === 'pkce',
-    detectSessionInUrl: false,
-    storage: {
-      getItem: (key: string) => store.get(key) ?? null,
-      setItem: (key: string, value: string) => {
-        store.set(key, value)
-      },
-      removeItem: (key: string) => {
-        store.delete(key)
-      },
-    },
+    storage: memoryStorage(),
   })
 }
 

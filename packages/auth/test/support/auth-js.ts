@@ -19,3 +19,21 @@ export function authJsClient(
     ...options,
   })
 }
+
+/** An in-memory `storage` for auth-js (where a PKCE client keeps its code verifier). */
+export function memoryStorage(): {
+  getItem(key: string): string | null
+  setItem(key: string, value: string): void
+  removeItem(key: string): void
+} {
+  const store = new Map<string, string>()
+  return {
+    getItem: (key) => store.get(key) ?? null,
+    setItem: (key, value) => {
+      store.set(key, value)
+    },
+    removeItem: (key) => {
+      store.delete(key)
+    },
+  }
+}
