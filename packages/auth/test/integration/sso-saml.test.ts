@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestServer, type TestServer } from '../helpers.js'
 import { authJsClient, memoryStorage } from '../support/auth-js.js'
 import {
+  encryptAssertion,
   formFields,
   samlPrivateKeySetting,
   startTestIdp,
@@ -390,6 +391,107 @@ describe('SAML single sign-on', () => {
       const s = await started()
       const missing = await postAcs({ SAMLResponse: '', RelayState: s.relayState })
       expect(missing.searchParams.get('error_description')).toBe('SAMLResponse is missing')
+    })
+  })
+
+  describe('encrypted assertions (SAML_ALLOW_ENCRYPTED_ASSERTIONS, SAML_PRIVATE_KEY_NEXT)', () => {
+    let encrypting: TestServer
+    let certs: { signing: string[]; encryption: string[] }
+
+    beforeAll(async () => {
+      encrypting = await startTestServer(
+        'sso_saml_enc',
+        {
+          AUTHSVC_SAML_ENABLED: 'true',
+          AUTHSVC_SAML_PRIVATE_KEY: samlPrivateKeySetting(),
+          AUTHSVC_SAML_PRIVATE_KEY_NEXT: samlPrivateKeySetting(),
+          AUTHSVC_SAML_ALLOW_ENCRYPTED_ASSERTIONS: 'true',
+        },
+        clock,
+      )
+      await encrypting.listen()
+      const created = await encrypting.request('POST', '/admin/sso/providers', {
+        token: encrypting.serviceKey,
+        body: { type: 'saml', metadata_xml: idp.metadataXml(), domains: ['example.com'] },
+      })
+      expect(created.statusCode).toBe(201)
+      const xml = await (await fetch(`${encrypting.url}/sso/saml/metadata`)).text()
+      const of = (use: string) =>
+        [
+          ...xml.matchAll(
+            new RegExp(`<KeyDescriptor use="${use}">[\\s\\S]*?X509Certificate>([^<]+)<`, 'g'),
+          ),
+        ].map((m) => (m[1] ?? '').replace(/\s+/g, ''))
+      certs = { signing: of('signing'), encryption: of('encryption') }
+    }, 60_000)
+
+    afterAll(async () => {
+      await encrypting.close()
+    })
+
+    async function startedOn(target: TestServer) {
+      const res = await target.request('POST', '/sso', {
+        body: { domain: 'example.com', skip_http_redirect: true },
+      })
+      const url = new URL(res.json().url as unknown as string)
+      const request = inflateRawSync(
+        Buffer.from(url.searchParams.get('SAMLRequest') ?? '', 'base64'),
+      ).toString('utf8')
+      return {
+        relayState: url.searchParams.get('RelayState') ?? '',
+        requestId: /\sID="([^"]+)"/.exec(request)?.[1] ?? '',
+      }
+    }
+
+    async function post(target: TestServer, fields: { SAMLResponse: string; RelayState: string }) {
+      const res = await fetch(`${target.url}/sso/saml/acs`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(fields).toString(),
+      })
+      return new URL(res.headers.get('location') ?? '')
+    }
+
+    it('announces the encryption certificate and both signing certificates', () => {
+      expect(certs.encryption).toHaveLength(1)
+      expect(certs.signing).toHaveLength(2)
+      expect(certs.signing[0]).toBe(certs.encryption[0])
+    })
+
+    it('signs in with an assertion encrypted for the current key, and for the next key', async () => {
+      for (const cert of [certs.signing[0] ?? '', certs.signing[1] ?? '']) {
+        const s = await startedOn(encrypting)
+        const response = idp.response({
+          acs: ACS,
+          audience: SP_ENTITY,
+          inResponseTo: s.requestId,
+          nameId: 'carol',
+          attributes: { email: ['carol@example.com'] },
+        })
+        const landing = await post(encrypting, {
+          SAMLResponse: b64(await encryptAssertion(response, cert)),
+          RelayState: s.relayState,
+        })
+        expect(new URLSearchParams(landing.hash.slice(1)).get('access_token')).toBeTruthy()
+      }
+    })
+
+    it('refuses an encrypted assertion where SAML_ALLOW_ENCRYPTED_ASSERTIONS is off', async () => {
+      const s = await started()
+      const response = idp.response({
+        acs: ACS,
+        audience: SP_ENTITY,
+        inResponseTo: s.requestId,
+        nameId: 'carol',
+        attributes: { email: ['carol@example.com'] },
+      })
+      const landing = await postAcs({
+        SAMLResponse: b64(await encryptAssertion(response, idp.spCertificate ?? '')),
+        RelayState: s.relayState,
+      })
+      expect(landing.searchParams.get('error_code')).toBe('validation_failed')
+      expect(landing.hash).toBe('')
     })
   })
 })

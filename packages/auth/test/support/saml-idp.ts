@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net'
 import { inflateRawSync } from 'node:zlib'
 import { selfSignedCertificate } from '#internal/services/shared/saml.js'
 import { SignedXml } from 'xml-crypto'
+import { encrypt } from 'xml-encryption'
 
 /** An RSA key with a self-signed certificate. */
 export interface TestKey {
@@ -240,4 +241,32 @@ export function formFields(html: string): {
   const value = (name: string) =>
     new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1]?.replace(/&amp;/g, '&') ?? ''
   return { action, SAMLResponse: value('SAMLResponse'), RelayState: value('RelayState') }
+}
+
+/**
+ * The response with its (signed) assertion encrypted for the service provider's certificate
+ * (`certBase64`, Base64 DER): AES-256-GCM under an RSA-OAEP key, in an `EncryptedAssertion`.
+ */
+export async function encryptAssertion(responseXml: string, certBase64: string): Promise<string> {
+  const assertion = /<saml:Assertion[\s\S]*<\/saml:Assertion>/.exec(responseXml)?.[0] ?? ''
+  const pem = `-----BEGIN CERTIFICATE-----\n${certBase64}\n-----END CERTIFICATE-----\n`
+  const encrypted = await new Promise<string>((resolve, reject) => {
+    encrypt(
+      assertion,
+      {
+        rsa_pub: pem,
+        pem,
+        encryptionAlgorithm: 'http://www.w3.org/2009/xmlenc11#aes256-gcm',
+        keyEncryptionAlgorithm: 'http://www.w3.org/2001/04/xmlenc#rsa-oaep-mgf1p',
+      },
+      (error, result) => {
+        if (error) reject(error)
+        else resolve(result)
+      },
+    )
+  })
+  return responseXml.replace(
+    assertion,
+    `<saml:EncryptedAssertion>${encrypted}</saml:EncryptedAssertion>`,
+  )
 }
