@@ -433,7 +433,7 @@ describe('SAML single sign-on', () => {
       const res = await target.request('POST', '/sso', {
         body: { domain: 'example.com', skip_http_redirect: true },
       })
-      const url = new URL(res.json().url as unknown as string)
+      const url = new URL(res.json().url as string)
       const request = inflateRawSync(
         Buffer.from(url.searchParams.get('SAMLRequest') ?? '', 'base64'),
       ).toString('utf8')

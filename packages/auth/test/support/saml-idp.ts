@@ -259,9 +259,10 @@ export async function encryptAssertion(responseXml: string, certBase64: string):
         encryptionAlgorithm: 'http://www.w3.org/2009/xmlenc11#aes256-gcm',
         keyEncryptionAlgorithm: 'http://www.w3.org/2001/04/xmlenc#rsa-oaep-mgf1p',
       },
-      (error, result) => {
-        if (error) reject(error)
-        else resolve(result)
+      // The typings say the error is always there; it is null on success.
+      (error: Error | null, result) => {
+        if (error === null) resolve(result)
+        else reject(error)
       },
     )
   })
