@@ -2,7 +2,7 @@ import { inflateRawSync } from 'node:zlib'
 import { FakeClock } from '@gatehouse/testing'
 import type { GoTrueClient } from '@supabase/auth-js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startTestServer, type TestServer } from '../helpers.js'
+import { signUp, startTestServer, type TestServer } from '../helpers.js'
 import { authJsClient, memoryStorage } from '../support/auth-js.js'
 import {
   encryptAssertion,
@@ -199,6 +199,23 @@ describe('SAML single sign-on', () => {
     const exchanged = await auth.exchangeCodeForSession(code)
     expect(exchanged.error).toBeNull()
     expect(exchanged.data.user?.email).toBe('bob@example.com')
+  })
+
+  it('an SSO user is its own account beside a password user with the same email', async () => {
+    const local = await signUp(server, 'dana@example.com')
+    idp.user = { nameId: 'dana-id', attributes: { email: ['dana@example.com'] } }
+    const auth = client('implicit')
+    const { data } = await auth.signInWithSSO({ domain: 'example.com' })
+    const { landing } = await throughIdp(data?.url ?? '')
+    const token = new URLSearchParams(landing.hash.slice(1)).get('access_token') ?? ''
+    const sso = await auth.getUser(token)
+    expect(sso.data.user?.email).toBe('dana@example.com')
+    expect(sso.data.user?.id).not.toBe(local.user.id)
+    const password = await auth.signInWithPassword({
+      email: 'dana@example.com',
+      password: 'password123',
+    })
+    expect(password.data.user?.id).toBe(local.user.id)
   })
 
   it('POST /sso without skip_http_redirect answers 303 to the IdP', async () => {
