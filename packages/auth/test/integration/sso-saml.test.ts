@@ -74,8 +74,11 @@ function client(flowType: 'implicit' | 'pkce'): GoTrueClient {
 }
 
 /** Posts a form to the ACS as the browser would; the redirect it answers. */
-async function postAcs(fields: { SAMLResponse: string; RelayState: string }): Promise<URL> {
-  const res = await fetch(`${server.url}/sso/saml/acs`, {
+async function postAcs(
+  fields: { SAMLResponse: string; RelayState: string },
+  target: TestServer = server,
+): Promise<URL> {
+  const res = await fetch(`${target.url}/sso/saml/acs`, {
     method: 'POST',
     redirect: 'manual',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -98,8 +101,10 @@ async function throughIdp(
 }
 
 /** A sign-in started at `/sso`: its relay state and the AuthnRequest's ID. */
-async function started(): Promise<{ relayState: string; requestId: string }> {
-  const res = await server.request('POST', '/sso', {
+async function started(
+  target: TestServer = server,
+): Promise<{ relayState: string; requestId: string }> {
+  const res = await target.request('POST', '/sso', {
     body: { domain: 'example.com', skip_http_redirect: true },
   })
   expect(res.statusCode).toBe(200)
@@ -446,30 +451,6 @@ describe('SAML single sign-on', () => {
       await encrypting.close()
     })
 
-    async function startedOn(target: TestServer) {
-      const res = await target.request('POST', '/sso', {
-        body: { domain: 'example.com', skip_http_redirect: true },
-      })
-      const url = new URL(res.json().url as string)
-      const request = inflateRawSync(
-        Buffer.from(url.searchParams.get('SAMLRequest') ?? '', 'base64'),
-      ).toString('utf8')
-      return {
-        relayState: url.searchParams.get('RelayState') ?? '',
-        requestId: /\sID="([^"]+)"/.exec(request)?.[1] ?? '',
-      }
-    }
-
-    async function post(target: TestServer, fields: { SAMLResponse: string; RelayState: string }) {
-      const res = await fetch(`${target.url}/sso/saml/acs`, {
-        method: 'POST',
-        redirect: 'manual',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams(fields).toString(),
-      })
-      return new URL(res.headers.get('location') ?? '')
-    }
-
     it('announces the encryption certificate and both signing certificates', () => {
       expect(certs.encryption).toHaveLength(1)
       expect(certs.signing).toHaveLength(2)
@@ -478,7 +459,7 @@ describe('SAML single sign-on', () => {
 
     it('signs in with an assertion encrypted for the current key, and for the next key', async () => {
       for (const cert of [certs.signing[0] ?? '', certs.signing[1] ?? '']) {
-        const s = await startedOn(encrypting)
+        const s = await started(encrypting)
         const response = idp.response({
           acs: ACS,
           audience: SP_ENTITY,
@@ -486,10 +467,10 @@ describe('SAML single sign-on', () => {
           nameId: 'carol',
           attributes: { email: ['carol@example.com'] },
         })
-        const landing = await post(encrypting, {
-          SAMLResponse: b64(await encryptAssertion(response, cert)),
-          RelayState: s.relayState,
-        })
+        const landing = await postAcs(
+          { SAMLResponse: b64(await encryptAssertion(response, cert)), RelayState: s.relayState },
+          encrypting,
+        )
         expect(new URLSearchParams(landing.hash.slice(1)).get('access_token')).toBeTruthy()
       }
     })
