@@ -212,6 +212,19 @@ export declare const ERROR_CODES: readonly [
   'webauthn_challenge_expired',
   'webauthn_verification_failed',
   'webauthn_credential_exists',
+  'flow_state_already_used',
+  'saml_provider_disabled',
+  'saml_relay_state_not_found',
+  'saml_relay_state_expired',
+  'saml_idp_not_found',
+  'saml_assertion_no_user_id',
+  'saml_assertion_no_email',
+  'sso_provider_not_found',
+  'sso_provider_disabled',
+  'saml_metadata_fetch_failed',
+  'saml_idp_already_exists',
+  'sso_domain_already_exists',
+  'saml_entity_id_mismatch',
   'database_unavailable',
 ]
 // ErrorCode
@@ -354,6 +367,7 @@ export type LimitedOperation =
   | 'factor_verify'
   | 'otp'
   | 'passkey'
+  | 'saml_assertion'
   | 'signup'
   | 'sso'
   | 'token'
@@ -634,6 +648,10 @@ export interface Tables {
   readonly customOauthProviders: string
   readonly webauthnCredentials: string
   readonly webauthnChallenges: string
+  readonly ssoProviders: string
+  readonly ssoDomains: string
+  readonly samlProviders: string
+  readonly samlRelayStates: string
 }
 // TokenResponse
 export interface TokenResponse {
@@ -1247,6 +1265,15 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
         >
         readonly secrets: Field<readonly string[]>
       }>
+    }>
+    readonly saml: Group<{
+      readonly enabled: Field<boolean>
+      readonly privateKey: Field<string>
+      readonly privateKeyNext: Field<string>
+      readonly allowEncryptedAssertions: Field<boolean>
+      readonly relayStateValidityPeriodMs: Field<number>
+      readonly externalUrl: Field<string>
+      readonly rateLimitAssertion: Field<number>
     }>
   },
   undefined

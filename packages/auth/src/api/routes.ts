@@ -37,6 +37,7 @@ import { recoverRoutes } from './routes/recover.js'
 import { resendRoutes } from './routes/resend.js'
 import { settingsRoutes } from './routes/settings.js'
 import { signupRoutes } from './routes/signup.js'
+import { ssoAdminRoutes, ssoRoutes } from './routes/sso.js'
 import { tokenRoutes } from './routes/token.js'
 import { userRoutes } from './routes/user.js'
 import { verifyRoutes } from './routes/verify.js'
@@ -68,6 +69,8 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
   adminPasskeyRoutes,
   externalRoutes,
   identityRoutes,
+  ssoRoutes,
+  ssoAdminRoutes,
 ]
 
 /**

@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto'
 import { SettingsError } from '@gatehouse/settings'
 import { describe, expect, it } from 'vitest'
 import { passwordHasherFor } from '../server.js'
@@ -77,6 +78,15 @@ describe('loadSettings', () => {
       startRetryMs: 30_000,
     })
     expect(s.log).toEqual({ level: 'info', file: '', auditDisablePostgres: false })
+    expect(s.saml).toEqual({
+      enabled: false,
+      privateKey: '',
+      privateKeyNext: '',
+      allowEncryptedAssertions: false,
+      relayStateValidityPeriodMs: 120_000,
+      externalUrl: '',
+      rateLimitAssertion: 15,
+    })
     expect(Object.isFrozen(s.jwt)).toBe(true)
   })
 
@@ -475,6 +485,34 @@ describe('loadSettings: mail flows', () => {
     expect(problems({ ...REQUIRED, AUTHSVC_RATE_LIMIT_SMS_SENT: 'lots' })).toEqual([
       'AUTHSVC_RATE_LIMIT_SMS_SENT: must be a number of SMS messages per hour, or N/<duration> such as 10/5m (got "lots")',
     ])
+  })
+
+  it('reads SAML_*: the key as upstream (Base64 PKCS#1 RSA ≥ 2048, e 65537), required when enabled', () => {
+    const rsa = (bits: number, publicExponent = 65537) =>
+      generateKeyPairSync('rsa', { modulusLength: bits, publicExponent })
+        .privateKey.export({ type: 'pkcs1', format: 'der' })
+        .toString('base64')
+    const key = rsa(2048)
+    const s = loadSettings({
+      ...REQUIRED,
+      AUTHSVC_SAML_ENABLED: 'true',
+      AUTHSVC_SAML_PRIVATE_KEY: key,
+      AUTHSVC_SAML_RELAY_STATE_VALIDITY_PERIOD: '5m',
+    })
+    expect(s.saml.privateKey).toBe(key)
+    expect(s.saml.relayStateValidityPeriodMs).toBe(300_000)
+    expect(problems({ ...REQUIRED, AUTHSVC_SAML_ENABLED: 'true' })).toEqual([
+      'AUTHSVC_SAML_PRIVATE_KEY: required when AUTHSVC_SAML_ENABLED is true',
+    ])
+    const refused = (value: string) =>
+      problems({ ...REQUIRED, AUTHSVC_SAML_PRIVATE_KEY_NEXT: value }).join('\n')
+    expect(refused('not base64!')).toMatch(/standard Base64/)
+    expect(refused(Buffer.from('junk').toString('base64'))).toMatch(/PKCS#1/)
+    const weak = rsa(1024)
+    expect(refused(weak)).toMatch(/at least RSA 2048/)
+    expect(refused(weak)).not.toContain(weak.slice(0, 40))
+    expect(refused(rsa(2048, 3))).toMatch(/65537/)
+    expect(refused(key)).toBe('')
   })
 
   it('reads the captcha settings: provider case-insensitive, secret required when enabled', () => {

@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { createPrivateKey, type KeyObject } from 'node:crypto'
 import {
   Invalid,
   bool,
@@ -811,11 +812,11 @@ const security = group({
   }),
   /**
    * `SECURITY_ALLOW_PRIVATE_URLS`: URLs an administrator registers (custom providers' issuers
-   * and endpoints) may resolve to loopback, link-local and private addresses, and use `http` to
+   * and endpoints, SAML metadata URLs) may resolve to loopback, link-local and private addresses, and use `http` to
    * a loopback host. For tests and closed networks. @default false
    */
   allowPrivateUrls: bool('SECURITY_ALLOW_PRIVATE_URLS', {
-    help: 'URLs an administrator registers (custom OAuth/OIDC providers) may resolve to loopback, link-local, private, unique-local or CGNAT addresses, and use `http` to a loopback host. Off: they must be `https` and every address they resolve to public, checked at registration and again at each connection. For tests and closed networks.',
+    help: 'URLs an administrator registers (custom OAuth/OIDC providers, a SAML `metadata_url`) may resolve to loopback, link-local, private, unique-local or CGNAT addresses, and use `http` to a loopback host. Off: they must be `https` and every address they resolve to public, checked at registration and again at each connection. For tests and closed networks.',
   }),
   /** `SECURITY_CAPTCHA_*`: captcha protection of sign-up and sign-in (upstream `security`). */
   captcha,
@@ -1496,7 +1497,7 @@ const rateLimit = group({
   sso: decimal('RATE_LIMIT_SSO', {
     default: '30',
     min: 0,
-    help: 'SSO requests per client and 5 minutes, burst 30 (no SSO route yet).',
+    help: '`POST /sso` requests per client and 5 minutes, burst 30.',
   }),
   /** `RATE_LIMIT_WEB3`: Web3 sign-ins per client and 5 minutes, burst 30. @default 30 */
   web3: decimal('RATE_LIMIT_WEB3', {
@@ -1772,6 +1773,83 @@ function checkSms(read: Report, v: Values<typeof sms.fields>): void {
   }
 }
 
+/** Whether `value` is upstream's SAML key: standard Base64 of a PKCS#1 RSA key, e 65537, ≥ 2048 bits. */
+function checkSamlKey(value: string): string | undefined {
+  if (value === '') return undefined
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(value.replace(/\s+/g, ''))) {
+    return 'must be a standard Base64 PKCS#1 RSA private key'
+  }
+  let key: KeyObject
+  try {
+    key = createPrivateKey({ key: Buffer.from(value, 'base64'), format: 'der', type: 'pkcs1' })
+  } catch {
+    return 'must be a PKCS#1 RSA private key (DER, standard Base64)'
+  }
+  const details = key.asymmetricKeyDetails
+  if (details?.publicExponent !== 65537n) return 'must use the 65537 RSA public exponent'
+  if ((details.modulusLength ?? 0) < 2048) return 'must be at least RSA 2048'
+  return undefined
+}
+
+/** `SAML_*`: SAML 2.0 single sign-on, this server the service provider (upstream `SAMLConfiguration`). */
+const saml = group({
+  /** `SAML_ENABLED`: serve `/sso`, `/sso/saml/*` and `/admin/sso/*`. @default false */
+  enabled: bool('SAML_ENABLED', {
+    help: 'SAML 2.0 single sign-on: `/sso`, `/sso/saml/metadata`, `/sso/saml/acs` and `/admin/sso/providers`; off, they answer `404 saml_provider_disabled`. Needs `SAML_PRIVATE_KEY`.',
+  }),
+  /** `SAML_PRIVATE_KEY`: the service provider's RSA key, standard Base64 of PKCS#1 DER. */
+  privateKey: text('SAML_PRIVATE_KEY', {
+    secret: true,
+    help: "The service provider's RSA key (at least 2048 bits, exponent 65537) as standard Base64 of its PKCS#1 DER (`openssl genrsa -traditional 2048 | openssl rsa -traditional -outform DER | base64 -w0`); signs authentication requests and decrypts assertions. Its self-signed certificate is in the metadata.",
+    check: checkSamlKey,
+  }),
+  /** `SAML_PRIVATE_KEY_NEXT`: the key that replaces `SAML_PRIVATE_KEY` next (rotation). */
+  privateKeyNext: text('SAML_PRIVATE_KEY_NEXT', {
+    secret: true,
+    help: 'The key that replaces `SAML_PRIVATE_KEY` next, in the same format: its certificate is announced in the metadata, and an encrypted assertion the primary key cannot decrypt is tried with it.',
+    check: checkSamlKey,
+  }),
+  /** `SAML_ALLOW_ENCRYPTED_ASSERTIONS`: accept encrypted assertions (announce the encryption key). */
+  allowEncryptedAssertions: bool('SAML_ALLOW_ENCRYPTED_ASSERTIONS', {
+    help: 'Accept encrypted assertions and announce the encryption certificate in the metadata; off, an encrypted assertion is refused.',
+  }),
+  /**
+   * `SAML_RELAY_STATE_VALIDITY_PERIOD`: how long a sign-in started at `/sso` may take, in
+   * milliseconds. @default 120000
+   */
+  relayStateValidityPeriodMs: duration('SAML_RELAY_STATE_VALIDITY_PERIOD', {
+    default: '2m',
+    positive: true,
+    help: 'How long a sign-in started at `/sso` may take at the identity provider (Go duration); later, `/sso/saml/acs` answers `saml_relay_state_expired`.',
+  }),
+  /** `SAML_EXTERNAL_URL`: base of the service provider URLs; `API_EXTERNAL_URL` when empty. */
+  externalUrl: text('SAML_EXTERNAL_URL', {
+    help: 'Base URL of the service provider (its entity ID is `<base>/sso/saml/metadata`, its ACS `<base>/sso/saml/acs`); `API_EXTERNAL_URL` when empty.',
+    check: (value) => {
+      if (value === '') return undefined
+      try {
+        new URL(value)
+        return undefined
+      } catch {
+        return 'must be an absolute URL'
+      }
+    },
+  }),
+  /** `SAML_RATE_LIMIT_ASSERTION`: `/sso/saml/acs` posts per client and 5 minutes. @default 15 */
+  rateLimitAssertion: decimal('SAML_RATE_LIMIT_ASSERTION', {
+    default: '15',
+    min: 0,
+    help: '`POST /sso/saml/acs` requests per client and 5 minutes, burst 30.',
+  }),
+})
+
+/** `SAML_ENABLED` needs `SAML_PRIVATE_KEY`. */
+function checkSaml(read: Report, v: Values<typeof saml.fields>): void {
+  if (v.enabled && v.privateKey === '') {
+    read.report(saml.fields.privateKey, 'required when AUTHSVC_SAML_ENABLED is true')
+  }
+}
+
 /**
  * Every setting the server reads, in `--help` order, with its names, default and meaning written
  * once. Names get the prefixes `AUTHSVC_` then `GOTRUE_`; a second name (`PORT`, `DATABASE_URL`,
@@ -1871,6 +1949,8 @@ export const settingsTable = defineSettings(
     sms,
     /** Auth hooks: `HOOK_*`. */
     hook,
+    /** SAML 2.0 single sign-on: `SAML_*`. */
+    saml,
   },
   {
     // AUTHSVC_ wins over GOTRUE_ (and both over an unprefixed name), as it always has.
@@ -1937,5 +2017,6 @@ export function loadSettings(env: Env): Settings {
     passkey: values.passkey.enabled,
     mfa: values.mfa.webAuthnEnrollEnabled || values.mfa.webAuthnVerifyEnabled,
   })
+  checkSaml(read, values.saml)
   return read.finish(values)
 }

@@ -15,6 +15,7 @@ export type LimitedOperation =
   | 'user'
   | 'sso'
   | 'passkey'
+  | 'saml_assertion'
   | 'factor_challenge'
   | 'factor_verify'
   | 'web3'

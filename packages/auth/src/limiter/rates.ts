@@ -12,10 +12,10 @@ const FIVE_MINUTES = 300
  * The token bucket of every limited operation, from the settings (upstream `limiterOpts`):
  * `RATE_LIMIT_TOKEN_REFRESH` for every `POST /token` grant but `web3`, `RATE_LIMIT_VERIFY` for
  * `/verify`, `RATE_LIMIT_OTP` for `/otp`, `/recover`, `/resend`, `/signup` and `PUT /user` (a
- * bucket each), `RATE_LIMIT_SSO`, `RATE_LIMIT_WEB3` (`POST /token?grant_type=web3`),
- * `RATE_LIMIT_PASSKEY` (passkey sign-in options), all per 5 minutes;
- * `MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY` per minute; burst 30 each; and
- * `RATE_LIMIT_ANONYMOUS_USERS` per hour with a burst of as many (upstream's
+ * bucket each), `RATE_LIMIT_SSO` for `/sso`, `SAML_RATE_LIMIT_ASSERTION` for `/sso/saml/acs`,
+ * `RATE_LIMIT_WEB3` (`POST /token?grant_type=web3`), `RATE_LIMIT_PASSKEY` (passkey sign-in
+ * options), all per 5 minutes; `MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY` per minute; burst 30 each;
+ * and `RATE_LIMIT_ANONYMOUS_USERS` per hour with a burst of as many (upstream's
  * `AnonymousSignIns`). The memory backend counts these buckets; the rate limit service config is
  * derived from them ({@link rateLimitServiceConfig}).
  */
@@ -39,6 +39,7 @@ export function requestRates(settings: Settings): Readonly<Record<LimitedOperati
     user: per5m(rateLimit.otp),
     sso: per5m(rateLimit.sso),
     passkey: per5m(rateLimit.passkey),
+    saml_assertion: per5m(settings.saml.rateLimitAssertion),
     factor_challenge: mfa,
     factor_verify: mfa,
     web3: per5m(rateLimit.web3),

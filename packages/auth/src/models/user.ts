@@ -172,7 +172,7 @@ type WritableField =
  * false.
  */
 export type NewUser = Pick<User, 'id' | 'aud' | 'role' | 'createdAt'> &
-  Partial<Pick<User, WritableField | 'invitedAt'>>
+  Partial<Pick<User, WritableField | 'invitedAt' | 'isSsoUser'>>
 
 /**
  * Inserts a user (`instance_id` is the nil UUID, as upstream).
@@ -184,9 +184,9 @@ export async function insertUser(tx: Queryable, u: NewUser): Promise<User> {
     `INSERT INTO ${tx.t.users} (instance_id, id, aud, role, email, phone, encrypted_password,
        raw_app_meta_data, raw_user_meta_data, email_confirmed_at, phone_confirmed_at, invited_at,
        confirmation_token, confirmation_sent_at, banned_until, is_anonymous, is_super_admin,
-       created_at, updated_at)
+       created_at, updated_at, is_sso_user)
      VALUES ('00000000-0000-0000-0000-000000000000', $1, $2, $3, NULLIF($4, ''), NULLIF($5, ''), $6,
-       $7::jsonb, $8::jsonb, $9, $10, $11, $12, $13, $14, $15, false, $16, $16)
+       $7::jsonb, $8::jsonb, $9, $10, $11, $12, $13, $14, $15, false, $16, $16, $17)
      RETURNING ${COLUMNS}`,
     [
       u.id,
@@ -205,6 +205,7 @@ export async function insertUser(tx: Queryable, u: NewUser): Promise<User> {
       u.bannedUntil ?? null,
       u.isAnonymous ?? false,
       u.createdAt,
+      u.isSsoUser ?? false,
     ],
   )
   return fromRow(rows[0] as UserRow)

@@ -106,6 +106,8 @@ export interface NewUserSpec {
   readonly bannedUntil?: Date | null
   /** Skip `HOOK_BEFORE_USER_CREATED` (the admin API, which upstream does not hook). */
   readonly skipHooks?: boolean
+  /** An SSO user (`is_sso_user`): its email may repeat another user's. */
+  readonly ssoUser?: boolean
 }
 
 function byCreation(a: Identity, b: Identity): number {
@@ -170,6 +172,7 @@ export async function createUser(
     invitedAt: spec.invited === true ? at : null,
     bannedUntil: spec.bannedUntil ?? null,
     isAnonymous: spec.anonymous === true,
+    isSsoUser: spec.ssoUser === true,
     createdAt: at,
   })
   const identities: Identity[] = []

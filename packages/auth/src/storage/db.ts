@@ -26,6 +26,11 @@ export interface Tables {
   readonly webauthnCredentials: string
   /** Pending WebAuthn ceremonies (migration 0007). */
   readonly webauthnChallenges: string
+  /** SAML single sign-on (migration 0008, upstream's tables). */
+  readonly ssoProviders: string
+  readonly ssoDomains: string
+  readonly samlProviders: string
+  readonly samlRelayStates: string
 }
 
 /**
@@ -143,6 +148,10 @@ export function tableNames(namespace: string): Tables {
     customOauthProviders: `${p}custom_oauth_providers`,
     webauthnCredentials: `${p}webauthn_credentials`,
     webauthnChallenges: `${p}webauthn_challenges`,
+    ssoProviders: `${p}sso_providers`,
+    ssoDomains: `${p}sso_domains`,
+    samlProviders: `${p}saml_providers`,
+    samlRelayStates: `${p}saml_relay_states`,
   }
 }
 

@@ -19,6 +19,7 @@ import type { AppContext } from '../../context.js'
 import {
   BadRequestError,
   InternalServerError,
+  NotFoundError,
   RequestRateLimitError,
   UnauthorizedError,
 } from '../../errors.js'
@@ -202,4 +203,12 @@ export function verifyCaptcha(
       done()
     }, done)
   }
+}
+
+/** `SAML_ENABLED` off: 404 `saml_provider_disabled` "SAML 2.0 is disabled" (upstream `requireSAMLEnabled`). */
+export function requireSamlEnabled(ctx: AppContext): preValidationAsyncHookHandler {
+  return () =>
+    ctx.settings.saml.enabled
+      ? Promise.resolve()
+      : Promise.reject(new NotFoundError('saml_provider_disabled', 'SAML 2.0 is disabled'))
 }

@@ -132,6 +132,59 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
     access: 'public',
     ok: redirect(302, 'To redirect_to (or SITE_URL), with the session, a PKCE code or the error'),
   },
+  'POST /sso': {
+    tag: 'single sign-on',
+    summary: 'Start a SAML sign-in by provider_id or domain: 303 to the identity provider',
+    access: 'public',
+    ok: redirect(303, 'To the identity provider (skip_http_redirect=true: 200 {"url": …} instead)'),
+  },
+  'GET /sso/saml/metadata': {
+    tag: 'single sign-on',
+    summary: "This service provider's SAML metadata (download=true: as an attachment)",
+    access: 'public',
+    ok: ok('The metadata XML'),
+  },
+  'POST /sso/saml/acs': {
+    tag: 'single sign-on',
+    summary:
+      "The identity provider's SAMLResponse (HTTP-POST binding): 302 with the session or ?code=",
+    access: 'public',
+    ok: redirect(
+      302,
+      'To redirect_to (or SITE_URL) with the session or a PKCE code; errors 303 to SITE_URL',
+    ),
+  },
+  'GET /admin/sso/providers': {
+    tag: 'admin',
+    summary: 'List the SAML identity providers (resource_id, resource_id_prefix)',
+    access: 'admin',
+    ok: ok('{"items": [...]}, without metadata_xml'),
+  },
+  'POST /admin/sso/providers': {
+    tag: 'admin',
+    summary: 'Register a SAML identity provider from metadata_xml or metadata_url',
+    access: 'admin',
+    ok: { status: 201, description: 'The provider' },
+  },
+  'GET /admin/sso/providers/:idp_id': {
+    tag: 'admin',
+    summary: 'A SAML identity provider, by id or resource_<resource_id>',
+    access: 'admin',
+    ok: ok('The provider'),
+  },
+  'PUT /admin/sso/providers/:idp_id': {
+    tag: 'admin',
+    summary:
+      'Change a SAML identity provider: metadata, domains, mapping, name_id_format, disabled',
+    access: 'admin',
+    ok: ok('The provider'),
+  },
+  'DELETE /admin/sso/providers/:idp_id': {
+    tag: 'admin',
+    summary: 'Remove a SAML identity provider (its users stay)',
+    access: 'admin',
+    ok: ok('The removed provider'),
+  },
   'GET /user': {
     tag: 'user',
     summary: 'The signed-in user',
@@ -591,6 +644,7 @@ const TAGS = [
   { name: 'general', description: 'The server itself' },
   { name: 'sign-up and sign-in', description: 'Sign-up, sessions, mailed and texted codes' },
   { name: 'external providers', description: 'Sign-in with OAuth providers' },
+  { name: 'single sign-on', description: 'SAML 2.0 single sign-on (SAML_ENABLED)' },
   { name: 'user', description: 'The signed-in user (Authorization: Bearer <access_token>)' },
   { name: 'multi-factor authentication', description: 'TOTP, phone and WebAuthn factors' },
   { name: 'passkeys', description: 'Passkeys: registration and username-less sign-in (WebAuthn)' },

@@ -36,7 +36,7 @@ export const ERROR_MESSAGE = 'errorMessage'
 export const GO_DECODE = 'x-go-decode'
 
 /** What a body field holds, for {@link GO_DECODE}. */
-type GoKind = 'string' | 'pointer' | 'bool' | 'object'
+type GoKind = 'string' | 'pointer' | 'bool' | 'object' | 'list'
 
 /** Where a value sits, as Ajv (8) tells a keyword's `validate`. */
 interface DataCxt {
@@ -116,6 +116,20 @@ export function ObjectField(): TOptional<TUnsafe<JsonObject>> {
 }
 
 /**
+ * A body field holding an array of strings (a Go `[]string`); a handler reads `undefined` for
+ * `null` or absent (upstream tells those from `[]`).
+ */
+export function StringListField(): TOptional<TUnsafe<string[]>> {
+  return Type.Optional(
+    Type.Unsafe<string[]>({
+      type: ['array', 'null'],
+      items: { type: 'string' },
+      [GO_DECODE]: 'list',
+    }),
+  )
+}
+
+/**
  * The object schema of a body: no field is required (Go fills absent ones with zero values: a
  * {@link StringField} gets `''` from its default).
  */
@@ -185,6 +199,7 @@ function goType(schema: SchemaFailure['parentSchema']): string {
   const types: unknown[] = Array.isArray(schema?.type) ? schema.type : [schema?.type]
   if (types.includes('boolean')) return 'bool'
   if (types.includes('object')) return 'object'
+  if (types.includes('array')) return '[]string'
   return 'string'
 }
 

@@ -13,6 +13,7 @@ import type { Factor } from '../../models/factor.js'
 import type { Identity } from '../../models/identity.js'
 import type { JsonObject } from '../../models/json.js'
 import type { User } from '../../models/user.js'
+import type { SsoProvider } from '../../models/sso.js'
 import type { IssuedSession } from '../../sessions/token-service.js'
 
 /** An identity as upstream renders it. Timestamps are RFC 3339; `null` ones are omitted. */
@@ -232,5 +233,28 @@ export function serializeDeviceSession(s: ListedSession): DeviceSessionJson {
     ip: s.ip === '' ? null : s.ip,
     tag: s.tag,
     current: s.current,
+  }
+}
+
+/**
+ * An SSO provider as upstream's `SSOProvider` JSON: `id`, `resource_id` (when set), `disabled`,
+ * `saml` (`entity_id`, `metadata_xml` unless `withMetadata` is false, `metadata_url` and
+ * `name_id_format` when set, `attribute_mapping`), `domains` (`[{ domain }]`), the timestamps.
+ */
+export function serializeSsoProvider(provider: SsoProvider, withMetadata = true): JsonObject {
+  return {
+    id: provider.id,
+    ...(provider.resourceId === null ? {} : { resource_id: provider.resourceId }),
+    disabled: provider.disabled,
+    saml: {
+      entity_id: provider.entityId,
+      ...(withMetadata ? { metadata_xml: provider.metadataXml } : {}),
+      ...(provider.metadataUrl === null ? {} : { metadata_url: provider.metadataUrl }),
+      attribute_mapping: provider.attributeMapping,
+      ...(provider.nameIdFormat === null ? {} : { name_id_format: provider.nameIdFormat }),
+    },
+    domains: provider.domains.map((domain) => ({ domain })),
+    created_at: provider.createdAt.toISOString(),
+    updated_at: provider.updatedAt.toISOString(),
   }
 }

@@ -120,8 +120,8 @@ export function authorizeParams(ctx: AppContext, request: FastifyRequest): Exter
   }
 }
 
-/** Upstream's OAuth `error` for an API error's status (`redirectErrors`). */
-function oauthErrorName(error: AuthError, status: number): string {
+/** Upstream's OAuth `error` for an API error's status (`redirectErrors`): `invalid_request`, `access_denied`, `unauthorized_client`, `server_error`, or the provider's own. */
+export function oauthErrorName(error: AuthError, status: number): string {
   if (error instanceof ProviderCallbackError) return error.error
   if (
     error.code === 'signup_disabled' ||

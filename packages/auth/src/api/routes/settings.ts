@@ -25,7 +25,7 @@ export const settingsRoutes: RouteGroup = (app, ctx) => {
     mailer_autoconfirm: s.mailer.autoconfirm,
     phone_autoconfirm: s.sms.autoconfirm,
     sms_provider: s.sms.provider,
-    saml_enabled: false,
+    saml_enabled: s.saml.enabled,
     passkeys_enabled: s.passkey.enabled,
     autoconfirm: s.mailer.autoconfirm,
   }

@@ -138,6 +138,7 @@ const METHODS: ReadonlySet<string> = new Set<AuthenticationMethod>([
   'invite',
   'oauth',
   'otp',
+  'sso/saml',
 ])
 
 /**

@@ -1,0 +1,527 @@
+/**
+ * Single sign-on with SAML 2.0, service-provider initiated: `POST /sso` starts it (a signed
+ * AuthnRequest over the HTTP-Redirect binding and a single-use relay state), the identity
+ * provider posts its response to `/sso/saml/acs`, which checks it and signs the user in with a
+ * session (implicit flow) or an auth code (PKCE flow).
+ *
+ * @see https://github.com/supabase/auth/blob/master/internal/api/sso.go
+ * @see https://github.com/supabase/auth/blob/master/internal/api/samlacs.go
+ * @module
+ */
+import type { Element } from '@xmldom/xmldom'
+import type { AppContext, RequestContext } from '../context.js'
+import {
+  BadRequestError,
+  ForbiddenError,
+  NotFoundError,
+  UnprocessableEntityError,
+} from '../errors.js'
+import { findFlowStateById, insertFlowState, issueOAuthAuthCode } from '../models/flow-state.js'
+import { findIdentityByProviderId, refreshIdentity } from '../models/identity.js'
+import type { JsonObject } from '../models/json.js'
+import {
+  findSsoProviderByDomain,
+  findSsoProviderById,
+  insertSamlRelayState,
+  isSsoProviderEnabled,
+  takeSamlRelayState,
+  type SamlAttributeMapping,
+  type SsoProvider,
+} from '../models/sso.js'
+import { getUserById, isBanned, type User } from '../models/user.js'
+import type { IssuedSession } from '../sessions/token-service.js'
+import { parsePkceChallenge } from './shared/pkce.js'
+import {
+  SAML_NS,
+  parseIdpMetadata,
+  parseXml,
+  serviceProvider,
+  spMetadataXml,
+  spUrls,
+  type SpKey,
+  type SpKeys,
+} from './shared/saml.js'
+import { isUuid } from './shared/validation.js'
+import { createUser } from './users.js'
+
+/** What `POST /sso` was asked. */
+export interface SsoParams {
+  readonly providerId: string
+  readonly domain: string
+  /** Validated `redirect_to` (else `SITE_URL`). */
+  readonly redirectTo: string
+  readonly codeChallenge: string
+  readonly codeChallengeMethod: string
+}
+
+/** The SAML attribute that names the user before the NameID (upstream). */
+const SUBJECT_ID_ATTRIBUTE = 'urn:oasis:names:tc:SAML:attribute:subject-id'
+const EMAIL_ATTRIBUTES = [
+  'urn:oid:0.9.2342.19200300.100.1.3',
+  'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress',
+  'http://schemas.xmlsoap.org/claims/EmailAddress',
+  'mail',
+  'Mail',
+  'email',
+]
+const EMAIL_FORMAT = 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress'
+const TRANSIENT_FORMAT = 'urn:oasis:names:tc:SAML:2.0:nameid-format:transient'
+/** The claims upstream's `provider.Claims` names; other mapped keys go to `custom_claims`. */
+const STANDARD_CLAIMS = new Set([
+  'iss',
+  'sub',
+  'aud',
+  'iat',
+  'exp',
+  'name',
+  'family_name',
+  'given_name',
+  'middle_name',
+  'nickname',
+  'preferred_username',
+  'profile',
+  'picture',
+  'website',
+  'gender',
+  'birthdate',
+  'zoneinfo',
+  'locale',
+  'updated_at',
+  'email',
+  'email_verified',
+  'phone',
+  'phone_verified',
+])
+
+/** A new request or assertion id: `_` and 40 hex digits (an NCName). */
+function newSamlId(ctx: AppContext): string {
+  return `_${Buffer.from(ctx.random.bytes(20)).toString('hex')}`
+}
+
+/**
+ * Finds the provider `/sso` asks for.
+ *
+ * @throws {@link BadRequestError} `validation_failed`; {@link NotFoundError}
+ *   `sso_provider_not_found`, `sso_provider_disabled`.
+ */
+async function chooseProvider(ctx: AppContext, p: SsoParams): Promise<SsoProvider> {
+  const hasId = p.providerId !== ''
+  const hasDomain = p.domain !== ''
+  if (hasId && hasDomain) {
+    throw new BadRequestError('validation_failed', 'Only one of provider_id or domain supported')
+  }
+  if (!hasId && !hasDomain) {
+    throw new BadRequestError('validation_failed', 'A provider_id or domain needs to be provided')
+  }
+  let provider: SsoProvider | undefined
+  if (hasId) {
+    if (!isUuid(p.providerId)) {
+      throw new BadRequestError('validation_failed', 'provider_id must be a UUID')
+    }
+    provider = await findSsoProviderById(ctx.db, p.providerId)
+    if (provider === undefined) {
+      throw new NotFoundError('sso_provider_not_found', 'No such SSO provider')
+    }
+  } else {
+    provider = await findSsoProviderByDomain(ctx.db, p.domain.trim())
+    if (provider === undefined) {
+      throw new NotFoundError('sso_provider_not_found', 'No SSO provider assigned for this domain')
+    }
+  }
+  if (!isSsoProviderEnabled(provider)) {
+    throw new NotFoundError('sso_provider_disabled', 'SSO Provider is currently disabled')
+  }
+  return provider
+}
+
+/**
+ * Starts a sign-in (`POST /sso`): picks the provider by `provider_id` or `domain`, stores the
+ * PKCE flow state (when a challenge is given) and a relay state naming the AuthnRequest, and
+ * returns the identity provider's URL with the signed request.
+ *
+ * @throws As {@link chooseProvider}, and the PKCE parameters' `validation_failed`.
+ */
+export async function startSso(ctx: AppContext, keys: SpKeys, p: SsoParams): Promise<string> {
+  const provider = await chooseProvider(ctx, p)
+  const challenge = parsePkceChallenge(p.codeChallenge, p.codeChallengeMethod)
+  const idp = parseIdpMetadata(provider.metadataXml)
+  const requestId = newSamlId(ctx)
+  const relayStateId = ctx.random.uuid()
+  const sp = serviceProvider(ctx.settings, {
+    idp,
+    key: keys.primary,
+    decrypt: false,
+    nameIdFormat: provider.nameIdFormat,
+    newId: () => requestId,
+    now: ctx.clock.now(),
+  })
+  const url = await sp.getAuthorizeUrlAsync(relayStateId, undefined, {})
+  await ctx.db.transaction(async (tx) => {
+    const now = ctx.clock.now()
+    let flowStateId: string | null = null
+    if (challenge !== undefined) {
+      flowStateId = ctx.random.uuid()
+      await insertFlowState(
+        tx,
+        {
+          id: flowStateId,
+          userId: null,
+          authCode: ctx.random.uuid(),
+          codeChallenge: challenge.codeChallenge,
+          codeChallengeMethod: challenge.codeChallengeMethod,
+          providerType: 'sso/saml',
+          authenticationMethod: 'sso/saml',
+        },
+        now,
+      )
+    }
+    await insertSamlRelayState(
+      tx,
+      {
+        id: relayStateId,
+        ssoProviderId: provider.id,
+        requestId,
+        redirectTo: p.redirectTo,
+        flowStateId,
+      },
+      now,
+    )
+  })
+  return url
+}
+
+/** This server's SAML metadata (`GET /sso/saml/metadata`). */
+export function samlMetadata(ctx: AppContext, keys: SpKeys): string {
+  return spMetadataXml(ctx.settings, keys, () => newSamlId(ctx))
+}
+
+/** What the ACS was posted. */
+export interface AcsForm {
+  readonly SAMLResponse: string
+  readonly RelayState: string
+}
+
+/** How an ACS post ends: a session in the fragment, or an auth code for the PKCE flow. */
+export type SsoOutcome =
+  | { readonly kind: 'session'; readonly session: IssuedSession; readonly redirectTo: string }
+  | { readonly kind: 'code'; readonly authCode: string; readonly redirectTo: string }
+
+/** An assertion refused: `validation_failed` "SAML Assertion is not valid: …". */
+function notValid(reason: string, cause?: unknown): BadRequestError {
+  return new BadRequestError('validation_failed', `SAML Assertion is not valid: ${reason}`, {
+    cause,
+  })
+}
+
+function descendants(el: Element, ns: string, name: string): Element[] {
+  return Array.from(el.getElementsByTagNameNS(ns, name))
+}
+
+/** The values of the assertion's attributes named `name` (Name or FriendlyName, any case). */
+function attributeValues(assertion: Element, name: string): string[] {
+  const wanted = name.toLowerCase()
+  return descendants(assertion, SAML_NS.assertion, 'Attribute')
+    .filter(
+      (a) =>
+        (a.getAttribute('Name') ?? '').toLowerCase() === wanted ||
+        (a.getAttribute('FriendlyName') ?? '').toLowerCase() === wanted,
+    )
+    .flatMap((a) => descendants(a, SAML_NS.assertion, 'AttributeValue'))
+    .map((v) => (v.textContent ?? '').trim())
+}
+
+/** The claims an attribute mapping gives (upstream `Process`). */
+export function mapAttributes(
+  assertion: Element,
+  mapping: SamlAttributeMapping,
+): Record<string, unknown> {
+  const claims: Record<string, unknown> = {}
+  for (const [key, mapper] of Object.entries(mapping.keys ?? {})) {
+    const names = [...(mapper.name ? [mapper.name] : []), ...(mapper.names ?? [])]
+    let found = false
+    for (const name of names) {
+      const values = attributeValues(assertion, name).filter((v) => v !== '')
+      if (values.length === 0) continue
+      found = true
+      claims[key] = mapper.array === true ? values : values[0]
+      break
+    }
+    if (!found && mapper.default !== undefined && mapper.default !== null) {
+      claims[key] = mapper.default
+    }
+  }
+  return claims
+}
+
+/** What the checked assertion says of the user. */
+interface AssertedUser {
+  readonly userId: string
+  readonly email: string
+  readonly claims: Record<string, unknown>
+}
+
+/**
+ * Reads the verified assertion: its Issuer must be the provider's entity ID, the Recipient of its bearer confirmation must be this ACS, the
+ * user id is the `subject-id` attribute or a non-transient NameID, the email the mapped
+ * `email`, a known email attribute or an email-format NameID.
+ */
+function readAssertion(assertionXml: string, acs: string, provider: SsoProvider): AssertedUser {
+  const assertion = parseXml(assertionXml, 'SAML Assertion')
+  const issuer = descendants(assertion, SAML_NS.assertion, 'Issuer')[0]?.textContent?.trim() ?? ''
+  if (issuer !== provider.entityId) {
+    throw notValid(`Issuer must be ${provider.entityId}`)
+  }
+  const recipients = descendants(assertion, SAML_NS.assertion, 'SubjectConfirmationData').map(
+    (d) => d.getAttribute('Recipient') ?? '',
+  )
+  if (recipients.length === 0 || recipients.some((r) => r !== acs)) {
+    throw notValid(`Recipient must be ${acs}`)
+  }
+  const nameId = descendants(assertion, SAML_NS.assertion, 'NameID')[0]
+  const nameIdValue = (nameId?.textContent ?? '').trim()
+  const format = nameId?.getAttribute('Format') ?? ''
+  const subjectId = attributeValues(assertion, SUBJECT_ID_ATTRIBUTE)[0] ?? ''
+  const userId =
+    subjectId !== ''
+      ? subjectId
+      : nameIdValue === '' || format === TRANSIENT_FORMAT
+        ? ''
+        : format === EMAIL_FORMAT
+          ? nameIdValue.toLowerCase()
+          : nameIdValue
+  if (userId === '') {
+    throw new BadRequestError(
+      'saml_assertion_no_user_id',
+      'SAML Assertion did not contain a persistent Subject Identifier attribute or Subject NameID uniquely identifying this user',
+    )
+  }
+  const claims = mapAttributes(assertion, provider.attributeMapping)
+  let email = typeof claims.email === 'string' ? claims.email : ''
+  if (email === '') {
+    email =
+      EMAIL_ATTRIBUTES.map((n) => attributeValues(assertion, n).find((v) => v !== '') ?? '').find(
+        (v) => v !== '',
+      ) ?? (format === EMAIL_FORMAT ? nameIdValue : '')
+  }
+  if (email === '') {
+    throw new BadRequestError(
+      'saml_assertion_no_email',
+      'SAML Assertion does not contain an email address',
+    )
+  }
+  return { userId, email, claims }
+}
+
+/** Response/@Destination, when present, must be this ACS (the assertion's Recipient always is). */
+function checkDestination(samlResponse: string, acs: string): void {
+  let xml: string
+  try {
+    xml = Buffer.from(samlResponse, 'base64').toString('utf8')
+  } catch (error) {
+    throw new BadRequestError('validation_failed', 'SAMLResponse is not a valid Base64 string', {
+      cause: error,
+    })
+  }
+  const root = parseXml(xml, 'SAMLResponse')
+  if (root.namespaceURI !== SAML_NS.protocol || root.localName !== 'Response') {
+    throw new BadRequestError('validation_failed', 'SAMLResponse is not a valid XML SAML assertion')
+  }
+  const destination = root.getAttribute('Destination') ?? ''
+  if (destination !== '' && destination !== acs) {
+    throw notValid(`Destination must be ${acs}`)
+  }
+}
+
+/** Validates the response with one key; the signed assertion's XML. */
+async function validated(
+  ctx: AppContext,
+  provider: SsoProvider,
+  key: SpKey,
+  requestId: string,
+  samlResponse: string,
+): Promise<string> {
+  const sp = serviceProvider(ctx.settings, {
+    idp: parseIdpMetadata(provider.metadataXml),
+    key,
+    decrypt: ctx.settings.saml.allowEncryptedAssertions,
+    nameIdFormat: provider.nameIdFormat,
+    newId: () => newSamlId(ctx),
+    inResponseTo: requestId,
+    now: ctx.clock.now(),
+  })
+  const { profile } = await sp.validatePostResponseAsync({ SAMLResponse: samlResponse })
+  const xml = profile?.getAssertionXml?.()
+  if (xml === undefined) throw new Error('the response has no assertion')
+  return xml
+}
+
+/**
+ * The identity's `identity_data`: upstream's claims (`iss` the entity ID, `sub` the user id, the
+ * verified email, the mapped standard claims) and the other mapped keys under `custom_claims`.
+ */
+function identityData(provider: SsoProvider, asserted: AssertedUser): JsonObject {
+  const data: JsonObject = {}
+  const custom: JsonObject = {}
+  for (const [key, value] of Object.entries(asserted.claims)) {
+    if (STANDARD_CLAIMS.has(key)) data[key] = value
+    else custom[key] = value
+  }
+  return {
+    ...data,
+    iss: provider.entityId,
+    sub: asserted.userId,
+    email: asserted.email,
+    email_verified: true,
+    phone_verified: false,
+    ...(Object.keys(custom).length > 0 ? { custom_claims: custom } : {}),
+  }
+}
+
+/**
+ * Finishes a sign-in at the ACS (`POST /sso/saml/acs`): takes the relay state (once; expired
+ * after `SAML_RELAY_STATE_VALIDITY_PERIOD`), validates the response against the provider's
+ * registered certificates (signature, wrapping, issuer, audience, InResponseTo the relay state's
+ * request, times, Destination, Recipient; with `SAML_PRIVATE_KEY_NEXT` as the second decryption
+ * key), then finds or creates the SSO user (`is_sso_user`, identity `sso:<provider id>`) and
+ * starts a session or hands out the PKCE code.
+ *
+ * @throws {@link BadRequestError} `validation_failed`, `saml_assertion_no_user_id`,
+ *   `saml_assertion_no_email`; {@link NotFoundError} `saml_relay_state_not_found`,
+ *   `sso_provider_disabled`; {@link UnprocessableEntityError} `saml_relay_state_expired`,
+ *   `signup_disabled`; {@link ForbiddenError} `user_banned`.
+ */
+export async function finishSamlAcs(
+  ctx: AppContext,
+  keys: SpKeys,
+  form: AcsForm,
+  client: RequestContext,
+): Promise<SsoOutcome> {
+  if (form.SAMLResponse === '') {
+    throw new BadRequestError('validation_failed', 'SAMLResponse is missing')
+  }
+  if (!isUuid(form.RelayState)) {
+    throw new BadRequestError(
+      'validation_failed',
+      'SAML RelayState is not a valid UUID: only sign-ins started at /sso are accepted',
+    )
+  }
+  const relayState = await takeSamlRelayState(ctx.db, form.RelayState)
+  if (relayState === undefined) {
+    throw new NotFoundError(
+      'saml_relay_state_not_found',
+      'SAML RelayState does not exist, try logging in again?',
+    )
+  }
+  if (
+    ctx.clock.now() - relayState.createdAt.getTime() >=
+    ctx.settings.saml.relayStateValidityPeriodMs
+  ) {
+    throw new UnprocessableEntityError(
+      'saml_relay_state_expired',
+      'SAML RelayState has expired. Try logging in again?',
+    )
+  }
+  const provider = await findSsoProviderById(ctx.db, relayState.ssoProviderId)
+  if (provider === undefined || !isSsoProviderEnabled(provider)) {
+    throw new NotFoundError(
+      'sso_provider_disabled',
+      'SSO Provider assigned for this domain is currently disabled',
+    )
+  }
+  const { acs } = spUrls(ctx.settings)
+  checkDestination(form.SAMLResponse, acs)
+  let assertionXml: string
+  try {
+    assertionXml = await validated(
+      ctx,
+      provider,
+      keys.primary,
+      relayState.requestId,
+      form.SAMLResponse,
+    )
+  } catch (error) {
+    if (error instanceof BadRequestError) throw error
+    let retried: string | undefined
+    if (ctx.settings.saml.allowEncryptedAssertions && keys.next !== undefined) {
+      retried = await validated(
+        ctx,
+        provider,
+        keys.next,
+        relayState.requestId,
+        form.SAMLResponse,
+      ).catch(() => undefined)
+    }
+    if (retried === undefined) {
+      throw notValid(error instanceof Error ? error.message : 'unreadable response', error)
+    }
+    assertionXml = retried
+  }
+  const asserted = readAssertion(assertionXml, acs, provider)
+  const providerName = `sso:${provider.id}`
+  const data = identityData(provider, asserted)
+  return ctx.db
+    .transaction(async (tx) => {
+      const now = ctx.clock.now()
+      const existing = await findIdentityByProviderId(tx, asserted.userId, providerName)
+      let user: User
+      if (existing !== undefined) {
+        await refreshIdentity(tx, existing.id, data, now)
+        user = await getUserById(tx, existing.userId, true)
+      } else {
+        if (ctx.settings.disableSignup) {
+          throw new UnprocessableEntityError(
+            'signup_disabled',
+            'Signups not allowed for this instance',
+          )
+        }
+        ;({ user } = await createUser(
+          ctx,
+          tx,
+          {
+            aud: client.aud,
+            email: asserted.email.toLowerCase(),
+            emailConfirmed: true,
+            ssoUser: true,
+            external: { provider: providerName, providerId: asserted.userId, identityData: data },
+          },
+          now,
+        ))
+      }
+      if (isBanned(user, now)) throw new ForbiddenError('user_banned', 'User is banned')
+      if (relayState.flowStateId !== null) {
+        const authCode = await issueSsoAuthCode(tx, relayState.flowStateId, user.id, now)
+        return { kind: 'code', authCode, redirectTo: relayState.redirectTo } as const
+      }
+      const pending = await ctx.tokens.startSession(tx, user, 'sso/saml', client)
+      return { kind: 'session', pending, redirectTo: relayState.redirectTo } as const
+    })
+    .then(async (result) =>
+      result.kind === 'code'
+        ? result
+        : {
+            kind: 'session',
+            session: await ctx.tokens.finish(result.pending),
+            redirectTo: result.redirectTo,
+          },
+    )
+}
+
+/** Records the user of a PKCE flow and returns its auth code. */
+async function issueSsoAuthCode(
+  tx: Parameters<typeof issueOAuthAuthCode>[0],
+  flowStateId: string,
+  userId: string,
+  now: number,
+): Promise<string> {
+  await issueOAuthAuthCode(
+    tx,
+    flowStateId,
+    { userId, providerAccessToken: '', providerRefreshToken: '' },
+    now,
+  )
+  const code = (await findFlowStateById(tx, flowStateId))?.authCode
+  if (code === undefined) {
+    throw new NotFoundError('flow_state_not_found', 'invalid flow state, no valid flow state found')
+  }
+  return code
+}
