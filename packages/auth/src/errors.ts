@@ -77,6 +77,11 @@ export const ERROR_CODES = [
   'single_identity_not_deletable',
   'manual_linking_disabled',
   'user_sso_managed',
+  'feature_disabled',
+  'oauth_client_not_found',
+  'oauth_authorization_not_found',
+  'oauth_consent_not_found',
+  'oauth_dynamic_client_registration_disabled',
   // Ours: GoTrue answers a database outage with 500 `unexpected_failure`.
   'database_unavailable',
 ] as const

@@ -28,6 +28,7 @@ import { healthRoutes } from './routes/health.js'
 import { identityRoutes } from './routes/identities.js'
 import { inviteRoutes } from './routes/invite.js'
 import { logoutRoutes } from './routes/logout.js'
+import { oauthAdminClientRoutes, oauthRegistrationRoutes } from './routes/oauth-clients.js'
 import { registerOpenApi } from './http/openapi.js'
 import { otpRoutes } from './routes/otp.js'
 import type { RouteGroup } from './routes/group.js'
@@ -62,6 +63,8 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
   adminFactorRoutes,
   externalRoutes,
   identityRoutes,
+  oauthAdminClientRoutes,
+  oauthRegistrationRoutes,
 ]
 
 /**

@@ -1,7 +1,8 @@
 /**
  * Limited operations (upstream `limiterOpts`): `token` is every `POST /token` grant but the
  * refresh, `otp` is `/otp` (and `/magiclink`), `/recover` and `/resend`, `signup` a sign-up with
- * email or phone and `anonymous_signin` one without (upstream `AnonymousSignIns`); `email_sent`
+ * email or phone and `anonymous_signin` one without (upstream `AnonymousSignIns`),
+ * `oauth_client_register` a dynamic client registration (upstream `OAuthClientRegister`); `email_sent`
  * and `sms_sent` are the server-wide send caps.
  */
 export type LimitedOperation =
@@ -15,6 +16,7 @@ export type LimitedOperation =
   | 'sso'
   | 'factor_challenge'
   | 'factor_verify'
+  | 'oauth_client_register'
 
 /** The answer of a {@link Limiter}. */
 export interface LimitDecision {

@@ -12,7 +12,7 @@ const FIVE_MINUTES = 300
  * The token bucket of every limited operation, from the settings (upstream `limiterOpts`):
  * `RATE_LIMIT_TOKEN_REFRESH` for every `POST /token` grant, `RATE_LIMIT_VERIFY` for `/verify`,
  * `RATE_LIMIT_OTP` for `/otp`, `/recover`, `/resend`, `/signup` and `PUT /user` (a bucket each),
- * `RATE_LIMIT_SSO`, all per 5 minutes; `MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY` per minute; burst 30
+ * `RATE_LIMIT_SSO` and `RATE_LIMIT_OAUTH_DYNAMIC_CLIENT_REGISTER`, all per 5 minutes; `MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY` per minute; burst 30
  * each; and `RATE_LIMIT_ANONYMOUS_USERS` per hour with a burst of as many (upstream's
  * `AnonymousSignIns`). The memory backend counts these buckets; the rate limit service config is derived from
  * them ({@link rateLimitServiceConfig}).
@@ -38,6 +38,7 @@ export function requestRates(settings: Settings): Readonly<Record<LimitedOperati
     sso: per5m(rateLimit.sso),
     factor_challenge: mfa,
     factor_verify: mfa,
+    oauth_client_register: per5m(rateLimit.oauthDynamicClientRegister),
   }
 }
 

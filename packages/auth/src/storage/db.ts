@@ -20,6 +20,12 @@ export interface Tables {
   readonly schemaMigrations: string
   /** Gatehouse's durable mail queue (migration 0005). */
   readonly mailQueue: string
+  /** The OAuth server's registered clients (migration 0006). */
+  readonly oauthClients: string
+  /** The OAuth server's authorization requests (migration 0006). */
+  readonly oauthAuthorizations: string
+  /** The consents users gave OAuth clients (migration 0006). */
+  readonly oauthConsents: string
 }
 
 /**
@@ -134,6 +140,9 @@ export function tableNames(namespace: string): Tables {
     failedAttempts: `${p}failed_attempts`,
     schemaMigrations: `${p}schema_migrations`,
     mailQueue: `${p}mail_queue`,
+    oauthClients: `${p}oauth_clients`,
+    oauthAuthorizations: `${p}oauth_authorizations`,
+    oauthConsents: `${p}oauth_consents`,
   }
 }
 

@@ -288,6 +288,48 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
     access: 'admin',
     ok: ok('The updated factor', 'Factor'),
   },
+  'GET /admin/oauth/clients': {
+    tag: 'oauth server',
+    summary: 'List the OAuth clients (OAUTH_SERVER_ENABLED)',
+    access: 'admin',
+    ok: ok('{clients: […]}, newest first, without secrets'),
+  },
+  'POST /admin/oauth/clients': {
+    tag: 'oauth server',
+    summary: 'Register an OAuth client; a confidential one gets its client_secret, once',
+    access: 'admin',
+    ok: { status: 201, description: 'The client, with client_secret when confidential' },
+  },
+  'GET /admin/oauth/clients/:client_id': {
+    tag: 'oauth server',
+    summary: 'Read an OAuth client',
+    access: 'admin',
+    ok: ok('The client, without its secret'),
+  },
+  'PUT /admin/oauth/clients/:client_id': {
+    tag: 'oauth server',
+    summary: 'Update the fields given of an OAuth client',
+    access: 'admin',
+    ok: ok('The client, without its secret'),
+  },
+  'DELETE /admin/oauth/clients/:client_id': {
+    tag: 'oauth server',
+    summary: "Delete an OAuth client; its tokens' sessions end",
+    access: 'admin',
+    ok: { status: 204, description: 'Deleted' },
+  },
+  'POST /admin/oauth/clients/:client_id/regenerate_secret': {
+    tag: 'oauth server',
+    summary: "Replace a confidential client's secret (the old one stops working)",
+    access: 'admin',
+    ok: ok('The client with its new client_secret'),
+  },
+  'POST /oauth/clients/register': {
+    tag: 'oauth server',
+    summary: 'RFC 7591 dynamic client registration (OAUTH_SERVER_ALLOW_DYNAMIC_REGISTRATION)',
+    access: 'public',
+    ok: { status: 201, description: 'The client, with client_secret when confidential' },
+  },
 }
 
 const string = { type: 'string' } as const
@@ -480,6 +522,10 @@ const TAGS = [
   { name: 'user', description: 'The signed-in user (Authorization: Bearer <access_token>)' },
   { name: 'multi-factor authentication', description: 'TOTP and phone factors' },
   { name: 'admin', description: 'Users, invites and links (a key of a JWT_ADMIN_ROLES role)' },
+  {
+    name: 'oauth server',
+    description: 'The OAuth 2.1 / OpenID Connect provider for the users (OAUTH_SERVER_ENABLED)',
+  },
 ]
 
 const DESCRIPTION = [
