@@ -2,7 +2,8 @@
 -- (20250731150234_add_oauth_clients_table through 20260121000000_add_token_endpoint_auth_method):
 -- the registered clients (client_id is the row's id; client_secret_hash is base64url(sha256) of
 -- the secret, never the secret), the authorization requests waiting for consent or holding a
--- code, the consents users gave, and the sessions an OAuth client's tokens belong to
+-- code (the code stored as base64url(sha256), where upstream stores it as issued), the consents
+-- users gave, and the sessions an OAuth client's tokens belong to
 -- (sessions.oauth_client_id, sessions.scopes). Data moves both ways with upstream.
 CREATE TYPE {{ns}}oauth_registration_type AS ENUM ('dynamic', 'manual');
 CREATE TYPE {{ns}}oauth_client_type AS ENUM ('public', 'confidential');
@@ -45,6 +46,10 @@ CREATE TABLE {{ns}}oauth_authorizations (
   expires_at timestamptz NOT NULL,
   approved_at timestamptz NULL,
   nonce text NULL CHECK (char_length(nonce) <= 255),
+  -- Gatehouse's (nullable, ignored by upstream): the request's `prompt`, and the session its
+  -- code was exchanged for (a second exchange of the code ends that session, RFC 6749 §4.1.2).
+  prompt text NULL CHECK (char_length(prompt) <= 255),
+  session_id uuid NULL,
   CHECK (expires_at > created_at)
 );
 CREATE INDEX {{ns}}oauth_auth_pending_exp_idx ON {{ns}}oauth_authorizations (expires_at)

@@ -140,9 +140,17 @@ export class OAuthJsonError extends BadRequestError {
   /** The `error` member (upstream's words, `invalid request`, `invalid nonce`). */
   readonly error: string
 
-  constructor(error: string, description: string, options?: { cause?: unknown }) {
+  /** The HTTP status: 400, or 401 for `invalid_client` (RFC 6749 §5.2). */
+  readonly status: 400 | 401
+
+  constructor(
+    error: string,
+    description: string,
+    options?: { cause?: unknown; status?: 400 | 401 },
+  ) {
     super('validation_failed', description, options)
     this.error = error
+    this.status = options?.status ?? 400
   }
 }
 

@@ -29,6 +29,7 @@ import { identityRoutes } from './routes/identities.js'
 import { inviteRoutes } from './routes/invite.js'
 import { logoutRoutes } from './routes/logout.js'
 import { oauthAdminClientRoutes, oauthRegistrationRoutes } from './routes/oauth-clients.js'
+import { oauthServerRoutes, oauthUserRoutes } from './routes/oauth-server.js'
 import { registerOpenApi } from './http/openapi.js'
 import { otpRoutes } from './routes/otp.js'
 import type { RouteGroup } from './routes/group.js'
@@ -65,6 +66,8 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
   identityRoutes,
   oauthAdminClientRoutes,
   oauthRegistrationRoutes,
+  oauthServerRoutes,
+  oauthUserRoutes,
 ]
 
 /**
