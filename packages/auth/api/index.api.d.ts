@@ -192,6 +192,11 @@ export declare const ERROR_CODES: readonly [
   'single_identity_not_deletable',
   'manual_linking_disabled',
   'user_sso_managed',
+  'feature_disabled',
+  'oauth_client_not_found',
+  'oauth_authorization_not_found',
+  'oauth_consent_not_found',
+  'oauth_dynamic_client_registration_disabled',
   'database_unavailable',
 ]
 // ErrorCode
@@ -293,6 +298,8 @@ export declare class JwtKeys {
   private constructor()
   static load(config: JwtKeyConfig): Promise<JwtKeys>
   get signingAlgorithm(): SigningAlgorithm
+  get idTokenAlgorithm(): Exclude<SigningAlgorithm, 'HS256'> | undefined
+  signIdToken(claims: JWTPayload): Promise<string>
   algorithms(): SigningAlgorithm[]
   jwks(): {
     keys: JWK[]
@@ -310,6 +317,7 @@ export type LimitedOperation =
   | 'anonymous_signin'
   | 'factor_challenge'
   | 'factor_verify'
+  | 'oauth_client_register'
   | 'otp'
   | 'signup'
   | 'sso'
@@ -587,6 +595,9 @@ export interface Tables {
   readonly failedAttempts: string
   readonly schemaMigrations: string
   readonly mailQueue: string
+  readonly oauthClients: string
+  readonly oauthAuthorizations: string
+  readonly oauthConsents: string
 }
 // TokenResponse
 export interface TokenResponse {
@@ -773,6 +784,13 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
       readonly allowLowAalMs: Field<number>
       readonly singlePerUser: Field<boolean>
       readonly tags: Field<readonly string[]>
+    }>
+    readonly oauthServer: Group<{
+      readonly enabled: Field<boolean>
+      readonly allowDynamicRegistration: Field<boolean>
+      readonly authorizationPath: Field<string>
+      readonly authorizationTtlMs: Field<number>
+      readonly defaultScope: Field<string>
     }>
     readonly external: Group<{
       readonly emailEnabled: Field<boolean>
@@ -992,6 +1010,7 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
       readonly verify: Field<number>
       readonly otp: Field<number>
       readonly sso: Field<number>
+      readonly oauthDynamicClientRegister: Field<number>
       readonly anonymousUsers: Field<number>
       readonly backend: Field<'memory' | 'ratelimit'>
       readonly serviceAddress: Field<string>

@@ -123,26 +123,18 @@ export async function insertOAuthAuthorization(
   )
 }
 
-/** The authorization request with this public id, locked until the transaction ends. */
+/**
+ * The authorization request with this public id (`authorization_id`) or whose code has this hash
+ * (`authorization_code`), locked until the transaction ends.
+ */
 export async function lockOAuthAuthorization(
   tx: Queryable,
-  authorizationId: string,
+  by: 'authorization_id' | 'authorization_code',
+  value: string,
 ): Promise<OAuthAuthorization | undefined> {
   const { rows } = await tx.query<Row>(
-    `SELECT ${COLUMNS} FROM ${tx.t.oauthAuthorizations} WHERE authorization_id = $1 FOR UPDATE`,
-    [authorizationId],
-  )
-  return rows[0] ? fromRow(rows[0]) : undefined
-}
-
-/** The authorization request whose code has this hash, locked until the transaction ends. */
-export async function lockOAuthAuthorizationByCode(
-  tx: Queryable,
-  codeHash: string,
-): Promise<OAuthAuthorization | undefined> {
-  const { rows } = await tx.query<Row>(
-    `SELECT ${COLUMNS} FROM ${tx.t.oauthAuthorizations} WHERE authorization_code = $1 FOR UPDATE`,
-    [codeHash],
+    `SELECT ${COLUMNS} FROM ${tx.t.oauthAuthorizations} WHERE ${by} = $1 FOR UPDATE`,
+    [value],
   )
   return rows[0] ? fromRow(rows[0]) : undefined
 }

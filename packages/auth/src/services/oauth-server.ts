@@ -26,7 +26,6 @@ import {
   insertOAuthAuthorization,
   listActiveConsents,
   lockOAuthAuthorization,
-  lockOAuthAuthorizationByCode,
   revokeConsent,
   updateOAuthAuthorization,
   upsertConsent,
@@ -246,7 +245,7 @@ async function lockPending(
   user: User,
   claim: boolean,
 ): Promise<OAuthAuthorization | 'expired'> {
-  const authorization = await lockOAuthAuthorization(tx, authorizationId)
+  const authorization = await lockOAuthAuthorization(tx, 'authorization_id', authorizationId)
   if (authorization === undefined) throw notFound()
   if (authorization.userId !== null && authorization.userId !== user.id) throw notFound()
   if (authorization.status === 'expired') throw notFound()
@@ -478,7 +477,11 @@ export async function exchangeCode(
     throw new OAuthJsonError('invalid_request', 'code is required for authorization_code grant')
   }
   const outcome = await ctx.db.transaction(async (tx): Promise<CodeOutcome> => {
-    const authorization = await lockOAuthAuthorizationByCode(tx, sha256(params.code))
+    const authorization = await lockOAuthAuthorization(
+      tx,
+      'authorization_code',
+      sha256(params.code),
+    )
     if (authorization === undefined || authorization.status !== 'approved') {
       return { refusal: 'Invalid authorization code' }
     }

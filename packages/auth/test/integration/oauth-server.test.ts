@@ -205,12 +205,15 @@ describe('OAuth server: authorization code flow with openid-client and auth-js',
     })
 
     // A code presented twice is refused and ends the session it was exchanged for.
-    const url2 = oidc.buildAuthorizationUrl(config, {
-      redirect_uri: REDIRECT,
-      scope: 'openid email profile',
-      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-    })
+    /** An authorization URL of the confidential client with `verifier`'s challenge. */
+    const authorizationUrl = async (scope: string) =>
+      oidc.buildAuthorizationUrl(config, {
+        redirect_uri: REDIRECT,
+        scope,
+        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+      })
+    const url2 = await authorizationUrl('openid email profile')
     const second = await consent(url2, 'approve')
     const once = await oidc.authorizationCodeGrant(config, second, { pkceCodeVerifier: verifier })
     await expect(
@@ -224,12 +227,7 @@ describe('OAuth server: authorization code flow with openid-client and auth-js',
     })
 
     // Consent is remembered: the next request is approved at once, unless prompt=consent.
-    const again = oidc.buildAuthorizationUrl(config, {
-      redirect_uri: REDIRECT,
-      scope: 'openid email',
-      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-    })
+    const again = await authorizationUrl('openid email')
     const remembered = await user.oauth.getAuthorizationDetails(await authorize(again))
     expect((remembered.data as { redirect_url: string }).redirect_url).toContain('code=')
     again.searchParams.set('prompt', 'consent')
