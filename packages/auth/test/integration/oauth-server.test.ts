@@ -358,6 +358,13 @@ describe('OAuth server: authorization code flow with openid-client and auth-js',
     expect(badCode.status).toBe(400)
     expect(await badCode.json()).toMatchObject({ error: 'invalid_grant' })
 
+    const session = (await user.getSession()).data.session!
+    const foreign = await fetch(`${issuer}/oauth/authorizations/nope`, {
+      headers: { authorization: `Bearer ${session.access_token}`, origin: 'https://evil.example' },
+    })
+    expect(foreign.status).toBe(400)
+    expect(await foreign.json()).toMatchObject({ msg: 'unauthorized request origin' })
+
     const unknown = await user.oauth.getAuthorizationDetails('nope')
     expect(unknown.error).toMatchObject({ status: 404, code: 'oauth_authorization_not_found' })
   })

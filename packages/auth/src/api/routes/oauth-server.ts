@@ -10,8 +10,10 @@
  * @see https://github.com/supabase/auth/blob/master/internal/api/oauthserver/handlers.go
  * @module
  */
-import type { FastifyRequest } from 'fastify'
+import type { FastifyRequest, preHandlerHookHandler } from 'fastify'
+import type { AppContext } from '../../context.js'
 import { BadRequestError, OAuthJsonError } from '../../errors.js'
+import { isRedirectUrlValid } from '../../services/shared/redirect.js'
 import {
   authenticateClient,
   authorizationDetails,
@@ -104,18 +106,36 @@ export const oauthServerRoutes: RouteGroup = (app, ctx) => {
   })
 }
 
+/**
+ * The consent API is for the app's own pages: a browser request from another origin (its
+ * `Origin` not allowed as a `redirect_to`) is `400 validation_failed` "unauthorized request
+ * origin", as upstream (`validateRequestOrigin`).
+ */
+function requireAppOrigin(ctx: AppContext): preHandlerHookHandler {
+  return (request, _reply, done) => {
+    const origin = request.headers.origin
+    done(
+      origin === undefined || origin === '' || isRedirectUrlValid(ctx.settings, origin)
+        ? undefined
+        : new BadRequestError('validation_failed', 'unauthorized request origin'),
+    )
+  }
+}
+
 /** The consent page's API and UserInfo, for the bearer token's user. */
 export const oauthUserRoutes: RouteGroup = (app, ctx) => {
   app.addHook('preValidation', requireOAuthServer(ctx))
   app.addHook('preValidation', requireAuthentication(ctx))
 
-  app.get('/oauth/authorizations/:authorization_id', async (request, reply) =>
+  const appOrigin = { preHandler: requireAppOrigin(ctx) }
+
+  app.get('/oauth/authorizations/:authorization_id', appOrigin, async (request, reply) =>
     reply
       .headers(NO_STORE)
       .send(await authorizationDetails(ctx, authorizationIdOf(request), authOf(request).user)),
   )
 
-  app.post('/oauth/authorizations/:authorization_id/consent', async (request, reply) => {
+  app.post('/oauth/authorizations/:authorization_id/consent', appOrigin, async (request, reply) => {
     const body = request.body
     if (typeof body !== 'object' || body === null) {
       throw new BadRequestError('bad_json', 'invalid JSON body')
