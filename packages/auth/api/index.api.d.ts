@@ -225,6 +225,10 @@ export declare const ERROR_CODES: readonly [
   'saml_idp_already_exists',
   'sso_domain_already_exists',
   'saml_entity_id_mismatch',
+  'oauth_client_not_found',
+  'oauth_authorization_not_found',
+  'oauth_consent_not_found',
+  'oauth_dynamic_client_registration_disabled',
   'database_unavailable',
 ]
 // ErrorCode
@@ -348,6 +352,8 @@ export declare class JwtKeys {
   private constructor()
   static load(config: JwtKeyConfig): Promise<JwtKeys>
   get signingAlgorithm(): SigningAlgorithm
+  get idTokenAlgorithm(): Exclude<SigningAlgorithm, 'HS256'> | undefined
+  signIdToken(claims: JWTPayload): Promise<string>
   algorithms(): SigningAlgorithm[]
   jwks(): {
     keys: JWK[]
@@ -365,6 +371,7 @@ export type LimitedOperation =
   | 'anonymous_signin'
   | 'factor_challenge'
   | 'factor_verify'
+  | 'oauth_client_register'
   | 'otp'
   | 'passkey'
   | 'saml_assertion'
@@ -652,6 +659,9 @@ export interface Tables {
   readonly ssoDomains: string
   readonly samlProviders: string
   readonly samlRelayStates: string
+  readonly oauthClients: string
+  readonly oauthAuthorizations: string
+  readonly oauthConsents: string
 }
 // TokenResponse
 export interface TokenResponse {
@@ -856,6 +866,13 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
       readonly enabled: Field<boolean>
       readonly maxProviders: Field<number>
       readonly encryptionKey: Field<string>
+    }>
+    readonly oauthServer: Group<{
+      readonly enabled: Field<boolean>
+      readonly allowDynamicRegistration: Field<boolean>
+      readonly authorizationPath: Field<string>
+      readonly authorizationTtlMs: Field<number>
+      readonly defaultScope: Field<string>
     }>
     readonly external: Group<{
       readonly emailEnabled: Field<boolean>
@@ -1092,6 +1109,7 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
       readonly passkey: Field<number>
       readonly sso: Field<number>
       readonly web3: Field<number>
+      readonly oauthDynamicClientRegister: Field<number>
       readonly anonymousUsers: Field<number>
       readonly backend: Field<'memory' | 'ratelimit'>
       readonly serviceAddress: Field<string>

@@ -108,6 +108,10 @@ export const ERROR_CODES = [
   'saml_idp_already_exists',
   'sso_domain_already_exists',
   'saml_entity_id_mismatch',
+  'oauth_client_not_found',
+  'oauth_authorization_not_found',
+  'oauth_consent_not_found',
+  'oauth_dynamic_client_registration_disabled',
   // Ours: GoTrue answers a database outage with 500 `unexpected_failure`.
   'database_unavailable',
 ] as const
@@ -166,9 +170,17 @@ export class OAuthJsonError extends BadRequestError {
   /** The `error` member (upstream's words, `invalid request`, `invalid nonce`). */
   readonly error: string
 
-  constructor(error: string, description: string, options?: { cause?: unknown }) {
+  /** The HTTP status: 400, or 401 for `invalid_client` (RFC 6749 §5.2). */
+  readonly status: 400 | 401
+
+  constructor(
+    error: string,
+    description: string,
+    options?: { cause?: unknown; status?: 400 | 401 },
+  ) {
     super('validation_failed', description, options)
     this.error = error
+    this.status = options?.status ?? 400
   }
 }
 

@@ -29,6 +29,8 @@ import { healthRoutes } from './routes/health.js'
 import { identityRoutes } from './routes/identities.js'
 import { inviteRoutes } from './routes/invite.js'
 import { logoutRoutes } from './routes/logout.js'
+import { oauthAdminClientRoutes, oauthRegistrationRoutes } from './routes/oauth-clients.js'
+import { oauthServerRoutes, oauthUserRoutes } from './routes/oauth-server.js'
 import { registerOpenApi } from './http/openapi.js'
 import { otpRoutes } from './routes/otp.js'
 import { adminPasskeyRoutes, passkeyRoutes, passkeySignInRoutes } from './routes/passkeys.js'
@@ -71,6 +73,10 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
   identityRoutes,
   ssoRoutes,
   ssoAdminRoutes,
+  oauthAdminClientRoutes,
+  oauthRegistrationRoutes,
+  oauthServerRoutes,
+  oauthUserRoutes,
 ]
 
 /**

@@ -280,6 +280,44 @@ const db = group({
   }),
 })
 
+/**
+ * `OAUTH_SERVER_*`: the server as an OAuth 2.1 authorization server and OpenID provider for the
+ * app's own users (upstream `conf.OAuthServerConfiguration`).
+ */
+const oauthServer = group({
+  /** `OAUTH_SERVER_ENABLED`: serve `/oauth/*` and `/admin/oauth/*`. @default false */
+  enabled: bool('OAUTH_SERVER_ENABLED', {
+    help: 'Be an OAuth 2.1 authorization server for the users: `/oauth/*`, `/admin/oauth/clients`, `/user/oauth/grants`; off: those answer `404 feature_disabled` "OAuth server is disabled".',
+  }),
+  /**
+   * `OAUTH_SERVER_ALLOW_DYNAMIC_REGISTRATION`: anyone may register a client at `POST
+   * /oauth/clients/register` (RFC 7591). @default false
+   */
+  allowDynamicRegistration: bool('OAUTH_SERVER_ALLOW_DYNAMIC_REGISTRATION', {
+    help: 'Anyone may register a client at `POST /oauth/clients/register` (RFC 7591), limited by `RATE_LIMIT_OAUTH_DYNAMIC_CLIENT_REGISTER`; off: `403 oauth_dynamic_client_registration_disabled`.',
+  }),
+  /**
+   * `OAUTH_SERVER_AUTHORIZATION_PATH`: the app's consent page, a path under `SITE_URL` where
+   * `/oauth/authorize` sends the browser with `authorization_id`. @default ''
+   */
+  authorizationPath: text('OAUTH_SERVER_AUTHORIZATION_PATH', {
+    help: "The app's consent page, a path under `SITE_URL` (`/oauth/consent`): `/oauth/authorize` sends the browser there with `?authorization_id=…`.",
+  }),
+  /**
+   * `OAUTH_SERVER_AUTHORIZATION_TTL`: how long an authorization request waits for consent, and
+   * its code for the token request, in milliseconds (a Go duration). @default 600000
+   */
+  authorizationTtlMs: duration('OAUTH_SERVER_AUTHORIZATION_TTL', {
+    default: '10m',
+    help: 'How long an authorization request waits for consent and its code for `POST /oauth/token`, as a Go duration.',
+  }),
+  /** `OAUTH_SERVER_DEFAULT_SCOPE`: the scope of a request without `scope`. @default 'email' */
+  defaultScope: text('OAUTH_SERVER_DEFAULT_SCOPE', {
+    default: 'email',
+    help: 'The scope of an authorization request without `scope`.',
+  }),
+})
+
 /** `JWT_*`: access tokens (upstream `conf.JWTConfiguration`). */
 const jwt = group({
   /**
@@ -1506,6 +1544,15 @@ const rateLimit = group({
     help: '`POST /token?grant_type=web3` requests per client and 5 minutes, burst 30, as upstream.',
   }),
   /**
+   * `RATE_LIMIT_OAUTH_DYNAMIC_CLIENT_REGISTER`: `POST /oauth/clients/register` requests per
+   * client and 5 minutes, burst 30, as upstream. @default 10
+   */
+  oauthDynamicClientRegister: decimal('RATE_LIMIT_OAUTH_DYNAMIC_CLIENT_REGISTER', {
+    default: '10',
+    min: 0,
+    help: '`POST /oauth/clients/register` requests per client and 5 minutes, burst 30.',
+  }),
+  /**
    * `RATE_LIMIT_ANONYMOUS_USERS`: anonymous sign-ins (`POST /signup` without email and phone)
    * per client and hour, burst the same number, as upstream. @default 30
    */
@@ -1937,6 +1984,8 @@ export const settingsTable = defineSettings(
     sessions,
     /** Custom OAuth/OIDC providers: `CUSTOM_OAUTH_*`. */
     customOauth,
+    /** The OAuth 2.1 / OpenID Connect provider: `OAUTH_SERVER_*`. */
+    oauthServer,
     /** Sign-in methods and external OAuth providers: `EXTERNAL_*`. */
     external,
     /** Mail contents and pace: `MAILER_*`, `SMTP_MAX_FREQUENCY`. */

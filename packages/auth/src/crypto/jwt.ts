@@ -187,6 +187,33 @@ export class JwtKeys {
   }
 
   /**
+   * The algorithm of ID tokens: the `JWT_KEYS` signing key's when it is asymmetric, else
+   * `undefined` (an ID token is never signed with `JWT_SECRET`, which relying parties cannot
+   * verify without sharing it).
+   */
+  get idTokenAlgorithm(): Exclude<SigningAlgorithm, 'HS256'> | undefined {
+    const alg = this.#signing?.alg
+    return alg === undefined || alg === 'HS256' ? undefined : alg
+  }
+
+  /**
+   * Signs an OpenID Connect ID token with the asymmetric `JWT_KEYS` signing key.
+   *
+   * @throws {@link JwtKeyError} When there is no asymmetric signing key.
+   */
+  signIdToken(claims: JWTPayload): Promise<string> {
+    const signing = this.#signing
+    if (signing === undefined || signing.alg === 'HS256') {
+      return Promise.reject(
+        new JwtKeyError('ID tokens need an asymmetric JWT_KEYS signing key (RS256, ES256, EdDSA)'),
+      )
+    }
+    return new SignJWT(claims)
+      .setProtectedHeader({ alg: signing.alg, kid: signing.kid, typ: 'JWT' })
+      .sign(signing.privateKey)
+  }
+
+  /**
    * The algorithms tokens of these keys may carry: each `JWT_KEYS` key's, then HS256 when
    * `JWT_SECRET` verifies (OIDC discovery's `id_token_signing_alg_values_supported`).
    */

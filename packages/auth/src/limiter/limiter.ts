@@ -2,8 +2,8 @@
  * Limited operations (upstream `limiterOpts`): `token` is every `POST /token` grant but the
  * refresh and the Web3 sign-in (`web3`, upstream `Web3`), `otp` is `/otp` (and `/magiclink`),
  * `/recover` and `/resend`, `signup` a sign-up with email or phone and `anonymous_signin` one
- * without (upstream `AnonymousSignIns`); `email_sent` and `sms_sent` are the server-wide send
- * caps.
+ * without (upstream `AnonymousSignIns`), `oauth_client_register` a dynamic client registration
+ * (upstream `OAuthClientRegister`); `email_sent` and `sms_sent` are the server-wide send caps.
  */
 export type LimitedOperation =
   | 'signup'
@@ -19,6 +19,7 @@ export type LimitedOperation =
   | 'factor_challenge'
   | 'factor_verify'
   | 'web3'
+  | 'oauth_client_register'
 
 /** The answer of a {@link Limiter}. */
 export interface LimitDecision {

@@ -14,7 +14,7 @@ const FIVE_MINUTES = 300
  * `/verify`, `RATE_LIMIT_OTP` for `/otp`, `/recover`, `/resend`, `/signup` and `PUT /user` (a
  * bucket each), `RATE_LIMIT_SSO` for `/sso`, `SAML_RATE_LIMIT_ASSERTION` for `/sso/saml/acs`,
  * `RATE_LIMIT_WEB3` (`POST /token?grant_type=web3`), `RATE_LIMIT_PASSKEY` (passkey sign-in
- * options), all per 5 minutes; `MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY` per minute; burst 30 each;
+ * options), `RATE_LIMIT_OAUTH_DYNAMIC_CLIENT_REGISTER`, all per 5 minutes; `MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY` per minute; burst 30 each;
  * and `RATE_LIMIT_ANONYMOUS_USERS` per hour with a burst of as many (upstream's
  * `AnonymousSignIns`). The memory backend counts these buckets; the rate limit service config is
  * derived from them ({@link rateLimitServiceConfig}).
@@ -43,6 +43,7 @@ export function requestRates(settings: Settings): Readonly<Record<LimitedOperati
     factor_challenge: mfa,
     factor_verify: mfa,
     web3: per5m(rateLimit.web3),
+    oauth_client_register: per5m(rateLimit.oauthDynamicClientRegister),
   }
 }
 

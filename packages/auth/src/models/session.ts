@@ -15,6 +15,10 @@ export interface Session {
   refreshedAt: Date | null
   /** `tag`, or `null` (see {@link sessionTag}). */
   tag: string | null
+  /** The OAuth client whose tokens these are (`oauth_client_id`), or `null`. */
+  oauthClientId?: string | null
+  /** The scopes granted to that client (`scopes`, space-separated), or `null`. */
+  scopes?: string | null
 }
 
 interface SessionRow {
@@ -26,6 +30,8 @@ interface SessionRow {
   not_after: Date | null
   refreshed_at: Date | null
   tag: string | null
+  oauth_client_id: string | null
+  scopes: string | null
 }
 
 /**
@@ -48,6 +54,8 @@ const SESSION_COLUMNS = [
   'not_after',
   'refreshed_at',
   'tag',
+  'oauth_client_id',
+  'scopes',
 ] as const
 
 const RETURNING = sessionColumns().join(', ')
@@ -69,6 +77,8 @@ export interface PrefixedSessionRow {
   s_not_after: Date | null
   s_refreshed_at: Date | null
   s_tag: string | null
+  s_oauth_client_id: string | null
+  s_scopes: string | null
 }
 
 /** @internal The session of a joined row, or `undefined` when the join found none. */
@@ -83,6 +93,8 @@ export function sessionFromPrefixed(r: PrefixedSessionRow): Session | undefined 
     not_after: r.s_not_after,
     refreshed_at: r.s_refreshed_at,
     tag: r.s_tag,
+    oauth_client_id: r.s_oauth_client_id,
+    scopes: r.s_scopes,
   })
 }
 
@@ -96,6 +108,8 @@ function fromRow(r: SessionRow): Session {
     notAfter: r.not_after,
     refreshedAt: r.refreshed_at,
     tag: r.tag,
+    oauthClientId: r.oauth_client_id,
+    scopes: r.scopes,
   }
 }
 

@@ -180,6 +180,10 @@ export class TokenService {
       amr,
       session_id: session.id,
       is_anonymous: user.isAnonymous,
+      // A session of the OAuth server's: the client it was issued to and the scopes granted.
+      ...(session.oauthClientId
+        ? { client_id: session.oauthClientId, scope: session.scopes ?? '' }
+        : {}),
     }
   }
 

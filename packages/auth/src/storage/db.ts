@@ -31,6 +31,12 @@ export interface Tables {
   readonly ssoDomains: string
   readonly samlProviders: string
   readonly samlRelayStates: string
+  /** The OAuth server's registered clients (migration 0009). */
+  readonly oauthClients: string
+  /** The OAuth server's authorization requests (migration 0009). */
+  readonly oauthAuthorizations: string
+  /** The consents users gave OAuth clients (migration 0009). */
+  readonly oauthConsents: string
 }
 
 /**
@@ -152,6 +158,9 @@ export function tableNames(namespace: string): Tables {
     ssoDomains: `${p}sso_domains`,
     samlProviders: `${p}saml_providers`,
     samlRelayStates: `${p}saml_relay_states`,
+    oauthClients: `${p}oauth_clients`,
+    oauthAuthorizations: `${p}oauth_authorizations`,
+    oauthConsents: `${p}oauth_consents`,
   }
 }
 

@@ -195,7 +195,7 @@ describe.each(['RS256', 'ES256', 'EdDSA'] as const)('asymmetric signing with %s'
       response_types_supported: ['code'],
       subject_types_supported: ['public'],
       id_token_signing_alg_values_supported: alg === 'RS256' ? ['RS256'] : [alg, 'RS256'],
-      code_challenge_methods_supported: ['S256', 'plain'],
+      code_challenge_methods_supported: ['S256'],
     })
   })
 

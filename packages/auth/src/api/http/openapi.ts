@@ -426,6 +426,102 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
     access: 'admin',
     ok: { status: 204, description: 'Deleted' },
   },
+  'GET /admin/oauth/clients': {
+    tag: 'oauth server',
+    summary: 'List the OAuth clients (OAUTH_SERVER_ENABLED)',
+    access: 'admin',
+    ok: ok('{clients: […]}, newest first, without secrets'),
+  },
+  'POST /admin/oauth/clients': {
+    tag: 'oauth server',
+    summary: 'Register an OAuth client; a confidential one gets its client_secret, once',
+    access: 'admin',
+    ok: { status: 201, description: 'The client, with client_secret when confidential' },
+  },
+  'GET /admin/oauth/clients/:client_id': {
+    tag: 'oauth server',
+    summary: 'Read an OAuth client',
+    access: 'admin',
+    ok: ok('The client, without its secret'),
+  },
+  'PUT /admin/oauth/clients/:client_id': {
+    tag: 'oauth server',
+    summary: 'Update the fields given of an OAuth client',
+    access: 'admin',
+    ok: ok('The client, without its secret'),
+  },
+  'DELETE /admin/oauth/clients/:client_id': {
+    tag: 'oauth server',
+    summary: "Delete an OAuth client; its tokens' sessions end",
+    access: 'admin',
+    ok: { status: 204, description: 'Deleted' },
+  },
+  'POST /admin/oauth/clients/:client_id/regenerate_secret': {
+    tag: 'oauth server',
+    summary: "Replace a confidential client's secret (the old one stops working)",
+    access: 'admin',
+    ok: ok('The client with its new client_secret'),
+  },
+  'GET /.well-known/oauth-authorization-server': {
+    tag: 'oauth server',
+    summary: 'RFC 8414 authorization server metadata (the OpenID discovery document)',
+    access: 'public',
+    ok: ok('The metadata document'),
+  },
+  'GET /oauth/authorize': {
+    tag: 'oauth server',
+    summary:
+      'Authorization request (code, PKCE S256): redirects to the consent page with authorization_id, or to redirect_uri with error',
+    access: 'public',
+    ok: redirect(
+      302,
+      'To OAUTH_SERVER_AUTHORIZATION_PATH, or to redirect_uri with error, state, iss',
+    ),
+  },
+  'GET /oauth/authorizations/:authorization_id': {
+    tag: 'oauth server',
+    summary:
+      "An authorization request's client, user and scope for the consent page, or {redirect_url} when consent was given before",
+    access: 'user',
+    ok: ok('The details, or {redirect_url}'),
+  },
+  'POST /oauth/authorizations/:authorization_id/consent': {
+    tag: 'oauth server',
+    summary: 'Approve or deny an authorization request ({action: approve|deny})',
+    access: 'user',
+    ok: ok('{redirect_url}: the client with code, or with error=access_denied'),
+  },
+  'POST /oauth/token': {
+    tag: 'oauth server',
+    summary:
+      'Token endpoint: authorization_code (PKCE) and refresh_token; client_secret_basic, client_secret_post or none',
+    access: 'public',
+    ok: ok('access_token, token_type, expires_in, refresh_token, scope, id_token (openid)'),
+  },
+  'GET /oauth/userinfo': {
+    tag: 'oauth server',
+    summary: "OpenID Connect UserInfo: sub and the claims of the access token's scopes",
+    access: 'user',
+    ok: ok('The claims'),
+  },
+  'GET /user/oauth/grants': {
+    tag: 'oauth server',
+    summary: 'The clients the signed-in user consented to',
+    access: 'user',
+    ok: ok('[{client, scopes, granted_at}]'),
+  },
+  'DELETE /user/oauth/grants': {
+    tag: 'oauth server',
+    summary: "Revoke the user's grant to client_id; that client's tokens stop refreshing",
+    access: 'user',
+    ok: { status: 204, description: 'Revoked' },
+  },
+  'POST /oauth/clients/register': {
+    tag: 'oauth server',
+    summary: 'RFC 7591 dynamic client registration (OAUTH_SERVER_ALLOW_DYNAMIC_REGISTRATION)',
+    access: 'public',
+    ok: { status: 201, description: 'The client, with client_secret when confidential' },
+  },
 }
 
 const string = { type: 'string' } as const
@@ -649,6 +745,10 @@ const TAGS = [
   { name: 'multi-factor authentication', description: 'TOTP, phone and WebAuthn factors' },
   { name: 'passkeys', description: 'Passkeys: registration and username-less sign-in (WebAuthn)' },
   { name: 'admin', description: 'Users, invites and links (a key of a JWT_ADMIN_ROLES role)' },
+  {
+    name: 'oauth server',
+    description: 'The OAuth 2.1 / OpenID Connect provider for the users (OAUTH_SERVER_ENABLED)',
+  },
 ]
 
 const DESCRIPTION = [

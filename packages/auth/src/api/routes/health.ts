@@ -1,8 +1,7 @@
+import { NotFoundError } from '../../errors.js'
+import { OAUTH_SCOPES } from '../../services/oauth-server.js'
 import { VERSION } from '../../version.js'
 import type { RouteGroup } from './group.js'
-
-/** The OAuth/OIDC scopes upstream lists (`models.SupportedOAuthScopes`). */
-const SCOPES = ['openid', 'profile', 'email', 'phone', 'offline_access']
 
 /** The standard claims upstream lists in its discovery document. */
 const CLAIMS = [
@@ -32,7 +31,9 @@ const CLAIMS = [
  * (upstream then answers an empty issuer and relative endpoints); its
  * `id_token_signing_alg_values_supported` lists the algorithms of the configured keys (upstream
  * lists RS256, HS256 and ES256 whatever its keys). The endpoints under `/oauth/` are upstream's
- * OAuth server's, listed as upstream lists them.
+ * OAuth server's, listed as upstream lists them; `registration_endpoint` is there while
+ * `OAUTH_SERVER_ALLOW_DYNAMIC_REGISTRATION` is on. `GET /.well-known/oauth-authorization-server`
+ * (RFC 8414) answers the same document while `OAUTH_SERVER_ENABLED` is on.
  *
  * @see https://github.com/supabase/auth/blob/master/internal/api/jwks.go
  */
@@ -55,7 +56,10 @@ export const healthRoutes: RouteGroup = (app, ctx) => {
     token_endpoint: `${base}/oauth/token`,
     jwks_uri: `${base}/.well-known/jwks.json`,
     userinfo_endpoint: `${base}/oauth/userinfo`,
-    scopes_supported: SCOPES,
+    ...(ctx.settings.oauthServer.enabled && ctx.settings.oauthServer.allowDynamicRegistration
+      ? { registration_endpoint: `${base}/oauth/clients/register` }
+      : {}),
+    scopes_supported: OAUTH_SCOPES,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     grant_types_supported: ['authorization_code', 'refresh_token'],
@@ -63,9 +67,17 @@ export const healthRoutes: RouteGroup = (app, ctx) => {
     id_token_signing_alg_values_supported: ctx.keys.algorithms(),
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     claims_supported: CLAIMS,
-    code_challenge_methods_supported: ['S256', 'plain'],
+    // Upstream lists `plain` too; the OAuth server here takes S256 only (see SECURITY.md).
+    code_challenge_methods_supported: ['S256'],
+    authorization_response_iss_parameter_supported: true,
   }
   app.get('/.well-known/openid-configuration', (_request, reply) =>
     reply.header('cache-control', 'public, max-age=600').send(discovery),
   )
+  app.get('/.well-known/oauth-authorization-server', (_request, reply) => {
+    if (!ctx.settings.oauthServer.enabled) {
+      throw new NotFoundError('feature_disabled', 'OAuth server is disabled')
+    }
+    return reply.header('cache-control', 'public, max-age=600').send(discovery)
+  })
 }

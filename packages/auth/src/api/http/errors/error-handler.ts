@@ -122,8 +122,9 @@ export function sendError(
   error: AuthError,
 ): FastifyReply {
   if (error instanceof OAuthJsonError) {
+    if (error.status === 401) reply.header('www-authenticate', 'Basic realm="oauth"')
     return reply
-      .code(400)
+      .code(error.status)
       .header('cache-control', 'no-store')
       .send({ error: error.error, error_description: error.message })
   }

@@ -1,0 +1,387 @@
+import { createServer } from 'node:net'
+import { GoTrueAdminApi, type GoTrueClient } from '@supabase/auth-js'
+import { exportJWK, generateKeyPair } from 'jose'
+import * as oidc from 'openid-client'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { systemClock } from '@gatehouse/auth'
+import { startTestServer, type TestServer } from '../helpers.js'
+import { authJsClient } from '../support/auth-js.js'
+
+/** A free loopback port, so that the issuer (API_EXTERNAL_URL) is the URL the server listens at. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer()
+    probe.once('error', reject)
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address()
+      probe.close(() => {
+        if (address === null || typeof address === 'string') reject(new Error('no port'))
+        else resolve(address.port)
+      })
+    })
+  })
+}
+
+const REDIRECT = 'https://rp.example/callback'
+
+/**
+ * The OAuth 2.1 / OpenID Connect provider driven by a real relying party (panva's
+ * `openid-client` 6), with the consent step through auth-js `oauth.*` for a signed-in user.
+ */
+describe('OAuth server: authorization code flow with openid-client and auth-js', () => {
+  let server: TestServer
+  let issuer: string
+  let admin: GoTrueAdminApi
+  let user: GoTrueClient
+  let confidential: { client_id: string; client_secret: string }
+  let publicClient: { client_id: string }
+
+  beforeAll(async () => {
+    const { privateKey } = await generateKeyPair('ES256', { extractable: true })
+    const jwk = {
+      ...(await exportJWK(privateKey)),
+      kid: 'es-1',
+      alg: 'ES256',
+      key_ops: ['sign', 'verify'],
+    }
+    const port = await freePort()
+    issuer = `http://127.0.0.1:${String(port)}`
+    server = await startTestServer(
+      'oauth_server',
+      {
+        AUTHSVC_API_EXTERNAL_URL: issuer,
+        AUTHSVC_JWT_ISSUER: issuer,
+        AUTHSVC_JWT_KEYS: JSON.stringify([jwk]),
+        AUTHSVC_OAUTH_SERVER_ENABLED: 'true',
+        AUTHSVC_OAUTH_SERVER_AUTHORIZATION_PATH: '/oauth/consent',
+        AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '0',
+      },
+      systemClock,
+    )
+    await server.app.server.listen({ host: '127.0.0.1', port })
+    server.url = issuer
+    admin = new GoTrueAdminApi({
+      url: issuer,
+      headers: { Authorization: `Bearer ${server.serviceKey}` },
+    })
+    const created = await admin.oauth.createClient({
+      client_name: 'Relying party',
+      redirect_uris: [REDIRECT],
+    })
+    confidential = created.data as { client_id: string; client_secret: string }
+    const pub = await admin.oauth.createClient({
+      client_name: 'Native app',
+      redirect_uris: ['http://127.0.0.1/callback'],
+      token_endpoint_auth_method: 'none',
+    })
+    publicClient = pub.data as { client_id: string }
+    user = authJsClient(issuer)
+    const signUp = await user.signUp({
+      email: 'rp-user@example.com',
+      password: 'secret123',
+      options: { data: { name: 'Ada' } },
+    })
+    expect(signUp.error).toBeNull()
+  })
+  afterAll(async () => {
+    await server.close()
+  })
+
+  /** Follows `/oauth/authorize` to the consent page and returns the `authorization_id`. */
+  async function authorize(url: URL): Promise<string> {
+    const res = await fetch(url, { redirect: 'manual' })
+    expect(res.status).toBe(302)
+    const consentPage = new URL(res.headers.get('location') ?? '')
+    expect(consentPage.origin + consentPage.pathname).toBe('http://localhost:3000/oauth/consent')
+    return consentPage.searchParams.get('authorization_id') ?? ''
+  }
+
+  /** What the consent page does: reads the request (which claims it for the user), then answers. */
+  async function consent(url: URL, action: 'approve' | 'deny'): Promise<URL> {
+    const id = await authorize(url)
+    const details = await user.oauth.getAuthorizationDetails(id)
+    expect(details.error).toBeNull()
+    // Consent given before: approved at once.
+    if (details.data && 'redirect_url' in details.data && action === 'approve') {
+      return new URL(details.data.redirect_url)
+    }
+    const answer =
+      action === 'approve'
+        ? await user.oauth.approveAuthorization(id, { skipBrowserRedirect: true })
+        : await user.oauth.denyAuthorization(id, { skipBrowserRedirect: true })
+    expect(answer.error).toBeNull()
+    return new URL(answer.data!.redirect_url)
+  }
+
+  it('serves discovery, code + PKCE + nonce, ID token, userinfo and refresh to openid-client', async () => {
+    const config = await oidc.discovery(
+      new URL(issuer),
+      confidential.client_id,
+      confidential.client_secret,
+      oidc.ClientSecretBasic(confidential.client_secret),
+      // eslint-disable-next-line @typescript-eslint/no-deprecated -- the test server is plain HTTP on loopback
+      { execute: [oidc.allowInsecureRequests] },
+    )
+    expect(config.serverMetadata()).toMatchObject({
+      issuer,
+      authorization_endpoint: `${issuer}/oauth/authorize`,
+      code_challenge_methods_supported: ['S256'],
+      authorization_response_iss_parameter_supported: true,
+    })
+    const rfc8414 = await fetch(`${issuer}/.well-known/oauth-authorization-server`)
+    expect(((await rfc8414.json()) as { issuer: string }).issuer).toBe(issuer)
+
+    const verifier = oidc.randomPKCECodeVerifier()
+    const state = oidc.randomState()
+    const nonce = oidc.randomNonce()
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: REDIRECT,
+      scope: 'openid email profile',
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state,
+      nonce,
+    })
+    const authorizationId = await authorize(url)
+
+    const details = await user.oauth.getAuthorizationDetails(authorizationId)
+    expect(details.error).toBeNull()
+    expect(details.data).toMatchObject({
+      authorization_id: authorizationId,
+      redirect_uri: REDIRECT,
+      client: { id: confidential.client_id, name: 'Relying party' },
+      user: { email: 'rp-user@example.com' },
+      scope: 'openid email profile',
+    })
+    const approved = await user.oauth.approveAuthorization(authorizationId, {
+      skipBrowserRedirect: true,
+    })
+    expect(approved.error).toBeNull()
+    const callback = new URL(approved.data!.redirect_url)
+    expect(callback.searchParams.get('state')).toBe(state)
+    expect(callback.searchParams.get('iss')).toBe(issuer)
+
+    const tokens = await oidc.authorizationCodeGrant(config, callback, {
+      pkceCodeVerifier: verifier,
+      expectedState: state,
+      expectedNonce: nonce,
+      idTokenExpected: true,
+    })
+    const claims = tokens.claims()!
+    expect(claims).toMatchObject({
+      iss: issuer,
+      aud: confidential.client_id,
+      nonce,
+      email: 'rp-user@example.com',
+      email_verified: true,
+      name: 'Ada',
+    })
+    expect(claims.auth_time).toEqual(expect.any(Number))
+    expect(claims.at_hash).toEqual(expect.any(String))
+    expect(claims.amr).toContain('oauth')
+    const access = JSON.parse(
+      Buffer.from(tokens.access_token.split('.')[1]!, 'base64url').toString(),
+    ) as Record<string, unknown>
+    expect(access).toMatchObject({
+      client_id: confidential.client_id,
+      scope: 'openid email profile',
+      sub: claims.sub,
+    })
+
+    const info = await oidc.fetchUserInfo(config, tokens.access_token, claims.sub)
+    expect(info).toMatchObject({ sub: claims.sub, email: 'rp-user@example.com', name: 'Ada' })
+
+    // Rotation: each refresh answers a new refresh token; presenting a spent one (whose child was
+    // used) is refused and revokes the whole family.
+    const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token!)
+    expect(refreshed.access_token).not.toBe(tokens.access_token)
+    expect(refreshed.refresh_token).not.toBe(tokens.refresh_token)
+    const twice = await oidc.refreshTokenGrant(config, refreshed.refresh_token!)
+    await expect(oidc.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({
+      error: 'invalid_grant',
+    })
+    await expect(oidc.refreshTokenGrant(config, twice.refresh_token!)).rejects.toMatchObject({
+      error: 'invalid_grant',
+    })
+
+    // A code presented twice is refused and ends the session it was exchanged for.
+    /** An authorization URL of the confidential client with `verifier`'s challenge. */
+    const authorizationUrl = async (scope: string) =>
+      oidc.buildAuthorizationUrl(config, {
+        redirect_uri: REDIRECT,
+        scope,
+        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+      })
+    const url2 = await authorizationUrl('openid email profile')
+    const second = await consent(url2, 'approve')
+    const once = await oidc.authorizationCodeGrant(config, second, { pkceCodeVerifier: verifier })
+    await expect(
+      oidc.authorizationCodeGrant(config, second, { pkceCodeVerifier: verifier }),
+    ).rejects.toMatchObject({
+      error: 'invalid_grant',
+      error_description: 'Authorization code already used',
+    })
+    await expect(oidc.refreshTokenGrant(config, once.refresh_token!)).rejects.toMatchObject({
+      error: 'invalid_grant',
+    })
+
+    // Consent is remembered: the next request is approved at once, unless prompt=consent.
+    const again = await authorizationUrl('openid email')
+    const remembered = await user.oauth.getAuthorizationDetails(await authorize(again))
+    expect((remembered.data as { redirect_url: string }).redirect_url).toContain('code=')
+    again.searchParams.set('prompt', 'consent')
+    const forced = await user.oauth.getAuthorizationDetails(await authorize(again))
+    expect(forced.data).toMatchObject({ scope: 'openid email' })
+
+    // Grants: listed, then revoked (the client's tokens stop working).
+    const grants = await user.oauth.listGrants()
+    expect(grants.data?.map((g) => [g.client.id, g.scopes])).toEqual([
+      [confidential.client_id, ['openid', 'email', 'profile']],
+    ])
+    const fresh = await oidc.authorizationCodeGrant(
+      config,
+      new URL(
+        (
+          await user.oauth.approveAuthorization(
+            (forced.data as { authorization_id: string }).authorization_id,
+            {
+              skipBrowserRedirect: true,
+            },
+          )
+        ).data!.redirect_url,
+      ),
+      { pkceCodeVerifier: verifier },
+    )
+    const revoked = await user.oauth.revokeGrant({ clientId: confidential.client_id })
+    expect(revoked.error).toBeNull()
+    expect((await user.oauth.listGrants()).data).toEqual([])
+    await expect(oidc.refreshTokenGrant(config, fresh.refresh_token!)).rejects.toMatchObject({
+      error: 'invalid_grant',
+    })
+    const gone = await user.oauth.revokeGrant({ clientId: confidential.client_id })
+    expect(gone.error).toMatchObject({ status: 404, code: 'oauth_consent_not_found' })
+  })
+
+  it('lets a public native client use a loopback redirect on any port, with PKCE alone', async () => {
+    const verifier = oidc.randomPKCECodeVerifier()
+    const config = new oidc.Configuration(
+      {
+        issuer,
+        token_endpoint: `${issuer}/oauth/token`,
+        authorization_endpoint: `${issuer}/oauth/authorize`,
+      },
+      publicClient.client_id,
+      undefined,
+      oidc.None(),
+    )
+    // eslint-disable-next-line @typescript-eslint/no-deprecated -- the test server is plain HTTP on loopback
+    oidc.allowInsecureRequests(config)
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: 'http://127.0.0.1:53123/callback',
+      scope: 'email',
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    })
+    const callback = await consent(url, 'approve')
+    expect(callback.origin).toBe('http://127.0.0.1:53123')
+    const tokens = await oidc.authorizationCodeGrant(config, callback, {
+      pkceCodeVerifier: verifier,
+    })
+    expect(tokens.id_token).toBeUndefined()
+    expect(tokens.scope).toBe('email')
+    // A wrong verifier is refused.
+    const other = await consent(url, 'approve')
+    await expect(
+      oidc.authorizationCodeGrant(config, other, {
+        pkceCodeVerifier: oidc.randomPKCECodeVerifier(),
+      }),
+    ).rejects.toMatchObject({
+      error: 'invalid_grant',
+      error_description: 'PKCE verification failed',
+    })
+  })
+
+  it('refuses wrong redirects, missing PKCE, denied consent, wrong secrets and unknown ids', async () => {
+    const base = `${issuer}/oauth/authorize?client_id=${confidential.client_id}`
+    const wrong = await fetch(
+      `${base}&redirect_uri=${encodeURIComponent('https://evil.example/cb')}`,
+      {
+        redirect: 'manual',
+      },
+    )
+    expect(wrong.status).toBe(400)
+    expect(await wrong.json()).toMatchObject({
+      error_code: 'validation_failed',
+      msg: 'invalid redirect_uri',
+    })
+
+    const noPkce = await fetch(`${base}&redirect_uri=${encodeURIComponent(REDIRECT)}&state=s1`, {
+      redirect: 'manual',
+    })
+    expect(noPkce.status).toBe(302)
+    const refused = new URL(noPkce.headers.get('location') ?? '')
+    expect(refused.origin + refused.pathname).toBe(REDIRECT)
+    expect(Object.fromEntries(refused.searchParams)).toMatchObject({
+      error: 'invalid_request',
+      error_description: 'PKCE flow requires both code_challenge and code_challenge_method',
+      state: 's1',
+      iss: issuer,
+    })
+
+    const challenge = await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier())
+    const ok = `${base}&redirect_uri=${encodeURIComponent(REDIRECT)}&state=s2&code_challenge=${challenge}&code_challenge_method=S256`
+    const denied = await consent(new URL(ok), 'deny')
+    expect(Object.fromEntries(denied.searchParams)).toMatchObject({
+      error: 'access_denied',
+      state: 's2',
+    })
+
+    const badSecret = await fetch(`${issuer}/oauth/token`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${confidential.client_id}:nope`).toString('base64')}`,
+      },
+      body: 'grant_type=authorization_code&code=x&code_verifier=y',
+    })
+    expect(badSecret.status).toBe(401)
+    expect(await badSecret.json()).toEqual({
+      error: 'invalid_client',
+      error_description: 'Client authentication failed',
+    })
+    const badCode = await fetch(`${issuer}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `grant_type=authorization_code&code=nope&code_verifier=${'a'.repeat(43)}&client_id=${publicClient.client_id}`,
+    })
+    expect(badCode.status).toBe(400)
+    expect(await badCode.json()).toMatchObject({ error: 'invalid_grant' })
+
+    const session = (await user.getSession()).data.session!
+    const foreign = await fetch(`${issuer}/oauth/authorizations/nope`, {
+      headers: { authorization: `Bearer ${session.access_token}`, origin: 'https://evil.example' },
+    })
+    expect(foreign.status).toBe(400)
+    expect(await foreign.json()).toMatchObject({ msg: 'unauthorized request origin' })
+
+    const unknown = await user.oauth.getAuthorizationDetails('nope')
+    expect(unknown.error).toMatchObject({ status: 404, code: 'oauth_authorization_not_found' })
+  })
+
+  it('lets an authorization expire after OAUTH_SERVER_AUTHORIZATION_TTL', async () => {
+    const challenge = await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier())
+    const id = await authorize(
+      new URL(
+        `${issuer}/oauth/authorize?client_id=${confidential.client_id}&redirect_uri=${encodeURIComponent(REDIRECT)}&code_challenge=${challenge}&code_challenge_method=S256`,
+      ),
+    )
+    await server.app.db.query(
+      `UPDATE oauth_authorizations SET expires_at = created_at + interval '1 millisecond'
+       WHERE authorization_id = $1`,
+      [id],
+    )
+    const expired = await user.oauth.getAuthorizationDetails(id)
+    expect(expired.error).toMatchObject({ status: 404, code: 'oauth_authorization_not_found' })
+  })
+})
