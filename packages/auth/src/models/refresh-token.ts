@@ -241,6 +241,8 @@ export interface RotationRequest {
   readonly auditIds: readonly [string, string]
   /** Whether the audit entries are written (not `AUDIT_LOG_DISABLE_POSTGRES`). */
   readonly audit: boolean
+  /** The OAuth client the session must be issued to, `null` for a session of no client. */
+  readonly oauthClientId: string | null
 }
 
 /**
@@ -270,6 +272,7 @@ export async function rotateActiveRefreshToken(
        WHERE rt_revoked IS NOT TRUE AND id IS NOT NULL
          AND (banned_until IS NULL OR banned_until <= $2)
          AND (s_not_after IS NULL OR s_not_after >= $2)
+         AND s_oauth_client_id IS NOT DISTINCT FROM $10::uuid
      ), revoked AS (
        UPDATE ${t.refreshTokens} SET revoked = true, updated_at = $2
        WHERE id = (SELECT rt_id::bigint FROM ok) AND revoked IS NOT TRUE RETURNING id
@@ -301,6 +304,7 @@ export async function rotateActiveRefreshToken(
       r.client.userAgent,
       validIp(r.client.ip),
       r.audit,
+      r.oauthClientId,
     ],
   )
   const row = rows[0]

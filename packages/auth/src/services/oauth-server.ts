@@ -627,7 +627,7 @@ export async function refreshForClient(
   const owner = await clientOfRefreshToken(ctx.db, params.refreshToken)
   if (owner !== client.id) throw invalidGrant('Invalid Refresh Token: Refresh Token Not Found')
   try {
-    const issued = await ctx.tokens.refresh(ctx.db, params.refreshToken, request)
+    const issued = await ctx.tokens.refresh(ctx.db, params.refreshToken, request, client.id)
     const claims = await ctx.keys.verify(issued.accessToken, ctx.clock)
     return {
       access_token: issued.accessToken,

@@ -193,6 +193,13 @@ describe('OAuth server: authorization code flow with openid-client and auth-js',
 
     // Rotation: each refresh answers a new refresh token; presenting a spent one (whose child was
     // used) is refused and revokes the whole family.
+    // A client's refresh token is the client's: the user-facing grant of POST /token refuses it
+    // (it would otherwise mint tokens outside the client's registration), changing nothing.
+    const direct = await server.request('POST', '/token?grant_type=refresh_token', {
+      body: { refresh_token: tokens.refresh_token },
+    })
+    expect(direct.statusCode).toBe(400)
+    expect(direct.json()).toMatchObject({ error_code: 'refresh_token_not_found' })
     const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token!)
     expect(refreshed.access_token).not.toBe(tokens.access_token)
     expect(refreshed.refresh_token).not.toBe(tokens.refresh_token)
