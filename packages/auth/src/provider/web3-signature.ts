@@ -9,7 +9,6 @@
  */
 import { ed25519 } from '@noble/curves/ed25519.js'
 import { base58 } from '@scure/base'
-import { verifyMessage } from 'viem'
 import type { SignInMessage } from './web3-message.js'
 
 const HEX_SIGNATURE = /^0x[0-9a-fA-F]{130}$/
@@ -25,6 +24,8 @@ export async function verifyEthereumSignature(
 ): Promise<boolean> {
   if (!HEX_SIGNATURE.test(signature)) return false
   try {
+    // viem is loaded at the first Ethereum sign-in, not with the server (it takes ~0.3 s).
+    const { verifyMessage } = await import('viem')
     return await verifyMessage({
       address: message.address as `0x${string}`,
       message: message.raw,

@@ -7,14 +7,13 @@
  * @see https://github.com/supabase/auth/blob/master/internal/api/mfa.go
  * @module
  */
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server'
 import {
   generateAuthenticationOptions,
   generateRegistrationOptions,
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type RegistrationResponseJSON,
-} from '@simplewebauthn/server'
+} from '../security/webauthn-library.js'
 import type { AppContext } from '../context.js'
 import { BadRequestError } from '../errors.js'
 import type { ChallengeWebauthnData } from '../models/challenge.js'

@@ -9,16 +9,18 @@
  * @see https://github.com/supabase/auth/blob/master/internal/api/passkey_authentication.go
  * @module
  */
+import type {
+  AuthenticationResponseJSON,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
+} from '@simplewebauthn/server'
 import {
   generateAuthenticationOptions,
   generateRegistrationOptions,
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
-} from '@simplewebauthn/server'
+} from '../security/webauthn-library.js'
 import type { AppContext, RequestContext } from '../context.js'
 import {
   BadRequestError,
