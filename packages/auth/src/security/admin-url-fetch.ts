@@ -9,45 +9,15 @@
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
 import { request } from 'node:https'
-import { BlockList, isIP, type LookupFunction } from 'node:net'
-
-/** Address ranges that are not the public internet. */
-function nonPublicRanges(): BlockList {
-  const list = new BlockList()
-  for (const [net, prefix] of [
-    ['0.0.0.0', 8],
-    ['10.0.0.0', 8],
-    ['100.64.0.0', 10],
-    ['127.0.0.0', 8],
-    ['169.254.0.0', 16],
-    ['172.16.0.0', 12],
-    ['192.0.0.0', 24],
-    ['192.168.0.0', 16],
-    ['198.18.0.0', 15],
-    ['224.0.0.0', 4],
-    ['240.0.0.0', 4],
-  ] as const) {
-    list.addSubnet(net, prefix, 'ipv4')
-  }
-  for (const [net, prefix] of [
-    ['::', 128],
-    ['::1', 128],
-    ['fc00::', 7],
-    ['fe80::', 10],
-    ['ff00::', 8],
-  ] as const) {
-    list.addSubnet(net, prefix, 'ipv6')
-  }
-  return list
-}
+import { isIP, type LookupFunction } from 'node:net'
+import { reservedRangeOf } from './url-guard.js'
 
 /** Whether `address` (IPv4 or IPv6, IPv4-mapped IPv6 too) is not a public internet address. */
 export function isNonPublicAddress(address: string): boolean {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
   if (mapped?.[1] !== undefined) return isNonPublicAddress(mapped[1])
-  const family = isIP(address)
-  if (family === 0) return true
-  return nonPublicRanges().check(address, family === 4 ? 'ipv4' : 'ipv6')
+  // The ranges of the custom providers' guard: one list of what is not the public internet.
+  return reservedRangeOf(address) !== undefined
 }
 
 /** Why a fetch failed; `message` is safe to show the admin. */
