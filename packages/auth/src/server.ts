@@ -8,7 +8,7 @@
 import type { AsyncLocalStorage } from 'node:async_hooks'
 import { availableParallelism } from 'node:os'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
-import type { Logger } from 'pino'
+import type { Bindings, ChildLoggerOptions, LogFn, Logger } from 'pino'
 import { BODY_LIMIT, parseQueryString, registerBodyParser } from './api/http/body.js'
 import { registerCors } from './api/http/cors.js'
 import { registerRequestDeadline, type RequestDeadline } from './api/http/deadline.js'
@@ -34,6 +34,33 @@ export function passwordHasherFor(
     concurrency: hashConcurrency > 0 ? hashConcurrency : Math.max(1, cores),
     queueSize: hashQueueSize,
   })
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const
+
+/**
+ * Fastify's per-request logger, made only when a line is logged at an enabled level: pino
+ * serializes a child's bindings (through the redaction paths) when it is made, a cost every
+ * request would pay for a logger most requests never use.
+ */
+function lazyChildLogger(
+  logger: FastifyBaseLogger,
+  bindings: Bindings,
+  options: ChildLoggerOptions,
+): FastifyBaseLogger {
+  if (options.level !== undefined) return logger.child(bindings, options)
+  let child: FastifyBaseLogger | undefined
+  const made = (): FastifyBaseLogger => (child ??= logger.child(bindings, options))
+  // Fastify is given a pino logger (ServerOptions.logger), so its children are pino loggers too.
+  const pinoLogger = logger as unknown as Logger
+  const lazy = Object.create(logger) as FastifyBaseLogger
+  for (const level of LOG_LEVELS) {
+    lazy[level] = (...args: Parameters<LogFn>) => {
+      if (pinoLogger.isLevelEnabled(level)) made()[level](...args)
+    }
+  }
+  lazy.child = (more, moreOptions) => made().child(more, moreOptions)
+  return lazy
 }
 
 /** What {@link createServer} needs besides the settings. */
@@ -68,6 +95,7 @@ export function createServer(settings: Settings, options: ServerOptions): Fastif
     requestIdHeader:
       settings.requestIdHeader === '' ? false : settings.requestIdHeader.toLowerCase(),
     genReqId: () => options.random.uuid(),
+    ...(options.logger === undefined ? {} : { childLoggerFactory: lazyChildLogger }),
     trustProxy: false,
     return503OnClosing: true,
     forceCloseConnections: 'idle',

@@ -49,6 +49,31 @@ describe('JwtKeys', () => {
     await expect(keys.verify(forever, clock)).rejects.toThrow('missing required "exp" claim')
   })
 
+  it('remembers a verified token: its next use checks only exp and nbf against the clock', async () => {
+    const keys = await JwtKeys.load({ secret: 's3cret', keyId: '', keys: [] })
+    const ticking = new FakeClock(clock.now())
+    const token = await keys.sign({ sub: 'x', exp: now + 60, app_metadata: { roles: ['a'] } })
+    const first = await keys.verify(token, ticking)
+    expect(await keys.verify(token, ticking)).toBe(first)
+    // Shared between requests, so nobody can change it.
+    expect(Object.isFrozen(first)).toBe(true)
+    expect(Object.isFrozen(first.app_metadata)).toBe(true)
+    // The same claims under another signature are a different token, verified on their own.
+    const [header, payload] = token.split('.')
+    await expect(keys.verify(`${header!}.${payload!}.${'A'.repeat(43)}`, ticking)).rejects.toThrow(
+      'signature verification failed',
+    )
+    ticking.advance(60_000)
+    await expect(keys.verify(token, ticking)).rejects.toThrow('"exp" claim timestamp check failed')
+
+    const early = await keys.sign({ sub: 'x', exp: now + 600, nbf: now + 30 })
+    await expect(keys.verify(early, clock)).rejects.toThrow('"nbf" claim timestamp check failed')
+    const later = new FakeClock(clock.now() + 30_000)
+    expect((await keys.verify(early, later)).sub).toBe('x')
+    // Remembered at a time it was valid, it is still refused before its nbf.
+    await expect(keys.verify(early, clock)).rejects.toThrow('"nbf" claim timestamp check failed')
+  })
+
   it('rejects tokens signed by someone else and alg=none', async () => {
     const keys = await JwtKeys.load({ secret: 's3cret', keyId: '', keys: [] })
     const other = await new SignJWT({ sub: 'x' })

@@ -108,6 +108,11 @@ export class JwtKeys {
   readonly #keyId: string
   readonly #byKid: ReadonlyMap<string, LoadedKey>
   readonly #signing: LoadedKey | undefined
+  /**
+   * Tokens these keys verified, with their frozen payloads, oldest first (see
+   * {@link JwtKeys.verify}); at most {@link VERIFIED_TOKENS_MAX} entries.
+   */
+  readonly #verified = new Map<string, JWTPayload>()
 
   private constructor(config: JwtKeyConfig, secret: CryptoKey | undefined, keys: LoadedKey[]) {
     this.#secret = secret
@@ -262,11 +267,23 @@ export class JwtKeys {
    * `JWT_SECRET`. `exp` is required and checked against `clock` (upstream only checks it when
    * present; a token without one would be valid forever, so it is refused).
    *
-   * @returns The payload.
+   * A token verified once is remembered with its payload, so its next use checks only its time
+   * claims (`exp`, `nbf`) against `clock`: a client sends the same access token with every request
+   * for its lifetime, and its signature cannot change. The keys never change for an instance, so
+   * nothing remembered can outlive its key. Tokens longer than 2,048 characters are not
+   * remembered, and at most 10,000 are (the oldest forgotten first).
+   *
+   * @returns The payload, frozen (shared by every verification of the same token).
    * @throws {Error} With jose's message when the token cannot be parsed or verified, for example
    *   `missing required "exp" claim`.
    */
   async verify(token: string, clock: Clock): Promise<JWTPayload> {
+    const remembered = this.#verified.get(token)
+    if (remembered !== undefined) {
+      if (isCurrent(remembered, clock.now())) return remembered
+      // Expired (or not yet valid) now: jose below says so with its own message.
+      this.#verified.delete(token)
+    }
     const header = decodeProtectedHeader(token)
     const byKid =
       typeof header.kid === 'string' && header.kid !== this.#keyId
@@ -288,6 +305,41 @@ export class JwtKeys {
       currentDate: new Date(clock.now()),
       requiredClaims: ['exp'],
     })
+    if (token.length <= VERIFIED_TOKEN_MAX_CHARS) {
+      if (this.#verified.size >= VERIFIED_TOKENS_MAX) {
+        const oldest = this.#verified.keys().next()
+        if (oldest.done !== true) this.#verified.delete(oldest.value)
+      }
+      this.#verified.set(token, deepFreeze(payload))
+    }
     return payload
   }
+}
+
+/**
+ * At most this many verified tokens are remembered per key set (about 20 MB at the longest
+ * remembered token); the oldest is forgotten first.
+ */
+const VERIFIED_TOKENS_MAX = 10_000
+
+/** A longer token is verified on every use instead of being remembered, in characters. */
+const VERIFIED_TOKEN_MAX_CHARS = 2048
+
+/**
+ * Whether a verified payload is still within its time claims at `nowMs`, with jose's rules and no
+ * tolerance: `exp` is in the future (`exp > now`, whole seconds) and `nbf`, when present, is not.
+ */
+function isCurrent(payload: JWTPayload, nowMs: number): boolean {
+  const now = Math.floor(nowMs / 1000)
+  if (typeof payload.exp !== 'number' || payload.exp <= now) return false
+  return payload.nbf === undefined || (typeof payload.nbf === 'number' && payload.nbf <= now)
+}
+
+/** Freezes `value` and every object in it, so a remembered payload cannot be changed by a caller. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value)
+    for (const member of Object.values(value)) deepFreeze(member)
+  }
+  return value
 }

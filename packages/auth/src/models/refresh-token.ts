@@ -4,14 +4,14 @@ import { auditPayload, auditPayloadSql, type AuditEntry } from './audit-log.js'
 import { factorsFromJson, factorsJsonSql, type Factor } from './factor.js'
 import { identitiesFromJson, identitiesJsonSql, type Identity } from './identity.js'
 import {
-  prefixedSessionColumns,
+  PREFIXED_SESSION_COLUMNS_OF_S,
   sessionFromPrefixed,
   validIp,
   type PrefixedSessionRow,
   type Session,
   type SessionClient,
 } from './session.js'
-import { userColumns, userFromRow, type User, type UserRow } from './user.js'
+import { USER_COLUMNS_OF_U, userFromRow, type User, type UserRow } from './user.js'
 
 /** A row of `refresh_tokens`. */
 export interface RefreshToken {
@@ -174,10 +174,10 @@ type LockedRow = UserRow &
 function tokenSelectSql(t: Tables, lock: boolean): string {
   return `SELECT r.id::text AS rt_id, r.token AS rt_token, r.user_id AS rt_user_id,
        r.revoked AS rt_revoked, r.created_at AS rt_created_at, r.updated_at AS rt_updated_at,
-       r.parent AS rt_parent, r.session_id AS rt_session_id, ${userColumns('u')},
+       r.parent AS rt_parent, r.session_id AS rt_session_id, ${USER_COLUMNS_OF_U},
        ${identitiesJsonSql(t.identities, 'u.id')} AS identities_json,
        ${factorsJsonSql(t.mfaFactors, 'u.id')} AS factors_json,
-       ${prefixedSessionColumns('s')}, ${amrJsonSql(t.mfaAmrClaims, 's.id')} AS amr_json
+       ${PREFIXED_SESSION_COLUMNS_OF_S}, ${amrJsonSql(t.mfaAmrClaims, 's.id')} AS amr_json
      FROM ${t.refreshTokens} r
        ${lock ? 'JOIN' : 'LEFT JOIN'} ${t.sessions} s ON s.id = r.session_id
        LEFT JOIN ${t.users} u ON u.id = r.user_id::uuid

@@ -67,6 +67,9 @@ export function prefixedSessionColumns(alias: string): string {
     .join(', ')
 }
 
+/** @internal {@link prefixedSessionColumns} of the alias `s`, built once: the hot queries' alias. */
+export const PREFIXED_SESSION_COLUMNS_OF_S = prefixedSessionColumns('s')
+
 /** @internal The columns of {@link prefixedSessionColumns}. */
 export interface PrefixedSessionRow {
   s_id: string | null

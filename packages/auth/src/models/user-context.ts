@@ -2,12 +2,12 @@ import type { Queryable } from '../storage/db.js'
 import { factorsFromJson, factorsJsonSql, type Factor } from './factor.js'
 import { identitiesFromJson, identitiesJsonSql, type Identity } from './identity.js'
 import {
-  prefixedSessionColumns,
+  PREFIXED_SESSION_COLUMNS_OF_S,
   sessionFromPrefixed,
   type PrefixedSessionRow,
   type Session,
 } from './session.js'
-import { userColumns, userFromRow, type User, type UserRow } from './user.js'
+import { USER_COLUMNS_OF_U, userFromRow, type User, type UserRow } from './user.js'
 
 /** A user with its identities, MFA factors and, when asked for, one of its sessions. */
 export interface UserContext {
@@ -34,8 +34,8 @@ export async function findUserContext(
   sessionId: string | null,
 ): Promise<UserContext | undefined> {
   const { rows } = await q.query<Row>(
-    `SELECT ${userColumns('u')}, ${identitiesJsonSql(q.t.identities, 'u.id')} AS identities_json,
-       ${factorsJsonSql(q.t.mfaFactors, 'u.id')} AS factors_json, ${prefixedSessionColumns('s')}
+    `SELECT ${USER_COLUMNS_OF_U}, ${identitiesJsonSql(q.t.identities, 'u.id')} AS identities_json,
+       ${factorsJsonSql(q.t.mfaFactors, 'u.id')} AS factors_json, ${PREFIXED_SESSION_COLUMNS_OF_S}
      FROM ${q.t.users} u LEFT JOIN ${q.t.sessions} s ON s.id = $2::uuid
      WHERE u.id = $1`,
     [userId, sessionId],

@@ -106,6 +106,9 @@ export function userColumns(alias: string): string {
     .join(', ')
 }
 
+/** @internal {@link userColumns} of the alias `u`, built once: the hot queries' alias. */
+export const USER_COLUMNS_OF_U = userColumns('u')
+
 /** @internal Maps a `users` row. */
 export function userFromRow(r: UserRow): User {
   return fromRow(r)

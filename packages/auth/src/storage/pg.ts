@@ -38,6 +38,26 @@ function statementName(text: string): string {
   return `gh_${createHash('sha1').update(text).digest('base64url')}`
 }
 
+/** The most statement names a pool remembers (the server's SQL texts are a few hundred). */
+const STATEMENT_NAMES_MAX = 4096
+
+/**
+ * {@link statementName} remembered per SQL text, so a hot statement is not hashed on every call;
+ * texts beyond {@link STATEMENT_NAMES_MAX} are hashed each time.
+ */
+class StatementNames {
+  readonly #names = new Map<string, string>()
+
+  of(text: string): string {
+    let name = this.#names.get(text)
+    if (name === undefined) {
+      name = statementName(text)
+      if (this.#names.size < STATEMENT_NAMES_MAX) this.#names.set(text, name)
+    }
+    return name
+  }
+}
+
 /** `error` as {@link DatabaseUnavailableError} when it means the database cannot serve now. */
 function storageError(error: unknown): unknown {
   return isDatabaseUnavailable(error) && !(error instanceof DatabaseUnavailableError)
@@ -58,20 +78,22 @@ async function reporting<T>(work: () => Promise<T>): Promise<T> {
 // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- see Queryable.query
 async function run<R>(
   client: pg.Pool | pg.PoolClient,
+  names: StatementNames,
   text: string,
   params: readonly unknown[],
 ): Promise<{ rows: R[]; rowCount: number }> {
   const result = await reporting(() =>
-    client.query({ name: statementName(text), text, values: params as unknown[] }),
+    client.query({ name: names.of(text), text, values: params as unknown[] }),
   )
   return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 }
 }
 
-function wrap(client: pg.Pool | pg.PoolClient, t: Tables): Queryable {
+function wrap(client: pg.Pool | pg.PoolClient, t: Tables, names: StatementNames): Queryable {
   return {
     t,
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- see Queryable.query
-    query: <R>(text: string, params: readonly unknown[] = []) => run<R>(client, text, params),
+    query: <R>(text: string, params: readonly unknown[] = []) =>
+      run<R>(client, names, text, params),
     exec: async (script: string) => {
       await reporting(() => client.query(script))
     },
@@ -203,7 +225,8 @@ export async function openPostgres(
   pool.on('error', () => undefined)
 
   const t = tableNames(namespace)
-  const base = wrap(pool, t)
+  const names = new StatementNames()
+  const base = wrap(pool, t, names)
   return {
     kind: 'postgres',
     maxConnections: max,
@@ -211,14 +234,14 @@ export async function openPostgres(
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- see Queryable.query
     query: <R>(text: string, params: readonly unknown[] = [], options: QueryOptions = {}) => {
       const { commit } = options
-      if (commit === undefined) return run<R>(pool, text, params)
+      if (commit === undefined) return run<R>(pool, names, text, params)
       // The hook decides once the connection is held, right before the statement is sent.
-      return withClient(pool, (client) => commit(() => run<R>(client, text, params)))
+      return withClient(pool, (client) => commit(() => run<R>(client, names, text, params)))
     },
     exec: base.exec,
     async transaction<T>(fn: (tx: Tx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
       return withClient(pool, async (client, connection) => {
-        const tx = wrap(client, t)
+        const tx = wrap(client, t, names)
         try {
           await tx.exec(beginStatements(options.timeoutMs))
           const result = await fn(tx)
