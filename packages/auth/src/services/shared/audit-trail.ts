@@ -13,6 +13,8 @@ import type { Queryable } from '../../storage/db.js'
 /** Where audit events are logged: a pino logger (its `info`). */
 export interface AuditLogger {
   info(details: Record<string, unknown>, message: string): void
+  /** Whether a level logs (pino's); when it says `info` does not, no event is built. */
+  isLevelEnabled?(level: 'info'): boolean
 }
 
 /** Options of {@link AuditTrail}. */
@@ -53,7 +55,9 @@ export class AuditTrail {
    * @param now Epoch milliseconds.
    */
   log(entry: AuditEntry, now: number): void {
-    this.#logger?.info(
+    const logger = this.#logger
+    if (logger === undefined || logger.isLevelEnabled?.('info') === false) return
+    logger.info(
       {
         auth_audit_event: {
           ...auditPayload(entry),
