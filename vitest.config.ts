@@ -34,6 +34,10 @@ export default defineConfig({
           ],
           testTimeout: 30_000,
           hookTimeout: 60_000,
+          // Files of a worker share one module cache: the server and its libraries are loaded once
+          // per worker instead of once per file (import time 132 s → 15 s over 16 auth files).
+          // Test files keep no module-level state and start and stop their own servers.
+          isolate: false,
         },
       },
     ],
