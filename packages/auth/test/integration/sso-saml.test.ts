@@ -36,7 +36,7 @@ beforeAll(async () => {
   )
   await server.listen()
   idp = await startTestIdp()
-  stranger = testKey('stranger')
+  stranger = await testKey('stranger')
   const metadata = await fetch(`${server.url}/sso/saml/metadata`)
   const xml = await metadata.text()
   idp.spCertificate = /X509Certificate>([^<]+)</.exec(xml)?.[1]?.replace(/\s+/g, '')
