@@ -573,14 +573,22 @@ async function unsolicited(
 }
 
 /**
- * The provider's metadata to check the response with. A provider registered by `metadata_url`
+ * The provider's metadata to check a response with. A provider registered by `metadata_url`
  * whose metadata is stale ({@link isSamlMetadataStale}) has it fetched again and stored; when
  * that fails (the fetch, or metadata that does not parse or names another entity), the stored
- * metadata is used and a warning logged, as upstream carries on with it.
+ * metadata is used and a warning logged, as upstream carries on with it. Unlike upstream, which
+ * checks the response with the stored metadata and stores the fetched one only after a
+ * successful sign-in, the fetched metadata is stored and used at once (so that a rotated
+ * signing certificate works on the first sign-in after it).
+ *
+ * @param ctx The clock and the database.
+ * @param fetchMetadata Fetches a `metadata_url` (the ACS: {@link fetchSamlMetadata}).
+ * @param log Where a failed refresh is reported.
  */
-async function currentMetadata(
-  ctx: AppContext,
+export async function currentMetadata(
+  ctx: Pick<AppContext, 'clock' | 'db'>,
   provider: SsoProvider,
+  fetchMetadata: (url: string) => Promise<string>,
   log: SsoLog,
 ): Promise<IdpMetadata> {
   const stored = await parseIdpMetadata(provider.metadataXml)
@@ -596,7 +604,7 @@ async function currentMetadata(
   }
   if (!isSamlMetadataStale(stored, provider.samlUpdatedAt.getTime(), now)) return stored
   try {
-    const raw = await fetchSamlMetadata(ctx, provider.metadataUrl)
+    const raw = await fetchMetadata(provider.metadataUrl)
     const fresh = await parseIdpMetadata(raw)
     if (fresh.entityId !== provider.entityId) {
       throw new Error(`the metadata now names the entity ${fresh.entityId}`)
@@ -659,7 +667,7 @@ export async function finishSamlAcs(
   const { provider, requestId } = solicitation
   const { acs } = spUrls(ctx.settings)
   checkDestination(response, acs)
-  const idp = await currentMetadata(ctx, provider, log)
+  const idp = await currentMetadata(ctx, provider, (url) => fetchSamlMetadata(ctx, url), log)
   let assertionXml: string
   try {
     assertionXml = await validated(ctx, provider, idp, keys.primary, requestId, form.SAMLResponse)
