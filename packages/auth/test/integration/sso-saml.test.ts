@@ -590,6 +590,10 @@ describe('SAML single sign-on', () => {
       expect(odd.searchParams.get('error_description')).toBe(
         'SAML RelayState is not a valid UUID or URL',
       )
+      const notBase64 = await postAcs({ SAMLResponse: '<samlp:Response/>', RelayState: '' })
+      expect(notBase64.searchParams.get('error_description')).toBe(
+        'SAMLResponse is not a valid Base64 string',
+      )
     })
 
     it('keeps every other check: signature, audience, recipient, time window', async () => {
