@@ -659,6 +659,7 @@ export interface Tables {
   readonly ssoDomains: string
   readonly samlProviders: string
   readonly samlRelayStates: string
+  readonly samlUsedAssertions: string
   readonly oauthClients: string
   readonly oauthAuthorizations: string
   readonly oauthConsents: string

@@ -131,15 +131,16 @@ export interface SessionClient {
  */
 export async function insertSession(
   tx: Queryable,
-  s: { id: string; userId: string },
+  s: { id: string; userId: string; notAfter?: Date | null },
   client: SessionClient,
   now: number,
 ): Promise<Session> {
   const { rows } = await tx.query<SessionRow>(
-    `INSERT INTO ${tx.t.sessions} (id, user_id, created_at, updated_at, aal, user_agent, ip)
-     VALUES ($1, $2, $3, $3, 'aal1', NULLIF($4, ''), NULLIF($5, '')::inet)
+    `INSERT INTO ${tx.t.sessions} (id, user_id, created_at, updated_at, aal, user_agent, ip,
+       not_after)
+     VALUES ($1, $2, $3, $3, 'aal1', NULLIF($4, ''), NULLIF($5, '')::inet, $6)
      RETURNING ${RETURNING}`,
-    [s.id, s.userId, new Date(now), client.userAgent, validIp(client.ip)],
+    [s.id, s.userId, new Date(now), client.userAgent, validIp(client.ip), s.notAfter ?? null],
   )
   return fromRow(rows[0] as SessionRow)
 }

@@ -1,7 +1,8 @@
 /**
- * `sso_providers`, `sso_domains`, `saml_providers` and `saml_relay_states`: the SAML identity
- * providers an admin registered, the email domains that pick them, and the sign-ins started at
- * `/sso` waiting for their assertion.
+ * `sso_providers`, `sso_domains`, `saml_providers`, `saml_relay_states` and
+ * `saml_used_assertions`: the SAML identity providers an admin registered, the email domains that
+ * pick them, the sign-ins started at `/sso` waiting for their assertion, and the assertions
+ * already used.
  *
  * @see https://github.com/supabase/auth/blob/master/internal/models/sso.go
  * @module
@@ -364,4 +365,49 @@ export async function takeSamlRelayState(
     flowStateId: r.flow_state_id,
     createdAt: r.created_at ?? new Date(0),
   }
+}
+
+/**
+ * Records that an assertion was used, deleting a few records past their expiry on the way.
+ *
+ * @param expiresAt Epoch milliseconds after which the assertion can no longer be accepted.
+ * @param now Epoch milliseconds.
+ * @returns `false` when this provider's assertion of that ID was already recorded (a replay).
+ */
+export async function recordSamlAssertionUse(
+  tx: Queryable,
+  use: { readonly ssoProviderId: string; readonly assertionId: string; readonly expiresAt: number },
+  now: number,
+): Promise<boolean> {
+  const table = tx.t.samlUsedAssertions
+  await tx.query(
+    `DELETE FROM ${table} WHERE (sso_provider_id, assertion_id) IN (
+       SELECT sso_provider_id, assertion_id FROM ${table} WHERE expires_at < $1
+       LIMIT 100 FOR UPDATE SKIP LOCKED)`,
+    [new Date(now)],
+  )
+  const { rowCount } = await tx.query(
+    `INSERT INTO ${table} (sso_provider_id, assertion_id, created_at, expires_at)
+     VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`,
+    [use.ssoProviderId, use.assertionId, new Date(now), new Date(use.expiresAt)],
+  )
+  return rowCount === 1
+}
+
+/**
+ * Replaces a provider's metadata fetched again from its `metadata_url` (and `updated_at` of its
+ * SAML connection, from which the next refresh is counted).
+ *
+ * @param now Epoch milliseconds.
+ */
+export async function refreshSamlMetadata(
+  tx: Queryable,
+  ssoProviderId: string,
+  metadataXml: string,
+  now: number,
+): Promise<void> {
+  await tx.query(
+    `UPDATE ${tx.t.samlProviders} SET metadata_xml = $2, updated_at = $3 WHERE sso_provider_id = $1`,
+    [ssoProviderId, metadataXml, new Date(now)],
+  )
 }

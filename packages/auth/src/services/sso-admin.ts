@@ -131,7 +131,7 @@ async function metadataOf(
   p: SsoProviderParams,
 ): Promise<{ raw: string; metadata: IdpMetadata }> {
   const raw = p.metadataXml !== '' ? p.metadataXml : await fetchSamlMetadata(ctx, p.metadataUrl)
-  return { raw, metadata: parseIdpMetadata(raw) }
+  return { raw, metadata: await parseIdpMetadata(raw) }
 }
 
 function normalizeDomains(domains: readonly string[] | undefined): string[] | undefined {

@@ -1,8 +1,9 @@
 /**
- * Single sign-on with SAML 2.0, service-provider initiated: `POST /sso` starts it (a signed
+ * Single sign-on with SAML 2.0. Service-provider initiated: `POST /sso` starts it (a signed
  * AuthnRequest over the HTTP-Redirect binding and a single-use relay state), the identity
  * provider posts its response to `/sso/saml/acs`, which checks it and signs the user in with a
- * session (implicit flow) or an auth code (PKCE flow).
+ * session (implicit flow) or an auth code (PKCE flow). Identity-provider initiated: an
+ * unsolicited response posted to the ACS signs the user in with a session.
  *
  * @see https://github.com/supabase/auth/blob/master/internal/api/sso.go
  * @see https://github.com/supabase/auth/blob/master/internal/api/samlacs.go
@@ -21,9 +22,12 @@ import { findIdentityByProviderId, refreshIdentity } from '../models/identity.js
 import type { JsonObject } from '../models/json.js'
 import {
   findSsoProviderByDomain,
+  findSsoProviderByEntityId,
   findSsoProviderById,
   insertSamlRelayState,
   isSsoProviderEnabled,
+  recordSamlAssertionUse,
+  refreshSamlMetadata,
   takeSamlRelayState,
   type SamlAttributeMapping,
   type SsoProvider,
@@ -31,17 +35,22 @@ import {
 import { getUserById, isBanned, type User } from '../models/user.js'
 import type { IssuedSession } from '../sessions/token-service.js'
 import { parsePkceChallenge } from './shared/pkce.js'
+import { isRedirectUrlValid } from './shared/redirect.js'
 import {
+  SAML_CLOCK_SKEW_MS,
   SAML_NS,
+  isSamlMetadataStale,
   parseIdpMetadata,
   parseXml,
   serviceProvider,
   spMetadataXml,
   spUrls,
+  type IdpMetadata,
   type SpKey,
   type SpKeys,
 } from './shared/saml.js'
 import { isUuid } from './shared/validation.js'
+import { fetchSamlMetadata } from './sso-admin.js'
 import { createUser } from './users.js'
 
 /** What `POST /sso` was asked. */
@@ -144,10 +153,10 @@ async function chooseProvider(ctx: AppContext, p: SsoParams): Promise<SsoProvide
 export async function startSso(ctx: AppContext, keys: SpKeys, p: SsoParams): Promise<string> {
   const provider = await chooseProvider(ctx, p)
   const challenge = parsePkceChallenge(p.codeChallenge, p.codeChallengeMethod)
-  const idp = parseIdpMetadata(provider.metadataXml)
+  const idp = await parseIdpMetadata(provider.metadataXml)
   const requestId = newSamlId(ctx)
   const relayStateId = ctx.random.uuid()
-  const sp = serviceProvider(ctx.settings, {
+  const sp = await serviceProvider(ctx.settings, {
     idp,
     key: keys.primary,
     decrypt: false,
@@ -191,7 +200,7 @@ export async function startSso(ctx: AppContext, keys: SpKeys, p: SsoParams): Pro
 }
 
 /** This server's SAML metadata (`GET /sso/saml/metadata`). */
-export function samlMetadata(ctx: AppContext, keys: SpKeys): string {
+export function samlMetadata(ctx: AppContext, keys: SpKeys): Promise<string> {
   return spMetadataXml(ctx.settings, keys, () => newSamlId(ctx))
 }
 
@@ -260,23 +269,118 @@ interface AssertedUser {
   readonly claims: Record<string, unknown>
 }
 
+/** What the checked assertion says of the user and of its own lifetime. */
+interface AssertedUser {
+  readonly userId: string
+  readonly email: string
+  readonly claims: Record<string, unknown>
+  /** The assertion's `ID`, recorded so that it is used once. */
+  readonly assertionId: string
+  /** Epoch milliseconds from which the assertion is refused anyway (its record may go). */
+  readonly acceptableUntil: number
+  /** The first `AuthnStatement/@SessionNotOnOrAfter`: the session's `not_after`. */
+  readonly sessionNotAfter: Date | null
+}
+
 /**
- * Reads the verified assertion: its Issuer must be the provider's entity ID, the Recipient of its bearer confirmation must be this ACS, the
- * user id is the `subject-id` attribute or a non-transient NameID, the email the mapped
- * `email`, a known email attribute or an email-format NameID.
+ * Upstream's library's limit on an assertion's age: its `IssueInstant` plus 90 seconds (no
+ * clock skew on top).
  */
-function readAssertion(assertionXml: string, acs: string, provider: SsoProvider): AssertedUser {
-  const assertion = parseXml(assertionXml, 'SAML Assertion')
+const SAML_MAX_ISSUE_DELAY_MS = 90_000
+
+/** An `xs:dateTime` attribute in epoch milliseconds; `undefined` when absent. */
+function timeOf(el: Element, name: string): number | undefined {
+  const text = el.getAttribute(name) ?? ''
+  if (text === '') return undefined
+  const ms = Date.parse(text)
+  if (Number.isNaN(ms)) throw notValid(`${name} is not a valid time`)
+  return ms
+}
+
+/**
+ * The assertion's times, checked with the injected clock as upstream's library does (the SAML
+ * library's own checks, which read the real clock, are off): `IssueInstant` at most 90 s old;
+ * the `Conditions` and every `SubjectConfirmationData` (which must carry a `NotOnOrAfter`) not
+ * before their `NotBefore` nor at or after their `NotOnOrAfter`, with {@link SAML_CLOCK_SKEW_MS}
+ * of skew either way.
+ *
+ * @returns The epoch milliseconds from which the assertion is refused.
+ */
+function checkAssertionTimes(assertion: Element, now: number): number {
+  const issued = timeOf(assertion, 'IssueInstant')
+  if (issued === undefined) throw notValid('IssueInstant is missing')
+  const tooOld = issued + SAML_MAX_ISSUE_DELAY_MS
+  if (now > tooOld) throw notValid('the assertion is too old (IssueInstant)')
+  const limits = [tooOld]
+  const windows = [
+    ...descendants(assertion, SAML_NS.assertion, 'Conditions').map((el) => ({
+      el,
+      required: false,
+    })),
+    ...descendants(assertion, SAML_NS.assertion, 'SubjectConfirmationData').map((el) => ({
+      el,
+      required: true,
+    })),
+  ]
+  for (const { el, required } of windows) {
+    const notBefore = timeOf(el, 'NotBefore')
+    const notOnOrAfter = timeOf(el, 'NotOnOrAfter')
+    if (notBefore !== undefined && now + SAML_CLOCK_SKEW_MS < notBefore) {
+      throw notValid(`${el.localName} is not yet valid (NotBefore)`)
+    }
+    if (notOnOrAfter === undefined) {
+      if (required) throw notValid(`${el.localName} has no NotOnOrAfter`)
+      continue
+    }
+    limits.push(notOnOrAfter + SAML_CLOCK_SKEW_MS)
+    if (now - SAML_CLOCK_SKEW_MS >= notOnOrAfter) {
+      throw notValid(`${el.localName} has expired (NotOnOrAfter)`)
+    }
+  }
+  return Math.min(...limits)
+}
+
+/** The first `SessionNotOnOrAfter` of the assertion's `AuthnStatement`s (upstream `NotAfter`). */
+function sessionNotAfter(assertion: Element): Date | null {
+  for (const statement of descendants(assertion, SAML_NS.assertion, 'AuthnStatement')) {
+    const ms = timeOf(statement, 'SessionNotOnOrAfter')
+    if (ms !== undefined) return new Date(ms)
+  }
+  return null
+}
+
+/**
+ * Reads the verified assertion: its Issuer must be the provider's entity ID, the Recipient of
+ * every subject confirmation this ACS, its times valid now (see {@link checkAssertionTimes}); in
+ * an unsolicited response, no subject confirmation may answer a request (`InResponseTo`). The
+ * user id is the `subject-id` attribute or a non-transient NameID, the email the mapped `email`,
+ * a known email attribute or an email-format NameID.
+ */
+async function readAssertion(
+  assertionXml: string,
+  expected: { readonly acs: string; readonly solicited: boolean; readonly now: number },
+  provider: SsoProvider,
+): Promise<AssertedUser> {
+  const { acs } = expected
+  const assertion = await parseXml(assertionXml, 'SAML Assertion')
   const issuer = descendants(assertion, SAML_NS.assertion, 'Issuer')[0]?.textContent?.trim() ?? ''
   if (issuer !== provider.entityId) {
     throw notValid(`Issuer must be ${provider.entityId}`)
   }
-  const recipients = descendants(assertion, SAML_NS.assertion, 'SubjectConfirmationData').map(
-    (d) => d.getAttribute('Recipient') ?? '',
-  )
+  const assertionId = assertion.getAttribute('ID') ?? ''
+  if (assertionId === '') throw notValid('the assertion has no ID')
+  const confirmations = descendants(assertion, SAML_NS.assertion, 'SubjectConfirmationData')
+  const recipients = confirmations.map((d) => d.getAttribute('Recipient') ?? '')
   if (recipients.length === 0 || recipients.some((r) => r !== acs)) {
     throw notValid(`Recipient must be ${acs}`)
   }
+  if (
+    !expected.solicited &&
+    confirmations.some((d) => (d.getAttribute('InResponseTo') ?? '') !== '')
+  ) {
+    throw notValid('an unsolicited response must not be InResponseTo a request')
+  }
+  const acceptableUntil = checkAssertionTimes(assertion, expected.now)
   const nameId = descendants(assertion, SAML_NS.assertion, 'NameID')[0]
   const nameIdValue = (nameId?.textContent ?? '').trim()
   const format = nameId?.getAttribute('Format') ?? ''
@@ -309,44 +413,60 @@ function readAssertion(assertionXml: string, acs: string, provider: SsoProvider)
       'SAML Assertion does not contain an email address',
     )
   }
-  return { userId, email, claims }
+  return {
+    userId,
+    email,
+    claims,
+    assertionId,
+    acceptableUntil,
+    sessionNotAfter: sessionNotAfter(assertion),
+  }
 }
 
-/** Response/@Destination, when present, must be this ACS (the assertion's Recipient always is). */
-function checkDestination(samlResponse: string, acs: string): void {
-  let xml: string
-  try {
-    xml = Buffer.from(samlResponse, 'base64').toString('utf8')
-  } catch (error) {
-    throw new BadRequestError('validation_failed', 'SAMLResponse is not a valid Base64 string', {
-      cause: error,
-    })
+/** The posted `SAMLResponse`: Base64 of a `samlp:Response`. */
+async function readResponse(samlResponse: string): Promise<Element> {
+  if (!/^[A-Za-z0-9+/=\s]*$/.test(samlResponse)) {
+    throw new BadRequestError('validation_failed', 'SAMLResponse is not a valid Base64 string')
   }
-  const root = parseXml(xml, 'SAMLResponse')
+  const xml = Buffer.from(samlResponse, 'base64').toString('utf8')
+  const root = await parseXml(xml, 'SAMLResponse')
   if (root.namespaceURI !== SAML_NS.protocol || root.localName !== 'Response') {
     throw new BadRequestError('validation_failed', 'SAMLResponse is not a valid XML SAML assertion')
   }
-  const destination = root.getAttribute('Destination') ?? ''
+  return root
+}
+
+/** Response/@Destination, when present, must be this ACS (the assertion's Recipient always is). */
+function checkDestination(response: Element, acs: string): void {
+  const destination = response.getAttribute('Destination') ?? ''
   if (destination !== '' && destination !== acs) {
     throw notValid(`Destination must be ${acs}`)
   }
+}
+
+/** The Response's Issuer, else its first Assertion's: which provider an unsolicited one names. */
+function responseIssuer(response: Element): string {
+  const issuers = descendants(response, SAML_NS.assertion, 'Issuer')
+  const own = issuers.find((issuer) => issuer.parentNode === response)
+  return ((own ?? issuers[0])?.textContent ?? '').trim()
 }
 
 /** Validates the response with one key; the signed assertion's XML. */
 async function validated(
   ctx: AppContext,
   provider: SsoProvider,
+  idp: IdpMetadata,
   key: SpKey,
-  requestId: string,
+  requestId: string | undefined,
   samlResponse: string,
 ): Promise<string> {
-  const sp = serviceProvider(ctx.settings, {
-    idp: parseIdpMetadata(provider.metadataXml),
+  const sp = await serviceProvider(ctx.settings, {
+    idp,
     key,
     decrypt: ctx.settings.saml.allowEncryptedAssertions,
     nameIdFormat: provider.nameIdFormat,
     newId: () => newSamlId(ctx),
-    inResponseTo: requestId,
+    ...(requestId === undefined ? {} : { inResponseTo: requestId }),
     now: ctx.clock.now(),
   })
   const { profile } = await sp.validatePostResponseAsync({ SAMLResponse: samlResponse })
@@ -377,35 +497,29 @@ function identityData(provider: SsoProvider, asserted: AssertedUser): JsonObject
   }
 }
 
-/**
- * Finishes a sign-in at the ACS (`POST /sso/saml/acs`): takes the relay state (once; expired
- * after `SAML_RELAY_STATE_VALIDITY_PERIOD`), validates the response against the provider's
- * registered certificates (signature, wrapping, issuer, audience, InResponseTo the relay state's
- * request, times, Destination, Recipient; with `SAML_PRIVATE_KEY_NEXT` as the second decryption
- * key), then finds or creates the SSO user (`is_sso_user`, identity `sso:<provider id>`) and
- * starts a session or hands out the PKCE code.
- *
- * @throws {@link BadRequestError} `validation_failed`, `saml_assertion_no_user_id`,
- *   `saml_assertion_no_email`; {@link NotFoundError} `saml_relay_state_not_found`,
- *   `sso_provider_disabled`; {@link UnprocessableEntityError} `saml_relay_state_expired`,
- *   `signup_disabled`; {@link ForbiddenError} `user_banned`.
- */
-export async function finishSamlAcs(
-  ctx: AppContext,
-  keys: SpKeys,
-  form: AcsForm,
-  client: RequestContext,
-): Promise<SsoOutcome> {
-  if (form.SAMLResponse === '') {
-    throw new BadRequestError('validation_failed', 'SAMLResponse is missing')
-  }
-  if (!isUuid(form.RelayState)) {
-    throw new BadRequestError(
-      'validation_failed',
-      'SAML RelayState is not a valid UUID: only sign-ins started at /sso are accepted',
-    )
-  }
-  const relayState = await takeSamlRelayState(ctx.db, form.RelayState)
+/** Where the ACS reports what does not fail a sign-in: a pino logger such as `request.log`. */
+export interface SsoLog {
+  warn(details: Record<string, unknown>, message: string): void
+}
+
+/** Who an ACS post answers: a sign-in started at `/sso`, or none (IdP-initiated). */
+interface Solicitation {
+  readonly provider: SsoProvider
+  /** The AuthnRequest's ID; `undefined` for an unsolicited response. */
+  readonly requestId: string | undefined
+  readonly redirectTo: string
+  readonly flowStateId: string | null
+}
+
+/** Whether a relay state is a URL an IdP may name (upstream: Go's `url.ParseRequestURI`). */
+function isRequestUri(value: string): boolean {
+  if (value.startsWith('/')) return true
+  return /^[a-z][a-z0-9+.-]*:/i.test(value) && URL.canParse(value)
+}
+
+/** The sign-in a relay state names (taken once; expired after its validity period). */
+async function solicitedBy(ctx: AppContext, relayStateId: string): Promise<Solicitation> {
+  const relayState = await takeSamlRelayState(ctx.db, relayStateId)
   if (relayState === undefined) {
     throw new NotFoundError(
       'saml_relay_state_not_found',
@@ -428,40 +542,171 @@ export async function finishSamlAcs(
       'SSO Provider assigned for this domain is currently disabled',
     )
   }
+  return {
+    provider,
+    requestId: relayState.requestId,
+    redirectTo: relayState.redirectTo,
+    flowStateId: relayState.flowStateId,
+  }
+}
+
+/** An unsolicited response: the provider its Issuer names; the relay state, if any, a URL. */
+async function unsolicited(
+  ctx: AppContext,
+  response: Element,
+  relayState: string,
+): Promise<Solicitation> {
+  const provider = await findSsoProviderByEntityId(ctx.db, responseIssuer(response))
+  if (provider === undefined) {
+    throw new NotFoundError(
+      'saml_idp_not_found',
+      'A SAML connection has not been established with this Identity Provider',
+    )
+  }
+  if (!isSsoProviderEnabled(provider)) {
+    throw new NotFoundError(
+      'sso_provider_disabled',
+      'SSO Provider assigned for this domain is currently disabled',
+    )
+  }
+  return { provider, requestId: undefined, redirectTo: relayState, flowStateId: null }
+}
+
+/**
+ * The provider's metadata to check a response with. A provider registered by `metadata_url`
+ * whose metadata is stale ({@link isSamlMetadataStale}) has it fetched again and stored; when
+ * that fails (the fetch, or metadata that does not parse or names another entity), the stored
+ * metadata is used and a warning logged, as upstream carries on with it. Unlike upstream, which
+ * checks the response with the stored metadata and stores the fetched one only after a
+ * successful sign-in, the fetched metadata is stored and used at once (so that a rotated
+ * signing certificate works on the first sign-in after it).
+ *
+ * @param ctx The clock and the database.
+ * @param fetchMetadata Fetches a `metadata_url` (the ACS: {@link fetchSamlMetadata}).
+ * @param log Where a failed refresh is reported.
+ */
+export async function currentMetadata(
+  ctx: Pick<AppContext, 'clock' | 'db'>,
+  provider: SsoProvider,
+  fetchMetadata: (url: string) => Promise<string>,
+  log: SsoLog,
+): Promise<IdpMetadata> {
+  const stored = await parseIdpMetadata(provider.metadataXml)
+  const now = ctx.clock.now()
+  if (provider.metadataUrl === null || provider.metadataUrl === '') {
+    if (stored.validUntil !== undefined && stored.validUntil.getTime() - now <= 30 * 86_400_000) {
+      log.warn(
+        { sso_provider_id: provider.id, valid_until: stored.validUntil.toISOString() },
+        'SAML Metadata for identity provider will expire soon! Update its metadata_xml!',
+      )
+    }
+    return stored
+  }
+  if (!isSamlMetadataStale(stored, provider.samlUpdatedAt.getTime(), now)) return stored
+  try {
+    const raw = await fetchMetadata(provider.metadataUrl)
+    const fresh = await parseIdpMetadata(raw)
+    if (fresh.entityId !== provider.entityId) {
+      throw new Error(`the metadata now names the entity ${fresh.entityId}`)
+    }
+    await refreshSamlMetadata(ctx.db, provider.id, raw, ctx.clock.now())
+    return fresh
+  } catch (error) {
+    log.warn(
+      {
+        sso_provider_id: provider.id,
+        valid_until: stored.validUntil?.toISOString() ?? null,
+        err: error,
+      },
+      'SAML Metadata could not be retrieved, continuing with existing metadata',
+    )
+    return stored
+  }
+}
+
+/**
+ * Finishes a sign-in at the ACS (`POST /sso/saml/acs`). A relay state that is a UUID names a
+ * sign-in started at `/sso` (taken once; expired after `SAML_RELAY_STATE_VALIDITY_PERIOD`); an
+ * empty one or a URL makes the response unsolicited (IdP-initiated, as upstream allows): its
+ * Issuer names the provider, and the relay state, if allowed (`URI_ALLOW_LIST`), is where the
+ * user lands (else `SITE_URL`). The response is validated against the provider's registered
+ * certificates (its metadata fetched again first when stale; signature, wrapping, issuer,
+ * audience, `InResponseTo` the relay state's request or, unsolicited, none, times by the injected
+ * clock, Destination, Recipient; with `SAML_PRIVATE_KEY_NEXT` as the second decryption key), its
+ * assertion ID is recorded so that it signs in once, then the SSO user is found or created
+ * (`is_sso_user`, identity `sso:<provider id>`) and a session started (its `not_after` the
+ * assertion's `SessionNotOnOrAfter`) or, for a PKCE sign-in, the auth code handed out.
+ *
+ * @param log Where a failed metadata refresh is reported (it never fails the sign-in).
+ * @throws {@link BadRequestError} `validation_failed`, `saml_assertion_no_user_id`,
+ *   `saml_assertion_no_email`; {@link NotFoundError} `saml_relay_state_not_found`,
+ *   `saml_idp_not_found`, `sso_provider_disabled`; {@link UnprocessableEntityError}
+ *   `saml_relay_state_expired`, `signup_disabled`; {@link ForbiddenError} `user_banned`.
+ */
+export async function finishSamlAcs(
+  ctx: AppContext,
+  keys: SpKeys,
+  form: AcsForm,
+  client: RequestContext,
+  log: SsoLog,
+): Promise<SsoOutcome> {
+  if (form.SAMLResponse === '') {
+    throw new BadRequestError('validation_failed', 'SAMLResponse is missing')
+  }
+  let solicitation: Solicitation
+  let response: Element
+  if (isUuid(form.RelayState)) {
+    solicitation = await solicitedBy(ctx, form.RelayState)
+    response = await readResponse(form.SAMLResponse)
+  } else if (form.RelayState === '' || isRequestUri(form.RelayState)) {
+    response = await readResponse(form.SAMLResponse)
+    solicitation = await unsolicited(ctx, response, form.RelayState)
+  } else {
+    throw new BadRequestError('validation_failed', 'SAML RelayState is not a valid UUID or URL')
+  }
+  const { provider, requestId } = solicitation
   const { acs } = spUrls(ctx.settings)
-  checkDestination(form.SAMLResponse, acs)
+  checkDestination(response, acs)
+  const idp = await currentMetadata(ctx, provider, (url) => fetchSamlMetadata(ctx, url), log)
   let assertionXml: string
   try {
-    assertionXml = await validated(
-      ctx,
-      provider,
-      keys.primary,
-      relayState.requestId,
-      form.SAMLResponse,
-    )
+    assertionXml = await validated(ctx, provider, idp, keys.primary, requestId, form.SAMLResponse)
   } catch (error) {
     if (error instanceof BadRequestError) throw error
     let retried: string | undefined
     if (ctx.settings.saml.allowEncryptedAssertions && keys.next !== undefined) {
-      retried = await validated(
-        ctx,
-        provider,
-        keys.next,
-        relayState.requestId,
-        form.SAMLResponse,
-      ).catch(() => undefined)
+      retried = await validated(ctx, provider, idp, keys.next, requestId, form.SAMLResponse).catch(
+        () => undefined,
+      )
     }
     if (retried === undefined) {
       throw notValid(error instanceof Error ? error.message : 'unreadable response', error)
     }
     assertionXml = retried
   }
-  const asserted = readAssertion(assertionXml, acs, provider)
+  const asserted = await readAssertion(
+    assertionXml,
+    { acs, solicited: requestId !== undefined, now: ctx.clock.now() },
+    provider,
+  )
+  const redirectTo = isRedirectUrlValid(ctx.settings, solicitation.redirectTo)
+    ? solicitation.redirectTo
+    : ctx.settings.siteUrl
   const providerName = `sso:${provider.id}`
   const data = identityData(provider, asserted)
   return ctx.db
     .transaction(async (tx) => {
       const now = ctx.clock.now()
+      const firstUse = await recordSamlAssertionUse(
+        tx,
+        {
+          ssoProviderId: provider.id,
+          assertionId: asserted.assertionId,
+          expiresAt: asserted.acceptableUntil,
+        },
+        now,
+      )
+      if (!firstUse) throw notValid('the assertion was already used')
       const existing = await findIdentityByProviderId(tx, asserted.userId, providerName)
       let user: User
       if (existing !== undefined) {
@@ -488,12 +733,19 @@ export async function finishSamlAcs(
         ))
       }
       if (isBanned(user, now)) throw new ForbiddenError('user_banned', 'User is banned')
-      if (relayState.flowStateId !== null) {
-        const authCode = await issueSsoAuthCode(tx, relayState.flowStateId, user.id, now)
-        return { kind: 'code', authCode, redirectTo: relayState.redirectTo } as const
+      if (solicitation.flowStateId !== null) {
+        const authCode = await issueSsoAuthCode(tx, solicitation.flowStateId, user.id, now)
+        return { kind: 'code', authCode, redirectTo } as const
       }
-      const pending = await ctx.tokens.startSession(tx, user, 'sso/saml', client)
-      return { kind: 'session', pending, redirectTo: relayState.redirectTo } as const
+      const pending = await ctx.tokens.startSession(
+        tx,
+        user,
+        'sso/saml',
+        client,
+        true,
+        asserted.sessionNotAfter,
+      )
+      return { kind: 'session', pending, redirectTo } as const
     })
     .then(async (result) =>
       result.kind === 'code'

@@ -191,6 +191,7 @@ export class TokenService {
    * Starts a session for a user inside `tx`: a `sessions` row, its first refresh token, an AMR
    * claim, `last_sign_in_at` and a `login` audit entry (unless `audit` is false).
    *
+   * @param notAfter The session's `not_after` (a SAML assertion's `SessionNotOnOrAfter`), or none.
    * @returns Data to pass to {@link finish} after the transaction commits.
    */
   async startSession(
@@ -199,6 +200,7 @@ export class TokenService {
     method: AuthenticationMethod,
     ctx: RequestContext,
     audit = true,
+    notAfter: Date | null = null,
   ): Promise<PendingTokens> {
     const now = this.clock.now()
     const random = this.random
@@ -208,7 +210,12 @@ export class TokenService {
       this.settings.mailer.notifications.newSignIn &&
       user.lastSignInAt !== null &&
       !(await hasSessionFromDevice(tx, user.id, ctx))
-    const session = await insertSession(tx, { id: random.uuid(), userId: user.id }, ctx, now)
+    const session = await insertSession(
+      tx,
+      { id: random.uuid(), userId: user.id, notAfter },
+      ctx,
+      now,
+    )
     const refresh = await insertRefreshToken(
       tx,
       { token: generateRefreshToken(random), userId: user.id, sessionId: session.id, parent: '' },

@@ -31,6 +31,8 @@ export interface Tables {
   readonly ssoDomains: string
   readonly samlProviders: string
   readonly samlRelayStates: string
+  /** The SAML assertions already accepted (migration 0011). */
+  readonly samlUsedAssertions: string
   /** The OAuth server's registered clients (migration 0009). */
   readonly oauthClients: string
   /** The OAuth server's authorization requests (migration 0009). */
@@ -158,6 +160,7 @@ export function tableNames(namespace: string): Tables {
     ssoDomains: `${p}sso_domains`,
     samlProviders: `${p}saml_providers`,
     samlRelayStates: `${p}saml_relay_states`,
+    samlUsedAssertions: `${p}saml_used_assertions`,
     oauthClients: `${p}oauth_clients`,
     oauthAuthorizations: `${p}oauth_authorizations`,
     oauthConsents: `${p}oauth_consents`,

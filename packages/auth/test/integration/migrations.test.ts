@@ -55,6 +55,7 @@ describe('migrations', () => {
         'gh_refresh_tokens',
         'gh_saml_providers',
         'gh_saml_relay_states',
+        'gh_saml_used_assertions',
         'gh_schema_migrations',
         'gh_sessions',
         'gh_sso_domains',

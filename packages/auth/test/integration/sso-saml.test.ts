@@ -2,6 +2,14 @@ import { inflateRawSync } from 'node:zlib'
 import { FakeClock } from '@gatehouse/testing'
 import type { GoTrueClient } from '@supabase/auth-js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { findSsoProviderById, type SsoProvider } from '#internal/models/sso.js'
+import {
+  SAML_METADATA_REFRESH_MS,
+  isSamlMetadataStale,
+  parseIdpMetadata,
+  parseXsDuration,
+} from '#internal/services/shared/saml.js'
+import { currentMetadata } from '#internal/services/sso.js'
 import { signUp, startTestServer, type TestServer } from '../helpers.js'
 import { authJsClient, memoryStorage } from '../support/auth-js.js'
 import {
@@ -36,7 +44,7 @@ beforeAll(async () => {
   )
   await server.listen()
   idp = await startTestIdp()
-  stranger = testKey('stranger')
+  stranger = await testKey('stranger')
   const metadata = await fetch(`${server.url}/sso/saml/metadata`)
   const xml = await metadata.text()
   idp.spCertificate = /X509Certificate>([^<]+)</.exec(xml)?.[1]?.replace(/\s+/g, '')
@@ -490,6 +498,350 @@ describe('SAML single sign-on', () => {
       })
       expect(landing.searchParams.get('error_code')).toBe('validation_failed')
       expect(landing.hash).toBe('')
+    })
+  })
+
+  describe('IdP-initiated (unsolicited) responses', () => {
+    const DISABLED_IDP = 'https://idp-disabled.test/metadata'
+
+    beforeAll(async () => {
+      const created = await server.request('POST', '/admin/sso/providers', {
+        token: server.serviceKey,
+        body: {
+          type: 'saml',
+          metadata_xml: idp.metadataXml().replace(idp.entityId, DISABLED_IDP),
+          disabled: true,
+        },
+      })
+      expect(created.statusCode).toBe(201)
+    })
+
+    const unsolicitedFor = (nameId: string, extra: Record<string, unknown> = {}) =>
+      b64(
+        idp.response({
+          acs: ACS,
+          audience: SP_ENTITY,
+          inResponseTo: undefined,
+          nameId,
+          attributes: { email: [`${nameId}@example.com`] },
+          ...extra,
+        }),
+      )
+
+    it('signs in without a relay state (lands at SITE_URL), and at an allowed relay state URL', async () => {
+      const bare = await postAcs({ SAMLResponse: unsolicitedFor('ida'), RelayState: '' })
+      expect(bare.origin + bare.pathname).toBe(`${SITE}/`)
+      const token = new URLSearchParams(bare.hash.slice(1)).get('access_token') ?? ''
+      const me = await server.request('GET', '/user', { token })
+      expect(me.statusCode).toBe(200)
+      expect(me.json().email).toBe('ida@example.com')
+      expect(me.json().app_metadata.provider).toBe(`sso:${providerId}`)
+      const there = await postAcs({
+        SAMLResponse: unsolicitedFor('ida'),
+        RelayState: `${SITE}/from-idp`,
+      })
+      expect(there.origin + there.pathname).toBe(`${SITE}/from-idp`)
+      expect(there.hash).toContain('access_token=')
+    })
+
+    it('a relay state URL outside URI_ALLOW_LIST lands at SITE_URL instead', async () => {
+      const landing = await postAcs({
+        SAMLResponse: unsolicitedFor('ida'),
+        RelayState: 'https://evil.test/steal',
+      })
+      expect(landing.origin).toBe(SITE)
+      expect(landing.hash).toContain('access_token=')
+    })
+
+    it('refuses a replay of the same assertion, and a solicited response posted without its relay state', async () => {
+      const response = unsolicitedFor('ivan')
+      const first = await postAcs({ SAMLResponse: response, RelayState: '' })
+      expect(first.hash).toContain('access_token=')
+      const again = await postAcs({ SAMLResponse: response, RelayState: `${SITE}/x` })
+      expect(again.hash).toBe('')
+      expect(again.searchParams.get('error_code')).toBe('validation_failed')
+      expect(again.searchParams.get('error_description')).toMatch(/already used/)
+      const s = await started()
+      const solicited = idp.response({
+        acs: ACS,
+        audience: SP_ENTITY,
+        inResponseTo: s.requestId,
+        nameId: 'ivan',
+        attributes: { email: ['ivan@example.com'] },
+      })
+      const stolen = await postAcs({ SAMLResponse: b64(solicited), RelayState: '' })
+      expect(stolen.hash).toBe('')
+      expect(stolen.searchParams.get('error_code')).toBe('validation_failed')
+    })
+
+    it('refuses a disabled provider, an unknown issuer, a relay state neither UUID nor URL', async () => {
+      const disabled = await postAcs({
+        SAMLResponse: unsolicitedFor('dora', { issuer: DISABLED_IDP }),
+        RelayState: '',
+      })
+      expect(disabled.searchParams.get('error_code')).toBe('sso_provider_disabled')
+      expect(disabled.hash).toBe('')
+      const unknown = await postAcs({
+        SAMLResponse: unsolicitedFor('dora', { issuer: 'https://nobody.test/metadata' }),
+        RelayState: '',
+      })
+      expect(unknown.searchParams.get('error_code')).toBe('saml_idp_not_found')
+      const odd = await postAcs({ SAMLResponse: unsolicitedFor('dora'), RelayState: 'not a url' })
+      expect(odd.searchParams.get('error_description')).toBe(
+        'SAML RelayState is not a valid UUID or URL',
+      )
+      const notBase64 = await postAcs({ SAMLResponse: '<samlp:Response/>', RelayState: '' })
+      expect(notBase64.searchParams.get('error_description')).toBe(
+        'SAMLResponse is not a valid Base64 string',
+      )
+    })
+
+    it('keeps every other check: signature, audience, recipient, time window', async () => {
+      for (const extra of [
+        { signWith: stranger },
+        { signWith: null },
+        { audience: 'https://other-sp.test' },
+        { recipient: 'https://other-sp.test/acs' },
+        { destination: 'https://other-sp.test/acs' },
+        { notBefore: Date.now() - 3_600_000, notOnOrAfter: Date.now() - 600_000 },
+      ]) {
+        const landing = await postAcs({
+          SAMLResponse: unsolicitedFor('eve', extra),
+          RelayState: '',
+        })
+        expect(landing.searchParams.get('error_code'), JSON.stringify(extra)).toBe(
+          'validation_failed',
+        )
+        expect(landing.hash).toBe('')
+      }
+    })
+  })
+
+  describe('times by the injected clock', () => {
+    it('refuses an assertion valid by the real clock but expired by the injected one', async () => {
+      const before = clock.now()
+      clock.advance(600_000)
+      try {
+        const s = await started()
+        const landing = await postAcs({
+          SAMLResponse: b64(
+            idp.response({
+              acs: ACS,
+              audience: SP_ENTITY,
+              inResponseTo: s.requestId,
+              nameId: 'tim',
+              attributes: { email: ['tim@example.com'] },
+            }),
+          ),
+          RelayState: s.relayState,
+        })
+        expect(landing.hash).toBe('')
+        expect(landing.searchParams.get('error_code')).toBe('validation_failed')
+        expect(landing.searchParams.get('error_description')).toMatch(/too old|expired/)
+      } finally {
+        clock.set(before)
+      }
+    })
+
+    it('accepts an assertion valid by the injected clock though expired by the real one', async () => {
+      const before = clock.now()
+      clock.set(before - 7 * 86_400_000)
+      try {
+        const s = await started()
+        const landing = await postAcs({
+          SAMLResponse: b64(
+            idp.response({
+              acs: ACS,
+              audience: SP_ENTITY,
+              inResponseTo: s.requestId,
+              nameId: 'tim',
+              attributes: { email: ['tim@example.com'] },
+              issueInstant: clock.now(),
+              notBefore: clock.now() - 60_000,
+              notOnOrAfter: clock.now() + 300_000,
+            }),
+          ),
+          RelayState: s.relayState,
+        })
+        expect(landing.searchParams.get('error_description')).toBeNull()
+        expect(landing.hash).toContain('access_token=')
+      } finally {
+        clock.set(before)
+      }
+    })
+
+    it('AuthnStatement/@SessionNotOnOrAfter is the session not_after: no refresh after it', async () => {
+      const notAfter = clock.now() + 3_600_000
+      const landing = await postAcs({
+        SAMLResponse: b64(
+          idp.response({
+            acs: ACS,
+            audience: SP_ENTITY,
+            inResponseTo: undefined,
+            nameId: 'nora',
+            attributes: { email: ['nora@example.com'] },
+            sessionNotOnOrAfter: notAfter,
+          }),
+        ),
+        RelayState: '',
+      })
+      const fragment = new URLSearchParams(landing.hash.slice(1))
+      const claims = JSON.parse(
+        Buffer.from(
+          (fragment.get('access_token') ?? '').split('.')[1] ?? '',
+          'base64url',
+        ).toString(),
+      ) as { session_id: string }
+      const { rows } = await server.app.db.query<{ not_after: Date | null }>(
+        `SELECT not_after FROM ${server.app.db.t.sessions} WHERE id = $1`,
+        [claims.session_id],
+      )
+      expect(rows[0]?.not_after?.getTime()).toBe(notAfter)
+      const refresh = (token: string) =>
+        server.request('POST', '/token?grant_type=refresh_token', {
+          body: { refresh_token: token },
+        })
+      const early = await refresh(fragment.get('refresh_token') ?? '')
+      expect(early.statusCode).toBe(200)
+      const before = clock.now()
+      clock.advance(3_600_001)
+      try {
+        const late = await refresh(early.json().refresh_token)
+        expect(late.statusCode).toBe(400)
+        expect(late.json().error_code).toBe('session_expired')
+      } finally {
+        clock.set(before)
+      }
+    })
+  })
+
+  describe('metadata_url: metadata fetched again when stale', () => {
+    const URL_IDP = 'https://idp-by-url.test/metadata'
+    const HOUR = 3_600_000
+    const warnings: string[] = []
+    const log = {
+      warn: (_details: Record<string, unknown>, message: string) => warnings.push(message),
+    }
+    let urlProviderId: string
+
+    /** A provider registered by metadata_url (set in the database: the fetch needs HTTPS). */
+    async function urlProvider(metadataXml: string): Promise<SsoProvider> {
+      await server.app.db.query(
+        `UPDATE ${server.app.db.t.samlProviders}
+         SET metadata_xml = $2, metadata_url = 'https://127.0.0.1:1/metadata', updated_at = $3
+         WHERE sso_provider_id = $1`,
+        [urlProviderId, metadataXml, new Date(clock.now())],
+      )
+      const provider = await findSsoProviderById(server.app.db, urlProviderId)
+      if (provider === undefined) throw new Error('provider missing')
+      return provider
+    }
+    const withAttribute = (attribute: string) =>
+      idp.metadataXml().replace('<md:EntityDescriptor ', `<md:EntityDescriptor ${attribute} `)
+
+    beforeAll(async () => {
+      const created = await server.request('POST', '/admin/sso/providers', {
+        token: server.serviceKey,
+        body: { type: 'saml', metadata_xml: idp.metadataXml().replace(idp.entityId, URL_IDP) },
+      })
+      expect(created.statusCode).toBe(201)
+      urlProviderId = created.json().id
+    })
+    it('reads xs:duration and the staleness rule (validUntil, cacheDuration, else 24 hours)', async () => {
+      expect(parseXsDuration('PT6H')).toBe(6 * HOUR)
+      expect(parseXsDuration('P1DT30M')).toBe(24 * HOUR + 1_800_000)
+      expect(parseXsDuration('P1Y')).toBe(365 * 24 * HOUR)
+      for (const bad of ['', 'P', 'PT', '6H', 'P-1D', 'PT0S'])
+        expect(parseXsDuration(bad)).toBeUndefined()
+      const t0 = Date.UTC(2026, 0, 1)
+      const plain = await parseIdpMetadata(idp.metadataXml())
+      expect(isSamlMetadataStale(plain, t0, t0 + SAML_METADATA_REFRESH_MS)).toBe(false)
+      expect(isSamlMetadataStale(plain, t0, t0 + SAML_METADATA_REFRESH_MS + 1)).toBe(true)
+      const cached = await parseIdpMetadata(withAttribute('cacheDuration="PT1H"'))
+      expect(isSamlMetadataStale(cached, t0, t0 + HOUR)).toBe(false)
+      expect(isSamlMetadataStale(cached, t0, t0 + HOUR + 1)).toBe(true)
+      const until = await parseIdpMetadata(
+        withAttribute(`validUntil="${new Date(t0 + 48 * HOUR).toISOString()}"`),
+      )
+      expect(isSamlMetadataStale(until, t0, t0 + 30 * HOUR)).toBe(false)
+      expect(isSamlMetadataStale(until, t0, t0 + 48 * HOUR + 1)).toBe(true)
+    })
+
+    it('fetches and stores fresh metadata once stale, keeps the stored one until then and when the fetch fails', async () => {
+      const xml = withAttribute('cacheDuration="PT1H"').replace(idp.entityId, URL_IDP)
+      const fresh = xml.replace('PT1H', 'PT2H')
+      let fetched = 0
+      const fetchOk = (url: string) => {
+        fetched += 1
+        expect(url).toBe('https://127.0.0.1:1/metadata')
+        return Promise.resolve(fresh)
+      }
+      const ctx = { clock, db: server.app.db }
+      const before = clock.now()
+      try {
+        let provider = await urlProvider(xml)
+        expect((await currentMetadata(ctx, provider, fetchOk, log)).cacheDurationMs).toBe(HOUR)
+        expect(fetched).toBe(0)
+        clock.advance(HOUR + 1)
+        expect((await currentMetadata(ctx, provider, fetchOk, log)).cacheDurationMs).toBe(2 * HOUR)
+        expect(fetched).toBe(1)
+        provider = (await findSsoProviderById(server.app.db, urlProviderId)) ?? provider
+        expect(provider.metadataXml).toBe(fresh)
+        expect(provider.samlUpdatedAt.getTime()).toBe(clock.now())
+        expect(
+          isSamlMetadataStale(
+            await parseIdpMetadata(provider.metadataXml),
+            provider.samlUpdatedAt.getTime(),
+            clock.now(),
+          ),
+        ).toBe(false)
+        // Stale again; the fetch fails, or answers garbage, or another entity: the stored one serves.
+        clock.advance(2 * HOUR + 1)
+        warnings.length = 0
+        for (const failing of [
+          () => Promise.reject(new Error('connection refused')),
+          () => Promise.resolve('<not-metadata/>'),
+          () => Promise.resolve(fresh.replace(URL_IDP, 'https://someone-else.test/metadata')),
+        ]) {
+          expect((await currentMetadata(ctx, provider, failing, log)).cacheDurationMs).toBe(
+            2 * HOUR,
+          )
+        }
+        expect(warnings).toEqual(
+          Array(3).fill('SAML Metadata could not be retrieved, continuing with existing metadata'),
+        )
+        expect((await findSsoProviderById(server.app.db, urlProviderId))?.metadataXml).toBe(fresh)
+      } finally {
+        clock.set(before)
+      }
+    })
+
+    it('a sign-in through a stale provider whose metadata_url cannot be fetched still succeeds', async () => {
+      const before = clock.now()
+      await urlProvider(idp.metadataXml().replace(idp.entityId, URL_IDP))
+      clock.advance(SAML_METADATA_REFRESH_MS + 1)
+      try {
+        const landing = await postAcs({
+          SAMLResponse: b64(
+            idp.response({
+              acs: ACS,
+              audience: SP_ENTITY,
+              inResponseTo: undefined,
+              issuer: URL_IDP,
+              nameId: 'uma',
+              attributes: { email: ['uma@example.com'] },
+              issueInstant: clock.now(),
+              notBefore: clock.now() - 60_000,
+              notOnOrAfter: clock.now() + 300_000,
+            }),
+          ),
+          RelayState: '',
+        })
+        expect(landing.searchParams.get('error_description')).toBeNull()
+        expect(landing.hash).toContain('access_token=')
+      } finally {
+        clock.set(before)
+      }
     })
   })
 })

@@ -21,9 +21,9 @@ export interface TestKey {
 }
 
 /** A fresh RSA 2048 key and its self-signed certificate. */
-export function testKey(commonName: string): TestKey {
+export async function testKey(commonName: string): Promise<TestKey> {
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 })
-  const cert = selfSignedCertificate(privateKey, commonName)
+  const cert = await selfSignedCertificate(privateKey, commonName)
   return {
     privateKeyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
     certificatePem: cert.pem,
@@ -41,7 +41,8 @@ export function samlPrivateKeySetting(): string {
 export interface ResponseSpec {
   readonly acs: string
   readonly audience: string
-  readonly inResponseTo: string
+  /** The AuthnRequest answered; `undefined` for an unsolicited (IdP-initiated) response. */
+  readonly inResponseTo: string | undefined
   readonly nameId: string
   readonly nameIdFormat?: string
   readonly attributes?: Readonly<Record<string, readonly string[]>>
@@ -50,9 +51,13 @@ export interface ResponseSpec {
   /** SubjectConfirmationData/@Recipient (`acs` by default). */
   readonly recipient?: string
   readonly issuer?: string
+  /** Epoch ms of the IssueInstants (the real clock's now by default). */
+  readonly issueInstant?: number
   /** Epoch ms of NotBefore / NotOnOrAfter (now − 1 min / now + 5 min by default). */
   readonly notBefore?: number
   readonly notOnOrAfter?: number
+  /** Epoch ms of AuthnStatement/@SessionNotOnOrAfter (absent by default). */
+  readonly sessionNotOnOrAfter?: number
   /** Sign the assertion with this key (the IdP's by default; `null`: unsigned). */
   readonly signWith?: TestKey | null
   readonly assertionId?: string
@@ -115,7 +120,7 @@ export interface TestIdp {
 export async function startTestIdp(
   entityId = 'https://idp.example.test/metadata',
 ): Promise<TestIdp> {
-  const key = testKey('test-idp')
+  const key = await testKey('test-idp')
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://idp')
     if (url.pathname !== '/sso') {
@@ -190,8 +195,14 @@ export async function startTestIdp(
 </md:EntityDescriptor>`
     },
     response(spec) {
-      const now = Date.now()
+      const now = spec.issueInstant ?? Date.now()
       const iso = (ms: number) => new Date(ms).toISOString()
+      const inResponseTo =
+        spec.inResponseTo === undefined ? '' : ` InResponseTo="${spec.inResponseTo}"`
+      const sessionNotOnOrAfter =
+        spec.sessionNotOnOrAfter === undefined
+          ? ''
+          : ` SessionNotOnOrAfter="${iso(spec.sessionNotOnOrAfter)}"`
       const assertionId = spec.assertionId ?? samlId()
       const attributes = Object.entries(spec.attributes ?? {})
         .map(
@@ -202,10 +213,10 @@ export async function startTestIdp(
         )
         .join('')
       const destination = spec.destination === undefined ? spec.acs : spec.destination
-      const assertion = `<saml:Assertion xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${assertionId}" Version="2.0" IssueInstant="${iso(now)}"><saml:Issuer>${xmlText(spec.issuer ?? entityId)}</saml:Issuer><saml:Subject><saml:NameID Format="${spec.nameIdFormat ?? 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent'}">${xmlText(spec.nameId)}</saml:NameID><saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData InResponseTo="${spec.inResponseTo}" NotOnOrAfter="${iso(spec.notOnOrAfter ?? now + 300_000)}" Recipient="${xmlText(spec.recipient ?? spec.acs)}"/></saml:SubjectConfirmation></saml:Subject><saml:Conditions NotBefore="${iso(spec.notBefore ?? now - 60_000)}" NotOnOrAfter="${iso(spec.notOnOrAfter ?? now + 300_000)}"><saml:AudienceRestriction><saml:Audience>${xmlText(spec.audience)}</saml:Audience></saml:AudienceRestriction></saml:Conditions><saml:AuthnStatement AuthnInstant="${iso(now)}" SessionIndex="${assertionId}"><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:Password</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement><saml:AttributeStatement>${attributes}</saml:AttributeStatement></saml:Assertion>`
+      const assertion = `<saml:Assertion xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${assertionId}" Version="2.0" IssueInstant="${iso(now)}"><saml:Issuer>${xmlText(spec.issuer ?? entityId)}</saml:Issuer><saml:Subject><saml:NameID Format="${spec.nameIdFormat ?? 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent'}">${xmlText(spec.nameId)}</saml:NameID><saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData${inResponseTo} NotOnOrAfter="${iso(spec.notOnOrAfter ?? now + 300_000)}" Recipient="${xmlText(spec.recipient ?? spec.acs)}"/></saml:SubjectConfirmation></saml:Subject><saml:Conditions NotBefore="${iso(spec.notBefore ?? now - 60_000)}" NotOnOrAfter="${iso(spec.notOnOrAfter ?? now + 300_000)}"><saml:AudienceRestriction><saml:Audience>${xmlText(spec.audience)}</saml:Audience></saml:AudienceRestriction></saml:Conditions><saml:AuthnStatement AuthnInstant="${iso(now)}" SessionIndex="${assertionId}"${sessionNotOnOrAfter}><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:Password</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement><saml:AttributeStatement>${attributes}</saml:AttributeStatement></saml:Assertion>`
       const signWith = spec.signWith === undefined ? key : spec.signWith
       const body = signWith === null ? assertion : signElement(assertion, assertionId, signWith)
-      return `<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${samlId()}" Version="2.0" IssueInstant="${iso(now)}"${destination === null ? '' : ` Destination="${xmlText(destination)}"`} InResponseTo="${spec.inResponseTo}"><saml:Issuer>${xmlText(spec.issuer ?? entityId)}</saml:Issuer><samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status>${body}</samlp:Response>`
+      return `<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${samlId()}" Version="2.0" IssueInstant="${iso(now)}"${destination === null ? '' : ` Destination="${xmlText(destination)}"`}${inResponseTo}><saml:Issuer>${xmlText(spec.issuer ?? entityId)}</saml:Issuer><samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status>${body}</samlp:Response>`
     },
     close() {
       return new Promise((resolve) => {

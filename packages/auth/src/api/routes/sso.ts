@@ -85,9 +85,13 @@ function providerParams(body: Static<typeof ProviderBody>): SsoProviderParams {
 }
 
 /** The service provider's keys, loaded once per app on first use. */
-function spKeysOnce(ctx: AppContext): () => SpKeys {
-  let keys: SpKeys | undefined
-  return () => (keys ??= loadSpKeys(ctx.settings))
+function spKeysOnce(ctx: AppContext): () => Promise<SpKeys> {
+  let keys: Promise<SpKeys> | undefined
+  return () =>
+    (keys ??= loadSpKeys(ctx.settings).catch((error: unknown) => {
+      keys = undefined
+      throw error
+    }))
 }
 
 /** Where a finished sign-in goes: the session in the fragment, or `?code=` (PKCE). */
@@ -115,16 +119,17 @@ function successLocation(outcome: SsoOutcome): string {
  */
 async function acs(
   ctx: AppContext,
-  keys: () => SpKeys,
+  keys: () => Promise<SpKeys>,
   request: FastifyRequest<{ Body: Static<typeof AcsBody> }>,
   reply: FastifyReply,
 ): Promise<FastifyReply> {
   try {
     const outcome = await finishSamlAcs(
       ctx,
-      keys(),
+      await keys(),
       { SAMLResponse: request.body.SAMLResponse, RelayState: request.body.RelayState },
       requestContext(request, ctx.settings),
+      request.log,
     )
     return await reply.code(302).header('location', successLocation(outcome)).send()
   } catch (error) {
@@ -164,7 +169,7 @@ export const ssoRoutes: RouteGroup = (app, ctx) => {
     { schema: { body: SsoBody }, preHandler: [verifyCaptcha(ctx), rateLimit(ctx, 'sso')] },
     async (request, reply) => {
       const { body } = request
-      const url = await startSso(ctx, keys(), {
+      const url = await startSso(ctx, await keys(), {
         providerId: body.provider_id,
         domain: body.domain,
         redirectTo: requestRedirectTo(request, ctx.settings),
@@ -180,7 +185,7 @@ export const ssoRoutes: RouteGroup = (app, ctx) => {
     '/sso/saml/metadata',
     { schema: { querystring: MetadataQuery } },
     async (request, reply) => {
-      const xml = samlMetadata(ctx, keys())
+      const xml = await samlMetadata(ctx, await keys())
       reply
         .header('content-type', 'application/xml')
         .header(

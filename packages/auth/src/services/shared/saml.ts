@@ -8,11 +8,11 @@
  * @module
  */
 import { createHash, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto'
-import { SAML, ValidateInResponseTo, type CacheProvider } from '@node-saml/node-saml'
-import forge from 'node-forge'
-import { DOMParser, type Element } from '@xmldom/xmldom'
+import type { CacheProvider, SAML } from '@node-saml/node-saml'
+import type { Element } from '@xmldom/xmldom'
 import type { Settings } from '../../conf/settings.js'
 import { BadRequestError } from '../../errors.js'
+import { samlLibraries } from './saml-library.js'
 
 /** SAML's namespaces. */
 export const SAML_NS = {
@@ -74,14 +74,15 @@ export interface SpKeys {
  *
  * @param validity `[notBefore, notAfter]`; by default 2020 to 2120.
  */
-export function selfSignedCertificate(
+export async function selfSignedCertificate(
   key: KeyObject,
   commonName: string,
   validity: readonly [Date, Date] = [
     new Date('2020-01-01T00:00:00Z'),
     new Date('2120-01-01T00:00:00Z'),
   ],
-): { pem: string; base64: string } {
+): Promise<{ pem: string; base64: string }> {
+  const { forge } = await samlLibraries()
   const spkiPem = createPublicKey(key).export({ type: 'spki', format: 'pem' }).toString()
   const spkiDer = createPublicKey(key).export({ type: 'spki', format: 'der' })
   const cert = forge.pki.createCertificate()
@@ -100,13 +101,13 @@ export function selfSignedCertificate(
 }
 
 /** A key of a setting (standard Base64 PKCS#1 DER) with its {@link selfSignedCertificate}. */
-function spKey(base64Pkcs1: string, commonName: string): SpKey {
+async function spKey(base64Pkcs1: string, commonName: string): Promise<SpKey> {
   const key = createPrivateKey({
     key: Buffer.from(base64Pkcs1, 'base64'),
     format: 'der',
     type: 'pkcs1',
   })
-  const cert = selfSignedCertificate(key, commonName)
+  const cert = await selfSignedCertificate(key, commonName)
   return {
     privateKeyPem: key.export({ type: 'pkcs8', format: 'pem' }).toString(),
     certificatePem: cert.pem,
@@ -119,13 +120,13 @@ function spKey(base64Pkcs1: string, commonName: string): SpKey {
  *
  * @throws When `SAML_PRIVATE_KEY` is empty (the settings refuse that while `SAML_ENABLED`).
  */
-export function loadSpKeys(settings: Settings): SpKeys {
+export async function loadSpKeys(settings: Settings): Promise<SpKeys> {
   const { privateKey, privateKeyNext } = settings.saml
   if (privateKey === '') throw new Error('SAML_PRIVATE_KEY is not set')
   const host = new URL(spUrls(settings).entityId).host
   return {
-    primary: spKey(privateKey, host),
-    next: privateKeyNext === '' ? undefined : spKey(privateKeyNext, host),
+    primary: await spKey(privateKey, host),
+    next: privateKeyNext === '' ? undefined : await spKey(privateKeyNext, host),
   }
 }
 
@@ -138,6 +139,38 @@ export interface IdpMetadata {
   readonly signingCerts: readonly string[]
   /** `validUntil`, when the metadata has one. */
   readonly validUntil: Date | undefined
+  /** `cacheDuration` in milliseconds, when the metadata has a readable one. */
+  readonly cacheDurationMs: number | undefined
+}
+
+const DURATION_UNITS_MS = {
+  Y: 365 * 86_400_000,
+  M: 30 * 86_400_000,
+  D: 86_400_000,
+  H: 3_600_000,
+  Min: 60_000,
+  S: 1000,
+} as const
+
+/**
+ * An `xs:duration` (`P1D`, `PT6H`, `P1Y2M3DT4H5M6.5S`) in milliseconds, a year counted 365 days
+ * and a month 30; `undefined` when it is not one, negative or zero.
+ */
+export function parseXsDuration(text: string): number | undefined {
+  const m =
+    /^P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/.exec(
+      text.trim(),
+    )
+  if (m === null || text.trim().endsWith('T')) return undefined
+  const [, y, mo, d, h, mi, sec] = m
+  const ms =
+    Number(y ?? 0) * DURATION_UNITS_MS.Y +
+    Number(mo ?? 0) * DURATION_UNITS_MS.M +
+    Number(d ?? 0) * DURATION_UNITS_MS.D +
+    Number(h ?? 0) * DURATION_UNITS_MS.H +
+    Number(mi ?? 0) * DURATION_UNITS_MS.Min +
+    Number(sec ?? 0) * DURATION_UNITS_MS.S
+  return Number.isFinite(ms) && ms > 0 ? ms : undefined
 }
 
 function invalid(message: string): BadRequestError {
@@ -156,8 +189,9 @@ function children(parent: Element, ns: string, name: string): Element[] {
 }
 
 /** Parses XML, refusing DTDs (no entity expansion) and malformed documents. */
-export function parseXml(xml: string, what: string): Element {
+export async function parseXml(xml: string, what: string): Promise<Element> {
   if (/<!DOCTYPE/i.test(xml)) throw invalid(`${what} must not contain a DOCTYPE`)
+  const { DOMParser } = (await samlLibraries()).xmldom
   let root: Element | null
   try {
     root = new DOMParser({
@@ -179,13 +213,13 @@ export function parseXml(xml: string, what: string): Element {
  *
  * @throws {@link BadRequestError} `validation_failed` naming what is missing.
  */
-export function parseIdpMetadata(xml: string): IdpMetadata {
+export async function parseIdpMetadata(xml: string): Promise<IdpMetadata> {
   if (xml.includes('\uFFFD')) {
     throw invalid(
       'SAML Metadata XML contains invalid UTF-8 characters, which are not supported at this time',
     )
   }
-  let root = parseXml(xml, 'SAML Metadata XML')
+  let root = await parseXml(xml, 'SAML Metadata XML')
   if (root.namespaceURI === SAML_NS.metadata && root.localName === 'EntitiesDescriptor') {
     const entities = children(root, SAML_NS.metadata, 'EntityDescriptor')
     if (entities.length !== 1 || entities[0] === undefined) {
@@ -227,7 +261,30 @@ export function parseIdpMetadata(xml: string): IdpMetadata {
     signingCerts,
     validUntil:
       validUntil === undefined || Number.isNaN(validUntil.getTime()) ? undefined : validUntil,
+    cacheDurationMs: parseXsDuration(root.getAttribute('cacheDuration') ?? ''),
   }
+}
+
+/** How long metadata that says neither `validUntil` nor `cacheDuration` is used: 24 hours. */
+export const SAML_METADATA_REFRESH_MS = 86_400_000
+
+/**
+ * Whether the metadata of a provider registered by `metadata_url` is to be fetched again
+ * (upstream `IsSAMLMetadataStale`): past its `validUntil`, past its `cacheDuration` since it
+ * was stored, or, saying neither, stored more than {@link SAML_METADATA_REFRESH_MS} ago.
+ *
+ * @param storedAt Epoch milliseconds the metadata was stored (`saml_providers.updated_at`).
+ * @param now Epoch milliseconds.
+ */
+export function isSamlMetadataStale(metadata: IdpMetadata, storedAt: number, now: number): boolean {
+  const { validUntil, cacheDurationMs } = metadata
+  if (validUntil !== undefined && now > validUntil.getTime()) return true
+  if (cacheDurationMs !== undefined && now > storedAt + cacheDurationMs) return true
+  return (
+    validUntil === undefined &&
+    cacheDurationMs === undefined &&
+    now > storedAt + SAML_METADATA_REFRESH_MS
+  )
 }
 
 /** How {@link serviceProvider} is set up for one exchange. */
@@ -240,13 +297,20 @@ export interface ServiceProviderOptions {
   readonly nameIdFormat: string | null
   /** Ids of the requests made (`generateUniqueId`). */
   readonly newId: () => string
-  /** The one request ID an answer may be in response to (ACS), or none (requests). */
+  /**
+   * The one request ID an answer must be in response to (ACS, a sign-in started at `/sso`); for
+   * an unsolicited (IdP-initiated) response, `undefined`: then no `InResponseTo` is accepted.
+   */
   readonly inResponseTo?: string
   /** Epoch milliseconds now (the relay state's own age is checked before). */
   readonly now: number
 }
 
-/** A cache of request IDs that holds exactly the one the relay state names. */
+/**
+ * A cache of request IDs that holds exactly the one the relay state names. The library's own
+ * age check of the entry reads the real clock, so it is turned off (`requestIdExpirationPeriodMs`
+ * in {@link serviceProvider}): the relay state's age was checked with the injected clock.
+ */
 function oneRequestCache(requestId: string | undefined, now: number): CacheProvider {
   const issued = new Date(now).toISOString()
   return {
@@ -257,8 +321,16 @@ function oneRequestCache(requestId: string | undefined, now: number): CacheProvi
   }
 }
 
-/** `@node-saml/node-saml` configured for one identity provider. */
-export function serviceProvider(settings: Settings, options: ServiceProviderOptions): SAML {
+/**
+ * `@node-saml/node-saml` configured for one identity provider: it checks the signature with the
+ * registered certificates, the wrapping, the issuer, the audience and `InResponseTo`, but not the
+ * times (see `acceptedClockSkewMs`).
+ */
+export async function serviceProvider(
+  settings: Settings,
+  options: ServiceProviderOptions,
+): Promise<SAML> {
+  const { SAML, ValidateInResponseTo } = (await samlLibraries()).saml
   const urls = spUrls(settings)
   return new SAML({
     issuer: urls.entityId,
@@ -273,8 +345,14 @@ export function serviceProvider(settings: Settings, options: ServiceProviderOpti
     identifierFormat: options.nameIdFormat ?? NAME_ID_FORMATS[0],
     wantAssertionsSigned: false,
     wantAuthnResponseSigned: false,
-    acceptedClockSkewMs: SAML_CLOCK_SKEW_MS,
-    validateInResponseTo: ValidateInResponseTo.always,
+    // The library reads the real clock: its time checks are off (-1), the caller checks the
+    // assertion's times with the injected clock (`checkAssertionTimes` in `services/sso.ts`).
+    acceptedClockSkewMs: -1,
+    requestIdExpirationPeriodMs: Number.MAX_SAFE_INTEGER,
+    validateInResponseTo:
+      options.inResponseTo === undefined
+        ? ValidateInResponseTo.ifPresent
+        : ValidateInResponseTo.always,
     cacheProvider: oneRequestCache(options.inResponseTo, options.now),
     disableRequestedAuthnContext: true,
     generateUniqueId: options.newId,
@@ -285,7 +363,12 @@ export function serviceProvider(settings: Settings, options: ServiceProviderOpti
  * This server's metadata: entity ID, ACS (HTTP-POST), the signing certificate (and the next
  * one while rotating), the encryption certificate(s) when encrypted assertions are allowed.
  */
-export function spMetadataXml(settings: Settings, keys: SpKeys, newId: () => string): string {
+export async function spMetadataXml(
+  settings: Settings,
+  keys: SpKeys,
+  newId: () => string,
+): Promise<string> {
+  const { SAML } = (await samlLibraries()).saml
   const urls = spUrls(settings)
   const sp = new SAML({
     issuer: urls.entityId,
