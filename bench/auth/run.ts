@@ -10,7 +10,7 @@
 import { randomUUID, webcrypto } from 'node:crypto'
 import { createTestDatabase, getFreePort } from '@gatehouse/testing'
 import bcrypt from 'bcrypt'
-import { jwtVerify } from 'jose'
+import { decodeJwt, jwtVerify, SignJWT } from 'jose'
 import pg from 'pg'
 import { databaseBackendsCpuMs, processCpuMs, type CpuProbes } from '../lib/cpu.js'
 import { machineInfo, markdownTable, type ResultRow } from '../lib/report.js'
@@ -26,14 +26,27 @@ import {
   startAuth,
   stopChild,
 } from './server.js'
-import { randomRequestsScript, refreshChainScript, runWrk } from './wrk.js'
+import {
+  randomRequestsScript,
+  refreshChainScript,
+  runWrk,
+  sequentialRequestsScript,
+} from './wrk.js'
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const SLICE_MS = Number(process.env.BENCH_SLICE_MS ?? 4000)
 const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 1000)
-/** Which figures to measure: a comma-separated subset of `sign-in,refresh,user` (all by default). */
-const ONLY = new Set((process.env.BENCH_ONLY ?? 'sign-in,refresh,user').split(','))
+/**
+ * Which figures to measure: a comma-separated subset of `sign-in,refresh,user,user-new-token` (all
+ * by default).
+ */
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'sign-in,refresh,user,user-new-token').split(','))
+/**
+ * Distinct access tokens of the `user-new-token` figure, sent in turn: twice the server's memory
+ * of verified tokens (10,000), so every request verifies its token's signature.
+ */
+const NEW_TOKENS = 20_000
 /** bcrypt-bound phases have seconds of latency at c=50: let the pipeline fill first. */
 const SLOW_WARMUP_MS = Math.max(WARMUP_MS, 5000)
 const PASSWORD = 'bench-password-1'
@@ -268,6 +281,56 @@ async function main(): Promise<void> {
         )
       : undefined
 
+    // 4. The same with a token the server has not verified before on every request (its memory of
+    // verified tokens misses), against the same baseline.
+    let newTokenScript = ''
+    if (ONLY.has('user-new-token')) {
+      const secret = new TextEncoder().encode(BENCH_JWT_SECRET)
+      const claims = access.map((token) => decodeJwt(token))
+      const tokens = await Promise.all(
+        Array.from({ length: NEW_TOKENS }, (_, i) => {
+          const base = claims[i % claims.length]!
+          // Issued a second earlier per token: the same claims, a different token.
+          return new SignJWT({ ...base, iat: (base.iat ?? 0) - Math.floor(i / claims.length) })
+            .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+            .sign(secret)
+        }),
+      )
+      newTokenScript = sequentialRequestsScript(
+        host,
+        tokens.map((token) => ({
+          method: 'GET',
+          path: '/user',
+          headers: { Authorization: `Bearer ${token}` },
+        })),
+      )
+      runWrk(host, CONCURRENCY, WARMUP_MS, newTokenScript)
+    }
+    const getUserNewToken = ONLY.has('user-new-token')
+      ? await compareRounds(
+          'GET /user, new token',
+          () =>
+            runLoad(
+              CONCURRENCY,
+              SLICE_MS,
+              WARMUP_MS,
+              async (w) => {
+                const { payload } = await jwtVerify(access[w]!, key, { algorithms: ['HS256'] })
+                const { rows } = await pool.query('SELECT * FROM users WHERE id = $1', [
+                  payload.sub,
+                ])
+                if (rows.length !== 1) throw new Error('user not found')
+              },
+              cpu,
+            ),
+          () => {
+            runWrk(host, CONCURRENCY, WARMUP_MS, newTokenScript)
+            return Promise.resolve(runWrk(host, CONCURRENCY, SLICE_MS, newTokenScript, cpu))
+          },
+          { rounds: ROUNDS, sliceMs: SLICE_MS },
+        )
+      : undefined
+
     const c = String(CONCURRENCY)
     const rows: ResultRow[] = []
     if (signIn) {
@@ -294,6 +357,15 @@ async function main(): Promise<void> {
         value: rate(getUser.figure),
         baseline: 'jose HS256 verify + one PK SELECT (pg)',
         baselineValue: rate(getUser.baseline),
+        unit: '/s',
+      })
+    }
+    if (getUserNewToken) {
+      rows.push({
+        figure: `GET /user req/s, a new token each request, c=${c} (rounds ${spread(getUserNewToken)})`,
+        value: rate(getUserNewToken.figure),
+        baseline: 'jose HS256 verify + one PK SELECT (pg)',
+        baselineValue: rate(getUserNewToken.baseline),
         unit: '/s',
       })
     }

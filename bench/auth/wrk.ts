@@ -55,6 +55,21 @@ export function randomRequestsScript(host: string, requests: readonly WrkRequest
 }
 
 /**
+ * A script whose `request()` sends `requests` in order, starting over after the last (for one wrk
+ * thread): with more requests than a cache holds, none is ever answered from it.
+ */
+export function sequentialRequestsScript(host: string, requests: readonly WrkRequest[]): string {
+  return [
+    ...SUMMARY,
+    'local reqs = {}',
+    ...requests.map((r) => `reqs[#reqs + 1] = ${format(host, r)}`),
+    'local next = 0',
+    'request = function() next = next % #reqs + 1; return reqs[next] end',
+    'response = function(status, headers, body) if status >= 300 then report_bad(status, body) end end',
+  ].join('\n')
+}
+
+/**
  * A script for refresh-token chains: a queue starts with `tokens` (give more than connections:
  * wrk may ask for a request before a response came back); each request takes the oldest and each
  * response puts the new `refresh_token` back. An empty queue sends a token that fails (counted).
