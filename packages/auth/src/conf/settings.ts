@@ -941,7 +941,7 @@ const HOOK_PURPOSES: Readonly<Record<HookPoint, string>> = {
   mfaVerificationAttempt: 'decides after each MFA code check whether to go on or reject',
   passwordVerificationAttempt: 'decides after each password check whether to go on or reject',
   beforeUserCreated: 'may refuse a user before it is created',
-  afterUserCreated: 'is told of each user created, inside its transaction',
+  afterUserCreated: 'is told of each user created, once its creation is committed',
 }
 
 /** `HOOK_<NAME>_*`: one auth hook (upstream `conf.ExtensibilityPointConfiguration`). */

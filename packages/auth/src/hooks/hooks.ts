@@ -110,6 +110,14 @@ export class Hooks {
   }
 
   /**
+   * Whether a hook is on and a PostgreSQL function (`pg-functions://`): what it reads and writes
+   * depends on the transaction it runs in.
+   */
+  isPgFunction(point: HookPoint): boolean {
+    return this.enabled(point) && this.#settings[point].uri?.kind === 'pg-function'
+  }
+
+  /**
    * Calls a hook with `input` and `metadata` (`uuid`, `time`, `name`, `ip_address`).
    *
    * @param tx The caller's transaction: a `pg-functions://` hook runs inside it (an HTTP hook

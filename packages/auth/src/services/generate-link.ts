@@ -15,6 +15,7 @@ import type { PreparedMail } from './shared/mail.js'
 import { enforcePasswordPolicy } from './shared/passwords.js'
 import { prepareRecovery } from './recovery.js'
 import {
+  afterUserCreated,
   assertEmailFree,
   createUser,
   userWithIdentities,
@@ -54,7 +55,9 @@ export interface GeneratedLink extends UserWithIdentities {
  * Generates the link of a flow without sending it: `action_link`
  * (`<API_EXTERNAL_URL>/verify?token=…&type=…&redirect_to=…`), `email_otp`, `hashed_token`
  * (`hex(sha224(email + otp))`), `verification_type` and `redirect_to`. A `signup` or `invite`
- * creates the user when unknown; a `magiclink` for an unknown address becomes a `signup`.
+ * creates the user when unknown; a `magiclink` for an unknown address becomes a `signup`. A user
+ * created here goes through `HOOK_BEFORE_USER_CREATED` (in the transaction; its refusal is the
+ * answer) and, once committed, `HOOK_AFTER_USER_CREATED`, as upstream.
  *
  * @param signal Aborts the queued password hash (the request's deadline).
  * @throws {@link BadRequestError} 400 `validation_failed` "Invalid email action link type
@@ -86,12 +89,15 @@ export async function generateLink(
     encryptedPassword = await ctx.passwords.hash(params.password, signal)
   }
   const { redirectTo } = params
-  return ctx.db.transaction(async (tx) => {
+  // Set inside the transaction: the user it created, for the after-created hook.
+  let created: User | undefined
+  const generated = await ctx.db.transaction(async (tx) => {
+    created = undefined
     const now = ctx.clock.now()
     const owner = await findUserOwningEmail(tx, email)
     const user = owner ? await getUserById(tx, owner.id, true) : undefined
-    const create = async (invited: boolean): Promise<User> =>
-      (
+    const create = async (invited: boolean): Promise<User> => {
+      created = (
         await createUser(
           ctx,
           tx,
@@ -105,6 +111,8 @@ export async function generateLink(
           now,
         )
       ).user
+      return created
+    }
     const unconfirmed = async (invited: boolean): Promise<User> => {
       if (!user) return create(invited)
       if (user.emailConfirmedAt !== null) {
@@ -151,6 +159,8 @@ export async function generateLink(
     }
     return { ...(await userWithIdentities(tx, mail.user)), mail }
   })
+  if (created) await afterUserCreated(ctx, created, client)
+  return generated
 }
 
 function requireUser(user: User | undefined): User {

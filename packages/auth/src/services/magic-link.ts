@@ -11,6 +11,13 @@
  * unknown addresses, 429 for known ones sent to recently, and takes longer when it sends. The
  * phone form of `/otp` keeps upstream's answers (see SECURITY.md).
  *
+ * With `HOOK_BEFORE_USER_CREATED` or `HOOK_AFTER_USER_CREATED` on, an unknown address (when
+ * `create_user` and sign-ups allow it) is signed up in the request instead, as upstream signs it
+ * up there: the before hook's refusal (its `http_code` and `message`) and the after hook's
+ * failure are the request's answer, and the job then finds the user and sends its confirmation
+ * (or, under `MAILER_AUTOCONFIRM`, its magic link). The answer then depends on the address, as
+ * upstream's does (see SECURITY.md).
+ *
  * @see https://github.com/supabase/auth/blob/master/internal/api/magic_link.go
  * @see https://github.com/supabase/auth/blob/master/internal/api/otp.go
  * @module
@@ -26,7 +33,7 @@ import {
   getUserById,
   type User,
 } from '../models/user.js'
-import type { Queryable } from '../storage/db.js'
+import { isUniqueViolation, type Queryable } from '../storage/db.js'
 import { prepareConfirmation } from './shared/confirmation.js'
 import { maxFrequencyWait, queueMail } from './shared/mail.js'
 import { randomPassword } from './shared/passwords.js'
@@ -54,6 +61,11 @@ export interface MagicLinkJob extends QueuedEmailRequest {
   /** `user_metadata` of a user signed up on the way. */
   readonly data: JsonObject
   readonly createUser: boolean
+  /**
+   * The request already signed up an unknown address (a user-created hook is on, see the module
+   * comment): the job creates no user. Absent in jobs queued without the hooks.
+   */
+  readonly signedUpInRequest?: boolean
 }
 
 /**
@@ -78,19 +90,95 @@ export async function sendMagicLink(
   }
   const email = validateEmail(params.email)
   const pkce = parsePkceChallenge(params.codeChallenge, params.codeChallengeMethod)
+  const hooked = ctx.hooks.enabled('beforeUserCreated') || ctx.hooks.enabled('afterUserCreated')
+  if (hooked && params.createUser && !ctx.settings.disableSignup) {
+    await signUpInRequest(ctx, email, params.data, client)
+  }
   const job: MagicLinkJob = {
     ...queuedEmailRequest(email, params.redirectTo, pkce, client),
     data: params.data,
     createUser: params.createUser,
+    ...(hooked ? { signedUpInRequest: true } : {}),
   }
   await ctx.mailQueue.submit('magic_link', job)
+}
+
+/**
+ * Signs up an address no user owns, in the request (a user-created hook is on): the user is
+ * created in a transaction of its own (`HOOK_BEFORE_USER_CREATED` runs in it and may refuse),
+ * then `HOOK_AFTER_USER_CREATED` is told. A known address, or one a concurrent request took,
+ * is left to the job.
+ *
+ * @throws `AuthError` The before hook's refusal or a hook's failure.
+ */
+async function signUpInRequest(
+  ctx: AppContext,
+  email: string,
+  data: JsonObject,
+  client: RequestContext,
+): Promise<void> {
+  if (await findUserOwningEmail(ctx.db, email)) return
+  let created: User | undefined
+  try {
+    await ctx.db.transaction(async (tx) => {
+      created = undefined
+      const now = ctx.clock.now()
+      if (await findUserOwningEmail(tx, email)) return
+      created = await signUpByEmail(ctx, tx, email, data, client, now)
+    })
+  } catch (error) {
+    // A concurrent sign-up took the address between our lookup and our insert.
+    if (!isUniqueViolation(error, ctx.db.t.users)) throw error
+    created = undefined
+  }
+  if (created) await afterUserCreated(ctx, created, client)
+}
+
+/**
+ * Creates the user of an unknown address inside `tx`, without a password (a random one, as
+ * upstream) and records `user_signedup`.
+ */
+async function signUpByEmail(
+  ctx: AppContext,
+  tx: Queryable,
+  email: string,
+  data: JsonObject,
+  client: Pick<RequestContext, 'aud' | 'ip'>,
+  now: number,
+): Promise<User> {
+  const { user } = await createUser(
+    ctx,
+    tx,
+    {
+      aud: client.aud,
+      email,
+      data,
+      emailConfirmed: ctx.settings.mailer.autoconfirm,
+      // Signed up with a temporary password, as upstream.
+      encryptedPassword: await ctx.passwords.hash(randomPassword(ctx)),
+    },
+    now,
+  )
+  await ctx.audit.record(
+    tx,
+    {
+      id: ctx.random.uuid(),
+      actor: auditActor(user),
+      action: 'user_signedup',
+      traits: { provider: 'email' },
+      ip: client.ip,
+    },
+    now,
+  )
+  return user
 }
 
 /**
  * Runs a `magic_link` job inside `tx`: a confirmed user of the request's audience gets a magic
  * link queued (see `queueRecoveryMail`); an unconfirmed one the sign-up confirmation (at most
  * once per `SMTP_MAX_FREQUENCY`); an unknown address is signed up first (without a password, as
- * upstream) when `create_user` and sign-ups allow it; anything else gets nothing.
+ * upstream) when `create_user` and sign-ups allow it, unless the request signed it up (a
+ * user-created hook is on); anything else gets nothing.
  *
  * @param now Epoch milliseconds of the transaction.
  */
@@ -108,33 +196,10 @@ export async function runMagicLinkJob(
   if (owner && owner.aud !== client.aud) return
   let user = owner ? await getUserById(tx, owner.id, true) : undefined
   if (!user) {
-    if (!job.createUser || settings.disableSignup) return
-    user = (
-      await createUser(
-        ctx,
-        tx,
-        {
-          aud: client.aud,
-          email: job.email,
-          data: job.data,
-          emailConfirmed: settings.mailer.autoconfirm,
-          // Signed up with a temporary password, as upstream.
-          encryptedPassword: await ctx.passwords.hash(randomPassword(ctx)),
-        },
-        now,
-      )
-    ).user
-    await ctx.audit.record(
-      tx,
-      {
-        id: ctx.random.uuid(),
-        actor: auditActor(user),
-        action: 'user_signedup',
-        traits: { provider: 'email' },
-        ip: client.ip,
-      },
-      now,
-    )
+    // Signed up in the request when it was unknown there: the user is gone since, or the
+    // address was taken and given up; nothing to send either way.
+    if (!job.createUser || settings.disableSignup || job.signedUpInRequest === true) return
+    user = await signUpByEmail(ctx, tx, job.email, job.data, client, now)
   }
   if (user.emailConfirmedAt === null) {
     if (maxFrequencyWait(settings, user.confirmationSentAt, now) > 0) return

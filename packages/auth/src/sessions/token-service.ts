@@ -94,6 +94,11 @@ export interface PendingTokens {
    * `token_refresh`, `totp`, …), and the client's IP: what the custom access token hook is told.
    */
   readonly issue?: { readonly method: string; readonly ip: string }
+  /**
+   * The claims to sign and their `exp`, when they were settled inside the issuing transaction (a
+   * `pg-functions://` custom access token hook runs there, as upstream).
+   */
+  readonly settled?: { readonly claims: JWTPayload; readonly exp: number; readonly iat: number }
 }
 
 /** The device of a sign-in, for the new-sign-in notification, with the request's languages. */
@@ -236,7 +241,7 @@ export class TokenService {
         now,
       )
     }
-    return {
+    return this.#settle(tx, {
       user: updated,
       identities: await findIdentitiesByUser(tx, user.id),
       session,
@@ -254,7 +259,7 @@ export class TokenService {
             },
           }
         : {}),
-    }
+    })
   }
 
   /**
@@ -307,37 +312,30 @@ export class TokenService {
       { token: generateRefreshToken(random), userId: user.id, sessionId: session.id, parent: '' },
       now,
     )
-    return {
+    return this.#settle(tx, {
       user: current,
       identities: await findIdentitiesByUser(tx, user.id),
       session: raised,
       refreshToken: refresh.token,
       amr: await listAmrClaims(tx, session.id),
       issue: { method: via.method, ip: ctx.ip },
-    }
+    })
   }
 
   /**
    * Signs the access token of a session started by {@link startSession} once it is committed
    * (and counts the sign-in). With `HOOK_CUSTOM_ACCESS_TOKEN`, the hook's claims are signed
-   * instead (a `pg-functions://` hook runs in a transaction of its own: the session is already
-   * committed).
+   * instead: an HTTP hook's here, after the commit; a `pg-functions://` hook's were settled inside
+   * the issuing transaction (see `startSession`, `raiseSession`, `refresh`).
    *
    * @throws `AuthError` When the custom access token hook fails or answers claims that drop or
    *   retype a required claim (500 `unexpected_failure`, as upstream).
    */
   async finish(pending: PendingTokens): Promise<IssuedSession> {
-    const nowSeconds = Math.floor(this.clock.now() / 1000)
-    const claims = this.claimsFor(pending.user, pending.session, pending.amr, nowSeconds)
-    // SESSIONS_ALLOW_LOW_AAL: an aal1 session of a user with a factor gets no token beyond it.
-    const exp = capLowAalExpiry(
-      claims.exp as number,
-      pending.session,
-      this.settings.sessions,
-      highestPossibleAal(pending.factors ?? []),
+    const { claims, exp, iat: nowSeconds } = pending.settled ?? this.#claims(pending)
+    const accessToken = await this.keys.sign(
+      pending.settled ? claims : await this.#customized(claims, pending),
     )
-    claims.exp = exp
-    const accessToken = await this.keys.sign(await this.#customized(claims, pending))
     if (pending.signIn !== undefined) this.metrics.signIn(pending.signIn)
     if (pending.newDevice !== undefined) await this.onNewDevice?.(pending.user, pending.newDevice)
     return {
@@ -392,7 +390,10 @@ export class TokenService {
     try {
       // The one-statement rotation knows `not_after` only: with a session limit on, every refresh
       // takes the transactional path, which applies them all.
-      const limited = hasSessionLimits(this.settings.sessions)
+      // So does a `pg-functions://` custom access token hook: it runs in the refresh's transaction.
+      const limited =
+        hasSessionLimits(this.settings.sessions) ||
+        this.hooks?.isPgFunction('customAccessToken') === true
       const auditIds = limited ? undefined : ([random.uuid(), random.uuid()] as const)
       const rotated =
         auditIds === undefined
@@ -438,8 +439,46 @@ export class TokenService {
     return issued
   }
 
-  /** The claims to sign: the custom access token hook's, when it is on. */
-  async #customized(claims: JWTPayload, pending: PendingTokens): Promise<JWTPayload> {
+  /** The claims of a pending token, before the custom access token hook, and their `exp`. */
+  #claims(pending: PendingTokens): { claims: JWTPayload; exp: number; iat: number } {
+    const iat = Math.floor(this.clock.now() / 1000)
+    const claims = this.claimsFor(pending.user, pending.session, pending.amr, iat)
+    // SESSIONS_ALLOW_LOW_AAL: an aal1 session of a user with a factor gets no token beyond it.
+    const exp = capLowAalExpiry(
+      claims.exp as number,
+      pending.session,
+      this.settings.sessions,
+      highestPossibleAal(pending.factors ?? []),
+    )
+    claims.exp = exp
+    return { claims, exp, iat }
+  }
+
+  /**
+   * With a `pg-functions://` custom access token hook, settles the claims inside `tx`, the
+   * issuing transaction, as upstream runs the function there: it sees the session's rows, and
+   * its failure (or its answer's) rolls the sign-in or refresh back. An HTTP hook runs in
+   * {@link finish}, after the commit.
+   */
+  async #settle(tx: Queryable, pending: PendingTokens): Promise<PendingTokens> {
+    if (!this.hooks?.isPgFunction('customAccessToken')) return pending
+    const { claims, exp, iat } = this.#claims(pending)
+    return {
+      ...pending,
+      settled: { claims: await this.#customized(claims, pending, tx), exp, iat },
+    }
+  }
+
+  /**
+   * The claims to sign: the custom access token hook's, when it is on.
+   *
+   * @param tx The issuing transaction, for a `pg-functions://` hook (see {@link #settle}).
+   */
+  async #customized(
+    claims: JWTPayload,
+    pending: PendingTokens,
+    tx?: Queryable,
+  ): Promise<JWTPayload> {
     const hooks = this.hooks
     if (!hooks?.enabled('customAccessToken')) return claims
     const output = await hooks.invoke(
@@ -450,6 +489,7 @@ export class TokenService {
         authentication_method: pending.issue?.method ?? '',
       },
       { ip: pending.issue?.ip ?? '' },
+      tx,
     )
     return customAccessTokenClaims(output)
   }
@@ -496,7 +536,8 @@ export class TokenService {
       // timeout, a connection cut after the commit) is retried without logging the user out.
       if (active && active.parent === token.token) {
         await touchSession(tx, session.id, ctx, now)
-        return { kind: 'ok', pending: pendingOf(locked, user, session, active.token, ctx) }
+        const pending = await this.#settle(tx, pendingOf(locked, user, session, active.token, ctx))
+        return { kind: 'ok', pending }
       }
       const inInterval = now <= token.updatedAt.getTime() + security.refreshTokenReuseIntervalMs
       // No active token left means the family was already revoked for reuse: never revive it.
@@ -542,9 +583,10 @@ export class TokenService {
       },
       now,
     )
+    const pending = await this.#settle(tx, pendingOf(locked, user, session, issued.token, ctx))
     if (issued.revoked) this.audit.log(revokedAudit, now)
     this.audit.log(refreshedAudit, now)
-    return { kind: 'ok', pending: pendingOf(locked, user, session, issued.token, ctx) }
+    return { kind: 'ok', pending }
   }
 
   /**

@@ -132,4 +132,66 @@ describe('HOOK_BEFORE_USER_CREATED (HTTP) and HOOK_AFTER_USER_CREATED (PostgreSQ
     expect(verified.error).toBeNull()
     expect(told1?.id).toBe(verified.data.user?.id)
   })
+
+  it("answers an email code sign-up with the before hook's refusal, creating nothing", async () => {
+    const address = email('blocked.example')
+    const { data, error } = await authJsClient(server.url).signInWithOtp({ email: address })
+    expect(data).toEqual({ user: null, session: null })
+    expect(error).toMatchObject({
+      status: 403,
+      code: 'unknown',
+      message: 'Sign-ups from this domain are closed',
+    })
+    expect(hook.payloads).toHaveLength(1)
+    expect(hook.payloads[0]).toMatchObject({ user: { email: address } })
+    expect(await told()).toEqual([])
+    const listed = await server.request('GET', '/admin/users?per_page=1000', {
+      token: server.serviceKey,
+    })
+    expect(listed.json().users.map((u) => u.email)).not.toContain(address)
+  })
+
+  it('hooks a sign-up by magic link in the request, and not again for a known address', async () => {
+    const auth = authJsClient(server.url)
+    const address = email()
+    const sent = await auth.signInWithOtp({ email: address, options: { data: { plan: 'pro' } } })
+    expect(sent.error).toBeNull()
+    const listed = await server.request('GET', '/admin/users?per_page=1000', {
+      token: server.serviceKey,
+    })
+    const user = listed.json().users.find((u) => u.email === address)
+    expect(user).toMatchObject({ user_metadata: { plan: 'pro' } })
+    expect(hook.payloads).toHaveLength(1)
+    expect(hook.payloads[0]).toMatchObject({
+      metadata: { name: 'before-user-created' },
+      user: { id: user?.id, email: address, user_metadata: { plan: 'pro' } },
+    })
+    expect(await told()).toEqual([{ id: user?.id, email: address }])
+    expect((await auth.signInWithOtp({ email: address })).error).toBeNull()
+    expect(hook.payloads).toHaveLength(1)
+    expect(await told()).toHaveLength(1)
+  })
+
+  it('hooks users that admin generate_link creates, and answers its refusal', async () => {
+    const address = email()
+    const generated = await server.request('POST', '/admin/generate_link', {
+      token: server.serviceKey,
+      body: { type: 'magiclink', email: address },
+    })
+    expect(generated.statusCode).toBe(200)
+    expect(generated.json()).toMatchObject({ email: address, verification_type: 'signup' })
+    expect(hook.payloads).toHaveLength(1)
+    expect(hook.payloads[0]).toMatchObject({ user: { id: generated.json().id, email: address } })
+    expect(await told()).toEqual([{ id: generated.json().id, email: address }])
+    const refused = await server.request('POST', '/admin/generate_link', {
+      token: server.serviceKey,
+      body: { type: 'invite', email: email('blocked.example') },
+    })
+    expect(refused.statusCode).toBe(403)
+    expect(refused.json()).toMatchObject({
+      error_code: 'unknown',
+      msg: 'Sign-ups from this domain are closed',
+    })
+    expect(await told()).toHaveLength(1)
+  })
 })
