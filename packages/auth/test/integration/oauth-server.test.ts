@@ -2,6 +2,7 @@ import { createServer } from 'node:net'
 import { GoTrueAdminApi, type GoTrueClient } from '@supabase/auth-js'
 import { exportJWK, generateKeyPair } from 'jose'
 import * as oidc from 'openid-client'
+import { Client, pkce } from '@gatehouse/oauth2'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { systemClock } from '@gatehouse/auth'
 import { startTestServer, type TestServer } from '../helpers.js'
@@ -54,6 +55,7 @@ describe('OAuth server: authorization code flow with openid-client and auth-js',
         AUTHSVC_JWT_KEYS: JSON.stringify([jwk]),
         AUTHSVC_OAUTH_SERVER_ENABLED: 'true',
         AUTHSVC_OAUTH_SERVER_AUTHORIZATION_PATH: '/oauth/consent',
+        AUTHSVC_OAUTH_SERVER_ALLOW_DYNAMIC_REGISTRATION: 'true',
         AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '0',
       },
       systemClock,
@@ -268,6 +270,85 @@ describe('OAuth server: authorization code flow with openid-client and auth-js',
     })
     const gone = await user.oauth.revokeGrant({ clientId: confidential.client_id })
     expect(gone.error).toMatchObject({ status: 404, code: 'oauth_consent_not_found' })
+  })
+
+  it('serves @gatehouse/oauth2: discovery, PKCE + nonce, consent, ID token, userinfo, refresh', async () => {
+    const client = await Client.discover(
+      issuer,
+      confidential.client_id,
+      confidential.client_secret,
+      { redirect_uri: REDIRECT, requirePkce: true },
+    )
+    expect(client.options.authorizeUrl).toBe(`${issuer}/oauth/authorize`)
+    const { code_verifier, code_challenge, code_challenge_method } = pkce()
+    const state = crypto.randomUUID()
+    const nonce = crypto.randomUUID()
+    const url = client.authCode.authorizeUrl({
+      scope: 'openid email profile',
+      prompt: 'consent',
+      state,
+      nonce,
+      code_challenge,
+      code_challenge_method,
+    })
+    const callback = await consent(new URL(url), 'approve')
+    const token = await client.authCode.getTokenFromCallback(callback.href, {
+      state,
+      nonce,
+      codeVerifier: code_verifier,
+    })
+    // The ID token's signature (the server's JWKS), iss, aud, nonce, at_hash, exp and iat.
+    const claims = await token.idToken({ nonce })
+    expect(claims).toMatchObject({
+      iss: issuer,
+      aud: confidential.client_id,
+      nonce,
+      email: 'rp-user@example.com',
+      name: 'Ada',
+    })
+    const profile = await client.userinfo(token, { expectedSubject: claims.sub })
+    expect(profile.toObject()).toMatchObject({ sub: claims.sub, email: 'rp-user@example.com' })
+    const refreshed = await token.refresh()
+    expect(refreshed.refreshToken).toEqual(expect.any(String))
+    expect(refreshed.refreshToken).not.toBe(token.refreshToken)
+    expect(refreshed.params.scope).toBe('openid email profile')
+    const again = await client.userinfo(refreshed, { expectedSubject: claims.sub })
+    expect(again.toObject()).toMatchObject({ name: 'Ada' })
+    // An ID token for another nonce is refused.
+    await expect(token.idToken({ nonce: 'other' })).rejects.toMatchObject({
+      code: 'invalid_id_token',
+    })
+    await user.oauth.revokeGrant({ clientId: confidential.client_id })
+  })
+
+  it('registers a client dynamically with @gatehouse/oauth2, then signs in through it', async () => {
+    const { client, registration } = await Client.register(issuer, {
+      client_name: 'Registered',
+      redirect_uris: [REDIRECT],
+      token_endpoint_auth_method: 'client_secret_post',
+    })
+    expect(registration).toMatchObject({
+      client_type: 'confidential',
+      registration_type: 'dynamic',
+      client_secret_expires_at: 0,
+    })
+    const { code_verifier, code_challenge, code_challenge_method } = pkce()
+    const state = crypto.randomUUID()
+    const url = client.authCode.authorizeUrl({
+      scope: 'openid email',
+      state,
+      nonce: 'n-1',
+      code_challenge,
+      code_challenge_method,
+    })
+    const callback = await consent(new URL(url), 'approve')
+    const token = await client.authCode.getTokenFromCallback(callback.href, {
+      state,
+      nonce: 'n-1',
+      codeVerifier: code_verifier,
+    })
+    expect(await token.idToken({ nonce: 'n-1' })).toMatchObject({ aud: client.id, nonce: 'n-1' })
+    expect((await token.refresh()).token).toEqual(expect.any(String))
   })
 
   it('lets a public native client use a loopback redirect on any port, with PKCE alone', async () => {
