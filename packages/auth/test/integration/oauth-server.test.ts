@@ -349,6 +349,17 @@ describe('OAuth server: authorization code flow with openid-client and auth-js',
     })
     expect(await token.idToken({ nonce: 'n-1' })).toMatchObject({ aud: client.id, nonce: 'n-1' })
     expect((await token.refresh()).token).toEqual(expect.any(String))
+    // Registered for client_secret_post: the same credentials in a Basic header are refused.
+    const basic = await fetch(`${issuer}/oauth/token`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${client.id}:${client.secret ?? ''}`).toString('base64')}`,
+      },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: 'x' }),
+    })
+    expect(basic.status).toBe(401)
+    expect(await basic.json()).toMatchObject({ error: 'invalid_client' })
   })
 
   it('lets a public native client use a loopback redirect on any port, with PKCE alone', async () => {
@@ -438,6 +449,22 @@ describe('OAuth server: authorization code flow with openid-client and auth-js',
       error: 'invalid_client',
       error_description: 'Client authentication failed',
     })
+    // The client authenticates with the method it registered (client_secret_basic here): its
+    // right secret in the body is refused, as is no secret at all.
+    for (const secret of [confidential.client_secret, '']) {
+      const otherMethod = await fetch(`${issuer}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'refresh_token',
+          refresh_token: 'x',
+          client_id: confidential.client_id,
+          client_secret: secret,
+        }),
+      })
+      expect(otherMethod.status).toBe(401)
+      expect(await otherMethod.json()).toMatchObject({ error: 'invalid_client' })
+    }
     const badCode = await fetch(`${issuer}/oauth/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -471,5 +498,70 @@ describe('OAuth server: authorization code flow with openid-client and auth-js',
     )
     const expired = await user.oauth.getAuthorizationDetails(id)
     expect(expired.error).toMatchObject({ status: 404, code: 'oauth_authorization_not_found' })
+  })
+
+  it('answers prompt=none without consent with consent_required, and prompt=login after a fresh sign-in only', async () => {
+    const created = await admin.oauth.createClient({
+      client_name: 'Prompted',
+      redirect_uris: [REDIRECT],
+    })
+    const { client_id } = created.data as { client_id: string }
+    const challenge = await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier())
+    const request = (prompt: string) =>
+      new URL(
+        `${issuer}/oauth/authorize?${new URLSearchParams({
+          client_id,
+          redirect_uri: REDIRECT,
+          scope: 'email',
+          state: 'st',
+          code_challenge: challenge,
+          code_challenge_method: 'S256',
+          prompt,
+        }).toString()}`,
+      )
+
+    const mixed = await fetch(request('none consent'), { redirect: 'manual' })
+    expect(Object.fromEntries(new URL(mixed.headers.get('location') ?? '').searchParams)).toEqual({
+      error: 'invalid_request',
+      error_description: 'prompt=none cannot be combined with other values',
+      state: 'st',
+      iss: issuer,
+    })
+
+    // No consent on file: the consent page is answered with the error redirect, and the request
+    // is over.
+    const silent = await authorize(request('none'))
+    const refused = await user.oauth.getAuthorizationDetails(silent)
+    const location = new URL((refused.data as { redirect_url: string }).redirect_url)
+    expect(location.origin + location.pathname).toBe(REDIRECT)
+    expect(Object.fromEntries(location.searchParams)).toMatchObject({
+      error: 'consent_required',
+      state: 'st',
+      iss: issuer,
+    })
+    const late = await user.oauth.approveAuthorization(silent, { skipBrowserRedirect: true })
+    expect(late.error).toMatchObject({ status: 400, code: 'validation_failed' })
+
+    // prompt=login: the session signed in before the request is not enough.
+    const login = await authorize(request('login'))
+    const stale = await user.oauth.getAuthorizationDetails(login)
+    expect(stale.error).toMatchObject({ status: 400, code: 'reauthentication_needed' })
+    const signIn = await user.signInWithPassword({
+      email: 'rp-user@example.com',
+      password: 'secret123',
+    })
+    expect(signIn.error).toBeNull()
+    const fresh = await user.oauth.getAuthorizationDetails(login)
+    expect(fresh.data).toMatchObject({ authorization_id: login, scope: 'email' })
+    const approved = await user.oauth.approveAuthorization(login, { skipBrowserRedirect: true })
+    expect(new URL(approved.data!.redirect_url).searchParams.get('code')).toEqual(
+      expect.any(String),
+    )
+
+    // With the consent on file, prompt=none is answered with a code at once.
+    const remembered = await user.oauth.getAuthorizationDetails(await authorize(request('none')))
+    const code = new URL((remembered.data as { redirect_url: string }).redirect_url)
+    expect(code.searchParams.get('code')).toEqual(expect.any(String))
+    expect(code.searchParams.get('error')).toBeNull()
   })
 })

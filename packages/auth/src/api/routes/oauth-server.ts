@@ -132,7 +132,14 @@ export const oauthUserRoutes: RouteGroup = (app, ctx) => {
   app.get('/oauth/authorizations/:authorization_id', appOrigin, async (request, reply) =>
     reply
       .headers(NO_STORE)
-      .send(await authorizationDetails(ctx, authorizationIdOf(request), authOf(request).user)),
+      .send(
+        await authorizationDetails(
+          ctx,
+          authorizationIdOf(request),
+          authOf(request).user,
+          authOf(request).session?.createdAt,
+        ),
+      ),
   )
 
   app.post('/oauth/authorizations/:authorization_id/consent', appOrigin, async (request, reply) => {
@@ -145,6 +152,7 @@ export const oauthUserRoutes: RouteGroup = (app, ctx) => {
       authorizationIdOf(request),
       authOf(request).user,
       field(body, 'action'),
+      authOf(request).session?.createdAt,
     )
     return reply.headers(NO_STORE).send(redirect)
   })
