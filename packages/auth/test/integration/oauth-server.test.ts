@@ -5,6 +5,7 @@ import * as oidc from 'openid-client'
 import { Client, pkce } from '@gatehouse/oauth2'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { systemClock } from '@gatehouse/auth'
+import { startHttpServer, type TestHttpServer } from '@gatehouse/testing'
 import { startTestServer, type TestServer } from '../helpers.js'
 import { authJsClient } from '../support/auth-js.js'
 
@@ -26,11 +27,57 @@ function freePort(): Promise<number> {
 const REDIRECT = 'https://rp.example/callback'
 
 /**
+ * The app's consent page (`SITE_URL/oauth/consent`), as small as it can be: unchanged auth-js
+ * (bundled for the browser), a sign-in form while nobody is signed in, then the request's details
+ * with Allow and Deny, answered through `oauth.approveAuthorization` / `denyAuthorization` (which
+ * send the browser on to the client).
+ */
+const CONSENT_SCRIPT = `
+const client = new AuthJs.GoTrueClient({ url: API_URL, autoRefreshToken: false, detectSessionInUrl: false })
+const id = new URL(location.href).searchParams.get('authorization_id')
+const app = document.getElementById('app')
+function button(label, onclick) {
+  const b = document.createElement('button')
+  b.textContent = label
+  b.onclick = onclick
+  return b
+}
+async function consent() {
+  const { data, error } = await client.oauth.getAuthorizationDetails(id)
+  if (error) return (app.textContent = error.message)
+  if ('redirect_url' in data) return location.assign(data.redirect_url)
+  const title = document.createElement('h1')
+  title.textContent = data.client.name + ' asks for: ' + data.scope
+  app.replaceChildren(
+    title,
+    button('Allow', () => client.oauth.approveAuthorization(id)),
+    button('Deny', () => client.oauth.denyAuthorization(id)),
+  )
+}
+async function main() {
+  const { data } = await client.getSession()
+  if (data.session) return consent()
+  app.innerHTML = '<form><input name="email" aria-label="Email"><input name="password" type="password" aria-label="Password"><button>Sign in</button></form>'
+  app.querySelector('form').onsubmit = async (event) => {
+    event.preventDefault()
+    const form = new FormData(event.target)
+    const { error } = await client.signInWithPassword({ email: form.get('email'), password: form.get('password') })
+    if (error) app.textContent = error.message
+    else await consent()
+  }
+}
+main()
+`
+
+/**
  * The OAuth 2.1 / OpenID Connect provider driven by a real relying party (panva's
  * `openid-client` 6), with the consent step through auth-js `oauth.*` for a signed-in user.
  */
 describe('OAuth server: authorization code flow with openid-client and auth-js', () => {
   let server: TestServer
+  let site: TestHttpServer
+  /** The auth-js browser bundle the consent page loads, built by the Chromium test. */
+  let authJsBundle = ''
   let issuer: string
   let admin: GoTrueAdminApi
   let user: GoTrueClient
@@ -47,10 +94,27 @@ describe('OAuth server: authorization code flow with openid-client and auth-js',
     }
     const port = await freePort()
     issuer = `http://127.0.0.1:${String(port)}`
+    site = await startHttpServer((req, res) => {
+      const path = new URL(req.url ?? '/', 'http://site').pathname
+      if (path === '/auth-js.js') {
+        res.writeHead(200, { 'content-type': 'text/javascript' })
+        res.end(authJsBundle)
+      } else if (path === '/oauth/consent') {
+        res.writeHead(200, { 'content-type': 'text/html' })
+        res.end(
+          `<!doctype html><title>Consent</title><main id="app"></main><script src="/auth-js.js"></script>` +
+            `<script>const API_URL = ${JSON.stringify(issuer)}\n${CONSENT_SCRIPT}</script>`,
+        )
+      } else {
+        res.writeHead(200, { 'content-type': 'text/html' })
+        res.end('<!doctype html><title>Client</title><h1>Back at the client</h1>')
+      }
+    })
     server = await startTestServer(
       'oauth_server',
       {
         AUTHSVC_API_EXTERNAL_URL: issuer,
+        AUTHSVC_SITE_URL: site.url,
         AUTHSVC_JWT_ISSUER: issuer,
         AUTHSVC_JWT_KEYS: JSON.stringify([jwk]),
         AUTHSVC_OAUTH_SERVER_ENABLED: 'true',
@@ -87,6 +151,7 @@ describe('OAuth server: authorization code flow with openid-client and auth-js',
   })
   afterAll(async () => {
     await server.close()
+    await site.close()
   })
 
   /** Follows `/oauth/authorize` to the consent page and returns the `authorization_id`. */
@@ -94,7 +159,7 @@ describe('OAuth server: authorization code flow with openid-client and auth-js',
     const res = await fetch(url, { redirect: 'manual' })
     expect(res.status).toBe(302)
     const consentPage = new URL(res.headers.get('location') ?? '')
-    expect(consentPage.origin + consentPage.pathname).toBe('http://localhost:3000/oauth/consent')
+    expect(consentPage.origin + consentPage.pathname).toBe(`${site.url}/oauth/consent`)
     return consentPage.searchParams.get('authorization_id') ?? ''
   }
 
@@ -360,6 +425,62 @@ describe('OAuth server: authorization code flow with openid-client and auth-js',
     })
     expect(basic.status).toBe(401)
     expect(await basic.json()).toMatchObject({ error: 'invalid_client' })
+  })
+
+  it('takes a user through the consent page in Chromium, back to the client with code, state and iss', async () => {
+    const [{ launchChromium }, { bundleAuthJs }] = await Promise.all([
+      import('@gatehouse/testing'),
+      import('../support/webauthn-page.js'),
+    ])
+    authJsBundle = await bundleAuthJs()
+    const callbackUrl = `${site.url}/callback`
+    const created = await admin.oauth.createClient({
+      client_name: 'Browser app',
+      redirect_uris: [callbackUrl],
+    })
+    const browserClient = created.data as { client_id: string; client_secret: string }
+    const client = await Client.discover(
+      issuer,
+      browserClient.client_id,
+      browserClient.client_secret,
+      { redirect_uri: callbackUrl },
+    )
+    const { code_verifier, code_challenge, code_challenge_method } = pkce()
+    const state = crypto.randomUUID()
+    const url = client.authCode.authorizeUrl({
+      scope: 'openid email',
+      state,
+      nonce: 'browser-nonce',
+      code_challenge,
+      code_challenge_method,
+    })
+    const browser = await launchChromium()
+    try {
+      const page = await browser.newPage()
+      await page.goto(url)
+      await page.getByLabel('Email').fill('rp-user@example.com')
+      await page.getByLabel('Password').fill('secret123')
+      await page.getByRole('button', { name: 'Sign in' }).click()
+      await expect
+        .poll(() => page.getByRole('heading').textContent())
+        .toBe('Browser app asks for: openid email')
+      await page.getByRole('button', { name: 'Allow' }).click()
+      await page.waitForURL((u) => u.href.startsWith(callbackUrl))
+      const landed = new URL(page.url())
+      expect(landed.searchParams.get('state')).toBe(state)
+      expect(landed.searchParams.get('iss')).toBe(issuer)
+      expect(landed.searchParams.get('code')).toEqual(expect.any(String))
+      const token = await client.authCode.getTokenFromCallback(landed.href, {
+        state,
+        nonce: 'browser-nonce',
+        codeVerifier: code_verifier,
+      })
+      expect(await token.idToken({ nonce: 'browser-nonce' })).toMatchObject({
+        email: 'rp-user@example.com',
+      })
+    } finally {
+      await browser.close()
+    }
   })
 
   it('lets a public native client use a loopback redirect on any port, with PKCE alone', async () => {
