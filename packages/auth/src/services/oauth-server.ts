@@ -219,7 +219,47 @@ export async function startAuthorization(ctx: AppContext, p: AuthorizeParams): P
   const base = ctx.settings.siteUrl.replace(/\/+$/, '')
   const page = new URL(base + (path.startsWith('/') ? path : `/${path}`))
   page.searchParams.set('authorization_id', authorizationId)
+  // The page must not ask anything of a prompt=none request: it needs to know.
+  if (promptsOf(params.prompt).includes('none')) page.searchParams.set('prompt', 'none')
   return page.href
+}
+
+/**
+ * `GET /oauth/authorizations/<id>/login_required` (Gatehouse's): where the consent page sends the
+ * browser when a `prompt=none` request finds nobody signed in. Ends the request and answers the
+ * client's redirect with `error=login_required` (OIDC Core §3.1.2.6), `state` and `iss`. Only a
+ * pending `prompt=none` request that no user has opened yet can end so.
+ *
+ * @returns The `Location` of the `302`.
+ * @throws {NotFoundError} `oauth_authorization_not_found` for any other request.
+ */
+export async function endWithLoginRequired(
+  ctx: AppContext,
+  authorizationId: string,
+): Promise<string> {
+  const outcome = await ctx.db.transaction(async (tx) => {
+    const authorization = await lockOAuthAuthorization(tx, 'authorization_id', authorizationId)
+    if (
+      authorization === undefined ||
+      authorization.status !== 'pending' ||
+      authorization.userId !== null ||
+      !promptsOf(authorization.prompt).includes('none')
+    ) {
+      throw notFound()
+    }
+    if (authorization.expiresAt.getTime() <= ctx.clock.now()) {
+      await updateOAuthAuthorization(tx, authorization.id, { status: 'expired' })
+      return undefined
+    }
+    await updateOAuthAuthorization(tx, authorization.id, { status: 'denied' })
+    return withParams(ctx, authorization.redirectUri, {
+      error: 'login_required',
+      error_description: 'The user is not signed in',
+      state: authorization.state ?? '',
+    })
+  })
+  if (outcome === undefined) throw notFound()
+  return outcome
 }
 
 /** What the consent page shows (`GET /oauth/authorizations/<id>`). */

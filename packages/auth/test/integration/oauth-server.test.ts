@@ -621,7 +621,7 @@ describe('OAuth server: authorization code flow with openid-client and auth-js',
     expect(expired.error).toMatchObject({ status: 404, code: 'oauth_authorization_not_found' })
   })
 
-  it('answers prompt=none without consent with consent_required, and prompt=login after a fresh sign-in only', async () => {
+  it('answers prompt=none with login_required or consent_required, and prompt=login after a fresh sign-in only', async () => {
     const created = await admin.oauth.createClient({
       client_name: 'Prompted',
       redirect_uris: [REDIRECT],
@@ -648,6 +648,30 @@ describe('OAuth server: authorization code flow with openid-client and auth-js',
       state: 'st',
       iss: issuer,
     })
+
+    // Nobody signed in: the consent page (told prompt=none) sends the browser on to end the
+    // request with login_required.
+    const anonymous = await fetch(request('none'), { redirect: 'manual' })
+    const page = new URL(anonymous.headers.get('location') ?? '')
+    expect(page.searchParams.get('prompt')).toBe('none')
+    const endUrl = `${issuer}/oauth/authorizations/${page.searchParams.get('authorization_id') ?? ''}/login_required`
+    const ended = await fetch(endUrl, { redirect: 'manual' })
+    expect(ended.status).toBe(302)
+    const loginRequired = new URL(ended.headers.get('location') ?? '')
+    expect(loginRequired.origin + loginRequired.pathname).toBe(REDIRECT)
+    expect(Object.fromEntries(loginRequired.searchParams)).toMatchObject({
+      error: 'login_required',
+      state: 'st',
+      iss: issuer,
+    })
+    expect((await fetch(endUrl, { redirect: 'manual' })).status).toBe(404)
+    // Only an unopened prompt=none request ends so.
+    const other = await authorize(request('consent'))
+    const refusedEnd = await fetch(`${issuer}/oauth/authorizations/${other}/login_required`, {
+      redirect: 'manual',
+    })
+    expect(refusedEnd.status).toBe(404)
+    expect(await refusedEnd.json()).toMatchObject({ error_code: 'oauth_authorization_not_found' })
 
     // No consent on file: the consent page is answered with the error redirect, and the request
     // is over.
