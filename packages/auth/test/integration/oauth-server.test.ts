@@ -372,13 +372,13 @@ describe('OAuth server: authorization code flow with openid-client and auth-js',
       name: 'Ada',
     })
     const profile = await client.userinfo(token, { expectedSubject: claims.sub })
-    expect(profile.toObject()).toMatchObject({ sub: claims.sub, email: 'rp-user@example.com' })
+    expect([profile.sub, profile.email]).toEqual([claims.sub, 'rp-user@example.com'])
     const refreshed = await token.refresh()
     expect(refreshed.refreshToken).toEqual(expect.any(String))
     expect(refreshed.refreshToken).not.toBe(token.refreshToken)
     expect(refreshed.params.scope).toBe('openid email profile')
     const again = await client.userinfo(refreshed, { expectedSubject: claims.sub })
-    expect(again.toObject()).toMatchObject({ name: 'Ada' })
+    expect(again.name).toBe('Ada')
     // An ID token for another nonce is refused.
     await expect(token.idToken({ nonce: 'other' })).rejects.toMatchObject({
       code: 'invalid_id_token',
