@@ -70,8 +70,9 @@ main()
 `
 
 /**
- * The OAuth 2.1 / OpenID Connect provider driven by a real relying party (panva's
- * `openid-client` 6), with the consent step through auth-js `oauth.*` for a signed-in user.
+ * The OAuth 2.1 / OpenID Connect provider driven by real relying parties (panva's `openid-client`
+ * 6 and `@gatehouse/oauth2`), with the consent step through auth-js `oauth.*` for a signed-in
+ * user, once of them in Chromium on a consent page served by the test.
  */
 describe('OAuth server: authorization code flow with openid-client and auth-js', () => {
   let server: TestServer
@@ -333,6 +334,11 @@ describe('OAuth server: authorization code flow with openid-client and auth-js',
     await expect(oidc.refreshTokenGrant(config, fresh.refresh_token!)).rejects.toMatchObject({
       error: 'invalid_grant',
     })
+    // The access token of the revoked grant is refused too (its session is gone).
+    const revokedInfo = await fetch(`${issuer}/oauth/userinfo`, {
+      headers: { authorization: `Bearer ${fresh.access_token}` },
+    })
+    expect(revokedInfo.status).toBe(403)
     const gone = await user.oauth.revokeGrant({ clientId: confidential.client_id })
     expect(gone.error).toMatchObject({ status: 404, code: 'oauth_consent_not_found' })
   })
