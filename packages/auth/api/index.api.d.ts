@@ -1358,6 +1358,7 @@ export interface CleanupResult {
   readonly mfaChallenges: number
   readonly webauthnChallenges: number
   readonly sessions: number
+  readonly oauthAuthorizations: number
 }
 // (storage/migrate.d.ts)
 export interface Migration {

@@ -106,3 +106,23 @@ export async function deleteWebauthnChallengesExpiredBefore(
   )
   return rowCount
 }
+
+/**
+ * Deletes up to `limit` OAuth authorization requests (of any status) that expired before
+ * `before` (epoch milliseconds).
+ *
+ * @returns How many were deleted.
+ */
+export async function deleteOAuthAuthorizationsExpiredBefore(
+  db: Queryable,
+  before: number,
+  limit: number,
+): Promise<number> {
+  const table = db.t.oauthAuthorizations
+  const { rowCount } = await db.query(
+    `DELETE FROM ${table} WHERE id IN (
+       SELECT id FROM ${table} WHERE expires_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+    [new Date(before), limit],
+  )
+  return rowCount
+}

@@ -39,14 +39,25 @@ describe('CleanupJob', () => {
     job.start()
     await vi.advanceTimersByTimeAsync(120_000)
     // Two runs, one statement per table each (nothing to delete): flow states after the link's
-    // and the flow's lifetimes, challenges after theirs, WebAuthn challenges once expired.
+    // and the flow's lifetimes, challenges after theirs, WebAuthn challenges once expired, OAuth
+    // authorization requests a day after they expired.
     const flow = 1_000_000_000_000 - settings.mailer.otpExpMs - settings.external.flowStateExpiryMs
     const challenge = 1_000_000_000_000 - settings.mfa.challengeExpiryMs
     expect(challenge).toBe(1_000_000_000_000 - 300_000)
     const now = 1_000_000_000_000
-    expect(cutoffs).toEqual([flow, challenge, now, flow, challenge, now])
+    const authorization = now - 24 * 3_600_000
+    expect(cutoffs).toEqual([
+      flow,
+      challenge,
+      now,
+      authorization,
+      flow,
+      challenge,
+      now,
+      authorization,
+    ])
     await job.close()
     await vi.advanceTimersByTimeAsync(600_000)
-    expect(cutoffs).toHaveLength(6)
+    expect(cutoffs).toHaveLength(8)
   })
 })

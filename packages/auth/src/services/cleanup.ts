@@ -2,7 +2,8 @@
  * The periodic clean-up of rows nobody can use any more (upstream deletes them in its
  * `models/cleanup.go`; without it they pile up for ever): PKCE flow states once no link or
  * callback can reach them, MFA challenges once they have expired, and sessions a day after
- * `SESSIONS_TIMEBOX` or `SESSIONS_INACTIVITY_TIMEOUT` ended them. A background job of each
+ * `SESSIONS_TIMEBOX` or `SESSIONS_INACTIVITY_TIMEOUT` ended them, and OAuth authorization requests
+ * (and their codes) a day after they expired (upstream keeps these for ever). A background job of each
  * instance, every `DB_CLEANUP_INTERVAL`, in bounded batches.
  *
  * @module
@@ -13,6 +14,7 @@ import type { Settings } from '../conf/settings.js'
 import {
   deleteChallengesCreatedBefore,
   deleteFlowStatesCreatedBefore,
+  deleteOAuthAuthorizationsExpiredBefore,
   deleteSessionsCreatedBefore,
   deleteSessionsInactiveSince,
   deleteWebauthnChallengesExpiredBefore,
@@ -27,10 +29,18 @@ export interface CleanupResult {
   readonly webauthnChallenges: number
   /** Sessions ended by `SESSIONS_TIMEBOX` or `SESSIONS_INACTIVITY_TIMEOUT` more than a day ago. */
   readonly sessions: number
+  /** OAuth authorization requests (`oauth_authorizations`) expired more than a day ago. */
+  readonly oauthAuthorizations: number
 }
 
 /** How long an ended session is kept before the clean-up deletes it (upstream's 24 hours). */
 const ENDED_SESSION_GRACE_MS = 24 * 3_600_000
+
+/**
+ * How long an expired OAuth authorization request is kept: a code presented again within it
+ * still ends the session it was exchanged for (RFC 6749 §4.1.2); later it is merely unknown.
+ */
+const EXPIRED_AUTHORIZATION_GRACE_MS = 24 * 3_600_000
 
 /** Options of {@link CleanupJob}. */
 export interface CleanupJobOptions {
@@ -56,7 +66,7 @@ export interface CleanupJobOptions {
  * valid) have passed since it was created, so a flow still in use is never touched; an MFA
  * challenge once `MFA_CHALLENGE_EXPIRY_DURATION` has passed (it can no longer be verified); a
  * session 24 hours after `SESSIONS_TIMEBOX` or `SESSIONS_INACTIVITY_TIMEOUT` ended it (upstream's
- * margin), when they are set.
+ * margin), when they are set; an OAuth authorization request 24 hours after its `expires_at`.
  * Each run deletes at most `batchSize × maxBatchesPerRun` rows per table, a batch per statement.
  */
 export class CleanupJob {
@@ -124,7 +134,10 @@ export class CleanupJob {
       const before = now - ENDED_SESSION_GRACE_MS - inactivityTimeoutMs
       sessions += await this.#batches((limit) => deleteSessionsInactiveSince(db, before, limit))
     }
-    if (flowStates + mfaChallenges + webauthnChallenges + sessions > 0) {
+    const oauthAuthorizations = await this.#batches((limit) =>
+      deleteOAuthAuthorizationsExpiredBefore(db, now - EXPIRED_AUTHORIZATION_GRACE_MS, limit),
+    )
+    if (flowStates + mfaChallenges + webauthnChallenges + sessions + oauthAuthorizations > 0) {
       logger?.info(
         {
           component: 'cleanup',
@@ -132,11 +145,12 @@ export class CleanupJob {
           mfa_challenges: mfaChallenges,
           webauthn_challenges: webauthnChallenges,
           sessions,
+          oauth_authorizations: oauthAuthorizations,
         },
         'deleted expired rows',
       )
     }
-    return { flowStates, mfaChallenges, webauthnChallenges, sessions }
+    return { flowStates, mfaChallenges, webauthnChallenges, sessions, oauthAuthorizations }
   }
 
   /** Runs `deleteBatch` until a batch is not full or the run's batches are spent. */

@@ -132,8 +132,35 @@ function authorizeProblem(ctx: AppContext, p: AuthorizeParams): string | undefin
   if (p.state.length > 4096) return 'state cannot exceed 4096 characters'
   if (p.nonce.length > 255) return 'nonce cannot exceed 255 characters'
   if (p.prompt.length > 255) return 'prompt cannot exceed 255 characters'
+  const prompts = promptsOf(p.prompt)
+  if (prompts.includes('none') && prompts.length > 1) {
+    return 'prompt=none cannot be combined with other values'
+  }
   return undefined
 }
+
+/** The values of a `prompt` parameter (OIDC Core §3.1.2.1). */
+function promptsOf(prompt: string | null): string[] {
+  return (prompt ?? '').split(' ').filter((value) => value !== '')
+}
+
+/**
+ * Whether a `prompt=login` request still waits for the user to sign in again: the session the
+ * consent page acts in began before the request was made.
+ */
+function needsFreshSignIn(
+  authorization: OAuthAuthorization,
+  signedInAt: Date | undefined,
+): boolean {
+  if (!promptsOf(authorization.prompt).includes('login')) return false
+  return signedInAt === undefined || signedInAt.getTime() < authorization.createdAt.getTime()
+}
+
+const reauthenticationNeeded = () =>
+  new BadRequestError(
+    'reauthentication_needed',
+    'The client asked for a fresh sign-in (prompt=login): sign in again, then retry',
+  )
 
 /**
  * `GET /oauth/authorize`: checks the request and records it, then answers where to send the
@@ -192,7 +219,47 @@ export async function startAuthorization(ctx: AppContext, p: AuthorizeParams): P
   const base = ctx.settings.siteUrl.replace(/\/+$/, '')
   const page = new URL(base + (path.startsWith('/') ? path : `/${path}`))
   page.searchParams.set('authorization_id', authorizationId)
+  // The page must not ask anything of a prompt=none request: it needs to know.
+  if (promptsOf(params.prompt).includes('none')) page.searchParams.set('prompt', 'none')
   return page.href
+}
+
+/**
+ * `GET /oauth/authorizations/<id>/login_required` (Gatehouse's): where the consent page sends the
+ * browser when a `prompt=none` request finds nobody signed in. Ends the request and answers the
+ * client's redirect with `error=login_required` (OIDC Core §3.1.2.6), `state` and `iss`. Only a
+ * pending `prompt=none` request that no user has opened yet can end so.
+ *
+ * @returns The `Location` of the `302`.
+ * @throws {NotFoundError} `oauth_authorization_not_found` for any other request.
+ */
+export async function endWithLoginRequired(
+  ctx: AppContext,
+  authorizationId: string,
+): Promise<string> {
+  const outcome = await ctx.db.transaction(async (tx) => {
+    const authorization = await lockOAuthAuthorization(tx, 'authorization_id', authorizationId)
+    if (
+      authorization === undefined ||
+      authorization.status !== 'pending' ||
+      authorization.userId !== null ||
+      !promptsOf(authorization.prompt).includes('none')
+    ) {
+      throw notFound()
+    }
+    if (authorization.expiresAt.getTime() <= ctx.clock.now()) {
+      await updateOAuthAuthorization(tx, authorization.id, { status: 'expired' })
+      return undefined
+    }
+    await updateOAuthAuthorization(tx, authorization.id, { status: 'denied' })
+    return withParams(ctx, authorization.redirectUri, {
+      error: 'login_required',
+      error_description: 'The user is not signed in',
+      state: authorization.state ?? '',
+    })
+  })
+  if (outcome === undefined) throw notFound()
+  return outcome
 }
 
 /** What the consent page shows (`GET /oauth/authorizations/<id>`). */
@@ -271,28 +338,46 @@ async function lockPending(
 /**
  * `GET /oauth/authorizations/<id>` for the signed-in user: the request's details for the consent
  * page, or, when the user already consented to every requested scope of this client (and the
- * request did not ask `prompt=consent`), the redirect with the code at once.
+ * request did not ask `prompt=consent`), the redirect with the code at once. With `prompt=none`
+ * and no such consent, the redirect carries `error=consent_required` (OIDC Core §3.1.2.6) and the
+ * request ends.
  *
+ * @param signedInAt When the session the page acts in began (its `created_at`): a `prompt=login`
+ *   request needs a session begun after it.
  * @throws {NotFoundError} `oauth_authorization_not_found` for an unknown, expired or another
  *   user's request.
+ * @throws {BadRequestError} `reauthentication_needed` for a `prompt=login` request and an older
+ *   session (the request stays pending: sign in again, then retry).
  */
 export async function authorizationDetails(
   ctx: AppContext,
   authorizationId: string,
   user: User,
+  signedInAt?: Date,
 ): Promise<AuthorizationDetails | ConsentRedirect> {
   const outcome = await ctx.db.transaction(async (tx) => {
     const authorization = await lockPending(ctx, tx, authorizationId, user, true)
     if (authorization === 'expired') return authorization
+    if (needsFreshSignIn(authorization, signedInAt)) throw reauthenticationNeeded()
     const client = await findOAuthClient(tx, authorization.clientId)
     if (client === undefined) throw notFound()
-    const prompts = (authorization.prompt ?? '').split(' ')
+    const prompts = promptsOf(authorization.prompt)
     const consent = await findActiveConsent(tx, user.id, client.id)
     const covered =
       consent !== undefined &&
       authorization.scope.split(' ').every((s) => consent.scopes.includes(s))
     if (covered && !prompts.includes('consent')) {
       return { redirect_url: await approve(ctx, tx, authorization) }
+    }
+    if (prompts.includes('none')) {
+      await updateOAuthAuthorization(tx, authorization.id, { status: 'denied' })
+      return {
+        redirect_url: withParams(ctx, authorization.redirectUri, {
+          error: 'consent_required',
+          error_description: 'The user has not consented to this client and scope',
+          state: authorization.state ?? '',
+        }),
+      }
     }
     return {
       authorization_id: authorization.authorizationId,
@@ -310,13 +395,17 @@ export async function authorizationDetails(
  * `POST /oauth/authorizations/<id>/consent`: `approve` records the consent and answers the
  * redirect with the code; `deny` answers the redirect with `error=access_denied`.
  *
- * @throws {BadRequestError} `validation_failed` "action must be 'approve' or 'deny'".
+ * @param signedInAt When the session the page acts in began: approving a `prompt=login` request
+ *   needs a session begun after it.
+ * @throws {BadRequestError} `validation_failed` "action must be 'approve' or 'deny'";
+ *   `reauthentication_needed` when approving a `prompt=login` request from an older session.
  */
 export async function consentTo(
   ctx: AppContext,
   authorizationId: string,
   user: User,
   action: string,
+  signedInAt?: Date,
 ): Promise<ConsentRedirect> {
   if (action !== 'approve' && action !== 'deny') {
     throw new BadRequestError('validation_failed', "action must be 'approve' or 'deny'")
@@ -332,6 +421,7 @@ export async function consentTo(
         state: authorization.state ?? '',
       })
     }
+    if (needsFreshSignIn(authorization, signedInAt)) throw reauthenticationNeeded()
     await upsertConsent(
       tx,
       {
@@ -408,10 +498,13 @@ export function clientCredentials(
 }
 
 /**
- * The client a token request authenticates: a confidential client by its secret (basic or
- * post), a public one by its `client_id` alone (its proof is PKCE).
+ * The client a token request authenticates, with the method it registered
+ * (`token_endpoint_auth_method`, as upstream's `ValidateClientAuthMethod`): a confidential client
+ * by its secret, in the `Authorization: Basic` header for `client_secret_basic` and in the body for
+ * `client_secret_post`; a public one (`none`) by its `client_id` alone (its proof is PKCE).
  *
- * @throws {OAuthJsonError} 401 `invalid_client` "Client authentication failed".
+ * @throws {OAuthJsonError} 401 `invalid_client` "Client authentication failed" (an unknown
+ *   client, a wrong secret, or another method than the registered one).
  */
 export async function authenticateClient(
   ctx: AppContext,
@@ -420,11 +513,9 @@ export async function authenticateClient(
   if (credentials.clientId === '' || !isUuid(credentials.clientId)) throw invalidClient()
   const client = await findOAuthClient(ctx.db, credentials.clientId.toLowerCase())
   if (client === undefined) throw invalidClient()
-  if (client.clientType === 'public') {
-    if (credentials.method !== 'none') throw invalidClient()
-    return client
-  }
-  if (credentials.method === 'none' || !clientSecretMatches(client, credentials.clientSecret)) {
+  const registered = client.clientType === 'public' ? 'none' : client.tokenEndpointAuthMethod
+  if (credentials.method !== registered) throw invalidClient()
+  if (registered !== 'none' && !clientSecretMatches(client, credentials.clientSecret)) {
     throw invalidClient()
   }
   return client

@@ -1,5 +1,5 @@
 /**
- * The periodic clean-up of expired PKCE flow states and MFA challenges: a background job of the
+ * The periodic clean-up of expired PKCE flow states, MFA challenges and OAuth authorization requests: a background job of the
  * app, with the injected clock, in bounded batches, stopped on close.
  *
  * @see issue 24, item 8
@@ -44,6 +44,27 @@ async function challenges(db: Queryable, count: number, at: number): Promise<voi
   )
 }
 
+/** Inserts OAuth authorization requests of a new client, one per `[status, expires_at]`. */
+async function authorizations(
+  db: Queryable,
+  rows: readonly (readonly ['pending' | 'approved' | 'denied', number])[],
+): Promise<void> {
+  const client = randomUUID()
+  await db.query(
+    `INSERT INTO ${db.t.oauthClients} (id, registration_type, redirect_uris, grant_types,
+       token_endpoint_auth_method) VALUES ($1, 'manual', 'https://rp.example/cb', 'authorization_code', 'none')`,
+    [client],
+  )
+  for (const [status, expiresAt] of rows) {
+    await db.query(
+      `INSERT INTO ${db.t.oauthAuthorizations} (id, authorization_id, client_id, redirect_uri, scope,
+         status, created_at, expires_at)
+       VALUES (gen_random_uuid(), md5(random()::text), $1, 'https://rp.example/cb', 'email', $2, $3, $4)`,
+      [client, status, new Date(expiresAt - 600_000), new Date(expiresAt)],
+    )
+  }
+}
+
 async function count(db: Queryable, table: string): Promise<number> {
   const { rows } = await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`)
   return Number(rows[0]?.n)
@@ -86,6 +107,13 @@ describe('the clean-up of expired flow states and MFA challenges', () => {
         [new Date(expiresAt)],
       )
     }
+    // OAuth authorization requests (any status) are kept for a day after they expired.
+    await authorizations(db, [
+      ['pending', now - 24 * HOUR - 1],
+      ['approved', now - 24 * HOUR - 1],
+      ['denied', now - 24 * HOUR - 1],
+      ['approved', now - 24 * HOUR + 1_000],
+    ])
     await waitFor(async () => (await count(db, db.t.flowState)) === 2, {
       what: 'the background clean-up to delete the expired flow states',
     })
@@ -95,13 +123,17 @@ describe('the clean-up of expired flow states and MFA challenges', () => {
     await waitFor(async () => (await count(db, db.t.webauthnChallenges)) === 1, {
       what: 'the background clean-up to delete the expired WebAuthn challenges',
     })
+    await waitFor(async () => (await count(db, db.t.oauthAuthorizations)) === 1, {
+      what: 'the background clean-up to delete the expired OAuth authorization requests',
+    })
     // Time passes (the injected clock): the rest expires too.
     clock.advance(2_000)
     await waitFor(
       async () =>
         (await count(db, db.t.flowState)) +
           (await count(db, db.t.mfaChallenges)) +
-          (await count(db, db.t.webauthnChallenges)) ===
+          (await count(db, db.t.webauthnChallenges)) +
+          (await count(db, db.t.oauthAuthorizations)) ===
         0,
       { what: 'the background clean-up to delete the rest' },
     )
@@ -135,6 +167,7 @@ describe('DB_CLEANUP_INTERVAL=0 and bounded batches', () => {
       mfaChallenges: 0,
       webauthnChallenges: 0,
       sessions: 0,
+      oauthAuthorizations: 0,
     })
     expect(await count(db, db.t.flowState)).toBe(5)
     expect(await job.runOnce()).toEqual({
@@ -142,6 +175,7 @@ describe('DB_CLEANUP_INTERVAL=0 and bounded batches', () => {
       mfaChallenges: 0,
       webauthnChallenges: 0,
       sessions: 0,
+      oauthAuthorizations: 0,
     })
     await job.close()
   })
@@ -155,6 +189,7 @@ describe('DB_CLEANUP_INTERVAL=0 and bounded batches', () => {
       mfaChallenges: 0,
       webauthnChallenges: 0,
       sessions: 0,
+      oauthAuthorizations: 0,
     })
   })
 })

@@ -2,8 +2,10 @@ import { createServer } from 'node:net'
 import { GoTrueAdminApi, type GoTrueClient } from '@supabase/auth-js'
 import { exportJWK, generateKeyPair } from 'jose'
 import * as oidc from 'openid-client'
+import { Client, pkce } from '@gatehouse/oauth2'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { systemClock } from '@gatehouse/auth'
+import { startHttpServer, type TestHttpServer } from '@gatehouse/testing'
 import { startTestServer, type TestServer } from '../helpers.js'
 import { authJsClient } from '../support/auth-js.js'
 
@@ -25,11 +27,58 @@ function freePort(): Promise<number> {
 const REDIRECT = 'https://rp.example/callback'
 
 /**
- * The OAuth 2.1 / OpenID Connect provider driven by a real relying party (panva's
- * `openid-client` 6), with the consent step through auth-js `oauth.*` for a signed-in user.
+ * The app's consent page (`SITE_URL/oauth/consent`), as small as it can be: unchanged auth-js
+ * (bundled for the browser), a sign-in form while nobody is signed in, then the request's details
+ * with Allow and Deny, answered through `oauth.approveAuthorization` / `denyAuthorization` (which
+ * send the browser on to the client).
+ */
+const CONSENT_SCRIPT = `
+const client = new AuthJs.GoTrueClient({ url: API_URL, autoRefreshToken: false, detectSessionInUrl: false })
+const id = new URL(location.href).searchParams.get('authorization_id')
+const app = document.getElementById('app')
+function button(label, onclick) {
+  const b = document.createElement('button')
+  b.textContent = label
+  b.onclick = onclick
+  return b
+}
+async function consent() {
+  const { data, error } = await client.oauth.getAuthorizationDetails(id)
+  if (error) return (app.textContent = error.message)
+  if ('redirect_url' in data) return location.assign(data.redirect_url)
+  const title = document.createElement('h1')
+  title.textContent = data.client.name + ' asks for: ' + data.scope
+  app.replaceChildren(
+    title,
+    button('Allow', () => client.oauth.approveAuthorization(id)),
+    button('Deny', () => client.oauth.denyAuthorization(id)),
+  )
+}
+async function main() {
+  const { data } = await client.getSession()
+  if (data.session) return consent()
+  app.innerHTML = '<form><input name="email" aria-label="Email"><input name="password" type="password" aria-label="Password"><button>Sign in</button></form>'
+  app.querySelector('form').onsubmit = async (event) => {
+    event.preventDefault()
+    const form = new FormData(event.target)
+    const { error } = await client.signInWithPassword({ email: form.get('email'), password: form.get('password') })
+    if (error) app.textContent = error.message
+    else await consent()
+  }
+}
+main()
+`
+
+/**
+ * The OAuth 2.1 / OpenID Connect provider driven by real relying parties (panva's `openid-client`
+ * 6 and `@gatehouse/oauth2`), with the consent step through auth-js `oauth.*` for a signed-in
+ * user, once of them in Chromium on a consent page served by the test.
  */
 describe('OAuth server: authorization code flow with openid-client and auth-js', () => {
   let server: TestServer
+  let site: TestHttpServer
+  /** The auth-js browser bundle the consent page loads, built by the Chromium test. */
+  let authJsBundle = ''
   let issuer: string
   let admin: GoTrueAdminApi
   let user: GoTrueClient
@@ -46,14 +95,32 @@ describe('OAuth server: authorization code flow with openid-client and auth-js',
     }
     const port = await freePort()
     issuer = `http://127.0.0.1:${String(port)}`
+    site = await startHttpServer((req, res) => {
+      const path = new URL(req.url ?? '/', 'http://site').pathname
+      if (path === '/auth-js.js') {
+        res.writeHead(200, { 'content-type': 'text/javascript' })
+        res.end(authJsBundle)
+      } else if (path === '/oauth/consent') {
+        res.writeHead(200, { 'content-type': 'text/html' })
+        res.end(
+          `<!doctype html><title>Consent</title><main id="app"></main><script src="/auth-js.js"></script>` +
+            `<script>const API_URL = ${JSON.stringify(issuer)}\n${CONSENT_SCRIPT}</script>`,
+        )
+      } else {
+        res.writeHead(200, { 'content-type': 'text/html' })
+        res.end('<!doctype html><title>Client</title><h1>Back at the client</h1>')
+      }
+    })
     server = await startTestServer(
       'oauth_server',
       {
         AUTHSVC_API_EXTERNAL_URL: issuer,
+        AUTHSVC_SITE_URL: site.url,
         AUTHSVC_JWT_ISSUER: issuer,
         AUTHSVC_JWT_KEYS: JSON.stringify([jwk]),
         AUTHSVC_OAUTH_SERVER_ENABLED: 'true',
         AUTHSVC_OAUTH_SERVER_AUTHORIZATION_PATH: '/oauth/consent',
+        AUTHSVC_OAUTH_SERVER_ALLOW_DYNAMIC_REGISTRATION: 'true',
         AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '0',
       },
       systemClock,
@@ -85,6 +152,7 @@ describe('OAuth server: authorization code flow with openid-client and auth-js',
   })
   afterAll(async () => {
     await server.close()
+    await site.close()
   })
 
   /** Follows `/oauth/authorize` to the consent page and returns the `authorization_id`. */
@@ -92,7 +160,7 @@ describe('OAuth server: authorization code flow with openid-client and auth-js',
     const res = await fetch(url, { redirect: 'manual' })
     expect(res.status).toBe(302)
     const consentPage = new URL(res.headers.get('location') ?? '')
-    expect(consentPage.origin + consentPage.pathname).toBe('http://localhost:3000/oauth/consent')
+    expect(consentPage.origin + consentPage.pathname).toBe(`${site.url}/oauth/consent`)
     return consentPage.searchParams.get('authorization_id') ?? ''
   }
 
@@ -266,8 +334,159 @@ describe('OAuth server: authorization code flow with openid-client and auth-js',
     await expect(oidc.refreshTokenGrant(config, fresh.refresh_token!)).rejects.toMatchObject({
       error: 'invalid_grant',
     })
+    // The access token of the revoked grant is refused too (its session is gone).
+    const revokedInfo = await fetch(`${issuer}/oauth/userinfo`, {
+      headers: { authorization: `Bearer ${fresh.access_token}` },
+    })
+    expect(revokedInfo.status).toBe(403)
     const gone = await user.oauth.revokeGrant({ clientId: confidential.client_id })
     expect(gone.error).toMatchObject({ status: 404, code: 'oauth_consent_not_found' })
+  })
+
+  it('serves @gatehouse/oauth2: discovery, PKCE + nonce, consent, ID token, userinfo, refresh', async () => {
+    const client = await Client.discover(
+      issuer,
+      confidential.client_id,
+      confidential.client_secret,
+      { redirect_uri: REDIRECT, requirePkce: true },
+    )
+    expect(client.options.authorizeUrl).toBe(`${issuer}/oauth/authorize`)
+    const { code_verifier, code_challenge, code_challenge_method } = pkce()
+    const state = crypto.randomUUID()
+    const nonce = crypto.randomUUID()
+    const url = client.authCode.authorizeUrl({
+      scope: 'openid email profile',
+      prompt: 'consent',
+      state,
+      nonce,
+      code_challenge,
+      code_challenge_method,
+    })
+    const callback = await consent(new URL(url), 'approve')
+    const token = await client.authCode.getTokenFromCallback(callback.href, {
+      state,
+      nonce,
+      codeVerifier: code_verifier,
+    })
+    // The ID token's signature (the server's JWKS), iss, aud, nonce, at_hash, exp and iat.
+    const claims = await token.idToken({ nonce })
+    expect(claims).toMatchObject({
+      iss: issuer,
+      aud: confidential.client_id,
+      nonce,
+      email: 'rp-user@example.com',
+      name: 'Ada',
+    })
+    const profile = await client.userinfo(token, { expectedSubject: claims.sub })
+    expect([profile.sub, profile.email]).toEqual([claims.sub, 'rp-user@example.com'])
+    const refreshed = await token.refresh()
+    expect(refreshed.refreshToken).toEqual(expect.any(String))
+    expect(refreshed.refreshToken).not.toBe(token.refreshToken)
+    expect(refreshed.params.scope).toBe('openid email profile')
+    const again = await client.userinfo(refreshed, { expectedSubject: claims.sub })
+    expect(again.name).toBe('Ada')
+    // An ID token for another nonce is refused.
+    await expect(token.idToken({ nonce: 'other' })).rejects.toMatchObject({
+      code: 'invalid_id_token',
+    })
+    await user.oauth.revokeGrant({ clientId: confidential.client_id })
+  })
+
+  it('registers a client dynamically with @gatehouse/oauth2, then signs in through it', async () => {
+    const { client, registration } = await Client.register(issuer, {
+      client_name: 'Registered',
+      redirect_uris: [REDIRECT],
+      token_endpoint_auth_method: 'client_secret_post',
+    })
+    expect(registration).toMatchObject({
+      client_type: 'confidential',
+      registration_type: 'dynamic',
+      client_secret_expires_at: 0,
+    })
+    const { code_verifier, code_challenge, code_challenge_method } = pkce()
+    const state = crypto.randomUUID()
+    const url = client.authCode.authorizeUrl({
+      scope: 'openid email',
+      state,
+      nonce: 'n-1',
+      code_challenge,
+      code_challenge_method,
+    })
+    const callback = await consent(new URL(url), 'approve')
+    const token = await client.authCode.getTokenFromCallback(callback.href, {
+      state,
+      nonce: 'n-1',
+      codeVerifier: code_verifier,
+    })
+    expect(await token.idToken({ nonce: 'n-1' })).toMatchObject({ aud: client.id, nonce: 'n-1' })
+    expect((await token.refresh()).token).toEqual(expect.any(String))
+    // Registered for client_secret_post: the same credentials in a Basic header are refused.
+    const basic = await fetch(`${issuer}/oauth/token`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${client.id}:${client.secret ?? ''}`).toString('base64')}`,
+      },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: 'x' }),
+    })
+    expect(basic.status).toBe(401)
+    expect(await basic.json()).toMatchObject({ error: 'invalid_client' })
+  })
+
+  it('takes a user through the consent page in Chromium, back to the client with code, state and iss', async () => {
+    const [{ launchChromium }, { bundleAuthJs }] = await Promise.all([
+      import('@gatehouse/testing'),
+      import('../support/webauthn-page.js'),
+    ])
+    authJsBundle = await bundleAuthJs()
+    const callbackUrl = `${site.url}/callback`
+    const created = await admin.oauth.createClient({
+      client_name: 'Browser app',
+      redirect_uris: [callbackUrl],
+    })
+    const browserClient = created.data as { client_id: string; client_secret: string }
+    const client = await Client.discover(
+      issuer,
+      browserClient.client_id,
+      browserClient.client_secret,
+      { redirect_uri: callbackUrl },
+    )
+    const { code_verifier, code_challenge, code_challenge_method } = pkce()
+    const state = crypto.randomUUID()
+    const url = client.authCode.authorizeUrl({
+      scope: 'openid email',
+      state,
+      nonce: 'browser-nonce',
+      code_challenge,
+      code_challenge_method,
+    })
+    const browser = await launchChromium()
+    try {
+      const page = await browser.newPage()
+      await page.goto(url)
+      await page.getByLabel('Email').fill('rp-user@example.com')
+      await page.getByLabel('Password').fill('secret123')
+      await page.getByRole('button', { name: 'Sign in' }).click()
+      await expect
+        .poll(() => page.getByRole('heading').textContent())
+        .toBe('Browser app asks for: openid email')
+      await page.getByRole('button', { name: 'Allow' }).click()
+      await page.waitForURL((u) => u.href.startsWith(callbackUrl))
+      const landed = new URL(page.url())
+      expect(landed.searchParams.get('state')).toBe(state)
+      expect(landed.searchParams.get('iss')).toBe(issuer)
+      expect(landed.searchParams.get('code')).toEqual(expect.any(String))
+      const token = await client.authCode.getTokenFromCallback(landed.href, {
+        state,
+        nonce: 'browser-nonce',
+        codeVerifier: code_verifier,
+      })
+      expect(await token.idToken({ nonce: 'browser-nonce' })).toMatchObject({
+        email: 'rp-user@example.com',
+      })
+    } finally {
+      await browser.close()
+    }
   })
 
   it('lets a public native client use a loopback redirect on any port, with PKCE alone', async () => {
@@ -357,6 +576,22 @@ describe('OAuth server: authorization code flow with openid-client and auth-js',
       error: 'invalid_client',
       error_description: 'Client authentication failed',
     })
+    // The client authenticates with the method it registered (client_secret_basic here): its
+    // right secret in the body is refused, as is no secret at all.
+    for (const secret of [confidential.client_secret, '']) {
+      const otherMethod = await fetch(`${issuer}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'refresh_token',
+          refresh_token: 'x',
+          client_id: confidential.client_id,
+          client_secret: secret,
+        }),
+      })
+      expect(otherMethod.status).toBe(401)
+      expect(await otherMethod.json()).toMatchObject({ error: 'invalid_client' })
+    }
     const badCode = await fetch(`${issuer}/oauth/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -390,5 +625,94 @@ describe('OAuth server: authorization code flow with openid-client and auth-js',
     )
     const expired = await user.oauth.getAuthorizationDetails(id)
     expect(expired.error).toMatchObject({ status: 404, code: 'oauth_authorization_not_found' })
+  })
+
+  it('answers prompt=none with login_required or consent_required, and prompt=login after a fresh sign-in only', async () => {
+    const created = await admin.oauth.createClient({
+      client_name: 'Prompted',
+      redirect_uris: [REDIRECT],
+    })
+    const { client_id } = created.data as { client_id: string }
+    const challenge = await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier())
+    const request = (prompt: string) =>
+      new URL(
+        `${issuer}/oauth/authorize?${new URLSearchParams({
+          client_id,
+          redirect_uri: REDIRECT,
+          scope: 'email',
+          state: 'st',
+          code_challenge: challenge,
+          code_challenge_method: 'S256',
+          prompt,
+        }).toString()}`,
+      )
+
+    const mixed = await fetch(request('none consent'), { redirect: 'manual' })
+    expect(Object.fromEntries(new URL(mixed.headers.get('location') ?? '').searchParams)).toEqual({
+      error: 'invalid_request',
+      error_description: 'prompt=none cannot be combined with other values',
+      state: 'st',
+      iss: issuer,
+    })
+
+    // Nobody signed in: the consent page (told prompt=none) sends the browser on to end the
+    // request with login_required.
+    const anonymous = await fetch(request('none'), { redirect: 'manual' })
+    const page = new URL(anonymous.headers.get('location') ?? '')
+    expect(page.searchParams.get('prompt')).toBe('none')
+    const endUrl = `${issuer}/oauth/authorizations/${page.searchParams.get('authorization_id') ?? ''}/login_required`
+    const ended = await fetch(endUrl, { redirect: 'manual' })
+    expect(ended.status).toBe(302)
+    const loginRequired = new URL(ended.headers.get('location') ?? '')
+    expect(loginRequired.origin + loginRequired.pathname).toBe(REDIRECT)
+    expect(Object.fromEntries(loginRequired.searchParams)).toMatchObject({
+      error: 'login_required',
+      state: 'st',
+      iss: issuer,
+    })
+    expect((await fetch(endUrl, { redirect: 'manual' })).status).toBe(404)
+    // Only an unopened prompt=none request ends so.
+    const other = await authorize(request('consent'))
+    const refusedEnd = await fetch(`${issuer}/oauth/authorizations/${other}/login_required`, {
+      redirect: 'manual',
+    })
+    expect(refusedEnd.status).toBe(404)
+    expect(await refusedEnd.json()).toMatchObject({ error_code: 'oauth_authorization_not_found' })
+
+    // No consent on file: the consent page is answered with the error redirect, and the request
+    // is over.
+    const silent = await authorize(request('none'))
+    const refused = await user.oauth.getAuthorizationDetails(silent)
+    const location = new URL((refused.data as { redirect_url: string }).redirect_url)
+    expect(location.origin + location.pathname).toBe(REDIRECT)
+    expect(Object.fromEntries(location.searchParams)).toMatchObject({
+      error: 'consent_required',
+      state: 'st',
+      iss: issuer,
+    })
+    const late = await user.oauth.approveAuthorization(silent, { skipBrowserRedirect: true })
+    expect(late.error).toMatchObject({ status: 400, code: 'validation_failed' })
+
+    // prompt=login: the session signed in before the request is not enough.
+    const login = await authorize(request('login'))
+    const stale = await user.oauth.getAuthorizationDetails(login)
+    expect(stale.error).toMatchObject({ status: 400, code: 'reauthentication_needed' })
+    const signIn = await user.signInWithPassword({
+      email: 'rp-user@example.com',
+      password: 'secret123',
+    })
+    expect(signIn.error).toBeNull()
+    const fresh = await user.oauth.getAuthorizationDetails(login)
+    expect(fresh.data).toMatchObject({ authorization_id: login, scope: 'email' })
+    const approved = await user.oauth.approveAuthorization(login, { skipBrowserRedirect: true })
+    expect(new URL(approved.data!.redirect_url).searchParams.get('code')).toEqual(
+      expect.any(String),
+    )
+
+    // With the consent on file, prompt=none is answered with a code at once.
+    const remembered = await user.oauth.getAuthorizationDetails(await authorize(request('none')))
+    const code = new URL((remembered.data as { redirect_url: string }).redirect_url)
+    expect(code.searchParams.get('code')).toEqual(expect.any(String))
+    expect(code.searchParams.get('error')).toBeNull()
   })
 })

@@ -478,6 +478,13 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
       'To OAUTH_SERVER_AUTHORIZATION_PATH, or to redirect_uri with error, state, iss',
     ),
   },
+  'GET /oauth/authorizations/:authorization_id/login_required': {
+    tag: 'oauth server',
+    summary:
+      'Ends a prompt=none authorization request nobody is signed in for (Gatehouse; for the consent page)',
+    access: 'public',
+    ok: redirect(302, 'To redirect_uri with error=login_required, state, iss'),
+  },
   'GET /oauth/authorizations/:authorization_id': {
     tag: 'oauth server',
     summary:

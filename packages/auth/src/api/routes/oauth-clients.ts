@@ -42,12 +42,18 @@ export function requireOAuthServer(ctx: AppContext): preValidationHookHandler {
   }
 }
 
-/** A client as upstream answers it (`OAuthServerClientResponse`); empty strings are left out. */
+/**
+ * A client as upstream answers it (`OAuthServerClientResponse`); empty strings are left out. With
+ * its secret comes `client_secret_expires_at: 0` (never), which RFC 7591 §3.2.1 requires.
+ */
 export function serializeOAuthClient({ client, clientSecret }: ClientWithSecret) {
   const optional = (name: string, value: string | null) => (value ? { [name]: value } : {})
   return {
     client_id: client.id,
-    ...(clientSecret === undefined ? {} : { client_secret: clientSecret }),
+    // RFC 7591 §3.2.1: a secret comes with when it expires (0: never).
+    ...(clientSecret === undefined
+      ? {}
+      : { client_secret: clientSecret, client_secret_expires_at: 0 }),
     client_type: client.clientType,
     redirect_uris: client.redirectUris,
     token_endpoint_auth_method: client.tokenEndpointAuthMethod,

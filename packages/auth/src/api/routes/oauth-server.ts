@@ -2,7 +2,8 @@
  * The OAuth 2.1 / OpenID Connect provider on the wire (upstream `oauthserver/*`, routes in
  * `api.go`): `GET /oauth/authorize` and `POST /oauth/token` for clients; `GET
  * /oauth/authorizations/<id>` and `POST /oauth/authorizations/<id>/consent` for the app's consent
- * page (the signed-in user); `GET /oauth/userinfo`; `GET`/`DELETE /user/oauth/grants`. All answer
+ * page (the signed-in user), and Gatehouse's `GET /oauth/authorizations/<id>/login_required` for
+ * a page that finds nobody signed in on a `prompt=none` request; `GET /oauth/userinfo`; `GET`/`DELETE /user/oauth/grants`. All answer
  * `404 feature_disabled` while `OAUTH_SERVER_ENABLED` is off. The token endpoint answers errors
  * as RFC 6749 §5.2 (`{error, error_description}`), the authorization endpoint by redirecting
  * once the client's redirect URI is trusted (§4.1.2.1).
@@ -19,6 +20,7 @@ import {
   authorizationDetails,
   clientCredentials,
   consentTo,
+  endWithLoginRequired,
   exchangeCode,
   listGrants,
   refreshForClient,
@@ -45,7 +47,7 @@ const authorizationIdOf = (request: FastifyRequest) =>
 /** Headers of every answer that carries or leads to credentials. */
 const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' }
 
-/** `GET /oauth/authorize` and `POST /oauth/token`. */
+/** `GET /oauth/authorize`, `GET /oauth/authorizations/<id>/login_required`, `POST /oauth/token`. */
 export const oauthServerRoutes: RouteGroup = (app, ctx) => {
   app.addHook('preValidation', requireOAuthServer(ctx))
 
@@ -63,6 +65,11 @@ export const oauthServerRoutes: RouteGroup = (app, ctx) => {
       nonce: field(q, 'nonce'),
       prompt: field(q, 'prompt'),
     })
+    return reply.headers(NO_STORE).redirect(location, 302)
+  })
+
+  app.get('/oauth/authorizations/:authorization_id/login_required', async (request, reply) => {
+    const location = await endWithLoginRequired(ctx, authorizationIdOf(request))
     return reply.headers(NO_STORE).redirect(location, 302)
   })
 
@@ -132,7 +139,14 @@ export const oauthUserRoutes: RouteGroup = (app, ctx) => {
   app.get('/oauth/authorizations/:authorization_id', appOrigin, async (request, reply) =>
     reply
       .headers(NO_STORE)
-      .send(await authorizationDetails(ctx, authorizationIdOf(request), authOf(request).user)),
+      .send(
+        await authorizationDetails(
+          ctx,
+          authorizationIdOf(request),
+          authOf(request).user,
+          authOf(request).session?.createdAt,
+        ),
+      ),
   )
 
   app.post('/oauth/authorizations/:authorization_id/consent', appOrigin, async (request, reply) => {
@@ -145,6 +159,7 @@ export const oauthUserRoutes: RouteGroup = (app, ctx) => {
       authorizationIdOf(request),
       authOf(request).user,
       field(body, 'action'),
+      authOf(request).session?.createdAt,
     )
     return reply.headers(NO_STORE).send(redirect)
   })
