@@ -802,7 +802,10 @@ const TAGS = [
   { name: 'external providers', description: 'Sign-in with OAuth providers' },
   { name: 'single sign-on', description: 'SAML 2.0 single sign-on (SAML_ENABLED)' },
   { name: 'user', description: 'The signed-in user (Authorization: Bearer <access_token>)' },
-  { name: 'multi-factor authentication', description: 'TOTP, phone and WebAuthn factors, recovery codes' },
+  {
+    name: 'multi-factor authentication',
+    description: 'TOTP, phone and WebAuthn factors, recovery codes',
+  },
   { name: 'passkeys', description: 'Passkeys: registration and username-less sign-in (WebAuthn)' },
   { name: 'admin', description: 'Users, invites and links (a key of a JWT_ADMIN_ROLES role)' },
   {
