@@ -213,6 +213,14 @@ describe('MFA recovery codes', () => {
     const codes = await generate(auth)
     const userId = (await auth.getUser()).data.user!.id
     const userToken = await accessToken(auth)
+    // A session raised by a code, before the reset.
+    const raised = await call(
+      'POST',
+      '/factors/recovery-codes/verify',
+      await accessToken(await signInAal1(email)),
+      { code: codes[3] },
+    )
+    expect(raised.status).toBe(200)
     const denied = await call('DELETE', `/admin/users/${userId}/factors/recovery-codes`, userToken)
     expect(denied.status).toBe(403)
 
@@ -223,6 +231,16 @@ describe('MFA recovery codes', () => {
     )
     expect(reset.status).toBe(200)
     expect(reset.json.id).toEqual(expect.any(String))
+    // The session the codes raised is back at aal1 (its amr entry is gone).
+    const refreshed = await fetch(`${server.url}/token?grant_type=refresh_token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ refresh_token: raised.json.refresh_token }),
+    })
+    expect(refreshed.status).toBe(200)
+    const lowered = claimsOf(((await refreshed.json()) as { access_token: string }).access_token)
+    expect(lowered.aal).toBe('aal1')
+    expect(lowered.amr.map((e) => e.method)).not.toContain('mfa/recovery_code')
     const gone = await call('GET', '/factors/recovery-codes', userToken)
     expect(gone).toMatchObject({ status: 404, json: { error_code: 'mfa_factor_not_found' } })
     const aal1 = await accessToken(await signInAal1(email))
