@@ -1,13 +1,14 @@
 /**
  * The API gateway of `npm start`: the Supabase URL layout in front of the auth server, so that
  * `createClient(url, anonKey).auth` of `@supabase/supabase-js` works. `/auth/v1/<path>` is
- * forwarded to the auth server's `/<path>` (`@fastify/http-proxy`), and `/` is the page mailed
- * links land on (`site.ts`).
+ * forwarded to the auth server's `/<path>` (`@fastify/http-proxy`), `/` is the page mailed
+ * links land on (`site.ts`) and `/passkeys` a page to try passkeys by hand (`passkeys-page.ts`).
  *
  * @module
  */
 import proxy from '@fastify/http-proxy'
 import Fastify from 'fastify'
+import { bundleAuthJs, PASSKEYS_SCRIPT, passkeysPage } from './passkeys-page.js'
 import { SITE_CSP, SITE_SCRIPT, sitePage } from './site.js'
 
 /** Options of {@link startGateway}. */
@@ -47,6 +48,22 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   app.get('/site.js', (_request, reply) =>
     reply.headers(headers).type('text/javascript; charset=utf-8').send(SITE_SCRIPT),
   )
+  const passkeys = passkeysPage(options.inboxUrl)
+  app.get('/passkeys', (_request, reply) =>
+    reply.headers(headers).type('text/html; charset=utf-8').send(passkeys),
+  )
+  app.get('/passkeys.js', (_request, reply) =>
+    reply.headers(headers).type('text/javascript; charset=utf-8').send(PASSKEYS_SCRIPT),
+  )
+  // Bundled once, at the first request (the other pages never need it).
+  let bundle: Promise<string> | undefined
+  app.get('/auth-js.js', async (_request, reply) => {
+    bundle ??= bundleAuthJs()
+    return reply
+      .headers(headers)
+      .type('text/javascript; charset=utf-8')
+      .send(await bundle)
+  })
   await app.listen({ host: options.host, port: options.port })
   return {
     url: `http://${options.host}:${String(options.port)}`,

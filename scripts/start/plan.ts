@@ -281,6 +281,12 @@ export function stackPlan(env: Env, root: string): StackPlan {
     // instances would share it.
     RATE_LIMIT_BACKEND: 'ratelimit',
     RATE_LIMIT_SERVICE_ADDRESS: authority(rlGrpcHost, rlGrpcPort.port),
+    // Passkeys on the gateway's /passkeys page, opened as http://localhost:<port> (an IP address
+    // cannot be a relying party id).
+    PASSKEY_ENABLED: 'true',
+    WEBAUTHN_RP_ID: 'localhost',
+    WEBAUTHN_RP_DISPLAY_NAME: 'Gatehouse (development)',
+    WEBAUTHN_RP_ORIGINS: `http://localhost:${String(gatewayPort.port)}`,
     // Metrics on a Prometheus scrape endpoint (examples/observability/prometheus.yml).
     METRICS_ENABLED: 'true',
     METRICS_EXPORTER: 'prometheus',
@@ -367,6 +373,11 @@ export function stackPlan(env: Env, root: string): StackPlan {
     },
     { label: 'auth API', value: authUrl, note: 'GoTrue paths, for @supabase/auth-js' },
     { label: 'SITE_URL', value: siteUrl, note: 'where mailed links land' },
+    {
+      label: 'passkey page',
+      value: `http://localhost:${String(gatewayPort.port)}/passkeys`,
+      note: 'register and use a passkey by hand',
+    },
     { label: 'mail inbox', value: inboxUrl, note: `SMTP ${LOOPBACK}:${String(smtpPort.port)}` },
     {
       label: 'rate limit gRPC',

@@ -297,6 +297,48 @@ describe('npm start', { timeout: 120_000 }, () => {
     }
   })
 
+  it('serves a page on localhost to register a passkey and sign in with it by hand', async () => {
+    const origin = `http://localhost:${String(ports.GATEHOUSE_API_PORT)}`
+    expect(stack.output()).toMatch(new RegExp(`^ {2}passkey page +${origin}/passkeys `, 'm'))
+    const context = await browser.newContext()
+    try {
+      const page = await context.newPage()
+      await page.goto(`${origin}/passkeys`)
+      const cdp = await context.newCDPSession(page)
+      await cdp.send('WebAuthn.enable')
+      const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+        options: {
+          protocol: 'ctap2',
+          transport: 'internal',
+          hasResidentKey: true,
+          hasUserVerification: true,
+          isUserVerified: true,
+          automaticPresenceSimulation: true,
+        },
+      })
+      const status = page.getByRole('status')
+      const says = (text: string): Promise<void> =>
+        status.getByText(text, { exact: true }).waitFor({ timeout: 20_000 })
+      // The user confirmed by the supabase-js test above.
+      await page.getByLabel('Email').fill('supabase-js@example.com')
+      await page.getByLabel('Password').fill('correct-horse-battery')
+      await page.getByRole('button', { name: 'Sign in with password' }).click()
+      await says('Signed in as supabase-js@example.com.')
+      await page.getByRole('button', { name: 'Register a passkey' }).click()
+      await status.getByText(/^Passkey registered/).waitFor({ timeout: 20_000 })
+      await page.getByRole('button', { name: 'Sign out' }).click()
+      await says('Done.')
+      await page.getByRole('button', { name: 'Sign in with a passkey' }).click()
+      await says('Signed in with a passkey as supabase-js@example.com.')
+      // One resident credential, used for the sign-in (its counter moved).
+      const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId })
+      expect(credentials).toHaveLength(1)
+      expect(credentials[0]?.signCount).toBeGreaterThan(0)
+    } finally {
+      await context.close()
+    }
+  })
+
   it("refuses a second npm start (busy ports, or the same data directory) without touching the running stack's files", async () => {
     const snapshot = (): Record<string, string> => {
       const files: Record<string, string> = {}

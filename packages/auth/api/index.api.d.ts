@@ -179,6 +179,10 @@ export declare const ERROR_CODES: readonly [
   'mfa_phone_verify_not_enabled',
   'mfa_webauthn_enroll_not_enabled',
   'mfa_webauthn_verify_not_enabled',
+  'mfa_recovery_codes_enroll_disabled',
+  'mfa_recovery_codes_verify_disabled',
+  'mfa_recovery_codes_locked',
+  'mfa_recovery_codes_sole_factor',
   'reauthentication_needed',
   'reauthentication_not_valid',
   'conflict',
@@ -406,6 +410,7 @@ export declare const MAIL_KINDS: readonly [
   'mfa_factor_enrolled_notification',
   'mfa_factor_unenrolled_notification',
   'new_sign_in_notification',
+  'mfa_recovery_code_used_notification',
 ]
 // Mailer
 export interface Mailer {
@@ -474,6 +479,7 @@ export type NotificationKind =
   | 'identity_unlinked_notification'
   | 'mfa_factor_enrolled_notification'
   | 'mfa_factor_unenrolled_notification'
+  | 'mfa_recovery_code_used_notification'
   | 'new_sign_in_notification'
   | 'password_changed_notification'
   | 'phone_changed_notification'
@@ -663,6 +669,8 @@ export interface Tables {
   readonly oauthClients: string
   readonly oauthAuthorizations: string
   readonly oauthConsents: string
+  readonly mfaRecoveryCodeSets: string
+  readonly mfaRecoveryCodes: string
 }
 // TokenResponse
 export interface TokenResponse {
@@ -820,6 +828,9 @@ export declare const settingsTable: import('@gatehouse/settings').SettingsTable<
       readonly phoneVerifyEnabled: Field<boolean>
       readonly webAuthnEnrollEnabled: Field<boolean>
       readonly webAuthnVerifyEnabled: Field<boolean>
+      readonly recoveryCodesEnrollEnabled: Field<boolean>
+      readonly recoveryCodesVerifyEnabled: Field<boolean>
+      readonly recoveryCodesCount: Field<number>
       readonly maxEnrolledFactors: Field<number>
       readonly maxVerifiedFactors: Field<number>
       readonly phoneMaxUnverifiedFactors: Field<number>
@@ -1319,6 +1330,7 @@ export type NotificationSwitch =
   | 'identityUnlinked'
   | 'mfaFactorEnrolled'
   | 'mfaFactorUnenrolled'
+  | 'mfaRecoveryCodeUsed'
   | 'newSignIn'
   | 'passwordChanged'
   | 'phoneChanged'

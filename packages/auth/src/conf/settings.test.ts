@@ -311,8 +311,8 @@ describe('loadSettings: mail', () => {
     expect(s.mailer.subjects.reauthentication).toBe('{{ .Token }} is your verification code')
     expect(Object.keys(s.mailer.templates)).toEqual([...MAIL_KINDS])
     expect(Object.values(s.mailer.templates).every((url) => url === '')).toBe(true)
-    // Upstream's seven, and ours: a new sign-in.
-    expect(Object.keys(s.mailer.notifications)).toHaveLength(8)
+    // Upstream's seven, and ours: a new sign-in, a recovery code used.
+    expect(Object.keys(s.mailer.notifications)).toHaveLength(9)
     expect(Object.values(s.mailer.notifications).every((on) => !on)).toBe(true)
     expect(s.smtp).toEqual({
       host: '',
@@ -346,6 +346,7 @@ describe('loadSettings: mail', () => {
       mfaFactorEnrolled: false,
       mfaFactorUnenrolled: true,
       newSignIn: false,
+      mfaRecoveryCodeUsed: false,
     })
     expect(s.mailer.otpLength).toBe(10)
   })

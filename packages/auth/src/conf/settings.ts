@@ -627,6 +627,24 @@ const mfa = group({
   webAuthnVerifyEnabled: bool('MFA_WEB_AUTHN_VERIFY_ENABLED', {
     help: 'WebAuthn factors can be challenged and verified.',
   }),
+  /**
+   * `MFA_RECOVERY_CODES_ENROLL_ENABLED`: users with an `aal2` session can generate, regenerate
+   * and delete their recovery codes. @default false
+   */
+  recoveryCodesEnrollEnabled: bool('MFA_RECOVERY_CODES_ENROLL_ENABLED', {
+    help: 'Users with an `aal2` session can generate, regenerate and delete their MFA recovery codes (else `422 mfa_recovery_codes_enroll_disabled`).',
+  }),
+  /** `MFA_RECOVERY_CODES_VERIFY_ENABLED`: a recovery code raises a session to `aal2`. @default false */
+  recoveryCodesVerifyEnabled: bool('MFA_RECOVERY_CODES_VERIFY_ENABLED', {
+    help: 'A recovery code can be used instead of a factor to raise a session to `aal2` (else `422 mfa_recovery_codes_verify_disabled`).',
+  }),
+  /** `MFA_RECOVERY_CODES_COUNT`: codes in a generated set, 5 to 20. @default 10 */
+  recoveryCodesCount: integer('MFA_RECOVERY_CODES_COUNT', {
+    default: '10',
+    min: 5,
+    max: 20,
+    help: 'Codes in a set of MFA recovery codes, 5 to 20.',
+  }),
   /** `MFA_MAX_ENROLLED_FACTORS`: factors (verified or not) a user may have. @default 10 */
   maxEnrolledFactors: integer('MFA_MAX_ENROLLED_FACTORS', {
     default: '10',

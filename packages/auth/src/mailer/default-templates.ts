@@ -71,6 +71,10 @@ export const DEFAULT_TEMPLATES: Readonly<Record<MailKind, string>> = Object.free
     'A new sign-in',
     'The account {{ .Email }} was just signed in to from a new device: {{ .UserAgent }} at {{ .IP }}. If it was not you, change your password.',
   ),
+  mfa_recovery_code_used_notification: notice(
+    'A recovery code was used',
+    'One of the recovery codes of the account {{ .Email }} was just used to sign in. If it was not you, change your password and generate new recovery codes.',
+  ),
 })
 
 /**
@@ -92,4 +96,5 @@ export const DEFAULT_SUBJECTS: Readonly<Record<MailKind, string>> = Object.freez
   mfa_factor_enrolled_notification: 'A new verification method was added to your account',
   mfa_factor_unenrolled_notification: 'A verification method was removed from your account',
   new_sign_in_notification: 'A new sign-in to your account',
+  mfa_recovery_code_used_notification: 'A recovery code was used to sign in to your account',
 })

@@ -21,10 +21,11 @@ export type NotificationKind =
   | 'mfa_factor_enrolled_notification'
   | 'mfa_factor_unenrolled_notification'
   | 'new_sign_in_notification'
+  | 'mfa_recovery_code_used_notification'
 
 /**
  * Every kind of mail, in upstream's order: the six flow mails, then the seven notifications, then
- * ours (`new_sign_in_notification`, beyond upstream).
+ * ours (`new_sign_in_notification` and `mfa_recovery_code_used_notification`, beyond upstream).
  */
 export const MAIL_KINDS = [
   'invite',
@@ -41,6 +42,7 @@ export const MAIL_KINDS = [
   'mfa_factor_enrolled_notification',
   'mfa_factor_unenrolled_notification',
   'new_sign_in_notification',
+  'mfa_recovery_code_used_notification',
 ] as const satisfies readonly MailKind[]
 
 /** The notification kinds of {@link MAIL_KINDS}. */
@@ -61,6 +63,7 @@ export type NotificationSwitch =
   | 'mfaFactorEnrolled'
   | 'mfaFactorUnenrolled'
   | 'newSignIn'
+  | 'mfaRecoveryCodeUsed'
 
 /**
  * The {@link NotificationSwitch} of a notification kind.

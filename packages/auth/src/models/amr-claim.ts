@@ -17,6 +17,7 @@ export type AuthenticationMethod =
   | 'web3'
   | 'passkey'
   | 'webauthn'
+  | 'mfa/recovery_code'
 
 /** One `amr` claim entry: method and Unix time in seconds. */
 export interface AmrEntry {

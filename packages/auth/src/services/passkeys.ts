@@ -9,6 +9,7 @@
  * @see https://github.com/supabase/auth/blob/master/internal/api/passkey_authentication.go
  * @module
  */
+import { passkeyName } from './shared/passkey-names.js'
 import type {
   AuthenticationResponseJSON,
   PublicKeyCredentialCreationOptionsJSON,
@@ -60,9 +61,6 @@ import {
 
 /** The longest friendly name, in UTF-8 bytes (upstream: 120, counted as Go counts `len`). */
 const MAX_FRIENDLY_NAME = 120
-
-/** The name of a new passkey (upstream's fallback when the AAGUID is not a known model). */
-const DEFAULT_FRIENDLY_NAME = 'Passkey'
 
 /** Who manages passkeys: the bearer token's user and session. */
 export interface PasskeyCaller {
@@ -217,7 +215,7 @@ export async function passkeyRegistrationVerify(
           : [],
         backupEligible: info.credentialDeviceType === 'multiDevice',
         backedUp: info.credentialBackedUp,
-        friendlyName: DEFAULT_FRIENDLY_NAME,
+        friendlyName: passkeyName(info.aaguid),
       },
       now,
     )

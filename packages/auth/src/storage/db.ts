@@ -39,6 +39,10 @@ export interface Tables {
   readonly oauthAuthorizations: string
   /** The consents users gave OAuth clients (migration 0009). */
   readonly oauthConsents: string
+  /** Users' sets of MFA recovery codes (migration 0010). */
+  readonly mfaRecoveryCodeSets: string
+  /** MFA recovery codes, hashed (migration 0010). */
+  readonly mfaRecoveryCodes: string
 }
 
 /**
@@ -164,6 +168,8 @@ export function tableNames(namespace: string): Tables {
     oauthClients: `${p}oauth_clients`,
     oauthAuthorizations: `${p}oauth_authorizations`,
     oauthConsents: `${p}oauth_consents`,
+    mfaRecoveryCodeSets: `${p}mfa_recovery_code_sets`,
+    mfaRecoveryCodes: `${p}mfa_recovery_codes`,
   }
 }
 

@@ -48,6 +48,8 @@ describe('migrations', () => {
         'gh_mfa_amr_claims',
         'gh_mfa_challenges',
         'gh_mfa_factors',
+        'gh_mfa_recovery_code_sets',
+        'gh_mfa_recovery_codes',
         'gh_oauth_authorizations',
         'gh_oauth_clients',
         'gh_oauth_consents',

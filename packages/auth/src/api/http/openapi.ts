@@ -252,6 +252,36 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
     access: 'user',
     ok: ok('A session at aal2', 'Session'),
   },
+  'GET /factors/recovery-codes': {
+    tag: 'multi-factor authentication',
+    summary: 'Status of the recovery codes: how many there are and how many are unused',
+    access: 'user',
+    ok: ok('The set, without its codes', 'RecoveryCodesStatus'),
+  },
+  'POST /factors/recovery-codes': {
+    tag: 'multi-factor authentication',
+    summary: 'Generate single-use recovery codes (aal2), shown this once',
+    access: 'user',
+    ok: ok('The set and its codes', 'RecoveryCodes'),
+  },
+  'POST /factors/recovery-codes/regenerate': {
+    tag: 'multi-factor authentication',
+    summary: 'Replace the recovery codes (aal2): the old ones stop working',
+    access: 'user',
+    ok: ok('The set and its new codes', 'RecoveryCodes'),
+  },
+  'POST /factors/recovery-codes/verify': {
+    tag: 'multi-factor authentication',
+    summary: 'Use a recovery code: the session is raised to aal2 (amr mfa/recovery_code)',
+    access: 'user',
+    ok: ok('A session at aal2', 'Session'),
+  },
+  'DELETE /factors/recovery-codes': {
+    tag: 'multi-factor authentication',
+    summary: 'Delete the recovery codes (aal2)',
+    access: 'user',
+    ok: ok('The id of the deleted set', 'FactorId'),
+  },
   'DELETE /factors/:factor_id': {
     tag: 'multi-factor authentication',
     summary: 'Unenroll a factor (a verified one needs aal2)',
@@ -407,6 +437,12 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
     summary: "Delete a user's MFA factor",
     access: 'admin',
     ok: ok('The deleted factor', 'Factor'),
+  },
+  'DELETE /admin/users/:user_id/factors/recovery-codes': {
+    tag: 'admin',
+    summary: "Reset a user's MFA recovery codes (delete them)",
+    access: 'admin',
+    ok: ok('The id of the deleted set', 'FactorId'),
   },
   'PUT /admin/users/:user_id/factors/:factor_id': {
     tag: 'admin',
@@ -625,6 +661,30 @@ export const COMPONENT_SCHEMAS: Readonly<Record<string, Record<string, unknown>>
   },
   FactorList: { type: 'array', items: { $ref: '#/components/schemas/Factor' } },
   FactorId: { type: 'object', properties: { id: string }, required: ['id'] },
+  RecoveryCodes: {
+    type: 'object',
+    properties: {
+      id: string,
+      type: { enum: ['recovery_code'] },
+      friendly_name: string,
+      total: { type: 'integer' },
+      codes: { type: 'array', items: string, description: 'Shown once; stored hashed' },
+    },
+    required: ['id', 'type', 'friendly_name', 'total', 'codes'],
+  },
+  RecoveryCodesStatus: {
+    type: 'object',
+    properties: {
+      id: string,
+      type: { enum: ['recovery_code'] },
+      friendly_name: string,
+      total: { type: 'integer' },
+      remaining: { type: 'integer' },
+      created_at: string,
+      updated_at: string,
+    },
+    required: ['id', 'type', 'friendly_name', 'total', 'remaining', 'created_at', 'updated_at'],
+  },
   EnrolledFactor: {
     type: 'object',
     properties: {
@@ -749,7 +809,10 @@ const TAGS = [
   { name: 'external providers', description: 'Sign-in with OAuth providers' },
   { name: 'single sign-on', description: 'SAML 2.0 single sign-on (SAML_ENABLED)' },
   { name: 'user', description: 'The signed-in user (Authorization: Bearer <access_token>)' },
-  { name: 'multi-factor authentication', description: 'TOTP, phone and WebAuthn factors' },
+  {
+    name: 'multi-factor authentication',
+    description: 'TOTP, phone and WebAuthn factors, recovery codes',
+  },
   { name: 'passkeys', description: 'Passkeys: registration and username-less sign-in (WebAuthn)' },
   { name: 'admin', description: 'Users, invites and links (a key of a JWT_ADMIN_ROLES role)' },
   {

@@ -12,6 +12,16 @@ import {
   updateFactorAsAdmin,
   verifyFactor,
 } from '../../services/mfa.js'
+import {
+  deleteRecoveryCodes,
+  generateRecoveryCodes,
+  RECOVERY_CODE_FACTOR_TYPE,
+  recoveryCodesStatus,
+  regenerateRecoveryCodes,
+  resetRecoveryCodesAsAdmin,
+  verifyRecoveryCode,
+  type GeneratedRecoveryCodes,
+} from '../../services/mfa-recovery-codes.js'
 import { UUID_PATTERN } from '../../services/shared/validation.js'
 import {
   adminClaimsOf,
@@ -46,6 +56,20 @@ const VerifyBody = Body({
   code: StringField(),
   webauthn: ObjectField(),
 })
+const RecoveryGenerateBody = OptionalBody({ friendly_name: StringField() })
+const RecoveryVerifyBody = Body({ code: StringField() })
+
+/** The answer of generate and regenerate (upstream's shape): the codes, shown this once. */
+function generatedJson({ set, codes }: GeneratedRecoveryCodes) {
+  return {
+    id: set.id,
+    type: RECOVERY_CODE_FACTOR_TYPE,
+    friendly_name: set.friendlyName,
+    total: set.total,
+    codes,
+  }
+}
+
 const AdminUpdateBody = OptionalBody({ friendly_name: StringField(), phone: StringField() })
 
 /** The caller's factor named in the path (upstream `loadFactor`). */
@@ -60,7 +84,9 @@ async function factorOf(
  * The MFA API for a signed-in, non-anonymous user: `POST /factors` (enroll `totp`, `phone` or
  * `webauthn`),
  * `POST /factors/<id>/challenge`, `POST /factors/<id>/verify` (both rate-limited by
- * `MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY`) and `DELETE /factors/<id>`.
+ * `MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY`) and `DELETE /factors/<id>`; recovery codes:
+ * `GET`, `POST` and `DELETE /factors/recovery-codes`, `POST /factors/recovery-codes/regenerate`
+ * and `POST /factors/recovery-codes/verify` (rate-limited as factor verification).
  *
  * @see https://github.com/supabase/auth/blob/master/internal/api/mfa.go
  */
@@ -151,6 +177,56 @@ export const factorRoutes: RouteGroup = (app, ctx) => {
     },
   )
 
+  app.get('/factors/recovery-codes', async (request) => {
+    const set = await recoveryCodesStatus(ctx, authOf(request))
+    return {
+      id: set.id,
+      type: RECOVERY_CODE_FACTOR_TYPE,
+      friendly_name: set.friendlyName,
+      total: set.total,
+      remaining: set.remaining,
+      created_at: set.createdAt.toISOString(),
+      updated_at: set.updatedAt.toISOString(),
+    }
+  })
+
+  app.post('/factors/recovery-codes', { schema: { body: RecoveryGenerateBody } }, async (request) =>
+    generatedJson(
+      await generateRecoveryCodes(
+        ctx,
+        authOf(request),
+        request.body?.friendly_name ?? '',
+        clientIp(request, settings),
+      ),
+    ),
+  )
+
+  app.post('/factors/recovery-codes/regenerate', async (request) =>
+    generatedJson(await regenerateRecoveryCodes(ctx, authOf(request), clientIp(request, settings))),
+  )
+
+  app.post(
+    '/factors/recovery-codes/verify',
+    {
+      schema: { body: RecoveryVerifyBody, response: { 200: SESSION_RESPONSE } },
+      preHandler: rateLimit(ctx, 'factor_verify'),
+    },
+    async (request) =>
+      serializeSession(
+        await verifyRecoveryCode(
+          ctx,
+          authOf(request),
+          request.body.code,
+          requestContext(request, settings),
+          request.log,
+        ),
+      ),
+  )
+
+  app.delete('/factors/recovery-codes', async (request) => ({
+    id: await deleteRecoveryCodes(ctx, authOf(request), clientIp(request, settings)),
+  }))
+
   app.delete('/factors/:factor_id', { schema: { params: FactorParams } }, async (request) => {
     const factor = await factorOf(ctx, request)
     const client = requestContext(request, settings)
@@ -161,7 +237,8 @@ export const factorRoutes: RouteGroup = (app, ctx) => {
 
 /**
  * The admin's view of a user's factors: `GET /admin/users/<id>/factors`, `PUT` (friendly name,
- * phone) and `DELETE /admin/users/<id>/factors/<factor_id>`, for tokens whose role is in
+ * phone) and `DELETE /admin/users/<id>/factors/<factor_id>`, and the reset of a user's recovery
+ * codes, `DELETE /admin/users/<id>/factors/recovery-codes`, for tokens whose role is in
  * `JWT_ADMIN_ROLES`.
  *
  * @see https://github.com/supabase/auth/blob/master/internal/api/admin.go
@@ -188,6 +265,19 @@ export const adminFactorRoutes: RouteGroup = (app, ctx) => {
           clientIp(request, ctx.settings),
         ),
       ),
+  )
+
+  app.delete(
+    '/admin/users/:user_id/factors/recovery-codes',
+    { schema: { params: UserFactorsParams } },
+    async (request) => ({
+      id: await resetRecoveryCodesAsAdmin(
+        ctx,
+        request.params.user_id,
+        adminAuditActor(adminClaimsOf(request)),
+        clientIp(request, ctx.settings),
+      ),
+    }),
   )
 
   app.put(
