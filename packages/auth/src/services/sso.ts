@@ -51,7 +51,7 @@ import {
 } from './shared/saml.js'
 import { isUuid } from './shared/validation.js'
 import { fetchSamlMetadata } from './sso-admin.js'
-import { createUser } from './users.js'
+import { afterUserCreated, createUser } from './users.js'
 
 /** What `POST /sso` was asked. */
 export interface SsoParams {
@@ -694,6 +694,8 @@ export async function finishSamlAcs(
     : ctx.settings.siteUrl
   const providerName = `sso:${provider.id}`
   const data = identityData(provider, asserted)
+  // A user this sign-in creates is told to the after-user-created hook once it is committed.
+  let created: User | undefined
   return ctx.db
     .transaction(async (tx) => {
       const now = ctx.clock.now()
@@ -731,6 +733,7 @@ export async function finishSamlAcs(
           },
           now,
         ))
+        created = user
       }
       if (isBanned(user, now)) throw new ForbiddenError('user_banned', 'User is banned')
       if (solicitation.flowStateId !== null) {
@@ -747,15 +750,16 @@ export async function finishSamlAcs(
       )
       return { kind: 'session', pending, redirectTo } as const
     })
-    .then(async (result) =>
-      result.kind === 'code'
+    .then(async (result) => {
+      if (created !== undefined) await afterUserCreated(ctx, created, client)
+      return result.kind === 'code'
         ? result
         : {
-            kind: 'session',
+            kind: 'session' as const,
             session: await ctx.tokens.finish(result.pending),
             redirectTo: result.redirectTo,
-          },
-    )
+          }
+    })
 }
 
 /** Records the user of a PKCE flow and returns its auth code. */

@@ -12,6 +12,7 @@ import {
 import { currentMetadata } from '#internal/services/sso.js'
 import { signUp, startTestServer, type TestServer } from '../helpers.js'
 import { authJsClient, memoryStorage } from '../support/auth-js.js'
+import { hookEnv, startFakeHook, type FakeHook } from '../support/fake-hook.js'
 import {
   encryptAssertion,
   formFields,
@@ -27,15 +28,18 @@ const ACS = 'http://127.0.0.1:9999/sso/saml/acs'
 const SP_ENTITY = 'http://127.0.0.1:9999/sso/saml/metadata'
 
 let server: TestServer
+let afterUserCreated: FakeHook
 let idp: TestIdp
 let stranger: TestKey
 let providerId: string
 const clock = new FakeClock(Date.now())
 
 beforeAll(async () => {
+  afterUserCreated = await startFakeHook(clock)
   server = await startTestServer(
     'sso_saml',
     {
+      ...hookEnv('AFTER_USER_CREATED', afterUserCreated.url),
       AUTHSVC_SAML_ENABLED: 'true',
       AUTHSVC_SAML_PRIVATE_KEY: samlPrivateKeySetting(),
       AUTHSVC_URI_ALLOW_LIST: `${SITE}/**`,
@@ -70,6 +74,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await idp.close()
   await server.close()
+  await afterUserCreated.close()
 })
 
 /** An auth-js client with in-memory storage (the PKCE verifier is kept there). */
@@ -183,6 +188,12 @@ describe('SAML single sign-on', () => {
       amr: { method: string }[]
     }
     expect(amr.amr[0]?.method).toBe('sso/saml')
+    // The SSO user a sign-in creates is told to HOOK_AFTER_USER_CREATED, as upstream's ACS does.
+    const created = afterUserCreated.payloads.filter(
+      (p) => (p.user as { id?: string } | undefined)?.id === user.data.user?.id,
+    )
+    expect(created).toHaveLength(1)
+    expect((created[0]?.user as { email?: string }).email).toBe('alice@example.com')
   })
 
   it('the same IdP user signs in again as the same user (default claim when no attribute)', async () => {
@@ -195,6 +206,11 @@ describe('SAML single sign-on', () => {
     const user = await auth.getUser(token)
     expect(user.data.user?.identities).toHaveLength(1)
     expect(user.data.user?.identities?.[0]?.identity_data?.name).toBe('Nobody')
+    // Signing in again creates nobody.
+    const told = afterUserCreated.payloads.filter(
+      (p) => (p.user as { id?: string } | undefined)?.id === user.data.user?.id,
+    )
+    expect(told).toHaveLength(1)
   })
 
   it('PKCE: ?code= at redirect_to, exchanged by auth-js for a session', async () => {

@@ -34,8 +34,35 @@ export interface FakeHook {
   close(): Promise<void>
 }
 
-/** Starts a fake hook endpoint checking signatures with {@link HOOK_SECRET}. */
-export async function startFakeHook(): Promise<FakeHook> {
+/**
+ * Checks a Standard Webhooks request as `Webhook.verify` does, with the timestamp's five minutes
+ * of tolerance taken from `nowMs` instead of the real clock (a server on an injected clock signs
+ * with its time).
+ */
+function verifyAt(
+  verifier: Webhook,
+  body: string,
+  headers: IncomingHttpHeaders,
+  nowMs: number,
+): HookPayload {
+  const id = headers['webhook-id']
+  const timestamp = Number(headers['webhook-timestamp'])
+  const signatures = String(headers['webhook-signature'] ?? '').split(' ')
+  if (typeof id !== 'string' || !Number.isInteger(timestamp)) throw new Error('missing headers')
+  if (Math.abs(nowMs / 1000 - timestamp) > 300) throw new Error('timestamp out of tolerance')
+  if (!signatures.includes(verifier.sign(id, new Date(timestamp * 1000), body))) {
+    throw new Error('no matching signature')
+  }
+  return JSON.parse(body) as HookPayload
+}
+
+/**
+ * Starts a fake hook endpoint checking signatures with {@link HOOK_SECRET}.
+ *
+ * @param clock The server's clock, when it is not the real one: webhook timestamps are checked
+ *   against it.
+ */
+export async function startFakeHook(clock?: { now(): number }): Promise<FakeHook> {
   const verifier = new Webhook(HOOK_SECRET.slice('v1,'.length))
   const payloads: HookPayload[] = []
   const unsigned: IncomingHttpHeaders[] = []
@@ -62,7 +89,10 @@ export async function startFakeHook(): Promise<FakeHook> {
     req.on('end', () => {
       let payload: HookPayload
       try {
-        payload = verifier.verify(body, req.headers as Record<string, string>) as HookPayload
+        payload =
+          clock === undefined
+            ? (verifier.verify(body, req.headers as Record<string, string>) as HookPayload)
+            : verifyAt(verifier, body, req.headers, clock.now())
       } catch {
         unsigned.push(req.headers)
         res.writeHead(401).end()
