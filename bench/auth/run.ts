@@ -247,6 +247,12 @@ async function main(): Promise<void> {
       false,
       ['verify'],
     )
+    // The baseline of both GET /user figures: what the server must do at the least.
+    const verifyAndSelect = async (w: number): Promise<void> => {
+      const { payload } = await jwtVerify(access[w]!, key, { algorithms: ['HS256'] })
+      const { rows } = await pool.query('SELECT * FROM users WHERE id = $1', [payload.sub])
+      if (rows.length !== 1) throw new Error('user not found')
+    }
     const userScript = randomRequestsScript(
       host,
       access.map((token) => ({
@@ -259,20 +265,7 @@ async function main(): Promise<void> {
     const getUser = ONLY.has('user')
       ? await compareRounds(
           'GET /user',
-          () =>
-            runLoad(
-              CONCURRENCY,
-              SLICE_MS,
-              WARMUP_MS,
-              async (w) => {
-                const { payload } = await jwtVerify(access[w]!, key, { algorithms: ['HS256'] })
-                const { rows } = await pool.query('SELECT * FROM users WHERE id = $1', [
-                  payload.sub,
-                ])
-                if (rows.length !== 1) throw new Error('user not found')
-              },
-              cpu,
-            ),
+          () => runLoad(CONCURRENCY, SLICE_MS, WARMUP_MS, verifyAndSelect, cpu),
           () => {
             runWrk(host, CONCURRENCY, WARMUP_MS, userScript)
             return Promise.resolve(runWrk(host, CONCURRENCY, SLICE_MS, userScript, cpu))
@@ -309,20 +302,7 @@ async function main(): Promise<void> {
     const getUserNewToken = ONLY.has('user-new-token')
       ? await compareRounds(
           'GET /user, new token',
-          () =>
-            runLoad(
-              CONCURRENCY,
-              SLICE_MS,
-              WARMUP_MS,
-              async (w) => {
-                const { payload } = await jwtVerify(access[w]!, key, { algorithms: ['HS256'] })
-                const { rows } = await pool.query('SELECT * FROM users WHERE id = $1', [
-                  payload.sub,
-                ])
-                if (rows.length !== 1) throw new Error('user not found')
-              },
-              cpu,
-            ),
+          () => runLoad(CONCURRENCY, SLICE_MS, WARMUP_MS, verifyAndSelect, cpu),
           () => {
             runWrk(host, CONCURRENCY, WARMUP_MS, newTokenScript)
             return Promise.resolve(runWrk(host, CONCURRENCY, SLICE_MS, newTokenScript, cpu))

@@ -41,17 +41,22 @@ const SUMMARY = [
   'end',
 ]
 
-/**
- * A script whose `request()` sends a random one of `requests`.
- */
-export function randomRequestsScript(host: string, requests: readonly WrkRequest[]): string {
+/** A script whose `request()` returns the request `pick` (Lua) chooses from `reqs`. */
+function requestsScript(host: string, requests: readonly WrkRequest[], pick: string[]): string {
   return [
     ...SUMMARY,
     'local reqs = {}',
     ...requests.map((r) => `reqs[#reqs + 1] = ${format(host, r)}`),
-    'request = function() return reqs[math.random(#reqs)] end',
+    ...pick,
     'response = function(status, headers, body) if status >= 300 then report_bad(status, body) end end',
   ].join('\n')
+}
+
+/** A script whose `request()` sends a random one of `requests`. */
+export function randomRequestsScript(host: string, requests: readonly WrkRequest[]): string {
+  return requestsScript(host, requests, [
+    'request = function() return reqs[math.random(#reqs)] end',
+  ])
 }
 
 /**
@@ -59,14 +64,10 @@ export function randomRequestsScript(host: string, requests: readonly WrkRequest
  * thread): with more requests than a cache holds, none is ever answered from it.
  */
 export function sequentialRequestsScript(host: string, requests: readonly WrkRequest[]): string {
-  return [
-    ...SUMMARY,
-    'local reqs = {}',
-    ...requests.map((r) => `reqs[#reqs + 1] = ${format(host, r)}`),
+  return requestsScript(host, requests, [
     'local next = 0',
     'request = function() next = next % #reqs + 1; return reqs[next] end',
-    'response = function(status, headers, body) if status >= 300 then report_bad(status, body) end end',
-  ].join('\n')
+  ])
 }
 
 /**
