@@ -13,9 +13,10 @@ import bcrypt from 'bcrypt'
 import { jwtVerify } from 'jose'
 import pg from 'pg'
 import { databaseBackendsCpuMs, processCpuMs, type CpuProbes } from '../lib/cpu.js'
+import { memoryTable, rssKiB, startMemorySampler } from '../lib/memory.js'
 import { machineInfo, markdownTable, type ResultRow } from '../lib/report.js'
 import { requireTools } from '../lib/tools.js'
-import { JsonClient, runLoad } from './load.js'
+import { JsonClient, mapLimit, runLoad } from './load.js'
 import { runObservability } from './observability.js'
 import { compareRounds, rate, spread } from './rounds.js'
 import {
@@ -75,15 +76,18 @@ async function main(): Promise<void> {
     await started.ready
 
     // Seed: one user per worker, signed up through the API.
-    const users = await Promise.all(
-      Array.from({ length: CONCURRENCY }, (_, i) =>
+    const users = await mapLimit(
+      Array.from({ length: CONCURRENCY }, (_, i) => i),
+      4,
+      (i) =>
         http.send<Tokens>('POST', '/signup', {
           email: `bench${String(i)}@example.com`,
           password: PASSWORD,
         }),
-      ),
     )
     const userIds = users.map((u) => u.user.id)
+    // Resident memory of the server: idle now (started, 50 users), then its peak under load.
+    const memory = startMemorySampler({ 'auth server': () => rssKiB(serverPid) })
     const hash = (
       await pool.query<{ encrypted_password: string }>(
         'SELECT encrypted_password FROM users LIMIT 1',
@@ -218,13 +222,11 @@ async function main(): Promise<void> {
 
     // 3. GET /user vs JWT verification plus one primary-key SELECT.
     const access = (
-      await Promise.all(
-        users.map((_, w) =>
-          http.send<Tokens>('POST', '/token?grant_type=password', {
-            email: `bench${String(w)}@example.com`,
-            password: PASSWORD,
-          }),
-        ),
+      await mapLimit(users, 4, (_, w) =>
+        http.send<Tokens>('POST', '/token?grant_type=password', {
+          email: `bench${String(w)}@example.com`,
+          password: PASSWORD,
+        }),
       )
     ).map((t) => t.access_token)
     const key = await webcrypto.subtle.importKey(
@@ -299,6 +301,7 @@ async function main(): Promise<void> {
     }
     console.log(`\n${new Date().toISOString()} — ${machineInfo()}\n`)
     console.log(markdownTable(rows))
+    console.log(`\n${memoryTable(memory.stop())}`)
   } finally {
     const errors = started
       .output()

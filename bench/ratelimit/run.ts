@@ -42,6 +42,14 @@ import { promisify } from 'node:util'
 import { format, resolveConfig } from 'prettier'
 import { encodeRateLimitRequest } from '#internal/ratelimit/protocol/protobuf/request.js'
 import { processTreeCpuMs } from '../lib/cpu.js'
+import {
+  memoryTable,
+  rssKiB,
+  startMemorySampler,
+  treeRssKiB,
+  type MemoryProbes,
+  type MemoryRow,
+} from '../lib/memory.js'
 import { startOtlpSink } from '../lib/otlp-sink.js'
 import { machineInfo, percentile } from '../lib/report.js'
 import { requireTools } from '../lib/tools.js'
@@ -496,6 +504,7 @@ async function main(): Promise<void> {
     )
   }
   const sink = options.observability ? await startOtlpSink() : undefined
+  const memory: MemoryRow[] = []
   try {
     for (const name of options.backends) {
       const open = BACKENDS[name]
@@ -508,6 +517,7 @@ async function main(): Promise<void> {
         obsEnv === undefined
           ? undefined
           : await startService(dir, { ...env, ...obsEnv }, options.main)
+      const sampler = startMemorySampler(serviceMemoryProbes(backend.name, svc.service))
       try {
         for (const c of options.concurrency) {
           const at = (path: string): string => `${backend.name}\t${path}\t${String(c)}`
@@ -561,6 +571,7 @@ async function main(): Promise<void> {
         const stats = await (await fetch(`http://127.0.0.1:${String(svc.debug)}/stats`)).text()
         const errors = /should_rate_limit\.redis_error: (\d+)/.exec(stats)?.[1]
         if (errors !== '0') throw new Error(`the service counted redis errors: ${String(errors)}`)
+        memory.push(...sampler.stop())
       } finally {
         await obs?.service.stop()
         await svc.service.stop()
@@ -628,9 +639,28 @@ async function main(): Promise<void> {
     '| backend | path | concurrency | decisions/s | p50 ms | p99 ms | baseline decisions/s | baseline p50 / p99 ms | ratio |',
     '|---|---|---|---|---|---|---|---|---|',
     ...rows,
+    '',
+    'Resident memory (VmRSS) of the service: idle after start, and its peak over the slices.',
+    '',
+    memoryTable(memory),
   ].join('\n')
   console.log(table)
   if (options.write) await writeResults(table, options, loadAtStart)
+}
+
+/**
+ * Memory probes of one service: its primary process and the sum of its workers (the primary's
+ * descendants), in KiB.
+ */
+function serviceMemoryProbes(
+  label: string,
+  service: { readonly child: { readonly pid?: number | undefined } },
+): MemoryProbes {
+  const pid = service.child.pid ?? 0
+  return {
+    [`${label}: service primary`]: () => rssKiB(pid),
+    [`${label}: service workers (all)`]: () => treeRssKiB(pid) - rssKiB(pid),
+  }
 }
 
 /** One service of {@link compareVariants}: its name in the table and its settings. */
