@@ -5,7 +5,8 @@
  * background load on a shared machine; the ratio of each round is reported for the spread.
  *
  * `--observability` runs instead the cost of telemetry: the defaults against Prometheus metrics
- * plus tracing at 1%, two servers in the same run (`observability.ts`).
+ * plus tracing at 1%, two servers in the same run (`observability.ts`). `--peer better-auth` runs
+ * instead our server next to better-auth (`peer.ts`).
  */
 import { randomUUID, webcrypto } from 'node:crypto'
 import { createTestDatabase, getFreePort } from '@gatehouse/testing'
@@ -18,6 +19,7 @@ import { machineInfo, markdownTable, type ResultRow } from '../lib/report.js'
 import { requireTools } from '../lib/tools.js'
 import { JsonClient, mapLimit, runLoad } from './load.js'
 import { runObservability } from './observability.js'
+import { runPeer } from './peer.js'
 import { compareRounds, rate, spread } from './rounds.js'
 import {
   BENCH_JWT_SECRET,
@@ -316,5 +318,11 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv.includes('--observability')) await runObservability()
+const peerAt = process.argv.indexOf('--peer')
+if (peerAt >= 0) {
+  const peer = process.argv[peerAt + 1]
+  if (peer !== 'better-auth')
+    throw new Error(`--peer: unknown peer ${String(peer)}; known: better-auth`)
+  await runPeer()
+} else if (process.argv.includes('--observability')) await runObservability()
 else await main()
