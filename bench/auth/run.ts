@@ -210,13 +210,15 @@ async function main(): Promise<void> {
               WARMUP_MS,
               refreshChainScript(host, '/token?grant_type=refresh_token', await seedChains()),
             )
-            return runWrk(
+            const result = runWrk(
               host,
               CONCURRENCY,
               SLICE_MS,
               refreshChainScript(host, '/token?grant_type=refresh_token', await seedChains()),
               cpu,
             )
+            memory.sample() // wrk blocked the sampler's timer
+            return result
           },
           { rounds: ROUNDS, sliceMs: SLICE_MS },
         )
@@ -266,7 +268,9 @@ async function main(): Promise<void> {
             ),
           () => {
             runWrk(host, CONCURRENCY, WARMUP_MS, userScript)
-            return Promise.resolve(runWrk(host, CONCURRENCY, SLICE_MS, userScript, cpu))
+            const result = runWrk(host, CONCURRENCY, SLICE_MS, userScript, cpu)
+            memory.sample() // wrk blocked the sampler's timer
+            return Promise.resolve(result)
           },
           { rounds: ROUNDS, sliceMs: SLICE_MS },
         )

@@ -38,21 +38,24 @@ export interface MemoryRow {
 /**
  * Reads every probe now (idle) and then every `intervalMs` until `stop()`, which returns each
  * probe's idle reading and its highest one since. Start it when the servers are up and before the
- * load; stop it when the measured slices are over.
+ * load; stop it when the measured slices are over. A load generator run synchronously (`wrk`
+ * through `execFileSync`) blocks the timer: call `sample()` at the end of each such slice.
  */
 export function startMemorySampler(
   probes: MemoryProbes,
   intervalMs = 250,
-): { stop(): MemoryRow[] } {
+): { sample(): void; stop(): MemoryRow[] } {
   const idle = Object.fromEntries(Object.entries(probes).map(([name, read]) => [name, read()]))
   const peak = { ...idle }
-  const timer = setInterval(() => {
+  const sample = (): void => {
     for (const [name, read] of Object.entries(probes)) {
       peak[name] = Math.max(peak[name] ?? 0, read())
     }
-  }, intervalMs)
+  }
+  const timer = setInterval(sample, intervalMs)
   timer.unref()
   return {
+    sample,
     stop: () => {
       clearInterval(timer)
       return Object.keys(probes).map((name) => ({
