@@ -6,9 +6,10 @@
  *
  * `--observability` runs instead the cost of telemetry: the defaults against Prometheus metrics
  * plus tracing at 1%, two servers in the same run (`observability.ts`). `--peer better-auth` runs
- * instead our server next to better-auth (`peer.ts`).
+ * instead our server next to better-auth (`peer.ts`), `--data-growth` the cost of 1,000,000 users
+ * against 1,000 (`growth.ts`).
  */
-import { randomUUID, webcrypto } from 'node:crypto'
+import { webcrypto } from 'node:crypto'
 import { createTestDatabase, getFreePort } from '@gatehouse/testing'
 import bcrypt from 'bcrypt'
 import { jwtVerify } from 'jose'
@@ -17,10 +18,12 @@ import { databaseBackendsCpuMs, processCpuMs, type CpuProbes } from '../lib/cpu.
 import { memoryTable, rssKiB, startMemorySampler } from '../lib/memory.js'
 import { machineInfo, markdownTable, type ResultRow } from '../lib/report.js'
 import { requireTools } from '../lib/tools.js'
+import { runDataGrowth } from './growth.js'
 import { JsonClient, mapLimit, runLoad } from './load.js'
 import { runObservability } from './observability.js'
 import { runPeer } from './peer.js'
 import { compareRounds, rate, spread } from './rounds.js'
+import { seedRefreshChains } from './seed.js'
 import {
   BENCH_JWT_SECRET,
   benchAuthEnv,
@@ -129,25 +132,7 @@ async function main(): Promise<void> {
 
     // 2. Refresh rotations vs the raw pg transaction (SELECT … FOR UPDATE + UPDATE + INSERT).
     // Every slice starts from fresh sessions, seeded with SQL (one token chain per connection).
-    const seedChains = async (): Promise<string[]> => {
-      const owners = [...userIds, ...userIds]
-      const tokens = owners.map(() => randomUUID().replaceAll('-', '').slice(0, 12))
-      await pool.query(
-        `WITH s AS (
-           INSERT INTO sessions (id, user_id, created_at, updated_at, aal)
-           SELECT gen_random_uuid(), u, now(), now(), 'aal1' FROM unnest($1::uuid[]) AS u
-           RETURNING id, user_id
-         ), n AS (SELECT id, user_id, row_number() OVER () AS i FROM s),
-         a AS (
-           INSERT INTO mfa_amr_claims (id, session_id, created_at, updated_at, authentication_method)
-           SELECT gen_random_uuid(), id, now(), now(), 'password' FROM n
-         )
-         INSERT INTO refresh_tokens (instance_id, token, user_id, revoked, created_at, updated_at, session_id)
-         SELECT '00000000-0000-0000-0000-000000000000', ($2::text[])[i], user_id::text, false, now(), now(), id FROM n`,
-        [owners, tokens],
-      )
-      return tokens
-    }
+    const seedChains = (): Promise<string[]> => seedRefreshChains(pool, userIds)
     if (ONLY.has('refresh')) {
       runWrk(
         host,
@@ -328,5 +313,6 @@ if (peerAt >= 0) {
   if (peer !== 'better-auth')
     throw new Error(`--peer: unknown peer ${String(peer)}; known: better-auth`)
   await runPeer()
-} else if (process.argv.includes('--observability')) await runObservability()
+} else if (process.argv.includes('--data-growth')) await runDataGrowth()
+else if (process.argv.includes('--observability')) await runObservability()
 else await main()
