@@ -21,6 +21,7 @@ import {
   processTreeCpuMs,
   type CpuProbes,
 } from '../lib/cpu.js'
+import { memoryTable, rssKiB, startMemorySampler, treeRssKiB } from '../lib/memory.js'
 import { machineInfo, markdownTable, type ResultRow } from '../lib/report.js'
 import { JsonClient, runLoad } from './load.js'
 import { compareRounds, rate, spread } from './rounds.js'
@@ -149,6 +150,14 @@ async function main(): Promise<void> {
         ),
       )
     ).map((t) => t.refresh_token)
+    // Resident memory: idle now, then the peak under load, of both auth servers and the service.
+    const servicePid = service.pid ?? 0
+    const memory = startMemorySampler({
+      'auth server (no limits)': () => rssKiB(plain.child.pid ?? 0),
+      'auth server (limited)': () => rssKiB(limited.child.pid ?? 0),
+      'rate limit service primary': () => rssKiB(servicePid),
+      'rate limit service workers (all)': () => treeRssKiB(servicePid) - rssKiB(servicePid),
+    })
 
     /** Limited against unlimited, `op` on each server in alternating slices. */
     const compare = async (
@@ -213,6 +222,7 @@ async function main(): Promise<void> {
     )
     console.log(markdownTable(rows))
     console.log('\nTargets: sign-in ≥ 95 %, refresh ≥ 90 % of the same without limits.')
+    console.log(`\n${memoryTable(memory.stop())}`)
   } finally {
     plainHttp.close()
     limitedHttp.close()

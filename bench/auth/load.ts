@@ -133,3 +133,25 @@ export class JsonClient {
     this.#agent.destroy()
   }
 }
+
+/**
+ * `Promise.all(items.map(task))` with at most `limit` tasks in flight, for seeding through the
+ * API: 50 bcrypt requests at once can outlast the server's request deadline on a loaded machine.
+ */
+export async function mapLimit<T, R>(
+  items: readonly T[],
+  limit: number,
+  task: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length)
+  let next = 0
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++
+        results[i] = await task(items[i] as T, i)
+      }
+    }),
+  )
+  return results
+}

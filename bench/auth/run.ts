@@ -5,19 +5,25 @@
  * background load on a shared machine; the ratio of each round is reported for the spread.
  *
  * `--observability` runs instead the cost of telemetry: the defaults against Prometheus metrics
- * plus tracing at 1%, two servers in the same run (`observability.ts`).
+ * plus tracing at 1%, two servers in the same run (`observability.ts`). `--peer better-auth` runs
+ * instead our server next to better-auth (`peer.ts`), `--data-growth` the cost of 1,000,000 users
+ * against 1,000 (`growth.ts`).
  */
-import { randomUUID, webcrypto } from 'node:crypto'
+import { webcrypto } from 'node:crypto'
 import { createTestDatabase, getFreePort } from '@gatehouse/testing'
 import bcrypt from 'bcrypt'
 import { decodeJwt, jwtVerify, SignJWT } from 'jose'
 import pg from 'pg'
 import { databaseBackendsCpuMs, processCpuMs, type CpuProbes } from '../lib/cpu.js'
+import { memoryTable, rssKiB, startMemorySampler } from '../lib/memory.js'
 import { machineInfo, markdownTable, type ResultRow } from '../lib/report.js'
 import { requireTools } from '../lib/tools.js'
-import { JsonClient, runLoad } from './load.js'
+import { runDataGrowth } from './growth.js'
+import { JsonClient, mapLimit, runLoad } from './load.js'
 import { runObservability } from './observability.js'
+import { runPeer } from './peer.js'
 import { compareRounds, rate, spread } from './rounds.js'
+import { seedRefreshChains } from './seed.js'
 import {
   BENCH_JWT_SECRET,
   benchAuthEnv,
@@ -88,15 +94,18 @@ async function main(): Promise<void> {
     await started.ready
 
     // Seed: one user per worker, signed up through the API.
-    const users = await Promise.all(
-      Array.from({ length: CONCURRENCY }, (_, i) =>
+    const users = await mapLimit(
+      Array.from({ length: CONCURRENCY }, (_, i) => i),
+      4,
+      (i) =>
         http.send<Tokens>('POST', '/signup', {
           email: `bench${String(i)}@example.com`,
           password: PASSWORD,
         }),
-      ),
     )
     const userIds = users.map((u) => u.user.id)
+    // Resident memory of the server: idle now (started, 50 users), then its peak under load.
+    const memory = startMemorySampler({ 'auth server': () => rssKiB(serverPid) })
     const hash = (
       await pool.query<{ encrypted_password: string }>(
         'SELECT encrypted_password FROM users LIMIT 1',
@@ -136,25 +145,7 @@ async function main(): Promise<void> {
 
     // 2. Refresh rotations vs the raw pg transaction (SELECT … FOR UPDATE + UPDATE + INSERT).
     // Every slice starts from fresh sessions, seeded with SQL (one token chain per connection).
-    const seedChains = async (): Promise<string[]> => {
-      const owners = [...userIds, ...userIds]
-      const tokens = owners.map(() => randomUUID().replaceAll('-', '').slice(0, 12))
-      await pool.query(
-        `WITH s AS (
-           INSERT INTO sessions (id, user_id, created_at, updated_at, aal)
-           SELECT gen_random_uuid(), u, now(), now(), 'aal1' FROM unnest($1::uuid[]) AS u
-           RETURNING id, user_id
-         ), n AS (SELECT id, user_id, row_number() OVER () AS i FROM s),
-         a AS (
-           INSERT INTO mfa_amr_claims (id, session_id, created_at, updated_at, authentication_method)
-           SELECT gen_random_uuid(), id, now(), now(), 'password' FROM n
-         )
-         INSERT INTO refresh_tokens (instance_id, token, user_id, revoked, created_at, updated_at, session_id)
-         SELECT '00000000-0000-0000-0000-000000000000', ($2::text[])[i], user_id::text, false, now(), now(), id FROM n`,
-        [owners, tokens],
-      )
-      return tokens
-    }
+    const seedChains = (): Promise<string[]> => seedRefreshChains(pool, userIds)
     if (ONLY.has('refresh')) {
       runWrk(
         host,
@@ -217,13 +208,15 @@ async function main(): Promise<void> {
               WARMUP_MS,
               refreshChainScript(host, '/token?grant_type=refresh_token', await seedChains()),
             )
-            return runWrk(
+            const result = runWrk(
               host,
               CONCURRENCY,
               SLICE_MS,
               refreshChainScript(host, '/token?grant_type=refresh_token', await seedChains()),
               cpu,
             )
+            memory.sample() // wrk blocked the sampler's timer
+            return result
           },
           { rounds: ROUNDS, sliceMs: SLICE_MS },
         )
@@ -231,13 +224,11 @@ async function main(): Promise<void> {
 
     // 3. GET /user vs JWT verification plus one primary-key SELECT.
     const access = (
-      await Promise.all(
-        users.map((_, w) =>
-          http.send<Tokens>('POST', '/token?grant_type=password', {
-            email: `bench${String(w)}@example.com`,
-            password: PASSWORD,
-          }),
-        ),
+      await mapLimit(users, 4, (_, w) =>
+        http.send<Tokens>('POST', '/token?grant_type=password', {
+          email: `bench${String(w)}@example.com`,
+          password: PASSWORD,
+        }),
       )
     ).map((t) => t.access_token)
     const key = await webcrypto.subtle.importKey(
@@ -268,7 +259,9 @@ async function main(): Promise<void> {
           () => runLoad(CONCURRENCY, SLICE_MS, WARMUP_MS, verifyAndSelect, cpu),
           () => {
             runWrk(host, CONCURRENCY, WARMUP_MS, userScript)
-            return Promise.resolve(runWrk(host, CONCURRENCY, SLICE_MS, userScript, cpu))
+            const result = runWrk(host, CONCURRENCY, SLICE_MS, userScript, cpu)
+            memory.sample() // wrk blocked the sampler's timer
+            return Promise.resolve(result)
           },
           { rounds: ROUNDS, sliceMs: SLICE_MS },
         )
@@ -351,6 +344,7 @@ async function main(): Promise<void> {
     }
     console.log(`\n${new Date().toISOString()} — ${machineInfo()}\n`)
     console.log(markdownTable(rows))
+    console.log(`\n${memoryTable(memory.stop())}`)
   } finally {
     const errors = started
       .output()
@@ -365,5 +359,12 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv.includes('--observability')) await runObservability()
+const peerAt = process.argv.indexOf('--peer')
+if (peerAt >= 0) {
+  const peer = process.argv[peerAt + 1]
+  if (peer !== 'better-auth')
+    throw new Error(`--peer: unknown peer ${String(peer)}; known: better-auth`)
+  await runPeer()
+} else if (process.argv.includes('--data-growth')) await runDataGrowth()
+else if (process.argv.includes('--observability')) await runObservability()
 else await main()

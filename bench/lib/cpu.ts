@@ -72,8 +72,8 @@ export function databaseBackendsCpuMs(database: string): number {
   )
 }
 
-/** CPU time, in milliseconds, of a process and all its living descendants (such as workers). */
-export function processTreeCpuMs(pid: number): number {
+/** A process and all its living descendants (such as workers): their pids, `pid` first. */
+export function processTree(pid: number): number[] {
   const list = processes()
   const tree = new Set([pid])
   for (let grew = true; grew;) {
@@ -85,8 +85,13 @@ export function processTreeCpuMs(pid: number): number {
       }
     }
   }
+  return [...tree]
+}
+
+/** CPU time, in milliseconds, of a process and all its living descendants (such as workers). */
+export function processTreeCpuMs(pid: number): number {
   let total = 0
-  for (const member of tree) total += processCpuMs(member)
+  for (const member of processTree(pid)) total += processCpuMs(member)
   return total
 }
 

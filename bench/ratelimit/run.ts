@@ -10,7 +10,7 @@
  * Usage (from the repository root, after `npx tsc -b packages/ratelimit`):
  *   npx tsx bench/ratelimit/run.ts [--seconds 10] [--slices 5] [--concurrency 1,50,200]
  *     [--backends redis,cluster,memcache] [--label default] [--env KEY=VALUE]... [--observability]
- *     [--write]
+ *     [--keys N] [--write]
  *
  * `--observability` also runs a second service with Prometheus and tracing on (USE_PROMETHEUS,
  * TRACING_ENABLED, TRACING_SAMPLING_RATE=0.01, spans exported to a local OTLP/HTTP sink), measured
@@ -21,6 +21,8 @@
  * (`RATE_LIMIT_ALGORITHM`) on the same servers, in interleaved slices, and reports each one's
  * decisions/s against the fixed window's slice next to it (issue 15). `--windows` likewise runs
  * the one-window rule and a rule of two windows (the same hour plus a day, issue 32) side by side.
+ * `--keys N` compares a Redis pre-filled with N live keys in the service's key format with one
+ * holding 1,000, a service on each, in interleaved slices (issue 34).
  * `--env` passes settings to the service (e.g. `--env REDIS_POOL_SIZE=1`); `--write` stores the
  * markdown table in bench/RESULTS.md under "## ratelimit". `--main PATH` runs another build's
  * `dist/main.js` instead of this checkout's (to compare two commits in the same conditions).
@@ -39,9 +41,18 @@ import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
+import { Redis } from 'ioredis'
 import { format, resolveConfig } from 'prettier'
 import { encodeRateLimitRequest } from '#internal/ratelimit/protocol/protobuf/request.js'
 import { processTreeCpuMs } from '../lib/cpu.js'
+import {
+  memoryTable,
+  rssKiB,
+  startMemorySampler,
+  treeRssKiB,
+  type MemoryProbes,
+  type MemoryRow,
+} from '../lib/memory.js'
 import { startOtlpSink } from '../lib/otlp-sink.js'
 import { machineInfo, percentile } from '../lib/report.js'
 import { requireTools } from '../lib/tools.js'
@@ -63,6 +74,8 @@ interface Options {
   algorithms: string[]
   /** `--windows`: compare a rule of two windows with the one-window rule instead (issue 32). */
   windows: boolean
+  /** `--keys`: compare a Redis holding this many live keys with one holding 1,000 (0: off). */
+  keys: number
 }
 
 /** The algorithms `--algorithms` accepts (`RATE_LIMIT_ALGORITHM` values). */
@@ -83,6 +96,8 @@ function usage(): string {
                        the fixed window's slices (gRPC and HTTP; no baseline)
   --windows            a rule of two windows (hour and day) against the one-window rule, in
                        interleaved slices (issue 32)
+  --keys N             a Redis pre-filled with N live keys against one with 1,000, one
+                       service each, in interleaved slices (redis backend only)
   --write              store the table in bench/RESULTS.md under "## ratelimit"
   --help               print this and exit`
 }
@@ -100,6 +115,7 @@ function parseArgs(argv: string[]): Options {
     observability: false,
     algorithms: [],
     windows: false,
+    keys: 0,
   }
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]
@@ -124,6 +140,7 @@ function parseArgs(argv: string[]): Options {
       }
       if (!options.algorithms.includes('fixed_window')) options.algorithms.unshift('fixed_window')
     } else if (arg === '--windows') options.windows = true
+    else if (arg === '--keys') options.keys = Number(value())
     else if (arg === '--main') options.main = value()
     else if (arg === '--help') {
       console.log(usage())
@@ -458,6 +475,17 @@ async function main(): Promise<void> {
     `wrk.method = "POST"\nwrk.body = '${JSON.stringify(REQUEST)}'\nwrk.headers["Content-Type"] = "application/json"\n`,
   )
 
+  if (options.keys > 0) {
+    try {
+      const table = await compareKeyspaces(options, dir)
+      console.log(table)
+      if (options.write) await writeResults(table, options, loadAtStart)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+    return
+  }
+
   if (options.algorithms.length > 0 || options.windows) {
     try {
       let variants: Variant[]
@@ -496,6 +524,7 @@ async function main(): Promise<void> {
     )
   }
   const sink = options.observability ? await startOtlpSink() : undefined
+  const memory: MemoryRow[] = []
   try {
     for (const name of options.backends) {
       const open = BACKENDS[name]
@@ -508,6 +537,7 @@ async function main(): Promise<void> {
         obsEnv === undefined
           ? undefined
           : await startService(dir, { ...env, ...obsEnv }, options.main)
+      const sampler = startMemorySampler(serviceMemoryProbes(backend.name, svc.service))
       try {
         for (const c of options.concurrency) {
           const at = (path: string): string => `${backend.name}\t${path}\t${String(c)}`
@@ -561,6 +591,7 @@ async function main(): Promise<void> {
         const stats = await (await fetch(`http://127.0.0.1:${String(svc.debug)}/stats`)).text()
         const errors = /should_rate_limit\.redis_error: (\d+)/.exec(stats)?.[1]
         if (errors !== '0') throw new Error(`the service counted redis errors: ${String(errors)}`)
+        memory.push(...sampler.stop())
       } finally {
         await obs?.service.stop()
         await svc.service.stop()
@@ -628,9 +659,173 @@ async function main(): Promise<void> {
     '| backend | path | concurrency | decisions/s | p50 ms | p99 ms | baseline decisions/s | baseline p50 / p99 ms | ratio |',
     '|---|---|---|---|---|---|---|---|---|',
     ...rows,
+    '',
+    'Resident memory (VmRSS) of the service: idle after start, and its peak over the slices.',
+    '',
+    memoryTable(memory),
   ].join('\n')
   console.log(table)
   if (options.write) await writeResults(table, options, loadAtStart)
+}
+
+/**
+ * Memory probes of one service: its primary process and the sum of its workers (the primary's
+ * descendants), in KiB.
+ */
+function serviceMemoryProbes(
+  label: string,
+  service: { readonly child: { readonly pid?: number | undefined } },
+): MemoryProbes {
+  const pid = service.child.pid ?? 0
+  return {
+    [`${label}: service primary`]: () => rssKiB(pid),
+    [`${label}: service workers (all)`]: () => treeRssKiB(pid) - rssKiB(pid),
+  }
+}
+
+/** The keys of the smaller Redis in `--keys`. */
+const SMALL_KEYSPACE = 1000
+
+/**
+ * Writes `count` distinct live keys in the service's key format for the bench's rule (domain,
+ * `client_id`, a value of their own, the current hour's window start), each with a small count
+ * and the window's `EX`, in pipelines of 10,000 `SET`s.
+ *
+ * @returns Redis' `used_memory_human` afterwards.
+ */
+async function fillKeyspace(hostPort: string, count: number): Promise<string> {
+  const [host = '127.0.0.1', port = '6379'] = hostPort.split(':')
+  const redis = new Redis({ host, port: Number(port) })
+  try {
+    const hour = 3600
+    const windowStart = Math.floor(Date.now() / 1000 / hour) * hour
+    for (let from = 0; from < count; from += 10_000) {
+      const pipeline = redis.pipeline()
+      for (let i = from; i < Math.min(count, from + 10_000); i++) {
+        pipeline.set(
+          `${DOMAIN}_client_id_k${String(i)}_${String(windowStart)}`,
+          i % 100,
+          'EX',
+          hour,
+        )
+      }
+      await pipeline.exec()
+    }
+    const size = await redis.dbsize()
+    if (size < count) throw new Error(`Redis holds ${String(size)} keys, not ${String(count)}`)
+    const info = await redis.info('memory')
+    return /used_memory_human:(\S+)/.exec(info)?.[1] ?? '?'
+  } finally {
+    redis.disconnect()
+  }
+}
+
+/**
+ * `--keys N`: two Redis servers, one pre-filled with {@link SMALL_KEYSPACE} live keys and one with
+ * `N`, a service on each; per concurrency, interleaved slices (the small one's gRPC slice, the
+ * large one's, then HTTP alike), each large slice's decisions/s taken against the small one's of
+ * the same round and path. The bench's requests all hit its one key: what is measured is what a
+ * large live keyspace costs every decision (the dictionary's size, the expiry cycle's sampling of
+ * keys with a TTL, memory).
+ *
+ * @returns The markdown table (and the services' memory).
+ */
+async function compareKeyspaces(options: Options, dir: string): Promise<string> {
+  if (options.backends.some((name) => name !== 'redis')) {
+    throw new Error('--keys measures the redis backend only (--backends redis)')
+  }
+  const sizes = [SMALL_KEYSPACE, options.keys]
+  const label = (keys: number): string => `${keys.toLocaleString('en-US')} keys`
+  const backends: Backend[] = []
+  const services: Awaited<ReturnType<typeof startService>>[] = []
+  const results = new Map<string, Sample[]>()
+  const memory: MemoryRow[] = []
+  const redisMemory: string[] = []
+  try {
+    for (const keys of sizes) {
+      const redis = await startRedisServer()
+      backends.push({
+        name: label(keys),
+        env: { REDIS_SOCKET_TYPE: 'tcp', REDIS_URL: redis.hostPort },
+        baseline: () => Promise.reject(new Error('no baseline in --keys')),
+        stop: () => redis.stop(),
+      })
+      const started = performance.now()
+      const used = await fillKeyspace(redis.hostPort, keys)
+      redisMemory.push(`${label(keys)}: Redis used_memory ${used}`)
+      console.error(
+        `filled ${label(keys)} in ${((performance.now() - started) / 1000).toFixed(1)} s (${used})`,
+      )
+      services.push(
+        await startService(
+          dir,
+          { REDIS_SOCKET_TYPE: 'tcp', REDIS_URL: redis.hostPort, ...options.env },
+          options.main,
+        ),
+      )
+    }
+    const sampler = startMemorySampler(
+      Object.assign(
+        {},
+        ...services.map((svc, i) => serviceMemoryProbes(label(sizes[i] ?? 0), svc.service)),
+      ) as MemoryProbes,
+    )
+    for (const c of options.concurrency) {
+      for (const svc of services) {
+        await grpcLoad(svc.grpc, c, 1, dir)
+        await httpLoad(svc.http, c, 1, dir)
+      }
+      for (let slice = 0; slice < options.slices; slice++) {
+        for (const path of ['grpc', 'http']) {
+          for (const [i, svc] of services.entries()) {
+            const sample =
+              path === 'grpc'
+                ? await grpcLoad(svc.grpc, c, options.seconds, dir)
+                : await httpLoad(svc.http, c, options.seconds, dir)
+            const key = `${String(i)}\t${path}\t${String(c)}`
+            results.set(key, [...(results.get(key) ?? []), sample])
+            console.error(
+              `${label(sizes[i] ?? 0)}\t${path}\t${String(c)}: ${sample.rps.toFixed(0)}/s p99 ${sample.p99.toFixed(2)} ms`,
+            )
+          }
+        }
+      }
+    }
+    memory.push(...sampler.stop())
+    for (const svc of services) {
+      const stats = await (await fetch(`http://127.0.0.1:${String(svc.debug)}/stats`)).text()
+      const errors = /should_rate_limit\.redis_error: (\d+)/.exec(stats)?.[1]
+      if (errors !== '0') throw new Error(`the service counted redis errors: ${String(errors)}`)
+    }
+  } finally {
+    for (const svc of services) await svc.service.stop()
+    for (const backend of backends) await backend.stop()
+  }
+  const rows: string[] = []
+  for (const c of options.concurrency) {
+    for (const path of ['grpc', 'http']) {
+      const small = results.get(`0\t${path}\t${String(c)}`) ?? []
+      for (const [i, keys] of sizes.entries()) {
+        const samples = results.get(`${String(i)}\t${path}\t${String(c)}`) ?? []
+        const ratios = samples.map((s, j) => (s.rps / (small[j]?.rps ?? NaN)) * 100)
+        rows.push(
+          `| ${label(keys)} | ${path === 'grpc' ? 'gRPC (h2load)' : 'HTTP /json (wrk)'} | ${String(c)} | ${sampleCells(samples)} | ${fmt(ratios)}% |`,
+        )
+      }
+    }
+  }
+  const settings = Object.entries(options.env).map(([k, v]) => `${k}=${v}`)
+  return [
+    `Live keys in Redis: one Redis pre-filled with ${label(SMALL_KEYSPACE)}, one with ${label(options.keys)} (the service's key format, EX one hour), a service on each; the requests all hit the bench's one key. Service settings: ${settings.length > 0 ? settings.join(', ') : 'defaults'}. ${String(options.slices)} interleaved rounds of ${String(options.seconds)} s slices; median (min–max); the ratio is taken per round against the ${label(SMALL_KEYSPACE)} slice of the same path (target: 90 % or more). ${redisMemory.join('; ')}.`,
+    '',
+    '| keys | path | concurrency | decisions/s | p50 ms | p99 ms | % of 1,000 keys |',
+    '|---|---|---|---|---|---|---|',
+    ...rows,
+    '',
+    'Resident memory (VmRSS) of each service: idle after start, and its peak over the slices.',
+    '',
+    memoryTable(memory),
+  ].join('\n')
 }
 
 /** One service of {@link compareVariants}: its name in the table and its settings. */
@@ -736,7 +931,7 @@ async function writeResults(
     .map(([k, v]) => ` --env ${k}=${v}`)
     .join(
       '',
-    )}${options.observability ? ' --observability' : ''}${options.algorithms.length > 0 ? ` --algorithms ${options.algorithms.join(',')}` : ''}${options.windows ? ' --windows' : ''} --write`
+    )}${options.observability ? ' --observability' : ''}${options.keys > 0 ? ` --keys ${String(options.keys)}` : ''}${options.algorithms.length > 0 ? ` --algorithms ${options.algorithms.join(',')}` : ''}${options.windows ? ' --windows' : ''} --write`
   const entry = `### ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC — ${options.label}\n\n- **Machine:** ${machineInfo()}; load average at start ${load
     .map((l) => l.toFixed(1))
     .join(
