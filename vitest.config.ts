@@ -7,6 +7,9 @@ export default defineConfig({
   resolve: { conditions },
   ssr: { resolve: { conditions } },
   test: {
+    // Vitest's default on 2 cores is one worker; most files wait on PostgreSQL, Redis, browsers
+    // and child servers rather than compute, so three run side by side.
+    maxWorkers: 3,
     reporters: ['default', ['json', { outputFile: 'reports/vitest.json' }]],
     projects: [
       {
