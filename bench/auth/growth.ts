@@ -15,7 +15,14 @@ import { requireTools } from '../lib/tools.js'
 import { JsonClient, mapLimit, runLoad } from './load.js'
 import { compareRounds, rate, spread } from './rounds.js'
 import { seedPopulation, seedRefreshChains, seededEmail } from './seed.js'
-import { benchAuthEnv, buildPackages, serverNodeArgs, startAuth, stopChild } from './server.js'
+import {
+  benchAuthEnv,
+  buildPackages,
+  reportServerErrors,
+  serverNodeArgs,
+  startAuth,
+  stopChild,
+} from './server.js'
 import { randomRequestsScript, refreshChainScript, runWrk } from './wrk.js'
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50)
@@ -187,12 +194,7 @@ export async function runDataGrowth(): Promise<void> {
     console.log(`\n${memoryTable(memory.stop())}`)
   } finally {
     for (const side of sides) {
-      const errors = side.started
-        .output()
-        .split('\n')
-        .filter((line) => line.includes('"level":"error"'))
-      if (errors.length > 0)
-        console.log(`${side.label} server errors (${String(errors.length)}): ${errors[0] ?? ''}`)
+      reportServerErrors(side.started, `${side.label} server`)
       await side.close()
     }
   }

@@ -16,7 +16,14 @@ import { machineInfo, markdownTable, type ResultRow } from '../lib/report.js'
 import { requireTools } from '../lib/tools.js'
 import { JsonClient, mapLimit, runLoad } from './load.js'
 import { compareRounds, rate, spread } from './rounds.js'
-import { benchAuthEnv, buildPackages, serverNodeArgs, startAuth, stopChild } from './server.js'
+import {
+  benchAuthEnv,
+  buildPackages,
+  reportServerErrors,
+  serverNodeArgs,
+  startAuth,
+  stopChild,
+} from './server.js'
 import { randomRequestsScript, runWrk } from './wrk.js'
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50)
@@ -263,12 +270,7 @@ export async function runPeer(): Promise<void> {
     console.log(markdownTable(rows))
     console.log(`\n${memoryTable(memory.stop())}`)
   } finally {
-    const errors = started
-      .output()
-      .split('\n')
-      .filter((line) => line.includes('"level":"error"'))
-    if (errors.length > 0)
-      console.log(`server errors (${String(errors.length)}), first: ${errors[0] ?? ''}`)
+    reportServerErrors(started)
     http.close()
     peerHttp.close()
     await stopChild(started.child)

@@ -28,6 +28,7 @@ import {
   BENCH_JWT_SECRET,
   benchAuthEnv,
   buildPackages,
+  reportServerErrors,
   serverNodeArgs,
   startAuth,
   stopChild,
@@ -346,12 +347,7 @@ async function main(): Promise<void> {
     console.log(markdownTable(rows))
     console.log(`\n${memoryTable(memory.stop())}`)
   } finally {
-    const errors = started
-      .output()
-      .split('\n')
-      .filter((line) => line.includes('"level":"error"'))
-    if (errors.length > 0)
-      console.log(`server errors (${String(errors.length)}), first: ${errors[0] ?? ''}`)
+    reportServerErrors(started)
     http.close()
     await pool.end()
     await stopChild(server)

@@ -76,6 +76,17 @@ export function startAuth(env: Record<string, string>, nodeArgs: string[] = []):
   }
 }
 
+/** Prints how many error lines a server logged during the run, and the first, if any. */
+export function reportServerErrors(server: AuthProcess, label = 'server'): void {
+  const errors = server
+    .output()
+    .split('\n')
+    .filter((line) => line.includes('"level":"error"'))
+  if (errors.length > 0) {
+    console.log(`${label} errors (${String(errors.length)}), first: ${errors[0] ?? ''}`)
+  }
+}
+
 /** Stops a child process (a server) with SIGTERM and waits for it to exit. */
 export async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return
