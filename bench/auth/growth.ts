@@ -24,19 +24,22 @@ import {
   stopChild,
 } from './server.js'
 import { randomRequestsScript, refreshChainScript, runWrk } from './wrk.js'
+import {
+  CONCURRENCY,
+  onlyFigures,
+  PASSWORD,
+  ROUNDS,
+  SERVER_POOL,
+  SLICE_MS,
+  SLOW_WARMUP_MS,
+  WARMUP_MS,
+} from './settings.js'
 
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50)
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
-const SLICE_MS = Number(process.env.BENCH_SLICE_MS ?? 4000)
-const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 1000)
-const SLOW_WARMUP_MS = Math.max(WARMUP_MS, 5000)
 /** A comma-separated subset of `sign-in,refresh,user` (all by default). */
-const ONLY = new Set((process.env.BENCH_ONLY ?? 'sign-in,refresh,user').split(','))
-const POOL = process.env.BENCH_SERVER_POOL ?? '16'
+const ONLY = onlyFigures('sign-in,refresh,user')
 const SMALL_USERS = 1000
 const LARGE_USERS = Number(process.env.BENCH_GROWTH_USERS ?? 1_000_000)
 const SESSIONS_PER_USER = Number(process.env.BENCH_GROWTH_SESSIONS ?? 5)
-const PASSWORD = 'bench-password-1'
 
 interface Tokens {
   access_token: string
@@ -47,7 +50,7 @@ interface Tokens {
 async function openSide(label: string, users: number, hash: string) {
   const database = await createTestDatabase(`bench_growth_${label}`)
   const port = await getFreePort()
-  const started = startAuth(benchAuthEnv(port, database.url, POOL), serverNodeArgs())
+  const started = startAuth(benchAuthEnv(port, database.url, SERVER_POOL), serverNodeArgs())
   const pool = new pg.Pool({ connectionString: database.url, max: 4 })
   await started.ready // its migrations have run
   const ms = await seedPopulation(pool, users, SESSIONS_PER_USER, hash)

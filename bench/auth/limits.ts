@@ -26,12 +26,16 @@ import { machineInfo, markdownTable, type ResultRow } from '../lib/report.js'
 import { JsonClient, runLoad } from './load.js'
 import { compareRounds, rate, spread } from './rounds.js'
 import { benchAuthEnv, buildPackages, serverNodeArgs, startAuth, stopChild } from './server.js'
+import {
+  CONCURRENCY,
+  onlyFigures,
+  PASSWORD,
+  ROUNDS,
+  SLICE_MS,
+  SLOW_WARMUP_MS,
+  WARMUP_MS,
+} from './settings.js'
 
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50)
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
-const SLICE_MS = Number(process.env.BENCH_SLICE_MS ?? 4000)
-const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 1000)
-const SLOW_WARMUP_MS = Math.max(WARMUP_MS, 5000)
 /**
  * Unmeasured load on each server before a figure's first round. The rate limit service is idle
  * until then, and idle again in every unlimited slice: without this, its first rounds measure
@@ -39,8 +43,7 @@ const SLOW_WARMUP_MS = Math.max(WARMUP_MS, 5000)
  */
 const PREWARM_MS = Number(process.env.BENCH_PREWARM_MS ?? 10_000)
 /** Which figures to measure: a comma-separated subset of `sign-in,refresh` (both by default). */
-const ONLY = new Set((process.env.BENCH_ONLY ?? 'sign-in,refresh').split(','))
-const PASSWORD = 'bench-password-1'
+const ONLY = onlyFigures('sign-in,refresh')
 const root = fileURLToPath(new URL('../../', import.meta.url))
 
 /** High enough that no request is refused: the bench measures the decision, not refusals. */

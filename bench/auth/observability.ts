@@ -15,12 +15,8 @@ import { JsonClient, runLoad } from './load.js'
 import { compareRounds, rate, spread } from './rounds.js'
 import { benchAuthEnv, buildPackages, startAuth, stopChild } from './server.js'
 import { randomRequestsScript, runWrk } from './wrk.js'
+import { CONCURRENCY, PASSWORD, ROUNDS, SLICE_MS, WARMUP_MS } from './settings.js'
 
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50)
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
-const SLICE_MS = Number(process.env.BENCH_SLICE_MS ?? 4000)
-const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 1000)
-const PASSWORD = 'bench-password-1'
 /** Two servers share PostgreSQL's 100 connections with the other engineers' tests. */
 const POOL_SIZE = String(Math.min(CONCURRENCY, 30))
 

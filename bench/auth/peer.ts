@@ -25,16 +25,19 @@ import {
   stopChild,
 } from './server.js'
 import { randomRequestsScript, runWrk } from './wrk.js'
+import {
+  CONCURRENCY,
+  onlyFigures,
+  PASSWORD,
+  ROUNDS,
+  SERVER_POOL,
+  SLICE_MS,
+  SLOW_WARMUP_MS,
+  WARMUP_MS,
+} from './settings.js'
 
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50)
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
-const SLICE_MS = Number(process.env.BENCH_SLICE_MS ?? 4000)
-const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 1000)
-const SLOW_WARMUP_MS = Math.max(WARMUP_MS, 5000)
 /** A comma-separated subset of `sign-in,session,sign-up` (all by default). */
-const ONLY = new Set((process.env.BENCH_ONLY ?? 'sign-in,session,sign-up').split(','))
-const POOL = process.env.BENCH_SERVER_POOL ?? '16'
-const PASSWORD = 'bench-password-1'
+const ONLY = onlyFigures('sign-in,session,sign-up')
 const NAMES = { figure: 'Gatehouse', baseline: 'better-auth' }
 
 interface Tokens {
@@ -50,7 +53,7 @@ async function startBetterAuth(databaseUrl: string, port: number) {
       fileURLToPath(new URL('better-auth-server.mjs', import.meta.url)),
       databaseUrl,
       String(port),
-      POOL,
+      SERVER_POOL,
     ],
     { env: { ...process.env, NODE_ENV: 'production' }, stdio: ['ignore', 'pipe', 'inherit'] },
   )
@@ -86,7 +89,7 @@ export async function runPeer(): Promise<void> {
   const host = `127.0.0.1:${String(port)}`
   const peerHost = `127.0.0.1:${String(peerPort)}`
   const peerOrigin = `http://${peerHost}`
-  const started = startAuth(benchAuthEnv(port, ours.url, POOL), serverNodeArgs())
+  const started = startAuth(benchAuthEnv(port, ours.url, SERVER_POOL), serverNodeArgs())
   const peer = await startBetterAuth(theirs.url, peerPort)
   const http = new JsonClient('127.0.0.1', port, CONCURRENCY)
   const peerHttp = new JsonClient('127.0.0.1', peerPort, CONCURRENCY)

@@ -39,24 +39,27 @@ import {
   runWrk,
   sequentialRequestsScript,
 } from './wrk.js'
+import {
+  CONCURRENCY,
+  onlyFigures,
+  PASSWORD,
+  ROUNDS,
+  SERVER_POOL,
+  SLICE_MS,
+  SLOW_WARMUP_MS,
+  WARMUP_MS,
+} from './settings.js'
 
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50)
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
-const SLICE_MS = Number(process.env.BENCH_SLICE_MS ?? 4000)
-const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 1000)
 /**
  * Which figures to measure: a comma-separated subset of `sign-in,refresh,user,user-new-token` (all
  * by default).
  */
-const ONLY = new Set((process.env.BENCH_ONLY ?? 'sign-in,refresh,user,user-new-token').split(','))
+const ONLY = onlyFigures('sign-in,refresh,user,user-new-token')
 /**
  * Distinct access tokens of the `user-new-token` figure, sent in turn: twice the server's memory
  * of verified tokens (10,000), so every request verifies its token's signature.
  */
 const NEW_TOKENS = 20_000
-/** bcrypt-bound phases have seconds of latency at c=50: let the pipeline fill first. */
-const SLOW_WARMUP_MS = Math.max(WARMUP_MS, 5000)
-const PASSWORD = 'bench-password-1'
 
 interface Tokens {
   access_token: string
@@ -73,10 +76,7 @@ async function main(): Promise<void> {
   // A production-sized pool (a few connections per PostgreSQL core): a rotation holds its
   // connection for one round trip, and more backends committing at once only add WALWriteLock
   // waits. The baseline keeps one connection per client, its best.
-  const started = startAuth(
-    benchAuthEnv(port, database.url, process.env.BENCH_SERVER_POOL ?? 16),
-    serverNodeArgs(),
-  )
+  const started = startAuth(benchAuthEnv(port, database.url, SERVER_POOL), serverNodeArgs())
   const server = started.child
   const http = new JsonClient('127.0.0.1', port, CONCURRENCY)
   const pool = new pg.Pool({
