@@ -609,6 +609,34 @@ describe('OAuth server: authorization code flow with openid-client and auth-js',
 
     const unknown = await user.oauth.getAuthorizationDetails('nope')
     expect(unknown.error).toMatchObject({ status: 404, code: 'oauth_authorization_not_found' })
+
+    // Hostile ids are refused by the route's schema, never reaching the database: 404 with a code.
+    const overlong = await fetch(`${issuer}/oauth/authorizations/${'x'.repeat(2000)}`, {
+      headers: { authorization: `Bearer ${session.access_token}` },
+    })
+    expect(overlong.status).toBe(414) // Fastify's bound on a path parameter's length
+    for (const id of ['a%00b', "a'or'1", 'a.b', '%E2%80%AE']) {
+      for (const [method, path] of [
+        ['GET', `/oauth/authorizations/${id}`],
+        ['POST', `/oauth/authorizations/${id}/consent`],
+        ['GET', `/oauth/authorizations/${id}/login_required`],
+      ] as const) {
+        const res = await fetch(`${issuer}${path}`, {
+          method,
+          redirect: 'manual',
+          headers: {
+            authorization: `Bearer ${session.access_token}`,
+            'content-type': 'application/json',
+          },
+          ...(method === 'POST' ? { body: '{"action":"approve"}' } : {}),
+        })
+        expect(res.status, `${method} ${path.slice(0, 60)}`).toBe(404)
+        expect(await res.json()).toMatchObject({
+          error_code: 'validation_failed',
+          msg: 'authorization not found',
+        })
+      }
+    }
   })
 
   it('lets an authorization expire after OAUTH_SERVER_AUTHORIZATION_TTL', async () => {

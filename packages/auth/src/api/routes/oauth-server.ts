@@ -31,6 +31,7 @@ import {
 } from '../../services/oauth-server.js'
 import { authOf, rateLimit, requireAuthentication } from '../http/hooks.js'
 import { requestContext } from '../http/request-context.js'
+import { Param, Params } from '../http/schema.js'
 import type { RouteGroup } from './group.js'
 import { requireOAuthServer } from './oauth-clients.js'
 
@@ -43,6 +44,21 @@ function field(source: unknown, name: string): string {
 
 const authorizationIdOf = (request: FastifyRequest) =>
   (request.params as { authorization_id: string }).authorization_id
+
+/**
+ * The path of a route naming an authorization request: its id is base64url (43 characters as
+ * issued); anything else is refused before the database is asked.
+ */
+const AUTHORIZATION = {
+  schema: {
+    params: Params({
+      authorization_id: Param({
+        pattern: '^[A-Za-z0-9_-]{1,128}$',
+        errorMessage: 'authorization not found',
+      }),
+    }),
+  },
+}
 
 /** Headers of every answer that carries or leads to credentials. */
 const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' }
@@ -68,10 +84,14 @@ export const oauthServerRoutes: RouteGroup = (app, ctx) => {
     return reply.headers(NO_STORE).redirect(location, 302)
   })
 
-  app.get('/oauth/authorizations/:authorization_id/login_required', async (request, reply) => {
-    const location = await endWithLoginRequired(ctx, authorizationIdOf(request))
-    return reply.headers(NO_STORE).redirect(location, 302)
-  })
+  app.get(
+    '/oauth/authorizations/:authorization_id/login_required',
+    AUTHORIZATION,
+    async (request, reply) => {
+      const location = await endWithLoginRequired(ctx, authorizationIdOf(request))
+      return reply.headers(NO_STORE).redirect(location, 302)
+    },
+  )
 
   app.post('/oauth/token', { preHandler: rateLimit(ctx, 'token') }, async (request, reply) => {
     const b = request.body
@@ -134,7 +154,7 @@ export const oauthUserRoutes: RouteGroup = (app, ctx) => {
   app.addHook('preValidation', requireOAuthServer(ctx))
   app.addHook('preValidation', requireAuthentication(ctx))
 
-  const appOrigin = { preHandler: requireAppOrigin(ctx) }
+  const appOrigin = { ...AUTHORIZATION, preHandler: requireAppOrigin(ctx) }
 
   app.get('/oauth/authorizations/:authorization_id', appOrigin, async (request, reply) =>
     reply
