@@ -38,6 +38,7 @@ import { type GrpcHandlers, type ResponseHeaders, type UnaryCallback } from './g
 import {
   OK_TRAILERS,
   RESPONSE_HEADERS,
+  TRAILERS_ONLY,
   WITH_TRAILERS,
   ignoreStreamError,
   methodName,
@@ -188,7 +189,7 @@ export function buildNativeGrpcServer(
       headers[constants.HTTP2_HEADER_METHOD] !== 'POST' ||
       !contentType.startsWith('application/grpc')
     ) {
-      stream.respond({ [constants.HTTP2_HEADER_STATUS]: 415 }, { endStream: true })
+      stream.respond({ [constants.HTTP2_HEADER_STATUS]: 415 }, TRAILERS_ONLY)
       return
     }
     const unary =

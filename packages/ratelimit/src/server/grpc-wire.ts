@@ -20,8 +20,14 @@ export const RESPONSE_HEADERS = {
 }
 /** Trailers of a successful call. */
 export const OK_TRAILERS = { 'grpc-status': '0' }
-/** `respond()` options of an answer with a message: trailers follow the data. */
-export const WITH_TRAILERS = { waitForTrailers: true }
+/**
+ * `respond()` options of an answer with a message: trailers follow the data. No `date` header
+ * (Node's http2 adds one by default), as grpc-go answers: one header less to build and encode
+ * per call.
+ */
+export const WITH_TRAILERS = { waitForTrailers: true, sendDate: false }
+/** `respond()` options of a trailers-only answer (an error), without `date` as above. */
+export const TRAILERS_ONLY = { endStream: true, sendDate: false }
 
 /**
  * Parses a `grpc-timeout` header (1 to 8 digits and a unit: `H`, `M`, `S`, `m`, `u`, `n`) the
@@ -106,7 +112,7 @@ export function sendError(
       'grpc-message': grpcMessage(details),
       ...(errorCode === undefined ? {} : { [ERROR_CODE_TRAILER]: errorCode }),
     },
-    { endStream: true },
+    TRAILERS_ONLY,
   )
   if (!stream.readableEnded) stream.close(constants.NGHTTP2_NO_ERROR)
 }

@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js'
 import { waitFor } from '@gatehouse/testing'
+import { connect as connectHttp2, type IncomingHttpHeaders } from 'node:http2'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { fixture } from '../fixtures.js'
 import { grpcError, rawShouldRateLimit, startService, type Harness } from '../harness.js'
@@ -294,3 +295,50 @@ describe.each(['native', 'grpc-js'])(
     })
   },
 )
+
+describe('the native gRPC server on the wire', () => {
+  let h: Harness
+  beforeAll(async () => {
+    h = await startService({ files: { 'basic.yaml': fixture('integration/basic.yaml') } })
+  })
+  afterAll(async () => {
+    await h.close()
+  })
+
+  it("answers with grpc-go's headers and trailers: no date header (one less header per call)", async () => {
+    // Health/Check answers through the same unary path (sendFramed) as ShouldRateLimit.
+    const session = connectHttp2(`http://${h.grpcAddress}`)
+    try {
+      const answer = await new Promise<{
+        headers: IncomingHttpHeaders
+        trailers: IncomingHttpHeaders
+        data: Buffer
+      }>((resolve, reject) => {
+        const stream = session.request({
+          ':method': 'POST',
+          ':path': '/grpc.health.v1.Health/Check',
+          'content-type': 'application/grpc',
+          te: 'trailers',
+        })
+        let headers: IncomingHttpHeaders = {}
+        const chunks: Buffer[] = []
+        stream.on('response', (h2) => (headers = h2))
+        stream.on('data', (chunk: Buffer) => chunks.push(chunk))
+        stream.on('trailers', (trailers) => {
+          resolve({ headers, trailers, data: Buffer.concat(chunks) })
+        })
+        stream.on('error', reject)
+        stream.end(Buffer.alloc(5))
+      })
+      expect(Object.fromEntries(Object.entries(answer.headers))).toEqual({
+        ':status': 200,
+        'content-type': 'application/grpc',
+      })
+      expect(Object.fromEntries(Object.entries(answer.trailers))).toEqual({ 'grpc-status': '0' })
+      // HealthCheckResponse{status: SERVING}, framed.
+      expect(answer.data.toString('hex')).toBe('00000000020801')
+    } finally {
+      session.close()
+    }
+  })
+})
