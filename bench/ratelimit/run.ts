@@ -37,7 +37,8 @@ import {
 } from '@gatehouse/testing'
 import { execFile } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { loadavg, tmpdir } from 'node:os'
+import { connect as connectHttp2 } from 'node:http2'
+import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
@@ -76,6 +77,8 @@ interface Options {
   windows: boolean
   /** `--keys`: compare a Redis holding this many live keys with one holding 1,000 (0: off). */
   keys: number
+  /** `--ceiling`: also measure `ceiling-server.mjs`, Node's servers answering a fixed answer. */
+  ceiling: boolean
 }
 
 /** The algorithms `--algorithms` accepts (`RATE_LIMIT_ALGORITHM` values). */
@@ -98,6 +101,8 @@ function usage(): string {
                        interleaved slices (issue 32)
   --keys N             a Redis pre-filled with N live keys against one with 1,000, one
                        service each, in interleaved slices (redis backend only)
+  --ceiling            also an empty server (ceiling-server.mjs: Node's http and http2 servers
+                       answering the service's answer, no decision), in the same slices
   --write              store the table in bench/RESULTS.md under "## ratelimit"
   --help               print this and exit`
 }
@@ -116,6 +121,7 @@ function parseArgs(argv: string[]): Options {
     algorithms: [],
     windows: false,
     keys: 0,
+    ceiling: false,
   }
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]
@@ -141,6 +147,7 @@ function parseArgs(argv: string[]): Options {
       if (!options.algorithms.includes('fixed_window')) options.algorithms.unshift('fixed_window')
     } else if (arg === '--windows') options.windows = true
     else if (arg === '--keys') options.keys = Number(value())
+    else if (arg === '--ceiling') options.ceiling = true
     else if (arg === '--main') options.main = value()
     else if (arg === '--help') {
       console.log(usage())
@@ -455,6 +462,93 @@ function observedServiceTraces(): boolean {
   )
 }
 
+/** How {@link main}'s table names a path. */
+const PATH_NAMES: Readonly<Record<string, string>> = {
+  grpc: 'gRPC (h2load)',
+  http: 'HTTP /json (wrk)',
+  'grpc-ceiling': 'gRPC, empty server (ceiling)',
+  'http-ceiling': 'HTTP /json, empty server (ceiling)',
+}
+
+/**
+ * Starts `ceiling-server.mjs` with as many workers as the service (`RATELIMIT_WORKERS` of `env`,
+ * else the service's default: 2 on 2+ cores) answering what `service` answers the bench's
+ * request, taken from it once over each path.
+ */
+async function startCeiling(
+  dir: string,
+  service: { readonly http: number; readonly grpc: number },
+  env: Readonly<Record<string, string>>,
+) {
+  const json = await (
+    await fetch(`http://127.0.0.1:${String(service.http)}/json`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(REQUEST),
+    })
+  ).text()
+  const grpc = await grpcAnswer(service.grpc, readFileSync(join(dir, 'request.grpc')))
+  const answers = join(dir, 'ceiling-answers.json')
+  writeFileSync(answers, JSON.stringify({ json, grpc: grpc.toString('base64') }))
+  const [http, grpcPort] = await Promise.all([getFreePort(), getFreePort()])
+  const workers = env.RATELIMIT_WORKERS ?? (availableParallelism() >= 2 ? '2' : '1')
+  const ceiling = await startProcess(process.execPath, [
+    join(ROOT, 'bench/ratelimit/ceiling-server.mjs'),
+    String(http),
+    String(grpcPort),
+    workers,
+    answers,
+  ])
+  await waitFor(() => ceiling.output().includes('listening'), {
+    what: `the empty server (${ceiling.output()})`,
+    timeout: 30_000,
+  })
+  return { http, grpc: grpcPort, service: ceiling }
+}
+
+/** The response data (the framed message) of one gRPC call of `frame` to the service. */
+async function grpcAnswer(port: number, frame: Buffer): Promise<Buffer> {
+  const session = connectHttp2(`http://127.0.0.1:${String(port)}`)
+  try {
+    return await new Promise<Buffer>((resolve, reject) => {
+      const stream = session.request({
+        ':method': 'POST',
+        ':path': '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit',
+        'content-type': 'application/grpc',
+        te: 'trailers',
+      })
+      const chunks: Buffer[] = []
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk))
+      stream.on('end', () => {
+        resolve(Buffer.concat(chunks))
+      })
+      stream.on('error', reject)
+      stream.end(frame)
+    })
+  } finally {
+    session.close()
+  }
+}
+
+/**
+ * With `--ceiling`: the service's decisions/s per slice as a share of the empty server's slice
+ * next to it, per backend, path and concurrency (no lines without it).
+ */
+function ceilingShares(results: ReadonlyMap<string, Sample[]>): string[] {
+  const lines: string[] = []
+  for (const [key, ceiling] of results) {
+    const [backend = '', path = '', c = ''] = key.split('\t')
+    if (!path.endsWith('-ceiling')) continue
+    const mode = path.slice(0, -'-ceiling'.length)
+    const samples = results.get(`${backend}\t${mode}\t${c}`) ?? []
+    const shares = samples.map((s, i) => (s.rps / (ceiling[i]?.rps ?? NaN)) * 100)
+    lines.push(
+      `- ${backend}, ${PATH_NAMES[mode] ?? mode}, c=${c}: the service reaches ${fmt(shares)}% of the empty server's decisions/s (slice next to slice).`,
+    )
+  }
+  return lines.length === 0 ? [] : [...lines, '']
+}
+
 async function main(): Promise<void> {
   const options = parseArgs(process.argv.slice(2))
   requireTools([
@@ -537,6 +631,7 @@ async function main(): Promise<void> {
         obsEnv === undefined
           ? undefined
           : await startService(dir, { ...env, ...obsEnv }, options.main)
+      const ceiling = options.ceiling ? await startCeiling(dir, svc, env) : undefined
       const sampler = startMemorySampler(serviceMemoryProbes(backend.name, svc.service))
       try {
         for (const c of options.concurrency) {
@@ -548,14 +643,28 @@ async function main(): Promise<void> {
             await grpcLoad(service.grpc, c, 1, dir)
             await httpLoad(service.http, c, 1, dir)
           }
+          if (ceiling !== undefined) {
+            await grpcLoad(ceiling.grpc, c, 1, dir)
+            await httpLoad(ceiling.http, c, 1, dir)
+          }
           // Interleaved slices: each service slice is compared with the baseline slice next to
           // it, so both see the same background load.
           for (let slice = 0; slice < options.slices; slice++) {
             add(at('baseline'), await backend.baseline(c, options.seconds))
-            const cpuOf = (service: typeof svc, load: () => Promise<Sample>) =>
+            const cpuOf = (service: Pick<typeof svc, 'service'>, load: () => Promise<Sample>) =>
               withServiceCpu(service.service, load)
             add(at('grpc'), await cpuOf(svc, () => grpcLoad(svc.grpc, c, options.seconds, dir)))
             add(at('http'), await cpuOf(svc, () => httpLoad(svc.http, c, options.seconds, dir)))
+            if (ceiling !== undefined) {
+              add(
+                at('grpc-ceiling'),
+                await cpuOf(ceiling, () => grpcLoad(ceiling.grpc, c, options.seconds, dir)),
+              )
+              add(
+                at('http-ceiling'),
+                await cpuOf(ceiling, () => httpLoad(ceiling.http, c, options.seconds, dir)),
+              )
+            }
             if (obs !== undefined && obsEnv !== undefined) {
               add(
                 at('grpc+obs'),
@@ -593,6 +702,7 @@ async function main(): Promise<void> {
         if (errors !== '0') throw new Error(`the service counted redis errors: ${String(errors)}`)
         memory.push(...sampler.stop())
       } finally {
+        await ceiling?.service.stop()
         await obs?.service.stop()
         await svc.service.stop()
         await backend.stop()
@@ -626,7 +736,7 @@ async function main(): Promise<void> {
       [
         '',
         backend,
-        path === 'grpc' ? 'gRPC (h2load)' : 'HTTP /json (wrk)',
+        PATH_NAMES[path] ?? path,
         c,
         fmt(samples.map((s) => s.rps)),
         fmt(
@@ -646,6 +756,7 @@ async function main(): Promise<void> {
           2,
         )}`,
         `${fmt(ratios.map((x) => x * 100))}%`,
+        fmt(samples.map((s) => ((s.serviceCpuMs ?? NaN) * 1000) / (s.rps * options.seconds))),
         '',
       ]
         .join(' | ')
@@ -656,10 +767,11 @@ async function main(): Promise<void> {
   const table = [
     `Service settings: ${settings.length > 0 ? settings.join(', ') : 'defaults'}. ${String(options.slices)} interleaved slices of ${String(options.seconds)} s per path and concurrency (baseline, gRPC, HTTP, baseline, …); median (min–max) over the slices; the ratio is taken per slice against the baseline slice next to it. Each backend runs on servers of its own; its baseline is a raw client doing what the store sends per decision (Redis: an INCRBY + EXPIRE pipeline, baseline.ts; memcache: get + incr, memcache-baseline.ts).`,
     '',
-    '| backend | path | concurrency | decisions/s | p50 ms | p99 ms | baseline decisions/s | baseline p50 / p99 ms | ratio |',
-    '|---|---|---|---|---|---|---|---|---|',
+    '| backend | path | concurrency | decisions/s | p50 ms | p99 ms | baseline decisions/s | baseline p50 / p99 ms | ratio | server CPU µs per decision |',
+    '|---|---|---|---|---|---|---|---|---|---|',
     ...rows,
     '',
+    ...ceilingShares(results),
     'Resident memory (VmRSS) of the service: idle after start, and its peak over the slices.',
     '',
     memoryTable(memory),
