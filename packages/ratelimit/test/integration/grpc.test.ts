@@ -322,9 +322,9 @@ describe('the native gRPC server on the wire', () => {
         })
         let headers: IncomingHttpHeaders = {}
         const chunks: Buffer[] = []
-        stream.on('response', (h2) => (headers = h2))
+        stream.on('response', (response: IncomingHttpHeaders) => (headers = response))
         stream.on('data', (chunk: Buffer) => chunks.push(chunk))
-        stream.on('trailers', (trailers) => {
+        stream.on('trailers', (trailers: IncomingHttpHeaders) => {
           resolve({ headers, trailers, data: Buffer.concat(chunks) })
         })
         stream.on('error', reject)
