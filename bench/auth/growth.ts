@@ -8,7 +8,7 @@
 import { createTestDatabase, getFreePort } from '@gatehouse/testing'
 import bcrypt from 'bcrypt'
 import pg from 'pg'
-import { databaseBackendsCpuMs, processCpuMs, type CpuProbes } from '../lib/cpu.js'
+import { databaseBackendsCpuProbe, processCpuMs, type CpuProbes } from '../lib/cpu.js'
 import { memoryTable, rssKiB, startMemorySampler } from '../lib/memory.js'
 import { machineInfo, markdownTable, type ResultRow } from '../lib/report.js'
 import { requireTools } from '../lib/tools.js'
@@ -110,8 +110,8 @@ export async function runDataGrowth(): Promise<void> {
       wrk: () => processCpuMs('self', 'children'),
       'server (small)': () => processCpuMs(pids[0] ?? 0),
       'server (large)': () => processCpuMs(pids[1] ?? 0),
-      'postgres (small)': () => databaseBackendsCpuMs(small.database.name),
-      'postgres (large)': () => databaseBackendsCpuMs(large.database.name),
+      'postgres (small)': databaseBackendsCpuProbe(small.database.name),
+      'postgres (large)': databaseBackendsCpuProbe(large.database.name),
     }
     const memory = startMemorySampler({
       [`auth server, ${SMALL_USERS.toLocaleString('en-US')} users`]: () => rssKiB(pids[0] ?? 0),

@@ -15,7 +15,7 @@ import { loadSettings } from '@gatehouse/auth'
 import { rateLimitServiceConfig } from '#internal/auth/limiter/service-config.js'
 import { createTestDatabase, getFreePort, startRedisServer, waitFor } from '@gatehouse/testing'
 import {
-  databaseBackendsCpuMs,
+  databaseBackendsCpuProbe,
   matchingProcessesCpuMs,
   processCpuMs,
   processTreeCpuMs,
@@ -132,7 +132,7 @@ async function main(): Promise<void> {
         (command) =>
           command.startsWith('redis-server') && command.includes(`:${String(redis.port)}`),
       ),
-    postgres: () => databaseBackendsCpuMs(database.name),
+    postgres: databaseBackendsCpuProbe(database.name),
   }
   try {
     await waitFor(

@@ -10,7 +10,7 @@
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { createTestDatabase, getFreePort, waitFor } from '@gatehouse/testing'
-import { databaseBackendsCpuMs, processCpuMs, type CpuProbes } from '../lib/cpu.js'
+import { databaseBackendsCpuProbe, processCpuMs, type CpuProbes } from '../lib/cpu.js'
 import { memoryTable, rssKiB, startMemorySampler } from '../lib/memory.js'
 import { machineInfo, markdownTable, type ResultRow } from '../lib/report.js'
 import { requireTools } from '../lib/tools.js'
@@ -99,8 +99,8 @@ export async function runPeer(): Promise<void> {
     wrk: () => processCpuMs('self', 'children'),
     gatehouse: () => processCpuMs(serverPid),
     'better-auth': () => processCpuMs(peerPid),
-    'postgres (ours)': () => databaseBackendsCpuMs(ours.name),
-    'postgres (better-auth)': () => databaseBackendsCpuMs(theirs.name),
+    'postgres (ours)': databaseBackendsCpuProbe(ours.name),
+    'postgres (better-auth)': databaseBackendsCpuProbe(theirs.name),
   }
   try {
     await started.ready

@@ -14,7 +14,7 @@ import { createTestDatabase, getFreePort } from '@gatehouse/testing'
 import bcrypt from 'bcrypt'
 import { decodeJwt, jwtVerify, SignJWT } from 'jose'
 import pg from 'pg'
-import { databaseBackendsCpuMs, processCpuMs, type CpuProbes } from '../lib/cpu.js'
+import { databaseBackendsCpuProbe, processCpuMs, type CpuProbes } from '../lib/cpu.js'
 import { memoryTable, rssKiB, startMemorySampler } from '../lib/memory.js'
 import { machineInfo, markdownTable, type ResultRow } from '../lib/report.js'
 import { requireTools } from '../lib/tools.js'
@@ -89,7 +89,7 @@ async function main(): Promise<void> {
     bench: () => processCpuMs('self'),
     wrk: () => processCpuMs('self', 'children'),
     server: () => processCpuMs(serverPid),
-    postgres: () => databaseBackendsCpuMs(database.name),
+    postgres: databaseBackendsCpuProbe(database.name),
   }
   try {
     await started.ready

@@ -62,14 +62,28 @@ export function matchingProcessesCpuMs(matches: (command: string) => boolean): n
 }
 
 /**
- * CPU time, in milliseconds, of every PostgreSQL backend of one database on this machine
- * (processes titled `postgres: … <user> <database> …`). Keep the connections open across a
- * measurement: a backend that exits takes its time with it.
+ * A probe of the CPU time, in milliseconds, of every PostgreSQL backend of one database on this
+ * machine (processes titled `postgres: … <user> <database> …`), as a running total that never
+ * goes back: each reading adds what every backend used since the one before (a backend new since
+ * then counts whole). A backend that exits between two readings takes only its time since the
+ * last reading with it, so a pool that closes idle connections between slices does not make a
+ * slice's figure negative.
  */
-export function databaseBackendsCpuMs(database: string): number {
-  return matchingProcessesCpuMs(
-    (command) => command.startsWith('postgres:') && command.split(' ').includes(database),
-  )
+export function databaseBackendsCpuProbe(database: string): () => number {
+  const last = new Map<number, number>()
+  let total = 0
+  return () => {
+    const seen = new Set<number>()
+    for (const p of processes()) {
+      if (!p.command.startsWith('postgres:') || !p.command.split(' ').includes(database)) continue
+      const now = processCpuMs(p.pid)
+      total += Math.max(0, now - (last.get(p.pid) ?? 0))
+      last.set(p.pid, now)
+      seen.add(p.pid)
+    }
+    for (const pid of last.keys()) if (!seen.has(pid)) last.delete(pid)
+    return total
+  }
 }
 
 /** A process and all its living descendants (such as workers): their pids, `pid` first. */
