@@ -9,7 +9,10 @@
  * instead our server next to better-auth (`peer.ts`), `--data-growth` the cost of 1,000,000 users
  * against 1,000 (`growth.ts`).
  */
-import { webcrypto } from 'node:crypto'
+import { randomUUID, webcrypto } from 'node:crypto'
+import { rotateActiveRefreshToken } from '#internal/auth/models/refresh-token.js'
+import type { Db } from '#internal/auth/storage/db.js'
+import { openPostgres } from '#internal/auth/storage/pg.js'
 import { createTestDatabase, getFreePort } from '@gatehouse/testing'
 import bcrypt from 'bcrypt'
 import { decodeJwt, jwtVerify, SignJWT } from 'jose'
@@ -54,7 +57,7 @@ import {
  * Which figures to measure: a comma-separated subset of `sign-in,refresh,user,user-new-token` (all
  * by default).
  */
-const ONLY = onlyFigures('sign-in,refresh,user,user-new-token')
+const ONLY = onlyFigures('sign-in,refresh,refresh-statement,user,user-new-token')
 /**
  * Distinct access tokens of the `user-new-token` figure, sent in turn: twice the server's memory
  * of verified tokens (10,000), so every request verifies its token's signature.
@@ -156,50 +159,42 @@ async function main(): Promise<void> {
       )
     }
     let counter = 0
+    /** The baseline's rotation of worker `w`'s chain: SELECT … FOR UPDATE, UPDATE, INSERT. */
+    const rawRotation = async (chains: string[], w: number): Promise<void> => {
+      const client = await pool.connect()
+      try {
+        await client.query('BEGIN')
+        const { rows } = await client.query<{ id: string; user_id: string; session_id: string }>(
+          'SELECT id, user_id, session_id FROM refresh_tokens WHERE token = $1 FOR UPDATE',
+          [chains[w]],
+        )
+        const row = rows[0]
+        if (!row) throw new Error('raw token not found')
+        await client.query(
+          'UPDATE refresh_tokens SET revoked = true, updated_at = now() WHERE id = $1',
+          [row.id],
+        )
+        const next = `r${String(counter++)}`.padStart(12, '0')
+        await client.query(
+          `INSERT INTO refresh_tokens (token, user_id, revoked, created_at, updated_at, parent, session_id)
+           VALUES ($1, $2, false, now(), now(), $3, $4)`,
+          [next, row.user_id, chains[w], row.session_id],
+        )
+        await client.query('COMMIT')
+        chains[w] = next
+      } catch (error) {
+        await client.query('ROLLBACK')
+        throw error
+      } finally {
+        client.release()
+      }
+    }
     const refresh = ONLY.has('refresh')
       ? await compareRounds(
           'refresh',
           async () => {
             const chains = await seedChains()
-            return runLoad(
-              CONCURRENCY,
-              SLICE_MS,
-              WARMUP_MS,
-              async (w) => {
-                const client = await pool.connect()
-                try {
-                  await client.query('BEGIN')
-                  const { rows } = await client.query<{
-                    id: string
-                    user_id: string
-                    session_id: string
-                  }>(
-                    'SELECT id, user_id, session_id FROM refresh_tokens WHERE token = $1 FOR UPDATE',
-                    [chains[w]],
-                  )
-                  const row = rows[0]
-                  if (!row) throw new Error('raw token not found')
-                  await client.query(
-                    'UPDATE refresh_tokens SET revoked = true, updated_at = now() WHERE id = $1',
-                    [row.id],
-                  )
-                  const next = `r${String(counter++)}`.padStart(12, '0')
-                  await client.query(
-                    `INSERT INTO refresh_tokens (token, user_id, revoked, created_at, updated_at, parent, session_id)
-               VALUES ($1, $2, false, now(), now(), $3, $4)`,
-                    [next, row.user_id, chains[w], row.session_id],
-                  )
-                  await client.query('COMMIT')
-                  chains[w] = next
-                } catch (error) {
-                  await client.query('ROLLBACK')
-                  throw error
-                } finally {
-                  client.release()
-                }
-              },
-              cpu,
-            )
+            return runLoad(CONCURRENCY, SLICE_MS, WARMUP_MS, (w) => rawRotation(chains, w), cpu)
           },
           async () => {
             // Warm up like the baseline slice does, on chains of its own.
@@ -222,6 +217,51 @@ async function main(): Promise<void> {
           { rounds: ROUNDS, sliceMs: SLICE_MS },
         )
       : undefined
+
+    // 2b. The server's rotation statement alone, sent by this process through the server's own
+    // storage code (a pool of one connection per client, as the baseline), against the same
+    // baseline: what the statement costs, apart from the HTTP request and the token around it.
+    let statementDb: Db | undefined
+    const refreshStatement = ONLY.has('refresh-statement')
+      ? await compareRounds(
+          'refresh statement',
+          async () => {
+            const chains = await seedChains()
+            return runLoad(CONCURRENCY, SLICE_MS, WARMUP_MS, (w) => rawRotation(chains, w), cpu)
+          },
+          async () => {
+            statementDb ??= await openPostgres(database.url, '', CONCURRENCY)
+            const db = statementDb
+            const chains = await seedChains()
+            return runLoad(
+              CONCURRENCY,
+              SLICE_MS,
+              WARMUP_MS,
+              async (w) => {
+                const child = `s${String(counter++)}`.padStart(12, '0')
+                const rotated = await rotateActiveRefreshToken(
+                  db,
+                  chains[w] ?? '',
+                  {
+                    child,
+                    client: { userAgent: 'bench', ip: '127.0.0.1' },
+                    ip: '127.0.0.1',
+                    auditIds: [randomUUID(), randomUUID()],
+                    audit: true,
+                    oauthClientId: null,
+                  },
+                  Date.now(),
+                )
+                if (rotated === undefined) throw new Error('the statement rotated nothing')
+                chains[w] = child
+              },
+              cpu,
+            )
+          },
+          { rounds: ROUNDS, sliceMs: SLICE_MS },
+        )
+      : undefined
+    await statementDb?.close()
 
     // 3. GET /user vs JWT verification plus one primary-key SELECT.
     const access = (
@@ -322,6 +362,15 @@ async function main(): Promise<void> {
         value: rate(refresh.figure),
         baseline: 'raw pg SELECT FOR UPDATE + UPDATE + INSERT transaction',
         baselineValue: rate(refresh.baseline),
+        unit: '/s',
+      })
+    }
+    if (refreshStatement) {
+      rows.push({
+        figure: `the rotation statement alone (rotateActiveRefreshToken from this process), c=${c} (rounds ${spread(refreshStatement)})`,
+        value: rate(refreshStatement.figure),
+        baseline: 'raw pg SELECT FOR UPDATE + UPDATE + INSERT transaction',
+        baselineValue: rate(refreshStatement.baseline),
         unit: '/s',
       })
     }
