@@ -1,8 +1,9 @@
 /**
  * Per-turn batching of increments: the ops queued in one event-loop turn for one destination (a
  * pooled connection, or a cluster) leave once the turn's I/O callbacks have run, as ONE call of
- * {@link INCREMENT_SCRIPT} per distinct key, all calls of the turn in one write (ioredis
- * auto-pipelining; per node in a cluster).
+ * {@link INCREMENT_SCRIPT} per distinct key (its ops' addends summed: a busy key costs one
+ * command of three arguments per turn, however many requests it served), all calls of the turn
+ * in one write (ioredis auto-pipelining; per node in a cluster).
  *
  * @module
  */
@@ -40,6 +41,36 @@ interface KeyGroup {
   /** addend, TTL, addend, TTL, … (the script's arguments of each op, in order) */
   readonly argv: number[]
   readonly waiters: Waiter[]
+}
+
+/** One key's increments of a turn: their addends and TTLs in order, and who waits. */
+interface Increments {
+  readonly key: string
+  readonly addends: number[]
+  /** The TTL of the last op (each op's EXPIRE would overwrite the one before). */
+  expireSeconds: number
+  readonly waiters: Waiter[]
+}
+
+/**
+ * Hands an {@link INCREMENT_SCRIPT} reply (the value after all the ops) to the waiters: each gets
+ * the value its own INCRBY would have returned, in order (the total less the addends after it),
+ * or the INCRBY's error.
+ */
+function settleIncrements(replies: unknown[], group: Increments): void {
+  const { addends, waiters } = group
+  const total = replies[0]
+  if (total instanceof Error || typeof total !== 'number') {
+    const error =
+      total instanceof Error ? total : new Error(`unexpected script reply ${String(total)}`)
+    for (const waiter of waiters) waiter.reject(error)
+    return
+  }
+  let after = total
+  for (let i = waiters.length - 1; i >= 0; i--) {
+    ;(waiters[i] as Waiter).resolve(after)
+    after -= addends[i] as number
+  }
 }
 
 /** Hands a script's replies (one per op) to the waiters, in order. */
@@ -96,15 +127,16 @@ function sendGroup(
 }
 
 /**
- * The increments of one event-loop turn on one client: upstream's `INCRBY` + `EXPIRE` per op, in
- * order, as one `EVALSHA` per distinct key (a busy key's requests of the turn share one call, so
- * the client's cost per command is shared by them). One key per call keeps every call valid
- * wherever the key lives: a cluster node, or behind a sharding proxy that routes a script by its
- * first key (twemproxy). A refused INCRBY fails only its op's request, with Redis' error; a failed
- * call fails the ops of its key.
+ * The increments of one event-loop turn on one client: what upstream's `INCRBY` + `EXPIRE` per op,
+ * in order, would do, as one `EVALSHA` per distinct key of the ops' summed addend (a busy key's
+ * requests of the turn share one call of three arguments, so neither the client nor Redis pays
+ * per request); each op gets the value its own INCRBY would have returned. One key per call keeps
+ * every call valid wherever the key lives: a cluster node, or behind a sharding proxy that routes
+ * a script by its first key (twemproxy). A refused INCRBY (a key holding no integer) or a failed
+ * call fails the ops of its key, with Redis' error.
  */
 export class TurnBatch {
-  readonly #groups = new Map<string, KeyGroup>()
+  readonly #increments = new Map<string, Increments>()
   /** Token-bucket steps (`TOKEN_BUCKET_SCRIPT`), one call per bucket. */
   readonly #buckets = new Map<string, KeyGroup>()
   /** Sliding-window steps (`SLIDING_WINDOW_SCRIPT`), one call per current counter. */
@@ -118,7 +150,18 @@ export class TurnBatch {
     setImmediate(() => {
       onSent()
       // All in one tick: ioredis auto-pipelines them into one write (per node).
-      for (const group of this.#groups.values()) sendGroup(client, INCREMENT, group, settleEach)
+      for (const group of this.#increments.values()) {
+        let sum = 0
+        for (const addend of group.addends) sum += addend
+        sendGroup(
+          client,
+          INCREMENT,
+          { keys: [group.key], argv: [sum, group.expireSeconds], waiters: group.waiters },
+          (replies) => {
+            settleIncrements(replies, group)
+          },
+        )
+      }
       for (const group of this.#slides.values()) {
         sendGroup(client, SLIDING_WINDOW, group, settleSlides)
       }
@@ -130,7 +173,17 @@ export class TurnBatch {
 
   /** Queues one op; resolves with its reply (the counter after the increment). */
   add(op: IncrementOp): Promise<unknown> {
-    return queue(this.#groups, op.key, op.addend, op.expireSeconds)
+    let group = this.#increments.get(op.key)
+    if (group === undefined) {
+      group = { key: op.key, addends: [], expireSeconds: op.expireSeconds, waiters: [] }
+      this.#increments.set(op.key, group)
+    }
+    group.addends.push(op.addend)
+    group.expireSeconds = op.expireSeconds
+    const { waiters } = group
+    return new Promise((resolve, reject) => {
+      waiters.push({ resolve, reject })
+    })
   }
 
   /**

@@ -14,7 +14,8 @@ export interface RedisInstance {
   /** Where it is, for messages (credentials masked; sentinels: the master's name and theirs). */
   readonly address: string
   /**
-   * Runs upstream's `INCRBY` + `EXPIRE` of every op (with `INCREMENT_SCRIPT`).
+   * Does what upstream's `INCRBY` + `EXPIRE` of every op does (one `INCREMENT_SCRIPT` call per key
+   * and turn, of the ops' summed addend).
    *
    * @returns One reply per op, in order: the counter after the increment.
    * @throws The client's error, or a {@link BackendError} when no connection became ready.

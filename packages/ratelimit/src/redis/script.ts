@@ -7,24 +7,24 @@
 import { createHash } from 'node:crypto'
 
 /**
- * Upstream's `INCRBY key addend` + `EXPIRE key ttl` pair (`fixed_cache_impl.go`) for each of
- * many keys, in order, as one server-side step: `KEYS[i]` gets `INCRBY ARGV[2i-1]` then
- * `EXPIRE ARGV[2i]`; the reply is the array of the INCRBY replies. The same keys, the same TTLs
- * (set on every hit, so refreshed as upstream's are) and the same replies (the value after the
- * increment, or the INCRBY's own error in its place, after which the EXPIRE still runs, as in
- * upstream's pipeline). Called with one key, repeated for each of its ops in an event-loop turn
- * (`batch.ts`): one command per key and turn instead of two per op, valid on a cluster node and
- * behind a proxy that routes scripts by their first key. Counters stay below 2^53
- * (`COUNTER_CEILING`), so the Lua numbers that carry the replies are exact.
+ * Upstream's `INCRBY key addend` + `EXPIRE key ttl` pair (`fixed_cache_impl.go`) for every op of
+ * one key in an event-loop turn, as one server-side step: `KEYS[1]` gets `INCRBY ARGV[1]` (the
+ * ops' addends summed) then `EXPIRE ARGV[2]` (the last op's TTL); the reply is a one-element
+ * array holding the INCRBY's reply (the value after the last op) or its own error, after which the
+ * EXPIRE still runs, as in upstream's pipeline. Nothing else runs between a script's commands, so
+ * the key ends with the value and TTL that one `INCRBY` + `EXPIRE` per op, in order, would leave,
+ * and `batch.ts` gives each op the value its own `INCRBY` would have returned (the total less the
+ * addends of the ops after it). A refused INCRBY (a key that holds no integer) would refuse every
+ * op of the key alike. One command of three arguments per key and turn, whatever the number of
+ * ops: valid on a cluster node and behind a proxy that routes scripts by their first key.
+ * Counters stay below 2^53 (`COUNTER_CEILING`), so the Lua numbers that carry the replies are
+ * exact.
  */
 export const INCREMENT_SCRIPT = [
-  'local out = {}',
-  'for i = 1, #KEYS do',
-  // pcall: a refused INCRBY (a key that holds no integer) answers with Redis' own error text.
-  "  out[i] = redis.pcall('INCRBY', KEYS[i], ARGV[2 * i - 1])",
-  "  redis.call('EXPIRE', KEYS[i], ARGV[2 * i])",
-  'end',
-  'return out',
+  // pcall: a refused INCRBY answers with Redis' own error text, and the EXPIRE still runs.
+  "local after = redis.pcall('INCRBY', KEYS[1], ARGV[1])",
+  "redis.call('EXPIRE', KEYS[1], ARGV[2])",
+  'return { after }',
 ].join('\n')
 
 /** SHA-1 of {@link INCREMENT_SCRIPT}, for `EVALSHA`. */
