@@ -14,7 +14,9 @@ const RULES = (tokenBucket: boolean) => `domain: c
 descriptors:
   - key: user
     rate_limit:
-      - { unit: second, requests_per_unit: 2 }
+      # 60 one-second units, not one: a real memcached expires a 1 s key at its next clock tick,
+      # which the frozen service clock of this test would not see coming.
+      - { unit: second, unit_multiplier: 60, requests_per_unit: 2 }
       - { unit: minute, unit_multiplier: 5, requests_per_unit: 10, algorithm: sliding_window }
 ${tokenBucket ? '      - { unit: hour, requests_per_unit: 6, algorithm: token_bucket, burst: 3 }\n' : ''}  - key: free
     rate_limit: { unlimited: true }
@@ -168,15 +170,15 @@ for (const name of ['memory', 'Redis', 'Redis Cluster', 'memcache'] as const) {
       expect(seen.reset).toBe(false)
       expect(seen.descriptors.map((d) => d.limited)).toEqual([true, false, false])
       const [fixed, sliding, bucket] = seen.descriptors[0]?.windows ?? []
-      // The second counts every hit (3 > 2); the sliding window only the allowed ones.
+      // The fixed window counts every hit (3 > 2); the sliding window only the allowed ones.
       expect(fixed).toEqual({
         unit: 'SECOND',
-        unitMultiplier: 1,
+        unitMultiplier: 60,
         requestsPerUnit: 2,
         algorithm: 'fixed_window',
         count: 3,
         remaining: 0,
-        resetSeconds: 1,
+        resetSeconds: 50,
         state: {},
       })
       expect(sliding).toMatchObject({
@@ -206,7 +208,7 @@ for (const name of ['memory', 'Redis', 'Redis Cluster', 'memcache'] as const) {
       expect(after.descriptors[0]?.windows.map((w) => w.count)).toEqual(
         backend.tokenBucket ? [0, 0, 0] : [0, 0],
       )
-      // The local over-limit cache forgot the second's key too: the next request passes.
+      // The local over-limit cache forgot the fixed window's key too: the next request passes.
       expect(await hit(value)).toBe(200)
       expect(h.stat('ratelimit.service.admin.counters.delete')).toBe(1)
     })
