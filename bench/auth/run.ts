@@ -189,13 +189,15 @@ async function main(): Promise<void> {
         client.release()
       }
     }
+    /** One baseline slice: the raw transaction on fresh chains. */
+    const rawRotationSlice = async () => {
+      const chains = await seedChains()
+      return runLoad(CONCURRENCY, SLICE_MS, WARMUP_MS, (w) => rawRotation(chains, w), cpu)
+    }
     const refresh = ONLY.has('refresh')
       ? await compareRounds(
           'refresh',
-          async () => {
-            const chains = await seedChains()
-            return runLoad(CONCURRENCY, SLICE_MS, WARMUP_MS, (w) => rawRotation(chains, w), cpu)
-          },
+          rawRotationSlice,
           async () => {
             // Warm up like the baseline slice does, on chains of its own.
             runWrk(
@@ -225,10 +227,7 @@ async function main(): Promise<void> {
     const refreshStatement = ONLY.has('refresh-statement')
       ? await compareRounds(
           'refresh statement',
-          async () => {
-            const chains = await seedChains()
-            return runLoad(CONCURRENCY, SLICE_MS, WARMUP_MS, (w) => rawRotation(chains, w), cpu)
-          },
+          rawRotationSlice,
           async () => {
             statementDb ??= await openPostgres(database.url, '', CONCURRENCY)
             const db = statementDb

@@ -38,14 +38,14 @@ import {
 import { execFile } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { connect as connectHttp2 } from 'node:http2'
-import { availableParallelism, loadavg, tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { Redis } from 'ioredis'
 import { format, resolveConfig } from 'prettier'
 import { encodeRateLimitRequest } from '#internal/ratelimit/protocol/protobuf/request.js'
-import { processTreeCpuMs } from '../lib/cpu.js'
+import { processTree, processTreeCpuMs } from '../lib/cpu.js'
 import {
   memoryTable,
   rssKiB,
@@ -470,28 +470,35 @@ const PATH_NAMES: Readonly<Record<string, string>> = {
   'http-ceiling': 'HTTP /json, empty server (ceiling)',
 }
 
+/** How long the bench waits for one answer it takes from the service (`startCeiling`). */
+const ANSWER_TIMEOUT_MS = 10_000
+
 /**
- * Starts `ceiling-server.mjs` with as many workers as the service (`RATELIMIT_WORKERS` of `env`,
- * else the service's default: 2 on 2+ cores) answering what `service` answers the bench's
- * request, taken from it once over each path.
+ * Starts `ceiling-server.mjs` with as many workers as the running service has (its primary's
+ * children; a service without workers serves in one process), answering what `service` answers
+ * the bench's request, taken from it once over each path.
  */
 async function startCeiling(
   dir: string,
-  service: { readonly http: number; readonly grpc: number },
-  env: Readonly<Record<string, string>>,
+  service: {
+    readonly http: number
+    readonly grpc: number
+    readonly service: { readonly child: { readonly pid?: number | undefined } }
+  },
 ) {
   const json = await (
     await fetch(`http://127.0.0.1:${String(service.http)}/json`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(REQUEST),
+      signal: AbortSignal.timeout(ANSWER_TIMEOUT_MS),
     })
   ).text()
   const grpc = await grpcAnswer(service.grpc, readFileSync(join(dir, 'request.grpc')))
   const answers = join(dir, 'ceiling-answers.json')
   writeFileSync(answers, JSON.stringify({ json, grpc: grpc.toString('base64') }))
   const [http, grpcPort] = await Promise.all([getFreePort(), getFreePort()])
-  const workers = env.RATELIMIT_WORKERS ?? (availableParallelism() >= 2 ? '2' : '1')
+  const workers = String(Math.max(1, processTree(service.service.child.pid ?? 0).length - 1))
   const ceiling = await startProcess(process.execPath, [
     join(ROOT, 'bench/ratelimit/ceiling-server.mjs'),
     String(http),
@@ -523,6 +530,10 @@ async function grpcAnswer(port: number, frame: Buffer): Promise<Buffer> {
         resolve(Buffer.concat(chunks))
       })
       stream.on('error', reject)
+      stream.setTimeout(ANSWER_TIMEOUT_MS, () => {
+        stream.close()
+        reject(new Error(`no gRPC answer from the service within ${String(ANSWER_TIMEOUT_MS)} ms`))
+      })
       stream.end(frame)
     })
   } finally {
@@ -631,7 +642,7 @@ async function main(): Promise<void> {
         obsEnv === undefined
           ? undefined
           : await startService(dir, { ...env, ...obsEnv }, options.main)
-      const ceiling = options.ceiling ? await startCeiling(dir, svc, env) : undefined
+      const ceiling = options.ceiling ? await startCeiling(dir, svc) : undefined
       const sampler = startMemorySampler(serviceMemoryProbes(backend.name, svc.service))
       try {
         for (const c of options.concurrency) {
@@ -656,14 +667,12 @@ async function main(): Promise<void> {
             add(at('grpc'), await cpuOf(svc, () => grpcLoad(svc.grpc, c, options.seconds, dir)))
             add(at('http'), await cpuOf(svc, () => httpLoad(svc.http, c, options.seconds, dir)))
             if (ceiling !== undefined) {
-              add(
-                at('grpc-ceiling'),
-                await cpuOf(ceiling, () => grpcLoad(ceiling.grpc, c, options.seconds, dir)),
-              )
-              add(
-                at('http-ceiling'),
-                await cpuOf(ceiling, () => httpLoad(ceiling.http, c, options.seconds, dir)),
-              )
+              for (const [path, load, port] of [
+                ['grpc-ceiling', grpcLoad, ceiling.grpc],
+                ['http-ceiling', httpLoad, ceiling.http],
+              ] as const) {
+                add(at(path), await cpuOf(ceiling, () => load(port, c, options.seconds, dir)))
+              }
             }
             if (obs !== undefined && obsEnv !== undefined) {
               add(
