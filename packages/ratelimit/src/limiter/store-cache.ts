@@ -498,15 +498,18 @@ export class StoreRateLimitCache implements RateLimitCache {
             'pipeline length': ops.length + (slides?.length ?? 0) + (takes?.length ?? 0),
           })
     const store = this.#store
+    if (span === undefined && slides === undefined && takes === undefined && ops.length > 0) {
+      // The common case (counters only, no span) in one step: one promise less per request.
+      return store.increment(ops).then((results) => {
+        takeCounters(incremented, results)
+        return this.#decide(items, nowMs)
+      })
+    }
     const steps: Promise<void>[] = []
     if (ops.length > 0) {
       steps.push(
         store.increment(ops).then((results) => {
-          let r = 0
-          for (const item of incremented) {
-            item.after = results[r++] ?? 0
-            if (item.sliding !== undefined) item.sliding.previous = results[r++] ?? 0
-          }
+          takeCounters(incremented, results)
         }),
       )
     }
@@ -642,6 +645,18 @@ interface SlidingState {
   current: number
   readonly elapsedMs: number
   readonly windowMs: number
+}
+
+/**
+ * Gives each incremented item its counter after the increment (and a sliding window counted
+ * with two `INCRBY`s its previous counter), from the store's replies in the order of the ops.
+ */
+function takeCounters(incremented: readonly Item[], results: readonly number[]): void {
+  let r = 0
+  for (const item of incremented) {
+    item.after = results[r++] ?? 0
+    if (item.sliding !== undefined) item.sliding.previous = results[r++] ?? 0
+  }
 }
 
 /** Per-descriptor state of one {@link StoreRateLimitCache.doLimit} call. */

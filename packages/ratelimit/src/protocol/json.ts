@@ -11,6 +11,7 @@
  */
 import { isUtf8 } from 'node:buffer'
 import { RateLimitError } from '../errors.js'
+import { parseCommonJsonRequest } from './json-fast.js'
 import {
   entryTooLong,
   longerThan,
@@ -185,7 +186,8 @@ function readDescriptor(value: Json, limits: RequestLimits, index: number): Desc
 }
 
 /**
- * Parses a `/json` request body.
+ * Parses a `/json` request body: the common shape in one pass over the bytes
+ * (`json-fast.ts`), anything else with {@link parseJsonRequestGeneral}.
  *
  * @param body Raw request bytes (must be UTF-8).
  * @param limits Caps on descriptors, entries and entry lengths. @default no caps
@@ -197,6 +199,16 @@ export function parseJsonRateLimitRequest(
   body: Buffer,
   limits: RequestLimits = UNLIMITED,
 ): RateLimitRequest {
+  return parseCommonJsonRequest(body, limits) ?? parseJsonRequestGeneral(body, limits)
+}
+
+/**
+ * Parses any `/json` request body: `JSON.parse`, then the proto3 JSON checks of every field
+ * (what {@link parseJsonRateLimitRequest} does for bodies outside the fast path's shape).
+ *
+ * @throws As {@link parseJsonRateLimitRequest}.
+ */
+export function parseJsonRequestGeneral(body: Buffer, limits: RequestLimits): RateLimitRequest {
   if (body.length === 0) throw new JsonRequestError('ERR_EMPTY_BODY', 'request body is empty')
   if (!isUtf8(body))
     throw new JsonRequestError('ERR_INVALID_UTF8', 'request body is not valid UTF-8')

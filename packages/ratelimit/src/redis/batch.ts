@@ -29,10 +29,70 @@ const INCREMENT: Script = { source: INCREMENT_SCRIPT, sha: INCREMENT_SCRIPT_SHA 
 const TOKEN_BUCKET: Script = { source: TOKEN_BUCKET_SCRIPT, sha: TOKEN_BUCKET_SCRIPT_SHA }
 const SLIDING_WINDOW: Script = { source: SLIDING_WINDOW_SCRIPT, sha: SLIDING_WINDOW_SCRIPT_SHA }
 
-/** Who waits for one op's reply. */
-interface Waiter {
-  resolve: (reply: unknown) => void
-  reject: (error: unknown) => void
+/**
+ * The replies of one call's ops (a request's ops queued together): each lands at its op's index,
+ * and the promise resolves once all have (or rejects with the first error), as `Promise.all`
+ * over one promise per op would, without those promises.
+ */
+class Replies {
+  readonly #values: unknown[]
+  #missing: number
+  #failed = false
+  readonly #resolve: (values: unknown[]) => void
+  readonly #reject: (error: unknown) => void
+
+  constructor(
+    count: number,
+    resolve: (values: unknown[]) => void,
+    reject: (error: unknown) => void,
+  ) {
+    this.#values = new Array<unknown>(count)
+    this.#missing = count
+    this.#resolve = resolve
+    this.#reject = reject
+    if (count === 0) resolve(this.#values)
+  }
+
+  put(index: number, value: unknown): void {
+    if (this.#failed) return
+    this.#values[index] = value
+    if (--this.#missing === 0) this.#resolve(this.#values)
+  }
+
+  fail(error: unknown): void {
+    if (this.#failed || this.#missing === 0) return
+    this.#failed = true
+    this.#reject(error)
+  }
+}
+
+/** Who waits for one op's reply: its call's {@link Replies}, at the op's index. */
+class Waiter {
+  readonly replies: Replies
+  readonly index: number
+
+  constructor(replies: Replies, index: number) {
+    this.replies = replies
+    this.index = index
+  }
+
+  resolve(reply: unknown): void {
+    this.replies.put(this.index, reply)
+  }
+
+  reject(error: unknown): void {
+    this.replies.fail(error)
+  }
+}
+
+/**
+ * Queues `count` ops with `queue` (which gives op `i` the waiter `new Waiter(replies, i)`);
+ * resolves with their replies, in order.
+ */
+function gather(count: number, queue: (replies: Replies) => void): Promise<unknown[]> {
+  return new Promise((resolve, reject) => {
+    queue(new Replies(count, resolve, reject))
+  })
 }
 
 /** One key's ops of a turn: the script's KEYS (the key, repeated) and ARGV, and who waits. */
@@ -171,74 +231,78 @@ export class TurnBatch {
     })
   }
 
-  /** Queues one op; resolves with its reply (the counter after the increment). */
-  add(op: IncrementOp): Promise<unknown> {
-    let group = this.#increments.get(op.key)
-    if (group === undefined) {
-      group = { key: op.key, addends: [], expireSeconds: op.expireSeconds, waiters: [] }
-      this.#increments.set(op.key, group)
-    }
-    group.addends.push(op.addend)
-    group.expireSeconds = op.expireSeconds
-    const { waiters } = group
-    return new Promise((resolve, reject) => {
-      waiters.push({ resolve, reject })
+  /**
+   * Queues ops (one request's); resolves with their replies (each op's counter after its
+   * increment), in order.
+   */
+  add(ops: readonly IncrementOp[]): Promise<unknown[]> {
+    return gather(ops.length, (replies) => {
+      for (let i = 0; i < ops.length; i++) {
+        const op = ops[i] as IncrementOp
+        let group = this.#increments.get(op.key)
+        if (group === undefined) {
+          group = { key: op.key, addends: [], expireSeconds: op.expireSeconds, waiters: [] }
+          this.#increments.set(op.key, group)
+        }
+        group.addends.push(op.addend)
+        group.expireSeconds = op.expireSeconds
+        group.waiters.push(new Waiter(replies, i))
+      }
     })
   }
 
   /**
-   * Queues one sliding-window step; resolves with `[current, previous]` (the current counter
-   * after the increment, the previous one's `GET` reply). The steps of one current counter in a
-   * turn are one call of {@link SLIDING_WINDOW_SCRIPT} with both keys, run in order.
+   * Queues sliding-window steps; resolves with each one's `[current, previous]` (the current
+   * counter after the increment, the previous one's `GET` reply), in order. The steps of one
+   * current counter in a turn are one call of {@link SLIDING_WINDOW_SCRIPT} with both keys, run
+   * in order.
    */
-  slide(op: SlideOp): Promise<unknown> {
-    let name = op.key
-    let group = this.#slides.get(name)
-    if (group !== undefined && group.keys[1] !== op.previousKey) {
-      // The same counter with another previous one (a reload changed the rule's unit).
-      name = `${op.key}\n${op.previousKey}`
-      group = this.#slides.get(name)
-    }
-    if (group === undefined) {
-      group = { keys: [op.key, op.previousKey], argv: [], waiters: [] }
-      this.#slides.set(name, group)
-    }
-    group.argv.push(op.addend, op.expireSeconds)
-    const { waiters } = group
-    return new Promise((resolve, reject) => {
-      waiters.push({ resolve, reject })
+  slide(ops: readonly SlideOp[]): Promise<unknown[]> {
+    return gather(ops.length, (replies) => {
+      for (let i = 0; i < ops.length; i++) {
+        const op = ops[i] as SlideOp
+        let name = op.key
+        let group = this.#slides.get(name)
+        if (group !== undefined && group.keys[1] !== op.previousKey) {
+          // The same counter with another previous one (a reload changed the rule's unit).
+          name = `${op.key}\n${op.previousKey}`
+          group = this.#slides.get(name)
+        }
+        if (group === undefined) {
+          group = { keys: [op.key, op.previousKey], argv: [], waiters: [] }
+          this.#slides.set(name, group)
+        }
+        group.argv.push(op.addend, op.expireSeconds)
+        group.waiters.push(new Waiter(replies, i))
+      }
     })
   }
 
   /**
-   * Queues one token-bucket step; resolves with its reply (`{allowed, tokens, wait ms}`). The
-   * steps of one bucket in a turn are one call of {@link TOKEN_BUCKET_SCRIPT}, run in order.
+   * Queues token-bucket steps; resolves with each one's reply (`{allowed, tokens, wait ms}`), in
+   * order. The steps of one bucket in a turn are one call of {@link TOKEN_BUCKET_SCRIPT}, run in
+   * order.
    */
-  take(op: TakeOp): Promise<unknown> {
-    return queue(
-      this.#buckets,
-      op.key,
-      op.nowMs,
-      op.requestsPerUnit,
-      op.unitMs,
-      op.burst,
-      op.cost,
-      op.expireMs,
-    )
+  take(ops: readonly TakeOp[]): Promise<unknown[]> {
+    return gather(ops.length, (replies) => {
+      for (let i = 0; i < ops.length; i++) {
+        const op = ops[i] as TakeOp
+        let group = this.#buckets.get(op.key)
+        if (group === undefined) {
+          group = { keys: [], argv: [], waiters: [] }
+          this.#buckets.set(op.key, group)
+        }
+        group.keys.push(op.key)
+        group.argv.push(
+          op.nowMs,
+          op.requestsPerUnit,
+          op.unitMs,
+          op.burst,
+          op.cost,
+          op.expireMs,
+        )
+        group.waiters.push(new Waiter(replies, i))
+      }
+    })
   }
-}
-
-/** Adds one op (its script arguments) to `key`'s group; resolves with the op's reply. */
-function queue(groups: Map<string, KeyGroup>, key: string, ...args: number[]): Promise<unknown> {
-  let group = groups.get(key)
-  if (group === undefined) {
-    group = { keys: [], argv: [], waiters: [] }
-    groups.set(key, group)
-  }
-  group.keys.push(key)
-  group.argv.push(...args)
-  const { waiters } = group
-  return new Promise((resolve, reject) => {
-    waiters.push({ resolve, reject })
-  })
 }

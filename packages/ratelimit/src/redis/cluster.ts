@@ -81,13 +81,13 @@ export class RedisClusterInstance implements RedisInstance {
   increment(ops: readonly IncrementOp[]): Promise<unknown[]> {
     // The common case without a closure: the cluster is up and the keys go in one wave.
     if (this.#cluster.status === 'ready' && ops.length <= this.#parallelism) {
-      return Promise.all(ops.map(this.#incrementOne))
+      return this.#turnBatch().add(ops)
     }
     return this.#ready(async () => {
       const replies: unknown[] = []
       for (let i = 0; i < ops.length; i += this.#parallelism) {
         const wave = ops.slice(i, i + this.#parallelism)
-        replies.push(...(await Promise.all(wave.map(this.#incrementOne))))
+        replies.push(...(await this.#turnBatch().add(wave)))
       }
       return replies
     })
@@ -101,26 +101,17 @@ export class RedisClusterInstance implements RedisInstance {
    */
   slide(ops: readonly SlideOp[]): Promise<unknown[]> {
     if (this.#cluster.status === 'ready' && ops.length <= this.#parallelism) {
-      return Promise.all(ops.map(this.#slideOne))
+      return this.#turnBatch().slide(ops)
     }
     return this.#ready(async () => {
       const replies: unknown[] = []
       for (let i = 0; i < ops.length; i += this.#parallelism) {
         const wave = ops.slice(i, i + this.#parallelism)
-        replies.push(...(await Promise.all(wave.map(this.#slideOne))))
+        replies.push(...(await this.#turnBatch().slide(wave)))
       }
       return replies
     })
   }
-
-  /** One sliding-window step, in this turn's batch. */
-  readonly #slideOne = (op: SlideOp): Promise<unknown> => this.#turnBatch().slide(op)
-
-  /** One op, in this turn's batch. */
-  readonly #incrementOne = (op: IncrementOp): Promise<unknown> => this.#turnBatch().add(op)
-
-  /** One token-bucket step, in this turn's batch. */
-  readonly #takeOne = (op: TakeOp): Promise<unknown> => this.#turnBatch().take(op)
 
   /** This turn's batch. */
   #turnBatch(): TurnBatch {
@@ -140,7 +131,7 @@ export class RedisClusterInstance implements RedisInstance {
       const replies: unknown[] = []
       for (let i = 0; i < ops.length; i += this.#parallelism) {
         const wave = ops.slice(i, i + this.#parallelism)
-        replies.push(...(await Promise.all(wave.map(this.#takeOne))))
+        replies.push(...(await this.#turnBatch().take(wave)))
       }
       return replies
     })

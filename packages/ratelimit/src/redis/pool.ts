@@ -13,16 +13,6 @@ import { ConnectionGate, type RedisInstance } from './instance.js'
 import { maskCredentials, redisClientOptions } from './options.js'
 import { TurnBatch } from './batch.js'
 
-/** Queues every op in `batch`; resolves with their replies, in order. */
-function addAll(batch: TurnBatch, ops: readonly IncrementOp[]): Promise<unknown[]> {
-  return Promise.all(ops.map((op) => batch.add(op)))
-}
-
-/** Queues every sliding-window op in `batch`; resolves with their replies, in order. */
-function slideAll(batch: TurnBatch, ops: readonly SlideOp[]): Promise<unknown[]> {
-  return Promise.all(ops.map((op) => batch.slide(op)))
-}
-
 /** A pool of connections to one Redis (`single`) or to the master of a sentinel group. */
 export class RedisPool implements RedisInstance {
   readonly label: string
@@ -107,23 +97,20 @@ export class RedisPool implements RedisInstance {
   increment(ops: readonly IncrementOp[]): Promise<unknown[]> {
     const client = this.#readyClient()
     // The common case without a closure or an extra promise: a connection is ready.
-    if (client !== undefined) return addAll(this.#batchOn(client), ops)
-    return this.#withClient((later) => addAll(this.#batchOn(later), ops))
+    if (client !== undefined) return this.#batchOn(client).add(ops)
+    return this.#withClient((later) => this.#batchOn(later).add(ops))
   }
 
   /** {@inheritDoc RedisInstance.slide} */
   slide(ops: readonly SlideOp[]): Promise<unknown[]> {
     const client = this.#readyClient()
-    if (client !== undefined) return slideAll(this.#batchOn(client), ops)
-    return this.#withClient((later) => slideAll(this.#batchOn(later), ops))
+    if (client !== undefined) return this.#batchOn(client).slide(ops)
+    return this.#withClient((later) => this.#batchOn(later).slide(ops))
   }
 
   /** {@inheritDoc RedisInstance.take} */
   take(ops: readonly TakeOp[]): Promise<unknown[]> {
-    return this.#withClient((client) => {
-      const batch = this.#batchOn(client)
-      return Promise.all(ops.map((op) => batch.take(op)))
-    })
+    return this.#withClient((client) => this.#batchOn(client).take(ops))
   }
 
   /** This turn's batch on `client`. */
