@@ -11,15 +11,16 @@
  *
  * @module
  */
-import { readBody } from './body.js'
+import { onBody } from './body.js'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { Logger } from 'pino'
 import { formatJsonRateLimitResponse, parseJsonRateLimitRequest } from '../protocol/json.js'
 import { RequestLimitError } from '../protocol/limits.js'
+import type { RateLimitResponse } from '../protocol/types.js'
 import type { RateLimitService } from '../service/service.js'
 import { endWithError, type TraceSpan, type Tracing } from '../telemetry/tracing.js'
 import { handleCounters, type CountersHttpDeps } from './counters-http.js'
-import { guardRequests } from './guard.js'
+import { answerInternalError, guardRequests } from './guard.js'
 import type { HealthChecker } from './health.js'
 import { httpErrorOf } from './status.js'
 
@@ -73,7 +74,7 @@ function tracedJson(
   res: ServerResponse,
   deps: HttpServerDeps,
   tracing: Tracing,
-): Promise<void> {
+): void {
   // Envoy and clients POST: that span's name and attributes are built once, so that an unsampled
   // call allocates nothing for tracing.
   const trace =
@@ -84,22 +85,53 @@ function tracedJson(
           { 'http.request.method': req.method ?? '', 'http.route': '/json', 'url.path': '/json' },
           req.headers,
         )
-  if (trace === undefined) return handleJson(req, res, deps)
+  if (trace === undefined) {
+    handleJson(req, res, deps)
+    return
+  }
   res.once('close', () => {
     trace.span.setAttribute('http.response.status_code', res.statusCode)
     if (res.statusCode >= 500) endWithError(trace.span, `HTTP ${String(res.statusCode)}`)
     else trace.span.end()
   })
-  return handleJson(req, res, deps, trace)
+  handleJson(req, res, deps, trace)
 }
 
-async function handleJson(
+/**
+ * `/json`: reads the body, decides, answers. Callbacks and one promise (the decision's), not an
+ * async function: this runs once per decision. Anything unexpected is answered as the guard
+ * answers it (500 `ERR_INTERNAL`, logged).
+ */
+function handleJson(
   req: IncomingMessage,
   res: ServerResponse,
   deps: HttpServerDeps,
   trace?: TraceSpan,
-): Promise<void> {
-  const body = await readBody(req, MAX_JSON_BODY_BYTES)
+): void {
+  const fail = (error: unknown): void => {
+    answerInternalError(res, deps.logger, 'http', error)
+  }
+  onBody(
+    req,
+    MAX_JSON_BODY_BYTES,
+    (body) => {
+      try {
+        decideJson(body, res, deps, fail, trace)
+      } catch (error) {
+        fail(error)
+      }
+    },
+    fail,
+  )
+}
+
+function decideJson(
+  body: Buffer | undefined,
+  res: ServerResponse,
+  deps: HttpServerDeps,
+  fail: (error: unknown) => void,
+  trace: TraceSpan | undefined,
+): void {
   if (body === undefined) {
     sendText(res, 413, 'Request Entity Too Large\n', {
       code: 'ERR_BODY_TOO_LARGE',
@@ -107,21 +139,50 @@ async function handleJson(
     })
     return
   }
-  let response
+  let pending
   try {
-    response = await deps.service.shouldRateLimit(
+    pending = deps.service.shouldRateLimit(
       parseJsonRateLimitRequest(body, deps.service.requestLimits),
       trace,
     )
-  } catch (caught) {
-    // A request beyond a cap is refused (and counted) as the service refuses any other.
-    const error = caught instanceof RequestLimitError ? deps.service.refuse(caught) : caught
-    const answer = httpErrorOf(error)
-    if (answer === undefined) throw error // the last-resort guard answers 500
-    deps.logger.debug(`/json: ${answer.message}`)
-    sendText(res, answer.status, answer.body, answer)
+  } catch (error) {
+    answerJsonError(res, deps, error)
     return
   }
+  pending.then(
+    (response) => {
+      try {
+        sendJsonResponse(res, response)
+      } catch (error) {
+        fail(error)
+      }
+    },
+    (error: unknown) => {
+      try {
+        answerJsonError(res, deps, error)
+      } catch (unexpected) {
+        fail(unexpected)
+      }
+    },
+  )
+}
+
+/**
+ * Answers a request the service refused or could not decide (400, or a backend's status).
+ *
+ * @throws The error itself when it is none of those (a bug): the caller answers 500.
+ */
+function answerJsonError(res: ServerResponse, deps: HttpServerDeps, caught: unknown): void {
+  // A request beyond a cap is refused (and counted) as the service refuses any other.
+  const error = caught instanceof RequestLimitError ? deps.service.refuse(caught) : caught
+  const answer = httpErrorOf(error)
+  if (answer === undefined) throw error
+  deps.logger.debug(`/json: ${answer.message}`)
+  sendText(res, answer.status, answer.body, answer)
+}
+
+/** 200 (OK), 429 (OVER_LIMIT) or 500 with the response's JSON. */
+function sendJsonResponse(res: ServerResponse, response: RateLimitResponse): void {
   const json = formatJsonRateLimitResponse(response)
   const status =
     response.overallCode === 'OK' ? 200 : response.overallCode === 'OVER_LIMIT' ? 429 : 500
@@ -143,9 +204,9 @@ export function buildHttpServer(deps: HttpServerDeps): Server {
       const query = url.indexOf('?')
       const path = query < 0 ? url : url.slice(0, query)
       if (path === '/json') {
-        return deps.tracing === undefined
-          ? handleJson(req, res, deps)
-          : tracedJson(req, res, deps, deps.tracing)
+        if (deps.tracing === undefined) handleJson(req, res, deps)
+        else tracedJson(req, res, deps, deps.tracing)
+        return undefined
       }
       if (path === '/counters' && deps.counters !== undefined) {
         return handleCounters(req, res, deps.counters)

@@ -67,6 +67,29 @@ describe('last-resort guards around request handlers', () => {
     expect((await h.get('/rlconfig', 'debug')).status).toBe(200)
   })
 
+  it('answers 500 on /json when the decision throws or rejects unexpectedly, logs it, and keeps serving', async () => {
+    const { logger, lines } = capturingLogger()
+    h = await startService({ files: basic, deps: { logger } })
+    const request = { domain: 'basic', descriptors: [{ entries: [{ key: 'key1', value: 'v' }] }] }
+    const service = vi.spyOn(h.app.service, 'shouldRateLimit')
+    service.mockImplementationOnce(() => {
+      throw new Error('decision threw')
+    })
+    service.mockImplementationOnce(() => Promise.reject(new Error('decision rejected')))
+    for (const expected of ['decision threw', 'decision rejected']) {
+      const answer = await h.json(request)
+      expect(answer.status).toBe(500)
+      expect(answer.headers.get('x-gatehouse-error-code')).toBe('ERR_INTERNAL')
+      expect(answer.text).toBe('Internal Server Error\n')
+      expect(lines.at(-1)).toContain(expected)
+    }
+    expect(lines.map((l) => (JSON.parse(l) as { msg: string }).msg)).toEqual([
+      'http: request failed',
+      'http: request failed',
+    ])
+    expect((await h.json(request)).status).toBe(200)
+  })
+
   it.each(['native', 'grpc-js'])(
     'answers INTERNAL on the %s gRPC server when a handler throws, logs it, and keeps serving',
     async (implementation) => {
