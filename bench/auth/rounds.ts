@@ -46,6 +46,9 @@ function add(series: Series, r: LoadResult, sliceMs: number): void {
 /**
  * Runs `rounds` rounds of `baseline` then `figure`, printing each round's ratio and any failures.
  *
+ * @throws {Error} When an operation of either failed (after printing the rounds): such a rate
+ *   measures the failures, not the figure.
+ *
  * @param sliceMs Length of one slice in milliseconds (for the totals' rates).
  * @param names How the two are called in the printed lines.
  */
@@ -78,6 +81,14 @@ export async function compareRounds(
     if (s.failed > 0)
       console.log(`  ${label} ${name}: ${String(s.failed)} failed (${s.firstError ?? ''})`)
     if (s.cpu.ops > 0) console.log(`  ${label} ${name} CPU per operation: ${cpuPerOp(s)}`)
+  }
+  for (const s of [result.figure, result.baseline]) {
+    if (s.failed > 0) {
+      // A rate with failed operations in it is no measurement of the figure.
+      throw new Error(
+        `${label}: ${String(s.failed)} operations failed (first: ${s.firstError ?? 'unknown'})`,
+      )
+    }
   }
   return result
 }

@@ -82,10 +82,25 @@ async function main(): Promise<void> {
   const started = startAuth(benchAuthEnv(port, database.url, SERVER_POOL), serverNodeArgs())
   const server = started.child
   const http = new JsonClient('127.0.0.1', port, CONCURRENCY)
+  // Idle connections close within 100 ms (under load none is idle that long), so that a slice
+  // which opens connections of its own (the rotation statement's) stays within PostgreSQL's
+  // max_connections beside this pool and the server's.
   const pool = new pg.Pool({
     connectionString: database.url,
     max: Number(process.env.BENCH_BASELINE_POOL ?? CONCURRENCY),
+    idleTimeoutMillis: 100,
   })
+  /** Resolves once the baseline pool holds no connection (its idle ones closed). */
+  const poolDrained = (): Promise<void> =>
+    new Promise((resolve) => {
+      const check = (): void => {
+        if (pool.totalCount > 0) return
+        pool.off('remove', check)
+        resolve()
+      }
+      pool.on('remove', check)
+      check()
+    })
   // CPU per operation of each process involved (the bench's children are wrk runs).
   const serverPid = server.pid ?? 0
   const cpu: CpuProbes = {
@@ -223,44 +238,48 @@ async function main(): Promise<void> {
     // 2b. The server's rotation statement alone, sent by this process through the server's own
     // storage code (a pool of one connection per client, as the baseline), against the same
     // baseline: what the statement costs, apart from the HTTP request and the token around it.
-    let statementDb: Db | undefined
+    // Its pool lives for its slice only, and opens once the baseline's has closed its
+    // connections: both at once (with the server's) would pass max_connections (100).
     const refreshStatement = ONLY.has('refresh-statement')
       ? await compareRounds(
           'refresh statement',
           rawRotationSlice,
           async () => {
-            statementDb ??= await openPostgres(database.url, '', CONCURRENCY)
-            const db = statementDb
             const chains = await seedChains()
-            return runLoad(
-              CONCURRENCY,
-              SLICE_MS,
-              WARMUP_MS,
-              async (w) => {
-                const child = `s${String(counter++)}`.padStart(12, '0')
-                const rotated = await rotateActiveRefreshToken(
-                  db,
-                  chains[w] ?? '',
-                  {
-                    child,
-                    client: { userAgent: 'bench', ip: '127.0.0.1' },
-                    ip: '127.0.0.1',
-                    auditIds: [randomUUID(), randomUUID()],
-                    audit: true,
-                    oauthClientId: null,
-                  },
-                  Date.now(),
-                )
-                if (rotated === undefined) throw new Error('the statement rotated nothing')
-                chains[w] = child
-              },
-              cpu,
-            )
+            await poolDrained()
+            const db: Db = await openPostgres(database.url, '', CONCURRENCY)
+            try {
+              return await runLoad(
+                CONCURRENCY,
+                SLICE_MS,
+                WARMUP_MS,
+                async (w) => {
+                  const child = `s${String(counter++)}`.padStart(12, '0')
+                  const rotated = await rotateActiveRefreshToken(
+                    db,
+                    chains[w] ?? '',
+                    {
+                      child,
+                      client: { userAgent: 'bench', ip: '127.0.0.1' },
+                      ip: '127.0.0.1',
+                      auditIds: [randomUUID(), randomUUID()],
+                      audit: true,
+                      oauthClientId: null,
+                    },
+                    Date.now(),
+                  )
+                  if (rotated === undefined) throw new Error('the statement rotated nothing')
+                  chains[w] = child
+                },
+                cpu,
+              )
+            } finally {
+              await db.close()
+            }
           },
           { rounds: ROUNDS, sliceMs: SLICE_MS },
         )
       : undefined
-    await statementDb?.close()
 
     // 3. GET /user vs JWT verification plus one primary-key SELECT.
     const access = (
