@@ -184,17 +184,25 @@ function readEntry(scanner: Scanner, limits: RequestLimits): Entry {
   return { key, value }
 }
 
-/** Reads `[` entries `]`. */
-function readEntries(scanner: Scanner, limits: RequestLimits): Entry[] {
-  const entries: Entry[] = []
+/**
+ * Reads `[` items `]`, each with `read`, giving up past `max` items. `read` takes `limits`
+ * itself, so no closure is made per list.
+ */
+function readList<T>(
+  scanner: Scanner,
+  max: number,
+  limits: RequestLimits,
+  read: (scanner: Scanner, limits: RequestLimits) => T,
+): T[] {
+  const items: T[] = []
   scanner.expect(OPEN_BRACKET)
-  if (scanner.accept(CLOSE_BRACKET)) return entries
+  if (scanner.accept(CLOSE_BRACKET)) return items
   do {
-    if (entries.length === limits.maxEntries) throw GIVE_UP
-    entries.push(readEntry(scanner, limits))
+    if (items.length === max) throw GIVE_UP
+    items.push(read(scanner, limits))
   } while (scanner.accept(COMMA))
   scanner.expect(CLOSE_BRACKET)
-  return entries
+  return items
 }
 
 function readDescriptor(scanner: Scanner, limits: RequestLimits): Descriptor {
@@ -205,7 +213,7 @@ function readDescriptor(scanner: Scanner, limits: RequestLimits): Descriptor {
     do {
       if (scanner.name(HITS_ADDEND, ENTRIES) === ENTRIES) {
         if (entries !== undefined) throw GIVE_UP
-        entries = readEntries(scanner, limits)
+        entries = readList(scanner, limits.maxEntries, limits, readEntry)
       } else {
         if (hitsAddend !== undefined) throw GIVE_UP
         hitsAddend = scanner.integer(Number.MAX_SAFE_INTEGER)
@@ -214,19 +222,6 @@ function readDescriptor(scanner: Scanner, limits: RequestLimits): Descriptor {
     scanner.expect(CLOSE_BRACE)
   }
   return { entries: entries ?? [], limit: undefined, hitsAddend }
-}
-
-/** Reads `[` descriptors `]`. */
-function readDescriptors(scanner: Scanner, limits: RequestLimits): Descriptor[] {
-  const descriptors: Descriptor[] = []
-  scanner.expect(OPEN_BRACKET)
-  if (scanner.accept(CLOSE_BRACKET)) return descriptors
-  do {
-    if (descriptors.length === limits.maxDescriptors) throw GIVE_UP
-    descriptors.push(readDescriptor(scanner, limits))
-  } while (scanner.accept(COMMA))
-  scanner.expect(CLOSE_BRACKET)
-  return descriptors
 }
 
 function readRequest(scanner: Scanner, limits: RequestLimits): RateLimitRequest {
@@ -242,7 +237,7 @@ function readRequest(scanner: Scanner, limits: RequestLimits): RateLimitRequest 
         domain = scanner.string()
       } else if (name === DESCRIPTORS) {
         if (descriptors !== undefined) throw GIVE_UP
-        descriptors = readDescriptors(scanner, limits)
+        descriptors = readList(scanner, limits.maxDescriptors, limits, readDescriptor)
       } else {
         if (hitsAddend !== undefined) throw GIVE_UP
         hitsAddend = scanner.integer(2 ** 32 - 1)
