@@ -60,6 +60,8 @@ import { requireTools } from '../lib/tools.js'
 
 const run = promisify(execFile)
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+/** The service `--main` runs unless told otherwise: this checkout's bin. */
+const DEFAULT_MAIN = join(ROOT, 'packages/ratelimit/bin/gatehouse-ratelimit.js')
 
 interface Options {
   seconds: number
@@ -116,7 +118,7 @@ function parseArgs(argv: string[]): Options {
     label: 'default',
     env: {},
     write: false,
-    main: join(ROOT, 'packages/ratelimit/bin/gatehouse-ratelimit.js'),
+    main: DEFAULT_MAIN,
     observability: false,
     algorithms: [],
     windows: false,
@@ -1052,7 +1054,7 @@ async function writeResults(
     .map(([k, v]) => ` --env ${k}=${v}`)
     .join(
       '',
-    )}${options.observability ? ' --observability' : ''}${options.keys > 0 ? ` --keys ${String(options.keys)}` : ''}${options.algorithms.length > 0 ? ` --algorithms ${options.algorithms.join(',')}` : ''}${options.windows ? ' --windows' : ''} --write`
+    )}${options.observability ? ' --observability' : ''}${options.keys > 0 ? ` --keys ${String(options.keys)}` : ''}${options.algorithms.length > 0 ? ` --algorithms ${options.algorithms.join(',')}` : ''}${options.windows ? ' --windows' : ''}${options.ceiling ? ' --ceiling' : ''}${options.main === DEFAULT_MAIN ? '' : ` --main ${options.main}`} --write`
   const entry = `### ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC — ${options.label}\n\n- **Machine:** ${machineInfo()}; load average at start ${load
     .map((l) => l.toFixed(1))
     .join(
