@@ -293,14 +293,7 @@ export class TurnBatch {
           this.#buckets.set(op.key, group)
         }
         group.keys.push(op.key)
-        group.argv.push(
-          op.nowMs,
-          op.requestsPerUnit,
-          op.unitMs,
-          op.burst,
-          op.cost,
-          op.expireMs,
-        )
+        group.argv.push(op.nowMs, op.requestsPerUnit, op.unitMs, op.burst, op.cost, op.expireMs)
         group.waiters.push(new Waiter(replies, i))
       }
     })
