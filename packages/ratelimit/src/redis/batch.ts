@@ -103,9 +103,14 @@ interface KeyGroup {
   readonly waiters: Waiter[]
 }
 
-/** One key's increments of a turn: their addends and TTLs in order, and who waits. */
+/**
+ * One counter's increments of a turn: their addends and TTLs in order, and who waits (a sliding
+ * window's also name the previous window's counter, read after them).
+ */
 interface Increments {
   readonly key: string
+  /** The previous window's counter (sliding windows only). */
+  readonly previousKey?: string
   readonly addends: number[]
   /** The TTL of the last op (each op's EXPIRE would overwrite the one before). */
   expireSeconds: number
@@ -115,20 +120,29 @@ interface Increments {
 /**
  * Hands an {@link INCREMENT_SCRIPT} reply (the value after all the ops) to the waiters: each gets
  * the value its own INCRBY would have returned, in order (the total less the addends after it),
- * or the INCRBY's error.
+ * or the INCRBY's error. A {@link SLIDING_WINDOW_SCRIPT} reply also holds the previous count:
+ * each gets `[current, previous]` then, or the error of either.
  */
 function settleIncrements(replies: unknown[], group: Increments): void {
   const { addends, waiters } = group
   const total = replies[0]
-  if (total instanceof Error || typeof total !== 'number') {
-    const error =
-      total instanceof Error ? total : new Error(`unexpected script reply ${String(total)}`)
+  const previous = replies[1]
+  const error =
+    total instanceof Error
+      ? total
+      : typeof total !== 'number'
+        ? new Error(`unexpected script reply ${String(total)}`)
+        : previous instanceof Error
+          ? previous
+          : undefined
+  if (error !== undefined) {
     for (const waiter of waiters) waiter.reject(error)
     return
   }
-  let after = total
+  const sliding = group.previousKey !== undefined
+  let after = total as number
   for (let i = waiters.length - 1; i >= 0; i--) {
-    ;(waiters[i] as Waiter).resolve(after)
+    ;(waiters[i] as Waiter).resolve(sliding ? [after, previous ?? null] : after)
     after -= addends[i] as number
   }
 }
@@ -144,22 +158,7 @@ function settleEach(replies: unknown[], waiters: readonly Waiter[]): void {
 }
 
 /**
- * Hands a {@link SLIDING_WINDOW_SCRIPT} reply to the waiters: each gets `[current, previous]`
- * (its INCRBY reply and the previous count, the last reply), or the error of either.
- */
-function settleSlides(replies: unknown[], waiters: readonly Waiter[]): void {
-  const previous = replies[waiters.length]
-  for (let i = 0; i < waiters.length; i++) {
-    const waiter = waiters[i] as Waiter
-    const reply = replies[i]
-    if (reply instanceof Error) waiter.reject(reply)
-    else if (previous instanceof Error) waiter.reject(previous)
-    else waiter.resolve([reply, previous])
-  }
-}
-
-/**
- * Sends one key's call of {@link INCREMENT_SCRIPT} on `client` (auto-pipelined): by its SHA, and
+ * Sends one key's call of a script (`script`) on `client` (auto-pipelined): by its SHA, and
  * on NOSCRIPT (a fresh server, `SCRIPT FLUSH`, a failover) with the script itself, which caches
  * it again; nothing ran, so nothing counts twice.
  */
@@ -187,6 +186,28 @@ function sendGroup(
 }
 
 /**
+ * Sends one counter's increments of the turn as one call of `script` ({@link INCREMENT_SCRIPT},
+ * or {@link SLIDING_WINDOW_SCRIPT} with the previous window's counter): the addends summed and
+ * the last op's TTL, each op then getting the value its own INCRBY would have returned.
+ */
+function sendSummed(client: Redis | Cluster, script: Script, group: Increments): void {
+  let sum = 0
+  for (const addend of group.addends) sum += addend
+  sendGroup(
+    client,
+    script,
+    {
+      keys: group.previousKey === undefined ? [group.key] : [group.key, group.previousKey],
+      argv: [sum, group.expireSeconds],
+      waiters: group.waiters,
+    },
+    (replies) => {
+      settleIncrements(replies, group)
+    },
+  )
+}
+
+/**
  * The increments of one event-loop turn on one client: what upstream's `INCRBY` + `EXPIRE` per op,
  * in order, would do, as one `EVALSHA` per distinct key of the ops' summed addend (a busy key's
  * requests of the turn share one call of three arguments, so neither the client nor Redis pays
@@ -200,7 +221,7 @@ export class TurnBatch {
   /** Token-bucket steps (`TOKEN_BUCKET_SCRIPT`), one call per bucket. */
   readonly #buckets = new Map<string, KeyGroup>()
   /** Sliding-window steps (`SLIDING_WINDOW_SCRIPT`), one call per current counter. */
-  readonly #slides = new Map<string, KeyGroup>()
+  readonly #slides = new Map<string, Increments>()
 
   /**
    * @param client Where the calls go (a pooled connection, or the cluster).
@@ -210,21 +231,8 @@ export class TurnBatch {
     setImmediate(() => {
       onSent()
       // All in one tick: ioredis auto-pipelines them into one write (per node).
-      for (const group of this.#increments.values()) {
-        let sum = 0
-        for (const addend of group.addends) sum += addend
-        sendGroup(
-          client,
-          INCREMENT,
-          { keys: [group.key], argv: [sum, group.expireSeconds], waiters: group.waiters },
-          (replies) => {
-            settleIncrements(replies, group)
-          },
-        )
-      }
-      for (const group of this.#slides.values()) {
-        sendGroup(client, SLIDING_WINDOW, group, settleSlides)
-      }
+      for (const group of this.#increments.values()) sendSummed(client, INCREMENT, group)
+      for (const group of this.#slides.values()) sendSummed(client, SLIDING_WINDOW, group)
       for (const group of this.#buckets.values()) {
         sendGroup(client, TOKEN_BUCKET, group, settleEach)
       }
@@ -253,9 +261,9 @@ export class TurnBatch {
 
   /**
    * Queues sliding-window steps; resolves with each one's `[current, previous]` (the current
-   * counter after the increment, the previous one's `GET` reply), in order. The steps of one
-   * current counter in a turn are one call of {@link SLIDING_WINDOW_SCRIPT} with both keys, run
-   * in order.
+   * counter after its increment, the previous one's `GET` reply), in order. The steps of one
+   * current counter in a turn are one call of {@link SLIDING_WINDOW_SCRIPT} with both keys and
+   * their summed addends.
    */
   slide(ops: readonly SlideOp[]): Promise<unknown[]> {
     return gather(ops.length, (replies) => {
@@ -263,16 +271,23 @@ export class TurnBatch {
         const op = ops[i] as SlideOp
         let name = op.key
         let group = this.#slides.get(name)
-        if (group !== undefined && group.keys[1] !== op.previousKey) {
+        if (group !== undefined && group.previousKey !== op.previousKey) {
           // The same counter with another previous one (a reload changed the rule's unit).
           name = `${op.key}\n${op.previousKey}`
           group = this.#slides.get(name)
         }
         if (group === undefined) {
-          group = { keys: [op.key, op.previousKey], argv: [], waiters: [] }
+          group = {
+            key: op.key,
+            previousKey: op.previousKey,
+            addends: [],
+            expireSeconds: op.expireSeconds,
+            waiters: [],
+          }
           this.#slides.set(name, group)
         }
-        group.argv.push(op.addend, op.expireSeconds)
+        group.addends.push(op.addend)
+        group.expireSeconds = op.expireSeconds
         group.waiters.push(new Waiter(replies, i))
       }
     })

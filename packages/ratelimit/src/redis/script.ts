@@ -31,28 +31,24 @@ export const INCREMENT_SCRIPT = [
 export const INCREMENT_SCRIPT_SHA = createHash('sha1').update(INCREMENT_SCRIPT).digest('hex')
 
 /**
- * One sliding-window decision's store step (issue 15), for each of its ops of an event-loop
- * turn, in order, as one server-side step: `KEYS[1]` (the current window's counter) gets
- * `INCRBY ARGV[2i-1]` then `EXPIRE ARGV[2i]` per op, exactly as {@link INCREMENT_SCRIPT}; then
- * `KEYS[2]` (the previous window's counter, in the same Cluster slot through the keys' common
+ * One sliding-window counter's store step (issue 15) for every op of an event-loop turn, as one
+ * server-side step: `KEYS[1]` (the current window's counter) gets `INCRBY ARGV[1]` (the ops'
+ * addends summed) then `EXPIRE ARGV[2]` (the last op's TTL), exactly as {@link INCREMENT_SCRIPT};
+ * then `KEYS[2]` (the previous window's counter, in the same Cluster slot through the keys' common
  * hash tag) is read with `GET`, which creates nothing and leaves its TTL (set when it was the
- * current window's) alone. The reply is the INCRBY replies (or their own errors) followed by the
- * previous count (`nil` when missing; the error Redis' `INCRBY` would give when it holds no
- * integer).
+ * current window's) alone. The reply is the INCRBY's reply (or its own error) and the previous
+ * count (`nil` when missing; the error Redis' `INCRBY` would give when it holds no integer);
+ * `batch.ts` gives each op the value its own `INCRBY` would have returned, as for the fixed
+ * window.
  */
 export const SLIDING_WINDOW_SCRIPT = [
-  'local n = #ARGV / 2',
-  'local out = {}',
-  'for i = 1, n do',
-  "  out[i] = redis.pcall('INCRBY', KEYS[1], ARGV[2 * i - 1])",
-  "  redis.call('EXPIRE', KEYS[1], ARGV[2 * i])",
-  'end',
+  "local after = redis.pcall('INCRBY', KEYS[1], ARGV[1])",
+  "redis.call('EXPIRE', KEYS[1], ARGV[2])",
   "local previous = redis.pcall('GET', KEYS[2])",
   "if type(previous) == 'string' and not string.match(previous, '^%-?%d+$') then",
   "  previous = redis.error_reply('ERR value is not an integer or out of range')",
   'end',
-  'out[n + 1] = previous',
-  'return out',
+  'return { after, previous }',
 ].join('\n')
 
 /** SHA-1 of {@link SLIDING_WINDOW_SCRIPT}, for `EVALSHA`. */

@@ -320,6 +320,8 @@ descriptors:
 descriptors:
   - key: k
     rate_limit: { unit: minute, requests_per_unit: 4, algorithm: sliding_window }
+  - key: s
+    rate_limit: { unit: minute, requests_per_unit: 100, algorithm: sliding_window }
 `
     const start = (prefix: string): Promise<Harness> =>
       startService({
@@ -378,6 +380,22 @@ descriptors:
       // Over the limit: refused, and the refused hit taken back.
       expect((await tagged.client.shouldRateLimit(request('a'))).overallCode).toBe('OVER_LIMIT')
       await waitFor(async () => (await check.get(current)) === '2')
+
+      // One request, the same counter three times (2, 3 and 4 hits): counted in order, as three
+      // INCRBYs would (2, 5, 9), with one INCRBY of 9 and one read of the previous counter.
+      const hits = (value: number) => ({ ...one('s', 'sum'), hitsAddend: { value } })
+      let summed: Awaited<ReturnType<typeof tagged.client.shouldRateLimit>> | undefined
+      expect(
+        await delta(async () => {
+          summed = await tagged.client.shouldRateLimit({
+            domain: 'sw',
+            descriptors: [hits(2), hits(3), hits(4)],
+          })
+        }),
+      ).toEqual({ evalsha: 1, eval: 0, incrby: 1, expire: 1, get: 1 })
+      expect(summed?.statuses?.map((s) => s.limitRemaining ?? 0)).toEqual([98, 95, 91])
+      expect(await check.get(`t:{swsw_s_sum_}${String(minuteStart)}`)).toBe('9')
+      expect(await check.ttl(`t:{swsw_s_sum_}${String(minuteStart)}`)).toBe(120)
 
       // A previous counter that holds no integer fails the call as INCRBY would, without a crash.
       await check.set(`t:{swsw_k_c_}${String(minuteStart - 60)}`, 'not a number')
