@@ -21,9 +21,11 @@ import {
 } from './limits.js'
 import {
   unitFromNumber,
+  type CurrentLimit,
   type Descriptor,
   type DescriptorStatus,
   type Entry,
+  type HeaderValue,
   type RateLimitOverride,
   type RateLimitRequest,
   type RateLimitResponse,
@@ -234,28 +236,58 @@ export function parseJsonRequestGeneral(body: Buffer, limits: RequestLimits): Ra
   }
 }
 
+// The writers below append `"name":value` members with a separator that turns into a comma after
+// the first member: no array to join and no `slice` of the built text (which would flatten it,
+// a copy per object).
+
+function currentLimitJson(limit: CurrentLimit): string {
+  let out = '{'
+  let sep = ''
+  if (limit.name !== undefined && limit.name !== '') {
+    out += `"name":${JSON.stringify(limit.name)}`
+    sep = ','
+  }
+  if (limit.requestsPerUnit !== 0) {
+    out += `${sep}"requestsPerUnit":${String(limit.requestsPerUnit)}`
+    sep = ','
+  }
+  if (limit.unit !== 'UNKNOWN') {
+    out += `${sep}"unit":"${limit.unit}"`
+    sep = ','
+  }
+  if (limit.unitMultiplier !== undefined) {
+    out += `${sep}"unitMultiplier":${String(limit.unitMultiplier)}`
+  }
+  return `${out}}`
+}
+
 function statusJson(status: DescriptorStatus): string {
-  // Fields are appended as `,"name":value` and the first comma dropped (no arrays to join).
-  let out = ''
-  if (status.code !== 'UNKNOWN') out += `,"code":"${status.code}"`
-  const limit = status.currentLimit
-  if (limit !== undefined) {
-    let fields = ''
-    if (limit.name !== undefined && limit.name !== '') {
-      fields += `,"name":${JSON.stringify(limit.name)}`
-    }
-    if (limit.requestsPerUnit !== 0) fields += `,"requestsPerUnit":${String(limit.requestsPerUnit)}`
-    if (limit.unit !== 'UNKNOWN') fields += `,"unit":"${limit.unit}"`
-    if (limit.unitMultiplier !== undefined) {
-      fields += `,"unitMultiplier":${String(limit.unitMultiplier)}`
-    }
-    out += `,"currentLimit":{${fields.slice(1)}}`
+  let out = '{'
+  let sep = ''
+  if (status.code !== 'UNKNOWN') {
+    out += `"code":"${status.code}"`
+    sep = ','
   }
-  if (status.limitRemaining !== 0) out += `,"limitRemaining":${String(status.limitRemaining)}`
+  if (status.currentLimit !== undefined) {
+    out += `${sep}"currentLimit":${currentLimitJson(status.currentLimit)}`
+    sep = ','
+  }
+  if (status.limitRemaining !== 0) {
+    out += `${sep}"limitRemaining":${String(status.limitRemaining)}`
+    sep = ','
+  }
   if (status.durationUntilReset !== undefined) {
-    out += `,"durationUntilReset":"${String(status.durationUntilReset)}s"`
+    out += `${sep}"durationUntilReset":"${String(status.durationUntilReset)}s"`
   }
-  return `{${out.slice(1)}}`
+  return `${out}}`
+}
+
+function headerJson(header: HeaderValue): string {
+  if (header.key === '')
+    return header.value === '' ? '{}' : `{"value":${JSON.stringify(header.value)}}`
+  return header.value === ''
+    ? `{"key":${JSON.stringify(header.key)}}`
+    : `{"key":${JSON.stringify(header.key)},"value":${JSON.stringify(header.value)}}`
 }
 
 /**
@@ -264,26 +296,32 @@ function statusJson(status: DescriptorStatus): string {
  * @returns Compact JSON text.
  */
 export function formatJsonRateLimitResponse(response: RateLimitResponse): string {
-  let out = ''
-  if (response.overallCode !== 'UNKNOWN') out += `,"overallCode":"${response.overallCode}"`
+  let out = '{'
+  let sep = ''
+  if (response.overallCode !== 'UNKNOWN') {
+    out += `"overallCode":"${response.overallCode}"`
+    sep = ','
+  }
   const statuses = response.statuses
   if (statuses.length > 0) {
-    let list = ''
-    for (const status of statuses) list += `,${statusJson(status)}`
-    out += `,"statuses":[${list.slice(1)}]`
-  }
-  if (response.responseHeadersToAdd.length > 0) {
-    let list = ''
-    for (const h of response.responseHeadersToAdd) {
-      let fields = ''
-      if (h.key !== '') fields += `,"key":${JSON.stringify(h.key)}`
-      if (h.value !== '') fields += `,"value":${JSON.stringify(h.value)}`
-      list += `,{${fields.slice(1)}}`
+    out += `${sep}"statuses":[`
+    for (let i = 0; i < statuses.length; i++) {
+      out += `${i === 0 ? '' : ','}${statusJson(statuses[i] as DescriptorStatus)}`
     }
-    out += `,"responseHeadersToAdd":[${list.slice(1)}]`
+    out += ']'
+    sep = ','
+  }
+  const headers = response.responseHeadersToAdd
+  if (headers.length > 0) {
+    out += `${sep}"responseHeadersToAdd":[`
+    for (let i = 0; i < headers.length; i++) {
+      out += `${i === 0 ? '' : ','}${headerJson(headers[i] as HeaderValue)}`
+    }
+    out += ']'
+    sep = ','
   }
   if (response.dynamicMetadata !== undefined) {
-    out += `,"dynamicMetadata":${JSON.stringify(response.dynamicMetadata)}`
+    out += `${sep}"dynamicMetadata":${JSON.stringify(response.dynamicMetadata)}`
   }
-  return `{${out.slice(1)}}`
+  return `${out}}`
 }
