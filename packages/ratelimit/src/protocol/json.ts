@@ -290,6 +290,12 @@ function headerJson(header: HeaderValue): string {
     : `{"key":${JSON.stringify(header.key)},"value":${JSON.stringify(header.value)}}`
 }
 
+function jsonList<T>(items: readonly T[], write: (item: T) => string): string {
+  let out = '['
+  for (let i = 0; i < items.length; i++) out += `${i === 0 ? '' : ','}${write(items[i] as T)}`
+  return `${out}]`
+}
+
 /**
  * Serializes a response in the proto3 JSON mapping (what `/json` returns).
  *
@@ -302,22 +308,12 @@ export function formatJsonRateLimitResponse(response: RateLimitResponse): string
     out += `"overallCode":"${response.overallCode}"`
     sep = ','
   }
-  const statuses = response.statuses
-  if (statuses.length > 0) {
-    out += `${sep}"statuses":[`
-    for (let i = 0; i < statuses.length; i++) {
-      out += `${i === 0 ? '' : ','}${statusJson(statuses[i] as DescriptorStatus)}`
-    }
-    out += ']'
+  if (response.statuses.length > 0) {
+    out += `${sep}"statuses":${jsonList(response.statuses, statusJson)}`
     sep = ','
   }
-  const headers = response.responseHeadersToAdd
-  if (headers.length > 0) {
-    out += `${sep}"responseHeadersToAdd":[`
-    for (let i = 0; i < headers.length; i++) {
-      out += `${i === 0 ? '' : ','}${headerJson(headers[i] as HeaderValue)}`
-    }
-    out += ']'
+  if (response.responseHeadersToAdd.length > 0) {
+    out += `${sep}"responseHeadersToAdd":${jsonList(response.responseHeadersToAdd, headerJson)}`
     sep = ','
   }
   if (response.dynamicMetadata !== undefined) {
