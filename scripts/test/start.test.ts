@@ -21,7 +21,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { createClient } from '@supabase/supabase-js'
-import { getFreePort, launchChromium } from '@gatehouse/testing'
+import { getFreePorts, launchChromium } from '@gatehouse/testing'
 import type { MailSummary, ReceivedMail } from '@gatehouse/mail-inbox'
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -110,7 +110,10 @@ const PORT_VARIABLES = [
 beforeAll(async () => {
   dataDir = join(mkdtempSync(join(tmpdir(), 'gatehouse-start-')), 'data')
   ports = {}
-  for (const name of PORT_VARIABLES) ports[name] = await getFreePort()
+  // Distinct ports: separate getFreePort calls can return one port twice (seen in CI: the rate
+  // limit's HTTP port and the inbox's were the same).
+  const free = await getFreePorts(PORT_VARIABLES.length)
+  PORT_VARIABLES.forEach((name, i) => (ports[name] = free[i] as number))
   const portEnv = Object.fromEntries(
     PORT_VARIABLES.filter((n) => n !== 'RATELIMIT_PROMETHEUS_PORT').map((n) => [
       n,

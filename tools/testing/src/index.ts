@@ -6,7 +6,7 @@
  */
 export { FakeClock, type Clock } from './clock.js'
 export { CHROMIUM_PATH, launchChromium } from './browser.js'
-export { getFreePort, probeTcp, waitFor, type WaitForOptions } from './net.js'
+export { getFreePort, getFreePorts, probeTcp, waitFor, type WaitForOptions } from './net.js'
 export { startHttpServer, type TestHttpServer } from './http.js'
 export {
   runProcess,

@@ -29,6 +29,50 @@ export async function getFreePort(host = '127.0.0.1'): Promise<number> {
   })
 }
 
+/**
+ * Asks the kernel for `count` distinct free TCP ports on a loopback address: every port stays
+ * bound until all are, so none is handed out twice (separate {@link getFreePort} calls can get
+ * the same port back once it is released).
+ *
+ * The ports are released before this resolves, as with {@link getFreePort}.
+ *
+ * @param host Address to bind. @default '127.0.0.1'
+ * @returns The port numbers, all different.
+ */
+export async function getFreePorts(count: number, host = '127.0.0.1'): Promise<number[]> {
+  const servers = Array.from({ length: count }, () => createServer())
+  try {
+    return await Promise.all(
+      servers.map(
+        (server) =>
+          new Promise<number>((resolve, reject) => {
+            server.unref()
+            server.once('error', reject)
+            server.listen({ host, port: 0 }, () => {
+              const address = server.address()
+              if (address === null || typeof address === 'string') {
+                reject(new Error('could not read the bound port'))
+              } else resolve(address.port)
+            })
+          }),
+      ),
+    )
+  } finally {
+    await Promise.all(
+      servers.map(
+        (server) =>
+          new Promise<void>((resolve) => {
+            if (server.listening)
+              server.close(() => {
+                resolve()
+              })
+            else resolve()
+          }),
+      ),
+    )
+  }
+}
+
 /** Options of {@link waitFor}. */
 export interface WaitForOptions {
   /** Give up after this many milliseconds. @default 10000 */

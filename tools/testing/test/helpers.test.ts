@@ -1,9 +1,11 @@
+import { createServer } from 'node:net'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
 import {
   FakeClock,
   createTestDatabase,
   createTestSchema,
+  getFreePorts,
   ping,
   redisCli,
   redisKeyPrefix,
@@ -22,6 +24,27 @@ async function query(url: string, sql: string): Promise<pg.QueryResult> {
     await client.end()
   }
 }
+
+describe('getFreePorts', () => {
+  it('hands out distinct ports that are free once it resolves', async () => {
+    const ports = await getFreePorts(40)
+    expect(new Set(ports).size).toBe(40)
+    // Each can be bound again right away (none was left listening).
+    const servers = await Promise.all(
+      ports.slice(0, 5).map(
+        (port) =>
+          new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
+            const server = createServer()
+            server.once('error', reject)
+            server.listen({ host: '127.0.0.1', port }, () => {
+              resolve(server)
+            })
+          }),
+      ),
+    )
+    await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))))
+  })
+})
 
 describe('createTestDatabase', () => {
   it('creates an empty database that drop() removes', async () => {
