@@ -4,7 +4,7 @@
  * RUNTIME_WATCH_ROOT=false unless overridden), a fake clock, and clients for gRPC (through the
  * proto files), HTTP and the debug port.
  */
-import { FakeClock, getFreePort, startProcess, type ManagedProcess } from '@gatehouse/testing'
+import { FakeClock, getFreePorts, startProcess, type ManagedProcess } from '@gatehouse/testing'
 import * as grpc from '@grpc/grpc-js'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -190,11 +190,7 @@ export function exitCode(p: ManagedProcess): Promise<number | null> {
  * spawned executable needs), with the runtime root `root` not watched; also the ports.
  */
 export async function loopbackEnv(root: string) {
-  const [port, grpcPort, debugPort] = await Promise.all([
-    getFreePort(),
-    getFreePort(),
-    getFreePort(),
-  ])
+  const [port, grpcPort, debugPort] = (await getFreePorts(3)) as [number, number, number]
   const env = {
     HOST: '127.0.0.1',
     PORT: String(port),

@@ -1,76 +1,95 @@
-import { createServer, Socket } from 'node:net'
+import { readFileSync } from 'node:fs'
+import { createServer, Socket, type Server } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 
+/** The lowest port handed out: above the well-known ports and most services' own. */
+const LOWEST_PORT = 10_000
+
 /**
- * Asks the kernel for a free TCP port on a loopback address.
+ * The first port of the kernel's ephemeral range, which outgoing connections and `port: 0`
+ * listeners take theirs from; 0 when it cannot be read (the kernel then picks, with `port: 0`).
+ */
+function ephemeralLow(): number {
+  try {
+    const low = Number(
+      readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').split(/\s+/)[0],
+    )
+    return Number.isInteger(low) && low > LOWEST_PORT + 1000 ? low : 0
+  } catch {
+    return 0
+  }
+}
+
+/** Listens on `port` (0: the kernel picks); resolves with the server, or undefined when taken. */
+function bind(host: string, port: number): Promise<Server | undefined> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.unref()
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EADDRINUSE' || error.code === 'EACCES') resolve(undefined)
+      else reject(error)
+    })
+    server.listen({ host, port }, () => {
+      resolve(server)
+    })
+  })
+}
+
+function boundPort(server: Server): number {
+  const address = server.address()
+  if (address === null || typeof address === 'string')
+    throw new Error('could not read the bound port')
+  return address.port
+}
+
+/**
+ * Finds `count` distinct free TCP ports on a loopback address for servers a test starts right
+ * afterwards. They are taken at random below the kernel's ephemeral range (from 10000), where
+ * neither outgoing connections nor other `port: 0` listeners take theirs, so a busy machine's
+ * parallel tests do not grab them in the meantime; each is bound to check it is free, and every
+ * one stays bound until all are, so none is handed out twice. Where the range cannot be read,
+ * the kernel picks (`port: 0`).
  *
- * The port is released before this resolves, so another process could take it; good enough for
- * starting a throw-away server right afterwards.
+ * The ports are released before this resolves, so another process could still take one.
+ *
+ * @param host Address to bind. @default '127.0.0.1'
+ * @returns The port numbers, all different.
+ * @throws {Error} When no free port turns up in 50 tries per port.
+ */
+export async function getFreePorts(count: number, host = '127.0.0.1'): Promise<number[]> {
+  const high = ephemeralLow()
+  const held: Server[] = []
+  try {
+    for (let tries = 0; held.length < count; tries++) {
+      if (tries >= count * 50) throw new Error(`no free port on ${host} in ${String(tries)} tries`)
+      const port = high > 0 ? LOWEST_PORT + Math.floor(Math.random() * (high - LOWEST_PORT)) : 0
+      const server = await bind(host, port)
+      if (server !== undefined) held.push(server)
+    }
+    return held.map(boundPort)
+  } finally {
+    await Promise.all(
+      held.map(
+        (server) =>
+          new Promise<void>((resolve) => {
+            server.close(() => {
+              resolve()
+            })
+          }),
+      ),
+    )
+  }
+}
+
+/**
+ * Finds one free TCP port on a loopback address ({@link getFreePorts} of one).
  *
  * @param host Address to bind. @default '127.0.0.1'
  * @returns The port number.
  */
 export async function getFreePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.unref()
-    server.once('error', reject)
-    server.listen({ host, port: 0 }, () => {
-      const address = server.address()
-      if (address === null || typeof address === 'string') {
-        server.close()
-        reject(new Error('could not read the bound port'))
-        return
-      }
-      server.close(() => {
-        resolve(address.port)
-      })
-    })
-  })
-}
-
-/**
- * Asks the kernel for `count` distinct free TCP ports on a loopback address: every port stays
- * bound until all are, so none is handed out twice (separate {@link getFreePort} calls can get
- * the same port back once it is released).
- *
- * The ports are released before this resolves, as with {@link getFreePort}.
- *
- * @param host Address to bind. @default '127.0.0.1'
- * @returns The port numbers, all different.
- */
-export async function getFreePorts(count: number, host = '127.0.0.1'): Promise<number[]> {
-  const servers = Array.from({ length: count }, () => createServer())
-  try {
-    return await Promise.all(
-      servers.map(
-        (server) =>
-          new Promise<number>((resolve, reject) => {
-            server.unref()
-            server.once('error', reject)
-            server.listen({ host, port: 0 }, () => {
-              const address = server.address()
-              if (address === null || typeof address === 'string') {
-                reject(new Error('could not read the bound port'))
-              } else resolve(address.port)
-            })
-          }),
-      ),
-    )
-  } finally {
-    await Promise.all(
-      servers.map(
-        (server) =>
-          new Promise<void>((resolve) => {
-            if (server.listening)
-              server.close(() => {
-                resolve()
-              })
-            else resolve()
-          }),
-      ),
-    )
-  }
+  const [port] = await getFreePorts(1, host)
+  return port as number
 }
 
 /** Options of {@link waitFor}. */

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -29,6 +30,11 @@ describe('getFreePorts', () => {
   it('hands out distinct ports that are free once it resolves', async () => {
     const ports = await getFreePorts(40)
     expect(new Set(ports).size).toBe(40)
+    // Below the kernel's ephemeral range, where outgoing connections take their ports.
+    const low = Number(
+      readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').split(/\s+/)[0],
+    )
+    for (const port of ports) expect(port >= 10_000 && port < low, String(port)).toBe(true)
     // Each can be bound again right away (none was left listening).
     const servers = await Promise.all(
       ports.slice(0, 5).map(

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import {
-  getFreePort,
+  getFreePorts,
   startProcess,
   waitFor,
   type ManagedProcess,
@@ -42,7 +42,8 @@ export async function startRateLimitService(
   options: { readonly env?: Readonly<Record<string, string>>; readonly grpcPort?: number } = {},
 ): Promise<RateLimitService> {
   const { env = {} } = options
-  const [grpcPort, httpPort] = await Promise.all([options.grpcPort ?? getFreePort(), getFreePort()])
+  const [freeGrpc, httpPort] = (await getFreePorts(2)) as [number, number]
+  const grpcPort = options.grpcPort ?? freeGrpc
   const root = mkdtempSync(join(tmpdir(), 'gatehouse-auth-rl-'))
   mkdirSync(join(root, 'config'))
   for (const [name, yaml] of Object.entries(configs)) {
