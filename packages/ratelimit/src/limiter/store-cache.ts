@@ -25,6 +25,7 @@ import {
   type ReadOp,
   type SlideOp,
   type TakeOp,
+  type SlideReply,
   type TakeReply,
 } from './cache.js'
 import { generateCacheKey, type CacheKey } from './cache-key.js'
@@ -498,48 +499,52 @@ export class StoreRateLimitCache implements RateLimitCache {
             'pipeline length': ops.length + (slides?.length ?? 0) + (takes?.length ?? 0),
           })
     const store = this.#store
-    if (span === undefined && slides === undefined && takes === undefined && ops.length > 0) {
-      // The common case (counters only, no span) in one step: one promise less per request.
-      return store.increment(ops).then((results) => {
-        takeCounters(incremented, results)
-        return this.#decide(items, nowMs)
+    // Each store call, and how its replies reach the items. A request of one call (the usual)
+    // is decided in that call's own continuation; several are joined first.
+    const calls: Promise<unknown>[] = []
+    const takeReplies: ((replies: unknown) => void)[] = []
+    if (ops.length > 0) {
+      calls.push(store.increment(ops))
+      takeReplies.push((results) => {
+        takeCounters(incremented, results as readonly number[])
       })
     }
-    const steps: Promise<void>[] = []
-    if (ops.length > 0) {
-      steps.push(
-        store.increment(ops).then((results) => {
-          takeCounters(incremented, results)
-        }),
-      )
-    }
     if (slides !== undefined && store.slide !== undefined) {
-      steps.push(
-        store.slide(slides).then((replies) => {
-          const list = sliding as Item[]
-          for (let j = 0; j < list.length; j++) {
-            const item = list[j] as Item
-            const reply = replies[j]
-            item.after = reply?.current ?? 0
-            ;(item.sliding as SlidingState).previous = reply?.previous ?? 0
-          }
-        }),
-      )
+      calls.push(store.slide(slides))
+      takeReplies.push((replies) => {
+        const list = sliding as Item[]
+        for (let j = 0; j < list.length; j++) {
+          const item = list[j] as Item
+          const reply = (replies as readonly (SlideReply | undefined)[])[j]
+          item.after = reply?.current ?? 0
+          ;(item.sliding as SlidingState).previous = reply?.previous ?? 0
+        }
+      })
     }
     if (takes !== undefined) {
-      steps.push(
+      calls.push(
         store.take === undefined
           ? Promise.reject(new BackendError('this backend cannot run token_bucket rules'))
-          : store.take(takes).then((replies) => {
-              const list = taking as Item[]
-              for (let j = 0; j < list.length; j++) (list[j] as Item).bucket = replies[j]
-            }),
+          : store.take(takes),
       )
+      takeReplies.push((replies) => {
+        const list = taking as Item[]
+        for (let j = 0; j < list.length; j++) {
+          ;(list[j] as Item).bucket = (replies as readonly (TakeReply | undefined)[])[j]
+        }
+      })
     }
-    const stored =
-      steps.length === 1 ? (steps[0] as Promise<void>) : Promise.all(steps).then(() => undefined)
-    if (span !== undefined) endWhenSettled(span.span, stored)
-    return stored.then(() => this.#decide(items, nowMs))
+    const decide = (replies: readonly unknown[]): DescriptorStatus[] => {
+      for (let c = 0; c < takeReplies.length; c++)
+        (takeReplies[c] as (r: unknown) => void)(replies[c])
+      return this.#decide(items, nowMs)
+    }
+    const decided =
+      calls.length === 1
+        ? (calls[0] as Promise<unknown>).then((replies) => decide([replies]))
+        : Promise.all(calls).then(decide)
+    if (span !== undefined) endWhenSettled(span.span, decided)
+    return decided
   }
 
   #decide(items: readonly Item[], nowMs: number): DescriptorStatus[] {

@@ -36,7 +36,11 @@ const MAX_DIGITS = 15
  */
 const GIVE_UP = new Error('not the common /json shape')
 
-/** The field names read here, each as {@link Scanner.name} returns it. */
+/**
+ * The field names read here, each as {@link Scanner.name} returns it. `name` takes a range of
+ * this list, so each object's names stay next to each other: the request's 0–3, a descriptor's
+ * 2–4, an entry's 5–6.
+ */
 const NAMES = ['domain', 'descriptors', 'hitsAddend', 'hits_addend', 'entries', 'key', 'value']
 const DOMAIN = 0
 const DESCRIPTORS = 1

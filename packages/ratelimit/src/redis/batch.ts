@@ -1,9 +1,10 @@
 /**
  * Per-turn batching of increments: the ops queued in one event-loop turn for one destination (a
  * pooled connection, or a cluster) leave once the turn's I/O callbacks have run, as ONE call of
- * {@link INCREMENT_SCRIPT} per distinct key (its ops' addends summed: a busy key costs one
- * command of three arguments per turn, however many requests it served), all calls of the turn
- * in one write (ioredis auto-pipelining; per node in a cluster).
+ * {@link INCREMENT_SCRIPT} per distinct key, or of {@link SLIDING_WINDOW_SCRIPT} per sliding
+ * window counter (their ops' addends summed: a busy key costs one command of a few arguments per
+ * turn, however many requests it served), and one {@link TOKEN_BUCKET_SCRIPT} call per bucket,
+ * all calls of the turn in one write (ioredis auto-pipelining; per node in a cluster).
  *
  * @module
  */
@@ -158,6 +159,27 @@ function settleEach(replies: unknown[], waiters: readonly Waiter[]): void {
 }
 
 /**
+ * Adds one op's addend to the group `name` of `groups` (made on its first op), its TTL as the
+ * group's last, and its waiter.
+ */
+function countInto(
+  groups: Map<string, Increments>,
+  name: string,
+  op: { readonly key: string; readonly addend: number; readonly expireSeconds: number },
+  previousKey: string | undefined,
+  waiter: Waiter,
+): void {
+  let group = groups.get(name)
+  if (group === undefined) {
+    group = { key: op.key, previousKey, addends: [], expireSeconds: op.expireSeconds, waiters: [] }
+    groups.set(name, group)
+  }
+  group.addends.push(op.addend)
+  group.expireSeconds = op.expireSeconds
+  group.waiters.push(waiter)
+}
+
+/**
  * Sends one key's call of a script (`script`) on `client` (auto-pipelined): by its SHA, and
  * on NOSCRIPT (a fresh server, `SCRIPT FLUSH`, a failover) with the script itself, which caches
  * it again; nothing ran, so nothing counts twice.
@@ -247,14 +269,7 @@ export class TurnBatch {
     return gather(ops.length, (replies) => {
       for (let i = 0; i < ops.length; i++) {
         const op = ops[i] as IncrementOp
-        let group = this.#increments.get(op.key)
-        if (group === undefined) {
-          group = { key: op.key, addends: [], expireSeconds: op.expireSeconds, waiters: [] }
-          this.#increments.set(op.key, group)
-        }
-        group.addends.push(op.addend)
-        group.expireSeconds = op.expireSeconds
-        group.waiters.push(new Waiter(replies, i))
+        countInto(this.#increments, op.key, op, undefined, new Waiter(replies, i))
       }
     })
   }
@@ -269,26 +284,14 @@ export class TurnBatch {
     return gather(ops.length, (replies) => {
       for (let i = 0; i < ops.length; i++) {
         const op = ops[i] as SlideOp
-        let name = op.key
-        let group = this.#slides.get(name)
-        if (group !== undefined && group.previousKey !== op.previousKey) {
-          // The same counter with another previous one (a reload changed the rule's unit).
-          name = `${op.key}\n${op.previousKey}`
-          group = this.#slides.get(name)
-        }
-        if (group === undefined) {
-          group = {
-            key: op.key,
-            previousKey: op.previousKey,
-            addends: [],
-            expireSeconds: op.expireSeconds,
-            waiters: [],
-          }
-          this.#slides.set(name, group)
-        }
-        group.addends.push(op.addend)
-        group.expireSeconds = op.expireSeconds
-        group.waiters.push(new Waiter(replies, i))
+        const group = this.#slides.get(op.key)
+        // The same counter with another previous one (a reload changed the rule's unit): a call
+        // of its own.
+        const name =
+          group === undefined || group.previousKey === op.previousKey
+            ? op.key
+            : `${op.key}\n${op.previousKey}`
+        countInto(this.#slides, name, op, op.previousKey, new Waiter(replies, i))
       }
     })
   }
