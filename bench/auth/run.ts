@@ -90,11 +90,23 @@ async function main(): Promise<void> {
     max: Number(process.env.BENCH_BASELINE_POOL ?? CONCURRENCY),
     idleTimeoutMillis: 100,
   })
-  /** Resolves once the baseline pool holds no connection (its idle ones closed). */
+  /**
+   * Resolves once the baseline pool holds no connection (its idle ones closed); rejects after
+   * 10 s (a connection still checked out).
+   */
   const poolDrained = (): Promise<void> =>
-    new Promise((resolve) => {
-      const check = (): void => {
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        pool.off('remove', check)
+        reject(
+          new Error(
+            `the baseline pool still holds ${String(pool.totalCount)} connections after 10 s`,
+          ),
+        )
+      }, 10_000)
+      function check(): void {
         if (pool.totalCount > 0) return
+        clearTimeout(timer)
         pool.off('remove', check)
         resolve()
       }
