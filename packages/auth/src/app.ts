@@ -6,12 +6,10 @@
  *
  * @module
  */
-import { AsyncLocalStorage } from 'node:async_hooks'
 import type { FetchLike } from '@gatehouse/oauth2'
 import { RateLimitClient, type RateLimitClientCounts } from '@gatehouse/ratelimit/client'
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
-import type { RequestDeadline } from './api/http/deadline.js'
 import { serializeUser } from './api/http/serializers.js'
 import { authRoutes } from './api/routes.js'
 import { systemClock, type Clock } from './clock.js'
@@ -51,7 +49,6 @@ import { TwilioProvider } from './sms/twilio.js'
 import { TwilioVerifyProvider } from './sms/twilio-verify.js'
 import { VonageProvider } from './sms/vonage.js'
 import type { Db } from './storage/db.js'
-import { guardedDb } from './storage/guarded-db.js'
 import { migrate, readMigrations } from './storage/migrate.js'
 import { openDb } from './storage/open.js'
 import type { AuthMetrics } from './telemetry/auth-metrics.js'
@@ -328,10 +325,7 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
   const clock = deps.clock ?? systemClock
   const random = deps.random ?? cryptoRandom
   const passwords = deps.passwordHasher ?? passwordHasherFor(settings)
-  // Each request's deadline, for its database work: a request answered with its timeout never
-  // commits afterwards (see `api/http/deadline.ts`).
-  const deadlines = new AsyncLocalStorage<RequestDeadline>()
-  const server = createServer(settings, { random, logger: deps.logger, deadlines })
+  const server = createServer(settings, { random, logger: deps.logger })
   let started: Started | undefined
   // Telemetry: nothing is built (no hook, no wrapper, no span) for what is off.
   const limiters = limitersFor(settings, deps)
@@ -366,8 +360,8 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
     const opened =
       deps.db ?? (await openDb(settings.db.url, settings.db.namespace, settings.db.maxPoolSize))
     if (!deps.db) ownedDb = opened
-    const traced = telemetry.tracing ? tracedDb(opened, telemetry.tracing, telemetry.spans) : opened
-    const db = guardedDb(traced, () => deadlines.getStore())
+    // Each request's work sees `db` under its deadline (`request.ctx`, api/http/request-app-context.ts).
+    const db = telemetry.tracing ? tracedDb(opened, telemetry.tracing, telemetry.spans) : opened
     const mailer = deps.mailer ?? mailerFor(settings, clock, deps.logger)
     const sms = deps.sms ?? smsProviderFor(settings, deps.logger)
     for (const warning of startWarnings(settings, {
@@ -421,7 +415,7 @@ export function buildAuthApp(settings: Settings, deps: AuthDeps = {}): AuthApp {
         ...deps.hooks,
       })
       started = {
-        db: traced,
+        db,
         freshDatabase: migrations[0] !== undefined && applied.includes(migrations[0].version),
         mailQueue,
         cleanup: new CleanupJob({

@@ -23,10 +23,16 @@ import type { TokenService } from './sessions/token-service.js'
 
 /**
  * What every route group and service needs: the settings and the injected services. Built once,
- * by `AuthApp.start()` (`app.ts`), the one place where implementations are chosen.
+ * by `AuthApp.start()` (`app.ts`), the one place where implementations are chosen. A request's
+ * work sees it as `request.ctx`, whose `db` runs under the request's deadline
+ * (`api/http/request-app-context.ts`).
  */
 export interface AppContext {
   readonly settings: Settings
+  /**
+   * The database. In a request's `ctx`, under the request's deadline (`guardedDb`): nothing is
+   * sent once the request was answered with its timeout.
+   */
   readonly db: Db
   readonly clock: Clock
   readonly random: Random
@@ -68,6 +74,13 @@ export interface AppContext {
   /** The leaked-password lookup (`PASSWORD_HIBP_*`); absent when `PASSWORD_HIBP_ENABLED` is off. */
   readonly pwnedPasswords?: PwnedPasswords | undefined
 }
+
+/**
+ * What a route group is given when it registers its routes: the {@link AppContext} without its
+ * database. A handler's or hook's database work goes through `request.ctx`, the context under the
+ * request's deadline, so that no statement of a request escapes it.
+ */
+export type RouteContext = Omit<AppContext, 'db'>
 
 /** Who a request comes from: recorded on sessions and in audit entries. */
 export interface RequestContext extends SessionClient {

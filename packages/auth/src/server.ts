@@ -5,13 +5,12 @@
  *
  * @module
  */
-import type { AsyncLocalStorage } from 'node:async_hooks'
 import { availableParallelism } from 'node:os'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { Bindings, ChildLoggerOptions, LogFn, Logger } from 'pino'
 import { BODY_LIMIT, parseQueryString, registerBodyParser } from './api/http/body.js'
 import { registerCors } from './api/http/cors.js'
-import { registerRequestDeadline, type RequestDeadline } from './api/http/deadline.js'
+import { registerRequestDeadline } from './api/http/deadline.js'
 import { registerErrorHandler } from './api/http/errors/error-handler.js'
 import { registerGuardState } from './api/http/hooks.js'
 import { AJV_OPTIONS } from './api/http/schema.js'
@@ -69,11 +68,6 @@ export interface ServerOptions {
   readonly random: Random
   /** @default no logging */
   readonly logger?: Logger
-  /**
-   * Where each request's deadline is kept while it runs, for the database (`guardedDb`).
-   * @default none: the deadline only answers 504
-   */
-  readonly deadlines?: AsyncLocalStorage<RequestDeadline>
 }
 
 /**
@@ -102,7 +96,7 @@ export function createServer(settings: Settings, options: ServerOptions): Fastif
     routerOptions: { ignoreTrailingSlash: true, querystringParser: parseQueryString },
     ajv: { customOptions: { ...AJV_OPTIONS, keywords: [...AJV_OPTIONS.keywords] } },
   })
-  registerRequestDeadline(app, settings.apiMaxRequestDurationMs, options.deadlines)
+  registerRequestDeadline(app, settings.apiMaxRequestDurationMs)
   registerBodyParser(app)
   registerGuardState(app)
   registerErrorHandler(app)

@@ -1,7 +1,8 @@
 /**
  * The route groups of the API, registered in one place. A group is a Fastify plugin in its own
  * file (`api/routes/<group>.ts`): it adds its guards once with `addHook` and declares each route with
- * its schemas; handlers read the request, call a service and serialize the answer.
+ * its schemas; handlers read the request, call a service with the request's context
+ * (`request.ctx`, under the request's deadline) and serialize the answer.
  *
  * @example A new route group
  * ```ts
@@ -11,7 +12,7 @@
  *   app.post(
  *     '/resend',
  *     { schema: { body: ResendBody }, preHandler: [verifyCaptcha(ctx), rateLimit(ctx, 'otp')] },
- *     async (request) => resend(ctx, { type: request.body.type, email: request.body.email }),
+ *     async (request) => resend(request.ctx, { type: request.body.type, email: request.body.email }),
  *   )
  * }
  * // and add `resendRoutes` to ROUTE_GROUPS below
@@ -32,6 +33,7 @@ import { logoutRoutes } from './routes/logout.js'
 import { oauthAdminClientRoutes, oauthRegistrationRoutes } from './routes/oauth-clients.js'
 import { oauthServerRoutes, oauthUserRoutes } from './routes/oauth-server.js'
 import { registerOpenApi } from './http/openapi.js'
+import { registerRequestAppContext } from './http/request-app-context.js'
 import { otpRoutes } from './routes/otp.js'
 import { adminPasskeyRoutes, passkeyRoutes, passkeySignInRoutes } from './routes/passkeys.js'
 import type { RouteGroup } from './routes/group.js'
@@ -85,6 +87,7 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
  * with `API_OPENAPI_ENABLED`, serves itself at `/openapi.json`).
  */
 export const authRoutes: FastifyPluginCallback<RouteOptions> = (app, { ctx }, done) => {
+  registerRequestAppContext(app, ctx)
   registerOpenApi(app, { serve: ctx.settings.apiOpenapiEnabled })
   for (const group of ROUTE_GROUPS) {
     void app.register((scope, _options, registered) => {

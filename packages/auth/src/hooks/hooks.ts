@@ -120,8 +120,10 @@ export class Hooks {
   /**
    * Calls a hook with `input` and `metadata` (`uuid`, `time`, `name`, `ip_address`).
    *
-   * @param tx The caller's transaction: a `pg-functions://` hook runs inside it (an HTTP hook
-   *   ignores it); without one, the function gets a transaction of its own.
+   * @param on Where a `pg-functions://` hook runs (an HTTP hook ignores it): in the caller's
+   *   transaction, or in a transaction of its own on the given database (a request's, so that
+   *   the request's deadline applies); without it, on the server's database (work outside a
+   *   request).
    * @returns The hook's output (`undefined` when it answered none).
    * @throws `AuthError` See `callHttpHook` and `callPgFunctionHook`.
    */
@@ -129,7 +131,7 @@ export class Hooks {
     point: HookPoint,
     input: Readonly<Record<string, unknown>>,
     caller: HookCaller,
-    tx?: Queryable,
+    on?: Queryable | Db,
   ): Promise<unknown> {
     const hook = this.#settings[point]
     if (hook.uri === null) return undefined
@@ -157,7 +159,7 @@ export class Hooks {
             random: this.#random,
             limits: this.#http,
           })
-        : callPgFunctionHook(target, payload, this.#db, tx, this.#pgTimeoutMs))
+        : callPgFunctionHook(target, payload, on ?? this.#db, this.#pgTimeoutMs))
       this.#log?.info({ ...fields(), success: true }, 'Hook ran successfully')
       return output
     } catch (error) {

@@ -27,8 +27,7 @@ export interface PgFunctionTarget {
 export async function callPgFunctionHook(
   target: PgFunctionTarget,
   payload: string,
-  db: Db,
-  tx: Queryable | undefined,
+  on: Db | Queryable,
   timeoutMs: number = PG_FUNCTION_HOOK_TIMEOUT_MS,
 ): Promise<unknown> {
   const call = async (q: Queryable): Promise<unknown> => {
@@ -47,7 +46,7 @@ export async function callPgFunctionHook(
   }
   let output: unknown
   try {
-    output = tx ? await call(tx) : await db.transaction(call)
+    output = 'transaction' in on ? await on.transaction(call) : await call(on)
   } catch (error) {
     // The request's deadline or a lost database answers as it always does.
     if (error instanceof AuthError) throw error

@@ -100,7 +100,7 @@ export async function sendMagicLink(
     createUser: params.createUser,
     ...(hooked ? { signedUpInRequest: true } : {}),
   }
-  await ctx.mailQueue.submit('magic_link', job)
+  await ctx.mailQueue.submit(ctx.db, 'magic_link', job)
 }
 
 /**

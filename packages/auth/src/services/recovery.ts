@@ -159,7 +159,7 @@ export async function recoverPassword(
   const email = validateEmail(params.email)
   const pkce = parsePkceChallenge(params.codeChallenge, params.codeChallengeMethod)
   const job: RecoverJob = queuedEmailRequest(email, params.redirectTo, pkce, client)
-  await ctx.mailQueue.submit('recover', job)
+  await ctx.mailQueue.submit(ctx.db, 'recover', job)
 }
 
 /**

@@ -140,6 +140,7 @@ async function passwordAttemptHook(
     'passwordVerificationAttempt',
     { user_id: user.id, valid },
     client,
+    ctx.db,
   )
   const decision = readDecision(output, PASSWORD_REJECTION_MESSAGE)
   if (!decision.reject) return

@@ -207,7 +207,7 @@ export async function afterUserCreated(
 ): Promise<void> {
   if (!ctx.hooks.enabled('afterUserCreated')) return
   const payload = { user: await ctx.hooks.user(ctx.db, user) }
-  await ctx.hooks.invoke('afterUserCreated', payload, client)
+  await ctx.hooks.invoke('afterUserCreated', payload, client, ctx.db)
 }
 
 /** A user and its identities, read in `tx`. */

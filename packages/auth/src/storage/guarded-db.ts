@@ -3,7 +3,7 @@
  * `api/http/deadline.ts`): once the request has been answered with its timeout nothing of it is sent,
  * a transaction rolls back instead of committing, and a write already sent is waited for before
  * the request is answered. Statements outside a request (start-up, the mail queue's worker, the
- * clean-up job) go through unchanged.
+ * clean-up job) use the database itself.
  *
  * @module
  */
@@ -50,21 +50,23 @@ function guardedQueryable(inner: Queryable, guard: WriteGuard): Queryable {
 }
 
 /**
- * `db` under the guard `current()` returns for the request running now (`undefined` outside a
- * request): writes outside a transaction and every `COMMIT` go through {@link WriteGuard.write},
- * every other statement is checked first, and each transaction gets the request's time left as
- * its statement and lock timeout.
+ * `db` under one request's guard: writes outside a transaction and every `COMMIT` go through
+ * {@link WriteGuard.write}, every other statement is checked first, and each transaction gets the
+ * request's time left as its statement and lock timeout.
  *
- * @param current The guard of the request in whose asynchronous context it is called.
+ * The guard is handed over explicitly (each request's work sees a context whose `db` is this,
+ * see `api/http/request-app-context.ts`) rather than found through an `AsyncLocalStorage`: on
+ * Node 20 an enabled `AsyncLocalStorage` runs hooks on every promise of the process, which cost
+ * refresh rotations about a tenth of the server's CPU (bench/RESULTS.md, issue 34).
+ *
+ * @param guard The request's guard (its deadline).
  */
-export function guardedDb(db: Db, current: () => WriteGuard | undefined): Db {
+export function guardedDb(db: Db, guard: WriteGuard): Db {
   return {
     kind: db.kind,
     maxConnections: db.maxConnections,
     t: db.t,
     query: async (text, params, options = {}) => {
-      const guard = current()
-      if (guard === undefined) return db.query(text, params, options)
       guard.check()
       if (isReadOnlyStatement(text)) return db.query(text, params, options)
       // Counted as in flight only once its connection is held: a request waiting for one is cut.
@@ -73,14 +75,9 @@ export function guardedDb(db: Db, current: () => WriteGuard | undefined): Db {
         commit: (send) => guard.write(() => (commit ? commit(send) : send())),
       })
     },
-    exec: async (script) => {
-      const guard = current()
-      return guard === undefined ? db.exec(script) : guard.write(() => db.exec(script))
-    },
+    exec: async (script) => guard.write(() => db.exec(script)),
     ...(db.poolStats ? { poolStats: db.poolStats.bind(db) } : {}),
     async transaction<T>(fn: (tx: Tx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
-      const guard = current()
-      if (guard === undefined) return db.transaction(fn, options)
       guard.check()
       const { commit } = options
       return db.transaction((tx) => fn(guardedQueryable(tx, guard)), {

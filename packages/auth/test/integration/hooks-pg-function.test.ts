@@ -45,7 +45,7 @@ describe('callPgFunctionHook', () => {
     const rolledBack = new Error('roll back')
     await expect(
       db.transaction(async (tx) => {
-        const output = await callPgFunctionHook(target('remember'), '{"user_id":"u1"}', db, tx)
+        const output = await callPgFunctionHook(target('remember'), '{"user_id":"u1"}', tx)
         expect(output).toEqual({ decision: 'continue', got: 'u1' })
         const { rows } = await tx.query(`SELECT count(*)::int AS n FROM "${schema.name}".seen`)
         expect(rows[0]).toEqual({ n: 1 })
@@ -59,32 +59,28 @@ describe('callPgFunctionHook', () => {
   it('restores the transaction statement_timeout after the call', async () => {
     await db.transaction(async (tx) => {
       await tx.query(`SET LOCAL statement_timeout = '7s'`)
-      await callPgFunctionHook(target('nothing'), '{}', db, tx)
+      await callPgFunctionHook(target('nothing'), '{}', tx)
       const { rows } = await tx.query(`SELECT current_setting('statement_timeout') AS t`)
       expect(rows[0]).toEqual({ t: '7s' })
     })
   })
 
   it('answers no output for SQL null, and the error object as the hook set it', async () => {
-    await expect(
-      callPgFunctionHook(target('nothing'), '{}', db, undefined),
-    ).resolves.toBeUndefined()
-    const error = await callPgFunctionHook(target('refuse'), '{}', db, undefined).catch(
-      (e: unknown) => e,
-    )
+    await expect(callPgFunctionHook(target('nothing'), '{}', db)).resolves.toBeUndefined()
+    const error = await callPgFunctionHook(target('refuse'), '{}', db).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(HookAnswerError)
     expect(error).toMatchObject({ status: 422, code: 'unknown', message: 'Not this one' })
   })
 
   it('answers 500 naming the URI when the function fails or runs past its timeout', async () => {
-    await expect(callPgFunctionHook(target('broken'), '{}', db, undefined)).rejects.toMatchObject({
+    await expect(callPgFunctionHook(target('broken'), '{}', db)).rejects.toMatchObject({
       code: 'unexpected_failure',
       message: `Error running hook URI: ${target('broken').uri}`,
     })
     const started = Date.now()
-    await expect(
-      callPgFunctionHook(target('slow'), '{}', db, undefined, 100),
-    ).rejects.toMatchObject({ code: 'unexpected_failure' })
+    await expect(callPgFunctionHook(target('slow'), '{}', db, 100)).rejects.toMatchObject({
+      code: 'unexpected_failure',
+    })
     expect(Date.now() - started).toBeLessThan(3000)
   })
 })

@@ -1,4 +1,3 @@
-import type { AsyncLocalStorage } from 'node:async_hooks'
 import { performance } from 'node:perf_hooks'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { RequestTimeoutError } from '../../errors.js'
@@ -18,12 +17,18 @@ declare module 'fastify' {
      * @internal
      */
     deadlineController: AbortController | null
+    /**
+     * What the request's database work may still do (its {@link RequestDeadline}); `null` when
+     * `API_MAX_REQUEST_DURATION` is 0. Set by {@link registerRequestDeadline}; the request's
+     * `ctx` puts its statements under it (`request-app-context.ts`).
+     */
+    writeGuard: WriteGuard | null
   }
 }
 
 /**
  * The deadline of one request (`API_MAX_REQUEST_DURATION`), and what it lets the request's
- * database work do ({@link WriteGuard}, through `guardedDb`). When the deadline passes:
+ * database work do ({@link WriteGuard}, through `guardedDb` and the request's `ctx`). When the deadline passes:
  * - with no commit in flight and nothing committed, the request is cut: `onCut` answers 504, and
  *   nothing of it is sent to the database any more (a transaction in progress rolls back instead
  *   of committing);
@@ -107,15 +112,10 @@ export class RequestDeadline implements WriteGuard {
  * (and its timer is cleared) before the handler runs.
  *
  * @param maxDurationMs Milliseconds; 0 for no limit (`deadline` then only follows the client).
- * @param scope Where the request's {@link RequestDeadline} is kept for its database work (the
- *   `guardedDb` of the app reads it); the hooks and handler of the request run in it.
  */
-export function registerRequestDeadline(
-  app: FastifyInstance,
-  maxDurationMs: number,
-  scope?: AsyncLocalStorage<RequestDeadline>,
-): void {
+export function registerRequestDeadline(app: FastifyInstance, maxDurationMs: number): void {
   app.decorateRequest('deadlineController', null)
+  app.decorateRequest('writeGuard', null)
   app.decorateRequest('deadline', {
     getter(this: FastifyRequest) {
       return (this.deadlineController ??= new AbortController()).signal
@@ -144,7 +144,7 @@ export function registerRequestDeadline(
         )
       }
     })
-    if (deadline && scope) scope.run(deadline, done)
-    else done()
+    if (deadline) request.writeGuard = deadline
+    done()
   })
 }

@@ -15,7 +15,7 @@ import type {
   preValidationAsyncHookHandler,
 } from 'fastify'
 import type { JWTPayload } from 'jose'
-import type { AppContext } from '../../context.js'
+import type { RouteContext } from '../../context.js'
 import {
   BadRequestError,
   InternalServerError,
@@ -66,10 +66,8 @@ export function bearerToken(request: FastifyRequest): string {
  *
  * @see {@link authenticateUser} for the checks and their errors.
  */
-export function requireAuthentication(ctx: AppContext): preValidationAsyncHookHandler {
-  return async (request) => {
-    request.authenticated = await authenticateUser(ctx, bearerToken(request))
-  }
+export const requireAuthentication: preValidationAsyncHookHandler = async (request) => {
+  request.authenticated = await authenticateUser(request.ctx, bearerToken(request))
 }
 
 /**
@@ -80,11 +78,11 @@ export function requireAuthentication(ctx: AppContext): preValidationAsyncHookHa
  * @see {@link authorizeAdmin} for the checks and their errors.
  */
 export function requireAdmin(
-  ctx: AppContext,
+  ctx: RouteContext,
   roles: readonly string[] = ctx.settings.jwt.adminRoles,
 ): preValidationAsyncHookHandler {
   return async (request) => {
-    request.adminClaims = await authorizeAdmin(ctx, bearerToken(request), roles)
+    request.adminClaims = await authorizeAdmin(request.ctx, bearerToken(request), roles)
   }
 }
 
@@ -112,7 +110,7 @@ export function adminClaimsOf(request: FastifyRequest): JWTPayload {
  *   is unreachable under `RATE_LIMIT_FAIL_CLOSED`.
  */
 export function rateLimit(
-  ctx: AppContext,
+  ctx: RouteContext,
   operation: LimitedOperation | ((request: FastifyRequest) => LimitedOperation | undefined),
 ): preHandlerHookHandler {
   return (request, _reply, done) => {
@@ -145,9 +143,10 @@ function captchaToken(request: FastifyRequest): string {
 }
 
 /** Whether the request carries a valid token of an admin role (`JWT_ADMIN_ROLES`). */
-async function hasAdminToken(ctx: AppContext, request: FastifyRequest): Promise<boolean> {
+async function hasAdminToken(request: FastifyRequest): Promise<boolean> {
   if (request.headers.authorization === undefined) return false
   try {
+    const { ctx } = request
     await authorizeAdmin(ctx, bearerToken(request), ctx.settings.jwt.adminRoles)
     return true
   } catch {
@@ -155,8 +154,8 @@ async function hasAdminToken(ctx: AppContext, request: FastifyRequest): Promise<
   }
 }
 
-async function checkCaptcha(ctx: AppContext, request: FastifyRequest): Promise<void> {
-  if (await hasAdminToken(ctx, request)) return
+async function checkCaptcha(ctx: RouteContext, request: FastifyRequest): Promise<void> {
+  if (await hasAdminToken(request)) return
   const token = captchaToken(request)
   if (token === '') {
     throw new BadRequestError(
@@ -191,7 +190,7 @@ async function checkCaptcha(ctx: AppContext, request: FastifyRequest): Promise<v
  *   cannot be reached.
  */
 export function verifyCaptcha(
-  ctx: AppContext,
+  ctx: RouteContext,
   applies: (request: FastifyRequest) => boolean = () => true,
 ): preHandlerHookHandler {
   return (request, _reply, done) => {
@@ -206,7 +205,7 @@ export function verifyCaptcha(
 }
 
 /** `SAML_ENABLED` off: 404 `saml_provider_disabled` "SAML 2.0 is disabled" (upstream `requireSAMLEnabled`). */
-export function requireSamlEnabled(ctx: AppContext): preValidationAsyncHookHandler {
+export function requireSamlEnabled(ctx: RouteContext): preValidationAsyncHookHandler {
   return () =>
     ctx.settings.saml.enabled
       ? Promise.resolve()

@@ -182,7 +182,7 @@ export const adminRoutes: RouteGroup = (app, ctx) => {
       const { query } = request
       const { page, perPage, headers } = pageOf(query, '/admin/users')
       const aud = requestContext(request, settings).aud
-      const { users, total } = await listUsersPage(ctx, {
+      const { users, total } = await listUsersPage(request.ctx, {
         aud,
         page,
         perPage,
@@ -197,7 +197,7 @@ export const adminRoutes: RouteGroup = (app, ctx) => {
   app.get('/admin/audit', { schema: { querystring: AuditQuery } }, async (request, reply) => {
     const { query } = request
     const { page, perPage, headers } = pageOf(query, '/admin/audit', MAX_AUDIT_PAGE_SIZE)
-    const { entries, total } = await auditLogPage(ctx, query.query ?? '', page, perPage)
+    const { entries, total } = await auditLogPage(request.ctx, query.query ?? '', page, perPage)
     headers(reply, total)
     return entries
   })
@@ -207,7 +207,7 @@ export const adminRoutes: RouteGroup = (app, ctx) => {
     { schema: { body: AdminUserBody, response: { 200: USER_RESPONSE } } },
     async (request) => {
       const { user, identities } = await createUserAsAdmin(
-        ctx,
+        request.ctx,
         adminUserParams(request.body),
         actorOf(request),
         requestContext(request, settings),
@@ -221,7 +221,7 @@ export const adminRoutes: RouteGroup = (app, ctx) => {
     '/admin/users/:user_id',
     { schema: { params: UserParams, response: { 200: USER_RESPONSE } } },
     async (request) => {
-      const { user, identities } = await getUser(ctx, request.params.user_id)
+      const { user, identities } = await getUser(request.ctx, request.params.user_id)
       return serializeUser(user, identities)
     },
   )
@@ -233,7 +233,7 @@ export const adminRoutes: RouteGroup = (app, ctx) => {
     schema: { params: UserParams, body: AdminUserBody, response: { 200: USER_RESPONSE } },
     handler: async (request) => {
       const { user, identities } = await updateUserAsAdmin(
-        ctx,
+        request.ctx,
         request.params.user_id,
         adminUserParams(request.body),
         actorOf(request),
@@ -250,7 +250,7 @@ export const adminRoutes: RouteGroup = (app, ctx) => {
     async (request) => {
       const soft = request.body?.should_soft_delete === true
       await deleteUserAsAdmin(
-        ctx,
+        request.ctx,
         request.params.user_id,
         soft,
         actorOf(request),
@@ -261,7 +261,7 @@ export const adminRoutes: RouteGroup = (app, ctx) => {
   )
 
   app.get('/admin/users/:user_id/sessions', { schema: { params: UserParams } }, async (request) => {
-    const sessions = await listSessions(ctx, request.params.user_id, undefined)
+    const sessions = await listSessions(request.ctx, request.params.user_id, undefined)
     return { sessions: sessions.map(serializeDeviceSession) }
   })
 
@@ -270,7 +270,13 @@ export const adminRoutes: RouteGroup = (app, ctx) => {
     { schema: { params: UserSessionParams } },
     async (request) => {
       const { user_id: userId, session_id: sessionId } = request.params
-      await endSession(ctx, userId, sessionId, actorOf(request), requestContext(request, settings))
+      await endSession(
+        request.ctx,
+        userId,
+        sessionId,
+        actorOf(request),
+        requestContext(request, settings),
+      )
       return {}
     },
   )
@@ -281,7 +287,7 @@ export const adminRoutes: RouteGroup = (app, ctx) => {
     async (request) => {
       const { body } = request
       const { user, identities, mail } = await generateLink(
-        ctx,
+        request.ctx,
         {
           type: body.type,
           email: body.email,

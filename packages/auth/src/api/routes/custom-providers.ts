@@ -108,14 +108,16 @@ export const customProviderRoutes: RouteGroup = (app, ctx) => {
   })
 
   app.get('/admin/custom-providers', { schema: { querystring: ListQuery } }, async (request) => ({
-    providers: (await listProviders(ctx, request.query.type ?? '')).map(serializeCustomProvider),
+    providers: (await listProviders(request.ctx, request.query.type ?? '')).map(
+      serializeCustomProvider,
+    ),
   }))
 
   app.post(
     '/admin/custom-providers',
     { schema: { body: ProviderBody } },
     async (request, reply) => {
-      const provider = await createProvider(ctx, paramsOf(request.body))
+      const provider = await createProvider(request.ctx, paramsOf(request.body))
       return reply.status(201).send(serializeCustomProvider(provider))
     },
   )
@@ -123,7 +125,8 @@ export const customProviderRoutes: RouteGroup = (app, ctx) => {
   app.get(
     '/admin/custom-providers/:identifier',
     { schema: { params: IdentifierParams } },
-    async (request) => serializeCustomProvider(await getProvider(ctx, request.params.identifier)),
+    async (request) =>
+      serializeCustomProvider(await getProvider(request.ctx, request.params.identifier)),
   )
 
   app.put(
@@ -131,7 +134,7 @@ export const customProviderRoutes: RouteGroup = (app, ctx) => {
     { schema: { params: IdentifierParams, body: ProviderBody } },
     async (request) =>
       serializeCustomProvider(
-        await updateProvider(ctx, request.params.identifier, paramsOf(request.body)),
+        await updateProvider(request.ctx, request.params.identifier, paramsOf(request.body)),
       ),
   )
 
@@ -139,7 +142,7 @@ export const customProviderRoutes: RouteGroup = (app, ctx) => {
     '/admin/custom-providers/:identifier',
     { schema: { params: IdentifierParams } },
     async (request, reply) => {
-      await removeProvider(ctx, request.params.identifier)
+      await removeProvider(request.ctx, request.params.identifier)
       return reply.status(204).send()
     },
   )

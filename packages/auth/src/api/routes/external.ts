@@ -241,20 +241,20 @@ export const externalRoutes: RouteGroup = (app, ctx) => {
     const query = queryOf(request)
     let started
     try {
-      started = await startExternalSignIn(ctx, authorizeParams(ctx, request), {
+      started = await startExternalSignIn(request.ctx, authorizeParams(request.ctx, request), {
         bindingSecret: readBindingSecret(ctx.settings, request.headers.cookie),
         linkTicket: query.link_ticket ?? '',
         referer: headerValue(request, 'referer') ?? '',
       })
     } catch (error) {
       if (!(error instanceof OAuthStateError)) throw error
-      return sendStateError(ctx, request, reply, error)
+      return sendStateError(request.ctx, request, reply, error)
     }
     reply.header('set-cookie', bindingCookie(ctx.settings, started.bindingSecret))
     return sendAuthorizeUrl(request, reply, started.url)
   })
 
-  app.get('/callback', (request, reply) => callback(ctx, request, reply, queryOf(request)))
+  app.get('/callback', (request, reply) => callback(request.ctx, request, reply, queryOf(request)))
 
   app.post('/callback', (request, reply) => {
     const body = request.body
@@ -264,6 +264,6 @@ export const externalRoutes: RouteGroup = (app, ctx) => {
         if (typeof value === 'string') form[key] = value
       }
     }
-    return callback(ctx, request, reply, form)
+    return callback(request.ctx, request, reply, form)
   })
 }

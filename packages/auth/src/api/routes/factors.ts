@@ -92,7 +92,7 @@ async function factorOf(
  */
 export const factorRoutes: RouteGroup = (app, ctx) => {
   const { settings } = ctx
-  app.addHook('preValidation', requireAuthentication(ctx))
+  app.addHook('preValidation', requireAuthentication)
   app.addHook('preValidation', (request, _reply, done) => {
     try {
       refuseAnonymous(authOf(request))
@@ -105,7 +105,7 @@ export const factorRoutes: RouteGroup = (app, ctx) => {
   app.post('/factors', { schema: { body: EnrollBody } }, async (request) => {
     const { body } = request
     const { factor, totp, phone } = await enrollFactor(
-      ctx,
+      request.ctx,
       authOf(request),
       {
         factorType: body.factor_type,
@@ -132,9 +132,9 @@ export const factorRoutes: RouteGroup = (app, ctx) => {
     },
     async (request) => {
       const challenge = await challengeFactor(
-        ctx,
+        request.ctx,
         authOf(request),
-        await factorOf(ctx, request),
+        await factorOf(request.ctx, request),
         request.body?.channel ?? '',
         clientIp(request, settings),
       )
@@ -162,9 +162,9 @@ export const factorRoutes: RouteGroup = (app, ctx) => {
     },
     async (request) => {
       const session = await verifyFactor(
-        ctx,
+        request.ctx,
         authOf(request),
-        await factorOf(ctx, request),
+        await factorOf(request.ctx, request),
         {
           challengeId: request.body.challenge_id,
           code: request.body.code,
@@ -178,7 +178,7 @@ export const factorRoutes: RouteGroup = (app, ctx) => {
   )
 
   app.get('/factors/recovery-codes', async (request) => {
-    const set = await recoveryCodesStatus(ctx, authOf(request))
+    const set = await recoveryCodesStatus(request.ctx, authOf(request))
     return {
       id: set.id,
       type: RECOVERY_CODE_FACTOR_TYPE,
@@ -193,7 +193,7 @@ export const factorRoutes: RouteGroup = (app, ctx) => {
   app.post('/factors/recovery-codes', { schema: { body: RecoveryGenerateBody } }, async (request) =>
     generatedJson(
       await generateRecoveryCodes(
-        ctx,
+        request.ctx,
         authOf(request),
         request.body?.friendly_name ?? '',
         clientIp(request, settings),
@@ -202,7 +202,9 @@ export const factorRoutes: RouteGroup = (app, ctx) => {
   )
 
   app.post('/factors/recovery-codes/regenerate', async (request) =>
-    generatedJson(await regenerateRecoveryCodes(ctx, authOf(request), clientIp(request, settings))),
+    generatedJson(
+      await regenerateRecoveryCodes(request.ctx, authOf(request), clientIp(request, settings)),
+    ),
   )
 
   app.post(
@@ -214,7 +216,7 @@ export const factorRoutes: RouteGroup = (app, ctx) => {
     async (request) =>
       serializeSession(
         await verifyRecoveryCode(
-          ctx,
+          request.ctx,
           authOf(request),
           request.body.code,
           requestContext(request, settings),
@@ -224,13 +226,13 @@ export const factorRoutes: RouteGroup = (app, ctx) => {
   )
 
   app.delete('/factors/recovery-codes', async (request) => ({
-    id: await deleteRecoveryCodes(ctx, authOf(request), clientIp(request, settings)),
+    id: await deleteRecoveryCodes(request.ctx, authOf(request), clientIp(request, settings)),
   }))
 
   app.delete('/factors/:factor_id', { schema: { params: FactorParams } }, async (request) => {
-    const factor = await factorOf(ctx, request)
+    const factor = await factorOf(request.ctx, request)
     const client = requestContext(request, settings)
-    await unenrollFactor(ctx, authOf(request), factor, client, request.log)
+    await unenrollFactor(request.ctx, authOf(request), factor, client, request.log)
     return { id: factor.id }
   })
 }
@@ -249,7 +251,8 @@ export const adminFactorRoutes: RouteGroup = (app, ctx) => {
   app.get(
     '/admin/users/:user_id/factors',
     { schema: { params: UserFactorsParams } },
-    async (request) => (await listFactorsAsAdmin(ctx, request.params.user_id)).map(serializeFactor),
+    async (request) =>
+      (await listFactorsAsAdmin(request.ctx, request.params.user_id)).map(serializeFactor),
   )
 
   app.delete(
@@ -258,7 +261,7 @@ export const adminFactorRoutes: RouteGroup = (app, ctx) => {
     async (request) =>
       serializeFactor(
         await deleteFactorAsAdmin(
-          ctx,
+          request.ctx,
           request.params.user_id,
           request.params.factor_id,
           adminAuditActor(adminClaimsOf(request)),
@@ -272,7 +275,7 @@ export const adminFactorRoutes: RouteGroup = (app, ctx) => {
     { schema: { params: UserFactorsParams } },
     async (request) => ({
       id: await resetRecoveryCodesAsAdmin(
-        ctx,
+        request.ctx,
         request.params.user_id,
         adminAuditActor(adminClaimsOf(request)),
         clientIp(request, ctx.settings),
@@ -286,7 +289,7 @@ export const adminFactorRoutes: RouteGroup = (app, ctx) => {
     async (request) =>
       serializeFactor(
         await updateFactorAsAdmin(
-          ctx,
+          request.ctx,
           request.params.user_id,
           request.params.factor_id,
           { friendlyName: request.body?.friendly_name ?? '', phone: request.body?.phone ?? '' },

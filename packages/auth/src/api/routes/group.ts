@@ -11,7 +11,7 @@ import type {
   RawRequestDefaultExpression,
   RawServerDefault,
 } from 'fastify'
-import type { AppContext } from '../../context.js'
+import type { RouteContext } from '../../context.js'
 
 /**
  * The Fastify instance a route group adds its routes and hooks to: its own encapsulated context,
@@ -25,5 +25,8 @@ export type RouteScope = FastifyInstance<
   TypeBoxTypeProvider
 >
 
-/** A route group: adds its hooks and routes to its own scope (registered by `authRoutes`). */
-export type RouteGroup = (app: RouteScope, ctx: AppContext) => void
+/**
+ * A route group: adds its hooks and routes to its own scope (registered by `authRoutes`). `ctx`
+ * serves registration (settings, limiters); the work of a request goes through `request.ctx`.
+ */
+export type RouteGroup = (app: RouteScope, ctx: RouteContext) => void

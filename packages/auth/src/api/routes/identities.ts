@@ -27,14 +27,14 @@ const IdentityParams = Params({
 
 /** Identity linking and unlinking for the bearer token's user. */
 export const identityRoutes: RouteGroup = (app, ctx) => {
-  app.addHook('preValidation', requireAuthentication(ctx))
+  app.addHook('preValidation', requireAuthentication)
 
   app.get('/user/identities/authorize', async (request, reply) => {
     if (!ctx.settings.security.manualLinkingEnabled) {
       throw new NotFoundError('manual_linking_disabled', 'Manual linking is disabled')
     }
     const auth = authOf(request)
-    const url = await startIdentityLinking(ctx, authorizeParams(ctx, request), {
+    const url = await startIdentityLinking(request.ctx, authorizeParams(request.ctx, request), {
       userId: auth.user.id,
       sessionId: auth.session?.id,
     })
@@ -47,13 +47,13 @@ export const identityRoutes: RouteGroup = (app, ctx) => {
     async (request) => {
       const client = requestContext(request, ctx.settings)
       const { user, identity } = await unlinkIdentity(
-        ctx,
+        request.ctx,
         authOf(request).user.id,
         request.params.identity_id,
         client,
       )
       await sendNotification(
-        ctx,
+        request.ctx,
         'identity_unlinked_notification',
         user,
         { provider: identity.provider, acceptLanguage: client.acceptLanguage },

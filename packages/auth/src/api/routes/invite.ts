@@ -28,7 +28,7 @@ export const inviteRoutes: RouteGroup = (app, ctx) => {
     { schema: { body: InviteBody, querystring: InviteQuery } },
     async (request) => {
       const { user, identities } = await inviteUser(
-        ctx,
+        request.ctx,
         {
           email: request.body.email,
           data: request.body.data ?? {},

@@ -18,11 +18,11 @@ const LogoutQuery = Query({
  * @see https://github.com/supabase/auth/blob/master/internal/api/logout.go
  */
 export const logoutRoutes: RouteGroup = (app, ctx) => {
-  app.addHook('preValidation', requireAuthentication(ctx))
+  app.addHook('preValidation', requireAuthentication)
 
   app.post('/logout', { schema: { querystring: LogoutQuery } }, async (request, reply) => {
     const scope = (request.query.scope || 'global') as LogoutScope
-    await logout(ctx, authOf(request), scope, clientIp(request, ctx.settings))
+    await logout(request.ctx, authOf(request), scope, clientIp(request, ctx.settings))
     return reply.code(204).send()
   })
 }

@@ -11,7 +11,7 @@
  * @module
  */
 import type { FastifyRequest, preValidationHookHandler } from 'fastify'
-import type { AppContext } from '../../context.js'
+import type { RouteContext } from '../../context.js'
 import { BadRequestError, NotFoundError } from '../../errors.js'
 import type { OAuthClient } from '../../models/oauth-client.js'
 import {
@@ -32,7 +32,7 @@ import type { RouteGroup } from './group.js'
  * A guard that answers `404 feature_disabled` "OAuth server is disabled" while
  * `OAUTH_SERVER_ENABLED` is off (upstream `requireOAuthServerEnabled`).
  */
-export function requireOAuthServer(ctx: AppContext): preValidationHookHandler {
+export function requireOAuthServer(ctx: RouteContext): preValidationHookHandler {
   return (_request, _reply, done) => {
     done(
       ctx.settings.oauthServer.enabled
@@ -115,32 +115,32 @@ export const oauthAdminClientRoutes: RouteGroup = (app, ctx) => {
   app.addHook('preValidation', requireAdmin(ctx))
   app.addHook('preValidation', requireOAuthServer(ctx))
 
-  app.get('/admin/oauth/clients', async () => ({
-    clients: (await allOAuthClients(ctx)).map(withoutSecret),
+  app.get('/admin/oauth/clients', async (request) => ({
+    clients: (await allOAuthClients(request.ctx)).map(withoutSecret),
   }))
 
   app.post('/admin/oauth/clients', async (request, reply) => {
-    const created = await registerOAuthClient(ctx, clientParams(request.body), 'manual')
+    const created = await registerOAuthClient(request.ctx, clientParams(request.body), 'manual')
     return reply.code(201).send(serializeOAuthClient(created))
   })
 
   app.get('/admin/oauth/clients/:client_id', async (request) =>
-    withoutSecret(await getOAuthClient(ctx, clientIdOf(request))),
+    withoutSecret(await getOAuthClient(request.ctx, clientIdOf(request))),
   )
 
   app.put('/admin/oauth/clients/:client_id', async (request) =>
     withoutSecret(
-      await updateOAuthClientFields(ctx, clientIdOf(request), clientParams(request.body)),
+      await updateOAuthClientFields(request.ctx, clientIdOf(request), clientParams(request.body)),
     ),
   )
 
   app.delete('/admin/oauth/clients/:client_id', async (request, reply) => {
-    await removeOAuthClient(ctx, clientIdOf(request))
+    await removeOAuthClient(request.ctx, clientIdOf(request))
     return reply.code(204).send()
   })
 
   app.post('/admin/oauth/clients/:client_id/regenerate_secret', async (request) =>
-    serializeOAuthClient(await regenerateClientSecret(ctx, clientIdOf(request))),
+    serializeOAuthClient(await regenerateClientSecret(request.ctx, clientIdOf(request))),
   )
 }
 
@@ -151,7 +151,7 @@ export const oauthRegistrationRoutes: RouteGroup = (app, ctx) => {
     '/oauth/clients/register',
     { preHandler: rateLimit(ctx, 'oauth_client_register') },
     async (request, reply) => {
-      const created = await registerDynamicClient(ctx, clientParams(request.body))
+      const created = await registerDynamicClient(request.ctx, clientParams(request.body))
       return reply.code(201).send(serializeOAuthClient(created))
     },
   )

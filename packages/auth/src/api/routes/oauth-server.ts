@@ -12,7 +12,7 @@
  * @module
  */
 import type { FastifyRequest, preHandlerHookHandler } from 'fastify'
-import type { AppContext } from '../../context.js'
+import type { RouteContext } from '../../context.js'
 import { BadRequestError, OAuthJsonError } from '../../errors.js'
 import { isRedirectUrlValid } from '../../services/shared/redirect.js'
 import {
@@ -69,7 +69,7 @@ export const oauthServerRoutes: RouteGroup = (app, ctx) => {
 
   app.get('/oauth/authorize', async (request, reply) => {
     const q = request.query
-    const location = await startAuthorization(ctx, {
+    const location = await startAuthorization(request.ctx, {
       clientId: field(q, 'client_id'),
       redirectUri: field(q, 'redirect_uri'),
       responseType: field(q, 'response_type'),
@@ -88,7 +88,7 @@ export const oauthServerRoutes: RouteGroup = (app, ctx) => {
     '/oauth/authorizations/:authorization_id/login_required',
     AUTHORIZATION,
     async (request, reply) => {
-      const location = await endWithLoginRequired(ctx, authorizationIdOf(request))
+      const location = await endWithLoginRequired(request.ctx, authorizationIdOf(request))
       return reply.headers(NO_STORE).redirect(location, 302)
     },
   )
@@ -109,7 +109,7 @@ export const oauthServerRoutes: RouteGroup = (app, ctx) => {
       throw new OAuthJsonError('invalid_request', 'grant_type is required')
     }
     const client = await authenticateClient(
-      ctx,
+      request.ctx,
       clientCredentials(request.headers.authorization, params),
     )
     if (params.grantType !== 'authorization_code' && params.grantType !== 'refresh_token') {
@@ -127,8 +127,8 @@ export const oauthServerRoutes: RouteGroup = (app, ctx) => {
     const context = requestContext(request, ctx.settings)
     const answer =
       params.grantType === 'authorization_code'
-        ? await exchangeCode(ctx, client, params, context)
-        : await refreshForClient(ctx, client, params, context)
+        ? await exchangeCode(request.ctx, client, params, context)
+        : await refreshForClient(request.ctx, client, params, context)
     return reply.headers(NO_STORE).send(answer)
   })
 }
@@ -138,7 +138,7 @@ export const oauthServerRoutes: RouteGroup = (app, ctx) => {
  * `Origin` not allowed as a `redirect_to`) is `400 validation_failed` "unauthorized request
  * origin", as upstream (`validateRequestOrigin`).
  */
-function requireAppOrigin(ctx: AppContext): preHandlerHookHandler {
+function requireAppOrigin(ctx: RouteContext): preHandlerHookHandler {
   return (request, _reply, done) => {
     const origin = request.headers.origin
     done(
@@ -152,7 +152,7 @@ function requireAppOrigin(ctx: AppContext): preHandlerHookHandler {
 /** The consent page's API and UserInfo, for the bearer token's user. */
 export const oauthUserRoutes: RouteGroup = (app, ctx) => {
   app.addHook('preValidation', requireOAuthServer(ctx))
-  app.addHook('preValidation', requireAuthentication(ctx))
+  app.addHook('preValidation', requireAuthentication)
 
   const appOrigin = { ...AUTHORIZATION, preHandler: requireAppOrigin(ctx) }
 
@@ -161,7 +161,7 @@ export const oauthUserRoutes: RouteGroup = (app, ctx) => {
       .headers(NO_STORE)
       .send(
         await authorizationDetails(
-          ctx,
+          request.ctx,
           authorizationIdOf(request),
           authOf(request).user,
           authOf(request).session?.createdAt,
@@ -175,7 +175,7 @@ export const oauthUserRoutes: RouteGroup = (app, ctx) => {
       throw new BadRequestError('bad_json', 'invalid JSON body')
     }
     const redirect = await consentTo(
-      ctx,
+      request.ctx,
       authorizationIdOf(request),
       authOf(request).user,
       field(body, 'action'),
@@ -189,11 +189,11 @@ export const oauthUserRoutes: RouteGroup = (app, ctx) => {
     return reply.headers(NO_STORE).send(userInfo(auth.user, auth.session))
   })
 
-  app.get('/user/oauth/grants', async (request) => listGrants(ctx, authOf(request).user.id))
+  app.get('/user/oauth/grants', async (request) => listGrants(request.ctx, authOf(request).user.id))
 
   app.delete('/user/oauth/grants', async (request, reply) => {
     await revokeGrant(
-      ctx,
+      request.ctx,
       authOf(request).user,
       field(request.query, 'client_id'),
       requestContext(request, ctx.settings),

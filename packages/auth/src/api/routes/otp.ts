@@ -52,7 +52,7 @@ export const otpRoutes: RouteGroup = (app, ctx) => {
 
   app.post('/otp', options, async (request) => {
     const { messageId } = await sendOtp(
-      ctx,
+      request.ctx,
       paramsOf(request),
       requestContext(request, ctx.settings),
     )
@@ -61,7 +61,7 @@ export const otpRoutes: RouteGroup = (app, ctx) => {
 
   app.post('/magiclink', options, async (request) => {
     const params = { ...paramsOf(request), createUser: true }
-    await sendMagicLink(ctx, params, requestContext(request, ctx.settings))
+    await sendMagicLink(request.ctx, params, requestContext(request, ctx.settings))
     return {}
   })
 }

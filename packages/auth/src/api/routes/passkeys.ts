@@ -1,4 +1,4 @@
-import type { AppContext } from '../../context.js'
+import type { RouteContext } from '../../context.js'
 import { NotFoundError } from '../../errors.js'
 import { adminAuditActor } from '../../models/audit-log.js'
 import type { WebauthnCredential } from '../../models/webauthn-credential.js'
@@ -59,7 +59,7 @@ function serializeCeremony(begun: CeremonyOptions<unknown>): Record<string, unkn
 }
 
 /** Upstream `requirePasskeyEnabled`: 404 `passkey_disabled` while `PASSKEY_ENABLED` is off. */
-function requirePasskeyEnabled(app: RouteScope, ctx: AppContext): void {
+function requirePasskeyEnabled(app: RouteScope, ctx: RouteContext): void {
   app.addHook('onRequest', (_request, _reply, done) => {
     done(
       ctx.settings.passkey.enabled
@@ -85,8 +85,8 @@ export const passkeySignInRoutes: RouteGroup = (app, ctx) => {
       schema: { body: OptionalBody({}) },
       preHandler: [rateLimit(ctx, 'passkey'), verifyCaptcha(ctx)],
     },
-    async () => {
-      const begun = await passkeyAuthenticationOptions(ctx)
+    async (request) => {
+      const begun = await passkeyAuthenticationOptions(request.ctx)
       return serializeCeremony(begun)
     },
   )
@@ -97,7 +97,7 @@ export const passkeySignInRoutes: RouteGroup = (app, ctx) => {
     async (request) =>
       serializeSession(
         await passkeyAuthenticationVerify(
-          ctx,
+          request.ctx,
           { challengeId: request.body.challenge_id, credential: request.body.credential },
           requestContext(request, ctx.settings),
         ),
@@ -116,14 +116,14 @@ export const passkeySignInRoutes: RouteGroup = (app, ctx) => {
 export const passkeyRoutes: RouteGroup = (app, ctx) => {
   const { settings } = ctx
   requirePasskeyEnabled(app, ctx)
-  app.addHook('preValidation', requireAuthentication(ctx))
+  app.addHook('preValidation', requireAuthentication)
 
   app.post(
     '/passkeys/registration/options',
     { schema: { body: OptionalBody({}) } },
     async (request) => {
       refuseAnonymous(authOf(request))
-      const begun = await passkeyRegistrationOptions(ctx, authOf(request))
+      const begun = await passkeyRegistrationOptions(request.ctx, authOf(request))
       return serializeCeremony(begun)
     },
   )
@@ -131,7 +131,7 @@ export const passkeyRoutes: RouteGroup = (app, ctx) => {
   app.post('/passkeys/registration/verify', { schema: { body: VerifyBody } }, async (request) => {
     refuseAnonymous(authOf(request))
     const created = await passkeyRegistrationVerify(
-      ctx,
+      request.ctx,
       authOf(request),
       { challengeId: request.body.challenge_id, credential: request.body.credential },
       clientIp(request, settings),
@@ -144,7 +144,7 @@ export const passkeyRoutes: RouteGroup = (app, ctx) => {
   })
 
   app.get('/passkeys', async (request) =>
-    (await listPasskeys(ctx, authOf(request).user.id)).map(serializePasskey),
+    (await listPasskeys(request.ctx, authOf(request).user.id)).map(serializePasskey),
   )
 
   app.patch(
@@ -153,7 +153,7 @@ export const passkeyRoutes: RouteGroup = (app, ctx) => {
     async (request) =>
       serializePasskey(
         await renamePasskey(
-          ctx,
+          request.ctx,
           authOf(request).user,
           request.params.passkey_id,
           request.body.friendly_name,
@@ -167,7 +167,7 @@ export const passkeyRoutes: RouteGroup = (app, ctx) => {
     { schema: { params: PasskeyParams } },
     async (request, reply) => {
       await deletePasskey(
-        ctx,
+        request.ctx,
         authOf(request),
         request.params.passkey_id,
         clientIp(request, settings),
@@ -187,7 +187,7 @@ export const adminPasskeyRoutes: RouteGroup = (app, ctx) => {
   app.addHook('preValidation', requireAdmin(ctx))
 
   app.get('/admin/users/:user_id/passkeys', { schema: { params: UserParams } }, async (request) =>
-    (await listPasskeysAsAdmin(ctx, request.params.user_id)).map(serializePasskey),
+    (await listPasskeysAsAdmin(request.ctx, request.params.user_id)).map(serializePasskey),
   )
 
   app.delete(
@@ -195,7 +195,7 @@ export const adminPasskeyRoutes: RouteGroup = (app, ctx) => {
     { schema: { params: AdminPasskeyParams } },
     async (request, reply) => {
       await deletePasskeyAsAdmin(
-        ctx,
+        request.ctx,
         request.params.user_id,
         request.params.passkey_id,
         adminAuditActor(adminClaimsOf(request)),

@@ -34,7 +34,7 @@ export const recoverRoutes: RouteGroup = (app, ctx) => {
       }
       const { body } = request
       await recoverPassword(
-        ctx,
+        request.ctx,
         {
           email: body.email,
           codeChallenge: body.code_challenge,

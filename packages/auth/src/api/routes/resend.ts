@@ -32,7 +32,7 @@ export const resendRoutes: RouteGroup = (app, ctx) => {
     async (request) => {
       const { body } = request
       const messageId = await resend(
-        ctx,
+        request.ctx,
         {
           type: body.type,
           email: body.email,

@@ -50,7 +50,7 @@ export const signupRoutes: RouteGroup = (app, ctx) => {
     async (request) => {
       const { body } = request
       const outcome = await signUp(
-        ctx,
+        request.ctx,
         {
           email: body.email,
           phone: body.phone,

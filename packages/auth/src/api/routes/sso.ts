@@ -11,7 +11,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Static } from 'typebox'
-import type { AppContext } from '../../context.js'
+import type { AppContext, RouteContext } from '../../context.js'
 import { finishSamlAcs, samlMetadata, startSso, type SsoOutcome } from '../../services/sso.js'
 import {
   createSsoProvider,
@@ -85,7 +85,7 @@ function providerParams(body: Static<typeof ProviderBody>): SsoProviderParams {
 }
 
 /** The service provider's keys, loaded once per app on first use. */
-function spKeysOnce(ctx: AppContext): () => Promise<SpKeys> {
+function spKeysOnce(ctx: RouteContext): () => Promise<SpKeys> {
   let keys: Promise<SpKeys> | undefined
   return () =>
     (keys ??= loadSpKeys(ctx.settings).catch((error: unknown) => {
@@ -169,7 +169,7 @@ export const ssoRoutes: RouteGroup = (app, ctx) => {
     { schema: { body: SsoBody }, preHandler: [verifyCaptcha(ctx), rateLimit(ctx, 'sso')] },
     async (request, reply) => {
       const { body } = request
-      const url = await startSso(ctx, await keys(), {
+      const url = await startSso(request.ctx, await keys(), {
         providerId: body.provider_id,
         domain: body.domain,
         redirectTo: requestRedirectTo(request, ctx.settings),
@@ -185,7 +185,7 @@ export const ssoRoutes: RouteGroup = (app, ctx) => {
     '/sso/saml/metadata',
     { schema: { querystring: MetadataQuery } },
     async (request, reply) => {
-      const xml = await samlMetadata(ctx, await keys())
+      const xml = await samlMetadata(request.ctx, await keys())
       reply
         .header('content-type', 'application/xml')
         .header(
@@ -202,7 +202,7 @@ export const ssoRoutes: RouteGroup = (app, ctx) => {
   app.post(
     '/sso/saml/acs',
     { schema: { body: AcsBody }, preHandler: rateLimit(ctx, 'saml_assertion') },
-    (request, reply) => acs(ctx, keys, request, reply),
+    (request, reply) => acs(request.ctx, keys, request, reply),
   )
 }
 
@@ -212,7 +212,7 @@ export const ssoAdminRoutes: RouteGroup = (app, ctx) => {
   app.addHook('preValidation', requireSamlEnabled(ctx))
 
   app.get('/admin/sso/providers', { schema: { querystring: ListQuery } }, async (request) => {
-    const providers = await listProviders(ctx, {
+    const providers = await listProviders(request.ctx, {
       resourceId: request.query.resource_id,
       resourceIdPrefix: request.query.resource_id_prefix,
     })
@@ -220,21 +220,21 @@ export const ssoAdminRoutes: RouteGroup = (app, ctx) => {
   })
 
   app.post('/admin/sso/providers', { schema: { body: ProviderBody } }, async (request, reply) => {
-    const provider = await createSsoProvider(ctx, providerParams(request.body))
+    const provider = await createSsoProvider(request.ctx, providerParams(request.body))
     return reply.code(201).send(serializeSsoProvider(provider))
   })
 
   app.get('/admin/sso/providers/:idp_id', { schema: { params: ProviderParams } }, async (request) =>
-    serializeSsoProvider(await getSsoProvider(ctx, request.params.idp_id)),
+    serializeSsoProvider(await getSsoProvider(request.ctx, request.params.idp_id)),
   )
 
   app.put(
     '/admin/sso/providers/:idp_id',
     { schema: { params: ProviderParams, body: ProviderBody } },
     async (request) => {
-      const provider = await getSsoProvider(ctx, request.params.idp_id)
+      const provider = await getSsoProvider(request.ctx, request.params.idp_id)
       return serializeSsoProvider(
-        await updateSsoProviderAsAdmin(ctx, provider, providerParams(request.body)),
+        await updateSsoProviderAsAdmin(request.ctx, provider, providerParams(request.body)),
       )
     },
   )
@@ -243,8 +243,8 @@ export const ssoAdminRoutes: RouteGroup = (app, ctx) => {
     '/admin/sso/providers/:idp_id',
     { schema: { params: ProviderParams } },
     async (request) => {
-      const provider = await getSsoProvider(ctx, request.params.idp_id)
-      return serializeSsoProvider(await deleteSsoProviderAsAdmin(ctx, provider))
+      const provider = await getSsoProvider(request.ctx, request.params.idp_id)
+      return serializeSsoProvider(await deleteSsoProviderAsAdmin(request.ctx, provider))
     },
   )
 }

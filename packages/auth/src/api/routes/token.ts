@@ -148,7 +148,7 @@ export const tokenRoutes: RouteGroup = (app, ctx) => {
       ],
     },
     async (request, reply) => {
-      const response = await grant(ctx, request)
+      const response = await grant(request.ctx, request)
       return reply.header('cache-control', 'no-store').send(response)
     },
   )

@@ -51,12 +51,12 @@ const SessionParams = Params({
  */
 export const userRoutes: RouteGroup = (app, ctx) => {
   const { settings } = ctx
-  app.addHook('preValidation', requireAuthentication(ctx))
+  app.addHook('preValidation', requireAuthentication)
 
   // Device sessions (beyond upstream): the caller's sessions, and ending one of them.
   app.get('/user/sessions', async (request) => {
     const { user, session } = authOf(request)
-    const sessions = await listSessions(ctx, user.id, session?.id)
+    const sessions = await listSessions(request.ctx, user.id, session?.id)
     return { sessions: sessions.map(serializeDeviceSession) }
   })
 
@@ -66,7 +66,7 @@ export const userRoutes: RouteGroup = (app, ctx) => {
     async (request) => {
       const { user } = authOf(request)
       await endSession(
-        ctx,
+        request.ctx,
         user.id,
         request.params.session_id,
         auditActor(user),
@@ -101,7 +101,7 @@ export const userRoutes: RouteGroup = (app, ctx) => {
     async (request) => {
       const { body } = request
       const { user, identities } = await updateOwnUser(
-        ctx,
+        request.ctx,
         authOf(request),
         {
           appMetadata: body.app_metadata !== undefined,
@@ -125,7 +125,7 @@ export const userRoutes: RouteGroup = (app, ctx) => {
 
   app.get('/reauthenticate', async (request) => {
     const messageId = await reauthenticate(
-      ctx,
+      request.ctx,
       authOf(request).user.id,
       requestContext(request, settings),
     )

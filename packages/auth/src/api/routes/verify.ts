@@ -1,6 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Static } from 'typebox'
-import type { AppContext } from '../../context.js'
 import { AuthError } from '../../errors.js'
 import {
   checkVerifyParams,
@@ -107,7 +106,7 @@ function redirectError(
  *
  * @see https://github.com/supabase/auth/blob/master/internal/api/verify.go
  */
-export const verifyRoutes: RouteGroup = (app, ctx: AppContext) => {
+export const verifyRoutes: RouteGroup = (app, ctx) => {
   /** Follows a mailed link: consumes it and redirects (the former `GET /verify`). */
   async function followLink(
     request: FastifyRequest<{ Querystring: Static<typeof VerifyQuery> }>,
@@ -118,7 +117,7 @@ export const verifyRoutes: RouteGroup = (app, ctx: AppContext) => {
     checkVerifyParams('GET', params)
     try {
       const client = requestContext(request, ctx.settings)
-      const outcome = await verify(ctx, 'GET', params, client, request.log)
+      const outcome = await verify(request.ctx, 'GET', params, client, request.log)
       return await reply.redirect(successLocation(outcome), 303)
     } catch (error) {
       if (!(error instanceof AuthError)) throw error
@@ -173,7 +172,7 @@ export const verifyRoutes: RouteGroup = (app, ctx: AppContext) => {
         return followLink(request, reply)
       }
       const outcome = await verify(
-        ctx,
+        request.ctx,
         'POST',
         {
           type: body.type,

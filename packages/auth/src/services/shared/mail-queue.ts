@@ -62,8 +62,11 @@ export interface MailOutbox {
    * @param now Epoch milliseconds of the transaction.
    */
   enqueue(tx: Queryable, job: string, payload: unknown, now: number): Promise<void>
-  /** Adds a job on its own and wakes the worker: what a request does before it answers. */
-  submit(job: string, payload: unknown): Promise<void>
+  /**
+   * Adds a job on its own, in `db` (a request's: its deadline applies), and wakes the worker:
+   * what a request does before it answers.
+   */
+  submit(db: Queryable, job: string, payload: unknown): Promise<void>
   /** Tells the worker that jobs are due (it runs them soon, off the caller's path). */
   wake(): void
 }
@@ -110,9 +113,10 @@ export class MailQueue implements MailOutbox {
   #woken = false
   #closed = false
   /**
-   * Runs a function in the context the queue was made in (the server's start), not in that of
-   * the request that woke it: the worker's statements are not the request's, and its deadline
-   * must not cut them.
+   * Runs a function in the asynchronous context the queue was made in (the server's start), not
+   * in that of the request that woke it: the worker's statements are not the request's, and its
+   * trace span (`TRACING_ENABLED`) must not adopt them. (The request's deadline never reaches
+   * them: it only guards the request's own `ctx.db`.)
    */
   readonly #detached: (fn: () => void) => void
 
@@ -133,8 +137,8 @@ export class MailQueue implements MailOutbox {
     })
   }
 
-  async submit(job: string, payload: unknown): Promise<void> {
-    await this.enqueue(this.#options.db, job, payload, this.#options.clock.now())
+  async submit(db: Queryable, job: string, payload: unknown): Promise<void> {
+    await this.enqueue(db, job, payload, this.#options.clock.now())
     this.wake()
   }
 

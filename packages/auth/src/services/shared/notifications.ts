@@ -61,7 +61,11 @@ export type NotificationOutcome = 'sent' | 'disabled' | 'no_email' | 'failed'
  *   `'failed'` (logged). Never throws: a notification never fails the request.
  */
 export async function sendNotification(
-  ctx: Pick<AppContext, 'settings' | 'mailer'> & { readonly hooks?: AppContext['hooks'] },
+  ctx: Pick<AppContext, 'settings' | 'mailer'> & {
+    readonly hooks?: AppContext['hooks']
+    /** The request's database, for a `pg-functions://` hook (default: the server's). */
+    readonly db?: AppContext['db']
+  },
   kind: NotificationKind,
   user: User,
   values: NotificationValues = {},
@@ -87,7 +91,7 @@ export async function sendNotification(
     if (hooks?.enabled('sendEmail')) {
       const data = emailDataOf(message, ctx.settings.apiExternalUrl)
       const payload = { user: await hooks.user(undefined, user), email_data: data }
-      await hooks.invoke('sendEmail', payload, UNKNOWN_CALLER)
+      await hooks.invoke('sendEmail', payload, UNKNOWN_CALLER, ctx.db)
     } else {
       await ctx.mailer.send(message)
     }
