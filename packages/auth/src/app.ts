@@ -134,8 +134,8 @@ export interface AuthApp {
    */
   readonly server: FastifyInstance
   /**
-   * The database: the one given or opened (with spans under `TRACING_ENABLED`); the services'
-   * statements also go through their request's deadline (`guardedDb`).
+   * The database: the one given or opened (with spans under `TRACING_ENABLED`). A request's
+   * statements go through its deadline as well (`request.ctx`, `guardedDb`); these do not.
    *
    * @throws {Error} Before {@link AuthApp.start} has resolved.
    */

@@ -28,7 +28,8 @@ declare module 'fastify' {
 
 /**
  * The deadline of one request (`API_MAX_REQUEST_DURATION`), and what it lets the request's
- * database work do ({@link WriteGuard}, through `guardedDb` and the request's `ctx`). When the deadline passes:
+ * database work do ({@link WriteGuard}, through `guardedDb` and the request's `ctx`). When the
+ * deadline passes:
  * - with no commit in flight and nothing committed, the request is cut: `onCut` answers 504, and
  *   nothing of it is sent to the database any more (a transaction in progress rolls back instead
  *   of committing);
