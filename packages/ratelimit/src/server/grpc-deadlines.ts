@@ -1,9 +1,10 @@
 /**
- * The lean gRPC server's deadline sweeper: every call waits in one map with its deadline (the
- * earlier of its `grpc-timeout` and `GRPC_MAX_CALL_DURATION`), and one timer per server ends the
- * overdue calls with DEADLINE_EXCEEDED, forgets the calls clients reset, and sends GOAWAY to
- * connections without a call for `GRPC_MAX_CONNECTION_IDLE`. A call costs a map insertion and a
- * removal, not a timer of its own.
+ * The lean gRPC server's deadline sweeper: every call waits in one slot of a table with its
+ * deadline (the earlier of its `grpc-timeout` and `GRPC_MAX_CALL_DURATION`), and one timer per
+ * server ends the overdue calls with DEADLINE_EXCEEDED, forgets the calls clients reset, and
+ * sends GOAWAY to connections without a call for `GRPC_MAX_CONNECTION_IDLE`. A call takes a free
+ * slot and gives it back: no timer of its own, no hashing of the stream, and nothing allocated
+ * once the table has grown to the calls in flight.
  *
  * @module
  */
@@ -31,10 +32,16 @@ export class CallDeadlines {
   readonly #maxIdleMs: number
   readonly #onFailure: (stream: ServerHttp2Stream, error: unknown) => void
   /**
-   * Calls not answered yet, with their deadline ({@link MonotonicClock} milliseconds). Answers
-   * remove their call; the sweep ends the overdue ones and forgets the ones the client reset.
+   * Calls not answered yet, by slot (`undefined`: a free slot), and their deadlines
+   * ({@link MonotonicClock} milliseconds). Answers free their slot; the sweep ends the overdue
+   * calls and frees the slots of the ones the client reset.
    */
-  readonly #deadlines = new Map<ServerHttp2Stream, number>()
+  readonly #calls: (ServerHttp2Stream | undefined)[] = []
+  readonly #deadlines: number[] = []
+  /** Free slots of {@link #calls}, taken last freed first. */
+  readonly #free: number[] = []
+  /** Calls in {@link #calls}. */
+  #pending = 0
   /** `Health/Watch` calls being served (they keep their connection busy). */
   readonly #watching = new Set<ServerHttp2Stream>()
   /** Watch calls whose `grpc-timeout` passed: their trailers say DEADLINE_EXCEEDED. */
@@ -71,25 +78,37 @@ export class CallDeadlines {
    * A call started: it must be answered within `timeoutMs`.
    *
    * @param timeoutMs Milliseconds from now.
+   * @returns The call's slot, for {@link callAnswered} and {@link watchStarted}.
    */
-  callStarted(stream: ServerHttp2Stream, timeoutMs: number): void {
+  callStarted(stream: ServerHttp2Stream, timeoutMs: number): number {
     const now = this.#clock.now()
-    this.#deadlines.set(stream, now + timeoutMs)
+    const slot = this.#free.pop() ?? this.#calls.length
+    this.#calls[slot] = stream
+    this.#deadlines[slot] = now + timeoutMs
+    this.#pending++
     const state = this.#activity.get(stream.session as Http2Session)
     if (state !== undefined) state.lastCall = now
+    return slot
   }
 
-  /** The call is being answered: its deadline no longer applies. */
-  callAnswered(stream: ServerHttp2Stream): void {
-    this.#deadlines.delete(stream)
+  /**
+   * The call is being answered: its deadline no longer applies.
+   *
+   * @param slot What {@link callStarted} returned for the call's stream.
+   */
+  callAnswered(slot: number, stream: ServerHttp2Stream): void {
+    // The sweep may have freed the slot already (a reset), and another call may hold it now.
+    if (this.#calls[slot] === stream) this.#release(slot)
   }
 
   /**
    * A `Health/Watch` call is being served: it keeps its connection busy until it closes, and
    * keeps its deadline only when the client sent `grpc-timeout`.
+   *
+   * @param slot What {@link callStarted} returned for the call.
    */
-  watchStarted(stream: ServerHttp2Stream, clientTimeout: boolean): void {
-    if (!clientTimeout) this.#deadlines.delete(stream)
+  watchStarted(slot: number, stream: ServerHttp2Stream, clientTimeout: boolean): void {
+    if (!clientTimeout) this.callAnswered(slot, stream)
     this.#watching.add(stream)
     stream.once('close', () => this.#watching.delete(stream))
   }
@@ -103,6 +122,12 @@ export class CallDeadlines {
   stop(): void {
     clearInterval(this.#timer)
     this.#timer = undefined
+  }
+
+  #release(slot: number): void {
+    this.#calls[slot] = undefined
+    this.#free.push(slot)
+    this.#pending--
   }
 
   /** Ends a call whose deadline passed with DEADLINE_EXCEEDED, as grpc-js does. */
@@ -120,15 +145,18 @@ export class CallDeadlines {
   #sweep(): void {
     const now = this.#clock.now()
     const busy = new Set<Http2Session | undefined>()
-    for (const [stream, deadline] of this.#deadlines) {
+    const calls = this.#calls
+    for (let slot = 0; slot < calls.length; slot++) {
+      const stream = calls[slot]
+      if (stream === undefined) continue
       if (
         stream.destroyed ||
         stream.closed ||
         (stream.headersSent && !this.#watching.has(stream))
       ) {
-        this.#deadlines.delete(stream) // reset by the client, or being answered
-      } else if (deadline <= now) {
-        this.#deadlines.delete(stream)
+        this.#release(slot) // reset by the client, or being answered
+      } else if ((this.#deadlines[slot] as number) <= now) {
+        this.#release(slot)
         try {
           this.#expire(stream)
         } catch (error) {
@@ -147,6 +175,6 @@ export class CallDeadlines {
         session.close() // GOAWAY; nothing is in flight
       }
     }
-    if (this.#activity.size === 0 && this.#deadlines.size === 0) this.stop()
+    if (this.#activity.size === 0 && this.#pending === 0) this.stop()
   }
 }

@@ -140,9 +140,9 @@ export function buildNativeGrpcServer(
 
   /** Answers a unary call with the handler's outcome. */
   const answer =
-    (stream: ServerHttp2Stream, path: string): UnaryCallback =>
+    (stream: ServerHttp2Stream, path: string, slot: number): UnaryCallback =>
     (status, message, headers) => {
-      calls.callAnswered(stream)
+      calls.callAnswered(slot, stream)
       try {
         if (status !== null) sendError(stream, status)
         else if (message !== undefined) sendFramed(stream, message, headersWith(headers))
@@ -155,13 +155,18 @@ export function buildNativeGrpcServer(
    * `Health/Watch`: the current status, then every change, until the client cancels or its own
    * `grpc-timeout` passes (`GRPC_MAX_CALL_DURATION` bounds only the wait for the request).
    */
-  const watch = (stream: ServerHttp2Stream, bytes: Buffer, clientTimeout: boolean): void => {
+  const watch = (
+    stream: ServerHttp2Stream,
+    bytes: Buffer,
+    clientTimeout: boolean,
+    slot: number,
+  ): void => {
     const accepted = handlers.watch(bytes, true)
     if ('code' in accepted) {
       sendError(stream, accepted)
       return
     }
-    calls.watchStarted(stream, clientTimeout)
+    calls.watchStarted(slot, stream, clientTimeout)
     stream.respond(RESPONSE_HEADERS, WITH_TRAILERS)
     stream.once('wantTrailers', () => {
       stream.sendTrailers(
@@ -220,11 +225,11 @@ export function buildNativeGrpcServer(
       }
       if (requested < timeout) timeout = requested
     }
-    calls.callStarted(stream, timeout)
+    const slot = calls.callStarted(stream, timeout)
     readUnary(stream, (bytes) => {
       try {
-        if (unary !== undefined) unary(bytes, true, answer(stream, String(path)), headers)
-        else watch(stream, bytes, timeoutHeader !== undefined)
+        if (unary !== undefined) unary(bytes, true, answer(stream, String(path), slot), headers)
+        else watch(stream, bytes, timeoutHeader !== undefined, slot)
       } catch (error) {
         fail(stream, methodName(path), error)
       }
