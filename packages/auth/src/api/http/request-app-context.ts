@@ -26,7 +26,7 @@ declare module 'fastify' {
  * The context of work done under `guard`: `shared` with its database under it; `shared` itself
  * when there is no guard (`API_MAX_REQUEST_DURATION` 0).
  */
-export function contextUnder(shared: AppContext, guard: WriteGuard | null): AppContext {
+function contextUnder(shared: AppContext, guard: WriteGuard | null): AppContext {
   return guard === null ? shared : { ...shared, db: guardedDb(shared.db, guard) }
 }
 
