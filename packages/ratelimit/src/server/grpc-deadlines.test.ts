@@ -87,4 +87,18 @@ describe('CallDeadlines', () => {
     expect(deadlines.callStarted(next.asStream, 10_000)).toBe(slot)
     expect(reset.answered).toEqual([])
   })
+
+  it('starts its table again once no call is in flight', () => {
+    const streams = [fakeStream(session), fakeStream(session), fakeStream(session)]
+    const slots = streams.map((s) => deadlines.callStarted(s.asStream, 1000))
+    expect(slots).toEqual([0, 1, 2])
+    streams.forEach((s, i) => {
+      deadlines.callAnswered(slots[i] as number, s.asStream)
+    })
+    advance(60)
+    const next = fakeStream(session)
+    expect(deadlines.callStarted(next.asStream, 1000)).toBe(0)
+    advance(1100)
+    expect(next.answered).toEqual([expect.objectContaining({ 'grpc-status': '4' })])
+  })
 })

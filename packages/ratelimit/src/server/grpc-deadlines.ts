@@ -175,6 +175,13 @@ export class CallDeadlines {
         session.close() // GOAWAY; nothing is in flight
       }
     }
-    if (this.#activity.size === 0 && this.#pending === 0) this.stop()
+    if (this.#pending === 0) {
+      // Nothing in flight: the table starts small again, so that a burst of calls does not leave
+      // every later sweep walking its empty slots.
+      this.#calls.length = 0
+      this.#deadlines.length = 0
+      this.#free.length = 0
+      if (this.#activity.size === 0) this.stop()
+    }
   }
 }
