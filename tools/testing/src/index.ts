@@ -6,7 +6,20 @@
  */
 export { FakeClock, type Clock } from './clock.js'
 export { CHROMIUM_PATH, launchChromium } from './browser.js'
-export { getFreePort, getFreePorts, probeTcp, waitFor, type WaitForOptions } from './net.js'
+export {
+  getFreePort,
+  getFreePorts,
+  probeTcp,
+  waitFor,
+  type FreePortsOptions,
+  type WaitForOptions,
+} from './net.js'
+export {
+  awaitServer,
+  startServerOnFreePort,
+  type StartServerOptions,
+  type StartedServer,
+} from './server-process.js'
 export { startHttpServer, type TestHttpServer } from './http.js'
 export {
   runProcess,

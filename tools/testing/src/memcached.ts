@@ -1,5 +1,6 @@
-import { getFreePort, probeTcp, waitFor } from './net.js'
-import { startProcess, type ManagedProcess } from './process.js'
+import { probeTcp } from './net.js'
+import { startProcess } from './process.js'
+import { awaitServer, startServerOnFreePort } from './server-process.js'
 
 /** A `memcached` of a test's own, on a random loopback port. */
 export interface TestMemcached {
@@ -30,31 +31,35 @@ export interface StartMemcachedOptions {
  * Starts `memcached` on a random loopback port (TCP only, 64 MiB) and resolves once it answers
  * `version`. `.ci/run` installs memcached from Debian's packages.
  *
- * @throws {Error} When `memcached` is missing or does not come up within 10 s.
+ * @throws {Error} When `memcached` is missing, exits before it answers on three ports in turn, or
+ *   does not come up within 10 s.
  */
 export async function startMemcached(options: StartMemcachedOptions = {}): Promise<TestMemcached> {
   const host = '127.0.0.1'
-  const port = await getFreePort(host)
-  const args = ['-l', host, '-p', String(port), '-U', '0', '-m', '64', ...(options.args ?? [])]
-  if (process.getuid?.() === 0) args.push('-u', 'root')
-  const probe = options.probe ?? version
-  let current: ManagedProcess | undefined
-  const launch = async (): Promise<void> => {
-    const started = await startProcess(options.command ?? 'memcached', args)
-    current = started
-    await waitFor(() => probe(host, port), {
-      what: `memcached on port ${String(port)} (output: ${started.output()})`,
-    })
+  const command = options.command ?? 'memcached'
+  const args = (port: number): string[] => {
+    const list = ['-l', host, '-p', String(port), '-U', '0', '-m', '64', ...(options.args ?? [])]
+    if (process.getuid?.() === 0) list.push('-u', 'root')
+    return list
   }
-  await launch()
+  const probe = options.probe ?? version
+  const started = await startServerOnFreePort({
+    name: 'memcached',
+    command,
+    args,
+    ready: (port) => probe(host, port),
+  })
+  const { port } = started
+  let current = started.process
   return {
     host,
     port,
     hostPort: `${host}:${String(port)}`,
-    stop: async () => current?.stop(),
+    stop: async () => current.stop(),
     restart: async () => {
-      await current?.stop()
-      await launch()
+      await current.stop()
+      current = await startProcess(command, args(port))
+      await awaitServer(current, `memcached on port ${String(port)}`, () => probe(host, port))
     },
   }
 }

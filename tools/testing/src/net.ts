@@ -42,6 +42,16 @@ function boundPort(server: Server): number {
   return address.port
 }
 
+/** Options of {@link getFreePorts}. */
+export interface FreePortsOptions {
+  /**
+   * Each port `p` handed out also has `p + companionOffset` free and below the kernel's
+   * ephemeral range: a Redis Cluster node listens on its port plus 10000 for its cluster bus.
+   * @default 0 (no companion port)
+   */
+  readonly companionOffset?: number
+}
+
 /**
  * Finds `count` distinct free TCP ports on a loopback address for servers a test starts right
  * afterwards. They are taken at random below the kernel's ephemeral range (from 10000), where
@@ -54,19 +64,36 @@ function boundPort(server: Server): number {
  *
  * @param host Address to bind. @default '127.0.0.1'
  * @returns The port numbers, all different.
- * @throws {Error} When no free port turns up in 50 tries per port.
+ * @throws {Error} When no free port turns up in 50 tries per port, or a companion port is asked
+ *   for where the ephemeral range cannot be read.
  */
-export async function getFreePorts(count: number, host = '127.0.0.1'): Promise<number[]> {
-  const high = ephemeralLow()
+export async function getFreePorts(
+  count: number,
+  host = '127.0.0.1',
+  options: FreePortsOptions = {},
+): Promise<number[]> {
+  const offset = options.companionOffset ?? 0
+  const high = ephemeralLow() - offset
+  if (offset > 0 && high <= LOWEST_PORT) {
+    throw new Error(`no room for ports with a companion ${String(offset)} above them`)
+  }
   const held: Server[] = []
+  const ports: number[] = []
   try {
-    for (let tries = 0; held.length < count; tries++) {
+    for (let tries = 0; ports.length < count; tries++) {
       if (tries >= count * 50) throw new Error(`no free port on ${host} in ${String(tries)} tries`)
       const port = high > 0 ? LOWEST_PORT + Math.floor(Math.random() * (high - LOWEST_PORT)) : 0
       const server = await bind(host, port)
-      if (server !== undefined) held.push(server)
+      if (server === undefined) continue
+      held.push(server)
+      if (offset > 0) {
+        const companion = await bind(host, port + offset)
+        if (companion === undefined) continue
+        held.push(companion)
+      }
+      ports.push(boundPort(server))
     }
-    return held.map(boundPort)
+    return ports
   } finally {
     await Promise.all(
       held.map(
@@ -87,8 +114,11 @@ export async function getFreePorts(count: number, host = '127.0.0.1'): Promise<n
  * @param host Address to bind. @default '127.0.0.1'
  * @returns The port number.
  */
-export async function getFreePort(host = '127.0.0.1'): Promise<number> {
-  const [port] = await getFreePorts(1, host)
+export async function getFreePort(
+  host = '127.0.0.1',
+  options: FreePortsOptions = {},
+): Promise<number> {
+  const [port] = await getFreePorts(1, host, options)
   return port as number
 }
 
@@ -98,8 +128,11 @@ export interface WaitForOptions {
   timeout?: number
   /** Pause between attempts, in milliseconds. @default 25 */
   interval?: number
-  /** Names what is awaited, for the timeout message. */
-  what?: string
+  /**
+   * Names what is awaited, for the timeout message. A function is called only when the wait
+   * times out, so it can quote what a process printed until then.
+   */
+  what?: string | (() => string)
 }
 
 /**
@@ -125,7 +158,8 @@ export async function waitFor<T>(
     }
     if (Date.now() > deadline) {
       const cause = lastError instanceof Error ? `: ${lastError.message}` : ''
-      throw new Error(`timed out after ${String(timeout)} ms waiting for ${what}${cause}`, {
+      const named = typeof what === 'function' ? what() : what
+      throw new Error(`timed out after ${String(timeout)} ms waiting for ${named}${cause}`, {
         cause: lastError,
       })
     }
@@ -147,7 +181,10 @@ export async function probeTcp(
 ): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = new Socket()
+    let settled = false
     const done = (ok: boolean): void => {
+      if (settled) return
+      settled = true
       socket.destroy()
       resolve(ok)
     }
@@ -155,6 +192,10 @@ export async function probeTcp(
       done(false)
     })
     socket.once('error', () => {
+      done(false)
+    })
+    // Hung up without a reply (the idle timer above stops with the socket).
+    socket.once('close', () => {
       done(false)
     })
     socket.once('data', (data) => {

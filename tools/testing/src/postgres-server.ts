@@ -5,8 +5,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import pg from 'pg'
-import { getFreePort, waitFor } from './net.js'
+import { getFreePort } from './net.js'
 import { startProcess, type ManagedProcess } from './process.js'
+import { awaitServer } from './server-process.js'
 
 const run = promisify(execFile)
 
@@ -173,15 +174,7 @@ export async function startPostgresServer(
     if (current) return
     const started = await startProcess(join(binDir, 'postgres'), args, account)
     current = started
-    await waitFor(
-      async () => {
-        if (started.child.exitCode !== null) {
-          throw new Error(`postgres exited: ${started.output()}`)
-        }
-        return accepts(url)
-      },
-      { timeout: 20_000, what: `PostgreSQL on port ${String(port)}` },
-    )
+    await awaitServer(started, `PostgreSQL on port ${String(port)}`, () => accepts(url), 20_000)
   }
   let destroyed = false
   const server: TestPostgresServer = {

@@ -3,9 +3,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { getFreePort, waitFor } from './net.js'
-import { startProcess, type ManagedProcess } from './process.js'
+import { waitFor } from './net.js'
+import { type ManagedProcess } from './process.js'
 import { ping, startRedisServer, type TestRedisServer } from './redis.js'
+import { startServerOnFreePort } from './server-process.js'
 
 const run = promisify(execFile)
 
@@ -80,6 +81,8 @@ export async function startRedisCluster(
             '--dir',
             dir,
           ],
+          // The cluster bus listens 10000 above the node's port.
+          ports: { companionOffset: 10_000 },
         }),
       )
     }
@@ -237,26 +240,29 @@ export async function startRedisSentinel(): Promise<TestRedisSentinel> {
       }),
     )
     for (let i = 0; i < 3; i++) {
-      const port = await getFreePort()
       const config = join(dir, `sentinel-${String(i)}.conf`)
-      writeFileSync(
-        config,
-        [
-          `port ${String(port)}`,
-          'bind 127.0.0.1',
-          `dir ${dir}`,
-          `sentinel monitor ${masterName} ${master.host} ${String(master.port)} 2`,
-          `sentinel down-after-milliseconds ${masterName} 2000`,
-          `sentinel failover-timeout ${masterName} 10000`,
-          '',
-        ].join('\n'),
-      )
-      const sentinel = await startProcess('redis-server', [config, '--sentinel'])
+      const { port, process: sentinel } = await startServerOnFreePort({
+        name: 'redis sentinel',
+        command: 'redis-server',
+        args: (port) => {
+          writeFileSync(
+            config,
+            [
+              `port ${String(port)}`,
+              'bind 127.0.0.1',
+              `dir ${dir}`,
+              `sentinel monitor ${masterName} ${master.host} ${String(master.port)} 2`,
+              `sentinel down-after-milliseconds ${masterName} 2000`,
+              `sentinel failover-timeout ${masterName} 10000`,
+              '',
+            ].join('\n'),
+          )
+          return [config, '--sentinel']
+        },
+        ready: (port) => ping('127.0.0.1', port),
+      })
       sentinels.push(sentinel)
       sentinelPorts.push(port)
-      await waitFor(() => ping('127.0.0.1', port), {
-        what: `redis sentinel on port ${String(port)} (output: ${sentinel.output()})`,
-      })
     }
     await waitFor(
       async () => {

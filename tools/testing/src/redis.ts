@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
-import { getFreePort, probeTcp, waitFor } from './net.js'
-import { startProcess, type ManagedProcess } from './process.js'
+import { probeTcp, type FreePortsOptions } from './net.js'
+import { startProcess } from './process.js'
+import { awaitServer, startServerOnFreePort } from './server-process.js'
 
 /**
  * A unique Redis key prefix for one test file or test, so tests can share the machine's Redis
@@ -43,6 +44,8 @@ export interface StartRedisOptions {
   args?: readonly string[]
   /** Executable. @default 'redis-server' */
   command?: string
+  /** How its port is found (a cluster node needs its bus port, 10000 above, free too). */
+  ports?: FreePortsOptions
 }
 
 /**
@@ -50,13 +53,13 @@ export interface StartRedisOptions {
  * it answers `PING`. Use it where a test needs isolation beyond a key prefix (FLUSHALL, killing
  * and restarting the server, authentication).
  *
- * @throws {Error} When `redis-server` is missing or does not come up within 10 s.
+ * @throws {Error} When `redis-server` is missing, exits before it answers on three ports in turn,
+ *   or does not come up within 10 s.
  */
 export async function startRedisServer(options: StartRedisOptions = {}): Promise<TestRedisServer> {
   const host = '127.0.0.1'
-  const port = await getFreePort(host)
   const command = options.command ?? 'redis-server'
-  const args = [
+  const args = (port: number): string[] => [
     '--bind',
     host,
     '--port',
@@ -67,25 +70,26 @@ export async function startRedisServer(options: StartRedisOptions = {}): Promise
     'no',
     ...(options.args ?? []),
   ]
-  let current: ManagedProcess | undefined
-  const launch = async (): Promise<void> => {
-    const started = await startProcess(command, args)
-    current = started
-    await waitFor(() => ping(host, port), {
-      what: `redis-server on port ${String(port)} (output: ${started.output()})`,
-    })
-  }
-  await launch()
+  const started = await startServerOnFreePort({
+    name: 'redis-server',
+    command,
+    args,
+    ready: (port) => ping(host, port),
+    ...(options.ports === undefined ? {} : { ports: options.ports }),
+  })
+  const { port } = started
+  let current = started.process
   return {
     host,
     port,
     url: `redis://${host}:${String(port)}`,
     hostPort: `${host}:${String(port)}`,
-    stop: async () => current?.stop('SIGTERM'),
-    kill: async () => current?.stop('SIGKILL'),
+    stop: async () => current.stop('SIGTERM'),
+    kill: async () => current.stop('SIGKILL'),
     restart: async () => {
-      await current?.stop('SIGTERM')
-      await launch()
+      await current.stop('SIGTERM')
+      current = await startProcess(command, args(port))
+      await awaitServer(current, `redis-server on port ${String(port)}`, () => ping(host, port))
     },
   }
 }

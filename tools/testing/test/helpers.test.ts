@@ -1,18 +1,21 @@
 import { readFileSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { createServer, type AddressInfo, type Server } from 'node:net'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
 import {
   FakeClock,
   createTestDatabase,
   createTestSchema,
+  getFreePort,
   getFreePorts,
   ping,
+  probeTcp,
   redisCli,
   redisKeyPrefix,
   startMemcached,
   startRedisCluster,
   startRedisServer,
+  startServerOnFreePort,
   waitFor,
 } from '@gatehouse/testing'
 
@@ -49,6 +52,92 @@ describe('getFreePorts', () => {
       ),
     )
     await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))))
+  })
+
+  it('keeps a companion port free, below the ephemeral range, for every port it hands out', async () => {
+    const ports = await getFreePorts(20, '127.0.0.1', { companionOffset: 10_000 })
+    const low = Number(
+      readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').split(/\s+/)[0],
+    )
+    for (const port of ports) expect(port + 10_000 < low, String(port)).toBe(true)
+    const companions = await Promise.all(ports.map((port) => listenOn(port + 10_000)))
+    await Promise.all(companions.map((s) => new Promise((resolve) => s.close(resolve))))
+  })
+})
+
+/** Listens on `port` (0: any) and hangs up on whoever connects. */
+function listenOn(port: number): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = createServer((socket) => socket.destroy())
+    server.once('error', reject)
+    server.listen({ host: '127.0.0.1', port }, () => {
+      resolve(server)
+    })
+  })
+}
+
+describe('probeTcp', () => {
+  it('resolves false when the server hangs up without a reply', async () => {
+    const server = await listenOn(0)
+    try {
+      const { port } = server.address() as AddressInfo
+      await expect(probeTcp('127.0.0.1', port, 'PING\r\n', () => true, 60_000)).resolves.toBe(false)
+    } finally {
+      await new Promise((resolve) => server.close(resolve))
+    }
+  })
+})
+
+describe('startServerOnFreePort', () => {
+  // CI once lost a Redis Cluster to a port another test took between the pick and the bind: the
+  // server exited at once and the helper waited 10 s for an answer that could not come.
+  it('launches again on a new port when the first one was taken meanwhile', async () => {
+    const squatter = await listenOn(0)
+    const taken = (squatter.address() as AddressInfo).port
+    const picked: number[] = []
+    try {
+      const started = await startServerOnFreePort({
+        name: 'redis-server',
+        command: 'redis-server',
+        args: (port) => ['--bind', '127.0.0.1', '--port', String(port), '--save', ''],
+        ready: (port) => ping('127.0.0.1', port),
+        pickPort: async () => {
+          const port = picked.length === 0 ? taken : await getFreePort()
+          picked.push(port)
+          return port
+        },
+      })
+      try {
+        expect(picked).toHaveLength(2)
+        expect(started.port).toBe(picked[1])
+        expect(await ping('127.0.0.1', started.port)).toBe(true)
+      } finally {
+        await started.process.stop()
+      }
+    } finally {
+      await new Promise((resolve) => squatter.close(resolve))
+    }
+  })
+
+  it('fails fast, quoting its output, when every launch exits before answering', async () => {
+    const began = Date.now()
+    let launches = 0
+    await expect(
+      startServerOnFreePort({
+        name: 'redis-server',
+        command: 'redis-server',
+        args: () => {
+          launches++
+          return ['--no-such-option', 'x']
+        },
+        ready: () => Promise.resolve(false),
+        attempts: 2,
+      }),
+    ).rejects.toThrow(
+      /redis-server on port \d+ exited \(status 1\) before it answered \(output: .*no-such-option/s,
+    )
+    expect(launches).toBe(2)
+    expect(Date.now() - began).toBeLessThan(5_000)
   })
 })
 
@@ -146,5 +235,10 @@ describe('waitFor', () => {
         { timeout: 30, interval: 5, what: 'a miracle' },
       ),
     ).rejects.toThrow('waiting for a miracle: nope')
+    // A function names it when the wait times out, with what it knows by then.
+    let seen = 'nothing'
+    const waiting = waitFor(() => false, { timeout: 30, interval: 5, what: () => `(saw ${seen})` })
+    seen = 'something'
+    await expect(waiting).rejects.toThrow('waiting for (saw something)')
   })
 })

@@ -181,7 +181,7 @@ describe('gatehouse-auth CLI', () => {
     try {
       await waitFor(() => output.includes('service_role key'), {
         timeout: 20_000,
-        what: `the executable (${output})`,
+        what: () => `the executable (${output})`,
       })
       const key = /service_role key \(admin API\): (\S+)/.exec(output)![1]!
       const res = await fetch(`http://127.0.0.1:${String(port)}/admin/users`, {

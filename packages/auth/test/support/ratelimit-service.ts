@@ -78,7 +78,7 @@ export async function startRateLimitService(
       await waitFor(
         async () => (await fetch(`http://127.0.0.1:${String(httpPort)}/healthcheck`)).ok,
         // Generous: it compiles its sources with tsx, slow on a busy 2-core machine.
-        { what: `gatehouse-ratelimit (output: ${started.output()})`, timeout: 90_000 },
+        { what: () => `gatehouse-ratelimit (output: ${started.output()})`, timeout: 90_000 },
       )
     },
     async stop(signal) {

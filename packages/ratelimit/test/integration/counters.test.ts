@@ -65,7 +65,8 @@ beforeAll(async () => {
   backends = await startBackends('ratelimit-counters')
 }, 60_000)
 afterAll(async () => {
-  await backends.stop()
+  // Absent when the set-up failed: its own error is the one to read.
+  await (backends as TestBackends | undefined)?.stop()
 })
 
 describe('counter API access', () => {

@@ -94,7 +94,7 @@ describe('the gatehouse-ratelimit executable', () => {
       await waitFor(
         async () => (await fetch(`http://127.0.0.1:${String(port)}/healthcheck`)).status === 200,
         {
-          what: `the service to listen (output: ${p.output()})`,
+          what: () => `the service to listen (output: ${p.output()})`,
           timeout: 20_000,
         },
       )
@@ -148,7 +148,7 @@ describe('the gatehouse-ratelimit executable', () => {
       await waitFor(
         async () => (await fetch(`http://127.0.0.1:${String(port)}/healthcheck`)).status === 200,
         {
-          what: `the workers to listen (output: ${p.output()})`,
+          what: () => `the workers to listen (output: ${p.output()})`,
           timeout: 20_000,
         },
       )
@@ -197,7 +197,7 @@ describe('the gatehouse-ratelimit executable', () => {
     try {
       await waitFor(
         async () => (await fetch(`http://127.0.0.1:${String(port)}/healthcheck`)).status === 200,
-        { what: `the service to listen (output: ${p.output()})`, timeout: 20_000 },
+        { what: () => `the service to listen (output: ${p.output()})`, timeout: 20_000 },
       )
       const hostile = 'GET http://[/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'
       const debug = await rawExchange(debugPort, hostile)
@@ -272,7 +272,7 @@ describe('the gatehouse-ratelimit executable', () => {
       await waitFor(
         async () => (await fetch(`http://127.0.0.1:${String(port)}/healthcheck`)).status === 200,
         {
-          what: `the service to be healthy (output: ${p.output()})`,
+          what: () => `the service to be healthy (output: ${p.output()})`,
           timeout: 20_000,
         },
       )
@@ -298,7 +298,9 @@ describe('the gatehouse-ratelimit executable', () => {
             resolve(true)
           })
         })
-      await waitFor(refused, { what: `the service to stop listening (output: ${p.output()})` })
+      await waitFor(refused, {
+        what: () => `the service to stop listening (output: ${p.output()})`,
+      })
       expect(p.child.exitCode).toBeNull()
       release()
       const answer = await inFlight

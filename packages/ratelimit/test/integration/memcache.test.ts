@@ -298,7 +298,7 @@ describe('the gatehouse-ratelimit executable on memcache', () => {
     try {
       await waitFor(
         async () => (await fetch(`http://127.0.0.1:${String(port)}/healthcheck`)).status === 200,
-        { what: `the workers to listen (output: ${p.output()})`, timeout: 20_000 },
+        { what: () => `the workers to listen (output: ${p.output()})`, timeout: 20_000 },
       )
       // A DAY limit of 20, filled by the first call: no window boundary in the way.
       const post = async (hitsAddend: number) =>

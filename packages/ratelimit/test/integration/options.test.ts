@@ -124,7 +124,7 @@ describe('service options', () => {
         () =>
           received.includes('ratelimit.service.rate_limit.basic.key1.total_hits.__env=test:1|c\n'),
         {
-          what: `the total_hits line (got ${received})`,
+          what: () => `the total_hits line (got ${received})`,
         },
       )
       expect(received).toContain('ratelimit.service.config_load_success.__env=test:1|c\n')

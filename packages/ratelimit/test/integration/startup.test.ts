@@ -106,7 +106,7 @@ describe('gatehouse-ratelimit start-up without its backend', () => {
     })
     try {
       await waitFor(() => p.output().includes(`cannot reach the main redis at ${redis.hostPort}`), {
-        what: `a warn line about the missing Redis (output: ${p.output()})`,
+        what: () => `a warn line about the missing Redis (output: ${p.output()})`,
       })
       await redis.restart()
       await waitFor(
@@ -115,7 +115,7 @@ describe('gatehouse-ratelimit start-up without its backend', () => {
             ?.status === 200,
         // Two worker processes start from the TypeScript sources (tsx, a cold cache on a clean
         // clone): 4 s alone, 10 s beside four busy processes, more in a loaded CI run.
-        { what: `the service to listen (output: ${p.output()})`, timeout: 60_000 },
+        { what: () => `the service to listen (output: ${p.output()})`, timeout: 60_000 },
       )
       const answer = await fetch(`http://127.0.0.1:${String(port)}/json`, {
         method: 'POST',

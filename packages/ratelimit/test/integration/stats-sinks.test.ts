@@ -207,7 +207,7 @@ describe('the executable with several stats sinks and workers', () => {
     try {
       const base = `http://127.0.0.1:${String(port)}`
       await waitFor(async () => (await fetch(`${base}/healthcheck`)).status === 200, {
-        what: `the workers to listen (output: ${p.output()})`,
+        what: () => `the workers to listen (output: ${p.output()})`,
         timeout: 20_000,
       })
       // New connections are spread over the workers (cluster round robin): 20 requests reach both.
@@ -225,7 +225,7 @@ describe('the executable with several stats sinks and workers', () => {
           const text = await (await fetch(`http://127.0.0.1:${String(debugPort)}/stats`)).text()
           return text.includes(`${name}: ${String(n)}\n`)
         },
-        { what: `/stats to sum both workers (output: ${p.output()})`, timeout: 10_000 },
+        { what: () => `/stats to sum both workers (output: ${p.output()})`, timeout: 10_000 },
       )
       await waitFor(
         async () => {
@@ -237,7 +237,7 @@ describe('the executable with several stats sinks and workers', () => {
           return s?.value === String(n)
         },
         {
-          what: `the primary's scrape to sum both workers (output: ${p.output()})`,
+          what: () => `the primary's scrape to sum both workers (output: ${p.output()})`,
           timeout: 10_000,
         },
       )

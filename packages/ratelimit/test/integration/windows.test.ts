@@ -24,7 +24,8 @@ beforeAll(async () => {
   backends = await startBackends('ratelimit-windows')
 }, 60_000)
 afterAll(async () => {
-  await backends.stop()
+  // Absent when the set-up failed: its own error is the one to read.
+  await (backends as TestBackends | undefined)?.stop()
 })
 
 const NAMES = ['memory', 'Redis', 'Redis Cluster', 'memcache'] as const

@@ -54,7 +54,7 @@ describe('gatehouse-ratelimit with two workers', () => {
         async () =>
           (await fetch(`http://127.0.0.1:${String(port)}/healthcheck`).catch(() => undefined))
             ?.status === 200,
-        { what: `the workers to listen (output: ${output})`, timeout: 20_000 },
+        { what: () => `the workers to listen (output: ${output})`, timeout: 20_000 },
       )
       // Both workers have loaded the configuration (and watch it): /stats sums them.
       await waitFor(
@@ -62,20 +62,20 @@ describe('gatehouse-ratelimit with two workers', () => {
           (await (await fetch(`http://127.0.0.1:${String(debugPort)}/stats`)).text()).includes(
             'ratelimit.service.config_load_success: 2\n',
           ),
-        { what: `both workers' first load (output: ${output})` },
+        { what: () => `both workers' first load (output: ${output})` },
       )
       // One edit reloads both.
       appendFileSync(join(root, 'config', 'basic.yaml'), '# edited\n')
       await waitFor(
         () => output.includes('"ratelimit.service.config_load_success"') && loads() === 2,
         {
-          what: `the reload (output: ${output})`,
+          what: () => `the reload (output: ${output})`,
         },
       )
       await waitFor(
         () => sumOf(statsLines(output), 'ratelimit.service.config_load_success') === 4,
         {
-          what: `the reloads of both workers in the stats (output: ${output})`,
+          what: () => `the reloads of both workers in the stats (output: ${output})`,
         },
       )
       p.child.kill('SIGTERM')
