@@ -8,6 +8,7 @@
  * @module
  */
 import type { Queryable } from '../storage/db.js'
+import { timestampFromJson } from './json.js'
 
 /** Kinds of factor this server enrolls. */
 export type FactorType = 'totp' | 'phone' | 'webauthn'
@@ -101,16 +102,15 @@ export function factorsJsonSql(table: string, userExpr: string): string {
 export function factorsFromJson(value: unknown): Factor[] {
   const list = typeof value === 'string' ? (JSON.parse(value) as unknown) : value
   if (!Array.isArray(list)) return []
-  return (list as Record<string, unknown>[]).map((r) => {
-    const date = (v: unknown): Date | null => (typeof v === 'string' ? new Date(v) : null)
-    return fromRow({
+  return (list as Record<string, unknown>[]).map((r) =>
+    fromRow({
       ...(r as unknown as FactorRow),
-      created_at: date(r.created_at) ?? new Date(0),
-      updated_at: date(r.updated_at) ?? new Date(0),
-      last_challenged_at: date(r.last_challenged_at),
+      created_at: timestampFromJson(r.created_at) ?? new Date(0),
+      updated_at: timestampFromJson(r.updated_at) ?? new Date(0),
+      last_challenged_at: timestampFromJson(r.last_challenged_at),
       last_totp_step: typeof r.last_totp_step === 'number' ? String(r.last_totp_step) : null,
-    })
-  })
+    }),
+  )
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Queryable } from '../storage/db.js'
-import { asObject, type JsonObject } from './json.js'
+import { asObject, timestampFromJson, type JsonObject } from './json.js'
 
 /** A row of `identities`: one sign-in method of a user (`email`, `phone`, an OAuth provider). */
 export interface Identity {
@@ -100,20 +100,19 @@ export function identitiesJsonSql(table: string, userExpr: string): string {
 export function identitiesFromJson(value: unknown): Identity[] {
   const list = typeof value === 'string' ? (JSON.parse(value) as unknown) : value
   if (!Array.isArray(list)) return []
-  return (list as Record<string, unknown>[]).map((r) => {
-    const date = (v: unknown): Date | null => (typeof v === 'string' ? new Date(v) : null)
-    return fromRow({
+  return (list as Record<string, unknown>[]).map((r) =>
+    fromRow({
       id: String(r.id),
       provider_id: String(r.provider_id),
       user_id: String(r.user_id),
       identity_data: r.identity_data,
       provider: String(r.provider),
-      last_sign_in_at: date(r.last_sign_in_at),
-      created_at: date(r.created_at),
-      updated_at: date(r.updated_at),
+      last_sign_in_at: timestampFromJson(r.last_sign_in_at),
+      created_at: timestampFromJson(r.created_at),
+      updated_at: timestampFromJson(r.updated_at),
       email: typeof r.email === 'string' ? r.email : null,
-    })
-  })
+    }),
+  )
 }
 
 /** The identities of a user, oldest first. */

@@ -1,3 +1,5 @@
+import { boundedTimestamp } from '../storage/timestamps.js'
+
 /** A JSON object (metadata columns). */
 export type JsonObject = Record<string, unknown>
 
@@ -13,4 +15,18 @@ export function asObject(value: unknown): JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
     ? (value as JsonObject)
     : {}
+}
+
+const bounded = boundedTimestamp((text) => new Date(text))
+
+/**
+ * Reads a timestamp of a `json` value built by PostgreSQL (`to_json`, `json_agg`): ISO 8601 text
+ * with its offset for `timestamptz`. PostgreSQL's `infinity` and `-infinity` become the latest and
+ * earliest `Date`, as the drivers' parsers of timestamp columns are set to (`storage/timestamps.ts`).
+ *
+ * @returns `null` for null or absent, else the instant (millisecond precision, as the driver's).
+ */
+export function timestampFromJson(value: unknown): Date | null {
+  if (typeof value !== 'string') return null
+  return bounded(value)
 }

@@ -11,7 +11,7 @@ import {
   type Session,
   type SessionClient,
 } from './session.js'
-import { USER_COLUMNS_OF_U, userFromRow, type User, type UserRow } from './user.js'
+import { userFromJson, userJsonSql, type User } from './user.js'
 
 /** A row of `refresh_tokens`. */
 export interface RefreshToken {
@@ -147,20 +147,47 @@ export interface LockedRefreshToken {
   readonly factors: Factor[]
 }
 
-type LockedRow = UserRow &
-  PrefixedSessionRow & {
-    rt_id: string
-    rt_token: string
-    rt_user_id: string | null
-    rt_revoked: boolean | null
-    rt_created_at: Date | null
-    rt_updated_at: Date | null
-    rt_parent: string | null
-    rt_session_id: string | null
-    identities_json: unknown
-    amr_json: unknown
-    factors_json: unknown
-  }
+type LockedRow = PrefixedSessionRow & {
+  /** The user's row ({@link userJsonSql}), null when the token has no user. */
+  user_json: unknown
+  rt_id: string
+  rt_token: string
+  rt_user_id: string | null
+  rt_revoked: boolean | null
+  rt_created_at: Date | null
+  rt_updated_at: Date | null
+  rt_parent: string | null
+  rt_session_id: string | null
+  identities_json: unknown
+  amr_json: unknown
+  factors_json: unknown
+}
+
+/**
+ * The user columns of {@link tokenSelectSql} besides the whole row as JSON: what the rotation's
+ * later steps read from the locked row (its checks and the audit payload, `auditPayloadSql`).
+ */
+const LOCK_USER_COLUMNS =
+  'u.id, u.banned_until, u.is_sso_user, u.email, u.phone, u.raw_user_meta_data'
+
+/** The columns of {@link tokenSelectSql} that {@link lockedFromRow} reads. */
+const LOCKED_OUTPUT = [
+  'rt_id',
+  'rt_token',
+  'rt_user_id',
+  'rt_revoked',
+  'rt_created_at',
+  'rt_updated_at',
+  'rt_parent',
+  'rt_session_id',
+  'user_json',
+  'identities_json',
+  'factors_json',
+  ...[...PREFIXED_SESSION_COLUMNS_OF_S.matchAll(/ AS (s_\w+)/g)].map((m) => m[1] ?? ''),
+  'amr_json',
+]
+  .map((column) => `locked.${column}`)
+  .join(', ')
 
 /**
  * The `SELECT` of a token with its user, identities, factors, session and AMR claims (one row).
@@ -174,7 +201,8 @@ type LockedRow = UserRow &
 function tokenSelectSql(t: Tables, lock: boolean): string {
   return `SELECT r.id::text AS rt_id, r.token AS rt_token, r.user_id AS rt_user_id,
        r.revoked AS rt_revoked, r.created_at AS rt_created_at, r.updated_at AS rt_updated_at,
-       r.parent AS rt_parent, r.session_id AS rt_session_id, ${USER_COLUMNS_OF_U},
+       r.parent AS rt_parent, r.session_id AS rt_session_id, ${userJsonSql('u')} AS user_json,
+       ${LOCK_USER_COLUMNS},
        ${identitiesJsonSql(t.identities, 'u.id')} AS identities_json,
        ${factorsJsonSql(t.mfaFactors, 'u.id')} AS factors_json,
        ${PREFIXED_SESSION_COLUMNS_OF_S}, ${amrJsonSql(t.mfaAmrClaims, 's.id')} AS amr_json
@@ -196,7 +224,7 @@ function lockedFromRow(row: LockedRow): LockedRefreshToken {
       parent: row.rt_parent,
       session_id: row.rt_session_id,
     }),
-    user: (row.id as string | null) === null ? undefined : userFromRow(row),
+    user: userFromJson(row.user_json),
     identities: identitiesFromJson(row.identities_json),
     session: sessionFromPrefixed(row),
     amr: amrFromJson(row.amr_json),
@@ -293,7 +321,7 @@ export async function rotateActiveRefreshToken(
          user_agent = COALESCE(NULLIF($7, ''), user_agent), ip = COALESCE(NULLIF($8, '')::inet, ip)
        WHERE id = (SELECT s_id FROM ok)
      )
-     SELECT locked.*, (SELECT token FROM child) AS child_token FROM locked`,
+     SELECT ${LOCKED_OUTPUT}, (SELECT token FROM child) AS child_token FROM locked`,
     [
       token,
       new Date(now),

@@ -7,7 +7,7 @@ import {
   type PrefixedSessionRow,
   type Session,
 } from './session.js'
-import { USER_COLUMNS_OF_U, userFromRow, type User, type UserRow } from './user.js'
+import { userFromJson, userJsonSql, type User } from './user.js'
 
 /** A user with its identities, MFA factors and, when asked for, one of its sessions. */
 export interface UserContext {
@@ -19,7 +19,11 @@ export interface UserContext {
   readonly session: Session | undefined
 }
 
-type Row = UserRow & PrefixedSessionRow & { identities_json: unknown; factors_json: unknown }
+type Row = PrefixedSessionRow & {
+  user_json: unknown
+  identities_json: unknown
+  factors_json: unknown
+}
 
 /**
  * Loads what an authenticated request needs in one round trip: the user, its identities, its MFA
@@ -34,16 +38,17 @@ export async function findUserContext(
   sessionId: string | null,
 ): Promise<UserContext | undefined> {
   const { rows } = await q.query<Row>(
-    `SELECT ${USER_COLUMNS_OF_U}, ${identitiesJsonSql(q.t.identities, 'u.id')} AS identities_json,
+    `SELECT ${userJsonSql('u')} AS user_json, ${identitiesJsonSql(q.t.identities, 'u.id')} AS identities_json,
        ${factorsJsonSql(q.t.mfaFactors, 'u.id')} AS factors_json, ${PREFIXED_SESSION_COLUMNS_OF_S}
      FROM ${q.t.users} u LEFT JOIN ${q.t.sessions} s ON s.id = $2::uuid
      WHERE u.id = $1`,
     [userId, sessionId],
   )
   const row = rows[0]
-  if (!row) return undefined
+  const user = row && userFromJson(row.user_json)
+  if (!row || !user) return undefined
   return {
-    user: userFromRow(row),
+    user,
     identities: identitiesFromJson(row.identities_json),
     factors: factorsFromJson(row.factors_json),
     session: sessionFromPrefixed(row),

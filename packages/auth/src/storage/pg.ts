@@ -12,6 +12,7 @@ import {
   type TransactionOptions,
   type Tx,
 } from './db.js'
+import { boundedTimestamp } from './timestamps.js'
 
 /** `lock_timeout` of every pooled connection, in milliseconds (upstream retries for 5 s). */
 export const LOCK_TIMEOUT_MS = 5000
@@ -32,6 +33,25 @@ function withLockTimeout(url: string): string {
     return url
   }
 }
+
+/** A type's id as `pg-types` names it (its OID in `pg_type`). */
+type TypeId = Parameters<typeof pg.types.getTypeParser>[0]
+
+/** The driver's own parser of a type (`pg-types`). */
+function driverParser(id: TypeId, format: 'text' | 'binary' = 'text'): (text: string) => unknown {
+  return pg.types.getTypeParser(id, format) as (text: string) => unknown
+}
+
+/** The driver's type parsers, with `±infinity` timestamps as `Date` bounds (`timestamps.ts`). */
+const TYPES: pg.CustomTypesConfig = (() => {
+  const { TIMESTAMP, TIMESTAMPTZ } = pg.types.builtins
+  const bounded = new Map(
+    [TIMESTAMP, TIMESTAMPTZ].map((id) => [id, boundedTimestamp(driverParser(id))]),
+  )
+  const getTypeParser = (id: TypeId, format?: 'text' | 'binary'): ((text: string) => unknown) =>
+    (format !== 'binary' ? bounded.get(id) : undefined) ?? driverParser(id, format)
+  return { getTypeParser: getTypeParser as pg.CustomTypesConfig['getTypeParser'] }
+})()
 
 /** A stable prepared-statement name for a SQL text. */
 function statementName(text: string): string {
@@ -219,7 +239,7 @@ export async function openPostgres(
     maxPoolSize > 0
       ? maxPoolSize
       : derivedPoolSize(await reporting(() => readConnectionLimits(connectionString)))
-  const pool = new pg.Pool({ connectionString, max, idleTimeoutMillis: 30_000 })
+  const pool = new pg.Pool({ connectionString, max, idleTimeoutMillis: 30_000, types: TYPES })
   // An idle client that loses its connection must not crash the process: the pool drops it, and
   // the next query opens a new one (or reports the database unavailable).
   pool.on('error', () => undefined)

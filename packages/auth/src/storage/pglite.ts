@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs'
-import { PGlite, type Transaction } from '@electric-sql/pglite'
+import { PGlite, types, type Transaction } from '@electric-sql/pglite'
 import {
   tableNames,
   type Db,
@@ -9,6 +9,7 @@ import {
   type TransactionOptions,
   type Tx,
 } from './db.js'
+import { boundedTimestamp } from './timestamps.js'
 
 function wrap(target: PGlite | Transaction, t: Tables): Queryable {
   return {
@@ -35,6 +36,14 @@ export function pgliteDataDir(url: string): string | undefined {
   return rest === '' || rest === 'memory' ? undefined : decodeURIComponent(rest)
 }
 
+/** PGlite's parsers of timestamps, with `±infinity` as `Date` bounds (`timestamps.ts`). */
+const PARSERS = Object.fromEntries(
+  [types.TIMESTAMP, types.TIMESTAMPTZ].map((oid) => [
+    oid,
+    boundedTimestamp((text: string): unknown => types.parseType(text, oid)),
+  ]),
+)
+
 /**
  * Opens an embedded PostgreSQL (PGlite, in this process) for a `pglite://` URL. One connection:
  * statements and transactions are serialised by PGlite.
@@ -45,7 +54,10 @@ export function pgliteDataDir(url: string): string | undefined {
 export async function openPglite(url: string, namespace: string): Promise<Db> {
   const dir = pgliteDataDir(url)
   if (dir !== undefined) mkdirSync(dir, { recursive: true })
-  const lite = await PGlite.create(dir === undefined ? {} : { dataDir: dir })
+  const lite = await PGlite.create({
+    ...(dir === undefined ? {} : { dataDir: dir }),
+    parsers: PARSERS,
+  })
   const t = tableNames(namespace)
   const base = wrap(lite, t)
   return {
