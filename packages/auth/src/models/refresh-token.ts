@@ -1,4 +1,4 @@
-import type { Queryable, Tables } from '../storage/db.js'
+import { statementFor, type Queryable, type Tables } from '../storage/db.js'
 import { amrFromJson, amrJsonSql, type AmrEntry } from './amr-claim.js'
 import { auditPayload, auditPayloadSql, type AuditEntry } from './audit-log.js'
 import { factorsFromJson, factorsJsonSql, type Factor } from './factor.js'
@@ -199,6 +199,10 @@ const LOCKED_OUTPUT = [
  * Without it, nothing is locked and a session-less token is found with NULL session columns.
  */
 function tokenSelectSql(t: Tables, lock: boolean): string {
+  return lock ? lockedTokenSelect(t) : unlockedTokenSelect(t)
+}
+
+function buildTokenSelect(t: Tables, lock: boolean): string {
   return `SELECT r.id::text AS rt_id, r.token AS rt_token, r.user_id AS rt_user_id,
        r.revoked AS rt_revoked, r.created_at AS rt_created_at, r.updated_at AS rt_updated_at,
        r.parent AS rt_parent, r.session_id AS rt_session_id, ${userJsonSql('u')} AS user_json,
@@ -211,6 +215,9 @@ function tokenSelectSql(t: Tables, lock: boolean): string {
        LEFT JOIN ${t.users} u ON u.id = r.user_id::uuid
      WHERE r.token = $1${lock ? '\n     FOR UPDATE OF s, r' : ''}`
 }
+
+const lockedTokenSelect = statementFor((t) => buildTokenSelect(t, true))
+const unlockedTokenSelect = statementFor((t) => buildTokenSelect(t, false))
 
 function lockedFromRow(row: LockedRow): LockedRefreshToken {
   return {
@@ -273,6 +280,40 @@ export interface RotationRequest {
   readonly oauthClientId: string | null
 }
 
+/** The statement of {@link rotateActiveRefreshToken} (see there). */
+const rotationSql = statementFor((t) => {
+  const nil = '00000000-0000-0000-0000-000000000000'
+  return `WITH locked AS MATERIALIZED (
+     ${tokenSelectSql(t, true)}
+   ), ok AS (
+     SELECT * FROM locked
+     WHERE rt_revoked IS NOT TRUE AND id IS NOT NULL
+       AND (banned_until IS NULL OR banned_until <= $2)
+       AND (s_not_after IS NULL OR s_not_after >= $2)
+       AND s_oauth_client_id IS NOT DISTINCT FROM $10::uuid
+   ), revoked AS (
+     UPDATE ${t.refreshTokens} SET revoked = true, updated_at = $2
+     WHERE id = (SELECT rt_id::bigint FROM ok) AND revoked IS NOT TRUE RETURNING id
+   ), child AS (
+     INSERT INTO ${t.refreshTokens}
+       (instance_id, token, user_id, revoked, created_at, updated_at, parent, session_id)
+     SELECT '${nil}', $3, rt_user_id, false, $2, $2, rt_token, rt_session_id FROM ok
+     RETURNING token
+   ), audit AS (
+     INSERT INTO ${t.auditLogEntries} (instance_id, id, payload, created_at, ip_address)
+     SELECT '${nil}'::uuid, $4::uuid, ${auditPayloadSql('ok', 'token_revoked')}, $2, $6
+     FROM ok, revoked WHERE $9::boolean
+     UNION ALL
+     SELECT '${nil}'::uuid, $5::uuid, ${auditPayloadSql('ok', 'token_refreshed')}, $2, $6
+     FROM ok WHERE $9::boolean
+   ), touched AS (
+     UPDATE ${t.sessions} SET refreshed_at = $2::timestamptz AT TIME ZONE 'UTC', updated_at = $2,
+       user_agent = COALESCE(NULLIF($7, ''), user_agent), ip = COALESCE(NULLIF($8, '')::inet, ip)
+     WHERE id = (SELECT s_id FROM ok)
+   )
+   SELECT ${LOCKED_OUTPUT}, (SELECT token FROM child) AS child_token FROM locked`
+})
+
 /**
  * The common refresh in one statement, outside any transaction (a single round trip): locks the
  * token's session and the token (as {@link lockRefreshToken}), and when the token is active, its
@@ -290,51 +331,18 @@ export async function rotateActiveRefreshToken(
   r: RotationRequest,
   now: number,
 ): Promise<RotatedRefreshToken | undefined> {
-  const t = db.t
-  const nil = '00000000-0000-0000-0000-000000000000'
-  const { rows } = await db.query<LockedRow & { child_token: string | null }>(
-    `WITH locked AS MATERIALIZED (
-       ${tokenSelectSql(t, true)}
-     ), ok AS (
-       SELECT * FROM locked
-       WHERE rt_revoked IS NOT TRUE AND id IS NOT NULL
-         AND (banned_until IS NULL OR banned_until <= $2)
-         AND (s_not_after IS NULL OR s_not_after >= $2)
-         AND s_oauth_client_id IS NOT DISTINCT FROM $10::uuid
-     ), revoked AS (
-       UPDATE ${t.refreshTokens} SET revoked = true, updated_at = $2
-       WHERE id = (SELECT rt_id::bigint FROM ok) AND revoked IS NOT TRUE RETURNING id
-     ), child AS (
-       INSERT INTO ${t.refreshTokens}
-         (instance_id, token, user_id, revoked, created_at, updated_at, parent, session_id)
-       SELECT '${nil}', $3, rt_user_id, false, $2, $2, rt_token, rt_session_id FROM ok
-       RETURNING token
-     ), audit AS (
-       INSERT INTO ${t.auditLogEntries} (instance_id, id, payload, created_at, ip_address)
-       SELECT '${nil}'::uuid, $4::uuid, ${auditPayloadSql('ok', 'token_revoked')}, $2, $6
-       FROM ok, revoked WHERE $9::boolean
-       UNION ALL
-       SELECT '${nil}'::uuid, $5::uuid, ${auditPayloadSql('ok', 'token_refreshed')}, $2, $6
-       FROM ok WHERE $9::boolean
-     ), touched AS (
-       UPDATE ${t.sessions} SET refreshed_at = $2::timestamptz AT TIME ZONE 'UTC', updated_at = $2,
-         user_agent = COALESCE(NULLIF($7, ''), user_agent), ip = COALESCE(NULLIF($8, '')::inet, ip)
-       WHERE id = (SELECT s_id FROM ok)
-     )
-     SELECT ${LOCKED_OUTPUT}, (SELECT token FROM child) AS child_token FROM locked`,
-    [
-      token,
-      new Date(now),
-      r.child,
-      r.auditIds[0],
-      r.auditIds[1],
-      r.ip.slice(0, 64),
-      r.client.userAgent,
-      validIp(r.client.ip),
-      r.audit,
-      r.oauthClientId,
-    ],
-  )
+  const { rows } = await db.query<LockedRow & { child_token: string | null }>(rotationSql(db.t), [
+    token,
+    new Date(now),
+    r.child,
+    r.auditIds[0],
+    r.auditIds[1],
+    r.ip.slice(0, 64),
+    r.client.userAgent,
+    validIp(r.client.ip),
+    r.audit,
+    r.oauthClientId,
+  ])
   const row = rows[0]
   if (!row?.child_token) return undefined
   const locked = lockedFromRow(row)

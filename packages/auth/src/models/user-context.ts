@@ -1,4 +1,4 @@
-import type { Queryable } from '../storage/db.js'
+import { statementFor, type Queryable } from '../storage/db.js'
 import { factorsFromJson, factorsJsonSql, type Factor } from './factor.js'
 import { identitiesFromJson, identitiesJsonSql, type Identity } from './identity.js'
 import {
@@ -19,6 +19,15 @@ export interface UserContext {
   readonly session: Session | undefined
 }
 
+/** The statement of {@link findUserContext}. */
+const contextSql = statementFor(
+  (t) =>
+    `SELECT ${userJsonSql('u')} AS user_json, ${identitiesJsonSql(t.identities, 'u.id')} AS identities_json,
+       ${factorsJsonSql(t.mfaFactors, 'u.id')} AS factors_json, ${PREFIXED_SESSION_COLUMNS_OF_S}
+     FROM ${t.users} u LEFT JOIN ${t.sessions} s ON s.id = $2::uuid
+     WHERE u.id = $1`,
+)
+
 type Row = PrefixedSessionRow & {
   user_json: unknown
   identities_json: unknown
@@ -37,13 +46,7 @@ export async function findUserContext(
   userId: string,
   sessionId: string | null,
 ): Promise<UserContext | undefined> {
-  const { rows } = await q.query<Row>(
-    `SELECT ${userJsonSql('u')} AS user_json, ${identitiesJsonSql(q.t.identities, 'u.id')} AS identities_json,
-       ${factorsJsonSql(q.t.mfaFactors, 'u.id')} AS factors_json, ${PREFIXED_SESSION_COLUMNS_OF_S}
-     FROM ${q.t.users} u LEFT JOIN ${q.t.sessions} s ON s.id = $2::uuid
-     WHERE u.id = $1`,
-    [userId, sessionId],
-  )
+  const { rows } = await q.query<Row>(contextSql(q.t), [userId, sessionId])
   const row = rows[0]
   const user = row && userFromJson(row.user_json)
   if (!row || !user) return undefined

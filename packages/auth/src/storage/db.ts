@@ -137,6 +137,26 @@ export interface Db extends Queryable {
 }
 
 /**
+ * A statement whose text depends on the table names, built once per {@link Tables}: `build` runs
+ * on the first call for a table set, and later calls return the same string. For the hot
+ * statements, whose texts are long: building one anew on every call costs the concatenation, and
+ * the driver's cache of prepared statements, keyed by the text, then hashes the new string again.
+ *
+ * @param build Makes the statement's text for one table set.
+ */
+export function statementFor(build: (t: Tables) => string): (t: Tables) => string {
+  const built = new WeakMap<Tables, string>()
+  return (t) => {
+    let text = built.get(t)
+    if (text === undefined) {
+      text = build(t)
+      built.set(t, text)
+    }
+    return text
+  }
+}
+
+/**
  * The table names for a namespace.
  *
  * @param namespace `DB_NAMESPACE`: empty, or a prefix such that tables are `<namespace>_users`.
