@@ -346,11 +346,15 @@ export async function rotateActiveRefreshToken(
   const row = rows[0]
   if (!row?.child_token) return undefined
   const locked = lockedFromRow(row)
-  // A child is only inserted for a token with a user and a session.
+  // A child is only inserted for a token with a user and a session. Listed, not spread: on Node
+  // 20 a spread followed by a new key costs about a microsecond (see `claimsFor`).
   return {
-    ...locked,
+    token: locked.token,
     user: locked.user as User,
+    identities: locked.identities,
     session: locked.session as Session,
+    amr: locked.amr,
+    factors: locked.factors,
     child: row.child_token,
   }
 }
