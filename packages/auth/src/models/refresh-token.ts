@@ -4,10 +4,9 @@ import { auditPayload, auditPayloadSql, type AuditEntry } from './audit-log.js'
 import { factorsFromJson, factorsJsonSql, type Factor } from './factor.js'
 import { identitiesFromJson, identitiesJsonSql, type Identity } from './identity.js'
 import {
-  PREFIXED_SESSION_COLUMNS_OF_S,
-  sessionFromPrefixed,
+  SESSION_JSON_OF_S,
+  sessionFromJson,
   validIp,
-  type PrefixedSessionRow,
   type Session,
   type SessionClient,
 } from './session.js'
@@ -147,9 +146,11 @@ export interface LockedRefreshToken {
   readonly factors: Factor[]
 }
 
-type LockedRow = PrefixedSessionRow & {
+interface LockedRow {
   /** The user's row ({@link userJsonSql}), null when the token has no user. */
   user_json: unknown
+  /** The session ({@link SESSION_JSON_OF_S}), null when the token has none. */
+  session_json: unknown
   rt_id: string
   rt_token: string
   rt_user_id: string | null
@@ -170,6 +171,10 @@ type LockedRow = PrefixedSessionRow & {
 const LOCK_USER_COLUMNS =
   'u.id, u.banned_until, u.is_sso_user, u.email, u.phone, u.raw_user_meta_data'
 
+/** The session columns of {@link tokenSelectSql} that the rotation's later steps read. */
+const LOCK_SESSION_COLUMNS =
+  's.id AS s_id, s.not_after AS s_not_after, s.oauth_client_id AS s_oauth_client_id'
+
 /** The columns of {@link tokenSelectSql} that {@link lockedFromRow} reads. */
 const LOCKED_OUTPUT = [
   'rt_id',
@@ -183,7 +188,7 @@ const LOCKED_OUTPUT = [
   'user_json',
   'identities_json',
   'factors_json',
-  ...[...PREFIXED_SESSION_COLUMNS_OF_S.matchAll(/ AS (s_\w+)/g)].map((m) => m[1] ?? ''),
+  'session_json',
   'amr_json',
 ]
   .map((column) => `locked.${column}`)
@@ -209,7 +214,8 @@ function buildTokenSelect(t: Tables, lock: boolean): string {
        ${LOCK_USER_COLUMNS},
        ${identitiesJsonSql(t.identities, 'u.id')} AS identities_json,
        ${factorsJsonSql(t.mfaFactors, 'u.id')} AS factors_json,
-       ${PREFIXED_SESSION_COLUMNS_OF_S}, ${amrJsonSql(t.mfaAmrClaims, 's.id')} AS amr_json
+       ${SESSION_JSON_OF_S} AS session_json, ${LOCK_SESSION_COLUMNS},
+       ${amrJsonSql(t.mfaAmrClaims, 's.id')} AS amr_json
      FROM ${t.refreshTokens} r
        ${lock ? 'JOIN' : 'LEFT JOIN'} ${t.sessions} s ON s.id = r.session_id
        LEFT JOIN ${t.users} u ON u.id = r.user_id::uuid
@@ -233,7 +239,7 @@ function lockedFromRow(row: LockedRow): LockedRefreshToken {
     }),
     user: userFromJson(row.user_json),
     identities: identitiesFromJson(row.identities_json),
-    session: sessionFromPrefixed(row),
+    session: sessionFromJson(row.session_json),
     amr: amrFromJson(row.amr_json),
     factors: factorsFromJson(row.factors_json),
   }

@@ -1,4 +1,5 @@
 import type { Queryable } from '../storage/db.js'
+import { timestampFromJson } from './json.js'
 
 /** Authenticator assurance level of a session. */
 export type Aal = 'aal1' | 'aal2' | 'aal3'
@@ -60,45 +61,39 @@ const SESSION_COLUMNS = [
 
 const RETURNING = sessionColumns().join(', ')
 
-/** @internal Session columns of a joined query, named `s_<column>`; read with {@link sessionFromPrefixed}. */
-export function prefixedSessionColumns(alias: string): string {
-  return sessionColumns(alias)
-    .map((c) => c.replace(/ AS (\w+)$/, ' AS s_$1'))
+/**
+ * The session of `alias` as one `json` value, `NULL` when an outer join found none: the hot
+ * queries' way to read a joined session (see `userJsonSql`). Read with {@link sessionFromJson}.
+ *
+ * @internal
+ */
+export function sessionJsonSql(alias: string): string {
+  const fields = sessionColumns(alias)
+    .map((c) => {
+      const [expression, name] = c.split(' AS ') as [string, string]
+      return `'${name}', ${expression}`
+    })
     .join(', ')
+  return `CASE WHEN ${alias}.id IS NULL THEN NULL ELSE json_build_object(${fields}) END`
 }
 
-/** @internal {@link prefixedSessionColumns} of the alias `s`, built once: the hot queries' alias. */
-export const PREFIXED_SESSION_COLUMNS_OF_S = prefixedSessionColumns('s')
+/** @internal {@link sessionJsonSql} of the alias `s`, built once: the hot queries' alias. */
+export const SESSION_JSON_OF_S = sessionJsonSql('s')
 
-/** @internal The columns of {@link prefixedSessionColumns}. */
-export interface PrefixedSessionRow {
-  s_id: string | null
-  s_user_id: string | null
-  s_created_at: Date | null
-  s_updated_at: Date | null
-  s_aal: Aal | null
-  s_not_after: Date | null
-  s_refreshed_at: Date | null
-  s_tag: string | null
-  s_oauth_client_id: string | null
-  s_scopes: string | null
-}
-
-/** @internal The session of a joined row, or `undefined` when the join found none. */
-export function sessionFromPrefixed(r: PrefixedSessionRow): Session | undefined {
-  if (r.s_id === null) return undefined
-  return fromRow({
-    id: r.s_id,
-    user_id: r.s_user_id ?? '',
-    created_at: r.s_created_at,
-    updated_at: r.s_updated_at,
-    aal: r.s_aal,
-    not_after: r.s_not_after,
-    refreshed_at: r.s_refreshed_at,
-    tag: r.s_tag,
-    oauth_client_id: r.s_oauth_client_id,
-    scopes: r.s_scopes,
-  })
+/**
+ * Reads the value of {@link sessionJsonSql} (the driver parses `json`; text is parsed here).
+ *
+ * @returns The session, or `undefined` when the value is null (no session).
+ * @internal
+ */
+export function sessionFromJson(value: unknown): Session | undefined {
+  const parsed = typeof value === 'string' ? (JSON.parse(value) as unknown) : value
+  if (typeof parsed !== 'object' || parsed === null) return undefined
+  const row = parsed as Record<string, unknown>
+  for (const column of ['created_at', 'updated_at', 'not_after', 'refreshed_at'] as const) {
+    row[column] = timestampFromJson(row[column])
+  }
+  return fromRow(row as unknown as SessionRow)
 }
 
 function fromRow(r: SessionRow): Session {

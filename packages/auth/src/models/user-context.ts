@@ -1,12 +1,7 @@
 import { statementFor, type Queryable } from '../storage/db.js'
 import { factorsFromJson, factorsJsonSql, type Factor } from './factor.js'
 import { identitiesFromJson, identitiesJsonSql, type Identity } from './identity.js'
-import {
-  PREFIXED_SESSION_COLUMNS_OF_S,
-  sessionFromPrefixed,
-  type PrefixedSessionRow,
-  type Session,
-} from './session.js'
+import { SESSION_JSON_OF_S, sessionFromJson, type Session } from './session.js'
 import { userFromJson, userJsonSql, type User } from './user.js'
 
 /** A user with its identities, MFA factors and, when asked for, one of its sessions. */
@@ -23,13 +18,15 @@ export interface UserContext {
 const contextSql = statementFor(
   (t) =>
     `SELECT ${userJsonSql('u')} AS user_json, ${identitiesJsonSql(t.identities, 'u.id')} AS identities_json,
-       ${factorsJsonSql(t.mfaFactors, 'u.id')} AS factors_json, ${PREFIXED_SESSION_COLUMNS_OF_S}
+       ${factorsJsonSql(t.mfaFactors, 'u.id')} AS factors_json,
+       ${SESSION_JSON_OF_S} AS session_json
      FROM ${t.users} u LEFT JOIN ${t.sessions} s ON s.id = $2::uuid
      WHERE u.id = $1`,
 )
 
-type Row = PrefixedSessionRow & {
+interface Row {
   user_json: unknown
+  session_json: unknown
   identities_json: unknown
   factors_json: unknown
 }
@@ -54,6 +51,6 @@ export async function findUserContext(
     user,
     identities: identitiesFromJson(row.identities_json),
     factors: factorsFromJson(row.factors_json),
-    session: sessionFromPrefixed(row),
+    session: sessionFromJson(row.session_json),
   }
 }

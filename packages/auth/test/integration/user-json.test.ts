@@ -2,14 +2,14 @@ import { createTestSchema, type TestDatabase } from '@gatehouse/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { migrate, openDb, type Db } from '@gatehouse/auth'
 import { lockRefreshToken, insertRefreshToken } from '#internal/models/refresh-token.js'
-import { insertSession } from '#internal/models/session.js'
+import { findSessionById, insertSession } from '#internal/models/session.js'
 import { findUserContext } from '#internal/models/user-context.js'
 import { getUserById, insertUser, isBanned, type User } from '#internal/models/user.js'
 
 /**
- * The hot reads (an authenticated request's context, a refresh's locked token) take the user as
- * one `json` value (`to_json`) rather than a column per field (issue 34): they must give exactly
- * the user the column reads give, whatever the connection's time zone, and keep PostgreSQL's
+ * The hot reads (an authenticated request's context, a refresh's locked token) take the user and
+ * the session as one `json` value each rather than a column per field (issue 34): they must give
+ * exactly what the column reads give, whatever the connection's time zone, and keep PostgreSQL's
  * `infinity` meaning what it says.
  */
 
@@ -69,7 +69,7 @@ async function userWithEverything(db: Db, id: string, email: string, phone: stri
 describe.each(['pg', 'PGlite'])('the user as one json value (%s)', (driver) => {
   const dbOf = (): Db => (drivers.find((d) => d.name === driver) as { db: Db }).db
 
-  it('is the user the columns give, under a non-UTC session time zone', async () => {
+  it('is the user and session the columns give, under a non-UTC session time zone', async () => {
     const db = dbOf()
     const id = '11111111-1111-4111-8111-111111111111'
     const byColumns = await userWithEverything(db, id, 'everything@example.com', '15550001111')
@@ -84,6 +84,16 @@ describe.each(['pg', 'PGlite'])('the user as one json value (%s)', (driver) => {
       { userAgent: '', ip: '' },
       NOW,
     )
+    // Every session field set; refreshed_at is stored without a time zone, as upstream does.
+    await db.query(
+      `UPDATE sessions SET refreshed_at = '2026-11-28 11:00:00.654321', not_after = $2,
+         tag = 'phone', aal = 'aal2', scopes = 'openid email'
+       WHERE id = $1`,
+      [session.id, new Date(NOW + 3_600_000)],
+    )
+    const sessionByColumns = await findSessionById(db, session.id)
+    expect(sessionByColumns?.refreshedAt?.toISOString()).toBe('2026-11-28T11:00:00.654Z')
+    expect((await findUserContext(db, id, session.id))?.session).toEqual(sessionByColumns)
     await insertRefreshToken(
       db,
       { token: 'tok-1', userId: id, sessionId: session.id, parent: '' },
@@ -91,7 +101,7 @@ describe.each(['pg', 'PGlite'])('the user as one json value (%s)', (driver) => {
     )
     const locked = await lockRefreshToken(db, 'tok-1')
     expect(locked?.user).toEqual(byColumns)
-    expect(locked?.session?.id).toBe(session.id)
+    expect(locked?.session).toEqual(sessionByColumns)
   })
 
   it('reads a ban until infinity as banned, by either read, and a missing user as none', async () => {
