@@ -98,7 +98,7 @@ export interface UserRow {
 /**
  * The whole `users` row of `alias` as one `json` value, for the hot queries that join the user to
  * other tables (an authenticated request's context, a refresh rotation): the driver then reads one
- * column instead of one per field, which halves its work on those rows (bench/RESULTS.md, issue
+ * column instead of one per field, which cuts most of its work on those rows (bench/RESULTS.md, issue
  * 34). Read with {@link userFromJson}; `NULL` when an outer join found no user.
  *
  * @internal
