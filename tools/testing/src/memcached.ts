@@ -1,6 +1,5 @@
 import { probeTcp } from './net.js'
-import { startProcess } from './process.js'
-import { awaitServer, startServerOnFreePort } from './server-process.js'
+import { startServerOnFreePort } from './server-process.js'
 
 /** A `memcached` of a test's own, on a random loopback port. */
 export interface TestMemcached {
@@ -43,24 +42,18 @@ export async function startMemcached(options: StartMemcachedOptions = {}): Promi
     return list
   }
   const probe = options.probe ?? version
-  const started = await startServerOnFreePort({
+  const server = await startServerOnFreePort({
     name: 'memcached',
     command,
     args,
     ready: (port) => probe(host, port),
   })
-  const { port } = started
-  let current = started.process
   return {
     host,
-    port,
-    hostPort: `${host}:${String(port)}`,
-    stop: async () => current.stop(),
-    restart: async () => {
-      await current.stop()
-      current = await startProcess(command, args(port))
-      await awaitServer(current, `memcached on port ${String(port)}`, () => probe(host, port))
-    },
+    port: server.port,
+    hostPort: `${host}:${String(server.port)}`,
+    stop: async () => server.process.stop(),
+    restart: async () => server.restart(),
   }
 }
 

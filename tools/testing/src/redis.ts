@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { probeTcp, type FreePortsOptions } from './net.js'
-import { startProcess } from './process.js'
-import { awaitServer, startServerOnFreePort } from './server-process.js'
+import { startServerOnFreePort } from './server-process.js'
 
 /**
  * A unique Redis key prefix for one test file or test, so tests can share the machine's Redis
@@ -70,27 +69,22 @@ export async function startRedisServer(options: StartRedisOptions = {}): Promise
     'no',
     ...(options.args ?? []),
   ]
-  const started = await startServerOnFreePort({
+  const server = await startServerOnFreePort({
     name: 'redis-server',
     command,
     args,
     ready: (port) => ping(host, port),
     ...(options.ports === undefined ? {} : { ports: options.ports }),
   })
-  const { port } = started
-  let current = started.process
+  const { port } = server
   return {
     host,
     port,
     url: `redis://${host}:${String(port)}`,
     hostPort: `${host}:${String(port)}`,
-    stop: async () => current.stop('SIGTERM'),
-    kill: async () => current.stop('SIGKILL'),
-    restart: async () => {
-      await current.stop('SIGTERM')
-      current = await startProcess(command, args(port))
-      await awaitServer(current, `redis-server on port ${String(port)}`, () => ping(host, port))
-    },
+    stop: async () => server.process.stop('SIGTERM'),
+    kill: async () => server.process.stop('SIGKILL'),
+    restart: async () => server.restart('SIGTERM'),
   }
 }
 

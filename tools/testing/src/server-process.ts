@@ -4,7 +4,13 @@ import { startProcess, type ManagedProcess } from './process.js'
 /** A server process that answered on its port. */
 export interface StartedServer {
   readonly port: number
+  /** The server's process: a new one after {@link StartedServer.restart}. */
   readonly process: ManagedProcess
+  /**
+   * Stops the process with `signal` (default `SIGTERM`) and launches it again on the same port;
+   * resolves once it answers.
+   */
+  restart(signal?: NodeJS.Signals): Promise<void>
 }
 
 /** Options of {@link startServerOnFreePort}. */
@@ -40,16 +46,29 @@ export async function startServerOnFreePort(options: StartServerOptions): Promis
   const pickPort = options.pickPort ?? (() => getFreePort('127.0.0.1', options.ports))
   for (let attempt = 1; ; attempt++) {
     const port = await pickPort()
-    const process = await startProcess(options.command, options.args(port))
     try {
-      await awaitServer(process, `${options.name} on port ${String(port)}`, () =>
-        options.ready(port),
-      )
-      return { port, process }
+      let process = await launch(options, port)
+      return {
+        port,
+        get process() {
+          return process
+        },
+        async restart(signal) {
+          await process.stop(signal)
+          process = await launch(options, port)
+        },
+      }
     } catch (error) {
       if (!(error instanceof ServerExitedError) || attempt >= attempts) throw error
     }
   }
+}
+
+/** Starts the server on `port` and resolves with its process once it answers. */
+async function launch(options: StartServerOptions, port: number): Promise<ManagedProcess> {
+  const process = await startProcess(options.command, options.args(port))
+  await awaitServer(process, `${options.name} on port ${String(port)}`, () => options.ready(port))
+  return process
 }
 
 /** The server process exited before it answered. */

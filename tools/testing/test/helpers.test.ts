@@ -39,18 +39,7 @@ describe('getFreePorts', () => {
     )
     for (const port of ports) expect(port >= 10_000 && port < low, String(port)).toBe(true)
     // Each can be bound again right away (none was left listening).
-    const servers = await Promise.all(
-      ports.slice(0, 5).map(
-        (port) =>
-          new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
-            const server = createServer()
-            server.once('error', reject)
-            server.listen({ host: '127.0.0.1', port }, () => {
-              resolve(server)
-            })
-          }),
-      ),
-    )
+    const servers = await Promise.all(ports.slice(0, 5).map(listenOn))
     await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))))
   })
 
