@@ -30,3 +30,21 @@ export function timestampFromJson(value: unknown): Date | null {
   if (typeof value !== 'string') return null
   return bounded(value)
 }
+
+/**
+ * The row of a `json` value built by PostgreSQL from one row (`to_json`, `json_build_object`),
+ * with its `timestampColumns` read as `Date` ({@link timestampFromJson}). The driver parses `json`;
+ * text is parsed here. The parsed object is changed in place and returned.
+ *
+ * @returns `undefined` when the value is null (an outer join found no row).
+ */
+export function rowFromJson(
+  value: unknown,
+  timestampColumns: readonly string[],
+): Record<string, unknown> | undefined {
+  const parsed = typeof value === 'string' ? (JSON.parse(value) as unknown) : value
+  if (typeof parsed !== 'object' || parsed === null) return undefined
+  const row = parsed as Record<string, unknown>
+  for (const column of timestampColumns) row[column] = timestampFromJson(row[column])
+  return row
+}

@@ -1,5 +1,5 @@
 import type { Queryable } from '../storage/db.js'
-import { timestampFromJson } from './json.js'
+import { rowFromJson } from './json.js'
 
 /** Authenticator assurance level of a session. */
 export type Aal = 'aal1' | 'aal2' | 'aal3'
@@ -36,14 +36,12 @@ interface SessionRow {
 }
 
 /**
- * The session columns to select (from `alias`, else unqualified), each named as the column
- * (`refreshed_at` is stored in UTC without a time zone, so read back as UTC).
+ * What reads session column `c` (of `alias`, else unqualified): `refreshed_at` is stored in UTC
+ * without a time zone, so it is read back as UTC.
  */
-function sessionColumns(alias?: string): string[] {
+function sessionColumn(c: (typeof SESSION_COLUMNS)[number], alias?: string): string {
   const of = alias === undefined ? '' : `${alias}.`
-  return SESSION_COLUMNS.map((c) =>
-    c === 'refreshed_at' ? `(${of}refreshed_at AT TIME ZONE 'UTC') AS ${c}` : `${of}${c} AS ${c}`,
-  )
+  return c === 'refreshed_at' ? `(${of}refreshed_at AT TIME ZONE 'UTC')` : `${of}${c}`
 }
 
 const SESSION_COLUMNS = [
@@ -59,23 +57,19 @@ const SESSION_COLUMNS = [
   'scopes',
 ] as const
 
-const RETURNING = sessionColumns().join(', ')
+const RETURNING = SESSION_COLUMNS.map((c) => `${sessionColumn(c)} AS ${c}`).join(', ')
 
 /**
  * The session of `alias` as one `json` value, `NULL` when an outer join found none: the hot
  * queries' way to read a joined session (see `userJsonSql`). Read with {@link sessionFromJson}.
- *
- * @internal
  */
-export function sessionJsonSql(alias: string): string {
-  const fields = sessionColumns(alias)
-    .map((c) => {
-      const [expression, name] = c.split(' AS ') as [string, string]
-      return `'${name}', ${expression}`
-    })
-    .join(', ')
+function sessionJsonSql(alias: string): string {
+  const fields = SESSION_COLUMNS.map((c) => `'${c}', ${sessionColumn(c, alias)}`).join(', ')
   return `CASE WHEN ${alias}.id IS NULL THEN NULL ELSE json_build_object(${fields}) END`
 }
+
+/** The timestamp columns of {@link SessionRow}, which {@link sessionJsonSql} gives as text. */
+const SESSION_TIMESTAMP_COLUMNS = ['created_at', 'updated_at', 'not_after', 'refreshed_at'] as const
 
 /** @internal {@link sessionJsonSql} of the alias `s`, built once: the hot queries' alias. */
 export const SESSION_JSON_OF_S = sessionJsonSql('s')
@@ -87,13 +81,8 @@ export const SESSION_JSON_OF_S = sessionJsonSql('s')
  * @internal
  */
 export function sessionFromJson(value: unknown): Session | undefined {
-  const parsed = typeof value === 'string' ? (JSON.parse(value) as unknown) : value
-  if (typeof parsed !== 'object' || parsed === null) return undefined
-  const row = parsed as Record<string, unknown>
-  for (const column of ['created_at', 'updated_at', 'not_after', 'refreshed_at'] as const) {
-    row[column] = timestampFromJson(row[column])
-  }
-  return fromRow(row as unknown as SessionRow)
+  const row = rowFromJson(value, SESSION_TIMESTAMP_COLUMNS)
+  return row && fromRow(row as unknown as SessionRow)
 }
 
 function fromRow(r: SessionRow): Session {

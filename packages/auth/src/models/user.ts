@@ -1,6 +1,6 @@
 import type { Queryable } from '../storage/db.js'
 import { UserNotFoundError } from '../errors.js'
-import { asObject, timestampFromJson, type JsonObject } from './json.js'
+import { asObject, rowFromJson, type JsonObject } from './json.js'
 
 /** A row of `users`, in camelCase. */
 export interface User {
@@ -132,11 +132,8 @@ const TIMESTAMP_COLUMNS = [
  * @internal
  */
 export function userFromJson(value: unknown): User | undefined {
-  const parsed = typeof value === 'string' ? (JSON.parse(value) as unknown) : value
-  if (typeof parsed !== 'object' || parsed === null) return undefined
-  const row = parsed as Record<string, unknown>
-  for (const column of TIMESTAMP_COLUMNS) row[column] = timestampFromJson(row[column])
-  return fromRow(row as unknown as UserRow)
+  const row = rowFromJson(value, TIMESTAMP_COLUMNS)
+  return row && fromRow(row as unknown as UserRow)
 }
 
 /** @internal Maps a `users` row. */
